@@ -1,0 +1,3 @@
+from examprep.cli import main
+
+main()
