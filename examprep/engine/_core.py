@@ -1,0 +1,143 @@
+"""Shared helpers of the engine: the Trace result type and argument checks.
+
+Every check raises :class:`~examprep.errors.ParamError` or :class:`~examprep.errors.ShapeError`
+with a one-line message naming the argument, what was expected and what was given.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+
+from examprep.errors import ParamError, ShapeError
+
+
+class Trace(dict):
+    """An engine result: the answer values and the intermediate values a worked solution shows.
+
+    A plain ordered dict (name → float, int or ndarray) that also allows attribute access
+    (``trace.h_new``), so callers read it like a named tuple.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {shape_str(value.shape)}"
+    if isinstance(value, (list, tuple)):
+        try:
+            return f"an array of shape {shape_str(np.asarray(value, dtype=float).shape)}"
+        except (ValueError, TypeError):
+            return "a ragged or non-numeric list"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def shape_str(shape: tuple[int, ...]) -> str:
+    return "×".join(str(d) for d in shape) if shape else "scalar"
+
+
+def array(name: str, value: Any, ndim: int | tuple[int, ...] | None = None) -> np.ndarray:
+    """``value`` as a finite float64 array; ``ndim`` restricts the number of dimensions."""
+    if isinstance(value, (bool, np.bool_)) or isinstance(value, str):
+        raise ParamError(f"{name}: expected numbers, got {_describe(value)}")
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (ValueError, TypeError):
+        raise ParamError(f"{name}: expected numbers (a number or nested lists of numbers), "
+                         f"got {_describe(value)}") from None
+    if arr.dtype == object:
+        raise ParamError(f"{name}: expected a rectangular array of numbers, got {_describe(value)}")
+    if ndim is not None:
+        allowed = (ndim,) if isinstance(ndim, int) else ndim
+        if arr.ndim not in allowed:
+            want = " or ".join({0: "a number", 1: "a vector", 2: "a matrix"}.get(d, f"{d}-D array")
+                               for d in allowed)
+            raise ShapeError(f"{name}: expected {want}, got {_describe(arr)}")
+    if arr.size == 0:
+        raise ShapeError(f"{name}: expected a non-empty array, got an empty one")
+    if not np.all(np.isfinite(arr)):
+        raise ParamError(f"{name}: every value must be finite, got NaN or infinity")
+    return arr
+
+
+def vector(name: str, value: Any, length: int | None = None) -> np.ndarray:
+    arr = array(name, value, 1)
+    if length is not None and arr.shape[0] != length:
+        raise ShapeError(f"{name}: expected a vector of length {length}, got length {arr.shape[0]}")
+    return arr
+
+
+def matrix(name: str, value: Any, shape: tuple[int | None, int | None] | None = None) -> np.ndarray:
+    arr = array(name, value, 2)
+    if shape is not None:
+        for got, want in zip(arr.shape, shape):
+            if want is not None and got != want:
+                w = "×".join("?" if s is None else str(s) for s in shape)
+                raise ShapeError(f"{name}: expected shape {w}, got {shape_str(arr.shape)}")
+    return arr
+
+
+def number(name: str, value: Any) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ParamError(f"{name}: expected a number, got {_describe(value)}")
+    out = float(value)
+    if not math.isfinite(out):
+        raise ParamError(f"{name}: expected a finite number, got {value!r}")
+    return out
+
+
+def integer(name: str, value: Any, minimum: int | None = None) -> int:
+    """An int (a float with an integral value is accepted: JSON writers emit 3.0)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ParamError(f"{name}: expected an integer, got {_describe(value)}")
+    if isinstance(value, numbers.Integral):
+        out = int(value)
+    else:
+        if not math.isfinite(value) or value != int(value):
+            raise ParamError(f"{name}: expected an integer, got {value!r}")
+        out = int(value)
+    if minimum is not None and out < minimum:
+        raise ParamError(f"{name}: expected an integer ≥ {minimum}, got {out}")
+    return out
+
+
+def int_tuple(name: str, value: Any, n: int, minimum: int | None = None) -> tuple[int, ...]:
+    """An int broadcast to ``n`` dimensions, or a list of exactly ``n`` ints."""
+    if isinstance(value, (list, tuple)):
+        if len(value) != n:
+            raise ShapeError(f"{name}: expected one integer or a list of {n}, got a list of {len(value)}")
+        return tuple(integer(f"{name}[{i}]", v, minimum) for i, v in enumerate(value))
+    return (integer(name, value, minimum),) * n
+
+
+def choice(name: str, value: Any, options: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in options:
+        raise ParamError(f"{name}: expected one of {', '.join(repr(o) for o in options)}, got {_describe(value)}")
+    return value
+
+
+def boolean(name: str, value: Any) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, numbers.Integral) and value in (0, 1):
+        return bool(value)
+    raise ParamError(f"{name}: expected true or false, got {_describe(value)}")
+
+
+def sigmoid(x: np.ndarray) -> np.ndarray:
+    """Logistic function, stable for large |x| (no overflow warning)."""
+    x = np.asarray(x, dtype=np.float64)
+    out = np.empty_like(x)
+    pos = x >= 0
+    out[pos] = 1.0 / (1.0 + np.exp(-x[pos]))
+    ex = np.exp(x[~pos])
+    out[~pos] = ex / (1.0 + ex)
+    return out

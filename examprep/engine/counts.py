@@ -1,0 +1,186 @@
+"""Counting: parameters of layers, LoRA's trainable parameters, compute by the scaling laws."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from examprep.engine._core import Trace, boolean, choice, int_tuple, integer, number
+from examprep.errors import ParamError
+
+LAYERS = ("linear", "conv2d", "rnn", "lstm", "gru", "embedding", "layer-norm", "multi-head-attention",
+          "transformer-encoder-layer", "transformer-decoder-layer")
+
+# Sizes each layer needs (PyTorch's argument names) and those with a default.
+_NEEDS = {
+    "linear": ("in_features", "out_features"),
+    "conv2d": ("in_channels", "out_channels", "kernel_size"),
+    "rnn": ("input_size", "hidden_size"),
+    "lstm": ("input_size", "hidden_size"),
+    "gru": ("input_size", "hidden_size"),
+    "embedding": ("num_embeddings", "embedding_dim"),
+    "layer-norm": ("normalized_shape",),
+    "multi-head-attention": ("d_model", "num_heads"),
+    "transformer-encoder-layer": ("d_model", "num_heads"),
+    "transformer-decoder-layer": ("d_model", "num_heads"),
+}
+_OPTIONAL = {"conv2d": {"groups": 1},
+             "transformer-encoder-layer": {"dim_feedforward": 2048},
+             "transformer-decoder-layer": {"dim_feedforward": 2048}}
+GATES = {"rnn": 1, "lstm": 4, "gru": 3}
+SIZE_NAMES = sorted({n for v in _NEEDS.values() for n in v} | {"groups", "dim_feedforward"})
+
+
+def _mha(d: int, heads: int, bias: bool) -> dict[str, int]:
+    if d % heads:
+        raise ParamError(f"num_heads: must divide d_model ({d} is not divisible by {heads})")
+    return {"in_proj_weight (W_Q, W_K, W_V)": 3 * d * d, "in_proj_bias": 3 * d * bias,
+            "out_proj.weight (W_O)": d * d, "out_proj.bias": d * bias}
+
+
+def param_count(layer: str, *, bias: bool = True, bidirectional: bool = False, num_layers: int = 1,
+                framework: str = "pytorch", reset_after: bool = True, **sizes: Any) -> Trace:
+    """Number of learnable parameters of a layer, as the framework's module counts them.
+
+    layer and sizes use PyTorch's names (torch.nn.Linear(in_features, out_features),
+    Conv2d(in_channels, out_channels, kernel_size, groups), RNN/LSTM/GRU(input_size, hidden_size),
+    Embedding(num_embeddings, embedding_dim), LayerNorm(normalized_shape),
+    MultiheadAttention(d_model, num_heads), TransformerEncoderLayer/DecoderLayer(d_model, num_heads,
+    dim_feedforward=2048)); the count equals sum(p.numel() for p in module.parameters()).
+    Recurrent layers with G gate blocks (RNN 1, LSTM 4: 3 gates + candidate, GRU 3: 2 gates +
+    candidate): PyTorch has two bias vectors, G·H·(I + H) + 2·G·H per layer and direction;
+    framework "keras" has one, G·H·(I + H) + G·H, except a Keras GRU with reset_after=True (its
+    default) which keeps two. Layer l > 0 of a stack reads H·directions inputs.
+    bias=False drops every bias (for Transformer layers also LayerNorm's, as PyTorch ≥ 2.1).
+    num_layers stacks identical layers (Transformer layers: nn.TransformerEncoder without a final norm).
+    Returns count, breakdown (name → count), and gates for recurrent layers.
+    Raises ParamError for an unknown layer, a missing or unknown size, sizes < 1, or num_heads not
+    dividing d_model.
+    """
+    layer = choice("layer", layer, LAYERS)
+    framework = choice("framework", framework, ("pytorch", "keras"))
+    bias = boolean("bias", bias)
+    bidirectional = boolean("bidirectional", bidirectional)
+    reset_after = boolean("reset_after", reset_after)
+    num_layers = integer("num_layers", num_layers, 1)
+    allowed = set(_NEEDS[layer]) | set(_OPTIONAL.get(layer, {}))
+    for name in sizes:
+        if name not in allowed:
+            raise ParamError(f"{name}: not a size of layer {layer!r} (it takes {', '.join(sorted(allowed))})")
+    for name in _NEEDS[layer]:
+        if name not in sizes:
+            raise ParamError(f"{name}: missing; layer {layer!r} needs {', '.join(_NEEDS[layer])}")
+    vals = {**_OPTIONAL.get(layer, {}), **sizes}
+    if layer in GATES:
+        if not reset_after and not (layer == "gru" and framework == "keras"):
+            raise ParamError("reset_after: applies to a Keras GRU only")
+    elif bidirectional:
+        raise ParamError("bidirectional: applies to rnn, lstm and gru only")
+    elif framework == "keras" and layer.startswith("transformer"):
+        raise ParamError("framework: Keras has no built-in Transformer layer; use \"pytorch\"")
+    breakdown: dict[str, int] = {}
+    trace = Trace()
+    if layer == "linear":
+        i, o = integer("in_features", vals["in_features"], 1), integer("out_features", vals["out_features"], 1)
+        breakdown = {"weight": o * i, "bias": o * bias}
+    elif layer == "conv2d":
+        ci, co = integer("in_channels", vals["in_channels"], 1), integer("out_channels", vals["out_channels"], 1)
+        kh, kw = int_tuple("kernel_size", vals["kernel_size"], 2, minimum=1)
+        groups = integer("groups", vals["groups"], 1)
+        if ci % groups or co % groups:
+            raise ParamError(f"groups: must divide in_channels and out_channels, got {groups} for {ci} and {co}")
+        breakdown = {"weight": co * (ci // groups) * kh * kw, "bias": co * bias}
+    elif layer in GATES:
+        g = GATES[layer]
+        i, h = integer("input_size", vals["input_size"], 1), integer("hidden_size", vals["hidden_size"], 1)
+        dirs = 2 if bidirectional else 1
+        two_biases = framework == "pytorch" or (layer == "gru" and reset_after)
+        for lyr in range(num_layers):
+            inp = i if lyr == 0 else h * dirs
+            for dr in range(dirs):
+                sfx = f"_l{lyr}" + ("_reverse" if dr else "")
+                breakdown[f"weight_ih{sfx}"] = g * h * inp
+                breakdown[f"weight_hh{sfx}"] = g * h * h
+                if bias:
+                    breakdown[f"bias_ih{sfx}"] = g * h
+                    if two_biases:
+                        breakdown[f"bias_hh{sfx}"] = g * h
+        trace["gates"] = g
+        num_layers = 1
+    elif layer == "embedding":
+        breakdown = {"weight": integer("num_embeddings", vals["num_embeddings"], 1)
+                     * integer("embedding_dim", vals["embedding_dim"], 1)}
+    elif layer == "layer-norm":
+        d = integer("normalized_shape", vals["normalized_shape"], 1)
+        breakdown = {"weight (γ)": d, "bias (β)": d * bias}
+    else:
+        d, heads = integer("d_model", vals["d_model"], 1), integer("num_heads", vals["num_heads"], 1)
+        if layer == "multi-head-attention":
+            breakdown = _mha(d, heads, bias)
+        else:
+            ff = integer("dim_feedforward", vals["dim_feedforward"], 1)
+            attn = sum(_mha(d, heads, bias).values())
+            breakdown = {"self_attn": attn}
+            if layer == "transformer-decoder-layer":
+                breakdown["multihead_attn (cross-attention)"] = attn
+            breakdown.update({"linear1": d * ff + ff * bias, "linear2": ff * d + d * bias})
+            for n in range(3 if layer == "transformer-decoder-layer" else 2):
+                breakdown[f"norm{n + 1}"] = d + d * bias
+    per_layer = sum(breakdown.values())
+    trace.update(breakdown={k: v for k, v in breakdown.items() if v}, per_layer=per_layer,
+                 num_layers=num_layers, count=per_layer * num_layers)
+    return trace
+
+
+def lora(d: int, k: int, r: int, *, num_matrices: int = 1) -> Trace:
+    """Trainable parameters of LoRA (Hu et al. 2021, §4.1): W = W_0 + B A with B (d×r), A (r×k).
+
+    trainable_params = num_matrices · r · (d + k); full_params = num_matrices · d · k (what full
+    fine-tuning of the same matrices trains); fraction = trainable / full.
+    Raises ParamError for sizes < 1.
+    """
+    d, k, r = integer("d", d, 1), integer("k", k, 1), integer("r", r, 1)
+    m = integer("num_matrices", num_matrices, 1)
+    trainable, full = m * r * (d + k), m * d * k
+    return Trace(per_matrix=r * (d + k), trainable_params=trainable, full_params=full,
+                 fraction=trainable / full, saved_params=full - trainable)
+
+
+def scaling_law(*, params=None, tokens=None, compute=None, tokens_per_param: float = 20.0) -> Trace:
+    """Training compute C = 6·N·D (Kaplan et al. 2020, §2.1) and the compute-optimal split.
+
+    Give two of params N, tokens D and compute C (FLOPs) to get the third; or one of them alone for
+    the compute-optimal model with D = tokens_per_param · N (Hoffmann et al. 2022, "Chinchilla":
+    about 20 tokens per parameter): from C alone N = √(C / (6·tokens_per_param)).
+    Returns params, tokens, compute (floats) and which ones were derived.
+    Raises ParamError when none or all three are given, or a value is not positive.
+    """
+    given = {n: v for n, v in (("params", params), ("tokens", tokens), ("compute", compute)) if v is not None}
+    vals = {}
+    for name, v in given.items():
+        vals[name] = number(name, v)
+        if vals[name] <= 0:
+            raise ParamError(f"{name}: expected a positive number, got {vals[name]:g}")
+    tpp = number("tokens_per_param", tokens_per_param)
+    if tpp <= 0:
+        raise ParamError(f"tokens_per_param: expected a positive number, got {tpp:g}")
+    if len(vals) == 3:
+        raise ParamError("params, tokens, compute: give two of them (or one for the compute-optimal split), not all three")
+    if not vals:
+        raise ParamError("params, tokens, compute: give two of them, or compute alone for the compute-optimal split")
+    if len(vals) == 1:
+        if "compute" in vals:
+            n = math.sqrt(vals["compute"] / (6.0 * tpp))
+        elif "params" in vals:
+            n = vals["params"]
+        else:
+            n = vals["tokens"] / tpp
+        vals = {"params": n, "tokens": tpp * n, "compute": vals.get("compute", 6.0 * n * tpp * n)}
+    elif "compute" not in vals:
+        vals["compute"] = 6.0 * vals["params"] * vals["tokens"]
+    elif "params" not in vals:
+        vals["params"] = vals["compute"] / (6.0 * vals["tokens"])
+    else:
+        vals["tokens"] = vals["compute"] / (6.0 * vals["params"])
+    derived = [n for n in ("params", "tokens", "compute") if n not in given]
+    return Trace(params=vals["params"], tokens=vals["tokens"], compute=vals["compute"], derived=derived,
+                 tokens_per_param_used=vals["tokens"] / vals["params"])

@@ -1,0 +1,86 @@
+"""Position information: sinusoidal encodings and rotary embeddings (RoPE)."""
+from __future__ import annotations
+
+import numpy as np
+
+from examprep.engine._core import Trace, array, choice, integer, number
+from examprep.errors import ParamError, ShapeError
+
+
+def _positions(position, name: str = "position") -> tuple[np.ndarray, bool]:
+    if isinstance(position, (list, tuple)):
+        if not position:
+            raise ShapeError(f"{name}: expected an integer or a non-empty list of integers")
+        return np.array([integer(f"{name}[{i}]", p, 0) for i, p in enumerate(position)], dtype=np.float64), False
+    return np.array([integer(name, position, 0)], dtype=np.float64), True
+
+
+def positional_encoding(position, d_model: int, *, base: float = 10000.0) -> Trace:
+    """Sinusoidal positional encoding (Vaswani et al. 2017, §3.5).
+
+    PE(pos, 2i) = sin(pos / base^{2i/d_model}),  PE(pos, 2i+1) = cos(pos / base^{2i/d_model}).
+    Shapes: position an int → encoding (d_model,); a list of P ints → (P, d_model).
+    An odd d_model ends with a sine.
+    Returns frequencies (base^{−2i/d_model}, one per pair), angles, encoding.
+    Raises ParamError for a negative position, d_model < 1 or base ≤ 0.
+    """
+    pos, single = _positions(position)
+    d = integer("d_model", d_model, 1)
+    base = number("base", base)
+    if base <= 0:
+        raise ParamError(f"base: expected a positive number, got {base:g}")
+    i = np.arange((d + 1) // 2)
+    freq = base ** (-2.0 * i / d)
+    angles = pos[:, None] * freq[None, :]
+    enc = np.empty((pos.shape[0], d))
+    enc[:, 0::2] = np.sin(angles)
+    enc[:, 1::2] = np.cos(angles[:, : d // 2])
+    if single:
+        return Trace(frequencies=freq, angles=angles[0], encoding=enc[0])
+    return Trace(frequencies=freq, angles=angles, encoding=enc)
+
+
+def rope(x, position, *, base: float = 10000.0, style: str = "interleaved") -> Trace:
+    """Rotary position embedding (Su et al. 2021, RoFormer, eq. 34) of a vector or of rows.
+
+    Pair j of d/2 is rotated by the angle position·θ_j with θ_j = base^{−2j/d}:
+      (a, b) → (a cos − b sin, a sin + b cos).
+    style: "interleaved" pairs (x_0, x_1), (x_2, x_3), …  (the RoFormer paper; GPT-J);
+           "rotate-half" pairs (x_j, x_{j+d/2})           (GPT-NeoX, Llama's rotate_half).
+    Shapes: x (d,) with position an int, or x (n, d) with position a list of n ints; d even.
+    Returns frequencies θ, angles, cos, sin, output.
+    Raises ShapeError for an odd d or a position count that does not match the rows.
+    """
+    style = choice("style", style, ("interleaved", "rotate-half"))
+    x_arr = array("x", x, (1, 2))
+    d = x_arr.shape[-1]
+    if d % 2:
+        raise ShapeError(f"x: RoPE rotates pairs, so the length must be even, got {d}")
+    base = number("base", base)
+    if base <= 0:
+        raise ParamError(f"base: expected a positive number, got {base:g}")
+    pos, single = _positions(position)
+    rows = x_arr[None, :] if x_arr.ndim == 1 else x_arr
+    if x_arr.ndim == 1 and not single:
+        raise ShapeError("position: a single vector x takes one integer position")
+    if x_arr.ndim == 2:
+        if single:
+            raise ShapeError(f"position: x has {rows.shape[0]} rows, so give a list of {rows.shape[0]} positions")
+        if pos.shape[0] != rows.shape[0]:
+            raise ShapeError(f"position: expected {rows.shape[0]} positions (one per row of x), got {pos.shape[0]}")
+    theta = base ** (-2.0 * np.arange(d // 2) / d)
+    angles = pos[:, None] * theta[None, :]
+    cos, sin = np.cos(angles), np.sin(angles)
+    if style == "interleaved":
+        a, b = rows[:, 0::2], rows[:, 1::2]
+    else:
+        a, b = rows[:, : d // 2], rows[:, d // 2:]
+    ra, rb = a * cos - b * sin, a * sin + b * cos
+    out = np.empty_like(rows)
+    if style == "interleaved":
+        out[:, 0::2], out[:, 1::2] = ra, rb
+    else:
+        out[:, : d // 2], out[:, d // 2:] = ra, rb
+    if x_arr.ndim == 1:
+        return Trace(frequencies=theta, angles=angles[0], cos=cos[0], sin=sin[0], output=out[0])
+    return Trace(frequencies=theta, angles=angles, cos=cos, sin=sin, output=out)
