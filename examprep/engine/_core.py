@@ -51,8 +51,8 @@ def array(name: str, value: Any, ndim: int | tuple[int, ...] | None = None) -> n
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (ValueError, TypeError):
-        raise ParamError(f"{name}: expected numbers (a number or nested lists of numbers), "
-                         f"got {_describe(value)}") from None
+        raise ParamError(f"{name}: expected a number or a rectangular array of numbers (rows of equal "
+                         f"length), got {_describe(value)}") from None
     if arr.dtype == object:
         raise ParamError(f"{name}: expected a rectangular array of numbers, got {_describe(value)}")
     if ndim is not None:
