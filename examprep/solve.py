@@ -279,7 +279,8 @@ topic(Topic(
                                       padding=p["padding"], dilation=p["dilation"], ceil_mode=p["ceil_mode"],
                                       transposed=p["transposed"], output_padding=p["output_padding"]),
     _size_steps,
-    lambda p: {"rounding": "ceil with PyTorch's last-window rule" if p["ceil_mode"] else "floor (PyTorch)",
+    lambda p: {"rounding": "⌈n/s⌉ (TensorFlow \"same\")" if p["padding"] == "same"
+               else "ceil with PyTorch's last-window rule" if p["ceil_mode"] else "floor (PyTorch)",
                "padding": "TensorFlow \"same\": output ⌈n/s⌉, extra pad at the end" if p["padding"] == "same"
                else f"{p['padding']} on each side"},
     answer_names=lambda p, t: [n for n in ("output_size", "pad_before", "pad_after") if n in t],

@@ -32,7 +32,8 @@ def conv_output_size(input_size, kernel_size, *, op: str = "conv", stride=None, 
     """Output size of a convolution or pooling layer, per spatial dimension.
 
     Shapes: input_size an int (one dimension) or a list [H, W, ...]; kernel_size, stride,
-    padding, dilation, output_padding an int (every dimension) or one per dimension.
+    padding, dilation, output_padding an int (every dimension) or one per dimension; for a single
+    dimension, a convolution's padding may also be [before, after].
     Convolution (torch.nn.Conv2d, "Shape"):  out = ⌊(n + 2p − d(k−1) − 1) / s⌋ + 1.
     Pooling (torch.nn.MaxPool2d): the same with ⌈·⌉ when ceil_mode, and PyTorch's last-window rule:
       a window that would start in the right padding is dropped ((out−1)·s ≥ n + p ⇒ out − 1).
@@ -80,7 +81,14 @@ def conv_output_size(input_size, kernel_size, *, op: str = "conv", stride=None, 
                          pad_after=_unwrap([r[2] for r in res], scalar))
             return trace
         padding = 0
-    p = int_tuple("padding", padding, dims, minimum=0)
+    if dims == 1 and isinstance(padding, (list, tuple)) and len(padding) == 2 and op == "conv" and not transposed:
+        # [before, after] for one dimension, as conv2d takes it
+        pb = (integer("padding[0]", padding[0], 0),)
+        pa = (integer("padding[1]", padding[1], 0),)
+    else:
+        p = int_tuple("padding", padding, dims, minimum=0)
+        pb = pa = p
+    p = pb
     if transposed:
         op_ = int_tuple("output_padding", output_padding, dims, minimum=0)
         for i in range(dims):
@@ -100,7 +108,7 @@ def conv_output_size(input_size, kernel_size, *, op: str = "conv", stride=None, 
         if op == "pool" and p[i] > k[i] // 2:
             raise ParamError(f"padding: pooling padding must be at most half the kernel size "
                              f"(PyTorch's rule): {p[i]} > {k[i]} // 2")
-        span = n[i] + 2 * p[i]
+        span = n[i] + pb[i] + pa[i]
         if effective[i] > span:
             raise ParamError(f"kernel_size: the effective kernel {effective[i]} (= dilation·(k−1)+1) is larger "
                              f"than the padded input {span}")
