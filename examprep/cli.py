@@ -29,6 +29,14 @@ def fail(err: ExamprepError) -> "typer.Exit":
     return typer.Exit(err.exit_code)
 
 
+def int_option(name: str, text: str) -> int:
+    """An integer option parsed by us, so a bad value gets our one-line error (exit 2)."""
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise ExamprepError(f"{name}: expected an integer, got {text!r}") from None
+
+
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"examprep {__version__}")
@@ -81,11 +89,68 @@ def solve(
         raise fail(err)
 
 
-def _register_plugins() -> None:
-    # Command groups that live beside their own package (the trainer keeps torch out of here).
-    from examprep import cli_train
+@app.command()
+def topics(as_json: bool = typer.Option(False, "--json", help="Print the topics as JSON."),
+           no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour.")) -> None:
+    """List the problem generators: name, title, syllabus item and levels."""
+    from examprep import generators
+    from examprep.render import terminal
 
-    cli_train.register(app)
+    gens = generators.load_all()
+    if as_json:
+        import json
+
+        typer.echo(json.dumps([{"topic": g.name, "title": g.title, "syllabus": g.syllabus, "levels": list(g.levels),
+                                "version": g.version, "calculator_free": g.calculator_free}
+                               for g in gens.values()], ensure_ascii=False))
+    else:
+        terminal.print_generators(gens, no_color=no_color)
+
+
+@app.command()
+def generate(
+    topic: list[str] = typer.Argument(..., help="One or more topics (see `examprep topics`)."),
+    difficulty: str = typer.Option("1", "--difficulty", "-d", help="Level 1 (easiest) to 3."),
+    seed: Optional[str] = typer.Option(None, "--seed", "-s", help="Seed (random when omitted; printed with each problem)."),
+    count: str = typer.Option("1", "--count", "-n", help="Problems per topic (seeds seed, seed+1, …)."),
+    calculator_free: bool = typer.Option(False, "--calculator-free", help="Exact answers that need no calculator."),
+    solution: bool = typer.Option(False, "--solution", help="Show the worked solution and the answers."),
+    as_json: bool = typer.Option(False, "--json", help="Print the Problems as JSON (one array)."),
+    markdown: bool = typer.Option(False, "--markdown", help="Print Markdown with LaTeX math."),
+    no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour."),
+) -> None:
+    """Generate fresh, hand-computable problems with worked solutions."""
+    import secrets
+
+    from examprep import generators
+    from examprep.render import markdown as md, terminal
+
+    try:
+        seed_n = secrets.randbelow(1_000_000) if seed is None else int_option("--seed", seed)
+        problems = generators.build_many(topic, seed=seed_n, count=int_option("--count", count),
+                                         difficulty=int_option("--difficulty", difficulty),
+                                         calculator_free=calculator_free)
+    except ExamprepError as err:
+        raise fail(err)
+    if as_json:
+        import json
+
+        typer.echo(json.dumps([p.to_dict() for p in problems], ensure_ascii=False))
+    elif markdown:
+        typer.echo("\n".join(md.problem(p, solution=solution, number_=i + 1 if len(problems) > 1 else None)
+                             for i, p in enumerate(problems)))
+    else:
+        for i, p in enumerate(problems):
+            terminal.print_problem(p, solution=solution, no_color=no_color, number=i + 1 if len(problems) > 1 else None)
+
+
+def _register_plugins() -> None:
+    # Command groups that live beside their own feature (the trainer keeps torch out of here).
+    # Each module's register() adds typer commands whose heavy imports happen inside them.
+    from examprep import cli_grade, cli_quiz, cli_sheet, cli_train
+
+    for module in (cli_grade, cli_sheet, cli_quiz, cli_train):
+        module.register(app)
 
 
 _register_plugins()

@@ -1,11 +1,111 @@
 """CLI commands of the reference Transformer trainer (`examprep train`, `examprep translate`).
 
-torch is imported inside the commands only, so `examprep --help` stays fast.
+torch is imported inside the commands only, so `examprep --help` stays fast. Each command parses
+its options, calls one function of `examprep.train`, and prints what it returns.
 """
 from __future__ import annotations
 
+from pathlib import Path
+from typing import List, Optional
+
 import typer
+
+from examprep.errors import ExamprepError
+
+INTERRUPTED_EXIT = 130       # the shell's convention for "stopped by Ctrl-C"
+
+
+def _fail(err: ExamprepError) -> typer.Exit:
+    typer.echo(f"error: {err}", err=True)
+    return typer.Exit(err.exit_code)
+
+
+def train(
+    task: Optional[str] = typer.Option(None, "--task", help="Built-in task: dates (default), reverse, sort, copy."),
+    corpus: Optional[Path] = typer.Option(None, "--corpus", metavar="FILE",
+                                          help="Parallel corpus, one 'source<TAB>target[<TAB>…]' per line (UTF-8)."),
+    swap: bool = typer.Option(False, "--swap", help="Corpus: translate the second column into the first."),
+    tokens: str = typer.Option("char", "--tokens", help="Corpus vocabulary: char or word."),
+    heldout: float = typer.Option(0.05, "--heldout", help="Corpus: share of sources held out for evaluation."),
+    arch: str = typer.Option("encoder-decoder", "--arch", help="encoder-decoder or decoder-only."),
+    d_model: int = typer.Option(128, "--d-model", help="Width of the model."),
+    layers: int = typer.Option(2, "--layers", help="Encoder layers and decoder layers (each)."),
+    heads: int = typer.Option(4, "--heads", help="Attention heads."),
+    d_ff: int = typer.Option(512, "--d-ff", help="Inner width of the feed-forward blocks."),
+    dropout: Optional[float] = typer.Option(None, "--dropout",
+                                            help="Dropout [default: 0 for built-in tasks, whose examples never repeat; 0.1 for corpora]."),
+    norm: str = typer.Option("post", "--norm", help="post (the paper) or pre LayerNorm."),
+    final_norm: Optional[bool] = typer.Option(None, "--final-norm/--no-final-norm",
+                                              help="Extra LayerNorm after each stack, as torch.nn.Transformer [default: with pre-norm]."),
+    positions: str = typer.Option("sinusoidal", "--positions", help="sinusoidal, learned or rope."),
+    share: str = typer.Option("all", "--share", help="Tied embeddings: all (one vocabulary), output, none."),
+    steps: Optional[int] = typer.Option(None, "--steps", help="Train until this step (counted across --resume)."),
+    minutes: Optional[float] = typer.Option(None, "--minutes",
+                                            help="Minutes of training, evaluation excluded [default: 1 unless --steps]."),
+    goal: Optional[float] = typer.Option(None, "--goal",
+                                         help="Stop at this held-out exact match [default: 0.995 for tasks, off for corpora; 0: off]."),
+    batch_tokens: int = typer.Option(6000, "--batch-tokens", help="Source + target tokens per step, all processes together."),
+    lr_factor: float = typer.Option(2.0, "--lr-factor", help="Scale of the paper's learning-rate schedule."),
+    warmup: int = typer.Option(200, "--warmup", help="Warm-up steps of the schedule."),
+    label_smoothing: float = typer.Option(0.1, "--label-smoothing", help="ε of label smoothing."),
+    eval_every: int = typer.Option(100, "--eval-every", help="Steps between evaluations (and checkpoints)."),
+    device: str = typer.Option("auto", "--device", help="auto, cpu or cuda."),
+    precision: str = typer.Option("auto", "--precision", help="auto (bf16 on CUDA, else fp32), fp32 or bf16."),
+    compile: bool = typer.Option(False, "--compile", help="torch.compile the model."),
+    out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="Run directory [default: runs/NAME-TIME]."),
+    resume: bool = typer.Option(False, "--resume", help="Continue the run in --out from its latest checkpoint."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the data and of the initial weights."),
+) -> None:
+    """Train the reference Transformer: on a built-in task (default: dates) or a parallel corpus."""
+    try:
+        from examprep.train.report import RichReporter, summary
+        from examprep.train.trainer import TrainOptions
+        from examprep.train.trainer import train as run_training
+
+        options = TrainOptions(
+            task=task, corpus=str(corpus) if corpus else None, swap=swap, tokens=tokens, heldout=heldout,
+            arch=arch, d_model=d_model, layers=layers, heads=heads, d_ff=d_ff, dropout=dropout, norm=norm,
+            final_norm=final_norm, positions=positions, share=share, steps=steps, minutes=minutes,
+            goal=goal, batch_tokens=batch_tokens, lr_factor=lr_factor, warmup=warmup,
+            label_smoothing=label_smoothing, eval_every=eval_every, device=device, precision=precision,
+            compile=compile, out=str(out) if out else None, resume=resume, seed=seed)
+        result = run_training(options, reporter=RichReporter())
+    except ExamprepError as err:
+        raise _fail(err)
+    if result.is_main:
+        typer.echo(summary(result))
+    if result.stopped == "interrupted":
+        raise typer.Exit(INTERRUPTED_EXIT)
+
+
+def translate(
+    texts: List[str] = typer.Argument(..., metavar="TEXT...", help="Sentences to translate; '-' reads lines from stdin."),
+    checkpoint: Path = typer.Option(..., "--checkpoint", "-c", metavar="DIR",
+                                    help="A run directory (its latest checkpoint) or a step directory."),
+    attention: bool = typer.Option(False, "--attention", help="Also show what the last layer attends to."),
+    device: str = typer.Option("cpu", "--device", help="auto, cpu or cuda."),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Longest output in tokens [default: from training]."),
+) -> None:
+    """Translate with a trained model (greedy decoding with a KV cache): one output line per TEXT."""
+    import sys
+
+    try:
+        from examprep.train.report import print_attention
+        from examprep.train.serve import Translator
+
+        if texts == ["-"]:
+            texts = [line.rstrip("\n") for line in sys.stdin if line.strip()]
+        translator = Translator.load(checkpoint, device=device, max_tokens=max_tokens)
+        outputs = translator.translate(texts)
+        for text, output in zip(texts, outputs):
+            typer.echo(output)
+            if attention:
+                print_attention(translator.attention(text))
+    except ExamprepError as err:
+        raise _fail(err)
 
 
 def register(app: typer.Typer) -> None:
     """Add the trainer's commands to the main app."""
+    app.command(name="train")(train)
+    app.command(name="translate")(translate)

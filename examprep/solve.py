@@ -487,20 +487,20 @@ topic(Topic(
                          "rotate-half": "pairs (x_j, x_{j+d/2}) (GPT-NeoX, Llama)"}.get(p["style"], "")},
 ))
 
-_SCORE_FORMULA = {"scaled-dot": r"e_{ij} = q_i \cdot k_j", "dot": r"e_{ij} = q_i \cdot k_j",
-                  "bilinear": r"e_{ij} = q_i^\top W k_j", "additive": r"e_{ij} = v^\top \tanh(W_q q_i + W_k k_j)"}
+_SCORE_FORMULA = {"scaled-dot": r"s_{ij} = q_i \cdot k_j", "dot": r"s_{ij} = q_i \cdot k_j",
+                  "bilinear": r"s_{ij} = q_i^\top W k_j", "additive": r"s_{ij} = v^\top \tanh(W_q q_i + W_k k_j)"}
 
 
 def _attention_steps(p: dict[str, Any], t: Trace) -> list[Step]:
     steps = [Step("Scores", _SCORE_FORMULA[p["score"]], {"scores": t.scores}),
-             Step("Scale", r"e_{ij} / \sqrt{d_k}" if p["score"] == "scaled-dot" and p["scale"] is None else r"s \cdot e_{ij}",
+             Step("Scale", r"s_{ij} / \sqrt{d_k}" if p["score"] == "scaled-dot" and p["scale"] is None else r"c \cdot s_{ij}",
                   {"scale": t.scale, "scaled_scores": t.scaled_scores})]
     if _given(p, "mask") or p["causal"]:
         steps.append(Step("Mask: −∞ where a query may not attend (null in JSON)",
-                          r"e_{ij} = -\infty \text{ where } M_{ij} = 0" + (r",\ j > i" if p["causal"] else ""),
+                          r"s_{ij} = -\infty \text{ where } M_{ij} = 0" + (r",\ j > i" if p["causal"] else ""),
                           {"allowed": t.allowed, "masked_scores": t.masked_scores}))
     steps += [Step("Softmax over the keys (a row with no allowed key gets weights 0)",
-                   r"\alpha_{ij} = \frac{e^{e_{ij}}}{\sum_{j'} e^{e_{ij'}}}", {"weights": t.weights}),
+                   r"\alpha_{ij} = \frac{e^{s_{ij}}}{\sum_{j'} e^{s_{ij'}}}", {"weights": t.weights}),
               Step("Weighted sum of the values", r"o_i = \sum_j \alpha_{ij} v_j", {"output": t.output})]
     return steps
 
@@ -552,6 +552,18 @@ topic(Topic(
     lambda p: {"compute": "C = 6·N·D FLOPs (Kaplan et al. 2020)",
                "optimal": f"{p['tokens_per_param']} tokens per parameter (Hoffmann et al. 2022)"},
 ))
+
+
+def _load_extra_topics() -> None:
+    """Topics added by later generators live in examprep/topics_extra/, one module per area; each
+    registers with ``topic(Topic(...))`` like the ones above."""
+    import importlib
+    import pkgutil
+
+    from examprep import topics_extra
+
+    for mod in sorted(pkgutil.iter_modules(topics_extra.__path__), key=lambda m: m.name):
+        importlib.import_module(f"examprep.topics_extra.{mod.name}")
 
 
 # ------------------------------------------------------------------------------------ the API
@@ -711,3 +723,6 @@ def topics_json() -> str:
                                     "default": "required" if p.default is REQUIRED else jsonable(p.default)}
                                    for p in t.params],
                         "answer": list(t.answers)} for t in TOPICS.values()], ensure_ascii=False)
+
+
+_load_extra_topics()

@@ -20,26 +20,28 @@ def console(no_color: bool = False) -> Console:
                    soft_wrap=False)
 
 
-def fmt_number(x: Any) -> str:
-    """A number as a person writes it: integers plainly, floats to 6 significant figures."""
+def fmt_number(x: Any, digits: int = 6) -> str:
+    """A number as a person writes it: integers plainly, floats to ``digits`` significant figures."""
     if isinstance(x, bool):
         return str(x).lower()
     if isinstance(x, int):
         return str(x)
+    if isinstance(x, str):
+        return x
     if x is None:
-        return "—"
+        return "-∞"      # the only undefined value we store: a masked score
     f = float(x)
     if math.isinf(f):
-        return "−∞" if f < 0 else "∞"
+        return "-∞" if f < 0 else "∞"
     if math.isnan(f):
         return "undefined"
     if f == int(f) and abs(f) < 1e15:
         return str(int(f))
-    text = f"{f:.6g}"
-    return text.replace("-", "−") if text.startswith("-") else text
+    return f"{f:.{digits}g}"
 
 
-def value_renderable(value: Any) -> Any:
+def value_renderable(value: Any, digits: int = 6, row_labels: list | None = None,
+                     col_labels: list | None = None) -> Any:
     """A scalar as text, a vector as a one-row table, a matrix as an aligned table."""
     try:
         import numpy as np
@@ -48,16 +50,19 @@ def value_renderable(value: Any) -> Any:
     except ImportError:  # pragma: no cover
         pass
     if isinstance(value, (list, tuple)) and value and isinstance(value[0], (list, tuple)):
-        table = Table(box=box.SQUARE, show_header=False, padding=(0, 1))
-        for _ in value[0]:
-            table.add_column(justify="right")
-        for row in value:
-            table.add_row(*(fmt_number(v) for v in row))
+        table = Table(box=box.SQUARE, show_header=bool(col_labels), padding=(0, 1))
+        if row_labels:
+            table.add_column(style="dim")
+        for j, _ in enumerate(value[0]):
+            table.add_column(col_labels[j] if col_labels else "", justify="right")
+        for i, row in enumerate(value):
+            cells = [fmt_number(v, digits) for v in row]
+            table.add_row(*([row_labels[i]] if row_labels else []), *cells)
         return table
     if isinstance(value, (list, tuple)):
         if value and isinstance(value[0], str):
             return Text(", ".join(value))
-        return Text("[" + ", ".join(fmt_number(v) for v in value) + "]")
+        return Text("[" + ", ".join(fmt_number(v, digits) for v in value) + "]")
     if isinstance(value, dict):
         table = Table(box=None, show_header=False, padding=(0, 1))
         table.add_column(style="cyan")
@@ -65,7 +70,7 @@ def value_renderable(value: Any) -> Any:
         for k, v in value.items():
             table.add_row(str(k), fmt_number(v))
         return table
-    return Text(fmt_number(value) if not isinstance(value, str) else value)
+    return Text(fmt_number(value, digits) if not isinstance(value, str) else value)
 
 
 def values_block(values: dict[str, Any]) -> Table:
@@ -120,3 +125,98 @@ def print_topic_list(topics: dict, *, no_color: bool = False) -> None:
                 parts.append(f"{p.name}={fmt_number(p.default) if not isinstance(p.default, str) else repr(p.default)}")
         table.add_row(t.name, Group(Text(t.title, style="dim"), Text(", ".join(parts))), ", ".join(t.answers))
     out.print(table)
+
+
+# ------------------------------------------------------------------------------------ problems
+
+def inline(text: str) -> str:
+    """Text with $…$ inline LaTeX rewritten for the terminal."""
+    import re
+
+    return re.sub(r"\$([^$]+)\$", lambda m: to_text(m.group(1)), text)
+
+
+def _label(name: str) -> str:
+    return to_text(name) if "\\" in name else name
+
+
+def block_renderable(block: Any) -> Any:
+    from examprep import document as d
+
+    if isinstance(block, d.Text):
+        return Text(inline(block.text))
+    if isinstance(block, d.Math):
+        return Padding(Text(to_text(block.latex), style="yellow"), (0, 0, 0, 2))
+    if isinstance(block, d.Matrix):
+        if not isinstance(block.values, list):
+            return Text.assemble((_label(block.name), "bold cyan"), " = ", fmt_number(block.values, 4))
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(style="bold cyan", no_wrap=True)
+        grid.add_column()
+        vals = block.values
+        grid.add_row(_label(block.name), value_renderable(vals, 4, block.row_labels if vals and isinstance(vals[0], list) else None,
+                                                           block.col_labels))
+        return grid
+    if isinstance(block, d.Table):
+        table = Table(*block.header, box=box.SIMPLE)
+        for row in block.rows:
+            table.add_row(*(fmt_number(c, 4) if not isinstance(c, str) else inline(c) for c in row))
+        return table
+    if isinstance(block, d.Heatmap):
+        table = Table("", *block.col_labels, box=box.SIMPLE, title=block.title)
+        for label, row in zip(block.row_labels or [""] * len(block.values), block.values):
+            cells = []
+            for v in row:
+                shade = int(232 + min(max(float(v), 0.0), 1.0) * 23)
+                cells.append(Text(f"{float(v):.2f}", style=f"on color({shade})" + (" black" if v > 0.5 else "")))
+            table.add_row(label, *cells)
+        return table
+    return Text(str(block))
+
+
+def print_problem(problem: Any, *, solution: bool = False, no_color: bool = False, number: int | None = None) -> None:
+    """A Problem in the terminal: statement, parts with points and expected form, and on request
+    the worked solution and answers."""
+    out = console(no_color)
+    head = f"{number}. " if number is not None else ""
+    meta = (f"{problem.generator} · level {problem.difficulty} · seed {problem.seed}"
+            + (" · calculator-free" if problem.calculator_free else "") + f" · {problem.points:g} points")
+    body = [block_renderable(b) for b in problem.statement]
+    if problem.conventions:
+        body.append(Text("Conventions: " + "; ".join(f"{k}: {v}" for k, v in problem.conventions.items()), style="dim"))
+    for i, part in enumerate(problem.parts):
+        body.append(Text.assemble((f"({chr(97 + i)}) ", "bold"), inline(part.prompt),
+                                  (f"  [{part.points:g} pt · {part.form()} · {part.tolerance.describe()}]", "dim")))
+    out.print(Panel(Group(*body), title=f"{head}{problem.title}", subtitle=meta, title_align="left",
+                    subtitle_align="right", box=box.ROUNDED))
+    if solution:
+        print_worked_solution(problem, out)
+
+
+def print_worked_solution(problem: Any, out: Console) -> None:
+    steps = []
+    for n, step in enumerate(problem.solution, 1):
+        steps.append(Text(f"Step {n}. {step.title}" + (f"  → part {step.part}" if step.part else ""), style="bold"))
+        for b in step.blocks:
+            steps.append(Padding(block_renderable(b), (0, 0, 0, 2)))
+    answers = Table.grid(padding=(0, 2))
+    answers.add_column(style="bold green", no_wrap=True)
+    answers.add_column()
+    for i, part in enumerate(problem.parts):
+        exact = part.exact if isinstance(part.exact, str) else None
+        answers.add_row(f"({chr(97 + i)}) {part.id}", Text(exact) if exact else value_renderable(part.expected, 4))
+    steps.append(Panel(answers, title="answers", title_align="left", box=box.HEAVY, border_style="green", expand=False))
+    out.print(Panel(Group(*steps), title="worked solution", title_align="left", box=box.ROUNDED))
+
+
+def print_generators(gens: dict, *, no_color: bool = False) -> None:
+    out = console(no_color)
+    table = Table(box=box.SIMPLE_HEAVY)
+    table.add_column("topic", style="bold cyan", no_wrap=True)
+    table.add_column("title")
+    table.add_column("syllabus", style="dim")
+    table.add_column("levels", justify="center")
+    for g in gens.values():
+        table.add_row(g.name, g.title, g.syllabus, ",".join(map(str, g.levels)) + (" ·cf" if g.calculator_free else ""))
+    out.print(table)
+    out.print(Text("·cf: has a --calculator-free variant", style="dim"))

@@ -1,0 +1,42 @@
+"""Atomic file output: write to a temporary file beside the target, fsync, then rename.
+
+A crash or an error mid-write never leaves a half-written output behind, and readers never see
+a partial file.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from examprep.errors import ExamprepError
+
+
+class OutputError(ExamprepError):
+    """An output file could not be written (permissions, missing directory, full disk)."""
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as err:
+        raise OutputError(f"{target}: cannot write ({err.strerror})") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except OSError as err:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise OutputError(f"{target}: cannot write ({err.strerror})") from None
+    return target
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+    return atomic_write_bytes(path, text.encode("utf-8"))

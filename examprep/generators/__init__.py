@@ -1,0 +1,261 @@
+"""Problem generators: one module per topic, each registered by name.
+
+A generator is a function ``(rng: Stream, difficulty: int, calculator_free: bool) -> Draft``;
+``build`` turns it into a Problem stamped with (generator, version, seed, difficulty), retrying
+with the next sub-stream when an instance is degenerate (all-equal scores, a misconception that
+equals the answer within tolerance) — deterministically, so a seed always gives the same Problem.
+"""
+from __future__ import annotations
+
+import difflib
+import hashlib
+import importlib
+import math
+import pkgutil
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable
+
+import numpy as np
+
+from examprep.errors import ParamError, UnknownTopicError
+from examprep.problem import Misconception, Part, Problem, SolutionStep
+
+
+class Degenerate(Exception):
+    """Raised by a generator when the drawn instance is not a good problem; build() redraws."""
+
+
+class Stream:
+    """A stable stream of random integers: BLAKE2b of (key, counter), the same in every process,
+    Python and numpy version (numpy's distribution methods may change between releases)."""
+
+    def __init__(self, *key: Any):
+        self._key = "\x1f".join(map(str, key)).encode()
+        self._n = 0
+
+    def bits64(self) -> int:
+        h = hashlib.blake2b(self._key + b"\x1e" + str(self._n).encode(), digest_size=8)
+        self._n += 1
+        return int.from_bytes(h.digest(), "big")
+
+    def integer(self, lo: int, hi: int) -> int:
+        """Uniform integer in [lo, hi] (inclusive), by rejection: no modulo bias."""
+        span = hi - lo + 1
+        if span <= 0:
+            raise ValueError(f"empty range [{lo}, {hi}]")
+        limit = (1 << 64) - (1 << 64) % span
+        while True:
+            v = self.bits64()
+            if v < limit:
+                return lo + v % span
+
+    def choice(self, seq: Any) -> Any:
+        seq = list(seq)
+        return seq[self.integer(0, len(seq) - 1)]
+
+    def shuffle(self, seq: Any) -> list:
+        out = list(seq)
+        for i in range(len(out) - 1, 0, -1):
+            j = self.integer(0, i)
+            out[i], out[j] = out[j], out[i]
+        return out
+
+    def sample(self, seq: Any, k: int) -> list:
+        return self.shuffle(seq)[:k]
+
+    def chance(self, numerator: int, denominator: int) -> bool:
+        return self.integer(1, denominator) <= numerator
+
+    def ints(self, lo: int, hi: int, shape: tuple[int, ...], nonzero: bool = False) -> np.ndarray:
+        vals = []
+        for _ in range(int(np.prod(shape))):
+            v = self.integer(lo, hi)
+            while nonzero and v == 0:
+                v = self.integer(lo, hi)
+            vals.append(v)
+        return np.array(vals, dtype=float).reshape(shape)
+
+    def decimals(self, lo: float, hi: float, step: float, shape: tuple[int, ...], nonzero: bool = False) -> np.ndarray:
+        """Values k·step in [lo, hi]: few significant digits by construction."""
+        k = self.ints(round(lo / step), round(hi / step), shape, nonzero)
+        return np.round(k * step, 10)
+
+
+@dataclass
+class Draft:
+    """What a generator returns; build() adds the generator's name, version, seed and difficulty."""
+
+    title: str
+    params: dict[str, Any]
+    statement: list
+    parts: list[Part]
+    solution: list[SolutionStep]
+    conventions: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Generator:
+    name: str
+    title: str
+    syllabus: str
+    version: int
+    levels: tuple[int, ...]
+    fn: Callable[[Stream, int, bool], Draft]
+    calculator_free: bool = True
+
+
+REGISTRY: dict[str, Generator] = {}
+
+
+def generator(name: str, *, title: str, syllabus: str, version: int = 1, levels: tuple[int, ...] = (1, 2, 3),
+              calculator_free: bool = True):
+    """Register a generator function under ``name``."""
+    def wrap(fn: Callable[[Stream, int, bool], Draft]) -> Callable[[Stream, int, bool], Draft]:
+        REGISTRY[name] = Generator(name, title, syllabus, version, levels, fn, calculator_free)
+        return fn
+    return wrap
+
+
+_LOADED = False
+
+
+def load_all() -> dict[str, Generator]:
+    """Import every generator module in this package (each registers itself)."""
+    global _LOADED
+    if not _LOADED:
+        for mod in pkgutil.iter_modules(__path__):
+            if not mod.name.startswith("_"):
+                importlib.import_module(f"{__name__}.{mod.name}")
+        _LOADED = True
+    return REGISTRY
+
+
+def get(name: str) -> Generator:
+    gens = load_all()
+    if name in gens:
+        return gens[name]
+    close = difflib.get_close_matches(name, list(gens), n=3, cutoff=0.4)
+    hint = f"; did you mean {', '.join(close)}?" if close else "; see `examprep topics`"
+    raise UnknownTopicError(f"unknown topic {name!r}{hint}")
+
+
+def _differs(part: Part, value: Any) -> bool:
+    """True when ``value`` is clearly different from the part's expected answer."""
+    if part.kind in ("choice",) or part.kind == "expression" and not isinstance(value, (int, float, list)):
+        return value != part.expected
+    try:
+        got = np.asarray(value, dtype=float)
+        want = np.asarray(part.expected, dtype=float)
+    except (TypeError, ValueError):
+        return value != part.expected
+    if got.shape != want.shape:
+        return True
+    if not np.all(np.isfinite(got)):
+        return True
+    return any(not part.tolerance.accepts(g, w) for g, w in zip(got.ravel(), want.ravel()))
+
+
+def _identical(expected: Any, value: Any) -> bool:
+    """Equal up to float rounding: the mistake and the right method agree on this instance."""
+    try:
+        a, b = np.asarray(expected, dtype=float), np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        return expected == value
+    return a.shape == b.shape and bool(np.all(np.abs(a - b) <= 1e-9 * (1 + np.abs(a))))
+
+
+def _check(draft: Draft) -> Draft:
+    parts = []
+    for part in draft.parts:
+        kept: list[Misconception] = []
+        for m in part.misconceptions:
+            if _identical(part.expected, m.value):
+                continue    # the mistaken method gives the right answer here: nothing to diagnose
+            if not _differs(part, m.value):
+                raise Degenerate(f"misconception {m.id} equals the answer of part {part.id}")
+            if any(not _differs(replace(part, expected=k.value), m.value) for k in kept):
+                continue    # the same wrong value as an earlier mistake: keep the first explanation
+            kept.append(m)
+        parts.append(replace(part, misconceptions=tuple(kept)))
+    draft.parts = parts
+    return draft
+
+
+def build(name: str, seed: int, difficulty: int = 1, calculator_free: bool = False) -> Problem:
+    """The Problem of generator ``name`` for (seed, difficulty, calculator_free), deterministically.
+
+    Raises UnknownTopicError for an unknown name, ParamError for a level the generator lacks or a
+    calculator-free request it cannot meet.
+    """
+    gen = get(name)
+    if difficulty not in gen.levels:
+        raise ParamError(f"--difficulty: {name} has levels {', '.join(map(str, gen.levels))}, got {difficulty}")
+    if calculator_free and not gen.calculator_free:
+        raise ParamError(f"--calculator-free: {name} has no calculator-free variant")
+    for attempt in range(200):
+        rng = Stream(gen.name, gen.version, seed, difficulty, int(calculator_free), attempt)
+        try:
+            draft = _check(gen.fn(rng, difficulty, calculator_free))
+        except Degenerate:
+            continue
+        return Problem(generator=gen.name, version=gen.version, seed=seed, difficulty=difficulty,
+                       title=draft.title, params=draft.params, statement=draft.statement, parts=draft.parts,
+                       solution=draft.solution, conventions=draft.conventions, calculator_free=calculator_free)
+    raise RuntimeError(f"{name}: no non-degenerate instance in 200 draws (seed {seed})")  # a generator bug
+
+
+def build_many(topics: list[str], *, seed: int, count: int = 1, difficulty: int = 1,
+               calculator_free: bool = False) -> list[Problem]:
+    """``count`` problems of each topic, with seeds seed, seed+1, …; validates every option first."""
+    if not topics:
+        raise ParamError("TOPIC: give at least one topic (see `examprep topics`)")
+    if count < 1:
+        raise ParamError(f"--count: expected a positive integer, got {count}")
+    if count > 10_000:
+        raise ParamError(f"--count: at most 10000 problems at once, got {count}")
+    if difficulty not in (1, 2, 3):
+        raise ParamError(f"--difficulty: expected 1, 2 or 3, got {difficulty}")
+    if seed < 0:
+        raise ParamError(f"--seed: expected a non-negative integer, got {seed}")
+    gens = [get(t) for t in topics]
+    return [build(g.name, seed + i, difficulty, calculator_free) for g in gens for i in range(count)]
+
+
+# ------------------------------------------------------------------------------- shared helpers
+
+def nice(x: float, sig: int = 3) -> str:
+    """A number as printed in a statement: at most ``sig`` significant digits, no trailing zeros."""
+    x = float(x)
+    if x == 0:
+        return "0"
+    if x == int(x) and abs(x) < 10 ** sig:
+        return str(int(x))
+    digits = sig - int(math.floor(math.log10(abs(x)))) - 1
+    text = f"{round(x, max(digits, 0)):.{max(digits, 0)}f}".rstrip("0").rstrip(".")
+    return text
+
+
+def tolist(v: Any) -> Any:
+    """Engine values to plain JSON values (floats, nested lists, ints stay ints)."""
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, (np.floating,)):
+        return float(v)
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    return v
+
+
+def steps_from(solve_steps: list, part: str | None = None, prefix: str = "") -> list[SolutionStep]:
+    """Worked-solution steps from a solve topic's steps: formula as Math, values as Matrix blocks
+    (a masked score, −∞, is stored as None: JSON has no infinity; renderers show −∞)."""
+    from examprep.document import Math, Matrix
+    from examprep.solve import jsonable
+
+    out = []
+    for st in solve_steps:
+        blocks = [Math(st.formula)] if st.formula else []
+        for name, val in st.values.items():
+            blocks.append(Matrix(name, jsonable(val)))     # −∞ (masked) becomes None
+        out.append(SolutionStep(prefix + st.title, blocks, part))
+    return out

@@ -1,0 +1,130 @@
+"""One GRU step by hand: reset and update gates, the candidate, the new hidden state.
+
+Level 1: scalar input and state, no biases. Level 2: two-dimensional state and input, with biases.
+Level 3: as level 2, and the new state in PyTorch's convention too (h' = (1 − z)⊙n + z⊙h).
+The lecture's convention is the default: h' = (1 − z)⊙h + z⊙n, reset applied after W_hn h + b_hn.
+Calculator-free: weights ln a, so σ(ln a) = a/(1 + a) and tanh(ln c) = (c² − 1)/(c² + 1) are exact.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from examprep import engine, solve
+from examprep.document import Matrix, Text
+from examprep.generators import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.generators._exact import frac
+from examprep.problem import Misconception, Part, Recipe, SolutionStep
+
+
+@generator("gru-step", title="One GRU step by hand", syllabus="RNN/GRU: gates and forward step", version=1)
+def gru_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
+    exact: dict = {}
+    if calculator_free:
+        I = H = 1
+        a, b, c = rng.integer(1, 4), rng.integer(2, 4), rng.integer(2, 3)
+        h0 = Fraction(rng.choice([1, -1]), rng.choice([2, 4]))
+        x = np.array([1.0])
+        h = np.array([float(h0)])
+        w_ih = np.log(np.array([[a], [b], [c]], dtype=float))
+        w_hh = np.zeros((3, 1))
+        b_ih = b_hh = np.zeros(3)
+        shown_ih = [[f"ln {a}" if a > 1 else "0"], [f"ln {b}" if b > 1 else "0"], [f"ln {c}"]]
+        shown_hh = tolist(w_hh)
+        r_, z_, n_ = Fraction(a, 1 + a), Fraction(b, 1 + b), Fraction(c * c - 1, c * c + 1)
+        exact = {"r": frac(r_), "z": frac(z_), "n": frac(n_), "h_new": frac((1 - z_) * h0 + z_ * n_),
+                 "h_new_pytorch": frac((1 - z_) * n_ + z_ * h0)}
+    else:
+        I, H = (1, 1) if difficulty == 1 else (2, 2)
+        x = rng.decimals(-1, 1, 0.5, (I,), nonzero=True)
+        h = rng.decimals(-1, 1, 0.5, (H,))
+        w_ih = rng.decimals(-1, 1, 0.5, (3 * H, I))
+        w_hh = rng.decimals(-1, 1, 0.5, (3 * H, H))
+        if difficulty == 1:
+            b_ih = b_hh = np.zeros(3 * H)
+        else:
+            b_ih = rng.decimals(-0.5, 0.5, 0.5, (3 * H,))
+            b_hh = rng.decimals(-0.5, 0.5, 0.5, (3 * H,))
+        shown_ih, shown_hh = tolist(w_ih), tolist(w_hh)
+    if not np.any(h):
+        raise Degenerate("h = 0 hides the blend and the reset")
+    params = {"x": tolist(x), "h": tolist(h), "weight_ih": tolist(w_ih), "weight_hh": tolist(w_hh),
+              "bias_ih": tolist(b_ih), "bias_hh": tolist(b_hh), "convention": "lecture", "reset": "after"}
+    sol = solve.solve("gru-cell", params)
+    g = engine.gru_cell(x, h, w_ih, w_hh, b_ih, b_hh)
+    if np.any(np.abs(g.z - 0.5) < 1e-12):
+        raise Degenerate("z = 1/2 makes both blends equal")
+    pt = engine.gru_cell(x, h, w_ih, w_hh, b_ih, b_hh, convention="pytorch")
+    before = engine.gru_cell(x, h, w_ih, w_hh, b_ih, b_hh, reset="before")
+    swapped_rows = np.concatenate([w_ih[H:2 * H], w_ih[:H], w_ih[2 * H:]]), np.concatenate([w_hh[H:2 * H], w_hh[:H], w_hh[2 * H:]])
+    swapped_b = np.concatenate([b_ih[H:2 * H], b_ih[:H], b_ih[2 * H:]]), np.concatenate([b_hh[H:2 * H], b_hh[:H], b_hh[2 * H:]])
+    swapped = engine.gru_cell(x, h, *swapped_rows, *swapped_b)
+    no_reset = engine.gru_cell(x, h, w_ih, w_hh, b_ih, b_hh)   # recomputed below with r = 1
+    n_no_reset = np.tanh(w_ih[2 * H:] @ x + b_ih[2 * H:] + w_hh[2 * H:] @ h + b_hh[2 * H:])
+    h_no_reset = (1 - g.z) * h + g.z * n_no_reset
+    del no_reset
+    scalar = H == 1
+    kind = "number" if scalar else "vector"
+    val = (lambda v: float(np.asarray(v).ravel()[0])) if scalar else tolist
+    shape = None if scalar else (H,)
+    gates = ["r", "z", "n"]
+    row_labels = [f"{gname}{i + 1}" if H > 1 else gname for gname in gates for i in range(H)]
+    statement = [Text("One step of a GRU in the lecture's convention: "
+                      r"$r = \sigma(W_{ir} x + b_{ir} + W_{hr} h + b_{hr})$, $z = \sigma(W_{iz} x + b_{iz} + W_{hz} h + b_{hz})$, "
+                      r"$n = \tanh(W_{in} x + b_{in} + r \odot (W_{hn} h + b_{hn}))$, $h' = (1 - z) \odot h + z \odot n$. "
+                      "Weight rows are stacked [r; z; n] as in torch.nn.GRUCell."),
+                 Matrix("x", params["x"]), Matrix("h", params["h"]),
+                 Matrix("W_ih", shown_ih, row_labels=row_labels), Matrix("W_hh", shown_hh, row_labels=row_labels)]
+    if difficulty >= 2 and not calculator_free:
+        statement += [Matrix("b_ih", params["bias_ih"]), Matrix("b_hh", params["bias_hh"])]
+    else:
+        statement.append(Text("All biases are zero."))
+    refs = {"x": params["x"], "h": params["h"], "w_in": tolist(w_ih[2 * H:]), "w_hn": tolist(w_hh[2 * H:]),
+            "b_in": tolist(b_ih[2 * H:]), "b_hn": tolist(b_hh[2 * H:])}
+    parts = [
+        Part("r", "The reset gate $r$.", kind, val(g.r), shape=shape, points=1, minutes=2.0 * H, exact=exact.get("r"),
+             misconceptions=(Misconception("swapped-gates", val(swapped.r),
+                                           "Rows are stacked [r; z; n]: the first block of W_ih and W_hh is the reset gate."),
+                             Misconception("tanh-gate", val(np.tanh(g.pre_r)), "Gates use the sigmoid σ, not tanh."))),
+        Part("z", "The update gate $z$.", kind, val(g.z), shape=shape, points=1, minutes=2.0 * H, exact=exact.get("z"),
+             misconceptions=(Misconception("swapped-gates", val(swapped.z),
+                                           "Rows are stacked [r; z; n]: the second block is the update gate."),
+                             Misconception("tanh-gate", val(np.tanh(g.pre_z)), "Gates use the sigmoid σ, not tanh."))),
+        Part("n", "The candidate state $n$.", kind, val(g.n), shape=shape, points=2, minutes=3.0 * H, exact=exact.get("n"),
+             misconceptions=(Misconception("reset-before", val(before.n),
+                                           "In this convention the reset multiplies (W_hn h + b_hn), after the product — "
+                                           "not h before it."),
+                             Misconception("no-reset", val(n_no_reset), "You left out the reset gate r in the candidate."),
+                             Misconception("sigmoid-candidate", val(engine.activation("sigmoid", g.pre_n).output),
+                                           "The candidate uses tanh, not σ.")),
+             recipe=Recipe("gru-candidate", refs | {"r": {"$ref": "r"}})),
+        Part("h_new", "The new hidden state $h'$ (lecture convention).", kind, val(g.h_new), shape=shape, points=2,
+             minutes=2.0 * H, exact=exact.get("h_new"),
+             misconceptions=(Misconception("swapped-blend", val(pt.h_new),
+                                           "You blended with z on the old state — that is PyTorch's convention; the lecture's is "
+                                           "h' = (1 − z)⊙h + z⊙n."),
+                             Misconception("reset-before", val(before.h_new),
+                                           "The reset was applied before W_hn; here it multiplies (W_hn h + b_hn)."),
+                             Misconception("no-reset", val(h_no_reset), "You left out the reset gate r in the candidate.")),
+             recipe=Recipe("gru-blend", {"h": params["h"], "z": {"$ref": "z"}, "n": {"$ref": "n"}, "convention": "lecture"})),
+    ]
+    if difficulty == 3:
+        parts.append(Part("h_new_pytorch", "The new hidden state in PyTorch's convention, $h' = (1 - z) \\odot n + z \\odot h$.",
+                          kind, val(pt.h_new), shape=shape, points=1, minutes=1.5 * H, exact=exact.get("h_new_pytorch"),
+                          misconceptions=(Misconception("lecture-blend", val(g.h_new),
+                                                        "That is the lecture's blend; PyTorch weights the old state by z."),),
+                          recipe=Recipe("gru-blend", {"h": params["h"], "z": {"$ref": "z"}, "n": {"$ref": "n"},
+                                                      "convention": "pytorch"})))
+    steps = sol.steps
+    solution = steps_from(steps[0:1], "r") + steps_from(steps[1:2], "z") + steps_from(steps[2:3], "n") + steps_from(steps[3:4], "h_new")
+    if difficulty == 3:
+        solution += steps_from(solve.solve("gru-cell", params | {"convention": "pytorch"}).steps[3:4], "h_new_pytorch",
+                               prefix="PyTorch: ")
+    if calculator_free:
+        solution.append(SolutionStep("Exact values", [
+            Text(r"$\sigma(\ln a) = \frac{a}{1 + a}$ and $\tanh(\ln c) = \frac{c^2 - 1}{c^2 + 1}$."),
+            Matrix("exact", [[k, v] for k, v in exact.items() if k != "h_new_pytorch" or difficulty == 3])]))
+    return Draft(title="One GRU step", params=params, statement=statement, parts=parts, solution=solution,
+                 conventions={"blend": "lecture: h' = (1 − z)⊙h + z⊙n", "reset": "after: r⊙(W_hn h + b_hn)",
+                              "layout": "rows [r; z; n] as torch.nn.GRUCell"})

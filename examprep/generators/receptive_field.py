@@ -1,0 +1,140 @@
+"""CNN sizes by hand: output sizes through a conv/pool stack, its receptive field, "same" padding.
+
+Level 1: two conv layers (stride, padding) — output sizes and receptive field.
+Level 2: conv → max-pool → conv — sizes, receptive field, and TensorFlow "same" padding amounts.
+Level 3: adds dilation, and "same" padding of an even kernel with stride 2.
+All answers are integers, so every variant is calculator-free.
+"""
+from __future__ import annotations
+
+import math
+
+from examprep import engine, solve
+from examprep.document import Math, Matrix, Table, Text
+from examprep.generators import Degenerate, Draft, Stream, generator, steps_from
+from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
+
+
+def _layer(rng: Stream, kind: str, difficulty: int) -> dict:
+    if kind == "pool":
+        return {"type": "max-pool", "kernel_size": 2, "stride": 2, "padding": 0, "dilation": 1}
+    k = rng.choice([3, 5] if difficulty == 1 else [3, 5, 7])
+    s = rng.choice([1, 2]) if difficulty >= 1 else 1
+    p = rng.integer(0, (k - 1) // 2)
+    d = rng.choice([1, 2]) if difficulty == 3 else 1
+    return {"type": "conv", "kernel_size": k, "stride": s, "padding": p, "dilation": d}
+
+
+def _size(n: int, L: dict, **override) -> int:
+    args = {"stride": L["stride"], "padding": L["padding"], "dilation": L["dilation"]} | override
+    op = "pool" if L["type"] == "max-pool" else "conv"
+    return engine.conv_output_size(n, L["kernel_size"], op=op, **args).output_size
+
+
+@generator("receptive-field", title="Conv/pool output sizes, receptive field, same padding",
+           syllabus="CNNs: receptive field, same padding, max-pooling", version=1)
+def receptive_field(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
+    kinds = ["conv", "conv"] if difficulty == 1 else ["conv", "pool", "conv"]
+    layers = [_layer(rng, k, difficulty) for k in kinds]
+    n0 = rng.integer(20, 64) if difficulty == 1 else rng.integer(28, 128)
+    sizes, quotients = [], []
+    n = n0
+    for L in layers:
+        span = n + 2 * L["padding"] - L["dilation"] * (L["kernel_size"] - 1) - 1
+        if span < 0:
+            raise Degenerate("kernel larger than input")
+        quotients.append(span / L["stride"] + 1)
+        n = _size(n, L)
+        sizes.append(n)
+    if all(q == int(q) for q in quotients):
+        raise Degenerate("no floor anywhere: the floor misconception would not show")
+    rf = engine.receptive_field([{k: L[k] for k in ("kernel_size", "stride", "dilation")} for L in layers])
+    names = [f"layer {i + 1} ({L['type']})" for i, L in enumerate(layers)]
+    rows = [[names[i], L["kernel_size"], L["stride"], L["padding"], L["dilation"]] for i, L in enumerate(layers)]
+    statement = [Text(f"A 1-D input of length {n0} (or one side of a square {n0}×{n0} image) passes through these "
+                      "layers in order. Padding is zeros on each side (−∞ for max-pooling); sizes round down "
+                      "as in PyTorch."),
+                 Table(["layer", "kernel", "stride", "padding", "dilation"], rows)]
+    parts = []
+    prev = n0
+    for i, (L, size, q) in enumerate(zip(layers, sizes, quotients)):
+        mis = []
+        if q != int(q):
+            mis.append(Misconception("no-floor", math.ceil(q),
+                                     "Output sizes round down: ⌊(n + 2p − d(k−1) − 1)/s⌋ + 1, not up."))
+        if L["padding"]:
+            once_val = math.floor((prev + L["padding"] - L["dilation"] * (L["kernel_size"] - 1) - 1) / L["stride"]) + 1
+            mis.append(Misconception("padding-once", once_val, "Padding is added on both sides: n + 2p."))
+        if L["stride"] > 1:
+            mis.append(Misconception("ignored-stride", prev + 2 * L["padding"] - L["dilation"] * (L["kernel_size"] - 1),
+                                     "You ignored the stride: divide (n + 2p − d(k−1) − 1) by s before adding 1."))
+        if L["dilation"] > 1:
+            mis.append(Misconception("ignored-dilation", _size(prev, L, dilation=1),
+                                     "With dilation d the kernel spans d(k−1) + 1 inputs."))
+        parts.append(Part(f"size_{i + 1}", f"The output length after {names[i]}.", "integer", size, tolerance=EXACT,
+                          points=1, minutes=1.5, misconceptions=tuple(mis),
+                          recipe=Recipe("solve:conv-output-size",
+                                        {"input_size": {"$ref": f"size_{i}"} if i else n0,
+                                         "kernel_size": L["kernel_size"], "stride": L["stride"], "padding": L["padding"],
+                                         "dilation": L["dilation"], "op": "pool" if L["type"] == "max-pool" else "conv"},
+                                        "output_size")))
+        prev = size
+    sum_k = sum(L["kernel_size"] for L in layers)
+    no_stride = 1 + sum(L["dilation"] * (L["kernel_size"] - 1) for L in layers)
+    no_dil = engine.receptive_field([{"kernel_size": L["kernel_size"], "stride": L["stride"]} for L in layers]).receptive_field
+    rf_mis = [Misconception("sum-kernels", sum_k, "The receptive field is not the sum of kernel sizes: each layer adds "
+                                                   "(k_eff − 1)·jump, where jump is the product of earlier strides."),
+              Misconception("ignored-stride", no_stride, "Later layers see through earlier strides: multiply (k_eff − 1) "
+                                                          "by the product of the strides before that layer.")]
+    if any(L["dilation"] > 1 for L in layers):
+        rf_mis.append(Misconception("ignored-dilation", no_dil, "A dilated kernel's effective size is d(k−1) + 1."))
+    parts.append(Part("receptive_field", "The receptive field of one output of the last layer, in input positions.",
+                      "integer", rf.receptive_field, tolerance=EXACT, points=2, minutes=3, misconceptions=tuple(rf_mis),
+                      hint="r_l = r_{l−1} + (k_eff − 1)·j_{l−1} with r_0 = 1, j_l = j_{l−1}·s_l."))
+    solution = []
+    prev = n0
+    for i, L in enumerate(layers):
+        sol = solve.solve("conv-output-size", {"input_size": prev, "kernel_size": L["kernel_size"], "stride": L["stride"],
+                                               "padding": L["padding"], "dilation": L["dilation"],
+                                               "op": "pool" if L["type"] == "max-pool" else "conv"})
+        solution += steps_from(sol.steps, f"size_{i + 1}", prefix=f"{names[i]}: ")
+        prev = sizes[i]
+    solution += steps_from(solve.solve("receptive-field", {"layers": [{k: L[k] for k in ("kernel_size", "stride", "dilation")}
+                                                                      for L in layers]}).steps, "receptive_field")
+    params = {"input_size": n0, "layers": layers}
+    if difficulty >= 2:
+        n_same = rng.integer(15, 64)
+        k_same = rng.choice([2, 4]) if difficulty == 3 else rng.choice([3, 5])
+        s_same = 2
+        same = engine.conv_output_size(n_same, k_same, stride=s_same, padding="same")
+        if same.pad_before == same.pad_after and difficulty == 3:
+            raise Degenerate("even split: the 'extra pad at the end' point does not show")
+        total = same.pad_before + same.pad_after
+        if total == 0:
+            raise Degenerate("no padding needed")
+        statement.append(Text(f"Separately: a convolution with kernel {k_same} and stride {s_same} uses \"same\" padding "
+                              f"(TensorFlow's rule) on an input of length {n_same}."))
+        parts.append(Part("same_output", "The output length of that \"same\" convolution.", "integer", same.output_size, tolerance=EXACT, points=1,
+                          minutes=1, misconceptions=(Misconception("same-means-equal", n_same,
+                                                                   "With stride s, \"same\" gives ⌈n/s⌉, not n."),)))
+        parts.append(Part("pad_before", "The zeros it adds at the start.", "integer", same.pad_before, tolerance=EXACT,
+                          points=1, minutes=1.5,
+                          misconceptions=((Misconception("extra-at-start", same.pad_after,
+                                                         "TensorFlow puts the extra zero at the end, not the start."),)
+                                          if same.pad_after != same.pad_before else ())))
+        parts.append(Part("pad_after", "The zeros it adds at the end.", "integer", same.pad_after, tolerance=EXACT, points=1,
+                          minutes=1, misconceptions=((Misconception("extra-at-start", same.pad_before,
+                                                                    "TensorFlow puts the extra zero at the end."),)
+                                                     if same.pad_after != same.pad_before else ())))
+        same_steps = solve.solve("conv-output-size", {"input_size": n_same, "kernel_size": k_same, "stride": s_same,
+                                                      "padding": "same"}).steps
+        solution += steps_from(same_steps[:1], "same_output") + steps_from(same_steps[1:], "pad_before")
+        solution.append(SolutionStep("Split the padding: the extra zero goes at the end", [
+            Math(rf"P = {total},\ p_{{\text{{before}}}} = \lfloor P/2 \rfloor = {same.pad_before},\ "
+                 rf"p_{{\text{{after}}}} = P - p_{{\text{{before}}}} = {same.pad_after}"),
+            Matrix("pad_after", same.pad_after)], "pad_after"))
+        params["same"] = {"input_size": n_same, "kernel_size": k_same, "stride": s_same}
+    return Draft(title="Output sizes and receptive field", params=params, statement=statement, parts=parts,
+                 solution=solution,
+                 conventions={"sizes": "floor, as PyTorch", "same padding": "TensorFlow: ⌈n/s⌉, extra zero at the end",
+                              "receptive field": "in input positions, r_l = r_{l−1} + (k_eff − 1)·j_{l−1}"})

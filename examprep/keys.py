@@ -1,0 +1,105 @@
+"""Answer keys and answer templates.
+
+A key is JSON holding whole Problems (parameters, answers, tolerances, misconceptions, recipes),
+so grading never re-runs a random number generator. Per-student variants: ``variants`` maps a
+student id to that student's list of Problems (the sheet prints a variant code, not the seed).
+
+Answers are addressed as "q<N>.<part id>" (N counts problems from 1 in sheet order): a TOML
+answer file has a table [q1] with the part ids as keys; a class CSV has a column "q1.scores".
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from examprep import __version__
+from examprep.errors import ExamprepError
+from examprep.fileio import atomic_write_text
+from examprep.problem import Problem
+
+KEY_FORMAT = 1
+
+
+class KeyError_(ExamprepError):
+    """A file that is not an examprep key, or one from a newer examprep."""
+
+
+@dataclass
+class Key:
+    title: str
+    problems: list[Problem]
+    variants: dict[str, list[Problem]] = field(default_factory=dict)
+    variant_codes: dict[str, str] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def problems_for(self, student_id: str | None) -> list[Problem]:
+        """The student's variant when the key has one, else the common problems."""
+        if student_id is not None and student_id in self.variants:
+            return self.variants[student_id]
+        return self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": "examprep-key", "format_version": KEY_FORMAT, "examprep_version": __version__,
+                "title": self.title, "meta": self.meta, "problems": [p.to_dict() for p in self.problems],
+                "variants": {sid: [p.to_dict() for p in ps] for sid, ps in self.variants.items()},
+                "variant_codes": self.variant_codes}
+
+
+def key_to_json(key: Key) -> str:
+    return json.dumps(key.to_dict(), ensure_ascii=False, allow_nan=False, indent=1)
+
+
+def write_key(path: str | Path, key: Key) -> Path:
+    return atomic_write_text(path, key_to_json(key) + "\n")
+
+
+def read_key(path: str | Path) -> Key:
+    """Load a key; raises KeyError_ for a missing file, bad JSON, a non-key or a newer format."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise KeyError_(f"{p}: no such key file") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise KeyError_(f"{p}: cannot read the key ({err})") from None
+    try:
+        d = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise KeyError_(f"{p}: not a key (invalid JSON at line {err.lineno}, column {err.colno})") from None
+    if not isinstance(d, dict) or d.get("format") != "examprep-key":
+        raise KeyError_(f"{p}: not an examprep key (write one with `examprep generate ... --key FILE`)")
+    version = d.get("format_version")
+    if not isinstance(version, int) or version > KEY_FORMAT:
+        raise KeyError_(f"{p}: key format {version} is newer than this examprep reads ({KEY_FORMAT}); upgrade examprep")
+    try:
+        return Key(title=d.get("title", ""), problems=[Problem.from_dict(x) for x in d["problems"]],
+                   variants={sid: [Problem.from_dict(x) for x in ps] for sid, ps in d.get("variants", {}).items()},
+                   variant_codes=d.get("variant_codes", {}), meta=d.get("meta", {}))
+    except (KeyError, TypeError, ValueError) as err:
+        raise KeyError_(f"{p}: damaged key ({type(err).__name__}: {err})") from None
+
+
+def _toml_comment(text: str) -> str:
+    return " ".join(text.split())
+
+
+def answer_template(problems: list[Problem], *, title: str = "", student_id: str = "", name: str = "") -> str:
+    """A TOML answer file for students to fill: one [qN] table per problem, one key per part,
+    each with a comment giving the prompt, the expected form and shape, and the tolerance."""
+    from examprep.render.terminal import inline
+
+    lines = [f"# examprep answer file{' — ' + title if title else ''}",
+             "# Fill in each answer between the quotes. Numbers: 0.245, -0.5, 1/3, 2e-3, 50%;",
+             "# exact forms: e^2/(1+e^2), ln 2, sqrt(2)/2; vectors [0.1, 0.2, 0.7]; matrices [[1, 2], [3, 4]].",
+             "# Use a decimal point, not a comma. Leave an answer empty to skip it.", "",
+             f'student_id = "{student_id}"', f'name = "{name}"', ""]
+    for n, p in enumerate(problems, 1):
+        lines.append(f"[q{n}]  # {_toml_comment(p.title)} ({p.generator}, {p.points:g} points)")
+        for i, part in enumerate(p.parts):
+            lines.append(f"# ({chr(97 + i)}) {_toml_comment(inline(part.prompt))}")
+            lines.append(f"#     {part.form()}; {part.tolerance.describe()}; {part.points:g} pt")
+            lines.append(f'{part.id} = ""')
+        lines.append("")
+    return "\n".join(lines)

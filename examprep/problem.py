@@ -1,0 +1,257 @@
+"""Problems: plain data that every feature shares (generation, rendering, grading, the quiz).
+
+A Problem is rebuilt bit for bit from (generator, version, seed, difficulty); an answer key stores
+the whole Problem, so grading never re-runs a random number generator. Everything here
+round-trips through JSON (``to_dict`` / ``from_dict``).
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from examprep.document import Block, blocks_from_list, blocks_to_list
+
+KINDS = ("number", "integer", "vector", "matrix", "expression", "choice")
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How close an answer must be. One rule, stated to students in plain words by ``describe``.
+
+    rule "sigfigs": agree to ``value`` significant figures (|a − e| ≤ ½·10^(⌊log10|e|⌋ − value + 1)),
+    with an absolute floor ``atol`` for expected values near zero;
+    "rtol": |a − e| ≤ value·|e| + atol; "atol": |a − e| ≤ value; "decimals": agree to ``value``
+    decimal places; "exact": equal (integers, choices, symbolic expressions).
+    """
+
+    rule: str = "sigfigs"
+    value: float = 3
+    atol: float = 1e-3
+
+    def bound(self, expected: float) -> float:
+        e = abs(float(expected))
+        if self.rule == "exact":
+            return 0.0
+        if self.rule == "sigfigs":
+            if e == 0:
+                return self.atol
+            return max(0.5 * 10 ** (math.floor(math.log10(e)) - int(self.value) + 1), self.atol)
+        if self.rule == "rtol":
+            return self.value * e + self.atol
+        if self.rule == "atol":
+            return float(self.value)
+        if self.rule == "decimals":
+            return 0.5 * 10 ** (-int(self.value))
+        raise ValueError(f"unknown tolerance rule {self.rule!r}")
+
+    def accepts(self, got: float, expected: float) -> bool:
+        # a hair of slack so that a correctly rounded answer is never refused by float noise
+        return abs(float(got) - float(expected)) <= self.bound(expected) * (1 + 1e-9) + 1e-12
+
+    def describe(self) -> str:
+        if self.rule == "sigfigs":
+            return f"to {int(self.value)} significant figures"
+        if self.rule == "decimals":
+            return f"to {int(self.value)} decimal places"
+        if self.rule == "rtol":
+            return f"within {self.value:g} relative error"
+        if self.rule == "atol":
+            return f"within ±{self.value:g}"
+        return "exactly"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rule": self.rule, "value": self.value, "atol": self.atol}
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> "Tolerance":
+        return Tolerance(d["rule"], d["value"], d.get("atol", 1e-3))
+
+
+SIGFIGS3 = Tolerance("sigfigs", 3)
+EXACT = Tolerance("exact", 0, 0)
+
+
+@dataclass(frozen=True)
+class Misconception:
+    """A named mistake: the value it produces for this part and a one-line explanation."""
+
+    id: str
+    value: Any
+    explanation: str
+    credit: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "value": self.value, "explanation": self.explanation, "credit": self.credit}
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> "Misconception":
+        return Misconception(d["id"], d["value"], d["explanation"], d.get("credit", 0.0))
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How a part is computed from earlier parts, so a grader can recompute it from a student's
+    own earlier answers (error carried forward).
+
+    ``op`` is an engine topic (``solve:<topic>``) or an elementary op of examprep.recipes;
+    ``args`` are its parameters, where ``{"$ref": "part_id"}`` stands for that part's answer;
+    ``output`` picks one answer value of a solve topic.
+    """
+
+    op: str
+    args: dict[str, Any]
+    output: str | None = None
+
+    def refs(self) -> list[str]:
+        found: list[str] = []
+
+        def walk(v: Any) -> None:
+            if isinstance(v, dict):
+                if set(v) == {"$ref"}:
+                    found.append(v["$ref"])
+                else:
+                    for x in v.values():
+                        walk(x)
+            elif isinstance(v, list):
+                for x in v:
+                    walk(x)
+
+        walk(self.args)
+        return list(dict.fromkeys(found))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"op": self.op, "args": self.args, "output": self.output}
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> "Recipe":
+        return Recipe(d["op"], d["args"], d.get("output"))
+
+
+@dataclass(frozen=True)
+class Part:
+    """One answerable part of a problem.
+
+    kind: "number", "integer", "vector", "matrix" (with ``shape``), "expression" (exact or
+    symbolic; ``exact`` holds the canonical text, ``variables`` the symbols it may use) or
+    "choice" (``choices``; ``expected`` is the correct choice's label).
+    ``expected`` is the JSON value (floats for numbers, nested lists for arrays).
+    """
+
+    id: str
+    prompt: str
+    kind: str
+    expected: Any
+    tolerance: Tolerance = SIGFIGS3
+    points: float = 1.0
+    minutes: float = 2.0
+    shape: tuple[int, ...] | None = None
+    exact: str | None = None
+    variables: tuple[str, ...] = ()
+    choices: tuple[str, ...] = ()
+    misconceptions: tuple[Misconception, ...] = ()
+    recipe: Recipe | None = None
+    hint: str = ""
+
+    @property
+    def depends_on(self) -> list[str]:
+        return self.recipe.refs() if self.recipe else []
+
+    def form(self) -> str:
+        """The expected form of the answer, in words (for templates and prompts)."""
+        if self.kind == "matrix":
+            return f"{'×'.join(map(str, self.shape or ()))} matrix [[a, b], [c, d]]"
+        if self.kind == "vector":
+            return f"vector of {self.shape[0] if self.shape else '?'} [a, b, …]"
+        if self.kind == "integer":
+            return "integer"
+        if self.kind == "expression":
+            names = f" in {', '.join(self.variables)}" if self.variables else ""
+            return f"exact expression{names}"
+        if self.kind == "choice":
+            return "one of " + ", ".join(self.choices)
+        return "number"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "prompt": self.prompt, "kind": self.kind, "expected": self.expected,
+                "tolerance": self.tolerance.to_dict(), "points": self.points, "minutes": self.minutes,
+                "shape": list(self.shape) if self.shape is not None else None, "exact": self.exact,
+                "variables": list(self.variables), "choices": list(self.choices),
+                "misconceptions": [m.to_dict() for m in self.misconceptions],
+                "recipe": self.recipe.to_dict() if self.recipe else None,
+                "depends_on": self.depends_on, "hint": self.hint}
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> "Part":
+        return Part(id=d["id"], prompt=d["prompt"], kind=d["kind"], expected=d["expected"],
+                    tolerance=Tolerance.from_dict(d["tolerance"]), points=d["points"], minutes=d["minutes"],
+                    shape=tuple(d["shape"]) if d.get("shape") is not None else None, exact=d.get("exact"),
+                    variables=tuple(d.get("variables", ())), choices=tuple(d.get("choices", ())),
+                    misconceptions=tuple(Misconception.from_dict(m) for m in d.get("misconceptions", ())),
+                    recipe=Recipe.from_dict(d["recipe"]) if d.get("recipe") else None, hint=d.get("hint", ""))
+
+
+@dataclass(frozen=True)
+class SolutionStep:
+    """One step of a worked solution: a title and its blocks (formulas and values)."""
+
+    title: str
+    blocks: list[Block]
+    part: str | None = None      # the part this step answers, if any
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"title": self.title, "blocks": blocks_to_list(self.blocks), "part": self.part}
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> "SolutionStep":
+        return SolutionStep(d["title"], blocks_from_list(d["blocks"]), d.get("part"))
+
+
+@dataclass(frozen=True)
+class Problem:
+    generator: str
+    version: int
+    seed: int
+    difficulty: int
+    title: str
+    params: dict[str, Any]
+    statement: list[Block]
+    parts: list[Part]
+    solution: list[SolutionStep]
+    conventions: dict[str, str] = field(default_factory=dict)
+    calculator_free: bool = False
+    variant: str = ""
+
+    @property
+    def points(self) -> float:
+        return sum(p.points for p in self.parts)
+
+    @property
+    def minutes(self) -> float:
+        return sum(p.minutes for p in self.parts)
+
+    def part(self, part_id: str) -> Part:
+        for p in self.parts:
+            if p.id == part_id:
+                return p
+        raise KeyError(part_id)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"generator": self.generator, "version": self.version, "seed": self.seed,
+                "difficulty": self.difficulty, "calculator_free": self.calculator_free, "variant": self.variant,
+                "title": self.title, "params": self.params, "conventions": self.conventions,
+                "statement": blocks_to_list(self.statement), "parts": [p.to_dict() for p in self.parts],
+                "solution": [s.to_dict() for s in self.solution]}
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> "Problem":
+        return Problem(generator=d["generator"], version=d["version"], seed=d["seed"], difficulty=d["difficulty"],
+                       title=d["title"], params=d["params"], statement=blocks_from_list(d["statement"]),
+                       parts=[Part.from_dict(p) for p in d["parts"]],
+                       solution=[SolutionStep.from_dict(s) for s in d["solution"]],
+                       conventions=d.get("conventions", {}), calculator_free=d.get("calculator_free", False),
+                       variant=d.get("variant", ""))
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, allow_nan=False)

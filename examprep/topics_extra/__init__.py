@@ -1,0 +1,1 @@
+"""Solve topics added by later generators (imported by examprep.solve)."""

@@ -1,0 +1,109 @@
+"""The Problem framework on every registered generator: builds, solutions reproduce answers,
+misconceptions are distinct, statements are hand-computable, JSON round-trips, recipes recompute."""
+import json
+import math
+
+import numpy as np
+import pytest
+
+from examprep import generators
+from examprep.document import Matrix
+from examprep.problem import Problem
+from examprep.recipes import evaluate
+from tests.generators.helpers import close_to, eval_exact, instances, sig_digits_ok, solution_values, statement_numbers
+
+ALL = list(instances())
+IDS = [f"{p.generator}-L{p.difficulty}-{'cf' if p.calculator_free else 'std'}-s{p.seed}" for p in ALL]
+
+
+def test_at_least_the_first_four_generators_are_registered():
+    assert {"softmax-cross-entropy", "receptive-field", "gru-step", "attention"} <= set(generators.load_all())
+
+
+@pytest.mark.parametrize("problem", ALL, ids=IDS)
+def test_problem_is_well_formed(problem):
+    assert problem.parts and problem.statement and problem.solution
+    ids = [p.id for p in problem.parts]
+    assert len(ids) == len(set(ids))
+    for part in problem.parts:
+        assert part.kind in ("number", "integer", "vector", "matrix", "expression", "choice")
+        assert part.points > 0 and part.minutes > 0
+        if part.kind in ("vector", "matrix"):
+            assert list(np.shape(part.expected)) == list(part.shape)
+        if part.kind == "integer":
+            assert isinstance(part.expected, int)
+        for dep in part.depends_on:
+            assert ids.index(dep) < ids.index(part.id), "a part depends only on earlier parts"
+
+
+@pytest.mark.parametrize("problem", ALL, ids=IDS)
+def test_worked_solution_reproduces_every_answer(problem):
+    for part in problem.parts:
+        values = solution_values(problem, part.id)
+        assert values, f"no solution step for part {part.id}"
+        if part.kind == "expression":
+            assert any(isinstance(v, str) and part.expected in v for v in values)
+        else:
+            assert any(close_to(part, v) for v in values), f"{part.id}: {part.expected} not in {values}"
+
+
+@pytest.mark.parametrize("problem", ALL, ids=IDS)
+def test_misconceptions_differ_from_the_answer_beyond_tolerance(problem):
+    for part in problem.parts:
+        for m in part.misconceptions:
+            assert m.explanation and m.id
+            if part.kind == "expression":
+                assert m.value != part.expected
+            else:
+                assert not close_to(part, m.value), f"{part.id}/{m.id} equals the answer"
+
+
+def test_each_generator_has_at_least_three_kinds_of_misconception():
+    for name in generators.load_all():
+        kinds = {m.id for p in instances([name], range(5)) for part in p.parts for m in part.misconceptions}
+        assert len(kinds) >= 3, (name, kinds)
+
+
+@pytest.mark.parametrize("problem", ALL, ids=IDS)
+def test_statement_numbers_are_hand_computable(problem):
+    for x in statement_numbers(problem):
+        assert sig_digits_ok(x), f"{x} has more than 3 significant digits"
+    for b in problem.statement:
+        if isinstance(b, Matrix) and isinstance(b.values, list):
+            flat = np.ravel(b.values) if not any(isinstance(v, str) for v in np.ravel(np.array(b.values, dtype=object))) else []
+            assert len(flat) <= 36
+
+
+@pytest.mark.parametrize("problem", ALL, ids=IDS)
+def test_json_round_trip(problem):
+    again = Problem.from_dict(json.loads(problem.to_json()))
+    assert again == problem
+
+
+@pytest.mark.parametrize("problem", ALL, ids=IDS)
+def test_dependency_recipes_recompute_the_stored_answers(problem):
+    answers = {p.id: p.expected for p in problem.parts}
+    for part in problem.parts:
+        if part.recipe is None:
+            continue
+        value = evaluate(part.recipe, answers)
+        assert close_to(part, value), f"{part.id}: recipe gives {value}, expected {part.expected}"
+
+
+@pytest.mark.parametrize("problem", [p for p in ALL if p.calculator_free], ids=[i for p, i in zip(ALL, IDS) if p.calculator_free])
+def test_calculator_free_exact_answers_equal_the_numbers(problem):
+    for part in problem.parts:
+        if part.exact is None or part.kind == "expression" and part.variables:
+            continue
+        exact = part.exact
+        flat_exact = list(np.ravel(np.array(exact, dtype=object))) if isinstance(exact, list) else [exact]
+        flat_num = list(np.ravel(part.expected)) if isinstance(part.expected, list) else [part.expected]
+        assert len(flat_exact) == len(flat_num)
+        for e, v in zip(flat_exact, flat_num):
+            assert math.isclose(eval_exact(e), v, rel_tol=1e-12, abs_tol=1e-12), (part.id, e, v)
+
+
+def test_determinism_within_a_process():
+    for name in generators.load_all():
+        assert generators.build(name, 123, 2) == generators.build(name, 123, 2)
+        assert generators.build(name, 123, 2) != generators.build(name, 124, 2)

@@ -1,0 +1,75 @@
+"""`examprep topics` and `examprep generate` from the command line."""
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from examprep.cli import app
+from examprep.problem import Problem
+
+runner = CliRunner()
+
+
+def run(*args):
+    return runner.invoke(app, list(args))
+
+
+def test_topics_lists_generators():
+    res = run("topics", "--no-color")
+    assert res.exit_code == 0
+    for name in ("attention", "gru-step", "receptive-field", "softmax-cross-entropy"):
+        assert name in res.output
+    data = json.loads(run("topics", "--json").output)
+    assert {d["topic"] for d in data} >= {"attention", "gru-step"} and all(d["levels"] for d in data)
+
+
+@pytest.mark.parametrize("topic", ["attention", "softmax-cross-entropy", "receptive-field", "gru-step"])
+def test_generate_with_solution_in_the_terminal(topic):
+    res = run("generate", topic, "--seed", "7", "--solution", "--no-color")
+    assert res.exit_code == 0, res.output
+    assert "worked solution" in res.output and "answers" in res.output and "seed 7" in res.output
+    assert "(a)" in res.output and "Step 1." in res.output
+
+
+def test_generate_markdown_has_latex_math_and_answers():
+    res = run("generate", "attention", "--seed", "7", "--solution", "--markdown")
+    assert res.exit_code == 0
+    assert "## Scaled dot-product attention" in res.output or "## Self-attention" in res.output
+    assert "$$" in res.output and r"\begin{bmatrix}" in res.output and "### Answers" in res.output
+
+
+def test_generate_without_solution_shows_no_answers():
+    res = run("generate", "attention", "--seed", "7", "--markdown")
+    assert "### Answers" not in res.output and "Worked solution" not in res.output
+
+
+def test_generate_json_round_trips_and_count_uses_consecutive_seeds():
+    res = run("generate", "gru-step", "--seed", "3", "--count", "3", "-d", "2", "--json")
+    assert res.exit_code == 0
+    probs = [Problem.from_dict(d) for d in json.loads(res.output)]
+    assert [p.seed for p in probs] == [3, 4, 5] and all(p.difficulty == 2 for p in probs)
+
+
+def test_generate_is_reproducible_from_the_printed_seed():
+    a = run("generate", "softmax-cross-entropy", "--seed", "11", "--json").output
+    b = run("generate", "softmax-cross-entropy", "--seed", "11", "--json").output
+    assert a == b
+
+
+def test_calculator_free_gives_exact_answers():
+    out = json.loads(run("generate", "softmax-cross-entropy", "--seed", "1", "--calculator-free", "--json").output)[0]
+    assert out["calculator_free"] and all(p["exact"] for p in out["parts"])
+
+
+@pytest.mark.parametrize("args,fragment", [
+    (["generate", "attenton"], "did you mean attention"),
+    (["generate", "attention", "-d", "4"], "--difficulty"),
+    (["generate", "attention", "--count", "-2"], "--count"),
+    (["generate", "attention", "--seed", "abc"], "--seed: expected an integer"),
+    (["generate", "attention", "--seed", "-5"], "--seed"),
+])
+def test_bad_input_one_line_exit_two(args, fragment):
+    res = run(*args)
+    assert res.exit_code == 2
+    assert fragment in res.output and "Traceback" not in res.output
+    assert len([line for line in res.output.splitlines() if line.strip()]) == 1
