@@ -147,9 +147,9 @@ def generate(
 def _register_plugins() -> None:
     # Command groups that live beside their own feature (the trainer keeps torch out of here).
     # Each module's register() adds typer commands whose heavy imports happen inside them.
-    from examprep import cli_grade, cli_quiz, cli_sheet, cli_train
+    from examprep import cli_grade, cli_quiz, cli_reference, cli_sheet, cli_train
 
-    for module in (cli_grade, cli_sheet, cli_quiz, cli_train):
+    for module in (cli_grade, cli_sheet, cli_quiz, cli_train, cli_reference):
         module.register(app)
 
 
