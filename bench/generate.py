@@ -38,7 +38,7 @@ def main() -> None:
     names = sorted(gens)
     print(f"{'topic':<26}{'problems/s':>12}{'engine-only/s':>16}{'overhead':>10}")
     for name in names:
-        ours = rate(lambda i: generators.build(name, i, 1 + i % 3), secs)
+        ours = rate(lambda i, name=name: generators.build(name, i, 1 + i % 3), secs)
         topic = MAIN_TOPIC.get(name)
         if topic:
             samples = [generators.build(name, i, 1 + i % 3).params for i in range(30)]
@@ -47,7 +47,7 @@ def main() -> None:
                 samples = [{"layers": [{k: L[k] for k in ("kernel_size", "stride", "dilation")} for L in s["layers"]]}
                            for s in samples]
             samples = [{k: v for k, v in s.items() if k in keys} for s in samples]
-            base = rate(lambda i: solve.solve(topic, samples[i % len(samples)]), secs)
+            base = rate(lambda i, topic=topic, samples=samples: solve.solve(topic, samples[i % len(samples)]), secs)
             print(f"{name:<26}{ours:>12,.0f}{base:>16,.0f}{base / ours:>9.1f}×")
         else:
             print(f"{name:<26}{ours:>12,.0f}{'—':>16}")

@@ -86,7 +86,7 @@ def solve(
         else:
             terminal.print_solution(solution, no_color=no_color)
     except ExamprepError as err:
-        raise fail(err)
+        raise fail(err) from None
 
 
 @app.command()
@@ -131,7 +131,7 @@ def generate(
                                          difficulty=int_option("--difficulty", difficulty),
                                          calculator_free=calculator_free)
     except ExamprepError as err:
-        raise fail(err)
+        raise fail(err) from None
     if as_json:
         import json
 

@@ -21,18 +21,18 @@ def verify(
 
     if instances < 1:
         typer.echo(f"error: --instances: expected a positive integer, got {instances}", err=True)
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
     try:
         from examprep.train.engine_reference import REFERENCES
         from examprep.train.verify import verify as run_verify
     except ImportError as err:
         typer.echo(f"error: verify needs torch ({err.name} is missing): pip install -e '.[train]'", err=True)
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
     unknown = [t for t in topic if t not in REFERENCES]
     if unknown:
         typer.echo(f"error: --topic: {unknown[0]!r} has no torch reference (choose from {', '.join(sorted(REFERENCES))})",
                    err=True)
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
     out = console(no_color)
     with out.status("checking the engine against torch…"):
         rows = run_verify(instances, seed, list(topic) or None)

@@ -6,7 +6,6 @@ max((out − 1)·s + d·(k − 1) + 1 − n, 0) is split with the extra pixel at
 """
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np

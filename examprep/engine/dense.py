@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from examprep.engine._core import Trace, array, choice, integer, matrix, number, vector
+from examprep.engine._core import Trace, array, choice, matrix, number, vector
 from examprep.engine.activations import ACTIVATIONS, activation_fn
 from examprep.engine.softmax import cross_entropy
-from examprep.errors import ParamError, ShapeError
+from examprep.errors import ShapeError
 
 
 def dense(x, weight, bias=None, grad_output=None) -> Trace:

@@ -22,7 +22,7 @@ from examprep.problem import Misconception, Part, Recipe, SolutionStep
 def gru_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     exact: dict = {}
     if calculator_free:
-        I = H = 1
+        n_in = H = 1
         a, b, c = rng.integer(1, 4), rng.integer(2, 4), rng.integer(2, 3)
         h0 = Fraction(rng.choice([1, -1]), rng.choice([2, 4]))
         x = np.array([1.0])
@@ -36,10 +36,10 @@ def gru_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         exact = {"r": frac(r_), "z": frac(z_), "n": frac(n_), "h_new": frac((1 - z_) * h0 + z_ * n_),
                  "h_new_pytorch": frac((1 - z_) * n_ + z_ * h0)}
     else:
-        I, H = (1, 1) if difficulty == 1 else (2, 2)
-        x = rng.decimals(-1, 1, 0.5, (I,), nonzero=True)
+        n_in, H = (1, 1) if difficulty == 1 else (2, 2)
+        x = rng.decimals(-1, 1, 0.5, (n_in,), nonzero=True)
         h = rng.decimals(-1, 1, 0.5, (H,))
-        w_ih = rng.decimals(-1, 1, 0.5, (3 * H, I))
+        w_ih = rng.decimals(-1, 1, 0.5, (3 * H, n_in))
         w_hh = rng.decimals(-1, 1, 0.5, (3 * H, H))
         if difficulty == 1:
             b_ih = b_hh = np.zeros(3 * H)

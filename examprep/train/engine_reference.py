@@ -303,12 +303,12 @@ def ref_param_count(p: dict) -> dict:
     nl = p.get("num_layers", 1)
     if fw == "keras" and layer in ("rnn", "lstm", "gru"):
         g = {"rnn": 1, "lstm": 4, "gru": 3}[layer]
-        I, H = p["input_size"], p["hidden_size"]
+        n_in, H = p["input_size"], p["hidden_size"]
         dirs = 2 if p.get("bidirectional", False) else 1
         nb = (2 if (layer == "gru" and p.get("reset_after", True)) else 1) if bias else 0
         total = 0
         for lyr in range(nl):
-            inp = I if lyr == 0 else H * dirs
+            inp = n_in if lyr == 0 else H * dirs
             total += dirs * (g * H * (inp + H) + nb * g * H)   # kernel + recurrent_kernel + bias
         return {"count": total}
     d = p.get("d_model")

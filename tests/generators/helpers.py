@@ -7,7 +7,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from examprep import generators
-from examprep.document import Matrix, Math, Text
+from examprep.document import Matrix, Math
 from examprep.problem import Part, Problem
 
 CI_SEEDS = range(20)
