@@ -1,0 +1,593 @@
+"""Safe parsing of what students type: numbers, exact expressions, vectors and matrices.
+
+Nothing here evaluates student text as code: no ``eval``, ``sympify`` or ``parse_expr``. A small
+tokenizer and a recursive-descent parser accept a whitelist of forms and build a tiny syntax tree
+of tuples; ``evaluate`` computes it in floats, ``to_sympy`` (examprep.answers.symbolic) builds
+sympy objects node by node.
+
+Accepted (the forms students naturally type):
+  numbers     0.245  -0.5 (also with the Unicode minus −)  .5  2e-3  2×10^-3  2·10⁻³  1/3  50%
+  exact       e^2/(1+e^2)  exp(2)  sqrt(2)/2  √2/2  ln 2  log(2) (natural log, as in the course)
+              log10(x)  log2(x)  sin cos tan tanh sigmoid/σ abs  pi/π
+  vectors     [0.1, 0.2, 0.7]   (0.1, 0.2, 0.7)   0.1 0.2 0.7
+  matrices    [[1, 2], [3, 4]]  [1 2; 3 4]  1 2; 3 4
+Whitespace separates list entries ("1 -2" is two entries, "1 - 2" is one), so implicit
+multiplication needs no space: "2e^2", "2sqrt(2)", "3(1+e)"; "2 ln 2" is refused with a hint.
+
+Work is bounded before it is done: input length (MAX_CHARS), tokens (MAX_TOKENS), nesting depth
+(MAX_DEPTH) and exponents (|exponent| ≤ MAX_EXPONENT unless the base is 0 or ±1); a tower such as
+9^9^9^9 is refused at its first oversized exponent. Every refusal is an AnswerParseError with a
+one-line message and, where it helps, a hint.
+"""
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Any
+
+from examprep.errors import ExamprepError
+
+MAX_CHARS = 4000          # one answer, as typed (a 10 kB paste is refused at once)
+MAX_TOKENS = 1500
+MAX_DEPTH = 40            # nesting of brackets, parentheses, unary signs and powers
+MAX_EXPONENT = 1000.0     # |b| in a^b (unless a is 0 or ±1): 9^9^9^9 stops at 9^387420489
+MAX_MAGNITUDE = 1e300     # any intermediate value beyond this is refused as "too large"
+MAX_ENTRIES = 400         # entries of one vector or matrix answer
+MAX_OPERATIONS = 200      # operators and functions in one entry (keeps every tree shallow)
+
+
+class AnswerParseError(ExamprepError):
+    """An answer that cannot be read: the message says what and how to write it instead."""
+
+
+# ----------------------------------------------------------------------------- syntax tree
+# Nodes are tuples (cheap to build and walk):
+#   ("num", value: float, text: str)      a literal as typed ("0.245", "2e-3")
+#   ("const", name)                        e, pi, inf
+#   ("var", name)                          a variable of an expression part
+#   ("neg", x) ("add", a, b) ("sub", a, b) ("mul", a, b) ("div", a, b) ("pow", a, b) ("pct", x)
+#   ("call", function, (args...))
+# A list answer is a Python list of nodes or of lists (rows).
+
+FUNCTIONS = {
+    "exp": 1, "ln": 1, "log": 1, "log10": 1, "log2": 1, "sqrt": 1, "sin": 1, "cos": 1, "tan": 1,
+    "tanh": 1, "sigmoid": 1, "abs": 1,
+}
+FUNCTION_ALIASES = {"log_e": "ln", "log_10": "log10", "lg": "log10", "log_2": "log2", "σ": "sigmoid",
+                    "sig": "sigmoid", "√": "sqrt"}
+CONSTANTS = {"e": math.e, "pi": math.pi, "π": math.pi, "inf": math.inf, "∞": math.inf}
+
+_SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁽⁾·", "0123456789+-()*")
+_SUPER_RUN = re.compile(r"[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁽⁾]+")
+_CHAR_MAP = str.maketrans({
+    "−": "-", "–": "-", "—": "-", "‐": "-", "‑": "-", "﹣": "-", "－": "-",
+    "×": "*", "·": "*", "⋅": "*", "∗": "*", "✕": "*", "÷": "/", "⁄": "/", "∕": "/",
+    "π": " pi ", "∞": " inf ", "√": " √ ", "σ": " σ ",
+    "‘": "'", "’": "'", "“": '"', "”": '"',
+})
+_NUMBER = r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+(?![\w.]))?"
+_TOKEN = re.compile(rf"\s*(?:(?P<num>{_NUMBER})|(?P<name>√|σ|[^\W\d]\w*)|(?P<op>\*\*|[-+*/^%()\[\],;=!|<>{{}}&@~`$#:?\\'\"]))")
+_PLAIN_NUMBER = re.compile(rf"\s*[-+]?{_NUMBER}\s*")
+_DECIMAL_COMMA = re.compile(r"(?<![\d.])(\d+),(\d+)(?![\d.])")
+
+
+@dataclass(frozen=True)
+class Token:
+    kind: str           # "num", "name", "op", "end"
+    text: str
+    col: int            # 1-based column in the normalised text
+    space_before: bool
+    space_after: bool = False
+
+
+def normalise(text: str) -> str:
+    """Unicode forms to the ASCII syntax: superscript exponents, minus signs, ×, ·, √, π."""
+    if any(c in text for c in "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻"):
+        text = _SUPER_RUN.sub(lambda m: "^(" + m.group(0).translate(_SUPERSCRIPTS) + ")", text)
+    text = unicodedata.normalize("NFKC", text)
+    return text.translate(_CHAR_MAP).strip()
+
+
+def _check_size(text: str) -> None:
+    if len(text) > MAX_CHARS:
+        raise AnswerParseError(f"answer too long ({len(text)} characters; at most {MAX_CHARS})")
+
+
+def tokenize(text: str) -> list[Token]:
+    """Split normalised text into tokens; raises AnswerParseError on a character we never accept."""
+    tokens: list[Token] = []
+    pos, n = 0, len(text)
+    while pos < n:
+        m = _TOKEN.match(text, pos)
+        if m is None:
+            j = pos
+            while j < n and text[j].isspace():
+                j += 1
+            if j >= n:
+                break
+            ch = text[j]
+            raise AnswerParseError(f"unexpected character {ch!r} at column {j + 1}")
+        kind = m.lastgroup or "op"
+        start = m.start(kind)
+        tokens.append(Token(kind, m.group(kind), start + 1, start > pos or pos == 0 and start > 0))
+        pos = m.end()
+        if len(tokens) > MAX_TOKENS:
+            raise AnswerParseError(f"answer too long (more than {MAX_TOKENS} symbols)")
+    # a token is "followed by space" when the next one has space before it (or it ends the text)
+    out = []
+    for i, t in enumerate(tokens):
+        after = tokens[i + 1].space_before if i + 1 < len(tokens) else True
+        out.append(Token(t.kind, t.text, t.col, t.space_before, after))
+    out.append(Token("end", "", n + 1, True, True))
+    return out
+
+
+_REFUSED_OPS = {
+    "=": "type only the value, without 'x =' or an equation",
+    "!": "factorials are not accepted; write the number",
+    "|": "write abs(x) for an absolute value",
+    "<": "type only the value", ">": "type only the value",
+    "{": "use parentheses ( ) or brackets [ ]", "}": "use parentheses ( ) or brackets [ ]",
+}
+
+
+class _Parser:
+    """Recursive descent over the tokens. ``variables``: names an expression part may use."""
+
+    def __init__(self, tokens: list[Token], variables: frozenset[str]):
+        self.t = tokens
+        self.i = 0
+        self.vars = variables
+        self.depth = 0
+        self.ops = 0                # operators in the current entry
+        self.space_sep = False      # whitespace separated two list entries somewhere
+        self.comma_sep = False      # a comma separated two list entries somewhere
+
+    # -- helpers
+    @property
+    def tok(self) -> Token:
+        return self.t[self.i]
+
+    def advance(self) -> Token:
+        tok = self.t[self.i]
+        self.i += 1
+        return tok
+
+    def enter(self) -> None:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise AnswerParseError(f"answer nested too deeply (more than {MAX_DEPTH} levels)")
+
+    def error(self, what: str | None = None) -> AnswerParseError:
+        tok = self.tok
+        if tok.kind == "end":
+            return AnswerParseError(what or "the answer ends too early (an operator or bracket is missing its other half)")
+        if tok.kind == "op" and tok.text in _REFUSED_OPS:
+            return AnswerParseError(f"unexpected {tok.text!r} at column {tok.col}: {_REFUSED_OPS[tok.text]}")
+        return AnswerParseError(what or f"unexpected {tok.text!r} at column {tok.col}")
+
+    def expect(self, text: str) -> None:
+        if self.tok.kind == "op" and self.tok.text == text:
+            self.advance()
+            return
+        raise self.error(f"expected {text!r} at column {self.tok.col}"
+                         + (f", found {self.tok.text!r}" if self.tok.kind != "end" else ", found the end"))
+
+    def op(self) -> None:
+        self.ops += 1
+        if self.ops > MAX_OPERATIONS:
+            raise AnswerParseError(f"formula too long (more than {MAX_OPERATIONS} operations in one entry)")
+
+    def starts_operand(self, tok: Token) -> bool:
+        return tok.kind in ("num", "name") or tok.kind == "op" and tok.text in ("(", "[")
+
+    # -- lists
+    def parse_answer(self) -> Any:
+        """A scalar node, or nested lists of nodes (top level may be an unbracketed list)."""
+        rows = self.parse_rows(closing=None)
+        if self.tok.kind != "end":
+            raise self.error()
+        return self.collapse(rows, bracketed=False)
+
+    def collapse(self, rows: list[list[Any]], bracketed: bool) -> Any:
+        if len(rows) == 1:
+            row = rows[0]
+            if len(row) == 1 and not bracketed:
+                return row[0]
+            return row
+        return rows
+
+    def parse_rows(self, closing: str | None) -> list[list[Any]]:
+        rows = [self.parse_row(closing)]
+        while self.tok.kind == "op" and self.tok.text == ";":
+            self.advance()
+            if self.tok.kind == "end" or self.tok.kind == "op" and self.tok.text == closing:
+                break   # a trailing ";" ends the last row
+            rows.append(self.parse_row(closing))
+        return rows
+
+    def parse_row(self, closing: str | None) -> list[Any]:
+        row = [self.parse_entry()]
+        while True:
+            tok = self.tok
+            if tok.kind == "op" and tok.text == ",":
+                self.advance()
+                self.comma_sep = True
+                if self.tok.kind == "op" and self.tok.text in (closing, ";") or self.tok.kind == "end":
+                    break   # a trailing comma
+                row.append(self.parse_entry())
+            elif tok.kind == "end" or tok.kind == "op" and tok.text in (";", closing):
+                break
+            elif tok.space_before and (self.starts_operand(tok) or tok.kind == "op" and tok.text in "+-"):
+                self.space_sep = True
+                row.append(self.parse_entry())
+            else:
+                raise self.error()
+            if len(row) > MAX_ENTRIES:
+                raise AnswerParseError(f"too many entries (more than {MAX_ENTRIES})")
+        return row
+
+    def parse_entry(self) -> Any:
+        tok = self.tok
+        if tok.kind == "op" and tok.text == "[":
+            self.enter()
+            self.advance()
+            if self.tok.kind == "op" and self.tok.text == "]":
+                raise self.error(f"empty brackets at column {tok.col}")
+            rows = self.parse_rows(closing="]")
+            self.expect("]")
+            self.depth -= 1
+            return self.collapse(rows, bracketed=True)
+        if tok.kind == "op" and tok.text == "(" and self._is_tuple():
+            self.enter()
+            self.advance()
+            row = [self.parse_expr(in_list=False)]
+            while self.tok.kind == "op" and self.tok.text == ",":
+                self.advance()
+                self.comma_sep = True
+                if self.tok.kind == "op" and self.tok.text == ")":
+                    break
+                row.append(self.parse_entry())
+            self.expect(")")
+            self.depth -= 1
+            return row
+        self.ops = 0
+        return self.parse_expr(in_list=True)
+
+    def _is_tuple(self) -> bool:
+        """Does the "(" at the cursor open a tuple (a comma at its own level)?"""
+        level = 0
+        for tok in self.t[self.i:]:
+            if tok.kind != "op":
+                continue
+            if tok.text in "([":
+                level += 1
+            elif tok.text in ")]":
+                level -= 1
+                if level == 0:
+                    return False
+            elif tok.text == "," and level == 1:
+                return True
+        return False
+
+    # -- expressions
+    def parse_expr(self, in_list: bool) -> tuple:
+        node = self.parse_term(in_list)
+        while self.tok.kind == "op" and self.tok.text in "+-":
+            tok = self.tok
+            if in_list and tok.space_before and not tok.space_after:
+                break           # "1 -2": a new list entry, not a subtraction
+            self.advance()
+            self.op()
+            rhs = self.parse_term(in_list)
+            node = ("add" if tok.text == "+" else "sub", node, rhs)
+        return node
+
+    def parse_term(self, in_list: bool) -> tuple:
+        node = self.parse_unary(in_list)
+        while True:
+            tok = self.tok
+            if tok.kind == "op" and tok.text in ("*", "/"):
+                self.advance()
+                self.op()
+                rhs = self.parse_unary(in_list)
+                node = ("mul" if tok.text == "*" else "div", node, rhs)
+            elif tok.kind in ("num", "name") or tok.kind == "op" and tok.text == "(":
+                # juxtaposition: "2e^2", "2sqrt(2)", "(1+e)(2)" multiply; with a space only
+                # inside parentheses ("(2 ln 2)"), since in a list a space separates entries
+                if tok.space_before and in_list:
+                    return node
+                if tok.kind == "num":
+                    raise self.error(f"two numbers in a row at column {tok.col}: separate entries with a comma, "
+                                     "or write a product with *")
+                self.op()
+                rhs = self.parse_unary(in_list)
+                node = ("mul", node, rhs)
+            else:
+                return node
+
+    def parse_unary(self, in_list: bool) -> tuple:
+        tok = self.tok
+        if tok.kind == "op" and tok.text in "+-":
+            self.enter()
+            self.advance()
+            self.op()
+            operand = self.parse_unary(in_list)
+            self.depth -= 1
+            return ("neg", operand) if tok.text == "-" else operand
+        return self.parse_power(in_list)
+
+    def parse_power(self, in_list: bool) -> tuple:
+        base = self.parse_postfix(in_list)
+        tok = self.tok
+        if tok.kind == "op" and tok.text in ("^", "**"):
+            self.enter()
+            self.advance()
+            self.op()
+            exponent = self.parse_unary(in_list)       # right-associative; "e^-2" allowed
+            self.depth -= 1
+            return ("pow", base, exponent)
+        return base
+
+    def parse_postfix(self, in_list: bool) -> tuple:
+        node = self.parse_primary(in_list)
+        while self.tok.kind == "op" and self.tok.text == "%":
+            self.advance()
+            node = ("pct", node)
+        return node
+
+    def parse_primary(self, in_list: bool) -> tuple:
+        tok = self.tok
+        if tok.kind == "num":
+            self.advance()
+            return ("num", float(tok.text), tok.text)
+        if tok.kind == "op" and tok.text == "(":
+            self.enter()
+            self.advance()
+            node = self.parse_expr(in_list=False)
+            if self.tok.kind == "op" and self.tok.text == ",":
+                raise self.error(f"unexpected ',' at column {self.tok.col}: a list here is not a number")
+            self.expect(")")
+            self.depth -= 1
+            return node
+        if tok.kind == "name":
+            return self.parse_name(in_list)
+        if tok.kind == "op" and tok.text == "[":
+            raise self.error(f"unexpected '[' at column {tok.col}: a list inside a formula")
+        raise self.error()
+
+    def parse_name(self, in_list: bool) -> tuple:
+        tok = self.advance()
+        name = tok.text
+        fname = FUNCTION_ALIASES.get(name, name)
+        if fname in FUNCTIONS:
+            self.enter()
+            self.op()
+            nxt = self.tok
+            if nxt.kind == "op" and nxt.text == "(" and not self._is_tuple():
+                self.advance()
+                arg = self.parse_expr(in_list=False)
+                self.expect(")")
+            elif nxt.kind in ("num", "name") or nxt.kind == "op" and nxt.text == "(":
+                # "ln 2", "sqrt 2", "√2": the function takes the next power ("ln 2^3" = ln 8)
+                arg = self.parse_power(in_list=False)
+            else:
+                raise self.error(f"{name} at column {tok.col} needs an argument, e.g. {name}(2)")
+            self.depth -= 1
+            return ("call", fname, (arg,))
+        if name in self.vars:
+            return ("var", name)
+        if name in CONSTANTS:
+            return ("const", name)
+        if name.lower() in ("nan",):
+            raise AnswerParseError("NaN is not an answer: give a finite number")
+        hint = ""
+        if self.vars:
+            hint = f"; this answer may use {', '.join(sorted(self.vars))}"
+            joined = [v for v in self.vars if v in name and v != name]
+            if joined:
+                hint += " (write products with *, e.g. " + "*".join(sorted(joined)[:2]) + ")"
+        elif name in ("E", "Exp", "EXP"):
+            hint = "; write e for Euler's number or exp(x)"
+        elif name in ("x", "y", "p", "q"):
+            hint = "; this answer is a number, not a formula"
+        raise AnswerParseError(f"unknown name {name!r} at column {tok.col}{hint}")
+
+
+# ----------------------------------------------------------------------------- evaluation
+
+def _num(x: float) -> float:
+    if x != x:
+        raise AnswerParseError("the answer is undefined (e.g. 0/0 or the log of a negative number)")
+    if abs(x) > MAX_MAGNITUDE and x not in (math.inf, -math.inf):
+        raise AnswerParseError("number too large")
+    return x
+
+
+def _call(fname: str, x: float) -> float:
+    try:
+        if fname == "exp":
+            if x > 690:
+                raise AnswerParseError("number too large (exp of more than 690)")
+            return math.exp(x)
+        if fname in ("ln", "log"):
+            return math.log(x)
+        if fname == "log10":
+            return math.log10(x)
+        if fname == "log2":
+            return math.log2(x)
+        if fname == "sqrt":
+            return math.sqrt(x)
+        if fname == "sin":
+            return math.sin(x)
+        if fname == "cos":
+            return math.cos(x)
+        if fname == "tan":
+            return math.tan(x)
+        if fname == "tanh":
+            return math.tanh(x)
+        if fname == "sigmoid":
+            return 1.0 / (1.0 + math.exp(-x)) if x > -700 else 0.0
+        if fname == "abs":
+            return abs(x)
+    except ValueError:
+        raise AnswerParseError(f"{fname}({x:g}) is undefined") from None
+    raise AnswerParseError(f"unknown function {fname!r}")   # unreachable: the parser whitelists
+
+
+def _power(a: float, b: float) -> float:
+    if abs(b) > MAX_EXPONENT and a not in (0.0, 1.0, -1.0):
+        raise AnswerParseError(f"exponent too large ({b:.3g}; at most {MAX_EXPONENT:g})")
+    if a == 0.0 and b < 0:
+        raise AnswerParseError("division by zero (0 to a negative power)")
+    try:
+        r = a ** b
+    except OverflowError:
+        raise AnswerParseError("number too large") from None
+    if isinstance(r, complex):
+        raise AnswerParseError("a negative number to a fractional power is not a real number")
+    return _num(r)
+
+
+def evaluate(node: Any, env: dict[str, float] | None = None) -> float:
+    """A scalar node's value as a float; ``env`` gives variables their values.
+
+    Raises AnswerParseError for undefined results (0/0, log of a negative, a free variable) and
+    for values beyond the size rules (|x| > 1e300, |exponent| > MAX_EXPONENT).
+    """
+    kind = node[0]
+    if kind == "num":
+        return node[1]
+    if kind == "const":
+        return CONSTANTS[node[1]]
+    if kind == "var":
+        if env is None or node[1] not in env:
+            raise AnswerParseError(f"{node[1]} has no value here: this answer is a number")
+        return env[node[1]]
+    if kind == "neg":
+        return -evaluate(node[1], env)
+    if kind == "pct":
+        return evaluate(node[1], env) / 100.0
+    if kind == "call":
+        return _num(_call(node[1], evaluate(node[2][0], env)))
+    a = evaluate(node[1], env)
+    b = evaluate(node[2], env)
+    if kind == "add":
+        return _num(a + b)
+    if kind == "sub":
+        return _num(a - b)
+    if kind == "mul":
+        return _num(a * b)
+    if kind == "div":
+        if b == 0:
+            raise AnswerParseError("division by zero")
+        return _num(a / b)
+    if kind == "pow":
+        return _power(a, b)
+    raise AnswerParseError(f"cannot evaluate {kind}")   # unreachable
+
+
+def has_names(node: Any, kinds: tuple[str, ...] = ("var",)) -> bool:
+    """Does a node use a variable (or, with kinds=("const", "call"), anything beyond arithmetic)?"""
+    if isinstance(node, list):
+        return any(has_names(x, kinds) for x in node)
+    if node[0] in kinds:
+        return True
+    if node[0] in ("num", "const", "var"):
+        return False
+    if node[0] == "call":
+        return any(has_names(a, kinds) for a in node[2])
+    return any(has_names(x, kinds) for x in node[1:])
+
+
+def unparse(node: Any) -> str:
+    """A node as canonical text in the accepted syntax (for feedback and reports)."""
+    if isinstance(node, list):
+        return "[" + ", ".join(unparse(x) for x in node) + "]"
+    kind = node[0]
+    if kind == "num":
+        return node[2]
+    if kind in ("const", "var"):
+        return node[1]
+    if kind == "neg":
+        return "-" + _wrap(node[1], 3)
+    if kind == "pct":
+        return _wrap(node[1], 5) + "%"
+    if kind == "call":
+        return f"{node[1]}({unparse(node[2][0])})"
+    ops = {"add": (" + ", 1), "sub": (" - ", 1), "mul": ("*", 2), "div": ("/", 2), "pow": ("^", 4)}
+    sym, prec = ops[kind]
+    left = _wrap(node[1], prec + (1 if kind == "pow" else 0))
+    right = _wrap(node[2], prec + (0 if kind == "pow" else 1 if kind in ("sub", "div") else 0))
+    return left + sym + right
+
+
+def _prec(node: Any) -> int:
+    return {"add": 1, "sub": 1, "mul": 2, "div": 2, "neg": 3, "pow": 4, "pct": 5}.get(node[0], 6)
+
+
+def _wrap(node: Any, need: int) -> str:
+    text = unparse(node)
+    return f"({text})" if _prec(node) < need else text
+
+
+# ----------------------------------------------------------------------------- entry points
+
+def parse_text(text: str, *, variables: tuple[str, ...] | frozenset[str] = (), scalar: bool = False,
+               integer: bool = False) -> Any:
+    """Parse typed text into a node (scalar) or nested lists of nodes (vector, matrix).
+
+    ``scalar``: the part expects one value, so a decimal comma ("0,5") is refused with a hint.
+    Raises AnswerParseError (one line, with the column and a hint) for anything else.
+    """
+    _check_size(text)
+    norm = normalise(text)
+    if not norm:
+        raise AnswerParseError("empty answer")
+    if scalar:
+        m = _DECIMAL_COMMA.search(norm)
+        if m:
+            if integer:
+                raise AnswerParseError(f"{m.group(0)!r}: write a whole number without separators, "
+                                       f"e.g. {m.group(1)}{m.group(2)}")
+            raise AnswerParseError(f"{m.group(0)!r}: use a decimal point, not a comma: {m.group(1)}.{m.group(2)}")
+    parser = _Parser(tokenize(norm), frozenset(variables))
+    node = parser.parse_answer()
+    if parser.comma_sep and parser.space_sep and _DECIMAL_COMMA.search(norm):
+        m = _DECIMAL_COMMA.search(norm)
+        raise AnswerParseError(f"{m.group(0)!r} is ambiguous: use a decimal point ({m.group(1)}.{m.group(2)}) "
+                               "and separate entries with commas or spaces")
+    return node
+
+
+def fast_number(text: str) -> float | None:
+    """A plain decimal number ("0.245", "-2e-3") without the parser, or None."""
+    if len(text) < 40 and _PLAIN_NUMBER.fullmatch(text):
+        try:
+            return float(text)
+        except ValueError:
+            return None
+    return None
+
+
+def shape_of(value: Any) -> tuple[int, ...]:
+    """The shape of nested lists (rows of equal length), or raises AnswerParseError (ragged)."""
+    if not isinstance(value, list):
+        return ()
+    if not value:
+        return (0,)
+    inner = [shape_of(v) for v in value]
+    if any(s != inner[0] for s in inner):
+        lengths = sorted({s[0] if s else 1 for s in inner})
+        raise AnswerParseError(f"rows of different lengths ({', '.join(map(str, lengths))} entries): "
+                               "every row needs the same number of entries")
+    return (len(value),) + inner[0]
+
+
+def evaluate_all(value: Any, env: dict[str, float] | None = None) -> Any:
+    """Evaluate every node of nested lists to floats (same nesting)."""
+    if isinstance(value, list):
+        return [evaluate_all(v, env) for v in value]
+    return evaluate(value, env)

@@ -1,0 +1,149 @@
+"""Equivalence of exact and symbolic answers: numeric evaluation at random points, backed by sympy.
+
+Two expressions are compared first by evaluating both at a few random points (cheap; a
+difference at any well-defined point settles "not equivalent"), then, when they agree
+everywhere, by sympy on objects built node by node from our syntax tree (never ``sympify`` on
+student text), under a time limit. When sympy proves ``a − b = 0`` the verdict says
+"symbolically"; when sympy runs out of time or cannot decide, the numeric agreement at
+``POINTS`` random points decides, and the verdict says "numerically".
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import random
+import signal
+import threading
+from functools import lru_cache
+from typing import Any, Iterator
+
+from examprep.answers.parse import AnswerParseError, evaluate, unparse
+
+POINTS = 6
+RTOL = 1e-8
+SYMPY_SECONDS = 0.5        # time limit on one symbolic check (main thread; elsewhere, cheap steps only)
+
+
+class _Timeout(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[bool]:
+    """Interrupt the body after ``seconds`` (raises _Timeout) where a timer signal can be used:
+    the main thread on Unix. Yields True when the limit is armed, False when it cannot be."""
+    if seconds <= 0 or threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield False
+        return
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        raise _Timeout()
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield True
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def to_sympy(node: Any, symbols: dict[str, Any]) -> Any:
+    """Build a sympy expression from a scalar node: decimals become exact Rationals."""
+    import sympy as sp
+
+    kind = node[0]
+    if kind == "num":
+        return sp.Rational(node[2]) if ("." in node[2] or "e" in node[2].lower()) else sp.Integer(node[2])
+    if kind == "const":
+        return {"e": sp.E, "pi": sp.pi, "π": sp.pi, "inf": sp.oo}[node[1]]
+    if kind == "var":
+        return symbols[node[1]]
+    if kind == "neg":
+        return -to_sympy(node[1], symbols)
+    if kind == "pct":
+        return to_sympy(node[1], symbols) / 100
+    if kind == "call":
+        x = to_sympy(node[2][0], symbols)
+        f = node[1]
+        if f == "sigmoid":
+            return 1 / (1 + sp.exp(-x))
+        if f == "log10":
+            return sp.log(x, 10)
+        if f == "log2":
+            return sp.log(x, 2)
+        return {"exp": sp.exp, "ln": sp.log, "log": sp.log, "sqrt": sp.sqrt, "sin": sp.sin, "cos": sp.cos,
+                "tan": sp.tan, "tanh": sp.tanh, "abs": sp.Abs}[f](x)
+    a, b = to_sympy(node[1], symbols), to_sympy(node[2], symbols)
+    if kind == "add":
+        return a + b
+    if kind == "sub":
+        return a - b
+    if kind == "mul":
+        return a * b
+    if kind == "div":
+        return a / b
+    if kind == "pow":
+        return a ** b
+    raise ValueError(kind)
+
+
+def _points(variables: tuple[str, ...], seed: str) -> list[dict[str, float]]:
+    # values in (0.1, 0.9), off simple fractions: probabilities and targets, logs stay defined
+    rng = random.Random(seed)
+    return [{v: 0.1 + 0.8 * rng.random() for v in variables} for _ in range(POINTS)]
+
+
+def numeric_verdict(a: Any, b: Any, variables: tuple[str, ...]) -> bool | None:
+    """True: equal at every random point where both are defined; False: differ at one; None:
+    defined nowhere (or no variables and an undefined value)."""
+    checked = 0
+    for env in _points(variables, unparse(b)) if variables else [{}]:
+        try:
+            x, y = evaluate(a, env), evaluate(b, env)
+        except AnswerParseError:
+            continue
+        if math.isinf(x) or math.isinf(y):
+            if x != y:
+                return False
+            continue
+        checked += 1
+        if abs(x - y) > RTOL * max(1.0, abs(x), abs(y)):
+            return False
+    return True if checked else None
+
+
+@lru_cache(maxsize=4096)
+def _sympy_zero(a_text: str, b_text: str, a: Any, b: Any, variables: tuple[str, ...]) -> bool | None:
+    """sympy's verdict on a − b = 0: True proven, None undecided (timeout or no proof)."""
+    import sympy as sp
+
+    symbols = {v: sp.Symbol(v, positive=True) for v in variables}
+    try:
+        with time_limit(SYMPY_SECONDS) as armed:
+            diff = to_sympy(a, symbols) - to_sympy(b, symbols)
+            if diff == 0 or sp.expand(diff) == 0:
+                return True
+            if not armed:
+                return None          # no timer here: stop before the expensive steps
+            if sp.simplify(diff) == 0:
+                return True
+            return None
+    except _Timeout:
+        return None
+    except (TypeError, ValueError, ZeroDivisionError, OverflowError, RecursionError, AttributeError):
+        return None
+
+
+def equivalent(a: Any, b: Any, variables: tuple[str, ...] = ()) -> tuple[bool, str]:
+    """Are scalar nodes ``a`` (the student's) and ``b`` (the key's) the same expression?
+
+    Returns (verdict, how): how is "symbolically" or "numerically" (at POINTS random points).
+    """
+    num = numeric_verdict(a, b, variables)
+    if num is False:
+        return False, "numerically"
+    proof = _sympy_zero(unparse(a), unparse(b), a, b, tuple(variables))
+    if proof:
+        return True, "symbolically"
+    return bool(num), "numerically"
