@@ -21,3 +21,10 @@ __all__ = [
     "max_pool", "mlp_backprop", "param_count", "positional_encoding", "receptive_field", "rnn_cell",
     "rope", "same_padding", "scaling_law", "softmax",
 ]
+
+
+from examprep.engine.backprop import (  # noqa: E402  (issue 4: gradient flow)
+    max_pool_backward, residual_block, residual_stack, rnn_unroll, vanishing_gradient,
+)
+
+__all__ += ["max_pool_backward", "residual_block", "residual_stack", "rnn_unroll", "vanishing_gradient"]

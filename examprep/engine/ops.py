@@ -92,3 +92,127 @@ def gru_blend(h, z, n, convention="lecture") -> np.ndarray:
 OPS = {"matmul": matmul, "scale": scale, "scaled-masked-softmax": scaled_masked_softmax, "nll": nll,
        "mean-nll": mean_nll, "minus-target": minus_target, "gru-blend": gru_blend,
        "cross-entropy-from-probs": cross_entropy_from_probs, "gru-candidate": gru_candidate}
+
+
+# ------------------------------------------- backprop, CNN and RNN problems (issue 4, first half)
+
+def _same_shape(name: str, a: np.ndarray, ref: np.ndarray, ref_name: str) -> None:
+    if a.shape != ref.shape:
+        raise ShapeError(f"{name}: expected the shape of {ref_name} "
+                         f"{'×'.join(map(str, ref.shape)) or 'scalar'}, got {'×'.join(map(str, a.shape)) or 'scalar'}")
+
+
+def add(a, b) -> np.ndarray:
+    """a + b, element-wise (same shapes)."""
+    A, B = array("a", a), array("b", b)
+    _same_shape("b", B, A, "a")
+    return A + B
+
+
+def subtract(a, b) -> np.ndarray:
+    """a − b, element-wise (same shapes): e.g. δ = y − t for L = ½‖y − t‖²."""
+    A, B = array("a", a), array("b", b)
+    _same_shape("b", B, A, "a")
+    return A - B
+
+
+def multiply(a, b) -> np.ndarray:
+    """a ⊙ b, element-wise (same shapes)."""
+    A, B = array("a", a), array("b", b)
+    _same_shape("b", B, A, "a")
+    return A * B
+
+
+def product(values) -> float:
+    """Π of all entries: a chain of local derivatives."""
+    return float(np.prod(array("values", values)))
+
+
+def activation_backward(grad_output, x, name="relu", negative_slope=0.01) -> np.ndarray:
+    """∂L/∂x = ∂L/∂φ(x) ⊙ φ'(x) for an element-wise activation φ at pre-activation x."""
+    from examprep.engine.activations import activation_fn
+
+    g, x_ = array("grad_output", grad_output), array("x", x)
+    _same_shape("grad_output", g, x_, "x")
+    return g * activation_fn(name, x_, number("negative_slope", negative_slope))[1]
+
+
+def _mse_parts(predictions, target, loss):
+    from examprep.engine._core import choice
+
+    p, t = array("predictions", predictions, 1), array("target", target, 1)
+    _same_shape("predictions", p, t, "target")
+    return p - t, (2.0 if choice("loss", loss, ("mse", "half-mse")) == "mse" else 1.0)
+
+
+def mse_loss(predictions, target, loss="mse") -> float:
+    """(1/N) Σ (ŷ − y)² ("mse") or (1/2N) Σ (ŷ − y)² ("half-mse")."""
+    e, factor = _mse_parts(predictions, target, loss)
+    return float(np.mean(e**2) * factor / 2.0)
+
+
+def mse_grad_w(X, predictions, target, loss="mse") -> np.ndarray:
+    """∂L/∂w = (2/N) Xᵀ(ŷ − y) ("mse") or (1/N) Xᵀ(ŷ − y) ("half-mse"); X (N, d) or (N,) for one feature."""
+    e, factor = _mse_parts(predictions, target, loss)
+    X_ = array("X", X, (1, 2))
+    if X_.shape[0] != e.shape[0]:
+        raise ShapeError(f"X: expected {e.shape[0]} rows (one per prediction), got {X_.shape[0]}")
+    g = factor / e.shape[0] * (X_.T @ e)
+    return float(g) if X_.ndim == 1 else g
+
+
+def mse_grad_b(predictions, target, loss="mse") -> float:
+    """∂L/∂b = (2/N) Σ (ŷ − y) ("mse") or (1/N) Σ (ŷ − y) ("half-mse")."""
+    e, factor = _mse_parts(predictions, target, loss)
+    return float(factor / e.shape[0] * e.sum())
+
+
+def sgd_step(param, grad, lr) -> np.ndarray:
+    """param − lr · grad (one gradient-descent step)."""
+    p, g = array("param", param), array("grad", grad)
+    _same_shape("grad", g, p, "param")
+    out = p - number("lr", lr) * g
+    return float(out) if out.ndim == 0 else out
+
+
+def rnn_jacobian(h_new, weight_hh, nonlinearity="tanh") -> np.ndarray:
+    """∂h'/∂h = diag(φ'(a)) W_hh read off the new state: tanh' = 1 − h'², ReLU' = 1[h' > 0]."""
+    h, W = array("h_new", h_new, 1), array("weight_hh", weight_hh, 2)
+    if W.shape != (h.shape[0], h.shape[0]):
+        raise ShapeError(f"weight_hh: expected shape {h.shape[0]}×{h.shape[0]}, got {'×'.join(map(str, W.shape))}")
+    der = 1.0 - h**2 if nonlinearity == "tanh" else (h > 0).astype(float)
+    return der[:, None] * W
+
+
+def rnn_local_derivatives(w, hidden, nonlinearity="tanh") -> np.ndarray:
+    """w · φ'(a_t) for each state h_t of a one-unit RNN: w(1 − h_t²) for tanh, w·1[h_t > 0] for ReLU."""
+    h = array("hidden", hidden, (0, 1)).reshape(-1)
+    der = 1.0 - h**2 if nonlinearity == "tanh" else (h > 0).astype(float)
+    return number("w", w) * der
+
+
+def lstm_cell_state(f, c, i, g) -> np.ndarray:
+    """c' = f ⊙ c + i ⊙ g."""
+    F, C, I_, G = array("f", f), array("c", c), array("i", i), array("g", g)
+    for name, v in (("c", C), ("i", I_), ("g", G)):
+        _same_shape(name, v, F, "f")
+    return F * C + I_ * G
+
+
+def lstm_hidden(o, c_new) -> np.ndarray:
+    """h' = o ⊙ tanh(c')."""
+    O, C = array("o", o), array("c_new", c_new)
+    _same_shape("c_new", C, O, "o")
+    return O * np.tanh(C)
+
+
+def power(base, exponent) -> float:
+    """base ** exponent (a per-step factor compounded over many steps)."""
+    return float(number("base", base) ** number("exponent", exponent))
+
+
+OPS.update({"add": add, "subtract": subtract, "multiply": multiply, "product": product,
+            "activation-backward": activation_backward, "mse-loss": mse_loss, "mse-grad-w": mse_grad_w,
+            "mse-grad-b": mse_grad_b, "sgd-step": sgd_step, "rnn-jacobian": rnn_jacobian,
+            "rnn-local-derivatives": rnn_local_derivatives, "lstm-cell-state": lstm_cell_state,
+            "lstm-hidden": lstm_hidden, "power": power})

@@ -612,3 +612,169 @@ def random_params(topic: str, rng: np.random.Generator) -> dict:
     if topic == "lora":
         return {"d": ri(1, 64), "k": ri(1, 64), "r": ri(1, 8), "num_matrices": ri(1, 4)}
     raise KeyError(topic)
+
+
+# ------------------------------------------ gradient flow (issue 4: residual, BPTT, vanishing)
+
+def _scalarise(value: np.ndarray, scalar: bool) -> Any:
+    return float(value.reshape(-1)[0]) if scalar and value.size == 1 else value
+
+
+def ref_residual(p: dict) -> dict:
+    """y = x + F(x) by autograd: the branch's share of ∂L/∂x is the gradient of δ·F(x) alone."""
+    scalar = np.ndim(p["x"]) == 0
+    x = _t(np.atleast_1d(p["x"]), grad=True)
+    w1 = _t(np.atleast_2d(p["w1"]), grad=True)
+    b1 = _t(p["b1"] if p.get("b1") is not None else np.zeros(w1.shape[0]), grad=True)
+    b1 = b1.reshape(-1).detach().requires_grad_(True)
+    act = p.get("activation", "relu")
+    phi = (lambda a: F.leaky_relu(a, p.get("negative_slope", 0.01))) if act == "leaky-relu" else _ACTS[act]
+    two = p.get("w2") is not None
+    h = phi(F.linear(x, w1, b1))
+    leaves = [x, w1, b1]
+    if two:
+        w2 = _t(np.atleast_2d(p["w2"]), grad=True)
+        b2 = _t(np.reshape(p["b2"], -1) if p.get("b2") is not None else np.zeros(w2.shape[0]), grad=True)
+        branch = F.linear(h, w2, b2)
+        leaves += [w2, b2]
+    else:
+        branch = h
+    y = x + branch
+    H = w1.shape[0]
+    one = lambda v: _scalarise(v, scalar and H == 1)  # noqa: E731
+    out = {"branch": _scalarise(_np(branch), scalar), "output": _scalarise(_np(y), scalar)}
+
+    def forward(xx: torch.Tensor) -> torch.Tensor:
+        hh = phi(F.linear(xx, w1.detach(), b1.detach()))
+        return xx + (F.linear(hh, w2.detach(), b2.detach()) if two else hh)
+
+    out["jacobian"] = _scalarise(_np(torch.autograd.functional.jacobian(forward, x.detach())), scalar)
+    if p.get("grad_output") is not None:
+        delta = _t(np.atleast_1d(p["grad_output"]))
+        (gb,) = torch.autograd.grad(branch, x, delta, retain_graph=True)
+        grads = torch.autograd.grad(y, leaves, delta)
+        out.update(grad_branch=_scalarise(_np(gb), scalar), grad_input=_scalarise(_np(grads[0]), scalar),
+                   grad_w1=one(_np(grads[1])), grad_b1=one(_np(grads[2])))
+        if two:
+            out.update(grad_w2=one(_np(grads[3])), grad_b2=_scalarise(_np(grads[4]), scalar))
+    return out
+
+
+def ref_residual_stack(p: dict) -> dict:
+    act = p.get("activation", "tanh")
+    phi = (lambda a: F.leaky_relu(a, 0.01)) if act == "leaky-relu" else _ACTS[act]
+    skip = p.get("skip", True)
+    w = np.reshape(p["weights"], -1)
+    b = np.reshape(p["biases"], -1) if p.get("biases") is not None else np.zeros_like(w)
+    x = _t(p["x"], grad=True)
+    y, outs, local = x, [], []
+    for wl, bl in zip(w, b):
+        prev = y.detach().requires_grad_(True)
+        nxt = (prev + phi(wl * prev + bl)) if skip else phi(wl * prev + bl)
+        (d,) = torch.autograd.grad(nxt, prev)
+        local.append(float(d))
+        y = (y + phi(wl * y + bl)) if skip else phi(wl * y + bl)
+        outs.append(float(y.detach()))
+    (g,) = torch.autograd.grad(y, x)
+    return {"outputs": np.array(outs), "local_derivatives": np.array(local), "gradient": float(g)}
+
+
+def _rnn_module(I: int, H: int, p: dict) -> nn.RNN:
+    rnn = nn.RNN(I, H, nonlinearity=p.get("nonlinearity", "tanh"), dtype=DTYPE)
+    with torch.no_grad():
+        rnn.weight_ih_l0.copy_(_t(p["weight_ih"]))
+        rnn.weight_hh_l0.copy_(_t(p["weight_hh"]))
+        for ours, theirs in (("bias_ih", "bias_ih_l0"), ("bias_hh", "bias_hh_l0")):
+            getattr(rnn, theirs).copy_(_t(p[ours]) if p.get(ours) is not None else torch.zeros(H, dtype=DTYPE))
+    return rnn
+
+
+def ref_rnn_unroll(p: dict) -> dict:
+    """torch.nn.RNN over the whole sequence; ∂h_T/∂h_0 by torch.autograd.functional.jacobian."""
+    xs = np.asarray(p["x"], dtype=np.float64)
+    xs = xs[:, None] if xs.ndim == 1 else xs
+    H = np.shape(p["weight_hh"])[0]
+    rnn = _rnn_module(xs.shape[1], H, p)
+    x = _t(xs)[:, None, :]
+    h0 = _t(p["h0"] if p.get("h0") is not None else np.zeros(H))
+    last = lambda h: rnn(x, h[None, None, :])[1][0, 0]  # noqa: E731
+    out = {"hidden": _np(rnn(x, h0[None, None, :])[0][:, 0, :]),
+           "jacobian": _np(torch.autograd.functional.jacobian(last, h0))}
+    if p.get("grad_output") is not None:
+        hh = h0.clone().requires_grad_(True)
+        (g,) = torch.autograd.grad(last(hh), hh, _t(p["grad_output"]))
+        out["grad_h0"] = _np(g)
+    return out
+
+
+def ref_vanishing_gradient(p: dict) -> dict:
+    """A one-unit torch.nn.RNN; each local derivative ∂h_t/∂h_{t−1} and the whole ∂h_T/∂h_0 by autograd."""
+    xs = np.reshape(p["x"], -1)
+    rnn = _rnn_module(1, 1, {"weight_ih": [[p.get("u", 1.0)]], "weight_hh": [[p["w"]]], "bias_ih": [p.get("b", 0.0)],
+                             "nonlinearity": p.get("nonlinearity", "tanh")})
+    cell = nn.RNNCell(1, 1, nonlinearity=p.get("nonlinearity", "tanh"), dtype=DTYPE)
+    with torch.no_grad():
+        for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+            getattr(cell, name).copy_(getattr(rnn, name + "_l0"))
+    h0 = _t([[[p.get("h0", 0.0)]]], grad=True)
+    seq, hT = rnn(_t(xs)[:, None, None], h0)
+    (g,) = torch.autograd.grad(hT.sum(), h0)
+    hidden = seq[:, 0, 0].detach()
+    prev = torch.cat([h0.detach().reshape(1), hidden[:-1]])
+    local = []
+    for xt, hp in zip(_t(xs), prev):
+        hp = hp.reshape(1, 1).clone().requires_grad_(True)
+        (d,) = torch.autograd.grad(cell(xt.reshape(1, 1), hp).sum(), hp)
+        local.append(float(d))
+    return {"hidden": _np(hidden), "local_derivatives": np.array(local), "gradient": float(g),
+            "bound": abs(float(p["w"])) ** len(xs)}
+
+
+REFERENCES.update({"residual": ref_residual, "residual-stack": ref_residual_stack, "rnn-unroll": ref_rnn_unroll,
+                   "vanishing-gradient": ref_vanishing_gradient})
+
+
+def _random_gradient_flow(topic: str, rng: np.random.Generator) -> dict:
+    ri = lambda lo, hi: int(rng.integers(lo, hi + 1))  # noqa: E731
+    if topic == "residual":
+        act = _pick(rng, ["relu", "tanh", "sigmoid", "leaky-relu"])
+        if rng.random() < 0.25:                        # one feature: numbers in and out
+            p = {"x": float(_m(rng, 1)[0]), "w1": float(_m(rng, 1)[0]), "b1": _m(rng, 1)}
+        else:
+            d = ri(1, 3)
+            two = rng.random() < 0.6
+            H = ri(1, 4) if two else d
+            p = {"x": _m(rng, d), "w1": _m(rng, H, d), "b1": _m(rng, H)}
+            if two:
+                p.update(w2=_m(rng, d, H), b2=_m(rng, d))
+        p["activation"] = act
+        p["grad_output"] = float(_m(rng, 1)[0]) if np.ndim(p["x"]) == 0 else _m(rng, len(p["x"]))
+        return p
+    if topic == "residual-stack":
+        L = ri(1, 6)
+        return {"x": float(_m(rng, 1)[0]), "weights": _m(rng, L), "biases": _m(rng, L, scale=0.5),
+                "activation": _pick(rng, ["tanh", "sigmoid", "relu"]), "skip": bool(rng.random() < 0.5)}
+    if topic == "rnn-unroll":
+        T, I, H = ri(1, 5), ri(1, 3), ri(1, 3)
+        p = {"x": _m(rng, T, I), "weight_ih": _m(rng, H, I), "weight_hh": _m(rng, H, H), "bias_ih": _m(rng, H),
+             "bias_hh": _m(rng, H), "nonlinearity": _pick(rng, ["tanh", "relu"]), "grad_output": _m(rng, H)}
+        if rng.random() < 0.7:
+            p["h0"] = _m(rng, H)
+        return p
+    if topic == "vanishing-gradient":
+        T = ri(1, 12)
+        return {"w": float(_m(rng, 1, scale=1.5)[0]), "x": _m(rng, T), "u": float(_m(rng, 1)[0]),
+                "h0": float(_m(rng, 1)[0]), "b": float(_m(rng, 1, scale=0.3)[0]),
+                "nonlinearity": _pick(rng, ["tanh", "relu"])}
+    raise KeyError(topic)
+
+
+_GRADIENT_FLOW_TOPICS = ("residual", "residual-stack", "rnn-unroll", "vanishing-gradient")
+_random_params_before_gradient_flow = random_params
+
+
+def random_params(topic: str, rng: np.random.Generator) -> dict:  # noqa: F811  (extends the one above)
+    """A random valid instance of a topic (sizes small, values of order 1)."""
+    if topic in _GRADIENT_FLOW_TOPICS:
+        return _random_gradient_flow(topic, rng)
+    return _random_params_before_gradient_flow(topic, rng)
