@@ -157,3 +157,211 @@ def grade_submission(problems: list[Problem], answers: dict[str, Any], *, studen
         close = difflib.get_close_matches(k, known, n=1, cutoff=0.6)
         warnings.append(f"unknown part id {k!r} ignored" + (f" (did you mean {close[0]}?)" if close else ""))
     return SubmissionResult(student_id=student_id, name=name, source=source, problems=results, warnings=warnings)
+
+
+# ----------------------------------------------------------------------------- batches
+
+@dataclass
+class BatchResult:
+    """A class's grading: the graded submissions, the unreadable ones (one line each, with the
+    reason) and notes (directory entries skipped, duplicate ids)."""
+
+    results: list[SubmissionResult]
+    unreadable: list[str]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.unreadable else 0
+
+
+def problems_for(key: Any, student_id: str, variant: str = "") -> tuple[list[Problem], str, str]:
+    """The problems a student answered: their variant (by id, or by the variant code written in
+    the submission), else the key's common problems. Returns (problems, variant, warning).
+    Raises SubmissionError when the key has only variants and none is the student's."""
+    from examprep.answers.files import SubmissionError
+
+    if key.variants:
+        if student_id in key.variants:
+            return key.variants[student_id], key.variant_codes.get(student_id, student_id), ""
+        if variant:
+            want = variant.strip().casefold()
+            for sid, code in key.variant_codes.items():
+                if str(code).strip().casefold() == want and sid in key.variants:
+                    return key.variants[sid], str(code), ""
+                if str(sid).strip().casefold() == want and str(code) in key.variants:
+                    return key.variants[str(code)], str(sid), ""
+            for sid in key.variants:
+                if sid.casefold() == want:
+                    return key.variants[sid], sid, ""
+        if key.problems:
+            return key.problems, "", (f"no variant for student id {student_id!r} in the key: graded against "
+                                      "the common problems")
+        raise SubmissionError(f"no variant for student id {student_id!r} in this key"
+                              + (f" (nor for variant code {variant!r})" if variant else "")
+                              + "; check the id, or add variant = \"CODE\" from the sheet")
+    return key.problems, "", ""
+
+
+def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *, key_path: str | None = None,
+                progress: Any = None) -> BatchResult:
+    """Read every submission under ``paths`` (files or directories), grade the readable ones and
+    list the unreadable ones with their reasons. Inputs are only read.
+
+    progress: an optional callable(done, total) called after each graded submission.
+    Raises ParamError when ``paths`` holds no answer file at all (a usage error).
+    """
+    from pathlib import Path
+
+    from examprep.answers.files import SubmissionError, collect, read_file
+    from examprep.errors import ParamError
+
+    files, notes = collect(paths)
+    if key_path is not None:
+        kp = Path(key_path).resolve()
+        skipped = [f for f in files if f.exists() and f.resolve() == kp]
+        files = [f for f in files if f not in skipped]
+        notes += [f"{f}: skipped (the key itself)" for f in skipped]
+    if not files:
+        raise ParamError("no answer files to grade: give SUBMISSION files (.toml, .json, .csv) or a directory of them")
+    subs = []
+    unreadable: list[str] = []
+    for f in files:
+        got, errors = read_file(f)
+        subs += got
+        unreadable += [str(e) for e in errors]
+    ids = Counter(s.student_id for s in subs)
+    sources: dict[str, list[str]] = {}
+    for s in subs:
+        sources.setdefault(s.student_id, []).append(s.source)
+    results = []
+    for i, sub in enumerate(subs):
+        try:
+            problems, variant, warning = problems_for(key, sub.student_id, sub.variant)
+        except SubmissionError as err:
+            unreadable.append(f"{sub.source}: {err}")
+            continue
+        res = grade_submission(problems, sub.answers, student_id=sub.student_id, name=sub.name, source=sub.source,
+                               settings=settings)
+        res.variant = variant
+        res.warnings = sub.warnings + ([warning] if warning else []) + res.warnings
+        if sub.id_from != "file":
+            res.warnings.insert(0, f"no student_id in the file: using {sub.student_id!r}")
+        if ids[sub.student_id] > 1:
+            others = [s for s in sources[sub.student_id] if s != sub.source]
+            res.warnings.insert(0, f"duplicate student id {sub.student_id!r} (also in {', '.join(others[:3])})")
+        results.append(res)
+        if progress is not None:
+            progress(i + 1, len(subs))
+    dups = sorted(k for k, v in ids.items() if v > 1)
+    if dups:
+        notes.append(f"duplicate student ids (each graded separately): {', '.join(map(repr, dups[:10]))}"
+                     + (" …" if len(dups) > 10 else ""))
+    return BatchResult(results, unreadable, notes)
+
+
+# ----------------------------------------------------------------------------- class summary
+
+@dataclass
+class QuestionSummary:
+    label: str
+    title: str
+    mean: float
+    max_score: float
+    statuses: Counter
+
+
+def summarise(results: list[SubmissionResult]) -> tuple[list[QuestionSummary], list[tuple[str, str, int, str]]]:
+    """Mean score per question (over the students who have it) and the most frequent
+    misconceptions as (address, misconception id, count, explanation), most frequent first."""
+    by_q: dict[str, list[ProblemResult]] = {}
+    for res in results:
+        for pr in res.problems:
+            by_q.setdefault(pr.label, []).append(pr)
+    questions = []
+    for label in sorted(by_q, key=lambda q: int(q[1:])):
+        prs = by_q[label]
+        statuses: Counter = Counter(r.status for pr in prs for r in pr.parts)
+        titles = Counter(pr.problem.title for pr in prs)
+        questions.append(QuestionSummary(label, titles.most_common(1)[0][0], sum(p.score for p in prs) / len(prs),
+                                         max(p.max_score for p in prs), statuses))
+    mis: Counter = Counter()
+    explain: dict[tuple[str, str], str] = {}
+    for res in results:
+        for addr, _, r in res.parts():
+            if r.misconception is not None:
+                mis[(addr, r.misconception.id)] += 1
+                explain[(addr, r.misconception.id)] = r.misconception.explanation
+    top = [(a, m, c, explain[(a, m)]) for (a, m), c in mis.most_common()]
+    return questions, top
+
+
+# ----------------------------------------------------------------------------- self-test
+
+def _typed(value: Any) -> str:
+    """A key value written as a student would type it (full precision)."""
+    if isinstance(value, list):
+        return "[" + ", ".join(_typed(v) for v in value) + "]"
+    if isinstance(value, float):
+        return repr(value)
+    if value is None:
+        return "-inf"
+    return str(value)
+
+
+def self_test(key: Any) -> tuple[int, list[str]]:
+    """The instructor's sanity check of a key: every part's own answer (as stored, as typed text
+    and in its exact form) earns full marks; every misconception value is recognised and named;
+    every recipe reproduces its part's answer from the key's earlier answers.
+
+    Returns (checks run, failures as one line each naming the variant, address and what failed).
+    """
+    import numpy as np
+
+    from examprep import recipes
+    from examprep.answers import check_part as check
+    from examprep.answers.check import _array, entries_ok
+
+    sets = [("", key.problems)] + [(f"variant {sid}: ", ps) for sid, ps in key.variants.items()]
+    checks = 0
+    issues: list[str] = []
+    for label, problems in sets:
+        for n, problem in enumerate(problems, 1):
+            values = {p.id: p.expected for p in problem.parts}
+            for part in problem.parts:
+                addr = f"{label}{address(n, part.id)} ({problem.generator})"
+                trials = [("its answer", part.expected), ("its answer typed as text", _typed(part.expected))]
+                if part.exact is not None:
+                    trials.append(("its exact form", part.exact))
+                for what, raw in trials:
+                    checks += 1
+                    r = check(part, raw)
+                    if r.status != "correct" or not r.full_marks:
+                        issues.append(f"{addr}: {what} {_short(raw)} is graded {r.status} ({r.feedback})")
+                for m in part.misconceptions:
+                    checks += 1
+                    r = check(part, m.value)
+                    if r.status != "misconception" or r.misconception is None or r.misconception.id != m.id:
+                        got = f"{r.status}" + (f" as {r.misconception.id}" if r.misconception else "")
+                        issues.append(f"{addr}: misconception {m.id} value {_short(m.value)} is graded {got} "
+                                      f"({r.feedback})")
+                if part.recipe is not None and part.kind in ("number", "integer", "vector", "matrix"):
+                    checks += 1
+                    try:
+                        again = np.asarray(recipes.evaluate(part.recipe, values), dtype=float)
+                        want = _array(part.expected)
+                        ok = again.size == want.size and bool(entries_ok(part.tolerance, again.reshape(want.shape),
+                                                                         want, part.kind == "integer").all())
+                    except Exception as err:      # noqa: BLE001 - any failure of a recipe is a key defect to report
+                        issues.append(f"{addr}: its recipe ({part.recipe.op}) fails on the key's answers: "
+                                      f"{type(err).__name__}: {err}")
+                        continue
+                    if not ok:
+                        issues.append(f"{addr}: its recipe ({part.recipe.op}) does not reproduce the answer "
+                                      f"from the key's earlier answers, so carried-forward credit would be wrong")
+    return checks, issues
+
+
+def _short(value: Any, n: int = 60) -> str:
+    text = value if isinstance(value, str) else _typed(value)
+    return repr(text if len(text) <= n else text[:n] + "…")

@@ -56,18 +56,29 @@ def write_key(path: str | Path, key: Key) -> Path:
 
 
 def read_key(path: str | Path) -> Key:
-    """Load a key; raises KeyError_ for a missing file, bad JSON, a non-key or a newer format."""
+    """Load a key; raises KeyError_ for a missing file, bad JSON, a non-key or a newer format.
+
+    The text may be UTF-8 (with or without a BOM) or UTF-16; the file is never modified.
+    """
+    from examprep.answers.files import SubmissionError, decode
+
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8-sig")
+        if p.is_dir():
+            raise KeyError_(f"{p}: a directory, not a key file")
+        text = decode(p.read_bytes(), str(p))
     except FileNotFoundError:
         raise KeyError_(f"{p}: no such key file") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise KeyError_(f"{p}: cannot read the key ({err})") from None
+    except SubmissionError as err:
+        raise KeyError_(f"{err} (expected an examprep key)") from None
+    except OSError as err:
+        raise KeyError_(f"{p}: cannot read the key ({err.strerror})") from None
     try:
         d = json.loads(text)
     except json.JSONDecodeError as err:
         raise KeyError_(f"{p}: not a key (invalid JSON at line {err.lineno}, column {err.colno})") from None
+    except RecursionError:
+        raise KeyError_(f"{p}: not a key (JSON nested too deeply)") from None
     if not isinstance(d, dict) or d.get("format") != "examprep-key":
         raise KeyError_(f"{p}: not an examprep key (write one with `examprep generate ... --key FILE`)")
     version = d.get("format_version")
@@ -77,7 +88,7 @@ def read_key(path: str | Path) -> Key:
         return Key(title=d.get("title", ""), problems=[Problem.from_dict(x) for x in d["problems"]],
                    variants={sid: [Problem.from_dict(x) for x in ps] for sid, ps in d.get("variants", {}).items()},
                    variant_codes=d.get("variant_codes", {}), meta=d.get("meta", {}))
-    except (KeyError, TypeError, ValueError) as err:
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
         raise KeyError_(f"{p}: damaged key ({type(err).__name__}: {err})") from None
 
 
@@ -88,18 +99,43 @@ def _toml_comment(text: str) -> str:
 def answer_template(problems: list[Problem], *, title: str = "", student_id: str = "", name: str = "") -> str:
     """A TOML answer file for students to fill: one [qN] table per problem, one key per part,
     each with a comment giving the prompt, the expected form and shape, and the tolerance."""
+    from examprep.answers import rule_text
     from examprep.render.terminal import inline
 
     lines = [f"# examprep answer file{' — ' + title if title else ''}",
              "# Fill in each answer between the quotes. Numbers: 0.245, -0.5, 1/3, 2e-3, 50%;",
              "# exact forms: e^2/(1+e^2), ln 2, sqrt(2)/2; vectors [0.1, 0.2, 0.7]; matrices [[1, 2], [3, 4]].",
              "# Use a decimal point, not a comma. Leave an answer empty to skip it.", "",
-             f'student_id = "{student_id}"', f'name = "{name}"', ""]
+             f"student_id = {json.dumps(student_id, ensure_ascii=False)}",
+             f"name = {json.dumps(name, ensure_ascii=False)}", ""]
     for n, p in enumerate(problems, 1):
         lines.append(f"[q{n}]  # {_toml_comment(p.title)} ({p.generator}, {p.points:g} points)")
         for i, part in enumerate(p.parts):
             lines.append(f"# ({chr(97 + i)}) {_toml_comment(inline(part.prompt))}")
-            lines.append(f"#     {part.form()}; {part.tolerance.describe()}; {part.points:g} pt")
-            lines.append(f'{part.id} = ""')
+            lines.append(f"#     {part.form()}; {rule_text(part)}; {part.points:g} pt")
+            lines.append(f'{_toml_key(part.id)} = ""')
         lines.append("")
     return "\n".join(lines)
+
+
+def _toml_key(name: str) -> str:
+    return name if all(c.isalnum() or c in "_-" for c in name) and name.isascii() else json.dumps(name)
+
+
+def save(problems: list[Problem], *, key: str | Path | None = None, template: str | Path | None = None,
+         title: str = "", meta: dict[str, Any] | None = None) -> list[Path]:
+    """Write the key and/or the answer template of ``problems`` (atomically); returns the paths.
+
+    Raises OutputError (an ExamprepError) when a file cannot be written, or when both paths
+    name the same file.
+    """
+    from examprep.fileio import OutputError
+
+    if key is not None and template is not None and Path(key).resolve() == Path(template).resolve():
+        raise OutputError(f"--key and --template name the same file ({key})")
+    written = []
+    if key is not None:
+        written.append(write_key(key, Key(title=title, problems=problems, meta=meta or {})))
+    if template is not None:
+        written.append(atomic_write_text(template, answer_template(problems, title=title) + "\n"))
+    return written

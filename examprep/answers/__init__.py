@@ -47,7 +47,8 @@ def parse_tolerance(spec: str) -> Tolerance:
     try:
         value = float(val)
     except ValueError:
-        raise ParamError(f"tolerance {spec!r}: {rule} needs a number, e.g. {rule}:{'3' if rule in ('sigfigs', 'decimals') else '0.01'}") from None
+        example = "3" if rule in ("sigfigs", "decimals") else "0.01"
+        raise ParamError(f"tolerance {spec!r}: {rule} needs a number, e.g. {rule}:{example}") from None
     if not (value > 0 or rule == "decimals" and value >= 0) or value != value or value == float("inf"):
         raise ParamError(f"tolerance {spec!r}: the value must be positive")
     if rule in ("sigfigs", "decimals"):

@@ -349,8 +349,10 @@ def _diagnose_scalar(tol: Tolerance, got: float, want: float) -> str:
     if want != 0 and abs(got - 100 * want) <= 100 * bounds(tol, np.array([want]))[0]:
         return "100 times too large — a percentage? Give the fraction (0.25, not 25)"
     if tol.rule == "sigfigs":
+        full = _round_sig(want, int(tol.value))
         for k in range(1, int(tol.value)):
-            if abs(got - _round_sig(want, k)) <= 1e-9 * max(1.0, abs(want)) and _round_sig(want, k) != _round_sig(want, int(tol.value)):
+            short = _round_sig(want, k)
+            if abs(got - short) <= 1e-9 * max(1.0, abs(want)) and short != full:
                 return f"rounded to {k} significant figure{'s' if k > 1 else ''}; give {int(tol.value)}"
     return ""
 

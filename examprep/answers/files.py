@@ -1,0 +1,293 @@
+"""Answer files in: TOML (the template students fill), JSON, and a class CSV (one row per student,
+one column per part, as a form or an LMS exports it).
+
+Files are read, never modified. Text may be UTF-8 (with or without a BOM), UTF-16 (with a BOM,
+or detected from its zero bytes) or, failing UTF-8, Windows-1252/Latin-1. Each unreadable file
+(malformed, binary, empty, over the size cap, a key instead of a submission) becomes a
+SubmissionError with the file, and the line and column where the format says so; it never stops
+the other files.
+
+Student ids come from the file (``student_id``, or an ``id``/``student``/``email`` column in a
+CSV) or, when absent, from the file name (and the row number in a CSV).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from examprep.errors import ExamprepError
+
+MAX_SUBMISSION_BYTES = 1_000_000          # one student's answers (a file, or a CSV row)
+MAX_CLASS_FILE_BYTES = 256_000_000        # a class CSV holds many students
+SUFFIXES = (".toml", ".json", ".csv", ".tsv")
+ID_COLUMNS = ("student_id", "student id", "id", "student", "username", "email", "email address", "sis user id")
+NAME_COLUMNS = ("name", "full name", "student name")
+_ADDRESS = re.compile(r"^q\d+\.")
+
+
+class SubmissionError(ExamprepError):
+    """A submission that cannot be read (the message names the file and why)."""
+
+    exit_code = 1
+
+
+@dataclass
+class Submission:
+    """One student's raw answers. ``source``: the file (and row) they came from; ``id_from``:
+    "file" (an id field), "filename" or "row" (no id given)."""
+
+    student_id: str
+    answers: dict[str, Any]
+    source: str
+    name: str = ""
+    variant: str = ""
+    id_from: str = "file"
+    warnings: list[str] = field(default_factory=list)
+
+
+def _size_text(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n / 1e3:.0f} kB"
+
+
+def decode(data: bytes, where: str) -> str:
+    """Bytes to text: BOMs (UTF-8, UTF-16, UTF-32), UTF-8, UTF-16 without a BOM, then
+    Windows-1252/Latin-1. Raises SubmissionError for an empty or binary file."""
+    if not data.strip(b" \t\r\n\x00\xef\xbb\xbf\xff\xfe"):
+        raise SubmissionError(f"{where}: empty file")
+    boms = ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"),
+            (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
+    text = None
+    for bom, codec in boms:
+        if data.startswith(bom):
+            try:
+                text = data.decode(codec)
+            except UnicodeDecodeError:
+                raise SubmissionError(f"{where}: not valid {codec.upper()} text despite its byte-order mark") from None
+            break
+    if text is None and b"\x00" in data[:4096]:
+        zeros_even = data[0:4096:2].count(0)
+        zeros_odd = data[1:4096:2].count(0)
+        half = len(data[:4096]) // 2
+        codec = "utf-16-be" if zeros_even > 0.3 * half else "utf-16-le" if zeros_odd > 0.3 * half else None
+        if codec:
+            try:
+                text = data.decode(codec)
+            except UnicodeDecodeError:
+                text = None
+        if text is None:
+            raise SubmissionError(f"{where}: a binary file, not a text answer file")
+    if text is None:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            try:
+                text = data.decode("cp1252")
+            except UnicodeDecodeError:
+                text = data.decode("latin-1")
+    controls = sum(1 for c in text[:4096] if ord(c) < 32 and c not in "\t\n\r\f")
+    if "\x00" in text or controls > max(2, len(text[:4096]) // 100):
+        raise SubmissionError(f"{where}: a binary file, not a text answer file")
+    return text
+
+
+def read_bytes(path: Path, limit: int) -> bytes:
+    try:
+        size = path.stat().st_size
+        if not path.is_file():
+            raise SubmissionError(f"{path}: not a file")
+        if size > limit:
+            raise SubmissionError(f"{path}: {_size_text(size)} is over the {_size_text(limit)} limit for "
+                                  f"{'a class file' if limit > MAX_SUBMISSION_BYTES else 'one submission'}")
+        with path.open("rb") as fh:
+            return fh.read(limit + 1)
+    except FileNotFoundError:
+        raise SubmissionError(f"{path}: no such file") from None
+    except PermissionError:
+        raise SubmissionError(f"{path}: permission denied") from None
+    except IsADirectoryError:
+        raise SubmissionError(f"{path}: a directory, not a file") from None
+    except OSError as err:
+        raise SubmissionError(f"{path}: cannot read ({err.strerror})") from None
+
+
+def _format_of(path: Path, text: str) -> str:
+    suffix = path.suffix.lower()
+    if suffix in (".toml", ".json", ".csv"):
+        return suffix[1:]
+    if suffix == ".tsv":
+        return "csv"
+    head = text.lstrip()[:1]
+    if head in ("{", "["):
+        return "json"
+    return "toml"
+
+
+def _id_text(value: Any) -> str:
+    if isinstance(value, bool) or value is None:
+        return ""
+    if isinstance(value, (int, float, str)):
+        return " ".join(str(value).split())[:200]
+    return ""
+
+
+def _from_mapping(data: dict[str, Any], path: Path, fmt: str) -> Submission:
+    if data.get("format") == "examprep-key":
+        raise SubmissionError(f"{path}: this is an answer key, not a submission")
+    meta = data
+    answers = data.get("answers") if isinstance(data.get("answers"), dict) else data
+    sid = _id_text(meta.get("student_id", meta.get("id", meta.get("student", ""))))
+    name = _id_text(meta.get("name", ""))
+    variant = _id_text(meta.get("variant", ""))
+    answers = {k: v for k, v in answers.items() if k not in ("student_id", "id", "student", "name", "variant",
+                                                             "answers", "email", "sheet", "submitted")}
+    if sid:
+        return Submission(sid, answers, str(path), name, variant, "file")
+    return Submission(path.stem, answers, str(path), name, variant, "filename")
+
+
+def _read_toml(text: str, path: Path) -> list[Submission]:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise SubmissionError(f"{path}: invalid TOML: {err}") from None
+    return [_from_mapping(data, path, "toml")]
+
+
+def _read_json(text: str, path: Path) -> list[Submission]:
+    try:
+        data = json.loads(text, parse_constant=_json_constant)
+    except json.JSONDecodeError as err:
+        raise SubmissionError(f"{path}: invalid JSON at line {err.lineno}, column {err.colno}: {err.msg}") from None
+    except RecursionError:
+        raise SubmissionError(f"{path}: invalid JSON: nested too deeply") from None
+    if isinstance(data, list):
+        if not all(isinstance(d, dict) for d in data):
+            raise SubmissionError(f"{path}: a JSON list must hold one object per student")
+        subs = [_from_mapping(d, path, "json") for d in data]
+        for i, s in enumerate(subs, 1):
+            s.source = f"{path}, item {i}"
+            if s.id_from == "filename":
+                s.student_id, s.id_from = f"{path.stem}-{i}", "row"
+        return subs
+    if not isinstance(data, dict):
+        raise SubmissionError(f"{path}: expected a JSON object of answers, got {type(data).__name__}")
+    return [_from_mapping(data, path, "json")]
+
+
+def _json_constant(name: str) -> float:
+    # NaN / Infinity in JSON: kept so the part reports "not a finite number" instead of the file failing
+    return float("nan") if name == "NaN" else float("inf") if name == "Infinity" else float("-inf")
+
+
+def _read_csv(text: str, path: Path) -> tuple[list[Submission], list[SubmissionError]]:
+    first = text.split("\n", 1)[0]
+    delimiter = "\t" if path.suffix.lower() == ".tsv" or first.count("\t") > max(first.count(","), first.count(";")) \
+        else ";" if first.count(";") > first.count(",") else ","
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise SubmissionError(f"{path}: empty CSV") from None
+    except csv.Error as err:
+        raise SubmissionError(f"{path}: invalid CSV at line {reader.line_num}: {err}") from None
+    header = [h.strip().lstrip("\ufeff") for h in header]
+    lower = [h.lower() for h in header]
+    id_col = next((lower.index(c) for c in ID_COLUMNS if c in lower), None)
+    name_col = next((lower.index(c) for c in NAME_COLUMNS if c in lower), None)
+    variant_col = lower.index("variant") if "variant" in lower else None
+    meta_cols = {i for i in (id_col, name_col, variant_col) if i is not None}
+    answer_cols = [i for i, h in enumerate(header) if i not in meta_cols and h]
+    ignored = [header[i] for i in answer_cols if not _ADDRESS.match(header[i]) and "." not in header[i]
+               and not re.fullmatch(r"[A-Za-z_][\w]*", header[i])]
+    answer_cols = [i for i in answer_cols if header[i] not in ignored]
+    subs: list[Submission] = []
+    errors: list[SubmissionError] = []
+    row_no = 1
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as err:
+            errors.append(SubmissionError(f"{path}: invalid CSV at line {reader.line_num}: {err}"))
+            break
+        row_no += 1
+        if not any(cell.strip() for cell in row):
+            continue
+        where = f"{path}, row {row_no} (line {reader.line_num})"
+        if sum(len(c) for c in row) > MAX_SUBMISSION_BYTES:
+            errors.append(SubmissionError(f"{where}: over the {_size_text(MAX_SUBMISSION_BYTES)} limit for one submission"))
+            continue
+        if len(row) > len(header):
+            extra = [c for c in row[len(header):] if c.strip()]
+            if extra:
+                errors.append(SubmissionError(f"{where}: {len(row)} cells but the header has {len(header)} columns"))
+                continue
+        sid = _id_text(_cell(row, id_col))
+        answers = {header[i]: row[i] if i < len(row) else "" for i in answer_cols}
+        sub = Submission(sid or f"{path.stem}-row{row_no}", answers, where, _id_text(_cell(row, name_col)),
+                         _id_text(_cell(row, variant_col)), "file" if sid else "row")
+        if ignored and not subs:
+            sub.warnings.append(f"{path}: columns ignored (not part ids): {', '.join(ignored[:5])}"
+                                + (" …" if len(ignored) > 5 else ""))
+        subs.append(sub)
+    if not subs and not errors:
+        errors.append(SubmissionError(f"{path}: a header but no student rows"))
+    return subs, errors
+
+
+def _cell(row: list[str], i: int | None) -> str:
+    return row[i].strip() if i is not None and i < len(row) else ""
+
+
+def read_file(path: str | Path) -> tuple[list[Submission], list[SubmissionError]]:
+    """The submissions in one file (one for TOML/JSON, one per row for CSV) and the errors that
+    made a file or a row unreadable. Never raises for bad content."""
+    p = Path(path)
+    try:
+        limit = MAX_CLASS_FILE_BYTES if p.suffix.lower() in (".csv", ".tsv", ".json") else MAX_SUBMISSION_BYTES
+        data = read_bytes(p, limit)
+        text = decode(data, str(p))
+        fmt = _format_of(p, text)
+        if fmt == "csv":
+            return _read_csv(text, p)
+        if len(data) > MAX_SUBMISSION_BYTES and fmt == "json" and not text.lstrip().startswith("["):
+            raise SubmissionError(f"{p}: {_size_text(len(data))} is over the "
+                                  f"{_size_text(MAX_SUBMISSION_BYTES)} limit for one submission")
+        subs = _read_toml(text, p) if fmt == "toml" else _read_json(text, p)
+        if fmt == "json" and len(subs) > 1:
+            big = [s for s in subs if len(json.dumps(s.answers, default=str)) > MAX_SUBMISSION_BYTES]
+            if big:
+                return ([s for s in subs if s not in big],
+                        [SubmissionError(f"{s.source}: over the limit for one submission") for s in big])
+        return subs, []
+    except SubmissionError as err:
+        return [], [err]
+
+
+def collect(paths: list[str | Path]) -> tuple[list[Path], list[str]]:
+    """Expand the SUBMISSION arguments: files as given, directories to their answer files
+    (.toml, .json, .csv, .tsv; not recursive, hidden files skipped). Returns (files, notes on
+    skipped directory entries)."""
+    files: list[Path] = []
+    notes: list[str] = []
+    for arg in paths:
+        p = Path(arg)
+        if p.is_dir():
+            entries = sorted(p.iterdir(), key=lambda q: q.name)
+            for q in entries:
+                if q.name.startswith("."):
+                    continue
+                if q.is_file() and q.suffix.lower() in SUFFIXES:
+                    files.append(q)
+                elif q.is_file():
+                    notes.append(f"{q}: skipped (not a .toml, .json or .csv answer file)")
+        else:
+            files.append(p)
+    return files, notes

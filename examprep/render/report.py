@@ -1,0 +1,301 @@
+"""Grading reports: the class table and per-student feedback (terminal), a Markdown feedback file
+per student, Gradescope's results.json, and CSV/JSON exports. Renderers only read results.
+
+Output file names never use a student id raw: ``safe_name`` keeps letters, digits, '.', '_' and
+'-', and adds a short hash when it had to change anything (so two ids never share a file).
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import re
+from typing import Any
+
+from examprep.answers import PartResult
+from examprep.grading import BatchResult, ProblemResult, SubmissionResult, address, summarise
+
+STATUS_STYLE = {"correct": "green", "ecf": "cyan", "misconception": "yellow", "wrong": "red", "blank": "dim",
+                "unparseable": "magenta"}
+STATUS_WORD = {"correct": "correct", "ecf": "carried forward", "misconception": "misconception", "wrong": "wrong",
+               "blank": "no answer", "unparseable": "unreadable"}
+_RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))}
+
+
+def safe_name(student_id: str) -> str:
+    """A file name for a student id: [A-Za-z0-9._-] only, no leading dot, at most 64 characters;
+    an id that had to change gets "-" and 8 hex digits of its SHA-1, so distinct ids stay distinct."""
+    clean = re.sub(r"[^A-Za-z0-9._-]+", "_", student_id).strip("._") [:64]
+    if clean == student_id and clean.lower().split(".")[0] not in _RESERVED and clean:
+        return clean
+    digest = hashlib.sha1(student_id.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{clean or 'student'}-{digest}"
+
+
+def unique_names(results: list[SubmissionResult]) -> list[str]:
+    """One distinct safe file name per result (duplicates of one id get -2, -3, …;
+    comparison is case-insensitive for case-insensitive file systems)."""
+    seen: dict[str, int] = {}
+    names = []
+    for res in results:
+        base = safe_name(res.student_id)
+        k = base.lower()
+        seen[k] = seen.get(k, 0) + 1
+        names.append(base if seen[k] == 1 else f"{base}-{seen[k]}")
+    return names
+
+
+def letter(i: int) -> str:
+    return chr(97 + i) if i < 26 else f"p{i + 1}"
+
+
+def fmt_value(value: Any, digits: int = 4) -> str:
+    """A parsed answer in one line: numbers to ``digits`` significant figures, lists bracketed."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if value != value:
+            return "NaN"
+        if value in (float("inf"), float("-inf")):
+            return "∞" if value > 0 else "−∞"
+        if value == int(value) and abs(value) < 1e15:
+            return str(int(value))
+        return f"{value:.{digits}g}"
+    if isinstance(value, list):
+        return "[" + ", ".join(fmt_value(v, digits) for v in value) + "]"
+    return str(value)
+
+
+def _points(x: float) -> str:
+    return f"{x:.2f}".rstrip("0").rstrip(".")
+
+
+def part_label(pr: ProblemResult, i: int, r: PartResult) -> str:
+    return f"q{pr.number}({letter(i)}) {r.part_id}"
+
+
+# ----------------------------------------------------------------------------- terminal
+
+def class_table(results: list[SubmissionResult]) -> Any:
+    """A rich table: one row per student, one column per question, total and percent."""
+    from rich import box
+    from rich.table import Table
+
+    n_q = max((len(r.problems) for r in results), default=0)
+    table = Table(box=box.SIMPLE_HEAVY, title=f"{len(results)} submission{'s' if len(results) != 1 else ''}")
+    table.add_column("student")
+    for q in range(1, n_q + 1):
+        table.add_column(f"q{q}", justify="right")
+    table.add_column("total", justify="right", style="bold")
+    table.add_column("%", justify="right")
+    table.add_column("notes", style="dim")
+    for res in results:
+        cells = []
+        for q in range(n_q):
+            if q < len(res.problems):
+                pr = res.problems[q]
+                full = pr.score >= pr.max_score - 1e-9
+                style = "green" if full else "yellow" if pr.score > 0 else "red"
+                cells.append(f"[{style}]{_points(pr.score)}/{_points(pr.max_score)}[/]")
+            else:
+                cells.append("")
+        counts = res.counts()
+        notes = ", ".join(f"{counts[s]} {STATUS_WORD[s]}" for s in ("ecf", "misconception", "blank", "unparseable")
+                          if counts[s])
+        if res.warnings:
+            notes += ("; " if notes else "") + f"{len(res.warnings)} warning{'s' if len(res.warnings) > 1 else ''}"
+        table.add_row(_escape(res.student_id), *cells, f"{_points(res.score)}/{_points(res.max_score)}",
+                      f"{res.percent:.0f}", notes)
+    return table
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
+
+
+def feedback_view(res: SubmissionResult, *, show_answers: bool = False) -> Any:
+    """One student's feedback: per question, each part's result and score, the answer as read,
+    then the feedback and (when wrong) the rule; the key's answer too with ``show_answers``."""
+    from rich import box
+    from rich.console import Group
+    from rich.panel import Panel
+    from rich.table import Table
+    from rich.text import Text
+
+    blocks: list[Any] = []
+    head = Text.assemble((res.student_id, "bold"), (f"  {res.name}" if res.name else "", ""),
+                         (f"  {_points(res.score)}/{_points(res.max_score)} ({res.percent:.0f}%)", "bold"),
+                         (f"  variant {res.variant}" if res.variant else "", "dim"), (f"  {res.source}", "dim"))
+    blocks.append(head)
+    for w in res.warnings:
+        blocks.append(Text(f"warning: {w}", style="yellow"))
+    for pr in res.problems:
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(no_wrap=True)
+        grid.add_column(overflow="fold")
+        for i, r in enumerate(pr.parts):
+            style = STATUS_STYLE[r.status]
+            body = Text.assemble((STATUS_WORD[r.status], style + " bold"),
+                                 (f" ({r.misconception.id})" if r.misconception else "", style),
+                                 (f"  {_points(r.score)}/{_points(r.max_score)}", "bold"))
+            if r.value is not None or r.raw not in (None, ""):
+                shown = fmt_value(r.value) if r.value is not None else str(r.raw)[:80]
+                body.append("  your answer ", style="dim")
+                body.append(shown)
+            if show_answers and not r.full_marks:
+                part = pr.problem.parts[i]
+                body.append("  answer ", style="dim")
+                body.append(part.exact or fmt_value(part.expected))
+            if r.status not in ("correct", "blank"):
+                body.append("\n" + r.feedback)
+            if r.status in ("wrong", "unparseable"):
+                body.append(f"\nrule: {r.rule}", style="dim")
+            grid.add_row(Text(f"({letter(i)}) {r.part_id}"), body)
+        title = f"q{pr.number} {pr.problem.title} — {_points(pr.score)}/{_points(pr.max_score)}"
+        blocks.append(Panel(grid, title=_escape(title), title_align="left", box=box.ROUNDED))
+    return Group(*blocks)
+
+
+def summary_view(results: list[SubmissionResult], top: int = 8) -> Any:
+    """The class summary: mean per question, how the parts went, the most frequent misconceptions."""
+    from rich import box
+    from rich.console import Group
+    from rich.table import Table
+
+    questions, mis = summarise(results)
+    qt = Table(box=box.SIMPLE, title="class summary", title_justify="left")
+    qt.add_column("question")
+    qt.add_column("mean", justify="right")
+    qt.add_column("%", justify="right")
+    for s in ("correct", "ecf", "misconception", "wrong", "blank", "unparseable"):
+        qt.add_column(STATUS_WORD[s], justify="right", style=STATUS_STYLE[s])
+    for q in questions:
+        pct = 100 * q.mean / q.max_score if q.max_score else 0
+        qt.add_row(f"{q.label} {q.title}", f"{_points(q.mean)}/{_points(q.max_score)}", f"{pct:.0f}",
+                   *[str(q.statuses[s] or "") for s in ("correct", "ecf", "misconception", "wrong", "blank",
+                                                         "unparseable")])
+    blocks: list[Any] = [qt]
+    if mis:
+        mt = Table(box=box.SIMPLE, title="most frequent misconceptions", title_justify="left")
+        mt.add_column("part")
+        mt.add_column("misconception")
+        mt.add_column("students", justify="right")
+        mt.add_column("explanation", overflow="fold")
+        for addr, mid, count, expl in mis[:top]:
+            mt.add_row(addr, mid, str(count), expl)
+        blocks.append(mt)
+    return Group(*blocks)
+
+
+# ----------------------------------------------------------------------------- Markdown
+
+def _md(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_report(res: SubmissionResult, *, show_answers: bool = False) -> str:
+    """A student's feedback as Markdown: score, then per question a table of parts."""
+    lines = [f"# Feedback — {_md(res.student_id)}" + (f" ({_md(res.name)})" if res.name else ""), "",
+             f"**Score: {_points(res.score)} / {_points(res.max_score)} ({res.percent:.0f}%)**", ""]
+    if res.variant:
+        lines += [f"Variant: {_md(res.variant)}", ""]
+    for w in res.warnings:
+        lines.append(f"> warning: {_md(w)}")
+    if res.warnings:
+        lines.append("")
+    for pr in res.problems:
+        lines += [f"## q{pr.number}. {_md(pr.problem.title)} — {_points(pr.score)} / {_points(pr.max_score)}", ""]
+        head = "| part | result | score | your answer |" + (" answer |" if show_answers else "") + " feedback |"
+        lines += [head, "|" + "---|" * (6 if show_answers else 5)]
+        for i, r in enumerate(pr.parts):
+            status = STATUS_WORD[r.status] + (f" ({r.misconception.id})" if r.misconception else "")
+            shown = fmt_value(r.value) if r.value is not None else (_md(str(r.raw))[:60] if r.raw not in (None, "") else "—")
+            cells = [f"({letter(i)}) `{r.part_id}`", status, f"{_points(r.score)}/{_points(r.max_score)}", _md(shown)]
+            if show_answers:
+                part = pr.problem.parts[i]
+                cells.append(_md(part.exact or fmt_value(part.expected)))
+            fb = "" if r.status == "correct" else r.feedback
+            if r.status in ("wrong", "unparseable"):
+                fb += f" — rule: {r.rule}"
+            cells.append(_md(fb))
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- Gradescope
+
+def gradescope_json(res: SubmissionResult, *, visibility: str = "visible", show_answers: bool = False) -> dict[str, Any]:
+    """Gradescope's autograder results: {"score", "output", "visibility", "tests": [one per part:
+    {"name", "score", "max_score", "output", "visibility", "status"}]}."""
+    tests = []
+    for pr in res.problems:
+        for i, r in enumerate(pr.parts):
+            out = [f"{STATUS_WORD[r.status]}" + (f" ({r.misconception.id})" if r.misconception else "")]
+            if r.status != "correct":
+                out.append(r.feedback)
+            out.append(f"your answer: {fmt_value(r.value) if r.value is not None else '—'}")
+            if show_answers:
+                part = pr.problem.parts[i]
+                out.append(f"answer: {part.exact or fmt_value(part.expected)}")
+            out.append(f"rule: {r.rule}")
+            tests.append({"name": f"q{pr.number}({letter(i)}) {r.part_id} — {pr.problem.title}",
+                          "score": round(r.score, 4), "max_score": r.max_score, "output": "\n".join(out),
+                          "visibility": visibility,
+                          "status": "passed" if r.full_marks else "failed"})
+    output = f"{res.student_id}: {_points(res.score)}/{_points(res.max_score)}"
+    if res.warnings:
+        output += "\n" + "\n".join(f"warning: {w}" for w in res.warnings)
+    return {"score": round(res.score, 4), "output": output, "visibility": visibility, "tests": tests}
+
+
+# ----------------------------------------------------------------------------- CSV / JSON
+
+def csv_text(results: list[SubmissionResult]) -> str:
+    """One row per student: id, name, source, per question and per part scores, total, max, %.
+    Cells that a spreadsheet would run as a formula (=, +, -, @ first) are prefixed with '."""
+    addresses: list[str] = []
+    n_q = max((len(r.problems) for r in results), default=0)
+    for res in results:
+        for addr, _, _ in res.parts():
+            if addr not in addresses:
+                addresses.append(addr)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["student_id", "name", "source", "variant", *[f"q{q}" for q in range(1, n_q + 1)], *addresses,
+                "total", "max", "percent", "misconceptions", "warnings"])
+    for res in results:
+        per_part = {addr: r for addr, _, r in res.parts()}
+        q_scores = [_points(res.problems[q].score) if q < len(res.problems) else "" for q in range(n_q)]
+        mis = "; ".join(f"{a}:{r.misconception.id}" for a, _, r in res.parts() if r.misconception)
+        w.writerow([_cell(res.student_id), _cell(res.name), _cell(res.source), _cell(res.variant), *q_scores,
+                    *[_points(per_part[a].score) if a in per_part else "" for a in addresses],
+                    _points(res.score), _points(res.max_score), f"{res.percent:.1f}", mis,
+                    _cell(" | ".join(res.warnings))])
+    return buf.getvalue()
+
+
+def _cell(text: str) -> str:
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def json_text(batch: BatchResult) -> str:
+    questions, mis = summarise(batch.results)
+    data = {"format": "examprep-grades", "submissions": [r.to_dict() for r in batch.results],
+            "unreadable": batch.unreadable, "notes": batch.notes,
+            "summary": {"questions": [{"question": q.label, "title": q.title, "mean": round(q.mean, 4),
+                                       "max_score": q.max_score, "statuses": dict(q.statuses)} for q in questions],
+                        "misconceptions": [{"part": a, "misconception": m, "count": c, "explanation": e}
+                                           for a, m, c, e in mis]}}
+    return json.dumps(data, ensure_ascii=False, indent=1, allow_nan=False)
+
+
+__all__ = ["address", "class_table", "csv_text", "feedback_view", "gradescope_json", "json_text", "markdown_report",
+           "safe_name", "summary_view", "unique_names"]
