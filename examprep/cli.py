@@ -118,6 +118,8 @@ def generate(
     as_json: bool = typer.Option(False, "--json", help="Print the Problems as JSON (one array)."),
     markdown: bool = typer.Option(False, "--markdown", help="Print Markdown with LaTeX math."),
     no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour."),
+    key: Optional[str] = typer.Option(None, "--key", help="Also write the answer key (JSON) for `examprep grade`."),
+    template: Optional[str] = typer.Option(None, "--template", help="Also write a TOML answer file for students to fill."),
 ) -> None:
     """Generate fresh, hand-computable problems with worked solutions."""
     import secrets
@@ -130,6 +132,12 @@ def generate(
         problems = generators.build_many(topic, seed=seed_n, count=int_option("--count", count),
                                          difficulty=int_option("--difficulty", difficulty),
                                          calculator_free=calculator_free)
+        if key is not None or template is not None:
+            from examprep import keys
+
+            for path in keys.save(problems, key=key, template=template, title=", ".join(topic),
+                                  meta={"topics": topic, "seed": seed_n, "difficulty": problems[0].difficulty}):
+                typer.echo(f"wrote {path}", err=True)
     except ExamprepError as err:
         raise fail(err) from None
     if as_json:
