@@ -24,6 +24,10 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     except OSError as err:
         raise OutputError(f"{target}: cannot write ({err.strerror})") from None
     try:
+        # mkstemp creates 0600; give the file the permissions a plain open() would (0666 & ~umask)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
