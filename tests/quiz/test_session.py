@@ -1,0 +1,169 @@
+"""The session engine itself: planning, adaptive levels, the exam clock."""
+from __future__ import annotations
+
+import os
+import random
+import sys
+import time
+
+import pytest
+
+from examprep import generators
+from examprep.errors import ParamError
+from examprep.history import Attempt, History
+from examprep.quiz import (QuizOptions, Session, Terminal, TimeUp, adaptive_level, bar, fmt_clock, fresh_seed,
+                           pick_topics, plan_exam, plan_problems, sparkline, weakness)
+
+from .helpers import correct_answers
+
+
+@pytest.fixture
+def history(tmp_path):
+    with History(tmp_path / "h.sqlite3") as h:
+        yield h
+
+
+def record_problem(h, topic, fraction, seed, difficulty=1, session=1, no=1):
+    h.record(Attempt(kind="problem", topic=topic, item=f"topic:{topic}", generator=topic, version=1, part="x",
+                     answer="1", status="correct" if fraction == 1 else "wrong", score=fraction, max_score=1.0,
+                     seconds=10, seed=seed, difficulty=difficulty, session_id=session, problem_no=no))
+
+
+def test_weakness_is_smoothed_towards_one_half():
+    assert weakness([]) == 0.5
+    assert weakness([1.0] * 10) == pytest.approx(1 / 12)
+    assert weakness([0.0] * 10) == pytest.approx(11 / 12)
+
+
+def test_weak_topics_are_drawn_more_often_and_never_twice_in_a_row():
+    picks = pick_topics(["weak", "strong"], 2000, random.Random(0), {"weak": 0.9, "strong": 0.1}, set())
+    assert all(a != b for a, b in zip(picks, picks[1:]))
+    three = pick_topics(["weak", "strong", "mid"], 3000, random.Random(1), {"weak": 0.9, "strong": 0.0, "mid": 0.5},
+                        set())
+    assert three.count("weak") > three.count("mid") > three.count("strong")
+
+
+def test_due_topics_get_double_weight():
+    picks = pick_topics(["a", "b", "c"], 3000, random.Random(2), {}, {"a"})
+    assert picks.count("a") > 1.3 * picks.count("b")
+
+
+@pytest.mark.parametrize("history_, want", [
+    ([], 1),
+    ([(1, 1.0), (1, 0.9), (1, 0.8)], 2),          # three good problems at level 1: up
+    ([(1, 1.0), (1, 0.9)], 1),                    # not yet three
+    ([(2, 1.0), (2, 1.0), (2, 1.0)], 3),
+    ([(3, 1.0), (3, 1.0), (3, 1.0)], 3),          # already at the top
+    ([(2, 0.2), (2, 0.3)], 1),                    # struggling: down
+    ([(1, 0.0)], 1),                              # already at the bottom
+    ([(2, 0.6), (2, 0.7), (2, 0.5)], 2),          # in between: stay
+])
+def test_adaptive_level(history_, want):
+    assert adaptive_level(history_, (1, 2, 3)) == want
+
+
+def test_a_topic_draws_variants_not_attempted_before(history):
+    for s in range(50):
+        record_problem(history, "gru-step", 0.5, seed=s)
+    assert fresh_seed(set(range(999_990)), random.Random(3)) >= 999_990
+    problems = plan_problems(QuizOptions(topics=["gru-step"], count=5), history, now=time.time())
+    seeds = [p.seed for p in problems]
+    assert len(set(seeds)) == 5 and not set(seeds) & set(range(50))
+
+
+def test_a_seed_makes_the_problems_reproducible(history):
+    a = plan_problems(QuizOptions(topics=["attention", "gru-step"], count=4, seed=11), history, now=0)
+    b = plan_problems(QuizOptions(topics=["attention", "gru-step"], count=4, seed=11), history, now=0)
+    assert [p.to_json() for p in a] == [p.to_json() for p in b]
+    assert [p.seed for p in a] == [11, 12, 13, 14]
+
+
+def test_levels_adapt_per_topic_from_the_history(history):
+    for no in range(3):
+        record_problem(history, "attention", 1.0, seed=100 + no, no=no)
+    problems = plan_problems(QuizOptions(topics=["attention", "gru-step"], count=4, seed=1), history, now=0)
+    levels = {p.generator: p.difficulty for p in problems}
+    assert levels == {"attention": 2, "gru-step": 1}
+    fixed = plan_problems(QuizOptions(topics=["attention"], count=2, seed=1, difficulty=3), history, now=0)
+    assert {p.difficulty for p in fixed} == {3}
+
+
+def test_calculator_free_keeps_to_topics_that_have_it(history):
+    problems = plan_problems(QuizOptions(count=6, seed=1, calculator_free=True), history, now=0)
+    gens = generators.load_all()
+    assert all(p.calculator_free and gens[p.generator].calculator_free for p in problems)
+    lacking = [n for n, g in gens.items() if not g.calculator_free]
+    if lacking:
+        with pytest.raises(ParamError, match="no calculator-free variant"):
+            plan_problems(QuizOptions(topics=[lacking[0]], calculator_free=True), history, now=0)
+
+
+def test_an_exam_without_a_recipe_has_one_problem_per_topic_and_a_time_estimate(history):
+    problems, title, minutes = plan_exam(QuizOptions(mode="exam", seed=5), history)
+    assert sorted(p.generator for p in problems) == sorted(generators.load_all())
+    assert minutes == pytest.approx(round(sum(p.minutes for p in problems) + 0.5), abs=1)
+    _, _, given = plan_exam(QuizOptions(mode="exam", seed=5, minutes=42), history)
+    assert given == 42
+
+
+class ScriptedTerminal(Terminal):
+    """Answers from a list; each answer takes ``step`` seconds on a fake clock."""
+
+    def __init__(self, lines, clock, step):
+        super().__init__(no_color=True, interactive=False, width=80)
+        self.lines, self.clock, self.step = list(lines), clock, step
+
+    def ask(self, prompt, *, timeout=None):
+        self.clock.t += self.step
+        if not self.lines:
+            raise EOFError
+        return self.lines.pop(0)
+
+
+class FakeClock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+def test_the_exam_submits_when_time_runs_out(history):
+    problem = generators.build("receptive-field", 1, 2)
+    clock = FakeClock()
+    term = ScriptedTerminal(correct_answers(problem), clock, step=25.0)     # 25 s per answer, 1 minute
+    session = Session(term, history, mode="exam", clock=clock, wall=lambda: 1e9 + clock.t, minutes=1.0)
+    summary = session.run_exam([problem])
+    assert summary.ended == "time-up"
+    statuses = [p.status for p in summary.outcomes[0].parts]
+    assert statuses[:2] == ["correct", "correct"]          # answered at 25 s and 50 s
+    assert set(statuses[2:]) == {"blank"}                   # the one typed at 75 s came too late
+    assert len(history.attempts()) == len(problem.parts)    # every part graded and stored
+
+
+def test_an_exam_prompt_is_interrupted_when_time_runs_out(monkeypatch):
+    """The deadline interrupts a prompt that is still waiting (SIGALRM), not only the next one."""
+    if not hasattr(__import__("signal"), "setitimer"):
+        pytest.skip("no interval timers on this platform")
+    import threading
+
+    read_end, write_end = os.pipe()
+    # a safety net: should the timer fail, a line arrives later and the test fails instead of hanging
+    rescue = threading.Timer(20.0, lambda: os.write(write_end, b"late\n"))
+    rescue.start()
+    try:
+        with os.fdopen(read_end, "r") as stdin:
+            monkeypatch.setattr(sys, "stdin", stdin)
+            term = Terminal(no_color=True, interactive=False)
+            with pytest.raises(TimeUp):
+                term.ask("1a › ", timeout=0.2)
+    finally:
+        rescue.cancel()
+        os.close(write_end)
+
+
+def test_formatting_helpers():
+    assert fmt_clock(0) == "0:00" and fmt_clock(61) == "1:01" and fmt_clock(3 * 3600) == "3:00:00"
+    assert bar(0.0, 4) == "····" and bar(1.0, 4) == "████" and bar(0.5, 4) == "██··"
+    assert len(bar(0.37, 10)) == 10
+    assert sparkline([0.0, 0.5, 1.0]) == "▁▅█"
