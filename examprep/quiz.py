@@ -1421,7 +1421,10 @@ def plan_exam(opts: QuizOptions, history: History) -> tuple[list[Problem], str, 
     from examprep import generators
 
     if opts.recipe:
-        problems, title, minutes = recipe_problems(opts.recipe, seed=opts.seed)
+        if opts.topics:
+            raise ParamError("--recipe sets the topics: give either --recipe or --topic")
+        problems, title, minutes = recipe_problems(opts.recipe, history, seed=opts.seed,
+                                                   calculator_free=opts.calculator_free)
     else:
         gens = generators.load_all()
         names = ([generators.get(t).name for t in opts.topics] if opts.topics else sorted(gens))
@@ -1451,15 +1454,31 @@ def plan_exam(opts: QuizOptions, history: History) -> tuple[list[Problem], str, 
     return problems, title, float(opts.minutes) if opts.minutes else minutes
 
 
-def recipe_problems(name: str, *, seed: int | None) -> tuple[list[Problem], str, float]:
-    """(problems, title, minutes) of a sheet recipe, through the sheets feature's loader."""
+def recipe_problems(spec: str, history: History, *, seed: int | None,
+                    calculator_free: bool = False) -> tuple[list[Problem], str, float]:
+    """(problems, title, minutes) of a sheet recipe (a bundled name such as ``midterm``, or a
+    TOML file), through the sheets feature's loader. Each item is drawn as a variant the student
+    has not attempted; with ``seed``, problem k uses seed + k, as on a printed sheet.
+    Raises SheetError for an unknown or bad recipe."""
+    from examprep import generators
+
     try:
         from examprep import sheets
     except ImportError:
         raise ParamError("--recipe: sheet recipes are not available in this version; use --topic instead") from None
-    seed_n = seed if seed is not None else secrets.randbelow(1_000_000)
-    problems = sheets.recipe_problems(name, seed=seed_n)   # type: ignore[attr-defined]
-    return problems, f"Exam · {name}", float(math.ceil(sum(p.minutes for p in problems)))
+    recipe = sheets.load_recipe(spec)
+    problems: list[Problem] = []
+    for item in recipe.items:
+        cf = item.calculator_free or calculator_free
+        for _ in range(item.count):
+            if seed is not None:
+                s = seed + len(problems)
+            else:
+                used = history.used_seeds(item.topic, item.difficulty, cf)
+                s = fresh_seed(used | {p.seed for p in problems if p.generator == item.topic})
+            problems.append(generators.build(item.topic, s, item.difficulty, cf))
+    minutes = float(recipe.minutes) if recipe.minutes else float(math.ceil(sum(p.minutes for p in problems)))
+    return problems, recipe.title or f"Exam · {spec}", minutes
 
 
 def _options_dict(opts: QuizOptions) -> dict[str, Any]:
