@@ -28,7 +28,7 @@ import sys
 import threading
 import time
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -247,16 +247,17 @@ def concept_problem(concept: Concept, seed: int, bank_version: int = 1) -> Probl
         labels = tuple(chr(97 + i) for i in range(len(order)))
         statement += [TextBlock(f"{labels[pos]}) {concept.choices[orig]}") for pos, orig in enumerate(order)]
         expected: Any = labels[order.index(concept.answer)]
-        mis = tuple(Misconception(f"chose-{chr(97 + orig)}", labels[order.index(orig)], why)
-                    for orig, why in concept.mistakes)
+        # ids name the question and the mistake, never a letter (the letters are shuffled)
+        mis = tuple(Misconception(f"{concept.id}#{k}", labels[order.index(orig)], why)
+                    for k, (orig, why) in enumerate(concept.mistakes, 1))
         answer_text = f"{expected}) {concept.choices[concept.answer]}"
         part_kw["choices"] = labels
         kind = "choice"
     else:
         expected = concept.answer
         kind = concept.kind
-        mis = tuple(Misconception(f"gave-{_slug(v)}", float(v) if kind == "number" else int(v), why)
-                    for v, why in concept.mistakes)
+        mis = tuple(Misconception(f"{concept.id}#{k}", float(v) if kind == "number" else int(v), why)
+                    for k, (v, why) in enumerate(concept.mistakes, 1))
         answer_text = _fmt(expected)
     hint = concept.hint or f"See “{concept.source.section}” in {concept.source.lecture}."
     part = Part(id="answer", prompt="Your answer.", kind=kind, expected=expected, tolerance=concept.tolerance,
@@ -270,10 +271,6 @@ def concept_problem(concept: Concept, seed: int, bank_version: int = 1) -> Probl
     return Problem(generator=concept.item, version=bank_version, seed=seed, difficulty=1,
                    title=f"Concept · {concept.topic}", params={"id": concept.id, "order": order},
                    statement=statement, parts=[part], solution=solution)
-
-
-def _slug(v: Any) -> str:
-    return str(v).replace(".", "_").replace("-", "m")
 
 
 def _fmt(v: Any) -> str:
@@ -1175,55 +1172,15 @@ def print_summary(term: Terminal, summary: Summary) -> None:
             mt.add_row(str(count), key, why)
         out.print(mt)
     if summary.history_path:
-        out.print(Text(f"{summary.saved} answers saved to {summary.history_path}. "
+        out.print(Text(f"{summary.saved} answer{'s' if summary.saved != 1 else ''} saved to {summary.history_path}. "
                        "`examprep stats` shows your progress; `examprep review --due` what to revisit.", style="dim"))
 
 
 def exam_report(summary: Summary) -> Any:
-    """The exam's graded report: the grader's per-part feedback view (answers shown)."""
-    try:
-        from examprep.render.report import feedback_view
-    except ImportError:     # the grader's renderer is not installed: our own per-part table
-        return exam_detail(summary.outcomes)
+    """The exam's graded report: the grader's per-part feedback view, with the key's answers."""
+    from examprep.render.report import feedback_view
+
     return feedback_view(summary.report, show_answers=True)
-
-
-def exam_detail(outcomes: list[ProblemOutcome]) -> Any:
-    """Per part: the answer, the verdict and the expected answer (the grader's report layout)."""
-    from rich import box
-    from rich.table import Table
-    from rich.text import Text
-
-    from examprep.render.terminal import fmt_number
-
-    table = Table(box=box.SIMPLE, title="By part", title_justify="left", title_style="bold")
-    table.add_column("part", no_wrap=True)
-    table.add_column("answer", overflow="fold", max_width=22)
-    table.add_column("result", overflow="fold")
-    table.add_column("pts", justify="right", no_wrap=True)
-    table.add_column("expected", overflow="fold", max_width=22)
-    verdict = {"correct": ("correct", "green"), "ecf": ("correct (ECF)", "green"), "blank": ("blank", "yellow"),
-               "wrong": ("wrong", "red")}
-    for o in outcomes:
-        for i, p in enumerate(o.parts):
-            if p.status == "misconception":
-                result = Text.assemble((p.misconception or "", "red"), f": {p.explanation}")
-            else:
-                result = Text(*verdict.get(p.status, (p.status, "")))
-            exp = p.part.exact if isinstance(p.part.exact, str) else p.part.expected
-            table.add_row(f"{o.number}{chr(97 + i)}", Text(p.answer or "—"), result, f"{p.score:g}/{p.part.points:g}",
-                          Text(_compact(exp, fmt_number)))
-    return table
-
-
-def _compact(value: Any, fmt: Callable[[Any, int], str]) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        if value and isinstance(value[0], list):
-            return "[" + "; ".join(" ".join(fmt(v, 4) for v in row) for row in value) + "]"
-        return "[" + ", ".join(fmt(v, 4) for v in value) + "]"
-    return fmt(value, 4)
 
 
 def bar(fraction: float, width: int = 10) -> str:
@@ -1413,13 +1370,16 @@ def run_quiz(opts: QuizOptions, *, no_color: bool = False) -> int:
 def plan_exam(opts: QuizOptions, history: History) -> tuple[list[Problem], str, float]:
     """The exam's problems, title and time limit (minutes).
 
-    With a recipe: the recipe's mix through the sheets feature's loader, and the recipe's time.
-    Otherwise one problem per topic in turn (all topics when none are given) up to ``count``, at
-    the chosen level (default 2, or the nearest level a topic has), each a new variant; the time
-    is the sum of the parts' estimates. ``opts.minutes`` overrides the time either way.
+    With a recipe (by default the bundled ``midterm``, when no topics are given): the recipe's
+    mix through the sheets feature's loader, and the recipe's time. With topics: one problem per
+    topic in turn up to ``count``, at the chosen level (default 2, or the nearest level a topic
+    has), each a new variant; the time is the sum of the parts' estimates. ``opts.minutes``
+    overrides the time either way.
     """
     from examprep import generators
 
+    if not opts.recipe and not opts.topics and _has_recipe(DEFAULT_RECIPE):
+        opts = replace(opts, recipe=DEFAULT_RECIPE)
     if opts.recipe:
         if opts.topics:
             raise ParamError("--recipe sets the topics: give either --recipe or --topic")
@@ -1452,6 +1412,17 @@ def plan_exam(opts: QuizOptions, history: History) -> tuple[list[Problem], str, 
         title = "Exam"
         minutes = float(math.ceil(sum(p.minutes for p in problems)))
     return problems, title, float(opts.minutes) if opts.minutes else minutes
+
+
+DEFAULT_RECIPE = "midterm"
+
+
+def _has_recipe(name: str) -> bool:
+    try:
+        from examprep import sheets
+    except ImportError:
+        return False
+    return name in sheets.bundled_recipes()
 
 
 def recipe_problems(spec: str, history: History, *, seed: int | None,

@@ -226,7 +226,8 @@ def max_pool_backward(input, kernel_size, grad_output, *, stride=None, ties: str
     Only "first" is a framework's behaviour; the others are common hand-computation variants.
     Shapes: input (H, W) or (L,); kernel_size, stride an int or one per dimension (stride defaults
     to kernel_size); grad_output the output's shape.
-    Returns output, ties_count (per window), grad_input.
+    Returns output, indices (the flat row-major input index that takes δ under "first" or "last";
+    the first tied maximum under "split" and "all"), ties_count (maxima per window), grad_input.
     Raises ShapeError for a window larger than the input or a grad_output of the wrong shape.
     """
     ties = choice("ties", ties, MAX_POOL_TIES)
@@ -251,6 +252,7 @@ def max_pool_backward(input, kernel_size, grad_output, *, stride=None, ties: str
     grad = np.zeros_like(x2)
     out = np.zeros(out_shape)
     count = np.zeros(out_shape, dtype=int)
+    where = np.zeros(out_shape, dtype=int)
     for i in range(out_shape[0]):
         for j in range(out_shape[1]):
             win = x2[i * s[0]: i * s[0] + k[0], j * s[1]: j * s[1] + k[1]]
@@ -264,9 +266,11 @@ def max_pool_backward(input, kernel_size, grad_output, *, stride=None, ties: str
                 pick = [(rows[-1], cols[-1])]
             else:
                 pick = list(zip(rows, cols))
+            r0, c0 = pick[-1] if ties == "last" else pick[0]
+            where[i, j] = (i * s[0] + r0) * x2.shape[1] + j * s[1] + c0
             share = g2[i, j] / rows.size if ties == "split" else g2[i, j]
             for r, c in pick:
                 grad[i * s[0] + r, j * s[1] + c] += share
     if one_d:
-        return Trace(output=out[0], ties_count=count[0], grad_input=grad[0])
-    return Trace(output=out, ties_count=count, grad_input=grad)
+        return Trace(output=out[0], indices=where[0], ties_count=count[0], grad_input=grad[0])
+    return Trace(output=out, indices=where, ties_count=count, grad_input=grad)

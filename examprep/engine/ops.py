@@ -216,3 +216,31 @@ OPS.update({"add": add, "subtract": subtract, "multiply": multiply, "product": p
             "mse-grad-b": mse_grad_b, "sgd-step": sgd_step, "rnn-jacobian": rnn_jacobian,
             "rnn-local-derivatives": rnn_local_derivatives, "lstm-cell-state": lstm_cell_state,
             "lstm-hidden": lstm_hidden, "power": power})
+
+
+def sigmoid_derivative_from_output(output) -> np.ndarray:
+    """σ'(x) = σ(x)(1 − σ(x)) from the value s = σ(x)."""
+    s = array("output", output)
+    return s * (1.0 - s)
+
+
+def tanh_derivative_from_output(output) -> np.ndarray:
+    """tanh'(x) = 1 − tanh²(x) from the value t = tanh(x)."""
+    t = array("output", output)
+    return 1.0 - t**2
+
+
+OPS.update({"sigmoid-derivative-from-output": sigmoid_derivative_from_output,
+            "tanh-derivative-from-output": tanh_derivative_from_output})
+
+
+def clip_by_norm(grad, max_norm) -> np.ndarray:
+    """g · min(1, c/‖g‖₂): gradient clipping by norm (torch.nn.utils.clip_grad_norm_, up to its 1e-6)."""
+    g = array("grad", grad)
+    c = number("max_norm", max_norm)
+    norm = float(np.sqrt(np.sum(g**2)))
+    out = g * min(1.0, c / norm) if norm > 0 else g
+    return float(out) if out.ndim == 0 else out
+
+
+OPS.update({"clip-by-norm": clip_by_norm})

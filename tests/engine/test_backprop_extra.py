@@ -187,6 +187,7 @@ def test_max_pool_first_tie_rule_is_the_engine_max_pool(seed, k, s):
     ours = engine.max_pool_backward(x, k, g, stride=s, ties="first")
     np.testing.assert_array_equal(ours.output, ref.output)
     np.testing.assert_array_equal(ours.grad_input, ref.grad_input)
+    np.testing.assert_array_equal(ours.indices, ref.indices)
     split = engine.max_pool_backward(x, k, g, stride=s, ties="split")
     assert split.grad_input.sum() == pytest.approx(g.sum())          # shares conserve δ
     every = engine.max_pool_backward(x, k, g, stride=s, ties="all")
@@ -295,3 +296,20 @@ def test_max_pool_backward_bad_input():
 def test_new_topics_are_listed_by_solve_list():
     names = {t["topic"] for t in __import__("json").loads(solve.topics_json())}
     assert {"residual", "residual-stack", "rnn-unroll", "vanishing-gradient"} <= names
+
+
+def test_clip_by_norm_matches_torch_clip_grad_norm():
+    torch = pytest.importorskip("torch")
+    for g, c in (([3.0, 4.0], 1.0), ([0.3, -0.4], 1.0), ([1e4], 5.0), ([-2.0, 0.0, 1.0], 0.5)):
+        p = torch.zeros(len(g), dtype=torch.float64, requires_grad=True)
+        p.grad = torch.tensor(g, dtype=torch.float64)
+        torch.nn.utils.clip_grad_norm_([p], c)
+        np.testing.assert_allclose(ops.clip_by_norm(g, c), p.grad.numpy(), rtol=1e-5)   # torch adds 1e-6 to ‖g‖
+    assert ops.clip_by_norm(-3.0, 2.0) == -2.0 and ops.clip_by_norm(0.5, 2.0) == 0.5
+
+
+def test_derivative_from_output_ops():
+    s = engine.activation("sigmoid", [-1.0, 0.5]).output
+    np.testing.assert_allclose(ops.sigmoid_derivative_from_output(s), engine.activation("sigmoid", [-1.0, 0.5]).derivative)
+    t = engine.activation("tanh", [-1.0, 0.5]).output
+    np.testing.assert_allclose(ops.tanh_derivative_from_output(t), engine.activation("tanh", [-1.0, 0.5]).derivative)

@@ -41,8 +41,8 @@ def test_worked_solution_reproduces_every_answer(problem):
     for part in problem.parts:
         values = solution_values(problem, part.id)
         assert values, f"no solution step for part {part.id}"
-        if part.kind == "expression":
-            assert any(isinstance(v, str) and part.expected in v for v in values)
+        if part.kind in ("expression", "choice"):
+            assert any(isinstance(v, str) and part.expected in v for v in values), f"{part.id}: {part.expected} not in {values}"
         else:
             assert any(close_to(part, v) for v in values), f"{part.id}: {part.expected} not in {values}"
 

@@ -1,6 +1,7 @@
 """The session engine itself: planning, adaptive levels, the exam clock."""
 from __future__ import annotations
 
+import math
 import os
 import random
 import sys
@@ -98,12 +99,26 @@ def test_calculator_free_keeps_to_topics_that_have_it(history):
             plan_problems(QuizOptions(topics=[lacking[0]], calculator_free=True), history, now=0)
 
 
-def test_an_exam_without_a_recipe_has_one_problem_per_topic_and_a_time_estimate(history):
-    problems, title, minutes = plan_exam(QuizOptions(mode="exam", seed=5), history)
-    assert sorted(p.generator for p in problems) == sorted(generators.load_all())
-    assert minutes == pytest.approx(round(sum(p.minutes for p in problems) + 0.5), abs=1)
-    _, _, given = plan_exam(QuizOptions(mode="exam", seed=5, minutes=42), history)
+def test_an_exam_on_topics_has_one_problem_per_topic_and_a_time_estimate(history):
+    topics = ["attention", "gru-step", "receptive-field"]
+    problems, title, minutes = plan_exam(QuizOptions(mode="exam", topics=topics, seed=5), history)
+    assert [p.generator for p in problems] == topics and {p.difficulty for p in problems} == {2}
+    assert minutes == math.ceil(sum(p.minutes for p in problems))
+    _, _, given = plan_exam(QuizOptions(mode="exam", topics=topics, seed=5, minutes=42), history)
     assert given == 42
+    more, _, _ = plan_exam(QuizOptions(mode="exam", topics=topics[:2], count=5, seed=5), history)
+    assert [p.generator for p in more] == ["attention", "gru-step"] * 2 + ["attention"]
+
+
+def test_the_default_exam_is_the_midterm_recipe(history):
+    sheets = pytest.importorskip("examprep.sheets")
+    recipe = sheets.load_recipe("midterm")
+    problems, title, minutes = plan_exam(QuizOptions(mode="exam", seed=5), history)
+    assert title == recipe.title and minutes == recipe.minutes
+    assert [p.generator for p in problems] == [i.topic for i in recipe.items for _ in range(i.count)]
+    assert [p.difficulty for p in problems] == [i.difficulty for i in recipe.items for _ in range(i.count)]
+    with pytest.raises(ParamError, match="either --recipe or --topic"):
+        plan_exam(QuizOptions(mode="exam", recipe="midterm", topics=["attention"]), history)
 
 
 class ScriptedTerminal(Terminal):

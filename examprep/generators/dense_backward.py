@@ -1,0 +1,134 @@
+"""A dense layer by hand: y = W x + b forward, then ∂L/∂W, ∂L/∂b and ∂L/∂x.
+
+Level 1: square W (2×2), the upstream gradient δ = ∂L/∂y given.
+Level 2: W of 3×2 and the loss L = ½‖y − t‖², so δ = y − t is a part (later parts use it).
+Level 3: a batch of two examples, Y = X Wᵀ + b: the weight and bias gradients sum over the batch.
+Layout as torch.nn.Linear: W is out×in. Calculator-free: integer entries, so every answer is an integer.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from examprep import engine, solve
+from examprep.document import Math, Matrix, Text
+from examprep.generators import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.problem import Misconception, Part, Recipe, SolutionStep
+
+
+@generator("dense-backward", title="Dense layer: forward pass and gradients",
+           syllabus="Backprop: forward/backward pass of a dense layer y = Wx + b", version=1)
+def dense_backward(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
+    batch = difficulty == 3
+    n_in, n_out = (2, 3) if difficulty == 2 else (2, 2)
+    W = (rng.decimals(-1, 1, 0.5, (n_out, n_in), nonzero=True) if difficulty == 2 and not calculator_free
+         else rng.ints(-2, 2, (n_out, n_in), nonzero=True))
+    b = rng.ints(-2, 2, (n_out,))
+    x = rng.ints(-2, 2, (2, n_in) if batch else (n_in,), nonzero=True)
+    if n_out == n_in and np.allclose(W, W.T):
+        raise Degenerate("a symmetric W hides the transpose")
+    target = None
+    if difficulty == 2:
+        target = rng.ints(-2, 2, (n_out,))
+        delta = engine.dense(x, W, b).output - target
+    else:
+        delta = rng.ints(-2, 2, (2, n_out) if batch else (n_out,), nonzero=True)
+    if not np.any(delta) or np.count_nonzero(delta) < 2:
+        raise Degenerate("δ too sparse: the gradients show little")
+    params = {"x": tolist(x), "weight": tolist(W), "bias": tolist(b), "grad_output": tolist(delta)}
+    t = engine.dense(x, W, b, delta)
+    sol = solve.solve("dense", params)
+    square = n_in == n_out
+    if batch and np.allclose(delta.T @ x, x.T @ delta):
+        raise Degenerate("δᵀX symmetric: the transposed product would be right")
+
+    # mistaken methods, each through the engine
+    no_bias = engine.dense(x, W, None, delta)
+    transposed_w = engine.dense(x, W.T, b) if square else None
+    out_mis = [Misconception("no-bias", tolist(no_bias.output), "You left out the bias: y = W x + b.")]
+    if transposed_w is not None:
+        out_mis.append(Misconception("transposed-weight", tolist(transposed_w.output),
+                                     "W is out×in: row i of W dots x to give y_i (y = W x, not Wᵀx)."))
+    gw_mis = [Misconception("outer-transposed", tolist(t.grad_weight.T),
+                            "∂L/∂W has W's shape out×in: it is δ xᵀ (" + ("δᵀX summed over the batch" if batch else "row i is δ_i xᵀ")
+                            + "), not x δᵀ.")]
+    gb_mis = [Misconception("ones", tolist(np.ones_like(t.grad_bias)),
+                            "∂y/∂b = 1 is only the local derivative; by the chain rule ∂L/∂b = δ · 1 = δ.")]
+    gx_mis = []
+    if square:
+        gx_mis.append(Misconception("forward-instead", tolist(no_bias.output),
+                                    "W x is the forward pass; the gradient goes backwards through Wᵀ: ∂L/∂x = Wᵀδ."))
+    if square:
+        gx_mis.append(Misconception("no-transpose", tolist(engine.dense(delta, W.T, None).output),
+                                    "Backwards through y = W x the gradient is Wᵀ δ (each x_j collects Σ_i W_ij δ_i), not W δ."))
+    else:
+        gx_mis.append(Misconception("sum-of-weights", tolist(W.sum(axis=0)),
+                                    "You summed W's columns without weighting them by δ: ∂L/∂x_j = Σ_i W_ij δ_i."))
+    if batch:
+        gw_mis.append(Misconception("mean-over-batch", tolist(t.grad_weight / 2),
+                                    "L sums the examples' losses: the gradients add over the batch, no 1/N."))
+        gw_mis.append(Misconception("first-example-only", tolist(np.outer(delta[0], x[0])),
+                                    "Every example contributes: ∂L/∂W = Σ_n δ_n x_nᵀ = δᵀX."))
+        gb_mis.append(Misconception("mean-over-batch", tolist(t.grad_bias / 2),
+                                    "L sums the examples' losses: ∂L/∂b = Σ_n δ_n, no 1/N."))
+    elif square:
+        gb_mis.append(Misconception("times-x", tolist(delta * x), "b is added, not multiplied by x: ∂L/∂b = δ."))
+
+    kind = "matrix" if batch else "vector"
+    pts = lambda n: n * (2 if batch else 1)  # noqa: E731
+    shape_y = (2, n_out) if batch else (n_out,)
+    grad_ref = {"$ref": "delta"} if difficulty == 2 else tolist(delta)
+    dense_args = {"x": tolist(x), "weight": tolist(W), "bias": tolist(b)}
+    parts = [Part("output", r"The output $Y = X W^\top + b$ (one row per example)." if batch else r"The output $y = W x + b$.",
+                  kind, tolist(t.output), shape=shape_y, points=pts(1), minutes=pts(2), misconceptions=tuple(out_mis),
+                  recipe=Recipe("solve:dense", dense_args, "output"))]
+    if difficulty == 2:
+        parts.append(Part("delta", r"The upstream gradient $\delta = \partial L / \partial y$.", "vector", tolist(delta),
+                          shape=(n_out,), points=1, minutes=1.5,
+                          misconceptions=(Misconception("t-minus-y", tolist(-delta),
+                                                        "∂/∂y of ½‖y − t‖² is y − t, not t − y."),
+                                          Misconception("squared", tolist(delta**2),
+                                                        "Differentiate ½(y − t)²: the ½ cancels the 2 and the result is y − t.")),
+                          recipe=Recipe("subtract", {"a": {"$ref": "output"}, "b": tolist(target)})))
+    grad_recipe = lambda out: Recipe("solve:dense", dense_args | {"grad_output": grad_ref}, out)  # noqa: E731
+    parts += [
+        Part("grad_weight", r"$\partial L / \partial W$" + (" (summed over the batch)." if batch else "."), "matrix",
+             tolist(t.grad_weight), shape=(n_out, n_in), points=2, minutes=3, misconceptions=tuple(gw_mis),
+             recipe=grad_recipe("grad_weight"), hint="Same shape as W: entry (i, j) is Σ over examples of δ_i x_j."),
+        Part("grad_bias", r"$\partial L / \partial b$" + (" (summed over the batch)." if batch else "."), "vector",
+             tolist(t.grad_bias), shape=(n_out,), points=1, minutes=1, misconceptions=tuple(gb_mis),
+             recipe=grad_recipe("grad_bias")),
+        Part("grad_input", r"$\partial L / \partial X$ (one row per example)." if batch else r"$\partial L / \partial x$.",
+             kind, tolist(t.grad_input), shape=(2, n_in) if batch else (n_in,), points=2, minutes=pts(2),
+             misconceptions=tuple(gx_mis), recipe=grad_recipe("grad_input"),
+             hint="Backwards through W: multiply by Wᵀ."),
+    ]
+    steps = sol.steps
+    solution = steps_from(steps[:1], "output")
+    if difficulty == 2:
+        solution.append(SolutionStep("Upstream gradient of L = ½ Σ (y_i − t_i)²", [
+            Math(r"\delta = \frac{\partial L}{\partial y} = y - t"), Matrix("t", tolist(target)), Matrix("δ", tolist(delta))],
+            "delta"))
+    solution += steps_from(steps[1:2], "grad_weight") + steps_from(steps[2:3], "grad_bias") + steps_from(steps[3:4], "grad_input")
+    solution.append(SolutionStep("Check the shapes", [Text(
+        f"∂L/∂W is {n_out}×{n_in} like W, ∂L/∂b has {n_out} entries like b, and ∂L/∂{'X' if batch else 'x'} has the shape of "
+        f"{'X' if batch else 'x'}: a gradient always has the shape of what it differentiates.")]))
+
+    if batch:
+        statement = [Text(f"A dense layer (torch.nn.Linear, W is {n_out}×{n_in}) applied to a batch of two examples, one per "
+                          "row of X: $Y = X W^\\top + b$. The loss $L$ is a sum over the examples, and backpropagation "
+                          "has delivered $\\delta = \\partial L / \\partial Y$ (one row per example)."),
+                     Matrix("X", tolist(x), row_labels=["n=1", "n=2"]), Matrix("W", tolist(W)), Matrix("b", tolist(b)),
+                     Matrix("δ", tolist(delta), row_labels=["n=1", "n=2"])]
+    else:
+        statement = [Text(f"A dense layer $y = W x + b$ with W of shape {n_out}×{n_in} (out×in, as torch.nn.Linear)."),
+                     Matrix("x", tolist(x)), Matrix("W", tolist(W)), Matrix("b", tolist(b))]
+        if difficulty == 2:
+            statement += [Text(r"The loss is $L = \frac12 \sum_i (y_i - t_i)^2$ with target"), Matrix("t", tolist(target))]
+        else:
+            statement += [Text(r"Backpropagation has delivered the upstream gradient $\delta = \partial L / \partial y$:"),
+                          Matrix("δ", tolist(delta))]
+    return Draft(title="Dense layer forward and backward" + (" on a batch" if batch else ""),
+                 params=params | ({"target": tolist(target)} if target is not None else {}),
+                 statement=statement, parts=parts, solution=solution,
+                 conventions={"layout": "W is out×in (torch.nn.Linear)" + ("; Y = X Wᵀ + b, rows are examples" if batch else ""),
+                              "loss": "½‖y − t‖²" if difficulty == 2 else ("summed over the batch" if batch else "given δ")})

@@ -1,0 +1,139 @@
+"""Linear regression by hand: predictions, the mean squared error, its gradient and one step of
+gradient descent — and the two conventions for the loss, MSE and ½·MSE.
+
+Level 1: one feature, four points, L = MSE = (1/N) Σ (ŷ − y)².
+Level 2: two features, four points, the loss stated as MSE or ½·MSE (the ½ cancels the 2).
+Level 3: the same data under both conventions: their gradients differ by 2, and the learning rate
+that makes a ½·MSE step equal an MSE step.
+Calculator-free: integer data and w, b and a learning rate of 0.1 or 0.5 — every answer is a short
+decimal.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from examprep import engine, solve
+from examprep.document import Math, Matrix, Text
+from examprep.generators import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.problem import Misconception, Part, Recipe, SolutionStep
+
+_LOSS_TEX = {"mse": r"L = \frac{1}{N} \sum_n (\hat y_n - y_n)^2", "half-mse": r"L = \frac{1}{2N} \sum_n (\hat y_n - y_n)^2"}
+_OTHER = {"mse": "half-mse", "half-mse": "mse"}
+
+
+@generator("linear-regression", title="Linear regression: loss, gradient, one gradient-descent step",
+           syllabus="Linear regression: MSE, its gradient and gradient descent (½·MSE vs MSE)", version=1)
+def linear_regression(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
+    N = 4
+    d = 1 if difficulty == 1 else 2
+    if d == 1:
+        X = np.array(rng.sample([-2.0, -1.0, 0.0, 1.0, 2.0, 3.0], N))
+        w = float(rng.choice([-1.0, 1.0, 2.0] if calculator_free else [-1.0, -0.5, 0.5, 1.0, 1.5, 2.0]))
+    else:
+        X = rng.ints(-2, 2, (N, d))
+        w = rng.ints(-1, 1, (d,)) if calculator_free else rng.decimals(-1, 1, 0.5, (d,))
+    b = float(rng.integer(-1, 1))
+    y = rng.ints(-3, 3, (N,))
+    lr = float(rng.choice([0.1, 0.5] if calculator_free else [0.1, 0.05, 0.2]))
+    loss = "mse" if difficulty != 2 else rng.choice(["mse", "half-mse"])
+    params = {"X": tolist(X), "y": tolist(y), "w": w if d == 1 else tolist(w), "b": b, "lr": lr, "loss": loss}
+    t = engine.linear_regression(X, y, params["w"], b, lr=lr, loss=loss)
+    if not np.any(t.residuals) or np.count_nonzero(t.residuals) < 2 or abs(t.grad_b) < 1e-12:
+        raise Degenerate("residuals too sparse, or ∂L/∂b = 0: the step shows little")
+    if np.any(np.abs(np.atleast_1d(t.grad_w)) < 1e-12):
+        raise Degenerate("a zero weight gradient")
+    if np.any(np.abs(t.residuals) > 6):
+        raise Degenerate("residuals too large to square by hand comfortably")
+    sol = solve.solve("linear-regression", params)
+    other = engine.linear_regression(X, y, params["w"], b, lr=lr, loss=_OTHER[loss])
+    ascent = engine.linear_regression(X, y, params["w"], b, lr=-lr, loss=loss)
+    no_bias = engine.linear_regression(X, y, params["w"], 0.0, lr=lr, loss=loss)
+    scalar_w = d == 1
+    val = (lambda v: float(v)) if scalar_w else tolist
+    wkind, wshape = ("number", None) if scalar_w else ("vector", (d,))
+    conv = "½·MSE" if loss == "half-mse" else "MSE"
+    other_conv = "MSE" if loss == "half-mse" else "½·MSE"
+    loss_mis = [Misconception("sum-not-mean", float(t.loss * N), "The loss is a mean: divide the sum of squares by N."),
+                Misconception("other-convention", float(other.loss),
+                              f"That is the {other_conv}; this problem's loss is the {conv}."),
+                Misconception("rmse", float(np.sqrt(t.loss)), "No square root: the MSE is the mean of the squared errors.")]
+    gw_mis = [Misconception("other-convention", val(other.grad_w),
+                            "With L = (1/N) Σ e² the derivative of e² brings a factor 2: ∂L/∂w = (2/N) Xᵀe; "
+                            "with ½·MSE the ½ cancels it: (1/N) Xᵀe."),
+              Misconception("sign-flip", val(-np.asarray(t.grad_w)), "e = ŷ − y: the gradient is (·/N) Xᵀ(ŷ − y), not Xᵀ(y − ŷ)."),
+              Misconception("no-1-over-n", val(np.asarray(t.grad_w) * N), "The loss is a mean: keep the 1/N in the gradient.")]
+    gb_mis = [Misconception("other-convention", float(other.grad_b), "The factor is 2/N for MSE and 1/N for ½·MSE."),
+              Misconception("sign-flip", float(-t.grad_b), "∂L/∂b is the (scaled) mean of ŷ − y, not of y − ŷ."),
+              Misconception("no-1-over-n", float(t.grad_b * N), "The loss is a mean: keep the 1/N.")]
+    step_mis_w = [Misconception("ascent", val(ascent.w_new), "Gradient descent subtracts: w ← w − η ∂L/∂w."),
+                  Misconception("other-convention", val(other.w_new), f"That step uses the gradient of the {other_conv}.")]
+    step_mis_b = [Misconception("ascent", float(ascent.b_new), "Gradient descent subtracts: b ← b − η ∂L/∂b."),
+                  Misconception("other-convention", float(other.b_new), f"That step uses the gradient of the {other_conv}.")]
+    preds_mis = [Misconception("no-bias", tolist(no_bias.predictions), "ŷ = X w + b: add the bias to every prediction.")]
+    x_arg = tolist(X)
+    parts = [
+        Part("predictions", r"The predictions $\hat y = X w + b$.", "vector", tolist(t.predictions), shape=(N,), points=1,
+             minutes=2, misconceptions=tuple(preds_mis),
+             recipe=Recipe("solve:linear-regression", params, "predictions")),
+        Part("loss", f"The loss $L$ ({conv}).", "number", float(t.loss), points=1, minutes=2,
+             misconceptions=tuple(loss_mis),
+             recipe=Recipe("mse-loss", {"predictions": {"$ref": "predictions"}, "target": tolist(y), "loss": loss})),
+        Part("grad_w", r"$\partial L / \partial w$.", wkind, val(t.grad_w), shape=wshape, points=2, minutes=3,
+             misconceptions=tuple(gw_mis),
+             recipe=Recipe("mse-grad-w", {"X": x_arg, "predictions": {"$ref": "predictions"}, "target": tolist(y),
+                                          "loss": loss})),
+        Part("grad_b", r"$\partial L / \partial b$.", "number", float(t.grad_b), points=1, minutes=1.5,
+             misconceptions=tuple(gb_mis),
+             recipe=Recipe("mse-grad-b", {"predictions": {"$ref": "predictions"}, "target": tolist(y), "loss": loss})),
+        Part("w_new", rf"$w$ after one gradient-descent step with learning rate $\eta = {lr}$.", wkind, val(t.w_new),
+             shape=wshape, points=1, minutes=1, misconceptions=tuple(step_mis_w),
+             recipe=Recipe("sgd-step", {"param": params["w"], "grad": {"$ref": "grad_w"}, "lr": lr})),
+        Part("b_new", r"$b$ after the same step.", "number", float(t.b_new), points=1, minutes=0.5,
+             misconceptions=tuple(step_mis_b), recipe=Recipe("sgd-step", {"param": b, "grad": {"$ref": "grad_b"}, "lr": lr})),
+    ]
+    s = sol.steps
+    solution = (steps_from(s[0:1], "predictions") + steps_from(s[1:2], None) + steps_from(s[2:3], "loss")
+                + steps_from(s[3:4], "grad_w")
+                + [SolutionStep("Bias gradient", [Math(r"\frac{\partial L}{\partial b} = \frac{" + ("2" if loss == "mse" else "1")
+                                                       + r"}{N}\sum_n e_n"), Matrix("grad_b", float(t.grad_b))], "grad_b")]
+                + steps_from(s[4:5], "w_new")
+                + [SolutionStep("Bias step", [Math(r"b \leftarrow b - \eta \frac{\partial L}{\partial b}"),
+                                              Matrix("b_new", float(t.b_new))], "b_new")])
+    if difficulty == 3:
+        half = engine.linear_regression(X, y, params["w"], b, lr=lr, loss="half-mse")
+        parts.append(Part("grad_w_half", r"$\partial L_{1/2} / \partial w$ for the other convention "
+                          r"$L_{1/2} = \frac{1}{2N}\sum_n (\hat y_n - y_n)^2$.", wkind, val(half.grad_w), shape=wshape,
+                          points=1, minutes=1.5,
+                          misconceptions=(Misconception("same-as-mse", val(t.grad_w),
+                                                        "Halving the loss halves its gradient: (1/N) Xᵀe instead of (2/N) Xᵀe."),
+                                          Misconception("doubled", val(2 * np.asarray(t.grad_w)),
+                                                        "The ½ halves the gradient; it does not double it.")),
+                          recipe=Recipe("mse-grad-w", {"X": x_arg, "predictions": {"$ref": "predictions"},
+                                                       "target": tolist(y), "loss": "half-mse"})))
+        parts.append(Part("lr_half", r"The learning rate for $L_{1/2}$ that makes its step equal to the MSE step with "
+                          rf"$\eta = {lr}$.", "number", 2 * lr, points=1, minutes=1,
+                          misconceptions=(Misconception("halved", lr / 2, "The ½·MSE gradient is half as large, so the "
+                                                                          "learning rate must double, not halve."),
+                                          Misconception("same", lr, "The gradients differ by a factor 2, so the same η "
+                                                                    "gives a step half as long.")),
+                          recipe=Recipe("scale", {"x": lr, "factor": 2.0})))
+        hs = solve.solve("linear-regression", params | {"loss": "half-mse"}).steps
+        solution += steps_from(hs[3:4], "grad_w_half", prefix="½·MSE: ")
+        solution.append(SolutionStep("Matching the steps", [
+            Math(r"\eta_{1/2} \frac{\partial L_{1/2}}{\partial w} = \eta \frac{\partial L}{\partial w},\quad "
+                 r"\frac{\partial L_{1/2}}{\partial w} = \frac12 \frac{\partial L}{\partial w} \Rightarrow \eta_{1/2} = 2\eta"),
+            Matrix("η_1/2", 2 * lr)], "lr_half"))
+    cols = ["x"] if d == 1 else ["x_1", "x_2"]
+    rows = [[*(np.atleast_1d(xr).tolist()), float(yr)] for xr, yr in zip(X, y)]
+    model = "w x" if d == 1 else "w^\\top x"
+    statement = [Text(f"Fit $\\hat y = {model} + b$ to {N} points by gradient descent on the "
+                      f"{'mean squared error' if loss == 'mse' else 'half mean squared error'} "
+                      f"${_LOSS_TEX[loss]}$."),
+                 Matrix("data", rows, col_labels=cols + ["y"]),
+                 Text(f"Current parameters and learning rate $\\eta = {lr}$:"),
+                 Matrix("w", params["w"]), Matrix("b", b)]
+    return Draft(title="Linear regression: one gradient-descent step", params=params, statement=statement, parts=parts,
+                 solution=solution,
+                 conventions={"loss": {"mse": "MSE = (1/N) Σ (ŷ − y)² (torch.nn.MSELoss)",
+                                       "half-mse": "½·MSE = (1/2N) Σ (ŷ − y)²"}[loss],
+                              "step": "w ← w − η ∂L/∂w (plain gradient descent, full batch)"})

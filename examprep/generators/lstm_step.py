@@ -1,0 +1,169 @@
+"""One LSTM step by hand: the gates i, f, o, the candidate g, the cell state c' and the hidden state h'.
+
+Level 1: one input, one hidden unit, no biases.
+Level 2: two hidden units, one input, a bias vector (b_hh = 0).
+Level 3: as level 2, and the gradient along the cell state: ∂c'/∂c = f (element-wise) and
+∂L/∂c = f ⊙ ∂L/∂c' — the additive path that lets LSTMs carry gradients over long sequences.
+Rows of the weights are stacked [i; f; g; o] as torch.nn.LSTMCell (3 gates + the candidate).
+Calculator-free: x = 1, W_hh = 0 and input weights ln a, so σ(ln a) = a/(1 + a),
+tanh(ln a) = (a² − 1)/(a² + 1), c' is a fraction and h' = o·(e^{2c'} − 1)/(e^{2c'} + 1).
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from examprep import engine, solve
+from examprep.document import Math, Matrix, Text
+from examprep.generators import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.generators._exact import exp_term, frac
+from examprep.problem import Misconception, Part, Recipe, SolutionStep
+
+_GATES = ("i", "f", "g", "o")
+
+
+def _tanh_of_fraction(q: Fraction) -> str:
+    if q == 0:
+        return "0"
+    e = exp_term(2 * q)
+    return f"({e} - 1)/({e} + 1)"
+
+
+@generator("lstm-step", title="One LSTM step by hand", syllabus="LSTM: gates i, f, o, candidate g, cell and hidden state",
+           version=1)
+def lstm_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
+    H, I = (1, 1) if difficulty == 1 else (2, 1)
+    exact: dict = {}
+    if calculator_free:
+        # ln-weights: gate a-values for i, f, o in 1..4 (σ = a/(1+a)), candidate c in 2..3 with a sign
+        a = {k: [rng.integer(1, 4) for _ in range(H)] for k in ("i", "f", "o")}
+        cs = [rng.choice([2, 3]) * rng.choice([1, -1]) for _ in range(H)]
+        x = np.array([1.0])
+        h = rng.ints(-1, 1, (H,))
+        c = np.array([float(Fraction(rng.choice([1, -1]), rng.choice([1, 2]))) for _ in range(H)])
+        col = lambda v: np.log(np.abs(v)) * np.sign(v)  # noqa: E731
+        rows = {"i": col(np.array(a["i"], float)), "f": col(np.array(a["f"], float)),
+                "g": col(np.array(cs, float)), "o": col(np.array(a["o"], float))}
+        w_ih = np.concatenate([rows[k] for k in _GATES])[:, None]
+        w_hh = np.zeros((4 * H, H))
+        b_ih = np.zeros(4 * H)
+        ln = lambda v: "0" if abs(v) == 1 and v > 0 else ("" if v > 0 else "-") + f"ln {abs(v)}"  # noqa: E731
+        shown_ih = [[ln(v)] for k in _GATES for v in (a[k] if k != "g" else cs)]
+        sig = {k: [Fraction(v, 1 + v) for v in a[k]] for k in ("i", "f", "o")}
+        gq = [Fraction(abs(v) ** 2 - 1, abs(v) ** 2 + 1) * (1 if v > 0 else -1) for v in cs]
+        cq = [Fraction(cv).limit_denominator(4) for cv in c]
+        cn = [sig["f"][k] * cq[k] + sig["i"][k] * gq[k] for k in range(H)]
+        exact = {"i": [frac(v) for v in sig["i"]], "f": [frac(v) for v in sig["f"]], "g": [frac(v) for v in gq],
+                 "o": [frac(v) for v in sig["o"]], "c_new": [frac(v) for v in cn],
+                 "h_new": [(f"{frac(sig['o'][k])}*{_tanh_of_fraction(cn[k])}" if cn[k] != 0 else "0") for k in range(H)]}
+    else:
+        x = rng.decimals(-1, 1, 0.5, (I,), nonzero=True)
+        h = rng.decimals(-1, 1, 0.5, (H,))
+        c = rng.decimals(-1, 1, 0.5, (H,), nonzero=True)
+        w_ih = rng.decimals(-1, 1, 0.5, (4 * H, I))
+        w_hh = rng.decimals(-1, 1, 0.5, (4 * H, H))
+        b_ih = np.zeros(4 * H) if difficulty == 1 else rng.decimals(-0.5, 0.5, 0.5, (4 * H,))
+        shown_ih = tolist(w_ih)
+    b_hh = np.zeros(4 * H)
+    params = {"x": tolist(x), "h": tolist(h), "c": tolist(c), "weight_ih": tolist(w_ih), "weight_hh": tolist(w_hh),
+              "bias_ih": tolist(b_ih), "bias_hh": tolist(b_hh)}
+    t = engine.lstm_cell(x, h, c, w_ih, w_hh, b_ih, b_hh)
+    pre = {k: t[f"pre_{k}"] for k in _GATES}
+    if any(np.ptp(np.concatenate([pre["i"], pre["f"], pre["o"]])) == 0 for _ in (0,)) and H == 1:
+        raise Degenerate("all gates equal: the gate roles do not show")
+    if np.any(np.abs(t.c_new - c) < 1e-12) or np.any(t.g == 0):
+        raise Degenerate("the cell state did not change, or a zero candidate")
+    sol = solve.solve("lstm-cell", params)
+    scalar = H == 1
+    val = (lambda v: float(np.ravel(v)[0])) if scalar else tolist
+    ex = (lambda k: exact[k][0] if scalar else exact[k]) if exact else (lambda k: None)
+    kind, shape = ("number", None) if scalar else ("vector", (H,))
+    sig_of = lambda v: engine.activation("sigmoid", v).output  # noqa: E731
+    # TensorFlow's tf.compat.v1 LSTMCell stacks i, j (= g), f, o: the same rows read in that order
+    tf_f, tf_g = sig_of(pre["g"]), np.tanh(pre["f"])
+    gate_text = {"i": "input gate", "f": "forget gate", "o": "output gate"}
+    parts = []
+    for k in ("i", "f", "o"):
+        mis = [Misconception("tanh-gate", val(np.tanh(pre[k])), "Gates use the sigmoid σ (values in 0..1), not tanh.")]
+        if k == "f":
+            mis.append(Misconception("row-order", val(tf_f), "Rows are stacked [i; f; g; o] (PyTorch): the second block "
+                                                             "is the forget gate; i, g, f, o is TensorFlow's order."))
+        parts.append(Part(k, f"The {gate_text[k]} ${k}$.", kind, val(t[k]), shape=shape, points=1, minutes=1.5 * H,
+                          exact=ex(k), misconceptions=tuple(mis),
+                          recipe=Recipe("solve:lstm-cell", params, k)))
+    parts.insert(2, Part("g", "The candidate $g$.", kind, val(t.g), shape=shape, points=1, minutes=1.5 * H, exact=ex("g"),
+                         misconceptions=(Misconception("sigmoid-candidate", val(sig_of(pre["g"])),
+                                                       "The candidate uses tanh (values in −1..1), not σ."),
+                                         Misconception("row-order", val(tf_g),
+                                                       "The third row block is the candidate g: rows are [i; f; g; o].")),
+                         recipe=Recipe("solve:lstm-cell", params, "g")))
+    parts.append(Part("c_new", "The new cell state $c' = f \\odot c + i \\odot g$.", kind, val(t.c_new), shape=shape,
+                      points=2, minutes=2 * H, exact=ex("c_new"),
+                      misconceptions=(Misconception("no-forget", val(c + t.i * t.g), "The old cell state is scaled by f first."),
+                                      Misconception("no-input-gate", val(t.f * c + t.g), "The candidate is scaled by i."),
+                                      Misconception("coupled", val(t.f * c + (1 - t.f) * t.g),
+                                                    "That couples the gates like a GRU; the LSTM uses its own input gate i.")),
+                      recipe=Recipe("lstm-cell-state", {"f": {"$ref": "f"}, "c": val(c), "i": {"$ref": "i"},
+                                                        "g": {"$ref": "g"}})))
+    parts.append(Part("h_new", "The new hidden state $h' = o \\odot \\tanh(c')$.", kind, val(t.h_new), shape=shape,
+                      points=2, minutes=1.5 * H, exact=ex("h_new"),
+                      misconceptions=(Misconception("no-tanh", val(t.o * t.c_new), "Squash the cell state first: h' = o ⊙ tanh(c')."),
+                                      Misconception("tanh-outside", val(np.tanh(t.o * t.c_new)),
+                                                    "tanh applies to c' alone, then the output gate scales it.")),
+                      recipe=Recipe("lstm-hidden", {"o": {"$ref": "o"}, "c_new": {"$ref": "c_new"}})))
+    s = sol.steps
+    solution = steps_from(s[:1], None)
+    for k in ("i", "f"):
+        solution.append(SolutionStep(f"{gate_text[k].capitalize()}", [Math(rf"{k} = \sigma(\text{{pre}}_{k})"),
+                                                                       Matrix(k, val(t[k]))], k))
+    solution += steps_from(s[2:3], "g")
+    solution.append(SolutionStep("Output gate", [Math(r"o = \sigma(\text{pre}_o)"), Matrix("o", val(t.o))], "o"))
+    solution += steps_from(s[3:4], "c_new") + steps_from(s[4:5], "h_new")
+    if difficulty == 3:
+        delta_c = rng.ints(-2, 2, (H,), nonzero=True)
+        parts.append(Part("cell_gradient", r"The local derivative $\partial c'_k / \partial c_k$ for each unit.", "vector",
+                          tolist(t.f), shape=(H,), points=1, minutes=1, exact=ex("f"),
+                          misconceptions=(Misconception("one", tolist(np.ones(H)),
+                                                        "c' = f ⊙ c + i ⊙ g: the old state is scaled by f, so the derivative is f."),
+                                          Misconception("tanh-slope", tolist(t.f * (1 - t.tanh_c_new**2)),
+                                                        "Along the cell path there is no tanh: ∂c'/∂c = f (tanh only enters h').")),
+                          recipe=Recipe("scale", {"x": {"$ref": "f"}, "factor": 1.0})))
+        shown_dc = "[" + ", ".join(f"{v:g}" for v in delta_c) + "]"
+        parts.append(Part("grad_c", rf"Given $\partial L / \partial c' = {shown_dc}$ (and no gradient through $h'$), "
+                          r"$\partial L / \partial c$.", "vector", tolist(t.f * delta_c), shape=(H,), points=1, minutes=1,
+                          exact=[frac(Fraction(e) * int(d)) for e, d in zip(sig["f"], delta_c)] if calculator_free else None,
+                          misconceptions=(Misconception("unchanged", tolist(delta_c.astype(float)),
+                                                        "The gradient is scaled by the forget gate on its way back: f ⊙ ∂L/∂c'."),),
+                          recipe=Recipe("multiply", {"a": {"$ref": "cell_gradient"}, "b": tolist(delta_c)})))
+        solution.append(SolutionStep("Gradient along the cell state", [
+            Math(r"\frac{\partial c'}{\partial c} = \mathrm{diag}(f),\quad \frac{\partial L}{\partial c} = f \odot \frac{\partial L}{\partial c'}"),
+            Matrix("∂c'/∂c", tolist(t.f))], "cell_gradient"))
+        solution.append(SolutionStep("Backwards one step", [Matrix("∂L/∂c", tolist(t.f * delta_c)), Text(
+            "No weight matrix and no squashing slope on this path: with f near 1 the cell carries the gradient across "
+            "many steps almost unchanged (the constant error carousel), unlike a vanilla RNN's product of w·tanh'.")],
+            "grad_c"))
+    if calculator_free:
+        solution.append(SolutionStep("Exact values", [
+            Text(r"With $x = 1$ and $W_{hh} = 0$ each pre-activation is $\pm\ln a$: $\sigma(\ln a) = \frac{a}{1 + a}$, "
+                 r"$\tanh(\ln a) = \frac{a^2 - 1}{a^2 + 1}$, $\tanh q = \frac{e^{2q} - 1}{e^{2q} + 1}$."),
+            Matrix("exact", [[k, ", ".join(v) if isinstance(v, list) else v] for k, v in exact.items()])]))
+    labels = [f"{k}{j + 1}" if H > 1 else k for k in _GATES for j in range(H)]
+    statement = [Text("One LSTM step (torch.nn.LSTMCell): $i = \\sigma(\\cdot)$, $f = \\sigma(\\cdot)$, $g = \\tanh(\\cdot)$, "
+                      "$o = \\sigma(\\cdot)$ of $W_{ih} x + b_{ih} + W_{hh} h + b_{hh}$ (row blocks [i; f; g; o]); "
+                      "$c' = f \\odot c + i \\odot g$, $h' = o \\odot \\tanh(c')$."),
+                 Matrix("x", params["x"])]
+    if calculator_free:
+        statement += [Matrix("c", params["c"]), Matrix("W_ih", shown_ih, row_labels=labels),
+                      Text("$W_{hh} = 0$, so the previous hidden state $h$ does not enter this step.")]
+    else:
+        statement += [Matrix("h", params["h"]), Matrix("c", params["c"]), Matrix("W_ih", shown_ih, row_labels=labels),
+                      Matrix("W_hh", params["weight_hh"], row_labels=labels)]
+    if difficulty >= 2 and not calculator_free:
+        statement.append(Matrix("b_ih", params["bias_ih"], col_labels=labels))
+        statement.append(Text("$b_{hh} = 0$."))
+    else:
+        statement.append(Text("All biases are zero."))
+    return Draft(title="One LSTM step", params=params, statement=statement, parts=parts, solution=solution,
+                 conventions={"layout": "rows [i; f; g; o] as torch.nn.LSTMCell: 3 gates (σ) + candidate g (tanh)",
+                              "cell": "c' = f⊙c + i⊙g, h' = o⊙tanh(c')"})

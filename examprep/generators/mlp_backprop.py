@@ -1,0 +1,142 @@
+"""Backpropagation through a two-layer network by hand: dense → activation → dense → softmax +
+cross-entropy, with every intermediate value and gradient as a part.
+
+Level 1: 2 inputs, 2 hidden ReLU units, 2 classes.
+Level 2: 2 inputs, 2 hidden units (ReLU or sigmoid), 3 classes.
+Level 3: 2 inputs, 3 hidden units (tanh, sigmoid or leaky ReLU), 3 classes.
+Each later part has a recipe on the earlier ones, so a grader carries a student's error forward.
+The softmax needs a calculator: there is no calculator-free variant.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from examprep import engine, solve
+from examprep.document import Math, Matrix, Text
+from examprep.generators import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.problem import Misconception, Part, Recipe, SolutionStep
+
+_ACT_TEXT = {"relu": r"\mathrm{ReLU}", "sigmoid": r"\sigma", "tanh": r"\tanh", "leaky-relu": r"\mathrm{LeakyReLU}_{0.01}"}
+
+
+@generator("mlp-backprop", title="Backprop through a two-layer network", calculator_free=False,
+           syllabus="Backprop: forward/backward pass of a small net with softmax + cross-entropy", version=1)
+def mlp_backprop(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
+    n_in, H, C = {1: (2, 2, 2), 2: (2, 2, 3), 3: (2, 3, 3)}[difficulty]
+    act = {1: "relu", 2: rng.choice(["relu", "sigmoid"]), 3: rng.choice(["tanh", "sigmoid", "leaky-relu"])}[difficulty]
+    x = rng.ints(-2, 2, (n_in,), nonzero=True)
+    w1 = rng.ints(-1, 1, (H, n_in), nonzero=True) if difficulty == 1 else rng.decimals(-1, 1, 0.5, (H, n_in))
+    # a half-integer bias keeps integer pre-activations off ReLU's kink at 0
+    b1 = np.array([rng.choice([-0.5, 0.5]) for _ in range(H)]) if difficulty == 1 else rng.decimals(-0.5, 0.5, 0.5, (H,))
+    w2 = rng.decimals(-1, 1, 0.5, (C, H), nonzero=True)
+    b2 = np.zeros(C) if difficulty == 1 else rng.decimals(-0.5, 0.5, 0.5, (C,))
+    target = rng.integer(0, C - 1)
+    t = engine.mlp_backprop(x, target, w1, b1, w2, b2, activation=act)
+    a = t.hidden_pre
+    if act in ("relu", "leaky-relu") and (np.all(a <= 0) or np.any(a == 0)):
+        raise Degenerate("no active hidden unit, or a pre-activation at the kink")
+    if act == "relu" and difficulty > 1 and np.all(a > 0):
+        raise Degenerate("every ReLU active: the activation's gate shows nothing")
+    if np.ptp(t.logits) == 0 or not np.any(t.grad_w1) or t.probs.max() > 0.9:
+        raise Degenerate("uniform or saturated logits (tiny gradients), or a zero first-layer gradient")
+    if act == "leaky-relu" and np.all(a > 0):
+        raise Degenerate("leaky ReLU all positive: its slope α never shows")
+    params = {"x": tolist(x), "target": target, "w1": tolist(w1), "b1": tolist(b1), "activation": act,
+              "w2": tolist(w2), "b2": tolist(b2)}
+    sol = solve.solve("mlp-backprop", params)
+    onehot = np.eye(C)[target]
+
+    # mistaken methods, through the engine
+    phi_value = engine.activation(act, a).output
+    skip_act = t.grad_hidden                                          # ∂L/∂a taken as ∂L/∂h: φ' forgotten
+    sig_each = engine.activation("sigmoid", t.logits).output
+    mis = {
+        "hidden": [Misconception("no-activation", tolist(a), f"The hidden layer applies {act} to the pre-activations.")],
+        "logits": [Misconception("pre-activation", tolist(engine.dense(a, w2, b2).output),
+                                 "The second layer multiplies the activated h, not the pre-activations a.")],
+        "probs": [Misconception("exp-only", tolist(np.exp(t.logits)), "Divide each e^{z_i} by the sum Σ_j e^{z_j}."),
+                  Misconception("sigmoid-each", tolist(sig_each),
+                                "Softmax couples the classes: p_i = e^{z_i} / Σ_j e^{z_j}, not σ(z_i) per class.")],
+        "loss": [Misconception("log10", float(t.loss / np.log(10)), "Cross-entropy uses the natural logarithm."),
+                 Misconception("no-minus", float(-t.loss), "L = −log p_y: the minus sign makes the loss positive.")],
+        "grad_logits": [Misconception("y-minus-p", tolist(-t.grad_logits), "Sign flipped: ∂L/∂z = p − y, not y − p."),
+                        Misconception("p-only", tolist(t.probs), "You forgot to subtract the one-hot target y.")],
+        "grad_w2": [Misconception("outer-transposed", tolist(t.grad_w2.T), "∂L/∂W₂ has W₂'s shape C×H: (∂L/∂z) hᵀ."),
+                    Misconception("pre-activation", tolist(np.outer(t.grad_logits, a)),
+                                  "W₂ multiplies h = φ(a), so ∂L/∂W₂ = (∂L/∂z) hᵀ with h, not a.")],
+        "grad_b2": [Misconception("ones", tolist(np.ones(C)), "∂L/∂b₂ = ∂L/∂z · 1: the upstream gradient, not 1."),
+                    Misconception("y-minus-p", tolist(-t.grad_logits), "Sign flipped: ∂L/∂b₂ = ∂L/∂z = p − y.")],
+        "grad_hidden": [Misconception("no-transpose", tolist(w2 @ t.grad_logits) if C == H else tolist(w2.sum(axis=0)),
+                                      "Backwards through W₂ multiply by W₂ᵀ: ∂L/∂h_j = Σ_i W₂[i, j] ∂L/∂z_i.")],
+        "grad_hidden_pre": [Misconception("skip-activation", tolist(skip_act),
+                                          f"Backwards through {act} multiply by its slope φ'(a) element-wise."),
+                            Misconception("value-not-derivative", tolist(t.grad_hidden * phi_value),
+                                          "Multiply by the activation's derivative φ'(a), not its value φ(a).")],
+        "grad_w1": [Misconception("outer-transposed", tolist(t.grad_w1.T), "∂L/∂W₁ has W₁'s shape H×in: (∂L/∂a) xᵀ."),
+                    Misconception("skip-activation", tolist(np.outer(skip_act, x)),
+                                  "∂L/∂a = ∂L/∂h ⊙ φ'(a) before the outer product with x.")],
+        "grad_b1": [Misconception("skip-activation", tolist(skip_act), "∂L/∂b₁ = ∂L/∂a = ∂L/∂h ⊙ φ'(a).")],
+        "grad_x": [Misconception("skip-activation", tolist(w1.T @ skip_act), "Use ∂L/∂a = ∂L/∂h ⊙ φ'(a), then W₁ᵀ.")],
+    }
+    if H == n_in:
+        mis["grad_x"].append(Misconception("no-transpose", tolist(w1 @ t.grad_hidden_pre),
+                                           "Backwards through W₁ multiply by W₁ᵀ, not W₁."))
+    dense2 = {"x": {"$ref": "hidden"}, "weight": tolist(w2), "bias": tolist(b2)}
+    dense1 = {"x": tolist(x), "weight": tolist(w1), "bias": tolist(b1)}
+    vec = lambda name: tolist(t[name])  # noqa: E731
+    spec = [
+        ("hidden_pre", r"The hidden pre-activations $a = W_1 x + b_1$.", (H,), 1, 2,
+         Recipe("solve:dense", dense1, "output")),
+        ("hidden", rf"The hidden activations $h = {_ACT_TEXT[act]}(a)$.", (H,), 1, 1.5,
+         Recipe("solve:activation", {"name": act, "x": {"$ref": "hidden_pre"}}, "output")),
+        ("logits", r"The logits $z = W_2 h + b_2$.", (C,), 1, 2, Recipe("solve:dense", dense2, "output")),
+        ("probs", r"The softmax probabilities $p$.", (C,), 2, 3,
+         Recipe("solve:softmax", {"logits": {"$ref": "logits"}}, "probs")),
+        ("loss", r"The cross-entropy loss $L = -\log p_y$ (natural log).", None, 1, 1,
+         Recipe("nll", {"probs": {"$ref": "probs"}, "target": target})),
+        ("grad_logits", r"$\partial L / \partial z$.", (C,), 1, 1.5,
+         Recipe("minus-target", {"probs": {"$ref": "probs"}, "target_dist": tolist(onehot)})),
+        ("grad_w2", r"$\partial L / \partial W_2$.", (C, H), 2, 2.5,
+         Recipe("solve:dense", dense2 | {"grad_output": {"$ref": "grad_logits"}}, "grad_weight")),
+        ("grad_b2", r"$\partial L / \partial b_2$.", (C,), 1, 0.5,
+         Recipe("solve:dense", dense2 | {"grad_output": {"$ref": "grad_logits"}}, "grad_bias")),
+        ("grad_hidden", r"$\partial L / \partial h$.", (H,), 2, 2,
+         Recipe("solve:dense", dense2 | {"grad_output": {"$ref": "grad_logits"}}, "grad_input")),
+        ("grad_hidden_pre", r"$\partial L / \partial a$.", (H,), 2, 2,
+         Recipe("activation-backward", {"grad_output": {"$ref": "grad_hidden"}, "x": {"$ref": "hidden_pre"}, "name": act})),
+        ("grad_w1", r"$\partial L / \partial W_1$.", (H, n_in), 2, 2.5,
+         Recipe("solve:dense", dense1 | {"grad_output": {"$ref": "grad_hidden_pre"}}, "grad_weight")),
+        ("grad_b1", r"$\partial L / \partial b_1$.", (H,), 1, 0.5,
+         Recipe("solve:dense", dense1 | {"grad_output": {"$ref": "grad_hidden_pre"}}, "grad_bias")),
+        ("grad_x", r"$\partial L / \partial x$.", (n_in,), 1, 2,
+         Recipe("solve:dense", dense1 | {"grad_output": {"$ref": "grad_hidden_pre"}}, "grad_input")),
+    ]
+    parts = []
+    for pid, prompt, shape, pts, minutes, recipe in spec:
+        kind = "number" if shape is None else ("matrix" if len(shape) == 2 else "vector")
+        value = float(t[pid]) if shape is None else vec(pid)
+        parts.append(Part(pid, prompt, kind, value, shape=shape, points=pts, minutes=minutes,
+                          misconceptions=tuple(mis.get(pid, ())), recipe=recipe))
+    s = sol.steps
+    solution = (steps_from(s[0:1], "hidden_pre") + steps_from(s[1:2], "hidden") + steps_from(s[2:3], "logits")
+                + steps_from(s[3:4], "probs") + steps_from(s[4:5], "loss") + steps_from(s[5:6], "grad_logits")
+                + steps_from(s[6:7], "grad_w2")
+                + [SolutionStep("Second-layer bias", [Math(r"\frac{\partial L}{\partial b_2} = \frac{\partial L}{\partial z}"),
+                                                      Matrix("grad_b2", vec("grad_b2"))], "grad_b2")]
+                + steps_from(s[7:8], "grad_hidden") + steps_from(s[8:9], "grad_hidden_pre") + steps_from(s[9:10], "grad_w1")
+                + [SolutionStep("First-layer bias", [Math(r"\frac{\partial L}{\partial b_1} = \frac{\partial L}{\partial a}"),
+                                                     Matrix("grad_b1", vec("grad_b1"))], "grad_b1")]
+                + steps_from(s[10:11], "grad_x"))
+    act_name = {"relu": "ReLU", "sigmoid": "the sigmoid σ", "tanh": "tanh",
+                "leaky-relu": "leaky ReLU with slope 0.01 for negative inputs"}[act]
+    statement = [Text(f"A network with {n_in} inputs, {H} hidden units ({act_name}) and {C} classes: "
+                      rf"$a = W_1 x + b_1$, $h = {_ACT_TEXT[act]}(a)$, $z = W_2 h + b_2$, $p = \mathrm{{softmax}}(z)$, "
+                      r"$L = -\log p_y$. Weights are out×in (torch.nn.Linear)."),
+                 Matrix("x", tolist(x)), Matrix("W_1", tolist(w1)), Matrix("b_1", tolist(b1)),
+                 Matrix("W_2", tolist(w2)), Matrix("b_2", tolist(b2)),
+                 Text(f"The true class is y = {target} (0-based). Work forward, then backward through every layer.")]
+    return Draft(title="Backprop through a two-layer network", params=params, statement=statement, parts=parts,
+                 solution=solution,
+                 conventions={"activation": act + (" (ReLU'(0) = 0)" if act == "relu" else ""),
+                              "loss": "softmax + cross-entropy, natural log, one example",
+                              "layout": "weights out×in (torch.nn.Linear)", "classes": "0-based"})

@@ -1,0 +1,193 @@
+"""Residual connections by hand: the gradient through y = x + F(x) and its "+1" path.
+
+Level 1: one feature, F(x) = ReLU(w x + b): y, dy/dx = 1 + F'(x) and ∂L/∂x — also when the ReLU
+is dead and F' = 0, the skip still passes the gradient.
+Level 2: two features and a two-layer branch F(x) = W₂ ReLU(W₁ x + b₁): the branch's share of the
+input gradient, ∂L/∂x = δ + (∂F/∂x)ᵀ δ, and the Jacobian I + ∂F/∂x.
+Level 3: a stack of L one-unit layers with and without skips: the product of local derivatives,
+∏ w_l φ'(a_l) against ∏ (1 + w_l φ'(a_l)), and which stack keeps its gradient.
+Calculator-free: integers, and ReLU layers at level 3, so every answer is exact.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from examprep import engine, solve
+from examprep.document import Math, Matrix, Table, Text
+from examprep.generators import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
+
+
+def _pick(steps: list, *titles: str) -> list:
+    return [s for s in steps if s.title.startswith(titles)]
+
+
+@generator("residual", title="Residual connection: the gradient through y = x + F(x)",
+           syllabus="Residual connections: gradient flow through the skip (the +1 path)", version=1)
+def residual(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
+    if difficulty == 3:
+        return _stack(rng, calculator_free)
+    conventions = {"skip": "identity, y = x + F(x) (He et al. 2016)", "ReLU'(0)": "0 (PyTorch)"}
+    if difficulty == 1:
+        x = float(rng.choice([-2, -1, 1, 2, 3]))
+        w = float(rng.choice([-2, -1, 1, 2, 3] if calculator_free else [-1.5, -1, -0.5, 0.5, 1, 1.5, 2]))
+        b = float(rng.integer(-2, 2))
+        delta = float(rng.choice([-2, -1, 1, 2, 3]))
+        params = {"x": x, "w1": w, "b1": [b], "activation": "relu", "grad_output": delta}
+        t = engine.residual_block(x, w, [b], activation="relu", grad_output=delta)
+        if t.branch_pre == 0:
+            raise Degenerate("pre-activation at the ReLU kink")
+        kind, shape, val = "number", None, float
+        statement = [Text("A residual unit with one feature: $y = x + F(x)$, $F(x) = \\mathrm{ReLU}(w x + b)$. "
+                          "Backpropagation has delivered $\\delta = \\partial L / \\partial y$."),
+                     Table(["x", "w", "b", "δ"], [[x, w, b, delta]])]
+        no_skip_grad = delta * t.branch_jacobian
+    else:
+        x = rng.ints(-2, 2, (2,), nonzero=True)
+        w1 = rng.ints(-1, 1, (2, 2)) if calculator_free else rng.decimals(-1, 1, 0.5, (2, 2))
+        b1 = rng.ints(-1, 1, (2,))
+        w2 = rng.ints(-1, 1, (2, 2), nonzero=True) if calculator_free else rng.decimals(-1, 1, 0.5, (2, 2), nonzero=True)
+        delta = rng.ints(-2, 2, (2,), nonzero=True)
+        params = {"x": tolist(x), "w1": tolist(w1), "b1": tolist(b1), "w2": tolist(w2), "activation": "relu",
+                  "grad_output": tolist(delta)}
+        t = engine.residual_block(x, w1, b1, w2, None, activation="relu", grad_output=delta)
+        if np.any(t.branch_pre == 0) or not np.any(t.branch_pre > 0) or not np.any(t.grad_branch):
+            raise Degenerate("kink, dead branch or zero branch gradient: the two paths do not both show")
+        kind, shape, val = "vector", (2,), tolist
+        statement = [Text("A residual block with a two-layer branch: $y = x + F(x)$, "
+                          "$F(x) = W_2\\,\\mathrm{ReLU}(W_1 x + b_1)$ (no bias after $W_2$; weights out×in). "
+                          "Backpropagation has delivered $\\delta = \\partial L / \\partial y$."),
+                     Matrix("x", tolist(x)), Matrix("W_1", tolist(w1)), Matrix("b_1", tolist(b1)),
+                     Matrix("W_2", tolist(w2)), Matrix("δ", tolist(delta))]
+        no_skip_grad = t.grad_branch
+    sol = solve.solve("residual", params)
+    steps = sol.steps
+    dead = np.all(np.atleast_1d(t.branch_pre) < 0)
+    branch_mis = [Misconception("no-activation", val(t.branch_pre if difficulty == 1 else
+                                                       engine.residual_block(x, w1, b1, w2, activation="leaky-relu",
+                                                                             negative_slope=1.0).branch),
+                                "F applies the ReLU: negative pre-activations become 0.")]
+    out_mis = [Misconception("branch-only", val(t.branch), "The skip adds the input back: y = x + F(x), not F(x).")]
+    grad_mis = [Misconception("no-skip", val(no_skip_grad),
+                              "The skip path passes δ straight to x: ∂L/∂x = δ + (∂F/∂x)ᵀδ — you kept only the branch."),
+                Misconception("no-branch", val(delta), "The branch contributes too: add (∂F/∂x)ᵀδ to the δ from the skip.")]
+    if difficulty == 1:
+        grad_mis.append(Misconception("no-delta", float(t.jacobian),
+                                      "That is dy/dx; by the chain rule ∂L/∂x = δ · dy/dx."))
+    else:
+        gated = engine.residual_block(x, w1, b1, w2, activation="leaky-relu", negative_slope=1.0, grad_output=delta)
+        grad_mis.append(Misconception("skip-activation", tolist(gated.grad_input),
+                                      "The ReLU's slope is 0 where its input is negative: those units pass no gradient."))
+        grad_mis.append(Misconception("no-transpose", tolist(delta + w1 @ (t.activation_derivative * (w2 @ delta))),
+                                      "Backwards through a weight matrix multiply by its transpose: W₁ᵀ(…(W₂ᵀδ))."))
+    parts = [
+        Part("branch", "The branch output $F(x)$.", kind, val(t.branch), shape=shape, points=1, minutes=2 if shape else 1,
+             misconceptions=tuple(branch_mis) if (np.any(np.atleast_1d(t.branch_pre) < 0)) else ()),
+        Part("output", "The block's output $y = x + F(x)$.", kind, val(t.output), shape=shape, points=1, minutes=0.5,
+             misconceptions=tuple(out_mis), recipe=Recipe("add", {"a": params["x"], "b": {"$ref": "branch"}})),
+    ]
+    solution = steps_from(_pick(steps, "Branch pre"), None)
+    solution += steps_from(_pick(steps, "Branch activation", "Branch output"), "branch")
+    solution += steps_from(_pick(steps, "Add the skip"), "output")
+    if difficulty == 1:
+        parts.append(Part("jacobian", "The local derivative $dy/dx$.", "number", float(t.jacobian), points=1, minutes=1.5,
+                          misconceptions=(Misconception("no-skip", float(t.branch_jacobian),
+                                                        "d/dx of x is 1: dy/dx = 1 + F'(x), the skip's \"+1\"."),),
+                          recipe=Recipe("solve:residual", {k: params[k] for k in ("x", "w1", "b1", "activation")}, "jacobian")))
+        parts.append(Part("grad_input", r"$\partial L / \partial x$.", "number", float(t.grad_input), points=2, minutes=1.5,
+                          misconceptions=tuple(grad_mis), recipe=Recipe("multiply", {"a": delta, "b": {"$ref": "jacobian"}})))
+        solution += steps_from(_pick(steps, "Local derivative", "Jacobian"), "jacobian")
+        solution += steps_from(_pick(steps, "Input gradient"), "grad_input")
+        if dead:
+            solution.append(SolutionStep("A dead branch still lets the gradient through", [Text(
+                "The ReLU is off (w x + b < 0), so F'(x) = 0 — in a plain layer the gradient would stop here. "
+                "The skip's derivative 1 carries δ to x unchanged.")]))
+    else:
+        parts.append(Part("grad_branch", r"The branch's share of the input gradient, $(\partial F / \partial x)^\top \delta$.",
+                          "vector", tolist(t.grad_branch), shape=(2,), points=2, minutes=4,
+                          misconceptions=tuple(m for m in grad_mis if m.id in ("skip-activation",))
+                          + (Misconception("with-skip", tolist(t.grad_input), "That already includes the skip's δ; "
+                                                                              "the branch alone gives W₁ᵀ(ReLU'(a) ⊙ W₂ᵀδ)."),),
+                          recipe=Recipe("solve:residual", params, "grad_branch")))
+        parts.append(Part("grad_input", r"$\partial L / \partial x$.", "vector", tolist(t.grad_input), shape=(2,), points=1,
+                          minutes=1, misconceptions=tuple(m for m in grad_mis if m.id != "skip-activation"),
+                          recipe=Recipe("add", {"a": tolist(delta), "b": {"$ref": "grad_branch"}})))
+        parts.append(Part("jacobian", r"The Jacobian $\partial y / \partial x$ (2×2).", "matrix", tolist(t.jacobian),
+                          shape=(2, 2), points=2, minutes=3,
+                          misconceptions=(Misconception("no-skip", tolist(t.branch_jacobian),
+                                                        "∂y/∂x = I + ∂F/∂x: the skip adds the identity."),
+                                          Misconception("transposed", tolist(t.jacobian.T),
+                                                        "Row i of the Jacobian holds ∂y_i/∂x_j: I + W₂ diag(ReLU'(a)) W₁.")),
+                          recipe=Recipe("solve:residual", {k: params[k] for k in ("x", "w1", "b1", "w2", "activation")},
+                                        "jacobian")))
+        solution += steps_from(_pick(steps, "Local derivative"), None)
+        solution += steps_from(_pick(steps, "Back through", "Through the activation"), None)
+        solution += steps_from(_pick(steps, "The branch's share"), "grad_branch")
+        solution += steps_from(_pick(steps, "Input gradient"), "grad_input")
+        solution += steps_from(_pick(steps, "Jacobian"), "jacobian")
+    solution.append(SolutionStep("Why the skip helps", [Text(
+        "Whatever the branch does, ∂y/∂x contains the identity: the gradient reaches x at least through the skip. "
+        "In a deep stack of such blocks the product of Jacobians keeps a path of 1s, so gradients do not vanish "
+        "the way they do through a chain of small local derivatives.")]))
+    return Draft(title="Gradient through a residual connection", params=params, statement=statement, parts=parts,
+                 solution=solution, conventions=conventions)
+
+
+def _stack(rng: Stream, calculator_free: bool) -> Draft:
+    L = rng.integer(3, 4)
+    act = "relu" if calculator_free else "tanh"
+    w = np.array([float(rng.choice([0.25, 0.5] if calculator_free else [0.5, 1.0, 1.5])) for _ in range(L)])
+    x = float(rng.choice([1, 2] if calculator_free else [0.5, 1.0]))
+    params = {"x": x, "weights": tolist(w), "activation": act}
+    plain = engine.residual_stack(x, w, activation=act, skip=False)
+    res = engine.residual_stack(x, w, activation=act, skip=True)
+    if abs(abs(plain.gradient) - abs(res.gradient)) < 1e-9:
+        raise Degenerate("both stacks pass the same gradient")
+    phi = r"\mathrm{ReLU}" if act == "relu" else r"\tanh"
+    larger = "residual" if abs(res.gradient) > abs(plain.gradient) else "plain"
+    statement = [Text(f"Two stacks of {L} one-unit layers with the same weights and no biases, input $x = y_0 = {x:g}$:"),
+                 Math(rf"\text{{plain: }} y_l = {phi}(w_l\, y_{{l-1}}),\quad \text{{residual: }} y_l = y_{{l-1}} + {phi}(w_l\, y_{{l-1}})"),
+                 Matrix("w", tolist(w), col_labels=[f"l={i + 1}" for i in range(L)])]
+    parts = [
+        Part("local_plain", r"The plain stack's local derivatives $\partial y_l / \partial y_{l-1}$, $l = 1..L$.", "vector",
+             tolist(plain.local_derivatives), shape=(L,), points=2, minutes=5,
+             misconceptions=(Misconception("weights-only", tolist(w),
+                                           f"Each factor is w_l·φ'(a_l): include the {act} slope at the layer's input."),)
+             if act == "tanh" else ()),
+        Part("gradient_plain", r"$\partial y_L / \partial x$ for the plain stack.", "number", float(plain.gradient),
+             points=1, minutes=1,
+             misconceptions=(Misconception("added", float(np.sum(plain.local_derivatives)),
+                                           "The chain rule multiplies the local derivatives; it does not add them."),),
+             recipe=Recipe("product", {"values": {"$ref": "local_plain"}})),
+        Part("local_residual", r"The residual stack's local derivatives $\partial y_l / \partial y_{l-1}$.", "vector",
+             tolist(res.local_derivatives), shape=(L,), points=2, minutes=5,
+             misconceptions=(Misconception("no-skip", tolist(engine.residual_stack(x, w, activation=act, skip=True)
+                                                             .local_derivatives - 1.0),
+                                           "y_l = y_{l−1} + F(y_{l−1}): the skip adds 1 to every local derivative."),)),
+        Part("gradient_residual", r"$\partial y_L / \partial x$ for the residual stack.", "number", float(res.gradient),
+             points=1, minutes=1,
+             misconceptions=(Misconception("added", float(np.sum(res.local_derivatives)),
+                                           "The chain rule multiplies the local derivatives; it does not add them."),
+                             Misconception("one-plus-product", float(1 + np.prod(res.local_derivatives - 1.0)),
+                                           "Each layer has its own 1 + F'_l: the product is ∏(1 + F'_l), not 1 + ∏ F'_l.")),
+             recipe=Recipe("product", {"values": {"$ref": "local_residual"}})),
+        Part("larger", "Which stack passes the larger gradient back to its input?", "choice", larger,
+             choices=("plain", "residual"), tolerance=EXACT, points=1, minutes=0.5,
+             misconceptions=(Misconception("wrong-stack", "plain" if larger == "residual" else "residual",
+                                           "Compare the two products: every residual factor is 1 + w_l φ'(a_l)."),)),
+    ]
+    ps = solve.solve("residual-stack", params | {"skip": False}).steps
+    rs = solve.solve("residual-stack", params | {"skip": True}).steps
+    solution = (steps_from(ps[:2], None, prefix="Plain: ") + steps_from(ps[2:3], "local_plain", prefix="Plain: ")
+                + steps_from(ps[3:], "gradient_plain", prefix="Plain: ")
+                + steps_from(rs[:2], None, prefix="Residual: ") + steps_from(rs[2:3], "local_residual", prefix="Residual: ")
+                + steps_from(rs[3:], "gradient_residual", prefix="Residual: "))
+    solution.append(SolutionStep("Compare", [
+        Math(r"\prod_l w_l \phi'(a_l) \quad\text{vs}\quad \prod_l \left(1 + w_l \phi'(a_l)\right)"),
+        Matrix("larger", larger),
+        Text("Each plain factor is at most |w_l| (φ' ≤ 1), so with small weights the product shrinks geometrically "
+             "with depth; each residual factor keeps the skip's 1, so the gradient cannot vanish that way.")], "larger"))
+    return Draft(title="Gradient through deep stacks, with and without skips", params=params | {"layers": L},
+                 statement=statement, parts=parts, solution=solution,
+                 conventions={"layers": "one unit each, no biases", "activation": act,
+                              "local derivative": "plain w_l φ'(a_l); residual 1 + w_l φ'(a_l)"})

@@ -1,0 +1,164 @@
+"""A vanilla (Elman) RNN by hand: h' = tanh(W_ih x + b_ih + W_hh h + b_hh), as torch.nn.RNNCell.
+
+Level 1: one input, one hidden unit, no biases: the pre-activation and h'.
+Level 2: two inputs and two hidden units with PyTorch's two bias vectors.
+Level 3: two time steps from h₀ (the second step uses the student's h₁), and the Jacobian
+∂h₂/∂h₁ = diag(1 − h₂²) W_hh that backprop through time multiplies at every step.
+Calculator-free: integer weights, so every pre-activation a is an integer and
+tanh a = (e^{2a} − 1)/(e^{2a} + 1); at level 3 the cell uses ReLU (exact integers).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from examprep import engine, solve
+from examprep.document import Math, Matrix, Text
+from examprep.generators import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.generators._exact import exp_term
+from examprep.problem import Misconception, Part, Recipe, SolutionStep
+
+
+def tanh_exact(a: float) -> str:
+    """tanh of an integer a as typed: (e^{2a} − 1)/(e^{2a} + 1)."""
+    a = int(round(a))
+    if a == 0:
+        return "0"
+    e = exp_term(2 * a)
+    return f"({e} - 1)/({e} + 1)"
+
+
+def _step_mis(x, h, w_ih, w_hh, b_ih, b_hh, nl: str, val) -> list[Misconception]:
+    """Typical mistakes in one RNN step, each through the engine with the mistaken inputs or cell."""
+    t = engine.rnn_cell(x, h, w_ih, w_hh, b_ih, b_hh, nonlinearity=nl)
+    out = [Misconception("no-recurrence", val(engine.rnn_cell(x, h, w_ih, np.zeros_like(w_hh), b_ih, b_hh,
+                                                             nonlinearity=nl).h_new),
+                         "The previous state enters too: add W_hh h to W_ih x."),
+           Misconception("sigmoid", val(engine.activation("sigmoid", t.pre_activation).output),
+                         "A vanilla RNN squashes with tanh (range −1..1), not the sigmoid.")
+           if nl == "tanh" else
+           Misconception("tanh", val(np.tanh(t.pre_activation)), "This cell uses ReLU, not tanh.")]
+    if np.any(b_hh):
+        out.append(Misconception("one-bias", val(engine.rnn_cell(x, h, w_ih, w_hh, b_ih, None, nonlinearity=nl).h_new),
+                                 "PyTorch's RNN cell has two bias vectors: add both b_ih and b_hh."))
+    if w_ih.shape[0] == w_ih.shape[1] and not np.array_equal(w_ih, w_ih.T):
+        out.append(Misconception("transposed-weights", val(engine.rnn_cell(x, h, w_ih.T, w_hh.T, b_ih, b_hh,
+                                                                           nonlinearity=nl).h_new),
+                                 "Weights are out×in (H×I): row i of W_ih dots x to give unit i."))
+    return out
+
+
+@generator("rnn-step", title="A vanilla RNN step by hand", syllabus="RNN: the recurrence h_t = tanh(W x_t + U h_{t−1} + b)",
+           version=1)
+def rnn_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
+    if difficulty == 3:
+        return _two_steps(rng, calculator_free)
+    H = I = 1 if difficulty == 1 else 2
+    if calculator_free:
+        x, h = rng.ints(-1, 2, (I,), nonzero=True), rng.ints(-1, 1, (H,), nonzero=True)
+        w_ih, w_hh = rng.ints(-1, 1, (H, I), nonzero=True), rng.ints(-1, 1, (H, H))
+    else:
+        x, h = rng.decimals(-1, 2, 0.5, (I,), nonzero=True), rng.decimals(-1, 1, 0.5, (H,), nonzero=True)
+        w_ih, w_hh = rng.decimals(-1, 1, 0.5, (H, I), nonzero=True), rng.decimals(-1, 1, 0.5, (H, H))
+    if difficulty == 1:
+        b_ih = b_hh = np.zeros(H)
+    else:
+        b_ih, b_hh = rng.ints(-1, 1, (H,)), rng.ints(-1, 1, (H,))
+        if not np.any(b_hh):
+            raise Degenerate("b_hh = 0 hides the second bias")
+    if not np.any(w_hh @ h):
+        raise Degenerate("W_hh h = 0: the recurrence shows nothing")
+    params = {"x": tolist(x), "h": tolist(h), "weight_ih": tolist(w_ih), "weight_hh": tolist(w_hh),
+              "bias_ih": tolist(b_ih), "bias_hh": tolist(b_hh), "nonlinearity": "tanh"}
+    t = engine.rnn_cell(x, h, w_ih, w_hh, b_ih, b_hh)
+    if np.any(np.abs(t.pre_activation) > 3):
+        raise Degenerate("a saturated unit")
+    scalar = H == 1
+    val = (lambda v: float(np.ravel(v)[0])) if scalar else tolist
+    kind, shape = ("number", None) if scalar else ("vector", (H,))
+    exact_h = [tanh_exact(a) for a in t.pre_activation] if calculator_free else None
+    ex = (exact_h[0] if scalar else exact_h) if exact_h else None
+    sol = solve.solve("rnn-cell", params)
+    pre_mis = [Misconception("no-recurrence", val(t.input_part + b_hh), "Add the recurrent term W_hh h.")]
+    if np.any(b_hh):
+        pre_mis.append(Misconception("one-bias", val(t.pre_activation - b_hh), "Both biases are added: b_ih and b_hh."))
+    parts = [
+        Part("pre_activation", "The pre-activation $a = W_{ih} x + b_{ih} + W_{hh} h + b_{hh}$.", kind,
+             val(t.pre_activation), shape=shape, points=1, minutes=2 * H, misconceptions=tuple(pre_mis)),
+        Part("h_new", "The new hidden state $h' = \\tanh(a)$.", kind, val(t.h_new), shape=shape, points=1, minutes=1 * H,
+             exact=ex, misconceptions=tuple(_step_mis(x, h, w_ih, w_hh, b_ih, b_hh, "tanh", val))
+             + (Misconception("no-tanh", val(t.pre_activation), "h' = tanh(a): squash the pre-activation."),),
+             recipe=Recipe("solve:activation", {"name": "tanh", "x": {"$ref": "pre_activation"}}, "output")),
+    ]
+    steps = sol.steps
+    solution = steps_from(steps[:2], None) + steps_from(steps[2:3], "pre_activation") + steps_from(steps[3:], "h_new")
+    if calculator_free:
+        solution.append(SolutionStep("Exact value", [Math(r"\tanh a = \frac{e^{2a} - 1}{e^{2a} + 1}"),
+                                                     Matrix("h' (exact)", ex)], None))
+    statement = [Text("A vanilla RNN cell (torch.nn.RNNCell): $h' = \\tanh(W_{ih} x + b_{ih} + W_{hh} h + b_{hh})$"
+                      + (", no biases." if difficulty == 1 else ", with PyTorch's two bias vectors.")),
+                 Matrix("x", params["x"]), Matrix("h", params["h"]),
+                 Matrix("W_ih", params["weight_ih"]), Matrix("W_hh", params["weight_hh"])]
+    if difficulty == 2:
+        statement += [Matrix("b_ih", params["bias_ih"]), Matrix("b_hh", params["bias_hh"])]
+    return Draft(title="One step of a vanilla RNN", params=params, statement=statement, parts=parts, solution=solution,
+                 conventions={"cell": "h' = tanh(W_ih x + b_ih + W_hh h + b_hh) (torch.nn.RNNCell)",
+                              "layout": "weights out×in (H×I, H×H)"})
+
+
+def _two_steps(rng: Stream, calculator_free: bool) -> Draft:
+    H, I = 2, 1
+    nl = "relu" if calculator_free else "tanh"
+    xs = rng.ints(-1, 2, (2, I), nonzero=True) if calculator_free else rng.decimals(-1, 1, 0.5, (2, I), nonzero=True)
+    h0 = rng.ints(-1, 1, (H,)) if calculator_free else rng.decimals(-0.5, 0.5, 0.5, (H,))
+    w_ih = rng.ints(-1, 1, (H, I), nonzero=True) if calculator_free else rng.decimals(-1, 1, 0.5, (H, I), nonzero=True)
+    w_hh = rng.ints(-1, 1, (H, H), nonzero=True) if calculator_free else rng.decimals(-1, 1, 0.5, (H, H), nonzero=True)
+    b = rng.ints(-1, 1, (H,))
+    params = {"x": tolist(xs), "h0": tolist(h0), "weight_ih": tolist(w_ih), "weight_hh": tolist(w_hh),
+              "bias_ih": tolist(b), "nonlinearity": nl}
+    u = engine.rnn_unroll(xs, h0, w_ih, w_hh, b, None, nonlinearity=nl)
+    h1, h2 = u.hidden
+    J2 = u.jacobians[1]
+    if np.any(u.pre_activations == 0) or np.allclose(J2, J2.T) or not np.any(h1) or np.array_equal(h1, h0):
+        raise Degenerate("a kink, a symmetric Jacobian or a trivial first step")
+    if nl == "relu" and (np.all(u.pre_activations[1] > 0) or np.all(u.pre_activations[1] < 0)):
+        raise Degenerate("ReLU mask all on or all off at step 2: the diag(φ') factor shows nothing")
+    cell = lambda h, x: {"x": tolist(x), "h": h, "weight_ih": tolist(w_ih), "weight_hh": tolist(w_hh),  # noqa: E731
+                         "bias_ih": tolist(b), "bias_hh": [0.0] * H, "nonlinearity": nl}
+    reuse = engine.rnn_cell(xs[1], h0, w_ih, w_hh, b, None, nonlinearity=nl).h_new
+    der2 = u.activation_derivatives[1]
+    parts = [
+        Part("h_1", "The hidden state $h_1$ after the first input.", "vector", tolist(h1), shape=(H,), points=2, minutes=3,
+             misconceptions=tuple(_step_mis(xs[0], h0, w_ih, w_hh, b, np.zeros(H), nl, tolist)),
+             recipe=Recipe("solve:rnn-cell", cell(tolist(h0), xs[0]), "h_new")),
+        Part("h_2", "The hidden state $h_2$ after the second input.", "vector", tolist(h2), shape=(H,), points=2, minutes=3,
+             misconceptions=(Misconception("reuse-h0", tolist(reuse),
+                                           "Step 2 continues from h₁: the recurrence feeds each new state into the next step."),)
+             + tuple(_step_mis(xs[1], h1, w_ih, w_hh, b, np.zeros(H), nl, tolist)),
+             recipe=Recipe("solve:rnn-cell", cell({"$ref": "h_1"}, xs[1]), "h_new")),
+        Part("jacobian", r"The Jacobian $\partial h_2 / \partial h_1$ (2×2, rows: components of $h_2$).", "matrix",
+             tolist(J2), shape=(H, H), points=3, minutes=4,
+             misconceptions=(Misconception("weights-only", tolist(w_hh),
+                                           "Backwards through the nonlinearity multiply row i by φ'(a_i): diag(φ'(a₂)) W_hh."),
+                             Misconception("columns-scaled", tolist(w_hh * der2[None, :]),
+                                           "φ'(a₂) scales the rows (the output units), not the columns: diag(φ') W_hh."),
+                             Misconception("transposed", tolist(J2.T), "Row i holds ∂h₂ᵢ/∂h₁ⱼ = φ'(a₂ᵢ) W_hh[i, j]: no transpose.")),
+             recipe=Recipe("rnn-jacobian", {"h_new": {"$ref": "h_2"}, "weight_hh": tolist(w_hh), "nonlinearity": nl})),
+    ]
+    steps = solve.solve("rnn-unroll", params).steps
+    solution = (steps_from(steps[0:1], "h_1") + steps_from(steps[1:2], "h_2") + steps_from(steps[2:3], None)
+                + steps_from(steps[3:4], "jacobian"))
+    solution.append(SolutionStep("Backprop through time", [
+        Math(r"\frac{\partial h_T}{\partial h_0} = \frac{\partial h_T}{\partial h_{T-1}} \cdots \frac{\partial h_1}{\partial h_0},\quad "
+             r"\frac{\partial h_t}{\partial h_{t-1}} = \mathrm{diag}(\phi'(a_t))\, W_{hh}"),
+        Text("Every step multiplies the gradient by another such Jacobian: with |φ'| ≤ 1 and small W_hh the product "
+             "shrinks with the length of the sequence (vanishing gradients); with large W_hh it can grow (exploding).")]))
+    phi = r"\mathrm{ReLU}" if nl == "relu" else r"\tanh"
+    statement = [Text(f"A vanilla RNN with one input and two hidden units, $h_t = {phi}(W_{{ih}} x_t + b_{{ih}} + W_{{hh}} h_{{t-1}})$ "
+                      "($b_{hh} = 0$; weights out×in), run over two time steps from $h_0$."),
+                 Matrix("x_1, x_2", tolist(xs[:, 0])), Matrix("h_0", tolist(h0)), Matrix("W_ih", tolist(w_ih)),
+                 Matrix("W_hh", tolist(w_hh)), Matrix("b_ih", tolist(b))]
+    return Draft(title="Two RNN steps and the Jacobian of backprop through time", params=params, statement=statement,
+                 parts=parts, solution=solution,
+                 conventions={"cell": f"h_t = {nl}(W_ih x_t + b_ih + W_hh h_(t−1)), b_hh = 0",
+                              "jacobian": "∂h_t/∂h_(t−1) = diag(φ'(a_t)) W_hh, rows are the outputs"
+                              + ("; ReLU'(0) = 0" if nl == "relu" else "")})
