@@ -1,0 +1,205 @@
+"""Checkpoints: written atomically, read back with every part checked against the others.
+
+A run directory holds step directories and a pointer to the newest complete one:
+
+    RUN/latest                  "step-000800" (replaced atomically after the step directory exists)
+    RUN/step-000800/model.safetensors   weights (tied matrices stored once)
+        config.json             {"format", "version", "step", "model": {...}, "data": {...},
+                                 "training": {...}, "metrics": {...}}
+        vocab.json              {"source": {"level", "tokens"}, "target": {...}}
+        trainer.pt              optimizer state, RNG states, counters (for --resume)
+
+A step directory is written under a temporary name and renamed when complete, then `latest` is
+replaced; so a crash, a full disk or Ctrl-C at any moment leaves the previous checkpoint intact
+and `latest` always names a complete one. Older step directories beyond `keep` are removed.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+import torch
+
+from examprep.train.data import Vocab
+from examprep.train.errors import CheckpointError, ConfigError, WriteError
+from examprep.train.model import TransformerConfig, build_model
+
+FORMAT, VERSION = "examprep-transformer", 1
+FILES = ("model.safetensors", "config.json", "vocab.json")
+
+
+@dataclass
+class Loaded:
+    path: Path                    # the step directory
+    model: torch.nn.Module
+    config: TransformerConfig
+    source_vocab: Vocab
+    target_vocab: Vocab
+    meta: dict                    # the whole config.json
+
+    @property
+    def data(self) -> dict:
+        return self.meta.get("data", {})
+
+    def trainer_state(self, map_location="cpu") -> dict:
+        path = self.path / "trainer.pt"
+        if not path.exists():
+            raise CheckpointError(f"{self.path} has no trainer.pt (optimizer state): it cannot be resumed")
+        try:
+            return torch.load(path, map_location=map_location, weights_only=True)
+        except Exception as err:  # a truncated or foreign file: say which
+            raise CheckpointError(f"{path} cannot be read ({type(err).__name__}: {err})") from None
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _write_json(path: Path, data: dict) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def latest(run_dir: Path | str) -> Optional[Path]:
+    """The newest complete step directory of a run, or None if the run has none."""
+    run_dir = Path(run_dir)
+    pointer = run_dir / "latest"
+    if not pointer.is_file():
+        return None
+    step_dir = run_dir / pointer.read_text(encoding="utf-8").strip()
+    return step_dir if step_dir.is_dir() else None
+
+
+def save(run_dir: Path | str, step: int, model: torch.nn.Module, source_vocab: Vocab,
+         target_vocab: Vocab, meta: dict, trainer_state: Optional[dict] = None, keep: int = 2) -> Path:
+    """Write step `step` of a run; returns the step directory. Raises WriteError (nothing lost)."""
+    from safetensors.torch import save_model
+
+    run_dir = Path(run_dir)
+    name = f"step-{step:06d}"
+    final = run_dir / name
+    previous = latest(run_dir)
+    if previous is not None and previous.name == name:
+        return previous                                   # this very state is already saved
+    tmp = run_dir / f".{name}.tmp-{os.getpid()}"
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        tmp.mkdir()
+        save_model(model, str(tmp / "model.safetensors"), metadata={"format": FORMAT})
+        _write_json(tmp / "config.json", {"format": FORMAT, "version": VERSION, "step": step,
+                                          "model": model.cfg.to_dict(), **meta})
+        _write_json(tmp / "vocab.json", {"source": source_vocab.to_dict(), "target": target_vocab.to_dict()})
+        if trainer_state is not None:
+            with open(tmp / "trainer.pt", "wb") as f:
+                torch.save(trainer_state, f)
+                f.flush()
+                os.fsync(f.fileno())
+        _fsync_dir(tmp)
+        if final.exists():                                # a stale copy from an older run
+            shutil.rmtree(final)
+        os.replace(tmp, final)
+        pointer_tmp = run_dir / f".latest.tmp-{os.getpid()}"
+        pointer_tmp.write_text(name + "\n", encoding="utf-8")
+        os.replace(pointer_tmp, run_dir / "latest")
+        _fsync_dir(run_dir)
+    except (OSError, RuntimeError) as err:
+        shutil.rmtree(tmp, ignore_errors=True)
+        kept = f"the previous checkpoint {previous} is kept" if previous else "no earlier checkpoint exists"
+        reason = getattr(err, "strerror", None) or str(err)
+        raise WriteError(f"could not write checkpoint {final}: {reason}; {kept}") from None
+    for old in sorted(run_dir.glob("step-*"))[:-keep] if keep > 0 else []:
+        if old.name != name:
+            shutil.rmtree(old, ignore_errors=True)
+    return final
+
+
+def resolve(path: Path | str) -> Path:
+    """A step directory from a run directory (its `latest`) or a step directory itself."""
+    path = Path(path)
+    if not path.exists():
+        raise CheckpointError(f"checkpoint {path} does not exist")
+    if (path / "config.json").is_file():
+        return path
+    step_dir = latest(path)
+    if step_dir is None:
+        raise CheckpointError(f"{path} holds no checkpoint (no 'latest' and no config.json); "
+                              f"train one with `examprep train --out {path}`")
+    return step_dir
+
+
+def load(path: Path | str, device: str | torch.device = "cpu") -> Loaded:
+    """Load a checkpoint (run or step directory) and check that config, vocabulary and weights fit."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load_model, safe_open
+
+    step_dir = resolve(path)
+    missing = [f for f in FILES if not (step_dir / f).is_file()]
+    if missing:
+        raise CheckpointError(f"checkpoint {step_dir} is missing {', '.join(missing)}")
+    meta = _read_json(step_dir / "config.json")
+    if meta.get("format") != FORMAT:
+        raise CheckpointError(f"{step_dir / 'config.json'} is not an examprep checkpoint config "
+                              f"(format {meta.get('format')!r})")
+    try:
+        cfg = TransformerConfig.from_dict(meta["model"])
+    except (KeyError, TypeError, ConfigError) as err:
+        raise CheckpointError(f"{step_dir / 'config.json'}: bad model config: {err}") from None
+    vocabs = _read_json(step_dir / "vocab.json")
+    try:
+        src_vocab, tgt_vocab = Vocab.from_dict(vocabs["source"]), Vocab.from_dict(vocabs["target"])
+    except (KeyError, TypeError, ConfigError) as err:
+        raise CheckpointError(f"{step_dir / 'vocab.json'}: bad vocabulary: {err}") from None
+    if (len(src_vocab), len(tgt_vocab)) != (cfg.src_vocab_size, cfg.tgt_vocab_size):
+        raise CheckpointError(f"{step_dir}: vocab.json has {len(src_vocab)} source and {len(tgt_vocab)} "
+                              f"target tokens but config.json says {cfg.src_vocab_size} and "
+                              f"{cfg.tgt_vocab_size}")
+    model = build_model(cfg)
+    weights = step_dir / "model.safetensors"
+    expected = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+    try:
+        with safe_open(str(weights), framework="pt") as f:
+            stored = {k: tuple(f.get_slice(k).get_shape()) for k in f.keys()}
+    except (SafetensorError, OSError) as err:
+        raise CheckpointError(f"{weights} cannot be read: {err}") from None
+    for key, shape in stored.items():
+        if key not in expected:
+            raise CheckpointError(f"{step_dir}: config.json does not match model.safetensors: the weights "
+                                  f"hold {key!r}, which a model of this config does not have")
+        if expected[key] != shape:
+            raise CheckpointError(f"{step_dir}: config.json does not match model.safetensors: {key!r} is "
+                                  f"{list(shape)} in the weights but {list(expected[key])} for the config")
+    try:
+        load_model(model, str(weights), strict=True)
+    except RuntimeError as err:
+        first = str(err).strip().splitlines()[-1]
+        raise CheckpointError(f"{step_dir}: config.json does not match model.safetensors: {first}") from None
+    model.to(device).eval()
+    return Loaded(step_dir, model, cfg, src_vocab, tgt_vocab, meta)
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise CheckpointError(f"{path} cannot be read as JSON: {err}") from None
+    if not isinstance(data, dict):
+        raise CheckpointError(f"{path} should hold a JSON object")
+    return data

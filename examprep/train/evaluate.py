@@ -1,0 +1,106 @@
+"""Text in, text out: translate with a trained model, and score it on held-out pairs.
+
+Metrics
+- token accuracy: teacher-forced argmax against the target tokens (EOS included);
+- exact match: the greedy output equals the target text;
+- BLEU: sacrebleu's corpus BLEU (13a tokenization) of the greedy outputs, for corpora.
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Sequence
+
+import torch
+from torch import nn
+
+from examprep.train.data import BOS, EOS, PAD, Vocab, _pad, make_example, normalize, prompt
+from examprep.train.decode import greedy_decoder_only, greedy_encoder_decoder, strip
+
+
+def _chunks(n: int, size: int):
+    for start in range(0, n, size):
+        yield range(start, min(n, start + size))
+
+
+@torch.no_grad()
+def translate(model: nn.Module, texts: Sequence[str], source_vocab: Vocab, target_vocab: Vocab, *,
+              max_new_tokens: int, batch_size: int = 500, use_cache: bool = True,
+              autocast: contextlib.AbstractContextManager | None = None) -> list[str]:
+    """Greedy outputs for `texts`, in order. Sources are batched by length."""
+    was_training = model.training
+    model.eval()
+    device = model.lm_head.weight.device
+    ids = [source_vocab.encode(t) for t in texts]
+    order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+    room = model.cfg.max_len
+    out: list[str] = [""] * len(texts)
+    try:
+        for chunk in _chunks(len(order), batch_size):
+            rows = [ids[order[i]] for i in chunk]
+            with autocast or contextlib.nullcontext():
+                if model.cfg.arch == "encoder-decoder":
+                    src = _pad([r + [EOS] for r in rows]).to(device)
+                    gen = greedy_encoder_decoder(model, src, max_new_tokens=min(max_new_tokens, room - 1),
+                                                 bos=BOS, eos=EOS, use_cache=use_cache)
+                else:
+                    prompts = [prompt(r) for r in rows]
+                    budget = min(max_new_tokens, room - max(len(p) for p in prompts))
+                    gen = greedy_decoder_only(model, prompts, max_new_tokens=max(budget, 1), eos=EOS,
+                                              use_cache=use_cache)
+            for i, row in zip(chunk, strip(gen, EOS, PAD)):
+                out[order[i]] = target_vocab.decode(row)
+    finally:
+        model.train(was_training)
+    return out
+
+
+@torch.no_grad()
+def token_accuracy(model: nn.Module, pairs: Sequence[tuple[str, str]], source_vocab: Vocab,
+                   target_vocab: Vocab, *, batch_size: int = 500,
+                   autocast: contextlib.AbstractContextManager | None = None) -> float:
+    """Share of target tokens (EOS included) that the teacher-forced argmax gets right."""
+    was_training = model.training
+    model.eval()
+    device = model.lm_head.weight.device
+    arch = model.cfg.arch
+    examples = [make_example(source_vocab.encode(s), target_vocab.encode(t), arch) for s, t in pairs]
+    right = total = 0
+    try:
+        for chunk in _chunks(len(examples), batch_size):
+            batch = [examples[i] for i in chunk]
+            inp, target = _pad([e.inp for e in batch]).to(device), _pad([e.out for e in batch]).to(device)
+            with autocast or contextlib.nullcontext():
+                if arch == "encoder-decoder":
+                    logits = model(_pad([e.src for e in batch]).to(device), inp)
+                else:
+                    logits = model(inp)
+            taught = target != PAD
+            right += int(((logits.argmax(-1) == target) & taught).sum())
+            total += int(taught.sum())
+    finally:
+        model.train(was_training)
+    return right / max(total, 1)
+
+
+def evaluate(model: nn.Module, pairs: Sequence[tuple[str, str]], source_vocab: Vocab,
+             target_vocab: Vocab, *, max_new_tokens: int, bleu: bool = False,
+             autocast: contextlib.AbstractContextManager | None = None) -> dict:
+    """{"pairs", "token_accuracy", "exact_match"[, "bleu"]} of the model on (source, target) pairs."""
+    hyps = translate(model, [s for s, _ in pairs], source_vocab, target_vocab,
+                     max_new_tokens=max_new_tokens, autocast=autocast)
+    refs = [normalize(t) for _, t in pairs]
+    metrics = {
+        "pairs": len(pairs),
+        "token_accuracy": token_accuracy(model, pairs, source_vocab, target_vocab, autocast=autocast),
+        "exact_match": sum(h == r for h, r in zip(hyps, refs)) / max(len(pairs), 1),
+    }
+    if bleu:
+        metrics["bleu"] = corpus_bleu(hyps, refs)
+    return metrics
+
+
+def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float:
+    """sacrebleu corpus BLEU (0–100) with one reference per hypothesis."""
+    import sacrebleu
+
+    return float(sacrebleu.corpus_bleu(list(hypotheses), [list(references)]).score)

@@ -1,0 +1,488 @@
+"""The training loop: AdamW, the paper's warm-up schedule, label smoothing, clipping, bf16 autocast,
+optional torch.compile, periodic evaluation, atomic checkpoints, DDP under torchrun.
+
+    train(TrainOptions(...)) -> TrainResult
+
+Loss: cross-entropy with label smoothing ε as PyTorch defines it (ε/C to every one of the C classes,
+1-ε more to the target), summed over the taught positions of the *global* batch and divided by
+their count. Under DDP each process divides its sum by the global count times the number of
+processes, because DDP averages gradients: the update is then the same as one process taking the
+whole batch.
+
+Learning rate (paper §5.3): lr(step) = factor · d_model^-0.5 · min(step^-0.5, step · warmup^-1.5).
+
+Stopping: --steps (total, counted across resumes), --minutes (of training in this session,
+evaluation excluded), --goal (held-out exact match), Ctrl-C/SIGTERM (saves, then stops), or a
+non-finite loss (stops without saving; the last good checkpoint stays).
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import signal
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Callable, Optional
+
+import torch
+import torch.nn.functional as F
+
+from examprep.train import checkpoint
+from examprep.train.data import (
+    PAD, CorpusStream, TaskStream, Vocab, collate, get_task, make_example, read_corpus,
+    split_heldout, task_vocab,
+)
+from examprep.train.distributed import Dist, setup, teardown
+from examprep.train.errors import CheckpointError, ConfigError, DeviceError, DivergedError
+from examprep.train.evaluate import evaluate
+from examprep.train.flops import flops_per_step, peak_flops
+from examprep.train.model import TransformerConfig, build_model
+from examprep.train.report import Reporter
+
+PRECISIONS = ("auto", "fp32", "bf16")
+
+
+@dataclass
+class TrainOptions:
+    """Every option of `examprep train` (see `examprep train --help` for each)."""
+
+    # data
+    task: Optional[str] = None                 # dates (default), reverse, sort, copy
+    corpus: Optional[str] = None               # a source<TAB>target file instead of a task
+    swap: bool = False                         # corpus: translate the second column into the first
+    tokens: str = "char"                       # corpus: char or word level
+    min_count: int = 1                         # corpus, word level: rarer words become <unk>
+    heldout: float = 0.05                      # corpus: share of sources held out (0: evaluate on training pairs)
+    eval_size: int = 2000                      # built-in tasks: held-out pairs to evaluate on
+    # model
+    arch: str = "encoder-decoder"
+    d_model: int = 128
+    layers: int = 2                            # encoder layers and decoder layers (each)
+    heads: int = 4
+    d_ff: int = 512
+    dropout: Optional[float] = None            # None: 0 for built-in tasks (examples never repeat), 0.1 for corpora
+    norm: str = "post"
+    final_norm: Optional[bool] = None
+    positions: str = "sinusoidal"
+    share: str = "all"
+    activation: str = "relu"
+    max_len: int = 256
+    # optimisation
+    batch_tokens: int = 6000                   # source + target tokens per step, all processes together
+    lr_factor: float = 2.0
+    warmup: int = 200
+    label_smoothing: float = 0.1
+    clip: float = 1.0
+    weight_decay: float = 0.01
+    seed: int = 0
+    # run control
+    steps: Optional[int] = None
+    minutes: Optional[float] = None            # neither steps nor minutes: 1 minute
+    goal: Optional[float] = None               # None: 0.995 exact match for tasks, off for corpora
+    eval_every: int = 100
+    save_every: Optional[int] = None           # default: at every evaluation
+    log_every: Optional[int] = None            # steps between loss read-outs; default 1 on CPU, 10 on CUDA
+    device: str = "auto"
+    precision: str = "auto"
+    compile: bool = False
+    out: Optional[str] = None
+    resume: bool = False
+
+
+# Options a resumed run takes from its checkpoint (the rest come from the new command line).
+_KEPT_ON_RESUME = ("task", "corpus", "swap", "tokens", "min_count", "heldout", "eval_size", "arch",
+                   "d_model", "layers", "heads", "d_ff", "dropout", "norm", "final_norm", "positions",
+                   "share", "activation", "max_len", "batch_tokens", "lr_factor", "warmup",
+                   "label_smoothing", "clip", "weight_decay", "seed")
+
+
+@dataclass
+class TrainResult:
+    run_dir: Path
+    checkpoint: Optional[Path]
+    first_step: int                    # losses[i] is the loss of step first_step + i
+    steps: int                         # the last step taken
+    losses: list[float]
+    evals: list[dict]                  # {"step", "train_seconds", **metrics}
+    train_seconds: float               # this session, evaluation and saving excluded
+    wall_seconds: float
+    tokens_per_second: float
+    stopped: str                       # "steps", "time", "goal", "interrupted"
+    goal: Optional[float] = None
+    goal_step: Optional[int] = None
+    goal_seconds: Optional[float] = None
+    is_main: bool = True               # False on the other processes of a torchrun job
+
+
+def noam_lr(step: int, d_model: int, warmup: int, factor: float) -> float:
+    """The paper's schedule: linear warm-up for `warmup` steps, then decay as 1/√step."""
+    step = max(step, 1)
+    return factor * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
+
+
+def smoothed_cross_entropy(logits: torch.Tensor, targets: torch.Tensor, smoothing: float) -> torch.Tensor:
+    """Sum over taught positions (targets != PAD) of PyTorch's label-smoothed cross-entropy."""
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), targets.reshape(-1),
+                           ignore_index=PAD, label_smoothing=smoothing, reduction="sum")
+
+
+class _StopSignal:
+    """Ctrl-C or SIGTERM asks the loop to stop at the next step boundary; a second Ctrl-C aborts."""
+
+    def __init__(self):
+        self.requested = False
+        self._previous = {}
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, signum, frame):
+        if self.requested and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def __exit__(self, *exc):
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+        return False
+
+
+@dataclass
+class _Data:
+    stream: object
+    heldout: list
+    source_vocab: Vocab
+    target_vocab: Vocab
+    max_target_tokens: int
+    is_corpus: bool
+    notes: list = field(default_factory=list)
+
+
+def _check_options(o: TrainOptions) -> None:
+    if o.task is not None and o.corpus is not None:
+        raise ConfigError("give either --task or --corpus, not both")
+    if o.precision not in PRECISIONS:
+        raise ConfigError(f"--precision {o.precision!r} is not one of {', '.join(PRECISIONS)}")
+    if o.steps is not None and o.steps < 1:
+        raise ConfigError(f"--steps must be at least 1, got {o.steps}")
+    if o.minutes is not None and o.minutes <= 0:
+        raise ConfigError(f"--minutes must be positive, got {o.minutes}")
+    for name in ("batch_tokens", "warmup", "eval_every", "eval_size"):
+        if getattr(o, name) < 1:
+            raise ConfigError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(o, name)}")
+    if not 0.0 <= o.label_smoothing < 1.0:
+        raise ConfigError(f"--label-smoothing must be in [0, 1), got {o.label_smoothing}")
+    if not 0.0 <= o.heldout < 1.0:
+        raise ConfigError(f"--heldout must be in [0, 1), got {o.heldout}")
+    if o.tokens not in ("char", "word"):
+        raise ConfigError(f"--tokens {o.tokens!r} is not one of char, word")
+
+
+def _build_data(o: TrainOptions, d: Dist, vocabs: Optional[tuple[Vocab, Vocab]]) -> _Data:
+    joint = o.arch == "decoder-only" or o.share == "all"
+    if o.corpus is None:
+        task = get_task(o.task or "dates")
+        vocab = vocabs[0] if vocabs else task_vocab(task)
+        stream = TaskStream(task, vocab, o.arch, o.batch_tokens, o.seed)
+        if stream.batch_size < d.world:
+            raise ConfigError(f"--batch-tokens {o.batch_tokens} gives {stream.batch_size} examples per "
+                              f"step, fewer than the {d.world} processes")
+        return _Data(stream, task.heldout_pairs(o.eval_size, o.seed), vocab, vocab,
+                     task.max_target_chars + 1, False)
+    corpus = read_corpus(o.corpus, swap=o.swap)
+    notes = [corpus.describe_skipped()] if corpus.describe_skipped() else []
+    train_pairs, heldout = split_heldout(corpus.pairs, round(1000 * o.heldout))
+    if not train_pairs:
+        raise ConfigError(f"--heldout {o.heldout} leaves no training pairs in {o.corpus}")
+    if not heldout:
+        heldout = train_pairs       # --heldout 0: evaluate on the training pairs themselves
+        notes.append("no held-out pairs: evaluating on the training pairs")
+    if vocabs:
+        src_vocab, tgt_vocab = vocabs
+    elif joint:
+        src_vocab = tgt_vocab = Vocab.build([t for p in train_pairs for t in p], o.tokens, o.min_count)
+    else:
+        src_vocab = Vocab.build([s for s, _ in train_pairs], o.tokens, o.min_count)
+        tgt_vocab = Vocab.build([t for _, t in train_pairs], o.tokens, o.min_count)
+    examples, too_long = [], 0
+    for s, t in train_pairs:
+        e = make_example(src_vocab.encode(s), tgt_vocab.encode(t), o.arch)
+        if max(len(e.src), len(e.inp)) > o.max_len:
+            too_long += 1
+        else:
+            examples.append(e)
+    if too_long:
+        notes.append(f"left out {too_long} training pair(s) longer than --max-len {o.max_len} tokens")
+    stream = CorpusStream(examples, o.batch_tokens, o.seed, min_examples=d.world)
+    longest = max(sum(1 for x in e.out if x != PAD) for e in examples)
+    return _Data(stream, heldout, src_vocab, tgt_vocab, longest + 8, True, notes)
+
+
+def _model_config(o: TrainOptions, data: _Data) -> TransformerConfig:
+    return TransformerConfig(
+        arch=o.arch, src_vocab_size=len(data.source_vocab), tgt_vocab_size=len(data.target_vocab),
+        d_model=o.d_model, n_heads=o.heads, d_ff=o.d_ff, n_encoder_layers=o.layers,
+        n_decoder_layers=o.layers, dropout=o.dropout if o.dropout is not None else (0.1 if o.corpus else 0.0),
+        norm=o.norm, final_norm=o.final_norm,
+        positions=o.positions, max_len=o.max_len, share_embeddings=o.share, activation=o.activation,
+        pad_id=PAD)
+
+
+def _autocast(device: torch.device, precision: str):
+    if precision == "bf16":
+        return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def _resolve_precision(choice: str, device: torch.device) -> str:
+    if choice == "auto":
+        return "bf16" if device.type == "cuda" and torch.cuda.is_bf16_supported() else "fp32"
+    if choice == "bf16" and device.type == "cuda" and not torch.cuda.is_bf16_supported():
+        raise DeviceError(f"--precision bf16: {torch.cuda.get_device_name()} has no bf16; use fp32")
+    return choice
+
+
+def _default_out(o: TrainOptions) -> Path:
+    name = Path(o.corpus).stem if o.corpus else (o.task or "dates")
+    return Path("runs") / f"{name}-{datetime.now():%Y%m%d-%H%M%S}"
+
+
+def _rng_state(device: torch.device) -> dict:
+    state = {"torch": torch.get_rng_state()}
+    if device.type == "cuda":
+        state["cuda"] = torch.cuda.get_rng_state(device)
+    return state
+
+
+def _set_rng_state(state: dict, device: torch.device) -> None:
+    torch.set_rng_state(state["torch"])
+    if device.type == "cuda" and "cuda" in state:
+        torch.cuda.set_rng_state(state["cuda"], device)
+
+
+def train(options: TrainOptions, reporter: Optional[Reporter] = None,
+          on_step: Optional[Callable[[int, torch.nn.Module], None]] = None) -> TrainResult:
+    """Train as `options` say; returns what happened. on_step(step, model) runs after every
+    optimizer step (tests use it to interfere). Raises TrainError subclasses for user errors."""
+    _check_options(options)
+    d = setup(options.device)
+    try:
+        return _Run(options, d, reporter or Reporter(), on_step).run()
+    finally:
+        teardown(d)
+
+
+class _Run:
+    def __init__(self, o: TrainOptions, d: Dist, reporter: Reporter, on_step):
+        self.d, self.on_step = d, on_step
+        self.reporter = reporter if d.main else Reporter()
+        self.precision = _resolve_precision(o.precision, d.device)
+        self.state: Optional[dict] = None
+        resumed = None
+        if o.resume:
+            if o.out is None:
+                raise ConfigError("--resume needs --out DIR: the run to continue")
+            step_dir = checkpoint.latest(o.out)
+            if step_dir is None:
+                raise CheckpointError(f"--resume: {o.out} holds no checkpoint to resume")
+            resumed = checkpoint.load(step_dir, "cpu")
+            saved = resumed.meta.get("training", {})
+            o = TrainOptions(**{**asdict(o), **{k: saved[k] for k in _KEPT_ON_RESUME if k in saved}})
+            self.state = resumed.trainer_state()
+        elif o.out is not None and checkpoint.latest(o.out) is not None:
+            raise ConfigError(f"{o.out} already holds a checkpoint; add --resume to continue it or "
+                              f"choose another --out")
+        self.o = o
+        self.run_dir = Path(o.out) if o.out else _default_out(o)
+        if self.run_dir.exists() and not self.run_dir.is_dir():
+            raise ConfigError(f"--out {self.run_dir} is a file; give a directory")
+        vocabs = (resumed.source_vocab, resumed.target_vocab) if resumed else None
+        self.data = _build_data(o, d, vocabs)
+        for note in self.data.notes:
+            self.reporter.note(note)
+        if resumed:
+            self.cfg = resumed.config
+            self.model = resumed.model
+        else:
+            self.cfg = _model_config(o, self.data)
+            torch.manual_seed(o.seed)
+            self.model = build_model(self.cfg)
+        self.model.to(d.device).train()
+        self.goal = o.goal if o.goal is not None else (None if self.data.is_corpus else 0.995)
+        if self.goal == 0:
+            self.goal = None
+
+    # ------------------------------------------------------------------ pieces
+
+    def _optimizer(self) -> torch.optim.Optimizer:
+        decay = [p for p in self.model.parameters() if p.dim() >= 2]
+        no_decay = [p for p in self.model.parameters() if p.dim() < 2]
+        groups = [{"params": decay, "weight_decay": self.o.weight_decay},
+                  {"params": no_decay, "weight_decay": 0.0}]
+        extra = {"fused": True} if self.d.device.type == "cuda" else {}
+        return torch.optim.AdamW(groups, lr=0.0, betas=(0.9, 0.98), eps=1e-9, **extra)
+
+    def _meta(self, metrics: Optional[dict]) -> dict:
+        o = self.o
+        data = {"kind": "corpus" if self.data.is_corpus else "task",
+                "task": None if self.data.is_corpus else (o.task or "dates"),
+                "corpus": str(Path(o.corpus).resolve()) if o.corpus else None,
+                "swap": o.swap, "max_target_tokens": self.data.max_target_tokens}
+        return {"data": data, "training": asdict(o), "metrics": metrics or {}}
+
+    def _save(self, step: int, metrics: Optional[dict] = None) -> Path:
+        for p in self.model.parameters():
+            if not bool(torch.isfinite(p).all()):
+                raise DivergedError(f"the weights hold NaN or inf at step {step}; nothing saved, the last "
+                                    f"good checkpoint {self.last_checkpoint or '(none yet)'} is kept; "
+                                    f"try a lower --lr-factor or --precision fp32")
+        state = {"step": step, "optimizer": self.optimizer.state_dict(), "rng": _rng_state(self.d.device),
+                 "tokens_seen": self.tokens_seen}
+        self.last_checkpoint = checkpoint.save(self.run_dir, step, self.model, self.data.source_vocab,
+                                               self.data.target_vocab, self._meta(metrics), state)
+        return self.last_checkpoint
+
+    def _evaluate(self) -> dict:
+        return evaluate(self.model, self.data.heldout, self.data.source_vocab, self.data.target_vocab,
+                        max_new_tokens=self.data.max_target_tokens, bleu=self.data.is_corpus,
+                        autocast=_autocast(self.d.device, self.precision))
+
+    # ------------------------------------------------------------------ the loop
+
+    def run(self) -> TrainResult:
+        o, d, model = self.o, self.d, self.model
+        wall_start = time.perf_counter()
+        self.optimizer = self._optimizer()
+        self.tokens_seen, self.last_checkpoint = 0, None
+        step = 0
+        if self.state is not None:
+            self.optimizer.load_state_dict(self.state["optimizer"])
+            step = int(self.state["step"])
+            self.tokens_seen = int(self.state.get("tokens_seen", 0))
+            _set_rng_state(self.state["rng"], d.device)
+            self.last_checkpoint = checkpoint.latest(self.run_dir)
+        first_step = step + 1
+        steps_total = o.steps
+        seconds_total = o.minutes * 60 if o.minutes else (None if o.steps else 60.0)
+        if steps_total is not None and step >= steps_total:
+            raise ConfigError(f"the checkpoint is at step {step}; give --steps above it to train on")
+        log_every = o.log_every or (10 if d.device.type == "cuda" else 1)
+        save_every = o.save_every or o.eval_every
+
+        train_model = model
+        if d.enabled:
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            train_model = DDP(model, device_ids=[d.local_rank] if d.device.type == "cuda" else None)
+        if o.compile:
+            train_model = torch.compile(train_model)
+        amp = _autocast(d.device, self.precision)
+        peak = peak_flops(torch.cuda.get_device_name(d.device)) if d.device.type == "cuda" else None
+
+        title = f"{'corpus ' + Path(o.corpus).name if o.corpus else 'task ' + (o.task or 'dates')}"
+        self.reporter.start(f"training {title}", steps_total, seconds_total, step)
+        losses, evals = [], []
+        pending: list[tuple[int, torch.Tensor, torch.Tensor, int]] = []
+        train_seconds = 0.0
+        window_tokens, window_seconds, window_flops = 0, 0.0, 0.0
+        stopped, goal_step, goal_seconds = None, None, None
+        lr = 0.0
+        try:
+            with _StopSignal() as stop:
+                while stopped is None:
+                    step += 1
+                    t0 = time.perf_counter()
+                    batch = collate(self.data.stream.examples(step), d.rank, d.world).to(d.device)
+                    lr = noam_lr(step, self.cfg.d_model, o.warmup, o.lr_factor)
+                    for group in self.optimizer.param_groups:
+                        group["lr"] = lr
+                    with amp:
+                        if self.cfg.arch == "encoder-decoder":
+                            logits = train_model(batch.src, batch.inp, src_padded=batch.src_padded)
+                        else:
+                            logits = train_model(batch.inp)
+                    loss_sum = smoothed_cross_entropy(logits, batch.out, o.label_smoothing)
+                    (loss_sum * (d.world / batch.global_targets)).backward()
+                    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), o.clip)
+                    self.optimizer.step()
+                    self.optimizer.zero_grad(set_to_none=True)
+                    if self.on_step is not None:
+                        self.on_step(step, model)
+                    pending.append((step, loss_sum.detach(), grad_norm.detach(), batch.global_targets))
+                    window_tokens += batch.global_tokens
+                    self.tokens_seen += batch.global_tokens
+                    if peak is not None:
+                        src_len = batch.src.shape[1] if batch.src is not None else 0
+                        window_flops += flops_per_step(model, batch.inp.shape[0], src_len, batch.inp.shape[1])
+
+                    at_eval = step % o.eval_every == 0
+                    at_save = step % save_every == 0
+                    at_end = steps_total is not None and step >= steps_total
+                    if step % log_every == 0 or at_eval or at_save or at_end or stop.requested:
+                        # One read-out of the losses (and one collective): also where the processes
+                        # agree on stopping.
+                        n = len(pending)
+                        time_up = seconds_total is not None and \
+                            train_seconds + time.perf_counter() - t0 >= seconds_total
+                        values = [float(x) for _, x, _, _ in pending] + [float(g) for _, _, g, _ in pending]
+                        values += [float(stop.requested), float(time_up and d.main)]
+                        values = d.sum(values)
+                        if d.device.type == "cuda":
+                            torch.cuda.synchronize(d.device)
+                        elapsed = time.perf_counter() - t0
+                        train_seconds += elapsed
+                        window_seconds += elapsed
+                        for (s, _, _, targets), loss_value, norm in zip(pending, values[:n], values[n:2 * n]):
+                            loss = loss_value / targets
+                            if not (math.isfinite(loss) and math.isfinite(norm)):
+                                what = "loss" if not math.isfinite(loss) else "gradient norm"
+                                raise DivergedError(
+                                    f"the {what} became {loss if what == 'loss' else norm} at step {s}; "
+                                    f"stopped without saving, the last good checkpoint "
+                                    f"{self.last_checkpoint or '(none yet)'} is kept; "
+                                    f"try a lower --lr-factor or --precision fp32")
+                            losses.append(loss)
+                        pending.clear()
+                        tok_s = window_tokens / max(window_seconds, 1e-9)
+                        mfu = window_flops / window_seconds / peak if peak else None
+                        self.reporter.step(step, train_seconds, losses[-1], tok_s, mfu, lr)
+                        window_tokens, window_seconds, window_flops = 0, 0.0, 0.0
+                        if values[-2] > 0:
+                            stopped = "interrupted"
+                        elif values[-1] > 0:
+                            stopped = "time"
+                        elif at_end:
+                            stopped = "steps"
+                    else:
+                        train_seconds += time.perf_counter() - t0
+                        window_seconds += time.perf_counter() - t0
+
+                    metrics = None
+                    if at_eval or (stopped and stopped != "interrupted"):
+                        reached = 0.0
+                        if d.main:
+                            metrics = self._evaluate()
+                            evals.append({"step": step, "train_seconds": train_seconds, **metrics})
+                            self.reporter.evaluation(step, train_seconds, metrics)
+                            if self.goal is not None and metrics["exact_match"] >= self.goal:
+                                reached = 1.0
+                        if d.broadcast([reached])[0] > 0 and goal_step is None:
+                            goal_step, goal_seconds = step, train_seconds
+                            stopped = stopped or "goal"
+                    if d.main and (at_save or stopped):
+                        self._save(step, metrics)
+        finally:
+            self.reporter.close()
+        d.barrier()
+        return TrainResult(
+            run_dir=self.run_dir, checkpoint=self.last_checkpoint, first_step=first_step, steps=step,
+            losses=losses, evals=evals, train_seconds=train_seconds,
+            wall_seconds=time.perf_counter() - wall_start,
+            tokens_per_second=(self.tokens_seen - (self.state or {}).get("tokens_seen", 0)) / max(train_seconds, 1e-9),
+            stopped=stopped, goal=self.goal, goal_step=goal_step, goal_seconds=goal_seconds,
+            is_main=d.main)
