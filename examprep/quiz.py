@@ -1100,7 +1100,7 @@ def exam_header(title: str, n: int, points: float, limit: str) -> Any:
     from rich.panel import Panel
     from rich.text import Text
 
-    text = Text.assemble((f"{n} problems · {points:g} points · time: {limit}\n", "bold"),
+    text = Text.assemble((f"{n} problem{'s' if n != 1 else ''} · {points:g} points · time: {limit}\n", "bold"),
                          "No feedback until the end. Type `skip` (or Enter) to leave a part blank, q to submit early; "
                          "before submitting you can change any answer. Ctrl-C submits what you have.")
     return Panel(text, title=title, title_align="left", box=box.HEAVY)
@@ -1129,7 +1129,8 @@ def print_summary(term: Terminal, summary: Summary) -> None:
 
     out = term.console
     outcomes = summary.outcomes
-    notes = {"quit": "Session ended.", "interrupted": "Interrupted: every answered part is saved.",
+    notes = {"quit": "Submitted." if summary.mode == "exam" else "Session ended.",
+             "interrupted": "Interrupted: every answered part is saved.",
              "input-ended": "Input ended.", "time-up": "Time is up."}
     if summary.ended in notes:
         out.print(Text(notes[summary.ended], style="yellow"))
@@ -1327,7 +1328,7 @@ def print_due(term: Terminal, history: History, *, now: float) -> None:
         out.print(f"Nothing is due. Next: {_item_label(nxt.item)} in {fmt_duration(nxt.due - now)}.")
     upcoming = [c for c in cards if now < c.due <= now + 7 * 86400]
     if upcoming:
-        out.print(Text(f"Due within 7 days: {len(upcoming)} more", style="dim"))
+        out.print(Text(f"Due in the next 7 days: {len(upcoming)}", style="dim"))
     if new_topics or new_concepts:
         out.print(Text(f"Not yet studied: {len(new_topics)} topics, {len(new_concepts)} concept questions "
                        "(`examprep quiz`, `examprep quiz --concepts`).", style="dim"))
