@@ -16,7 +16,7 @@ from examprep.problem import Misconception, Part, Recipe, SolutionStep
 
 
 @generator("dense-backward", title="Dense layer: forward pass and gradients",
-           syllabus="Backprop: forward/backward pass of a dense layer y = Wx + b", version=1)
+           syllabus="Backprop: forward/backward pass of a dense layer y = Wx + b", version=2)
 def dense_backward(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     batch = difficulty == 3
     n_in, n_out = (2, 3) if difficulty == 2 else (2, 2)
@@ -38,8 +38,8 @@ def dense_backward(rng: Stream, difficulty: int, calculator_free: bool) -> Draft
     t = engine.dense(x, W, b, delta)
     sol = solve.solve("dense", params)
     square = n_in == n_out
-    if batch and np.allclose(delta.T @ x, x.T @ delta):
-        raise Degenerate("δᵀX symmetric: the transposed product would be right")
+    if np.allclose(np.ravel(t.grad_weight.T), np.ravel(t.grad_weight)):
+        raise Degenerate("∂L/∂W reads the same transposed: the transposition mistake would not show")
 
     # mistaken methods, each through the engine
     no_bias = engine.dense(x, W, None, delta)

@@ -39,6 +39,9 @@ def mlp_backprop(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         raise Degenerate("every ReLU active: the activation's gate shows nothing")
     if np.ptp(t.logits) == 0 or not np.any(t.grad_w1) or t.probs.max() > 0.9:
         raise Degenerate("uniform or saturated logits (tiny gradients), or a zero first-layer gradient")
+    for g in (t.grad_w1, t.grad_w2):
+        if np.allclose(np.ravel(g.T), np.ravel(g)):
+            raise Degenerate("a weight gradient reads the same transposed: the transposition mistake would not show")
     if act == "leaky-relu" and np.all(a > 0):
         raise Degenerate("leaky ReLU all positive: its slope α never shows")
     params = {"x": tolist(x), "target": target, "w1": tolist(w1), "b1": tolist(b1), "activation": act,
