@@ -7,6 +7,8 @@ worked solution shows.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from examprep.engine._core import Trace, array, boolean, choice, int_tuple, matrix, number, shape_str, vector
@@ -203,11 +205,22 @@ def vanishing_gradient(w, x, *, u=1.0, h0=0.0, b=0.0, nonlinearity: str = "tanh"
     nonlinearity = choice("nonlinearity", nonlinearity, RNN_NONLINEARITIES)
     w_, u_, h_, b_ = number("w", w), number("u", u), number("h0", h0), number("b", b)
     xs = array("x", x, (0, 1)).reshape(-1)
-    t = rnn_unroll(xs, [h_], [[u_]], [[w_]], [b_], None, nonlinearity=nonlinearity)
-    local = w_ * t.activation_derivatives[:, 0]
-    return Trace(pre_activations=t.pre_activations[:, 0], hidden=t.hidden[:, 0],
-                 activation_derivatives=t.activation_derivatives[:, 0], local_derivatives=local,
-                 gradient=float(np.prod(local)), bound=abs(w_) ** xs.size, steps=int(xs.size))
+    # one unit: plain floats (the same recurrence as rnn_unroll, without 1×1 matrices)
+    pre, hidden, ders = [], [], []
+    h = h_
+    for xt in xs.tolist():
+        a = w_ * h + u_ * xt + b_
+        if nonlinearity == "tanh":
+            h = math.tanh(a)
+            d = 1.0 - h * h
+        else:
+            h, d = (a, 1.0) if a > 0 else (0.0, 0.0)
+        pre.append(a)
+        hidden.append(h)
+        ders.append(d)
+    local = w_ * np.array(ders)
+    return Trace(pre_activations=np.array(pre), hidden=np.array(hidden), activation_derivatives=np.array(ders),
+                 local_derivatives=local, gradient=float(np.prod(local)), bound=abs(w_) ** xs.size, steps=int(xs.size))
 
 
 MAX_POOL_TIES = ("first", "last", "split", "all")
@@ -249,28 +262,26 @@ def max_pool_backward(input, kernel_size, grad_output, *, stride=None, ties: str
         want = out_shape[1] if one_d else "×".join(map(str, out_shape))
         raise ShapeError(f"grad_output: expected the output's shape {want}, got {shape_str(g.shape)}")
     g2 = g[None, :] if one_d else g
-    grad = np.zeros_like(x2)
-    out = np.zeros(out_shape)
-    count = np.zeros(out_shape, dtype=int)
-    where = np.zeros(out_shape, dtype=int)
-    for i in range(out_shape[0]):
-        for j in range(out_shape[1]):
-            win = x2[i * s[0]: i * s[0] + k[0], j * s[1]: j * s[1] + k[1]]
-            m = win.max()
-            rows, cols = np.nonzero(win == m)          # row-major order
-            out[i, j] = m
-            count[i, j] = rows.size
-            if ties == "first":
-                pick = [(rows[0], cols[0])]
-            elif ties == "last":
-                pick = [(rows[-1], cols[-1])]
-            else:
-                pick = list(zip(rows, cols))
-            r0, c0 = pick[-1] if ties == "last" else pick[0]
-            where[i, j] = (i * s[0] + r0) * x2.shape[1] + j * s[1] + c0
-            share = g2[i, j] / rows.size if ties == "split" else g2[i, j]
-            for r, c in pick:
-                grad[i * s[0] + r, j * s[1] + c] += share
+    oh, ow = out_shape
+    rows = (np.arange(oh) * s[0])[:, None, None, None] + np.arange(k[0])[None, None, :, None]
+    cols = (np.arange(ow) * s[1])[None, :, None, None] + np.arange(k[1])[None, None, None, :]
+    flat_pos = (rows * x2.shape[1] + cols).reshape(oh, ow, -1)       # input index of each tap, row-major
+    windows = x2[rows, cols].reshape(oh, ow, -1)
+    out = windows.max(axis=-1)
+    tied = windows == out[..., None]
+    count = tied.sum(axis=-1)
+    first = tied.argmax(axis=-1)
+    last = tied.shape[-1] - 1 - tied[..., ::-1].argmax(axis=-1)
+    chosen = last if ties == "last" else first
+    where = np.take_along_axis(flat_pos, chosen[..., None], axis=-1)[..., 0]
+    if ties in ("first", "last"):
+        share = np.zeros(tied.shape)
+        np.put_along_axis(share, chosen[..., None], 1.0, axis=-1)
+    else:
+        share = tied / (count[..., None] if ties == "split" else 1.0)
+    grad = np.zeros(x2.size)
+    np.add.at(grad, flat_pos.ravel(), (share * g2[..., None]).ravel())   # overlapping windows add
+    grad = grad.reshape(x2.shape)
     if one_d:
         return Trace(output=out[0], indices=where[0], ties_count=count[0], grad_input=grad[0])
     return Trace(output=out, indices=where, ties_count=count, grad_input=grad)

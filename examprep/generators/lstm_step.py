@@ -31,13 +31,14 @@ def _tanh_of_fraction(q: Fraction) -> str:
 
 
 @generator("lstm-step", title="One LSTM step by hand", syllabus="LSTM: gates i, f, o, candidate g, cell and hidden state",
-           version=1)
+           version=2)
 def lstm_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     H, I = (1, 1) if difficulty == 1 else (2, 1)
     exact: dict = {}
     if calculator_free:
         # ln-weights: gate a-values for i, f, o in 1..4 (σ = a/(1+a)), candidate c in 2..3 with a sign
-        a = {k: [rng.integer(1, 4) for _ in range(H)] for k in ("i", "f", "o")}
+        draws = [rng.sample([1, 2, 3, 4], 3) for _ in range(H)]       # distinct gates per unit
+        a = {k: [d[n] for d in draws] for n, k in enumerate(("i", "f", "o"))}
         cs = [rng.choice([2, 3]) * rng.choice([1, -1]) for _ in range(H)]
         x = np.array([1.0])
         h = rng.ints(-1, 1, (H,))
@@ -70,8 +71,8 @@ def lstm_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
               "bias_ih": tolist(b_ih), "bias_hh": tolist(b_hh)}
     t = engine.lstm_cell(x, h, c, w_ih, w_hh, b_ih, b_hh)
     pre = {k: t[f"pre_{k}"] for k in _GATES}
-    if any(np.ptp(np.concatenate([pre["i"], pre["f"], pre["o"]])) == 0 for _ in (0,)) and H == 1:
-        raise Degenerate("all gates equal: the gate roles do not show")
+    if np.any(np.abs(pre["i"] - pre["f"]) < 1e-12):
+        raise Degenerate("i = f: a student who mixes up the input and forget rows would not notice")
     if np.any(np.abs(t.c_new - c) < 1e-12) or np.any(t.g == 0):
         raise Degenerate("the cell state did not change, or a zero candidate")
     sol = solve.solve("lstm-cell", params)

@@ -23,7 +23,7 @@ def _pick(steps: list, *titles: str) -> list:
 
 
 @generator("residual", title="Residual connection: the gradient through y = x + F(x)",
-           syllabus="Residual connections: gradient flow through the skip (the +1 path)", version=1)
+           syllabus="Residual connections: gradient flow through the skip (the +1 path)", version=2)
 def residual(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     if difficulty == 3:
         return _stack(rng, calculator_free)
@@ -38,7 +38,8 @@ def residual(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         if t.branch_pre == 0:
             raise Degenerate("pre-activation at the ReLU kink")
         kind, shape, val = "number", None, float
-        statement = [Text("A residual unit with one feature: $y = x + F(x)$, $F(x) = \\mathrm{ReLU}(w x + b)$. "
+        statement = [Text("A residual unit with one feature: $y = x + F(x)$, $F(x) = \\mathrm{ReLU}(w x + b)$ "
+                          "(the worked solution writes $W_1 = w$, $b_1 = b$). "
                           "Backpropagation has delivered $\\delta = \\partial L / \\partial y$."),
                      Table(["x", "w", "b", "δ"], [[x, w, b, delta]])]
         no_skip_grad = delta * t.branch_jacobian
