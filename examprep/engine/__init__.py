@@ -28,3 +28,13 @@ from examprep.engine.backprop import (  # noqa: E402  (issue 4: gradient flow)
 )
 
 __all__ += ["max_pool_backward", "residual_block", "residual_stack", "rnn_unroll", "vanishing_gradient"]
+
+# Transformer bookkeeping (multi-head shapes and cost, cross-attention, causal mask, teacher forcing,
+# RoPE scores, relative positions, LoRA memory, training time): engine/transformer.py
+from examprep.engine.transformer import (  # noqa: E402
+    causal_mask, causal_softmax, cross_attention, lora_memory, multi_head_shapes, positional_encoding_relative,
+    rope_score, teacher_forcing, training_time,
+)
+
+__all__ += ["causal_mask", "causal_softmax", "cross_attention", "lora_memory", "multi_head_shapes",
+            "positional_encoding_relative", "rope_score", "teacher_forcing", "training_time"]

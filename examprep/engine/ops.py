@@ -218,6 +218,81 @@ OPS.update({"add": add, "subtract": subtract, "multiply": multiply, "product": p
             "lstm-hidden": lstm_hidden, "power": power})
 
 
+# ------------------------------------------- Transformer and counting problems (issue 4, second half)
+
+def divide(a, b) -> float:
+    """a / b of two numbers: a growth factor or a fraction (b ≠ 0)."""
+    from examprep.errors import ParamError
+
+    den = number("b", b)
+    if den == 0:
+        raise ParamError("b: cannot divide by zero")
+    return number("a", a) / den
+
+
+def dot(a, b) -> float:
+    """a · b of two vectors of the same length."""
+    A, B = array("a", a, 1), array("b", b, 1)
+    if A.shape != B.shape:
+        raise ShapeError(f"b: expected a vector of length {A.shape[0]}, got length {B.shape[0]}")
+    return float(A @ B)
+
+
+def matmul_bt(a, b) -> np.ndarray:
+    """a @ bᵀ: the raw score matrix Q Kᵀ from Q (n×d) and K (m×d)."""
+    A, B = array("a", a, 2), array("b", b, 2)
+    if A.shape[1] != B.shape[1]:
+        raise ShapeError(f"b: expected {A.shape[1]} columns (as a), got {B.shape[1]}")
+    return A @ B.T
+
+
+def int_product(values) -> int:
+    """Π of integer counts (sizes, heads): exact, never rounded through floats."""
+    vals = values if isinstance(values, (list, tuple)) else [values]
+    out = 1
+    for i, v in enumerate(vals):
+        out *= integer(f"values[{i}]", v)
+    return out
+
+
+def total(values) -> float:
+    """Σ of the given numbers (parameter counts of the parts of a layer)."""
+    return float(np.sum(array("values", values, (0, 1))))
+
+
+def difference_times(a, b, factor=1.0, divisor=1.0) -> float:
+    """(a − b) · factor / divisor: e.g. parameters saved × bytes per parameter / 2²⁰ bytes per MiB."""
+    from examprep.errors import ParamError
+
+    den = number("divisor", divisor)
+    if den == 0:
+        raise ParamError("divisor: cannot divide by zero")
+    return (number("a", a) - number("b", b)) * number("factor", factor) / den
+
+
+def layer_norm_from_stats(x, mean, var, eps=1e-5, eps_placement="added-to-std", gamma=1.0, beta=0.0) -> np.ndarray:
+    """γ ⊙ (x − μ)/(σ + ε) + β ("added-to-std") or γ ⊙ (x − μ)/√(σ² + ε) + β ("inside-sqrt") from given
+    statistics: x (D,) with one mean and variance, or (N, D) with one per row."""
+    X = array("x", x, (1, 2))
+    mu, v = array("mean", mean, (0, 1)), array("var", var, (0, 1))
+    if X.ndim == 2:
+        if mu.size != X.shape[0] or v.size != X.shape[0]:
+            raise ShapeError(f"mean, var: expected one per row ({X.shape[0]})")
+        mu, v = mu.reshape(-1, 1), v.reshape(-1, 1)
+    if np.any(v < 0):
+        from examprep.errors import ParamError
+
+        raise ParamError("var: a variance cannot be negative")
+    e = number("eps", eps)
+    denom = np.sqrt(v) + e if eps_placement == "added-to-std" else np.sqrt(v + e)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return array("gamma", gamma) * (X - mu) / denom + array("beta", beta)
+
+
+OPS.update({"divide": divide, "dot": dot, "matmul-bt": matmul_bt, "int-product": int_product, "total": total,
+            "difference-times": difference_times, "layer-norm-from-stats": layer_norm_from_stats})
+
+
 def sigmoid_derivative_from_output(output) -> np.ndarray:
     """σ'(x) = σ(x)(1 − σ(x)) from the value s = σ(x)."""
     s = array("output", output)

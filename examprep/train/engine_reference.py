@@ -778,3 +778,163 @@ def random_params(topic: str, rng: np.random.Generator) -> dict:  # noqa: F811  
     if topic in _GRADIENT_FLOW_TOPICS:
         return _random_gradient_flow(topic, rng)
     return _random_params_before_gradient_flow(topic, rng)
+
+
+# ------------------------------------------ Transformer bookkeeping (issue 4, Transformer half)
+
+_DTYPE_OF_BYTES = {2: torch.bfloat16, 4: torch.float32, 8: torch.float64}
+
+
+def ref_multi_head_shapes(p: dict) -> dict:
+    """Runs torch.nn.MultiheadAttention on the meta device (shapes only, so long sequences cost nothing):
+    shapes from its tensors, multiply-adds from torch's FlopCounterMode (FLOPs / 2), memory from the
+    attention-weight tensor in the asked dtype."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    n, d, h = p["n"], p["d_model"], p["num_heads"]
+    m, b = p.get("m") or n, p.get("batch", 1)
+    mha = nn.MultiheadAttention(d, h, batch_first=True, dtype=DTYPE, device="meta")
+    x, z = torch.zeros(b, n, d, dtype=DTYPE, device="meta"), torch.zeros(b, m, d, dtype=DTYPE, device="meta")
+    with FlopCounterMode(display=False) as fc:
+        out, w = mha(x, z, z, need_weights=True, average_attn_weights=False)       # w: (b, h, n, m)
+    counts = {str(k): v for k, v in fc.get_flop_counts()["Global"].items()}
+    dk = mha.head_dim
+    q_heads = F.linear(x, mha.in_proj_weight[:d]).reshape(b, n, h, dk).transpose(1, 2)   # (b, h, n, d_k)
+    k_heads = F.linear(z, mha.in_proj_weight[d:2 * d]).reshape(b, m, h, dk).transpose(1, 2)
+    with FlopCounterMode(display=False) as one:
+        q_heads[0, 0] @ k_heads[0, 0].T
+    per_head = one.get_total_flops() // 2
+    with FlopCounterMode(display=False) as scores:
+        q_heads @ k_heads.transpose(-1, -2)
+    score_macs = scores.get_total_flops() // 2
+    w_typed = w.to(_DTYPE_OF_BYTES[p.get("bytes_per_value", 4)])
+    return {"d_k": dk, "query_shape": list(q_heads.shape[-2:]), "key_shape": list(k_heads.shape[-2:]),
+            "value_shape": list(k_heads.shape[-2:]), "scores_shape": list(w.shape[-2:]),
+            "head_output_shape": [n, dk], "output_shape": list(out.shape[1:]),
+            "score_macs_per_head": per_head, "score_macs": score_macs,
+            "weighted_sum_macs": counts["aten.bmm"] // 2 - score_macs,
+            "projection_macs": (counts.get("aten.mm", 0) + counts.get("aten.addmm", 0)) // 2,
+            "score_entries": w_typed.numel(), "score_bytes": w_typed.numel() * w_typed.element_size(),
+            "score_mib": w_typed.numel() * w_typed.element_size() / 2 ** 20}
+
+
+def ref_cross_attention(p: dict) -> dict:
+    """Projections by torch (x @ W, or F.linear as nn.Linear), attention by scaled_dot_product_attention;
+    the weights are SDPA applied to the identity as values."""
+    x, z = _t(p["decoder_states"]), _t(p["encoder_output"])
+    proj = (lambda a, w: a @ _t(w)) if p.get("layout", "x-w") == "x-w" else (lambda a, w: F.linear(a, _t(w)))
+    q, k, v = proj(x, p["w_query"]), proj(z, p["w_key"]), proj(z, p["w_value"])
+    mask = None if p.get("mask") is None else _t(p["mask"]).bool()
+    sdpa = lambda values: F.scaled_dot_product_attention(q[None], k[None], values[None], attn_mask=mask,  # noqa: E731
+                                                         scale=p.get("scale"))[0].nan_to_num(0.0)
+    return {"query": _np(q), "key": _np(k), "value": _np(v), "scores": _np(q @ k.T),
+            "weights": _np(sdpa(torch.eye(k.shape[0], dtype=DTYPE))), "output": _np(sdpa(v))}
+
+
+def ref_causal_mask(p: dict) -> dict:
+    """torch's CausalBias (causal_upper_left = is_causal, causal_lower_right) given to
+    scaled_dot_product_attention with q = scores, k = v = I, so that q kᵀ = scores and the output
+    is the weight matrix."""
+    from torch.nn.attention.bias import causal_lower_right, causal_upper_left
+
+    s = _t(p["scores"])
+    s = s[None] if s.ndim == 1 else s
+    n, m = s.shape
+    bias = (causal_upper_left if p.get("alignment", "top-left") == "top-left" else causal_lower_right)(n, m)
+    eye = torch.eye(m, dtype=DTYPE)[None]
+    weights = F.scaled_dot_product_attention(s[None], eye, eye, attn_mask=bias, scale=p.get("scale", 1.0))[0]
+    allowed = bias._materialize()
+    return {"allowed": _np(allowed.long()), "weights": _np(weights.nan_to_num(0.0)),
+            "masked_count": int((~allowed).sum())}
+
+
+def ref_rope_score(p: dict) -> dict:
+    common = {"base": p.get("base", 10000.0), "style": p.get("style", "interleaved")}
+    q = torch.tensor(ref_rope({"x": p["query"], "position": p["position_query"], **common})["output"])
+    k = torch.tensor(ref_rope({"x": p["key"], "position": p["position_key"], **common})["output"])
+    return {"query_rotated": _np(q), "key_rotated": _np(k), "score": float(q @ k)}
+
+
+def ref_positional_encoding_relative(p: dict) -> dict:
+    pos, k, d, base = p["position"], p["offset"], p["d_model"], p.get("base", 10000.0)
+    table = torch.tensor(ref_positional_encoding({"position": [pos, pos + k], "d_model": d, "base": base})["encoding"])
+    div_term = torch.exp(torch.arange(0, d, 2, dtype=DTYPE) * -(math.log(base) / d))
+    return {"encoding": _np(table[0]), "shifted": _np(table[1]), "dot": float(table[0] @ table[1]),
+            "wavelengths": _np(2 * math.pi / div_term)}
+
+
+def _training_bytes(params: list, optimizer: str) -> int:
+    """One real optimizer step, then the bytes of every gradient and optimizer state kept for ``params``."""
+    if optimizer == "adam":
+        opt = torch.optim.Adam(params, lr=1e-3)
+    else:
+        opt = torch.optim.SGD(params, lr=1e-3, momentum=0.9 if optimizer == "sgd-momentum" else 0.0)
+    sum(q.float().square().sum() for q in params).backward()
+    opt.step()
+    total = 0
+    for q in params:
+        total += q.grad.numel() * q.grad.element_size()
+        for state in opt.state[q].values():
+            if torch.is_tensor(state) and state.shape == q.shape:    # not Adam's scalar step counter
+                total += state.numel() * state.element_size()
+    return total
+
+
+def ref_lora_memory(p: dict) -> dict:
+    """PEFT-style modules in the asked dtype; the bytes are measured after a real optimizer step."""
+    dtype = _DTYPE_OF_BYTES[p.get("bytes_per_value", 4)]
+    opt = p.get("optimizer", "adam")
+    mods = [_LoRALinear(p["d"], p["k"], p["r"]).to(dtype) for _ in range(p.get("num_matrices", 1))]
+    trainable = [q for mod in mods for q in mod.parameters() if q.requires_grad]
+    full = [nn.Parameter(mod.base.weight.detach().clone()) for mod in mods]
+    n_train, n_full = sum(q.numel() for q in trainable), sum(q.numel() for q in full)
+    full_bytes, lora_bytes = _training_bytes(full, opt), _training_bytes(trainable, opt)
+    return {"trainable_params": n_train, "full_params": n_full, "fraction": n_train / n_full,
+            "full_training_bytes": full_bytes, "lora_training_bytes": lora_bytes, "saved_bytes": full_bytes - lora_bytes,
+            "saved_mib": (full_bytes - lora_bytes) / 2 ** 20}
+
+
+REFERENCES.update({"multi-head-shapes": ref_multi_head_shapes, "cross-attention": ref_cross_attention,
+                   "causal-mask": ref_causal_mask, "rope-score": ref_rope_score,
+                   "positional-encoding-relative": ref_positional_encoding_relative, "lora-memory": ref_lora_memory})
+
+_random_params_before_transformer = random_params
+
+
+def random_params(topic: str, rng: np.random.Generator) -> dict:  # noqa: F811  (extends the one above)
+    """A random valid instance of a topic, including the Transformer-bookkeeping topics."""
+    ri = lambda lo, hi: int(rng.integers(lo, hi + 1))  # noqa: E731
+    if topic == "multi-head-shapes":
+        h = ri(1, 4)
+        p = {"n": ri(1, 6), "d_model": h * ri(1, 4), "num_heads": h, "batch": ri(1, 3),
+             "bytes_per_value": _pick(rng, [2, 4, 8])}
+        if rng.random() < 0.5:
+            p["m"] = ri(1, 6)
+        return p
+    if topic == "cross-attention":
+        n, m, dd, de, dk, dv = ri(1, 4), ri(1, 4), ri(1, 4), ri(1, 4), ri(1, 4), ri(1, 3)
+        layout = _pick(rng, ["x-w", "linear"])
+        shape = (lambda a, b: (a, b)) if layout == "x-w" else (lambda a, b: (b, a))
+        p = {"decoder_states": _m(rng, n, dd), "encoder_output": _m(rng, m, de), "w_query": _m(rng, *shape(dd, dk)),
+             "w_key": _m(rng, *shape(de, dk)), "w_value": _m(rng, *shape(de, dv)), "layout": layout}
+        if rng.random() < 0.4:
+            p["mask"] = rng.integers(0, 2, (n, m)).tolist()
+        if rng.random() < 0.3:
+            p["scale"] = float(_pick(rng, [0.5, 1.0, 2.0]))
+        return p
+    if topic == "causal-mask":
+        n = ri(1, 5)
+        m = n if rng.random() < 0.5 else ri(n, 6)
+        return {"scores": _m(rng, n, m, scale=2), "alignment": _pick(rng, ["top-left", "bottom-right"]),
+                "scale": float(_pick(rng, [1.0, 1.0, 0.5]))}
+    if topic == "rope-score":
+        d = 2 * ri(1, 4)
+        return {"query": _m(rng, d), "key": _m(rng, d), "position_query": ri(0, 50), "position_key": ri(0, 50),
+                "style": _pick(rng, ["interleaved", "rotate-half"]), "base": _pick(rng, [10000, 100])}
+    if topic == "positional-encoding-relative":
+        pos = ri(0, 100)
+        return {"position": pos, "offset": ri(-pos, 50), "d_model": 2 * ri(1, 8), "base": _pick(rng, [10000, 10000, 100])}
+    if topic == "lora-memory":
+        return {"d": ri(1, 48), "k": ri(1, 48), "r": ri(1, 8), "num_matrices": ri(1, 3),
+                "bytes_per_value": _pick(rng, [2, 4, 8]), "optimizer": _pick(rng, ["adam", "sgd-momentum", "sgd"])}
+    return _random_params_before_transformer(topic, rng)
