@@ -1,0 +1,192 @@
+"""Attention score forms by hand on the same inputs: dot product sᵀh, bilinear sᵀWh, additive (Bahdanau)
+vᵀ tanh(W₁h + W₂s), and the reduced-rank bilinear W = u vᵀ — then the weights and the context vector.
+
+A decoder state s (the query) attends three encoder states h₁, h₂, h₃ (keys and values), as in the
+lecture's encoder-decoder attention.
+Level 1: dot and bilinear scores; the weights and context vector of the dot scores.
+Level 2: dot and additive scores; the weights and context of the additive scores (tanh needs a
+calculator; calculator-free uses the bilinear form instead).
+Level 3: a rank-1 bilinear W = u vᵀ, its scores and weights, the parameters a low-rank factorisation
+saves, and which form has no parameters.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from examprep import engine, solve
+from examprep.engine import ops
+from examprep.document import Math, Matrix, Text
+from examprep.generators import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.generators._exact import softmax_entry, weighted_sum
+from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
+
+NO_PARAMS = ("dot product", "bilinear", "additive")
+FORM_TEXT = {"dot": r"$e_j = s^\top h_j$", "bilinear": r"$e_j = s^\top W h_j$",
+             "additive": r"$e_j = v^\top \tanh(W_1 h_j + W_2 s)$"}
+
+
+_STATES = [(a, b) for a in range(-1, 3) for b in range(-1, 3) if (a, b) != (0, 0)]
+
+
+def _check_spread(scores: np.ndarray) -> None:
+    """The softmaxed scores must differ (else uniform weights) but not by more than 4 (else one-hot weights)."""
+    if not 0.5 <= np.ptp(scores) <= 4:
+        raise Degenerate("scores too close (uniform weights) or too far apart (one-hot weights)")
+
+
+def _score_part(pid: str, prompt: str, value, mis: list, recipe: Recipe | None = None) -> Part:
+    return Part(pid, prompt, "vector", tolist(value), shape=(3,), points=1, minutes=2, misconceptions=tuple(mis), recipe=recipe)
+
+
+def _additive_by_hand(s, H, W1, W2, v, act: str = "tanh") -> np.ndarray:
+    """vᵀ φ(W₁h_j + W₂s) through the engine's dense layers and activations (φ = tanh, or a mistaken one)."""
+    out = []
+    for h in H:
+        pre = engine.dense(h, W1).output + engine.dense(s, W2).output
+        hidden = pre if act == "identity" else engine.activation(act, pre).output
+        out.append(float(engine.dense(hidden, v[None, :]).output[0]))
+    return np.array(out)
+
+
+@generator("attention-scores", title="Attention score forms: dot, bilinear, additive",
+           syllabus="Attention: dot-product, bilinear, additive (Bahdanau) scores", version=1)
+def attention_scores(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
+    s = rng.ints(-1, 2, (2,), nonzero=True)
+    H = np.array(rng.sample(_STATES, 3), dtype=float)        # three different encoder states
+    base = {"query": tolist(s), "key": tolist(H), "value": tolist(H)}
+    dot = engine.attention(s, H, H, score="dot")
+    scaled = engine.attention(s, H, H, score="scaled-dot")
+    statement = [Text("A decoder state $s$ (the query) attends three encoder states $h_1, h_2, h_3$ (rows of $H$; they are "
+                      "both keys and values). The weights are $\\alpha = \\mathrm{softmax}(e)$ and the context vector is "
+                      "$c = \\sum_j \\alpha_j h_j$. No scaling is applied to any score."),
+                 Matrix("s", tolist(s)), Matrix("H", tolist(H), row_labels=["h1", "h2", "h3"])]
+    parts: list[Part] = [_score_part("dot_scores", "The dot-product scores " + FORM_TEXT["dot"] + ".", dot.scores, [
+        Misconception("scaled", tolist(scaled.scaled_scores), "The dot-product form here is unscaled: e_j = sᵀh_j."),
+        Misconception("sum-not-dot", tolist(H.sum(axis=1) + s.sum()),
+                      "A dot product multiplies entries pairwise and adds them.")])]
+    solution = steps_from(solve.solve("attention", base | {"score": "dot"}).steps[:1], "dot_scores", "Dot product: ")
+    conventions = {"scores": "unscaled; softmax over the three encoder states", "context": "c = Σ_j α_j h_j"}
+    form = "dot"
+    extra: dict = {}
+
+    if difficulty == 1 or (difficulty == 2 and calculator_free):
+        W = rng.ints(-1, 1, (2, 2))
+        if W[0, 1] == W[1, 0]:           # a symmetric W would hide the transposition mistake
+            W[0, 1] = -W[1, 0] if W[1, 0] else 1.0
+        bil = engine.attention(s, H, H, score="bilinear", weight=W)
+        _check_spread(dot.scores if difficulty == 1 else bil.scores)
+        parts.append(_score_part("bilinear_scores", "The bilinear scores " + FORM_TEXT["bilinear"] + ".", bil.scores, [
+            Misconception("transposed-w", tolist(engine.attention(s, H, H, score="bilinear", weight=W.T).scores),
+                          "e_j = sᵀ W h_j: W multiplies h_j, and sᵀ the result — not sᵀWᵀh_j."),
+            Misconception("dot-only", tolist(dot.scores), "The bilinear form puts W between s and h_j.")],
+            Recipe("solve:attention", base | {"score": "bilinear", "weight": tolist(W)}, "scores")))
+        statement.append(Matrix("W", tolist(W)))
+        solution += steps_from(solve.solve("attention", base | {"score": "bilinear", "weight": tolist(W)}).steps[:1],
+                               "bilinear_scores", "Bilinear: ")
+        extra = {"score": "bilinear", "weight": tolist(W)}
+        form = "dot" if difficulty == 1 else "bilinear"
+    elif difficulty == 2:
+        W1 = rng.decimals(-1, 1, 0.5, (2, 2))
+        W2 = rng.decimals(-1, 1, 0.5, (2, 2))
+        v = rng.decimals(-2, 2, 0.5, (2,), nonzero=True)
+        if not np.any(W1) or not np.any(W2) or np.array_equal(W1, W2):
+            raise Degenerate("a zero or repeated additive weight")
+        add_p = base | {"score": "additive", "w_query": tolist(W2), "w_key": tolist(W1), "v": tolist(v)}
+        add = engine.attention(s, H, H, score="additive", w_query=W2, w_key=W1, v=v)
+        _check_spread(add.scores)
+        swapped = engine.attention(s, H, H, score="additive", w_query=W1, w_key=W2, v=v)
+        parts.append(_score_part("additive_scores", "The additive (Bahdanau) scores " + FORM_TEXT["additive"] + ".", add.scores, [
+            Misconception("no-tanh", tolist(_additive_by_hand(s, H, W1, W2, v, "identity")),
+                          "Apply tanh to W₁h_j + W₂s before the dot product with v."),
+            Misconception("sigmoid", tolist(_additive_by_hand(s, H, W1, W2, v, "sigmoid")), "The nonlinearity is tanh, not σ."),
+            Misconception("swapped-weights", tolist(swapped.scores),
+                          "W₁ multiplies the encoder state h_j and W₂ the decoder state s.")],
+            Recipe("solve:attention", add_p, "scores")))
+        statement += [Matrix("W_1", tolist(W1)), Matrix("W_2", tolist(W2)), Matrix("v", tolist(v))]
+        solution += steps_from(solve.solve("attention", add_p).steps[:1], "additive_scores", "Additive: ")
+        extra = {k: add_p[k] for k in ("score", "w_query", "w_key", "v")}
+        form = "additive"
+        conventions["additive"] = "W₁ on the encoder state h_j, W₂ on the decoder state s (the lecture's e = bᵀtanh(W₁h + W₂s))"
+    else:
+        u = rng.ints(-1, 1, (2,), nonzero=True)
+        w = rng.ints(-1, 1, (2,), nonzero=True)
+        W = np.outer(u, w)
+        _check_spread(H @ W.T @ s)       # e_j = sᵀ W h_j, checked before any engine work
+        d_big, r = rng.choice([256, 512, 1024]), rng.choice([8, 16, 32])
+        bil_p = base | {"score": "bilinear", "weight": tolist(W)}
+        bil = engine.attention(s, H, H, score="bilinear", weight=W)
+        counts = engine.lora(d_big, d_big, r)           # the same low-rank bookkeeping: r(d + k) against d·k
+        statement += [Matrix("u", tolist(u)), Matrix("w", tolist(w)),
+                      Text(f"A reduced-rank bilinear score uses $W = u w^\\top$ (rank 1). For the counting part, take query "
+                           f"and key size d = {d_big} and rank r = {r}: $W = U V^\\top$ with U and V of shape {d_big}×{r}.")]
+        parts += [
+            Part("W", r"The matrix $W = u w^\top$.", "matrix", tolist(W), shape=(2, 2), points=1, minutes=1,
+                 misconceptions=(Misconception("inner-product", float(u @ w), "u wᵀ is an outer product (a matrix), not uᵀw."),
+                                 Misconception("transposed", tolist(W.T), "Row i of u wᵀ is u_i times wᵀ.")),
+                 recipe=Recipe("matmul", {"a": [[x] for x in tolist(u)], "b": [tolist(w)]})),
+            _score_part("bilinear_scores", r"The bilinear scores $e_j = s^\top W h_j$.", bil.scores, [
+                Misconception("transposed-w", tolist(engine.attention(s, H, H, score="bilinear", weight=W.T).scores),
+                              "e_j = sᵀ W h_j = (sᵀu)(wᵀh_j); with Wᵀ the roles of u and w swap."),
+                Misconception("dot-only", tolist(dot.scores), "The bilinear form puts W between s and h_j.")],
+                Recipe("solve:attention", base | {"score": "bilinear", "weight": {"$ref": "W"}}, "scores")),
+            Part("factor_params", f"How many parameters does the rank-{r} factorisation of a {d_big}×{d_big} W have?",
+                 "integer", counts.trainable_params, tolerance=EXACT, points=1, minutes=1,
+                 misconceptions=(Misconception("full-matrix", counts.full_params,
+                                               "That is the full d×d matrix; U and W have d·r each."),
+                                 Misconception("one-factor", counts.trainable_params // 2, "Both factors count: 2·d·r.")),
+                 recipe=Recipe("solve:lora", {"d": d_big, "k": d_big, "r": r}, "trainable_params")),
+            Part("no_params", "Which score form has no learned parameters?", "choice", NO_PARAMS[0], tolerance=EXACT, points=1,
+                 minutes=0.5, choices=NO_PARAMS,
+                 misconceptions=(Misconception("bilinear", NO_PARAMS[1], "The bilinear form learns W."),
+                                 Misconception("additive", NO_PARAMS[2], "The additive form learns W₁, W₂ and v."))),
+        ]
+        solution += [SolutionStep("Outer product", [Math(r"W_{ik} = u_i w_k"), Matrix("W", tolist(W))], "W")]
+        solution += steps_from(solve.solve("attention", bil_p).steps[:1], "bilinear_scores", "Bilinear: ")
+        solution.append(SolutionStep("Low-rank factors U and V (d×r each) against the full d×d matrix", [
+            Math(r"r\,(d_q + d_k)\ \text{vs}\ d_q d_k"), Matrix("factor_params", counts.trainable_params),
+            Matrix("full W", counts.full_params)], "factor_params"))
+        solution.append(SolutionStep("Parameters of each form", [
+            Text("Dot product: none (s and h must have the same size). Bilinear: W (d_q × d_k), or r(d_q + d_k) when "
+                 "factorised. Additive: W₁, W₂ and v."), Matrix("no parameters", NO_PARAMS[0])], "no_params"))
+        extra = {k: bil_p[k] for k in ("score", "weight")}
+        form = "bilinear"
+    # the weights and context of one form, then the misconceptions on them
+    full_p = base | extra if form != "dot" else base | {"score": "dot"}
+    att = engine.attention(s, H, H, **{k: np.asarray(v) if isinstance(v, list) else v for k, v in extra.items()}) \
+        if form != "dot" else dot
+    other = engine.softmax(dot.scores if form != "dot" else engine.attention(s, H, H, score="scaled-dot").scaled_scores).probs
+    exact_w = exact_c = None
+    if calculator_free:
+        exps = [Fraction(int(round(x))) for x in att.scores]
+        exact_w = [softmax_entry(exps, j) for j in range(3)]
+        exact_c = [weighted_sum(exps, [H[j, c] for j in range(3)]) for c in range(2)]
+    name = {"dot": "dot-product", "bilinear": "bilinear", "additive": "additive"}[form]
+    parts += [
+        Part("weights", f"The attention weights $\\alpha$ from the {name} scores.", "vector", tolist(att.weights), shape=(3,),
+             points=2, minutes=2, exact=exact_w,
+             misconceptions=(Misconception("other-form" if form != "dot" else "scaled", tolist(other),
+                                           f"Use the {name} scores." if form != "dot" else "No 1/√d scaling in this form."),)
+             + ((Misconception("linear-normalisation", tolist(att.scores / att.scores.sum()),
+                               "Softmax exponentiates first: α_j = e^{e_j} / Σ e^{e_k}, not e_j / Σ e_k."),)
+                if abs(att.scores.sum()) > 1e-9 else ()),
+             recipe=Recipe("scaled-masked-softmax", {"scores": {"$ref": f"{form}_scores"}, "scale": 1.0})),
+        Part("context", r"The context vector $c = \sum_j \alpha_j h_j$.", "vector", tolist(att.output), shape=(2,), points=2,
+             minutes=2, exact=exact_c,
+             misconceptions=(Misconception("scores-as-weights", tolist(ops.matmul(att.scores, H)),
+                                           "Weight the encoder states by the softmax weights α, not the raw scores."),
+                             Misconception("uniform", tolist(H.mean(axis=0)), "The weights are not uniform: use α.")),
+             recipe=Recipe("matmul", {"a": {"$ref": "weights"}, "b": tolist(H)})),
+    ]
+    wsteps = solve.solve("attention", full_p).steps
+    solution += steps_from([st for st in wsteps if st.title.startswith("Softmax")], "weights")
+    if exact_w:
+        solution.append(SolutionStep("Exact weights", [Matrix("α (exact)", exact_w)], "weights"))
+    solution += steps_from([st for st in wsteps if st.title.startswith("Weighted")], "context")
+    if exact_c:
+        solution.append(SolutionStep("Exact context vector", [Matrix("c (exact)", exact_c)], "context"))
+    params = base | extra | {"score": "dot" if form == "dot" else extra["score"]}     # "score": the form the weights use
+    title = {1: "Dot-product and bilinear attention scores", 2: "Additive (Bahdanau) attention scores"
+             if not calculator_free else "Bilinear attention scores", 3: "Reduced-rank bilinear attention"}[difficulty]
+    return Draft(title=title, params=params, statement=statement, parts=parts, solution=solution, conventions=conventions)

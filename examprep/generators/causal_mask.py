@@ -1,0 +1,181 @@
+"""The causal mask by hand: which entries are masked, the masked attention weights, what the mask
+prevents, teacher forcing with the right shift, and the mask's alignment when decoding with a cache.
+
+Level 1: a decoder's self-attention scores (n = 3 or 4) — the mask, the number of masked entries,
+the masked weights and what the mask prevents.
+Level 2: the same with teacher forcing: the right-shifted decoder input of a target sentence and how
+many inputs each prediction may see.
+Level 3: generation with a key/value cache — n new queries against m ≥ n keys: the bottom-right
+aligned mask, the weights, and what torch's top-left is_causal would wrongly allow.
+Calculator-free: integer scores, so the weights are exact e^a/(e^a + e^b …) forms.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from examprep import engine, solve
+from examprep.document import Heatmap, Math, Matrix, Text
+from examprep.generators import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.generators._exact import softmax_entry
+from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
+
+PREVENTS = ("attending to later positions", "attending to earlier positions", "attending to padding tokens",
+            "attending to itself")
+SENTENCES = (("je", "suis", "étudiant"), ("le", "chat", "dort"), ("il", "fait", "beau"), ("elle", "lit", "un", "livre"),
+             ("nous", "aimons", "la", "musique"), ("the", "girl", "kicked", "the", "ball"), ("ich", "bin", "müde"),
+             ("the", "cat", "sat", "down"))
+BOS, EOS = "[GO]", "[EOS]"
+
+
+def _exact_weights(scores: np.ndarray, allowed: np.ndarray) -> list:
+    out = []
+    for row, ok in zip(scores, allowed.astype(bool)):
+        idx = [j for j in range(len(row)) if ok[j]]
+        exps = [int(row[j]) for j in idx]
+        out.append([softmax_entry(exps, idx.index(j)) if ok[j] else "0" for j in range(len(row))])
+    return out
+
+
+def _scores(rng: Stream, n: int, m: int, allowed: np.ndarray) -> np.ndarray:
+    s = rng.ints(-2, 2, (n, m))
+    for row, ok in zip(s, allowed.astype(bool)):
+        if ok.sum() >= 2 and np.ptp(row[ok]) == 0:
+            raise Degenerate("a row of equal allowed scores")
+    return s
+
+
+@generator("causal-mask", title="The causal mask and teacher forcing",
+           syllabus="Transformer decoder: causal mask, teacher forcing",
+           version=1)
+def causal_mask(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
+    if difficulty == 3:
+        n, m, alignment = 2, rng.choice([3, 4, 5]), "bottom-right"
+    else:
+        n = m = rng.choice([3, 4]) if difficulty == 1 else 3
+        alignment = "top-left"
+    allowed = engine.causal_mask(n, m, alignment=alignment)
+    S = _scores(rng, n, m, allowed)
+    params = {"scores": tolist(S), "alignment": alignment, "scale": 1.0}
+    tr = engine.causal_softmax(S, alignment=alignment)
+    sol = solve.solve("causal-mask", params)
+    top_left = engine.causal_softmax(S, alignment="top-left")
+    strict = tr.allowed - np.eye(n, m, k=m - n, dtype=int)
+    no_mask = engine.softmax(S).probs
+    after = engine.softmax(S).probs * tr.allowed
+    queries = [f"q{m - n + i + 1}" for i in range(n)]       # absolute positions: the new tokens come last
+    keys = [f"k{j + 1}" for j in range(m)]
+    exact_w = _exact_weights(S, tr.allowed) if calculator_free else None
+    mask_mis = [Misconception("strict", tolist(strict), "A position may attend to itself: the diagonal stays allowed (j ≤ i).")]
+    if n == m:
+        mask_mis.insert(0, Misconception("transposed", tolist(tr.allowed.T),
+                                         "That hides the past and shows the future: query i may attend keys j ≤ i."))
+    weight_mis = [Misconception("no-mask", tolist(no_mask), "The masked scores are −∞ before the softmax: their weights are 0."),
+                  Misconception("mask-after-softmax", tolist(after),
+                                "Zeroing after the softmax leaves rows that do not sum to 1; mask the scores with −∞ first.")]
+    if alignment == "bottom-right":
+        mask_mis.append(Misconception("top-left", tolist(top_left.allowed),
+                                      "That is the top-left alignment (torch's is_causal): the new queries are the last "
+                                      "positions, so they align with the last keys."))
+        weight_mis.append(Misconception("top-left", tolist(top_left.weights),
+                                        "The new tokens come last: query i sees keys j ≤ i + (m − n), not j ≤ i."))
+    else:
+        weight_mis.append(Misconception("transposed-mask", tolist(engine.masked_softmax(S, tr.allowed.T.astype(bool))),
+                                        "You masked the past instead of the future."))
+    parts = [
+        Part("mask", "The mask $M$ (1 = may attend, 0 = masked), rows queries and columns keys.", "matrix", tolist(tr.allowed),
+             tolerance=EXACT, shape=(n, m), points=1, minutes=1, misconceptions=tuple(mask_mis),
+             recipe=Recipe("solve:causal-mask", params, "allowed")),
+    ]
+    if difficulty == 1:
+        parts.append(Part("masked_count", "How many of the scores are masked?", "integer", tr.masked_count, tolerance=EXACT,
+                          points=1, minutes=0.5,
+                          misconceptions=(Misconception("counted-allowed", tr.allowed_count,
+                                                        "That counts the allowed entries (on and below the diagonal)."),
+                                          Misconception("counted-diagonal", tr.masked_count + n,
+                                                        "The diagonal is allowed: a token attends to itself.")),
+                          recipe=Recipe("solve:causal-mask", params, "masked_count")))
+    parts.append(Part("weights", r"The attention weights $\alpha$ after the mask (softmax of each row).", "matrix",
+                      tolist(tr.weights), shape=(n, m), points=3, minutes=1.0 + 0.7 * int(tr.allowed.sum()), exact=exact_w,
+                      misconceptions=tuple(weight_mis),
+                      recipe=Recipe("scaled-masked-softmax", {"scores": tolist(S), "scale": 1.0, "allowed": {"$ref": "mask"}}),
+                      hint="Masked scores become −∞, so e^{−∞} = 0; normalise the allowed entries of each row."))
+    steps = sol.steps
+    solution = steps_from(steps[:1], "mask")
+    if difficulty == 1:
+        solution.append(SolutionStep("Count the masked entries: the strict upper triangle",
+                                     [Math(r"\frac{n(n-1)}{2}"), Matrix("masked_count", tr.masked_count)], "masked_count"))
+    solution += steps_from(steps[1:], "weights")
+    solution.append(SolutionStep("Attention map", [Heatmap("α", tolist(tr.weights), queries, keys)], "weights"))
+    if exact_w:
+        solution.append(SolutionStep("Exact weights", [Matrix("α (exact)", exact_w)], "weights"))
+    conventions = {"mask": "1 = may attend; masked scores are −∞ before the softmax",
+                   "alignment": "top-left: query i attends keys j ≤ i" if alignment == "top-left"
+                   else "bottom-right: query i attends keys j ≤ i + (m − n), the new queries being the last positions"}
+    if difficulty == 1:
+        statement = [Text(f"A decoder's masked self-attention over n = {n} tokens. The scaled scores "
+                          "$S = QK^\\top/\\sqrt{d_k}$ "
+                          "are given (rows: queries, columns: keys). The causal mask lets query i attend key j only if "
+                          "$j \\le i$.")]
+        parts.append(Part("prevents", "In training, what does the causal mask prevent?", "choice", PREVENTS[0], tolerance=EXACT,
+                          points=1, minutes=1, choices=PREVENTS,
+                          misconceptions=(Misconception("past", PREVENTS[1], "The past is visible; the future is hidden."),
+                                          Misconception("padding", PREVENTS[2], "That is the padding mask, a different mask."),
+                                          Misconception("itself", PREVENTS[3], "The diagonal is allowed: a token sees itself."))))
+        solution.append(SolutionStep("What the mask is for", [
+            Text("Each position is trained to predict the next token; if it could attend to later positions it would read "
+                 "the answer (\"cheating\"). The mask keeps training auto-regressive while every position is computed in "
+                 "parallel."), Matrix("prevents", PREVENTS[0])], "prevents"))
+    elif difficulty == 2:
+        tokens = list(rng.choice([s for s in SENTENCES if len(s) == n]))
+        tf = engine.teacher_forcing(tokens, bos=BOS)
+        shifted = " ".join(map(str, tf.decoder_input))
+        unshifted = " ".join(tokens)
+        left = " ".join(tokens[1:] + [EOS])
+        choices = tuple(rng.shuffle([shifted, unshifted, left]))
+        t = rng.integer(2, n)
+        statement = [Text(f"A decoder is trained with teacher forcing on the target sentence \"{' '.join(tokens)}\" (n = {n} "
+                          f"tokens; the start token is {BOS}). Its masked self-attention scores are given (rows: queries, "
+                          "columns: keys); query i may attend key j only if $j \\le i$.")]
+        parts += [
+            Part("decoder_input", "Which sequence is the decoder's input?", "choice", shifted, tolerance=EXACT, points=1,
+                 minutes=1, choices=choices,
+                 misconceptions=(Misconception("no-shift", unshifted,
+                                               "Fed unshifted, position t would see the very token it must predict."),
+                                 Misconception("left-shift", left,
+                                               "The input is shifted right: it starts with the start token."))),
+            Part("visible", f"The prediction at position {t} (1-based) may attend to how many decoder inputs?", "integer", t,
+                 tolerance=EXACT, points=1, minutes=1,
+                 misconceptions=(Misconception("excluded-itself", t - 1, "Position t also attends to itself: positions 1 … t."),
+                                 Misconception("no-mask", n, "The causal mask hides the later positions."))),
+        ]
+        solution += steps_from(solve.solve("teacher-forcing", {"tokens": tokens, "bos": BOS}).steps, "decoder_input")
+        solution.append(SolutionStep("Decoder input, shown as text", [Matrix("decoder input", shifted)], "decoder_input"))
+        solution.append(SolutionStep(f"Visible inputs at position {t}", [
+            Text(f"Row {t} of the mask has ones in columns 1 … {t}: the inputs {', '.join(map(str, tf.decoder_input[:t]))} — "
+                 f"never \"{tokens[t - 1]}\", the token it predicts."),
+            Matrix("visible", int(tr.allowed[t - 1].sum()))], "visible"))
+        params = params | {"tokens": tokens, "bos": BOS, "position": t}
+        conventions["teacher forcing"] = f"decoder input = target shifted right by one, starting with {BOS}"
+    else:
+        cached = m - n
+        plural = "s" if cached > 1 else ""
+        statement = [Text(f"Generating with a key/value cache: the keys and values of {cached} earlier token{plural} are "
+                          f"cached and {n} new tokens are processed now, so n = {n} queries meet m = {m} keys; the new "
+                          f"tokens are positions {m - n + 1} and {m}. The scaled scores are given (rows: the new queries, "
+                          "columns: all keys). Causally, the token at position p may attend every position up to p.")]
+        tl_count = int(top_left.allowed[-1].sum())
+        parts.append(Part("top_left_visible", "With torch's is_causal=True (top-left alignment, j ≤ i), how many keys could "
+                                              "the last query attend?", "integer", tl_count, tolerance=EXACT, points=1, minutes=1,
+                          misconceptions=(Misconception("bottom-right", int(tr.allowed[-1].sum()),
+                                                        "That is the correct (bottom-right) count; top-left aligns "
+                                                        "query i with key i."),)))
+        tl_steps = solve.solve("causal-mask", params | {"alignment": "top-left"}).steps
+        solution += steps_from(tl_steps[:1], "top_left_visible", "Top-left (wrong here): ")
+        solution.append(SolutionStep("Why the alignment matters", [
+            Text("Top-left alignment treats the new queries as positions 1 … n, hiding cached keys they are entitled to; "
+                 "use causal_lower_right (or an explicit mask) when n < m."),
+            Matrix("keys visible to the last query (top-left)", tl_count)], "top_left_visible"))
+    statement.append(Matrix("S", tolist(S), row_labels=queries, col_labels=keys))
+    return Draft(title=("Masked self-attention", "Teacher forcing and the causal mask",
+                        "The causal mask with a KV cache")[difficulty - 1],
+                 params=params, statement=statement, parts=parts, solution=solution, conventions=conventions)

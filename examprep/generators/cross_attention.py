@@ -1,0 +1,180 @@
+"""Cross-attention by hand: queries from the decoder, keys and values from the encoder output — the
+shapes that follow (n decoder positions × m encoder positions) and a small numeric example.
+
+Level 1: where Q and K, V come from; the shapes of the score matrix and of the output.
+Level 2: a numeric cross-attention: Q = X W_Q from two decoder states, K = Z W_K and V = Z W_V from
+three encoder states; the scores, the weights over the encoder positions and the output.
+Level 3: as level 2 with a padded source sentence: the key-padding mask hides the last encoder
+position (and no causal mask applies to cross-attention).
+Calculator-free: d_k = 4 (√d_k = 2) and even queries, so the scaled scores are integers and the weights
+exact e^a/(e^a + …) forms.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from examprep import engine, solve
+from examprep.document import Matrix, Text
+from examprep.generators import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.generators._exact import softmax_entry, weighted_sum
+from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
+
+SOURCES = ("the decoder", "the encoder output")
+SENTENCES = (("the", "girl", "kicked", "the", "ball"), ("I", "am", "a", "student"), ("the", "cat", "sleeps"),
+             ("we", "love", "music"), ("she", "reads", "a", "book"))
+
+
+def _shape(pid: str, prompt: str, value: list, mis: list) -> Part:
+    return Part(pid, prompt + " Answer as [rows, columns].", "vector", value, tolerance=EXACT, points=1, minutes=1,
+                shape=(2,), misconceptions=tuple(mis))
+
+
+@generator("cross-attention", title="Cross-attention: Q from the decoder, K and V from the encoder",
+           syllabus="Transformer decoder: cross-attention (encoder-decoder attention)", version=1)
+def cross_attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
+    if difficulty == 1:
+        return _roles(rng)
+    n, m = 2, 3
+    X = rng.ints(-1, 1, (n, 2))
+    Z = rng.ints(-1, 1, (m, 2))
+    W_Q = rng.ints(-1, 1, (2, 4)) * (2 if calculator_free else 1)
+    W_K = rng.ints(-1, 1, (2, 4))
+    W_V = rng.ints(-1, 2, (2, 2))
+    if abs(np.linalg.det(X)) < 0.5 or len({tuple(r) for r in Z}) < m:
+        raise Degenerate("decoder states parallel, or repeated encoder states")
+    mask = None
+    if difficulty == 3:
+        mask = [[1] * (m - 1) + [0] for _ in range(n)]
+    params = {"decoder_states": tolist(X), "encoder_output": tolist(Z), "w_query": tolist(W_Q), "w_key": tolist(W_K),
+              "w_value": tolist(W_V), "mask": mask, "layout": "x-w"}
+    tr = engine.cross_attention(X, Z, W_Q, W_K, W_V, mask=mask)
+    allowed = tr.allowed.astype(bool)
+    if not np.any(tr.query) or not np.any(tr.key) or not np.any(tr.value):
+        raise Degenerate("a zero projection")
+    for row, ok in zip(tr.scaled_scores, allowed):
+        if np.ptp(row[ok]) == 0:
+            raise Degenerate("equal scores over the allowed encoder positions")
+    sol = solve.solve("cross-attention", params)
+    swapped = engine.cross_attention(Z, X, W_Q, W_K, W_V)                 # Q from the encoder, K, V from the decoder
+    no_scale = engine.cross_attention(X, Z, W_Q, W_K, W_V, mask=mask, scale=1.0)
+    col_w = engine.masked_softmax((tr.scaled_scores).T, allowed.T).T
+    enc = [f"s{j + 1}" for j in range(m)]
+    dec = [f"t{i + 1}" for i in range(n)]
+    exact_w = exact_o = None
+    if calculator_free:
+        ints = [[int(round(v)) for v in row] for row in tr.scaled_scores]
+        exact_w, exact_o = [], []
+        for i in range(n):
+            idx = [j for j in range(m) if allowed[i, j]]
+            exps = [Fraction(ints[i][j]) for j in idx]
+            exact_w.append([softmax_entry(exps, idx.index(j)) if j in idx else "0" for j in range(m)])
+            exact_o.append([weighted_sum(exps, [tr.value[j, c] for j in idx]) for c in range(tr.value.shape[1])])
+    w_mis = [Misconception("no-scale", tolist(no_scale.weights), "Divide the scores by √d_k = 2 before the softmax."),
+             Misconception("wrong-axis", tolist(col_w),
+                           "Each decoder position's weights (a row) sum to 1 over the encoder positions.")]
+    o_mis = [Misconception("swapped-roles", tolist(swapped.output),
+                           "Queries come from the decoder and keys/values from the encoder: one output row per decoder "
+                           "position."),
+             Misconception("wrong-axis", tolist(col_w @ tr.value), "Normalise each row (over the encoder positions).")]
+    if difficulty == 3:
+        causal = engine.attention(tr.query, tr.key, tr.value, mask=mask, causal=True)
+        unmasked = engine.attention(tr.query, tr.key, tr.value)
+        w_mis += [Misconception("causal-in-cross", tolist(causal.weights),
+                                "Cross-attention has no causal mask: every decoder position may read the whole source."),
+                  Misconception("padding-attended", tolist(unmasked.weights), "The padding position is masked: its weight is 0.")]
+        o_mis.append(Misconception("padding-attended", tolist(unmasked.output), "The padding position gets weight 0."))
+    parts = [
+        Part("query", "The queries $Q = X W_Q$.", "matrix", tolist(tr.query), shape=tr.query.shape, points=1, minutes=2,
+             misconceptions=(Misconception("swapped-roles", tolist(swapped.query),
+                                           "The queries come from the decoder states X, not from the encoder output Z."),)),
+        Part("key", "The keys $K = Z W_K$.", "matrix", tolist(tr.key), shape=tr.key.shape, points=1, minutes=2.5,
+             misconceptions=(Misconception("swapped-roles", tolist(swapped.key),
+                                           "The keys come from the encoder output Z, not from the decoder."),)),
+        Part("value", "The values $V = Z W_V$.", "matrix", tolist(tr.value), shape=tr.value.shape, points=1, minutes=2,
+             misconceptions=(Misconception("swapped-roles", tolist(swapped.value),
+                                           "The values come from the encoder output Z."),)),
+        Part("scores", r"The raw scores $Q K^\top$ (rows: decoder positions, columns: encoder positions).", "matrix",
+             tolist(tr.scores), shape=tr.scores.shape, points=1, minutes=2,
+             misconceptions=(Misconception("transposed", tolist(tr.scores.T),
+                                           "Rows are queries (decoder), columns keys: QKᵀ, not KQᵀ."),
+                             Misconception("swapped-roles", tolist(swapped.scores),
+                                           "Queries from the decoder, keys from the encoder.")),
+             recipe=Recipe("matmul-bt", {"a": {"$ref": "query"}, "b": {"$ref": "key"}})),
+        Part("weights", r"The attention weights $\alpha = \mathrm{softmax}(QK^\top/\sqrt{d_k})$" + (", masked" if mask else "")
+             + ", one row per decoder position.", "matrix", tolist(tr.weights), shape=tr.weights.shape, points=2, minutes=4,
+             exact=exact_w, misconceptions=tuple(w_mis),
+             recipe=Recipe("scaled-masked-softmax", {"scores": {"$ref": "scores"}, "scale": tr.scale,
+                                                     "allowed": tolist(tr.allowed)})),
+        Part("output", r"The output $O = \alpha V$.", "matrix", tolist(tr.output), shape=tr.output.shape, points=2, minutes=2,
+             exact=exact_o, misconceptions=tuple(o_mis), recipe=Recipe("matmul", {"a": {"$ref": "weights"},
+                                                                                  "b": {"$ref": "value"}})),
+    ]
+    steps = sol.steps
+    by_title = lambda prefix: [s for s in steps if s.title.startswith(prefix)]  # noqa: E731
+    solution = (steps_from(by_title("Queries"), "query") + steps_from(by_title("Keys"), "key")
+                + steps_from(by_title("Values"), "value") + steps_from(by_title("Scores"), "scores")
+                + steps_from(by_title("Scale") + by_title("Mask") + by_title("Softmax"), "weights"))
+    if exact_w:
+        solution.append(SolutionStep("Exact weights", [Matrix("α (exact)", exact_w)], "weights"))
+    solution += steps_from(by_title("Weighted"), "output")
+    if exact_o:
+        solution.append(SolutionStep("Exact output", [Matrix("O (exact)", exact_o)], "output"))
+    source = "Three encoder states $Z$ (rows s1–s3" + (", where s3 is the padding token [PAD]" if mask else "") + ")"
+    statement = [Text("Single-head cross-attention in a Transformer decoder: two decoder states $X$ (rows t1, t2) attend "
+                      f"to the encoder output. {source}. Projections multiply on the right: $Q = X W_Q$, $K = Z W_K$, "
+                      "$V = Z W_V$ ($W$ is $d_{model} \\times d_k$, as in Vaswani et al.), $d_k = 4$."
+                      + (" A key-padding mask hides [PAD]; no other mask applies." if mask else "")),
+                 Matrix("X", tolist(X), row_labels=dec), Matrix("Z", tolist(Z), row_labels=enc),
+                 Matrix("W_Q", tolist(W_Q)), Matrix("W_K", tolist(W_K)), Matrix("W_V", tolist(W_V))]
+    conventions = {"roles": "queries from the decoder, keys and values from the encoder output",
+                   "projections": "x W with W of shape d_model × d_k (Vaswani et al. 2017)", "scale": "1/√d_k = 1/2",
+                   "mask": "key padding: [PAD] gets weight 0; no causal mask in cross-attention" if mask else "none"}
+    return Draft(title="Cross-attention by hand" + (" with a padded source" if mask else ""), params=params,
+                 statement=statement, parts=parts, solution=solution, conventions=conventions)
+
+
+def _roles(rng: Stream) -> Draft:
+    source = rng.choice(SENTENCES)
+    m = len(source)
+    n = rng.choice([k for k in (2, 3, 4, 6) if k != m])
+    d, h = rng.choice([(64, 1), (128, 2), (256, 4), (512, 8)])
+    params = {"n": n, "m": m, "d_model": d, "num_heads": h}
+    mh = engine.multi_head_shapes(n, d, h, m=m)
+    flipped = engine.multi_head_shapes(m, d, h, m=n)
+    self_att = engine.multi_head_shapes(n, d, h)
+    sol = solve.solve("multi-head-shapes", params)
+    statement = [Text(f"An encoder-decoder Transformer translates the {m}-token source sentence \"{' '.join(source)}\". The "
+                      f"decoder has produced {n} tokens so far and its cross-attention layer ($d_{{model}}$ = {d}, "
+                      f"{h} head{'s' if h > 1 else ''}, $d_k$ = {mh.d_k}) now runs on them.")]
+    parts = [
+        Part("queries_from", "The queries of cross-attention come from:", "choice", SOURCES[0], tolerance=EXACT, points=1,
+             minutes=0.5, choices=SOURCES,
+             misconceptions=(Misconception("swapped-roles", SOURCES[1],
+                                           "The decoder asks the questions: its states give the queries."),)),
+        Part("keys_values_from", "The keys and values come from:", "choice", SOURCES[1], tolerance=EXACT, points=1,
+             minutes=0.5, choices=SOURCES,
+             misconceptions=(Misconception("swapped-roles", SOURCES[0],
+                                           "Keys and values carry the source: they come from the encoder output."),)),
+        _shape("scores_shape", "The shape of one head's score matrix $QK^\\top$.", mh.scores_shape,
+               [Misconception("transposed", flipped.scores_shape,
+                              "Rows are the decoder's queries, columns the encoder's keys: n × m."),
+                Misconception("self-attention", self_att.scores_shape,
+                              f"The keys are the {m} encoder positions, not the {n} decoder positions.")]),
+        _shape("output_shape", "The shape of the layer's output.", mh.output_shape,
+               [Misconception("encoder-length", flipped.output_shape, "One output row per query, that is per decoder position."),
+                Misconception("one-head", mh.head_output_shape, "After concatenating the heads and W_O the width is d_model.")]
+               if h > 1 else
+               [Misconception("encoder-length", flipped.output_shape,
+                              "One output row per query, that is per decoder position.")]),
+    ]
+    solution = [SolutionStep("Roles in cross-attention", [
+        Text("The decoder's states are the queries (\"what am I looking for in the source?\"); the encoder output gives the "
+             "keys and the values (\"what the source offers\"), so every decoder position can read the whole source "
+             "without a single fixed-length bottleneck vector."),
+        Matrix("queries from", SOURCES[0]), Matrix("keys and values from", SOURCES[1])], "queries_from"),
+        SolutionStep("Keys and values", [Matrix("keys and values from", SOURCES[1])], "keys_values_from")]
+    solution += steps_from(sol.steps[1:3], "scores_shape") + steps_from(sol.steps[3:4], "output_shape")
+    return Draft(title="Cross-attention: who provides Q, K and V", params=params, statement=statement, parts=parts,
+                 solution=solution, conventions={"shapes": "rows are tokens: n decoder positions, m encoder positions"})

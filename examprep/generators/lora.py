@@ -1,0 +1,139 @@
+"""LoRA by hand: trainable parameters r(d + k) against d·k, and the training memory it saves.
+
+Level 1: one adapted d×k matrix — LoRA's trainable parameters, full fine-tuning's, the fraction.
+Level 2: LoRA on W_Q and W_V of every layer of a Transformer (2L matrices of d_model×d_model).
+Level 3: the memory saved on gradients and Adam's two moments in float32, and what merging
+W = W₀ + BA costs at inference.
+All counts are integers; the fraction and the MiB are exact fractions, so every variant is
+calculator-free.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+from examprep import engine, solve
+from examprep.document import Math, Matrix, Table, Text
+from examprep.generators import Degenerate, Draft, Stream, generator, steps_from
+from examprep.generators._exact import frac
+from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
+
+MERGE_CHOICES = ("none", "grows with r", "doubles")
+
+
+@generator("lora", title="LoRA: trainable parameters and memory saved", syllabus="LoRA factorisation of weight updates",
+           version=1)
+def lora(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
+    sizes = [256, 512, 768, 1024] if not calculator_free else [256, 512, 1024]
+    if difficulty == 1:
+        d, k = rng.choice(sizes), rng.choice(sizes)
+        layers, num = 1, 1
+    else:
+        d = k = rng.choice([512, 768, 1024] if not calculator_free else [512, 1024])
+        layers = rng.choice([6, 12, 24])
+        num = 2 * layers
+    r = rng.choice([4, 8, 16])
+    params = {"d": d, "k": k, "r": r, "num_matrices": num}
+    lo = engine.lora(d, k, r, num_matrices=num)
+    if lo.trainable_params >= lo.full_params:
+        raise Degenerate("rank too large to save anything")
+    sol = solve.solve("lora", params)
+
+    # mistaken methods, through the engine
+    only_b = engine.param_count("linear", in_features=r, out_features=d, bias=False)["count"] * num
+    product = engine.lora(d, k, r).full_params * r * num                       # r·d·k: r copies of W
+    per_matrix = engine.lora(d, k, r).trainable_params                         # one matrix, not 2L
+    one_per_layer = engine.lora(d, k, r, num_matrices=max(num // 2, 1)).trainable_params
+    all_four = engine.lora(d, k, r, num_matrices=2 * num).trainable_params     # W_Q, W_K, W_V, W_O
+    frac_r_over_d = Fraction(r, d)
+
+    if difficulty == 1:
+        statement = [Text(f"A pretrained weight matrix $W_0$ of shape {d}×{k} (d = {d} outputs, k = {k} inputs) is "
+                          f"fine-tuned with LoRA of rank r = {r}: $W = W_0 + BA$ with $B$ ({d}×{r}) and $A$ ({r}×{k}) "
+                          "trained and $W_0$ frozen. No biases.")]
+        what = "the adapted matrix"
+    else:
+        statement = [Text(f"A Transformer has {layers} layers of width $d_{{model}}$ = {d}. LoRA of rank r = {r} is "
+                          f"applied to the query and value projections $W_Q$ and $W_V$ ({d}×{d}) of every layer, as in "
+                          "Hu et al. (2021); everything else is frozen. No biases."),
+                     Table(["layers", "d_model", "adapted per layer", "rank r"], [[layers, d, "W_Q, W_V", r]])]
+        what = f"all {num} adapted matrices together"
+    trainable_mis = [Misconception("product-not-sum", product, "B is d×r and A is r×k: r(d + k) parameters, not r·d·k."),
+                     Misconception("only-b", only_b, "Both factors are trained: B (d×r) and A (r×k).")]
+    if num > 1:
+        trainable_mis += [Misconception("one-matrix", per_matrix, f"That is one matrix; {num} matrices are adapted "
+                                                                  f"(W_Q and W_V in each of {layers} layers)."),
+                          Misconception("one-per-layer", one_per_layer, "Two matrices per layer are adapted: W_Q and W_V."),
+                          Misconception("all-four", all_four, "Only W_Q and W_V are adapted, not W_K and W_O.")]
+    fraction_exact = frac(Fraction(lo.trainable_params, lo.full_params))
+    parts = [
+        Part("trainable_params", f"The number of trainable LoRA parameters ({what}).", "integer", lo.trainable_params,
+             tolerance=EXACT, points=2, minutes=2, misconceptions=tuple(trainable_mis),
+             recipe=Recipe("solve:lora", params, "trainable_params"),
+             hint="Each adapted matrix trains B (d×r) and A (r×k): r(d + k)."),
+        Part("full_params", f"The number of parameters full fine-tuning of {what} would train.", "integer", lo.full_params,
+             tolerance=EXACT, points=1, minutes=1,
+             misconceptions=((Misconception("one-matrix", engine.lora(d, k, r).full_params,
+                                            f"Full fine-tuning trains all {num} matrices."),) if num > 1 else ())
+             + (Misconception("sum-not-product", (d + k) * num, "A d×k matrix has d·k entries, not d + k."),),
+             recipe=Recipe("solve:lora", params, "full_params")),
+        Part("fraction", "The fraction of those parameters LoRA trains (trainable / full).", "number", lo.fraction,
+             points=1, minutes=1, exact=fraction_exact if calculator_free else None,
+             misconceptions=(Misconception("r-over-d", float(frac_r_over_d),
+                                           "r/d ignores the second factor: the fraction is r(d + k)/(d k)."),
+                             Misconception("inverted", lo.full_params / lo.trainable_params,
+                                           "That is full / trainable; the fraction is trainable / full.")),
+             recipe=Recipe("divide", {"a": {"$ref": "trainable_params"}, "b": {"$ref": "full_params"}})),
+    ]
+    steps = sol.steps
+    solution = steps_from(steps[:2], "trainable_params") + steps_from(steps[2:3], "full_params") + steps_from(steps[3:],
+                                                                                                              "fraction")
+    if calculator_free:
+        solution.append(SolutionStep("Exact fraction",
+                                     [Math(rf"\frac{{{lo.trainable_params}}}{{{lo.full_params}}} = {fraction_exact}")],
+                                     "fraction"))
+    conventions = {"LoRA": "W = W₀ + BA, B (d×r) and A (r×k) trained, W₀ frozen (Hu et al. 2021)", "biases": "none"}
+    if difficulty == 3:
+        mem_params = params | {"bytes_per_value": 4, "optimizer": "adam"}
+        mem = engine.lora_memory(d, k, r, num_matrices=num, bytes_per_value=4, optimizer="adam")
+        msol = solve.solve("lora-memory", mem_params)
+        no_states = engine.lora_memory(d, k, r, num_matrices=num, bytes_per_value=4, optimizer="sgd")
+        two_values = engine.lora_memory(d, k, r, num_matrices=num, bytes_per_value=4, optimizer="sgd-momentum")
+        statement.append(Text("Training uses Adam in float32 (4 bytes per value): for every trained parameter it keeps the "
+                              "gradient and two moment estimates. Frozen weights and activations are needed either way; "
+                              "count only gradients and optimizer states. 1 MiB = 2²⁰ bytes."))
+        parts.append(Part("bytes_per_param", "Bytes of gradient and optimizer state kept per trained parameter.", "integer",
+                          mem.bytes_per_param, tolerance=EXACT, points=1, minutes=1,
+                          misconceptions=(Misconception("no-optimizer-states", no_states.bytes_per_param,
+                                                        "Adam also keeps two moments (m and v) per parameter."),
+                                          Misconception("no-gradient", two_values.bytes_per_param,
+                                                        "Besides Adam's two moments, each trained parameter has a gradient.")),
+                          recipe=Recipe("solve:lora-memory", mem_params, "bytes_per_param")))
+        parts.append(Part("saved_mib", "The memory LoRA saves against full fine-tuning of the same matrices, in MiB.",
+                          "number", mem.saved_mib, points=2, minutes=2,
+                          exact=frac(Fraction(mem.saved_bytes, 2 ** 20)) if calculator_free else None,
+                          misconceptions=(Misconception("no-optimizer-states", no_states.saved_mib,
+                                                        "You counted the gradients only; Adam's two moments are saved too."),
+                                          Misconception("decimal-megabytes", mem.saved_bytes / 1e6,
+                                                        "1 MiB is 2²⁰ = 1,048,576 bytes, not 10⁶."),
+                                          Misconception("lora-memory-not-saving", mem.lora_training_bytes / 2 ** 20,
+                                                        "That is what LoRA still needs; the saving is full − LoRA.")),
+                          recipe=Recipe("difference-times", {"a": {"$ref": "full_params"}, "b": {"$ref": "trainable_params"},
+                                                             "factor": {"$ref": "bytes_per_param"}, "divisor": 2 ** 20})))
+        parts.append(Part("merge_latency", "After training, $BA$ is merged: $W = W_0 + BA$. The extra inference latency is:",
+                          "choice", MERGE_CHOICES[0], tolerance=EXACT, points=1, minutes=1, choices=MERGE_CHOICES,
+                          misconceptions=(Misconception("unmerged", MERGE_CHOICES[1],
+                                                        "Merged, BA is part of W: one matrix product as before, no extra cost."),
+                                          Misconception("two-products", MERGE_CHOICES[2],
+                                                        "Only an unmerged adapter costs an extra product; merged, "
+                                                        "there is none."))))
+        msteps = msol.steps
+        solution += steps_from(msteps[1:2], "bytes_per_param") + steps_from(msteps[2:], "saved_mib")
+        solution.append(SolutionStep("Merging for inference", [
+            Text("$W = W_0 + BA$ is one d×k matrix again: the forward pass is the same product as the pretrained model's, "
+                 "so merging adds no latency (Hu et al. 2021, §4.1)."), Math(r"h = (W_0 + BA)\,x = W x"),
+            Matrix("extra latency", MERGE_CHOICES[0])], "merge_latency"))
+        conventions |= {"memory": "gradients + Adam's two moments, float32; frozen weights and activations not counted",
+                        "MiB": "2²⁰ bytes"}
+        params = mem_params
+    return Draft(title="LoRA: trainable parameters" + (" and memory saved" if difficulty == 3 else ""), params=params,
+                 statement=statement, parts=parts, solution=solution, conventions=conventions)

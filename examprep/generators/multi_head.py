@@ -1,0 +1,160 @@
+"""Multi-head attention by hand: d_k = d_model / h, the shapes through the layer, and the O(n²·d) cost
+and memory of the score matrices as the sequence grows.
+
+Level 1: self-attention shapes — d_k, one head's Q, its score matrix, the layer's output.
+Level 2: the multiply-adds of QKᵀ for one head and for all heads, and how they grow when the
+sequence is k times longer (k², against the projections' k).
+Level 3: a batch of long sequences — the number of attention weights, their memory in MiB, and which
+part of the layer grows faster with n.
+Every answer is an integer or an exact fraction, so every variant is calculator-free.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+from examprep import engine, solve
+from examprep.document import Math, Matrix, Table, Text
+from examprep.generators import Draft, Stream, generator, steps_from
+from examprep.generators._exact import frac
+from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
+
+FASTER_CHOICES = ("the attention scores", "the projections", "both alike")
+
+
+def _shape(pid: str, prompt: str, value: list, mis: list, recipe: Recipe | None = None) -> Part:
+    return Part(pid, prompt + " Answer as [rows, columns].", "vector", value, tolerance=EXACT, points=1, minutes=1,
+                shape=(2,), misconceptions=tuple(mis), recipe=recipe)
+
+
+@generator("multi-head", title="Multi-head attention: shapes and the O(n²·d) cost",
+           syllabus="Transformer: multi-head attention, Q/K/V shapes, quadratic cost", version=1)
+def multi_head(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
+    if difficulty == 3:
+        return _memory(rng)
+    n = rng.choice([4, 5, 6, 8, 10, 16])
+    d = rng.choice([64, 128, 256, 512])
+    h = rng.choice([h for h in (2, 4, 8) if d // h >= 16])
+    params = {"n": n, "d_model": d, "num_heads": h}
+    mh = engine.multi_head_shapes(n, d, h)
+    one = engine.multi_head_shapes(n, d, 1)          # the mistake of not splitting d_model over the heads
+    sol = solve.solve("multi-head-shapes", params)
+    statement = [Text(f"A self-attention layer with $h = {h}$ heads and $d_{{model}} = {d}$ reads a sequence of n = {n} "
+                      f"tokens $X$ ({n}×{d}, one row per token). Head i computes $Q_i = X W_i^Q$, $K_i = X W_i^K$, "
+                      r"$V_i = X W_i^V$ and $\mathrm{softmax}(Q_i K_i^\top / \sqrt{d_k})\, V_i$; the heads are concatenated "
+                      "and multiplied by $W^O$, as in Vaswani et al. (2017) and torch.nn.MultiheadAttention.")]
+    dk_part = Part("d_k", "The size $d_k$ of one head's queries and keys.", "integer", mh.d_k, tolerance=EXACT, points=1,
+                   minutes=1, misconceptions=(Misconception("no-split", one.d_k,
+                                                            "The heads share d_model: d_k = d_model / h."),
+                                              Misconception("times-heads", d * h,
+                                                            "Heads split the model width; they do not multiply it.")),
+                   recipe=Recipe("solve:multi-head-shapes", params, "d_k"))
+    solution = steps_from(sol.steps[:1], "d_k")
+    conventions = {"d_k": "d_model / h (and d_v = d_k)", "shapes": "rows are tokens"}
+    if difficulty == 1:
+        parts = [dk_part,
+                 _shape("query_shape", "The shape of one head's query matrix $Q_i$.", mh.query_shape,
+                        [Misconception("no-split", one.query_shape, "Each head projects to d_k = d_model/h columns."),
+                         Misconception("transposed", mh.query_shape[::-1], "Rows are tokens: Q_i is n × d_k.")]),
+                 _shape("scores_shape", r"The shape of one head's score matrix $Q_i K_i^\top$.", mh.scores_shape,
+                        [Misconception("query-shape", mh.query_shape, "QKᵀ has one row per query and one column per key: n × n."),
+                         Misconception("d-by-d", [mh.d_k, mh.d_k],
+                                       "d_k × d_k would be QᵢᵀKᵢ (a sum over tokens); the scores QᵢKᵢᵀ are n × n.")]),
+                 _shape("output_shape", "The shape of the layer's output (after concatenation and $W^O$).", mh.output_shape,
+                        [Misconception("one-head", mh.head_output_shape,
+                                       f"That is one head's output; concatenating {h} heads gives n × d_model."),
+                         Misconception("heads-times-model", [n, h * d],
+                                       "Each head outputs d_v = d_model/h columns, so the concatenation is n × d_model.")])]
+        solution += steps_from(sol.steps[1:2], "query_shape") + steps_from(sol.steps[2:3], "scores_shape")
+        solution += steps_from(sol.steps[3:4], "output_shape")
+        return Draft(title="Shapes through a multi-head attention layer", params=params, statement=statement, parts=parts,
+                     solution=solution, conventions=conventions)
+    k = rng.choice([2, 4, 10])
+    long_ = engine.multi_head_shapes(k * n, d, h)
+    statement.append(Text("Count multiply-adds (one multiplication and one addition; 1 multiply-add = 2 FLOPs). "
+                          f"Then the sequence becomes {k} times longer (n = {k * n})."))
+    parts = [
+        dk_part,
+        Part("score_macs_per_head", r"The multiply-adds to compute one head's scores $Q_i K_i^\top$.", "integer",
+             mh.score_macs_per_head, tolerance=EXACT, points=1, minutes=1.5,
+             misconceptions=(Misconception("no-split", one.score_macs_per_head,
+                                           "Each head's dot products have length d_k = d_model/h, not d_model."),
+                             Misconception("flops-not-macs", 2 * mh.score_macs_per_head,
+                                           "That counts FLOPs (2 per multiply-add); the question asks for multiply-adds.")),
+             recipe=Recipe("int-product", {"values": [n, n, {"$ref": "d_k"}]}),
+             hint="n × n dot products, each of length d_k."),
+        Part("score_macs", "The multiply-adds of the scores of all heads together.", "integer", mh.score_macs,
+             tolerance=EXACT, points=1, minutes=1,
+             misconceptions=(Misconception("one-head", mh.score_macs_per_head, f"All {h} heads compute scores."),
+                             Misconception("no-split", one.score_macs * h,
+                                           "With d_k = d_model/h per head, all heads together cost n²·d_model.")),
+             recipe=Recipe("int-product", {"values": [{"$ref": "score_macs_per_head"}, h]})),
+        Part("growth", f"By what factor does that cost grow when the sequence is {k} times longer?", "integer",
+             long_.score_macs // mh.score_macs, tolerance=EXACT, points=1, minutes=1,
+             misconceptions=(Misconception("linear", long_.projection_macs // mh.projection_macs,
+                                           f"The projections grow linearly ({k}×), but every query meets every key: "
+                                           f"the score cost grows as n², {k}² = {k * k}×."),
+                             Misconception("cubic", k ** 3, "d_k is fixed; only n × n grows: k², not k³."))),
+    ]
+    solution += steps_from(sol.steps[4:5], "score_macs_per_head") + steps_from(sol.steps[5:6], "score_macs")
+    solution.append(SolutionStep(f"Sequence {k} times longer", [
+        Math(r"\frac{h (k n)^2 d_k}{h n^2 d_k} = k^2"), Matrix(f"score multiply-adds at n = {k * n}", long_.score_macs),
+        Matrix("growth", long_.score_macs // mh.score_macs),
+        Text(f"The projections (linear in n) grow only {k}×: {mh.projection_macs} → {long_.projection_macs} multiply-adds.")],
+        "growth"))
+    conventions["cost"] = "multiply-adds (1 multiply-add = 2 FLOPs)"
+    return Draft(title="The quadratic cost of attention", params=params | {"growth_factor": k}, statement=statement,
+                 parts=parts, solution=solution, conventions=conventions)
+
+
+def _memory(rng: Stream) -> Draft:
+    d, h = rng.choice([(512, 8), (768, 12), (1024, 16)])
+    n = rng.choice([512, 1024, 2048, 4096])
+    batch = rng.choice([4, 8, 16, 32])
+    nbytes = rng.choice([2, 4])
+    dtype = {2: "bfloat16 (2 bytes)", 4: "float32 (4 bytes)"}[nbytes]
+    params = {"n": n, "d_model": d, "num_heads": h, "batch": batch, "bytes_per_value": nbytes}
+    mh = engine.multi_head_shapes(**params)
+    sol = solve.solve("multi-head-shapes", params)
+    one_head = engine.multi_head_shapes(**(params | {"num_heads": 1}))
+    one_seq = engine.multi_head_shapes(**(params | {"batch": 1}))
+    other_dtype = engine.multi_head_shapes(**(params | {"bytes_per_value": 6 - nbytes}))
+    statement = [Text(f"A training batch of {batch} sequences of n = {n} tokens goes through a self-attention layer with "
+                      f"$d_{{model}}$ = {d} and h = {h} heads. The attention weights of every head are stored in {dtype} "
+                      "for the backward pass. 1 MiB = 2²⁰ bytes."),
+                 Table(["batch", "n", "d_model", "heads", "bytes per value"], [[batch, n, d, h, nbytes]])]
+    parts = [
+        Part("score_entries", "How many attention weights (entries of the score matrices) does the batch store?", "integer",
+             mh.score_entries, tolerance=EXACT, points=2, minutes=2,
+             misconceptions=(Misconception("one-head", one_head.score_entries,
+                                           f"Each of the {h} heads has its own n × n matrix."),
+                             Misconception("one-sequence", one_seq.score_entries,
+                                           f"Each of the {batch} sequences has its own matrices."),
+                             Misconception("n-by-dk", batch * h * n * mh.d_k,
+                                           "A score matrix is n × n (query × key), not n × d_k.")),
+             recipe=Recipe("int-product", {"values": [batch, h, n, n]}), hint="batch × heads × n × n."),
+        Part("score_mib", "Their memory in MiB.", "number", mh.score_mib, points=1, minutes=1.5,
+             exact=frac(Fraction(mh.score_bytes, 2 ** 20)),
+             misconceptions=(Misconception("decimal-megabytes", mh.score_bytes / 1e6, "1 MiB = 2²⁰ = 1,048,576 bytes, not 10⁶."),
+                             Misconception("wrong-dtype", other_dtype.score_mib, f"Each value takes {nbytes} bytes here.")),
+             recipe=Recipe("difference-times", {"a": {"$ref": "score_entries"}, "b": 0, "factor": nbytes, "divisor": 2 ** 20})),
+        Part("faster",
+             "As n grows, which grows faster: the attention scores (cost and memory) or the Q, K, V and output projections?",
+             "choice", FASTER_CHOICES[0],
+             tolerance=EXACT, points=1, minutes=1, choices=FASTER_CHOICES,
+             misconceptions=(Misconception("projections", FASTER_CHOICES[1],
+                                           "The projections are linear in n ((2n + 2m)·d²); the scores are n²·d."),
+                             Misconception("alike", FASTER_CHOICES[2],
+                                           "Scores are quadratic in n, projections linear: the scores win for long sequences."))),
+    ]
+    solution = steps_from(sol.steps[:1], None) + steps_from(sol.steps[7:8], "score_entries")
+    solution.append(SolutionStep("In MiB", [Math(rf"\frac{{{mh.score_bytes}}}{{2^{{20}}}}"), Matrix("score_mib", mh.score_mib)],
+                                 "score_mib"))
+    solution += steps_from(sol.steps[5:7], "faster")
+    solution.append(SolutionStep("Quadratic against linear", [
+        Text("The scores and the weighted sum cost 2·B·n²·d_model multiply-adds and store B·h·n² values — quadratic in n; "
+             "the projections cost 4·B·n·d_model² — linear in n. Beyond n = 2·d_model attention dominates, which is why "
+             "long-context models use FlashAttention, sparse or linear attention."),
+        Matrix("grows faster", FASTER_CHOICES[0])], "faster"))
+    return Draft(title="Memory and cost of attention on long sequences", params=params, statement=statement, parts=parts,
+                 solution=solution, conventions={"memory": "B·h·n² attention weights × bytes per value; 1 MiB = 2²⁰ bytes",
+                                                 "cost": "multiply-adds"})

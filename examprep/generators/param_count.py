@@ -1,0 +1,179 @@
+"""Parameter counts by hand: dense, conv and embedding layers; RNN/LSTM/GRU with their gate counts
+and PyTorch's two bias vectors against Keras's one; multi-head attention and Transformer layers.
+
+Level 1: a dense (nn.Linear) layer, a 2-D convolution and an embedding table.
+Level 2: a recurrent layer (RNN, LSTM or GRU): its gate blocks (LSTM 3 gates + candidate = 4,
+GRU 2 gates + candidate = 3), its count in PyTorch (b_ih and b_hh) and in Keras (one bias).
+Level 3: a multi-head attention layer and a Transformer encoder or decoder layer (PyTorch's
+modules), and whether the count depends on the number of heads.
+Every answer is an integer, so every variant is calculator-free.
+"""
+from __future__ import annotations
+
+from examprep import engine, solve
+from examprep.document import Matrix, Table, Text
+from examprep.generators import Draft, Stream, generator, steps_from
+from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
+
+HEADS_CHOICES = ("does not depend", "grows with the heads", "shrinks with the heads")
+_NAMES = {"rnn": "vanilla RNN (nn.RNN)", "lstm": "LSTM (nn.LSTM)", "gru": "GRU (nn.GRU)"}
+_GATES = {"rnn": "one block: h' = tanh(W_ih x + b_ih + W_hh h + b_hh)",
+          "lstm": "3 gates (input, forget, output) + the candidate g = 4 blocks",
+          "gru": "2 gates (reset, update) + the candidate n = 3 blocks"}
+
+
+def _count(layer: str, **kw) -> int:
+    return engine.param_count(layer, **kw)["count"]
+
+
+def _part(pid: str, prompt: str, count: int, params: dict, mis: list, points: float = 1, minutes: float = 1.5,
+          hint: str = "") -> Part:
+    return Part(pid, prompt, "integer", count, tolerance=EXACT, points=points, minutes=minutes, misconceptions=tuple(mis),
+                recipe=Recipe("solve:param-count", params, "count"), hint=hint)
+
+
+def _level1(rng: Stream, calculator_free: bool) -> tuple[list, list, list, dict]:
+    i, o = rng.choice([64, 128, 256, 512]), rng.choice([10, 32, 64, 100, 128])
+    ci, co, k = rng.choice([1, 3, 16, 32]), rng.choice([16, 32, 64]), rng.choice([3, 5])
+    vocab, dim = rng.choice([1000, 5000, 10000, 30000]), rng.choice([64, 128, 256, 300])
+    lin = {"layer": "linear", "in_features": i, "out_features": o}
+    conv = {"layer": "conv2d", "in_channels": ci, "out_channels": co, "kernel_size": k}
+    emb = {"layer": "embedding", "num_embeddings": vocab, "embedding_dim": dim}
+    statement = [Text("Count the learnable parameters (weights and biases) of each PyTorch layer."),
+                 Table(["layer", "sizes"], [["nn.Linear", f"in_features = {i}, out_features = {o}, with bias"],
+                                            ["nn.Conv2d", f"in_channels = {ci}, out_channels = {co}, kernel {k}×{k}, with bias"],
+                                            ["nn.Embedding", f"num_embeddings = {vocab}, embedding_dim = {dim}"]])]
+    parts = [
+        _part("linear", f"The dense layer $y = Wx + b$ ({i} → {o}).", _count(**lin), lin,
+              [Misconception("no-bias", _count(**lin, bias=False), "The bias adds one parameter per output."),
+               Misconception("bias-per-input", _count("linear", in_features=o, out_features=i),
+                             "There is one bias per output (out_features), not per input.")],
+              hint="W is out×in, b has one entry per output."),
+        _part("conv2d", f"The convolution ({ci} → {co} channels, {k}×{k} kernel).", _count(**conv), conv,
+              [Misconception("no-in-channels", _count(**(conv | {"in_channels": 1})),
+                             f"Each of the {co} filters spans all {ci} input channels: k·k·c_in weights per filter."),
+               Misconception("kernel-1d", _count(**(conv | {"kernel_size": [k, 1]})),
+                             f"A {k}×{k} kernel has k² = {k * k} weights per channel."),
+               Misconception("no-bias", _count(**conv, bias=False), "One bias per output channel.")],
+              hint="c_out · (c_in · k_h · k_w) weights + c_out biases; the image size does not matter."),
+        _part("embedding", f"The embedding table ({vocab} tokens of dimension {dim}).", _count(**emb), emb,
+              [Misconception("with-bias", _count("linear", in_features=vocab, out_features=dim),
+                             "An embedding is a lookup table: no bias, just num_embeddings × embedding_dim.")],
+              minutes=1),
+    ]
+    solution = (steps_from(solve.solve("param-count", lin).steps, "linear", "Linear: ")
+                + steps_from(solve.solve("param-count", conv).steps, "conv2d", "Conv2d: ")
+                + steps_from(solve.solve("param-count", emb).steps, "embedding", "Embedding: "))
+    return statement, parts, solution, {"linear": lin, "conv2d": conv, "embedding": emb}
+
+
+def _level2(rng: Stream, calculator_free: bool) -> tuple[list, list, list, dict]:
+    layer = rng.choice(["lstm", "gru", "rnn"] if rng.chance(3, 4) else ["lstm", "gru"])
+    n_in, H = rng.choice([10, 16, 32, 50, 64, 100]), rng.choice([16, 20, 32, 64, 128])
+    pt = {"layer": layer, "input_size": n_in, "hidden_size": H}
+    keras = pt | {"framework": "keras"} | ({"reset_after": False} if layer == "gru" else {})
+    g = engine.param_count(**pt)["gates"]
+    statement = [Text(f"A single-layer, unidirectional {_NAMES[layer]} reads inputs of size {n_in} and has a hidden state of "
+                      f"size {H}. PyTorch gives every gate block two bias vectors, b_ih and b_hh; Keras gives one"
+                      + (" (for the GRU: Keras with reset_after=False)." if layer == "gru" else "."))]
+    gate_mis = {"lstm": [Misconception("gates-only", 3, "Besides its 3 gates (i, f, o) the LSTM has the candidate g: 4 blocks."),
+                         Misconception("gru-count", 3, "3 blocks is the GRU; the LSTM has 4 (i, f, g, o).")],
+                "gru": [Misconception("gates-only", 2, "Besides its 2 gates (r, z) the GRU has the candidate n: 3 blocks."),
+                        Misconception("lstm-count", 4, "4 blocks is the LSTM; the GRU has 3 (r, z, n).")],
+                "rnn": [Misconception("lstm-count", 4, "A vanilla RNN has no gates: one block, h' = tanh(W_ih x + W_hh h + b)."),
+                        Misconception("two-blocks", 2,
+                                      "W_ih and W_hh together form one block: one pre-activation per unit.")]}[layer]
+    other = {"lstm": "gru", "gru": "lstm", "rnn": "gru"}[layer]
+    count_mis = [Misconception("one-bias", _count(**(pt | {"framework": "keras", "reset_after": False}
+                                                  if layer == "gru" else pt | {"framework": "keras"})),
+                               "PyTorch keeps two bias vectors per block (b_ih and b_hh), not one."),
+                 Misconception("no-bias", _count(**pt, bias=False), "Each block has biases too."),
+                 Misconception("no-recurrent-weights", _count(**pt) - g * H * H,
+                               "Each block also has recurrent weights W_hh (H×H) on the previous state."),
+                 Misconception(f"{other}-blocks", _count(**(pt | {"layer": other})),
+                               f"That is the {other.upper()} count; this {layer.upper()} has {g} block(s).")]
+    keras_mis = [Misconception("two-biases", _count(**pt), "Keras keeps one bias vector per block (here), PyTorch two."),
+                 Misconception("no-bias", _count(**pt, bias=False), "Keras still has one bias per unit and block.")]
+    parts = [
+        Part("gate_blocks", f"How many weight blocks (gates plus candidate) does the {layer.upper()} stack?", "integer", g,
+             tolerance=EXACT, points=1, minutes=1, misconceptions=tuple(gate_mis)),
+        _part("count_pytorch", "The number of parameters in PyTorch.", _count(**pt), pt, count_mis, points=2, minutes=2.5,
+              hint="G blocks, each with W_ih (H×I), W_hh (H×H), b_ih and b_hh (H each)."),
+        _part("count_keras", "The number of parameters in Keras" + (" (reset_after=False)." if layer == "gru" else "."),
+              _count(**keras), keras, keras_mis, minutes=1.5),
+    ]
+    sol = solve.solve("param-count", pt)
+    solution = [SolutionStep("Gate blocks", [Text(_GATES[layer]), Matrix("blocks", g)], "gate_blocks")]
+    solution += steps_from(sol.steps[1:], "count_pytorch", "PyTorch: ")
+    solution += steps_from(solve.solve("param-count", keras).steps[1:], "count_keras", "Keras: ")
+    return statement, parts, solution, {"pytorch": pt, "keras": keras}
+
+
+def _level3(rng: Stream, calculator_free: bool) -> tuple[list, list, list, dict]:
+    d = rng.choice([64, 128, 256, 512])
+    h = rng.choice([h for h in (2, 4, 8) if d % h == 0])
+    ff = 4 * d
+    kind = rng.choice(["transformer-encoder-layer", "transformer-decoder-layer"])
+    mha = {"layer": "multi-head-attention", "d_model": d, "num_heads": h}
+    block = {"layer": kind, "d_model": d, "num_heads": h, "dim_feedforward": ff}
+    enc_or_dec = "encoder" if kind.endswith("encoder-layer") else "decoder"
+    statement = [Text(f"PyTorch's nn.MultiheadAttention(embed_dim = {d}, num_heads = {h}) and "
+                      f"nn.Transformer{enc_or_dec.capitalize()}Layer(d_model = {d}, nhead = {h}, dim_feedforward = {ff}), "
+                      "all with biases. An encoder layer is self-attention + feed-forward (two linear layers) with a "
+                      "layer norm after each; a decoder layer adds a cross-attention sublayer and a third layer norm."),
+                 Table(["d_model", "heads", "d_k", "dim_feedforward"], [[d, h, d // h, ff]])]
+    per_head_full = _count(**(mha | {"num_heads": 1})) * h
+    mha_breakdown = engine.param_count(**mha)["breakdown"]
+    no_out = sum(v for k, v in mha_breakdown.items() if not k.startswith("out_proj"))
+    mha_mis = [Misconception("no-output-projection", no_out,
+                             "Multi-head attention also has the output projection W_O (d×d + d)."),
+               Misconception("full-size-heads", per_head_full,
+                             f"Each head projects to d_k = d/h = {d // h}, so the heads together still use d×d per projection."),
+               Misconception("no-bias", _count(**mha, bias=False), "Each of the four projections has a bias of length d.")]
+    block_count = _count(**block)
+    norms = sum(v for k, v in engine.param_count(**block)["breakdown"].items() if k.startswith("norm"))
+    block_mis = [Misconception("no-layer-norms", block_count - norms, "Each layer norm has γ and β: 2·d_model parameters."),
+                 Misconception("no-bias", _count(**block, bias=False), "The linear layers and layer norms have biases.")]
+    if enc_or_dec == "decoder":
+        block_mis.append(Misconception("no-cross-attention", _count(**(block | {"layer": "transformer-encoder-layer"})),
+                                       "A decoder layer has a second attention sublayer: cross-attention over the "
+                                       "encoder output."))
+    else:
+        block_mis.append(Misconception("decoder-count", _count(**(block | {"layer": "transformer-decoder-layer"})),
+                                       "That is a decoder layer; an encoder layer has no cross-attention."))
+    heads_choice = HEADS_CHOICES[0]
+    parts = [
+        _part("mha", "The parameters of the multi-head attention layer.", _count(**mha), mha, mha_mis, points=2, minutes=2,
+              hint="W_Q, W_K, W_V, W_O, each d×d with a bias of length d, whatever the number of heads."),
+        _part("layer", f"The parameters of the Transformer {enc_or_dec} layer.", block_count, block, block_mis, points=3,
+              minutes=4, hint="Attention sublayer(s) + linear1 (d→d_ff) + linear2 (d_ff→d) + layer norms (2d each)."),
+        Part("depends_on_heads",
+             "With d_model fixed, how does the attention layer's parameter count depend on the number of heads?",
+             "choice", heads_choice, tolerance=EXACT, points=1, minutes=1, choices=HEADS_CHOICES,
+             misconceptions=(Misconception("grows-with-heads", HEADS_CHOICES[1],
+                                           "More heads split the same d×d projections into more, smaller pieces (d_k = d/h)."),
+                             Misconception("shrinks-with-heads", HEADS_CHOICES[2],
+                                           "The per-head blocks shrink but their number grows: the total stays 4d² + 4d."))),
+    ]
+    other_heads = {"layer": "multi-head-attention", "d_model": d, "num_heads": 1}
+    solution = steps_from(solve.solve("param-count", mha).steps, "mha", "Multi-head attention: ")
+    solution += steps_from(solve.solve("param-count", block).steps, "layer", f"{enc_or_dec.capitalize()} layer: ")
+    solution.append(SolutionStep("The heads only split the projections", [
+        Text(f"With one head the count is the same: the {h} heads each use d×d_k = {d}×{d // h} slices of the same matrices."),
+        Matrix("count with 1 head", _count(**other_heads)), Matrix(f"count with {h} heads", _count(**mha)),
+        Matrix("depends on the heads", heads_choice)], "depends_on_heads"))
+    return statement, parts, solution, {"mha": mha, "layer": block}
+
+
+@generator("param-count", title="Parameter counts and gate counts",
+           syllabus="Parameter counts: dense, conv, RNN/LSTM/GRU gates, attention, Transformer layers",
+           version=1)
+def param_count(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
+    statement, parts, solution, params = (_level1, _level2, _level3)[difficulty - 1](rng, calculator_free)
+    conventions = {"framework": "PyTorch modules: sum(p.numel() for p in module.parameters())",
+                   "biases": "PyTorch: b_ih and b_hh per gate block; Keras: one" if difficulty == 2 else "included"}
+    if difficulty == 3:
+        conventions["layer norms"] = "γ and β per layer norm (PyTorch's post-norm layers)"
+    return Draft(title=("Parameters of dense, conv and embedding layers", "Parameters and gate blocks of a recurrent layer",
+                        "Parameters of attention and Transformer layers")[difficulty - 1],
+                 params=params, statement=statement, parts=parts, solution=solution, conventions=conventions)

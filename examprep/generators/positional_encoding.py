@@ -1,0 +1,172 @@
+"""Sinusoidal positional encodings by hand (Vaswani et al. 2017, §3.5), and RoPE at level 3.
+
+PE(pos, 2i) = sin(pos·ω_i), PE(pos, 2i+1) = cos(pos·ω_i), ω_i = 10000^(−2i/d_model).
+Level 1: d_model = 4 — the frequency ω₁ and the encoding of one position.
+Level 2: the encodings at p and p + k, their dot product Σ_i cos(k·ω_i), and that it depends on k only.
+Level 3: d_model = 8 — the four frequencies, one (sin, cos) pair at a later position, the longest
+wavelength, and a rotary (RoPE) rotation of a 2-D query for comparison.
+Sines and cosines of whole radians need a calculator: there is no calculator-free variant.
+"""
+from __future__ import annotations
+
+
+import numpy as np
+
+from examprep import engine, solve
+from examprep.document import Math, Matrix, Text
+from examprep.generators import Draft, Stream, generator, steps_from, tolist
+from examprep.generators.rope import clockwise
+from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
+
+DEPENDS_CHOICES = ("only the offset k", "the position p and the offset k", "only the position p")
+
+
+def _swap_pairs(v: np.ndarray) -> np.ndarray:
+    """cos at even indices and sin at odd: each (sin, cos) pair swapped."""
+    out = v.copy()
+    out[0::2], out[1::2] = v[1::2], v[0::2]
+    return out
+
+
+def _concatenated(v: np.ndarray) -> np.ndarray:
+    """[sin ω₀p, sin ω₁p, …, cos ω₀p, cos ω₁p, …]: the concatenated layout of tensor2tensor and fairseq."""
+    return np.concatenate([v[0::2], v[1::2]])
+
+
+def _encoding_mistakes(pos: int, d: int, enc: np.ndarray, angles: np.ndarray) -> list[Misconception]:
+    deg = np.empty(d)
+    deg[0::2], deg[1::2] = np.sin(np.deg2rad(angles)), np.cos(np.deg2rad(angles))
+    return [Misconception("swapped-sin-cos", tolist(_swap_pairs(enc)),
+                          "Sine goes to the even indices 2i, cosine to the odd 2i + 1."),
+            Misconception("degrees", tolist(deg), "The angles pos·ω_i are in radians."),
+            Misconception("concatenated", tolist(_concatenated(enc)),
+                          "That is the concatenated [sin …, cos …] layout (tensor2tensor); the paper interleaves sin and cos."),
+            Misconception("no-frequencies", tolist(engine.positional_encoding(pos, d, base=1).encoding),
+                          "Each pair has its own frequency ω_i = 10000^(−2i/d), not 1.")]
+
+
+@generator("positional-encoding", title="Sinusoidal positional encoding",
+           syllabus="Transformer: positional encodings (sinusoidal, RoPE)",
+           version=1, calculator_free=False)
+def positional_encoding(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
+    conventions = {"layout": "sin at even indices 2i, cos at odd 2i + 1 (Vaswani et al. 2017)", "angles": "radians",
+                   "indices": "0-based"}
+    intro = (r"Sinusoidal positional encoding: $PE_{(pos, 2i)} = \sin(pos \cdot \omega_i)$, "
+             r"$PE_{(pos, 2i+1)} = \cos(pos \cdot \omega_i)$ with $\omega_i = 10000^{-2i/d_{model}}$ (angles in radians, "
+             "indices from 0).")
+    if difficulty == 2:
+        return _relative(rng, intro, conventions)
+    d = 4 if difficulty == 1 else 8
+    pos = rng.integer(1, 9) if difficulty == 1 else rng.integer(20, 90)
+    params = {"position": pos, "d_model": d, "base": 10000}
+    pe = engine.positional_encoding(pos, d)
+    sol = solve.solve("positional-encoding", params)
+    wide = engine.positional_encoding(pos, 2 * d)          # ω with exponent i/d: the missing 2
+    statement = [Text(intro + f" Here $d_{{model}} = {d}$ and pos = {pos}.")]
+    if difficulty == 1:
+        parts = [
+            Part("omega_1", r"The frequency $\omega_1$.", "number", float(pe.frequencies[1]), points=1, minutes=1,
+                 misconceptions=(Misconception("exponent-i-over-d", float(wide.frequencies[1]),
+                                               "ω_i = 10000^(−2i/d): keep the 2."),
+                                 Misconception("dimension-index", float(pe.frequencies[1] ** 2),
+                                               "i is the pair index: dimensions 2 and 3 share ω₁ = 10000^(−2/4)."),
+                                 Misconception("inverted", float(1 / pe.frequencies[1]),
+                                               "The exponent is negative: ω₁ = 1/100."))),
+            Part("encoding", f"The encoding PE({pos}) (all {d} entries).", "vector", tolist(pe.encoding), shape=(d,), points=3,
+                 minutes=3, misconceptions=tuple(_encoding_mistakes(pos, d, pe.encoding, pe.angles)),
+                 recipe=Recipe("solve:positional-encoding", params, "encoding")),
+        ]
+        solution = steps_from(sol.steps[:1], "omega_1")
+        solution.append(SolutionStep("The second pair's frequency", [Math(rf"\omega_1 = 10000^{{-2/{d}}}"),
+                                                                      Matrix("ω₁", float(pe.frequencies[1]))], "omega_1"))
+        solution += steps_from(sol.steps[1:], "encoding")
+        return Draft(title="Sinusoidal positional encoding of one position", params=params, statement=statement, parts=parts,
+                     solution=solution, conventions=conventions)
+    i = rng.integer(1, 2)
+    pair = pe.encoding[2 * i: 2 * i + 2]
+    rel = engine.positional_encoding_relative(pos, 0, d)
+    x = rng.ints(-2, 2, (2,), nonzero=True)
+    m = rng.integer(1, 3)
+    rp = {"x": tolist(x), "position": m, "style": "interleaved"}
+    rope_out = engine.rope(x, m).output
+    added = engine.positional_encoding(m, 2).encoding + x
+    statement.append(Text("Then compare with rotary embeddings: RoPE rotates a 2-D query q at position m by the angle m·θ₀ "
+                          r"(θ₀ = 1 rad): $(a, b) \mapsto (a \cos m - b \sin m,\ a \sin m + b \cos m)$;" + f" here m = {m}."))
+    statement.append(Matrix("q", tolist(x)))
+    parts = [
+        Part("frequencies", r"The frequencies $\omega_0$, $\omega_1$, $\omega_2$, $\omega_3$.", "vector",
+             tolist(pe.frequencies), shape=(4,), points=1, minutes=1.5,
+             misconceptions=(Misconception("exponent-i-over-d", tolist(wide.frequencies[:4]), "ω_i = 10000^(−2i/d): keep the 2."),
+                             Misconception("inverted", tolist(1 / pe.frequencies),
+                                           "The exponent is negative: the frequencies fall."))),
+        Part("pair", f"The entries PE({pos}, {2 * i}) and PE({pos}, {2 * i + 1}).", "vector", tolist(pair), shape=(2,), points=2,
+             minutes=2, misconceptions=(Misconception("swapped-sin-cos", tolist(pair[::-1]),
+                                                      "Even index: sine; odd index: cosine."),
+                                        Misconception("pair-zero-frequency", tolist(pe.encoding[:2]),
+                                                      f"Dimensions {2 * i} and {2 * i + 1} belong to pair i = {i}, "
+                                                      f"with ω_{i}."))),
+        Part("longest_wavelength", "The longest wavelength $2π/\\omega_i$ among the pairs (in positions).", "number",
+             float(rel.wavelengths[-1]), points=1, minutes=1,
+             misconceptions=(Misconception("no-2pi", float(1 / rel.frequencies[-1]),
+                                           "A sine of pos·ω repeats every 2π/ω positions."),
+                             Misconception("shortest", float(rel.wavelengths[0]), "That is the fastest pair (ω₀ = 1): 2π."))),
+        Part("rope", "The rotated query RoPE(q, m).", "vector", tolist(rope_out), shape=(2,), points=2, minutes=2,
+             misconceptions=(Misconception("clockwise", tolist(clockwise(x, m)), "Rotate counter-clockwise by +mθ."),
+                             Misconception("added-not-rotated", tolist(added),
+                                           "Sinusoidal encodings are added to the embedding; RoPE rotates q instead.")),
+             recipe=Recipe("solve:rope", rp, "output")),
+    ]
+    solution = steps_from(sol.steps[:1], "frequencies") + steps_from(sol.steps[1:], "pair")
+    solution.append(SolutionStep(f"Pair {i}", [Math(rf"PE_{{({pos}, {2 * i})}} = \sin({pos}\,\omega_{i}),\ "
+                                                    rf"PE_{{({pos}, {2 * i + 1})}} = \cos({pos}\,\omega_{i})"),
+                                               Matrix("pair", tolist(pair))], "pair"))
+    solution += steps_from(solve.solve("positional-encoding-relative", {"position": pos, "offset": 0, "d_model": d}).steps[:1],
+                           "longest_wavelength")
+    solution.append(SolutionStep("The slowest pair has the longest wavelength", [
+        Math(rf"λ_{{{d // 2 - 1}}} = 2π \cdot 10000^{{{d - 2}/{d}}}"), Matrix("longest wavelength", float(rel.wavelengths[-1]))],
+        "longest_wavelength"))
+    solution += steps_from(solve.solve("rope", rp).steps, "rope", "RoPE: ")
+    solution.append(SolutionStep("Added against rotated", [
+        Text("The sinusoidal code is added to the token embedding once, at the input; RoPE rotates every query and key "
+             "inside attention, so their dot product sees only the relative position.")], None))
+    return Draft(title="Positional encodings: frequencies, wavelengths and RoPE", params=params | {"pair": i, "rope": rp},
+                 statement=statement, parts=parts, solution=solution, conventions=conventions)
+
+
+def _relative(rng: Stream, intro: str, conventions: dict) -> Draft:
+    d = 4
+    pos, k = rng.integer(1, 6), rng.integer(1, 4)
+    params = {"position": pos, "offset": k, "d_model": d}
+    rel = engine.positional_encoding_relative(pos, k, d)
+    sol = solve.solve("positional-encoding-relative", params)
+    added = engine.positional_encoding_relative(0, 2 * pos + k, d)      # Σ cos((2p + k)ω): cos(a + b) for cos(a − b)
+    statement = [Text(intro + f" Here $d_{{model}} = {d}$; compare the positions p = {pos} and p + k = {pos + k}.")]
+    parts = [
+        Part("encoding", f"PE({pos}).", "vector", tolist(rel.encoding), shape=(d,), points=2, minutes=2,
+             misconceptions=tuple(_encoding_mistakes(pos, d, rel.encoding, pos * rel.frequencies)),
+             recipe=Recipe("solve:positional-encoding", {"position": pos, "d_model": d}, "encoding")),
+        Part("shifted", f"PE({pos + k}).", "vector", tolist(rel.shifted), shape=(d,), points=2, minutes=2,
+             misconceptions=tuple(_encoding_mistakes(pos + k, d, rel.shifted, (pos + k) * rel.frequencies)),
+             recipe=Recipe("solve:positional-encoding", {"position": pos + k, "d_model": d}, "encoding")),
+        Part("dot", f"The dot product PE({pos}) · PE({pos + k}).", "number", rel.dot, points=2, minutes=1.5,
+             misconceptions=(Misconception("cos-of-sum", added.dot,
+                                           "sin a sin b + cos a cos b = cos(a − b), not cos(a + b): Σ cos(k·ω_i)."),
+                             Misconception("sines-only", float(rel.encoding[0::2] @ rel.shifted[0::2]),
+                                           "Add the cosine products too.")),
+             recipe=Recipe("dot", {"a": {"$ref": "encoding"}, "b": {"$ref": "shifted"}})),
+        Part("depends_on", "PE(p) · PE(p + k) depends on:", "choice", DEPENDS_CHOICES[0], tolerance=EXACT, points=1, minutes=1,
+             choices=DEPENDS_CHOICES,
+             misconceptions=(Misconception("both", DEPENDS_CHOICES[1], "Each pair gives cos(k·ω_i): p cancels."),
+                             Misconception("position", DEPENDS_CHOICES[2], "Each pair gives cos(k·ω_i), a function of k only."))),
+    ]
+    steps = sol.steps
+    enc_sol = solve.solve("positional-encoding", {"position": pos, "d_model": d}).steps
+    shifted_sol = solve.solve("positional-encoding", {"position": pos + k, "d_model": d}).steps
+    solution = steps_from(enc_sol, "encoding", f"PE({pos}): ") + steps_from(shifted_sol, "shifted", f"PE({pos + k}): ")
+    solution += steps_from(steps[2:], "dot")
+    solution.append(SolutionStep("Only the offset", [
+        Math(r"\sin(p\omega)\sin((p+k)\omega) + \cos(p\omega)\cos((p+k)\omega) = \cos(k\omega)"),
+        Text(f"The sum Σ cos(k·ω_i) = {rel.dot:.4g} is the same for every p: the encoding lets attention see relative "
+             "positions."), Matrix("depends on", DEPENDS_CHOICES[0])], "depends_on"))
+    return Draft(title="Positional encodings: relative positions", params=params, statement=statement, parts=parts,
+                 solution=solution, conventions=conventions)

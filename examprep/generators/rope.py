@@ -1,0 +1,142 @@
+"""Rotary position embedding (RoPE) by hand: rotate each pair of a query or key by position × θ_j, and
+see that the attention score then depends only on the relative position.
+
+Level 1: a 2-D vector rotated by its position (θ₀ = 1 rad per position); rotations keep the length.
+Level 2: a 4-D vector with base 100 (θ = 1 and 0.1), interleaved pairs (RoFormer) — against the
+rotate-half pairing of GPT-NeoX and Llama.
+Level 3: a query and a key at positions m and n: the rotated vectors, their score, and the same
+score when both positions shift — RoPE's score depends on m − n only.
+Cosines and sines of whole radians need a calculator: there is no calculator-free variant.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from examprep import engine, solve
+from examprep.document import Math, Matrix, Text
+from examprep.engine import ops
+from examprep.generators import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
+
+LENGTH_CHOICES = ("unchanged", "grows with the position", "shrinks with the position")
+DEPENDS_CHOICES = ("only m − n", "m and n separately", "only m + n")
+
+
+def clockwise(x: np.ndarray, position: int, base: float = 10000.0, style: str = "interleaved") -> np.ndarray:
+    """RoPE with every pair rotated the wrong way (by −mθ): the engine's rotation of the pair-wise mirror image,
+    mirrored back."""
+    flip = np.ones_like(x)
+    if style == "interleaved":
+        flip[1::2] = -1
+    else:
+        flip[len(x) // 2:] = -1
+    return flip * engine.rope(flip * x, position, base=base, style=style).output
+
+
+@generator("rope", title="Rotary position embedding (RoPE)", syllabus="Transformer: positional information, RoPE",
+           version=1, calculator_free=False)
+def rope(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
+    if difficulty == 3:
+        return _score(rng)
+    d = 2 if difficulty == 1 else 4
+    base = 10000 if difficulty == 1 else 100
+    x = rng.ints(-2, 2, (d,), nonzero=True)
+    m = rng.integer(1, 3) if difficulty == 1 else rng.integer(2, 5)
+    params = {"x": tolist(x), "position": m, "base": base, "style": "interleaved"}
+    r = engine.rope(x, m, base=base)
+    sol = solve.solve("rope", params)
+    wrong_way = clockwise(x, m, base)
+    cos_d, sin_d = np.cos(np.deg2rad(r.angles)), np.sin(np.deg2rad(r.angles))
+    a, b = x[0::2], x[1::2]
+    degrees = np.empty_like(x)
+    degrees[0::2], degrees[1::2] = a * cos_d - b * sin_d, a * sin_d + b * cos_d
+    out_mis = [Misconception("clockwise", tolist(wrong_way),
+                             "RoPE rotates counter-clockwise: (a, b) → (a cos mθ − b sin mθ, a sin mθ + b cos mθ)."),
+               Misconception("degrees", tolist(degrees), "The angles m·θ_j are in radians, not degrees.")]
+    statement = [Text(f"Rotary position embedding (RoFormer, Su et al. 2021) rotates each pair of coordinates of a query or "
+                      f"key at position m by the angle $m\\theta_j$, with $\\theta_j = \\text{{base}}^{{-2j/d}}$ "
+                      f"(base = {base}, d = {d}, j = 0, …, d/2 − 1): "
+                      r"$(a, b) \mapsto (a \cos m\theta_j - b \sin m\theta_j,\ a \sin m\theta_j + b \cos m\theta_j)$."
+                      + (" Pairs are interleaved: $(x_0, x_1), (x_2, x_3)$." if d == 4 else "")
+                      + f" The vector is at position m = {m}."),
+                 Matrix("x", tolist(x))]
+    conventions = {"angles": "radians", "pairs": "interleaved (x0,x1),(x2,x3) (RoFormer)" if d == 4 else "one pair"}
+    if difficulty == 1:
+        parts = [Part("output", "The rotated vector RoPE(x, m).", "vector", tolist(r.output), shape=(2,), points=2, minutes=3,
+                      misconceptions=tuple(out_mis), recipe=Recipe("solve:rope", params, "output")),
+                 Part("length", "Compared with x, the length of RoPE(x, m) is:", "choice", LENGTH_CHOICES[0], tolerance=EXACT,
+                      points=1, minutes=0.5, choices=LENGTH_CHOICES,
+                      misconceptions=(Misconception("grows", LENGTH_CHOICES[1], "A rotation keeps lengths: ‖R x‖ = ‖x‖."),
+                                      Misconception("shrinks", LENGTH_CHOICES[2], "A rotation keeps lengths: ‖R x‖ = ‖x‖.")))]
+        solution = steps_from(sol.steps, "output")
+        solution.append(SolutionStep("A rotation keeps the length", [
+            Math(r"\|R(m\theta)\,x\| = \|x\|"), Matrix("‖x‖", float(np.linalg.norm(x))),
+            Matrix("‖RoPE(x, m)‖", float(np.linalg.norm(r.output))), Matrix("length", LENGTH_CHOICES[0])], "length"))
+        return Draft(title="RoPE: rotate a 2-D vector", params=params, statement=statement, parts=parts, solution=solution,
+                     conventions=conventions)
+    half = engine.rope(x, m, base=base, style="rotate-half")
+    sqrt_base = engine.rope(x, m, base=base ** 0.5)
+    angle_mis = (Misconception("exponent-j-over-d", tolist(sqrt_base.angles), "θ_j = base^(−2j/d): the exponent has the 2."),
+                 Misconception("same-angle", [float(m)] * 2, "Each pair has its own frequency θ_j = base^(−2j/d)."))
+    parts = [
+        Part("angles", "The rotation angles $m\\theta_0$ and $m\\theta_1$ (radians).", "vector", tolist(r.angles), shape=(2,),
+             points=1, minutes=1.5, misconceptions=angle_mis),
+        Part("output", "The rotated vector RoPE(x, m).", "vector", tolist(r.output), shape=(4,), points=3, minutes=4,
+             misconceptions=tuple(out_mis) + (Misconception("rotate-half", tolist(half.output),
+                                                            "That pairs (x_j, x_{j+d/2}) as GPT-NeoX/Llama's rotate_half; "
+                                                            "here the pairs are interleaved (x0,x1), (x2,x3)."),),
+             recipe=Recipe("solve:rope", params, "output")),
+    ]
+    solution = steps_from(sol.steps[:1], "angles") + steps_from(sol.steps[1:2], "angles") + steps_from(sol.steps[2:], "output")
+    return Draft(title="RoPE: rotate a 4-D vector", params=params, statement=statement, parts=parts, solution=solution,
+                 conventions=conventions | {"base": str(base)})
+
+
+def _score(rng: Stream) -> Draft:
+    q = rng.ints(-2, 2, (2,), nonzero=True)
+    k = rng.ints(-2, 2, (2,), nonzero=True)
+    m, n = rng.integer(1, 4), rng.integer(1, 3)
+    shift = rng.integer(2, 5)
+    if m == n or abs(q[0] * k[1] - q[1] * k[0]) < 0.5:
+        raise Degenerate("same positions, or parallel q and k")
+    params = {"query": tolist(q), "key": tolist(k), "position_query": m, "position_key": n, "style": "interleaved"}
+    rs = engine.rope_score(q, k, m, n)
+    sol = solve.solve("rope-score", params)
+    shifted_p = params | {"position_query": m + shift, "position_key": n + shift}
+    sh = engine.rope_score(q, k, m + shift, n + shift)
+    q_only = ops.dot(rs.query_rotated, k)
+    statement = [Text("RoPE rotates the query at position m by the angle mθ and the key at position n by nθ (d = 2, so θ = 1 "
+                      r"rad): $(a, b) \mapsto (a \cos\phi - b \sin\phi,\ a \sin\phi + b \cos\phi)$. The attention score is "
+                      r"$q' \cdot k'$ (no scaling)." + f" Here m = {m} and n = {n}."),
+                 Matrix("q", tolist(q)), Matrix("k", tolist(k))]
+    parts = [
+        Part("query_rotated", "The rotated query $q'$.", "vector", tolist(rs.query_rotated), shape=(2,), points=1, minutes=2,
+             misconceptions=(Misconception("clockwise", tolist(clockwise(q, m)), "Rotate counter-clockwise by +mθ."),),
+             recipe=Recipe("solve:rope-score", params, "query_rotated")),
+        Part("key_rotated", "The rotated key $k'$.", "vector", tolist(rs.key_rotated), shape=(2,), points=1, minutes=2,
+             misconceptions=(Misconception("query-position", tolist(engine.rope(k, m).output),
+                                           "The key is rotated by its own position n, not the query's m."),),
+             recipe=Recipe("solve:rope-score", params, "key_rotated")),
+        Part("score", "The score $q' \\cdot k'$.", "number", rs.score, points=1, minutes=1,
+             misconceptions=(Misconception("unrotated", rs.unrotated_score, "Use the rotated vectors q' and k'."),
+                             Misconception("only-query-rotated", q_only, "Both the query and the key are rotated.")),
+             recipe=Recipe("dot", {"a": {"$ref": "query_rotated"}, "b": {"$ref": "key_rotated"}})),
+        Part("shifted_score", f"The score when both tokens move {shift} positions later (m + {shift}, n + {shift}).", "number",
+             sh.score, points=1, minutes=1,
+             misconceptions=(Misconception("unrotated", sh.unrotated_score, "Use the rotated vectors."),),
+             recipe=Recipe("solve:rope-score", shifted_p, "score")),
+        Part("depends_on", "RoPE's score depends on the positions through:", "choice", DEPENDS_CHOICES[0], tolerance=EXACT,
+             points=1, minutes=0.5, choices=DEPENDS_CHOICES,
+             misconceptions=(Misconception("absolute", DEPENDS_CHOICES[1],
+                                           "q'·k' = qᵀR((n − m)θ)k: only the offset m − n enters, as the shifted score shows."),
+                             Misconception("sum", DEPENDS_CHOICES[2], "The rotations subtract: R(mθ)ᵀR(nθ) = R((n − m)θ)."))),
+    ]
+    steps = sol.steps
+    solution = steps_from(steps[:1], "query_rotated") + steps_from(steps[1:2], "key_rotated") + steps_from(steps[2:], "score")
+    solution += steps_from(solve.solve("rope-score", shifted_p).steps, "shifted_score", f"Both {shift} later: ")
+    solution.append(SolutionStep("Only the offset matters", [
+        Math(r"q' \cdot k' = (R_{m\theta} q)^\top (R_{n\theta} k) = q^\top R_{(n-m)\theta}\, k"),
+        Matrix("m − n", m - n), Matrix("depends on", DEPENDS_CHOICES[0])], "depends_on"))
+    return Draft(title="RoPE: the score depends on the relative position", params=params | {"shift": shift},
+                 statement=statement, parts=parts, solution=solution,
+                 conventions={"angles": "radians, θ = 1 for d = 2", "score": "q'·k', unscaled"})

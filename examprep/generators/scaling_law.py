@@ -1,0 +1,158 @@
+"""Scaling laws by hand: training compute C = 6ND, Chinchilla's compute-optimal split with 20 tokens per
+parameter, and the training time a compute budget takes on a cluster.
+
+Level 1: C from N and D; tokens per parameter against the compute-optimal 20.
+Level 2: the compute-optimal N and D for a budget C (C = 6·N·20N = 120N²), and how N grows with C.
+Level 3: C for a model, the cluster's sustained throughput and the training time (days; seconds
+when calculator-free).
+Every number is a small mantissa times a power of ten, so the calculator-free variant is exact.
+"""
+from __future__ import annotations
+
+import math
+
+from examprep import engine, solve
+from examprep.document import Math, Matrix, Table, Text
+from examprep.generators import Degenerate, Draft, Stream, generator, nice, steps_from
+from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
+
+TRAINING_CHOICES = ("fewer tokens than compute-optimal", "about compute-optimal", "more tokens than compute-optimal")
+
+
+def sci(x: float) -> str:
+    """x as inline LaTeX a \\times 10^{k} (a with at most 3 significant digits)."""
+    if x == 0:
+        return "0"
+    k = math.floor(math.log10(abs(x)))
+    a = x / 10 ** k
+    if round(a, 6) >= 10:      # float rounding put us one decade low
+        k, a = k + 1, a / 10
+    return f"{nice(a)} \\times 10^{{{k}}}"
+
+
+def _close(x: float, y: float) -> bool:
+    return math.isclose(x, y, rel_tol=1e-9)
+
+
+@generator("scaling-law", title="Scaling laws: compute, compute-optimal split, training time",
+           syllabus="Scaling laws (Kaplan 2020, Chinchilla 2022)", version=1)
+def scaling_law(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
+    conventions = {"compute": "C = 6·N·D FLOPs: 2ND forward + 4ND backward (Kaplan et al. 2020)",
+                   "compute-optimal": "20 tokens per parameter (Hoffmann et al. 2022, Chinchilla)"}
+    if difficulty == 2:
+        return _optimal(rng, calculator_free, conventions)
+    n_param = rng.choice([1, 2, 3, 5, 7]) * 10 ** (rng.integer(8, 10) if difficulty == 1 else rng.integer(9, 10))
+    ratio = rng.choice([2, 5, 10, 20, 50, 100, 200]) if difficulty == 1 else 20
+    tokens = n_param * ratio
+    params = {"params": float(n_param), "tokens": float(tokens)}
+    law = engine.scaling_law(params=n_param, tokens=tokens)
+    sol = solve.solve("scaling-law", params)
+    statement = [Text(f"A language model with $N = {sci(n_param)}$ parameters is trained on $D = {sci(tokens)}$ tokens.")]
+    c_mis = (Misconception("forward-only", law.compute / 3,
+                           "2ND counts the forward pass only; the backward pass costs about twice as much: C = 6ND."),
+             Misconception("no-factor", law.compute / 6, "Each parameter costs about 6 FLOPs per token in training: C = 6ND."))
+    parts = [Part("compute", "The training compute $C$ in FLOPs.", "number", law.compute, points=1, minutes=1.5,
+                  misconceptions=c_mis, recipe=Recipe("solve:scaling-law", params, "compute"),
+                  hint="C = 6·N·D.")]
+    solution = steps_from(sol.steps, "compute")
+    if difficulty == 1:
+        tpp = law.tokens_per_param_used
+        label = TRAINING_CHOICES[0] if tpp < 20 * 0.8 else TRAINING_CHOICES[2] if tpp > 20 * 1.25 else TRAINING_CHOICES[1]
+        wrong = [c for c in TRAINING_CHOICES if c != label]
+        parts += [
+            Part("tokens_per_param", "The number of training tokens per parameter, $D/N$.", "number", tpp, points=1,
+                 minutes=1, misconceptions=(Misconception("inverted", 1 / tpp, "That is N/D; tokens per parameter is D/N."),),
+                 recipe=Recipe("divide", {"a": float(tokens), "b": float(n_param)})),
+            Part("regime", "Compared with Chinchilla's compute-optimal 20 tokens per parameter, this model is trained on:",
+                 "choice", label, tolerance=EXACT, points=1, minutes=1, choices=TRAINING_CHOICES,
+                 misconceptions=tuple(Misconception("wrong-direction" if c != TRAINING_CHOICES[1] else "ignores-ratio", c,
+                                                    "Compare D/N with 20: below 20 the model is large for its data "
+                                                    "(under-trained), above 20 it has seen more tokens than "
+                                                    "compute-optimal (as Llama, for cheaper inference).") for c in wrong)),
+        ]
+        solution += [SolutionStep("Tokens per parameter", [Math(r"D / N"), Matrix("D/N", tpp)], "tokens_per_param"),
+                     SolutionStep("Against the compute-optimal ratio", [
+                         Text(f"D/N = {nice(tpp)} against 20 (Chinchilla): {label}."), Matrix("regime", label)], "regime")]
+        return Draft(title="Training compute C = 6ND", params=params, statement=statement, parts=parts,
+                     solution=solution, conventions=conventions)
+    # level 3: training time on a cluster
+    gpus = rng.choice([64, 256, 1024, 4096]) if not calculator_free else rng.choice([10, 100, 1000])
+    peak = rng.choice([1, 2, 3, 5]) * 1e14 if not calculator_free else rng.choice([1, 2, 5]) * 1e14
+    util = rng.choice([0.3, 0.4, 0.5]) if not calculator_free else 0.5
+    tparams = {"params": float(n_param), "tokens": float(tokens), "num_gpus": gpus, "peak_flops": peak,
+               "utilization": util}
+    tt = engine.training_time(**tparams)
+    tsol = solve.solve("training-time", tparams)
+    unit = "seconds" if calculator_free else "days"
+    value = tt.seconds if calculator_free else tt.days
+    if not calculator_free and not 1 <= value <= 500:
+        raise Degenerate("a run of under a day or over 500 days: not a realistic plan")
+    statement.append(Text(f"It is trained on {gpus} accelerators with a peak of ${sci(peak)}$ FLOP/s each, at a model "
+                          f"FLOPs utilisation (MFU) of {nice(util)} (the fraction of the peak actually achieved)."))
+    statement.append(Table(["N (parameters)", "D (tokens)", "accelerators", "peak FLOP/s", "utilisation"],
+                           [[f"${sci(n_param)}$", f"${sci(tokens)}$", gpus, f"${sci(peak)}$", nice(util)]]))
+    at_peak = engine.training_time(**(tparams | {"utilization": 1.0}))
+    fwd = engine.training_time(compute=law.compute / 3, num_gpus=gpus, peak_flops=peak, utilization=util)
+    one = engine.training_time(**(tparams | {"num_gpus": 1}))
+    pick = (lambda t: t.seconds) if calculator_free else (lambda t: t.days)
+    time_mis = [Misconception("ignored-utilization", pick(at_peak),
+                              f"The accelerators sustain only {nice(util)} of their peak: divide by the utilisation too."),
+                Misconception("forward-only", pick(fwd), "Training costs C = 6ND, not 2ND (forward only)."),
+                Misconception("one-accelerator", pick(one), f"The work is shared by {gpus} accelerators.")]
+    if not calculator_free:
+        time_mis.append(Misconception("hours-not-days", tt.hours, "That is hours; a day has 86,400 s."))
+    parts += [
+        Part("throughput", "The cluster's sustained throughput in FLOP/s.", "number", tt.throughput, points=1, minutes=1,
+             misconceptions=(Misconception("ignored-utilization", at_peak.throughput,
+                                           "The sustained throughput is the peak times the utilisation."),),
+             recipe=Recipe("solve:training-time", tparams, "throughput")),
+        Part("time", f"The training time in {unit}.", "number", value, points=2, minutes=2, misconceptions=tuple(time_mis),
+             recipe=Recipe("solve:training-time", {"compute": {"$ref": "compute"}, "num_gpus": gpus, "peak_flops": peak,
+                                                   "utilization": util}, unit)),
+    ]
+    tsteps = tsol.steps
+    solution += steps_from(tsteps[1:2], "throughput") + steps_from(tsteps[2:], "time")
+    conventions["time"] = f"C / (accelerators × peak × utilisation), in {unit}"
+    return Draft(title="Training compute and time", params=tparams, statement=statement, parts=parts, solution=solution,
+                 conventions=conventions)
+
+
+def _optimal(rng: Stream, calculator_free: bool, conventions: dict) -> Draft:
+    mant = rng.choice([1, 2, 3, 5, 7] if not calculator_free else [1, 2, 3, 5])
+    n_opt = mant * 10 ** rng.integer(8, 10)
+    compute = 120.0 * n_opt * n_opt
+    growth = rng.choice([4, 9, 16, 100])
+    params = {"compute": compute}
+    law = engine.scaling_law(compute=compute)
+    if not _close(law.params, n_opt):
+        raise Degenerate("float rounding of the budget")      # never for these mantissas; a guard
+    sol = solve.solve("scaling-law", params)
+    bigger = engine.scaling_law(compute=compute * growth)
+    statement = [Text(f"A lab has a training budget of $C = {sci(compute)}$ FLOPs and wants the compute-optimal model: "
+                      "training compute $C = 6ND$, with $D = 20N$ tokens as Chinchilla found (Hoffmann et al. 2022).")]
+    no_ratio = engine.scaling_law(compute=compute, tokens_per_param=1.0)
+    fwd = engine.scaling_law(compute=3 * compute)       # C = 2ND·… ⇒ N = √(C/40) = √(3C/120)
+    parts = [
+        Part("params", "The compute-optimal number of parameters $N$.", "number", law.params, points=2, minutes=2.5,
+             misconceptions=(Misconception("forgot-tokens-per-param", no_ratio.params,
+                                           "With D = 20N, C = 6·N·20N = 120N², so N = √(C/120), not √(C/6)."),
+                             Misconception("forward-only", fwd.params, "Training compute is 6ND, not 2ND: N = √(C/120)."),
+                             Misconception("no-square-root", compute / 120, "C/120 is N²; take the square root.")),
+             recipe=Recipe("solve:scaling-law", params, "params"), hint="Substitute D = 20N into C = 6ND."),
+        Part("tokens", "The number of training tokens $D$ for that model.", "number", law.tokens, points=1, minutes=1,
+             misconceptions=(Misconception("divided", law.params / 20, "D = 20N: twenty tokens per parameter, not N/20."),),
+             recipe=Recipe("scale", {"x": {"$ref": "params"}, "factor": 20.0})),
+        Part("growth", f"If the budget grows {growth}-fold, by what factor does the compute-optimal $N$ grow?", "number",
+             bigger.params / law.params, points=1, minutes=1,
+             misconceptions=(Misconception("linear", float(growth),
+                                           f"N = √(C/120) grows as √C: a {growth}× budget gives √{growth} = "
+                                           f"{nice(math.sqrt(growth))}× the parameters (and as many times the tokens)."),)),
+    ]
+    solution = steps_from(sol.steps[:1], "params")
+    solution.append(SolutionStep("Tokens: twenty per parameter", [Math(r"D = 20 N"), Matrix("tokens", law.tokens)], "tokens"))
+    solution += steps_from(sol.steps[1:], "tokens")
+    solution.append(SolutionStep("Growth with the budget: N ∝ √C", [
+        Math(rf"\frac{{N'}}{{N}} = \sqrt{{\frac{{C'}}{{C}}}} = \sqrt{{{growth}}}"),
+        Matrix("N' (for the larger budget)", bigger.params), Matrix("N'/N", bigger.params / law.params)], "growth"))
+    return Draft(title="The compute-optimal model for a budget", params=params | {"growth": growth}, statement=statement,
+                 parts=parts, solution=solution, conventions=conventions)
