@@ -247,3 +247,48 @@ def test_calculator_free_variants_use_no_decimals_in_statements():
                     unit = 4 if (name == "residual" and p.difficulty == 3) else 1
                     for v in np.ravel(np.array(b.values, dtype=object)):
                         assert isinstance(v, str) or float(v) * unit == math.floor(float(v) * unit), (name, b.name, v)
+
+
+# ------------------------------------------------------------------------------ the command line
+
+MINE = ["activation", "dense-backward", "mlp-backprop", "linear-regression", "residual", "conv2d", "max-pool",
+        "rnn-step", "vanishing-gradient", "lstm-step"]
+
+
+@pytest.mark.parametrize("topic", MINE)
+def test_generate_shows_a_problem_and_its_worked_solution_at_every_level(topic):
+    from typer.testing import CliRunner
+
+    from examprep.cli import app
+
+    runner = CliRunner()
+    for level in (1, 2, 3):
+        res = runner.invoke(app, ["generate", topic, "--seed", "7", "-d", str(level), "--solution", "--no-color"])
+        assert res.exit_code == 0, res.output
+        assert f"{topic} · level {level} · seed 7" in res.output
+        assert "worked solution" in res.output and "answers" in res.output and "(a)" in res.output
+        assert "Traceback" not in res.output and "\\frac" not in res.output     # LaTeX rendered for the terminal
+    md = runner.invoke(app, ["generate", topic, "--seed", "7", "--markdown", "--solution"])
+    assert md.exit_code == 0 and "### Worked solution" in md.output and "$$" in md.output
+
+
+def test_topics_lists_the_backprop_half():
+    from typer.testing import CliRunner
+
+    from examprep.cli import app
+
+    out = CliRunner().invoke(app, ["topics", "--json"]).output
+    import json
+
+    listed = {d["topic"]: d for d in json.loads(out)}
+    assert set(MINE) <= set(listed)
+    assert not listed["mlp-backprop"]["calculator_free"] and listed["conv2d"]["calculator_free"]
+
+
+def test_calculator_free_request_on_a_topic_without_one_is_a_usage_error():
+    from typer.testing import CliRunner
+
+    from examprep.cli import app
+
+    res = CliRunner().invoke(app, ["generate", "vanishing-gradient", "--calculator-free"])
+    assert res.exit_code == 2 and "no calculator-free variant" in res.output
