@@ -26,6 +26,12 @@ SENTENCES = (("the", "girl", "kicked", "the", "ball"), ("I", "am", "a", "student
              ("we", "love", "music"), ("she", "reads", "a", "book"))
 
 
+def _same_entries(value, expected: np.ndarray) -> bool:
+    """A wrong-shape answer whose entries, read row by row, are the right ones: it cannot be told apart from the
+    answer typed flat, so it diagnoses nothing."""
+    return np.allclose(np.ravel(value), np.ravel(expected))
+
+
 def _shape(pid: str, prompt: str, value: list, mis: list) -> Part:
     return Part(pid, prompt + " Answer as [rows, columns].", "vector", value, tolerance=EXACT, points=1, minutes=1,
                 shape=(2,), misconceptions=tuple(mis))
@@ -97,10 +103,11 @@ def cross_attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draf
                                            "The values come from the encoder output Z."),)),
         Part("scores", r"The raw scores $Q K^\top$ (rows: decoder positions, columns: encoder positions).", "matrix",
              tolist(tr.scores), shape=tr.scores.shape, points=1, minutes=2,
-             misconceptions=(Misconception("transposed", tolist(tr.scores.T),
-                                           "Rows are queries (decoder), columns keys: QKᵀ, not KQᵀ."),
-                             Misconception("swapped-roles", tolist(swapped.scores),
-                                           "Queries from the decoder, keys from the encoder.")),
+             misconceptions=tuple(m for m in (Misconception("transposed", tolist(tr.scores.T),
+                                                            "Rows are queries (decoder), columns keys: QKᵀ, not KQᵀ."),
+                                              Misconception("swapped-roles", tolist(swapped.scores),
+                                                            "Queries from the decoder, keys from the encoder."))
+                                  if not _same_entries(m.value, tr.scores)),
              recipe=Recipe("matmul-bt", {"a": {"$ref": "query"}, "b": {"$ref": "key"}})),
         Part("weights", r"The attention weights $\alpha = \mathrm{softmax}(QK^\top/\sqrt{d_k})$" + (", masked" if mask else "")
              + ", one row per decoder position.", "matrix", tolist(tr.weights), shape=tr.weights.shape, points=2, minutes=4,
