@@ -32,23 +32,26 @@ def train(
     layers: int = typer.Option(2, "--layers", help="Encoder layers and decoder layers (each)."),
     heads: int = typer.Option(4, "--heads", help="Attention heads."),
     d_ff: int = typer.Option(512, "--d-ff", help="Inner width of the feed-forward blocks."),
-    dropout: Optional[float] = typer.Option(None, "--dropout",
-                                            help="Dropout [default: 0 for built-in tasks, whose examples never repeat; 0.1 for corpora]."),
+    dropout: Optional[float] = typer.Option(
+        None, "--dropout", help="Dropout [default: 0 for built-in tasks, whose examples never repeat; 0.1 for corpora]."),
     norm: str = typer.Option("post", "--norm", help="post (the paper) or pre LayerNorm."),
-    final_norm: Optional[bool] = typer.Option(None, "--final-norm/--no-final-norm",
-                                              help="Extra LayerNorm after each stack, as torch.nn.Transformer [default: with pre-norm]."),
+    final_norm: Optional[bool] = typer.Option(
+        None, "--final-norm/--no-final-norm",
+        help="Extra LayerNorm after each stack, as torch.nn.Transformer [default: with pre-norm]."),
     positions: str = typer.Option("sinusoidal", "--positions", help="sinusoidal, learned or rope."),
     share: str = typer.Option("all", "--share", help="Tied embeddings: all (one vocabulary), output, none."),
     steps: Optional[int] = typer.Option(None, "--steps", help="Train until this step (counted across --resume)."),
     minutes: Optional[float] = typer.Option(None, "--minutes",
                                             help="Minutes of training, evaluation excluded [default: 1 unless --steps]."),
-    goal: Optional[float] = typer.Option(None, "--goal",
-                                         help="Stop at this held-out exact match [default: 0.995 for tasks, off for corpora; 0: off]."),
+    goal: Optional[float] = typer.Option(
+        None, "--goal", help="Stop at this held-out exact match [default: 0.995 for tasks, off for corpora; 0: off]."),
     batch_tokens: int = typer.Option(6000, "--batch-tokens", help="Source + target tokens per step, all processes together."),
     lr_factor: float = typer.Option(2.0, "--lr-factor", help="Scale of the paper's learning-rate schedule."),
     warmup: int = typer.Option(200, "--warmup", help="Warm-up steps of the schedule."),
     label_smoothing: float = typer.Option(0.1, "--label-smoothing", help="ε of label smoothing."),
     eval_every: int = typer.Option(100, "--eval-every", help="Steps between evaluations (and checkpoints)."),
+    eval_size: int = typer.Option(2000, "--eval-size", help="Built-in tasks: held-out examples to evaluate on."),
+    max_len: int = typer.Option(256, "--max-len", help="Longest sequence in tokens; longer corpus pairs are left out."),
     device: str = typer.Option("auto", "--device", help="auto, cpu or cuda."),
     precision: str = typer.Option("auto", "--precision", help="auto (bf16 on CUDA, else fp32), fp32 or bf16."),
     compile: bool = typer.Option(False, "--compile", help="torch.compile the model."),
@@ -67,11 +70,12 @@ def train(
             arch=arch, d_model=d_model, layers=layers, heads=heads, d_ff=d_ff, dropout=dropout, norm=norm,
             final_norm=final_norm, positions=positions, share=share, steps=steps, minutes=minutes,
             goal=goal, batch_tokens=batch_tokens, lr_factor=lr_factor, warmup=warmup,
-            label_smoothing=label_smoothing, eval_every=eval_every, device=device, precision=precision,
+            label_smoothing=label_smoothing, eval_every=eval_every, eval_size=eval_size, max_len=max_len,
+            device=device, precision=precision,
             compile=compile, out=str(out) if out else None, resume=resume, seed=seed)
         result = run_training(options, reporter=RichReporter())
     except ExamprepError as err:
-        raise _fail(err)
+        raise _fail(err) from None
     if result.is_main:
         typer.echo(summary(result))
     if result.stopped == "interrupted":
@@ -102,7 +106,7 @@ def translate(
             if attention:
                 print_attention(translator.attention(text))
     except ExamprepError as err:
-        raise _fail(err)
+        raise _fail(err) from None
 
 
 def register(app: typer.Typer) -> None:

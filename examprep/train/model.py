@@ -270,7 +270,12 @@ class KVCache:
 
 class MultiHeadAttention(nn.Module):
     """Multi-head attention (paper §3.2.2). Self-attention projects q, k, v with one matmul;
-    cross-attention projects q from x and k, v from the encoder output."""
+    cross-attention projects q from x and k, v from the encoder output.
+
+    The key projection has no bias (as in Whisper): a key bias adds q·b_k to every score of a row,
+    which softmax ignores, so its gradient is zero up to rounding, and Adam would turn that
+    rounding noise into full-size steps. q and v keep their biases.
+    """
 
     def __init__(self, cfg: TransformerConfig, cross: bool = False):
         super().__init__()
@@ -278,9 +283,11 @@ class MultiHeadAttention(nn.Module):
         self.n_heads, self.d_head, self.cross = cfg.n_heads, cfg.d_head, cross
         if cross:
             self.q_proj = nn.Linear(d, d)
-            self.kv_proj = nn.Linear(d, 2 * d)
+            self.kv_proj = nn.Linear(d, 2 * d, bias=False)
         else:
-            self.qkv_proj = nn.Linear(d, 3 * d)
+            self.qkv_proj = nn.Linear(d, 3 * d, bias=False)
+            self.q_bias = nn.Parameter(torch.zeros(d))
+        self.v_bias = nn.Parameter(torch.zeros(d))
         self.out_proj = nn.Linear(d, d)
         self.dropout = cfg.dropout
         self.keep_weights = False            # set by `keep_attention`: explicit path, weights kept
@@ -300,11 +307,13 @@ class MultiHeadAttention(nn.Module):
             if cache is not None and cache.memory is not None:
                 k, v = cache.memory
             else:
-                k, v = self._heads(self.kv_proj(memory), 2)
+                bias = torch.cat((torch.zeros_like(self.v_bias), self.v_bias))
+                k, v = self._heads(F.linear(memory, self.kv_proj.weight, bias), 2)
                 if cache is not None:
                     cache.memory = (k, v)
         else:
-            q, k, v = self._heads(self.qkv_proj(x), 3)
+            bias = torch.cat((self.q_bias, torch.zeros_like(self.q_bias), self.v_bias))
+            q, k, v = self._heads(F.linear(x, self.qkv_proj.weight, bias), 3)
             if rotation is not None:
                 q, k = apply_rope(q, *rotation), apply_rope(k, *rotation)
             if cache is not None:

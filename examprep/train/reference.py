@@ -98,18 +98,22 @@ def copy_into(ours: EncoderDecoder, ref: TorchTransformer | nn.Transformer) -> E
         raise ConfigError("nn.Transformer has final LayerNorms: build ours with final_norm=True")
     core = ref.transformer if isinstance(ref, TorchTransformer) else ref
     d = ours.cfg.d_model
+    # in_proj_bias rows are [q; k; v]: ours has no key bias, which changes no output (see
+    # MultiHeadAttention), so its k part is not copied.
     for mine, theirs in zip(ours.encoder.layers, core.encoder.layers):
         _copy(mine.self_attn.qkv_proj.weight, theirs.self_attn.in_proj_weight)
-        _copy(mine.self_attn.qkv_proj.bias, theirs.self_attn.in_proj_bias)
+        _copy(mine.self_attn.q_bias, theirs.self_attn.in_proj_bias[:d])
+        _copy(mine.self_attn.v_bias, theirs.self_attn.in_proj_bias[2 * d:])
         _copy_common(mine, theirs, norms=("norm1", "norm2"))
     for mine, theirs in zip(ours.decoder.layers, core.decoder.layers):
         _copy(mine.self_attn.qkv_proj.weight, theirs.self_attn.in_proj_weight)
-        _copy(mine.self_attn.qkv_proj.bias, theirs.self_attn.in_proj_bias)
+        _copy(mine.self_attn.q_bias, theirs.self_attn.in_proj_bias[:d])
+        _copy(mine.self_attn.v_bias, theirs.self_attn.in_proj_bias[2 * d:])
         w, b = theirs.multihead_attn.in_proj_weight, theirs.multihead_attn.in_proj_bias
         _copy(mine.cross_attn.q_proj.weight, w[:d])
         _copy(mine.cross_attn.q_proj.bias, b[:d])
         _copy(mine.cross_attn.kv_proj.weight, w[d:])
-        _copy(mine.cross_attn.kv_proj.bias, b[d:])
+        _copy(mine.cross_attn.v_bias, b[2 * d:])
         _copy(mine.cross_attn.out_proj.weight, theirs.multihead_attn.out_proj.weight)
         _copy(mine.cross_attn.out_proj.bias, theirs.multihead_attn.out_proj.bias)
         _copy_common(mine, theirs, norms=("norm1", "norm2", "norm3"))
@@ -135,10 +139,18 @@ def _copy_common(mine: nn.Module, theirs: nn.Module, norms: tuple[str, ...]) -> 
         _copy(getattr(mine, name).bias, getattr(theirs, name).bias)
 
 
-def matched_pair(cfg: TransformerConfig, seed: int = 0,
-                 device: Optional[torch.device] = None) -> tuple[EncoderDecoder, TorchTransformer]:
-    """Ours and the nn.Transformer baseline with identical configuration and weights."""
+def matched_pair(cfg: TransformerConfig, seed: int = 0, device: Optional[torch.device] = None,
+                 random_biases: bool = False) -> tuple[EncoderDecoder, TorchTransformer]:
+    """Ours and the nn.Transformer baseline with identical configuration and weights.
+
+    nn.Transformer starts its biases at zero; `random_biases` draws them (key biases included) so
+    that a comparison also covers them."""
     torch.manual_seed(seed)
     ref = TorchTransformer(cfg).to(device)
+    if random_biases:
+        with torch.no_grad():
+            for name, p in ref.named_parameters():
+                if name.endswith("bias"):
+                    p.normal_(0.0, 0.1)
     ours = EncoderDecoder(cfg).to(device)
     return copy_into(ours, ref), ref

@@ -13,7 +13,7 @@ def describe_metrics(metrics: dict) -> str:
              f"exact {100 * metrics['exact_match']:.2f}%"]
     if "bleu" in metrics:
         parts.append(f"BLEU {metrics['bleu']:.1f}")
-    return " · ".join(parts) + f" on {metrics['pairs']:,} held-out pairs"
+    return " · ".join(parts) + f" on {metrics['pairs']:,} {metrics.get('split', 'held-out')} pairs"
 
 
 class Reporter:
@@ -33,12 +33,19 @@ class Reporter:
 
 
 class RichReporter(Reporter):
-    def __init__(self, console=None):
+    """A live bar on a terminal; elsewhere (a log file, torchrun's pipes) a status line every
+    `log_seconds` seconds instead."""
+
+    def __init__(self, console=None, log_seconds: float = 10.0):
+        import time
+
         from rich.console import Console
 
         self.console = console or Console(stderr=True)
         self.progress = None
         self.last_eval = ""
+        self.clock, self.log_seconds = time.monotonic, log_seconds
+        self.last_log = self.clock()
 
     def start(self, title, total_steps, total_seconds, first_step):
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -63,8 +70,11 @@ class RichReporter(Reporter):
         stats += f" · lr {lr:.2e}"
         if self.last_eval:
             stats += f" · {self.last_eval}"
-        self.progress.update(self.task, completed=step if self.by_steps else train_seconds,
-                             where=f"step {step:,} · {train_seconds:.0f}s", stats=stats)
+        where = f"step {step:,} · {train_seconds:.0f}s"
+        self.progress.update(self.task, completed=step if self.by_steps else train_seconds, where=where, stats=stats)
+        if not self.console.is_terminal and self.clock() - self.last_log >= self.log_seconds:
+            self.last_log = self.clock()
+            self.note(f"{where}: {stats}")
 
     def evaluation(self, step, train_seconds, metrics):
         self.last_eval = f"exact {100 * metrics['exact_match']:.1f}%"
@@ -73,10 +83,8 @@ class RichReporter(Reporter):
         self.note(f"step {step:,} ({train_seconds:.1f}s): {describe_metrics(metrics)}")
 
     def note(self, text):
-        if self.progress is not None:
-            self.progress.console.print(text)
-        else:
-            self.console.print(text)
+        console = self.progress.console if self.progress is not None else self.console
+        console.print(text, soft_wrap=True, markup=False, highlight=False)
 
     def close(self):
         if self.progress is not None:
@@ -108,20 +116,26 @@ def summary(result) -> str:
 
 
 def print_attention(view, console=None) -> None:
-    """The attention weights as a shaded table: one row per output token, one column per source token."""
+    """The attention weights in percent as a shaded table: one row per output token (the step that
+    produced it), one column per source token."""
     from rich.console import Console
     from rich.table import Table
 
+    def label(tok: str) -> str:                       # word tokens carry their leading space
+        return tok.strip() or "␣"
+
     console = console or Console()
-    table = Table(title=f"{view.layer} (mean over heads)", show_lines=False, box=None, pad_edge=False)
-    table.add_column("out \\ in", style="bold")
+    console.print(f"{view.layer} (mean over heads), in %: rows = output tokens, columns = source tokens",
+                  soft_wrap=True)
+    table = Table(box=None, pad_edge=False, show_edge=False)
+    table.add_column("", style="bold", no_wrap=True)
     for tok in view.source_tokens:
-        table.add_column(repr(tok)[1:-1] if tok.strip() != tok or not tok else tok, justify="center")
+        table.add_column(label(tok), justify="right", no_wrap=True, min_width=max(3, len(label(tok))))
     for tok, row in zip(view.output_tokens, view.weights):
         cells = []
         for w in row:
-            level = min(255, int(80 + 175 * w))
-            cells.append(f"[on rgb({level // 3},{level // 3},{level})]{int(round(100 * w)):3d}[/]" if w >= 0.05
-                         else f"{int(round(100 * w)):3d}")
-        table.add_row(tok if tok.strip() == tok and tok else repr(tok)[1:-1], *cells)
+            shade = int(40 + 215 * min(1.0, w))
+            text = f"{round(100 * w):d}"
+            cells.append(f"[on rgb(0,{shade // 2},{shade})]{text}[/]" if w >= 0.1 else text)
+        table.add_row(label(tok), *cells)
     console.print(table)

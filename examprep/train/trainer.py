@@ -18,6 +18,7 @@ non-finite loss (stops without saving; the last good checkpoint stays).
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import signal
 import threading
@@ -36,7 +37,7 @@ from examprep.train.data import (
     split_heldout, task_vocab,
 )
 from examprep.train.distributed import Dist, setup, teardown
-from examprep.train.errors import CheckpointError, ConfigError, DeviceError, DivergedError
+from examprep.train.errors import CheckpointError, ConfigError, DeviceError, DivergedError, WriteError
 from examprep.train.evaluate import evaluate
 from examprep.train.flops import flops_per_step, peak_flops
 from examprep.train.model import TransformerConfig, build_model
@@ -129,6 +130,41 @@ def smoothed_cross_entropy(logits: torch.Tensor, targets: torch.Tensor, smoothin
                            ignore_index=PAD, label_smoothing=smoothing, reduction="sum")
 
 
+class RunLog:
+    """RUN/log.jsonl: one JSON object per line, {"step", "loss", "lr"} for every step and
+    {"step", "eval": {...}} for every evaluation, appended by the main process as training goes.
+    A resumed run first drops the lines after its checkpoint's step, so the log is one curve."""
+
+    def __init__(self, run_dir: Path, resumed_step: Optional[int]):
+        self.path = run_dir / "log.jsonl"
+        try:
+            run_dir.mkdir(parents=True, exist_ok=True)
+            if resumed_step is not None and self.path.exists():
+                kept = [line for line in self.path.read_text(encoding="utf-8").splitlines()
+                        if line.strip() and json.loads(line)["step"] <= resumed_step]
+                self.path.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
+            elif resumed_step is None and self.path.exists():
+                self.path.unlink()                # a fresh run in a directory without checkpoints
+            self.file = open(self.path, "a", encoding="utf-8")
+        except OSError as err:
+            raise WriteError(f"cannot write the training log {self.path}: {err.strerror}") from None
+
+    def write(self, records: list[dict]) -> None:
+        try:
+            self.file.write("".join(json.dumps(r) + "\n" for r in records))
+            self.file.flush()
+        except OSError as err:
+            raise WriteError(f"cannot write the training log {self.path}: {err.strerror}") from None
+
+    def close(self) -> None:
+        self.file.close()
+
+    @staticmethod
+    def read(run_dir: Path | str) -> list[dict]:
+        path = Path(run_dir) / "log.jsonl"
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
 class _StopSignal:
     """Ctrl-C or SIGTERM asks the loop to stop at the next step boundary; a second Ctrl-C aborts."""
 
@@ -162,6 +198,7 @@ class _Data:
     max_target_tokens: int
     is_corpus: bool
     notes: list = field(default_factory=list)
+    split: str = "held-out"            # what `heldout` holds: "held-out" pairs, or the "training" pairs
 
 
 def _check_options(o: TrainOptions) -> None:
@@ -200,8 +237,9 @@ def _build_data(o: TrainOptions, d: Dist, vocabs: Optional[tuple[Vocab, Vocab]])
     train_pairs, heldout = split_heldout(corpus.pairs, round(1000 * o.heldout))
     if not train_pairs:
         raise ConfigError(f"--heldout {o.heldout} leaves no training pairs in {o.corpus}")
+    split = "held-out"
     if not heldout:
-        heldout = train_pairs       # --heldout 0: evaluate on the training pairs themselves
+        heldout, split = train_pairs, "training"     # --heldout 0: evaluate on the training pairs
         notes.append("no held-out pairs: evaluating on the training pairs")
     if vocabs:
         src_vocab, tgt_vocab = vocabs
@@ -221,7 +259,7 @@ def _build_data(o: TrainOptions, d: Dist, vocabs: Optional[tuple[Vocab, Vocab]])
         notes.append(f"left out {too_long} training pair(s) longer than --max-len {o.max_len} tokens")
     stream = CorpusStream(examples, o.batch_tokens, o.seed, min_examples=d.world)
     longest = max(sum(1 for x in e.out if x != PAD) for e in examples)
-    return _Data(stream, heldout, src_vocab, tgt_vocab, longest + 8, True, notes)
+    return _Data(stream, heldout, src_vocab, tgt_vocab, longest + 8, True, notes, split)
 
 
 def _model_config(o: TrainOptions, data: _Data) -> TransformerConfig:
@@ -349,9 +387,10 @@ class _Run:
         return self.last_checkpoint
 
     def _evaluate(self) -> dict:
-        return evaluate(self.model, self.data.heldout, self.data.source_vocab, self.data.target_vocab,
-                        max_new_tokens=self.data.max_target_tokens, bleu=self.data.is_corpus,
-                        autocast=_autocast(self.d.device, self.precision))
+        metrics = evaluate(self.model, self.data.heldout, self.data.source_vocab, self.data.target_vocab,
+                           max_new_tokens=self.data.max_target_tokens, bleu=self.data.is_corpus,
+                           autocast=_autocast(self.d.device, self.precision))
+        return {**metrics, "split": self.data.split}
 
     # ------------------------------------------------------------------ the loop
 
@@ -368,6 +407,7 @@ class _Run:
             _set_rng_state(self.state["rng"], d.device)
             self.last_checkpoint = checkpoint.latest(self.run_dir)
         first_step = step + 1
+        log = RunLog(self.run_dir, step if self.state is not None else None) if d.main else None
         steps_total = o.steps
         seconds_total = o.minutes * 60 if o.minutes else (None if o.steps else 60.0)
         if steps_total is not None and step >= steps_total:
@@ -447,6 +487,10 @@ class _Run:
                                     f"{self.last_checkpoint or '(none yet)'} is kept; "
                                     f"try a lower --lr-factor or --precision fp32")
                             losses.append(loss)
+                        if log is not None:
+                            log.write([{"step": s, "loss": loss, "lr": noam_lr(s, self.cfg.d_model, o.warmup,
+                                                                                o.lr_factor)}
+                                       for s, loss in zip(range(step - n + 1, step + 1), losses[-n:])])
                         pending.clear()
                         tok_s = window_tokens / max(window_seconds, 1e-9)
                         mfu = window_flops / window_seconds / peak if peak else None
@@ -468,6 +512,7 @@ class _Run:
                         if d.main:
                             metrics = self._evaluate()
                             evals.append({"step": step, "train_seconds": train_seconds, **metrics})
+                            log.write([{"step": step, "eval": {"train_seconds": train_seconds, **metrics}}])
                             self.reporter.evaluation(step, train_seconds, metrics)
                             if self.goal is not None and metrics["exact_match"] >= self.goal:
                                 reached = 1.0
@@ -478,6 +523,8 @@ class _Run:
                         self._save(step, metrics)
         finally:
             self.reporter.close()
+            if log is not None:
+                log.close()
         d.barrier()
         return TrainResult(
             run_dir=self.run_dir, checkpoint=self.last_checkpoint, first_step=first_step, steps=step,

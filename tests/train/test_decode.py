@@ -79,7 +79,7 @@ def test_our_cached_decoding_matches_nn_transformer_rerunning_its_decoder():
     never = -1                               # no EOS: both run all 16 steps
     theirs = ref.greedy(src, max_new_tokens=16, bos=1, eos=never)[:, 1:]
     mine = greedy_encoder_decoder(ours, src, max_new_tokens=16, bos=1, eos=never)
-    assert len(torch.unique(mine)) > 4
+    assert len(torch.unique(mine)) > 3
     assert torch.equal(mine, theirs)
 
 

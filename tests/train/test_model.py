@@ -75,7 +75,7 @@ def test_target_padding_never_changes_the_real_positions(arch):
 def test_matches_torch_nn_transformer_with_copied_weights(norm, activation, share):
     vocab = dict(src_vocab_size=23, tgt_vocab_size=23) if share == "all" else dict(src_vocab_size=19, tgt_vocab_size=23)
     cfg = small_config(norm=norm, activation=activation, share_embeddings=share, final_norm=True, **vocab)
-    ours, ref = matched_pair(cfg, seed=3)
+    ours, ref = matched_pair(cfg, seed=3, random_biases=True)     # key biases too: ours has none
     ours.eval()
     ref.eval()
     src = torch.randint(5, 19, (4, 9))
@@ -97,6 +97,10 @@ def test_bare_nn_transformer_stacks_match_ours_in_training_mode_without_dropout(
     torch.manual_seed(4)
     core = torch.nn.Transformer(d_model=32, nhead=4, num_encoder_layers=2, num_decoder_layers=2,
                                 dim_feedforward=64, dropout=0.0, batch_first=True)
+    with torch.no_grad():
+        for name, p in core.named_parameters():
+            if name.endswith("bias"):
+                p.normal_(0.0, 0.1)
     ours = copy_into(EncoderDecoder(cfg), core)
     x, y = torch.randn(2, 6, 32), torch.randn(2, 5, 32)
     causal = torch.nn.Transformer.generate_square_subsequent_mask(5)

@@ -1,0 +1,103 @@
+"""`examprep train` and `examprep translate` from the command line."""
+from __future__ import annotations
+
+import os
+import signal
+import string
+import subprocess
+import time
+
+from typer.testing import CliRunner
+
+from examprep.cli import app
+from examprep.train import checkpoint
+
+from .helpers import PYTHON, REPO
+
+runner = CliRunner()
+TINY = ["--task", "reverse", "--d-model", "32", "--layers", "1", "--heads", "4", "--d-ff", "64",
+        "--batch-tokens", "400", "--eval-size", "40", "--warmup", "20", "--lr-factor", "1"]
+
+
+def run(*args, input=None):
+    return runner.invoke(app, [str(a) for a in args], input=input)
+
+
+def test_help_lists_the_trainer_commands_without_importing_torch():
+    code = ("import sys; from typer.testing import CliRunner; from examprep.cli import app; "
+            "res = CliRunner().invoke(app, ['--help']); "
+            "print('train' in res.output and 'translate' in res.output, "
+            "sorted(m for m in sys.modules if m == 'torch' or m.startswith('torch.'))[:3])")
+    res = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "True []"
+
+
+def test_train_then_translate_with_the_result(tmp_path):
+    out = tmp_path / "run"
+    res = run("train", *TINY, "--steps", "60", "--eval-every", "30", "--out", out)
+    assert res.exit_code == 0, res.output
+    assert "stopped at step 60 (reached --steps)" in res.stdout
+    assert f"checkpoint: {out / 'step-000060'}" in res.stdout
+    assert "token acc" in res.stdout and "on 40 held-out pairs" in res.stdout
+    res = run("translate", "--checkpoint", out, "abcdef", "zyx")
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert len(lines) == 2 and all(set(line) <= set(string.ascii_lowercase) for line in lines)
+    res = run("translate", "--checkpoint", out, "-", input="abc\n\nqrstu\n")
+    assert res.exit_code == 0 and len(res.stdout.splitlines()) == 2
+    res = run("translate", "--checkpoint", out / "step-000060", "--attention", "abcd")
+    assert res.exit_code == 0, res.output
+    assert "decoder.layers.0.cross_attn (mean over heads)" in res.stdout
+    header = res.stdout.splitlines()[2].split()   # after the output and the description
+    assert header == ["a", "b", "c", "d", "<eos>"]
+
+
+def test_user_errors_print_one_line_and_exit_non_zero(tmp_path):
+    res = run("train", *TINY, "--steps", "2", "--device", "cuda", "--out", tmp_path / "a")
+    assert res.exit_code == 2
+    assert res.stderr.startswith("error: --device cuda: no CUDA GPU is visible") and res.stderr.count("\n") == 1
+    empty = tmp_path / "empty.tsv"
+    empty.write_text("")
+    res = run("train", "--corpus", empty, "--steps", "2", "--out", tmp_path / "b")
+    assert res.exit_code == 2 and f"error: corpus {empty} is empty" in res.stderr
+    res = run("translate", "--checkpoint", tmp_path / "nothing", "hello")
+    assert res.exit_code == 2 and "error: checkpoint" in res.stderr and "does not exist" in res.stderr
+    res = run("train", *TINY, "--steps", "2", "--precision", "fp8", "--out", tmp_path / "c")
+    assert res.exit_code == 2 and "--precision 'fp8' is not one of auto, fp32, bf16" in res.stderr
+
+
+def test_corpus_lines_without_a_tab_are_reported_and_training_goes_on(tmp_path):
+    corpus = tmp_path / "pairs.tsv"
+    lines = [f"w{i}\tm{i}" for i in range(30)]
+    lines[3] = "no tab on line four"
+    lines[17] = "nor here"
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    res = run("train", "--corpus", corpus, "--steps", "3", "--d-model", "32", "--layers", "1", "--d-ff", "64",
+              "--heldout", "0", "--out", tmp_path / "run")
+    assert res.exit_code == 0, res.output
+    assert "skipped 2 line(s) without a tab (line 4, 18)" in res.stderr
+    assert "BLEU" in res.stdout and "on 28 training pairs" in res.stdout
+
+
+def test_ctrl_c_saves_a_checkpoint_and_exits_cleanly_then_resume_continues(tmp_path):
+    out = tmp_path / "run"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen([PYTHON, "-m", "examprep", "train", *TINY, "--steps", "100000", "--eval-every", "20",
+                             "--out", str(out)], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None and checkpoint.latest(out) is None:
+        time.sleep(0.2)                                      # training is under way once step 20 is saved
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    assert "(interrupted)" in stdout and f"continue with: examprep train --out {out} --resume" in stdout
+    saved = checkpoint.latest(out)
+    step = int(saved.name.split("-")[1])
+    assert step > 20 and f"stopped at step {step:,} (interrupted)" in stdout
+    assert checkpoint.load(out).path == saved
+    res = run("train", "--out", out, "--resume", "--steps", step + 5)
+    assert res.exit_code == 0, res.output
+    assert f"stopped at step {step + 5:,} (reached --steps)" in res.stdout
