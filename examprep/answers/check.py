@@ -104,10 +104,15 @@ def rule_text(part: Part, tolerance: Tolerance | None = None) -> str:
     text = tol.describe()
     if tol.rule == "exact":
         text = "exactly (a fraction such as 1/3 is fine; not a rounded decimal)"
-    elif tol.rule == "sigfigs" and tol.atol > 0:
-        want = np.abs(_array(part.expected)) if part.kind in ("vector", "matrix", "number") else None
-        if want is not None and want.size and np.any(np.isfinite(want) & (want < 10 * tol.atol)):
-            text += f" (within ±{tol.atol:g} for values near zero)"
+    elif tol.rule == "sigfigs" and tol.atol > 0 and part.kind in ("vector", "matrix", "number"):
+        # the absolute floor is looser than the significant figures for small values: say so
+        try:
+            want = _array(part.expected)
+        except (TypeError, ValueError):
+            want = np.zeros(0)
+        finite = want[np.isfinite(want)]
+        if finite.size and np.any(bounds(Tolerance("sigfigs", tol.value, 0.0), finite) < tol.atol):
+            text += f" (or within ±{tol.atol:g}, whichever is looser)"
     return ("each entry " + text) if part.kind in ("vector", "matrix") else text
 
 
@@ -512,11 +517,11 @@ def _check_numeric(part: Part, value: Any, rule: str, raw: Any, tol: Tolerance, 
     bad = [_where(tuple(int(i) for i in idx)) for idx in np.argwhere(~ok)]
     where = ", ".join(bad[:4]) + (", …" if len(bad) > 4 else "")
     feedback = f"{n_ok} of {n} entries right; check entr{'y' if len(bad) == 1 else 'ies'} {where}"
-    if n_ok == 0:
+    if got.ndim == 2 and got.shape[0] == got.shape[1] and bool(entries_ok(tol, got.T, want, integer).all()):
+        feedback = "transposed: rows and columns are swapped"
+    elif n_ok == 0:
         feedback = "no entry is right"
-        if got.ndim == 2 and got.shape[0] == got.shape[1] and bool(entries_ok(tol, got.T, want, integer).all()):
-            feedback = "transposed: rows and columns are swapped"
-        elif bool(entries_ok(tol, -got, want, integer).all()):
+        if bool(entries_ok(tol, -got, want, integer).all()):
             feedback = "every sign is wrong"
     return _result(part, "wrong", score, value, feedback, rule, raw)
 
