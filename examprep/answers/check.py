@@ -325,7 +325,7 @@ def _shape_text(shape: tuple[int, ...]) -> str:
     if len(shape) == 0:
         return "one number"
     if len(shape) == 1:
-        return f"{shape[0]} entries"
+        return "one number" if shape[0] == 1 else f"{shape[0]} entries"
     return "×".join(map(str, shape))
 
 
@@ -504,6 +504,8 @@ def _check_numeric(part: Part, value: Any, rule: str, raw: Any, tol: Tolerance, 
             mv = _array(m.value)
         except (TypeError, ValueError):
             continue
+        if mv.shape != got.shape and mv.size == got.size == 1:
+            mv = mv.reshape(got.shape)      # a one-number mistake for an array part ("the inner product")
         if mv.shape == got.shape and bool(entries_ok(tol, got, mv, integer).all()):
             return _result(part, "misconception", m.credit * part.points, value, m.explanation, rule, raw, m)
     if ok is None:

@@ -189,7 +189,14 @@ def _read_csv(text: str, path: Path) -> tuple[list[Submission], list[SubmissionE
     first = text.split("\n", 1)[0]
     delimiter = "\t" if path.suffix.lower() == ".tsv" or first.count("\t") > max(first.count(","), first.count(";")) \
         else ";" if first.count(";") > first.count(",") else ","
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    previous_limit = csv.field_size_limit(MAX_CLASS_FILE_BYTES)     # the per-row cap is ours, below
+    try:
+        return _read_csv_rows(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True), path)
+    finally:
+        csv.field_size_limit(previous_limit)
+
+
+def _read_csv_rows(reader: Any, path: Path) -> tuple[list[Submission], list[SubmissionError]]:
     try:
         header = next(reader)
     except StopIteration:
@@ -203,8 +210,10 @@ def _read_csv(text: str, path: Path) -> tuple[list[Submission], list[SubmissionE
     variant_col = lower.index("variant") if "variant" in lower else None
     meta_cols = {i for i in (id_col, name_col, variant_col) if i is not None}
     answer_cols = [i for i, h in enumerate(header) if i not in meta_cols and h]
-    ignored = [header[i] for i in answer_cols if not _ADDRESS.match(header[i]) and "." not in header[i]
-               and not re.fullmatch(r"[A-Za-z_][\w]*", header[i])]
+    if any(_ADDRESS.match(header[i]) for i in answer_cols):
+        ignored = [header[i] for i in answer_cols if not _ADDRESS.match(header[i])]
+    else:   # a one-question form may name columns by bare part ids ("probs")
+        ignored = [header[i] for i in answer_cols if not re.fullmatch(r"[A-Za-z_]\w*", header[i])]
     answer_cols = [i for i in answer_cols if header[i] not in ignored]
     subs: list[Submission] = []
     errors: list[SubmissionError] = []

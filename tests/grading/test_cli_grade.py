@@ -1,0 +1,298 @@
+"""`examprep generate --key --template` and `examprep grade` end to end: a template filled by hand,
+batches with corrupt files mixed in, reports, Gradescope JSON, the key self-test on every topic."""
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import tomllib
+
+import pytest
+from typer.testing import CliRunner
+
+from examprep import generators
+from examprep.cli import app
+from examprep.grading import self_test
+from examprep.keys import KEY_FORMAT, Key, read_key, write_key
+
+runner = CliRunner()
+TOPICS = ["attention", "gru-step", "receptive-field", "softmax-cross-entropy"]
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def sheet(tmp_path_factory):
+    d = tmp_path_factory.mktemp("sheet")
+    res = run("generate", *TOPICS, "--seed", "7", "--key", d / "key.json", "--template", d / "answers.toml")
+    assert res.exit_code == 0, res.output
+    assert f"wrote {d / 'key.json'}" in res.stderr
+    return d, read_key(d / "key.json")
+
+
+def fill(template: str, answers: dict[str, str]) -> str:
+    """Fill a template the way a student does: edit the lines `part = ""` under [qN]."""
+    out, table = [], None
+    for line in template.splitlines():
+        m = re.match(r"\[(q\d+)\]", line)
+        if m:
+            table = m.group(1)
+        m = re.match(r'(\w+) = ""$', line)
+        if m and table and f"{table}.{m.group(1)}" in answers:
+            line = f'{m.group(1)} = "{answers[f"{table}.{m.group(1)}"]}"'
+        elif m and m.group(1) == "student_id" and "student_id" in answers:
+            line = f'student_id = "{answers["student_id"]}"'
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def test_key_and_template_from_generate(sheet):
+    d, key = sheet
+    raw = json.loads((d / "key.json").read_text())
+    assert raw["format"] == "examprep-key" and raw["format_version"] == KEY_FORMAT
+    assert [p.generator for p in key.problems] == TOPICS
+    template = (d / "answers.toml").read_text()
+    data = tomllib.loads(template)
+    for n, p in enumerate(key.problems, 1):
+        assert set(data[f"q{n}"]) == {part.id for part in p.parts}
+        for part in p.parts:
+            assert part.form() in template
+    assert "2×2 matrix" in template and "each entry to 3 significant figures" in template
+    assert oct((d / "answers.toml").stat().st_mode & 0o044) != "0o0"      # readable by the class
+
+
+def test_hand_filled_template_grades_as_expected(sheet, tmp_path):
+    d, key = sheet
+    attention = key.problems[0]
+    w = attention.part("weights").expected
+    answers = {
+        "student_id": "ada",
+        "q1.scores": "[[1, 0], [-1, 0]]",                     # forgot 1/√d_k: misconception
+        "q1.weights": "[[0.731, 0.269], [0.269, 0.731]]",     # consistent with those scores: ECF
+        "q1.output": "",                                       # blank
+        "q2.r": "0,5",                                         # decimal comma: unreadable, with a hint
+        "q2.z": "0.182", "q2.n": "0.635", "q2.h_new": "−0.933",
+        "q3.size_1": "22", "q3.size_2": "11", "q3.receptive_field": "8",
+        "q4.probs": "e^0/(1 + e^2 + 1)  e^2/(2 + e^2)  1/(e^2+2)", "q4.loss": "ln(2 + e^2)",
+        "q4.grad_logits": "[-0.893, 0.787, 0.107]", "q4.derivation": "y_i - p_i",
+    }
+    assert w[0][0] != 0.731                                    # the weights really are carried forward
+    sub = tmp_path / "ada.toml"
+    sub.write_text(fill((d / "answers.toml").read_text(), answers), encoding="utf-8")
+    res = run("grade", d / "key.json", sub, "--json", "-")
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    got = {f"{p['question']}.{part['part']}": (part["status"], part["misconception"])
+           for p in data["submissions"][0]["problems"] for part in p["parts"]}
+    assert got["q1.scores"] == ("misconception", "no-scale")
+    assert got["q1.weights"] == ("ecf", None)
+    assert got["q1.output"] == ("blank", None)
+    assert got["q2.r"] == ("unparseable", None)
+    assert got["q2.h_new"][0] == "wrong"
+    assert got["q3.receptive_field"] == ("misconception", "sum-kernels")
+    assert got["q4.probs"] == ("correct", None) and got["q4.loss"] == ("correct", None)
+    assert got["q4.derivation"] == ("misconception", "y-minus-p")
+    sub_json = data["submissions"][0]
+    assert sub_json["student_id"] == "ada" and 0 < sub_json["score"] < sub_json["max_score"]
+
+    view = run("grade", d / "key.json", sub, "--no-color")
+    assert view.exit_code == 0
+    for text in ("misconception (no-scale)", "carried forward", "use a decimal point", "no answer",
+                 "You forgot to divide by √d_k", "the sign is wrong"):
+        assert text in view.stdout, text
+
+
+def test_batch_with_corrupt_files_grades_the_good_ones_and_leaves_inputs_untouched(sheet, tmp_path):
+    d, key = sheet
+    template = (d / "answers.toml").read_text()
+    batch = tmp_path / "batch"
+    batch.mkdir()
+    (batch / "good1.toml").write_text(fill(template, {"student_id": "s1", "q3.size_1": "22"}))
+    (batch / "good2.json").write_text(json.dumps({"student_id": "s2", "q3": {"size_1": 22, "size_2": 11}}))
+    (batch / "good3.toml").write_bytes(b"\xff\xfe" + fill(template, {"student_id": "s3"}).encode("utf-16-le"))
+    (batch / "class.csv").write_text("student_id,q3.size_1,q3.size_2\ns4,22,11\ns5,20,10\ns1,22,11\n")
+    (batch / "broken.toml").write_text("[q1]\nscores = [[1, 2]\n")
+    (batch / "broken.json").write_text('{"q1": ')
+    (batch / "empty.toml").write_text("")
+    (batch / "photo.toml").write_bytes(bytes(range(256)) * 8)
+    (batch / "big.toml").write_text('[q1]\nscores = "' + "1" * 1_100_000 + '"\n')
+    (batch / "README.txt").write_text("not an answer file")
+    before = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in batch.iterdir()}
+
+    res = run("grade", d / "key.json", batch, "--csv", tmp_path / "grades.csv", "--json", tmp_path / "grades.json",
+              "--report", tmp_path / "reports", "--no-color")
+    assert res.exit_code == 1, res.output
+    after = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in batch.iterdir()}
+    assert after == before                                         # inputs unchanged byte for byte
+    for name, reason in [("broken.toml", "invalid TOML"), ("broken.json", "invalid JSON"), ("empty.toml", "empty"),
+                         ("photo.toml", "binary"), ("big.toml", "limit")]:
+        line = next((ln for ln in res.stderr.splitlines() if name in ln), "")
+        assert "unreadable" in line and reason in line, (name, res.stderr)
+    assert "README.txt: skipped" in res.stderr
+    assert "could not be read" in res.stderr
+    data = json.loads((tmp_path / "grades.json").read_text())
+    ids = sorted(s["student_id"] for s in data["submissions"])
+    assert ids == ["s1", "s1", "s2", "s3", "s4", "s5"]
+    assert len(data["unreadable"]) == 5
+    assert any("duplicate student id 's1'" in w for s in data["submissions"] for w in s["warnings"])
+    rows = (tmp_path / "grades.csv").read_text().splitlines()
+    assert rows[0].startswith("student_id,name,source,variant,q1,q2,q3,q4,q1.scores") and len(rows) == 7
+    reports = sorted(p.name for p in (tmp_path / "reports").iterdir())
+    assert reports == ["s1-2.md", "s1.md", "s2.md", "s3.md", "s4.md", "s5.md"]
+    s5 = (tmp_path / "reports" / "s5.md").read_text()
+    assert s5.startswith("# Feedback — s5") and "carried forward" in s5          # 10 follows from their 20
+    assert "class summary" in res.stdout and "q3" in res.stdout
+
+
+def test_all_readable_batch_exits_zero_and_summarises(sheet, tmp_path):
+    d, key = sheet
+    (tmp_path / "class.csv").write_text("id,name,q2.r,q2.z,q4.derivation\n"
+                                        "a,A,0.5,0.2,y_i - p_i\nb,B,0.5,0.182,p_i - y_i\nc,C,,,y_i-p_i\n")
+    res = run("grade", d / "key.json", tmp_path / "class.csv", "--no-color")
+    assert res.exit_code == 0, res.output
+    assert "most frequent misconceptions" in res.stdout
+    assert re.search(r"q4\.derivation\s+y-minus-p\s+2", res.stdout)
+    assert "graded 3 submissions" in res.stderr
+
+
+def test_gradescope_results(sheet, tmp_path):
+    d, key = sheet
+    sub = tmp_path / "one.json"
+    sub.write_text(json.dumps({"student_id": "g1", "q3": {"size_1": "22", "size_2": "12"}}))
+    res = run("grade", d / "key.json", sub, "--gradescope", tmp_path / "gs", "--gradescope-visibility", "after_published")
+    assert res.exit_code == 0, res.output
+    data = json.loads((tmp_path / "gs" / "results.json").read_text())
+    n_parts = sum(len(p.parts) for p in key.problems)
+    assert set(data) >= {"score", "tests"} and len(data["tests"]) == n_parts
+    for t in data["tests"]:
+        assert set(t) >= {"name", "score", "max_score", "output", "visibility"}
+        assert t["visibility"] == "after_published" and 0 <= t["score"] <= t["max_score"]
+    assert data["score"] == pytest.approx(sum(t["score"] for t in data["tests"])) == 1.0
+    size_1 = next(t for t in data["tests"] if "size_1" in t["name"])
+    assert size_1["score"] == size_1["max_score"] == 1 and size_1["name"].startswith("q3(a) size_1")
+    # several submissions: one folder per student, names made safe
+    (tmp_path / "two.json").write_text(json.dumps({"student_id": "../../etc/evil", "q3": {"size_1": "1"}}))
+    res = run("grade", d / "key.json", sub, tmp_path / "two.json", "--gradescope", tmp_path / "gs2")
+    assert res.exit_code == 0
+    folders = sorted(p.name for p in (tmp_path / "gs2").iterdir())
+    assert folders[0] == "etc_evil-" + hashlib.sha1(b"../../etc/evil").hexdigest()[:8] and folders[1] == "g1"
+    assert not (tmp_path / "etc").exists()
+
+
+@pytest.mark.parametrize("sid", ["a/b", "..", "CON", "x" * 300, "é", "a\\b", ""])
+def test_output_names_are_safe(sid):
+    from examprep.render.report import safe_name
+
+    name = safe_name(sid)
+    assert re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,80}", name) and ".." not in name and name.upper() != "CON"
+
+
+def test_usage_errors_exit_two(sheet, tmp_path):
+    d, key = sheet
+    sub = tmp_path / "s.toml"
+    sub.write_text('[q1]\nscores = "1"\n')
+    cases = [
+        (["grade", d / "key.json"], "missing SUBMISSION"),
+        (["grade", tmp_path / "nokey.json", sub], "no such key file"),
+        (["grade", sub, sub], "not a key"),
+        (["grade", d / "key.json", sub, "--ecf-credit", "2"], "--ecf-credit"),
+        (["grade", d / "key.json", sub, "--tolerance", "sigfigs:x"], "tolerance"),
+        (["grade", d / "key.json", sub, "--csv", sub], "overwrite an input"),
+        (["grade", d / "key.json", tmp_path / "empty_dir"], "no answer files"),
+        (["grade", d / "key.json", "--self-test", sub], "--self-test"),
+    ]
+    (tmp_path / "empty_dir").mkdir()
+    for args, msg in cases:
+        res = run(*args)
+        assert res.exit_code == 2, (args, res.output)
+        assert res.stderr.startswith("error: ") and msg in res.stderr and res.stderr.count("\n") == 1, res.stderr
+    assert sub.read_text() == '[q1]\nscores = "1"\n'
+
+
+def test_key_from_a_newer_examprep_is_refused(sheet, tmp_path):
+    d, _ = sheet
+    raw = json.loads((d / "key.json").read_text())
+    raw["format_version"] = KEY_FORMAT + 1
+    (tmp_path / "new.json").write_text(json.dumps(raw))
+    res = run("grade", tmp_path / "new.json", "--self-test")
+    assert res.exit_code == 2 and "newer" in res.stderr
+
+
+def test_tolerance_and_ecf_options(sheet, tmp_path):
+    d, key = sheet
+    sub = tmp_path / "t.json"
+    z = key.problems[1].part("z").expected
+    sub.write_text(json.dumps({"student_id": "t", "q2": {"z": f"{z:.2f}"}}))
+    strict = json.loads(run("grade", d / "key.json", sub, "--json", "-").stdout)
+    loose = json.loads(run("grade", d / "key.json", sub, "--json", "-", "--tolerance", "q2.z=sigfigs:2").stdout)
+
+    def status(data):
+        return next(p["status"] for q in data["submissions"][0]["problems"] for p in q["parts"] if p["part"] == "z")
+
+    assert status(strict) == "wrong" and status(loose) == "correct"
+
+
+def test_variants_are_picked_by_student_id_or_code(tmp_path):
+    p1 = generators.build("receptive-field", 1, 1)
+    p2 = generators.build("receptive-field", 2, 1)
+    key = Key("v", [], variants={"s1": [p1], "s2": [p2]}, variant_codes={"s1": "K7Q", "s2": "B2X"})
+    write_key(tmp_path / "key.json", key)
+    answers = {"q1": {p.id: str(p.expected) for p in p2.parts}}
+    (tmp_path / "s2.json").write_text(json.dumps({"student_id": "s2", **answers}))
+    (tmp_path / "x.json").write_text(json.dumps({"student_id": "x", "variant": "b2x", **answers}))
+    (tmp_path / "y.json").write_text(json.dumps({"student_id": "y", **answers}))
+    res = run("grade", tmp_path / "key.json", tmp_path / "s2.json", tmp_path / "x.json", tmp_path / "y.json",
+              "--json", "-")
+    assert res.exit_code == 1
+    data = json.loads(res.stdout)
+    assert [(s["student_id"], s["percent"]) for s in data["submissions"]] == [("s2", 100.0), ("x", 100.0)]
+    assert "no variant for student id 'y'" in data["unreadable"][0]
+    assert run("grade", tmp_path / "key.json", "--self-test").exit_code == 0
+
+
+# ----------------------------------------------------------------------------- self-test
+
+def every_topic_key():
+    problems = []
+    for name, g in sorted(generators.load_all().items()):
+        for level in g.levels:
+            for cf in (False, True) if g.calculator_free else (False,):
+                for seed in (1, 2):
+                    problems.append(generators.build(name, seed, level, cf))
+    return Key("every topic", problems)
+
+
+def test_self_test_passes_on_keys_of_every_topic():
+    key = every_topic_key()
+    checks, issues = self_test(key)
+    assert checks > 3 * sum(len(p.parts) for p in key.problems)
+    assert issues == []
+
+
+def test_self_test_command_and_a_tampered_key(sheet, tmp_path):
+    d, _ = sheet
+    res = run("grade", d / "key.json", "--self-test", "--no-color")
+    assert res.exit_code == 0 and "self-test passed" in res.stdout
+    raw = json.loads((d / "key.json").read_text())
+    part = raw["problems"][1]["parts"][0]                  # gru r: make a misconception equal the answer
+    part["misconceptions"][0]["value"] = part["expected"]
+    raw["problems"][2]["parts"][0]["expected"] += 1        # receptive field size_1: a wrong key answer
+    (tmp_path / "bad.json").write_text(json.dumps(raw))
+    res = run("grade", tmp_path / "bad.json", "--self-test", "--no-color")
+    assert res.exit_code == 1
+    assert "FAIL q2.r (gru-step): misconception" in res.stdout
+    assert "FAIL q3.size_2 (receptive-field): its recipe" in res.stdout
+    assert "self-test failed" in res.stdout
+
+
+def test_grade_help_imports_neither_sympy_nor_torch():
+    code = ("import sys; sys.argv = ['examprep', 'grade', '--help']\n"
+            "from examprep.cli import app\n"
+            "try:\n    app()\nexcept SystemExit:\n    pass\n"
+            "print('IMPORTED', [m for m in ('torch', 'sympy', 'numpy') if m in sys.modules])")
+    env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert "IMPORTED []" in res.stdout, res.stdout + res.stderr
