@@ -956,6 +956,10 @@ def hint_text(problem: Problem, part: Part, level: int) -> str:
 
 # =============================================================================== rendering
 
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def fmt_clock(seconds: float | None) -> str:
     """h:mm:ss (or m:ss under an hour)."""
     if seconds is None:
@@ -1100,7 +1104,7 @@ def exam_header(title: str, n: int, points: float, limit: str) -> Any:
     from rich.panel import Panel
     from rich.text import Text
 
-    text = Text.assemble((f"{n} problem{'s' if n != 1 else ''} · {points:g} points · time: {limit}\n", "bold"),
+    text = Text.assemble((f"{plural(n, 'problem')} · {points:g} points · time: {limit}\n", "bold"),
                          "No feedback until the end. Type `skip` (or Enter) to leave a part blank, q to submit early; "
                          "before submitting you can change any answer. Ctrl-C submits what you have.")
     return Panel(text, title=title, title_align="left", box=box.HEAVY)
@@ -1173,7 +1177,7 @@ def print_summary(term: Terminal, summary: Summary) -> None:
             mt.add_row(str(count), key, why)
         out.print(mt)
     if summary.history_path:
-        out.print(Text(f"{summary.saved} answer{'s' if summary.saved != 1 else ''} saved to {summary.history_path}. "
+        out.print(Text(f"{plural(summary.saved, 'answer')} saved to {summary.history_path}. "
                        "`examprep stats` shows your progress; `examprep review --due` what to revisit.", style="dim"))
 
 
@@ -1227,7 +1231,8 @@ def stats_data(history: History, *, now: float, topic: str | None = None, days: 
             "explanation": _last_feedback(attempts, m.topic, m.id)} for m in misconception_stats(attempts)]
     return {"attempts": len(attempts), "problems": sum(r["problems"] for r in rows),
             "seconds": round(sum(a.seconds for a in attempts), 1), "topics": rows, "misconceptions": mis,
-            "history": str(history.path)}
+            "history": str(history.path),
+            "filtered": ", ".join(f for f in (f"topic {topic}" if topic else "", f"last {days:g} days" if days else "") if f)}
 
 
 _BANK_CACHE: dict[str, ConceptBank] = {}
@@ -1259,9 +1264,13 @@ def print_stats(term: Terminal, data: dict, *, now: float) -> None:
 
     out = term.console
     if not data["topics"]:
-        out.print("No attempts yet: run `examprep quiz` to start.")
+        if data.get("filtered"):
+            out.print(f"No attempts match: {data['filtered']}. `examprep stats` without filters shows everything.")
+        else:
+            out.print("No attempts yet: run `examprep quiz` to start.")
         return
-    out.print(Text(f"{data['problems']} problems ({data['attempts']} answers) · {fmt_duration(data['seconds'])} of practice",
+    out.print(Text(f"{plural(data['problems'], 'problem')} ({plural(data['attempts'], 'answer')}) · "
+                   f"{fmt_duration(data['seconds'])} of practice",
                    style="bold"))
     table = Table(box=box.SIMPLE_HEAVY, title="Progress by topic (weakest first)", title_justify="left")
     table.add_column("topic", style="cyan", no_wrap=True)
