@@ -12,15 +12,17 @@ An empty answer is "blank"; one that cannot be read is "unparseable" with the re
 """
 from __future__ import annotations
 
+import json
 import math
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-from examprep.answers.parse import (AnswerParseError, evaluate, evaluate_all, fast_number, parse_text, shape_of,
-                                    unparse, _DECIMAL_COMMA)
+from examprep.answers.parse import (MAX_CHARS, MAX_ENTRIES, AnswerParseError, _DECIMAL_COMMA, evaluate, evaluate_all,
+                                    fast_number, parse_text, shape_of, unparse)
 from examprep.answers.symbolic import equivalent
 from examprep.errors import ExamprepError
 from examprep.problem import Misconception, Part, Tolerance
@@ -151,12 +153,7 @@ def bounds(tol: Tolerance, want: np.ndarray, integer: bool = False) -> np.ndarra
 
 def entries_ok(tol: Tolerance, got: np.ndarray, want: np.ndarray, integer: bool = False) -> np.ndarray:
     """Boolean array: which entries of ``got`` are within tolerance of ``want`` (same shape)."""
-    b = bounds(tol, want, integer)
-    with np.errstate(invalid="ignore"):
-        diff = np.abs(got - want)
-        ok = diff <= b * (1 + 1e-9) + (0 if integer else 1e-12)
-    both_inf = np.isinf(got) & np.isinf(want) & (np.sign(got) == np.sign(want))
-    return ok | both_inf
+    return _within(got, want, _slack(bounds(tol, want, integer), integer))
 
 
 def _scalar_ok(tol: Tolerance, got: float, want: float, integer: bool) -> bool:
@@ -167,6 +164,59 @@ def _scalar_ok(tol: Tolerance, got: float, want: float, integer: bool) -> bool:
     if math.isinf(got) or math.isinf(want):
         return got == want
     return tol.accepts(got, want)
+
+
+class _Prepared:
+    """What checking a part needs that depends only on the part and the tolerance (computed once
+    per part: a class of 10,000 students shares it)."""
+
+    __slots__ = ("rule", "want", "want_ok_bounds", "misconceptions", "has_inf", "shape")
+
+    def __init__(self, part: Part, tol: Tolerance):
+        self.rule = rule_text(part, tol)
+        self.want = self.want_ok_bounds = None
+        self.misconceptions: list[tuple[Misconception, np.ndarray | None, np.ndarray | None]] = []
+        self.has_inf = False
+        self.shape: tuple[int, ...] = ()
+        if part.kind in ("vector", "matrix") or isinstance(part.expected, list):
+            integer = part.kind == "integer"
+            self.want = _array(part.expected)
+            self.shape = tuple(part.shape) if part.shape else self.want.shape
+            self.has_inf = bool(np.any(np.isinf(self.want)))
+            self.want_ok_bounds = _slack(bounds(tol, self.want, integer), integer)
+            for m in part.misconceptions:
+                try:
+                    mv = _array(m.value)
+                except (TypeError, ValueError):
+                    self.misconceptions.append((m, None, None))
+                    continue
+                self.misconceptions.append((m, mv, _slack(bounds(tol, mv, integer), integer)))
+
+
+_PREPARED: dict[int, tuple[Part, Tolerance, _Prepared]] = {}
+
+
+def _prepared(part: Part, tol: Tolerance) -> _Prepared:
+    hit = _PREPARED.get(id(part))
+    if hit is not None and hit[0] is part and hit[1] == tol:
+        return hit[2]
+    prep = _Prepared(part, tol)
+    if len(_PREPARED) > 50_000:
+        _PREPARED.clear()
+    _PREPARED[id(part)] = (part, tol, prep)     # holding the part keeps its id from being reused
+    return prep
+
+
+def _slack(b: np.ndarray, integer: bool) -> np.ndarray:
+    return b * (1 + 1e-9) + (0 if integer else 1e-12)
+
+
+def _within(got: np.ndarray, want: np.ndarray, limit: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        ok = np.abs(got - want) <= limit
+    if not ok.all():
+        ok |= np.isinf(got) & np.isinf(want) & (np.sign(got) == np.sign(want))
+    return ok
 
 
 # ----------------------------------------------------------------------------- parsing raw answers
@@ -190,6 +240,9 @@ def _numbers(raw: Any, integer: bool) -> Any:
         quick = fast_number(raw)
         if quick is not None:
             return quick
+        quick_list = _plain_list(raw)
+        if quick_list is not None:
+            return quick_list
         return evaluate_all(parse_text(raw, scalar=False))
     if isinstance(raw, (list, tuple)):
         if not raw:
@@ -198,7 +251,34 @@ def _numbers(raw: Any, integer: bool) -> Any:
     raise AnswerParseError(f"expected a number or text, got {type(raw).__name__}")
 
 
+_PLAIN_LIST = re.compile(r"\s*\[[\d\s.,eE+\-\[\]]*\]\s*")
+
+
+def _plain_list(text: str) -> list | None:
+    """Bracketed lists of plain decimal numbers ("[[0.5, 0], [-0.5, 0]]") read without the parser;
+    None for anything else (the parser then reads it, with the same result)."""
+    if len(text) > MAX_CHARS or not _PLAIN_LIST.fullmatch(text) or _DECIMAL_COMMA.search(text):
+        return None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    try:
+        shape = shape_of(value)
+    except AnswerParseError:
+        return None
+    if len(shape) > 2 or not shape or 0 in shape or int(np.prod(shape)) > MAX_ENTRIES:
+        return None
+    return [[float(x) for x in row] for row in value] if len(shape) == 2 else [float(x) for x in value]
+
+
 def _finite_check(value: Any, allow_inf: bool) -> None:
+    if isinstance(value, float):
+        if value != value:
+            raise AnswerParseError("NaN is not an answer: give a finite number")
+        if not allow_inf and value in (math.inf, -math.inf):
+            raise AnswerParseError("infinity is not an answer here: give a finite number")
+        return
     arr = np.asarray(value, dtype=float)
     if np.any(np.isnan(arr)):
         raise AnswerParseError("NaN is not an answer: give a finite number")
@@ -259,10 +339,9 @@ def parse_answer(part: Part, raw: Any) -> Any:
     if not isinstance(value, list):
         value = [value]
     shape_of(value)                      # ragged rows are refused here
-    expected_has_inf = isinstance(part.expected, list) and (_has_none(part.expected)
-                                                            or bool(np.any(np.isinf(_array(part.expected)))))
-    _finite_check(value, allow_inf=expected_has_inf)
-    want = tuple(part.shape) if part.shape else np.shape(part.expected)
+    prep = _prepared(part, part.tolerance)
+    _finite_check(value, allow_inf=prep.has_inf)
+    want = prep.shape
     got = np.asarray(value, dtype=float)
     if got.shape != want and got.size == int(np.prod(want)):
         # a single row or column typed flat, or a flat list for a 1×n / n×1 matrix
@@ -403,7 +482,8 @@ def check_part(part: Part, raw: Any, earlier: dict[str, Any] | None = None, *, e
     Never raises for a bad answer: it becomes status "unparseable" with the reason as feedback.
     """
     tol = tolerance or part.tolerance
-    rule = rule_text(part, tol)
+    prep = _prepared(part, tol)
+    rule = prep.rule
     if is_blank(raw):
         return _result(part, "blank", 0, None, "no answer", rule, raw)
     try:
@@ -414,7 +494,7 @@ def check_part(part: Part, raw: Any, earlier: dict[str, Any] | None = None, *, e
         return _check_choice(part, value, rule, raw)
     if part.kind == "expression":
         return _check_expression(part, value, rule, raw, tol)
-    return _check_numeric(part, value, rule, raw, tol, earlier if ecf else None, ecf_credit)
+    return _check_numeric(part, value, rule, raw, tol, earlier if ecf else None, ecf_credit, prep)
 
 
 def _check_choice(part: Part, value: str, rule: str, raw: Any) -> PartResult:
@@ -480,13 +560,13 @@ def _check_expression(part: Part, value: Expr, rule: str, raw: Any, tol: Toleran
 
 
 def _check_numeric(part: Part, value: Any, rule: str, raw: Any, tol: Tolerance, earlier: dict[str, Any] | None,
-                   ecf_credit: float) -> PartResult:
+                   ecf_credit: float, prep: _Prepared) -> PartResult:
     integer = part.kind == "integer"
     if not isinstance(value, list) and not isinstance(part.expected, list):
         return _check_scalar(part, value, rule, raw, tol, earlier, ecf_credit, integer)
     got = np.asarray(value, dtype=float)
-    want = _array(part.expected)
-    ok = entries_ok(tol, got, want, integer) if got.shape == want.shape else None
+    want = prep.want
+    ok = _within(got, want, prep.want_ok_bounds) if got.shape == want.shape else None
     if ok is not None and bool(ok.all()):
         return _result(part, "correct", part.points, value, "correct", rule, raw)
     ecf_val = _ecf_value(part, earlier) if earlier is not None else None
@@ -499,14 +579,12 @@ def _check_numeric(part: Part, value: Any, rule: str, raw: Any, tol: Tolerance, 
             if bool(ecf_ok.all()):
                 return _result(part, "ecf", ecf_credit * part.points, value, _ecf_text(part, ecf_credit), rule, raw,
                                ecf_from=tuple(part.depends_on))
-    for m in part.misconceptions:
-        try:
-            mv = _array(m.value)
-        except (TypeError, ValueError):
+    for m, mv, limit in prep.misconceptions:
+        if mv is None:
             continue
         if mv.shape != got.shape and mv.size == got.size == 1:
-            mv = mv.reshape(got.shape)      # a one-number mistake for an array part ("the inner product")
-        if mv.shape == got.shape and bool(entries_ok(tol, got, mv, integer).all()):
+            mv, limit = mv.reshape(got.shape), limit.reshape(got.shape)   # a one-number mistake ("the inner product")
+        if mv.shape == got.shape and bool(_within(got, mv, limit).all()):
             return _result(part, "misconception", m.credit * part.points, value, m.explanation, rule, raw, m)
     if ok is None:
         return _result(part, "wrong", 0, value, shape_feedback(want.shape, got.shape, raw), rule, raw)

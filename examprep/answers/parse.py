@@ -24,7 +24,6 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from dataclasses import dataclass
 from typing import Any
 
 from examprep.errors import ExamprepError
@@ -68,18 +67,24 @@ _CHAR_MAP = str.maketrans({
     "‘": "'", "’": "'", "“": '"', "”": '"',
 })
 _NUMBER = r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+(?![\w.]))?"
-_TOKEN = re.compile(rf"\s*(?:(?P<num>{_NUMBER})|(?P<name>√|σ|[^\W\d]\w*)|(?P<op>\*\*|[-+*/^%()\[\],;=!|<>{{}}&@~`$#:?\\'\"]))")
+_OPS = r"\*\*|[-+*/^%()\[\],;=!|<>{}&@~`$#:?\\'\"]"
+_TOKEN = re.compile(rf"\s*(?:(?P<num>{_NUMBER})|(?P<name>√|σ|[^\W\d]\w*)|(?P<op>{_OPS})|(?P<bad>.))", re.DOTALL)
 _PLAIN_NUMBER = re.compile(rf"\s*[-+]?{_NUMBER}\s*")
 _DECIMAL_COMMA = re.compile(r"(?<![\d.])(\d+),(\d+)(?![\d.])")
 
 
-@dataclass(frozen=True)
 class Token:
-    kind: str           # "num", "name", "op", "end"
-    text: str
-    col: int            # 1-based column in the normalised text
-    space_before: bool
-    space_after: bool = False
+    """One token: kind "num", "name", "op" or "end"; its text; 1-based column in the normalised
+    text; whether white space comes before and after it (list entries split on white space)."""
+
+    __slots__ = ("kind", "text", "col", "space_before", "space_after")
+
+    def __init__(self, kind: str, text: str, col: int, space_before: bool, space_after: bool = True):
+        self.kind, self.text, self.col = kind, text, col
+        self.space_before, self.space_after = space_before, space_after
+
+    def __repr__(self) -> str:
+        return f"Token({self.kind}, {self.text!r}, col {self.col})"
 
 
 def normalise(text: str) -> str:
@@ -98,30 +103,24 @@ def _check_size(text: str) -> None:
 def tokenize(text: str) -> list[Token]:
     """Split normalised text into tokens; raises AnswerParseError on a character we never accept."""
     tokens: list[Token] = []
-    pos, n = 0, len(text)
-    while pos < n:
-        m = _TOKEN.match(text, pos)
-        if m is None:
-            j = pos
-            while j < n and text[j].isspace():
-                j += 1
-            if j >= n:
-                break
-            ch = text[j]
-            raise AnswerParseError(f"unexpected character {ch!r} at column {j + 1}")
-        kind = m.lastgroup or "op"
+    for m in _TOKEN.finditer(text):
+        kind = m.lastgroup
+        if kind == "bad":
+            if m.group("bad").isspace():
+                continue
+            start = m.start("bad")
+            raise AnswerParseError(f"unexpected character {text[start]!r} at column {start + 1}")
         start = m.start(kind)
-        tokens.append(Token(kind, m.group(kind), start + 1, start > pos or pos == 0 and start > 0))
-        pos = m.end()
+        space = start > m.start()
+        if tokens and space:
+            tokens[-1].space_after = True
+        elif tokens:
+            tokens[-1].space_after = False
+        tokens.append(Token(kind, m.group(kind), start + 1, space))
         if len(tokens) > MAX_TOKENS:
             raise AnswerParseError(f"answer too long (more than {MAX_TOKENS} symbols)")
-    # a token is "followed by space" when the next one has space before it (or it ends the text)
-    out = []
-    for i, t in enumerate(tokens):
-        after = tokens[i + 1].space_before if i + 1 < len(tokens) else True
-        out.append(Token(t.kind, t.text, t.col, t.space_before, after))
-    out.append(Token("end", "", n + 1, True, True))
-    return out
+    tokens.append(Token("end", "", len(text) + 1, True, True))
+    return tokens
 
 
 _REFUSED_OPS = {

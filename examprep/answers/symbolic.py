@@ -21,7 +21,11 @@ from examprep.answers.parse import AnswerParseError, evaluate, unparse
 
 POINTS = 6
 RTOL = 1e-8
-SYMPY_SECONDS = 0.5        # time limit on one symbolic check (main thread; elsewhere, cheap steps only)
+# Time limit on one symbolic check (main thread; elsewhere only the cheap steps run). sympy only
+# confirms what the numeric check already found, so a timeout never changes a verdict: it only
+# reports "checked numerically" instead of "symbolically".
+SYMPY_SECONDS = 0.03
+_WARM = False
 
 
 class _Timeout(Exception):
@@ -118,6 +122,7 @@ def _sympy_zero(a_text: str, b_text: str, a: Any, b: Any, variables: tuple[str, 
     """sympy's verdict on a − b = 0: True proven, None undecided (timeout or no proof)."""
     import sympy as sp
 
+    _warm_up(sp)
     symbols = {v: sp.Symbol(v, positive=True) for v in variables}
     try:
         with time_limit(SYMPY_SECONDS) as armed:
@@ -133,6 +138,21 @@ def _sympy_zero(a_text: str, b_text: str, a: Any, b: Any, variables: tuple[str, 
         return None
     except (TypeError, ValueError, ZeroDivisionError, OverflowError, RecursionError, AttributeError):
         return None
+
+
+def _warm_up(sp: Any) -> None:
+    """sympy imports modules lazily during its first operations; do those once without a timer,
+    so an alarm never interrupts an import half-way (which would leave a broken module behind)."""
+    global _WARM
+    if _WARM:
+        return
+    x = sp.Symbol("x", positive=True)
+    sp.expand((x + 1) ** 3 - x / 2)
+    # small separate cases: together they would send simplify into a slow trigonometric search
+    for expr in (sp.exp(sp.log(x)) - x + sp.sqrt(x) ** 2 / (1 + x), sp.exp(2 * sp.log(x)) - x ** 2 + 1 / (1 + sp.exp(-x)),
+                 sp.tanh(x) - 1, sp.sin(x) * sp.Abs(x), sp.log(x, 10) + sp.cos(x)):
+        sp.simplify(expr)
+    _WARM = True
 
 
 def equivalent(a: Any, b: Any, variables: tuple[str, ...] = ()) -> tuple[bool, str]:
