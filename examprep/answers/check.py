@@ -114,7 +114,7 @@ def rule_text(part: Part, tolerance: Tolerance | None = None) -> str:
             want = np.zeros(0)
         finite = want[np.isfinite(want)]
         if finite.size and np.any(bounds(Tolerance("sigfigs", tol.value, 0.0), finite) < tol.atol):
-            text += f" (or within ±{tol.atol:g}, whichever is looser)"
+            text += f" (or ±{tol.atol:g}, whichever is looser)"
     return ("each entry " + text) if part.kind in ("vector", "matrix") else text
 
 

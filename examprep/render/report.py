@@ -81,8 +81,9 @@ def part_label(pr: ProblemResult, i: int, r: PartResult) -> str:
 
 # ----------------------------------------------------------------------------- terminal
 
-def class_table(results: list[SubmissionResult]) -> Any:
-    """A rich table: one row per student, one column per question, total and percent."""
+def class_table(results: list[SubmissionResult], limit: int | None = 200) -> Any:
+    """A rich table: one row per student, one column per question, total and percent; at most
+    ``limit`` rows (the caption says how many were left out: the CSV export has them all)."""
     from rich import box
     from rich.table import Table
 
@@ -94,7 +95,10 @@ def class_table(results: list[SubmissionResult]) -> Any:
     table.add_column("total", justify="right", style="bold")
     table.add_column("%", justify="right")
     table.add_column("notes", style="dim")
-    for res in results:
+    shown = results if limit is None or len(results) <= limit else results[:limit]
+    if len(shown) < len(results):
+        table.caption = f"first {len(shown)} of {len(results)} students; --csv FILE lists them all"
+    for res in shown:
         cells = []
         for q in range(n_q):
             if q < len(res.problems):
@@ -163,33 +167,38 @@ def feedback_view(res: SubmissionResult, *, show_answers: bool = False) -> Any:
     return Group(*blocks)
 
 
+SHORT = {"correct": "right", "ecf": "ECF", "misconception": "misc", "wrong": "wrong", "blank": "blank",
+         "unparseable": "unread"}
+
+
 def summary_view(results: list[SubmissionResult], top: int = 8) -> Any:
-    """The class summary: mean per question, how the parts went, the most frequent misconceptions."""
+    """The class summary: mean per question, how the parts went (counts of each verdict), and
+    the most frequent misconceptions with their explanations."""
     from rich import box
     from rich.console import Group
     from rich.table import Table
 
     questions, mis = summarise(results)
-    qt = Table(box=box.SIMPLE, title="class summary", title_justify="left")
-    qt.add_column("question")
-    qt.add_column("mean", justify="right")
-    qt.add_column("%", justify="right")
-    for s in ("correct", "ecf", "misconception", "wrong", "blank", "unparseable"):
-        qt.add_column(STATUS_WORD[s], justify="right", style=STATUS_STYLE[s])
+    qt = Table(box=box.SIMPLE, title="class summary (parts per verdict)", title_justify="left", padding=(0, 1))
+    qt.add_column("question", no_wrap=True, overflow="ellipsis", max_width=16)
+    qt.add_column("mean", justify="right", no_wrap=True, min_width=11)
+    for s in STATUS_WORD:
+        qt.add_column(SHORT[s], justify="right", style=STATUS_STYLE[s], no_wrap=True, min_width=len(SHORT[s]))
     for q in questions:
         pct = 100 * q.mean / q.max_score if q.max_score else 0
-        qt.add_row(f"{q.label} {q.title}", f"{_points(q.mean)}/{_points(q.max_score)}", f"{pct:.0f}",
-                   *[str(q.statuses[s] or "") for s in ("correct", "ecf", "misconception", "wrong", "blank",
-                                                         "unparseable")])
+        qt.add_row(_escape(f"{q.label} {q.title}"), f"{_points(q.mean)}/{_points(q.max_score)} {pct:.0f}%",
+                   *[str(q.statuses[s] or "") for s in STATUS_WORD])
     blocks: list[Any] = [qt]
     if mis:
         mt = Table(box=box.SIMPLE, title="most frequent misconceptions", title_justify="left")
-        mt.add_column("part")
-        mt.add_column("misconception")
-        mt.add_column("students", justify="right")
+        mt.add_column("part", no_wrap=True)
+        mt.add_column("misconception", no_wrap=True)
+        mt.add_column("n", justify="right")
         mt.add_column("explanation", overflow="fold")
         for addr, mid, count, expl in mis[:top]:
-            mt.add_row(addr, mid, str(count), expl)
+            mt.add_row(_escape(addr), _escape(mid), str(count), _escape(expl))
+        if len(mis) > top:
+            mt.caption = f"{len(mis) - top} more in --json"
         blocks.append(mt)
     return Group(*blocks)
 

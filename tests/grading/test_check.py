@@ -68,7 +68,7 @@ def test_an_answer_off_by_more_than_half_a_unit_is_refused(x, sig):
 
 def test_rules_are_stated_in_plain_words():
     assert rule_text(number(5.5)) == "to 3 significant figures"
-    assert rule_text(number(0.0004)) == "to 3 significant figures (or within ±0.001, whichever is looser)"
+    assert rule_text(number(0.0004)) == "to 3 significant figures (or ±0.001, whichever is looser)"
     assert rule_text(Part("v", "v", "vector", [1.0, 2.0], shape=(2,))) == "each entry to 3 significant figures"
     assert rule_text(Part("n", "n", "integer", 3, tolerance=EXACT)) == "exactly (a whole number)"
     assert rule_text(number(0.5), parse_tolerance("decimals:2")) == "to 2 decimal places"
@@ -255,3 +255,32 @@ def test_part_result_serialises():
     assert isinstance(r, PartResult)
     d = r.to_dict()
     assert d["status"] == "correct" and d["value"] == 0.5 and d["score"] == 2 and d["rule"]
+
+
+# ----------------------------------------------------------------------------- robustness
+
+RAW = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-10**30, 10**30), st.floats(), st.text(max_size=60),
+              st.sampled_from(["[1, 2", "1 2; 3", "[[1], [2, 3]]", "e^^2", "√", "0,5", "p_i - y_i", "B", "-inf"])),
+    lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(st.text(max_size=3), children, max_size=2)),
+    max_leaves=12)
+
+KINDS = [
+    number(0.5, misconceptions=(Misconception("m", 1.0, "x"),)),
+    Part("n", "n", "integer", 7, tolerance=EXACT, misconceptions=(Misconception("m", 8, "x"),)),
+    Part("v", "v", "vector", [0.1, 0.2], shape=(2,), misconceptions=(Misconception("m", [0.2, 0.1], "x"),)),
+    Part("m", "m", "matrix", [[1.0, None], [0.0, 2.0]], shape=(2, 2)),
+    expression(misconceptions=(Misconception("m", "y_i - p_i", "x"),)),
+    Part("c", "c", "choice", "A", tolerance=EXACT, choices=("A", "B")),
+]
+
+
+@given(RAW, st.sampled_from(range(len(KINDS))))
+def test_any_raw_answer_gets_a_verdict_never_an_exception(raw, k):
+    r = check_part(KINDS[k], raw, earlier={"x": raw})
+    assert r.status in ("correct", "ecf", "misconception", "wrong", "blank", "unparseable")
+    assert 0 <= r.score <= r.max_score and r.feedback and "\n" not in r.feedback
+    json_ok = r.to_dict()
+    import json
+
+    json.dumps(json_ok, allow_nan=False)
