@@ -2,6 +2,9 @@
 the answer files, parse, check with misconceptions and error carried forward, write the CSV and
 JSON exports), then the worst-case hostile answers one by one.
 
+End to end = read the files + grade (the first run includes sympy's import and warm-up) + export
+CSV and JSON; "in-memory" grades the same answers again without files, caches warm.
+
 Baseline, measured in the same run on the same answers: a naive grader that reads each answer
 with json.loads/float and compares it with numpy.isclose — no safe parsing of formulas, no
 feedback, no misconceptions, no ECF. The ratio says what the real grader costs on top.
@@ -221,8 +224,8 @@ def main() -> None:
         tmp = Path(tmp_name)
         key_path = tmp / "key.json"
         write_key(key_path, Key("bench", problems))
-        print(f"{'submissions':>11} {'end-to-end s':>13} {'parts/s':>9} {'in-memory parts/s':>18} "
-              f"{'naive parts/s':>14} {'cost vs naive':>14}")
+        print(f"{'submissions':>11} {'end-to-end s':>13} {'(read+grade':>12} {'export)':>8} {'parts/s':>9} "
+              f"{'in-memory parts/s':>18} {'naive parts/s':>14} {'cost vs naive':>14}")
         rates = []
         results = []
         for n in args.sizes:
@@ -231,7 +234,8 @@ def main() -> None:
             parts = n * PARTS
             rate = parts / r["end_to_end"]
             rates.append(rate)
-            print(f"{n:>11,} {r['end_to_end']:>13.2f} {rate:>9,.0f} {parts / r['mem']:>18,.0f} "
+            print(f"{n:>11,} {r['end_to_end']:>13.2f} {r['grade']:>12.2f} {r['out']:>8.2f} {rate:>9,.0f} "
+                  f"{parts / r['mem']:>18,.0f} "
                   f"{parts / r['naive']:>14,.0f} {r['mem'] / r['naive']:>13.1f}×")
         print("statuses:", ", ".join(f"{k} {v}" for k, v in sorted(results[-1]["counts"].items())))
         if len(rates) > 1:
