@@ -1,8 +1,79 @@
 """CLI commands of the sheet feature; heavy imports happen inside the commands."""
 from __future__ import annotations
 
+from typing import Optional
+
 import typer
 
 
 def register(app: typer.Typer) -> None:
     """Add this feature's commands to the main app."""
+
+    @app.command()
+    def sheet(
+        recipe: Optional[str] = typer.Option(None, "--recipe", "-r",
+                                             help="Bundled recipe (midterm, cnn, rnn, transformer) or a recipe .toml file."),
+        topics: Optional[list[str]] = typer.Option(None, "--topics", "-t",
+                                                   help="Topics instead of a recipe (repeat or comma-separate)."),
+        count: Optional[str] = typer.Option(None, "--count", "-n", help="Problems per topic (with --topics)."),
+        difficulty: Optional[str] = typer.Option(None, "--difficulty", "-d",
+                                                 help="Level 1-3 of every problem (overrides the recipe's)."),
+        seed: Optional[str] = typer.Option(None, "--seed", "-s",
+                                           help="Seed of the sheet (random when omitted; printed and kept in the key)."),
+        roster: Optional[str] = typer.Option(None, "--roster", help="CSV with an id column (and names): one variant each."),
+        secret_file: Optional[str] = typer.Option(None, "--secret-file",
+                                                  help="File holding the secret the variants are derived from."),
+        formats: Optional[str] = typer.Option(None, "--format", "-f",
+                                              help="Comma-separated: pdf, md, moodle [default: pdf,md]. "
+                                                   "The key and answer template are always written."),
+        out: Optional[str] = typer.Option(None, "--out", "-o", help="Output directory [default: the recipe's name]."),
+        force: bool = typer.Option(False, "--force", help="Overwrite existing outputs."),
+        title: Optional[str] = typer.Option(None, "--title", help="Title printed on the sheet (overrides the recipe's)."),
+        course: Optional[str] = typer.Option(None, "--course", help="Course name printed in the header."),
+        list_recipes: bool = typer.Option(False, "--list", help="List the bundled recipes and exit."),
+    ) -> None:
+        """Print a practice sheet: problems and solutions (PDF, Markdown), key, answer template, Moodle XML."""
+        import secrets
+
+        from examprep.cli import fail, int_option
+        from examprep.errors import ExamprepError
+
+        try:
+            if list_recipes:
+                _print_recipes()
+                return
+            from examprep import sheets
+
+            seed_n = secrets.randbelow(1_000_000) if seed is None else int_option("--seed", seed)
+            result = sheets.make_sheet(
+                recipe=recipe, topics=topics, count=None if count is None else int_option("--count", count),
+                difficulty=None if difficulty is None else int_option("--difficulty", difficulty), seed=seed_n,
+                roster=roster, secret_file=secret_file, formats=formats, out=out, force=force, title=title,
+                course=course)
+        except ExamprepError as err:
+            raise fail(err) from None
+        _print_summary(result)
+
+
+def _print_recipes() -> None:
+    from examprep import sheets
+
+    for name, r in sheets.bundled_recipes().items():
+        topics = ", ".join(f"{i.topic}{f' ×{i.count}' if i.count > 1 else ''} (L{i.difficulty})" for i in r.items)
+        typer.echo(f"{name:<12} {r.title} — {r.problem_count} problems{f', {r.minutes} min' if r.minutes else ''}")
+        typer.echo(f"{'':<12} {topics}")
+
+
+def _print_summary(result) -> None:
+    sh = result.sheet
+    first = sh.copies[0]
+    r = sh.recipe
+    what = f"{len(sh.copies)} variants" if sh.variants else f"seed {sh.seed}"
+    typer.echo(f"{r.title}: {len(first.problems)} problems, {first.points:g} points, about {round(first.minutes)} min "
+               f"of work{f' for {r.minutes} min allowed' if r.minutes else ''} ({what}; sheet {sh.sheet_id})")
+    shown = [p for p in result.written if p.parent == result.out_dir]
+    for path in shown:
+        typer.echo(f"  {path}")
+    hidden = len(result.written) - len(shown)
+    if hidden:
+        typer.echo(f"  {result.out_dir / 'answers'}/ ({hidden} answer templates, one per student)")

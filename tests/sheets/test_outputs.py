@@ -1,0 +1,261 @@
+"""`examprep sheet` end to end: each format written and read back (PDF text and pages with
+pypdf, keys and templates), byte-identical reruns, no answers in the problems PDF, and every kind
+of bad input refused with one line and nothing half-written."""
+import json
+import os
+import re
+import subprocess
+import sys
+import tomllib
+
+import pytest
+from typer.testing import CliRunner
+
+from examprep import keys, sheets
+from examprep.cli import app
+from tests.sheets.helpers import pdf_text
+
+runner = CliRunner()
+
+
+def _flat(v):
+    return [x for y in v for x in _flat(y)] if isinstance(v, list) else [v]
+
+
+def _shown(x: float) -> str:
+    """A value as the solutions print it (4 significant figures)."""
+    return f"{x:.4g}".replace("-", "−")
+
+
+@pytest.fixture(scope="module")
+def practice(tmp_path_factory):
+    """One common sheet (the bundled midterm, fixed seed) in every format, via the CLI."""
+    out = tmp_path_factory.mktemp("sheet") / "midterm"
+    res = runner.invoke(app, ["sheet", "--recipe", "midterm", "--seed", "11", "--format", "pdf,md,moodle",
+                              "--out", str(out), "--course", "Deep Learning #101 <b>"])
+    assert res.exit_code == 0, res.output
+    return out, res.output
+
+
+def test_every_output_is_written_and_listed(practice):
+    out, output = practice
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["answers.toml", "key.json", "moodle.xml", "problems.md", "problems.pdf", "solutions.md",
+                     "solutions.pdf"]
+    for name in names:
+        assert str(out / name) in output
+    assert "Midterm practice exam: 15 problems" in output and "seed 11" in output
+
+
+def test_problems_pdf_reads_like_an_exam(practice):
+    out, _ = practice
+    text, pages = pdf_text((out / "problems.pdf").read_bytes())
+    squashed = re.sub(r"\s+", " ", text)
+    assert pages >= 3
+    for needed in ("Midterm practice exam", "DEEP LEARNING #101 <B>", "Name", "Student ID", "Instructions",
+                   "Time allowed: 180 minutes", "significant figures", "Problem 15", "Total", "page 1 of",
+                   f"page {pages} of {pages}", "end of the sheet"):
+        assert needed in squashed, needed
+    key = keys.read_key(out / "key.json")
+    assert f"{sum(p.points for p in key.problems):g}" in squashed         # total points in the score table
+
+
+def test_problems_pdf_holds_no_answers(practice):
+    out, _ = practice
+    key = keys.read_key(out / "key.json")
+    problems_text, _ = pdf_text((out / "problems.pdf").read_bytes())
+    solutions_text, _ = pdf_text((out / "solutions.pdf").read_bytes())
+    for word in ("Worked solution", "Answers", "Typical mistakes"):
+        assert word not in problems_text and word in solutions_text
+    checked = 0
+    for p in key.problems:
+        shown_in_statement = json.dumps(p.params)
+        for part in p.parts:
+            for v in _flat(part.expected):
+                if (isinstance(v, float) and abs(v) > 1e-9 and v != round(v, 1)
+                        and str(round(v, 1)) not in shown_in_statement):
+                    token = _shown(v)
+                    assert token in solutions_text, (part.id, token)      # the probe would see a leak
+                    assert token not in problems_text, (p.title, part.id, token)
+                    checked += 1
+            for m in part.misconceptions:
+                assert m.explanation[:40] not in problems_text
+    assert checked >= 10
+
+
+def test_solutions_pdf_shows_answers_and_figures(practice):
+    out, _ = practice
+    text, pages = pdf_text((out / "solutions.pdf").read_bytes())
+    assert pages > 3 and "solutions" in text
+    assert "The shaded inputs are the receptive field" in text          # the receptive-field figure
+    key = keys.read_key(out / "key.json")
+    rf = next(p for p in key.problems if p.generator == "receptive-field")
+    assert f"receptive field of the middle output: {rf.part('receptive_field').expected} positions" in text
+
+
+def test_key_and_template_are_the_graders_input(practice):
+    out, _ = practice
+    key = keys.read_key(out / "key.json")
+    assert key.title == "Midterm practice exam" and len(key.problems) == 15 and key.meta["seed"] == 11
+    assert key.meta["sheet_id"] == "midterm-11"
+    template = tomllib.loads((out / "answers.toml").read_text())
+    assert list(template) == ["student_id", "name"] + [f"q{k}" for k in range(1, 16)]
+    assert set(template["q1"]) == {part.id for part in key.problems[0].parts}
+
+
+def test_markdown_has_the_same_sheet(practice):
+    out, _ = practice
+    problems = (out / "problems.md").read_text()
+    solutions = (out / "solutions.md").read_text()
+    assert problems.startswith("# Midterm practice exam\n") and "## Instructions" in problems
+    assert problems.count("## Problem ") == 15 and "### Worked solution" not in problems
+    assert solutions.count("### Worked solution") == 15 and "### Typical mistakes" in solutions
+    assert "`q1.size_1`" in problems
+
+
+def test_two_runs_give_identical_bytes(tmp_path):
+    recipe = sheets.load_recipe("rnn")
+    a = sheets.render_outputs(sheets.build_sheet(recipe, 3), ("pdf", "md", "moodle"))
+    b = sheets.render_outputs(sheets.build_sheet(recipe, 3), ("pdf", "md", "moodle"))
+    assert list(a) == list(b)
+    for name in a:
+        assert a[name] == b[name], f"{name} differs between two runs"
+    assert b"CreationDate" not in a["problems.pdf"] and b"ModDate" not in a["problems.pdf"]
+
+
+def test_same_bytes_in_a_fresh_process(tmp_path):
+    code = ("import sys; from examprep import sheets; "
+            "out = sheets.render_outputs(sheets.build_sheet(sheets.load_recipe('cnn'), 11), ('pdf',)); "
+            "sys.stdout.buffer.write(out['solutions.pdf'])")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=300,
+                         env=dict(os.environ, PYTHONHASHSEED="99"))
+    assert res.returncode == 0, res.stderr.decode()
+    here = sheets.render_outputs(sheets.build_sheet(sheets.load_recipe("cnn"), 11), ("pdf",))["solutions.pdf"]
+    assert res.stdout == here
+
+
+ROSTER = "student_id,name\ns101,Ada Lovelace\ns102,Alan Turing\ns103,Grace Hopper\n"
+SECRET = "a-long-enough-course-secret-123\n"
+
+
+def test_variants_end_to_end(tmp_path):
+    (tmp_path / "roster.csv").write_text(ROSTER)
+    (tmp_path / "secret.txt").write_text(SECRET)
+    out = tmp_path / "exam"
+    res = runner.invoke(app, ["sheet", "-r", "cnn", "-s", "4", "--roster", str(tmp_path / "roster.csv"),
+                              "--secret-file", str(tmp_path / "secret.txt"), "--out", str(out), "-f", "pdf,moodle"])
+    assert res.exit_code == 0, res.output
+    assert "3 variants" in res.output and "3 answer templates" in res.output
+    key = keys.read_key(out / "key.json")
+    text, pages = pdf_text((out / "problems.pdf").read_bytes())
+    squashed = re.sub(r"\s+", " ", text)
+    for sid, name in (("s101", "Ada Lovelace"), ("s102", "Alan Turing"), ("s103", "Grace Hopper")):
+        assert name in squashed and sid in squashed and key.variant_codes[sid] in squashed
+        template = tomllib.loads((out / "answers" / f"{sid}.toml").read_text())
+        assert template["student_id"] == sid and template["name"] == name
+        for p in key.variants[sid]:
+            assert f"seed {p.seed}" not in squashed and str(p.seed) not in squashed     # codes, never seeds
+    # each copy starts on an odd page: page counts per copy, then blank pages to the next odd one
+    assert pages % 2 == 0 and squashed.count("page 1 of") == 3
+    secret = sheets.read_secret(tmp_path / "secret.txt")
+    rebuilt = sheets.build_sheet(sheets.load_recipe("cnn"), 4, roster=sheets.read_roster(tmp_path / "roster.csv"),
+                                 secret=secret)
+    assert {c.student.id: [p.to_dict() for p in c.problems] for c in rebuilt.copies} == {
+        sid: [p.to_dict() for p in ps] for sid, ps in key.variants.items()}
+
+
+def test_long_runs_are_joined_from_chunks(tmp_path, monkeypatch):
+    monkeypatch.setattr(sheets, "PDF_CHUNK", 2)
+    roster = [sheets.Student(f"s{i}", f"Student {i}") for i in range(5)]
+    sheet = sheets.build_sheet(sheets.load_recipe("transformer"), 1, roster=roster, secret=b"x" * 20)
+    out = sheets.render_outputs(sheet, ("pdf",))
+    text, pages = pdf_text(out["problems.pdf"])
+    assert pages % 2 == 0 and all(f"Student {i}" in text for i in range(5))
+    squashed = re.sub(r"\s+", " ", text)
+    assert squashed.index("Student 0") < squashed.index("Student 2") < squashed.index("Student 4")
+
+
+# ----------------------------------------------------------------------------------- bad input
+
+def _run(args, cwd=None):
+    return runner.invoke(app, ["sheet", *args])
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--recipe", "midtrem"], "error: unknown recipe 'midtrem'; did you mean midterm?"),
+    (["--topics", "atention"], "error: unknown topic 'atention'; did you mean attention"),
+    (["--recipe", "cnn", "--topics", "attention"], "error: give either --recipe or --topics"),
+    (["--recipe", "cnn", "--count", "2"], "error: --count applies to --topics"),
+    (["--recipe", "cnn", "--seed", "x"], "error: --seed: expected an integer"),
+    (["--recipe", "cnn", "--difficulty", "9"], "error: --difficulty: expected 1, 2 or 3"),
+    (["--recipe", "cnn", "--format", "docx"], "error: --format: unknown format 'docx'"),
+    (["--recipe", "cnn", "--roster", "nope.csv", "--secret-file", "nope.txt"], "error: --roster nope.csv: no such file"),
+])
+def test_bad_options_get_one_line_and_exit_2(tmp_path, args, message):
+    res = _run(args + ["--out", str(tmp_path / "o")])
+    assert res.exit_code == 2 and res.output.startswith(message), res.output
+    assert res.output.count("\n") == 1
+    assert not (tmp_path / "o").exists()
+
+
+def test_roster_errors_write_nothing(tmp_path):
+    (tmp_path / "roster.csv").write_text("name\nAda\n")
+    (tmp_path / "secret.txt").write_text(SECRET)
+    res = _run(["-r", "cnn", "--roster", str(tmp_path / "roster.csv"), "--secret-file", str(tmp_path / "secret.txt"),
+                "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "no id column" in res.output and not (tmp_path / "o").exists()
+    (tmp_path / "roster.csv").write_text(ROSTER)
+    (tmp_path / "secret.txt").write_text("")
+    res = _run(["-r", "cnn", "--roster", str(tmp_path / "roster.csv"), "--secret-file", str(tmp_path / "secret.txt"),
+                "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "the file is empty" in res.output and not (tmp_path / "o").exists()
+    res = _run(["-r", "cnn", "--roster", str(tmp_path / "roster.csv"), "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "--roster needs --secret-file" in res.output
+
+
+def test_existing_outputs_need_force(tmp_path):
+    out = tmp_path / "o"
+    assert _run(["-r", "cnn", "-s", "1", "-f", "md", "--out", str(out)]).exit_code == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    res = _run(["-r", "cnn", "-s", "2", "-f", "md", "--out", str(out)])
+    assert res.exit_code == 2 and "already exist" in res.output and "--force" in res.output
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    res = _run(["-r", "cnn", "-s", "2", "-f", "md", "--out", str(out), "--force"])
+    assert res.exit_code == 0 and {p.name: p.read_bytes() for p in out.iterdir()} != before
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]      # no temporary files left
+
+
+def test_unwritable_output_directory(tmp_path):
+    blocker = tmp_path / "file.txt"
+    blocker.write_text("not a directory")
+    res = _run(["-r", "cnn", "-f", "md", "--out", str(blocker / "sub")])
+    assert res.exit_code == 2 and res.output.startswith("error: --out") and "file.txt is not a directory" in res.output
+    res = _run(["-r", "cnn", "-f", "md", "--out", str(blocker)])
+    assert res.exit_code == 2 and "exists and is not a directory" in res.output
+
+
+def test_a_typst_error_is_reported_and_leaves_no_pdf(tmp_path, monkeypatch):
+    from examprep.render import typst
+
+    real = typst.sheet_source
+    monkeypatch.setattr(typst, "sheet_source", lambda *a, **k: real(*a, **k) + "\n#let broken = (\n")
+    out = tmp_path / "o"
+    res = _run(["-r", "cnn", "--out", str(out)])
+    assert res.exit_code == 1, res.output
+    assert res.output.startswith("error: typst could not typeset the document: ") and res.output.count("\n") == 1
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_help_lists_the_options():
+    res = runner.invoke(app, ["sheet", "--help"])
+    assert res.exit_code == 0
+    for opt in ("--recipe", "--topics", "--count", "--difficulty", "--seed", "--roster", "--secret-file", "--format",
+                "--out", "--force"):
+        assert opt in res.output
+
+
+def test_list_shows_the_bundled_recipes():
+    res = runner.invoke(app, ["sheet", "--list"])
+    assert res.exit_code == 0
+    for name in ("midterm", "cnn", "rnn", "transformer"):
+        assert re.search(rf"^{name}\s", res.output, re.M)

@@ -1,0 +1,111 @@
+"""Recipes: the bundled ones (the midterm's coverage and 180 ± 15 minutes) and clear errors,
+with file, line and key, for every way a recipe file can be wrong."""
+import pytest
+
+from examprep import generators, sheets
+from examprep.errors import ParamError
+from examprep.sheets import SheetError
+
+SEEDS = (0, 1, 2024)
+
+
+def test_bundled_recipes_load():
+    recipes = sheets.bundled_recipes()
+    assert {"midterm", "cnn", "rnn", "transformer"} <= set(recipes)
+    for name, r in recipes.items():
+        assert r.title and r.items and r.name == name
+        for item in r.items:
+            assert item.difficulty in generators.get(item.topic).levels
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_midterm_fills_the_three_hour_exam(seed):
+    sheet = sheets.build_sheet(sheets.load_recipe("midterm"), seed)
+    minutes = sheet.copies[0].minutes
+    assert sheet.recipe.minutes == 180
+    assert 165 <= minutes <= 195, f"the midterm's parts add up to {minutes:.0f} min, not 180 ± 15"
+
+
+def test_midterm_covers_the_announced_syllabus():
+    # "CNNs, RNN, GRU, LSTM, linear regression, residual connections, soft-max+cross-entropy,
+    # forward/backward propagation, receptive field, same-padding, max-pooling, Transformer intro"
+    topics = {i.topic for i in sheets.load_recipe("midterm").items}
+    needed = {"conv2d", "rnn-step", "gru-step", "lstm-step", "linear-regression", "residual",
+              "softmax-cross-entropy", "mlp-backprop", "receptive-field", "max-pool", "attention"}
+    assert needed <= topics, f"missing {needed - topics}"
+    sheet = sheets.build_sheet(sheets.load_recipe("midterm"), 3)
+    same = [p for p in sheet.copies[0].problems if p.generator == "receptive-field"]
+    assert same and any(part.id == "pad_after" for part in same[0].parts)     # same padding is asked
+
+
+def test_topic_recipe_problems_use_consecutive_seeds():
+    r = sheets.recipe_from_topics(["attention", "gru-step"], count=2, difficulty=2)
+    probs = sheets.build_problems(r, 10)
+    assert [(p.generator, p.seed, p.difficulty) for p in probs] == [
+        ("attention", 10, 2), ("attention", 11, 2), ("gru-step", 12, 2), ("gru-step", 13, 2)]
+
+
+GOOD = '''[sheet]
+title = "Quiz"
+difficulty = 2
+
+[[problem]]
+topic = "attention"
+
+[[problem]]
+topic = "gru-step"
+count = 2
+'''
+
+
+def test_a_users_recipe_file(tmp_path):
+    f = tmp_path / "quiz.toml"
+    f.write_text(GOOD)
+    r = sheets.load_recipe(str(f))
+    assert r.name == "quiz" and r.title == "Quiz" and r.problem_count == 3
+    assert [(i.topic, i.difficulty, i.count) for i in r.items] == [("attention", 2, 1), ("gru-step", 2, 2)]
+
+
+@pytest.mark.parametrize("text, where, message", [
+    ('[sheet]\ntitle = "Q"\n\n[[problem]]\ntopic = "attention\n', ":5", "not valid TOML"),
+    ('[sheet]\ntitle = "Q"\ncolour = "red"\n[[problem]]\ntopic = "attention"\n', ":3", "unknown key 'colour'"),
+    ('[sheet]\ntitle = "Q"\nminutes = "long"\n[[problem]]\ntopic = "attention"\n', ":3", "minutes: expected an integer"),
+    ('[sheet]\ntitle = "Q"\n[[problem]]\ntopic = "attention"\n[[problem]]\ntopic = "gru"\n', ":6",
+     "problem 2: unknown topic 'gru'; did you mean gru-step"),
+    ('[sheet]\ntitle = "Q"\n[[problem]]\ntopic = "attention"\ndifficulty = 7\n', ":5", "attention has levels 1, 2, 3"),
+    ('[sheet]\ntitle = "Q"\n[[problem]]\ntopic = "attention"\ncount = 0\n', ":5", "count: expected 1 to"),
+    ('[sheet]\ntitle = "Q"\n[[problem]]\ntopik = "attention"\n', ":4", "unknown key 'topik'; did you mean topic"),
+    ('[sheet]\ntitle = "Q"\n[[problem]]\ndifficulty = 1\n', ":3", "problem 1: missing topic"),
+    ('[sheet]\ncourse = "DL"\n[[problem]]\ntopic = "attention"\n', ":1", "title: give the sheet a title"),
+    ('[sheet]\ntitle = "Q"\n', "", "no problems"),
+    ('[sheets]\ntitle = "Q"\n', ":1", "unknown key 'sheets'; did you mean [sheet]"),
+    ('[sheet]\ntitle = "Q"\n[[problem]]\ntopic = "attention"\ncalculator_free = "yes"\n', ":5",
+     "calculator_free: expected true or false"),
+])
+def test_bad_recipe_files_say_file_line_and_key(tmp_path, text, where, message):
+    f = tmp_path / "bad.toml"
+    f.write_text(text)
+    with pytest.raises(SheetError) as info:
+        sheets.load_recipe(str(f))
+    msg = str(info.value)
+    assert msg.startswith(f"{f}{where}: ") and message in msg, msg
+    assert "\n" not in msg
+
+
+def test_unknown_recipe_names_the_bundled_ones():
+    with pytest.raises(SheetError, match="unknown recipe 'midtrem'; did you mean midterm.*bundled recipes: cnn, midterm"):
+        sheets.load_recipe("midtrem")
+    with pytest.raises(SheetError, match="no such file"):
+        sheets.load_recipe("nowhere/quiz.toml")
+
+
+def test_topics_and_options_are_validated():
+    with pytest.raises(ParamError, match="unknown topic 'atention'; did you mean attention"):
+        sheets.recipe_from_topics(["atention"])
+    with pytest.raises(ParamError, match="--count"):
+        sheets.recipe_from_topics(["attention"], count=0)
+    with pytest.raises(ParamError, match="--difficulty"):
+        sheets.with_difficulty(sheets.load_recipe("midterm"), 4)
+    with pytest.raises(ParamError, match="--format: unknown format 'docx'"):
+        sheets.parse_formats("pdf,docx")
+    assert sheets.parse_formats("moodle, PDF") == ("pdf", "moodle")
