@@ -231,7 +231,7 @@ def _numbers(raw: Any, integer: bool) -> Any:
     if isinstance(raw, bool):
         raise AnswerParseError("true/false is not an answer here: give a number")
     if isinstance(raw, int):
-        if not integer and abs(raw) > 1e300:
+        if abs(raw) > 10**300:
             raise AnswerParseError("number too large")
         return raw if integer else float(raw)
     if isinstance(raw, float):

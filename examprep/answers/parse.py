@@ -552,6 +552,9 @@ def parse_text(text: str, *, variables: tuple[str, ...] | frozenset[str] = (), s
                 raise AnswerParseError(f"{m.group(0)!r}: write a whole number without separators, "
                                        f"e.g. {m.group(1)}{m.group(2)}")
             raise AnswerParseError(f"{m.group(0)!r}: use a decimal point, not a comma: {m.group(1)}.{m.group(2)}")
+    if "=" in norm:
+        raise AnswerParseError(f"'=' at column {norm.index('=') + 1}: type only the value, not an equation "
+                               f"(e.g. {norm.rsplit('=', 1)[1].strip()[:30] or '0.5'})")
     parser = _Parser(tokenize(norm), frozenset(variables))
     node = parser.parse_answer()
     if parser.comma_sep and parser.space_sep and _DECIMAL_COMMA.search(norm):

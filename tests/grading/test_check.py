@@ -260,7 +260,7 @@ def test_part_result_serialises():
 # ----------------------------------------------------------------------------- robustness
 
 RAW = st.recursive(
-    st.one_of(st.none(), st.booleans(), st.integers(-10**30, 10**30), st.floats(), st.text(max_size=60),
+    st.one_of(st.none(), st.booleans(), st.integers(-10**400, 10**400), st.floats(), st.text(max_size=60),
               st.sampled_from(["[1, 2", "1 2; 3", "[[1], [2, 3]]", "e^^2", "√", "0,5", "p_i - y_i", "B", "-inf"])),
     lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(st.text(max_size=3), children, max_size=2)),
     max_leaves=12)

@@ -282,3 +282,8 @@ def test_unparse_round_trips():
     for text in ["e^2/(1 + e^2)", "-(y_i - p_i)", "2*10^(-3)", "ln(2) + 1/3", "[1, 2, 3]"]:
         node = parse_text(text, variables=("p_i", "y_i"))
         assert unparse(parse_text(unparse(node), variables=("p_i", "y_i"))) == unparse(node)
+
+
+def test_an_equation_is_refused_with_its_right_hand_side_as_the_hint():
+    with pytest.raises(AnswerParseError, match=r"not an equation \(e.g. p_i - y_i\)"):
+        parse_text("dL/dz = p_i - y_i", variables=("p_i", "y_i"))
