@@ -32,11 +32,16 @@ class Settings:
     ecf_credit: float = 1.0
     tolerances: dict[str, Tolerance] = field(default_factory=dict)
 
-    def tolerance_for(self, number: int, part_id: str) -> Tolerance | None:
+    def tolerance_for(self, number: int, part_id: str, kind: str = "number") -> Tolerance | None:
+        """The override for a part, most specific first; "*" reaches only numeric parts
+        (number, vector, matrix), never integers, expressions or choices."""
         t = self.tolerances
         if not t:
             return None
-        return t.get(address(number, part_id)) or t.get(f"q{number}") or t.get(part_id) or t.get("*")
+        found = t.get(address(number, part_id)) or t.get(f"q{number}") or t.get(part_id)
+        if found is None and kind in ("number", "vector", "matrix"):
+            found = t.get("*")
+        return found
 
 
 @dataclass
@@ -144,7 +149,7 @@ def grade_submission(problems: list[Problem], answers: dict[str, Any], *, studen
             addr = address(n, part.id)
             known.append(addr)
             r = check_part(part, flat.get(addr), earlier, ecf=settings.ecf, ecf_credit=settings.ecf_credit,
-                           tolerance=settings.tolerance_for(n, part.id))
+                           tolerance=settings.tolerance_for(n, part.id, part.kind))
             # later parts recompute from the student's own value; a blank or unreadable answer
             # stands in with the key's, so one gap does not break the chain after it
             earlier[part.id] = r.value if r.status not in ("blank", "unparseable") else part.expected

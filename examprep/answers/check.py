@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from examprep.answers.parse import (MAX_CHARS, MAX_ENTRIES, AnswerParseError, _DECIMAL_COMMA, evaluate, evaluate_all,
-                                    fast_number, parse_text, shape_of, unparse)
+                                    fast_number, has_names, parse_text, shape_of, unparse)
 from examprep.answers.symbolic import equivalent
 from examprep.errors import ExamprepError
 from examprep.problem import Misconception, Part, Tolerance
@@ -544,8 +544,6 @@ def _check_expression(part: Part, value: Expr, rule: str, raw: Any, tol: Toleran
             except AnswerParseError:
                 continue
     feedback = "not equivalent to the answer"
-    from examprep.answers.parse import has_names
-
     if variables and not has_names(value.node):
         feedback = f"the answer is a formula in {', '.join(variables)}"
     elif not variables:

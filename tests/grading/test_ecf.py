@@ -128,3 +128,15 @@ def test_a_blank_or_unreadable_earlier_part_stands_in_with_the_key():
     res = grade_submission([p], {"q1.r": "0,7", "q1.n": sig(p.part("n").expected)})
     st = statuses(res)
     assert st["r"] == "unparseable" and st["n"] == "correct" and st["z"] == "blank"
+
+
+def test_a_run_wide_tolerance_reaches_numeric_parts_only():
+    from examprep.answers import parse_tolerance
+
+    p = generators.build("receptive-field", 7, 2)
+    settings = Settings(tolerances={"*": parse_tolerance("rtol:0.5")})
+    res = grade_submission([p], {"q1.size_1": p.part("size_1").expected + 1}, settings=settings)
+    assert statuses(res)["size_1"] == "wrong"          # integers stay exact
+    g = generators.build("gru-step", 7, 1)
+    res = grade_submission([g], {"q1.z": g.part("z").expected * 1.4}, settings=settings)
+    assert statuses(res)["z"] == "correct"
