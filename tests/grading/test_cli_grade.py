@@ -296,3 +296,20 @@ def test_grade_help_imports_neither_sympy_nor_torch():
     env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert "IMPORTED []" in res.stdout, res.stdout + res.stderr
+
+
+def test_keys_in_other_encodings_and_broken_keys(sheet, tmp_path):
+    d, key = sheet
+    text = (d / "key.json").read_text(encoding="utf-8")
+    (tmp_path / "bom.json").write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    (tmp_path / "u16.json").write_bytes(b"\xff\xfe" + text.encode("utf-16-le"))
+    for name in ("bom.json", "u16.json"):
+        assert len(read_key(tmp_path / name).problems) == len(key.problems)
+    (tmp_path / "bin.json").write_bytes(bytes(range(256)) * 4)
+    (tmp_path / "cut.json").write_text(text[: len(text) // 2])
+    raw = json.loads(text)
+    del raw["problems"][0]["parts"][0]["kind"]
+    (tmp_path / "damaged.json").write_text(json.dumps(raw))
+    for name, msg in [("bin.json", "binary"), ("cut.json", "invalid JSON at line"), ("damaged.json", "damaged key")]:
+        res = run("grade", tmp_path / name, "--self-test")
+        assert res.exit_code == 2 and msg in res.stderr, res.stderr
