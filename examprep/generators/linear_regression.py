@@ -22,7 +22,7 @@ _OTHER = {"mse": "half-mse", "half-mse": "mse"}
 
 
 @generator("linear-regression", title="Linear regression: loss, gradient, one gradient-descent step",
-           syllabus="Linear regression: MSE, its gradient and gradient descent (½·MSE vs MSE)", version=1)
+           syllabus="Linear regression: MSE, its gradient and gradient descent (½·MSE vs MSE)", version=2)
 def linear_regression(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     N = 4
     d = 1 if difficulty == 1 else 2
@@ -129,7 +129,7 @@ def linear_regression(rng: Stream, difficulty: int, calculator_free: bool) -> Dr
     statement = [Text(f"Fit $\\hat y = {model} + b$ to {N} points by gradient descent on the "
                       f"{'mean squared error' if loss == 'mse' else 'half mean squared error'} "
                       f"${_LOSS_TEX[loss]}$."),
-                 Matrix("data", rows, col_labels=cols + ["y"]),
+                 Matrix("data", rows, row_labels=[f"n={i + 1}" for i in range(N)], col_labels=cols + ["y"]),
                  Text(f"Current parameters and learning rate $\\eta = {lr}$:"),
                  Matrix("w", params["w"]), Matrix("b", b)]
     return Draft(title="Linear regression: one gradient-descent step", params=params, statement=statement, parts=parts,
