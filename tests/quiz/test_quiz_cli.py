@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from examprep import generators
 from examprep.cli import app
 from examprep.history import History
-from examprep.quiz import QuizOptions, load_concepts, plan_concepts
+from examprep.quiz import QuizOptions, fmt_clock, load_concepts, plan_concepts
 
 from .helpers import correct_answers, interrupt_after, typed
 
@@ -269,3 +269,14 @@ def test_two_quiz_processes_at_once_lose_no_attempt(home):
         sessions = {a.session_id for a in rows}
         assert len(rows) == 24 and len(sessions) == 2
         assert sum(n for *_, n in h.cards()) == 24        # every answer also reviewed its card
+
+
+def test_exam_with_a_recipe_uses_its_mix_and_time():
+    res = run(["quiz", "--exam", "--recipe", "transformer", "--seed", "3"], ["q", "y"])
+    assert res.exit_code == 0, res.output
+    from examprep import sheets
+    recipe = sheets.load_recipe("transformer")
+    assert f"time: {fmt_clock(recipe.minutes * 60)}" in res.output
+    assert len({(a.problem_no) for a in attempts()}) == recipe.problem_count
+    bad = run(["quiz", "--exam", "--recipe", "midtrm"])
+    assert bad.exit_code == 2 and "did you mean midterm" in bad.output
