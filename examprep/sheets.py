@@ -681,7 +681,7 @@ def planned_paths(sheet_variants: bool, formats: tuple[str, ...], roster: list[S
         paths += ["problems.md", "solutions.md"]
     if "moodle" in formats:
         paths.append("moodle.xml")
-    return paths
+    return sorted(paths, key=_output_order)
 
 
 def check_output_dir(out_dir: Path, paths: list[str], force: bool) -> None:

@@ -598,8 +598,13 @@ class PdfWorkers:
 
     TASK_TIMEOUT = 1800      # seconds: a worker killed by the system must not hang the command
 
-    def __init__(self, workers: int = 2):
+    def __init__(self, workers: int | None = None):
         import multiprocessing
+        import os
+
+        if workers is None:      # one per CPU this process may use, at most 8 (memory: ~0.6 GB each)
+            cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 2)
+            workers = max(2, min(cpus, 8))
 
         self._threads = None
         try:
@@ -801,18 +806,47 @@ def _header(sheet: Any, copy: Any, solutions: bool, instructions: list[str], str
 
 
 def _score_table(copy: Any) -> str:
+    """Problem / Points / Score rows for the grader, in rows of equal columns (at most 14)."""
     n = len(copy.problems)
-    chunks = [list(range(i, min(i + 14, n))) for i in range(0, n, 14)]
+    labels = [str(k + 1) for k in range(n)] + ["Total"]
+    points = [f"{p.points:g}" for p in copy.problems] + [f"{copy.points:g}"]
+    rows = math.ceil(len(labels) / 14)
+    per = math.ceil(len(labels) / rows)
     tables = []
-    for c, idx in enumerate(chunks):
-        last = c == len(chunks) - 1
-        cols = len(idx) + 1 + (1 if last else 0)
-        cells = ["[*Problem*]"] + [f"[{k + 1}]" for k in idx] + (["[*Total*]"] if last else [])
-        cells += ["[Points]"] + [f"[{copy.problems[k].points:g}]" for k in idx] + ([f"[{copy.points:g}]"] if last else [])
-        cells += ["[Score]"] + ["[]" for _ in idx] + (["[]"] if last else [])
-        tables.append(f"#table(columns: (auto,) + ({cols - 1} * (1fr,)), rows: (auto, auto, 0.9cm), align: center + horizon,"
+    for r in range(rows):
+        idx = list(range(r * per, min((r + 1) * per, len(labels))))
+        pad = per - len(idx)
+        head = [f"[*{labels[i]}*]" if labels[i] == "Total" else f"[{labels[i]}]" for i in idx]
+        cells = ["[*Problem*]", *head, *["table.cell(stroke: none)[]"] * pad,
+                 "[Points]", *[f"[{points[i]}]" for i in idx], *["table.cell(stroke: none)[]"] * pad,
+                 "[Score]", *["[]"] * len(idx), *["table.cell(stroke: none)[]"] * pad]
+        tables.append(f"#table(columns: (auto,) + ({per} * (1fr,)), rows: (auto, auto, 0.9cm), align: center + horizon,"
                       f" stroke: 0.5pt + luma(55%), inset: 4pt, {', '.join(cells)})")
     return "#v(0.4em)\n" + "\n".join(tables)
+
+
+def _inline_values(blocks: list) -> bool:
+    """True when a step's values are short enough to sit on the formula's line."""
+    for b in blocks:
+        if isinstance(b, d.Math):
+            continue
+        if not isinstance(b, d.Matrix):
+            return False
+        v = b.values
+        if isinstance(v, list) and (len(v) > 4 or any(isinstance(x, list) for x in v)):
+            return False
+    return True
+
+
+def _step_body(step: Any, strict: bool) -> list[str]:
+    maths = [b for b in step.blocks if isinstance(b, d.Math)]
+    values = [b for b in step.blocks if not isinstance(b, d.Math)]
+    if len(maths) <= 1 and values and _inline_values(step.blocks):
+        formula = f"$display({latex_to_typst(maths[0].latex, strict=strict)})$" if maths else ""
+        shown = " #h(1.4em) ".join(_matrix(b) for b in values)
+        sep = " #h(1em) #text(fill: ink)[→] #h(1em) " if formula else ""
+        return [f"#pad(left: 1em)[#set text(top-edge: \"bounds\", bottom-edge: \"bounds\")\n{formula}{sep}{shown}]"]
+    return [f"#pad(left: 1em)[{block(b, strict=strict)}]" for b in step.blocks]
 
 
 def _problem(sheet: Any, copy: Any, k: int, solutions: bool, strict: bool) -> list[str]:
@@ -840,7 +874,7 @@ def _solution(p: Any, extras: list, strict: bool) -> list[str]:
     for n, step in enumerate(p.solution, 1):
         target = f"→ ({letters[step.part]})" if step.part in letters else ""
         out.append(f"#step([Step {n}. #{typst_string(step.title)};], [{target}])")
-        out += [f"#pad(left: 1em)[{block(b, strict=strict)}]" for b in step.blocks]
+        out += _step_body(step, strict)
     cells = ["[*Part*]", "[*Answer*]", "[*Accepted*]", "[*Points*]"]
     for i, part in enumerate(p.parts):
         shown = f"${value_math(part.expected)}$"
@@ -853,7 +887,7 @@ def _solution(p: Any, extras: list, strict: bool) -> list[str]:
                   f"[{part.points:g}]"]
     out.append("#block(sticky: true, above: 1.1em)[#text(weight: \"bold\", fill: shade)[Answers]]")
     out.append("#table(columns: (auto, 1fr, auto, auto), align: (left + horizon, left + horizon, left + horizon,"
-               " center + horizon), stroke: 0.4pt + luma(65%), inset: 5pt,"
+               " center + horizon), stroke: 0.4pt + luma(65%), inset: (x: 5pt, y: 6pt),"
                f" fill: (x, y) => if y == 0 {{ luma(93%) }}, {', '.join(cells)})")
     for fig in extras:
         if isinstance(fig, d.Heatmap):
@@ -866,7 +900,7 @@ def _solution(p: Any, extras: list, strict: bool) -> list[str]:
             mistakes += [f"[({_letter(i)})]", f"[${value_math(m.value)}$]", f"[#{typst_string(m.explanation)};]"]
     if mistakes:
         out.append("#block(sticky: true, above: 1.1em)[#text(weight: \"bold\", fill: shade)[Typical mistakes]]")
-        out.append(f"#text(size: 9pt, table(columns: (auto, auto, 1fr), stroke: none, inset: (x: 4pt, y: 3pt), "
+        out.append(f"#text(size: 9pt, table(columns: (auto, auto, 1fr), stroke: none, inset: (x: 4pt, y: 5pt), "
                    f"align: (left + horizon, left + horizon, left + horizon), "
                    f"fill: (x, y) => if calc.odd(y) {{ luma(96%) }}, {', '.join(mistakes)}))")
     return out
