@@ -7,8 +7,17 @@ from typing import Any
 from examprep.problem import Part, Problem
 
 
+def _literal(v: Any) -> str:
+    if isinstance(v, list):
+        return "[" + ", ".join(_literal(x) for x in v) + "]"
+    return str(v)
+
+
 def typed(part: Part, value: Any = None) -> str:
-    """``value`` (default: the expected answer) as a student types it for ``part``."""
+    """``value`` (default: the expected answer, in its exact form where the part has one) as a
+    student types it for ``part``."""
+    if value is None and part.exact is not None:
+        return _literal(part.exact)
     v = part.expected if value is None else value
     if part.kind == "choice":
         return str(v)

@@ -183,3 +183,17 @@ def test_formatting_helpers():
     assert bar(0.0, 4) == "····" and bar(1.0, 4) == "████" and bar(0.5, 4) == "██··"
     assert len(bar(0.37, 10)) == 10
     assert sparkline([0.0, 0.5, 1.0]) == "▁▅█"
+
+
+def test_every_generator_can_be_answered_in_full_in_a_session():
+    """Each registered generator, at each level (and calculator-free where it has one): typing the
+    key's answers at the prompts gives full marks, every part accepted at its first try."""
+    for name, g in sorted(generators.load_all().items()):
+        for level in g.levels:
+            for cf in ((False, True) if g.calculator_free else (False,)):
+                problem = generators.build(name, 17, level, cf)
+                term = ScriptedTerminal([*correct_answers(problem), ""], FakeClock(), step=1.0)
+                summary = Session(term, None).run_practice([problem])
+                statuses = [p.status for o in summary.outcomes for p in o.parts]
+                assert statuses == ["correct"] * len(problem.parts), (name, level, cf, statuses)
+                assert term.lines == []                       # no answer was refused and re-asked
