@@ -166,9 +166,9 @@ def rnn_unroll(x, h0, weight_ih, weight_hh, bias_ih=None, bias_hh=None, *, nonli
     W_hh = matrix("weight_hh", weight_hh)
     if W_hh.shape[0] != W_hh.shape[1]:
         raise ShapeError(f"weight_hh: expected a square H×H matrix, got {shape_str(W_hh.shape)}")
-    H, I = W_hh.shape[0], xs.shape[1]
+    H, n_in = W_hh.shape[0], xs.shape[1]
     h = np.zeros(H) if h0 is None else vector("h0", h0, H)
-    W_ih = matrix("weight_ih", weight_ih, (H, I))
+    W_ih = matrix("weight_ih", weight_ih, (H, n_in))
     b_ih = np.zeros(H) if bias_ih is None else vector("bias_ih", bias_ih, H)
     b_hh = np.zeros(H) if bias_hh is None else vector("bias_hh", bias_hh, H)
     pre, hidden, ders, jacs = [], [], [], []

@@ -93,7 +93,8 @@ def activation(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                           misconceptions=(Misconception("value-not-derivative", val(s),
                                                         "That is σ(x) itself; the derivative is σ(x)(1 − σ(x))."),
                                           Misconception("one-minus-square", val(1 - s**2),
-                                                        "1 − σ² is the pattern of tanh' = 1 − tanh²; for the sigmoid it is σ(1 − σ)."),
+                                                        "1 − σ² is the pattern of tanh' = 1 − tanh²; "
+                                                        "for the sigmoid it is σ(1 − σ)."),
                                           Misconception("exp-only", val(np.exp(-x)),
                                                         "e^{−x} is only the inner part; σ' = e^{−x}/(1 + e^{−x})² = σ(1 − σ).")),
                           recipe=Recipe("sigmoid-derivative-from-output", {"output": {"$ref": "sigmoid"}}) if scalar else None))
@@ -128,7 +129,8 @@ def activation(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                                           Misconception("value-not-derivative", val(r),
                                                         "That is ReLU(x) itself; its derivative is 1 for x > 0 and 0 otherwise."),
                                           Misconception("kink-one", val(kink),
-                                                        "ReLU is not differentiable at 0; PyTorch (and this course) use ReLU'(0) = 0."))))
+                                                        "ReLU is not differentiable at 0; PyTorch (and this course) "
+                                                        "use ReLU'(0) = 0."))))
         solution += steps_from(relu_steps[1:], "relu_derivative")
     if difficulty == 2:
         top_s = engine.activation("sigmoid", 0.0).derivative
@@ -140,10 +142,12 @@ def activation(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                                           Misconception("one", 1.0, "That is tanh's largest slope; σ' never exceeds 1/4."))))
         parts.append(Part("max_tanh_derivative", r"The largest value $\tanh'(x)$ takes over all real $x$.", "number",
                           top_t, points=1, minutes=1, exact="1",
-                          misconceptions=(Misconception("sigmoid-bound", top_s, "1/4 is the sigmoid's bound; tanh'(0) = 1 − 0² = 1."),
+                          misconceptions=(Misconception("sigmoid-bound", top_s,
+                                                        "1/4 is the sigmoid's bound; tanh'(0) = 1 − 0² = 1."),
                                           Misconception("tanh-at-zero", 0.0, "tanh(0) = 0 is the value; the slope there is 1."))))
         solution.append(SolutionStep("The largest slopes are at x = 0", [
-            Math(r"\sigma'(x) = \sigma(x)(1 - \sigma(x)) \le \tfrac12 \cdot \tfrac12 = \tfrac14 \text{ (at } \sigma = \tfrac12,\ x = 0)"),
+            Math(r"\sigma'(x) = \sigma(x)(1 - \sigma(x)) \le \tfrac12 \cdot \tfrac12 = \tfrac14 "
+                 r"\text{ (at } \sigma = \tfrac12,\ x = 0)"),
             Matrix("max σ'", top_s)], "max_sigmoid_derivative"))
         solution.append(SolutionStep("tanh' = 1 − tanh² is largest where tanh x = 0", [
             Math(r"\tanh'(x) = 1 - \tanh^2 x \le 1 \text{ (at } x = 0)"), Matrix("max tanh'", top_t),
@@ -201,7 +205,8 @@ def _level3(rng: Stream, calculator_free: bool) -> tuple[dict, list, list, list]
                              Misconception("slope-everywhere", tolist(alpha * xl),
                                            "Positive inputs pass unchanged; only x ≤ 0 is multiplied by α."))),
         Part("leaky_relu_derivative", "Its derivative at each point.", "vector", tolist(leaky.derivative), shape=(3,),
-             points=1, minutes=1, exact=[frac(Fraction(v).limit_denominator(1000)) for v in leaky.derivative] if calculator_free else None,
+             points=1, minutes=1,
+             exact=[frac(Fraction(v).limit_denominator(1000)) for v in leaky.derivative] if calculator_free else None,
              misconceptions=(Misconception("relu-derivative", tolist(engine.activation("relu", xl).derivative),
                                            "Leaky ReLU's slope for x < 0 is α, not 0: that is what keeps units from dying."),
                              Misconception("value-not-derivative", tolist(leaky.output),
@@ -229,7 +234,8 @@ def _level3(rng: Stream, calculator_free: bool) -> tuple[dict, list, list, list]
                                                 Matrix("dy/dx", float(chain))]
                                  + ([Matrix("exact", exact_chain)] if exact_chain else []), "chain_derivative"))
     solution.append(SolutionStep("Each layer multiplies by at most σ'(0) = 1/4", [
-        Math(rf"\left|\frac{{dy}}{{dx}}\right| = \prod_{{l=1}}^{{{n_layers}}} \sigma'(a_l) \le \left(\tfrac14\right)^{{{n_layers}}}"),
+        Math(rf"\left|\frac{{dy}}{{dx}}\right| = \prod_{{l=1}}^{{{n_layers}}} \sigma'(a_l) "
+             rf"\le \left(\tfrac14\right)^{{{n_layers}}}"),
         Matrix("bound", float(bound)),
         Text("The bound shrinks geometrically with depth: the vanishing gradient of deep sigmoid networks.")], "stack_bound"))
     params = {"x": tolist(xl), "negative_slope": alpha, "x0": x0, "x0_shown": x0_shown, "layers": n_layers}

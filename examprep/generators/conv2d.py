@@ -104,7 +104,8 @@ def conv2d(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     solution = steps_from(_pick(steps, "Pad"), None) if padding else []
     solution += steps_from(_pick(steps, "Slide"), "output")
     if difficulty == 1:
-        solution.append(SolutionStep("Upstream gradient of L = ½ Σ y²", [Math(r"\delta_i = \frac{\partial L}{\partial y_i} = y_i"),
+        solution.append(SolutionStep("Upstream gradient of L = ½ Σ y²",
+                                     [Math(r"\delta_i = \frac{\partial L}{\partial y_i} = y_i"),
                                                                           Matrix("δ", tolist(delta))]))
     solution += steps_from(_pick(steps, "Kernel gradient"), "grad_kernel")
     if bias:
@@ -122,7 +123,8 @@ def conv2d(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                      Matrix("x", tolist(x)), Matrix("K", tolist(k))]
     else:
         statement = [Text("A 2-D convolution layer with one channel (cross-correlation as torch.nn.functional.conv2d: "
-                          f"no kernel flip), stride {stride}" + (f", zero padding {padding} on every side" if padding else ", no padding")
+                          f"no kernel flip), stride {stride}"
+                          + (f", zero padding {padding} on every side" if padding else ", no padding")
                           + (f", bias b = {bias:g}" if bias else ", no bias") + ". Backpropagation has delivered "
                           "$\\delta = \\partial L / \\partial y$."),
                      Matrix("x", tolist(x)), Matrix("K", tolist(k)), Matrix("δ", tolist(delta))]

@@ -49,7 +49,8 @@ def dense_backward(rng: Stream, difficulty: int, calculator_free: bool) -> Draft
         out_mis.append(Misconception("transposed-weight", tolist(transposed_w.output),
                                      "W is out×in: row i of W dots x to give y_i (y = W x, not Wᵀx)."))
     gw_mis = [Misconception("outer-transposed", tolist(t.grad_weight.T),
-                            "∂L/∂W has W's shape out×in: it is δ xᵀ (" + ("δᵀX summed over the batch" if batch else "row i is δ_i xᵀ")
+                            "∂L/∂W has W's shape out×in: it is δ xᵀ ("
+                            + ("δᵀX summed over the batch" if batch else "row i is δ_i xᵀ")
                             + "), not x δᵀ.")]
     gb_mis = [Misconception("ones", tolist(np.ones_like(t.grad_bias)),
                             "∂y/∂b = 1 is only the local derivative; by the chain rule ∂L/∂b = δ · 1 = δ.")]

@@ -60,7 +60,8 @@ def linear_regression(rng: Stream, difficulty: int, calculator_free: bool) -> Dr
     gw_mis = [Misconception("other-convention", val(other.grad_w),
                             "With L = (1/N) Σ e² the derivative of e² brings a factor 2: ∂L/∂w = (2/N) Xᵀe; "
                             "with ½·MSE the ½ cancels it: (1/N) Xᵀe."),
-              Misconception("sign-flip", val(-np.asarray(t.grad_w)), "e = ŷ − y: the gradient is (·/N) Xᵀ(ŷ − y), not Xᵀ(y − ŷ)."),
+              Misconception("sign-flip", val(-np.asarray(t.grad_w)),
+                            "e = ŷ − y: the gradient is (·/N) Xᵀ(ŷ − y), not Xᵀ(y − ŷ)."),
               Misconception("no-1-over-n", val(np.asarray(t.grad_w) * N), "The loss is a mean: keep the 1/N in the gradient.")]
     gb_mis = [Misconception("other-convention", float(other.grad_b), "The factor is 2/N for MSE and 1/N for ½·MSE."),
               Misconception("sign-flip", float(-t.grad_b), "∂L/∂b is the (scaled) mean of ŷ − y, not of y − ŷ."),

@@ -33,7 +33,7 @@ def _tanh_of_fraction(q: Fraction) -> str:
 @generator("lstm-step", title="One LSTM step by hand", syllabus="LSTM: gates i, f, o, candidate g, cell and hidden state",
            version=2)
 def lstm_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
-    H, I = (1, 1) if difficulty == 1 else (2, 1)
+    H, n_in = (1, 1) if difficulty == 1 else (2, 1)
     exact: dict = {}
     if calculator_free:
         # ln-weights: gate a-values for i, f, o in 1..4 (σ = a/(1+a)), candidate c in 2..3 with a sign
@@ -59,10 +59,10 @@ def lstm_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                  "o": [frac(v) for v in sig["o"]], "c_new": [frac(v) for v in cn],
                  "h_new": [(f"{frac(sig['o'][k])}*{_tanh_of_fraction(cn[k])}" if cn[k] != 0 else "0") for k in range(H)]}
     else:
-        x = rng.decimals(-1, 1, 0.5, (I,), nonzero=True)
+        x = rng.decimals(-1, 1, 0.5, (n_in,), nonzero=True)
         h = rng.decimals(-1, 1, 0.5, (H,))
         c = rng.decimals(-1, 1, 0.5, (H,), nonzero=True)
-        w_ih = rng.decimals(-1, 1, 0.5, (4 * H, I))
+        w_ih = rng.decimals(-1, 1, 0.5, (4 * H, n_in))
         w_hh = rng.decimals(-1, 1, 0.5, (4 * H, H))
         b_ih = np.zeros(4 * H) if difficulty == 1 else rng.decimals(-0.5, 0.5, 0.5, (4 * H,))
         shown_ih = tolist(w_ih)
@@ -109,7 +109,8 @@ def lstm_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                                                         "g": {"$ref": "g"}})))
     parts.append(Part("h_new", "The new hidden state $h' = o \\odot \\tanh(c')$.", kind, val(t.h_new), shape=shape,
                       points=2, minutes=1.5 * H, exact=ex("h_new"),
-                      misconceptions=(Misconception("no-tanh", val(t.o * t.c_new), "Squash the cell state first: h' = o ⊙ tanh(c')."),
+                      misconceptions=(Misconception("no-tanh", val(t.o * t.c_new),
+                                                    "Squash the cell state first: h' = o ⊙ tanh(c')."),
                                       Misconception("tanh-outside", val(np.tanh(t.o * t.c_new)),
                                                     "tanh applies to c' alone, then the output gate scales it.")),
                       recipe=Recipe("lstm-hidden", {"o": {"$ref": "o"}, "c_new": {"$ref": "c_new"}})))
@@ -126,19 +127,23 @@ def lstm_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         parts.append(Part("cell_gradient", r"The local derivative $\partial c'_k / \partial c_k$ for each unit.", "vector",
                           tolist(t.f), shape=(H,), points=1, minutes=1, exact=ex("f"),
                           misconceptions=(Misconception("one", tolist(np.ones(H)),
-                                                        "c' = f ⊙ c + i ⊙ g: the old state is scaled by f, so the derivative is f."),
+                                                        "c' = f ⊙ c + i ⊙ g: the old state is scaled by f, "
+                                                        "so the derivative is f."),
                                           Misconception("tanh-slope", tolist(t.f * (1 - t.tanh_c_new**2)),
-                                                        "Along the cell path there is no tanh: ∂c'/∂c = f (tanh only enters h').")),
+                                                        "Along the cell path there is no tanh: ∂c'/∂c = f "
+                                                        "(tanh only enters h').")),
                           recipe=Recipe("scale", {"x": {"$ref": "f"}, "factor": 1.0})))
         shown_dc = "[" + ", ".join(f"{v:g}" for v in delta_c) + "]"
         parts.append(Part("grad_c", rf"Given $\partial L / \partial c' = {shown_dc}$ (and no gradient through $h'$), "
                           r"$\partial L / \partial c$.", "vector", tolist(t.f * delta_c), shape=(H,), points=1, minutes=1,
                           exact=[frac(Fraction(e) * int(d)) for e, d in zip(sig["f"], delta_c)] if calculator_free else None,
                           misconceptions=(Misconception("unchanged", tolist(delta_c.astype(float)),
-                                                        "The gradient is scaled by the forget gate on its way back: f ⊙ ∂L/∂c'."),),
+                                                        "The gradient is scaled by the forget gate on its way "
+                                                        "back: f ⊙ ∂L/∂c'."),),
                           recipe=Recipe("multiply", {"a": {"$ref": "cell_gradient"}, "b": tolist(delta_c)})))
         solution.append(SolutionStep("Gradient along the cell state", [
-            Math(r"\frac{\partial c'}{\partial c} = \mathrm{diag}(f),\quad \frac{\partial L}{\partial c} = f \odot \frac{\partial L}{\partial c'}"),
+            Math(r"\frac{\partial c'}{\partial c} = \mathrm{diag}(f),\quad "
+                 r"\frac{\partial L}{\partial c} = f \odot \frac{\partial L}{\partial c'}"),
             Matrix("∂c'/∂c", tolist(t.f))], "cell_gradient"))
         solution.append(SolutionStep("Backwards one step", [Matrix("∂L/∂c", tolist(t.f * delta_c)), Text(
             "No weight matrix and no squashing slope on this path: with f near 1 the cell carries the gradient across "

@@ -55,7 +55,8 @@ def max_pool(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                 Misconception("ones", tolist(engine.max_pool_backward(x, 2, np.ones_like(delta), stride=stride).grad_input),
                               "The maximum receives the upstream gradient δ, not 1.")]
     if np.any(ties > 1):
-        for rule, text in (("split", "PyTorch does not share δ between tied maxima: the first in row-major order takes all of it."),
+        for rule, text in (("split", "PyTorch does not share δ between tied maxima: the first in row-major order "
+                                     "takes all of it."),
                            ("all", "Only one of the tied maxima receives δ (the first in row-major order), not each of them."),
                            ("last", "Ties go to the first maximum in row-major order (PyTorch), not the last.")):
             grad_mis.append(Misconception(f"ties-{rule}", tolist(engine.max_pool_backward(x, 2, delta, stride=stride,

@@ -147,7 +147,8 @@ def _stack(rng: Stream, calculator_free: bool) -> Draft:
     phi = r"\mathrm{ReLU}" if act == "relu" else r"\tanh"
     larger = "residual" if abs(res.gradient) > abs(plain.gradient) else "plain"
     statement = [Text(f"Two stacks of {L} one-unit layers with the same weights and no biases, input $x = y_0 = {x:g}$:"),
-                 Math(rf"\text{{plain: }} y_l = {phi}(w_l\, y_{{l-1}}),\quad \text{{residual: }} y_l = y_{{l-1}} + {phi}(w_l\, y_{{l-1}})"),
+                 Math(rf"\text{{plain: }} y_l = {phi}(w_l\, y_{{l-1}}),\quad "
+                      rf"\text{{residual: }} y_l = y_{{l-1}} + {phi}(w_l\, y_{{l-1}})"),
                  Matrix("w", tolist(w), col_labels=[f"l={i + 1}" for i in range(L)])]
     parts = [
         Part("local_plain", r"The plain stack's local derivatives $\partial y_l / \partial y_{l-1}$, $l = 1..L$.", "vector",

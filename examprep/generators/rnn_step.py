@@ -52,13 +52,13 @@ def _step_mis(x, h, w_ih, w_hh, b_ih, b_hh, nl: str, val) -> list[Misconception]
 def rnn_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     if difficulty == 3:
         return _two_steps(rng, calculator_free)
-    H = I = 1 if difficulty == 1 else 2
+    H = n_in = 1 if difficulty == 1 else 2
     if calculator_free:
-        x, h = rng.ints(-1, 2, (I,), nonzero=True), rng.ints(-1, 1, (H,), nonzero=True)
-        w_ih, w_hh = rng.ints(-1, 1, (H, I), nonzero=True), rng.ints(-1, 1, (H, H))
+        x, h = rng.ints(-1, 2, (n_in,), nonzero=True), rng.ints(-1, 1, (H,), nonzero=True)
+        w_ih, w_hh = rng.ints(-1, 1, (H, n_in), nonzero=True), rng.ints(-1, 1, (H, H))
     else:
-        x, h = rng.decimals(-1, 2, 0.5, (I,), nonzero=True), rng.decimals(-1, 1, 0.5, (H,), nonzero=True)
-        w_ih, w_hh = rng.decimals(-1, 1, 0.5, (H, I), nonzero=True), rng.decimals(-1, 1, 0.5, (H, H))
+        x, h = rng.decimals(-1, 2, 0.5, (n_in,), nonzero=True), rng.decimals(-1, 1, 0.5, (H,), nonzero=True)
+        w_ih, w_hh = rng.decimals(-1, 1, 0.5, (H, n_in), nonzero=True), rng.decimals(-1, 1, 0.5, (H, H))
     if difficulty == 1:
         b_ih = b_hh = np.zeros(H)
     else:
@@ -106,11 +106,11 @@ def rnn_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
 
 
 def _two_steps(rng: Stream, calculator_free: bool) -> Draft:
-    H, I = 2, 1
+    H, n_in = 2, 1
     nl = "relu" if calculator_free else "tanh"
-    xs = rng.ints(-1, 2, (2, I), nonzero=True) if calculator_free else rng.decimals(-1, 1, 0.5, (2, I), nonzero=True)
+    xs = rng.ints(-1, 2, (2, n_in), nonzero=True) if calculator_free else rng.decimals(-1, 1, 0.5, (2, n_in), nonzero=True)
     h0 = rng.ints(-1, 1, (H,)) if calculator_free else rng.decimals(-0.5, 0.5, 0.5, (H,))
-    w_ih = rng.ints(-1, 1, (H, I), nonzero=True) if calculator_free else rng.decimals(-1, 1, 0.5, (H, I), nonzero=True)
+    w_ih = rng.ints(-1, 1, (H, n_in), nonzero=True) if calculator_free else rng.decimals(-1, 1, 0.5, (H, n_in), nonzero=True)
     w_hh = rng.ints(-1, 1, (H, H), nonzero=True) if calculator_free else rng.decimals(-1, 1, 0.5, (H, H), nonzero=True)
     b = rng.ints(-1, 1, (H,))
     params = {"x": tolist(xs), "h0": tolist(h0), "weight_ih": tolist(w_ih), "weight_hh": tolist(w_hh),
@@ -141,19 +141,22 @@ def _two_steps(rng: Stream, calculator_free: bool) -> Draft:
                                            "Backwards through the nonlinearity multiply row i by φ'(a_i): diag(φ'(a₂)) W_hh."),
                              Misconception("columns-scaled", tolist(w_hh * der2[None, :]),
                                            "φ'(a₂) scales the rows (the output units), not the columns: diag(φ') W_hh."),
-                             Misconception("transposed", tolist(J2.T), "Row i holds ∂h₂ᵢ/∂h₁ⱼ = φ'(a₂ᵢ) W_hh[i, j]: no transpose.")),
+                             Misconception("transposed", tolist(J2.T),
+                                           "Row i holds ∂h₂ᵢ/∂h₁ⱼ = φ'(a₂ᵢ) W_hh[i, j]: no transpose.")),
              recipe=Recipe("rnn-jacobian", {"h_new": {"$ref": "h_2"}, "weight_hh": tolist(w_hh), "nonlinearity": nl})),
     ]
     steps = solve.solve("rnn-unroll", params).steps
     solution = (steps_from(steps[0:1], "h_1") + steps_from(steps[1:2], "h_2") + steps_from(steps[2:3], None)
                 + steps_from(steps[3:4], "jacobian"))
     solution.append(SolutionStep("Backprop through time", [
-        Math(r"\frac{\partial h_T}{\partial h_0} = \frac{\partial h_T}{\partial h_{T-1}} \cdots \frac{\partial h_1}{\partial h_0},\quad "
+        Math(r"\frac{\partial h_T}{\partial h_0} = \frac{\partial h_T}{\partial h_{T-1}} \cdots "
+             r"\frac{\partial h_1}{\partial h_0},\quad "
              r"\frac{\partial h_t}{\partial h_{t-1}} = \mathrm{diag}(\phi'(a_t))\, W_{hh}"),
         Text("Every step multiplies the gradient by another such Jacobian: with |φ'| ≤ 1 and small W_hh the product "
              "shrinks with the length of the sequence (vanishing gradients); with large W_hh it can grow (exploding).")]))
     phi = r"\mathrm{ReLU}" if nl == "relu" else r"\tanh"
-    statement = [Text(f"A vanilla RNN with one input and two hidden units, $h_t = {phi}(W_{{ih}} x_t + b_{{ih}} + W_{{hh}} h_{{t-1}})$ "
+    statement = [Text("A vanilla RNN with one input and two hidden units, "
+                      f"$h_t = {phi}(W_{{ih}} x_t + b_{{ih}} + W_{{hh}} h_{{t-1}})$ "
                       "($b_{hh} = 0$; weights out×in), run over two time steps from $h_0$."),
                  Matrix("x_1, x_2", tolist(xs[:, 0])), Matrix("h_0", tolist(h0)), Matrix("W_ih", tolist(w_ih)),
                  Matrix("W_hh", tolist(w_hh)), Matrix("b_ih", tolist(b))]

@@ -74,7 +74,8 @@ def vanishing_gradient(rng: Stream, difficulty: int, calculator_free: bool) -> D
     if difficulty in (1, 3):
         parts.append(Part("bound", rf"The bound $|w|^{T}$ on $|\partial h_{T} / \partial h_0|$ that follows from $\tanh' \le 1$.",
                           "number", float(bound), points=1, minutes=1,
-                          misconceptions=(Misconception("w-times-t", abs(w) * T, "Each step contributes a factor: |w|^T, not |w|·T."),
+                          misconceptions=(Misconception("w-times-t", abs(w) * T,
+                                                        "Each step contributes a factor: |w|^T, not |w|·T."),
                                           Misconception("sigmoid-bound", float((abs(w) / 4) ** T),
                                                         "tanh' ≤ 1 (σ' ≤ 1/4 is the sigmoid's): the bound is |w|^T.")),
                           recipe=Recipe("power", {"base": abs(w), "exponent": T})))
@@ -104,7 +105,8 @@ def vanishing_gradient(rng: Stream, difficulty: int, calculator_free: bool) -> D
                           "number", float(g20), points=1, minutes=1,
                           misconceptions=(Misconception("w-times-t", w * 20, "The factors multiply: w^20, not 20w."),),
                           recipe=Recipe("power", {"base": w, "exponent": 20})))
-        parts.append(Part("clipped", rf"That gradient after clipping its norm to at most {c:g} (as torch.nn.utils.clip_grad_norm_).",
+        parts.append(Part("clipped", rf"That gradient after clipping its norm to at most {c:g} "
+                          "(as torch.nn.utils.clip_grad_norm_).",
                           "number", float(clip_by_norm(g20, c)), points=1, minutes=1,
                           misconceptions=(Misconception("unclipped", float(g20),
                                                         f"Clipping rescales g to norm {c:g} when ‖g‖ > {c:g}: g·{c:g}/‖g‖."),),
@@ -132,7 +134,8 @@ def vanishing_gradient(rng: Stream, difficulty: int, calculator_free: bool) -> D
             Text("tanh keeps the states in (−1, 1), but a saturated state has slope 1 − h² close to 0: large weights "
                  "push units into saturation, which damps the gradient instead of exploding it.")], "verdict"))
     statement = [Text(f"A one-unit RNN $h_t = {phi_name}(w\\,h_{{t-1}} + x_t)$ with $h_0 = 0$ and no bias, run over "
-                      f"{T} inputs. By the chain rule $\\partial h_{T} / \\partial h_0 = \\prod_t \\partial h_t / \\partial h_{{t-1}}$."),
+                      f"{T} inputs. By the chain rule "
+                      f"$\\partial h_{T} / \\partial h_0 = \\prod_t \\partial h_t / \\partial h_{{t-1}}$."),
                  Matrix("w", w), Matrix("x", tolist(x), col_labels=[f"t={i + 1}" for i in range(T)])]
     return Draft(title="Vanishing and exploding gradients through time", params=params, statement=statement, parts=parts,
                  solution=solution,

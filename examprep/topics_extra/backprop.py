@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 
 from examprep import engine
 from examprep.engine._core import Trace
@@ -34,16 +33,20 @@ def _residual_steps(p: dict[str, Any], t: Trace) -> list[Step]:
                    {"branch_jacobian": t.branch_jacobian, "jacobian": t.jacobian})]
     if "grad_input" in t:
         if two:
-            steps.append(Step("Back through W_2", r"\frac{\partial L}{\partial h} = W_2^\top \delta", {"grad_hidden": t.grad_hidden}))
+            steps.append(Step("Back through W_2", r"\frac{\partial L}{\partial h} = W_2^\top \delta",
+                              {"grad_hidden": t.grad_hidden}))
         steps += [Step("Through the activation", r"\frac{\partial L}{\partial a} = \frac{\partial L}{\partial h} \odot \phi'(a)",
                        {"grad_branch_pre": t.grad_branch_pre}),
                   Step("The branch's share of the input gradient", r"W_1^\top \frac{\partial L}{\partial a}",
                        {"grad_branch": t.grad_branch}),
                   Step("Input gradient: the skip path passes δ unchanged",
-                       r"\frac{\partial L}{\partial x} = \delta + W_1^\top \frac{\partial L}{\partial a}", {"grad_input": t.grad_input}),
+                       r"\frac{\partial L}{\partial x} = \delta + W_1^\top \frac{\partial L}{\partial a}",
+                       {"grad_input": t.grad_input}),
                   Step("Weight gradients of the branch",
-                       r"\frac{\partial L}{\partial W_1} = \frac{\partial L}{\partial a}\, x^\top,\ \frac{\partial L}{\partial b_1} = \frac{\partial L}{\partial a}"
-                       + (r",\ \frac{\partial L}{\partial W_2} = \delta\, h^\top,\ \frac{\partial L}{\partial b_2} = \delta" if two else ""),
+                       r"\frac{\partial L}{\partial W_1} = \frac{\partial L}{\partial a}\, x^\top,\ "
+                       r"\frac{\partial L}{\partial b_1} = \frac{\partial L}{\partial a}"
+                       + (r",\ \frac{\partial L}{\partial W_2} = \delta\, h^\top,\ "
+                          r"\frac{\partial L}{\partial b_2} = \delta" if two else ""),
                        {k: t[k] for k in ("grad_w1", "grad_b1", "grad_w2", "grad_b2") if k in t})]
     return steps
 
@@ -81,7 +84,8 @@ def _stack_steps(p: dict[str, Any], t: Trace) -> list[Step]:
         Step("Local derivatives" + (" (the skip adds 1)" if skip else ""),
              r"\frac{\partial y_l}{\partial y_{l-1}} = " + (r"1 + w_l \phi'(a_l)" if skip else r"w_l \phi'(a_l)"),
              {"local_derivatives": t.local_derivatives}),
-        Step("Chain rule: multiply the local derivatives", r"\frac{\partial y_L}{\partial x} = \prod_{l=1}^{L} \frac{\partial y_l}{\partial y_{l-1}}",
+        Step("Chain rule: multiply the local derivatives",
+             r"\frac{\partial y_L}{\partial x} = \prod_{l=1}^{L} \frac{\partial y_l}{\partial y_{l-1}}",
              {"gradient": t.gradient}),
     ]
 
@@ -105,10 +109,13 @@ def _unroll_steps(p: dict[str, Any], t: Trace) -> list[Step]:
     der = r"1 - h_t^2" if p["nonlinearity"] == "tanh" else r"\mathbb{1}[a_t > 0]"
     steps = []
     for i, (a, h) in enumerate(zip(t.pre_activations, t.hidden), 1):
-        steps.append(Step(f"Time step {i}", rf"a_{i} = W_{{ih}} x_{i} + b_{{ih}} + W_{{hh}} h_{i - 1} + b_{{hh}},\ h_{i} = {phi}(a_{i})",
+        steps.append(Step(f"Time step {i}",
+                          rf"a_{i} = W_{{ih}} x_{i} + b_{{ih}} + W_{{hh}} h_{i - 1} + b_{{hh}},\ h_{i} = {phi}(a_{i})",
                           {f"a_{i}": a, f"h_{i}": h}))
     for i, J in enumerate(t.jacobians, 1):
-        steps.append(Step(f"Jacobian of step {i}", rf"\frac{{\partial h_{i}}}{{\partial h_{i - 1}}} = \mathrm{{diag}}({der.replace('_t', f'_{i}')})\, W_{{hh}}",
+        der_i = der.replace("_t", f"_{i}")
+        steps.append(Step(f"Jacobian of step {i}",
+                          rf"\frac{{\partial h_{i}}}{{\partial h_{i - 1}}} = \mathrm{{diag}}({der_i})\, W_{{hh}}",
                           {f"phi_prime_{i}": t.activation_derivatives[i - 1], f"jacobian_{i}": J}))
     T = len(t.jacobians)
     steps.append(Step("Backprop through time multiplies them",
@@ -116,7 +123,9 @@ def _unroll_steps(p: dict[str, Any], t: Trace) -> list[Step]:
                           rf"\frac{{\partial h_{i}}}{{\partial h_{i - 1}}}" for i in range(T, 0, -1)),
                       {"hidden": t.hidden, "jacobian": t.jacobian}))
     if "grad_h0" in t:
-        steps.append(Step("Gradient at the initial state", rf"\frac{{\partial L}}{{\partial h_0}} = \left(\frac{{\partial h_{T}}}{{\partial h_0}}\right)^\top \delta",
+        steps.append(Step("Gradient at the initial state",
+                          rf"\frac{{\partial L}}{{\partial h_0}} = "
+                          rf"\left(\frac{{\partial h_{T}}}{{\partial h_0}}\right)^\top \delta",
                           {"grad_h0": t.grad_h0}))
     return steps
 
@@ -150,7 +159,8 @@ def _vanishing_steps(p: dict[str, Any], t: Trace) -> list[Step]:
              {"activation_derivatives": t.activation_derivatives}),
         Step("Local derivatives", r"\frac{\partial h_t}{\partial h_{t-1}} = w\, \phi'(a_t)",
              {"local_derivatives": t.local_derivatives}),
-        Step("Their product over the T steps", rf"\frac{{\partial h_{{{T}}}}}{{\partial h_0}} = \prod_{{t=1}}^{{{T}}} w\, \phi'(a_t)",
+        Step("Their product over the T steps",
+             rf"\frac{{\partial h_{{{T}}}}}{{\partial h_0}} = \prod_{{t=1}}^{{{T}}} w\, \phi'(a_t)",
              {"gradient": t.gradient}),
         Step("Bound: φ' ≤ 1, so the product is at most |w|^T in size",
              rf"\left|\frac{{\partial h_{{{T}}}}}{{\partial h_0}}\right| \le |w|^{{{T}}}", {"bound": t.bound}),

@@ -47,7 +47,7 @@ def test_residual_block_gradients_match_finite_differences(seed, two, act):
     close(t.grad_input, numeric_grad(lambda v: L(x_=v), x))
     close(t.grad_w1, numeric_grad(lambda v: L(w1_=v), w1))
     close(t.grad_b1, numeric_grad(lambda v: L(b1_=v), b1))
-    jac = np.stack([numeric_grad(lambda v: engine.residual_block(v, w1, b1, w2, b2, activation=act).output[i], x)
+    jac = np.stack([numeric_grad(lambda v, i=i: engine.residual_block(v, w1, b1, w2, b2, activation=act).output[i], x)
                     for i in range(d)])
     close(t.jacobian, jac)
 
@@ -119,12 +119,12 @@ def test_skips_keep_the_gradient_away_from_zero(seed):
 @given(seed=SEEDS, nl=st.sampled_from(["tanh", "relu"]))
 def test_rnn_unroll_jacobian_matches_finite_differences(seed, nl):
     rng = np.random.default_rng(seed)
-    T, I, Hn = (int(v) for v in rng.integers(1, 4, 3))
-    x, h0 = rng.standard_normal((T, I)), rng.standard_normal(Hn)
-    w_ih, w_hh, b = rng.standard_normal((Hn, I)), rng.standard_normal((Hn, Hn)), rng.standard_normal(Hn)
+    T, n_in, Hn = (int(v) for v in rng.integers(1, 4, 3))
+    x, h0 = rng.standard_normal((T, n_in)), rng.standard_normal(Hn)
+    w_ih, w_hh, b = rng.standard_normal((Hn, n_in)), rng.standard_normal((Hn, Hn)), rng.standard_normal(Hn)
     t = engine.rnn_unroll(x, h0, w_ih, w_hh, b, None, nonlinearity=nl, grad_output=(g := rng.standard_normal(Hn)))
     last = lambda h: engine.rnn_unroll(x, h, w_ih, w_hh, b, None, nonlinearity=nl).hidden[-1]  # noqa: E731
-    jac = np.stack([numeric_grad(lambda v: last(v)[i], h0) for i in range(Hn)])
+    jac = np.stack([numeric_grad(lambda v, i=i: last(v)[i], h0) for i in range(Hn)])
     if nl == "relu" and np.any(np.abs(t.pre_activations) < 1e-4):
         return                                   # a kink inside the finite-difference step
     close(t.jacobian, jac)

@@ -169,7 +169,7 @@ def test_rnn_step_matches_torch_rnncell_and_autograd_jacobian():
             cell.bias_ih.copy_(t64(p.params["bias_ih"]))
             cell.bias_hh.zero_()
         x2 = t64(p.params["x"][1])[None]
-        jac = torch.autograd.functional.jacobian(lambda h: cell(x2, h[None])[0], t64(ref["hidden"][0]))
+        jac = torch.autograd.functional.jacobian(lambda h, cell=cell, x2=x2: cell(x2, h[None])[0], t64(ref["hidden"][0]))
         agree(a["jacobian"], jac.numpy())
 
 
@@ -217,8 +217,9 @@ def test_lstm_step_matches_torch_lstmcell_and_the_cell_gradient():
                     getattr(cell, name).copy_(t64(p.params[name]))
             c = t64(p.params["c"], grad=True)
             _, c_new = cell(t64(p.params["x"])[None], (t64(p.params["h"])[None], c[None]))
+            x_in, h_in = t64(p.params["x"])[None], t64(p.params["h"])[None]
             jac = torch.autograd.functional.jacobian(
-                lambda cc: cell(t64(p.params["x"])[None], (t64(p.params["h"])[None], cc[None]))[1][0], c.detach())
+                lambda cc, cell=cell, x_in=x_in, h_in=h_in: cell(x_in, (h_in, cc[None]))[1][0], c.detach())
             agree(a["cell_gradient"], np.diag(jac.numpy()))
             assert np.allclose(jac.numpy() - np.diag(np.diag(jac.numpy())), 0)    # no cross-unit terms
             delta = np.asarray(a["grad_c"]) / np.asarray(a["cell_gradient"])
