@@ -825,6 +825,16 @@ def _denoise(v: Any) -> Any:
     return v
 
 
+def _md_value(v: Any) -> str:
+    """A value as Markdown: LaTeX math, or plain text for words (a choice)."""
+    from examprep.render import markdown as md
+    from examprep.render.typst import is_exact_form
+
+    if isinstance(v, str) and not is_exact_form(v):
+        return v
+    return f"${md.latex_value(_denoise(v))}$"
+
+
 def _md_answer(part: Any) -> str:
     from examprep.render import markdown as md
 
@@ -833,7 +843,7 @@ def _md_answer(part: Any) -> str:
         return f"${md.number(part.exact)}{approx}$"
     if isinstance(part.exact, list):
         return f"${md.latex_value(part.exact)}$"
-    return f"${md.latex_value(_denoise(part.expected))}$"
+    return _md_value(part.expected)
 
 
 def _md_block(b: Any) -> str:
@@ -841,7 +851,10 @@ def _md_block(b: Any) -> str:
 
     from examprep.document import Matrix
     from examprep.render import markdown as md
+    from examprep.render.typst import is_exact_form
 
+    if isinstance(b, Matrix) and isinstance(b.values, str) and not is_exact_form(b.values):
+        return f"{b.name} = {b.values}"          # words, not math
     return md.block(replace(b, values=_denoise(b.values)) if isinstance(b, Matrix) else b)
 
 
@@ -865,7 +878,7 @@ def _md_figure(fig: Any) -> list[str]:
 def sheet_markdown(sheet: Sheet, *, solutions: bool) -> str:
     """The sheet as Markdown with LaTeX math: the same content as the PDF (header, instructions,
     score table, problems; with ``solutions`` the worked steps, answers and typical mistakes)."""
-    from examprep.render import markdown as md
+    from examprep.render.typst import part_note
 
     r = sheet.recipe
     guide = instructions(sheet)
@@ -898,8 +911,10 @@ def sheet_markdown(sheet: Sheet, *, solutions: bool) -> str:
             if p.conventions:
                 out += ["*Conventions:* " + "; ".join(f"{key}: {v}" for key, v in p.conventions.items()) + ".", ""]
             for i, part in enumerate(p.parts):
-                out += [f"**({_letter(i)})** {part.prompt} *[{part.points:g} pt · {part.form()} · "
-                        f"{part.tolerance.describe()} · answer `q{k + 1}.{part.id}`]*", ""]
+                note = (part_note(part) if part.kind == "choice"
+                        else f"{part.form()} · {part.tolerance.describe()}")
+                out += [f"**({_letter(i)})** {part.prompt} *[{part.points:g} pt · {note} · answer `q{k + 1}.{part.id}`]*",
+                        ""]
             if not solutions:
                 continue
             letters = {part.id: _letter(i) for i, part in enumerate(p.parts)}
@@ -916,7 +931,7 @@ def sheet_markdown(sheet: Sheet, *, solutions: bool) -> str:
             out.append("")
             for fig in copy.extras.get(k, []):
                 out += _md_figure(fig)
-            mistakes = [f"- ({_letter(i)}) ${md.latex_value(_denoise(m.value))}$ — {m.explanation}"
+            mistakes = [f"- ({_letter(i)}) {_md_value(m.value)} — {m.explanation}"
                         for i, part in enumerate(p.parts) for m in part.misconceptions]
             if mistakes:
                 out += ["### Typical mistakes", ""] + mistakes + [""]

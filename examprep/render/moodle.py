@@ -23,6 +23,7 @@ from typing import Any
 
 from examprep import document as d
 from examprep.render import markdown as md
+from examprep.render.typst import choices_shown, is_exact_form
 
 _CLOZE_SPECIAL = re.compile(r'([}#~/"\\])')
 
@@ -73,6 +74,8 @@ def block_html(b: Any) -> str:
         return r"<p>\[" + html.escape(b.latex) + r"\]</p>"
     if isinstance(b, d.Matrix):
         vals = b.values
+        if isinstance(vals, str) and not is_exact_form(vals):
+            return f"<p>{html.escape(b.name)} = {html.escape(vals)}</p>"
         if isinstance(vals, list) and vals and isinstance(vals[0], list) and (b.row_labels or b.col_labels):
             head = ""
             if b.col_labels:
@@ -116,6 +119,9 @@ def solution_html(problem: Any) -> str:
     out.append("<h4>Answers</h4><ul>")
     for i, part in enumerate(problem.parts):
         val = part.exact if isinstance(part.exact, str) else part.expected
+        if isinstance(val, str) and not is_exact_form(val):
+            out.append(f"<li>({chr(97 + i)}) {html.escape(part.id)}: {html.escape(val)}</li>")
+            continue
         shown = md.number(val) if isinstance(val, str) else md.latex_value(val)
         out.append(rf"<li>({chr(97 + i)}) {html.escape(part.id)}: \({html.escape(shown)}\)</li>")
     out.append("</ul>")
@@ -163,7 +169,7 @@ def _weights(problem: Any) -> tuple[list[list[int]], int]:
 
 def _part_fields(part: Any, weights: list[int]) -> str:
     if part.kind == "choice":
-        opts = "~".join(("=" if c == part.expected else "") + cloze_escape(str(c)) for c in part.choices)
+        opts = "~".join(("=" if c == str(part.expected) else "") + cloze_escape(c) for c in choices_shown(part))
         return f"{{{weights[0]}:MULTICHOICE:{opts}}}"
     expected = part.expected
     if not isinstance(expected, (list, int, float)) or isinstance(expected, bool):

@@ -353,13 +353,24 @@ def math_display(latex: str, *, strict: bool = False) -> str:
     return f"$ {body} $" if body else ""
 
 
+_EXACT_WORDS = re.compile(r"\b(?:ln|log|sqrt|exp|e|pi)\b")
+
+
+def is_exact_form(text: str) -> bool:
+    """True for an exact value in the answer syntax ("e^2/(1 + e^2)", "ln 2", "-1/3", "sqrt(2)/2"),
+    False for words (a choice such as "attending to later positions")."""
+    rest = _EXACT_WORDS.sub("", text)
+    return bool(text.strip()) and re.fullmatch(r"[0-9.+\-*/^()\s,]*", rest) is not None
+
+
 def number(x: Any, digits: int = 4) -> str:
     """A value as Typst math: integers plainly, floats to ``digits`` significant figures, exact
-    strings ("e^2/(1 + e^2)", "ln 2") typeset, None (a masked score) as −∞."""
+    strings ("e^2/(1 + e^2)", "ln 2") typeset, words (a choice) upright, None (a masked score)
+    as −∞."""
     if isinstance(x, str):
         from examprep.generators._exact import to_latex
 
-        return latex_to_typst(to_latex(x))
+        return latex_to_typst(to_latex(x)) if is_exact_form(x) else typst_string(x)
     if isinstance(x, bool):
         return typst_string(str(x).lower())
     if x is None:
@@ -751,9 +762,23 @@ def _answer_box(part: Any) -> str:
     if part.kind == "vector" and len(shape) == 1:
         return f"cells(1, {shape[0]})"
     if part.kind == "choice" and part.choices:
-        opts = ", ".join(f"[○ #{typst_string(str(c))};]" for c in part.choices)
-        return f"stack(dir: ltr, spacing: 1.2em, {opts})"
+        opts = ", ".join(f"box[○ #{typst_string(c)};]" for c in choices_shown(part))
+        return f"block(width: 100%, {{ set par(leading: 0.9em); ({opts}).join(h(1.4em)) }})"
     return "cell(5cm)"
+
+
+def choices_shown(part: Any) -> list[str]:
+    """A choice part's options in alphabetical order: the order the generator lists them in
+    (the correct one first, often) must not leak onto paper."""
+    return sorted((str(c) for c in part.choices), key=str.casefold)
+
+
+def part_note(part: Any, *, listed: bool = True) -> str:
+    """The expected form and precision of a part's answer, as printed under its prompt
+    (``listed``: name a choice's options, where no answer box shows them)."""
+    if part.kind == "choice":
+        return "choose one: " + "; ".join(choices_shown(part)) if listed else "circle one"
+    return f"{part.form()}; {part.tolerance.describe()}"
 
 
 def _room(part: Any) -> str:
@@ -855,7 +880,7 @@ def _problem(sheet: Any, copy: Any, k: int, solutions: bool, strict: bool) -> li
     out = [f"#problem-head({k + 1}, [#{typst_string(p.title)};], [{info}])"]
     out += _statement(p, strict)
     for i, part in enumerate(p.parts):
-        note = f"{part.form()}; {part.tolerance.describe()}"
+        note = part_note(part, listed=solutions)
         prompt = f"[{text(part.prompt, strict=strict)}]"
         if solutions:
             out.append(f"#brief({typst_string(_letter(i))}, {prompt}, [{_pts(part.points)}], [#{typst_string(note)};])")

@@ -58,9 +58,9 @@ def _flat(v):
     return [x for y in v for x in _flat(y)] if isinstance(v, list) else [v]
 
 
-@pytest.fixture(scope="module")
-def sheet():
-    return sheets.build_sheet(sheets.load_recipe("midterm"), 2024)
+@pytest.fixture(scope="module", params=["midterm", "transformer"])
+def sheet(request):
+    return sheets.build_sheet(sheets.load_recipe(request.param), 2024)
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +73,7 @@ def root(sheet):
 def test_structure(root, sheet):
     qs = root.findall("question")
     assert qs[0].get("type") == "category"
-    assert qs[0].findtext("category/text") == "$course$/top/examprep/Midterm practice exam"
+    assert qs[0].findtext("category/text") == f"$course$/top/examprep/{sheet.recipe.title}"
     problems = sheet.copies[0].problems
     assert len(qs) == 1 + len(problems)
     for q, p in zip(qs[1:], problems):
@@ -97,6 +97,15 @@ def test_every_cloze_field_parses_and_holds_the_answer(root, sheet):
         k = 0
         weight_of = {}
         for part in p.parts:
+            if part.kind == "choice":
+                f = fields[k]
+                assert f["kind"] == "MULTICHOICE"
+                options = [re.sub(r"\\(.)", r"\1", a["value"]) for a in f["answers"]]
+                assert options == sorted(part.choices, key=str.casefold)        # never the generator's order
+                assert next(a for a in f["answers"] if a["fraction"] == 100)["value"] == part.expected
+                weight_of[part.id] = f["weight"]
+                k += 1
+                continue
             vals = _flat(part.expected)
             for v in vals:
                 f = fields[k]
