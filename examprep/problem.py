@@ -170,7 +170,7 @@ class Part:
             names = f" in {', '.join(self.variables)}" if self.variables else ""
             return f"exact expression{names}"
         if self.kind == "choice":
-            return "one of " + ", ".join(self.choices)
+            return "one of " + ", ".join(sorted(self.choices))   # sorted: the generator's order may give the answer away
         return "number"
 
     def to_dict(self) -> dict[str, Any]:

@@ -61,7 +61,9 @@ def test_generators_match_the_golden_file():
                 if isinstance(value, str):
                     assert got["answers"][part] == value
                 else:
-                    np.testing.assert_allclose(got["answers"][part], value, rtol=1e-12, atol=0)
+                    # 1e-12 relative to the answer's scale: round-off zeros (1e-17) count as 0
+                    scale = float(np.max(np.abs(np.asarray(value, dtype=float)), initial=0.0))
+                    np.testing.assert_allclose(got["answers"][part], value, rtol=1e-12, atol=1e-12 * scale)
 
 
 def test_same_problem_in_a_fresh_process():
