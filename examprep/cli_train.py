@@ -5,14 +5,25 @@ its options, calls one function of `examprep.train`, and prints what it returns.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
 from examprep.errors import ExamprepError
+from examprep.train.options import TrainOptions
+
+D = TrainOptions()           # the defaults (examprep.train.options imports no torch)
 
 INTERRUPTED_EXIT = 130       # the shell's convention for "stopped by Ctrl-C"
+
+
+def _quiet_waiting_threads() -> None:
+    # Before torch loads OpenMP: idle threads sleep instead of spinning, so that on a machine
+    # whose cores other programs also use, a waiting thread does not take a core from a working
+    # one (two spinning threads on a busy 2-core machine trained 10x slower than one thread).
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 def _fail(err: ExamprepError) -> typer.Exit:
@@ -25,44 +36,47 @@ def train(
     corpus: Optional[Path] = typer.Option(None, "--corpus", metavar="FILE",
                                           help="Parallel corpus, one 'source<TAB>target[<TAB>…]' per line (UTF-8)."),
     swap: bool = typer.Option(False, "--swap", help="Corpus: translate the second column into the first."),
-    tokens: str = typer.Option("char", "--tokens", help="Corpus vocabulary: char or word."),
-    heldout: float = typer.Option(0.05, "--heldout", help="Corpus: share of sources held out for evaluation."),
-    arch: str = typer.Option("encoder-decoder", "--arch", help="encoder-decoder or decoder-only."),
-    d_model: int = typer.Option(128, "--d-model", help="Width of the model."),
-    layers: int = typer.Option(2, "--layers", help="Encoder layers and decoder layers (each)."),
-    heads: int = typer.Option(4, "--heads", help="Attention heads."),
-    d_ff: int = typer.Option(512, "--d-ff", help="Inner width of the feed-forward blocks."),
+    tokens: str = typer.Option(D.tokens, "--tokens", help="Corpus vocabulary: char or word."),
+    heldout: float = typer.Option(D.heldout, "--heldout", help="Corpus: share of sources held out for evaluation."),
+    arch: str = typer.Option(D.arch, "--arch", help="encoder-decoder or decoder-only."),
+    d_model: int = typer.Option(D.d_model, "--d-model", help="Width of the model."),
+    layers: int = typer.Option(D.layers, "--layers", help="Encoder layers and decoder layers (each)."),
+    heads: int = typer.Option(D.heads, "--heads", help="Attention heads."),
+    d_ff: int = typer.Option(D.d_ff, "--d-ff", help="Inner width of the feed-forward blocks."),
     dropout: Optional[float] = typer.Option(
         None, "--dropout", help="Dropout [default: 0 for built-in tasks, whose examples never repeat; 0.1 for corpora]."),
-    norm: str = typer.Option("post", "--norm", help="post (the paper) or pre LayerNorm."),
+    norm: str = typer.Option(D.norm, "--norm", help="post (the paper) or pre LayerNorm."),
     final_norm: Optional[bool] = typer.Option(
         None, "--final-norm/--no-final-norm",
         help="Extra LayerNorm after each stack, as torch.nn.Transformer [default: with pre-norm]."),
-    positions: str = typer.Option("sinusoidal", "--positions", help="sinusoidal, learned or rope."),
-    share: str = typer.Option("all", "--share", help="Tied embeddings: all (one vocabulary), output, none."),
+    positions: str = typer.Option(D.positions, "--positions", help="sinusoidal, learned or rope."),
+    share: str = typer.Option(D.share, "--share", help="Tied embeddings: all (one vocabulary), output, none."),
     steps: Optional[int] = typer.Option(None, "--steps", help="Train until this step (counted across --resume)."),
     minutes: Optional[float] = typer.Option(None, "--minutes",
                                             help="Minutes of training, evaluation excluded [default: 1 unless --steps]."),
     goal: Optional[float] = typer.Option(
         None, "--goal", help="Stop at this held-out exact match [default: 0.995 for tasks, off for corpora; 0: off]."),
-    batch_tokens: int = typer.Option(6000, "--batch-tokens", help="Source + target tokens per step, all processes together."),
-    lr_factor: float = typer.Option(2.0, "--lr-factor", help="Scale of the paper's learning-rate schedule."),
-    warmup: int = typer.Option(200, "--warmup", help="Warm-up steps of the schedule."),
-    label_smoothing: float = typer.Option(0.1, "--label-smoothing", help="ε of label smoothing."),
-    eval_every: int = typer.Option(100, "--eval-every", help="Steps between evaluations (and checkpoints)."),
-    eval_size: int = typer.Option(2000, "--eval-size", help="Built-in tasks: held-out examples to evaluate on."),
-    max_len: int = typer.Option(256, "--max-len", help="Longest sequence in tokens; longer corpus pairs are left out."),
-    device: str = typer.Option("auto", "--device", help="auto, cpu or cuda."),
-    precision: str = typer.Option("auto", "--precision", help="auto (bf16 on CUDA, else fp32), fp32 or bf16."),
+    batch_tokens: int = typer.Option(D.batch_tokens, "--batch-tokens",
+                                     help="Source + target tokens per step, all processes together."),
+    lr_factor: float = typer.Option(D.lr_factor, "--lr-factor", help="Scale of the paper's learning-rate schedule."),
+    warmup: int = typer.Option(D.warmup, "--warmup", help="Warm-up steps of the schedule."),
+    label_smoothing: float = typer.Option(D.label_smoothing, "--label-smoothing", help="ε of label smoothing."),
+    eval_every: int = typer.Option(D.eval_every, "--eval-every", help="Steps between evaluations (and checkpoints)."),
+    eval_size: int = typer.Option(D.eval_size, "--eval-size", help="Built-in tasks: held-out examples to evaluate on."),
+    max_len: int = typer.Option(D.max_len, "--max-len", help="Longest sequence in tokens; longer corpus pairs are left out."),
+    device: str = typer.Option(D.device, "--device", help="auto, cpu or cuda."),
+    threads: int = typer.Option(0, "--threads",
+                                help="CPU threads; 0: the cores other programs leave free (at least 1)."),
+    precision: str = typer.Option(D.precision, "--precision", help="auto (bf16 on CUDA, else fp32), fp32 or bf16."),
     compile: bool = typer.Option(False, "--compile", help="torch.compile the model."),
     out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="Run directory [default: runs/NAME-TIME]."),
     resume: bool = typer.Option(False, "--resume", help="Continue the run in --out from its latest checkpoint."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the data and of the initial weights."),
+    seed: int = typer.Option(D.seed, "--seed", help="Seed of the data and of the initial weights."),
 ) -> None:
     """Train the reference Transformer: on a built-in task (default: dates) or a parallel corpus."""
+    _quiet_waiting_threads()
     try:
         from examprep.train.report import RichReporter, summary
-        from examprep.train.trainer import TrainOptions
         from examprep.train.trainer import train as run_training
 
         options = TrainOptions(
@@ -71,7 +85,7 @@ def train(
             final_norm=final_norm, positions=positions, share=share, steps=steps, minutes=minutes,
             goal=goal, batch_tokens=batch_tokens, lr_factor=lr_factor, warmup=warmup,
             label_smoothing=label_smoothing, eval_every=eval_every, eval_size=eval_size, max_len=max_len,
-            device=device, precision=precision,
+            device=device, threads=threads, precision=precision,
             compile=compile, out=str(out) if out else None, resume=resume, seed=seed)
         result = run_training(options, reporter=RichReporter())
     except ExamprepError as err:
@@ -93,6 +107,7 @@ def translate(
     """Translate with a trained model (greedy decoding with a KV cache): one output line per TEXT."""
     import sys
 
+    _quiet_waiting_threads()
     try:
         from examprep.train.report import print_attention
         from examprep.train.serve import Translator

@@ -7,7 +7,9 @@ data between processes by hand.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
+from typing import Optional
 
 import torch
 import torch.distributed as dist
@@ -65,11 +67,53 @@ def resolve_device(choice: str) -> torch.device:
     return torch.device("cpu")
 
 
-def setup(choice: str) -> Dist:
-    """Pick the device and, under torchrun, join the process group."""
+def busy_cores(window: float = 0.25) -> float:
+    """How many cores other programs keep busy right now: the non-idle share of all CPU time in
+    /proc/stat over `window` seconds, times the cores (Linux; elsewhere the 1-minute load average)."""
+    cores = os.cpu_count() or 1
+
+    def sample() -> tuple[int, int]:
+        with open("/proc/stat", encoding="ascii") as f:
+            values = [int(v) for v in f.readline().split()[1:]]
+        return sum(values), values[3] + values[4]          # total, idle + iowait
+
+    try:
+        total0, idle0 = sample()
+        time.sleep(window)
+        total1, idle1 = sample()
+        if total1 > total0:
+            return cores * (1.0 - (idle1 - idle0) / (total1 - total0))
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return float(os.getloadavg()[0])
+    except OSError:
+        return 0.0
+
+
+def cpu_threads(requested: int = 0, processes: int = 1) -> int:
+    """Threads for one CPU process: `requested` if above 0, else (auto) the cores that other
+    programs leave free (`busy_cores`), shared by the `processes` on this machine, at least one.
+
+    PyTorch's OpenMP threads wait for one another at every operation, so a thread whose core
+    another program keeps busy stalls every step: on a 2-core machine with another job running,
+    two threads trained several times slower than one.
+    """
+    if requested > 0:
+        return requested
+    cores = os.cpu_count() or 1
+    free = min(cores, round(cores - busy_cores()))
+    return max(1, free // processes)
+
+
+def setup(choice: str, threads: Optional[int] = None) -> Dist:
+    """Pick the device and, under torchrun, join the process group. On the CPU, threads: None
+    leaves torch's thread count alone, 0 chooses it (`cpu_threads`), n > 0 sets it."""
     device = resolve_device(choice)
     world = int(os.environ.get("WORLD_SIZE", "1"))
     if world == 1:
+        if device.type == "cpu" and threads is not None:
+            torch.set_num_threads(cpu_threads(threads))
         return Dist(0, 1, 0, device)
     rank, local = int(os.environ["RANK"]), int(os.environ.get("LOCAL_RANK", "0"))
     local_world = int(os.environ.get("LOCAL_WORLD_SIZE", str(world)))
@@ -83,7 +127,7 @@ def setup(choice: str) -> Dist:
         backend = "nccl"
     else:
         # Share the cores: each process gets its part instead of all of them fighting for all.
-        torch.set_num_threads(max(1, (os.cpu_count() or 1) // local_world))
+        torch.set_num_threads(cpu_threads(threads or 0, local_world))
         backend = "gloo"
     if not dist.is_initialized():
         dist.init_process_group(backend)

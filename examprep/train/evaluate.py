@@ -85,22 +85,34 @@ def token_accuracy(model: nn.Module, pairs: Sequence[tuple[str, str]], source_vo
 def evaluate(model: nn.Module, pairs: Sequence[tuple[str, str]], source_vocab: Vocab,
              target_vocab: Vocab, *, max_new_tokens: int, bleu: bool = False,
              autocast: contextlib.AbstractContextManager | None = None) -> dict:
-    """{"pairs", "token_accuracy", "exact_match"[, "bleu"]} of the model on (source, target) pairs."""
-    hyps = translate(model, [s for s, _ in pairs], source_vocab, target_vocab,
+    """{"pairs", "sources", "token_accuracy", "exact_match"[, "bleu"]} on (source, target) pairs.
+
+    A source with several targets (Tatoeba has several translations of many sentences) is
+    translated once and scored against all of them: exact match if the output is any of them, and
+    BLEU with all of them as references. Token accuracy is over every pair.
+    """
+    references: dict[str, list[str]] = {}
+    for source, target in pairs:
+        references.setdefault(source, []).append(normalize(target))
+    hyps = translate(model, list(references), source_vocab, target_vocab,
                      max_new_tokens=max_new_tokens, autocast=autocast)
-    refs = [normalize(t) for _, t in pairs]
+    refs = list(references.values())
     metrics = {
         "pairs": len(pairs),
+        "sources": len(refs),
         "token_accuracy": token_accuracy(model, pairs, source_vocab, target_vocab, autocast=autocast),
-        "exact_match": sum(h == r for h, r in zip(hyps, refs)) / max(len(pairs), 1),
+        "exact_match": sum(h in r for h, r in zip(hyps, refs)) / max(len(refs), 1),
     }
     if bleu:
         metrics["bleu"] = corpus_bleu(hyps, refs)
     return metrics
 
 
-def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float:
-    """sacrebleu corpus BLEU (0–100) with one reference per hypothesis."""
+def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str | Sequence[str]]) -> float:
+    """sacrebleu corpus BLEU (0–100, 13a tokenization); each reference is a string or a list of them."""
     import sacrebleu
 
-    return float(sacrebleu.corpus_bleu(list(hypotheses), [list(references)]).score)
+    refs = [[r] if isinstance(r, str) else list(r) for r in references]
+    width = max((len(r) for r in refs), default=1)
+    streams = [[r[i] if i < len(r) else None for r in refs] for i in range(width)]
+    return float(sacrebleu.corpus_bleu(list(hypotheses), streams).score)

@@ -590,3 +590,16 @@ def keep_attention(model: nn.Module) -> Iterator[nn.Module]:
     finally:
         for m in layers:
             m.keep_weights = False
+
+
+def compile_layers(model: nn.Module, **options) -> nn.Module:
+    """torch.compile every encoder and decoder layer in place ("regional" compilation).
+
+    Layers of one kind run the same code, so they share one compiled graph: compiling costs about
+    one layer's time instead of the whole stack's, and the model stays an ordinary module (its
+    state_dict names do not change). options go to torch.compile.
+    """
+    for m in model.modules():
+        if isinstance(m, (EncoderLayer, DecoderLayer)):
+            m.compile(**options)
+    return model

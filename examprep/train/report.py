@@ -13,7 +13,10 @@ def describe_metrics(metrics: dict) -> str:
              f"exact {100 * metrics['exact_match']:.2f}%"]
     if "bleu" in metrics:
         parts.append(f"BLEU {metrics['bleu']:.1f}")
-    return " · ".join(parts) + f" on {metrics['pairs']:,} {metrics.get('split', 'held-out')} pairs"
+    where = f"{metrics['pairs']:,} {metrics.get('split', 'held-out')} pairs"
+    if metrics.get("sources", metrics["pairs"]) != metrics["pairs"]:
+        where += f" ({metrics['sources']:,} sources)"
+    return " · ".join(parts) + f" on {where}"
 
 
 class Reporter:

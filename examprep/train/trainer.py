@@ -41,64 +41,8 @@ from examprep.train.errors import CheckpointError, ConfigError, DeviceError, Div
 from examprep.train.evaluate import evaluate
 from examprep.train.flops import flops_per_step, peak_flops
 from examprep.train.model import TransformerConfig, build_model
+from examprep.train.options import KEPT_ON_RESUME, PRECISIONS, TrainOptions
 from examprep.train.report import Reporter
-
-PRECISIONS = ("auto", "fp32", "bf16")
-
-
-@dataclass
-class TrainOptions:
-    """Every option of `examprep train` (see `examprep train --help` for each)."""
-
-    # data
-    task: Optional[str] = None                 # dates (default), reverse, sort, copy
-    corpus: Optional[str] = None               # a source<TAB>target file instead of a task
-    swap: bool = False                         # corpus: translate the second column into the first
-    tokens: str = "char"                       # corpus: char or word level
-    min_count: int = 1                         # corpus, word level: rarer words become <unk>
-    heldout: float = 0.05                      # corpus: share of sources held out (0: evaluate on training pairs)
-    eval_size: int = 2000                      # built-in tasks: held-out pairs to evaluate on
-    # model
-    arch: str = "encoder-decoder"
-    d_model: int = 128
-    layers: int = 2                            # encoder layers and decoder layers (each)
-    heads: int = 4
-    d_ff: int = 512
-    dropout: Optional[float] = None            # None: 0 for built-in tasks (examples never repeat), 0.1 for corpora
-    norm: str = "post"
-    final_norm: Optional[bool] = None
-    positions: str = "sinusoidal"
-    share: str = "all"
-    activation: str = "relu"
-    max_len: int = 256
-    # optimisation
-    batch_tokens: int = 6000                   # source + target tokens per step, all processes together
-    lr_factor: float = 2.0
-    warmup: int = 200
-    label_smoothing: float = 0.1
-    clip: float = 1.0
-    weight_decay: float = 0.01
-    seed: int = 0
-    # run control
-    steps: Optional[int] = None
-    minutes: Optional[float] = None            # neither steps nor minutes: 1 minute
-    goal: Optional[float] = None               # None: 0.995 exact match for tasks, off for corpora
-    eval_every: int = 100
-    save_every: Optional[int] = None           # default: at every evaluation
-    log_every: Optional[int] = None            # steps between loss read-outs; default 1 on CPU, 10 on CUDA
-    device: str = "auto"
-    precision: str = "auto"
-    compile: bool = False
-    out: Optional[str] = None
-    resume: bool = False
-
-
-# Options a resumed run takes from its checkpoint (the rest come from the new command line).
-_KEPT_ON_RESUME = ("task", "corpus", "swap", "tokens", "min_count", "heldout", "eval_size", "arch",
-                   "d_model", "layers", "heads", "d_ff", "dropout", "norm", "final_norm", "positions",
-                   "share", "activation", "max_len", "batch_tokens", "lr_factor", "warmup",
-                   "label_smoothing", "clip", "weight_decay", "seed")
-
 
 @dataclass
 class TrainResult:
@@ -309,7 +253,7 @@ def train(options: TrainOptions, reporter: Optional[Reporter] = None,
     """Train as `options` say; returns what happened. on_step(step, model) runs after every
     optimizer step (tests use it to interfere). Raises TrainError subclasses for user errors."""
     _check_options(options)
-    d = setup(options.device)
+    d = setup(options.device, options.threads)
     try:
         return _Run(options, d, reporter or Reporter(), on_step).run()
     finally:
@@ -331,7 +275,7 @@ class _Run:
                 raise CheckpointError(f"--resume: {o.out} holds no checkpoint to resume")
             resumed = checkpoint.load(step_dir, "cpu")
             saved = resumed.meta.get("training", {})
-            o = TrainOptions(**{**asdict(o), **{k: saved[k] for k in _KEPT_ON_RESUME if k in saved}})
+            o = TrainOptions(**{**asdict(o), **{k: saved[k] for k in KEPT_ON_RESUME if k in saved}})
             self.state = resumed.trainer_state()
         elif o.out is not None and checkpoint.latest(o.out) is not None:
             raise ConfigError(f"{o.out} already holds a checkpoint; add --resume to continue it or "
@@ -344,6 +288,9 @@ class _Run:
         self.data = _build_data(o, d, vocabs)
         for note in self.data.notes:
             self.reporter.note(note)
+        if d.device.type == "cpu":
+            self.reporter.note(f"training on the CPU with {torch.get_num_threads()} thread(s)"
+                               + (f" in each of {d.world} processes" if d.enabled else ""))
         if resumed:
             self.cfg = resumed.config
             self.model = resumed.model
@@ -420,6 +367,8 @@ class _Run:
             from torch.nn.parallel import DistributedDataParallel as DDP
             train_model = DDP(model, device_ids=[d.local_rank] if d.device.type == "cuda" else None)
         if o.compile:
+            # The compiled wrapper serves the training steps only; evaluation and decoding (other
+            # shapes, a KV cache) run the plain module, which compiling does not change.
             train_model = torch.compile(train_model)
         amp = _autocast(d.device, self.precision)
         peak = peak_flops(torch.cuda.get_device_name(d.device)) if d.device.type == "cuda" else None

@@ -1,0 +1,170 @@
+"""Benchmark: our encoder–decoder against torch.nn.Transformer on this CPU, in one run.
+
+Both models have the same configuration and the same weights (copied): d_model 256, 4 heads,
+3 + 3 layers, d_ff 1024, dropout 0.1, post-norm with nn.Transformer's final LayerNorms, a shared
+vocabulary of 1,000, batches of 64 pairs × 32 source and 32 target tokens. Prints
+
+- training tokens/s of each (source + target tokens, AdamW step included) and the ratio;
+- the share of the machine's fp32 matmul rate (measured here on large square matmuls) that each
+  achieves, counting model FLOPs as in examprep/train/flops.py;
+- greedy decoding tokens/s for 64 output tokens: ours with the KV cache, ours re-running the
+  decoder, and nn.Transformer re-running the decoder (its only way), with the ratios.
+
+Goals: training ≥ 1.0× nn.Transformer (matmul share ≥ 60%), decoding ≥ 3× nn.Transformer.
+Steps of the two models alternate so that a change of machine load hits both alike; medians are
+reported.
+
+    python bench/train_cpu.py [--steps 12] [--threads N] [--json FILE] [--quick]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import torch  # noqa: E402
+
+from examprep.train.decode import greedy_encoder_decoder  # noqa: E402
+from examprep.train.flops import flops_per_step  # noqa: E402
+from examprep.train.model import TransformerConfig  # noqa: E402
+from examprep.train.reference import TorchTransformer, matched_pair  # noqa: E402
+from examprep.train.trainer import smoothed_cross_entropy  # noqa: E402
+
+NEVER = -1   # an EOS id no model emits: every decode runs the full 64 steps
+
+
+def matmul_rate(sizes=(1024, 2048), repeats=5) -> float:
+    """Best fp32 FLOP/s of square matmuls on this machine with the current thread count."""
+    best = 0.0
+    for n in sizes:
+        a, b = torch.randn(n, n), torch.randn(n, n)
+        a @ b
+        for _ in range(repeats):
+            t = time.perf_counter()
+            a @ b
+            best = max(best, 2 * n ** 3 / (time.perf_counter() - t))
+    return best
+
+
+def train_step_fn(model, src, tgt, smoothing=0.1):
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
+    n_targets = tgt[:, 1:].numel()
+    ours = not isinstance(model, TorchTransformer)
+
+    def step():
+        logits = model(src, tgt[:, :-1], src_padded=False) if ours else model(src, tgt[:, :-1])
+        loss = smoothed_cross_entropy(logits, tgt[:, 1:], smoothing) / n_targets
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+    return step
+
+
+def timed(fn) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--steps", type=int, default=12, help="timed training steps per model")
+    ap.add_argument("--decode-rounds", type=int, default=3, help="timed decodes per variant")
+    ap.add_argument("--threads", type=int, default=None, help="torch threads (default: all cores)")
+    ap.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
+    ap.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test of this script")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads or os.cpu_count() or 1)
+
+    if args.quick:
+        cfg = TransformerConfig(src_vocab_size=50, tgt_vocab_size=50, d_model=32, n_heads=4, d_ff=64,
+                                n_encoder_layers=1, n_decoder_layers=1, dropout=0.1, final_norm=True)
+        batch, src_len, tgt_len, out_len = 4, 8, 8, 8
+    else:
+        cfg = TransformerConfig(src_vocab_size=1000, tgt_vocab_size=1000, d_model=256, n_heads=4, d_ff=1024,
+                                n_encoder_layers=3, n_decoder_layers=3, dropout=0.1, final_norm=True)
+        batch, src_len, tgt_len, out_len = 64, 32, 32, 64
+    ours, ref = matched_pair(cfg, seed=0)
+    g = torch.Generator().manual_seed(0)
+    src = torch.randint(5, cfg.src_vocab_size, (batch, src_len), generator=g)
+    tgt = torch.randint(5, cfg.tgt_vocab_size, (batch, tgt_len + 1), generator=g)
+    tokens = batch * (src_len + tgt_len)
+
+    rate = matmul_rate((128, 256) if args.quick else (1024, 2048))
+    flops = flops_per_step(ours, batch, src_len, tgt_len)
+
+    # --- training: alternate the two models' steps
+    steps = {"ours": train_step_fn(ours.train(), src, tgt), "nn.Transformer": train_step_fn(ref.train(), src, tgt)}
+    for fn in steps.values():
+        for _ in range(2):
+            fn()
+    times = {k: [] for k in steps}
+    for _ in range(args.steps):
+        for name, fn in steps.items():
+            times[name].append(timed(fn))
+    train = {}
+    for name, ts in times.items():
+        dt = statistics.median(ts)
+        train[name] = {"ms_per_step": 1e3 * dt, "tokens_per_s": tokens / dt,
+                       "matmul_share": flops / dt / rate}
+
+    # --- greedy decoding of out_len tokens, all three on the same sources, from a fresh pair with
+    # identical weights (the training steps above moved the two copies apart by rounding)
+    ours, ref = matched_pair(cfg, seed=1)
+    ours.eval()
+    ref.eval()
+    variants = {
+        "ours, KV cache": lambda: greedy_encoder_decoder(ours, src, max_new_tokens=out_len, bos=1, eos=NEVER),
+        "ours, no cache": lambda: greedy_encoder_decoder(ours, src, max_new_tokens=out_len, bos=1, eos=NEVER,
+                                                         use_cache=False),
+        "nn.Transformer": lambda: ref.greedy(src, max_new_tokens=out_len, bos=1, eos=NEVER)[:, 1:],
+    }
+    outputs = {name: fn() for name, fn in variants.items()}
+    same = all(torch.equal(outputs["ours, KV cache"], o) for o in outputs.values())
+    dtimes = {k: [] for k in variants}
+    for _ in range(args.decode_rounds):
+        for name, fn in variants.items():
+            dtimes[name].append(timed(fn))
+    decode = {name: {"tokens_per_s": batch * out_len / statistics.median(ts)} for name, ts in dtimes.items()}
+
+    base_t, base_d = train["nn.Transformer"]["tokens_per_s"], decode["nn.Transformer"]["tokens_per_s"]
+    result = {
+        "machine": {"threads": torch.get_num_threads(), "torch": torch.__version__,
+                    "fp32_matmul_gflops": rate / 1e9},
+        "config": {"d_model": cfg.d_model, "heads": cfg.n_heads, "layers": f"{cfg.n_encoder_layers}+{cfg.n_decoder_layers}",
+                   "d_ff": cfg.d_ff, "dropout": cfg.dropout, "vocab": cfg.tgt_vocab_size, "batch": batch,
+                   "src_len": src_len, "tgt_len": tgt_len, "decode_tokens": out_len,
+                   "model_gflop_per_step": flops / 1e9},
+        "train": train, "train_ratio": train["ours"]["tokens_per_s"] / base_t,
+        "decode": decode, "decode_same_tokens": same,
+        "decode_ratio_vs_nn_transformer": decode["ours, KV cache"]["tokens_per_s"] / base_d,
+        "decode_ratio_vs_no_cache": decode["ours, KV cache"]["tokens_per_s"] / decode["ours, no cache"]["tokens_per_s"],
+    }
+
+    print(f"machine: {result['machine']['threads']} threads, torch {torch.__version__}, "
+          f"fp32 matmul {rate / 1e9:.0f} GFLOP/s (best square matmul)")
+    print(f"model: d_model {cfg.d_model}, {cfg.n_heads} heads, {cfg.n_encoder_layers}+{cfg.n_decoder_layers} layers, "
+          f"d_ff {cfg.d_ff}, dropout {cfg.dropout}; batch {batch} x ({src_len} + {tgt_len}) tokens; "
+          f"{flops / 1e9:.1f} GFLOP per training step")
+    print("training (median step)        ms/step    tokens/s   share of matmul rate")
+    for name, r in train.items():
+        print(f"  {name:26s} {r['ms_per_step']:9.1f} {r['tokens_per_s']:11,.0f} {100 * r['matmul_share']:10.1f}%")
+    print(f"  ratio ours / nn.Transformer: {result['train_ratio']:.2f}x   (goal >= 1.0x; matmul share goal >= 60%)")
+    print(f"greedy decoding, {out_len} output tokens x batch {batch}   tokens/s")
+    for name, r in decode.items():
+        print(f"  {name:26s} {r['tokens_per_s']:11,.0f}")
+    print(f"  ratio KV cache / nn.Transformer: {result['decode_ratio_vs_nn_transformer']:.2f}x (goal >= 3x); "
+          f"KV cache / no cache: {result['decode_ratio_vs_no_cache']:.2f}x; identical tokens: {'yes' if same else 'NO'}")
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

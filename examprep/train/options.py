@@ -1,0 +1,63 @@
+"""The options of `examprep train`, importable without torch (the CLI takes its defaults here)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+PRECISIONS = ("auto", "fp32", "bf16")
+
+
+@dataclass
+class TrainOptions:
+    """Every option of `examprep train` (see `examprep train --help` for each)."""
+
+    # data
+    task: Optional[str] = None                 # dates (default), reverse, sort, copy
+    corpus: Optional[str] = None               # a source<TAB>target file instead of a task
+    swap: bool = False                         # corpus: translate the second column into the first
+    tokens: str = "char"                       # corpus: char or word level
+    min_count: int = 1                         # corpus, word level: rarer words become <unk>
+    heldout: float = 0.05                      # corpus: share of sources held out (0: evaluate on training pairs)
+    eval_size: int = 2000                      # built-in tasks: held-out pairs to evaluate on
+    # model
+    arch: str = "encoder-decoder"
+    d_model: int = 64                         # the defaults: the dates goal within a minute on 2 CPU cores
+    layers: int = 2                            # encoder layers and decoder layers (each)
+    heads: int = 4
+    d_ff: int = 256
+    dropout: Optional[float] = None            # None: 0 for built-in tasks (examples never repeat), 0.1 for corpora
+    norm: str = "post"
+    final_norm: Optional[bool] = None
+    positions: str = "rope"                    # the model's default is the paper's sinusoidal; RoPE reaches
+                                               # the dates goal in ~200 steps where sinusoidal needs ~600
+    share: str = "all"
+    activation: str = "relu"
+    max_len: int = 256
+    # optimisation
+    batch_tokens: int = 6000                   # source + target tokens per step, all processes together
+    lr_factor: float = 0.7
+    warmup: int = 200
+    label_smoothing: float = 0.1
+    clip: float = 1.0
+    weight_decay: float = 0.01
+    seed: int = 0
+    # run control
+    steps: Optional[int] = None
+    minutes: Optional[float] = None            # neither steps nor minutes: 1 minute
+    goal: Optional[float] = None               # None: 0.995 exact match for tasks, off for corpora
+    eval_every: int = 50
+    save_every: Optional[int] = None           # default: at every evaluation
+    log_every: Optional[int] = None            # steps between loss read-outs; default 1 on CPU, 10 on CUDA
+    device: str = "auto"
+    threads: Optional[int] = None              # CPU: None leaves torch's setting, 0 chooses by load, n sets n
+    precision: str = "auto"
+    compile: bool = False
+    out: Optional[str] = None
+    resume: bool = False
+
+
+# Options a resumed run takes from its checkpoint (the rest come from the new command line).
+KEPT_ON_RESUME = ("task", "corpus", "swap", "tokens", "min_count", "heldout", "eval_size", "arch",
+                   "d_model", "layers", "heads", "d_ff", "dropout", "norm", "final_norm", "positions",
+                   "share", "activation", "max_len", "batch_tokens", "lr_factor", "warmup",
+                   "label_smoothing", "clip", "weight_decay", "seed")

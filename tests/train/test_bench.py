@@ -1,0 +1,40 @@
+"""The trainer's benchmarks run end to end at a tiny size (their figures are not asserted here)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+from .helpers import PYTHON, REPO
+
+ENV = {**os.environ, "OMP_NUM_THREADS": "1"}
+
+
+def test_cpu_benchmark_runs_and_reports_every_figure(tmp_path):
+    out = tmp_path / "cpu.json"
+    res = subprocess.run([PYTHON, "bench/train_cpu.py", "--quick", "--steps", "2", "--decode-rounds", "1",
+                          "--threads", "1", "--json", str(out)], cwd=REPO, env=ENV, capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode == 0, res.stderr
+    result = json.loads(out.read_text())
+    assert set(result["train"]) == {"ours", "nn.Transformer"}
+    assert all(r["tokens_per_s"] > 0 and 0 < r["matmul_share"] for r in result["train"].values())
+    assert set(result["decode"]) == {"ours, KV cache", "ours, no cache", "nn.Transformer"}
+    assert result["decode_same_tokens"] is True                 # same weights: the same greedy tokens
+    assert "ratio ours / nn.Transformer" in res.stdout and "identical tokens: yes" in res.stdout
+
+
+def test_gpu_benchmark_runs_on_the_cpu_at_a_tiny_size_and_writes_as_it_goes(tmp_path):
+    env = {**ENV, "BENCH_TINY": "1", "BENCH_COMPILE": "0", "BENCH_STEPS": "1", "BENCH_BATCH": "2",
+           "BENCH_OUT": str(tmp_path / "gpu")}
+    res = subprocess.run([PYTHON, "bench/train_gpu.py"], cwd=REPO, env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode == 0, res.stderr
+    rows = [json.loads(line) for line in (tmp_path / "gpu" / "results.jsonl").read_text().splitlines()]
+    assert [r["model"] for r in rows] == ["ours decoder-only", "ours encoder-decoder", "nn.Transformer"]
+    for r in rows:
+        assert "error" not in r, r
+        assert r["tokens_per_s"] > 0 and r["tflops_per_step"] > 0 and r["mfu_vs_989"] > 0
+    assert rows[0]["flop_formula"].startswith("6·N + 12·L·H·Q·T per token")
+    assert "MFU vs 989" in (tmp_path / "gpu" / "summary.md").read_text()
+    assert json.loads((tmp_path / "gpu" / "env.json").read_text())["tiny"] is True
