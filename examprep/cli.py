@@ -96,12 +96,13 @@ def topics(as_json: bool = typer.Option(False, "--json", help="Print the topics 
     from examprep import generators
     from examprep.render import terminal
 
-    gens = generators.load_all()
+    gens = generators.all_generators()
     if as_json:
         import json
 
         typer.echo(json.dumps([{"topic": g.name, "title": g.title, "syllabus": g.syllabus, "levels": list(g.levels),
-                                "version": g.version, "calculator_free": g.calculator_free}
+                                "version": g.version, "calculator_free": g.calculator_free,
+                                "requires": list(g.requires)}
                                for g in gens.values()], ensure_ascii=False))
     else:
         terminal.print_generators(gens, no_color=no_color)
@@ -120,6 +121,8 @@ def generate(
     no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour."),
     key: Optional[str] = typer.Option(None, "--key", help="Also write the answer key (JSON) for `examprep grade`."),
     template: Optional[str] = typer.Option(None, "--template", help="Also write a TOML answer file for students to fill."),
+    checkpoint: Optional[str] = typer.Option(None, "--checkpoint", metavar="DIR",
+                                             help="A trained model, for topics that need one (attention-from-model)."),
 ) -> None:
     """Generate fresh, hand-computable problems with worked solutions."""
     import secrets
@@ -131,7 +134,8 @@ def generate(
         seed_n = secrets.randbelow(1_000_000) if seed is None else int_option("--seed", seed)
         problems = generators.build_many(topic, seed=seed_n, count=int_option("--count", count),
                                          difficulty=int_option("--difficulty", difficulty),
-                                         calculator_free=calculator_free)
+                                         calculator_free=calculator_free,
+                                         options={"checkpoint": checkpoint} if checkpoint else None)
         if key is not None or template is not None:
             from examprep import keys
 

@@ -1,8 +1,12 @@
-"""CLI commands of the reference model at work: `examprep verify` (engine vs torch).
+"""CLI commands of the reference model at work: `examprep verify` (engine vs torch) and
+`examprep attention-map` (what a trained model attends to).
 
 torch is imported inside the commands only.
 """
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
 
 import typer
 
@@ -59,8 +63,89 @@ def verify(
     raise typer.Exit(0 if all(r.passed for r in rows) else 1)
 
 
+def attention_map(
+    text: str = typer.Argument(..., help="The input to translate and look at."),
+    checkpoint: Path = typer.Option(..., "--checkpoint", metavar="DIR", help="A run or step directory of `examprep train`."),
+    kind: str = typer.Option("cross", "--kind", help="cross, encoder (self) or decoder (self)."),
+    layer: int = typer.Option(-1, "--layer", help="Layer index (0-based; negative counts from the last)."),
+    head: Optional[int] = typer.Option(None, "--head", help="One head (0-based); all heads when omitted."),
+    out: Optional[Path] = typer.Option(None, "--out", metavar="FILE", help="Also write the maps as a .pdf or .png figure."),
+    alignment: int = typer.Option(200, "--alignment", help="dates models: held-out dates for the alignment rate (0: off)."),
+    no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour."),
+) -> None:
+    """Show a trained model's attention per layer and head (and the dates alignment rate)."""
+    from examprep.document import Heatmap, Text
+    from examprep.render.terminal import block_renderable, console
+
+    kinds = {"cross": "cross", "encoder": "encoder self", "decoder": "decoder self"}
+    try:
+        if kind not in kinds:
+            raise ExamprepError(f"--kind: expected cross, encoder or decoder, got {kind!r}")
+        if out is not None and out.suffix.lower() not in (".pdf", ".png"):
+            raise ExamprepError(f"--out: expected a .pdf or .png file name, got {out.name!r}")
+        if alignment < 0:
+            raise ExamprepError(f"--alignment: expected a count ≥ 0, got {alignment}")
+        try:
+            from examprep.train import attention_map as am
+            from examprep.train.serve import Translator
+        except ImportError as err:
+            raise ExamprepError(f"attention-map needs torch ({err.name} is missing): pip install -e '.[train]'") from None
+        translator = Translator.load(checkpoint)
+        att = am.model_attention(translator, text)
+        cfg = translator.loaded.config
+        n_layers = cfg.n_encoder_layers if kind == "encoder" else cfg.n_decoder_layers
+        if not -n_layers <= layer < n_layers:
+            raise ExamprepError(f"--layer: this model has {n_layers} {kind} layers (0…{n_layers - 1}), got {layer}")
+        try:
+            m = att.get(kinds[kind], layer % n_layers)
+        except KeyError:
+            raise ExamprepError(f"--kind: a {cfg.arch} model has no {kind} attention") from None
+        if head is not None and not 0 <= head < cfg.n_heads:
+            raise ExamprepError(f"--head: this model has {cfg.n_heads} heads (0…{cfg.n_heads - 1}), got {head}")
+        heads = [head] if head is not None else list(range(cfg.n_heads))
+        blocks = [Text(f"{m.name} of {checkpoint}: input {text!r} → output {att.output!r}")]
+        blocks += [Heatmap(f"head {h}", [[round(float(v), 4) for v in row] for row in m.weights[h]],
+                           m.row_labels, m.col_labels) for h in heads]
+        rates = None
+        if alignment and translator.loaded.data.get("task") == "dates" and kind == "cross":
+            from examprep.train.data import get_task
+
+            sources = [s for s, _ in get_task("dates").heldout_pairs(alignment, seed=1)]
+            rates = am.alignment_rate(translator, sources, layer=layer % n_layers)
+        output = console(no_color)
+        for b in blocks:
+            output.print(block_renderable(b))
+        if rates is not None:
+            best = max(rates, key=rates.get)
+            output.print(f"alignment rate on {alignment} held-out dates (output character's most-attended source "
+                         f"character in the matching day/month/year field): "
+                         + ", ".join(f"head {h} {r:.1%}" for h, r in rates.items())
+                         + f"; best head {best}: {rates[best]:.1%}")
+            blocks.append(Text(f"Alignment rate on {alignment} held-out dates: best head {best}, {rates[best]:.1%}."))
+        if out is not None:
+            from examprep.fileio import atomic_write_bytes
+            from examprep.render import typst as ty
+
+            source = "#set page(width: auto, height: auto, margin: 1.2cm)\n#set text(size: 10pt)\n" + \
+                "\n\n".join(ty.block(b) for b in blocks)
+            if out.suffix.lower() == ".pdf":
+                data = ty.compile_pdf(source)
+            else:
+                import typst
+
+                data = typst.compile(source.encode("utf-8"), format="png", ppi=144, ignore_system_fonts=True)
+                if isinstance(data, list):
+                    data = data[0]
+            atomic_write_bytes(out, data)
+            output.print(f"wrote {out}")
+    except ExamprepError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(err.exit_code) from None
+
+
 def register(app: typer.Typer) -> None:
     app.command()(verify)
+    app.command("attention-map")(attention_map)
 
 
 __all__ = ["register", "ExamprepError"]

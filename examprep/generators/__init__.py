@@ -100,18 +100,22 @@ class Generator:
     syllabus: str
     version: int
     levels: tuple[int, ...]
-    fn: Callable[[Stream, int, bool], Draft]
+    fn: Callable[..., Draft]
     calculator_free: bool = True
+    requires: tuple[str, ...] = ()     # options the generator needs (e.g. "checkpoint"), given to fn as `options`
+    requires_hint: str = ""            # how to get them, shown when they are missing
 
 
 REGISTRY: dict[str, Generator] = {}
 
 
 def generator(name: str, *, title: str, syllabus: str, version: int = 1, levels: tuple[int, ...] = (1, 2, 3),
-              calculator_free: bool = True):
-    """Register a generator function under ``name``."""
-    def wrap(fn: Callable[[Stream, int, bool], Draft]) -> Callable[[Stream, int, bool], Draft]:
-        REGISTRY[name] = Generator(name, title, syllabus, version, levels, fn, calculator_free)
+              calculator_free: bool = True, requires: tuple[str, ...] = (), requires_hint: str = ""):
+    """Register a generator function under ``name``. A generator with ``requires`` (say a trained
+    checkpoint) is left out of load_all(), which serves the features that draw topics on their
+    own (quiz, sheets, tests); get() and build() still find it."""
+    def wrap(fn: Callable[..., Draft]) -> Callable[..., Draft]:
+        REGISTRY[name] = Generator(name, title, syllabus, version, levels, fn, calculator_free, requires, requires_hint)
         return fn
     return wrap
 
@@ -119,8 +123,8 @@ def generator(name: str, *, title: str, syllabus: str, version: int = 1, levels:
 _LOADED = False
 
 
-def load_all() -> dict[str, Generator]:
-    """Import every generator module in this package (each registers itself)."""
+def all_generators() -> dict[str, Generator]:
+    """Every registered generator, those that need options (a checkpoint) included."""
     global _LOADED
     if not _LOADED:
         for mod in pkgutil.iter_modules(__path__):
@@ -130,8 +134,13 @@ def load_all() -> dict[str, Generator]:
     return REGISTRY
 
 
+def load_all() -> dict[str, Generator]:
+    """The self-contained generators (each module registers itself on import)."""
+    return {n: g for n, g in all_generators().items() if not g.requires}
+
+
 def get(name: str) -> Generator:
-    gens = load_all()
+    gens = all_generators()
     if name in gens:
         return gens[name]
     close = difflib.get_close_matches(name, list(gens), n=3, cutoff=0.4)
@@ -203,7 +212,8 @@ def _check(draft: Draft) -> Draft:
     return draft
 
 
-def build(name: str, seed: int, difficulty: int = 1, calculator_free: bool = False) -> Problem:
+def build(name: str, seed: int, difficulty: int = 1, calculator_free: bool = False,
+          options: dict[str, Any] | None = None) -> Problem:
     """The Problem of generator ``name`` for (seed, difficulty, calculator_free), deterministically.
 
     Raises UnknownTopicError for an unknown name, ParamError for a level the generator lacks or a
@@ -214,10 +224,14 @@ def build(name: str, seed: int, difficulty: int = 1, calculator_free: bool = Fal
         raise ParamError(f"--difficulty: {name} has levels {', '.join(map(str, gen.levels))}, got {difficulty}")
     if calculator_free and not gen.calculator_free:
         raise ParamError(f"--calculator-free: {name} has no calculator-free variant")
+    missing = [r for r in gen.requires if not (options or {}).get(r)]
+    if missing:
+        raise ParamError(f"--{missing[0]}: {name} needs one; {gen.requires_hint}")
+    extra = {"options": options} if gen.requires else {}
     for attempt in range(200):
         rng = Stream(gen.name, gen.version, seed, difficulty, int(calculator_free), attempt)
         try:
-            draft = _check(gen.fn(rng, difficulty, calculator_free))
+            draft = _check(gen.fn(rng, difficulty, calculator_free, **extra))
         except Degenerate:
             continue
         return Problem(generator=gen.name, version=gen.version, seed=seed, difficulty=difficulty,
@@ -227,7 +241,7 @@ def build(name: str, seed: int, difficulty: int = 1, calculator_free: bool = Fal
 
 
 def build_many(topics: list[str], *, seed: int, count: int = 1, difficulty: int = 1,
-               calculator_free: bool = False) -> list[Problem]:
+               calculator_free: bool = False, options: dict[str, Any] | None = None) -> list[Problem]:
     """``count`` problems of each topic, with seeds seed, seed+1, …; validates every option first."""
     if not topics:
         raise ParamError("TOPIC: give at least one topic (see `examprep topics`)")
@@ -240,7 +254,7 @@ def build_many(topics: list[str], *, seed: int, count: int = 1, difficulty: int 
     if seed < 0:
         raise ParamError(f"--seed: expected a non-negative integer, got {seed}")
     gens = [get(t) for t in topics]
-    return [build(g.name, seed + i, difficulty, calculator_free) for g in gens for i in range(count)]
+    return [build(g.name, seed + i, difficulty, calculator_free, options) for g in gens for i in range(count)]
 
 
 # ------------------------------------------------------------------------------- shared helpers

@@ -217,6 +217,8 @@ def print_generators(gens: dict, *, no_color: bool = False) -> None:
     table.add_column("syllabus", style="dim")
     table.add_column("levels", justify="center")
     for g in gens.values():
-        table.add_row(g.name, g.title, g.syllabus, ",".join(map(str, g.levels)) + (" ·cf" if g.calculator_free else ""))
+        needs = "".join(f" (needs --{r})" for r in getattr(g, "requires", ()))
+        table.add_row(g.name, g.title + needs, g.syllabus,
+                      ",".join(map(str, g.levels)) + (" ·cf" if g.calculator_free else ""))
     out.print(table)
     out.print(Text("·cf: has a --calculator-free variant", style="dim"))

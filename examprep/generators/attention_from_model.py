@@ -1,0 +1,171 @@
+"""Attention weights of a real trained head: Q and K of one head of the reference model's first
+encoder layer, for a short `dates` input, rounded to hand-computable values.
+
+The weights are read with numpy (safetensors' numpy loader; no torch in generators) and the
+first layer's projections recomputed in numpy: x = E[token]·√D (+ the position table, or RoPE on
+q and k), LayerNorm first for a pre-norm model, q = x W_qᵀ + b_q, k = x W_kᵀ, v = x W_vᵀ + b_v
+(examprep.train.model.MultiHeadAttention's layout: qkv_proj rows [q; k; v], heads in blocks of
+D/H). A few of the head's dimensions (those that carry most of the selected q·k products) are
+kept, scaled by one common factor and rounded; the problem states all of that. The checkpoint's
+SHA-256 is part of the parameters, so a problem names the exact model it came from.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from examprep import engine, solve
+from examprep.document import Matrix, Text
+from examprep.errors import ParamError
+from examprep.generators import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.problem import Misconception, Part, Recipe
+
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+HINT = ("train one with `examprep train --out runs/dates` (the default dates model, about a minute on a CPU), "
+        "then pass --checkpoint runs/dates")
+
+
+def _step_dir(path: str | Path) -> Path:
+    p = Path(path)
+    if (p / "latest").is_file():
+        p = p / (p / "latest").read_text(encoding="utf-8").strip()
+    if not (p / "model.safetensors").is_file() or not (p / "config.json").is_file():
+        raise ParamError(f"--checkpoint: {path} holds no checkpoint (model.safetensors, config.json); {HINT}")
+    return p
+
+
+def load_checkpoint(path: str | Path) -> dict[str, Any]:
+    """Weights (numpy), model config, source vocabulary and SHA-256 of a trained checkpoint."""
+    from safetensors.numpy import load_file
+
+    step = _step_dir(path)
+    raw = (step / "model.safetensors").read_bytes()
+    try:
+        meta = json.loads((step / "config.json").read_text(encoding="utf-8"))
+        vocab = json.loads((step / "vocab.json").read_text(encoding="utf-8"))
+        weights = load_file(str(step / "model.safetensors"))
+    except (OSError, ValueError) as err:
+        raise ParamError(f"--checkpoint: {step} cannot be read ({err})") from None
+    cfg = meta.get("model", {})
+    if cfg.get("arch") != "encoder-decoder":
+        raise ParamError(f"--checkpoint: attention-from-model reads an encoder-decoder's first encoder layer; "
+                         f"this model is {cfg.get('arch')!r}")
+    return {"weights": {k: v.astype(np.float64) for k, v in weights.items()}, "config": cfg,
+            "source_tokens": vocab["source"]["tokens"], "level": vocab["source"].get("level", "char"),
+            "sha256": hashlib.sha256(raw).hexdigest(), "task": meta.get("data", {}).get("task"), "path": str(step)}
+
+
+def head_qkv(ck: dict[str, Any], text: str, head: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    """Full-precision q, k, v (T, D/H) of ``head`` in the first encoder layer for ``text`` (+ <eos>),
+    and the tokens (characters, then "<eos>")."""
+    cfg, w, tokens = ck["config"], ck["weights"], ck["source_tokens"]
+    if ck["level"] != "char":
+        raise ParamError("--checkpoint: attention-from-model needs a character-level model (the dates task)")
+    index = {t: i for i, t in enumerate(tokens)}
+    missing = sorted({c for c in text if c not in index})
+    if missing:
+        raise ParamError(f"--checkpoint: the model's vocabulary lacks {missing[0]!r}")
+    ids = [index[c] for c in text] + [2]                       # <eos> = 2
+    d, h = int(cfg["d_model"]), int(cfg["n_heads"])
+    dh = d // h
+    emb_key = next(k for k in ("src_embed.weight", "tgt_embed.weight", "lm_head.weight") if k in w)
+    x = w[emb_key][ids] * np.sqrt(d)
+    pos = np.arange(len(ids))
+    if cfg["positions"] == "sinusoidal":
+        x = x + engine.positional_encoding(pos.tolist(), d).encoding
+    elif cfg["positions"] == "learned":
+        x = x + w["positions.table.weight"][pos]
+    if cfg["norm"] == "pre":
+        p = "encoder.layers.0.norm1."
+        x = engine.layer_norm(x, w[p + "weight"], w[p + "bias"], eps=float(cfg["layer_norm_eps"]),
+                              eps_placement="inside-sqrt").output
+    a = "encoder.layers.0.self_attn."
+    W = w[a + "qkv_proj.weight"]
+    q = x @ W[:d].T + w[a + "q_bias"]
+    k = x @ W[d:2 * d].T
+    v = x @ W[2 * d:].T + w[a + "v_bias"]
+    sl = slice(head * dh, (head + 1) * dh)
+    q, k, v = q[:, sl], k[:, sl], v[:, sl]
+    if cfg["positions"] == "rope":
+        base = float(cfg.get("rope_base", 10000.0))
+        q = engine.rope(q, pos.tolist(), base=base, style="rotate-half").output
+        k = engine.rope(k, pos.tolist(), base=base, style="rotate-half").output
+    return q, k, v, [*text, "<eos>"]
+
+
+def _round(a: np.ndarray, factor: float) -> np.ndarray:
+    return np.round(a * factor * 2) / 2          # steps of 0.5
+
+
+@generator("attention-from-model", title="Attention weights of a trained head",
+           syllabus="Transformer: scaled dot-product attention in a trained model", version=1,
+           calculator_free=False, requires=("checkpoint",), requires_hint=HINT)
+def attention_from_model(rng: Stream, difficulty: int, calculator_free: bool, options: dict) -> Draft:
+    ck = load_checkpoint(options["checkpoint"])
+    cfg = ck["config"]
+    text = f"{rng.integer(1, 28)} {rng.choice(MONTHS)} {rng.integer(1950, 2049)}"
+    head = rng.integer(0, int(cfg["n_heads"]) - 1)
+    q, k, v, toks = head_qkv(ck, text, head)
+    n, m, dims = {1: (2, 2, 2), 2: (2, 3, 4), 3: (3, 4, 4)}[difficulty]
+    kpos = sorted(rng.sample(range(len(text)), m))
+    qpos = sorted(rng.sample(kpos, n))
+    contrib = np.abs(q[qpos][:, None, :] * k[kpos][None, :, :]).sum(axis=(0, 1))
+    keep = sorted(np.argsort(-contrib)[:dims].tolist())
+    Qf, Kf = q[np.ix_(qpos, keep)], k[np.ix_(kpos, keep)]
+    vkeep = sorted(np.argsort(-np.var(v[kpos], axis=0))[:2].tolist())
+    Vf = v[np.ix_(kpos, vkeep)]
+    factor = 2.0 / max(float(np.max(np.abs(np.concatenate([Qf.ravel(), Kf.ravel()])))), 1e-9)
+    vfactor = 2.0 / max(float(np.max(np.abs(Vf))), 1e-9)
+    Q, K, V = _round(Qf, factor), _round(Kf, factor), _round(Vf, vfactor)
+    if not np.any(Q) or not np.any(K):
+        raise Degenerate("rounded to zeros")
+    tr = engine.attention(Q, K, V)
+    for row in tr.scaled_scores:
+        if np.ptp(row) == 0:
+            raise Degenerate("a row of equal scores")
+    no_scale = engine.attention(Q, K, V, scale=1.0)
+    full_dk = engine.attention(Q, K, V, scale=1.0 / np.sqrt(q.shape[1]))
+    wrong_axis = engine.softmax(tr.scaled_scores.T).probs.T
+    qlab = [f"{toks[i]!r}@{i}" for i in qpos]
+    klab = [f"{toks[j]!r}@{j}" for j in kpos]
+    params = {"checkpoint_sha256": ck["sha256"], "text": text, "head": head, "query_positions": qpos,
+              "key_positions": kpos, "dims": keep, "value_dims": vkeep, "factor": round(factor, 6),
+              "value_factor": round(vfactor, 6), "query": tolist(Q), "key": tolist(K), "value": tolist(V)}
+    sol = solve.solve("attention", {"query": params["query"], "key": params["key"], "value": params["value"]})
+    statement = [
+        Text(f"A Transformer trained on the dates task (checkpoint sha256 {ck['sha256'][:12]}…) reads "
+             f"\"{text}\". In head {head} of its first encoder layer, take the queries of the characters "
+             f"{', '.join(qlab)} and the keys and values of {', '.join(klab)} (character@position). "
+             f"Only {dims} of the head's {q.shape[1]} dimensions are kept (those carrying most of these q·k products), "
+             "scaled by a common factor and rounded to halves; the values keep 2 dimensions. Treat the kept "
+             f"dimensions as the whole head: $d_k = {dims}$, and the queries attend to these keys only."),
+        Matrix("Q", tolist(Q), row_labels=qlab), Matrix("K", tolist(K), row_labels=klab),
+        Matrix("V", tolist(V), row_labels=klab)]
+    shape = tr.weights.shape
+    parts = [
+        Part("scores", r"The scaled scores $QK^\top / \sqrt{d_k}$.", "matrix", tolist(tr.scaled_scores), shape=shape,
+             points=2, minutes=1 + 0.5 * tr.weights.size,
+             misconceptions=(Misconception("no-scale", tolist(no_scale.scores), "You forgot to divide by √d_k."),
+                             Misconception("full-head-dk", tolist(full_dk.scaled_scores),
+                                           f"The problem keeps {dims} dimensions, so d_k = {dims} here, not the "
+                                           f"model's {q.shape[1]}."))),
+        Part("weights", r"The attention weights $\alpha = \mathrm{softmax}$ of each row.", "matrix", tolist(tr.weights),
+             shape=shape, points=3, minutes=2 + tr.weights.size,
+             misconceptions=(Misconception("wrong-axis", tolist(wrong_axis), "Softmax runs over the keys, along each row."),
+                             Misconception("no-scale", tolist(no_scale.weights), "You forgot to divide by √d_k.")),
+             recipe=Recipe("scaled-masked-softmax", {"scores": {"$ref": "scores"}, "scale": 1.0})),
+        Part("output", r"The outputs $\alpha V$.", "matrix", tolist(tr.output), shape=tr.output.shape, points=2,
+             minutes=1 + 0.5 * tr.output.size,
+             misconceptions=(Misconception("wrong-axis", tolist(wrong_axis @ V), "Your weights were normalised over the queries."),),
+             recipe=Recipe("matmul", {"a": {"$ref": "weights"}, "b": tolist(V)})),
+    ]
+    steps = sol.steps
+    solution = steps_from(steps[:2], "scores") + steps_from([s for s in steps if s.title.startswith("Softmax")], "weights") \
+        + steps_from([s for s in steps if s.title.startswith("Weighted")], "output")
+    return Draft(title="Attention weights of a trained head", params=params, statement=statement, parts=parts,
+                 solution=solution, conventions={"score": "QKᵀ/√d_k with the kept d_k", "softmax": "over the keys (rows)",
+                                                 "model": f"first encoder layer, head {head}, {cfg['positions']} positions"})

@@ -1,0 +1,166 @@
+"""What a trained model's attention looks at: every layer and head, and for the `dates` task the
+alignment rate of output characters with the source field they come from.
+
+The maps come from the model's explicit attention path (`keep_attention`), run on the model's own
+greedy output, so row t of a decoder map is the step that produced output token t.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+import torch
+
+from examprep.train.data import MONTHS, WEEKDAYS, _pad, make_example
+from examprep.train.model import keep_attention
+from examprep.train.serve import Translator
+
+FIELDS = ("year", "month", "day")
+# output "YYYY-MM-DD": the field of each character position
+OUTPUT_FIELD = {0: "year", 1: "year", 2: "year", 3: "year", 5: "month", 6: "month", 8: "day", 9: "day"}
+
+
+@dataclass
+class Map:
+    name: str                     # e.g. "decoder.layers.1.cross_attn"
+    kind: str                     # "encoder self", "decoder self" or "cross"
+    layer: int
+    weights: np.ndarray           # (H, rows, cols), each row sums to 1 over all keys
+    row_labels: list[str]
+    col_labels: list[str]
+
+
+@dataclass
+class ModelAttention:
+    text: str
+    output: str
+    maps: list[Map]
+
+    def get(self, kind: str, layer: int) -> Map:
+        for m in self.maps:
+            if m.kind == kind and m.layer == layer:
+                return m
+        raise KeyError((kind, layer))
+
+
+def _label(tok: str) -> str:
+    return "␣" if tok == " " else tok
+
+
+@torch.no_grad()
+def model_attention(translator: Translator, text: str) -> ModelAttention:
+    """All attention maps of an encoder–decoder (or decoder-only) model for one input."""
+    loaded = translator.loaded
+    cfg, src_vocab, tgt_vocab = loaded.config, loaded.source_vocab, loaded.target_vocab
+    output = translator.translate([text])[0]
+    src_ids, out_ids = src_vocab.encode(text), tgt_vocab.encode(output)
+    ex = make_example(src_ids, out_ids, cfg.arch)
+    model = translator.model
+    device = model.lm_head.weight.device
+    maps: list[Map] = []
+    produced = [_label(tgt_vocab.tokens[i]) for i in out_ids] + ["<eos>"]
+    with keep_attention(model):
+        if cfg.arch == "encoder-decoder":
+            model(_pad([ex.src]).to(device), _pad([ex.inp]).to(device))
+            source = [_label(src_vocab.tokens[i]) for i in src_ids] + ["<eos>"]
+            dec_in = ["<bos>"] + produced[:-1]
+            got = model.attention_maps()
+            for i in range(cfg.n_encoder_layers):
+                w = got[f"encoder.layers.{i}.self_attn"][0].float().cpu().numpy()
+                maps.append(Map(f"encoder.layers.{i}.self_attn", "encoder self", i, w, source, source))
+            for i in range(cfg.n_decoder_layers):
+                w = got[f"decoder.layers.{i}.self_attn"][0].float().cpu().numpy()
+                maps.append(Map(f"decoder.layers.{i}.self_attn", "decoder self", i, w, produced, dec_in))
+                w = got[f"decoder.layers.{i}.cross_attn"][0].float().cpu().numpy()
+                maps.append(Map(f"decoder.layers.{i}.cross_attn", "cross", i, w, produced, source))
+        else:
+            model(_pad([ex.inp]).to(device))
+            seq = ["<bos>"] + [_label(src_vocab.tokens[i]) for i in src_ids] + ["<sep>"] + produced[:-1]
+            got = model.attention_maps()
+            for i in range(cfg.n_decoder_layers):
+                w = got[f"decoder.layers.{i}.self_attn"][0].float().cpu().numpy()
+                maps.append(Map(f"decoder.layers.{i}.self_attn", "decoder self", i, w, seq[1:] + ["<eos>"], seq))
+    return ModelAttention(text, output, maps)
+
+
+# ------------------------------------------------------------------------------- dates alignment
+
+_MONTH_NAMES = sorted({m.lower() for m in MONTHS} | {m[:3].lower() for m in MONTHS}, key=len, reverse=True)
+_WEEKDAY_NAMES = sorted({w.lower() for w in WEEKDAYS} | {w[:3].lower() for w in WEEKDAYS}, key=len, reverse=True)
+
+
+def date_fields(source: str) -> Optional[dict[str, set[int]]]:
+    """Character positions of the year, month and day in a `dates` source, or None when the
+    fields cannot be told apart (no 4-digit year, or an unreadable layout).
+
+    Layouts (examprep.train.data's formats): a month name with day and year numbers; or three
+    numbers, year first (Y/M/D) or last (D/M/Y). A weekday name belongs to no field.
+    """
+    low = source.lower()
+    fields: dict[str, set[int]] = {f: set() for f in FIELDS}
+    taken = [False] * len(source)
+    for name in _WEEKDAY_NAMES:
+        for m in re.finditer(rf"\b{name}\b", low):
+            for i in range(m.start(), m.end()):
+                taken[i] = True
+    month_named = False
+    for name in _MONTH_NAMES:
+        m = re.search(rf"\b{name}\b", low)
+        if m and not any(taken[m.start():m.end()]):
+            fields["month"] = set(range(m.start(), m.end()))
+            month_named = True
+            break
+    numbers = [(m.start(), m.end()) for m in re.finditer(r"\d+", source)]
+    years = [n for n in numbers if n[1] - n[0] == 4]
+    if len(years) != 1:
+        return None
+    year = years[0]
+    fields["year"] = set(range(*year))
+    rest = [n for n in numbers if n != year]
+    if month_named:
+        if len(rest) != 1:
+            return None
+        fields["day"] = set(range(*rest[0]))
+    else:
+        if len(rest) != 2:
+            return None
+        month, day = (rest[0], rest[1]) if year[0] == 0 else (rest[1], rest[0])
+        fields["month"], fields["day"] = set(range(*month)), set(range(*day))
+    return fields
+
+
+def alignment_hits(weights: np.ndarray, source: str, output: str) -> tuple[int, int]:
+    """(hits, counted) for one head's cross-attention (rows: output steps, columns: source
+    characters, more columns such as <eos> allowed): an output character of "YYYY-MM-DD" counts as
+    a hit when its most-attended source character lies in the same field."""
+    fields = date_fields(source)
+    if fields is None or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", output):
+        return 0, 0
+    where = {i: f for f, idx in fields.items() for i in idx}
+    hits = counted = 0
+    for pos, field in OUTPUT_FIELD.items():
+        if pos >= weights.shape[0]:
+            break
+        best = int(np.argmax(weights[pos, : len(source)]))
+        counted += 1
+        hits += where.get(best) == field
+    return hits, counted
+
+
+def alignment_rate(translator: Translator, sources: Sequence[str], layer: int = -1) -> dict[int, float]:
+    """Per head of the cross-attention of `layer` (default: the last): the share of output
+    characters whose most-attended source character lies in the matching field (day, month, year)."""
+    cfg = translator.loaded.config
+    layer = layer % cfg.n_decoder_layers
+    hits = np.zeros(cfg.n_heads)
+    counted = np.zeros(cfg.n_heads)
+    for text in sources:
+        att = model_attention(translator, text)
+        cross = att.get("cross", layer)
+        for h in range(cfg.n_heads):
+            a, b = alignment_hits(cross.weights[h], text, att.output)
+            hits[h] += a
+            counted[h] += b
+    return {h: float(hits[h] / counted[h]) if counted[h] else 0.0 for h in range(cfg.n_heads)}

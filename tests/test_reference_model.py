@@ -1,0 +1,162 @@
+"""The reference model at work: attention maps of a trained model, the dates alignment rate, and
+problems drawn from a trained head (issue 9). `verify` has its own module (test_verify.py)."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+torch = pytest.importorskip("torch")
+
+from examprep import generators  # noqa: E402
+from examprep.cli import app  # noqa: E402
+from examprep.errors import ParamError  # noqa: E402
+from examprep.generators.attention_from_model import head_qkv, load_checkpoint  # noqa: E402
+from examprep.train import attention_map as am  # noqa: E402
+from examprep.train.model import apply_rope, attend  # noqa: E402
+from examprep.train.serve import Translator  # noqa: E402
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def tiny_dates(tmp_path_factory):
+    """A tiny dates model trained for 40 steps (a few seconds): real weights, real checkpoint files."""
+    out = tmp_path_factory.mktemp("tiny") / "dates"
+    res = subprocess.run([sys.executable, "-m", "examprep", "train", "--steps", "40", "--d-model", "32", "--layers", "1",
+                          "--heads", "2", "--d-ff", "64", "--out", str(out), "--eval-every", "40", "--eval-size", "50",
+                          "--seed", "3"], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    return out
+
+
+# ---------------------------------------------------------------------------------- alignment
+
+def test_date_fields_for_every_layout():
+    assert am.date_fields("29 Nov 2026") == {"day": {0, 1}, "month": {3, 4, 5}, "year": {7, 8, 9, 10}}
+    assert am.date_fields("November 29, 2026") == {"month": set(range(8)), "day": {9, 10}, "year": set(range(13, 17))}
+    assert am.date_fields("29/11/2026") == {"day": {0, 1}, "month": {3, 4}, "year": set(range(6, 10))}
+    assert am.date_fields("2026/11/29") == {"year": {0, 1, 2, 3}, "month": {5, 6}, "day": {8, 9}}
+    assert am.date_fields("Sun, 29 Nov 2026")["month"] == {8, 9, 10}      # the weekday belongs to no field
+    assert am.date_fields("no date here") is None
+
+
+def test_alignment_rate_on_a_hand_made_attention_matrix():
+    source, output = "29 Nov 2026", "2026-11-29"
+    fields = am.date_fields(source)
+    w = np.zeros((len(output) + 1, len(source) + 1))
+    target = {"year": 8, "month": 4, "day": 0}
+    for pos, field in am.OUTPUT_FIELD.items():
+        w[pos, target[field]] = 1.0
+    w[4, 2] = w[7, 2] = 1.0                       # separators: not counted
+    assert am.alignment_hits(w, source, output) == (8, 8)
+    w[0] = 0
+    w[0, 1] = 1.0                                  # the first year digit looks at the day: a miss
+    w[9] = 0
+    w[9, 5] = 1.0                                  # the last day digit looks at the month: a miss
+    assert am.alignment_hits(w, source, output) == (6, 8)
+    assert fields is not None
+    assert am.alignment_hits(w, source, "not a date") == (0, 0)
+
+
+# ---------------------------------------------------------------------------------- attention-map
+
+def test_attention_maps_of_a_trained_model_sum_to_one(tiny_dates):
+    att = am.model_attention(Translator.load(tiny_dates), "29 Nov 2026")
+    kinds = {(m.kind, m.layer) for m in att.maps}
+    assert kinds == {("encoder self", 0), ("decoder self", 0), ("cross", 0)}
+    for m in att.maps:
+        assert m.weights.shape[1:] == (len(m.row_labels), len(m.col_labels))
+        np.testing.assert_allclose(m.weights.sum(-1), 1.0, rtol=1e-5)
+
+
+def test_attention_map_cli_terminal_pdf_and_png(tiny_dates, tmp_path):
+    res = runner.invoke(app, ["attention-map", "--checkpoint", str(tiny_dates), "29 Nov 2026", "--alignment", "5",
+                              "--no-color", "--out", str(tmp_path / "map.pdf")])
+    assert res.exit_code == 0, res.output
+    assert "cross_attn" in res.output and "head 0" in res.output and "alignment rate on 5 held-out dates" in res.output
+    assert (tmp_path / "map.pdf").read_bytes().startswith(b"%PDF")
+    res = runner.invoke(app, ["attention-map", "--checkpoint", str(tiny_dates), "1 Jan 2000", "--kind", "encoder",
+                              "--head", "1", "--out", str(tmp_path / "map.png"), "--alignment", "0"])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "map.png").read_bytes().startswith(b"\x89PNG")
+
+
+@pytest.mark.parametrize("args,fragment", [
+    (["--kind", "sideways"], "--kind"), (["--layer", "5"], "--layer"), (["--head", "9"], "--head"),
+    (["--out", "map.svg"], "--out"),
+])
+def test_attention_map_bad_options(tiny_dates, args, fragment):
+    res = runner.invoke(app, ["attention-map", "--checkpoint", str(tiny_dates), "1 Jan 2000", *args])
+    assert res.exit_code == 2 and fragment in res.output and "Traceback" not in res.output
+
+
+def test_attention_map_missing_checkpoint(tmp_path):
+    res = runner.invoke(app, ["attention-map", "--checkpoint", str(tmp_path / "none"), "x"])
+    assert res.exit_code != 0 and "Traceback" not in res.output
+
+
+# ------------------------------------------------------------------------- attention-from-model
+
+def test_generator_needs_a_checkpoint_and_says_how_to_train_one():
+    with pytest.raises(ParamError, match="examprep train"):
+        generators.build("attention-from-model", 1, 1)
+    res = runner.invoke(app, ["generate", "attention-from-model", "--seed", "1"])
+    assert res.exit_code == 2 and "examprep train" in res.output
+
+
+def test_generator_is_left_out_of_self_contained_topics_but_listed():
+    assert "attention-from-model" not in generators.load_all()
+    listing = json.loads(runner.invoke(app, ["topics", "--json"]).output)
+    assert any(t["topic"] == "attention-from-model" and t["requires"] == ["checkpoint"] for t in listing)
+
+
+def test_numpy_projections_equal_the_torch_model(tiny_dates):
+    ck = load_checkpoint(tiny_dates)
+    model = Translator.load(tiny_dates).model
+    text = "17 Nov 2037"
+    ids = torch.tensor([[ck["source_tokens"].index(c) for c in text] + [2]])
+    pos = torch.arange(ids.shape[1])
+    with torch.no_grad():
+        x = model.embed(model.src_embed, ids, pos)
+        attn = model.encoder.layers[0].self_attn
+        d = x.shape[-1]
+        qkv = torch.nn.functional.linear(x, attn.qkv_proj.weight)
+        q = qkv[..., :d] + attn.q_bias
+        k = qkv[..., d:2 * d]
+        v = qkv[..., 2 * d:] + attn.v_bias
+        heads = lambda t: attn._heads(t, 1)[0]            # (B, H, T, Dh)
+        q, k, v = heads(q), heads(k), heads(v)
+        rot = model.positions.rotation(pos)
+        if rot is not None:
+            q, k = apply_rope(q, *rot), apply_rope(k, *rot)
+    for h in range(q.shape[1]):
+        nq, nk, nv, _ = head_qkv(ck, text, h)
+        np.testing.assert_allclose(nq, q[0, h].numpy(), rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(nk, k[0, h].numpy(), rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(nv, v[0, h].numpy(), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("level", [1, 2, 3])
+def test_generated_answer_matches_the_models_explicit_attention_path(tiny_dates, level):
+    opts = {"checkpoint": str(tiny_dates)}
+    p = generators.build("attention-from-model", 11, level, options=opts)
+    assert p == generators.build("attention-from-model", 11, level, options=opts)      # deterministic
+    assert p.params["checkpoint_sha256"] == load_checkpoint(tiny_dates)["sha256"]
+    Q, K, V = (torch.tensor(p.params[n], dtype=torch.float64)[None, None] for n in ("query", "key", "value"))
+    out, weights = attend(Q, K, V, need_weights=True)
+    # the model computes its softmax in float32: agreement to float32 precision
+    np.testing.assert_allclose(p.part("weights").expected, weights[0, 0].numpy(), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(p.part("output").expected, out[0, 0].numpy(), rtol=1e-6, atol=1e-6)
+    for part in p.parts:
+        for m in part.misconceptions:
+            assert not np.allclose(np.asarray(m.value, dtype=float), np.asarray(part.expected, dtype=float))
+
+
+def test_generate_cli_with_checkpoint_shows_a_clean_problem(tiny_dates):
+    res = runner.invoke(app, ["generate", "attention-from-model", "--checkpoint", str(tiny_dates), "--seed", "4",
+                              "--solution", "--no-color"])
+    assert res.exit_code == 0, res.output
+    assert "first encoder layer" in res.output and "worked solution" in res.output
