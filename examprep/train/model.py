@@ -18,7 +18,9 @@ Conventions
   attend a key. Every query row always has at least one key it may attend.
 - Attention has two paths with the same result: the fast one calls
   `F.scaled_dot_product_attention` (fused kernels), the explicit one computes
-  softmax(QKᵀ/√Dh)V step by step and keeps the weights (`keep_attention`).
+  softmax(QKᵀ/√Dh)V step by step and keeps the weights (`keep_attention`). The key projection has
+  no bias (softmax ignores one); positions are sinusoidal (the paper), learned, or rotary (RoPE,
+  applied to q and k of self-attention).
 """
 from __future__ import annotations
 

@@ -44,6 +44,7 @@ from examprep.train.model import TransformerConfig, build_model
 from examprep.train.options import KEPT_ON_RESUME, PRECISIONS, TrainOptions
 from examprep.train.report import Reporter
 
+
 @dataclass
 class TrainResult:
     run_dir: Path
@@ -341,8 +342,54 @@ class _Run:
 
     # ------------------------------------------------------------------ the loop
 
+    def _prepare_training_model(self) -> torch.nn.Module:
+        train_model = self.model
+        if self.d.enabled:
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            ids = [self.d.local_rank] if self.d.device.type == "cuda" else None
+            train_model = DDP(self.model, device_ids=ids)
+        if self.o.compile:
+            # The compiled wrapper serves the training steps only; evaluation and decoding (other
+            # shapes, a KV cache) run the plain module, which compiling does not change.
+            train_model = torch.compile(train_model)
+        return train_model
+
+    def _step(self, step: int, train_model: torch.nn.Module, amp) -> tuple:
+        """One optimizer step; returns (loss sum, gradient norm, batch), the first two on the device."""
+        o, d = self.o, self.d
+        batch = collate(self.data.stream.examples(step), d.rank, d.world).to(d.device)
+        for group in self.optimizer.param_groups:
+            group["lr"] = noam_lr(step, self.cfg.d_model, o.warmup, o.lr_factor)
+        with amp:
+            if self.cfg.arch == "encoder-decoder":
+                logits = train_model(batch.src, batch.inp, src_padded=batch.src_padded)
+            else:
+                logits = train_model(batch.inp)
+        loss_sum = smoothed_cross_entropy(logits, batch.out, o.label_smoothing)
+        (loss_sum * (d.world / batch.global_targets)).backward()
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), o.clip)
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        if self.on_step is not None:
+            self.on_step(step, self.model)
+        return loss_sum.detach(), grad_norm.detach(), batch
+
+    def _check(self, pending: list[tuple[int, float, float, int]]) -> list[float]:
+        """Per-token losses of the pending steps (step, loss sum, gradient norm, taught tokens);
+        DivergedError at the first that is not finite."""
+        losses = []
+        for step, loss_sum, norm, targets in pending:
+            loss = loss_sum / targets
+            if not (math.isfinite(loss) and math.isfinite(norm)):
+                what, value = ("loss", loss) if not math.isfinite(loss) else ("gradient norm", norm)
+                raise DivergedError(f"the {what} became {value} at step {step}; stopped without saving, the "
+                                    f"last good checkpoint {self.last_checkpoint or '(none yet)'} is kept; "
+                                    f"try a lower --lr-factor or --precision fp32")
+            losses.append(loss)
+        return losses
+
     def run(self) -> TrainResult:
-        o, d, model = self.o, self.d, self.model
+        o, d = self.o, self.d
         wall_start = time.perf_counter()
         self.optimizer = self._optimizer()
         self.tokens_seen, self.last_checkpoint = 0, None
@@ -353,97 +400,67 @@ class _Run:
             self.tokens_seen = int(self.state.get("tokens_seen", 0))
             _set_rng_state(self.state["rng"], d.device)
             self.last_checkpoint = checkpoint.latest(self.run_dir)
-        first_step = step + 1
-        log = RunLog(self.run_dir, step if self.state is not None else None) if d.main else None
+        first_step, tokens_before = step + 1, self.tokens_seen
         steps_total = o.steps
         seconds_total = o.minutes * 60 if o.minutes else (None if o.steps else 60.0)
         if steps_total is not None and step >= steps_total:
             raise ConfigError(f"the checkpoint is at step {step}; give --steps above it to train on")
+        # Reading a loss waits for the GPU; on CUDA read them ten steps at a time.
         log_every = o.log_every or (10 if d.device.type == "cuda" else 1)
         save_every = o.save_every or o.eval_every
-
-        train_model = model
-        if d.enabled:
-            from torch.nn.parallel import DistributedDataParallel as DDP
-            train_model = DDP(model, device_ids=[d.local_rank] if d.device.type == "cuda" else None)
-        if o.compile:
-            # The compiled wrapper serves the training steps only; evaluation and decoding (other
-            # shapes, a KV cache) run the plain module, which compiling does not change.
-            train_model = torch.compile(train_model)
+        train_model = self._prepare_training_model()
         amp = _autocast(d.device, self.precision)
         peak = peak_flops(torch.cuda.get_device_name(d.device)) if d.device.type == "cuda" else None
+        log = RunLog(self.run_dir, step if self.state is not None else None) if d.main else None
 
-        title = f"{'corpus ' + Path(o.corpus).name if o.corpus else 'task ' + (o.task or 'dates')}"
+        title = f"corpus {Path(o.corpus).name}" if o.corpus else f"task {o.task or 'dates'}"
         self.reporter.start(f"training {title}", steps_total, seconds_total, step)
         losses, evals = [], []
-        pending: list[tuple[int, torch.Tensor, torch.Tensor, int]] = []
+        pending: list = []                       # (step, loss sum, gradient norm, taught tokens)
         train_seconds = 0.0
         window_tokens, window_seconds, window_flops = 0, 0.0, 0.0
         stopped, goal_step, goal_seconds = None, None, None
-        lr = 0.0
         try:
             with _StopSignal() as stop:
                 while stopped is None:
                     step += 1
                     t0 = time.perf_counter()
-                    batch = collate(self.data.stream.examples(step), d.rank, d.world).to(d.device)
-                    lr = noam_lr(step, self.cfg.d_model, o.warmup, o.lr_factor)
-                    for group in self.optimizer.param_groups:
-                        group["lr"] = lr
-                    with amp:
-                        if self.cfg.arch == "encoder-decoder":
-                            logits = train_model(batch.src, batch.inp, src_padded=batch.src_padded)
-                        else:
-                            logits = train_model(batch.inp)
-                    loss_sum = smoothed_cross_entropy(logits, batch.out, o.label_smoothing)
-                    (loss_sum * (d.world / batch.global_targets)).backward()
-                    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), o.clip)
-                    self.optimizer.step()
-                    self.optimizer.zero_grad(set_to_none=True)
-                    if self.on_step is not None:
-                        self.on_step(step, model)
-                    pending.append((step, loss_sum.detach(), grad_norm.detach(), batch.global_targets))
+                    loss_sum, grad_norm, batch = self._step(step, train_model, amp)
+                    pending.append((step, loss_sum, grad_norm, batch.global_targets))
                     window_tokens += batch.global_tokens
                     self.tokens_seen += batch.global_tokens
                     if peak is not None:
                         src_len = batch.src.shape[1] if batch.src is not None else 0
-                        window_flops += flops_per_step(model, batch.inp.shape[0], src_len, batch.inp.shape[1])
+                        window_flops += flops_per_step(self.model, batch.inp.shape[0], src_len, batch.inp.shape[1])
 
                     at_eval = step % o.eval_every == 0
                     at_save = step % save_every == 0
                     at_end = steps_total is not None and step >= steps_total
-                    if step % log_every == 0 or at_eval or at_save or at_end or stop.requested:
-                        # One read-out of the losses (and one collective): also where the processes
-                        # agree on stopping.
-                        n = len(pending)
+                    # Every process must read out at the same steps (it is a collective), so a
+                    # signal only hurries the read-out of a single process.
+                    if step % log_every == 0 or at_eval or at_save or at_end or (stop.requested and not d.enabled):
+                        # The losses are read (one collective), checked, logged and shown; this is
+                        # also where the processes agree on stopping.
                         time_up = seconds_total is not None and \
                             train_seconds + time.perf_counter() - t0 >= seconds_total
-                        values = [float(x) for _, x, _, _ in pending] + [float(g) for _, _, g, _ in pending]
-                        values += [float(stop.requested), float(time_up and d.main)]
-                        values = d.sum(values)
+                        n = len(pending)
+                        values = d.sum([float(x) for _, x, _, _ in pending] + [float(g) for _, _, g, _ in pending]
+                                       + [float(stop.requested), float(time_up and d.main)])
                         if d.device.type == "cuda":
                             torch.cuda.synchronize(d.device)
                         elapsed = time.perf_counter() - t0
+                        checked = self._check([(s, x, g, t) for (s, _, _, t), x, g
+                                               in zip(pending, values[:n], values[n:2 * n])])
+                        losses += checked
+                        if log is not None:
+                            log.write([{"step": s, "loss": x, "lr": noam_lr(s, self.cfg.d_model, o.warmup, o.lr_factor)}
+                                       for (s, _, _, _), x in zip(pending, checked)])
+                        pending.clear()
                         train_seconds += elapsed
                         window_seconds += elapsed
-                        for (s, _, _, targets), loss_value, norm in zip(pending, values[:n], values[n:2 * n]):
-                            loss = loss_value / targets
-                            if not (math.isfinite(loss) and math.isfinite(norm)):
-                                what = "loss" if not math.isfinite(loss) else "gradient norm"
-                                raise DivergedError(
-                                    f"the {what} became {loss if what == 'loss' else norm} at step {s}; "
-                                    f"stopped without saving, the last good checkpoint "
-                                    f"{self.last_checkpoint or '(none yet)'} is kept; "
-                                    f"try a lower --lr-factor or --precision fp32")
-                            losses.append(loss)
-                        if log is not None:
-                            log.write([{"step": s, "loss": loss, "lr": noam_lr(s, self.cfg.d_model, o.warmup,
-                                                                                o.lr_factor)}
-                                       for s, loss in zip(range(step - n + 1, step + 1), losses[-n:])])
-                        pending.clear()
-                        tok_s = window_tokens / max(window_seconds, 1e-9)
-                        mfu = window_flops / window_seconds / peak if peak else None
-                        self.reporter.step(step, train_seconds, losses[-1], tok_s, mfu, lr)
+                        self.reporter.step(step, train_seconds, losses[-1], window_tokens / max(window_seconds, 1e-9),
+                                           window_flops / window_seconds / peak if peak else None,
+                                           noam_lr(step, self.cfg.d_model, o.warmup, o.lr_factor))
                         window_tokens, window_seconds, window_flops = 0, 0.0, 0.0
                         if values[-2] > 0:
                             stopped = "interrupted"
@@ -452,19 +469,19 @@ class _Run:
                         elif at_end:
                             stopped = "steps"
                     else:
-                        train_seconds += time.perf_counter() - t0
-                        window_seconds += time.perf_counter() - t0
+                        elapsed = time.perf_counter() - t0
+                        train_seconds += elapsed
+                        window_seconds += elapsed
 
                     metrics = None
-                    if at_eval or (stopped and stopped != "interrupted"):
+                    if at_eval or stopped in ("time", "steps"):
                         reached = 0.0
                         if d.main:
                             metrics = self._evaluate()
                             evals.append({"step": step, "train_seconds": train_seconds, **metrics})
                             log.write([{"step": step, "eval": {"train_seconds": train_seconds, **metrics}}])
                             self.reporter.evaluation(step, train_seconds, metrics)
-                            if self.goal is not None and metrics["exact_match"] >= self.goal:
-                                reached = 1.0
+                            reached = float(self.goal is not None and metrics["exact_match"] >= self.goal)
                         if d.broadcast([reached])[0] > 0 and goal_step is None:
                             goal_step, goal_seconds = step, train_seconds
                             stopped = stopped or "goal"
@@ -479,6 +496,6 @@ class _Run:
             run_dir=self.run_dir, checkpoint=self.last_checkpoint, first_step=first_step, steps=step,
             losses=losses, evals=evals, train_seconds=train_seconds,
             wall_seconds=time.perf_counter() - wall_start,
-            tokens_per_second=(self.tokens_seen - (self.state or {}).get("tokens_seen", 0)) / max(train_seconds, 1e-9),
+            tokens_per_second=(self.tokens_seen - tokens_before) / max(train_seconds, 1e-9),
             stopped=stopped, goal=self.goal, goal_step=goal_step, goal_seconds=goal_seconds,
             is_main=d.main)

@@ -275,3 +275,27 @@ def test_64_tatoeba_pairs_are_overfitted_to_bleu_90(tmp_path):
           f"BLEU at each evaluation: {history}")
     assert bleu >= 90
     assert result.evals[-1]["bleu"] == pytest.approx(bleu)
+
+
+def test_decoder_only_trains_evaluates_and_translates(tmp_path):
+    result = train(_options(tmp_path, task="copy", arch="decoder-only", steps=40, eval_every=40, layers=2))
+    assert result.losses[-1] < result.losses[0] and result.evals[-1]["pairs"] == 50
+    loaded = checkpoint.load(result.run_dir)
+    assert loaded.config.arch == "decoder-only" and not hasattr(loaded.model, "encoder")
+    outputs = translate(loaded.model, ["abcd", "zzzzzzzzzz"], loaded.source_vocab, loaded.target_vocab,
+                        max_new_tokens=17)
+    assert len(outputs) == 2 and all(set(o) <= set("abcdefghijklmnopqrstuvwxyz") for o in outputs)
+
+
+def test_a_corpus_with_separate_vocabularies_round_trips(tmp_path):
+    corpus = tmp_path / "pairs.tsv"
+    corpus.write_text("".join(f"the {w}\tle {w.upper()} !\n" for w in ("cat", "dog", "sun", "moon", "tree")) * 4,
+                      encoding="utf-8")
+    result = train(TrainOptions(corpus=str(corpus), tokens="word", share="none", swap=True, heldout=0.0, d_model=32,
+                                layers=1, heads=4, d_ff=64, steps=5, out=str(tmp_path / "run")))
+    loaded = checkpoint.load(result.run_dir)
+    assert loaded.source_vocab != loaded.target_vocab                   # French-side words vs English-side
+    assert " CAT" in loaded.source_vocab.tokens and " CAT" not in loaded.target_vocab.tokens
+    assert " cat" in loaded.target_vocab.tokens and " !" not in loaded.target_vocab.tokens
+    assert loaded.config.src_vocab_size == len(loaded.source_vocab) != loaded.config.tgt_vocab_size
+    assert result.evals[-1]["split"] == "training" and "bleu" in result.evals[-1]
