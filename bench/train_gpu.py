@@ -149,20 +149,19 @@ def run_one(name: str, cfg: TransformerConfig, seq: int, batch: int, steps: int,
     if DEVICE.type == "cuda":
         row["max_memory_gib"] = torch.cuda.max_memory_allocated() / 2 ** 30
         torch.cuda.reset_peak_memory_stats()
-    del model, ours, opt
-    if DEVICE.type == "cuda":
-        torch.cuda.empty_cache()
-    return row
+    return row                                           # the model and its optimizer go with this frame
 
 
 def summary(rows: list[dict], rate: float, env: dict) -> str:
     lines = [f"# bench/train_gpu.py on {env['device']} (torch {env['torch']}, python {env['python']})", "",
              f"bf16 matmul measured: {rate / 1e12:.0f} TFLOP/s (peak used for MFU: 989 TFLOP/s)", "",
-             "| model | compile | batch × seq | tokens/step | ms/step | tokens/s | model TFLOP/s | MFU vs 989 | MFU vs measured |",
+             "| model | compile | batch × seq | tokens/step | ms/step | tokens/s | model TFLOP/s | MFU vs 989 "
+             "| MFU vs measured |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if "error" in r or "skipped" in r:
-            lines.append(f"| {r['model']} | {r['compiled']} | – | – | – | – | – | – | {r.get('error') or r['skipped']} |")
+            why = r.get("error") or r["skipped"]
+            lines.append(f"| {r['model']} | {r['compiled']} | – | – | – | – | – | – | {why} |")
             continue
         lines.append(f"| {r['model']} | {r['compiled']} | {r['batch']} × {r['seq']} | {r['tokens_per_step']:,} | "
                      f"{r['ms_per_step']:.1f} | {r['tokens_per_s']:,.0f} | {r['model_tflop_s']:.1f} | "
@@ -207,6 +206,8 @@ def main() -> None:
         else:
             try:
                 row = run_one(name, cfg, seq, batch, steps, compiled, reference)
+                if DEVICE.type == "cuda":
+                    torch.cuda.empty_cache()
             except Exception as err:        # one failing model must not lose the others' figures
                 row = {"model": name, "compiled": compiled, "error": f"{type(err).__name__}: {err}".splitlines()[0],
                        "traceback": traceback.format_exc()[-2000:]}
