@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 
 import pytest
@@ -299,3 +300,10 @@ def test_a_corpus_with_separate_vocabularies_round_trips(tmp_path):
     assert " cat" in loaded.target_vocab.tokens and " !" not in loaded.target_vocab.tokens
     assert loaded.config.src_vocab_size == len(loaded.source_vocab) != loaded.config.tgt_vocab_size
     assert result.evals[-1]["split"] == "training" and "bleu" in result.evals[-1]
+
+
+def test_bf16_autocast_trains_on_the_cpu_too(tmp_path):
+    result = train(_options(tmp_path, steps=30, precision="bf16"))
+    assert all(math.isfinite(x) for x in result.losses) and result.losses[-1] < result.losses[0]
+    loaded = checkpoint.load(result.run_dir)
+    assert loaded.model.lm_head.weight.dtype == torch.float32           # autocast keeps fp32 weights
