@@ -125,7 +125,8 @@ def save(run_dir: Path | str, step: int, model: torch.nn.Module, source_vocab: V
         kept = f"the previous checkpoint {previous} is kept" if previous else "no earlier checkpoint exists"
         reason = getattr(err, "strerror", None) or str(err)
         raise WriteError(f"could not write checkpoint {final}: {reason}; {kept}") from None
-    for old in sorted(run_dir.glob("step-*"))[:-keep] if keep > 0 else []:
+    steps = sorted((p for p in run_dir.glob("step-*") if p.name[5:].isdigit()), key=lambda p: int(p.name[5:]))
+    for old in steps[:-keep] if keep > 0 else []:
         if old.name != name:
             shutil.rmtree(old, ignore_errors=True)
     return final

@@ -307,3 +307,12 @@ def test_bf16_autocast_trains_on_the_cpu_too(tmp_path):
     assert all(math.isfinite(x) for x in result.losses) and result.losses[-1] < result.losses[0]
     loaded = checkpoint.load(result.run_dir)
     assert loaded.model.lm_head.weight.dtype == torch.float32           # autocast keeps fp32 weights
+
+
+def test_only_the_newest_checkpoints_are_kept_even_past_a_million_steps(tmp_path):
+    vocab = task_vocab(TASKS["copy"])
+    model = build_model(small_config(src_vocab_size=len(vocab), tgt_vocab_size=len(vocab)))
+    for step in (999_998, 999_999, 1_000_000, 1_000_001):
+        checkpoint.save(tmp_path, step, model, vocab, vocab, {}, keep=2)
+    assert sorted(p.name for p in tmp_path.glob("step-*")) == ["step-1000000", "step-1000001"]
+    assert checkpoint.latest(tmp_path).name == "step-1000001"
