@@ -123,6 +123,7 @@ def generate(
     template: Optional[str] = typer.Option(None, "--template", help="Also write a TOML answer file for students to fill."),
     checkpoint: Optional[str] = typer.Option(None, "--checkpoint", metavar="DIR",
                                              help="A trained model, for topics that need one (attention-from-model)."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --key or --template file."),
 ) -> None:
     """Generate fresh, hand-computable problems with worked solutions."""
     import secrets
@@ -139,7 +140,7 @@ def generate(
         if key is not None or template is not None:
             from examprep import keys
 
-            for path in keys.save(problems, key=key, template=template, title=", ".join(topic),
+            for path in keys.save(problems, key=key, template=template, title=", ".join(topic), force=force,
                                   meta={"topics": topic, "seed": seed_n, "difficulty": problems[0].difficulty}):
                 typer.echo(f"wrote {path}", err=True)
     except ExamprepError as err:

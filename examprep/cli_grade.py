@@ -75,6 +75,27 @@ def _settings(no_ecf: bool, ecf_credit: str, tolerance: list[str]):
     return Settings(ecf=not no_ecf, ecf_credit=credit, tolerances=tolerances)
 
 
+def _check_tolerance_targets(settings, the_key) -> None:
+    """A --tolerance target must name something in the key: a mistyped one would silently grade
+    with the default rule."""
+    import difflib
+
+    from examprep.errors import ParamError
+    from examprep.grading import address
+
+    names: set[str] = {"*"}
+    for problems in [the_key.problems, *the_key.variants.values()]:
+        for n, p in enumerate(problems, 1):
+            names.add(f"q{n}")
+            for part in p.parts:
+                names.update({part.id, address(n, part.id)})
+    for target in settings.tolerances:
+        if target not in names:
+            close = difflib.get_close_matches(target, sorted(names), n=1, cutoff=0.5)
+            hint = f"; did you mean {close[0]}?" if close else " (a part like q2.loss, a problem like q2, or a part id)"
+            raise ParamError(f"--tolerance: {target!r} names no part of this key{hint}")
+
+
 def _grade(key: str, submissions: list[str], *, self_test: bool, csv_out: str | None, json_out: str | None,
            report: str | None, gradescope: str | None, visibility: str, details: bool | None, show_answers: bool,
            no_ecf: bool, ecf_credit: str, tolerance: list[str], quiet: bool, no_color: bool) -> int:
@@ -94,6 +115,7 @@ def _grade(key: str, submissions: list[str], *, self_test: bool, csv_out: str | 
         raise ParamError(f"--gradescope-visibility: expected one of {', '.join(VISIBILITIES)}, got {visibility!r}")
     settings = _settings(no_ecf, ecf_credit, tolerance)
     the_key = keys.read_key(key)
+    _check_tolerance_targets(settings, the_key)
     if self_test:
         if submissions:
             raise ParamError("--self-test checks the key alone: give no SUBMISSION")

@@ -123,16 +123,21 @@ def _toml_key(name: str) -> str:
 
 
 def save(problems: list[Problem], *, key: str | Path | None = None, template: str | Path | None = None,
-         title: str = "", meta: dict[str, Any] | None = None) -> list[Path]:
+         title: str = "", meta: dict[str, Any] | None = None, force: bool = False) -> list[Path]:
     """Write the key and/or the answer template of ``problems`` (atomically); returns the paths.
 
-    Raises OutputError (an ExamprepError) when a file cannot be written, or when both paths
-    name the same file.
+    Raises OutputError (an ExamprepError) when a file cannot be written, when both paths name the
+    same file, or when one exists and ``force`` is not set (a filled-in answer file or the key a
+    class is graded against must never be replaced by accident). Nothing is written then.
     """
     from examprep.fileio import OutputError
 
     if key is not None and template is not None and Path(key).resolve() == Path(template).resolve():
         raise OutputError(f"--key and --template name the same file ({key})")
+    if not force:
+        for option, path in (("--key", key), ("--template", template)):
+            if path is not None and Path(path).exists():
+                raise OutputError(f"{option}: {path} already exists; use --force to replace it")
     written = []
     if key is not None:
         written.append(write_key(key, Key(title=title, problems=problems, meta=meta or {})))

@@ -1512,6 +1512,11 @@ def run_stats(*, topic: str | None = None, days: float | None = None, no_color: 
     with open_history() as history:
         now = time.time()
         data = stats_data(history, now=now, topic=topic, days=days)
+        if topic and not data["topics"]:
+            from examprep import generators
+
+            if topic not in generators.all_generators():
+                generators.get(topic)          # raises UnknownTopicError with the closest names (exit 2)
         if as_json:
             print(json.dumps(data, ensure_ascii=False))
             return

@@ -768,7 +768,7 @@ def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, co
         raise ParamError("give either --recipe or --topics, not both")
     if topics:
         names = [t.strip() for spec in topics for t in spec.split(",") if t.strip()]
-        r = recipe_from_topics(names, count=count or 1, difficulty=difficulty or 1)
+        r = recipe_from_topics(names, count=1 if count is None else count, difficulty=1 if difficulty is None else difficulty)
     else:
         if count is not None:
             raise ParamError("--count applies to --topics; a recipe sets the count of each problem")

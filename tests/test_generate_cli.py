@@ -73,3 +73,14 @@ def test_bad_input_one_line_exit_two(args, fragment):
     assert res.exit_code == 2
     assert fragment in res.output and "Traceback" not in res.output
     assert len([line for line in res.output.splitlines() if line.strip()]) == 1
+
+
+def test_key_and_template_never_replace_existing_files_without_force(tmp_path):
+    answers = tmp_path / "ada.toml"
+    answers.write_text('student_id = "ada"\n[q1]\nr = "0.5"\n', encoding="utf-8")
+    before = answers.read_bytes()
+    res = run("generate", "attention", "--seed", "7", "--template", str(answers), "--key", str(tmp_path / "k.json"))
+    assert res.exit_code == 2 and "already exists" in res.output and "--force" in res.output
+    assert answers.read_bytes() == before and not (tmp_path / "k.json").exists()     # nothing written
+    res = run("generate", "attention", "--seed", "7", "--template", str(answers), "--force")
+    assert res.exit_code == 0 and answers.read_bytes() != before

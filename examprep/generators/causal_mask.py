@@ -98,7 +98,7 @@ def causal_mask(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                       tolist(tr.weights), shape=(n, m), points=3, minutes=1.0 + 0.7 * int(tr.allowed.sum()), exact=exact_w,
                       misconceptions=tuple(weight_mis),
                       recipe=Recipe("scaled-masked-softmax", {"scores": tolist(S), "scale": 1.0, "allowed": {"$ref": "mask"}}),
-                      hint="Masked scores become −∞, so e^{−∞} = 0; normalise the allowed entries of each row."))
+                      hint="Masked scores become −∞, so e^(−∞) = 0; normalise the allowed entries of each row."))
     steps = sol.steps
     solution = steps_from(steps[:1], "mask")
     if difficulty == 1:

@@ -137,4 +137,4 @@ def receptive_field(rng: Stream, difficulty: int, calculator_free: bool) -> Draf
     return Draft(title="Output sizes and receptive field", params=params, statement=statement, parts=parts,
                  solution=solution,
                  conventions={"sizes": "floor, as PyTorch", "same padding": "TensorFlow: ⌈n/s⌉, extra zero at the end",
-                              "receptive field": "in input positions, r_l = r_{l−1} + (k_eff − 1)·j_{l−1}"})
+                              "receptive field": "in input positions, rₗ = rₗ₋₁ + (k_eff − 1)·jₗ₋₁"})

@@ -113,7 +113,7 @@ topic(Topic(
              {"allowed": t.allowed, "masked_count": t.masked_count}),
         Step("Masked scores: −∞ where the mask is 0 (null in JSON)", r"s_{ij} = -\infty \text{ where } M_{ij} = 0",
              {"masked_scores": t.masked_scores}),
-        Step("Softmax of each row: e^{−∞} = 0, so masked weights are 0 and each row sums to 1",
+        Step("Softmax of each row: e^(−∞) = 0, so masked weights are 0 and each row sums to 1",
              r"\alpha_{ij} = \frac{e^{s_{ij}}}{\sum_{j' : M_{ij'} = 1} e^{s_{ij'}}}", {"weights": t.weights}),
     ],
     lambda p: {"alignment": {"top-left": "top-left: j ≤ i (torch's is_causal)",

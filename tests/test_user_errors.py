@@ -1,0 +1,27 @@
+"""User errors found by a fresh user's trial: each is one line, exit 2, and nothing is written."""
+from typer.testing import CliRunner
+
+from examprep.cli import app
+
+runner = CliRunner()
+
+
+def test_sheet_count_zero_is_refused(tmp_path):
+    res = runner.invoke(app, ["sheet", "--topics", "attention", "--count", "0", "--out", str(tmp_path / "x")])
+    assert res.exit_code == 2 and "--count" in res.output and not (tmp_path / "x").exists()
+
+
+def test_stats_unknown_topic_suggests_close_names(tmp_path, monkeypatch):
+    monkeypatch.setenv("EXAMPREP_HOME", str(tmp_path))
+    res = runner.invoke(app, ["stats", "--topic", "atention"])
+    assert res.exit_code == 2 and "did you mean attention" in res.output
+
+
+def test_grade_tolerance_for_a_part_the_key_lacks(tmp_path):
+    key = tmp_path / "k.json"
+    assert runner.invoke(app, ["generate", "attention", "--seed", "7", "--key", str(key), "--template",
+                               str(tmp_path / "a.toml"), "--json"]).exit_code == 0
+    res = runner.invoke(app, ["grade", str(key), str(tmp_path / "a.toml"), "--tolerance", "q1.wieghts=rtol:0.1"])
+    assert res.exit_code == 2 and "did you mean q1.weights" in res.output
+    res = runner.invoke(app, ["grade", str(key), str(tmp_path / "a.toml"), "--tolerance", "q1.weights=rtol:0.1", "--quiet"])
+    assert res.exit_code == 0
