@@ -12,24 +12,9 @@ from hypothesis import given, strategies as st
 from examprep import engine, solve
 from examprep.engine import ops
 from examprep.errors import ParamError, ShapeError
+from tests.engine.fd import H, close, numeric_grad
 
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
-H = 1e-6
-
-
-def numeric_grad(f, x):
-    x = np.array(x, dtype=float)
-    g = np.zeros_like(x)
-    for idx in np.ndindex(x.shape):
-        xp, xm = x.copy(), x.copy()
-        xp[idx] += H
-        xm[idx] -= H
-        g[idx] = (f(xp) - f(xm)) / (2 * H)
-    return g
-
-
-def close(a, b, rtol=1e-5, atol=1e-6):
-    np.testing.assert_allclose(np.asarray(a, float), np.asarray(b, float), rtol=rtol, atol=atol)
 
 
 # --------------------------------------------------------------------------------- residual block

@@ -5,24 +5,9 @@ import pytest
 from hypothesis import given, strategies as st
 
 from examprep import engine
+from tests.engine.fd import close, numeric_grad
 
-H = 1e-6
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
-
-
-def numeric_grad(f, x: np.ndarray) -> np.ndarray:
-    x = np.array(x, dtype=float)
-    g = np.zeros_like(x)
-    for idx in np.ndindex(x.shape):
-        xp, xm = x.copy(), x.copy()
-        xp[idx] += H
-        xm[idx] -= H
-        g[idx] = (f(xp) - f(xm)) / (2 * H)
-    return g
-
-
-def close(a, b):
-    np.testing.assert_allclose(np.asarray(a, float), np.asarray(b, float), rtol=1e-5, atol=1e-6)
 
 
 @given(seed=SEEDS, batch=st.booleans(), smoothing=st.sampled_from([0.0, 0.1]),
