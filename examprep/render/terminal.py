@@ -163,15 +163,62 @@ def block_renderable(block: Any) -> Any:
             table.add_row(*(fmt_number(c, 4) if not isinstance(c, str) else inline(c) for c in row))
         return table
     if isinstance(block, d.Heatmap):
-        table = Table("", *block.col_labels, box=box.SIMPLE, title=block.title)
-        for label, row in zip(block.row_labels or [""] * len(block.values), block.values):
-            cells = []
-            for v in row:
-                shade = int(232 + min(max(float(v), 0.0), 1.0) * 23)
-                cells.append(Text(f"{float(v):.2f}", style=f"on color({shade})" + (" black" if v > 0.5 else "")))
-            table.add_row(label, *cells)
-        return table
+        return HeatmapView(block)
     return Text(str(block))
+
+
+class HeatmapView:
+    """A Heatmap that fits the console: weights to two decimals where the width allows, else as
+    whole percentages, else as one shade character per key (░▒▓█), with the keys listed above."""
+
+    SHADES = " ░▒▓█"
+
+    def __init__(self, block: Any):
+        self.block = block
+
+    @staticmethod
+    def _style(v: float) -> str:
+        return f"on color({int(232 + v * 23)})" + (" black" if v > 0.5 else "")
+
+    def _rows(self):
+        b = self.block
+        for label, row in zip(b.row_labels or [""] * len(b.values), b.values):
+            yield label, [min(max(float(v), 0.0), 1.0) for v in row]
+
+    def _table(self, percent: bool, padding: int) -> Table:
+        b = self.block
+        title = f"{b.title} (weights in %)" if percent else b.title
+        cols = [c[:3] for c in b.col_labels] if percent else b.col_labels
+        table = Table("", box=box.SIMPLE, title=title, padding=(0, padding), collapse_padding=True)
+        for c in cols:
+            table.add_column(c, justify="right")
+        for label, row in self._rows():
+            table.add_row(label, *[Text(f"{round(v * 100):d}" if percent else f"{v:.2f}", style=self._style(v))
+                                   for v in row])
+        return table
+
+    def _shades(self) -> Group:
+        b = self.block
+        width = max((len(label) for label, _ in self._rows()), default=0)
+        lines = [Text(f"{b.title} (one column per key, shaded ░▒▓█ from 0 to 1)"),
+                 Text(" " * (width + 1) + "".join((c or " ")[0] for c in b.col_labels), style="bold")]
+        if any(len(c) > 1 for c in b.col_labels):
+            lines.insert(1, Text("keys: " + " ".join(b.col_labels), style="dim"))
+        for label, row in self._rows():
+            line = Text(f"{label:>{width}} ")
+            for v in row:
+                line.append(self.SHADES[min(int(v * len(self.SHADES)), len(self.SHADES) - 1)], style=self._style(v))
+            lines.append(line)
+        return Group(*lines)
+
+    def __rich_console__(self, console: Console, options: Any):
+        from rich.measure import Measurement
+
+        for table in (self._table(False, 1), self._table(True, 1), self._table(True, 0)):
+            if Measurement.get(console, options.update_width(10_000), table).maximum <= options.max_width:
+                yield table
+                return
+        yield self._shades()
 
 
 def print_problem(problem: Any, *, solution: bool = False, no_color: bool = False, number: int | None = None) -> None:
