@@ -160,3 +160,14 @@ def test_generate_cli_with_checkpoint_shows_a_clean_problem(tiny_dates):
                               "--solution", "--no-color"])
     assert res.exit_code == 0, res.output
     assert "first encoder layer" in res.output and "worked solution" in res.output
+
+
+@pytest.mark.parametrize("level", [1, 2, 3])
+def test_no_generated_problem_asks_the_same_computation_twice(tiny_dates, level):
+    # two queries with equal weight rows (or a row of equal scores) make a degenerate exercise
+    for seed in range(30):
+        p = generators.build("attention-from-model", seed, level, options={"checkpoint": str(tiny_dates)})
+        weights = np.asarray(p.part("weights").expected)
+        scores = np.asarray(p.part("scores").expected)
+        assert len({tuple(np.round(r, 9)) for r in weights}) == len(weights), (seed, weights)
+        assert all(np.ptp(r) > 0 for r in scores), (seed, scores)

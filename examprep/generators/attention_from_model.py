@@ -102,7 +102,7 @@ def _round(a: np.ndarray, factor: float) -> np.ndarray:
 
 
 @generator("attention-from-model", title="Attention weights of a trained head",
-           syllabus="Transformer: scaled dot-product attention in a trained model", version=1,
+           syllabus="Transformer: scaled dot-product attention in a trained model", version=2,
            calculator_free=False, requires=("checkpoint",), requires_hint=HINT)
 def attention_from_model(rng: Stream, difficulty: int, calculator_free: bool, options: dict) -> Draft:
     ck = load_checkpoint(options["checkpoint"])
@@ -127,6 +127,8 @@ def attention_from_model(rng: Stream, difficulty: int, calculator_free: bool, op
     for row in tr.scaled_scores:
         if np.ptp(row) == 0:
             raise Degenerate("a row of equal scores")
+    if len({tuple(np.round(row, 9)) for row in tr.weights}) < len(tr.weights):
+        raise Degenerate("two queries with the same weights (one computation asked twice)")
     no_scale = engine.attention(Q, K, V, scale=1.0)
     full_dk = engine.attention(Q, K, V, scale=1.0 / np.sqrt(q.shape[1]))
     wrong_axis = engine.softmax(tr.scaled_scores.T).probs.T
