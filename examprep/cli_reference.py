@@ -147,5 +147,3 @@ def register(app: typer.Typer) -> None:
     app.command()(verify)
     app.command("attention-map")(attention_map)
 
-
-__all__ = ["register", "ExamprepError"]
