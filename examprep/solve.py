@@ -120,7 +120,8 @@ topic(Topic(
         "relu": [Step("ReLU", r"\max(0, x)", {"output": t.output}),
                  Step("Derivative (0 at x = 0, as PyTorch)", r"\mathbb{1}[x > 0]", {"derivative": t.derivative})],
         "leaky-relu": [Step("Leaky ReLU", r"x \text{ if } x > 0 \text{ else } \alpha x", {"output": t.output}),
-                       Step("Derivative (α at x = 0, as PyTorch)", r"1 \text{ if } x > 0 \text{ else } \alpha", {"derivative": t.derivative})],
+                       Step("Derivative (α at x = 0, as PyTorch)", r"1 \text{ if } x > 0 \text{ else } \alpha",
+                            {"derivative": t.derivative})],
         "gelu": [Step("Normal CDF and density", r"\Phi(x),\ \varphi(x)", {"cdf": t.get("cdf"), "pdf": t.get("pdf")}),
                  Step("GELU", r"x\,\Phi(x)", {"output": t.output}),
                  Step("Derivative", r"\Phi(x) + x\,\varphi(x)", {"derivative": t.derivative})],
@@ -175,11 +176,13 @@ def _dense_steps(p: dict[str, Any], t: Trace) -> list[Step]:
     steps = [Step("Forward", r"y = x W^\top + b" if batch else r"y = W x + b", {"output": t.output})]
     if "grad_weight" in t:
         if batch:
-            steps += [Step("Weight gradient (summed over the batch)", r"\frac{\partial L}{\partial W} = \delta^\top X", {"grad_weight": t.grad_weight}),
+            steps += [Step("Weight gradient (summed over the batch)", r"\frac{\partial L}{\partial W} = \delta^\top X",
+                           {"grad_weight": t.grad_weight}),
                       Step("Bias gradient", r"\frac{\partial L}{\partial b} = \sum_n \delta_n", {"grad_bias": t.grad_bias}),
                       Step("Input gradient", r"\frac{\partial L}{\partial X} = \delta W", {"grad_input": t.grad_input})]
         else:
-            steps += [Step("Weight gradient (outer product)", r"\frac{\partial L}{\partial W} = \delta\, x^\top", {"grad_weight": t.grad_weight}),
+            steps += [Step("Weight gradient (outer product)", r"\frac{\partial L}{\partial W} = \delta\, x^\top",
+                           {"grad_weight": t.grad_weight}),
                       Step("Bias gradient", r"\frac{\partial L}{\partial b} = \delta", {"grad_bias": t.grad_bias}),
                       Step("Input gradient", r"\frac{\partial L}{\partial x} = W^\top \delta", {"grad_input": t.grad_input})]
     return steps
@@ -212,12 +215,15 @@ topic(Topic(
         Step("Softmax", r"p = \mathrm{softmax}(z)", {"probs": t.probs}),
         Step("Cross-entropy loss", r"L = -\log p_y", {"loss": t.loss}),
         Step("Gradient at the logits", r"\frac{\partial L}{\partial z} = p - y", {"grad_logits": t.grad_logits}),
-        Step("Second layer", r"\frac{\partial L}{\partial W_2} = \frac{\partial L}{\partial z} h^\top,\quad \frac{\partial L}{\partial b_2} = \frac{\partial L}{\partial z}",
+        Step("Second layer", r"\frac{\partial L}{\partial W_2} = \frac{\partial L}{\partial z} h^\top,\quad "
+                             r"\frac{\partial L}{\partial b_2} = \frac{\partial L}{\partial z}",
              {"grad_w2": t.grad_w2, "grad_b2": t.grad_b2}),
-        Step("Back to the hidden layer", r"\frac{\partial L}{\partial h} = W_2^\top \frac{\partial L}{\partial z}", {"grad_hidden": t.grad_hidden}),
+        Step("Back to the hidden layer", r"\frac{\partial L}{\partial h} = W_2^\top \frac{\partial L}{\partial z}",
+             {"grad_hidden": t.grad_hidden}),
         Step("Through the activation", r"\frac{\partial L}{\partial a} = \frac{\partial L}{\partial h} \odot \phi'(a)",
              {"activation_derivative": t.activation_derivative, "grad_hidden_pre": t.grad_hidden_pre}),
-        Step("First layer", r"\frac{\partial L}{\partial W_1} = \frac{\partial L}{\partial a} x^\top,\quad \frac{\partial L}{\partial b_1} = \frac{\partial L}{\partial a}",
+        Step("First layer", r"\frac{\partial L}{\partial W_1} = \frac{\partial L}{\partial a} x^\top,\quad "
+                            r"\frac{\partial L}{\partial b_1} = \frac{\partial L}{\partial a}",
              {"grad_w1": t.grad_w1, "grad_b1": t.grad_b1}),
         Step("Input gradient", r"\frac{\partial L}{\partial x} = W_1^\top \frac{\partial L}{\partial a}", {"grad_x": t.grad_x}),
     ],
@@ -235,11 +241,14 @@ topic(Topic(
         Step("Predictions", r"\hat y = X w + b", {"predictions": t.predictions}),
         Step("Residuals", r"e = \hat y - y", {"residuals": t.residuals}),
         Step("Loss", r"L = \frac{1}{N}\sum e_n^2" if p["loss"] == "mse" else r"L = \frac{1}{2N}\sum e_n^2", {"loss": t.loss}),
-        Step("Gradient", (r"\frac{\partial L}{\partial w} = \frac{2}{N} X^\top e,\ \frac{\partial L}{\partial b} = \frac{2}{N}\sum e_n"
+        Step("Gradient", (r"\frac{\partial L}{\partial w} = \frac{2}{N} X^\top e,\ "
+                          r"\frac{\partial L}{\partial b} = \frac{2}{N}\sum e_n"
                           if p["loss"] == "mse" else
-                          r"\frac{\partial L}{\partial w} = \frac{1}{N} X^\top e,\ \frac{\partial L}{\partial b} = \frac{1}{N}\sum e_n"),
+                          r"\frac{\partial L}{\partial w} = \frac{1}{N} X^\top e,\ "
+                          r"\frac{\partial L}{\partial b} = \frac{1}{N}\sum e_n"),
              {"grad_w": t.grad_w, "grad_b": t.grad_b}),
-        Step("Gradient-descent step", r"w \leftarrow w - \eta \frac{\partial L}{\partial w},\ b \leftarrow b - \eta \frac{\partial L}{\partial b}",
+        Step("Gradient-descent step", r"w \leftarrow w - \eta \frac{\partial L}{\partial w},\ "
+                                      r"b \leftarrow b - \eta \frac{\partial L}{\partial b}",
              {"w_new": t.w_new, "b_new": t.b_new}),
     ],
     lambda p: {"loss": "mse = mean of squared errors (torch.nn.MSELoss)" if p["loss"] == "mse"
@@ -307,7 +316,8 @@ def _conv_steps(p: dict[str, Any], t: Trace) -> list[Step]:
              Step("Slide the kernel (cross-correlation, no flip)",
                   r"y_{ij} = b + \sum_{u,v} K_{uv}\, x_{\text{pad}}[i s + u d,\ j s + v d]", {"output": t.output})]
     if "grad_input" in t:
-        steps += [Step("Kernel gradient", r"\frac{\partial L}{\partial K_{uv}} = \sum_{i,j} \delta_{ij}\, x_{\text{pad}}[i s + u d,\ j s + v d]",
+        steps += [Step("Kernel gradient",
+                       r"\frac{\partial L}{\partial K_{uv}} = \sum_{i,j} \delta_{ij}\, x_{\text{pad}}[i s + u d,\ j s + v d]",
                        {"grad_kernel": t.grad_kernel}),
                   Step("Bias gradient", r"\frac{\partial L}{\partial b} = \sum_{i,j} \delta_{ij}", {"grad_bias": t.grad_bias}),
                   Step("Input gradient: scatter δ·K back over each window, crop the padding",
@@ -382,7 +392,8 @@ topic(Topic(
     lambda p, t: [
         Step("Gate pre-activations (row blocks i, f, g, o)", r"W_{ih} x + b_{ih} + W_{hh} h + b_{hh}",
              {"pre_i": t.pre_i, "pre_f": t.pre_f, "pre_g": t.pre_g, "pre_o": t.pre_o}),
-        Step("Input, forget and output gates", r"i = \sigma(\cdot),\ f = \sigma(\cdot),\ o = \sigma(\cdot)", {"i": t.i, "f": t.f, "o": t.o}),
+        Step("Input, forget and output gates", r"i = \sigma(\cdot),\ f = \sigma(\cdot),\ o = \sigma(\cdot)",
+             {"i": t.i, "f": t.f, "o": t.o}),
         Step("Candidate", r"g = \tanh(\cdot)", {"g": t.g}),
         Step("New cell state", r"c' = f \odot c + i \odot g", {"c_new": t.c_new}),
         Step("New hidden state", r"h' = o \odot \tanh(c')", {"tanh_c_new": t.tanh_c_new, "h_new": t.h_new}),
@@ -410,8 +421,9 @@ topic(Topic(
              {"hidden_n": t.hidden_n, "pre_n": t.pre_n, "n": t.n}),
         Step(f"New hidden state ({p['convention']} convention)", _GRU_BLEND[p["convention"]], {"h_new": t.h_new}),
     ],
-    lambda p: {"convention": p["convention"] + ": " + {"lecture": "h' = (1−z)⊙h + z⊙n (course notes; Chung et al. 2014)",
-                                                       "pytorch": "h' = (1−z)⊙n + z⊙h (torch.nn.GRUCell)"}.get(p["convention"], ""),
+    lambda p: {"convention": p["convention"] + ": "
+               + {"lecture": "h' = (1−z)⊙h + z⊙n (course notes; Chung et al. 2014)",
+                  "pytorch": "h' = (1−z)⊙n + z⊙h (torch.nn.GRUCell)"}.get(p["convention"], ""),
                "reset": p["reset"] + ": " + {"after": "r⊙(W_hn h + b_hn) (PyTorch, the notes)",
                                              "before": "W_hn (r⊙h) + b_hn (Cho et al. 2014)"}.get(p["reset"], "")},
 ))
@@ -457,7 +469,8 @@ topic(Topic(
     _ln_steps,
     lambda p: {"eps_placement": {"added-to-std": "(x−μ)/(σ+ε), as the lecture notes",
                                  "inside-sqrt": "(x−μ)/√(σ²+ε), as torch.nn.LayerNorm"}.get(p["eps_placement"], ""),
-               "variance": {"biased": "biased: divide by D (PyTorch)", "unbiased": "unbiased: divide by D−1"}.get(p["variance"], ""),
+               "variance": {"biased": "biased: divide by D (PyTorch)",
+                            "unbiased": "unbiased: divide by D−1"}.get(p["variance"], ""),
                "eps": str(p["eps"])},
 ))
 
@@ -469,7 +482,8 @@ topic(Topic(
     lambda p, t: [Step("Frequencies", r"\omega_i = \text{base}^{-2i/d_{\text{model}}}", {"frequencies": t.frequencies}),
                   Step("Angles", r"\text{pos} \cdot \omega_i", {"angles": t.angles}),
                   Step("Sine at even indices, cosine at odd",
-                       r"PE_{(pos, 2i)} = \sin(pos\,\omega_i),\ PE_{(pos, 2i+1)} = \cos(pos\,\omega_i)", {"encoding": t.encoding})],
+                       r"PE_{(pos, 2i)} = \sin(pos\,\omega_i),\ PE_{(pos, 2i+1)} = \cos(pos\,\omega_i)",
+                       {"encoding": t.encoding})],
     lambda p: {"layout": "sin at even indices 2i, cos at odd 2i+1 (Vaswani et al. 2017)"},
 ))
 
@@ -481,7 +495,8 @@ topic(Topic(
     lambda p: engine.rope(p["x"], p["position"], base=p["base"], style=p["style"]),
     lambda p, t: [Step("Frequencies", r"\theta_j = \text{base}^{-2j/d}", {"frequencies": t.frequencies}),
                   Step("Angles, cosines and sines", r"m\,\theta_j", {"angles": t.angles, "cos": t.cos, "sin": t.sin}),
-                  Step("Rotate each pair", r"(a, b) \mapsto (a\cos m\theta_j - b\sin m\theta_j,\ a\sin m\theta_j + b\cos m\theta_j)",
+                  Step("Rotate each pair",
+                       r"(a, b) \mapsto (a\cos m\theta_j - b\sin m\theta_j,\ a\sin m\theta_j + b\cos m\theta_j)",
                        {"output": t.output})],
     lambda p: {"style": {"interleaved": "pairs (x0,x1),(x2,x3),… (RoFormer)",
                          "rotate-half": "pairs (x_j, x_{j+d/2}) (GPT-NeoX, Llama)"}.get(p["style"], "")},
@@ -520,7 +535,8 @@ topic(Topic(
                                scale=p["scale"], weight=p["weight"], w_query=p["w_query"], w_key=p["w_key"], v=p["v"]),
     _attention_steps,
     lambda p: {"score": p["score"],
-               "scale": "1/√d_k" if p["score"] == "scaled-dot" and p["scale"] is None else str(p["scale"] if p["scale"] is not None else 1),
+               "scale": ("1/√d_k" if p["score"] == "scaled-dot" and p["scale"] is None
+                         else str(p["scale"] if p["scale"] is not None else 1)),
                "mask": "1 = may attend; masked weights are 0; a fully masked row gets weights 0 and output 0",
                "causal": "query i attends keys j ≤ i" if p["causal"] else "no causal mask"},
 ))
@@ -533,7 +549,8 @@ topic(Topic(
     lambda p: engine.lora(p["d"], p["k"], p["r"], num_matrices=p["num_matrices"]),
     lambda p, t: [Step("Per adapted matrix: B (d×r) and A (r×k)", r"r(d + k)", {"per_matrix": t.per_matrix}),
                   Step("Trainable parameters", r"\text{num\_matrices} \cdot r (d + k)", {"trainable_params": t.trainable_params}),
-                  Step("Full fine-tuning of the same matrices", r"\text{num\_matrices} \cdot d k", {"full_params": t.full_params}),
+                  Step("Full fine-tuning of the same matrices", r"\text{num\_matrices} \cdot d k",
+                       {"full_params": t.full_params}),
                   Step("Fraction trained", r"\frac{r(d+k)}{dk}", {"fraction": t.fraction, "saved_params": t.saved_params})],
     lambda p: {"update": "W = W₀ + BA with B (d×r), A (r×k) (Hu et al. 2021)"},
 ))
@@ -547,7 +564,8 @@ topic(Topic(
                                  tokens_per_param=p["tokens_per_param"]),
     lambda p, t: ([Step("Compute-optimal split (Chinchilla)", r"D = 20 N,\ C = 6 N D = 120 N^2 \Rightarrow N = \sqrt{C / 120}"
                         if p["tokens_per_param"] == 20 else r"D = t N,\ N = \sqrt{C / (6 t)}",
-                        {"params": t.params, "tokens": t.tokens})] if len([n for n in ("params", "tokens", "compute") if _given(p, n)]) == 1 else [])
+                        {"params": t.params, "tokens": t.tokens})]
+                  if len([n for n in ("params", "tokens", "compute") if _given(p, n)]) == 1 else [])
     + [Step("Training compute", r"C = 6 N D", {"params": t.params, "tokens": t.tokens, "compute": t.compute})],
     lambda p: {"compute": "C = 6·N·D FLOPs (Kaplan et al. 2020)",
                "optimal": f"{p['tokens_per_param']} tokens per parameter (Hoffmann et al. 2022)"},

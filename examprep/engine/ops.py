@@ -201,9 +201,9 @@ def lstm_cell_state(f, c, i, g) -> np.ndarray:
 
 def lstm_hidden(o, c_new) -> np.ndarray:
     """h' = o ⊙ tanh(c')."""
-    O, C = array("o", o), array("c_new", c_new)
-    _same_shape("c_new", C, O, "o")
-    return O * np.tanh(C)
+    out_gate, C = array("o", o), array("c_new", c_new)
+    _same_shape("c_new", C, out_gate, "o")
+    return out_gate * np.tanh(C)
 
 
 def power(base, exponent) -> float:

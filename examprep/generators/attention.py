@@ -97,7 +97,8 @@ def attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                                      "The lecture's unprojected self-attention uses e_ij = x_i·x_j with no 1/√d scaling.")]
     if causal:
         weight_mis.append(Misconception("mask-after-softmax", tolist(after_w),
-                                        "You zeroed the masked weights after the softmax; set masked scores to −∞ before it so each row still sums to 1."))
+                                        "You zeroed the masked weights after the softmax; "
+                                        "set masked scores to −∞ before it so each row still sums to 1."))
         out_mis.append(Misconception("mask-after-softmax", tolist(after_w @ V),
                                      "Your weights were masked after the softmax, so rows no longer sum to 1."))
         weight_mis.append(Misconception("no-mask", tolist(engine.softmax(scaled).probs),
@@ -141,7 +142,8 @@ def attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     parts = [
         Part("scores", score_prompt, "matrix", tolist(scaled), shape=size, points=2, minutes=round(minutes, 1),
              exact=exact_s, misconceptions=tuple(score_mis),
-             hint="Entry (i, j) is the dot product of query row i with key row j" + (", divided by √d_k." if variant == "qkv" else ".")),
+             hint="Entry (i, j) is the dot product of query row i with key row j"
+                  + (", divided by √d_k." if variant == "qkv" else ".")),
         Part("weights", rf"The attention weights ${w_label}$ (softmax of each row{', masked' if causal else ''}).", "matrix",
              tolist(tr.weights), shape=size, points=3, minutes=round(2 + 1.0 * scaled.size, 1), exact=exact_w,
              misconceptions=tuple(weight_mis),

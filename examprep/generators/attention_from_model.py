@@ -162,7 +162,8 @@ def attention_from_model(rng: Stream, difficulty: int, calculator_free: bool, op
              recipe=Recipe("scaled-masked-softmax", {"scores": {"$ref": "scores"}, "scale": 1.0})),
         Part("output", r"The outputs $\alpha V$.", "matrix", tolist(tr.output), shape=tr.output.shape, points=2,
              minutes=1 + 0.5 * tr.output.size,
-             misconceptions=(Misconception("wrong-axis", tolist(wrong_axis @ V), "Your weights were normalised over the queries."),),
+             misconceptions=(Misconception("wrong-axis", tolist(wrong_axis @ V),
+                                           "Your weights were normalised over the queries."),),
              recipe=Recipe("matmul", {"a": {"$ref": "weights"}, "b": tolist(V)})),
     ]
     steps = sol.steps

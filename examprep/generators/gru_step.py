@@ -57,7 +57,8 @@ def gru_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         raise Degenerate("z = 1/2 makes both blends equal")
     pt = engine.gru_cell(x, h, w_ih, w_hh, b_ih, b_hh, convention="pytorch")
     before = engine.gru_cell(x, h, w_ih, w_hh, b_ih, b_hh, reset="before")
-    swapped_rows = np.concatenate([w_ih[H:2 * H], w_ih[:H], w_ih[2 * H:]]), np.concatenate([w_hh[H:2 * H], w_hh[:H], w_hh[2 * H:]])
+    swapped_rows = (np.concatenate([w_ih[H:2 * H], w_ih[:H], w_ih[2 * H:]]),
+                    np.concatenate([w_hh[H:2 * H], w_hh[:H], w_hh[2 * H:]]))
     swapped_b = np.concatenate([b_ih[H:2 * H], b_ih[:H], b_ih[2 * H:]]), np.concatenate([b_hh[H:2 * H], b_hh[:H], b_hh[2 * H:]])
     swapped = engine.gru_cell(x, h, *swapped_rows, *swapped_b)
     no_reset = engine.gru_cell(x, h, w_ih, w_hh, b_ih, b_hh)   # recomputed below with r = 1
@@ -71,7 +72,8 @@ def gru_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     gates = ["r", "z", "n"]
     row_labels = [f"{gname}{i + 1}" if H > 1 else gname for gname in gates for i in range(H)]
     statement = [Text("One step of a GRU in the lecture's convention: "
-                      r"$r = \sigma(W_{ir} x + b_{ir} + W_{hr} h + b_{hr})$, $z = \sigma(W_{iz} x + b_{iz} + W_{hz} h + b_{hz})$, "
+                      r"$r = \sigma(W_{ir} x + b_{ir} + W_{hr} h + b_{hr})$, "
+                      r"$z = \sigma(W_{iz} x + b_{iz} + W_{hz} h + b_{hz})$, "
                       r"$n = \tanh(W_{in} x + b_{in} + r \odot (W_{hn} h + b_{hn}))$, $h' = (1 - z) \odot h + z \odot n$. "
                       "Weight rows are stacked [r; z; n] as in torch.nn.GRUCell."),
                  Matrix("x", params["x"]), Matrix("h", params["h"]),
@@ -117,7 +119,8 @@ def gru_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                           recipe=Recipe("gru-blend", {"h": params["h"], "z": {"$ref": "z"}, "n": {"$ref": "n"},
                                                       "convention": "pytorch"})))
     steps = sol.steps
-    solution = steps_from(steps[0:1], "r") + steps_from(steps[1:2], "z") + steps_from(steps[2:3], "n") + steps_from(steps[3:4], "h_new")
+    solution = (steps_from(steps[0:1], "r") + steps_from(steps[1:2], "z") + steps_from(steps[2:3], "n")
+                + steps_from(steps[3:4], "h_new"))
     if difficulty == 3:
         solution += steps_from(solve.solve("gru-cell", params | {"convention": "pytorch"}).steps[3:4], "h_new_pytorch",
                                prefix="PyTorch: ")

@@ -114,8 +114,8 @@ def receptive_field(rng: Stream, difficulty: int, calculator_free: bool) -> Draf
             raise Degenerate("no padding needed")
         statement.append(Text(f"Separately: a convolution with kernel {k_same} and stride {s_same} uses \"same\" padding "
                               f"(TensorFlow's rule) on an input of length {n_same}."))
-        parts.append(Part("same_output", "The output length of that \"same\" convolution.", "integer", same.output_size, tolerance=EXACT, points=1,
-                          minutes=1, misconceptions=(Misconception("same-means-equal", n_same,
+        parts.append(Part("same_output", "The output length of that \"same\" convolution.", "integer", same.output_size,
+                          tolerance=EXACT, points=1, minutes=1, misconceptions=(Misconception("same-means-equal", n_same,
                                                                    "With stride s, \"same\" gives ⌈n/s⌉, not n."),)))
         parts.append(Part("pad_before", "The zeros it adds at the start.", "integer", same.pad_before, tolerance=EXACT,
                           points=1, minutes=1.5,

@@ -103,7 +103,8 @@ def softmax_cross_entropy(rng: Stream, difficulty: int, calculator_free: bool) -
                                             "this problem follows PyTorch: ε/C to every class."),)))
     loss_mis = [Misconception("log10", log10_loss, "Cross-entropy uses the natural logarithm, not log base 10."),
                 Misconception("double-softmax", twice.loss,
-                              "You applied softmax to the probabilities again before the loss: the loss takes log of p directly.")]
+                              "You applied softmax to the probabilities again before the loss: "
+                              "the loss takes log of p directly.")]
     if batch:
         other_red = float(ce.losses.sum() if reduction == "mean" else ce.losses.mean())
         loss_mis.append(Misconception("wrong-reduction", other_red,
@@ -159,10 +160,12 @@ def softmax_cross_entropy(rng: Stream, difficulty: int, calculator_free: bool) -
                  r"= -y_i + p_i \sum_k y_k = p_i - y_i"),
         ], "derivation"))
     if calculator_free:
-        solution.append(SolutionStep("Exact values", [Text("With $z_i = \\ln a_i$, $e^{z_i} = a_i$ and $p_i = a_i / \\sum_j a_j$."),
-                                                     Matrix("p (exact)", exact["probs"]),
-                                                     Matrix("∂L/∂z (exact)", exact["grad"])], None))
-    return Draft(title="Softmax + cross-entropy" + (" on a batch" if batch else "") + (" with label smoothing" if smoothing else ""),
+        solution.append(SolutionStep("Exact values",
+                                     [Text("With $z_i = \\ln a_i$, $e^{z_i} = a_i$ and $p_i = a_i / \\sum_j a_j$."),
+                                      Matrix("p (exact)", exact["probs"]),
+                                      Matrix("∂L/∂z (exact)", exact["grad"])], None))
+    return Draft(title="Softmax + cross-entropy" + (" on a batch" if batch else "")
+                 + (" with label smoothing" if smoothing else ""),
                  params=params | {"calculator_free_logits": shown if calculator_free else None},
                  statement=statement, parts=parts, solution=solution,
                  conventions={"log": "natural logarithm", "reduction": reduction if batch else "single example",

@@ -154,8 +154,9 @@ def block_renderable(block: Any) -> Any:
         grid.add_column(style="bold cyan", no_wrap=True)
         grid.add_column()
         vals = block.values
-        grid.add_row(_label(block.name), value_renderable(vals, 4, block.row_labels if vals and isinstance(vals[0], list) else None,
-                                                           block.col_labels))
+        grid.add_row(_label(block.name),
+                     value_renderable(vals, 4, block.row_labels if vals and isinstance(vals[0], list) else None,
+                                      block.col_labels))
         return grid
     if isinstance(block, d.Table):
         table = Table(*block.header, box=box.SIMPLE)

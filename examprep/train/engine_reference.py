@@ -679,8 +679,8 @@ def ref_residual_stack(p: dict) -> dict:
     return {"outputs": np.array(outs), "local_derivatives": np.array(local), "gradient": float(g)}
 
 
-def _rnn_module(I: int, H: int, p: dict) -> nn.RNN:
-    rnn = nn.RNN(I, H, nonlinearity=p.get("nonlinearity", "tanh"), dtype=DTYPE)
+def _rnn_module(n_in: int, H: int, p: dict) -> nn.RNN:
+    rnn = nn.RNN(n_in, H, nonlinearity=p.get("nonlinearity", "tanh"), dtype=DTYPE)
     with torch.no_grad():
         rnn.weight_ih_l0.copy_(_t(p["weight_ih"]))
         rnn.weight_hh_l0.copy_(_t(p["weight_hh"]))
@@ -755,8 +755,8 @@ def _random_gradient_flow(topic: str, rng: np.random.Generator) -> dict:
         return {"x": float(_m(rng, 1)[0]), "weights": _m(rng, L), "biases": _m(rng, L, scale=0.5),
                 "activation": _pick(rng, ["tanh", "sigmoid", "relu"]), "skip": bool(rng.random() < 0.5)}
     if topic == "rnn-unroll":
-        T, I, H = ri(1, 5), ri(1, 3), ri(1, 3)
-        p = {"x": _m(rng, T, I), "weight_ih": _m(rng, H, I), "weight_hh": _m(rng, H, H), "bias_ih": _m(rng, H),
+        T, n_in, H = ri(1, 5), ri(1, 3), ri(1, 3)
+        p = {"x": _m(rng, T, n_in), "weight_ih": _m(rng, H, n_in), "weight_hh": _m(rng, H, H), "bias_ih": _m(rng, H),
              "bias_hh": _m(rng, H), "nonlinearity": _pick(rng, ["tanh", "relu"]), "grad_output": _m(rng, H)}
         if rng.random() < 0.7:
             p["h0"] = _m(rng, H)
