@@ -61,3 +61,22 @@ def test_values_outside_0_1_are_clamped_not_crashed():
     block = Heatmap("h", [[-0.5, 1.5]], ["r"], ["a", "b"])
     text = _render(block, 80)
     assert "0.00" in text and "1.00" in text
+
+
+@pytest.mark.parametrize("width", [40, 80, 120])
+def test_a_long_input_continues_in_bands_that_fit(width):
+    block = _heatmap(187)
+    text = _render(block, width)
+    lines = text.splitlines()
+    assert all(len(line) <= width for line in lines)
+    # every key of every row is drawn once: the bands of row "2" hold 187 cells in all
+    cells = sum(len(line) - 6 for line in lines if line.startswith("    2 "))
+    assert cells == 187
+    bands = [line for line in lines if line.startswith("keys ") and " of 187" in line]
+    assert len(bands) == -(-187 // (width - 6)) and bands[0].startswith("keys 1–")
+
+
+def test_multi_character_key_labels_are_not_cut():
+    block = Heatmap("head 3", [[0.1] * 11 + [0.9]], ["2"], list("29 Nov 2026") + ["<eos>"])
+    text = _render(block, 80)
+    assert "<eos>" in text and "<eo " not in text

@@ -170,7 +170,8 @@ def block_renderable(block: Any) -> Any:
 
 class HeatmapView:
     """A Heatmap that fits the console: weights to two decimals where the width allows, else as
-    whole percentages, else as one shade character per key (░▒▓█), with the keys listed above."""
+    whole percentages, else as one shade character per key (░▒▓█); keys that still do not fit
+    (long inputs) continue in bands below, each naming its key range. Labels are never cut."""
 
     SHADES = " ░▒▓█"
 
@@ -181,35 +182,49 @@ class HeatmapView:
     def _style(v: float) -> str:
         return f"on color({int(232 + v * 23)})" + (" black" if v > 0.5 else "")
 
+    def _shade(self, v: float) -> str:
+        return self.SHADES[min(int(v * len(self.SHADES)), len(self.SHADES) - 1)]
+
     def _rows(self):
         b = self.block
         for label, row in zip(b.row_labels or [""] * len(b.values), b.values):
             yield label, [min(max(float(v), 0.0), 1.0) for v in row]
 
+    def _cols(self) -> list[str]:
+        n = max((len(r) for r in self.block.values), default=0)
+        labels = list(self.block.col_labels)
+        return labels + [""] * (n - len(labels))
+
     def _table(self, percent: bool, padding: int) -> Table:
         b = self.block
-        title = f"{b.title} (weights in %)" if percent else b.title
-        cols = [c[:3] for c in b.col_labels] if percent else b.col_labels
-        table = Table("", box=box.SIMPLE, title=title, padding=(0, padding), collapse_padding=True)
-        for c in cols:
-            table.add_column(c, justify="right")
+        table = Table("", box=box.SIMPLE, title=f"{b.title} (weights in %)" if percent else b.title,
+                      padding=(0, padding), collapse_padding=True)
+        for c in self._cols():
+            table.add_column(c, justify="right", no_wrap=True)
         for label, row in self._rows():
             table.add_row(label, *[Text(f"{round(v * 100):d}" if percent else f"{v:.2f}", style=self._style(v))
                                    for v in row])
         return table
 
-    def _shades(self) -> Group:
+    def _shades(self, width: int) -> Group:
         b = self.block
-        width = max((len(label) for label, _ in self._rows()), default=0)
-        lines = [Text(f"{b.title} (one column per key, shaded ░▒▓█ from 0 to 1)"),
-                 Text(" " * (width + 1) + "".join((c or " ")[0] for c in b.col_labels), style="bold")]
-        if any(len(c) > 1 for c in b.col_labels):
-            lines.insert(1, Text("keys: " + " ".join(b.col_labels), style="dim"))
-        for label, row in self._rows():
-            line = Text(f"{label:>{width}} ")
-            for v in row:
-                line.append(self.SHADES[min(int(v * len(self.SHADES)), len(self.SHADES) - 1)], style=self._style(v))
-            lines.append(line)
+        cols = self._cols()
+        rows = list(self._rows())
+        label_w = max((len(label) for label, _ in rows), default=0)
+        band = max(1, width - label_w - 1)
+        lines = [Text(f"{b.title} (one column per key, shaded ░▒▓█ from 0 to 1)")]
+        if any(len(c) > 1 for c in cols):
+            lines.append(Text("keys: " + " ".join(cols), style="dim"))
+        for start in range(0, len(cols), band):
+            stop = min(start + band, len(cols))
+            if len(cols) > band:
+                lines.append(Text(f"keys {start + 1}–{stop} of {len(cols)}", style="dim"))
+            lines.append(Text(" " * (label_w + 1) + "".join((c or " ")[0] for c in cols[start:stop]), style="bold"))
+            for label, row in rows:
+                line = Text(f"{label:>{label_w}} ")
+                for v in row[start:stop]:
+                    line.append(self._shade(v), style=self._style(v))
+                lines.append(line)
         return Group(*lines)
 
     def __rich_console__(self, console: Console, options: Any):
@@ -219,7 +234,7 @@ class HeatmapView:
             if Measurement.get(console, options.update_width(10_000), table).maximum <= options.max_width:
                 yield table
                 return
-        yield self._shades()
+        yield self._shades(options.max_width)
 
 
 def print_problem(problem: Any, *, solution: bool = False, no_color: bool = False, number: int | None = None) -> None:
