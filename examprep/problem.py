@@ -90,6 +90,20 @@ class Misconception:
         return Misconception(d["id"], d["value"], d["explanation"], d.get("credit", 0.0))
 
 
+def _matrix_pattern(rows: int, cols: int) -> str:
+    """The shape of an answer in letters: 2×3 → [[a, b, c], [d, e, f]]; more than three rows or
+    columns → the first two, then …"""
+    letters = iter("abcdefghijklmnopqrstuvwxyz")
+    shown_cols, shown_rows = (cols if cols <= 3 else 2), (rows if rows <= 3 else 2)
+    out = []
+    for _ in range(shown_rows):
+        cells = [next(letters) for _ in range(shown_cols)] + (["…"] if cols > 3 else [])
+        out.append("[" + ", ".join(cells) + "]")
+    if rows > 3:
+        out.append("…")
+    return "[" + ", ".join(out) + "]"
+
+
 @dataclass(frozen=True)
 class Recipe:
     """How a part is computed from earlier parts, so a grader can recompute it from a student's
@@ -161,7 +175,9 @@ class Part:
     def form(self) -> str:
         """The expected form of the answer, in words (for templates and prompts)."""
         if self.kind == "matrix":
-            return f"{'×'.join(map(str, self.shape or ()))} matrix [[a, b], [c, d]]"
+            if not self.shape or len(self.shape) != 2:
+                return "matrix [[a, b], [c, d]]"
+            return f"{self.shape[0]}×{self.shape[1]} matrix {_matrix_pattern(*self.shape)}"
         if self.kind == "vector":
             return f"vector of {self.shape[0] if self.shape else '?'} [a, b, …]"
         if self.kind == "integer":
