@@ -5,12 +5,30 @@ torch is imported inside the commands only.
 """
 from __future__ import annotations
 
+import os
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional
 
 import typer
 
 from examprep.errors import ExamprepError
+
+
+@contextmanager
+def _one_thread():
+    """One torch thread for the command, the caller's count restored after: the matrices here (one
+    sentence, a few random instances) are far too small for more to pay off, and on a busy 2-core
+    machine attention-map's waiting threads made it 10-20x slower. Idle OpenMP threads sleep
+    instead of spinning (set before torch first loads OpenMP)."""
+    import torch
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
 
 
 def verify(
@@ -26,6 +44,11 @@ def verify(
     if instances < 1:
         typer.echo(f"error: --instances: expected a positive integer, got {instances}", err=True)
         raise typer.Exit(2) from None
+    if seed < 0:
+        typer.echo(f"error: --seed: expected an integer ≥ 0, got {seed}", err=True)
+        raise typer.Exit(2) from None
+    topic = list(dict.fromkeys(topic))           # each topic once, in the order given
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
         from examprep.train.engine_reference import REFERENCES
         from examprep.train.verify import verify as run_verify
@@ -38,7 +61,7 @@ def verify(
                    err=True)
         raise typer.Exit(2) from None
     out = console(no_color)
-    with out.status("checking the engine against torch…"):
+    with out.status("checking the engine against torch…"), _one_thread():
         rows = run_verify(instances, seed, list(topic) or None)
     if as_json:
         import json
@@ -50,9 +73,10 @@ def verify(
         from rich.table import Table
 
         table = Table(title=f"engine vs torch ({instances} random instances per topic, seed {seed})")
+        widest = max((len(r.topic) for r in rows), default=5)
         for col, just in (("topic", "left"), ("instances", "right"), ("max |diff|", "right"),
-                          ("max rel diff", "right"), ("result", "left")):
-            table.add_column(col, justify=just)
+                          ("max rel", "right"), ("result", "left")):      # 80 columns for the longest topic
+            table.add_column(col, justify=just, no_wrap=True, min_width=widest if col == "topic" else len(col))
         for r in rows:
             table.add_row(r.topic, str(r.instances), f"{r.max_abs_diff:.1e}", f"{r.max_rel_diff:.1e}",
                           "[green]pass[/]" if r.passed else f"[red]FAIL[/] ({r.failures})")
@@ -65,7 +89,8 @@ def verify(
 
 def attention_map(
     text: str = typer.Argument(..., help="The input to translate and look at."),
-    checkpoint: Path = typer.Option(..., "--checkpoint", metavar="DIR", help="A run or step directory of `examprep train`."),
+    checkpoint: Path = typer.Option(..., "--checkpoint", "-c", metavar="DIR",
+                                    help="A run or step directory of `examprep train`."),
     kind: str = typer.Option("cross", "--kind", help="cross, encoder (self) or decoder (self)."),
     layer: int = typer.Option(-1, "--layer", help="Layer index (0-based; negative counts from the last)."),
     head: Optional[int] = typer.Option(None, "--head", help="One head (0-based); all heads when omitted."),
@@ -74,7 +99,9 @@ def attention_map(
     no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour."),
 ) -> None:
     """Show a trained model's attention per layer and head (and the dates alignment rate)."""
-    from examprep.document import Heatmap, Text
+    from rich.text import Text as RichText
+
+    from examprep.document import Heatmap
     from examprep.render.terminal import block_renderable, console
 
     kinds = {"cross": "cross", "encoder": "encoder self", "decoder": "decoder self"}
@@ -85,34 +112,46 @@ def attention_map(
             raise ExamprepError(f"--out: expected a .pdf or .png file name, got {out.name!r}")
         if alignment < 0:
             raise ExamprepError(f"--alignment: expected a count ≥ 0, got {alignment}")
+        if not text.strip():
+            raise ExamprepError("TEXT: expected some text to translate, got an empty string")
+        if out is not None:
+            from examprep.fileio import check_writable
+
+            check_writable(out)             # before the work, not after it
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         try:
             from examprep.train import attention_map as am
             from examprep.train.serve import Translator
         except ImportError as err:
             raise ExamprepError(f"attention-map needs torch ({err.name} is missing): pip install -e '.[train]'") from None
         translator = Translator.load(checkpoint)
-        att = am.model_attention(translator, text)
+        with _one_thread():
+            att = am.model_attention(translator, text)
         cfg = translator.loaded.config
         n_layers = cfg.n_encoder_layers if kind == "encoder" else cfg.n_decoder_layers
         if not -n_layers <= layer < n_layers:
-            raise ExamprepError(f"--layer: this model has {n_layers} {kind} layers (0…{n_layers - 1}), got {layer}")
+            which = f"{n_layers} {kind} layer" + ("s (0…" + str(n_layers - 1) + ")" if n_layers > 1 else " (0)")
+            raise ExamprepError(f"--layer: this model has {which}, got {layer}")
         try:
             m = att.get(kinds[kind], layer % n_layers)
         except KeyError:
             raise ExamprepError(f"--kind: a {cfg.arch} model has no {kind} attention") from None
         if head is not None and not 0 <= head < cfg.n_heads:
-            raise ExamprepError(f"--head: this model has {cfg.n_heads} heads (0…{cfg.n_heads - 1}), got {head}")
+            which = f"{cfg.n_heads} head" + ("s (0…" + str(cfg.n_heads - 1) + ")" if cfg.n_heads > 1 else " (0)")
+            raise ExamprepError(f"--head: this model has {which}, got {head}")
         heads = [head] if head is not None else list(range(cfg.n_heads))
-        blocks = [Text(f"{m.name} of {checkpoint}: input {text!r} → output {att.output!r}")]
-        blocks += [Heatmap(f"head {h}", [[round(float(v), 4) for v in row] for row in m.weights[h]],
+        title = f"{m.name} of {checkpoint}: input {text!r} → output {att.output!r}"
+        blocks = [Heatmap(f"head {h}", [[round(float(v), 4) for v in row] for row in m.weights[h]],
                            m.row_labels, m.col_labels) for h in heads]
         rates = None
         if alignment and translator.loaded.data.get("task") == "dates" and kind == "cross":
             from examprep.train.data import get_task
 
             sources = [s for s, _ in get_task("dates").heldout_pairs(alignment, seed=1)]
-            rates = am.alignment_rate(translator, sources, layer=layer % n_layers)
+            with _one_thread():
+                rates = am.alignment_rate(translator, sources, layer=layer % n_layers)
         output = console(no_color)
+        output.print(RichText(title))          # verbatim: the input may hold '$' or '['
         for b in blocks:
             output.print(block_renderable(b))
         if rates is not None:
@@ -121,13 +160,15 @@ def attention_map(
                          f"character in the matching day/month/year field): "
                          + ", ".join(f"head {h} {r:.1%}" for h, r in rates.items())
                          + f"; best head {best}: {rates[best]:.1%}")
-            blocks.append(Text(f"Alignment rate on {alignment} held-out dates: best head {best}, {rates[best]:.1%}."))
+            footer = f"Alignment rate on {alignment} held-out dates: best head {best}, {rates[best]:.1%}."
         if out is not None:
             from examprep.fileio import atomic_write_bytes
             from examprep.render import typst as ty
 
-            source = "#set page(width: auto, height: auto, margin: 1.2cm)\n#set text(size: 10pt)\n" + \
-                "\n\n".join(ty.block(b) for b in blocks)
+            lines = [f"#{ty.typst_string(title)}"] + [ty.block(b) for b in blocks]     # the title verbatim
+            if rates is not None:
+                lines.append(f"#{ty.typst_string(footer)}")
+            source = "#set page(width: auto, height: auto, margin: 1.2cm)\n#set text(size: 10pt)\n" + "\n\n".join(lines)
             if out.suffix.lower() == ".pdf":
                 data = ty.compile_pdf(source)
             else:

@@ -16,13 +16,37 @@ class OutputError(ExamprepError):
     """An output file could not be written (permissions, missing directory, full disk)."""
 
 
+def _cannot_write(target: Path, err: OSError) -> OutputError:
+    for parent in target.parents:                       # "File exists" / "Not a directory" from mkdir
+        if parent.exists() and not parent.is_dir():
+            return OutputError(f"{target}: cannot write ({parent} is a file, not a directory)")
+    return OutputError(f"{target}: cannot write ({err.strerror})")
+
+
+def check_writable(path: str | os.PathLike) -> Path:
+    """Fail early, before any work, when ``path`` could not be written: creates the missing
+    parent directories (as the writers do) and a throw-away file beside the target.
+    Raises OutputError naming the path and the reason; an existing target is left untouched."""
+    target = Path(path)
+    if target.is_dir():
+        raise OutputError(f"{target}: cannot write (it is a directory)")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as err:
+        raise _cannot_write(target, err) from None
+    return target
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     target = Path(path)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except OSError as err:
-        raise OutputError(f"{target}: cannot write ({err.strerror})") from None
+        raise _cannot_write(target, err) from None
     try:
         # mkstemp creates 0600; give the file the permissions a plain open() would (0666 & ~umask)
         umask = os.umask(0)

@@ -71,3 +71,28 @@ def test_unknown_topic_is_a_usage_error():
 def test_compare_reports_shape_mismatch_as_failure():
     from examprep.train.verify import _compare
     assert _compare(np.zeros(2), np.zeros(3))[2] is False
+
+
+def test_a_negative_seed_is_a_usage_error_not_a_traceback():
+    res = runner.invoke(app, ["verify", "--seed", "-1"])
+    assert res.exit_code == 2 and "--seed" in res.output and "Traceback" not in res.output
+
+
+def test_a_topic_given_twice_runs_once_and_the_table_fits_80_columns():
+    res = runner.invoke(app, ["verify", "-n", "2", "--topic", "positional-encoding-relative",
+                              "--topic", "positional-encoding-relative", "--json"])
+    assert res.exit_code == 0, res.output
+    assert [r["topic"] for r in json.loads(res.output)] == ["positional-encoding-relative"]
+    res = runner.invoke(app, ["verify", "-n", "2", "--topic", "positional-encoding-relative", "--topic", "attention",
+                              "--no-color"], env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    assert "positional-encoding-relative " in res.output and "…" not in res.output
+    assert "result" in res.output and all(len(line) <= 80 for line in res.output.splitlines())
+
+
+def test_verify_leaves_the_callers_torch_thread_count_alone():
+    import torch
+
+    before = torch.get_num_threads()
+    assert runner.invoke(app, ["verify", "-n", "1", "--topic", "attention"]).exit_code == 0
+    assert torch.get_num_threads() == before
