@@ -171,3 +171,118 @@ def test_no_generated_problem_asks_the_same_computation_twice(tiny_dates, level)
         scores = np.asarray(p.part("scores").expected)
         assert len({tuple(np.round(r, 9)) for r in weights}) == len(weights), (seed, weights)
         assert all(np.ptp(r) > 0 for r in scores), (seed, scores)
+
+
+# ------------------------------------------------- attention-from-model: damaged and foreign checkpoints
+
+def _copy_checkpoint(src, dest):
+    """A copy of a run directory and its step directory (the one `latest` names)."""
+    import shutil
+
+    shutil.copytree(src, dest)
+    return dest, dest / (dest / "latest").read_text(encoding="utf-8").strip()
+
+
+def _generate(checkpoint):
+    return runner.invoke(app, ["generate", "attention-from-model", "--checkpoint", str(checkpoint), "--seed", "1",
+                               "--solution", "--no-color"])
+
+
+def _damage_weights(step, how):
+    f = step / "model.safetensors"
+    data = f.read_bytes()
+    f.write_bytes({"truncated": data[:len(data) // 2], "header-only": data[:100], "empty": b"",
+                   "random": np.random.default_rng(0).bytes(4096)}[how])
+    return f
+
+
+@pytest.mark.parametrize("how", ["truncated", "header-only", "empty", "random"])
+def test_damaged_weights_give_one_error_line_naming_the_file(tiny_dates, tmp_path, how):
+    run, step = _copy_checkpoint(tiny_dates, tmp_path / "run")
+    f = _damage_weights(step, how)
+    res = _generate(run)
+    assert res.exit_code == 2, res.output                     # bad input, as `translate` exits
+    assert not isinstance(res.exception, Exception) or isinstance(res.exception, SystemExit), res.exception
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and str(f) in lines[0], res.output
+    assert "cannot be read" in lines[0] and "Traceback" not in res.output
+
+
+@pytest.mark.parametrize("name,content,fragment", [
+    ("config.json", "{\"format\": ", "config.json cannot be read as JSON"),
+    ("config.json", "[]", "config.json should hold a JSON object"),
+    ("config.json", "{\"model\": {\"arch\": \"encoder-decoder\"}}", "config.json: bad model config"),
+    ("config.json", "{\"model\": {\"arch\": \"encoder-decoder\", \"d_model\": 30, \"n_heads\": 4, \"positions\": \"rope\", "
+                    "\"norm\": \"post\"}}", "config.json: bad model config"),
+    ("vocab.json", "\xff\xfe", "vocab.json cannot be read as JSON"),
+    ("vocab.json", "{\"target\": {}}", "vocab.json: bad vocabulary"),
+    ("vocab.json", None, "missing vocab.json"),
+    ("config.json", None, "holds no checkpoint"),
+])
+def test_damaged_config_or_vocabulary_give_one_error_line(tiny_dates, tmp_path, name, content, fragment):
+    run, step = _copy_checkpoint(tiny_dates, tmp_path / "run")
+    if content is None:
+        (step / name).unlink()
+    else:
+        (step / name).write_text(content, encoding="latin-1")
+    res = _generate(run)
+    assert res.exit_code == 2, res.output
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and fragment in lines[0], res.output
+
+
+def test_config_that_does_not_fit_the_weights_is_an_error_not_a_traceback(tiny_dates, tmp_path):
+    run, step = _copy_checkpoint(tiny_dates, tmp_path / "run")
+    meta = json.loads((step / "config.json").read_text(encoding="utf-8"))
+    meta["model"]["d_model"] = 64
+    (step / "config.json").write_text(json.dumps(meta), encoding="utf-8")
+    res = _generate(run)
+    assert res.exit_code == 2 and "config.json does not match model.safetensors" in res.output, res.output
+
+
+def test_a_model_of_another_task_is_refused_with_the_dates_task_named(tmp_path):
+    out = tmp_path / "reverse"
+    res = subprocess.run([sys.executable, "-m", "examprep", "train", "--task", "reverse", "--steps", "1", "--d-model", "16",
+                          "--layers", "1", "--heads", "2", "--d-ff", "32", "--out", str(out), "--eval-every", "1",
+                          "--eval-size", "10"], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    res = _generate(out)
+    assert res.exit_code == 2, res.output
+    assert "trained on the dates task" in res.output and "examprep train" in res.output and "'reverse'" in res.output
+    assert "lacks" not in res.output
+
+
+def test_a_corpus_model_without_the_dates_characters_is_refused_with_the_dates_task_named(tiny_dates, tmp_path):
+    run, step = _copy_checkpoint(tiny_dates, tmp_path / "run")
+    meta = json.loads((step / "config.json").read_text(encoding="utf-8"))
+    meta["data"].update(kind="corpus", task=None)
+    (step / "config.json").write_text(json.dumps(meta), encoding="utf-8")
+    vocab = json.loads((step / "vocab.json").read_text(encoding="utf-8"))
+    vocab["source"]["tokens"] = ["§" if t == " " else t for t in vocab["source"]["tokens"]]
+    (step / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
+    res = _generate(run)
+    assert res.exit_code == 2 and "trained on the dates task" in res.output and "lacks ' '" in res.output, res.output
+
+
+# ------------------------------------------------------- attention-from-model: no degenerate draw
+
+def test_every_draw_has_distinct_nonzero_rows_live_dimensions_and_no_negative_zero(tiny_dates):
+    """Seeds 0-59 at every level: every row of Q, K and V nonzero and distinct (equal value rows make
+    equal outputs; equal key rows one key asked twice), every kept dimension nonzero somewhere in Q
+    and in K (the statement says they carry most of q·k), no query within one rounding step of zero,
+    and no -0.0 anywhere in the problem."""
+    import re
+
+    opts = {"checkpoint": str(tiny_dates)}
+    for level in (1, 2, 3):
+        for seed in range(60):
+            p = generators.build("attention-from-model", seed, level, options=opts)
+            assert p.version == 3
+            Q, K, V = (np.asarray(p.params[n], dtype=float) for n in ("query", "key", "value"))
+            for name, m in (("Q", Q), ("K", K), ("V", V)):
+                assert np.all(np.any(m, axis=1)), (seed, level, name, m)
+                assert len({tuple(r) for r in m.tolist()}) == len(m), (seed, level, name, m)
+            assert np.all(np.any(Q, axis=0)) and np.all(np.any(K, axis=0)), (seed, level, Q, K)
+            assert np.all(np.max(np.abs(Q), axis=1) >= 1), (seed, level, Q)
+            text = json.dumps(p.to_dict(), ensure_ascii=False)
+            assert not re.search(r"-0\.0(?![0-9])", text), (seed, level)
