@@ -82,8 +82,26 @@ def latest(run_dir: Path | str) -> Optional[Path]:
     pointer = run_dir / "latest"
     if not pointer.is_file():
         return None
-    step_dir = run_dir / pointer.read_text(encoding="utf-8").strip()
-    return step_dir if step_dir.is_dir() else None
+    name = pointer.read_text(encoding="utf-8").strip()
+    step_dir = run_dir / name
+    return step_dir if name and step_dir.is_dir() else None
+
+
+def broken_latest(run_dir: Path | str) -> Optional[str]:
+    """Why a run's `latest` file names no step directory (a one-line reason), or None when it does
+    or when there is no `latest` at all."""
+    pointer = Path(run_dir) / "latest"
+    if not pointer.is_file():
+        return None
+    try:
+        name = pointer.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as err:
+        return f"{pointer} cannot be read: {getattr(err, 'strerror', None) or err}"
+    if not name:
+        return f"{pointer} is empty; it should name a step directory such as step-000800"
+    if not (pointer.parent / name).is_dir():
+        return f"{pointer} names {name}, which does not exist in {pointer.parent}"
+    return None
 
 
 def save(run_dir: Path | str, step: int, model: torch.nn.Module, source_vocab: Vocab,
@@ -137,8 +155,15 @@ def resolve(path: Path | str) -> Path:
     path = Path(path)
     if not path.exists():
         raise CheckpointError(f"checkpoint {path} does not exist")
+    if not path.is_dir():
+        hint = f" ({path.parent} here)" if (path.parent / "config.json").is_file() else ""
+        raise CheckpointError(f"checkpoint {path} is a file, but a directory is expected: the run directory "
+                              f"or the step directory that holds config.json{hint}")
     if (path / "config.json").is_file():
         return path
+    problem = broken_latest(path)
+    if problem is not None:
+        raise CheckpointError(problem)
     step_dir = latest(path)
     if step_dir is None:
         raise CheckpointError(f"{path} holds no checkpoint (no 'latest' and no config.json); "

@@ -273,7 +273,9 @@ class _Run:
                 raise ConfigError("--resume needs --out DIR: the run to continue")
             step_dir = checkpoint.latest(o.out)
             if step_dir is None:
-                raise CheckpointError(f"--resume: {o.out} holds no checkpoint to resume")
+                problem = checkpoint.broken_latest(o.out)
+                raise CheckpointError(f"--resume: {problem}" if problem else
+                                      f"--resume: {o.out} holds no checkpoint to resume")
             resumed = checkpoint.load(step_dir, "cpu")
             saved = resumed.meta.get("training", {})
             o = TrainOptions(**{**asdict(o), **{k: saved[k] for k in KEPT_ON_RESUME if k in saved}})

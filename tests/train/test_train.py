@@ -170,6 +170,24 @@ def test_a_checkpoint_whose_config_does_not_match_its_weights_is_refused(tmp_pat
         checkpoint.load(tmp_path)
 
 
+def test_a_broken_latest_pointer_or_a_file_path_is_named_in_the_error(tmp_path):
+    vocab = task_vocab(TASKS["copy"])
+    model = build_model(small_config(src_vocab_size=len(vocab), tgt_vocab_size=len(vocab)))
+    step_dir = checkpoint.save(tmp_path / "run", 3, model, vocab, vocab, {})
+    with pytest.raises(CheckpointError, match=r"config.json is a file, but a directory is expected: the run "
+                                              r"directory or the step directory that holds config.json \(.*step-000003 here\)"):
+        checkpoint.load(step_dir / "config.json")
+    (tmp_path / "run" / "latest").write_text("step-000999\n")
+    with pytest.raises(CheckpointError, match=r"latest names step-000999, which does not exist"):
+        checkpoint.load(tmp_path / "run")
+    with pytest.raises(CheckpointError, match=r"--resume: .*latest names step-000999, which does not exist"):
+        train(_options(tmp_path, steps=5, resume=True))
+    (tmp_path / "run" / "latest").write_text("\n")
+    with pytest.raises(CheckpointError, match=r"latest is empty"):
+        checkpoint.load(tmp_path / "run")
+    assert checkpoint.latest(tmp_path / "run") is None
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
 def test_cuda_without_a_gpu_is_a_clear_error(tmp_path):
     with pytest.raises(DeviceError, match="--device cuda: no CUDA GPU is visible"):
