@@ -46,6 +46,7 @@ class RichReporter(Reporter):
 
         self.console = console or Console(stderr=True)
         self.progress = None
+        self.started = False          # step() does nothing before start()
         self.last_eval = ""
         self.clock, self.log_seconds = time.monotonic, log_seconds
         self.last_log = self.clock()
@@ -54,6 +55,11 @@ class RichReporter(Reporter):
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
         self.by_steps = total_steps is not None
+        self.started = True
+        if not self.console.is_terminal:
+            # No live bar: rich would print its last frame at the end, cut to the console's width
+            # with "…"; the plain status lines of step() say the same in full.
+            return
         self.progress = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(bar_width=24),
             TextColumn("{task.fields[where]}"), TextColumn("{task.fields[stats]}"),
@@ -65,7 +71,7 @@ class RichReporter(Reporter):
         self.progress.start()
 
     def step(self, step, train_seconds, loss, tokens_per_s, mfu, lr):
-        if self.progress is None:
+        if not self.started:
             return
         stats = f"loss {loss:.3f} · {tokens_per_s / 1e3:,.1f}k tok/s"
         if mfu is not None:
@@ -74,8 +80,10 @@ class RichReporter(Reporter):
         if self.last_eval:
             stats += f" · {self.last_eval}"
         where = f"step {step:,} · {train_seconds:.0f}s"
-        self.progress.update(self.task, completed=step if self.by_steps else train_seconds, where=where, stats=stats)
-        if not self.console.is_terminal and self.clock() - self.last_log >= self.log_seconds:
+        if self.progress is not None:
+            self.progress.update(self.task, completed=step if self.by_steps else train_seconds, where=where,
+                                 stats=stats)
+        elif self.clock() - self.last_log >= self.log_seconds:
             self.last_log = self.clock()
             self.note(f"{where}: {stats}")
 

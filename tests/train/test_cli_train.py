@@ -40,6 +40,7 @@ def test_train_then_translate_with_the_result(tmp_path):
     assert "stopped at step 60 (reached --steps)" in res.stdout
     assert f"checkpoint: {out / 'step-000060'}" in res.stdout
     assert "token acc" in res.stdout and "on 40 held-out pairs" in res.stdout
+    assert "…" not in res.stderr and "training task" not in res.stderr   # no cut-off copy of the live bar
     res = run("translate", "--checkpoint", out, "abcdef", "zyx")
     assert res.exit_code == 0, res.output
     lines = res.stdout.splitlines()

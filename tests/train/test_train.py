@@ -188,6 +188,24 @@ def test_a_broken_latest_pointer_or_a_file_path_is_named_in_the_error(tmp_path):
     assert checkpoint.latest(tmp_path / "run") is None
 
 
+def test_without_a_terminal_the_reporter_prints_plain_lines_and_no_live_bar():
+    import io
+
+    from rich.console import Console
+
+    from examprep.train.report import RichReporter
+
+    out = io.StringIO()
+    reporter = RichReporter(Console(file=out, width=40), log_seconds=0)
+    reporter.start("training task dates", 10, None, 0)
+    reporter.step(5, 1.0, 2.5, 12345.0, None, 1e-3)
+    reporter.evaluation(10, 2.0, {"token_accuracy": 0.5, "exact_match": 0.25, "pairs": 40})
+    reporter.close()
+    assert out.getvalue().splitlines() == [
+        "step 5 · 1s: loss 2.500 · 12.3k tok/s · lr 1.00e-03",
+        "step 10 (2.0s): token acc 50.00% · exact 25.00% on 40 held-out pairs"]
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
 def test_cuda_without_a_gpu_is_a_clear_error(tmp_path):
     with pytest.raises(DeviceError, match="--device cuda: no CUDA GPU is visible"):
