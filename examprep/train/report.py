@@ -127,26 +127,19 @@ def summary(result) -> str:
 
 
 def print_attention(view, console=None) -> None:
-    """The attention weights in percent as a shaded table: one row per output token (the step that
-    produced it), one column per source token."""
-    from rich.console import Console
-    from rich.table import Table
+    """The attention weights as examprep's terminal heatmap, after a title line: one row per output
+    token (the step that produced it), one column per source token. The heatmap fits the console's
+    width: two decimals, whole percentages or one shade character per source token."""
+    from examprep.document import Heatmap
+    from examprep.render.terminal import block_renderable
+    from examprep.render.terminal import console as make_console
 
     def label(tok: str) -> str:                       # word tokens carry their leading space
         return tok.strip() or "␣"
 
-    console = console or Console()
-    console.print(f"{view.layer} (mean over heads), in %: rows = output tokens, columns = source tokens",
-                  soft_wrap=True)
-    table = Table(box=None, pad_edge=False, show_edge=False)
-    table.add_column("", style="bold", no_wrap=True)
-    for tok in view.source_tokens:
-        table.add_column(label(tok), justify="right", no_wrap=True, min_width=max(3, len(label(tok))))
-    for tok, row in zip(view.output_tokens, view.weights):
-        cells = []
-        for w in row:
-            shade = int(40 + 215 * min(1.0, w))
-            text = f"{round(100 * w):d}"
-            cells.append(f"[on rgb(0,{shade // 2},{shade})]{text}[/]" if w >= 0.1 else text)
-        table.add_row(label(tok), *cells)
-    console.print(table)
+    console = console or make_console()
+    console.print(f"{view.layer} (mean over heads): rows = output tokens, columns = source tokens",
+                  soft_wrap=True, markup=False, highlight=False)
+    heatmap = Heatmap("attention", [[min(max(float(w), 0.0), 1.0) for w in row] for row in view.weights],
+                      [label(t) for t in view.output_tokens], [label(t) for t in view.source_tokens])
+    console.print(block_renderable(heatmap))

@@ -19,8 +19,8 @@ TINY = ["--task", "reverse", "--d-model", "32", "--layers", "1", "--heads", "4",
         "--batch-tokens", "400", "--eval-size", "40", "--warmup", "20", "--lr-factor", "1"]
 
 
-def run(*args, input=None):
-    return runner.invoke(app, [str(a) for a in args], input=input)
+def run(*args, input=None, env=None):
+    return runner.invoke(app, [str(a) for a in args], input=input, env=env)
 
 
 def test_help_lists_the_trainer_commands_without_importing_torch():
@@ -47,11 +47,16 @@ def test_train_then_translate_with_the_result(tmp_path):
     assert len(lines) == 2 and all(set(line) <= set(string.ascii_lowercase) for line in lines)
     res = run("translate", "--checkpoint", out, "-", input="abc\n\nqrstu\n")
     assert res.exit_code == 0 and len(res.stdout.splitlines()) == 2
-    res = run("translate", "--checkpoint", out / "step-000060", "--attention", "abcd")
+    res = run("translate", "--checkpoint", out / "step-000060", "--attention", "abcd", env={"COLUMNS": "80"})
     assert res.exit_code == 0, res.output
     assert "decoder.layers.0.cross_attn (mean over heads)" in res.stdout
-    header = res.stdout.splitlines()[2].split()   # after the output and the description
+    header = next(line for line in res.stdout.splitlines() if "<eos>" in line).split()
     assert header == ["a", "b", "c", "d", "<eos>"]
+    # a narrow console: every source column is still there (as one shade character each), no cut label
+    res = run("translate", "-c", out, "--attention", "abcdefghijklmnopqrst", env={"COLUMNS": "40"})
+    assert res.exit_code == 0, res.output
+    assert "abcdefghijklmnopqrst" in res.stdout.split("\n", 2)[2] and "…" not in res.stdout
+    assert max(len(line) for line in res.stdout.splitlines()[2:]) <= 40
 
 
 def test_user_errors_print_one_line_and_exit_non_zero(tmp_path):
