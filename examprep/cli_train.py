@@ -44,18 +44,18 @@ def train(
     heads: int = typer.Option(D.heads, "--heads", help="Attention heads."),
     d_ff: int = typer.Option(D.d_ff, "--d-ff", help="Inner width of the feed-forward blocks."),
     dropout: Optional[float] = typer.Option(
-        None, "--dropout", help="Dropout [default: 0 for built-in tasks, whose examples never repeat; 0.1 for corpora]."),
+        None, "--dropout", help="Dropout \\[default: 0 for built-in tasks, whose examples never repeat; 0.1 for corpora]."),
     norm: str = typer.Option(D.norm, "--norm", help="post (the paper) or pre LayerNorm."),
     final_norm: Optional[bool] = typer.Option(
         None, "--final-norm/--no-final-norm",
-        help="Extra LayerNorm after each stack, as torch.nn.Transformer [default: with pre-norm]."),
+        help="Extra LayerNorm after each stack, as torch.nn.Transformer \\[default: with pre-norm]."),
     positions: str = typer.Option(D.positions, "--positions", help="sinusoidal, learned or rope."),
     share: str = typer.Option(D.share, "--share", help="Tied embeddings: all (one vocabulary), output, none."),
     steps: Optional[int] = typer.Option(None, "--steps", help="Train until this step (counted across --resume)."),
     minutes: Optional[float] = typer.Option(None, "--minutes",
-                                            help="Minutes of training, evaluation excluded [default: 1 unless --steps]."),
+                                            help="Minutes of training, evaluation excluded \\[default: 1 unless --steps]."),
     goal: Optional[float] = typer.Option(
-        None, "--goal", help="Stop at this held-out exact match [default: 0.995 for tasks, off for corpora; 0: off]."),
+        None, "--goal", help="Stop at this held-out exact match \\[default: 0.995 for tasks, off for corpora; 0: off]."),
     batch_tokens: int = typer.Option(D.batch_tokens, "--batch-tokens",
                                      help="Source + target tokens per step, all processes together."),
     lr_factor: float = typer.Option(D.lr_factor, "--lr-factor", help="Scale of the paper's learning-rate schedule."),
@@ -69,7 +69,7 @@ def train(
                                 help="CPU threads; 0: the cores other programs leave free (at least 1)."),
     precision: str = typer.Option(D.precision, "--precision", help="auto (bf16 on CUDA, else fp32), fp32 or bf16."),
     compile: bool = typer.Option(False, "--compile", help="torch.compile the model."),
-    out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="Run directory [default: runs/NAME-TIME]."),
+    out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="Run directory \\[default: runs/NAME-TIME]."),
     resume: bool = typer.Option(False, "--resume", help="Continue the run in --out from its latest checkpoint."),
     seed: int = typer.Option(D.seed, "--seed", help="Seed of the data and of the initial weights."),
 ) -> None:
@@ -102,7 +102,8 @@ def translate(
                                     help="A run directory (its latest checkpoint) or a step directory."),
     attention: bool = typer.Option(False, "--attention", help="Also show what the last layer attends to."),
     device: str = typer.Option("cpu", "--device", help="auto, cpu or cuda."),
-    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Longest output in tokens [default: from training]."),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens",
+                                             help="Longest output in tokens \\[default: from training]."),
 ) -> None:
     """Translate with a trained model (greedy decoding with a KV cache): one output line per TEXT."""
     import sys

@@ -59,6 +59,16 @@ def test_train_then_translate_with_the_result(tmp_path):
     assert max(len(line) for line in res.stdout.splitlines()[2:]) <= 40
 
 
+
+def test_help_shows_the_bracketed_defaults():
+    # rich reads "[default: …]" as a markup tag and drops it unless it is escaped
+    train_help = run("train", "-h", env={"COLUMNS": "250"}).stdout
+    for text in ("[default: 0 for built-in tasks", "[default: with pre-norm]", "[default: 1 unless --steps]",
+                 "[default: 0.995 for tasks", "[default: runs/NAME-TIME]"):
+        assert text in train_help, text
+    translate_help = run("translate", "-h", env={"COLUMNS": "250"}).stdout
+    assert "Longest output in tokens [default: from training]." in translate_help
+
 def test_user_errors_print_one_line_and_exit_non_zero(tmp_path):
     res = run("train", *TINY, "--steps", "2", "--device", "cuda", "--out", tmp_path / "a")
     assert res.exit_code == 2
