@@ -97,7 +97,9 @@ def train(
 
 
 def translate(
-    texts: List[str] = typer.Argument(..., metavar="TEXT...", help="Sentences to translate; '-' reads lines from stdin."),
+    texts: List[str] = typer.Argument(
+        ..., metavar="TEXT...",
+        help="Sentences to translate; '-' reads lines from stdin (a blank line gives an empty output line)."),
     checkpoint: Path = typer.Option(..., "--checkpoint", "-c", metavar="DIR",
                                     help="A run directory (its latest checkpoint) or a step directory."),
     attention: bool = typer.Option(False, "--attention", help="Also show what the last layer attends to."),
@@ -105,7 +107,8 @@ def translate(
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens",
                                              help="Longest output in tokens \\[default: from training]."),
 ) -> None:
-    """Translate with a trained model (greedy decoding with a KV cache): one output line per TEXT."""
+    """Translate with a trained model (greedy decoding with a KV cache): one output line per TEXT, or
+    per line of stdin with '-'."""
     import sys
 
     _quiet_waiting_threads()
@@ -114,12 +117,18 @@ def translate(
         from examprep.train.serve import Translator
 
         if texts == ["-"]:
-            texts = [line.rstrip("\n") for line in sys.stdin if line.strip()]
+            texts = [line.rstrip("\r\n") for line in sys.stdin]
+        else:
+            for i, text in enumerate(texts, 1):
+                if not text.strip():
+                    where = f"TEXT {i} of {len(texts)}" if len(texts) > 1 else "TEXT"
+                    raise ExamprepError(f"{where} is {'empty' if not text else 'blank'}: give a sentence to "
+                                        f"translate, or '-' to read lines from stdin")
         translator = Translator.load(checkpoint, device=device, max_tokens=max_tokens)
         outputs = translator.translate(texts)
         for text, output in zip(texts, outputs):
             typer.echo(output)
-            if attention:
+            if attention and text.strip():
                 print_attention(translator.attention(text))
     except ExamprepError as err:
         raise _fail(err) from None

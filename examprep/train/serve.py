@@ -31,7 +31,9 @@ class Translator:
         self.loaded = loaded
         self.model = loaded.model.eval()
         cfg = loaded.config
-        self.max_tokens = max_tokens or int(loaded.data.get("max_target_tokens", cfg.max_len - 1))
+        if max_tokens is None:
+            max_tokens = int(loaded.data.get("max_target_tokens", cfg.max_len - 1))
+        self.max_tokens = max_tokens
         if self.max_tokens < 1:
             raise ConfigError(f"--max-tokens must be at least 1, got {self.max_tokens}")
 
@@ -40,9 +42,16 @@ class Translator:
         return cls(checkpoint.load(path, resolve_device(device)), max_tokens)
 
     def translate(self, texts: Sequence[str]) -> list[str]:
+        """One output per text, in order; a blank text gives an empty output (the model is not run
+        on it: with nothing to read, it would still write something)."""
         self._check_lengths(texts)
-        return translate(self.model, list(texts), self.loaded.source_vocab, self.loaded.target_vocab,
-                         max_new_tokens=self.max_tokens)
+        filled = [i for i, text in enumerate(texts) if text.strip()]
+        outputs = [""] * len(texts)
+        got = translate(self.model, [texts[i] for i in filled], self.loaded.source_vocab, self.loaded.target_vocab,
+                        max_new_tokens=self.max_tokens) if filled else []
+        for i, output in zip(filled, got):
+            outputs[i] = output
+        return outputs
 
     def _check_lengths(self, texts: Sequence[str]) -> None:
         room = self.loaded.config.max_len - 2

@@ -45,8 +45,10 @@ def test_train_then_translate_with_the_result(tmp_path):
     assert res.exit_code == 0, res.output
     lines = res.stdout.splitlines()
     assert len(lines) == 2 and all(set(line) <= set(string.ascii_lowercase) for line in lines)
-    res = run("translate", "--checkpoint", out, "-", input="abc\n\nqrstu\n")
-    assert res.exit_code == 0 and len(res.stdout.splitlines()) == 2
+    res = run("translate", "--checkpoint", out, "abc", "qrstu")
+    abc, qrstu = res.stdout.splitlines()
+    res = run("translate", "--checkpoint", out, "-", input="abc\n\nqrstu\n   \n")
+    assert res.exit_code == 0 and res.stdout.splitlines() == [abc, "", qrstu, ""]   # one line per input line
     res = run("translate", "--checkpoint", out / "step-000060", "--attention", "abcd", env={"COLUMNS": "80"})
     assert res.exit_code == 0, res.output
     assert "decoder.layers.0.cross_attn (mean over heads)" in res.stdout
@@ -59,6 +61,28 @@ def test_train_then_translate_with_the_result(tmp_path):
     assert max(len(line) for line in res.stdout.splitlines()[2:]) <= 40
 
 
+def test_translate_refuses_blank_text_and_max_tokens_below_one(tmp_path):
+    from examprep.train.data import TASKS, task_vocab
+    from examprep.train.model import build_model
+
+    from .helpers import small_config
+
+    vocab = task_vocab(TASKS["reverse"])
+    model = build_model(small_config(src_vocab_size=len(vocab), tgt_vocab_size=len(vocab), n_encoder_layers=1,
+                                     n_decoder_layers=1))
+    checkpoint.save(tmp_path, 1, model, vocab, vocab, {"data": {"max_target_tokens": 8}})
+    for text, what in (("", "TEXT is empty"), ("   ", "TEXT is blank")):
+        res = run("translate", "-c", tmp_path, text)
+        assert res.exit_code == 2 and res.stdout == ""
+        assert res.stderr.startswith(f"error: {what}: give a sentence") and res.stderr.count("\n") == 1
+    res = run("translate", "-c", tmp_path, "abc", "")
+    assert res.exit_code == 2 and res.stderr.startswith("error: TEXT 2 of 2 is empty")
+    for n in ("0", "-5"):
+        res = run("translate", "-c", tmp_path, "--max-tokens", n, "abc")
+        assert res.exit_code == 2 and res.stderr == f"error: --max-tokens must be at least 1, got {n}\n"
+    res = run("translate", "-c", tmp_path, "--max-tokens", "1", "abc")
+    assert res.exit_code == 0 and len(res.stdout.strip()) <= 1
+
 
 def test_help_shows_the_bracketed_defaults():
     # rich reads "[default: …]" as a markup tag and drops it unless it is escaped
@@ -68,6 +92,8 @@ def test_help_shows_the_bracketed_defaults():
         assert text in train_help, text
     translate_help = run("translate", "-h", env={"COLUMNS": "250"}).stdout
     assert "Longest output in tokens [default: from training]." in translate_help
+    assert "a blank line gives an empty output line" in translate_help
+
 
 def test_user_errors_print_one_line_and_exit_non_zero(tmp_path):
     res = run("train", *TINY, "--steps", "2", "--device", "cuda", "--out", tmp_path / "a")
