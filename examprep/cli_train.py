@@ -108,7 +108,7 @@ def translate(
                                              help="Longest output in tokens \\[default: from training]."),
 ) -> None:
     """Translate with a trained model (greedy decoding with a KV cache): one output line per TEXT, or
-    per line of stdin with '-'."""
+    per line of stdin with '-'. Characters the model never saw are read as unknown, with a warning."""
     import sys
 
     _quiet_waiting_threads()
@@ -126,7 +126,13 @@ def translate(
                                         f"translate, or '-' to read lines from stdin")
         translator = Translator.load(checkpoint, device=device, max_tokens=max_tokens)
         outputs = translator.translate(texts)
+        kind = "characters" if translator.loaded.source_vocab.level == "char" else "words"
         for text, output in zip(texts, outputs):
+            unknown = translator.unknown_tokens(text)
+            if unknown:
+                shown = text if len(text) <= 40 else text[:40] + "…"
+                typer.echo(f"warning: {shown!r} has {kind} this model never saw, read as unknown: "
+                           + ", ".join(repr(t.strip() or t) for t in unknown), err=True)
             typer.echo(output)
             if attention and text.strip():
                 print_attention(translator.attention(text))

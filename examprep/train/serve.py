@@ -53,6 +53,12 @@ class Translator:
             outputs[i] = output
         return outputs
 
+    def unknown_tokens(self, text: str) -> list[str]:
+        """The tokens of `text` that the source vocabulary lacks (the model reads each as <unk>),
+        each once, in order of appearance."""
+        index = self.loaded.source_vocab.index
+        return list(dict.fromkeys(t for t in self.loaded.source_vocab.tokenize(text) if t not in index))
+
     def _check_lengths(self, texts: Sequence[str]) -> None:
         room = self.loaded.config.max_len - 2
         for text in texts:

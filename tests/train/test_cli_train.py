@@ -59,6 +59,10 @@ def test_train_then_translate_with_the_result(tmp_path):
     assert res.exit_code == 0, res.output
     assert "abcdefghijklmnopqrst" in res.stdout.split("\n", 2)[2] and "…" not in res.stdout
     assert max(len(line) for line in res.stdout.splitlines()[2:]) <= 40
+    # characters outside the vocabulary: translated, with one warning per input naming them
+    res = run("translate", "-c", out, "ab日c本日", "abc")
+    assert res.exit_code == 0 and len(res.stdout.splitlines()) == 2
+    assert res.stderr == "warning: 'ab日c本日' has characters this model never saw, read as unknown: '日', '本'\n"
 
 
 def test_translate_refuses_blank_text_and_max_tokens_below_one(tmp_path):
