@@ -24,9 +24,9 @@ def register(app: typer.Typer) -> None:
         secret_file: Optional[str] = typer.Option(None, "--secret-file",
                                                   help="File holding the secret the variants are derived from."),
         formats: Optional[str] = typer.Option(None, "--format", "-f",
-                                              help="Comma-separated: pdf, md, moodle [default: pdf,md]. "
+                                              help="Comma-separated: pdf, md, moodle \\[default: pdf,md]. "
                                                    "The key and answer template are always written."),
-        out: Optional[str] = typer.Option(None, "--out", "-o", help="Output directory [default: the recipe's name]."),
+        out: Optional[str] = typer.Option(None, "--out", "-o", help="Output directory \\[default: the recipe's name]."),
         force: bool = typer.Option(False, "--force", help="Overwrite existing outputs."),
         title: Optional[str] = typer.Option(None, "--title", help="Title printed on the sheet (overrides the recipe's)."),
         course: Optional[str] = typer.Option(None, "--course", help="Course name printed in the header."),
