@@ -58,10 +58,20 @@ def register(app: typer.Typer) -> None:
 def _print_recipes() -> None:
     from examprep import sheets
 
+    import shutil
+
+    width = max(40, shutil.get_terminal_size((80, 24)).columns) - 1
     for name, r in sheets.bundled_recipes().items():
-        topics = ", ".join(f"{i.topic}{f' ×{i.count}' if i.count > 1 else ''} (L{i.difficulty})" for i in r.items)
         typer.echo(f"{name:<12} {r.title} — {r.problem_count} problems{f', {r.minutes} min' if r.minutes else ''}")
-        typer.echo(f"{'':<12} {topics}")
+        items = [f"{i.topic}{f' ×{i.count}' if i.count > 1 else ''} (L{i.difficulty})" for i in r.items]
+        line = " " * 13
+        for k, item in enumerate(items):               # whole items per line, wrapped at the terminal's width
+            piece = item + ("," if k < len(items) - 1 else "")
+            if len(line) > 13 and len(line) + 1 + len(piece) > width:
+                typer.echo(line)
+                line = " " * 13
+            line += ("" if len(line) == 13 else " ") + piece
+        typer.echo(line)
 
 
 def _print_summary(result) -> None:

@@ -259,3 +259,11 @@ def test_list_shows_the_bundled_recipes():
     assert res.exit_code == 0
     for name in ("midterm", "cnn", "rnn", "transformer"):
         assert re.search(rf"^{name}\s", res.output, re.M)
+
+
+def test_list_fits_an_80_column_terminal_and_names_every_topic():
+    res = runner.invoke(app, ["sheet", "--list"], env={"COLUMNS": "80"})
+    assert res.exit_code == 0
+    assert all(len(line) <= 80 for line in res.output.splitlines()), res.output
+    flat = " ".join(res.output.split())
+    assert "positional-encoding (L1)" in flat and "softmax-cross-entropy (L2)" in flat
