@@ -155,3 +155,13 @@ def test_public_acceptance_cases_all_pass():
     res = _subprocess([str(CASES / "run")])
     assert res.returncode == 0, res.stdout + res.stderr
     assert ", 0 failed" in res.stdout
+
+
+def test_list_on_an_80_column_terminal_is_one_entry_per_topic():
+    res = runner.invoke(app, ["solve", "--list", "--no-color"], env={"COLUMNS": "80"})
+    assert res.exit_code == 0
+    lines = res.output.splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    starts = {line.split()[0] for line in lines if line and not line.startswith(" ")}
+    assert set(TOPICS) <= starts
+    assert "    parameters x, weight, [bias], [grad_output]" in lines

@@ -110,11 +110,8 @@ def print_topic_list(topics: dict, *, no_color: bool = False) -> None:
     from examprep.solve import REQUIRED
 
     out = console(no_color)
-    table = Table(box=box.SIMPLE_HEAVY, show_lines=False)
-    table.add_column("topic", style="bold cyan", no_wrap=True)
-    table.add_column("parameters (default)")
-    table.add_column("answer", style="green")
-    for t in topics.values():
+
+    def params(t: Any) -> str:
         parts = []
         for p in t.params:
             if p.default is REQUIRED:
@@ -123,7 +120,21 @@ def print_topic_list(topics: dict, *, no_color: bool = False) -> None:
                 parts.append(f"[{p.name}]")
             else:
                 parts.append(f"{p.name}={fmt_number(p.default) if not isinstance(p.default, str) else repr(p.default)}")
-        table.add_row(t.name, Group(Text(t.title, style="dim"), Text(", ".join(parts))), ", ".join(t.answers))
+        return ", ".join(parts)
+
+    if out.width < 110:          # a narrow terminal: one entry per topic, its lines indented under it
+        for t in topics.values():
+            out.print(Text.assemble((t.name, "bold cyan"), "  ", (t.title, "dim")))
+            out.print(Padding(Text.assemble(("parameters ", "dim"), params(t)), (0, 0, 0, 4), expand=False))
+            out.print(Padding(Text.assemble(("answer ", "dim"), (", ".join(t.answers), "green")), (0, 0, 0, 4), expand=False))
+        out.print(Text("[name]: optional; name=value: its default", style="dim"))
+        return
+    table = Table(box=box.SIMPLE_HEAVY, show_lines=False)
+    table.add_column("topic", style="bold cyan", no_wrap=True)
+    table.add_column("parameters (default)")
+    table.add_column("answer", style="green")
+    for t in topics.values():
+        table.add_row(t.name, Group(Text(t.title, style="dim"), Text(params(t))), ", ".join(t.answers))
     out.print(table)
 
 
