@@ -349,7 +349,9 @@ class Terminal:
                     self.console.print()
                     raise EOFError
                 line = raw.rstrip("\r\n")
-                self.console.print(line, markup=False, highlight=False)
+                # the echo shows control characters escaped: piped text must not drive the terminal
+                shown = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in line)
+                self.console.print(shown, markup=False, highlight=False)
         return line.strip()
 
 

@@ -75,6 +75,13 @@ def test_an_unreadable_answer_is_explained_and_asked_again_without_cost(att7):
     assert [a.status for a in attempts()] == ["correct"] * 3
 
 
+def test_control_characters_in_piped_input_are_echoed_escaped(att7):
+    res = run(ATT, ["\x1b[31mRED\x07", *correct_answers(att7), ""])
+    assert "\x1b" not in res.output and "\x07" not in res.output      # nothing reaches the terminal raw
+    assert "\\x1b[31mRED\\x07" in res.output                        # shown, escaped
+    assert [a.status for a in attempts()] == ["correct"] * 3
+
+
 def test_hint_then_solution_reveals_and_records_the_rest(att7):
     res = run(ATT, [typed(att7.parts[0]), "?", "?", "s"])
     assert "Hint: Exponentiate" in res.output
