@@ -250,7 +250,13 @@ def gradescope_json(res: SubmissionResult, *, visibility: str = "visible", show_
             out = [f"{STATUS_WORD[r.status]}" + (f" ({r.misconception.id})" if r.misconception else "")]
             if r.status != "correct":
                 out.append(r.feedback)
-            out.append(f"your answer: {fmt_value(r.value) if r.value is not None else '—'}")
+            if r.value is not None:
+                shown = fmt_value(r.value)
+            elif r.raw not in (None, ""):                # unreadable: what was written, so it can be checked
+                shown = repr(str(r.raw)[:200]) + " (could not be read)"
+            else:
+                shown = "—"
+            out.append(f"your answer: {shown}")
             if show_answers:
                 part = pr.problem.parts[i]
                 out.append(f"answer: {part.exact or fmt_value(part.expected)}")

@@ -182,6 +182,19 @@ def test_gradescope_results(sheet, tmp_path):
     assert not (tmp_path / "etc").exists()
 
 
+def test_gradescope_shows_the_raw_text_of_an_unreadable_answer(sheet, tmp_path):
+    d, _ = sheet
+    sub = tmp_path / "one.json"
+    sub.write_text(json.dumps({"student_id": "g1", "q3": {"size_1": "twenty two", "size_2": "12"}}))
+    res = run("grade", d / "key.json", sub, "--gradescope", tmp_path / "gs")
+    assert res.exit_code != 2, res.output
+    data = json.loads((tmp_path / "gs" / "results.json").read_text())
+    size_1 = next(t for t in data["tests"] if "size_1" in t["name"])
+    assert "your answer: 'twenty two' (could not be read)" in size_1["output"]
+    blank = next(t for t in data["tests"] if "size_1" not in t["name"] and "size_2" not in t["name"])
+    assert "your answer: —" in blank["output"]
+
+
 @pytest.mark.parametrize("sid", ["a/b", "..", "CON", "x" * 300, "é", "a\\b", ""])
 def test_output_names_are_safe(sid):
     from examprep.render.report import safe_name
