@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -107,6 +108,7 @@ def broken_latest(run_dir: Path | str) -> Optional[str]:
 def save(run_dir: Path | str, step: int, model: torch.nn.Module, source_vocab: Vocab,
          target_vocab: Vocab, meta: dict, trainer_state: Optional[dict] = None, keep: int = 2) -> Path:
     """Write step `step` of a run; returns the step directory. Raises WriteError (nothing lost)."""
+    from safetensors import SafetensorError
     from safetensors.torch import save_model
 
     run_dir = Path(run_dir)
@@ -124,6 +126,8 @@ def save(run_dir: Path | str, step: int, model: torch.nn.Module, source_vocab: V
         save_model(model, str(tmp / "model.safetensors"), metadata={"format": FORMAT})
         _write_json(tmp / "config.json", {"format": FORMAT, "version": VERSION, "step": step,
                                           "model": model.cfg.to_dict(), **meta})
+        # safetensors creates its file 0600; give it the mode of the others (0666 & ~umask)
+        os.chmod(tmp / "model.safetensors", os.stat(tmp / "config.json").st_mode & 0o777)
         _write_json(tmp / "vocab.json", {"source": source_vocab.to_dict(), "target": target_vocab.to_dict()})
         if trainer_state is not None:
             with open(tmp / "trainer.pt", "wb") as f:
@@ -138,16 +142,29 @@ def save(run_dir: Path | str, step: int, model: torch.nn.Module, source_vocab: V
         pointer_tmp.write_text(name + "\n", encoding="utf-8")
         os.replace(pointer_tmp, run_dir / "latest")
         _fsync_dir(run_dir)
-    except (OSError, RuntimeError) as err:
+    except (OSError, RuntimeError, SafetensorError) as err:
         shutil.rmtree(tmp, ignore_errors=True)
         kept = f"the previous checkpoint {previous} is kept" if previous else "no earlier checkpoint exists"
-        reason = getattr(err, "strerror", None) or str(err)
+        reason = _reason(err)
         raise WriteError(f"could not write checkpoint {final}: {reason}; {kept}") from None
     steps = sorted((p for p in run_dir.glob("step-*") if p.name[5:].isdigit()), key=lambda p: int(p.name[5:]))
     for old in steps[:-keep] if keep > 0 else []:
         if old.name != name:
             shutil.rmtree(old, ignore_errors=True)
     return final
+
+
+def _reason(err: BaseException) -> str:
+    """One line saying why a write failed: the OS's words when there are any (safetensors wraps them
+    as `IoError(Os { code: 28, kind: StorageFull, message: "No space left on device" })`)."""
+    if isinstance(err, OSError) and err.strerror:
+        return err.strerror
+    text = str(err)
+    found = re.search(r'message: "([^"]*)"', text)
+    if found:
+        return found.group(1)
+    lines = text.strip().splitlines()
+    return lines[0] if lines else type(err).__name__
 
 
 def resolve(path: Path | str) -> Path:

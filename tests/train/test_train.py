@@ -143,6 +143,41 @@ def test_a_failed_write_is_a_clear_error_and_the_previous_checkpoint_stays(tmp_p
     assert [p.name for p in run.iterdir() if p.name.startswith(".")] == []        # no half-written leftovers
 
 
+def test_a_safetensors_write_error_is_a_one_line_write_error_and_leaves_no_temporary_directory(tmp_path, monkeypatch):
+    import safetensors.torch
+    from safetensors import SafetensorError
+
+    vocab = task_vocab(TASKS["copy"])
+    model = build_model(small_config(src_vocab_size=len(vocab), tgt_vocab_size=len(vocab)))
+
+    def full(model, filename, metadata=None, **kw):
+        open(filename, "wb").write(b"half")
+        raise SafetensorError('Error while serializing: IoError(Os { code: 28, kind: StorageFull, '
+                              'message: "No space left on device" })')
+
+    monkeypatch.setattr(safetensors.torch, "save_model", full)
+    with pytest.raises(WriteError) as err:
+        checkpoint.save(tmp_path / "run", 50, model, vocab, vocab, {})
+    assert str(err.value) == (f"could not write checkpoint {tmp_path / 'run' / 'step-000050'}: No space left "
+                              f"on device; no earlier checkpoint exists")
+    assert list((tmp_path / "run").iterdir()) == []
+
+
+def test_every_checkpoint_file_has_the_same_permissions(tmp_path):
+    import os
+    import stat
+
+    vocab = task_vocab(TASKS["copy"])
+    model = build_model(small_config(src_vocab_size=len(vocab), tgt_vocab_size=len(vocab)))
+    old = os.umask(0o022)
+    try:
+        step_dir = checkpoint.save(tmp_path / "run", 1, model, vocab, vocab, {}, trainer_state={"x": 1})
+    finally:
+        os.umask(old)
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in step_dir.iterdir()}
+    assert modes == dict.fromkeys(["model.safetensors", "config.json", "vocab.json", "trainer.pt"], 0o644)
+
+
 def test_a_checkpoint_whose_config_does_not_match_its_weights_is_refused(tmp_path):
     result = train(_options(tmp_path, steps=2))
     config = result.checkpoint / "config.json"
