@@ -117,7 +117,10 @@ def translate(
         from examprep.train.serve import Translator
 
         if texts == ["-"]:
-            texts = [line.rstrip("\r\n") for line in sys.stdin]
+            texts = _stdin_lines(sys.stdin)
+        elif "-" in texts:
+            raise ExamprepError(f"'-' (read lines from stdin) must be the only TEXT, but {len(texts)} were "
+                                f"given: translate either stdin or the TEXT arguments")
         else:
             for i, text in enumerate(texts, 1):
                 if not text.strip():
@@ -138,6 +141,22 @@ def translate(
                 print_attention(translator.attention(text))
     except ExamprepError as err:
         raise _fail(err) from None
+
+
+def _stdin_lines(stdin) -> List[str]:
+    """The lines of stdin without their line ends; a line that is not UTF-8 is an error naming it."""
+    raw = getattr(stdin, "buffer", None)
+    if raw is None:                          # a text-only stream: undo Python's surrogate escapes
+        raw = (line.encode("utf-8", "surrogateescape") for line in stdin)
+    lines = []
+    for number, line in enumerate(raw, 1):
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise ExamprepError(f"stdin line {number} is not UTF-8 (byte 0x{line[err.start]:02x} at byte "
+                                f"{err.start + 1}); convert the input to UTF-8, e.g. with iconv") from None
+        lines.append(text.rstrip("\r\n"))
+    return lines
 
 
 def register(app: typer.Typer) -> None:

@@ -88,6 +88,28 @@ def test_translate_refuses_blank_text_and_max_tokens_below_one(tmp_path):
     assert res.exit_code == 0 and len(res.stdout.strip()) <= 1
 
 
+def test_translate_dash_must_be_the_only_text_and_stdin_must_be_utf8(tmp_path):
+    from examprep.train.data import TASKS, task_vocab
+    from examprep.train.model import build_model
+
+    from .helpers import small_config
+
+    vocab = task_vocab(TASKS["reverse"])
+    model = build_model(small_config(src_vocab_size=len(vocab), tgt_vocab_size=len(vocab), n_encoder_layers=1,
+                                     n_decoder_layers=1))
+    checkpoint.save(tmp_path, 1, model, vocab, vocab, {"data": {"max_target_tokens": 4}})
+    for texts in (["-", "abc"], ["abc", "-"], ["-", "-"]):
+        res = run("translate", "-c", tmp_path, *texts, input="abc\n")
+        assert res.exit_code == 2 and res.stdout == "", res.output
+        assert res.stderr.startswith("error: '-' (read lines from stdin) must be the only TEXT")
+        assert res.stderr.count("\n") == 1
+    res = run("translate", "-c", tmp_path, "-", input=b"abc\nab\xffc\n")
+    assert res.exit_code == 2 and res.stdout == "", res.output
+    assert res.stderr.startswith("error: stdin line 2 is not UTF-8") and res.stderr.count("\n") == 1
+    res = run("translate", "-c", tmp_path, "-", input="abc\r\nab\n")
+    assert res.exit_code == 0 and len(res.stdout.splitlines()) == 2 and res.stderr == ""
+
+
 def test_help_shows_the_bracketed_defaults():
     # rich reads "[default: …]" as a markup tag and drops it unless it is escaped
     train_help = run("train", "-h", env={"COLUMNS": "250"}).stdout
