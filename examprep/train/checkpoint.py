@@ -201,7 +201,22 @@ def load(path: Path | str, device: str | torch.device = "cpu") -> Loaded:
     if meta.get("format") != FORMAT:
         raise CheckpointError(f"{step_dir / 'config.json'} is not an examprep checkpoint config "
                               f"(format {meta.get('format')!r})")
+    version = meta.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise CheckpointError(f"{step_dir / 'config.json'}: version must be a positive integer, got {version!r}")
+    if version > VERSION:
+        raise CheckpointError(f"{step_dir / 'config.json'} is checkpoint version {version}, written by a newer "
+                              f"examprep; this examprep reads version {VERSION}: upgrade examprep to load it")
+    data = meta.get("data", {})
+    max_target = data.get("max_target_tokens") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or not (max_target is None or (isinstance(max_target, int)
+                                                                 and not isinstance(max_target, bool))):
+        what = "data must be a JSON object" if not isinstance(data, dict) else \
+            f"data.max_target_tokens must be an integer, got {max_target!r}"
+        raise CheckpointError(f"{step_dir / 'config.json'}: {what}")
     try:
+        if not isinstance(meta.get("model"), dict):
+            raise ConfigError(f"model must be a JSON object, got {meta.get('model')!r}")
         cfg = TransformerConfig.from_dict(meta["model"])
     except (KeyError, TypeError, ConfigError) as err:
         raise CheckpointError(f"{step_dir / 'config.json'}: bad model config: {err}") from None
@@ -214,7 +229,10 @@ def load(path: Path | str, device: str | torch.device = "cpu") -> Loaded:
         raise CheckpointError(f"{step_dir}: vocab.json has {len(src_vocab)} source and {len(tgt_vocab)} "
                               f"target tokens but config.json says {cfg.src_vocab_size} and "
                               f"{cfg.tgt_vocab_size}")
-    model = build_model(cfg)
+    try:
+        model = build_model(cfg)
+    except ConfigError as err:
+        raise CheckpointError(f"{step_dir}: {err}") from None
     weights = step_dir / "model.safetensors"
     expected = {k: tuple(v.shape) for k, v in model.state_dict().items()}
     try:

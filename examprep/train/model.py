@@ -40,6 +40,7 @@ NORMS = ("post", "pre")
 POSITIONS = ("sinusoidal", "learned", "rope")
 SHARING = ("none", "output", "all")
 ACTIVATIONS = ("relu", "gelu")
+MAX_PARAMETERS = 10**10          # 40 GB of fp32 weights, 160 GB with AdamW's state: beyond any one machine
 
 
 @dataclass
@@ -66,6 +67,7 @@ class TransformerConfig:
     pad_id: int = 0
 
     def __post_init__(self) -> None:
+        self._check_types()
         if self.final_norm is None:
             self.final_norm = self.norm == "pre"
         choices = {"arch": ARCHS, "norm": NORMS, "positions": POSITIONS,
@@ -90,6 +92,46 @@ class TransformerConfig:
             raise ConfigError(f"{self.arch} with share_embeddings={self.share_embeddings!r} needs one "
                               f"vocabulary, got {self.src_vocab_size} source and {self.tgt_vocab_size} "
                               f"target tokens")
+        self.check_size()
+
+    def _check_types(self) -> None:
+        # config.json is read back into this class: a value of the wrong type must be named here,
+        # not surface as a traceback from deep inside torch.
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.type == "int":
+                ok, expected = isinstance(value, int) and not isinstance(value, bool), "an integer"
+            elif f.type == "float":
+                ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+                expected = "a finite number"
+            elif f.type == "str":
+                ok, expected = isinstance(value, str), "a string"
+            else:                                   # Optional[bool]
+                ok, expected = value is None or isinstance(value, bool), "true, false or null"
+            if not ok:
+                raise ConfigError(f"{f.name} must be {expected}, got {value!r}")
+        for name in ("layer_norm_eps", "rope_base"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"{name} must be positive, got {getattr(self, name)}")
+        if self.n_encoder_layers < 0 or self.pad_id < 0:
+            name = "n_encoder_layers" if self.n_encoder_layers < 0 else "pad_id"
+            raise ConfigError(f"{name} must be at least 0, got {getattr(self, name)}")
+
+    def parameter_estimate(self) -> int:
+        """About how many numbers the model holds (an upper bound: no tying, position tables counted)."""
+        d, ff = self.d_model, self.d_ff
+        encoder = self.n_encoder_layers * (4 * d * d + 2 * d * ff) if self.arch == "encoder-decoder" else 0
+        decoder = self.n_decoder_layers * (8 * d * d + 2 * d * ff)
+        return encoder + decoder + (self.src_vocab_size + 2 * self.tgt_vocab_size + 2 * self.max_len) * d
+
+    def check_size(self) -> None:
+        """Refuse a model that cannot possibly fit in memory, naming its size."""
+        n = self.parameter_estimate()
+        if n > MAX_PARAMETERS:
+            raise ConfigError(f"a model with d_model={self.d_model}, d_ff={self.d_ff}, {self.n_encoder_layers}+"
+                              f"{self.n_decoder_layers} layers and max_len={self.max_len} would hold about "
+                              f"{n:.2g} parameters, more than the {MAX_PARAMETERS:.0g} this trainer allows; "
+                              f"choose a smaller --d-model, --d-ff, --layers or --max-len")
 
     @property
     def d_head(self) -> int:
@@ -576,8 +618,15 @@ class DecoderOnly(_Base):
 
 
 def build_model(cfg: TransformerConfig) -> EncoderDecoder | DecoderOnly:
-    """The model `cfg.arch` names, freshly initialised (seed with torch.manual_seed first)."""
-    return EncoderDecoder(cfg) if cfg.arch == "encoder-decoder" else DecoderOnly(cfg)
+    """The model `cfg.arch` names, freshly initialised (seed with torch.manual_seed first). A model
+    that does not fit in memory is a ConfigError naming its size."""
+    try:
+        return EncoderDecoder(cfg) if cfg.arch == "encoder-decoder" else DecoderOnly(cfg)
+    except (RuntimeError, MemoryError) as err:
+        first = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        raise ConfigError(f"cannot build a model with d_model={cfg.d_model}, d_ff={cfg.d_ff}, "
+                          f"{cfg.n_encoder_layers}+{cfg.n_decoder_layers} layers (about "
+                          f"{cfg.parameter_estimate():.2g} parameters): {first}") from None
 
 
 @contextmanager

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import signal
 import threading
 import time
@@ -43,6 +44,10 @@ from examprep.train.flops import flops_per_step, peak_flops
 from examprep.train.model import TransformerConfig, build_model
 from examprep.train.options import KEPT_ON_RESUME, PRECISIONS, TrainOptions
 from examprep.train.report import Reporter
+
+
+MAX_BATCH_TOKENS = 10_000_000     # beyond any one machine's memory for a step
+MAX_THREADS_PER_CORE = 4          # --threads above this many per core is a typo, not a setting
 
 
 @dataclass
@@ -164,6 +169,52 @@ def _check_options(o: TrainOptions) -> None:
         raise ConfigError(f"--heldout must be in [0, 1), got {o.heldout}")
     if o.tokens not in ("char", "word"):
         raise ConfigError(f"--tokens {o.tokens!r} is not one of char, word")
+    if o.batch_tokens > MAX_BATCH_TOKENS:
+        raise ConfigError(f"--batch-tokens {o.batch_tokens} is more than the {MAX_BATCH_TOKENS:,} tokens a "
+                          f"step can hold in memory; use a smaller --batch-tokens")
+    if not (o.lr_factor > 0 and math.isfinite(o.lr_factor)):
+        raise ConfigError(f"--lr-factor must be positive, got {o.lr_factor}")
+    if o.goal is not None and not 0.0 <= o.goal <= 1.0:
+        raise ConfigError(f"--goal must be in (0, 1] (held-out exact match; 0: off), got {o.goal}")
+    if o.seed < 0:
+        raise ConfigError(f"--seed must be at least 0, got {o.seed}")
+    if o.threads is not None:
+        most = MAX_THREADS_PER_CORE * (os.cpu_count() or 1)
+        if o.threads < 0:
+            raise ConfigError(f"--threads must be at least 0 (0: choose by load), got {o.threads}")
+        if o.threads > most:
+            raise ConfigError(f"--threads {o.threads} is more than {most} ({MAX_THREADS_PER_CORE} per core "
+                              f"of the {os.cpu_count() or 1} here); use at most {most}, or 0 to choose by load")
+    if o.out is not None:
+        _check_out(o.out)
+
+
+def _check_out(out: str) -> None:
+    """A run directory whose path the file system cannot hold is an error before any work."""
+    path = Path(out)
+    for part in path.parts:
+        try:
+            longest = os.pathconf(_existing_parent(path), "PC_NAME_MAX")
+        except (OSError, ValueError):
+            longest = 255
+        if len(os.fsencode(part)) > longest:
+            shown = part if len(part) <= 40 else part[:40] + "…"
+            raise ConfigError(f"--out: the name {shown!r} is {len(os.fsencode(part))} bytes long; this file "
+                              f"system allows at most {longest}: choose a shorter --out")
+    try:
+        path.exists()
+    except OSError as err:
+        raise ConfigError(f"--out {out}: {err.strerror or err}") from None
+
+
+def _existing_parent(path: Path) -> Path:
+    for parent in [path, *path.parents]:
+        try:
+            if parent.exists():
+                return parent
+        except OSError:
+            continue
+    return Path(".")
 
 
 def _build_data(o: TrainOptions, d: Dist, vocabs: Optional[tuple[Vocab, Vocab]]) -> _Data:
@@ -301,7 +352,12 @@ class _Run:
             self.cfg = _model_config(o, self.data)
             torch.manual_seed(o.seed)
             self.model = build_model(self.cfg)
-        self.model.to(d.device).train()
+        try:
+            self.model.to(d.device).train()
+        except RuntimeError as err:                       # CUDA out of memory
+            first = (str(err).strip().splitlines() or [type(err).__name__])[0]
+            raise ConfigError(f"the model (about {self.cfg.parameter_estimate():.2g} parameters) does not "
+                              f"fit on {d.device}: {first}") from None
         self.goal = o.goal if o.goal is not None else (None if self.data.is_corpus else 0.995)
         if self.goal == 0:
             self.goal = None

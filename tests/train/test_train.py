@@ -262,6 +262,62 @@ def test_bad_options_are_clear_errors(tmp_path):
         train(_options(tmp_path, steps=2, d_model=30))
 
 
+@pytest.mark.parametrize("overrides, message", [
+    (dict(lr_factor=-1.0), "--lr-factor must be positive, got -1.0"),
+    (dict(threads=-1), "--threads must be at least 0"),
+    (dict(threads=100000), "--threads 100000 is more than"),
+    (dict(goal=2.0), r"--goal must be in \(0, 1\]"),
+    (dict(goal=-1.0), r"--goal must be in \(0, 1\]"),
+    (dict(seed=-5), "--seed must be at least 0, got -5"),
+    (dict(batch_tokens=99999999999999), "--batch-tokens 99999999999999 is more than the 10,000,000"),
+    (dict(d_model=10000000000), "d_model=10000000000.* would hold about 1.2e\\+21 parameters"),
+    (dict(out="x" * 300), "--out: the name 'x{40}…' is 300 bytes long; this file system allows at most"),
+])
+def test_impossible_options_are_refused_before_any_work(tmp_path, overrides, message):
+    with pytest.raises(ConfigError, match=message):
+        train(_options(tmp_path, steps=2, **overrides))
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_model_that_cannot_be_allocated_is_a_config_error_naming_its_size(tmp_path, monkeypatch):
+    from examprep.train import model as model_module
+
+    def no_memory(cfg):
+        raise RuntimeError("[enforce fail at alloc_cpu.cpp:114] DefaultCPUAllocator: not enough memory")
+
+    monkeypatch.setattr(model_module, "EncoderDecoder", no_memory)
+    with pytest.raises(ConfigError, match=r"cannot build a model with d_model=32, d_ff=64, 1\+1 layers "
+                                          r"\(about .* parameters\): \[enforce fail.*not enough memory"):
+        train(_options(tmp_path, steps=2))
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(model={"layer_norm_eps": None}), "layer_norm_eps must be a finite number, got None"),
+    (dict(model={"d_model": "x"}), "d_model must be an integer, got 'x'"),
+    (dict(model={"n_heads": 2.5}), "n_heads must be an integer, got 2.5"),
+    (dict(model={"final_norm": "yes"}), "final_norm must be true, false or null, got 'yes'"),
+    (dict(model={"layer_norm_eps": -1}), "layer_norm_eps must be positive"),
+    (dict(model={"d_model": 10**10}), "would hold about"),
+    (dict(version=99), "is checkpoint version 99, written by a newer examprep; this examprep reads version 1"),
+    (dict(version="1"), "version must be a positive integer, got '1'"),
+    (dict(data={"max_target_tokens": "x"}), "data.max_target_tokens must be an integer"),
+])
+def test_a_config_json_with_wrong_types_or_a_newer_version_is_a_checkpoint_error(tmp_path, change, message):
+    vocab = task_vocab(TASKS["copy"])
+    model = build_model(small_config(src_vocab_size=len(vocab), tgt_vocab_size=len(vocab)))
+    step_dir = checkpoint.save(tmp_path / "run", 1, model, vocab, vocab, {"data": {}})
+    config = step_dir / "config.json"
+    meta = json.loads(config.read_text())
+    for key, value in change.items():
+        if isinstance(value, dict) and key == "model":
+            meta[key].update(value)
+        else:
+            meta[key] = value
+    config.write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match=message):
+        checkpoint.load(tmp_path / "run")
+
+
 def test_the_dates_default_reaches_its_exact_match_goal_within_a_fixed_number_of_steps_and_aligns(tmp_path):
     # The recipe of `examprep train` with no options (dates, its model, batch and schedule), held to a
     # step budget instead of its one-minute time budget so that the test does not depend on the
