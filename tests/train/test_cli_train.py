@@ -133,6 +133,11 @@ def test_user_errors_print_one_line_and_exit_non_zero(tmp_path):
     assert res.exit_code == 2 and "error: checkpoint" in res.stderr and "does not exist" in res.stderr
     res = run("train", *TINY, "--steps", "2", "--precision", "fp8", "--out", tmp_path / "c")
     assert res.exit_code == 2 and "--precision 'fp8' is not one of auto, fp32, bf16" in res.stderr
+    for option, message in ((["--out", tmp_path / ("x" * 300)], "error: --out: the name 'xxx"),
+                            (["--threads", "100000"], "error: --threads 100000 is more than"),
+                            (["--seed", "-5"], "error: --seed must be at least 0, got -5")):
+        res = run("train", *TINY, "--steps", "2", "--out", tmp_path / "d", *option)
+        assert res.exit_code == 2 and res.stderr.startswith(message) and res.stderr.count("\n") == 1, res.output
 
 
 def test_corpus_lines_without_a_tab_are_reported_and_training_goes_on(tmp_path):
