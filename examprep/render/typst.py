@@ -595,6 +595,9 @@ def merge_pdfs(parts: list[bytes], *, title: str = "", author: str = "", even: b
             raise TypstCompileError(f"typst could not assemble the PDF: {err.message}") from None
 
 
+_MAIN_UNSET = object()
+
+
 class PdfWorkers:
     """Worker processes for Typst compiles, each replaced after two compiles; ``submit`` returns
     an object whose ``result()`` gives the value or raises the worker's exception.
@@ -608,6 +611,7 @@ class PdfWorkers:
     """
 
     TASK_TIMEOUT = 1800      # seconds: a worker killed by the system must not hang the command
+    STARTUP_TIMEOUT = 120    # seconds for the first worker to answer (well under one on an idle machine)
 
     def __init__(self, workers: int | None = None):
         import multiprocessing
@@ -618,17 +622,46 @@ class PdfWorkers:
             workers = max(2, min(cpus, 8))
 
         self._threads = None
+        self._main_spec = _MAIN_UNSET
         try:
             method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
             ctx = multiprocessing.get_context(method)
             if method == "forkserver":
                 ctx.set_forkserver_preload(["examprep.render.typst", "typst"])
+            self._skip_main_in_workers()
             self._pool = ctx.Pool(workers, maxtasksperchild=2)
+            try:     # workers that cannot start are replaced forever, silently: check that one answers
+                self._pool.apply_async(os.getpid).get(timeout=self.STARTUP_TIMEOUT)
+            except Exception:
+                self._pool.terminate()
+                raise OSError("the PDF worker processes did not start") from None
         except (OSError, ValueError, NotImplementedError, ImportError):     # no processes here: threads
             from concurrent.futures import ThreadPoolExecutor
 
+            self._restore_main()
             self._pool = None
             self._threads = ThreadPoolExecutor(max_workers=workers)
+
+    def _skip_main_in_workers(self) -> None:
+        """A new worker re-runs the parent's main script unless __main__ names a module ending in
+        ".__main__" (multiprocessing.spawn). For the `examprep` console script that re-run imports
+        examprep again, from the current directory first: a folder named "examprep" there made
+        every worker fail at start. The workers need nothing from __main__, so for the pool's life
+        __main__ names examprep's own entry module, which multiprocessing then skips."""
+        import importlib.machinery
+        import sys
+
+        main = sys.modules.get("__main__")
+        if main is not None and getattr(main, "__spec__", None) is None:
+            self._main_spec = None
+            main.__spec__ = importlib.machinery.ModuleSpec("examprep.__main__", None)
+
+    def _restore_main(self) -> None:
+        import sys
+
+        if self._main_spec is not _MAIN_UNSET and "__main__" in sys.modules:
+            sys.modules["__main__"].__spec__ = self._main_spec
+            self._main_spec = _MAIN_UNSET
 
     def submit(self, fn, *args, **kwargs):
         if self._pool is None:
@@ -639,13 +672,16 @@ class PdfWorkers:
         return self
 
     def __exit__(self, kind, err, tb) -> None:
-        if self._pool is None:
-            self._threads.shutdown(wait=kind is None, cancel_futures=kind is not None)
-        elif kind is None:
-            self._pool.close()
-            self._pool.join()
-        else:
-            self._pool.terminate()
+        try:
+            if self._pool is None:
+                self._threads.shutdown(wait=kind is None, cancel_futures=kind is not None)
+            elif kind is None:
+                self._pool.close()
+                self._pool.join()
+            else:
+                self._pool.terminate()
+        finally:
+            self._restore_main()
 
 
 @dataclass
