@@ -476,7 +476,7 @@ def plan_problems(opts: QuizOptions, history: History | None, *, now: float) -> 
 
     gens = generators.load_all()
     if opts.topics:
-        names = list(dict.fromkeys(generators.get(t).name for t in opts.topics))
+        names = list(dict.fromkeys(generators.get_drawable(t, "the quiz").name for t in opts.topics))
     else:
         names = sorted(gens)
     if opts.calculator_free:
@@ -1399,7 +1399,7 @@ def plan_exam(opts: QuizOptions, history: History) -> tuple[list[Problem], str, 
                                                    calculator_free=opts.calculator_free)
     else:
         gens = generators.load_all()
-        names = ([generators.get(t).name for t in opts.topics] if opts.topics else sorted(gens))
+        names = ([generators.get_drawable(t, "the quiz").name for t in opts.topics] if opts.topics else sorted(gens))
         names = list(dict.fromkeys(names))
         if opts.calculator_free:
             lacking = [n for n in names if not gens[n].calculator_free]

@@ -184,7 +184,7 @@ def parse_recipe(text: str, source: str, default_name: str = "sheet") -> SheetRe
             raise fail(f"{where}: missing topic (see `examprep topics`)", _line_of(text, "", "problem", i))
         line = _line_of(text, "topic", "problem", i)
         try:
-            gen = generators.get(entry["topic"])
+            gen = generators.get_drawable(entry["topic"], "a sheet")
         except ParamError as err:
             raise fail(f"{where}: {err}", line) from None
         level = entry.get("difficulty", default_level)
@@ -264,7 +264,7 @@ def recipe_from_topics(topics: list[str], *, count: int = 1, difficulty: int = 1
         raise ParamError(f"--count: {count * len(topics)} problems; a sheet holds at most {MAX_PROBLEMS}")
     items = []
     for t in topics:
-        gen = generators.get(t)
+        gen = generators.get_drawable(t, "a sheet")
         if difficulty not in gen.levels:
             raise ParamError(f"--difficulty: {gen.name} has levels {', '.join(map(str, gen.levels))}, got {difficulty}")
         if calculator_free and not gen.calculator_free:

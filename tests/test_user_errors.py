@@ -25,3 +25,14 @@ def test_grade_tolerance_for_a_part_the_key_lacks(tmp_path):
     assert res.exit_code == 2 and "did you mean q1.weights" in res.output
     res = runner.invoke(app, ["grade", str(key), str(tmp_path / "a.toml"), "--tolerance", "q1.weights=rtol:0.1", "--quiet"])
     assert res.exit_code == 0
+
+
+def test_topics_that_need_a_trained_model_are_refused_by_the_quiz_and_the_sheets(tmp_path, monkeypatch):
+    monkeypatch.setenv("EXAMPREP_HOME", str(tmp_path))
+    for args in (["quiz", "--topic", "attention-from-model", "--count", "1"],
+                 ["quiz", "--exam", "--topic", "attention-from-model", "--count", "1"],
+                 ["sheet", "--topics", "attention-from-model", "--out", str(tmp_path / "s")]):
+        res = runner.invoke(app, args, input="")
+        assert res.exit_code == 2, (args, res.output)
+        assert "needs a trained model" in res.output and "examprep generate attention-from-model --checkpoint" in res.output
+        assert "Traceback" not in res.output and not (tmp_path / "s").exists()

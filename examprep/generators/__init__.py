@@ -139,6 +139,17 @@ def load_all() -> dict[str, Generator]:
     return {n: g for n, g in all_generators().items() if not g.requires}
 
 
+def get_drawable(name: str, where: str) -> Generator:
+    """``get(name)`` for commands that draw problems with no options to give (the quiz, the
+    sheets): a generator that requires some (attention-from-model needs a trained model's
+    --checkpoint) is a ParamError saying how to use it instead. ``where``: the command, for the message."""
+    gen = get(name)
+    if gen.requires:
+        raise ParamError(f"{gen.name} needs a trained model (--{gen.requires[0]}), which {where} cannot take; "
+                         f"use `examprep generate {gen.name} --{gen.requires[0]} DIR` instead")
+    return gen
+
+
 def get(name: str) -> Generator:
     gens = all_generators()
     if name in gens:
