@@ -15,6 +15,9 @@ import typer
 from examprep.errors import ExamprepError
 
 
+MAX_ALIGNMENT = 2000       # the trainer's own held-out evaluation size; about 20 s on one thread
+
+
 @contextmanager
 def _one_thread():
     """One torch thread for the command, the caller's count restored after: the matrices here (one
@@ -95,7 +98,9 @@ def attention_map(
     layer: int = typer.Option(-1, "--layer", help="Layer index (0-based; negative counts from the last)."),
     head: Optional[int] = typer.Option(None, "--head", help="One head (0-based); all heads when omitted."),
     out: Optional[Path] = typer.Option(None, "--out", metavar="FILE", help="Also write the maps as a .pdf or .png figure."),
-    alignment: int = typer.Option(200, "--alignment", help="dates models: held-out dates for the alignment rate (0: off)."),
+    alignment: int = typer.Option(200, "--alignment",
+                                  help="dates models: held-out dates for the alignment rate "
+                                       f"(0: off; at most {MAX_ALIGNMENT:,})."),
     no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour."),
 ) -> None:
     """Show a trained model's attention per layer and head (and the dates alignment rate)."""
@@ -110,8 +115,8 @@ def attention_map(
             raise ExamprepError(f"--kind: expected cross, encoder or decoder, got {kind!r}")
         if out is not None and out.suffix.lower() not in (".pdf", ".png"):
             raise ExamprepError(f"--out: expected a .pdf or .png file name, got {out.name!r}")
-        if alignment < 0:
-            raise ExamprepError(f"--alignment: expected a count ≥ 0, got {alignment}")
+        if not 0 <= alignment <= MAX_ALIGNMENT:
+            raise ExamprepError(f"--alignment: expected a count from 0 to {MAX_ALIGNMENT:,} (held-out dates), got {alignment}")
         if not text.strip():
             raise ExamprepError("TEXT: expected some text to translate, got an empty string")
         if out is not None:

@@ -75,3 +75,10 @@ def test_the_command_leaves_the_callers_torch_thread_count_alone(model):
     before = torch.get_num_threads()
     assert _run("-c", str(model), "1 Jan 2000", "--alignment", "5").exit_code == 0
     assert torch.get_num_threads() == before
+
+
+@pytest.mark.parametrize("count", ["-1", "2001", "100000000000"])
+def test_an_alignment_count_out_of_range_is_refused_at_once(model, count):
+    res = _run("-c", str(model), "1 Jan 2000", "--alignment", count)
+    assert res.exit_code == 2 and "--alignment" in res.output and "2,000" in res.output
+    assert "head 0" not in res.output
