@@ -170,7 +170,19 @@ _register_plugins()
 
 
 def main() -> None:
-    app()
+    try:
+        app()
+    except OSError as err:
+        # the last resort for file-system errors a command did not map itself (a file name too long
+        # for the file system, a vanished directory): one line, like every other user error
+        import errno
+        import sys
+
+        if err.errno == errno.EPIPE:
+            raise
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"error: {where}{err.strerror or err}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":

@@ -28,8 +28,11 @@ def check_writable(path: str | os.PathLike) -> Path:
     parent directories (as the writers do) and a throw-away file beside the target.
     Raises OutputError naming the path and the reason; an existing target is left untouched."""
     target = Path(path)
-    if target.is_dir():
-        raise OutputError(f"{target}: cannot write (it is a directory)")
+    try:
+        if target.is_dir():
+            raise OutputError(f"{target}: cannot write (it is a directory)")
+    except OSError as err:                       # e.g. a name too long for the file system
+        raise _cannot_write(target, err) from None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)

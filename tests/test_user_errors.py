@@ -36,3 +36,15 @@ def test_topics_that_need_a_trained_model_are_refused_by_the_quiz_and_the_sheets
         assert res.exit_code == 2, (args, res.output)
         assert "needs a trained model" in res.output and "examprep generate attention-from-model --checkpoint" in res.output
         assert "Traceback" not in res.output and not (tmp_path / "s").exists()
+
+
+def test_a_file_system_error_no_command_maps_is_one_line_not_a_traceback(tmp_path):
+    import subprocess
+    import sys
+
+    long_name = str(tmp_path / ("a" * 300))
+    for args in (["sheet", "--recipe", "cnn", "--out", long_name],
+                 ["generate", "attention", "--seed", "1", "--key", long_name + ".json"]):
+        res = subprocess.run([sys.executable, "-m", "examprep", *args], capture_output=True, text=True, timeout=120)
+        assert res.returncode == 2, (args, res.stderr)
+        assert "Traceback" not in res.stderr and res.stderr.startswith("error: ") and "too long" in res.stderr
