@@ -510,11 +510,12 @@ def _attention_steps(p: dict[str, Any], t: Trace) -> list[Step]:
     steps = [Step("Scores", _SCORE_FORMULA[p["score"]], {"scores": t.scores}),
              Step("Scale", r"s_{ij} / \sqrt{d_k}" if p["score"] == "scaled-dot" and p["scale"] is None else r"c \cdot s_{ij}",
                   {"scale": t.scale, "scaled_scores": t.scaled_scores})]
-    if _given(p, "mask") or p["causal"]:
-        steps.append(Step("Mask: −∞ where a query may not attend (null in JSON)",
+    masked = _given(p, "mask") or p["causal"]
+    if masked:                       # (in JSON a −∞ score is null, as the README says: not for paper)
+        steps.append(Step("Mask: −∞ where a query may not attend",
                           r"s_{ij} = -\infty \text{ where } M_{ij} = 0" + (r",\ j > i" if p["causal"] else ""),
                           {"allowed": t.allowed, "masked_scores": t.masked_scores}))
-    steps += [Step("Softmax over the keys (a row with no allowed key gets weights 0)",
+    steps += [Step("Softmax over the keys" + (" (a row with no allowed key gets weights 0)" if masked else ""),
                    r"\alpha_{ij} = \frac{e^{s_{ij}}}{\sum_{j'} e^{s_{ij'}}}", {"weights": t.weights}),
               Step("Weighted sum of the values", r"o_i = \sum_j \alpha_{ij} v_j", {"output": t.output})]
     return steps

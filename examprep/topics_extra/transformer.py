@@ -111,7 +111,7 @@ topic(Topic(
         Step("Causal mask: query i may attend key j only if " + ("j ≤ i" if p["alignment"] == "top-left" else "j ≤ i + m − n"),
              rf"M_{{ij}} = 1 \text{{ if }} {_ALIGN.get(p['alignment'], '')} \text{{ else }} 0",
              {"allowed": t.allowed, "masked_count": t.masked_count}),
-        Step("Masked scores: −∞ where the mask is 0 (null in JSON)", r"s_{ij} = -\infty \text{ where } M_{ij} = 0",
+        Step("Masked scores: −∞ where the mask is 0", r"s_{ij} = -\infty \text{ where } M_{ij} = 0",
              {"masked_scores": t.masked_scores}),
         Step("Softmax of each row: e^(−∞) = 0, so masked weights are 0 and each row sums to 1",
              r"\alpha_{ij} = \frac{e^{s_{ij}}}{\sum_{j' : M_{ij'} = 1} e^{s_{ij'}}}", {"weights": t.weights}),
