@@ -189,7 +189,7 @@ def _check_rows(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> None:
 
 
 @generator("attention-from-model", title="Attention weights of a trained head",
-           syllabus="Transformer: scaled dot-product attention in a trained model", version=3,
+           syllabus="Transformer: scaled dot-product attention in a trained model", version=4,
            calculator_free=False, requires=("checkpoint",), requires_hint=HINT)
 def attention_from_model(rng: Stream, difficulty: int, calculator_free: bool, options: dict) -> Draft:
     ck = load_checkpoint(options["checkpoint"])
@@ -228,7 +228,7 @@ def attention_from_model(rng: Stream, difficulty: int, calculator_free: bool, op
     statement = [
         Text(f"A Transformer trained on the dates task (checkpoint sha256 {ck['sha256'][:12]}…) reads "
              f"\"{text}\". In head {head} of its first encoder layer, take the queries of the characters "
-             f"{', '.join(qlab)} and the keys and values of {', '.join(klab)} (character@position). "
+             f"{', '.join(qlab)} and the keys and values of {', '.join(klab)} (character@position, positions counted from 0). "
              f"Only {dims} of the head's {q.shape[1]} dimensions are kept (those carrying most of these q·k products), "
              "scaled by a common factor and rounded to halves; the values keep 2 dimensions. Treat the kept "
              f"dimensions as the whole head: $d_k = {dims}$, and the queries attend to these keys only."),
