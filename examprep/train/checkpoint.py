@@ -77,32 +77,27 @@ def _write_json(path: Path, data: dict) -> None:
         os.fsync(f.fileno())
 
 
-def latest(run_dir: Path | str) -> Optional[Path]:
-    """The newest complete step directory of a run, or None if the run has none."""
-    run_dir = Path(run_dir)
-    pointer = run_dir / "latest"
-    if not pointer.is_file():
-        return None
-    name = pointer.read_text(encoding="utf-8").strip()
-    step_dir = run_dir / name
-    return step_dir if name and step_dir.is_dir() else None
-
-
-def broken_latest(run_dir: Path | str) -> Optional[str]:
-    """Why a run's `latest` file names no step directory (a one-line reason), or None when it does
-    or when there is no `latest` at all."""
+def read_latest(run_dir: Path | str) -> tuple[Optional[Path], Optional[str]]:
+    """(the step directory a run's `latest` names, None), or (None, a one-line reason why it names
+    none); (None, None) when the run has no `latest` at all."""
     pointer = Path(run_dir) / "latest"
     if not pointer.is_file():
-        return None
+        return None, None
     try:
         name = pointer.read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError) as err:
-        return f"{pointer} cannot be read: {getattr(err, 'strerror', None) or err}"
+        return None, f"{pointer} cannot be read: {getattr(err, 'strerror', None) or err}"
     if not name:
-        return f"{pointer} is empty; it should name a step directory such as step-000800"
-    if not (pointer.parent / name).is_dir():
-        return f"{pointer} names {name}, which does not exist in {pointer.parent}"
-    return None
+        return None, f"{pointer} is empty; it should name a step directory such as step-000800"
+    step_dir = pointer.parent / name
+    if not step_dir.is_dir():
+        return None, f"{pointer} names {name}, which does not exist in {pointer.parent}"
+    return step_dir, None
+
+
+def latest(run_dir: Path | str) -> Optional[Path]:
+    """The newest complete step directory of a run, or None if the run has none."""
+    return read_latest(run_dir)[0]
 
 
 def save(run_dir: Path | str, step: int, model: torch.nn.Module, source_vocab: Vocab,
@@ -178,10 +173,9 @@ def resolve(path: Path | str) -> Path:
                               f"or the step directory that holds config.json{hint}")
     if (path / "config.json").is_file():
         return path
-    problem = broken_latest(path)
+    step_dir, problem = read_latest(path)
     if problem is not None:
         raise CheckpointError(problem)
-    step_dir = latest(path)
     if step_dir is None:
         raise CheckpointError(f"{path} holds no checkpoint (no 'latest' and no config.json); "
                               f"train one with `examprep train --out {path}`")

@@ -322,9 +322,8 @@ class _Run:
         if o.resume:
             if o.out is None:
                 raise ConfigError("--resume needs --out DIR: the run to continue")
-            step_dir = checkpoint.latest(o.out)
+            step_dir, problem = checkpoint.read_latest(o.out)
             if step_dir is None:
-                problem = checkpoint.broken_latest(o.out)
                 raise CheckpointError(f"--resume: {problem}" if problem else
                                       f"--resume: {o.out} holds no checkpoint to resume")
             resumed = checkpoint.load(step_dir, "cpu")
