@@ -21,17 +21,6 @@ from examprep.train.serve import Translator  # noqa: E402
 runner = CliRunner()
 
 
-@pytest.fixture(scope="module")
-def tiny_dates(tmp_path_factory):
-    """A tiny dates model trained for 40 steps (a few seconds): real weights, real checkpoint files."""
-    out = tmp_path_factory.mktemp("tiny") / "dates"
-    res = subprocess.run([sys.executable, "-m", "examprep", "train", "--steps", "40", "--d-model", "32", "--layers", "1",
-                          "--heads", "2", "--d-ff", "64", "--out", str(out), "--eval-every", "40", "--eval-size", "50",
-                          "--seed", "3"], capture_output=True, text=True, timeout=300)
-    assert res.returncode == 0, res.stdout + res.stderr
-    return out
-
-
 # ---------------------------------------------------------------------------------- alignment
 
 def test_date_fields_for_every_layout():
