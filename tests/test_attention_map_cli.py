@@ -51,7 +51,7 @@ def test_the_input_is_shown_verbatim_in_the_terminal_and_the_figure(tiny_dates, 
 
 def test_layer_and_head_errors_read_well_for_a_one_layer_model(tiny_dates):
     res = _run("-c", str(tiny_dates), "1 Jan 2000", "--layer", "3", "--alignment", "0")
-    assert res.exit_code == 2 and "this tiny_dates has 1 cross layer (0), got 3" in res.output
+    assert res.exit_code == 2 and "this model has 1 cross layer (0), got 3" in res.output
     res = _run("-c", str(tiny_dates), "1 Jan 2000", "--head", "2", "--alignment", "0")
     assert res.exit_code == 2 and "2 heads (0…1), got 2" in res.output
 
