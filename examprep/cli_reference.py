@@ -5,14 +5,19 @@ torch is imported inside the commands only.
 """
 from __future__ import annotations
 
-import os
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional
 
 import typer
 
+from examprep.cli_train import quiet_waiting_threads
 from examprep.errors import ExamprepError
+
+
+def _count(n: int, noun: str) -> str:
+    """"1 cross layer (0)", "4 heads (0…3)": how many, and the indices an option accepts."""
+    return f"{n} {noun} (0)" if n == 1 else f"{n} {noun}s (0…{n - 1})"
 
 
 MAX_ALIGNMENT = 2000       # the trainer's own held-out evaluation size; about 20 s on one thread
@@ -22,8 +27,8 @@ MAX_ALIGNMENT = 2000       # the trainer's own held-out evaluation size; about 2
 def _one_thread():
     """One torch thread for the command, the caller's count restored after: the matrices here (one
     sentence, a few random instances) are far too small for more to pay off, and on a busy 2-core
-    machine attention-map's waiting threads made it 10-20x slower. Idle OpenMP threads sleep
-    instead of spinning (set before torch first loads OpenMP)."""
+    machine attention-map's waiting threads made it 10-20x slower (the commands also call
+    quiet_waiting_threads before torch loads)."""
     import torch
 
     previous = torch.get_num_threads()
@@ -51,7 +56,7 @@ def verify(
         typer.echo(f"error: --seed: expected an integer ≥ 0, got {seed}", err=True)
         raise typer.Exit(2) from None
     topic = list(dict.fromkeys(topic))           # each topic once, in the order given
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    quiet_waiting_threads()
     try:
         from examprep.train.engine_reference import REFERENCES
         from examprep.train.verify import verify as run_verify
@@ -123,7 +128,7 @@ def attention_map(
             from examprep.fileio import check_writable
 
             check_writable(out)             # before the work, not after it
-        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        quiet_waiting_threads()
         try:
             from examprep.train import attention_map as am
             from examprep.train.serve import Translator
@@ -135,15 +140,13 @@ def attention_map(
         cfg = translator.loaded.config
         n_layers = cfg.n_encoder_layers if kind == "encoder" else cfg.n_decoder_layers
         if not -n_layers <= layer < n_layers:
-            which = f"{n_layers} {kind} layer" + ("s (0…" + str(n_layers - 1) + ")" if n_layers > 1 else " (0)")
-            raise ExamprepError(f"--layer: this model has {which}, got {layer}")
+            raise ExamprepError(f"--layer: this model has {_count(n_layers, kind + ' layer')}, got {layer}")
         try:
             m = att.get(kinds[kind], layer % n_layers)
         except KeyError:
             raise ExamprepError(f"--kind: a {cfg.arch} model has no {kind} attention") from None
         if head is not None and not 0 <= head < cfg.n_heads:
-            which = f"{cfg.n_heads} head" + ("s (0…" + str(cfg.n_heads - 1) + ")" if cfg.n_heads > 1 else " (0)")
-            raise ExamprepError(f"--head: this model has {which}, got {head}")
+            raise ExamprepError(f"--head: this model has {_count(cfg.n_heads, 'head')}, got {head}")
         heads = [head] if head is not None else list(range(cfg.n_heads))
         title = f"{m.name} of {checkpoint}: input {text!r} → output {att.output!r}"
         blocks = [Heatmap(f"head {h}", [[round(float(v), 4) for v in row] for row in m.weights[h]],

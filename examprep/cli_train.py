@@ -19,7 +19,7 @@ D = TrainOptions()           # the defaults (examprep.train.options imports no t
 INTERRUPTED_EXIT = 130       # the shell's convention for "stopped by Ctrl-C"
 
 
-def _quiet_waiting_threads() -> None:
+def quiet_waiting_threads() -> None:
     # Before torch loads OpenMP: idle threads sleep instead of spinning, so that on a machine
     # whose cores other programs also use, a waiting thread does not take a core from a working
     # one (two spinning threads on a busy 2-core machine trained 10x slower than one thread).
@@ -74,7 +74,7 @@ def train(
     seed: int = typer.Option(D.seed, "--seed", help="Seed of the data and of the initial weights."),
 ) -> None:
     """Train the reference Transformer: on a built-in task (default: dates) or a parallel corpus."""
-    _quiet_waiting_threads()
+    quiet_waiting_threads()
     try:
         from examprep.train.report import RichReporter, summary
         from examprep.train.trainer import train as run_training
@@ -111,7 +111,7 @@ def translate(
     per line of stdin with '-'. Characters the model never saw are read as unknown, with a warning."""
     import sys
 
-    _quiet_waiting_threads()
+    quiet_waiting_threads()
     try:
         from examprep.train.report import print_attention
         from examprep.train.serve import Translator
