@@ -30,12 +30,13 @@ HINT = ("train one with `examprep train --out runs/dates` (the default dates mod
 
 
 def _step_dir(path: str | Path) -> Path:
+    from examprep.train.rundir import read_latest
+
     p = Path(path)
-    if (p / "latest").is_file():
-        try:
-            p = p / (p / "latest").read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError) as err:
-            raise ParamError(f"--checkpoint: {p / 'latest'} cannot be read: {err}") from None
+    step_dir, problem = read_latest(p)
+    if problem is not None:
+        raise ParamError(f"--checkpoint: {problem}")
+    p = step_dir or p
     if not (p / "model.safetensors").is_file() or not (p / "config.json").is_file():
         raise ParamError(f"--checkpoint: {path} holds no checkpoint (model.safetensors, config.json); {HINT}")
     if not (p / "vocab.json").is_file():
