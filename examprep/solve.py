@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable, TextIO
 import numpy as np
 
 from examprep import engine
-from examprep.engine._core import Trace
+from examprep.engine._core import Trace, choice
 from examprep.errors import ExamprepError, ParamError, UnknownTopicError
 
 
@@ -405,6 +405,14 @@ _GRU_BLEND = {"lecture": r"h' = (1 - z) \odot h + z \odot n", "pytorch": r"h' = 
 _GRU_RESET = {"after": r"n = \tanh(W_{in} x + b_{in} + r \odot (W_{hn} h + b_{hn}))",
               "before": r"n = \tanh(W_{in} x + b_{in} + W_{hn} (r \odot h) + b_{hn})"}
 
+def _gru_cell(p: dict[str, Any]) -> Trace:
+    # the contract's resets are "after" and "before"; the engine's "none" (a mistake) is not a topic option
+    choice("convention", p["convention"], engine.rnn.GRU_CONVENTIONS)
+    choice("reset", p["reset"], ("after", "before"))
+    return engine.gru_cell(p["x"], p["h"], p["weight_ih"], p["weight_hh"], p["bias_ih"], p["bias_hh"],
+                           convention=p["convention"], reset=p["reset"])
+
+
 topic(Topic(
     "gru-cell", "GRU step",
     _RNN_PARAMS + (Param("weight_ih", "matrix (3H×I), rows r, z, n"), Param("weight_hh", "matrix (3H×H)"))
@@ -412,8 +420,7 @@ topic(Topic(
     + (Param("convention", '"lecture": h\' = (1−z)⊙h + z⊙n; "pytorch": h\' = (1−z)⊙n + z⊙h', "lecture"),
        Param("reset", '"after": r⊙(W_hn h + b_hn); "before": W_hn (r⊙h) + b_hn', "after")),
     ("r", "z", "n", "h_new"),
-    lambda p: engine.gru_cell(p["x"], p["h"], p["weight_ih"], p["weight_hh"], p["bias_ih"], p["bias_hh"],
-                              convention=p["convention"], reset=p["reset"]),
+    lambda p: _gru_cell(p),
     lambda p, t: [
         Step("Reset gate", r"r = \sigma(W_{ir} x + b_{ir} + W_{hr} h + b_{hr})", {"pre_r": t.pre_r, "r": t.r}),
         Step("Update gate", r"z = \sigma(W_{iz} x + b_{iz} + W_{hz} h + b_{hz})", {"pre_z": t.pre_z, "z": t.z}),

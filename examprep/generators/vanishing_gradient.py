@@ -99,7 +99,7 @@ def vanishing_gradient(rng: Stream, difficulty: int, calculator_free: bool) -> D
     elif difficulty == 2:
         c = 5.0
         g20 = engine.vanishing_gradient(w, np.concatenate([x, np.full(16, 1.0)]), nonlinearity="relu").gradient
-        from examprep.engine.ops import clip_by_norm
+        from examprep.engine.optim import clip_by_norm
 
         parts.append(Part("gradient_20", r"The same network over $T = 20$ positive inputs: $\partial h_{20} / \partial h_0$.",
                           "number", float(g20), points=1, minutes=1,

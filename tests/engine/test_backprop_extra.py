@@ -10,7 +10,7 @@ import sympy as sp
 from hypothesis import given, strategies as st
 
 from examprep import engine, solve
-from examprep.engine import ops
+from examprep.engine import activations, ops, optim, regression, rnn
 from examprep.errors import ParamError, ShapeError
 from tests.engine.fd import H, close, numeric_grad
 
@@ -206,12 +206,12 @@ def test_mse_ops_agree_with_linear_regression():
     X, y, w, b = [[1.0, 2.0], [0.0, 1.0], [2.0, -1.0]], [1.0, 0.0, 2.0], [0.5, -0.5], 0.5
     for loss in ("mse", "half-mse"):
         t = engine.linear_regression(X, y, w, b, lr=0.1, loss=loss)
-        assert ops.mse_loss(t.predictions, y, loss) == pytest.approx(t.loss, rel=1e-14)
-        np.testing.assert_allclose(ops.mse_grad_w(X, t.predictions, y, loss), t.grad_w, rtol=1e-14)
-        assert ops.mse_grad_b(t.predictions, y, loss) == pytest.approx(t.grad_b, rel=1e-14)
-        np.testing.assert_allclose(ops.sgd_step(w, t.grad_w, 0.1), t.w_new, rtol=1e-14)
+        assert regression.mse_loss(t.predictions, y, loss) == pytest.approx(t.loss, rel=1e-14)
+        np.testing.assert_allclose(regression.mse_grad_w(X, t.predictions, y, loss), t.grad_w, rtol=1e-14)
+        assert regression.mse_grad_b(t.predictions, y, loss) == pytest.approx(t.grad_b, rel=1e-14)
+        np.testing.assert_allclose(optim.sgd_step(w, t.grad_w, 0.1), t.w_new, rtol=1e-14)
     one = engine.linear_regression([1.0, 2.0], [1.0, 3.0], 0.5, lr=0.1)
-    assert ops.mse_grad_w([1.0, 2.0], one.predictions, [1.0, 3.0]) == pytest.approx(one.grad_w)
+    assert regression.mse_grad_w([1.0, 2.0], one.predictions, [1.0, 3.0]) == pytest.approx(one.grad_w)
 
 
 def test_rnn_and_lstm_ops_agree_with_the_cells():
@@ -219,20 +219,20 @@ def test_rnn_and_lstm_ops_agree_with_the_cells():
     x, h, c = rng.standard_normal(2), rng.standard_normal(2), rng.standard_normal(2)
     w_ih, w_hh = rng.standard_normal((8, 2)), rng.standard_normal((8, 2))
     t = engine.lstm_cell(x, h, c, w_ih, w_hh)
-    np.testing.assert_allclose(ops.lstm_cell_state(t.f, c, t.i, t.g), t.c_new, rtol=1e-14)
-    np.testing.assert_allclose(ops.lstm_hidden(t.o, t.c_new), t.h_new, rtol=1e-14)
+    np.testing.assert_allclose(rnn.lstm_cell_state(t.f, c, t.i, t.g), t.c_new, rtol=1e-14)
+    np.testing.assert_allclose(rnn.lstm_hidden(t.o, t.c_new), t.h_new, rtol=1e-14)
     u = engine.rnn_unroll([x], h, w_ih[:2], w_hh[:2, :2])
-    np.testing.assert_allclose(ops.rnn_jacobian(u.hidden[0], w_hh[:2, :2]), u.jacobian, rtol=1e-13)
+    np.testing.assert_allclose(rnn.rnn_jacobian(u.hidden[0], w_hh[:2, :2]), u.jacobian, rtol=1e-13)
     v = engine.vanishing_gradient(0.7, [1.0, -1.0, 0.5])
-    np.testing.assert_allclose(ops.rnn_local_derivatives(0.7, v.hidden), v.local_derivatives, rtol=1e-13)
+    np.testing.assert_allclose(rnn.rnn_local_derivatives(0.7, v.hidden), v.local_derivatives, rtol=1e-13)
     assert ops.product(v.local_derivatives) == pytest.approx(v.gradient, rel=1e-14)
 
 
 def test_activation_backward_op_is_the_chain_rule():
     a = np.array([-1.0, 0.0, 2.0])
-    np.testing.assert_array_equal(ops.activation_backward([1.0, 2.0, 3.0], a, "relu"), [0.0, 0.0, 3.0])
+    np.testing.assert_array_equal(activations.activation_backward([1.0, 2.0, 3.0], a, "relu"), [0.0, 0.0, 3.0])
     s = engine.activation("sigmoid", a)
-    np.testing.assert_allclose(ops.activation_backward([1.0, 1.0, 1.0], a, "sigmoid"), s.derivative, rtol=1e-15)
+    np.testing.assert_allclose(activations.activation_backward([1.0, 1.0, 1.0], a, "sigmoid"), s.derivative, rtol=1e-15)
 
 
 # ----------------------------------------------------------------------------------- bad input
@@ -289,12 +289,13 @@ def test_clip_by_norm_matches_torch_clip_grad_norm():
         p = torch.zeros(len(g), dtype=torch.float64, requires_grad=True)
         p.grad = torch.tensor(g, dtype=torch.float64)
         torch.nn.utils.clip_grad_norm_([p], c)
-        np.testing.assert_allclose(ops.clip_by_norm(g, c), p.grad.numpy(), rtol=1e-5)   # torch adds 1e-6 to ‖g‖
-    assert ops.clip_by_norm(-3.0, 2.0) == -2.0 and ops.clip_by_norm(0.5, 2.0) == 0.5
+        np.testing.assert_allclose(optim.clip_by_norm(g, c), p.grad.numpy(), rtol=1e-5)   # torch adds 1e-6 to ‖g‖
+    assert optim.clip_by_norm(-3.0, 2.0) == -2.0 and optim.clip_by_norm(0.5, 2.0) == 0.5
 
 
 def test_derivative_from_output_ops():
     s = engine.activation("sigmoid", [-1.0, 0.5]).output
-    np.testing.assert_allclose(ops.sigmoid_derivative_from_output(s), engine.activation("sigmoid", [-1.0, 0.5]).derivative)
+    np.testing.assert_allclose(activations.sigmoid_derivative_from_output(s),
+                               engine.activation("sigmoid", [-1.0, 0.5]).derivative)
     t = engine.activation("tanh", [-1.0, 0.5]).output
-    np.testing.assert_allclose(ops.tanh_derivative_from_output(t), engine.activation("tanh", [-1.0, 0.5]).derivative)
+    np.testing.assert_allclose(activations.tanh_derivative_from_output(t), engine.activation("tanh", [-1.0, 0.5]).derivative)

@@ -10,7 +10,7 @@ import sympy as sp
 from hypothesis import given, strategies as st
 
 from examprep import engine, solve
-from examprep.engine import ops
+from examprep.engine import norm, ops
 from examprep.errors import ParamError
 
 NEW_TOPICS = ("multi-head-shapes", "cross-attention", "causal-mask", "teacher-forcing", "rope-score",
@@ -194,8 +194,8 @@ def test_recipe_ops_against_direct_formulas():
     x = np.array([[1.0, 2.0, 4.0, 5.0], [0.0, 1.0, 1.0, 2.0]])
     mean, var = x.mean(axis=1), x.var(axis=1)
     want = torch.nn.functional.layer_norm(torch.tensor(x), (4,), eps=0.1).numpy()
-    np.testing.assert_allclose(ops.layer_norm_from_stats(x, mean, var, eps=0.1, eps_placement="inside-sqrt"), want, rtol=1e-12)
-    np.testing.assert_allclose(ops.layer_norm_from_stats(x[0], mean[0], var[0], eps=0.0),
+    np.testing.assert_allclose(norm.layer_norm_from_stats(x, mean, var, eps=0.1, eps_placement="inside-sqrt"), want, rtol=1e-12)
+    np.testing.assert_allclose(norm.layer_norm_from_stats(x[0], mean[0], var[0], eps=0.0),
                                (x[0] - 3) / math.sqrt(2.5), rtol=1e-12)
 
 
