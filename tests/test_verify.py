@@ -9,8 +9,8 @@ pytest.importorskip("torch")
 
 from examprep import engine  # noqa: E402
 from examprep.cli import app  # noqa: E402
-from examprep.train.engine_reference import REFERENCES  # noqa: E402
-from examprep.train.verify import verify  # noqa: E402
+from examprep.verify import REFERENCES  # noqa: E402
+from examprep.verify import verify  # noqa: E402
 
 runner = CliRunner()
 
@@ -69,7 +69,7 @@ def test_unknown_topic_is_a_usage_error():
 
 
 def test_compare_reports_shape_mismatch_as_failure():
-    from examprep.train.verify import _compare
+    from examprep.verify import _compare
     assert _compare(np.zeros(2), np.zeros(3))[2] is False
 
 

@@ -1,6 +1,6 @@
 """Every torch-checkable engine topic against an independent torch implementation.
 
-The references live in examprep.train.engine_reference (shared with `examprep verify`): torch
+The references live in examprep.verify (shared with `examprep verify`): torch
 modules (GRUCell, LSTMCell, RNNCell, LayerNorm, MultiheadAttention, Transformer layers), torch's
 functional ops (conv2d, max_pool2d, cross_entropy with label smoothing, scaled_dot_product_attention)
 and autograd for every gradient.
@@ -12,7 +12,7 @@ from hypothesis import given, strategies as st
 torch = pytest.importorskip("torch")
 
 from examprep import solve  # noqa: E402
-from examprep.train.engine_reference import REFERENCES, random_params  # noqa: E402
+from examprep.verify import REFERENCES, random_params  # noqa: E402
 
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 

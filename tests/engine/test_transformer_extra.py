@@ -29,7 +29,7 @@ torch = pytest.importorskip("torch")
 
 
 def test_multi_head_shapes_of_a_real_cross_attention_module():
-    from examprep.train.engine_reference import REFERENCES
+    from examprep.verify import REFERENCES
 
     p = {"n": 7, "m": 11, "d_model": 512, "num_heads": 8, "batch": 2, "bytes_per_value": 2}
     ours, theirs = solve.answer_only("multi-head-shapes", p), REFERENCES["multi-head-shapes"](p)
@@ -67,7 +67,7 @@ def test_cross_attention_equals_torch_multihead_attention_with_one_head():
 
 @pytest.mark.parametrize("optimizer,values", [("adam", 3), ("sgd-momentum", 2), ("sgd", 1)])
 def test_lora_memory_bytes_are_what_a_real_optimizer_step_keeps(optimizer, values):
-    from examprep.train.engine_reference import REFERENCES
+    from examprep.verify import REFERENCES
 
     p = {"d": 24, "k": 40, "r": 4, "num_matrices": 2, "bytes_per_value": 4, "optimizer": optimizer}
     ours, theirs = solve.answer_only("lora-memory", p), REFERENCES["lora-memory"](p)

@@ -5,7 +5,7 @@ import sympy as sp
 
 torch = pytest.importorskip("torch")
 
-from examprep.train.engine_reference import REFERENCES  # noqa: E402
+from examprep.verify import REFERENCES  # noqa: E402
 from tests.generators.helpers import instances  # noqa: E402
 
 

@@ -10,7 +10,7 @@ import sympy as sp
 
 torch = pytest.importorskip("torch")
 
-from examprep.train.engine_reference import REFERENCES  # noqa: E402
+from examprep.verify import REFERENCES  # noqa: E402
 from tests.generators.helpers import eval_exact, instances  # noqa: E402
 
 TRANSFORMER_HALF = ["param-count", "layer-norm", "positional-encoding", "rope", "attention-scores", "multi-head",
