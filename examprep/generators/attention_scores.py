@@ -18,7 +18,7 @@ import numpy as np
 from examprep import engine, solve
 from examprep.engine import ops
 from examprep.document import Math, Matrix, Text
-from examprep.generators import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
 from examprep.generators._exact import softmax_entry, weighted_sum
 from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
 

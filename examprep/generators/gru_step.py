@@ -13,7 +13,7 @@ import numpy as np
 
 from examprep import engine, solve
 from examprep.document import Matrix, Text
-from examprep.generators import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
 from examprep.generators._exact import frac
 from examprep.problem import Misconception, Part, Recipe, SolutionStep
 

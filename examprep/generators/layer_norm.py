@@ -18,7 +18,7 @@ import numpy as np
 
 from examprep import engine, solve
 from examprep.document import Matrix, Text
-from examprep.generators import Draft, Stream, generator, nice, steps_from, tolist
+from examprep.generators.framework import Draft, Stream, generator, nice, steps_from, tolist
 from examprep.generators._exact import frac
 from examprep.problem import Misconception, Part, Recipe, SolutionStep
 

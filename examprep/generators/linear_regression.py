@@ -14,7 +14,7 @@ import numpy as np
 
 from examprep import engine, solve
 from examprep.document import Math, Matrix, Text
-from examprep.generators import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
 from examprep.problem import Misconception, Part, Recipe, SolutionStep
 
 _LOSS_TEX = {"mse": r"L = \frac{1}{N} \sum_n (\hat y_n - y_n)^2", "half-mse": r"L = \frac{1}{2N} \sum_n (\hat y_n - y_n)^2"}

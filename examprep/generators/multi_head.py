@@ -14,7 +14,7 @@ from fractions import Fraction
 
 from examprep import engine, solve
 from examprep.document import Math, Matrix, Table, Text
-from examprep.generators import Draft, Stream, generator, steps_from
+from examprep.generators.framework import Draft, Stream, generator, steps_from
 from examprep.generators._exact import frac
 from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
 

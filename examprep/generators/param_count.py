@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from examprep import engine, solve
 from examprep.document import Matrix, Table, Text
-from examprep.generators import Draft, Stream, generator, steps_from
+from examprep.generators.framework import Draft, Stream, generator, steps_from
 from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
 
 HEADS_CHOICES = ("does not depend", "grows with the heads", "shrinks with the heads")

@@ -14,7 +14,7 @@ import numpy as np
 
 from examprep import engine, solve
 from examprep.document import Math, Matrix, Text
-from examprep.generators import Draft, Stream, generator, steps_from, tolist
+from examprep.generators.framework import Draft, Stream, generator, steps_from, tolist
 from examprep.generators.rope import clockwise
 from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
 

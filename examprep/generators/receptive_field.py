@@ -11,8 +11,8 @@ import math
 
 from examprep import engine, solve
 from examprep.document import Math, Matrix, Table, Text
-from examprep.generators import Degenerate, Draft, Stream, generator, steps_from
-from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from
+from examprep.problem import EXACT, Misconception, Part, Problem, Recipe, SolutionStep
 
 
 def _layer(rng: Stream, kind: str, difficulty: int) -> dict:
@@ -31,8 +31,51 @@ def _size(n: int, L: dict, **override) -> int:
     return engine.conv_output_size(n, L["kernel_size"], op=op, **args).output_size
 
 
+def receptive_field_figure(input_size: int, layers: list[dict]):
+    """The units one output of the last layer depends on, level by level (0 = the input).
+
+    Unit u of a layer (kernel k, stride s, padding p, dilation d) reads units u·s − p + d·m,
+    m = 0…k−1, of the level below (PyTorch's indexing); the chosen output is the middle one.
+    Returns a render.typst.ReceptiveFieldFigure, or None for a stack too large to draw.
+    """
+    from examprep.render.typst import ReceptiveFieldFigure
+
+    sizes = [int(input_size)]
+    for L in layers:
+        op = "pool" if L.get("type") == "max-pool" else "conv"
+        sizes.append(engine.conv_output_size(sizes[-1], L["kernel_size"], op=op, stride=L["stride"],
+                                             padding=L["padding"], dilation=L["dilation"]).output_size)
+    if min(sizes) < 1:
+        return None
+    needed = [{sizes[-1] // 2}]
+    for L in reversed(layers):
+        above = needed[0]
+        below = {u * L["stride"] - L["padding"] + L["dilation"] * m for u in above for m in range(L["kernel_size"])}
+        needed.insert(0, below)
+    labels = [f"input ({sizes[0]})"] + [
+        f"{'pool' if L.get('type') == 'max-pool' else 'conv'} k={L['kernel_size']} s={L['stride']}"
+        + (f" p={L['padding']}" if L["padding"] else "") + (f" d={L['dilation']}" if L["dilation"] > 1 else "")
+        + f" ({n})" for L, n in zip(layers, sizes[1:])]
+    jumps, offsets, fields = [1], [0.0], [1]
+    for L in layers:
+        offsets.append(offsets[-1] - L["padding"] * jumps[-1])
+        fields.append(fields[-1] + L["dilation"] * (L["kernel_size"] - 1) * jumps[-1])
+        jumps.append(jumps[-1] * L["stride"])
+    rf = engine.receptive_field([{k: L[k] for k in ("kernel_size", "stride", "dilation")} for L in layers])
+    return ReceptiveFieldFigure(sizes=sizes, needed=[sorted(s) for s in needed], jumps=jumps,
+                                offsets=offsets, fields=fields, labels=labels,
+                                receptive_field=rf.receptive_field)
+
+
+def figures(problem: Problem) -> list:
+    """The receptive-field diagram of the problem's conv/pool stack (none for a stack too large to draw)."""
+    layers = problem.params.get("layers")
+    fig = receptive_field_figure(problem.params["input_size"], layers) if isinstance(layers, list) else None
+    return [fig] if fig is not None else []
+
+
 @generator("receptive-field", title="Conv/pool output sizes, receptive field, same padding",
-           syllabus="CNNs: receptive field, same padding, max-pooling", version=1)
+           syllabus="CNNs: receptive field, same padding, max-pooling", version=1, figures=figures)
 def receptive_field(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     kinds = ["conv", "conv"] if difficulty == 1 else ["conv", "pool", "conv"]
     layers = [_layer(rng, k, difficulty) for k in kinds]

@@ -15,7 +15,7 @@ import numpy as np
 from examprep import engine, solve
 from examprep.document import Math, Matrix, Text
 from examprep.engine import ops
-from examprep.generators import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
 from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
 
 LENGTH_CHOICES = ("unchanged", "grows with the position", "shrinks with the position")

@@ -13,7 +13,7 @@ import math
 
 from examprep import engine, solve
 from examprep.document import Math, Matrix, Table, Text
-from examprep.generators import Degenerate, Draft, Stream, generator, nice, steps_from
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, nice, steps_from
 from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
 
 TRAINING_CHOICES = ("fewer tokens than compute-optimal", "about compute-optimal", "more tokens than compute-optimal")

@@ -4,6 +4,7 @@ import pytest
 
 from examprep import engine, generators, sheets
 from examprep.document import Heatmap
+from examprep.generators.receptive_field import receptive_field_figure as receptive_field_figure_of
 from examprep.render.typst import ReceptiveFieldFigure, compile_pdf, receptive_field_figure
 
 
@@ -24,7 +25,7 @@ def brute_force_span(input_size: int, layers: list[dict]) -> tuple[int, int]:
 @pytest.mark.parametrize("seed", range(6))
 def test_receptive_field_figure_matches_the_engine(level, seed):
     p = generators.build("receptive-field", seed, level)
-    fig = sheets.receptive_field_figure(p.params["input_size"], p.params["layers"])
+    fig = receptive_field_figure_of(p.params["input_size"], p.params["layers"])
     assert isinstance(fig, ReceptiveFieldFigure)
     lo, hi = brute_force_span(p.params["input_size"], p.params["layers"])
     assert (min(fig.needed[0]), max(fig.needed[0])) == (lo, hi)
@@ -36,7 +37,7 @@ def test_receptive_field_figure_matches_the_engine(level, seed):
 
 def test_receptive_field_figure_compiles():
     p = generators.build("receptive-field", 1, 3)
-    fig = sheets.receptive_field_figure(p.params["input_size"], p.params["layers"])
+    fig = receptive_field_figure_of(p.params["input_size"], p.params["layers"])
     compile_pdf("#set document(date: none)\n" + receptive_field_figure(fig))
 
 
