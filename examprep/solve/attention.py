@@ -3,9 +3,12 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from examprep import engine
+from examprep.engine import ops
 from examprep.engine._core import Trace
-from examprep.solve.contract import Param, Step, Topic
+from examprep.solve.contract import Ecf, Mistake, Param, Ref, Step, Topic
 
 
 def _given(p: dict[str, Any], name: str) -> bool:
@@ -41,6 +44,59 @@ def attention_steps(p: dict[str, Any], t: Trace) -> AttentionSteps:
         Step("Weighted sum of the values", r"o_i = \sum_j \alpha_{ij} v_j", {"output": t.output}))
 
 
+def _scaled_dot(p: dict[str, Any]) -> bool:
+    return p["score"] == "scaled-dot" and p["scale"] is None
+
+
+def _masked(p: dict[str, Any]) -> bool:
+    return _given(p, "mask") or bool(p["causal"])
+
+
+def _by_columns(t: Trace) -> Any:
+    """Softmax over the queries (down each column) instead of over the keys."""
+    return engine.masked_softmax(t.scaled_scores.T, t.allowed.T.astype(bool)).T
+
+
+def _after_softmax(t: Trace) -> Any:
+    """The unmasked softmax with the masked weights zeroed afterwards (rows no longer sum to 1)."""
+    return engine.softmax(t.scaled_scores).probs * t.allowed
+
+
+_d_k = lambda p: 1.0 / len(np.atleast_2d(np.asarray(p["key"], dtype=float))[0])  # noqa: E731  (scale 1/d_k)
+
+ATTENTION_MISTAKES = {
+    "scaled_scores": (
+        Mistake("no-scale", scale=1.0, when=_scaled_dot,
+                why="You forgot to divide by √d_k: scaled dot-product attention uses QKᵀ/√d_k."),
+        Mistake("divide-by-dk", scale=_d_k, when=_scaled_dot, why="You divided by d_k; the scale is 1/√d_k.")),
+    "weights": (
+        Mistake("wrong-axis", compute=lambda p, t: _by_columns(t),
+                why="You normalised each column (over the queries); softmax runs over the keys, along each row."),
+        Mistake("no-scale", scale=1.0, when=_scaled_dot, why="You forgot to divide by √d_k before the softmax."),
+        Mistake("divide-by-dk", scale=_d_k, when=_scaled_dot, why="You divided by d_k instead of √d_k."),
+        Mistake("scaled", scale=None, when=lambda p: p["score"] in ("scaled-dot", "dot") and p["scale"] == 1.0,
+                why="The lecture's unprojected self-attention uses e_ij = x_i·x_j with no 1/√d scaling."),
+        Mistake("mask-after-softmax", compute=lambda p, t: _after_softmax(t), when=_masked,
+                why="You zeroed the masked weights after the softmax; set masked scores to −∞ before it so each row "
+                    "still sums to 1."),
+        Mistake("no-mask", compute=lambda p, t: engine.softmax(t.scaled_scores).probs, when=lambda p: bool(p["causal"]),
+                why="The causal mask stops token i attending to later tokens j > i.")),
+    "output": (
+        Mistake("wrong-axis", compute=lambda p, t: ops.matmul(_by_columns(t), p["value"]),
+                why="Your weights were normalised over the queries (columns) instead of over the keys (rows)."),
+        Mistake("no-scale", scale=1.0, when=_scaled_dot,
+                why="Your weights came from unscaled scores: divide QKᵀ by √d_k before the softmax."),
+        Mistake("mask-after-softmax", compute=lambda p, t: ops.matmul(_after_softmax(t), p["value"]), when=_masked,
+                why="Your weights were masked after the softmax, so rows no longer sum to 1.")),
+}
+
+ATTENTION_ECF = {
+    "weights": (Ecf("scaled-masked-softmax", lambda p, t: {"scores": Ref("scaled_scores"), "scale": 1.0, "allowed": t.allowed}),
+                Ecf("scaled-masked-softmax", lambda p, t: {"scores": Ref("scores"), "scale": t.scale, "allowed": t.allowed})),
+    "output": (Ecf("matmul", lambda p, t: {"a": Ref("weights"), "b": np.asarray(p["value"], dtype=float)}),),
+}
+
+
 ATTENTION = Topic(
     "attention", "Attention weights and output",
     (Param("query", "matrix (n×d_q) or vector"), Param("key", "matrix (m×d_k)"), Param("value", "matrix (m×d_v)"),
@@ -55,7 +111,9 @@ ATTENTION = Topic(
     lambda p: engine.attention(p["query"], p["key"], p["value"], mask=p["mask"], causal=p["causal"], score=p["score"],
                                scale=p["scale"], weight=p["weight"], w_query=p["w_query"], w_key=p["w_key"], v=p["v"]),
     attention_steps,
-    lambda p: {"score": p["score"],
+    mistakes=ATTENTION_MISTAKES,
+    ecf=ATTENTION_ECF,
+    conventions=lambda p: {"score": p["score"],
                "scale": ("1/√d_k" if p["score"] == "scaled-dot" and p["scale"] is None
                          else str(p["scale"] if p["scale"] is not None else 1)),
                "mask": "1 = may attend; masked weights are 0; a fully masked row gets weights 0 and output 0",
@@ -150,6 +208,45 @@ def cross_attention_steps(p: dict[str, Any], t: Trace) -> CrossAttentionSteps:
         Step("Weighted sum of the encoder values", r"o_i = \sum_j \alpha_{ij} v_j", {"output": t.output}))
 
 
+CROSS_ATTENTION_MISTAKES = {
+    "query": (Mistake("swapped-roles", decoder_states=lambda p: p["encoder_output"],
+                      encoder_output=lambda p: p["decoder_states"], mask=None,
+                      why="The queries come from the decoder states X, not from the encoder output Z."),),
+    "key": (Mistake("swapped-roles", decoder_states=lambda p: p["encoder_output"],
+                    encoder_output=lambda p: p["decoder_states"], mask=None,
+                    why="The keys come from the encoder output Z, not from the decoder."),),
+    "value": (Mistake("swapped-roles", decoder_states=lambda p: p["encoder_output"],
+                      encoder_output=lambda p: p["decoder_states"], mask=None,
+                      why="The values come from the encoder output Z."),),
+    "scores": (Mistake("transposed", compute=lambda p, t: t.scores.T,
+                       why="Rows are queries (decoder), columns keys: QKᵀ, not KQᵀ."),
+               Mistake("swapped-roles", decoder_states=lambda p: p["encoder_output"],
+                       encoder_output=lambda p: p["decoder_states"], mask=None,
+                       why="Queries from the decoder, keys from the encoder.")),
+    "weights": (Mistake("no-scale", scale=1.0, when=lambda p: p["scale"] is None,
+                        why="Divide the scores by √d_k before the softmax."),
+                Mistake("wrong-axis", compute=lambda p, t: _by_columns(t),
+                        why="Each decoder position's weights (a row) sum to 1 over the encoder positions."),
+                Mistake("causal-in-cross", compute=lambda p, t: engine.attention(t.query, t.key, t.value, mask=p["mask"],
+                                                                                 causal=True, scale=p["scale"]).weights,
+                        why="Cross-attention has no causal mask: every decoder position may read the whole source."),
+                Mistake("padding-attended", mask=None, why="The padding position is masked: its weight is 0.")),
+    "output": (Mistake("swapped-roles", decoder_states=lambda p: p["encoder_output"],
+                       encoder_output=lambda p: p["decoder_states"], mask=None,
+                       why="Queries come from the decoder and keys/values from the encoder: one output row per decoder "
+                           "position."),
+               Mistake("wrong-axis", compute=lambda p, t: ops.matmul(_by_columns(t), t.value),
+                       why="Normalise each row (over the encoder positions)."),
+               Mistake("padding-attended", mask=None, why="The padding position gets weight 0.")),
+}
+
+CROSS_ATTENTION_ECF = {
+    "scores": (Ecf("matmul-bt", lambda p, t: {"a": Ref("query"), "b": Ref("key")}),),
+    "weights": (Ecf("scaled-masked-softmax", lambda p, t: {"scores": Ref("scores"), "scale": t.scale, "allowed": t.allowed}),),
+    "output": (Ecf("matmul", lambda p, t: {"a": Ref("weights"), "b": Ref("value")}),),
+}
+
+
 CROSS_ATTENTION = Topic(
     "cross-attention", "Cross-attention: queries from the decoder, keys and values from the encoder",
     (Param("decoder_states", "matrix (n×d_dec)"), Param("encoder_output", "matrix (m×d_enc)"),
@@ -163,7 +260,9 @@ CROSS_ATTENTION = Topic(
     lambda p: engine.cross_attention(p["decoder_states"], p["encoder_output"], p["w_query"], p["w_key"], p["w_value"],
                                      mask=p["mask"], scale=p["scale"], layout=p["layout"]),
     cross_attention_steps,
-    lambda p: {"roles": "queries from the decoder, keys and values from the encoder output",
+    mistakes=CROSS_ATTENTION_MISTAKES,
+    ecf=CROSS_ATTENTION_ECF,
+    conventions=lambda p: {"roles": "queries from the decoder, keys and values from the encoder output",
                "layout": {"x-w": "Q = X W_Q, W_Q is d_model×d_k (Vaswani et al. 2017)",
                           "linear": "Q = X W_Qᵀ, W_Q is d_k×d_model (torch.nn.Linear)"}.get(p["layout"], ""),
                "scale": "1/√d_k" if p["scale"] is None else str(p["scale"]),
@@ -193,6 +292,50 @@ def causal_mask_steps(p: dict[str, Any], t: Trace) -> CausalMaskSteps:
              r"\alpha_{ij} = \frac{e^{s_{ij}}}{\sum_{j' : M_{ij'} = 1} e^{s_{ij'}}}", {"weights": t.weights}))
 
 
+def _square(p: dict[str, Any]) -> bool:
+    s = np.atleast_2d(np.asarray(p["scores"], dtype=float))
+    return s.shape[0] == s.shape[1]
+
+
+def _plain_softmax(p: dict[str, Any]) -> Any:
+    return engine.softmax(ops.scale(p["scores"], p["scale"])).probs
+
+
+CAUSAL_MASK_MISTAKES = {
+    "allowed": (
+        Mistake("transposed", compute=lambda p, t: t.allowed.T, when=_square,
+                why="That hides the past and shows the future: query i may attend keys j ≤ i."),
+        Mistake("strict", compute=lambda p, t: t.allowed - np.eye(*t.allowed.shape, k=t.allowed.shape[1] - t.allowed.shape[0],
+                                                                   dtype=int),
+                why="A position may attend to itself: the diagonal stays allowed (j ≤ i)."),
+        Mistake("top-left", alignment="top-left",
+                why="That is the top-left alignment (torch's is_causal): the new queries are the last positions, so they "
+                    "align with the last keys.")),
+    "masked_count": (
+        Mistake("counted-allowed", compute=lambda p, t: t.allowed_count,
+                why="That counts the allowed entries (on and below the diagonal)."),
+        Mistake("counted-diagonal", compute=lambda p, t: t.masked_count + t.allowed.shape[0],
+                why="The diagonal is allowed: a token attends to itself.")),
+    "weights": (
+        Mistake("no-mask", compute=lambda p, t: _plain_softmax(p),
+                why="The masked scores are −∞ before the softmax: their weights are 0."),
+        Mistake("mask-after-softmax", compute=lambda p, t: _plain_softmax(p) * t.allowed,
+                why="Zeroing after the softmax leaves rows that do not sum to 1; mask the scores with −∞ first."),
+        Mistake("top-left", alignment="top-left",
+                why="The new tokens come last: query i sees keys j ≤ i + (m − n), not j ≤ i."),
+        Mistake("transposed-mask", when=lambda p: p["alignment"] == "top-left",
+                compute=lambda p, t: engine.masked_softmax(ops.scale(p["scores"], p["scale"]), t.allowed.T.astype(bool)),
+                why="You masked the past instead of the future.")),
+}
+
+CAUSAL_MASK_ECF = {
+    "allowed": (Ecf("solve:causal-mask", lambda p, t: p, "allowed"),),
+    "masked_count": (Ecf("solve:causal-mask", lambda p, t: p, "masked_count"),),
+    "weights": (Ecf("scaled-masked-softmax", lambda p, t: {"scores": np.asarray(p["scores"], dtype=float),
+                                                           "scale": p["scale"], "allowed": Ref("allowed")}),),
+}
+
+
 CAUSAL_MASK = Topic(
     "causal-mask", "Causal mask: masked scores and weights of a decoder's self-attention",
     (Param("scores", "matrix (n×m): rows queries, columns keys"),
@@ -201,7 +344,9 @@ CAUSAL_MASK = Topic(
     ("allowed", "masked_scores", "weights", "masked_count"),
     lambda p: engine.causal_softmax(p["scores"], alignment=p["alignment"], scale=p["scale"]),
     causal_mask_steps,
-    lambda p: {"alignment": {"top-left": "top-left: j ≤ i (torch's is_causal)",
+    mistakes=CAUSAL_MASK_MISTAKES,
+    ecf=CAUSAL_MASK_ECF,
+    conventions=lambda p: {"alignment": {"top-left": "top-left: j ≤ i (torch's is_causal)",
                              "bottom-right": "bottom-right: j ≤ i + m − n (causal_lower_right; decoding with a cache)"}
                .get(p["alignment"], ""),
                "mask": "−∞ before the softmax; masked weights are 0"},

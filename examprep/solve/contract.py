@@ -65,18 +65,28 @@ def steps_of(named: Iterable[Any]) -> list[Step]:
 
 
 class Mistake:
-    """A known wrong way to an answer, computed by the topic's own engine call with some parameters
-    changed: ``Mistake("swapped-blend", convention="pytorch", why="…")``.
+    """A known wrong way to an answer and the explanation a student reads.
 
-    A convention may be a function of the problem's (complete) parameters, e.g. the scale 1/d_k of
-    a student who divides by d_k. A mistake whose conventions are the problem's own is no mistake
-    there and is skipped (the "pytorch" blend is right in a PyTorch-convention problem).
+    Most are the topic's own engine call with some parameters changed, declared as keywords:
+    ``Mistake("swapped-blend", convention="pytorch", why="…")``; a convention may be a function of
+    the problem's (complete) parameters, e.g. the scale 1/d_k of a student who divides by d_k. A
+    mistake whose conventions are the problem's own is no mistake there and is skipped (the
+    "pytorch" blend is right in a PyTorch-convention problem). Others apply another engine function
+    to the right trace: ``Mistake("tanh-gate", why="…", compute=lambda p, t: activation("tanh", t.pre_r).output)``.
+    ``when(p)`` (optional) limits a mistake to the problems it makes sense for (a sigmoid where the
+    cell squashes with tanh).
     """
 
-    __slots__ = ("id", "why", "conventions")
+    __slots__ = ("id", "why", "conventions", "compute", "when")
 
-    def __init__(self, id: str, *, why: str, **conventions: Any):
-        self.id, self.why, self.conventions = id, why, conventions
+    def __init__(self, id: str, *, why: str, compute: Callable[[dict[str, Any], Trace], Any] | None = None,
+                 when: Callable[[dict[str, Any]], bool] | None = None, **conventions: Any):
+        if (compute is None) == (not conventions):
+            raise ValueError(f"mistake {id!r}: give its conventions or a compute function (one of the two)")
+        self.id, self.why, self.conventions, self.compute, self.when = id, why, conventions, compute, when
+
+    def applies(self, p: Mapping[str, Any]) -> bool:
+        return self.when is None or bool(self.when(p))
 
     def params(self, p: Mapping[str, Any]) -> dict[str, Any] | None:
         """The mistaken parameters for problem parameters ``p``, or None where they are ``p``."""
@@ -86,7 +96,8 @@ class Mistake:
         return {**p, **changed}
 
     def __repr__(self) -> str:
-        return f"Mistake({self.id!r}, {', '.join(f'{k}={v!r}' for k, v in self.conventions.items())})"
+        how = ", ".join(f"{k}={v!r}" for k, v in self.conventions.items()) if self.conventions else "compute=…"
+        return f"Mistake({self.id!r}, {how})"
 
 
 @dataclass(frozen=True)
@@ -107,12 +118,18 @@ class Ecf:
     args: Callable[[dict[str, Any], Trace], dict[str, Any]]
     output: str | None = None
 
-    def recipe(self, p: dict[str, Any], t: Trace, parts: Mapping[str, str]) -> Recipe | None:
-        """The Recipe with each Ref(answer) replaced by ``{"$ref": parts[answer]}``; None when a
-        referenced answer is not asked (no part in ``parts``)."""
+    def recipe(self, p: dict[str, Any], t: Trace, parts: Mapping[str, str],
+               fmt: Callable[[Any], Any] | None = None) -> Recipe | None:
+        """The Recipe with each Ref(answer) replaced by ``{"$ref": parts[answer]}`` (None when a
+        referenced answer is not asked: no part in ``parts``). An array in the arguments is a value
+        in the form of the answers (a vector, or a number where a problem shows one-unit vectors as
+        numbers) and is written through ``fmt`` (default: as JSON lists)."""
         missing: list[str] = []
+        fmt = fmt or jsonable
 
         def sub(v: Any) -> Any:
+            if isinstance(v, np.ndarray):
+                return fmt(v)
             if isinstance(v, Ref):
                 if v.answer not in parts:
                     missing.append(v.answer)
@@ -276,8 +293,13 @@ class Mistakes:
     def declared(self, answer: str) -> tuple[Mistake, ...]:
         return self.topic.mistakes.get(answer, ())
 
-    def value(self, answer: str, mistake: Mistake) -> Any:
-        """The mistaken value of ``answer`` (None where the mistake is this problem's own convention)."""
+    def value(self, mistake: Mistake, answer: str) -> Any:
+        """The value ``mistake`` gives for ``answer`` (read from trace field ``answer``), or None where
+        it is this problem's own convention or does not apply."""
+        if not mistake.applies(self.params):
+            return None
+        if mistake.compute is not None:
+            return mistake.compute(self.params, self._trace_for(self.params))
         p = mistake.params(self.params)
         return None if p is None else self._trace_for(p)[answer]
 
@@ -288,10 +310,10 @@ class Mistakes:
         m = next((m for m in self.declared(answer) if m.id == mistake_id), None)
         if m is None:
             raise KeyError(f"{self.topic.name}: no mistake {mistake_id!r} declared for {answer!r}")
-        p = m.params(self.params)
-        if p is None:
+        value = self.value(m, field or answer)
+        if value is None:
             raise KeyError(f"{self.topic.name}: {mistake_id!r} is this problem's own convention")
-        return Misconception(m.id, fmt(self._trace_for(p)[field or answer]), m.why)
+        return Misconception(m.id, fmt(value), m.why)
 
     def of(self, answer: str, fmt: Callable[[Any], Any] = lambda v: v, field: str | None = None,
            skip: Iterable[str] = ()) -> tuple[Misconception, ...]:
@@ -299,11 +321,10 @@ class Mistakes:
         skip = set(skip)
         out = []
         for m in self.declared(answer):
-            if m.id in skip:
-                continue
-            p = m.params(self.params)
-            if p is not None:
-                out.append(Misconception(m.id, fmt(self._trace_for(p)[field or answer]), m.why))
+            if m.id not in skip:
+                value = self.value(m, field or answer)
+                if value is not None:
+                    out.append(Misconception(m.id, fmt(value), m.why))
         return tuple(out)
 
 
@@ -312,19 +333,20 @@ def _key(p: Mapping[str, Any]) -> str:
 
 
 def mistakes(topic_name: str, params: dict[str, Any], trace: Trace | None = None) -> Mistakes:
-    """The mistakes table of a topic for one problem (``params`` complete; ``trace`` its engine
-    trace, if already computed)."""
-    return Mistakes(get_topic(topic_name), params, trace)
+    """The mistakes table of a topic for one problem (its parameters completed with the topic's
+    defaults: ``.params``), computing the problem's own trace once (``.trace()``; or give it)."""
+    t = get_topic(topic_name)
+    return Mistakes(t, resolve_params(t, params), trace)
 
 
 def ecf(topic_name: str, answer: str, params: dict[str, Any], trace: Trace,
-        parts: Mapping[str, str] | Iterable[str]) -> Recipe | None:
+        parts: Mapping[str, str] | Iterable[str], fmt: Callable[[Any], Any] | None = None) -> Recipe | None:
     """The ECF recipe of ``answer``: the first rule the topic declares whose referenced answers are
     all asked. ``parts`` maps an answer to the id of the part that asks it (or lists the answers
-    asked, under their own names)."""
+    asked, under their own names); ``fmt`` writes array arguments in the answers' form."""
     asked = dict(parts) if isinstance(parts, Mapping) else {a: a for a in parts}
     for rule in get_topic(topic_name).ecf.get(answer, ()):
-        recipe = rule.recipe(params, trace, asked)
+        recipe = rule.recipe(params, trace, asked, fmt)
         if recipe is not None:
             return recipe
     return None

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from examprep import engine
+from examprep.engine import ops
 from examprep.engine._core import Trace, choice
-from examprep.solve.contract import Param, Step, Topic
+from examprep.solve.contract import Ecf, Mistake, Param, Ref, Step, Topic
 
 _RNN_PARAMS = (Param("x", "vector (I)"), Param("h", "vector (H)"))
 
@@ -34,6 +37,39 @@ def rnn_steps(p: dict[str, Any], t: Trace) -> RNNSteps:
              {"h_new": t.h_new}))
 
 
+def _transposed(m: Any) -> Any:
+    return np.asarray(m, dtype=float).T.tolist()
+
+
+def _square_asymmetric(p: dict[str, Any]) -> bool:
+    w = np.asarray(p["weight_ih"], dtype=float)
+    return w.shape[0] == w.shape[1] and not np.array_equal(w, w.T)
+
+
+RNN_MISTAKES = {
+    "pre_activation": (
+        Mistake("no-recurrence", weight_hh=lambda p: np.zeros_like(np.asarray(p["weight_hh"], dtype=float)).tolist(),
+                why="Add the recurrent term W_hh h."),
+        Mistake("one-bias", bias_hh=None, why="Both biases are added: b_ih and b_hh.")),
+    "h_new": (
+        Mistake("no-recurrence", weight_hh=lambda p: np.zeros_like(np.asarray(p["weight_hh"], dtype=float)).tolist(),
+                why="The previous state enters too: add W_hh h to W_ih x."),
+        Mistake("sigmoid", why="A vanilla RNN squashes with tanh (range −1..1), not the sigmoid.",
+                compute=lambda p, t: engine.activation("sigmoid", t.pre_activation).output,
+                when=lambda p: p["nonlinearity"] == "tanh"),
+        Mistake("tanh", nonlinearity="tanh", why="This cell uses ReLU, not tanh."),
+        Mistake("one-bias", bias_hh=None, why="PyTorch's RNN cell has two bias vectors: add both b_ih and b_hh."),
+        Mistake("transposed-weights", weight_ih=lambda p: _transposed(p["weight_ih"]),
+                weight_hh=lambda p: _transposed(p["weight_hh"]), when=_square_asymmetric,
+                why="Weights are out×in (H×I): row i of W_ih dots x to give unit i."),
+        Mistake("no-tanh", why="h' = tanh(a): squash the pre-activation.", compute=lambda p, t: t.pre_activation,
+                when=lambda p: p["nonlinearity"] == "tanh")),
+}
+
+RNN_ECF = {"h_new": (Ecf("solve:activation", lambda p, t: {"name": p["nonlinearity"], "x": Ref("pre_activation")},
+                         "output"),)}
+
+
 RNN_CELL = Topic(
     "rnn-cell", "Vanilla (Elman) RNN step",
     _RNN_PARAMS + (Param("weight_ih", "matrix (H×I)"), Param("weight_hh", "matrix (H×H)")) + _bias_params("")
@@ -43,6 +79,8 @@ RNN_CELL = Topic(
                               nonlinearity=p["nonlinearity"]),
     rnn_steps,
     lambda p: {"biases": "two bias vectors b_ih, b_hh (PyTorch)", "nonlinearity": p["nonlinearity"]},
+    mistakes=RNN_MISTAKES,
+    ecf=RNN_ECF,
 )
 
 
@@ -67,6 +105,43 @@ def lstm_steps(p: dict[str, Any], t: Trace) -> LSTMSteps:
         Step("New hidden state", r"h' = o \odot \tanh(c')", {"tanh_c_new": t.tanh_c_new, "h_new": t.h_new}))
 
 
+def _act(name: str, x: Any) -> Any:
+    return engine.activation(name, x).output
+
+
+_LSTM_GATE_TANH = "Gates use the sigmoid σ (values in 0..1), not tanh."
+
+LSTM_MISTAKES = {
+    "i": (Mistake("tanh-gate", why=_LSTM_GATE_TANH, compute=lambda p, t: _act("tanh", t.pre_i)),),
+    "f": (Mistake("tanh-gate", why=_LSTM_GATE_TANH, compute=lambda p, t: _act("tanh", t.pre_f)),
+          # TensorFlow's tf.compat.v1 LSTMCell stacks i, j (= g), f, o: the same rows read in that order
+          Mistake("row-order", why="Rows are stacked [i; f; g; o] (PyTorch): the second block is the forget gate; "
+                                   "i, g, f, o is TensorFlow's order.", compute=lambda p, t: _act("sigmoid", t.pre_g))),
+    "g": (Mistake("sigmoid-candidate", why="The candidate uses tanh (values in −1..1), not σ.",
+                  compute=lambda p, t: _act("sigmoid", t.pre_g)),
+          Mistake("row-order", why="The third row block is the candidate g: rows are [i; f; g; o].",
+                  compute=lambda p, t: _act("tanh", t.pre_f))),
+    "o": (Mistake("tanh-gate", why=_LSTM_GATE_TANH, compute=lambda p, t: _act("tanh", t.pre_o)),),
+    "c_new": (Mistake("no-forget", why="The old cell state is scaled by f first.",
+                      compute=lambda p, t: engine.rnn.lstm_cell_state(np.ones_like(t.f), p["c"], t.i, t.g)),
+              Mistake("no-input-gate", why="The candidate is scaled by i.",
+                      compute=lambda p, t: engine.rnn.lstm_cell_state(t.f, p["c"], np.ones_like(t.i), t.g)),
+              Mistake("coupled", why="That couples the gates like a GRU; the LSTM uses its own input gate i.",
+                      compute=lambda p, t: engine.rnn.lstm_cell_state(t.f, p["c"], 1 - t.f, t.g))),
+    "h_new": (Mistake("no-tanh", why="Squash the cell state first: h' = o ⊙ tanh(c').",
+                      compute=lambda p, t: ops.multiply(t.o, t.c_new)),
+              Mistake("tanh-outside", why="tanh applies to c' alone, then the output gate scales it.",
+                      compute=lambda p, t: _act("tanh", ops.multiply(t.o, t.c_new)))),
+}
+
+LSTM_ECF = {
+    **{k: (Ecf("solve:lstm-cell", lambda p, t: p, k),) for k in ("i", "f", "g", "o")},
+    "c_new": (Ecf("lstm-cell-state", lambda p, t: {"f": Ref("f"), "c": np.asarray(p["c"], dtype=float), "i": Ref("i"),
+                                                    "g": Ref("g")}),),
+    "h_new": (Ecf("lstm-hidden", lambda p, t: {"o": Ref("o"), "c_new": Ref("c_new")}),),
+}
+
+
 LSTM_CELL = Topic(
     "lstm-cell", "LSTM step",
     _RNN_PARAMS + (Param("c", "vector (H)"), Param("weight_ih", "matrix (4H×I), rows i, f, g, o"),
@@ -75,6 +150,8 @@ LSTM_CELL = Topic(
     lambda p: engine.lstm_cell(p["x"], p["h"], p["c"], p["weight_ih"], p["weight_hh"], p["bias_ih"], p["bias_hh"]),
     lstm_steps,
     lambda p: {"layout": "rows i, f, g, o; two bias vectors (torch.nn.LSTMCell)"},
+    mistakes=LSTM_MISTAKES,
+    ecf=LSTM_ECF,
 )
 
 
@@ -102,6 +179,47 @@ def gru_steps(p: dict[str, Any], t: Trace) -> GRUSteps:
         Step(f"New hidden state ({p['convention']} convention)", _GRU_BLEND[p["convention"]], {"h_new": t.h_new}))
 
 
+def _block(rows: Any, block: int, size: int) -> Any:
+    """Row block ``block`` (0 r, 1 z, 2 n) of a stacked weight matrix or bias (zeros when omitted)."""
+    return [0.0] * size if rows is None else rows[block * size: (block + 1) * size]
+
+
+def _gru_candidate_args(p: dict[str, Any], t: Trace) -> dict[str, Any]:
+    H = len(p["h"])
+    args = {"x": p["x"], "h": p["h"], "w_in": _block(p["weight_ih"], 2, H), "w_hn": _block(p["weight_hh"], 2, H),
+            "b_in": _block(p["bias_ih"], 2, H), "b_hn": _block(p["bias_hh"], 2, H), "r": Ref("r")}
+    return args if p["reset"] == "after" else args | {"reset": p["reset"]}
+
+
+_GATE_TANH = "Gates use the sigmoid σ, not tanh."
+
+GRU_MISTAKES = {
+    "r": (Mistake("tanh-gate", why=_GATE_TANH, compute=lambda p, t: engine.activation("tanh", t.pre_r).output),),
+    "z": (Mistake("tanh-gate", why=_GATE_TANH, compute=lambda p, t: engine.activation("tanh", t.pre_z).output),),
+    "n": (Mistake("reset-before", reset="before",
+                  why="In this convention the reset multiplies (W_hn h + b_hn), after the product — not h before it."),
+          Mistake("reset-after", reset="after",
+                  why="In this convention the reset multiplies h before the product: W_hn (r⊙h) + b_hn."),
+          Mistake("no-reset", reset="none", why="You left out the reset gate r in the candidate."),
+          Mistake("sigmoid-candidate", why="The candidate uses tanh, not σ.",
+                  compute=lambda p, t: engine.activation("sigmoid", t.pre_n).output)),
+    "h_new": (Mistake("swapped-blend", convention="pytorch",
+                      why="You blended with z on the old state — that is PyTorch's convention; the lecture's is "
+                          "h' = (1 − z)⊙h + z⊙n."),
+              Mistake("lecture-blend", convention="lecture",
+                      why="That is the lecture's blend; PyTorch weights the old state by z."),
+              Mistake("reset-before", reset="before",
+                      why="The reset was applied before W_hn; here it multiplies (W_hn h + b_hn)."),
+              Mistake("reset-after", reset="after", why="The reset was applied after W_hn; here it multiplies h first."),
+              Mistake("no-reset", reset="none", why="You left out the reset gate r in the candidate.")),
+}
+
+GRU_ECF = {
+    "n": (Ecf("gru-candidate", _gru_candidate_args),),
+    "h_new": (Ecf("gru-blend", lambda p, t: {"h": p["h"], "z": Ref("z"), "n": Ref("n"), "convention": p["convention"]}),),
+}
+
+
 def _gru_contract(p: dict[str, Any]) -> None:
     # the contract's resets are "after" and "before"; the engine's "none" computes a mistake, not a convention
     choice("convention", p["convention"], engine.rnn.GRU_CONVENTIONS)
@@ -124,6 +242,8 @@ GRU_CELL = Topic(
                "reset": p["reset"] + ": " + {"after": "r⊙(W_hn h + b_hn) (PyTorch, the notes)",
                                              "before": "W_hn (r⊙h) + b_hn (Cho et al. 2014)"}.get(p["reset"], "")},
     check=_gru_contract,
+    mistakes=GRU_MISTAKES,
+    ecf=GRU_ECF,
 )
 
 
