@@ -9,18 +9,21 @@ from examprep.engine._core import Trace, array, choice, integer, number
 from examprep.errors import ParamError, ShapeError
 
 
-def softmax(logits) -> Trace:
+def softmax(logits, *, normalize: bool = True) -> Trace:
     """Softmax over the last axis, computed stably as exp(z − max z) / Σ exp(z − max z).
 
     Shapes: logits (C,) or (N, C) (any rank; the last axis is the class axis); probs the same.
     Source: torch.nn.functional.softmax(dim=-1); stability trick from CS231n "linear classify"
     notes (subtracting the max changes nothing mathematically and prevents overflow).
+    normalize=False is the mistake of exponentiating without dividing by the sum: probs = e^z.
     Returns shifted (z − max), exp (of shifted), sum, probs.
     Raises ParamError for non-finite or empty logits.
     """
     z = array("logits", logits)
     if z.ndim == 0:
         raise ShapeError("logits: expected a vector or a matrix, got a single number")
+    if not normalize:
+        return Trace(probs=np.exp(z))
     shifted = z - z.max(axis=-1, keepdims=True)
     e = np.exp(shifted)
     s = e.sum(axis=-1, keepdims=True)

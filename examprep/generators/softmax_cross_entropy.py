@@ -46,8 +46,8 @@ def softmax_cross_entropy(rng: Stream, difficulty: int, calculator_free: bool) -
     z = logits if batch else logits[0]
     t = targets if batch else targets[0]
     params = {"logits": tolist(z), "target": t, "reduction": reduction, "label_smoothing": eps}
-    sol = solve.solve("cross-entropy", params)
-    ce = engine.cross_entropy(z, t, reduction=reduction, label_smoothing=eps)
+    known = solve.mistakes("cross-entropy", params)
+    ce = known.trace()
     q = ce.target_dist
     # mistaken methods, through the engine
     flipped = -ce.grad_logits
@@ -90,7 +90,7 @@ def softmax_cross_entropy(rng: Stream, difficulty: int, calculator_free: bool) -
     parts = [
         Part("probs", f"The softmax probabilities $p$ of {what}.", kind, tolist(ce.probs), shape=shape, points=2,
              minutes=2.0 * N, exact=exact.get("probs"),
-             misconceptions=(Misconception("exp-only", tolist(np.exp(z)),
+             misconceptions=(Misconception("exp-only", tolist(engine.softmax(z, normalize=False).probs),
                                            "You exponentiated but did not divide by the sum of the exponentials."),),
              hint="p_i = e^{z_i} / Σ_j e^{z_j}; subtracting the largest logit first keeps numbers small."),
     ]
@@ -110,7 +110,7 @@ def softmax_cross_entropy(rng: Stream, difficulty: int, calculator_free: bool) -
         loss_mis.append(Misconception("wrong-reduction", other_red,
                                       f"The problem asks for the {reduction} over the batch."))
     if smoothing:
-        loss_mis.append(Misconception("no-smoothing", float(engine.cross_entropy(z, t).loss),
+        loss_mis.append(Misconception("no-smoothing", float(known.trace(label_smoothing=0.0).loss),
                                       "You ignored label smoothing: the loss is −Σ q_i log p_i with the smoothed q."))
     parts.append(Part(
         "loss", f"The loss $L$ ({'the ' + reduction + ' over the batch' if batch else 'natural log'}).", "number",
@@ -127,7 +127,7 @@ def softmax_cross_entropy(rng: Stream, difficulty: int, calculator_free: bool) -
                                       "With the mean over the batch each row of the gradient carries 1/N."
                                       if reduction == "mean" else "With the sum over the batch there is no 1/N."))
     if smoothing:
-        grad_mis.append(Misconception("no-smoothing", tolist(ce.probs - np.eye(C)[t]),
+        grad_mis.append(Misconception("no-smoothing", tolist(known.trace(label_smoothing=0.0).grad_logits),
                                       "With label smoothing the gradient is p − q, with the smoothed q, not p − y."))
     parts.append(Part(
         "grad_logits", r"The gradient $\partial L / \partial z$" + (" (one row per example)." if batch else "."),
@@ -147,12 +147,10 @@ def softmax_cross_entropy(rng: Stream, difficulty: int, calculator_free: bool) -
                                           "p_i(1 − p_i) is ∂p_i/∂z_i only; the sum over k of the chain rule gives p_i − y_i."),
                             Misconception("p-only", "p_i", "The target term −y_i remains after the sum over k.")),
             hint="Use ∂p_k/∂z_i = p_k(δ_ki − p_i) and Σ_k y_k = 1."))
-    steps = sol.steps
-    solution = steps_from(steps[:1], "probs")
-    if smoothing:
-        solution += steps_from([s for s in steps if s.title.startswith("Smoothed")], "target_dist")
-    solution += steps_from([s for s in steps[1:] if s.title.startswith(("Log", "Loss", "Reduce"))], "loss")
-    solution += steps_from([s for s in steps if s.title.startswith("Gradient")], "grad_logits")
+    steps = solve.softmax.cross_entropy_steps(known.params, ce)
+    solution = steps_from(steps.probs, "probs") + steps_from(steps.target_dist, "target_dist")
+    solution += steps_from((steps.log_probs, steps.losses, steps.reduce), "loss")
+    solution += steps_from(steps.gradient, "grad_logits")
     if difficulty == 1:
         solution.append(SolutionStep("Derivation", [
             Math(r"\frac{\partial p_k}{\partial z_i} = p_k(\delta_{ki} - p_i)"),

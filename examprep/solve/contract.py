@@ -266,7 +266,8 @@ class Mistakes:
     ``mistakes("gru-cell", params, trace)``: ``of("h_new", fmt)`` gives the Misconceptions the table
     declares for h_new, ``get("h_new", "no-reset", fmt)`` one of them, ``trace(**conventions)`` the
     engine's trace with some parameters changed (cached, so an answer that is another part's mistake
-    is computed once), ``at(**conventions)`` the same table for a variant of the problem.
+    is computed once), ``call(params)`` the trace of other parameters of the topic, ``at(**conventions)``
+    the same table for a variant of the problem.
     """
 
     def __init__(self, topic: Topic, params: dict[str, Any], trace: Trace | None = None,
@@ -285,6 +286,10 @@ class Mistakes:
     def trace(self, **conventions: Any) -> Trace:
         """The engine's trace for this problem with ``conventions`` changed."""
         return self._trace_for({**self.params, **conventions})
+
+    def call(self, params: Mapping[str, Any]) -> Trace:
+        """The engine's trace for other parameters of the same topic (defaults filled in; cached too)."""
+        return self._trace_for(resolve_params(self.topic, dict(params)))
 
     def at(self, **conventions: Any) -> "Mistakes":
         """The table for the problem with ``conventions`` changed (sharing computed traces)."""

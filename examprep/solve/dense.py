@@ -7,7 +7,7 @@ import numpy as np
 
 from examprep import engine
 from examprep.engine._core import Trace
-from examprep.solve.contract import Param, Step, Topic
+from examprep.solve.contract import Mistake, Param, Step, Topic
 
 _PHI = {"relu": r"\mathrm{ReLU}", "sigmoid": r"\sigma", "tanh": r"\tanh", "leaky-relu": r"\mathrm{LeakyReLU}",
         "gelu": r"\mathrm{GELU}"}
@@ -44,6 +44,18 @@ def dense_steps(p: dict[str, Any], t: Trace) -> DenseSteps:
         Step("Input gradient", r"\frac{\partial L}{\partial x} = W^\top \delta", {"grad_input": t.grad_input}))
 
 
+def _square_asymmetric(p: dict[str, Any]) -> bool:
+    w = np.asarray(p["weight"], dtype=float)
+    return w.shape[0] == w.shape[1] and not np.array_equal(w, w.T)
+
+
+DENSE_MISTAKES = {
+    "output": (Mistake("no-bias", bias=None, why="You left out the bias: y = W x + b."),
+               Mistake("transposed-weight", weight=lambda p: np.asarray(p["weight"], dtype=float).T.tolist(),
+                       when=_square_asymmetric, why="W is out×in: row i of W dots x to give y_i (y = W x, not Wᵀx).")),
+}
+
+
 DENSE = Topic(
     "dense", "Dense layer forward and backward",
     (Param("x", "vector (in) or matrix (N×in)"), Param("weight", "matrix (out×in)"),
@@ -53,6 +65,7 @@ DENSE = Topic(
     lambda p: engine.dense(p["x"], p["weight"], p["bias"], p["grad_output"]),
     dense_steps,
     lambda p: {"layout": "weight is out×in as torch.nn.Linear; batched y = x Wᵀ + b"},
+    mistakes=DENSE_MISTAKES,
     answer_names=lambda p, t: [n for n in ("output", "grad_weight", "grad_bias", "grad_input") if n in t],
 )
 
