@@ -9,8 +9,7 @@ pytest.importorskip("torch")
 
 from examprep import engine  # noqa: E402
 from examprep.cli import app  # noqa: E402
-from examprep.verify import REFERENCES  # noqa: E402
-from examprep.verify import verify  # noqa: E402
+from examprep.verify import verify, REFERENCES  # noqa: E402
 
 runner = CliRunner()
 

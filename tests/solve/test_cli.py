@@ -14,7 +14,7 @@ from examprep.solve import TOPICS
 runner = CliRunner()
 GRU = {"x": [1.0], "h": [0.5], "weight_ih": [[0.5], [1.0], [1.0]], "weight_hh": [[-1.0], [1.0], [2.0]],
        "bias_ih": [0, 0, 0], "bias_hh": [0, 0, 0.5]}
-CASES = Path(__file__).resolve().parents[1].parent / "shared" / "cases"
+CASES = Path(__file__).resolve().parents[2].parent / "shared" / "cases"
 
 
 def run(*args, input=None):

@@ -2,9 +2,10 @@
 import pytest
 
 from examprep import solve
-from examprep.errors import ParamError, UnknownTopicError
+from examprep.errors import ParamError, ShapeError, UnknownTopicError
 
 GRU = {"x": [1.0], "h": [0.5], "weight_ih": [[0.5], [1.0], [1.0]], "weight_hh": [[-1.0], [1.0], [2.0]]}
+
 
 CASES = [
     # (topic, params, words the message must contain)
@@ -93,3 +94,73 @@ def test_unknown_topic_suggests_close_names():
 def test_params_must_be_an_object():
     with pytest.raises(ParamError, match="JSON object"):
         solve.solve("softmax", [1, 2])
+
+
+BAD_GRADIENT_FLOW = [
+    ("residual", {"x": [1, 2], "w1": [[1, 2, 3]]}, ShapeError, ["w1", "2 columns"]),
+    ("residual", {"x": [1, 2], "w1": [[1, 2]]}, ShapeError, ["w1", "w2", "x's size 2"]),
+    ("residual", {"x": [1, 2], "w1": [[1, 2]], "w2": [[1, 2]]}, ShapeError, ["w2", "2×1"]),
+    ("residual", {"x": [1, 2], "w1": [[1, 0], [0, 1]], "grad_output": [1]}, ShapeError, ["grad_output", "size 2"]),
+    ("residual", {"x": [1, 2], "w1": [[1, 0], [0, 1]], "b2": [1, 1]}, ParamError, ["b2", "w2"]),
+    ("residual", {"x": 1, "w1": 1, "activation": "swish"}, ParamError, ["activation", "relu"]),
+    ("residual-stack", {"x": 1, "weights": [1, 2], "biases": [1]}, ShapeError, ["biases", "2"]),
+    ("residual-stack", {"x": [1, 2], "weights": [1]}, ParamError, ["x", "number"]),
+    ("residual-stack", {"x": 1, "weights": [1], "skip": "yes"}, ParamError, ["skip", "true or false"]),
+    ("rnn-unroll", {"x": [[1]], "weight_ih": [[1]], "weight_hh": [[1, 2]]}, ShapeError, ["weight_hh", "square"]),
+    ("rnn-unroll", {"x": [[1, 2]], "weight_ih": [[1]], "weight_hh": [[1]]}, ShapeError, ["weight_ih", "1×2"]),
+    ("rnn-unroll", {"x": [[1]], "h0": [0, 0], "weight_ih": [[1]], "weight_hh": [[1]]}, ShapeError, ["h0", "length 1"]),
+    ("rnn-unroll", {"x": [[1]], "weight_ih": [[1]], "weight_hh": [[1]], "nonlinearity": "sigmoid"}, ParamError,
+     ["nonlinearity", "tanh"]),
+    ("vanishing-gradient", {"w": [1, 2], "x": [1]}, ParamError, ["w", "number"]),
+    ("vanishing-gradient", {"w": 0.5, "x": []}, ShapeError, ["x", "empty"]),
+    ("vanishing-gradient", {"w": 0.5}, ParamError, ["x", "missing"]),
+    ("vanishing-gradient", {"w": float("nan"), "x": [1]}, ParamError, ["w", "finite"]),
+]
+
+
+@pytest.mark.parametrize("topic,params,err,words", BAD_GRADIENT_FLOW,
+                         ids=[f"{t}-{i}" for i, (t, *_) in enumerate(BAD_GRADIENT_FLOW)])
+def test_bad_input_names_the_parameter(topic, params, err, words):
+    with pytest.raises(err) as info:
+        solve.solve(topic, params)
+    msg = str(info.value)
+    assert "\n" not in msg
+    for w in words:
+        assert w in msg, (w, msg)
+
+
+BAD_TRANSFORMER = [
+    ("multi-head-shapes", {"n": 4, "d_model": 10, "num_heads": 3}, ["num_heads", "divide"]),
+    ("multi-head-shapes", {"n": 0, "d_model": 8, "num_heads": 2}, ["n", "≥ 1"]),
+    ("multi-head-shapes", {"d_model": 8, "num_heads": 2}, ["n", "missing"]),
+    ("cross-attention", {"decoder_states": [[1, 0]], "encoder_output": [[1, 0]], "w_query": [[1], [0], [0]],
+                         "w_key": [[1], [0]], "w_value": [[1], [0]]}, ["w_query", "2×?", "3×1"]),
+    ("cross-attention", {"decoder_states": [[1, 0]], "encoder_output": [[1, 0]], "w_query": [[1, 0], [0, 1]],
+                         "w_key": [[1], [0]], "w_value": [[1], [0]]}, ["w_key", "d_k"]),
+    ("cross-attention", {"decoder_states": [[1]], "encoder_output": [[1]], "w_query": [[1]], "w_key": [[1]],
+                         "w_value": [[1]], "layout": "keras"}, ["layout", "x-w", "linear"]),
+    ("causal-mask", {"scores": [[1, 2], [3]]}, ["scores", "rectangular"]),
+    ("causal-mask", {"scores": [[1, 2]], "alignment": "left"}, ["alignment", "top-left", "bottom-right"]),
+    ("teacher-forcing", {"tokens": []}, ["tokens", "non-empty"]),
+    ("teacher-forcing", {"tokens": ["a", 1.5]}, ["tokens[1]", "token"]),
+    ("rope-score", {"query": [1, 2, 3], "key": [1, 2, 3], "position_query": 1, "position_key": 0}, ["even"]),
+    ("rope-score", {"query": [1, 2], "key": [1, 2, 3, 4], "position_query": 1, "position_key": 0}, ["key", "length 2"]),
+    ("positional-encoding-relative", {"position": 2, "offset": 1, "d_model": 5}, ["d_model", "even"]),
+    ("positional-encoding-relative", {"position": 2, "offset": -3, "d_model": 4}, ["offset", "≥ 0"]),
+    ("lora-memory", {"d": 8, "k": 8, "r": 2, "optimizer": "adagrad"}, ["optimizer", "adam"]),
+    ("lora-memory", {"d": 8, "k": 8, "r": 0}, ["r", "≥ 1"]),
+    ("training-time", {"compute": 1e20}, ["peak_flops", "missing"]),
+    ("training-time", {"compute": 1e20, "params": 1e9, "peak_flops": 1e15}, ["compute", "not both"]),
+    ("training-time", {"params": 1e9, "peak_flops": 1e15}, ["params, tokens", "both"]),
+    ("training-time", {"compute": 1e20, "peak_flops": 1e15, "utilization": 1.5}, ["utilization", "(0, 1]"]),
+]
+
+
+@pytest.mark.parametrize("topic,params,words", BAD_TRANSFORMER, ids=[f"{t}-{i}" for i, (t, _, _) in enumerate(BAD_TRANSFORMER)])
+def test_bad_parameters_give_one_line_param_errors(topic, params, words):
+    with pytest.raises(ParamError) as err:
+        solve.solve(topic, params)
+    msg = str(err.value)
+    assert "\n" not in msg
+    for w in words:
+        assert w in msg, (w, msg)
