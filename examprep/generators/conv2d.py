@@ -53,25 +53,16 @@ def conv2d(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     steps = solve.conv.conv2d_steps(known.params, t)
 
     # mistaken methods, through the engine
-    flipped = known.trace(kernel=tolist(np.flip(k)))
-    out_mis = [Misconception("flipped-kernel", tolist(flipped.output),
-                             "PyTorch's conv2d is a cross-correlation: slide the kernel as given, without flipping it.")]
+    out_mis = [known.get("output", "flipped-kernel", tolist)]
     if stride > 1:
         out_mis.append(Misconception("ignored-stride", tolist(known.trace(stride=1, grad_output=None).output),
                                      f"With stride {stride} the window moves {stride} positions at a time."))
-    if padding:
-        out_mis.append(Misconception("ignored-padding", tolist(known.trace(padding=0, grad_output=None).output),
-                                     "Pad the input with a border of zeros first."))
-    if bias:
-        out_mis.append(Misconception("no-bias", tolist(known.trace(bias=0.0).output), "Add the bias to every output."))
-    gk_mis = [Misconception("flipped", tolist(np.flip(t.grad_kernel)),
-                            "∂L/∂K[u, v] = Σ δ[i, j] · x at tap (u, v) of window (i, j): no flip for a cross-correlation.")]
+    out_mis += known.of("output", tolist, skip={"flipped-kernel"})
+    gk_mis = list(known.of("grad_kernel", tolist))
     if difficulty == 1:
         gk_mis.append(Misconception("delta-ones", tolist(known.trace(grad_output=tolist(np.ones_like(y))).grad_kernel),
                                     "δ = ∂L/∂y = y for L = ½ Σ y²; you used δ = 1."))
-    gx_mis = [Misconception("flipped-kernel", tolist(flipped.grad_input),
-                            "Each δ[i, j] spreads back over its window weighted by the kernel as it was applied "
-                            "(K[u, v] onto the input under tap (u, v)) — you flipped it.")]
+    gx_mis = list(known.of("grad_input", tolist))
     if padding:
         gx_mis.append(Misconception("padded-border-kept", tolist(engine.conv2d(np.pad(x, padding), k, stride=stride,
                                                                                 grad_output=delta).grad_input[1:, 1:]),

@@ -3,9 +3,11 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from examprep import engine
 from examprep.engine._core import Trace
-from examprep.solve.contract import Param, Step, Topic
+from examprep.solve.contract import Mistake, Param, Step, Topic
 
 
 class OutputSizeSteps(NamedTuple):
@@ -111,6 +113,23 @@ def conv2d_steps(p: dict[str, Any], t: Trace) -> ConvSteps:
              {"grad_input": t.grad_input}))
 
 
+_flipped = lambda p: np.flip(np.asarray(p["kernel"], dtype=float)).tolist()  # noqa: E731
+
+CONV2D_MISTAKES = {
+    "output": (Mistake("flipped-kernel", kernel=_flipped,
+                       why="PyTorch's conv2d is a cross-correlation: slide the kernel as given, without flipping it."),
+               Mistake("ignored-padding", padding=0, grad_output=None, when=lambda p: p["padding"] != 0,
+                       why="Pad the input with a border of zeros first."),
+               Mistake("no-bias", bias=0.0, why="Add the bias to every output.")),
+    "grad_kernel": (Mistake("flipped", compute=lambda p, t: np.flip(t.grad_kernel),
+                            why="∂L/∂K[u, v] = Σ δ[i, j] · x at tap (u, v) of window (i, j): no flip for a "
+                                "cross-correlation."),),
+    "grad_input": (Mistake("flipped-kernel", kernel=_flipped,
+                           why="Each δ[i, j] spreads back over its window weighted by the kernel as it was applied "
+                               "(K[u, v] onto the input under tap (u, v)) — you flipped it."),),
+}
+
+
 CONV2D = Topic(
     "conv2d", "2-D (or 1-D) convolution forward and backward",
     (Param("input", "matrix (H×W) or vector"), Param("kernel", "matrix (kH×kW) or vector"),
@@ -121,7 +140,8 @@ CONV2D = Topic(
     lambda p: engine.conv2d(p["input"], p["kernel"], stride=p["stride"], padding=p["padding"],
                             dilation=p["dilation"], bias=p["bias"], grad_output=p["grad_output"]),
     conv2d_steps,
-    lambda p: {"operation": "cross-correlation (no kernel flip), as PyTorch",
+    mistakes=CONV2D_MISTAKES,
+    conventions=lambda p: {"operation": "cross-correlation (no kernel flip), as PyTorch",
                "padding": "TensorFlow \"same\": extra pad at the end" if p["padding"] == "same" else "zeros"},
     answer_names=lambda p, t: [n for n in ("output", "grad_input", "grad_kernel", "grad_bias") if n in t],
 )

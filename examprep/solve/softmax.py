@@ -1,13 +1,14 @@
 """Solve topics of softmax and cross-entropy: softmax, cross-entropy."""
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from examprep import engine
 from examprep.engine._core import Trace
-from examprep.solve.contract import Param, Step, Topic
+from examprep.solve.contract import Mistake, Param, Step, Topic
 
 
 class SoftmaxSteps(NamedTuple):
@@ -69,6 +70,40 @@ def cross_entropy_steps(p: dict[str, Any], t: Trace) -> CrossEntropySteps:
     )
 
 
+def _batch(p: dict[str, Any]) -> bool:
+    return np.ndim(p["logits"]) == 2
+
+
+def _mean_over(p: dict[str, Any]) -> int:
+    """N for a batch's mean (the divisor the gradient carries), else 1."""
+    return len(p["logits"]) if _batch(p) and p["reduction"] == "mean" else 1
+
+
+CROSS_ENTROPY_MISTAKES = {
+    "probs": (Mistake("exp-only", compute=lambda p, t: engine.softmax(p["logits"], normalize=False).probs,
+                      why="You exponentiated but did not divide by the sum of the exponentials."),),
+    "loss": (Mistake("log10", compute=lambda p, t: t.loss / math.log(10),
+                     why="Cross-entropy uses the natural logarithm, not log base 10."),
+             Mistake("double-softmax", why="You applied softmax to the probabilities again before the loss: the loss "
+                                           "takes log of p directly.",
+                     compute=lambda p, t: engine.cross_entropy(t.probs, p["target"], reduction=p["reduction"],
+                                                               label_smoothing=p["label_smoothing"]).loss),
+             Mistake("no-smoothing", label_smoothing=0.0,
+                     why="You ignored label smoothing: the loss is −Σ q_i log p_i with the smoothed q.")),
+    "grad_logits": (Mistake("y-minus-p", compute=lambda p, t: -t.grad_logits, why="Sign flipped: ∂L/∂z = p − y, not y − p."),
+                    Mistake("p-only", compute=lambda p, t: t.probs / _mean_over(p),
+                            why="You forgot to subtract the one-hot target y."),
+                    Mistake("missing-1-over-n", compute=lambda p, t: t.grad_logits * len(p["logits"]),
+                            when=lambda p: _batch(p) and p["reduction"] == "mean",
+                            why="With the mean over the batch each row of the gradient carries 1/N."),
+                    Mistake("extra-1-over-n", compute=lambda p, t: t.grad_logits / len(p["logits"]),
+                            when=lambda p: _batch(p) and p["reduction"] == "sum",
+                            why="With the sum over the batch there is no 1/N."),
+                    Mistake("no-smoothing", label_smoothing=0.0,
+                            why="With label smoothing the gradient is p − q, with the smoothed q, not p − y.")),
+}
+
+
 CROSS_ENTROPY = Topic(
     "cross-entropy", "Softmax + cross-entropy loss and its gradient",
     (Param("logits", "vector (C) or matrix (N×C)"),
@@ -79,7 +114,8 @@ CROSS_ENTROPY = Topic(
     lambda p: engine.cross_entropy(p["logits"], p["target"], reduction=p["reduction"],
                                    label_smoothing=p["label_smoothing"]),
     cross_entropy_steps,
-    lambda p: {"reduction": {"mean": "mean over the batch (PyTorch's default)", "sum": "sum over the batch",
+    mistakes=CROSS_ENTROPY_MISTAKES,
+    conventions=lambda p: {"reduction": {"mean": "mean over the batch (PyTorch's default)", "sum": "sum over the batch",
                              "none": "one loss per example"}.get(p["reduction"], p["reduction"]),
                "label_smoothing": f"ε = {p['label_smoothing']}: target gets 1−ε+ε/C, others ε/C (PyTorch)"},
 )

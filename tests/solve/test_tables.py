@@ -40,6 +40,10 @@ INSTANCES = [
     ("dense", {"x": [1.0, -2.0], "weight": [[1.0, 2.0], [-1.0, 0.5]], "bias": [0.5, -0.5], "grad_output": [1.0, -1.0]}),
     ("layer-norm", {"x": [[1.0, 2.0, 4.0, 5.0], [0.0, 1.0, 3.0, 4.0]], "gamma": [1.0, 0.5, 2.0, 1.5],
                     "beta": [0.0, 0.5, -0.5, 1.0], "eps": 0.01}),
+    ("conv2d", {"input": [[1, 2, 0, -1], [0, 1, 3, 1], [2, -1, 0, 1], [1, 0, 1, 2]], "kernel": [[1, -1], [0, 2]],
+                "padding": 1, "stride": 2, "bias": 1.0, "grad_output": [[1, -1, 0], [2, 0, 1], [0, 1, -1]]}),
+    ("cross-entropy", {"logits": [[1.0, -1.0, 0.5], [0.0, 2.0, -0.5]], "target": [0, 1], "label_smoothing": 0.1}),
+    ("cross-entropy", {"logits": [[1.0, -1.0, 0.5], [0.0, 2.0, -0.5]], "target": [2, 1], "reduction": "sum"}),
 ]
 IDS = [f"{t}-{i}" for i, (t, _) in enumerate(INSTANCES)]
 
