@@ -16,13 +16,15 @@ import difflib
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 import numpy as np
 
 from examprep.engine._core import Trace
 from examprep.errors import ParamError, UnknownTopicError
-from examprep.problem import Misconception, Recipe
+
+if TYPE_CHECKING:       # imported where used: `examprep solve` needs neither (start-up time)
+    from examprep.problem import Misconception, Recipe
 
 
 class _Required:
@@ -124,6 +126,8 @@ class Ecf:
         referenced answer is not asked: no part in ``parts``). An array in the arguments is a value
         in the form of the answers (a vector, or a number where a problem shows one-unit vectors as
         numbers) and is written through ``fmt`` (default: as JSON lists)."""
+        from examprep.problem import Recipe
+
         missing: list[str] = []
         fmt = fmt or jsonable
 
@@ -312,6 +316,8 @@ class Mistakes:
             field: str | None = None) -> Misconception:
         """One declared mistake of ``answer`` as a Misconception (value read from trace ``field``,
         default the answer itself, and shown through ``fmt``)."""
+        from examprep.problem import Misconception
+
         m = next((m for m in self.declared(answer) if m.id == mistake_id), None)
         if m is None:
             raise KeyError(f"{self.topic.name}: no mistake {mistake_id!r} declared for {answer!r}")
@@ -323,6 +329,8 @@ class Mistakes:
     def of(self, answer: str, fmt: Callable[[Any], Any] = lambda v: v, field: str | None = None,
            skip: Iterable[str] = ()) -> tuple[Misconception, ...]:
         """Every declared mistake of ``answer`` that is a mistake here, in declaration order."""
+        from examprep.problem import Misconception
+
         skip = set(skip)
         out = []
         for m in self.declared(answer):
