@@ -3,7 +3,7 @@
 Prints, in one run:
 - end to end: `examprep solve --batch` as a subprocess (start-up included), solves per second;
 - per topic, in process: our engine's solves/s against the baseline, the independent torch
-  reference implementations (examprep.train.engine_reference) on the same params, and the ratio.
+  reference implementations (examprep.verify) on the same params, and the ratio.
 
 Usage: python bench/solve.py [--lines 10000] [--cases PATH]
 Goal (issue 2): ≥ 2,000 solves/s end to end.
@@ -47,7 +47,7 @@ def main() -> None:
 
     from examprep import solve
     try:
-        from examprep.train.engine_reference import REFERENCES
+        from examprep.verify import REFERENCES
     except ImportError:
         REFERENCES = {}
         print("(torch not installed: no baseline column)")

@@ -1,11 +1,10 @@
 """CLI commands of the reference model at work: `examprep verify` (engine vs torch) and
 `examprep attention-map` (what a trained model attends to).
 
-torch is imported inside the commands only.
+torch is imported only by the examprep.train and examprep.verify modules these commands call.
 """
 from __future__ import annotations
 
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional
 
@@ -23,20 +22,12 @@ def _count(n: int, noun: str) -> str:
 MAX_ALIGNMENT = 2000       # the trainer's own held-out evaluation size; about 20 s on one thread
 
 
-@contextmanager
 def _one_thread():
-    """One torch thread for the command, the caller's count restored after: the matrices here (one
-    sentence, a few random instances) are far too small for more to pay off, and on a busy 2-core
-    machine attention-map's waiting threads made it 10-20x slower (the commands also call
+    """One torch thread for the command (examprep.train.distributed.one_thread; the commands also call
     quiet_waiting_threads before torch loads)."""
-    import torch
+    from examprep.train.distributed import one_thread
 
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
+    return one_thread()
 
 
 def verify(
@@ -58,8 +49,7 @@ def verify(
     topic = list(dict.fromkeys(topic))           # each topic once, in the order given
     quiet_waiting_threads()
     try:
-        from examprep.train.engine_reference import REFERENCES
-        from examprep.train.verify import verify as run_verify
+        from examprep.verify import REFERENCES, verify as run_verify
     except ImportError as err:
         typer.echo(f"error: verify needs torch ({err.name} is missing): pip install -e '.[train]'", err=True)
         raise typer.Exit(2) from None

@@ -31,10 +31,6 @@ def topic_item(generator: str) -> str:
     return f"topic:{generator}"
 
 
-def concept_item(question_id: str) -> str:
-    return f"concept:{question_id}"
-
-
 def split_item(item: str) -> tuple[str, str]:
     """("topic" | "concept", name) of an item."""
     kind, _, name = item.partition(":")

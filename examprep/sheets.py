@@ -497,7 +497,9 @@ def _is_distribution_matrix(value: Any) -> bool:
 def solution_extras(problems: list) -> dict[int, list]:
     """Figures the solutions draw beside the numbers, by problem index: a shaded heatmap for a
     matrix answer whose rows are probability distributions (attention weights, batched softmax),
-    the receptive-field diagram for the conv/pool stack of a receptive-field problem."""
+    then the figures the problem's own generator draws (the receptive-field diagram of a conv/pool
+    stack)."""
+    from examprep import generators
     from examprep.document import Heatmap, Matrix
 
     out: dict[int, list] = {}
@@ -512,50 +514,10 @@ def solution_extras(problems: list) -> dict[int, list]:
                 n, m = len(part.expected), len(part.expected[0])
                 extras.append(Heatmap(f"{part.id}: darker = larger", part.expected,
                                       rows if len(rows) == n else [], cols if len(cols) == m else []))
-        if p.generator == "receptive-field" and isinstance(p.params.get("layers"), list):
-            fig = receptive_field_figure(p.params["input_size"], p.params["layers"])
-            if fig is not None:
-                extras.append(fig)
+        extras += generators.figures(p)
         if extras:
             out[k] = extras
     return out
-
-
-def receptive_field_figure(input_size: int, layers: list[dict]):
-    """The units one output of the last layer depends on, level by level (0 = the input).
-
-    Unit u of a layer (kernel k, stride s, padding p, dilation d) reads units u·s − p + d·m,
-    m = 0…k−1, of the level below (PyTorch's indexing); the chosen output is the middle one.
-    Returns a render.typst.ReceptiveFieldFigure, or None for a stack too large to draw.
-    """
-    from examprep import engine
-    from examprep.render.typst import ReceptiveFieldFigure
-
-    sizes = [int(input_size)]
-    for L in layers:
-        op = "pool" if L.get("type") == "max-pool" else "conv"
-        sizes.append(engine.conv_output_size(sizes[-1], L["kernel_size"], op=op, stride=L["stride"],
-                                             padding=L["padding"], dilation=L["dilation"]).output_size)
-    if min(sizes) < 1:
-        return None
-    needed = [{sizes[-1] // 2}]
-    for L in reversed(layers):
-        above = needed[0]
-        below = {u * L["stride"] - L["padding"] + L["dilation"] * m for u in above for m in range(L["kernel_size"])}
-        needed.insert(0, below)
-    labels = [f"input ({sizes[0]})"] + [
-        f"{'pool' if L.get('type') == 'max-pool' else 'conv'} k={L['kernel_size']} s={L['stride']}"
-        + (f" p={L['padding']}" if L["padding"] else "") + (f" d={L['dilation']}" if L["dilation"] > 1 else "")
-        + f" ({n})" for L, n in zip(layers, sizes[1:])]
-    jumps, offsets, fields = [1], [0.0], [1]
-    for L in layers:
-        offsets.append(offsets[-1] - L["padding"] * jumps[-1])
-        fields.append(fields[-1] + L["dilation"] * (L["kernel_size"] - 1) * jumps[-1])
-        jumps.append(jumps[-1] * L["stride"])
-    rf = engine.receptive_field([{k: L[k] for k in ("kernel_size", "stride", "dilation")} for L in layers])
-    return ReceptiveFieldFigure(sizes=sizes, needed=[sorted(s) for s in needed], jumps=jumps,
-                                offsets=offsets, fields=fields, labels=labels,
-                                receptive_field=rf.receptive_field)
 
 
 # ------------------------------------------------------------------------------------------ outputs

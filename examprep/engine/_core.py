@@ -132,6 +132,13 @@ def boolean(name: str, value: Any) -> bool:
     raise ParamError(f"{name}: expected true or false, got {_describe(value)}")
 
 
+def same_shape(name: str, a: np.ndarray, ref: np.ndarray, ref_name: str) -> None:
+    """Raise ShapeError naming ``name`` unless ``a`` has the shape of ``ref`` (named ``ref_name``)."""
+    if a.shape != ref.shape:
+        raise ShapeError(f"{name}: expected the shape of {ref_name} "
+                         f"{'×'.join(map(str, ref.shape)) or 'scalar'}, got {'×'.join(map(str, a.shape)) or 'scalar'}")
+
+
 def sigmoid(x: np.ndarray) -> np.ndarray:
     """Logistic function, stable for large |x| (no overflow warning)."""
     x = np.asarray(x, dtype=np.float64)

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from examprep.engine._core import Trace, array, choice, number, sigmoid
+from examprep.engine._core import Trace, array, choice, number, same_shape, sigmoid
 
 ACTIVATIONS = ("sigmoid", "tanh", "relu", "leaky-relu", "gelu")
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -72,3 +72,24 @@ def activation_fn(name: str, x: np.ndarray, negative_slope: float = 0.01) -> tup
     """(output, derivative) of an activation on an already-checked array: used by other topics."""
     t = activation(name, x, negative_slope=negative_slope)
     return np.asarray(t["output"], dtype=np.float64), np.asarray(t["derivative"], dtype=np.float64)
+
+
+# ---------------------------------------------- backward and derivatives from values (ECF rules)
+
+def activation_backward(grad_output, x, name="relu", negative_slope=0.01) -> np.ndarray:
+    """∂L/∂x = ∂L/∂φ(x) ⊙ φ'(x) for an element-wise activation φ at pre-activation x."""
+    g, x_ = array("grad_output", grad_output), array("x", x)
+    same_shape("grad_output", g, x_, "x")
+    return g * activation_fn(name, x_, number("negative_slope", negative_slope))[1]
+
+
+def sigmoid_derivative_from_output(output) -> np.ndarray:
+    """σ'(x) = σ(x)(1 − σ(x)) from the value s = σ(x)."""
+    s = array("output", output)
+    return s * (1.0 - s)
+
+
+def tanh_derivative_from_output(output) -> np.ndarray:
+    """tanh'(x) = 1 − tanh²(x) from the value t = tanh(x)."""
+    t = array("output", output)
+    return 1.0 - t**2

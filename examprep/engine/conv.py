@@ -1,4 +1,5 @@
-"""Convolution and pooling: output sizes, receptive fields, conv2d and max-pool forward/backward.
+"""Convolution: output sizes (of convolution and pooling layers), receptive fields, conv2d forward and
+backward. Pooling itself is engine/pool.py.
 
 Defaults follow PyTorch (torch.nn.Conv2d, torch.nn.MaxPool2d, their "Shape" sections); "same"
 padding follows TensorFlow's rule (tf.nn.convolution docs): out = ⌈n / s⌉ and the total padding
@@ -186,7 +187,7 @@ def _pads(padding: Any, kernel: tuple[int, ...], sizes: tuple[int, ...], stride:
     return [(p, p)] * dims
 
 
-def _window_index(out: int, k: int, s: int, d: int) -> np.ndarray:
+def window_index(out: int, k: int, s: int, d: int) -> np.ndarray:
     """Index array (out, k): position in the padded input of kernel tap t for output o."""
     return np.arange(out)[:, None] * s + np.arange(k)[None, :] * d
 
@@ -225,10 +226,10 @@ def conv2d(input, kernel, *, stride=1, padding: Any = 0, dilation=1, bias: float
         outs.append((xp.shape[i] - eff) // s[i] + 1)
     if one_d:
         xp2, w2 = xp[None, :], w[None, :]
-        idx = [np.zeros((1, 1), dtype=int), _window_index(outs[0], w.shape[0], s[0], d[0])]
+        idx = [np.zeros((1, 1), dtype=int), window_index(outs[0], w.shape[0], s[0], d[0])]
     else:
         xp2, w2 = xp, w
-        idx = [_window_index(outs[i], w.shape[i], s[i], d[i]) for i in range(2)]
+        idx = [window_index(outs[i], w.shape[i], s[i], d[i]) for i in range(2)]
     rows, cols = idx[0][:, None, :, None], idx[1][None, :, None, :]
     patches = xp2[rows, cols]                                  # (OH, OW, KH, KW)
     out = np.einsum("abij,ij->ab", patches, w2) + b
@@ -247,56 +248,4 @@ def conv2d(input, kernel, *, stride=1, padding: Any = 0, dilation=1, bias: float
             grad_pad, grad_kernel = grad_pad[0], grad_kernel[0]
         crop = tuple(slice(p0, grad_pad.shape[i] - p1) for i, (p0, p1) in enumerate(pads))
         trace.update(grad_input=grad_pad[crop], grad_kernel=grad_kernel, grad_bias=float(g.sum()))
-    return trace
-
-
-def max_pool(input, kernel_size, *, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
-             grad_output=None) -> Trace:
-    """Max-pooling of a 1-D or 2-D input, as torch.nn.functional.max_pool1d/2d, and its backward.
-
-    Shapes: input (L,) or (H, W); kernel_size, stride (default kernel_size), padding, dilation an
-    int or one per dimension. Padding is −∞ (it never wins). Output size as conv_output_size with
-    op "pool" (PyTorch's ceil_mode last-window rule; windows past the end are clipped).
-    Ties: the first maximum in row-major order within the window wins (PyTorch's CPU kernel).
-    Backward: each grad_output entry goes wholly to its window's argmax; overlapping windows add.
-    Returns output, indices (flat row-major index into the input of each maximum, as
-    return_indices=True); with grad_output also grad_input.
-    Raises ParamError for padding > kernel_size // 2, ShapeError for a window larger than the input.
-    """
-    x = array("input", input, (1, 2))
-    dims = x.ndim
-    k = int_tuple("kernel_size", kernel_size, dims, minimum=1)
-    s = int_tuple("stride", k if stride is None else stride, dims, minimum=1)
-    d = int_tuple("dilation", dilation, dims, minimum=1)
-    p = int_tuple("padding", padding, dims, minimum=0)
-    ceil_mode = boolean("ceil_mode", ceil_mode)
-    sizes = conv_output_size(list(x.shape), list(k), op="pool", stride=list(s), padding=list(p),
-                             dilation=list(d), ceil_mode=ceil_mode)["output_size"]
-    # pad with −inf on both sides, plus enough at the end for a clipped ceil_mode window
-    extra = [max((sizes[i] - 1) * s[i] + d[i] * (k[i] - 1) + 1 - (x.shape[i] + 2 * p[i]), 0) for i in range(dims)]
-    xp = np.pad(x, [(p[i], p[i] + extra[i]) for i in range(dims)], constant_values=-np.inf)
-    flat_index = np.pad(np.arange(x.size).reshape(x.shape), [(p[i], p[i] + extra[i]) for i in range(dims)],
-                        constant_values=-1)
-    if dims == 1:
-        xp, flat_index = xp[None, :], flat_index[None, :]
-        idx = [np.zeros((1, 1), dtype=int), _window_index(sizes[0], k[0], s[0], d[0])]
-    else:
-        idx = [_window_index(sizes[i], k[i], s[i], d[i]) for i in range(2)]
-    rows, cols = idx[0][:, None, :, None], idx[1][None, :, None, :]
-    windows = xp[rows, cols]                                   # (OH, OW, KH, KW)
-    oh, ow = windows.shape[:2]
-    flat = windows.reshape(oh, ow, -1)
-    arg = flat.argmax(axis=-1)                                 # first maximum, row-major
-    out = np.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
-    where = np.take_along_axis(flat_index[rows, cols].reshape(oh, ow, -1), arg[..., None], axis=-1)[..., 0]
-    if dims == 1:
-        out, where = out[0], where[0]
-    trace = Trace(output=out, indices=where)
-    if grad_output is not None:
-        g = array("grad_output", grad_output, dims)
-        if g.shape != out.shape:
-            raise ShapeError(f"grad_output: expected the output's shape {shape_str(out.shape)}, got {shape_str(g.shape)}")
-        grad = np.zeros(x.size)
-        np.add.at(grad, where.ravel(), g.ravel())
-        trace.update(grad_input=grad.reshape(x.shape))
     return trace

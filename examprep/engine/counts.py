@@ -1,4 +1,5 @@
-"""Counting: parameters of layers, LoRA's trainable parameters, compute by the scaling laws."""
+"""Counting: parameters of layers, LoRA's trainable parameters and the training memory it saves, compute
+by the scaling laws and the training time it takes."""
 from __future__ import annotations
 
 import math
@@ -184,3 +185,63 @@ def scaling_law(*, params=None, tokens=None, compute=None, tokens_per_param: flo
     derived = [n for n in ("params", "tokens", "compute") if n not in given]
     return Trace(params=vals["params"], tokens=vals["tokens"], compute=vals["compute"], derived=derived,
                  tokens_per_param_used=vals["tokens"] / vals["params"])
+
+
+OPTIMIZERS = {"adam": 2, "sgd-momentum": 1, "sgd": 0}     # optimizer states per trained value
+
+
+def lora_memory(d: int, k: int, r: int, *, num_matrices: int = 1, bytes_per_value: int = 4,
+                optimizer: str = "adam") -> Trace:
+    """Training memory that LoRA saves on gradients and optimizer states (Hu et al. 2021, §4.2).
+
+    Full fine-tuning keeps, for every trained value, its gradient and the optimizer's states (Adam: two
+    moments; SGD with momentum: one; plain SGD: none); LoRA keeps them only for B (d×r) and A (r×k).
+    values_per_param = 1 + states; bytes per trained parameter = bytes_per_value · values_per_param
+    (float32: 4 bytes). The frozen weights and the activations are needed in both cases and are not counted.
+    Returns trainable_params, full_params, fraction (engine.lora), values_per_param,
+    full_training_bytes, lora_training_bytes, saved_bytes and saved_mib (saved_bytes / 2²⁰).
+    Raises ParamError for sizes < 1 or an unknown optimizer.
+    """
+    base = lora(d, k, r, num_matrices=num_matrices)
+    opt = choice("optimizer", optimizer, tuple(OPTIMIZERS))
+    nbytes = integer("bytes_per_value", bytes_per_value, 1)
+    per = 1 + OPTIMIZERS[opt]
+    full = base.full_params * per * nbytes
+    ours = base.trainable_params * per * nbytes
+    return Trace(trainable_params=base.trainable_params, full_params=base.full_params, fraction=base.fraction,
+                 values_per_param=per, bytes_per_param=per * nbytes, full_training_bytes=full,
+                 lora_training_bytes=ours, saved_bytes=full - ours, saved_mib=(full - ours) / 2 ** 20)
+
+
+def training_time(*, compute=None, params=None, tokens=None, num_gpus: int = 1, peak_flops: float,
+                  utilization: float = 1.0) -> Trace:
+    """Wall-clock training time from a compute budget (Kaplan et al. 2020: C = 6·N·D FLOPs).
+
+    compute C in FLOPs, or params N and tokens D (then C = 6ND, engine.scaling_law); num_gpus
+    accelerators of peak_flops FLOP/s each, used at a fraction ``utilization`` of their peak (model
+    FLOPs utilisation, MFU; 1 = peak, 0.3–0.5 is typical).
+    throughput = num_gpus · peak_flops · utilization (FLOP/s); seconds = C / throughput.
+    Returns compute, throughput, seconds, hours, days.
+    Raises ParamError when compute is given together with params or tokens, when neither is complete,
+    or for values out of range (utilization must be in (0, 1]).
+    """
+    if compute is not None and (params is not None or tokens is not None):
+        raise ParamError("compute: give compute, or params and tokens (C = 6ND), not both")
+    if compute is None:
+        if params is None or tokens is None:
+            raise ParamError("params, tokens: give both (C = 6ND), or compute")
+        c = scaling_law(params=params, tokens=tokens).compute
+    else:
+        c = number("compute", compute)
+        if c <= 0:
+            raise ParamError(f"compute: expected a positive number of FLOPs, got {c:g}")
+    g = integer("num_gpus", num_gpus, 1)
+    peak = number("peak_flops", peak_flops)
+    if peak <= 0:
+        raise ParamError(f"peak_flops: expected a positive number of FLOP/s, got {peak:g}")
+    u = number("utilization", utilization)
+    if not 0 < u <= 1:
+        raise ParamError(f"utilization: expected a fraction in (0, 1], got {u:g}")
+    throughput = g * peak * u
+    seconds = c / throughput
+    return Trace(compute=c, throughput=throughput, seconds=seconds, hours=seconds / 3600, days=seconds / 86400)

@@ -1,4 +1,4 @@
-"""Layer normalisation."""
+"""Layer normalisation, and the same normalisation from given statistics (an ECF rule)."""
 from __future__ import annotations
 
 import numpy as np
@@ -50,3 +50,20 @@ def layer_norm(x, gamma=1.0, beta=0.0, *, eps: float = 1e-5, eps_placement: str 
     squeeze = (lambda a: float(a[0])) if x_arr.ndim == 1 else (lambda a: a[:, 0])
     return Trace(mean=squeeze(mean), centered=centered, var=squeeze(var), std=squeeze(std),
                  denominator=squeeze(denom), normalized=normalized, output=out)
+
+
+def layer_norm_from_stats(x, mean, var, eps=1e-5, eps_placement="added-to-std", gamma=1.0, beta=0.0) -> np.ndarray:
+    """γ ⊙ (x − μ)/(σ + ε) + β ("added-to-std") or γ ⊙ (x − μ)/√(σ² + ε) + β ("inside-sqrt") from given
+    statistics: x (D,) with one mean and variance, or (N, D) with one per row."""
+    X = array("x", x, (1, 2))
+    mu, v = array("mean", mean, (0, 1)), array("var", var, (0, 1))
+    if X.ndim == 2:
+        if mu.size != X.shape[0] or v.size != X.shape[0]:
+            raise ShapeError(f"mean, var: expected one per row ({X.shape[0]})")
+        mu, v = mu.reshape(-1, 1), v.reshape(-1, 1)
+    if np.any(v < 0):
+        raise ParamError("var: a variance cannot be negative")
+    e = number("eps", eps)
+    denom = np.sqrt(v) + e if eps_placement == "added-to-std" else np.sqrt(v + e)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return array("gamma", gamma) * (X - mu) / denom + array("beta", beta)

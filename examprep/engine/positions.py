@@ -1,9 +1,12 @@
-"""Position information: sinusoidal encodings and rotary embeddings (RoPE)."""
+"""Position information: sinusoidal encodings and the relative-position property of their dot product,
+rotary embeddings (RoPE) and the attention score they give."""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
-from examprep.engine._core import Trace, array, choice, integer, number
+from examprep.engine._core import Trace, array, choice, integer, number, vector
 from examprep.errors import ParamError, ShapeError
 
 
@@ -84,3 +87,48 @@ def rope(x, position, *, base: float = 10000.0, style: str = "interleaved") -> T
     if x_arr.ndim == 1:
         return Trace(frequencies=theta, angles=angles[0], cos=cos[0], sin=sin[0], output=out[0])
     return Trace(frequencies=theta, angles=angles, cos=cos, sin=sin, output=out)
+
+
+def rope_score(query, key, position_query: int, position_key: int, *, base: float = 10000.0,
+               style: str = "interleaved") -> Trace:
+    """The attention score of a query and a key after rotary position embedding (Su et al. 2021, §3.4.2).
+
+    q' = RoPE(q, m), k' = RoPE(k, n) (engine.rope; style "interleaved" or "rotate-half"), score = q'·k'.
+    RoPE makes the score depend on the positions only through the offset m − n:
+    q'·k' = Σ_j Re[(q_{2j} + i q_{2j+1}) (k_{2j} − i k_{2j+1}) e^{i(m−n)θ_j}] (interleaved pairs).
+    Shapes: query and key (d,), d even. Positions are integers ≥ 0.
+    Returns query_rotated, key_rotated, score, unrotated_score (q·k), offset (m − n).
+    Raises ShapeError for vectors of different or odd length.
+    """
+    q = vector("query", query)
+    k = vector("key", key, q.shape[0])
+    rq = rope(q, position_query, base=base, style=style)
+    rk = rope(k, position_key, base=base, style=style)
+    return Trace(query_rotated=rq.output, key_rotated=rk.output, score=float(rq.output @ rk.output),
+                 unrotated_score=float(q @ k), offset=integer("position_query", position_query, 0)
+                 - integer("position_key", position_key, 0), angles_query=rq.angles, angles_key=rk.angles)
+
+
+def positional_encoding_relative(position: int, offset: int, d_model: int, *, base: float = 10000.0) -> Trace:
+    """Sinusoidal encodings at positions p and p + k, and why their dot product depends on k only.
+
+    With ω_i = base^{−2i/d_model} (Vaswani et al. 2017, §3.5), sin a sin b + cos a cos b = cos(a − b) gives
+      PE(p)·PE(p + k) = Σ_i cos(k ω_i)   — the same for every p;
+    and PE(p + k) is PE(p) with each (sin, cos) pair rotated by the angle k ω_i. The wavelength of pair i
+    is 2π/ω_i, from 2π (pair 0) to 2π·base^{(d−2)/d}.
+    Shapes: encoding, shifted (d_model,); frequencies, wavelengths, pair_terms (d_model/2,).
+    Returns frequencies, wavelengths, encoding, shifted, dot, pair_terms (cos(k ω_i)).
+    Raises ParamError for an odd d_model (the last lone sine breaks the identity), a negative position
+    or p + k < 0.
+    """
+    p = integer("position", position, 0)
+    k = integer("offset", offset)
+    d = integer("d_model", d_model, 2)
+    if d % 2:
+        raise ParamError(f"d_model: the relative-position identity needs whole (sin, cos) pairs, so an even d_model, got {d}")
+    if p + k < 0:
+        raise ParamError(f"offset: position + offset must be ≥ 0, got {p} + {k}")
+    pe = positional_encoding([p, p + k], d, base=base)
+    freq = pe.frequencies
+    return Trace(frequencies=freq, wavelengths=2 * math.pi / freq, encoding=pe.encoding[0], shifted=pe.encoding[1],
+                 dot=float(pe.encoding[0] @ pe.encoding[1]), pair_terms=np.cos(k * freq))

@@ -1,4 +1,6 @@
-"""Softmax and cross-entropy, forward and gradient."""
+"""Softmax and cross-entropy, forward and gradient; and the pieces an ECF rule recomputes from a
+student's own probabilities (the negative log-likelihood, cross-entropy against a target distribution,
+the gradient p − q)."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,18 +9,21 @@ from examprep.engine._core import Trace, array, choice, integer, number
 from examprep.errors import ParamError, ShapeError
 
 
-def softmax(logits) -> Trace:
+def softmax(logits, *, normalize: bool = True) -> Trace:
     """Softmax over the last axis, computed stably as exp(z − max z) / Σ exp(z − max z).
 
     Shapes: logits (C,) or (N, C) (any rank; the last axis is the class axis); probs the same.
     Source: torch.nn.functional.softmax(dim=-1); stability trick from CS231n "linear classify"
     notes (subtracting the max changes nothing mathematically and prevents overflow).
+    normalize=False is the mistake of exponentiating without dividing by the sum: probs = e^z.
     Returns shifted (z − max), exp (of shifted), sum, probs.
     Raises ParamError for non-finite or empty logits.
     """
     z = array("logits", logits)
     if z.ndim == 0:
         raise ShapeError("logits: expected a vector or a matrix, got a single number")
+    if not normalize:
+        return Trace(probs=np.exp(z))
     shifted = z - z.max(axis=-1, keepdims=True)
     e = np.exp(shifted)
     s = e.sum(axis=-1, keepdims=True)
@@ -90,3 +95,41 @@ def cross_entropy(logits, target, *, reduction: str = "mean", label_smoothing: f
                      grad_logits=grad[0])
     return Trace(probs=p, log_probs=logp, target_dist=q, losses=losses,
                  loss=float(loss) if reduction != "none" else losses, grad_logits=grad)
+
+
+# ------------------------------------------------ from given probabilities (ECF rules)
+
+def nll(probs, target) -> float:
+    """−log p[target] of a probability vector."""
+    p = array("probs", probs, 1)
+    t = integer("target", target, 0)
+    if t >= p.shape[0]:
+        raise ShapeError(f"target: {t} is outside the {p.shape[0]} probabilities")
+    if p[t] <= 0:
+        return float("inf")
+    return float(-np.log(p[t]))
+
+
+def mean_nll(probs, target) -> float:
+    """Mean over rows of −log p[n, target[n]]."""
+    p = array("probs", probs, 2)
+    return float(np.mean([nll(row, t) for row, t in zip(p, target)]))
+
+
+def cross_entropy_from_probs(probs, target_dist, reduction="mean") -> float:
+    """−Σ_c q_c log p_c per row, reduced by mean or sum over rows (a vector is one row)."""
+    p, q = array("probs", probs, (1, 2)), array("target_dist", target_dist, (1, 2))
+    if p.shape != q.shape:
+        raise ShapeError(f"probs: expected shape {q.shape}, got {p.shape}")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        losses = -np.where(q > 0, q * np.log(np.clip(p, 0, None)), 0.0).sum(axis=-1)
+    losses = np.atleast_1d(losses)
+    return float(losses.mean() if reduction == "mean" else losses.sum())
+
+
+def minus_target(probs, target_dist, divide_by=1.0) -> np.ndarray:
+    """(p − q) / divide_by: the softmax-cross-entropy gradient from given probabilities."""
+    p, q = array("probs", probs), array("target_dist", target_dist)
+    if p.shape != q.shape:
+        raise ShapeError(f"probs: expected shape {q.shape}, got {p.shape}")
+    return (p - q) / number("divide_by", divide_by)

@@ -1,136 +1,35 @@
-"""Problem generators: one module per topic, each registered by name.
+"""Problem generators: one module per problem, each registered by name (`examprep topics` lists them).
 
-A generator is a function ``(rng: Stream, difficulty: int, calculator_free: bool) -> Draft``;
-``build`` turns it into a Problem stamped with (generator, version, seed, difficulty), retrying
-with the next sub-stream when an instance is degenerate (all-equal scores, a misconception that
-equals the answer within tolerance) — deterministically, so a seed always gives the same Problem.
+The framework (Stream, Draft, the @generator decorator, the checks build() applies) is in
+``framework.py``; each generator module draws its parameters, calls the engine once per answer,
+builds its statement and its worked solution from solve's named steps, takes its misconceptions
+from solve's per-answer tables (adding problem-specific ones through the engine) and draws its own
+figures.
 """
 from __future__ import annotations
 
 import difflib
-import hashlib
-import importlib
-import math
-import pkgutil
-from dataclasses import dataclass, field, replace
-from typing import Any, Callable
-
-import numpy as np
+from typing import Any
 
 from examprep.errors import ParamError, UnknownTopicError
-from examprep.problem import Misconception, Part, Problem, SolutionStep
+from examprep.generators.framework import (
+    REGISTRY, Degenerate, Draft, Generator, Stream, _check, generator, nice, steps_from, tolist,
+)
+from examprep.problem import Problem
 
-
-class Degenerate(Exception):
-    """Raised by a generator when the drawn instance is not a good problem; build() redraws."""
-
-
-class Stream:
-    """A stable stream of random integers: BLAKE2b of (key, counter), the same in every process,
-    Python and numpy version (numpy's distribution methods may change between releases)."""
-
-    def __init__(self, *key: Any):
-        self._key = "\x1f".join(map(str, key)).encode()
-        self._n = 0
-
-    def bits64(self) -> int:
-        h = hashlib.blake2b(self._key + b"\x1e" + str(self._n).encode(), digest_size=8)
-        self._n += 1
-        return int.from_bytes(h.digest(), "big")
-
-    def integer(self, lo: int, hi: int) -> int:
-        """Uniform integer in [lo, hi] (inclusive), by rejection: no modulo bias."""
-        span = hi - lo + 1
-        if span <= 0:
-            raise ValueError(f"empty range [{lo}, {hi}]")
-        limit = (1 << 64) - (1 << 64) % span
-        while True:
-            v = self.bits64()
-            if v < limit:
-                return lo + v % span
-
-    def choice(self, seq: Any) -> Any:
-        seq = list(seq)
-        return seq[self.integer(0, len(seq) - 1)]
-
-    def shuffle(self, seq: Any) -> list:
-        out = list(seq)
-        for i in range(len(out) - 1, 0, -1):
-            j = self.integer(0, i)
-            out[i], out[j] = out[j], out[i]
-        return out
-
-    def sample(self, seq: Any, k: int) -> list:
-        return self.shuffle(seq)[:k]
-
-    def chance(self, numerator: int, denominator: int) -> bool:
-        return self.integer(1, denominator) <= numerator
-
-    def ints(self, lo: int, hi: int, shape: tuple[int, ...], nonzero: bool = False) -> np.ndarray:
-        vals = []
-        for _ in range(int(np.prod(shape))):
-            v = self.integer(lo, hi)
-            while nonzero and v == 0:
-                v = self.integer(lo, hi)
-            vals.append(v)
-        return np.array(vals, dtype=float).reshape(shape)
-
-    def decimals(self, lo: float, hi: float, step: float, shape: tuple[int, ...], nonzero: bool = False) -> np.ndarray:
-        """Values k·step in [lo, hi]: few significant digits by construction."""
-        k = self.ints(round(lo / step), round(hi / step), shape, nonzero)
-        return np.round(k * step, 10)
-
-
-@dataclass
-class Draft:
-    """What a generator returns; build() adds the generator's name, version, seed and difficulty."""
-
-    title: str
-    params: dict[str, Any]
-    statement: list
-    parts: list[Part]
-    solution: list[SolutionStep]
-    conventions: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Generator:
-    name: str
-    title: str
-    syllabus: str
-    version: int
-    levels: tuple[int, ...]
-    fn: Callable[..., Draft]
-    calculator_free: bool = True
-    requires: tuple[str, ...] = ()     # options the generator needs (e.g. "checkpoint"), given to fn as `options`
-    requires_hint: str = ""            # how to get them, shown when they are missing
-
-
-REGISTRY: dict[str, Generator] = {}
-
-
-def generator(name: str, *, title: str, syllabus: str, version: int = 1, levels: tuple[int, ...] = (1, 2, 3),
-              calculator_free: bool = True, requires: tuple[str, ...] = (), requires_hint: str = ""):
-    """Register a generator function under ``name``. A generator with ``requires`` (say a trained
-    checkpoint) is left out of load_all(), which serves the features that draw topics on their
-    own (quiz, sheets, tests); get() and build() still find it."""
-    def wrap(fn: Callable[..., Draft]) -> Callable[..., Draft]:
-        REGISTRY[name] = Generator(name, title, syllabus, version, levels, fn, calculator_free, requires, requires_hint)
-        return fn
-    return wrap
-
-
-_LOADED = False
+__all__ = ["REGISTRY", "Degenerate", "Draft", "Generator", "Stream", "all_generators", "build", "build_many", "figures",
+           "generator", "get", "get_drawable", "load_all", "nice", "steps_from", "tolist"]
 
 
 def all_generators() -> dict[str, Generator]:
-    """Every registered generator, those that need options (a checkpoint) included."""
-    global _LOADED
-    if not _LOADED:
-        for mod in pkgutil.iter_modules(__path__):
-            if not mod.name.startswith("_"):
-                importlib.import_module(f"{__name__}.{mod.name}")
-        _LOADED = True
+    """Every registered generator, those that need options (a checkpoint) included. The modules are
+    imported here, once, when first asked for (each registers itself on import)."""
+    from examprep.generators import (  # noqa: F401  (imported to register)
+        activation, attention, attention_from_model, attention_scores, causal_mask, conv2d, cross_attention,
+        dense_backward, gru_step, layer_norm, linear_regression, lora, lstm_step, max_pool, mlp_backprop, multi_head,
+        param_count, positional_encoding, receptive_field, residual, rnn_step, rope, scaling_law,
+        softmax_cross_entropy, vanishing_gradient,
+    )
     return REGISTRY
 
 
@@ -157,70 +56,6 @@ def get(name: str) -> Generator:
     close = difflib.get_close_matches(name, list(gens), n=3, cutoff=0.4)
     hint = f"; did you mean {', '.join(close)}?" if close else "; see `examprep topics`"
     raise UnknownTopicError(f"unknown topic {name!r}{hint}")
-
-
-def _differs(part: Part, value: Any) -> bool:
-    """True when ``value`` is clearly different from the part's expected answer."""
-    if part.kind in ("choice",) or part.kind == "expression" and not isinstance(value, (int, float, list)):
-        return value != part.expected
-    try:
-        got = np.asarray(value, dtype=float)
-        want = np.asarray(part.expected, dtype=float)
-    except (TypeError, ValueError):
-        return value != part.expected
-    if got.shape != want.shape:
-        return True
-    if not np.all(np.isfinite(got)):
-        return True
-    return any(not part.tolerance.accepts(g, w) for g, w in zip(got.ravel(), want.ravel()))
-
-
-def _identical(expected: Any, value: Any) -> bool:
-    """Equal up to float rounding: the mistake and the right method agree on this instance."""
-    try:
-        a, b = np.asarray(expected, dtype=float), np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        return expected == value
-    return a.shape == b.shape and bool(np.all(np.abs(a - b) <= 1e-9 * (1 + np.abs(a))))
-
-
-def _snap(value: Any) -> Any:
-    """Round-off noise to exact zeros: an entry below 1e-12 of its array's largest magnitude (or
-    an absolute 1e-13) is 0 — keys and sheets then show 0, not −2.8e−17."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, list)):
-        return value
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        return value
-    if arr.dtype != float or not np.all(np.isfinite(arr)):
-        return value
-    scale = float(np.max(np.abs(arr), initial=0.0))
-    tiny = (np.abs(arr) < 1e-12 * scale) | (np.abs(arr) < 1e-13)
-    if not np.any(tiny & (arr != 0)):
-        return value
-    arr = np.where(tiny, 0.0, arr)
-    return float(arr) if arr.ndim == 0 else arr.tolist()
-
-
-def _check(draft: Draft) -> Draft:
-    parts = []
-    for part in draft.parts:
-        if part.kind in ("number", "vector", "matrix"):
-            part = replace(part, expected=_snap(part.expected),
-                           misconceptions=tuple(replace(m, value=_snap(m.value)) for m in part.misconceptions))
-        kept: list[Misconception] = []
-        for m in part.misconceptions:
-            if _identical(part.expected, m.value):
-                continue    # the mistaken method gives the right answer here: nothing to diagnose
-            if not _differs(part, m.value):
-                raise Degenerate(f"misconception {m.id} equals the answer of part {part.id}")
-            if any(not _differs(replace(part, expected=k.value), m.value) for k in kept):
-                continue    # the same wrong value as an earlier mistake: keep the first explanation
-            kept.append(m)
-        parts.append(replace(part, misconceptions=tuple(kept)))
-    draft.parts = parts
-    return draft
 
 
 def build(name: str, seed: int, difficulty: int = 1, calculator_free: bool = False,
@@ -268,41 +103,8 @@ def build_many(topics: list[str], *, seed: int, count: int = 1, difficulty: int 
     return [build(g.name, seed + i, difficulty, calculator_free, options) for g in gens for i in range(count)]
 
 
-# ------------------------------------------------------------------------------- shared helpers
-
-def nice(x: float, sig: int = 3) -> str:
-    """A number as printed in a statement: at most ``sig`` significant digits, no trailing zeros."""
-    x = float(x)
-    if x == 0:
-        return "0"
-    if x == int(x) and abs(x) < 10 ** sig:
-        return str(int(x))
-    digits = sig - int(math.floor(math.log10(abs(x)))) - 1
-    text = f"{round(x, max(digits, 0)):.{max(digits, 0)}f}".rstrip("0").rstrip(".")
-    return text
-
-
-def tolist(v: Any) -> Any:
-    """Engine values to plain JSON values (floats, nested lists, ints stay ints)."""
-    if isinstance(v, np.ndarray):
-        return v.tolist()
-    if isinstance(v, (np.floating,)):
-        return float(v)
-    if isinstance(v, (np.integer,)):
-        return int(v)
-    return v
-
-
-def steps_from(solve_steps: list, part: str | None = None, prefix: str = "") -> list[SolutionStep]:
-    """Worked-solution steps from a solve topic's steps: formula as Math, values as Matrix blocks
-    (a masked score, −∞, is stored as None: JSON has no infinity; renderers show −∞)."""
-    from examprep.document import Math, Matrix
-    from examprep.solve import jsonable
-
-    out = []
-    for st in solve_steps:
-        blocks = [Math(st.formula)] if st.formula else []
-        for name, val in st.values.items():
-            blocks.append(Matrix(name, jsonable(val)))     # −∞ (masked) becomes None
-        out.append(SolutionStep(prefix + st.title, blocks, part))
-    return out
+def figures(problem: Problem) -> list:
+    """The figures a problem's worked solution draws beside its numbers, from its own generator
+    (none for a generator without any, or one this version does not know)."""
+    gen = all_generators().get(problem.generator)
+    return list(gen.figures(problem)) if gen is not None and gen.figures is not None else []

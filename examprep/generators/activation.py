@@ -13,20 +13,16 @@ from fractions import Fraction
 
 import numpy as np
 
-from examprep import engine, solve
+from examprep import solve
+from examprep.engine.activations import sigmoid_derivative_from_output, tanh_derivative_from_output
 from examprep.document import Math, Matrix, Text
-from examprep.generators import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
 from examprep.generators._exact import exp_term, frac
 from examprep.problem import Misconception, Part, Recipe, SolutionStep
 
 
 def _ln(sign: int, a: int) -> str:
     return "0" if a == 1 else ("" if sign > 0 else "-") + f"ln {a}"
-
-
-def _act(name: str, x) -> tuple:
-    t = engine.activation(name, x)
-    return t.output, t.derivative
 
 
 @generator("activation", title="Activation functions: values and derivatives",
@@ -70,12 +66,13 @@ def activation(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     ex = (lambda k: exact[k][0]) if (scalar and exact) else (lambda k: exact.get(k))
     kind, shape = ("number", None) if scalar else ("vector", (len(x),))
     xs = float(x[0]) if scalar else tolist(x)
-    s, ds = _act("sigmoid", x)
-    t, dt = _act("tanh", x)
-    r, dr = _act("relu", x)
-    sig_steps = solve.solve("activation", {"name": "sigmoid", "x": xs}).steps
-    tanh_steps = solve.solve("activation", {"name": "tanh", "x": xs}).steps
-    relu_steps = solve.solve("activation", {"name": "relu", "x": xs}).steps
+    sig = solve.mistakes("activation", {"name": "sigmoid", "x": xs})
+    st, tt, rt = sig.trace(), sig.trace(name="tanh"), sig.trace(name="relu")
+    s, ds = st.output, st.derivative
+    t, dt = tt.output, tt.derivative
+    r, dr = rt.output, rt.derivative
+    steps_of = lambda trace, name: solve.activations.activation_steps(sig.params | {"name": name}, trace)  # noqa: E731
+    sig_steps, tanh_steps, relu_steps = steps_of(st, "sigmoid"), steps_of(tt, "tanh"), steps_of(rt, "relu")
     parts, solution = [], []
     statement = [Text("Use the logistic sigmoid $\\sigma(x) = 1/(1 + e^{-x})$, the hyperbolic tangent $\\tanh x$ and "
                       "$\\mathrm{ReLU}(x) = \\max(0, x)$, with PyTorch's $\\mathrm{ReLU}'(0) = 0$ at the kink."),
@@ -84,24 +81,24 @@ def activation(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         if difficulty == 1:
             parts.append(Part("sigmoid", r"$\sigma(x)$.", kind, val(s), shape=shape, points=1, minutes=1.5,
                               exact=ex("sigmoid"),
-                              misconceptions=(Misconception("sign-flip", val(_act("sigmoid", -x)[0]),
+                              misconceptions=(Misconception("sign-flip", val(sig.trace(x=tolist(-x)).output),
                                                             "σ(x) = 1/(1 + e^{−x}): the exponent is −x; you computed σ(−x)."),
                                               Misconception("tanh-for-sigmoid", val(t), "That is tanh x, not the sigmoid."))))
-            solution += steps_from(sig_steps[:1], "sigmoid")
+            solution += steps_from(sig_steps.value, "sigmoid")
         parts.append(Part("sigmoid_derivative", r"$\sigma'(x)$." if scalar else r"$\sigma'(x)$ at each point.", kind, val(ds),
                           shape=shape, points=1, minutes=1.5 if scalar else 3, exact=ex("sigmoid_derivative"),
                           misconceptions=(Misconception("value-not-derivative", val(s),
                                                         "That is σ(x) itself; the derivative is σ(x)(1 − σ(x))."),
-                                          Misconception("one-minus-square", val(1 - s**2),
+                                          Misconception("one-minus-square", val(tanh_derivative_from_output(s)),
                                                         "1 − σ² is the pattern of tanh' = 1 − tanh²; "
                                                         "for the sigmoid it is σ(1 − σ)."),
                                           Misconception("exp-only", val(np.exp(-x)),
                                                         "e^{−x} is only the inner part; σ' = e^{−x}/(1 + e^{−x})² = σ(1 − σ).")),
                           recipe=Recipe("sigmoid-derivative-from-output", {"output": {"$ref": "sigmoid"}}) if scalar else None))
         if scalar:
-            solution += steps_from(sig_steps[1:], "sigmoid_derivative")
+            solution += steps_from(sig_steps.derivative, "sigmoid_derivative")
         else:
-            solution += steps_from(sig_steps[:1], None) + steps_from(sig_steps[1:], "sigmoid_derivative")
+            solution += steps_from(sig_steps.value, None) + steps_from(sig_steps.derivative, "sigmoid_derivative")
     if difficulty == 2:
         parts.insert(0, Part("tanh", r"$\tanh x$ at each point.", kind, val(t), shape=shape, points=1, minutes=3,
                              exact=ex("tanh"),
@@ -110,17 +107,17 @@ def activation(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                              minutes=2, exact=ex("tanh_derivative"),
                              misconceptions=(Misconception("no-square", val(1 - t),
                                                            "tanh' = 1 − tanh²: square the tanh before subtracting."),
-                                             Misconception("sigmoid-pattern", val(t * (1 - t)),
+                                             Misconception("sigmoid-pattern", val(sigmoid_derivative_from_output(t)),
                                                            "t(1 − t) is the sigmoid's pattern; tanh' = 1 − tanh².")),
                              recipe=Recipe("tanh-derivative-from-output", {"output": {"$ref": "tanh"}})))
-        solution = steps_from(tanh_steps[:1], "tanh") + steps_from(tanh_steps[1:], "tanh_derivative") + solution
+        solution = steps_from(tanh_steps.value, "tanh") + steps_from(tanh_steps.derivative, "tanh_derivative") + solution
     if difficulty in (1, 2):
         if difficulty == 1:
             parts.append(Part("relu", r"$\mathrm{ReLU}(x)$.", kind, val(r), shape=shape, points=1, minutes=0.5,
                               exact=ex("relu"),
                               misconceptions=(Misconception("identity", val(x), "ReLU clips negative inputs to 0."),)
                               if np.any(x < 0) else ()))
-            solution += steps_from(relu_steps[:1], "relu")
+            solution += steps_from(relu_steps.value, "relu")
         kink = np.where(x == 0, 1.0, dr)
         parts.append(Part("relu_derivative", r"$\mathrm{ReLU}'(x)$." if scalar else r"$\mathrm{ReLU}'(x)$ at each point.",
                           kind, val(dr), shape=shape, points=1, minutes=0.5 if scalar else 1, exact=ex("relu_derivative"),
@@ -131,13 +128,14 @@ def activation(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                                           Misconception("kink-one", val(kink),
                                                         "ReLU is not differentiable at 0; PyTorch (and this course) "
                                                         "use ReLU'(0) = 0."))))
-        solution += steps_from(relu_steps[1:], "relu_derivative")
+        solution += steps_from(relu_steps.derivative, "relu_derivative")
     if difficulty == 2:
-        top_s = engine.activation("sigmoid", 0.0).derivative
-        top_t = engine.activation("tanh", 0.0).derivative
+        at_zero = sig.trace(x=0.0)
+        top_s = at_zero.derivative
+        top_t = sig.trace(name="tanh", x=0.0).derivative
         parts.append(Part("max_sigmoid_derivative", r"The largest value $\sigma'(x)$ takes over all real $x$.", "number",
                           top_s, points=1, minutes=1.5, exact="1/4",
-                          misconceptions=(Misconception("sigma-at-zero", engine.activation("sigmoid", 0.0).output,
+                          misconceptions=(Misconception("sigma-at-zero", at_zero.output,
                                                         "σ(0) = 1/2 is the value; the slope there is σ(0)(1 − σ(0)) = 1/4."),
                                           Misconception("one", 1.0, "That is tanh's largest slope; σ' never exceeds 1/4."))))
         parts.append(Part("max_tanh_derivative", r"The largest value $\tanh'(x)$ takes over all real $x$.", "number",
@@ -180,11 +178,13 @@ def _level3(rng: Stream, calculator_free: bool) -> tuple[dict, list, list, list]
         x0 = float(rng.choice([-1.0, -0.5, 0.5, 1.0, 1.5, 2.0]))
         x0_shown = x0
     n_layers = rng.integer(3, 6)
-    leaky = engine.activation("leaky-relu", xl, negative_slope=alpha)
-    inner = engine.activation("sigmoid", x0)
-    outer = engine.activation("sigmoid", inner.output)
-    chain = outer.derivative * inner.derivative
-    bound = engine.activation("sigmoid", 0.0).derivative ** n_layers
+    lk = solve.mistakes("activation", {"name": "leaky-relu", "x": tolist(xl), "negative_slope": alpha})
+    leaky, relu = lk.trace(), lk.trace(name="relu")
+    sg = solve.mistakes("activation", {"name": "sigmoid", "x": x0})
+    inner = sg.trace()
+    outer = sg.trace(x=float(inner.output))
+    chain = outer.derivative * inner.derivative           # the chain rule: σ'(σ(x₀))·σ'(x₀)
+    bound = sg.trace(x=0.0).derivative ** n_layers
     statement = [Text(f"Leaky ReLU with slope α = {alpha}: $f(x) = x$ for $x > 0$, $\\alpha x$ otherwise. "
                       "The logistic sigmoid $\\sigma(x) = 1/(1 + e^{-x})$."), Matrix("x", tolist(xl))]
     x0_tex = str(x0_shown).replace("ln", "\\ln")
@@ -200,14 +200,14 @@ def _level3(rng: Stream, calculator_free: bool) -> tuple[dict, list, list, list]
     parts = [
         Part("leaky_relu", "The leaky ReLU of each point.", "vector", tolist(leaky.output), shape=(3,), points=1,
              minutes=1.5, exact=[frac(Fraction(v).limit_denominator(1000)) for v in leaky.output] if calculator_free else None,
-             misconceptions=(Misconception("relu", tolist(engine.activation("relu", xl).output),
+             misconceptions=(Misconception("relu", tolist(relu.output),
                                            "Leaky ReLU keeps a slope α for negative inputs instead of clipping them to 0."),
                              Misconception("slope-everywhere", tolist(alpha * xl),
                                            "Positive inputs pass unchanged; only x ≤ 0 is multiplied by α."))),
         Part("leaky_relu_derivative", "Its derivative at each point.", "vector", tolist(leaky.derivative), shape=(3,),
              points=1, minutes=1,
              exact=[frac(Fraction(v).limit_denominator(1000)) for v in leaky.derivative] if calculator_free else None,
-             misconceptions=(Misconception("relu-derivative", tolist(engine.activation("relu", xl).derivative),
+             misconceptions=(Misconception("relu-derivative", tolist(relu.derivative),
                                            "Leaky ReLU's slope for x < 0 is α, not 0: that is what keeps units from dying."),
                              Misconception("value-not-derivative", tolist(leaky.output),
                                            "That is the function's value; the derivative is 1 or α."))),
@@ -225,10 +225,10 @@ def _level3(rng: Stream, calculator_free: bool) -> tuple[dict, list, list, list]
                                            "Chain rule: the layers' slopes multiply, they do not add.")),
              recipe=Recipe("power", {"base": 0.25, "exponent": n_layers})),
     ]
-    leaky_steps = solve.solve("activation", {"name": "leaky-relu", "x": tolist(xl), "negative_slope": alpha}).steps
-    solution = steps_from(leaky_steps[:1], "leaky_relu") + steps_from(leaky_steps[1:], "leaky_relu_derivative")
-    solution += steps_from(solve.solve("activation", {"name": "sigmoid", "x": x0}).steps, None, prefix="Inner: ")
-    solution += steps_from(solve.solve("activation", {"name": "sigmoid", "x": float(inner.output)}).steps, None,
+    leaky_steps = solve.activations.activation_steps(lk.params, leaky)
+    solution = steps_from(leaky_steps.value, "leaky_relu") + steps_from(leaky_steps.derivative, "leaky_relu_derivative")
+    solution += steps_from(solve.activations.activation_steps(sg.params, inner), None, prefix="Inner: ")
+    solution += steps_from(solve.activations.activation_steps(sg.params, outer), None,
                            prefix="Outer, at σ(x₀): ")
     solution.append(SolutionStep("Chain rule", [Math(r"\frac{dy}{dx} = \sigma'(\sigma(x_0))\,\sigma'(x_0)"),
                                                 Matrix("dy/dx", float(chain))]

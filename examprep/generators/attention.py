@@ -11,11 +11,12 @@ from fractions import Fraction
 
 import numpy as np
 
-from examprep import engine, solve
+from examprep import solve
+from examprep.engine import ops
 from examprep.document import Math, Matrix, Text
-from examprep.generators import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
 from examprep.generators._exact import softmax_entry, weighted_sum
-from examprep.problem import Misconception, Part, Recipe, SolutionStep
+from examprep.problem import Misconception, Part, SolutionStep
 
 
 def _rows_degenerate(scaled: np.ndarray, allowed: np.ndarray) -> bool:
@@ -56,53 +57,26 @@ def attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         scale = None
     params = {"query": tolist(Q), "key": tolist(K), "value": tolist(V), "causal": causal,
               "scale": scale}
-    sol = solve.solve("attention", params)
-    tr = engine.attention(Q, K, V, causal=causal, scale=scale)
+    known = solve.mistakes("attention", params)
+    tr = known.trace()
     if _rows_degenerate(tr.scaled_scores, tr.allowed) or not np.any(tr.scores):
         raise Degenerate("a row of equal scores")
     s = tr.scale
     scaled, allowed = tr.scaled_scores, tr.allowed
-
-    # misconceptions, each through the engine with the mistaken method
-    no_scale = engine.attention(Q, K, V, causal=causal, scale=1.0)
-    by_dk = engine.attention(Q, K, V, causal=causal, scale=1.0 / K.shape[1])
-    wrong_axis_w = engine.masked_softmax(scaled.T, allowed.T.astype(bool)).T
-    after_w = engine.softmax(scaled).probs * allowed
     tokens = [f"t{i + 1}" for i in range(n)]
     keys = [f"s{j + 1}" for j in range(m)] if cross else tokens
 
-    score_mis = []
-    weight_mis = [Misconception("wrong-axis", tolist(wrong_axis_w),
-                                "You normalised each column (over the queries); softmax runs over the keys, along each row.")]
-    out_mis = [Misconception("wrong-axis", tolist(wrong_axis_w @ V),
-                             "Your weights were normalised over the queries (columns) instead of over the keys (rows).")]
+    # misconceptions: solve's table for attention, and two of this problem's own, through the engine
+    score_mis = list(known.of("scaled_scores", tolist))
     if variant == "qkv":
-        score_mis += [
-            Misconception("no-scale", tolist(no_scale.scores),
-                          "You forgot to divide by √d_k: scaled dot-product attention uses QKᵀ/√d_k."),
-            Misconception("divide-by-dk", tolist(by_dk.scaled_scores),
-                          "You divided by d_k; the scale is 1/√d_k."),
-            Misconception("transposed", tolist(scaled.T) if n == m else tolist(K @ Q.T * s),
-                          "Rows are queries and columns are keys: the score matrix is QKᵀ, not KQᵀ."),
-        ]
-        weight_mis += [Misconception("no-scale", tolist(no_scale.weights),
-                                     "You forgot to divide by √d_k before the softmax."),
-                       Misconception("divide-by-dk", tolist(by_dk.weights), "You divided by d_k instead of √d_k.")]
-        out_mis += [Misconception("no-scale", tolist(no_scale.output),
-                                  "Your weights came from unscaled scores: divide QKᵀ by √d_k before the softmax.")]
+        score_mis.append(Misconception("transposed", tolist(scaled.T) if n == m else tolist(ops.scale(ops.matmul_bt(K, Q), s)),
+                                       "Rows are queries and columns are keys: the score matrix is QKᵀ, not KQᵀ."))
     else:
-        score_mis += [Misconception("sum-not-dot", tolist(np.add.outer(X.sum(1), X.sum(1))),
-                                    "A score is the dot product Σ_k x_ik x_jk, not the sum of all entries.")]
-        weight_mis += [Misconception("scaled", tolist(engine.attention(X, X, X, causal=causal).weights),
-                                     "The lecture's unprojected self-attention uses e_ij = x_i·x_j with no 1/√d scaling.")]
-    if causal:
-        weight_mis.append(Misconception("mask-after-softmax", tolist(after_w),
-                                        "You zeroed the masked weights after the softmax; "
-                                        "set masked scores to −∞ before it so each row still sums to 1."))
-        out_mis.append(Misconception("mask-after-softmax", tolist(after_w @ V),
-                                     "Your weights were masked after the softmax, so rows no longer sum to 1."))
-        weight_mis.append(Misconception("no-mask", tolist(engine.softmax(scaled).probs),
-                                        "The causal mask stops token i attending to later tokens j > i."))
+        # Σ_k x_ik + Σ_k x_jk: every entry of both rows added instead of multiplied pairwise
+        score_mis.append(Misconception("sum-not-dot", tolist(np.add.outer(X.sum(1), X.sum(1))),
+                                       "A score is the dot product Σ_k x_ik x_jk, not the sum of all entries."))
+    weight_mis = known.of("weights", tolist)
+    out_mis = known.of("output", tolist)
 
     exact_w = exact_o = exact_s = None
     if calculator_free:
@@ -115,7 +89,6 @@ def attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
             exact_w.append([softmax_entry(exps, idx.index(j)) if j in idx else "0" for j in range(m)])
             exact_o.append([weighted_sum(exps, [V[j, c] for j in idx]) for c in range(V.shape[1])])
 
-    mask_args = tolist(allowed)
     w_label = r"\alpha"
     if variant == "qkv":
         intro = (f"Queries, keys and values of a single attention head (d_k = {d}). "
@@ -138,6 +111,7 @@ def attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         conventions = {"score": "unprojected dot product e_ij = x_i·x_j, no scaling", "softmax": "over j (each row)",
                        "mask": "causal: −∞ before the softmax for j > i" if causal else "none"}
     size = scaled.shape
+    asked = {"scaled_scores": "scores", "weights": "weights", "output": "output"}    # the part "scores" asks QKᵀ/√d_k
     minutes = 1.0 + 0.5 * scaled.size
     parts = [
         Part("scores", score_prompt, "matrix", tolist(scaled), shape=size, points=2, minutes=round(minutes, 1),
@@ -146,24 +120,22 @@ def attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                   + (", divided by √d_k." if variant == "qkv" else ".")),
         Part("weights", rf"The attention weights ${w_label}$ (softmax of each row{', masked' if causal else ''}).", "matrix",
              tolist(tr.weights), shape=size, points=3, minutes=round(2 + 1.0 * scaled.size, 1), exact=exact_w,
-             misconceptions=tuple(weight_mis),
-             recipe=Recipe("scaled-masked-softmax", {"scores": {"$ref": "scores"}, "scale": 1.0, "allowed": mask_args}),
+             misconceptions=weight_mis, recipe=solve.ecf("attention", "weights", known.params, tr, asked),
              hint="Exponentiate each allowed score, divide by the row's sum; masked entries are 0."),
         Part("output", r"The outputs $O = \alpha V$ (one row per query)." if variant == "qkv"
              else r"The outputs $o_i = \sum_j \alpha_{ij} x_j$ (one row per token).", "matrix",
              tolist(tr.output), shape=tr.output.shape, points=3, minutes=round(1 + 0.5 * tr.output.size, 1), exact=exact_o,
-             misconceptions=tuple(out_mis), recipe=Recipe("matmul", {"a": {"$ref": "weights"}, "b": tolist(V)}),
+             misconceptions=out_mis, recipe=solve.ecf("attention", "output", known.params, tr, asked),
              hint="Each output row is the weighted sum of the value rows, with that row's weights."),
     ]
-    steps = sol.steps
-    solution = steps_from(steps[:1], "scores")
-    solution += steps_from([st for st in steps[1:] if st.title.startswith(("Scale", "Mask") if variant == "qkv" else ("Mask",))],
-                           "scores")
-    solution += steps_from([st for st in steps if st.title.startswith("Softmax")], "weights")
+    steps = solve.attention.attention_steps(known.params, tr)
+    solution = steps_from(steps.scores, "scores")
+    solution += steps_from((steps.scale, steps.mask) if variant == "qkv" else steps.mask, "scores")
+    solution += steps_from(steps.softmax, "weights")
     if calculator_free:
         solution.append(SolutionStep("Exact weights", [Math(r"\alpha_{ij} = \frac{e^{s_{ij}}}{\sum_{j'} e^{s_{ij'}}}"),
                                                         Matrix("α (exact)", exact_w)], "weights"))
-    solution += steps_from([st for st in steps if st.title.startswith("Weighted")], "output")
+    solution += steps_from(steps.output, "output")
     return Draft(title="Scaled dot-product attention" if variant == "qkv" else "Self-attention (unprojected)",
                  params={"variant": variant, "cross": cross, **params}, statement=statement, parts=parts,
                  solution=solution, conventions=conventions)

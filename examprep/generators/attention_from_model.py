@@ -19,9 +19,10 @@ from typing import Any
 import numpy as np
 
 from examprep import engine, solve
+from examprep.engine import ops
 from examprep.document import Matrix, Text
 from examprep.errors import ParamError
-from examprep.generators import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
 from examprep.problem import Misconception, Part, Recipe
 
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -210,14 +211,15 @@ def attention_from_model(rng: Stream, difficulty: int, calculator_free: bool, op
     vfactor = 2.0 / max(float(np.max(np.abs(Vf))), 1e-9)
     Q, K, V = _round(Qf, factor), _round(Kf, factor), _round(Vf, vfactor)
     _check_rows(Q, K, V)
-    tr = engine.attention(Q, K, V)
+    known = solve.mistakes("attention", {"query": tolist(Q), "key": tolist(K), "value": tolist(V)})
+    tr = known.trace()
     for row in tr.scaled_scores:
         if np.ptp(row) == 0:
             raise Degenerate("a row of equal scores")
     if len({tuple(np.round(row, 9)) for row in tr.weights}) < len(tr.weights):
         raise Degenerate("two queries with the same weights (one computation asked twice)")
-    no_scale = engine.attention(Q, K, V, scale=1.0)
-    full_dk = engine.attention(Q, K, V, scale=1.0 / np.sqrt(q.shape[1]))
+    no_scale = known.trace(scale=1.0)
+    full_dk = known.trace(scale=1.0 / np.sqrt(q.shape[1]))
     wrong_axis = engine.softmax(tr.scaled_scores.T).probs.T
     scores, weights, output = _pos0(tr.scaled_scores), _pos0(tr.weights), _pos0(tr.output)
     qlab = [f"{toks[i]!r}@{i}" for i in qpos]
@@ -225,7 +227,6 @@ def attention_from_model(rng: Stream, difficulty: int, calculator_free: bool, op
     params = {"checkpoint_sha256": ck["sha256"], "text": text, "head": head, "query_positions": qpos,
               "key_positions": kpos, "dims": keep, "value_dims": vkeep, "factor": round(factor, 6) + 0.0,
               "value_factor": round(vfactor, 6) + 0.0, "query": tolist(Q), "key": tolist(K), "value": tolist(V)}
-    sol = solve.solve("attention", {"query": params["query"], "key": params["key"], "value": params["value"]})
     statement = [
         Text(f"A Transformer trained on the dates task (checkpoint sha256 {ck['sha256'][:12]}…) reads "
              f"\"{text}\". In head {head} of its first encoder layer, take the queries of the characters "
@@ -250,13 +251,13 @@ def attention_from_model(rng: Stream, difficulty: int, calculator_free: bool, op
              recipe=Recipe("scaled-masked-softmax", {"scores": {"$ref": "scores"}, "scale": 1.0})),
         Part("output", r"The outputs $\alpha V$.", "matrix", tolist(output), shape=output.shape, points=2,
              minutes=1 + 0.5 * tr.output.size,
-             misconceptions=(Misconception("wrong-axis", tolist(_pos0(wrong_axis @ V)),
+             misconceptions=(Misconception("wrong-axis", tolist(_pos0(ops.matmul(wrong_axis, V))),
                                            "Your weights were normalised over the queries."),),
              recipe=Recipe("matmul", {"a": {"$ref": "weights"}, "b": tolist(V)})),
     ]
-    steps = sol.steps
-    solution = steps_from(steps[:2], "scores") + steps_from([s for s in steps if s.title.startswith("Softmax")], "weights") \
-        + steps_from([s for s in steps if s.title.startswith("Weighted")], "output")
+    steps = solve.attention.attention_steps(known.params, tr)
+    solution = (steps_from((steps.scores, steps.scale), "scores") + steps_from(steps.softmax, "weights")
+                + steps_from(steps.output, "output"))
     return Draft(title="Attention weights of a trained head", params=params, statement=statement, parts=parts,
                  solution=solution, conventions={"score": "QKᵀ/√d_k with the kept d_k", "softmax": "over the keys (rows)",
                                                  "model": f"first encoder layer, head {head}, {cfg['positions']} positions"})

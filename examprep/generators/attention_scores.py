@@ -18,7 +18,7 @@ import numpy as np
 from examprep import engine, solve
 from examprep.engine import ops
 from examprep.document import Math, Matrix, Text
-from examprep.generators import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
 from examprep.generators._exact import softmax_entry, weighted_sum
 from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
 
@@ -56,8 +56,10 @@ def attention_scores(rng: Stream, difficulty: int, calculator_free: bool) -> Dra
     s = rng.ints(-1, 2, (2,), nonzero=True)
     H = np.array(rng.sample(_STATES, 3), dtype=float)        # three different encoder states
     base = {"query": tolist(s), "key": tolist(H), "value": tolist(H)}
-    dot = engine.attention(s, H, H, score="dot")
-    scaled = engine.attention(s, H, H, score="scaled-dot")
+    known = solve.mistakes("attention", base | {"score": "dot"})       # every score form below, through the engine
+    dot = known.trace()
+    scaled = known.trace(score="scaled-dot")
+    steps_of = lambda trace, **form: solve.attention.attention_steps(known.params | form, trace)  # noqa: E731
     statement = [Text("A decoder state $s$ (the query) attends three encoder states $h_1, h_2, h_3$ (rows of $H$; they are "
                       "both keys and values). The weights are $\\alpha = \\mathrm{softmax}(e)$ and the context vector is "
                       "$c = \\sum_j \\alpha_j h_j$. No scaling is applied to any score."),
@@ -66,7 +68,7 @@ def attention_scores(rng: Stream, difficulty: int, calculator_free: bool) -> Dra
         Misconception("scaled", tolist(scaled.scaled_scores), "The dot-product form here is unscaled: e_j = sᵀh_j."),
         Misconception("sum-not-dot", tolist(H.sum(axis=1) + s.sum()),
                       "A dot product multiplies entries pairwise and adds them.")])]
-    solution = steps_from(solve.solve("attention", base | {"score": "dot"}).steps[:1], "dot_scores", "Dot product: ")
+    solution = steps_from(steps_of(dot).scores, "dot_scores", "Dot product: ")
     conventions = {"scores": "unscaled; softmax over the three encoder states", "context": "c = Σ_j α_j h_j"}
     form = "dot"
     extra: dict = {}
@@ -75,16 +77,15 @@ def attention_scores(rng: Stream, difficulty: int, calculator_free: bool) -> Dra
         W = rng.ints(-1, 1, (2, 2))
         if W[0, 1] == W[1, 0]:           # a symmetric W would hide the transposition mistake
             W[0, 1] = -W[1, 0] if W[1, 0] else 1.0
-        bil = engine.attention(s, H, H, score="bilinear", weight=W)
+        bil = known.trace(score="bilinear", weight=tolist(W))
         _check_spread(dot.scores if difficulty == 1 else bil.scores)
         parts.append(_score_part("bilinear_scores", "The bilinear scores " + FORM_TEXT["bilinear"] + ".", bil.scores, [
-            Misconception("transposed-w", tolist(engine.attention(s, H, H, score="bilinear", weight=W.T).scores),
+            Misconception("transposed-w", tolist(known.trace(score="bilinear", weight=tolist(W.T)).scores),
                           "e_j = sᵀ W h_j: W multiplies h_j, and sᵀ the result — not sᵀWᵀh_j."),
             Misconception("dot-only", tolist(dot.scores), "The bilinear form puts W between s and h_j.")],
             Recipe("solve:attention", base | {"score": "bilinear", "weight": tolist(W)}, "scores")))
         statement.append(Matrix("W", tolist(W)))
-        solution += steps_from(solve.solve("attention", base | {"score": "bilinear", "weight": tolist(W)}).steps[:1],
-                               "bilinear_scores", "Bilinear: ")
+        solution += steps_from(steps_of(bil, score="bilinear", weight=tolist(W)).scores, "bilinear_scores", "Bilinear: ")
         extra = {"score": "bilinear", "weight": tolist(W)}
         form = "dot" if difficulty == 1 else "bilinear"
     elif difficulty == 2:
@@ -94,9 +95,9 @@ def attention_scores(rng: Stream, difficulty: int, calculator_free: bool) -> Dra
         if not np.any(W1) or not np.any(W2) or np.array_equal(W1, W2):
             raise Degenerate("a zero or repeated additive weight")
         add_p = base | {"score": "additive", "w_query": tolist(W2), "w_key": tolist(W1), "v": tolist(v)}
-        add = engine.attention(s, H, H, score="additive", w_query=W2, w_key=W1, v=v)
+        add = known.trace(**{k: add_p[k] for k in ("score", "w_query", "w_key", "v")})
         _check_spread(add.scores)
-        swapped = engine.attention(s, H, H, score="additive", w_query=W1, w_key=W2, v=v)
+        swapped = known.trace(score="additive", w_query=tolist(W1), w_key=tolist(W2), v=tolist(v))
         parts.append(_score_part("additive_scores", "The additive (Bahdanau) scores " + FORM_TEXT["additive"] + ".", add.scores, [
             Misconception("no-tanh", tolist(_additive_by_hand(s, H, W1, W2, v, "identity")),
                           "Apply tanh to W₁h_j + W₂s before the dot product with v."),
@@ -105,29 +106,30 @@ def attention_scores(rng: Stream, difficulty: int, calculator_free: bool) -> Dra
                           "W₁ multiplies the encoder state h_j and W₂ the decoder state s.")],
             Recipe("solve:attention", add_p, "scores")))
         statement += [Matrix("W_1", tolist(W1)), Matrix("W_2", tolist(W2)), Matrix("v", tolist(v))]
-        solution += steps_from(solve.solve("attention", add_p).steps[:1], "additive_scores", "Additive: ")
+        solution += steps_from(steps_of(add, **{k: add_p[k] for k in ("score", "w_query", "w_key", "v")}).scores,
+                               "additive_scores", "Additive: ")
         extra = {k: add_p[k] for k in ("score", "w_query", "w_key", "v")}
         form = "additive"
         conventions["additive"] = "W₁ on the encoder state h_j, W₂ on the decoder state s (the lecture's e = bᵀtanh(W₁h + W₂s))"
     else:
         u = rng.ints(-1, 1, (2,), nonzero=True)
         w = rng.ints(-1, 1, (2,), nonzero=True)
-        W = np.outer(u, w)
-        _check_spread(H @ W.T @ s)       # e_j = sᵀ W h_j, checked before any engine work
-        d_big, r = rng.choice([256, 512, 1024]), rng.choice([8, 16, 32])
+        W = ops.matmul([[x] for x in tolist(u)], [tolist(w)])     # u wᵀ, the outer product
         bil_p = base | {"score": "bilinear", "weight": tolist(W)}
-        bil = engine.attention(s, H, H, score="bilinear", weight=W)
+        bil = known.trace(score="bilinear", weight=tolist(W))
+        _check_spread(bil.scores)
+        d_big, r = rng.choice([256, 512, 1024]), rng.choice([8, 16, 32])
         counts = engine.lora(d_big, d_big, r)           # the same low-rank bookkeeping: r(d + k) against d·k
         statement += [Matrix("u", tolist(u)), Matrix("w", tolist(w)),
                       Text(f"A reduced-rank bilinear score uses $W = u w^\\top$ (rank 1). For the counting part, take query "
                            f"and key size d = {d_big} and rank r = {r}: $W = U V^\\top$ with U and V of shape {d_big}×{r}.")]
         parts += [
             Part("W", r"The matrix $W = u w^\top$.", "matrix", tolist(W), shape=(2, 2), points=1, minutes=1,
-                 misconceptions=(Misconception("inner-product", float(u @ w), "u wᵀ is an outer product (a matrix), not uᵀw."),
+                 misconceptions=(Misconception("inner-product", ops.dot(u, w), "u wᵀ is an outer product (a matrix), not uᵀw."),
                                  Misconception("transposed", tolist(W.T), "Row i of u wᵀ is u_i times wᵀ.")),
                  recipe=Recipe("matmul", {"a": [[x] for x in tolist(u)], "b": [tolist(w)]})),
             _score_part("bilinear_scores", r"The bilinear scores $e_j = s^\top W h_j$.", bil.scores, [
-                Misconception("transposed-w", tolist(engine.attention(s, H, H, score="bilinear", weight=W.T).scores),
+                Misconception("transposed-w", tolist(known.trace(score="bilinear", weight=tolist(W.T)).scores),
                               "e_j = sᵀ W h_j = (sᵀu)(wᵀh_j); with Wᵀ the roles of u and w swap."),
                 Misconception("dot-only", tolist(dot.scores), "The bilinear form puts W between s and h_j.")],
                 Recipe("solve:attention", base | {"score": "bilinear", "weight": {"$ref": "W"}}, "scores")),
@@ -143,7 +145,7 @@ def attention_scores(rng: Stream, difficulty: int, calculator_free: bool) -> Dra
                                  Misconception("additive", NO_PARAMS[2], "The additive form learns W₁, W₂ and v."))),
         ]
         solution += [SolutionStep("Outer product", [Math(r"W_{ik} = u_i w_k"), Matrix("W", tolist(W))], "W")]
-        solution += steps_from(solve.solve("attention", bil_p).steps[:1], "bilinear_scores", "Bilinear: ")
+        solution += steps_from(steps_of(bil, score="bilinear", weight=tolist(W)).scores, "bilinear_scores", "Bilinear: ")
         solution.append(SolutionStep("Low-rank factors U and V (d×r each) against the full d×d matrix", [
             Math(r"r\,(d_q + d_k)\ \text{vs}\ d_q d_k"), Matrix("factor_params", counts.trainable_params),
             Matrix("full W", counts.full_params)], "factor_params"))
@@ -153,10 +155,8 @@ def attention_scores(rng: Stream, difficulty: int, calculator_free: bool) -> Dra
         extra = {k: bil_p[k] for k in ("score", "weight")}
         form = "bilinear"
     # the weights and context of one form, then the misconceptions on them
-    full_p = base | extra if form != "dot" else base | {"score": "dot"}
-    att = engine.attention(s, H, H, **{k: np.asarray(v) if isinstance(v, list) else v for k, v in extra.items()}) \
-        if form != "dot" else dot
-    other = engine.softmax(dot.scores if form != "dot" else engine.attention(s, H, H, score="scaled-dot").scaled_scores).probs
+    att = dot if form == "dot" else bil if form == "bilinear" else add          # the form's trace, computed above
+    other = engine.softmax(dot.scores if form != "dot" else scaled.scaled_scores).probs
     exact_w = exact_c = None
     if calculator_free:
         exps = [Fraction(int(round(x))) for x in att.scores]
@@ -177,13 +177,13 @@ def attention_scores(rng: Stream, difficulty: int, calculator_free: bool) -> Dra
              misconceptions=(Misconception("scores-as-weights", tolist(ops.matmul(att.scores, H)),
                                            "Weight the encoder states by the softmax weights α, not the raw scores."),
                              Misconception("uniform", tolist(H.mean(axis=0)), "The weights are not uniform: use α.")),
-             recipe=Recipe("matmul", {"a": {"$ref": "weights"}, "b": tolist(H)})),
+             recipe=solve.ecf("attention", "output", known.params, att, {"weights": "weights"})),
     ]
-    wsteps = solve.solve("attention", full_p).steps
-    solution += steps_from([st for st in wsteps if st.title.startswith("Softmax")], "weights")
+    wsteps = steps_of(att, **(extra if form != "dot" else {}))
+    solution += steps_from(wsteps.softmax, "weights")
     if exact_w:
         solution.append(SolutionStep("Exact weights", [Matrix("α (exact)", exact_w)], "weights"))
-    solution += steps_from([st for st in wsteps if st.title.startswith("Weighted")], "context")
+    solution += steps_from(wsteps.output, "context")
     if exact_c:
         solution.append(SolutionStep("Exact context vector", [Matrix("c (exact)", exact_c)], "context"))
     params = base | extra | {"score": "dot" if form == "dot" else extra["score"]}     # "score": the form the weights use

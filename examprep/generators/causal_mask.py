@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from examprep import engine, solve
+from examprep import solve
 from examprep.document import Heatmap, Math, Matrix, Text
-from examprep.generators import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
 from examprep.generators._exact import softmax_entry
-from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
+from examprep.problem import EXACT, Misconception, Part, SolutionStep
 
 PREVENTS = ("attending to later positions", "attending to earlier positions", "attending to padding tokens",
             "attending to itself")
@@ -36,12 +36,10 @@ def _exact_weights(scores: np.ndarray, allowed: np.ndarray) -> list:
     return out
 
 
-def _scores(rng: Stream, n: int, m: int, allowed: np.ndarray) -> np.ndarray:
-    s = rng.ints(-2, 2, (n, m))
-    for row, ok in zip(s, allowed.astype(bool)):
+def _check_rows(scores: np.ndarray, allowed: np.ndarray) -> None:
+    for row, ok in zip(scores, allowed.astype(bool)):
         if ok.sum() >= 2 and np.ptp(row[ok]) == 0:
             raise Degenerate("a row of equal allowed scores")
-    return s
 
 
 @generator("causal-mask", title="The causal mask and teacher forcing",
@@ -53,58 +51,36 @@ def causal_mask(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     else:
         n = m = rng.choice([3, 4]) if difficulty == 1 else 3
         alignment = "top-left"
-    allowed = engine.causal_mask(n, m, alignment=alignment)
-    S = _scores(rng, n, m, allowed)
+    S = rng.ints(-2, 2, (n, m))
     params = {"scores": tolist(S), "alignment": alignment, "scale": 1.0}
-    tr = engine.causal_softmax(S, alignment=alignment)
-    sol = solve.solve("causal-mask", params)
-    top_left = engine.causal_softmax(S, alignment="top-left")
-    strict = tr.allowed - np.eye(n, m, k=m - n, dtype=int)
-    no_mask = engine.softmax(S).probs
-    after = engine.softmax(S).probs * tr.allowed
+    known = solve.mistakes("causal-mask", params)
+    tr = known.trace()
+    _check_rows(S, tr.allowed)
+    top_left = known.trace(alignment="top-left")
     queries = [f"q{m - n + i + 1}" for i in range(n)]       # absolute positions: the new tokens come last
     keys = [f"k{j + 1}" for j in range(m)]
     exact_w = _exact_weights(S, tr.allowed) if calculator_free else None
-    mask_mis = [Misconception("strict", tolist(strict), "A position may attend to itself: the diagonal stays allowed (j ≤ i).")]
-    if n == m:
-        mask_mis.insert(0, Misconception("transposed", tolist(tr.allowed.T),
-                                         "That hides the past and shows the future: query i may attend keys j ≤ i."))
-    weight_mis = [Misconception("no-mask", tolist(no_mask), "The masked scores are −∞ before the softmax: their weights are 0."),
-                  Misconception("mask-after-softmax", tolist(after),
-                                "Zeroing after the softmax leaves rows that do not sum to 1; mask the scores with −∞ first.")]
-    if alignment == "bottom-right":
-        mask_mis.append(Misconception("top-left", tolist(top_left.allowed),
-                                      "That is the top-left alignment (torch's is_causal): the new queries are the last "
-                                      "positions, so they align with the last keys."))
-        weight_mis.append(Misconception("top-left", tolist(top_left.weights),
-                                        "The new tokens come last: query i sees keys j ≤ i + (m − n), not j ≤ i."))
-    else:
-        weight_mis.append(Misconception("transposed-mask", tolist(engine.masked_softmax(S, tr.allowed.T.astype(bool))),
-                                        "You masked the past instead of the future."))
+    asked = {"allowed": "mask", "masked_count": "masked_count", "weights": "weights"}
     parts = [
         Part("mask", "The mask $M$ (1 = may attend, 0 = masked), rows queries and columns keys.", "matrix", tolist(tr.allowed),
-             tolerance=EXACT, shape=(n, m), points=1, minutes=1, misconceptions=tuple(mask_mis),
-             recipe=Recipe("solve:causal-mask", params, "allowed")),
+             tolerance=EXACT, shape=(n, m), points=1, minutes=1, misconceptions=known.of("allowed", tolist),
+             recipe=solve.ecf("causal-mask", "allowed", known.params, tr, asked)),
     ]
     if difficulty == 1:
         parts.append(Part("masked_count", "How many of the scores are masked?", "integer", tr.masked_count, tolerance=EXACT,
-                          points=1, minutes=0.5,
-                          misconceptions=(Misconception("counted-allowed", tr.allowed_count,
-                                                        "That counts the allowed entries (on and below the diagonal)."),
-                                          Misconception("counted-diagonal", tr.masked_count + n,
-                                                        "The diagonal is allowed: a token attends to itself.")),
-                          recipe=Recipe("solve:causal-mask", params, "masked_count")))
+                          points=1, minutes=0.5, misconceptions=known.of("masked_count"),
+                          recipe=solve.ecf("causal-mask", "masked_count", known.params, tr, asked)))
     parts.append(Part("weights", r"The attention weights $\alpha$ after the mask (softmax of each row).", "matrix",
                       tolist(tr.weights), shape=(n, m), points=3, minutes=1.0 + 0.7 * int(tr.allowed.sum()), exact=exact_w,
-                      misconceptions=tuple(weight_mis),
-                      recipe=Recipe("scaled-masked-softmax", {"scores": tolist(S), "scale": 1.0, "allowed": {"$ref": "mask"}}),
+                      misconceptions=known.of("weights", tolist),
+                      recipe=solve.ecf("causal-mask", "weights", known.params, tr, asked),
                       hint="Masked scores become −∞, so e^(−∞) = 0; normalise the allowed entries of each row."))
-    steps = sol.steps
-    solution = steps_from(steps[:1], "mask")
+    steps = solve.attention.causal_mask_steps(known.params, tr)
+    solution = steps_from(steps.mask, "mask")
     if difficulty == 1:
         solution.append(SolutionStep("Count the masked entries: the strict upper triangle",
                                      [Math(r"\frac{n(n-1)}{2}"), Matrix("masked_count", tr.masked_count)], "masked_count"))
-    solution += steps_from(steps[1:], "weights")
+    solution += steps_from((steps.masked_scores, steps.weights), "weights")
     solution.append(SolutionStep("Attention map", [Heatmap("α", tolist(tr.weights), queries, keys)], "weights"))
     if exact_w:
         solution.append(SolutionStep("Exact weights", [Matrix("α (exact)", exact_w)], "weights"))
@@ -127,7 +103,8 @@ def causal_mask(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                  "parallel."), Matrix("prevents", PREVENTS[0])], "prevents"))
     elif difficulty == 2:
         tokens = list(rng.choice([s for s in SENTENCES if len(s) == n]))
-        tf = engine.teacher_forcing(tokens, bos=BOS)
+        forcing = solve.mistakes("teacher-forcing", {"tokens": tokens, "bos": BOS})
+        tf = forcing.trace()
         shifted = " ".join(map(str, tf.decoder_input))
         unshifted = " ".join(tokens)
         left = " ".join(tokens[1:] + [EOS])
@@ -148,7 +125,7 @@ def causal_mask(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                  misconceptions=(Misconception("excluded-itself", t - 1, "Position t also attends to itself: positions 1 … t."),
                                  Misconception("no-mask", n, "The causal mask hides the later positions."))),
         ]
-        solution += steps_from(solve.solve("teacher-forcing", {"tokens": tokens, "bos": BOS}).steps, "decoder_input")
+        solution += steps_from(solve.attention.teacher_forcing_steps(forcing.params, tf), "decoder_input")
         solution.append(SolutionStep("Decoder input, shown as text", [Matrix("decoder input", shifted)], "decoder_input"))
         solution.append(SolutionStep(f"Visible inputs at position {t}", [
             Text(f"Row {t} of the mask has ones in columns 1 … {t}: the inputs {', '.join(map(str, tf.decoder_input[:t]))} — "
@@ -169,8 +146,8 @@ def causal_mask(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                           misconceptions=(Misconception("bottom-right", int(tr.allowed[-1].sum()),
                                                         "That is the correct (bottom-right) count; top-left aligns "
                                                         "query i with key i."),)))
-        tl_steps = solve.solve("causal-mask", params | {"alignment": "top-left"}).steps
-        solution += steps_from(tl_steps[:1], "top_left_visible", "Top-left (wrong here): ")
+        tl_steps = solve.attention.causal_mask_steps(known.params | {"alignment": "top-left"}, top_left)
+        solution += steps_from(tl_steps.mask, "top_left_visible", "Top-left (wrong here): ")
         solution.append(SolutionStep("Why the alignment matters", [
             Text("Top-left alignment treats the new queries as positions 1 … n, hiding cached keys they are entitled to; "
                  "use causal_lower_right (or an explicit mask) when n < m."),

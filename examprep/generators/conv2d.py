@@ -14,12 +14,8 @@ import numpy as np
 
 from examprep import engine, solve
 from examprep.document import Math, Matrix, Text
-from examprep.generators import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
 from examprep.problem import Misconception, Part, Recipe, SolutionStep
-
-
-def _pick(steps: list, *titles: str) -> list:
-    return [s for s in steps if s.title.startswith(titles)]
 
 
 @generator("conv2d", title="Convolution forward and backward",
@@ -50,32 +46,23 @@ def conv2d(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         raise Degenerate("a mostly zero output")
     params = {"input": tolist(x), "kernel": tolist(k), "stride": stride, "padding": padding, "bias": bias,
               "grad_output": tolist(delta)}
-    t = engine.conv2d(x, k, stride=stride, padding=padding, bias=bias, grad_output=delta)
+    known = solve.mistakes("conv2d", params)
+    t = known.trace()
     if np.array_equal(t.grad_kernel, np.flip(t.grad_kernel)) or not np.any(t.grad_input):
         raise Degenerate("a symmetric kernel gradient or a zero input gradient")
-    sol = solve.solve("conv2d", params)
-    steps = sol.steps
+    steps = solve.conv.conv2d_steps(known.params, t)
 
     # mistaken methods, through the engine
-    flipped = engine.conv2d(x, np.flip(k), stride=stride, padding=padding, bias=bias, grad_output=delta)
-    out_mis = [Misconception("flipped-kernel", tolist(flipped.output),
-                             "PyTorch's conv2d is a cross-correlation: slide the kernel as given, without flipping it.")]
+    out_mis = [known.get("output", "flipped-kernel", tolist)]
     if stride > 1:
-        out_mis.append(Misconception("ignored-stride", tolist(engine.conv2d(x, k, padding=padding, bias=bias).output),
+        out_mis.append(Misconception("ignored-stride", tolist(known.trace(stride=1, grad_output=None).output),
                                      f"With stride {stride} the window moves {stride} positions at a time."))
-    if padding:
-        out_mis.append(Misconception("ignored-padding", tolist(engine.conv2d(x, k, stride=stride, bias=bias).output),
-                                     "Pad the input with a border of zeros first."))
-    if bias:
-        out_mis.append(Misconception("no-bias", tolist(y - bias), "Add the bias to every output."))
-    gk_mis = [Misconception("flipped", tolist(np.flip(t.grad_kernel)),
-                            "∂L/∂K[u, v] = Σ δ[i, j] · x at tap (u, v) of window (i, j): no flip for a cross-correlation.")]
+    out_mis += known.of("output", tolist, skip={"flipped-kernel"})
+    gk_mis = list(known.of("grad_kernel", tolist))
     if difficulty == 1:
-        gk_mis.append(Misconception("delta-ones", tolist(engine.conv2d(x, k, grad_output=np.ones_like(y)).grad_kernel),
+        gk_mis.append(Misconception("delta-ones", tolist(known.trace(grad_output=tolist(np.ones_like(y))).grad_kernel),
                                     "δ = ∂L/∂y = y for L = ½ Σ y²; you used δ = 1."))
-    gx_mis = [Misconception("flipped-kernel", tolist(flipped.grad_input),
-                            "Each δ[i, j] spreads back over its window weighted by the kernel as it was applied "
-                            "(K[u, v] onto the input under tap (u, v)) — you flipped it.")]
+    gx_mis = list(known.of("grad_input", tolist))
     if padding:
         gx_mis.append(Misconception("padded-border-kept", tolist(engine.conv2d(np.pad(x, padding), k, stride=stride,
                                                                                 grad_output=delta).grad_input[1:, 1:]),
@@ -101,16 +88,16 @@ def conv2d(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                       shape=t.grad_input.shape, points=3, minutes=0.5 * x.size, misconceptions=tuple(gx_mis),
                       recipe=Recipe("solve:conv2d", grad_args, "grad_input"),
                       hint="Scatter each δ[i, j]·K back onto the window it came from; overlapping windows add."))
-    solution = steps_from(_pick(steps, "Pad"), None) if padding else []
-    solution += steps_from(_pick(steps, "Slide"), "output")
+    solution = steps_from(steps.pad, None) if padding else []
+    solution += steps_from(steps.slide, "output")
     if difficulty == 1:
         solution.append(SolutionStep("Upstream gradient of L = ½ Σ y²",
                                      [Math(r"\delta_i = \frac{\partial L}{\partial y_i} = y_i"),
                                                                           Matrix("δ", tolist(delta))]))
-    solution += steps_from(_pick(steps, "Kernel gradient"), "grad_kernel")
+    solution += steps_from(steps.grad_kernel, "grad_kernel")
     if bias:
-        solution += steps_from(_pick(steps, "Bias gradient"), "grad_bias")
-    solution += steps_from(_pick(steps, "Input gradient"), "grad_input")
+        solution += steps_from(steps.grad_bias, "grad_bias")
+    solution += steps_from(steps.grad_input, "grad_input")
     solution.append(SolutionStep("Another view", [Text(
         "With stride 1 and no padding, ∂L/∂K is the cross-correlation of the input with δ, and ∂L/∂x is the "
         "full convolution of δ with K (δ zero-padded, K flipped) — the flip appears in the backward pass, not the forward."

@@ -15,11 +15,11 @@ from fractions import Fraction
 
 import numpy as np
 
-from examprep import engine, solve
+from examprep import solve
 from examprep.document import Matrix, Text
-from examprep.generators import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
 from examprep.generators._exact import softmax_entry, weighted_sum
-from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
+from examprep.problem import EXACT, Misconception, Part, SolutionStep
 
 SOURCES = ("the decoder", "the encoder output")
 SENTENCES = (("the", "girl", "kicked", "the", "ball"), ("I", "am", "a", "student"), ("the", "cat", "sleeps"),
@@ -55,17 +55,15 @@ def cross_attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draf
         mask = [[1] * (m - 1) + [0] for _ in range(n)]
     params = {"decoder_states": tolist(X), "encoder_output": tolist(Z), "w_query": tolist(W_Q), "w_key": tolist(W_K),
               "w_value": tolist(W_V), "mask": mask, "layout": "x-w"}
-    tr = engine.cross_attention(X, Z, W_Q, W_K, W_V, mask=mask)
+    known = solve.mistakes("cross-attention", params)
+    tr = known.trace()
     allowed = tr.allowed.astype(bool)
     if not np.any(tr.query) or not np.any(tr.key) or not np.any(tr.value):
         raise Degenerate("a zero projection")
     for row, ok in zip(tr.scaled_scores, allowed):
         if np.ptp(row[ok]) == 0:
             raise Degenerate("equal scores over the allowed encoder positions")
-    sol = solve.solve("cross-attention", params)
-    swapped = engine.cross_attention(Z, X, W_Q, W_K, W_V)                 # Q from the encoder, K, V from the decoder
-    no_scale = engine.cross_attention(X, Z, W_Q, W_K, W_V, mask=mask, scale=1.0)
-    col_w = engine.masked_softmax((tr.scaled_scores).T, allowed.T).T
+    no_scale = known.trace(scale=1.0)
     enc = [f"s{j + 1}" for j in range(m)]
     dec = [f"t{i + 1}" for i in range(n)]
     exact_w = exact_o = None
@@ -77,55 +75,37 @@ def cross_attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draf
             exps = [Fraction(ints[i][j]) for j in idx]
             exact_w.append([softmax_entry(exps, idx.index(j)) if j in idx else "0" for j in range(m)])
             exact_o.append([weighted_sum(exps, [tr.value[j, c] for j in idx]) for c in range(tr.value.shape[1])])
-    w_mis = [Misconception("no-scale", tolist(no_scale.weights), "Divide the scores by √d_k = 2 before the softmax."),
-             Misconception("wrong-axis", tolist(col_w),
-                           "Each decoder position's weights (a row) sum to 1 over the encoder positions.")]
-    o_mis = [Misconception("swapped-roles", tolist(swapped.output),
-                           "Queries come from the decoder and keys/values from the encoder: one output row per decoder "
-                           "position."),
-             Misconception("wrong-axis", tolist(col_w @ tr.value), "Normalise each row (over the encoder positions).")]
+    # solve's table for cross-attention; the scale mistake worded for this problem's d_k = 4
+    w_mis = (Misconception("no-scale", tolist(no_scale.weights), "Divide the scores by √d_k = 2 before the softmax."),
+             known.get("weights", "wrong-axis", tolist))
+    o_mis = known.of("output", tolist, skip={"padding-attended"})
     if difficulty == 3:
-        causal = engine.attention(tr.query, tr.key, tr.value, mask=mask, causal=True)
-        unmasked = engine.attention(tr.query, tr.key, tr.value)
-        w_mis += [Misconception("causal-in-cross", tolist(causal.weights),
-                                "Cross-attention has no causal mask: every decoder position may read the whole source."),
-                  Misconception("padding-attended", tolist(unmasked.weights), "The padding position is masked: its weight is 0.")]
-        o_mis.append(Misconception("padding-attended", tolist(unmasked.output), "The padding position gets weight 0."))
+        w_mis += (known.get("weights", "causal-in-cross", tolist), known.get("weights", "padding-attended", tolist))
+        o_mis += (known.get("output", "padding-attended", tolist),)
+    asked = ("query", "key", "value", "scores", "weights", "output")
     parts = [
         Part("query", "The queries $Q = X W_Q$.", "matrix", tolist(tr.query), shape=tr.query.shape, points=1, minutes=2,
-             misconceptions=(Misconception("swapped-roles", tolist(swapped.query),
-                                           "The queries come from the decoder states X, not from the encoder output Z."),)),
+             misconceptions=known.of("query", tolist)),
         Part("key", "The keys $K = Z W_K$.", "matrix", tolist(tr.key), shape=tr.key.shape, points=1, minutes=2.5,
-             misconceptions=(Misconception("swapped-roles", tolist(swapped.key),
-                                           "The keys come from the encoder output Z, not from the decoder."),)),
+             misconceptions=known.of("key", tolist)),
         Part("value", "The values $V = Z W_V$.", "matrix", tolist(tr.value), shape=tr.value.shape, points=1, minutes=2,
-             misconceptions=(Misconception("swapped-roles", tolist(swapped.value),
-                                           "The values come from the encoder output Z."),)),
+             misconceptions=known.of("value", tolist)),
         Part("scores", r"The raw scores $Q K^\top$ (rows: decoder positions, columns: encoder positions).", "matrix",
              tolist(tr.scores), shape=tr.scores.shape, points=1, minutes=2,
-             misconceptions=tuple(m for m in (Misconception("transposed", tolist(tr.scores.T),
-                                                            "Rows are queries (decoder), columns keys: QKᵀ, not KQᵀ."),
-                                              Misconception("swapped-roles", tolist(swapped.scores),
-                                                            "Queries from the decoder, keys from the encoder."))
-                                  if not _same_entries(m.value, tr.scores)),
-             recipe=Recipe("matmul-bt", {"a": {"$ref": "query"}, "b": {"$ref": "key"}})),
+             misconceptions=tuple(m for m in known.of("scores", tolist) if not _same_entries(m.value, tr.scores)),
+             recipe=solve.ecf("cross-attention", "scores", known.params, tr, asked)),
         Part("weights", r"The attention weights $\alpha = \mathrm{softmax}(QK^\top/\sqrt{d_k})$" + (", masked" if mask else "")
              + ", one row per decoder position.", "matrix", tolist(tr.weights), shape=tr.weights.shape, points=2, minutes=4,
-             exact=exact_w, misconceptions=tuple(w_mis),
-             recipe=Recipe("scaled-masked-softmax", {"scores": {"$ref": "scores"}, "scale": tr.scale,
-                                                     "allowed": tolist(tr.allowed)})),
+             exact=exact_w, misconceptions=w_mis, recipe=solve.ecf("cross-attention", "weights", known.params, tr, asked)),
         Part("output", r"The output $O = \alpha V$.", "matrix", tolist(tr.output), shape=tr.output.shape, points=2, minutes=2,
-             exact=exact_o, misconceptions=tuple(o_mis), recipe=Recipe("matmul", {"a": {"$ref": "weights"},
-                                                                                  "b": {"$ref": "value"}})),
+             exact=exact_o, misconceptions=o_mis, recipe=solve.ecf("cross-attention", "output", known.params, tr, asked)),
     ]
-    steps = sol.steps
-    by_title = lambda prefix: [s for s in steps if s.title.startswith(prefix)]  # noqa: E731
-    solution = (steps_from(by_title("Queries"), "query") + steps_from(by_title("Keys"), "key")
-                + steps_from(by_title("Values"), "value") + steps_from(by_title("Scores"), "scores")
-                + steps_from(by_title("Scale") + by_title("Mask") + by_title("Softmax"), "weights"))
+    steps = solve.attention.cross_attention_steps(known.params, tr)
+    solution = (steps_from(steps.query, "query") + steps_from(steps.key, "key") + steps_from(steps.value, "value")
+                + steps_from(steps.scores, "scores") + steps_from((steps.scale, steps.mask, steps.softmax), "weights"))
     if exact_w:
         solution.append(SolutionStep("Exact weights", [Matrix("α (exact)", exact_w)], "weights"))
-    solution += steps_from(by_title("Weighted"), "output")
+    solution += steps_from(steps.output, "output")
     if exact_o:
         solution.append(SolutionStep("Exact output", [Matrix("O (exact)", exact_o)], "output"))
     source = "Three encoder states $Z$ (rows s1–s3" + (", where s3 is the padding token [PAD]" if mask else "") + ")"
@@ -148,10 +128,10 @@ def _roles(rng: Stream) -> Draft:
     n = rng.choice([k for k in (2, 3, 4, 6) if k != m])
     d, h = rng.choice([(64, 1), (128, 2), (256, 4), (512, 8)])
     params = {"n": n, "m": m, "d_model": d, "num_heads": h}
-    mh = engine.multi_head_shapes(n, d, h, m=m)
-    flipped = engine.multi_head_shapes(m, d, h, m=n)
-    self_att = engine.multi_head_shapes(n, d, h)
-    sol = solve.solve("multi-head-shapes", params)
+    shapes = solve.mistakes("multi-head-shapes", params)
+    mh = shapes.trace()
+    flipped = shapes.trace(n=m, m=n)                    # queries and keys swapped
+    self_att = shapes.trace(m=None)                     # keys from the decoder too: self-attention
     statement = [Text(f"An encoder-decoder Transformer translates the {m}-token source sentence \"{' '.join(source)}\". The "
                       f"decoder has produced {n} tokens so far and its cross-attention layer ($d_{{model}}$ = {d}, "
                       f"{h} head{'s' if h > 1 else ''}, $d_k$ = {mh.d_k}) now runs on them.")]
@@ -182,6 +162,7 @@ def _roles(rng: Stream) -> Draft:
              "without a single fixed-length bottleneck vector."),
         Matrix("queries from", SOURCES[0]), Matrix("keys and values from", SOURCES[1])], "queries_from"),
         SolutionStep("Keys and values", [Matrix("keys and values from", SOURCES[1])], "keys_values_from")]
-    solution += steps_from(sol.steps[1:3], "scores_shape") + steps_from(sol.steps[3:4], "output_shape")
+    steps = solve.attention.multi_head_steps(shapes.params, mh)
+    solution += steps_from((steps.projections, steps.scores), "scores_shape") + steps_from(steps.output, "output_shape")
     return Draft(title="Cross-attention: who provides Q, K and V", params=params, statement=statement, parts=parts,
                  solution=solution, conventions={"shapes": "rows are tokens: n decoder positions, m encoder positions"})

@@ -10,8 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from examprep import engine, solve
+from examprep.engine import ops
 from examprep.document import Math, Matrix, Text
-from examprep.generators import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
 from examprep.problem import Misconception, Part, Recipe, SolutionStep
 
 
@@ -29,25 +30,21 @@ def dense_backward(rng: Stream, difficulty: int, calculator_free: bool) -> Draft
     target = None
     if difficulty == 2:
         target = rng.ints(-2, 2, (n_out,))
-        delta = engine.dense(x, W, b).output - target
+        delta = ops.subtract(engine.dense(x, W, b).output, target)          # δ = y − t
     else:
         delta = rng.ints(-2, 2, (2, n_out) if batch else (n_out,), nonzero=True)
     if not np.any(delta) or np.count_nonzero(delta) < 2:
         raise Degenerate("δ too sparse: the gradients show little")
     params = {"x": tolist(x), "weight": tolist(W), "bias": tolist(b), "grad_output": tolist(delta)}
-    t = engine.dense(x, W, b, delta)
-    sol = solve.solve("dense", params)
+    known = solve.mistakes("dense", params)
+    t = known.trace()
     square = n_in == n_out
     if np.allclose(np.ravel(t.grad_weight.T), np.ravel(t.grad_weight)):
         raise Degenerate("∂L/∂W reads the same transposed: the transposition mistake would not show")
 
-    # mistaken methods, each through the engine
-    no_bias = engine.dense(x, W, None, delta)
-    transposed_w = engine.dense(x, W.T, b) if square else None
-    out_mis = [Misconception("no-bias", tolist(no_bias.output), "You left out the bias: y = W x + b.")]
-    if transposed_w is not None:
-        out_mis.append(Misconception("transposed-weight", tolist(transposed_w.output),
-                                     "W is out×in: row i of W dots x to give y_i (y = W x, not Wᵀx)."))
+    # mistaken methods, each through the engine: solve's table for the output, this problem's own after it
+    no_bias = known.trace(bias=None)
+    out_mis = list(known.of("output", tolist))
     gw_mis = [Misconception("outer-transposed", tolist(t.grad_weight.T),
                             "∂L/∂W has W's shape out×in: it is δ xᵀ ("
                             + ("δᵀX summed over the batch" if batch else "row i is δ_i xᵀ")
@@ -67,12 +64,12 @@ def dense_backward(rng: Stream, difficulty: int, calculator_free: bool) -> Draft
     if batch:
         gw_mis.append(Misconception("mean-over-batch", tolist(t.grad_weight / 2),
                                     "L sums the examples' losses: the gradients add over the batch, no 1/N."))
-        gw_mis.append(Misconception("first-example-only", tolist(np.outer(delta[0], x[0])),
+        gw_mis.append(Misconception("first-example-only", tolist(engine.dense(x[0], W, b, delta[0]).grad_weight),
                                     "Every example contributes: ∂L/∂W = Σ_n δ_n x_nᵀ = δᵀX."))
         gb_mis.append(Misconception("mean-over-batch", tolist(t.grad_bias / 2),
                                     "L sums the examples' losses: ∂L/∂b = Σ_n δ_n, no 1/N."))
     elif square:
-        gb_mis.append(Misconception("times-x", tolist(delta * x), "b is added, not multiplied by x: ∂L/∂b = δ."))
+        gb_mis.append(Misconception("times-x", tolist(ops.multiply(delta, x)), "b is added, not multiplied by x: ∂L/∂b = δ."))
 
     kind = "matrix" if batch else "vector"
     pts = lambda n: n * (2 if batch else 1)  # noqa: E731
@@ -103,13 +100,14 @@ def dense_backward(rng: Stream, difficulty: int, calculator_free: bool) -> Draft
              misconceptions=tuple(gx_mis), recipe=grad_recipe("grad_input"),
              hint="Backwards through W: multiply by Wᵀ."),
     ]
-    steps = sol.steps
-    solution = steps_from(steps[:1], "output")
+    steps = solve.dense.dense_steps(known.params, t)
+    solution = steps_from(steps.forward, "output")
     if difficulty == 2:
         solution.append(SolutionStep("Upstream gradient of L = ½ Σ (y_i − t_i)²", [
             Math(r"\delta = \frac{\partial L}{\partial y} = y - t"), Matrix("t", tolist(target)), Matrix("δ", tolist(delta))],
             "delta"))
-    solution += steps_from(steps[1:2], "grad_weight") + steps_from(steps[2:3], "grad_bias") + steps_from(steps[3:4], "grad_input")
+    solution += (steps_from(steps.grad_weight, "grad_weight") + steps_from(steps.grad_bias, "grad_bias")
+                 + steps_from(steps.grad_input, "grad_input"))
     solution.append(SolutionStep("Check the shapes", [Text(
         f"∂L/∂W is {n_out}×{n_in} like W, ∂L/∂b has {n_out} entries like b, and ∂L/∂{'X' if batch else 'x'} has the shape of "
         f"{'X' if batch else 'x'}: a gradient always has the shape of what it differentiates.")]))

@@ -13,9 +13,9 @@ import numpy as np
 
 from examprep import engine, solve
 from examprep.document import Matrix, Text
-from examprep.generators import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
 from examprep.generators._exact import frac
-from examprep.problem import Misconception, Part, Recipe, SolutionStep
+from examprep.problem import Misconception, Part, SolutionStep
 
 
 @generator("gru-step", title="One GRU step by hand", syllabus="RNN/GRU: gates and forward step", version=1)
@@ -51,20 +51,16 @@ def gru_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         raise Degenerate("h = 0 hides the blend and the reset")
     params = {"x": tolist(x), "h": tolist(h), "weight_ih": tolist(w_ih), "weight_hh": tolist(w_hh),
               "bias_ih": tolist(b_ih), "bias_hh": tolist(b_hh), "convention": "lecture", "reset": "after"}
-    sol = solve.solve("gru-cell", params)
-    g = engine.gru_cell(x, h, w_ih, w_hh, b_ih, b_hh)
+    known = solve.mistakes("gru-cell", params)         # every engine call below goes through it, once each
+    g = known.trace()
     if np.any(np.abs(g.z - 0.5) < 1e-12):
         raise Degenerate("z = 1/2 makes both blends equal")
-    pt = engine.gru_cell(x, h, w_ih, w_hh, b_ih, b_hh, convention="pytorch")
-    before = engine.gru_cell(x, h, w_ih, w_hh, b_ih, b_hh, reset="before")
+    pt = known.trace(convention="pytorch")
+    # mixing up the r and z row blocks: the same cell on the swapped rows
     swapped_rows = (np.concatenate([w_ih[H:2 * H], w_ih[:H], w_ih[2 * H:]]),
                     np.concatenate([w_hh[H:2 * H], w_hh[:H], w_hh[2 * H:]]))
     swapped_b = np.concatenate([b_ih[H:2 * H], b_ih[:H], b_ih[2 * H:]]), np.concatenate([b_hh[H:2 * H], b_hh[:H], b_hh[2 * H:]])
     swapped = engine.gru_cell(x, h, *swapped_rows, *swapped_b)
-    no_reset = engine.gru_cell(x, h, w_ih, w_hh, b_ih, b_hh)   # recomputed below with r = 1
-    n_no_reset = np.tanh(w_ih[2 * H:] @ x + b_ih[2 * H:] + w_hh[2 * H:] @ h + b_hh[2 * H:])
-    h_no_reset = (1 - g.z) * h + g.z * n_no_reset
-    del no_reset
     scalar = H == 1
     kind = "number" if scalar else "vector"
     val = (lambda v: float(np.asarray(v).ravel()[0])) if scalar else tolist
@@ -82,48 +78,32 @@ def gru_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         statement += [Matrix("b_ih", params["bias_ih"]), Matrix("b_hh", params["bias_hh"])]
     else:
         statement.append(Text("All biases are zero."))
-    refs = {"x": params["x"], "h": params["h"], "w_in": tolist(w_ih[2 * H:]), "w_hn": tolist(w_hh[2 * H:]),
-            "b_in": tolist(b_ih[2 * H:]), "b_hn": tolist(b_hh[2 * H:])}
+    asked = ("r", "z", "n", "h_new")
     parts = [
         Part("r", "The reset gate $r$.", kind, val(g.r), shape=shape, points=1, minutes=2.0 * H, exact=exact.get("r"),
              misconceptions=(Misconception("swapped-gates", val(swapped.r),
-                                           "Rows are stacked [r; z; n]: the first block of W_ih and W_hh is the reset gate."),
-                             Misconception("tanh-gate", val(np.tanh(g.pre_r)), "Gates use the sigmoid σ, not tanh."))),
+                                           "Rows are stacked [r; z; n]: the first block of W_ih and W_hh is the reset gate."),)
+             + known.of("r", val)),
         Part("z", "The update gate $z$.", kind, val(g.z), shape=shape, points=1, minutes=2.0 * H, exact=exact.get("z"),
              misconceptions=(Misconception("swapped-gates", val(swapped.z),
-                                           "Rows are stacked [r; z; n]: the second block is the update gate."),
-                             Misconception("tanh-gate", val(np.tanh(g.pre_z)), "Gates use the sigmoid σ, not tanh."))),
+                                           "Rows are stacked [r; z; n]: the second block is the update gate."),)
+             + known.of("z", val)),
         Part("n", "The candidate state $n$.", kind, val(g.n), shape=shape, points=2, minutes=3.0 * H, exact=exact.get("n"),
-             misconceptions=(Misconception("reset-before", val(before.n),
-                                           "In this convention the reset multiplies (W_hn h + b_hn), after the product — "
-                                           "not h before it."),
-                             Misconception("no-reset", val(n_no_reset), "You left out the reset gate r in the candidate."),
-                             Misconception("sigmoid-candidate", val(engine.activation("sigmoid", g.pre_n).output),
-                                           "The candidate uses tanh, not σ.")),
-             recipe=Recipe("gru-candidate", refs | {"r": {"$ref": "r"}})),
+             misconceptions=known.of("n", val), recipe=solve.ecf("gru-cell", "n", params, g, asked)),
         Part("h_new", "The new hidden state $h'$ (lecture convention).", kind, val(g.h_new), shape=shape, points=2,
-             minutes=2.0 * H, exact=exact.get("h_new"),
-             misconceptions=(Misconception("swapped-blend", val(pt.h_new),
-                                           "You blended with z on the old state — that is PyTorch's convention; the lecture's is "
-                                           "h' = (1 − z)⊙h + z⊙n."),
-                             Misconception("reset-before", val(before.h_new),
-                                           "The reset was applied before W_hn; here it multiplies (W_hn h + b_hn)."),
-                             Misconception("no-reset", val(h_no_reset), "You left out the reset gate r in the candidate.")),
-             recipe=Recipe("gru-blend", {"h": params["h"], "z": {"$ref": "z"}, "n": {"$ref": "n"}, "convention": "lecture"})),
+             minutes=2.0 * H, exact=exact.get("h_new"), misconceptions=known.of("h_new", val),
+             recipe=solve.ecf("gru-cell", "h_new", params, g, asked)),
     ]
+    steps = solve.rnn.gru_steps(params, g)
+    solution = (steps_from(steps.reset, "r") + steps_from(steps.update, "z") + steps_from(steps.candidate, "n")
+                + steps_from(steps.blend, "h_new"))
     if difficulty == 3:
+        pytorch = params | {"convention": "pytorch"}
         parts.append(Part("h_new_pytorch", "The new hidden state in PyTorch's convention, $h' = (1 - z) \\odot n + z \\odot h$.",
                           kind, val(pt.h_new), shape=shape, points=1, minutes=1.5 * H, exact=exact.get("h_new_pytorch"),
-                          misconceptions=(Misconception("lecture-blend", val(g.h_new),
-                                                        "That is the lecture's blend; PyTorch weights the old state by z."),),
-                          recipe=Recipe("gru-blend", {"h": params["h"], "z": {"$ref": "z"}, "n": {"$ref": "n"},
-                                                      "convention": "pytorch"})))
-    steps = sol.steps
-    solution = (steps_from(steps[0:1], "r") + steps_from(steps[1:2], "z") + steps_from(steps[2:3], "n")
-                + steps_from(steps[3:4], "h_new"))
-    if difficulty == 3:
-        solution += steps_from(solve.solve("gru-cell", params | {"convention": "pytorch"}).steps[3:4], "h_new_pytorch",
-                               prefix="PyTorch: ")
+                          misconceptions=(known.at(convention="pytorch").get("h_new", "lecture-blend", val),),
+                          recipe=solve.ecf("gru-cell", "h_new", pytorch, pt, asked)))
+        solution += steps_from(solve.rnn.gru_steps(pytorch, pt).blend, "h_new_pytorch", prefix="PyTorch: ")
     if calculator_free:
         solution.append(SolutionStep("Exact values", [
             Text(r"$\sigma(\ln a) = \frac{a}{1 + a}$ and $\tanh(\ln c) = \frac{c^2 - 1}{c^2 + 1}$."),

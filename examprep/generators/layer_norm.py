@@ -16,11 +16,11 @@ from fractions import Fraction
 
 import numpy as np
 
-from examprep import engine, solve
+from examprep import solve
 from examprep.document import Matrix, Text
-from examprep.generators import Draft, Stream, generator, nice, steps_from, tolist
+from examprep.generators.framework import Draft, Stream, generator, nice, steps_from, tolist
 from examprep.generators._exact import frac
-from examprep.problem import Misconception, Part, Recipe, SolutionStep
+from examprep.problem import Misconception, Part, SolutionStep
 
 # σ → ε with σ² + ε a perfect square of a one-decimal number: 1 + 0.21 = 1.1², 4 + 0.41 = 2.1², …
 EXAGGERATED_EPS = {1: (0.21, 0.44, 0.69), 2: (0.41, 0.84), 3: (0.61,)}
@@ -105,11 +105,9 @@ def layer_norm(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     params = {"x": tolist(x), "gamma": tolist(gamma) if difficulty == 2 else 1.0,
               "beta": tolist(beta) if difficulty == 2 else 0.0, "eps": eps, "eps_placement": "added-to-std",
               "variance": "biased"}
-    ln = engine.layer_norm(x, params["gamma"], params["beta"], eps=eps)
-    sol = solve.solve("layer-norm", params)
-    unbiased = engine.layer_norm(x, params["gamma"], params["beta"], eps=eps, variance="unbiased")
-    by_var = ln.centered / np.atleast_1d(ln.var).reshape(-1, 1) if rows == 2 else ln.centered / ln.var
-    no_center = x / np.atleast_1d(ln.std).reshape(-1, 1) if rows == 2 else x / ln.std
+    known = solve.mistakes("layer-norm", params)
+    ln = known.trace()
+    unbiased = known.trace(variance="unbiased")
     kind = "matrix" if rows == 2 else "vector"
     shape = (2, 4) if rows == 2 else (4,)
     stat_kind, stat_shape = ("vector", (2,)) if rows == 2 else ("number", None)
@@ -148,49 +146,29 @@ def layer_norm(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                  Matrix("x", tolist(x), row_labels=tokens if rows == 2 else None)]
     if difficulty == 2:
         statement += [Matrix("γ", tolist(gamma)), Matrix("β", tolist(beta))]
-    mean_mis = [Misconception("sum-not-mean", val(np.sum(X, axis=1) if rows == 2 else np.sum(x)),
-                              "μ is the mean: divide the sum by D.")]
-    var_mis = [Misconception("unbiased", val(unbiased.var),
-                             "Layer norm uses the biased variance, dividing by D (as PyTorch), not D − 1."),
-               Misconception("std-not-var", val(ln.std), "That is σ; the variance is σ².")]
-    out_mis = [Misconception("unbiased", tolist(unbiased.output), "Use the biased variance (divide by D) for σ."),
-               Misconception("divide-by-variance", tolist(by_var * gamma + beta),
-                             "Divide by the standard deviation σ (+ ε), not by σ²."),
-               Misconception("not-centred", tolist(no_center * gamma + beta), "Subtract the mean μ before dividing.")]
-    if rows == 2:
-        mean_mis.append(Misconception("over-tokens", tolist(X.mean(axis=0)), "Layer norm averages over each token's features "
-                                                                             "(along a row), not over the tokens."))
-        if np.all(np.ptp(X, axis=0) > 0):     # batch norm's axis: statistics per feature over the tokens
-            bn = engine.layer_norm(X.T, eps=eps)
-            out_mis.append(Misconception("batch-norm-axis", tolist(bn.normalized.T * gamma + beta),
-                                         "You normalised each feature over the tokens — batch norm's axis. Layer norm "
-                                         "normalises each token over its features."))
-        out_mis += [Misconception("no-affine", tolist(ln.normalized), "Apply the learned gain and bias: y = γ ⊙ x̂ + β."),
-                    Misconception("swapped-affine", tolist(ln.normalized * beta + gamma),
-                                  "y = γ ⊙ x̂ + β: γ multiplies, β adds.")]
-    recipe_args = {"x": params["x"], "mean": {"$ref": "mean"}, "var": {"$ref": "var"}, "eps": eps,
-                   "eps_placement": "added-to-std", "gamma": params["gamma"], "beta": params["beta"]}
+    asked = ("mean", "var", "output")
     per = " of each token" if rows == 2 else ""
     parts = [
         Part("mean", f"The mean $\\mu${per}.", stat_kind, val(ln.mean), shape=stat_shape, points=1, minutes=1.0 * rows,
-             exact=exact_mean, misconceptions=tuple(mean_mis)),
+             exact=exact_mean, misconceptions=known.of("mean", val)),
         Part("var", f"The (biased) variance $\\sigma^2${per}.", stat_kind, val(ln.var), shape=stat_shape, points=1,
-             minutes=1.5 * rows, exact=exact_var, misconceptions=tuple(var_mis), hint="σ² = (1/D) Σ (x_i − μ)²."),
+             minutes=1.5 * rows, exact=exact_var, misconceptions=known.of("var", val), hint="σ² = (1/D) Σ (x_i − μ)²."),
     ]
     if difficulty < 3:
         parts.append(Part("output", "The normalised output $y$" + (" (one row per token)." if rows == 2 else "."), kind,
                           tolist(ln.output), shape=shape, points=2 + rows, minutes=2.0 * rows, exact=exact,
-                          misconceptions=tuple(out_mis), recipe=Recipe("layer-norm-from-stats", recipe_args)))
-    steps = sol.steps
+                          misconceptions=known.of("output", tolist),
+                          recipe=solve.ecf("layer-norm", "output", known.params, ln, asked)))
+    steps = solve.norm.layer_norm_steps(known.params, ln)
     out_id = "output" if difficulty < 3 else "output_lecture"
-    solution = steps_from(steps[:1], "mean") + steps_from(steps[1:2], "var") + steps_from(steps[2:], out_id)
+    solution = (steps_from(steps.mean, "mean") + steps_from(steps.variance, "var")
+                + steps_from((steps.denominator, steps.normalise, steps.affine), out_id))
     conventions = {"axis": "over the features of each token (the last axis)", "variance": "biased (÷ D), as PyTorch",
                    "eps": f"{'0' if eps == 0 else '10⁻⁵'} added to σ (the lecture)" if difficulty < 3 else
                    f"{nice(eps)}: added to σ (lecture) and inside the square root (PyTorch)"}
     if difficulty == 3:
-        torch_p = params | {"eps_placement": "inside-sqrt"}
-        pt = engine.layer_norm(x, eps=eps, eps_placement="inside-sqrt")
-        no_eps = engine.layer_norm(x, eps=0.0)
+        pt = known.trace(eps_placement="inside-sqrt")
+        no_eps = known.trace(eps=0.0)
         root = Fraction(round(float(np.sqrt(sigma[0] ** 2 + eps) * 10)), 10)
         parts += [
             Part("output_lecture", r"The output with the lecture's $\frac{x - \mu}{\sigma + \epsilon}$.", "vector",
@@ -199,7 +177,7 @@ def layer_norm(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                                                "That is PyTorch's placement, ε inside the square root."),
                                  Misconception("no-eps", tolist(no_eps.output), "ε is not negligible here: add it to σ."),
                                  Misconception("unbiased", tolist(unbiased.output), "Use the biased variance (÷ D).")),
-                 recipe=Recipe("layer-norm-from-stats", recipe_args)),
+                 recipe=solve.ecf("layer-norm", "output", known.params, ln, asked)),
             Part("output_pytorch", r"The output with PyTorch's $\frac{x - \mu}{\sqrt{\sigma^2 + \epsilon}}$.", "vector",
                  tolist(pt.output), shape=(4,), points=2, minutes=2,
                  exact=_exact_eps(x, root) if calculator_free else None,
@@ -207,9 +185,10 @@ def layer_norm(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                                                "That is the lecture's placement, ε added to σ."),
                                  Misconception("no-eps", tolist(no_eps.output),
                                                "ε is not negligible here: add it to σ² under the root.")),
-                 recipe=Recipe("layer-norm-from-stats", recipe_args | {"eps_placement": "inside-sqrt"})),
+                 recipe=solve.ecf("layer-norm", "output", known.params | {"eps_placement": "inside-sqrt"}, pt, asked)),
         ]
-        solution += steps_from(solve.solve("layer-norm", torch_p).steps[2:], "output_pytorch", "PyTorch: ")
+        pt_steps = solve.norm.layer_norm_steps(known.params | {"eps_placement": "inside-sqrt"}, pt)
+        solution += steps_from((pt_steps.denominator, pt_steps.normalise, pt_steps.affine), "output_pytorch", "PyTorch: ")
         params = params | {"compare_eps_placement": "inside-sqrt"}
     if calculator_free and exact is not None:
         pid = "output" if difficulty < 3 else "output_lecture"

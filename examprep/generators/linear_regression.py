@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from examprep import engine, solve
+from examprep import solve
 from examprep.document import Math, Matrix, Text
-from examprep.generators import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
 from examprep.problem import Misconception, Part, Recipe, SolutionStep
 
 _LOSS_TEX = {"mse": r"L = \frac{1}{N} \sum_n (\hat y_n - y_n)^2", "half-mse": r"L = \frac{1}{2N} \sum_n (\hat y_n - y_n)^2"}
@@ -37,17 +37,17 @@ def linear_regression(rng: Stream, difficulty: int, calculator_free: bool) -> Dr
     lr = float(rng.choice([0.1, 0.5] if calculator_free else [0.1, 0.05, 0.2]))
     loss = "mse" if difficulty != 2 else rng.choice(["mse", "half-mse"])
     params = {"X": tolist(X), "y": tolist(y), "w": w if d == 1 else tolist(w), "b": b, "lr": lr, "loss": loss}
-    t = engine.linear_regression(X, y, params["w"], b, lr=lr, loss=loss)
+    known = solve.mistakes("linear-regression", params)
+    t = known.trace()
     if not np.any(t.residuals) or np.count_nonzero(t.residuals) < 2 or abs(t.grad_b) < 1e-12:
         raise Degenerate("residuals too sparse, or ∂L/∂b = 0: the step shows little")
     if np.any(np.abs(np.atleast_1d(t.grad_w)) < 1e-12):
         raise Degenerate("a zero weight gradient")
     if np.any(np.abs(t.residuals) > 6):
         raise Degenerate("residuals too large to square by hand comfortably")
-    sol = solve.solve("linear-regression", params)
-    other = engine.linear_regression(X, y, params["w"], b, lr=lr, loss=_OTHER[loss])
-    ascent = engine.linear_regression(X, y, params["w"], b, lr=-lr, loss=loss)
-    no_bias = engine.linear_regression(X, y, params["w"], 0.0, lr=lr, loss=loss)
+    other = known.trace(loss=_OTHER[loss])
+    ascent = known.trace(lr=-lr)
+    no_bias = known.trace(b=0.0)
     scalar_w = d == 1
     val = (lambda v: float(v)) if scalar_w else tolist
     wkind, wshape = ("number", None) if scalar_w else ("vector", (d,))
@@ -92,16 +92,16 @@ def linear_regression(rng: Stream, difficulty: int, calculator_free: bool) -> Dr
         Part("b_new", r"$b$ after the same step.", "number", float(t.b_new), points=1, minutes=0.5,
              misconceptions=tuple(step_mis_b), recipe=Recipe("sgd-step", {"param": b, "grad": {"$ref": "grad_b"}, "lr": lr})),
     ]
-    s = sol.steps
-    solution = (steps_from(s[0:1], "predictions") + steps_from(s[1:2], None) + steps_from(s[2:3], "loss")
-                + steps_from(s[3:4], "grad_w")
+    s = solve.regression.linear_regression_steps(known.params, t)
+    solution = (steps_from(s.predictions, "predictions") + steps_from(s.residuals, None) + steps_from(s.loss, "loss")
+                + steps_from(s.gradient, "grad_w")
                 + [SolutionStep("Bias gradient", [Math(r"\frac{\partial L}{\partial b} = \frac{" + ("2" if loss == "mse" else "1")
                                                        + r"}{N}\sum_n e_n"), Matrix("grad_b", float(t.grad_b))], "grad_b")]
-                + steps_from(s[4:5], "w_new")
+                + steps_from(s.update, "w_new")
                 + [SolutionStep("Bias step", [Math(r"b \leftarrow b - \eta \frac{\partial L}{\partial b}"),
                                               Matrix("b_new", float(t.b_new))], "b_new")])
     if difficulty == 3:
-        half = engine.linear_regression(X, y, params["w"], b, lr=lr, loss="half-mse")
+        half = known.trace(loss="half-mse")
         parts.append(Part("grad_w_half", r"$\partial L_{1/2} / \partial w$ for the other convention "
                           r"$L_{1/2} = \frac{1}{2N}\sum_n (\hat y_n - y_n)^2$.", wkind, val(half.grad_w), shape=wshape,
                           points=1, minutes=1.5,
@@ -118,8 +118,8 @@ def linear_regression(rng: Stream, difficulty: int, calculator_free: bool) -> Dr
                                           Misconception("same", lr, "The gradients differ by a factor 2, so the same η "
                                                                     "gives a step half as long.")),
                           recipe=Recipe("scale", {"x": lr, "factor": 2.0})))
-        hs = solve.solve("linear-regression", params | {"loss": "half-mse"}).steps
-        solution += steps_from(hs[3:4], "grad_w_half", prefix="½·MSE: ")
+        hs = solve.regression.linear_regression_steps(known.params | {"loss": "half-mse"}, half)
+        solution += steps_from(hs.gradient, "grad_w_half", prefix="½·MSE: ")
         solution.append(SolutionStep("Matching the steps", [
             Math(r"\eta_{1/2} \frac{\partial L_{1/2}}{\partial w} = \eta \frac{\partial L}{\partial w},\quad "
                  r"\frac{\partial L_{1/2}}{\partial w} = \frac12 \frac{\partial L}{\partial w} \Rightarrow \eta_{1/2} = 2\eta"),

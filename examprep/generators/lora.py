@@ -13,7 +13,7 @@ from fractions import Fraction
 
 from examprep import engine, solve
 from examprep.document import Math, Matrix, Table, Text
-from examprep.generators import Degenerate, Draft, Stream, generator, steps_from
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from
 from examprep.generators._exact import frac
 from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
 
@@ -33,17 +33,18 @@ def lora(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         num = 2 * layers
     r = rng.choice([4, 8, 16])
     params = {"d": d, "k": k, "r": r, "num_matrices": num}
-    lo = engine.lora(d, k, r, num_matrices=num)
+    known = solve.mistakes("lora", params)
+    lo = known.trace()
     if lo.trainable_params >= lo.full_params:
         raise Degenerate("rank too large to save anything")
-    sol = solve.solve("lora", params)
 
     # mistaken methods, through the engine
     only_b = engine.param_count("linear", in_features=r, out_features=d, bias=False)["count"] * num
-    product = engine.lora(d, k, r).full_params * r * num                       # r·d·k: r copies of W
-    per_matrix = engine.lora(d, k, r).trainable_params                         # one matrix, not 2L
-    one_per_layer = engine.lora(d, k, r, num_matrices=max(num // 2, 1)).trainable_params
-    all_four = engine.lora(d, k, r, num_matrices=2 * num).trainable_params     # W_Q, W_K, W_V, W_O
+    one = known.trace(num_matrices=1)
+    product = one.full_params * r * num                                        # r·d·k: r copies of W
+    per_matrix = one.trainable_params                                          # one matrix, not 2L
+    one_per_layer = known.trace(num_matrices=max(num // 2, 1)).trainable_params
+    all_four = known.trace(num_matrices=2 * num).trainable_params              # W_Q, W_K, W_V, W_O
     frac_r_over_d = Fraction(r, d)
 
     if difficulty == 1:
@@ -72,7 +73,7 @@ def lora(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
              hint="Each adapted matrix trains B (d×r) and A (r×k): r(d + k)."),
         Part("full_params", f"The number of parameters full fine-tuning of {what} would train.", "integer", lo.full_params,
              tolerance=EXACT, points=1, minutes=1,
-             misconceptions=((Misconception("one-matrix", engine.lora(d, k, r).full_params,
+             misconceptions=((Misconception("one-matrix", one.full_params,
                                             f"Full fine-tuning trains all {num} matrices."),) if num > 1 else ())
              + (Misconception("sum-not-product", (d + k) * num, "A d×k matrix has d·k entries, not d + k."),),
              recipe=Recipe("solve:lora", params, "full_params")),
@@ -84,9 +85,9 @@ def lora(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                                            "That is full / trainable; the fraction is trainable / full.")),
              recipe=Recipe("divide", {"a": {"$ref": "trainable_params"}, "b": {"$ref": "full_params"}})),
     ]
-    steps = sol.steps
-    solution = steps_from(steps[:2], "trainable_params") + steps_from(steps[2:3], "full_params") + steps_from(steps[3:],
-                                                                                                              "fraction")
+    steps = solve.counts.lora_steps(known.params, lo)
+    solution = (steps_from((steps.per_matrix, steps.trainable_params), "trainable_params")
+                + steps_from(steps.full_params, "full_params") + steps_from(steps.fraction, "fraction"))
     if calculator_free:
         solution.append(SolutionStep("Exact fraction",
                                      [Math(rf"\frac{{{lo.trainable_params}}}{{{lo.full_params}}} = {fraction_exact}")],
@@ -94,10 +95,10 @@ def lora(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     conventions = {"LoRA": "W = W₀ + BA, B (d×r) and A (r×k) trained, W₀ frozen (Hu et al. 2021)", "biases": "none"}
     if difficulty == 3:
         mem_params = params | {"bytes_per_value": 4, "optimizer": "adam"}
-        mem = engine.lora_memory(d, k, r, num_matrices=num, bytes_per_value=4, optimizer="adam")
-        msol = solve.solve("lora-memory", mem_params)
-        no_states = engine.lora_memory(d, k, r, num_matrices=num, bytes_per_value=4, optimizer="sgd")
-        two_values = engine.lora_memory(d, k, r, num_matrices=num, bytes_per_value=4, optimizer="sgd-momentum")
+        memory = solve.mistakes("lora-memory", mem_params)
+        mem = memory.trace()
+        no_states = memory.trace(optimizer="sgd")
+        two_values = memory.trace(optimizer="sgd-momentum")
         statement.append(Text("Training uses Adam in float32 (4 bytes per value): for every trained parameter it keeps the "
                               "gradient and two moment estimates. Frozen weights and activations are needed either way; "
                               "count only gradients and optimizer states. 1 MiB = 2²⁰ bytes."))
@@ -126,8 +127,8 @@ def lora(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                                           Misconception("two-products", MERGE_CHOICES[2],
                                                         "Only an unmerged adapter costs an extra product; merged, "
                                                         "there is none."))))
-        msteps = msol.steps
-        solution += steps_from(msteps[1:2], "bytes_per_param") + steps_from(msteps[2:], "saved_mib")
+        msteps = solve.counts.lora_memory_steps(memory.params, mem)
+        solution += steps_from(msteps.per_param, "bytes_per_param") + steps_from((msteps.memory, msteps.saved), "saved_mib")
         solution.append(SolutionStep("Merging for inference", [
             Text("$W = W_0 + BA$ is one d×k matrix again: the forward pass is the same product as the pretrained model's, "
                  "so merging adds no latency (Hu et al. 2021, §4.1)."), Math(r"h = (W_0 + BA)\,x = W x"),

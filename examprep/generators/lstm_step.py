@@ -14,9 +14,11 @@ from fractions import Fraction
 
 import numpy as np
 
-from examprep import engine, solve
+from examprep import solve
+from examprep.engine import ops
+from examprep.engine.activations import tanh_derivative_from_output
 from examprep.document import Math, Matrix, Text
-from examprep.generators import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
 from examprep.generators._exact import exp_term, frac
 from examprep.problem import Misconception, Part, Recipe, SolutionStep
 
@@ -69,73 +71,53 @@ def lstm_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     b_hh = np.zeros(4 * H)
     params = {"x": tolist(x), "h": tolist(h), "c": tolist(c), "weight_ih": tolist(w_ih), "weight_hh": tolist(w_hh),
               "bias_ih": tolist(b_ih), "bias_hh": tolist(b_hh)}
-    t = engine.lstm_cell(x, h, c, w_ih, w_hh, b_ih, b_hh)
+    known = solve.mistakes("lstm-cell", params)
+    t = known.trace()
     pre = {k: t[f"pre_{k}"] for k in _GATES}
     if np.any(np.abs(pre["i"] - pre["f"]) < 1e-12):
         raise Degenerate("i = f: a student who mixes up the input and forget rows would not notice")
     if np.any(np.abs(t.c_new - c) < 1e-12) or np.any(t.g == 0):
         raise Degenerate("the cell state did not change, or a zero candidate")
-    sol = solve.solve("lstm-cell", params)
     scalar = H == 1
     val = (lambda v: float(np.ravel(v)[0])) if scalar else tolist
     ex = (lambda k: exact[k][0] if scalar else exact[k]) if exact else (lambda k: None)
     kind, shape = ("number", None) if scalar else ("vector", (H,))
-    sig_of = lambda v: engine.activation("sigmoid", v).output  # noqa: E731
-    # TensorFlow's tf.compat.v1 LSTMCell stacks i, j (= g), f, o: the same rows read in that order
-    tf_f, tf_g = sig_of(pre["g"]), np.tanh(pre["f"])
+    asked = ("i", "f", "g", "o", "c_new", "h_new")
+    ecf = lambda answer: solve.ecf("lstm-cell", answer, params, t, asked, val)  # noqa: E731
     gate_text = {"i": "input gate", "f": "forget gate", "o": "output gate"}
-    parts = []
-    for k in ("i", "f", "o"):
-        mis = [Misconception("tanh-gate", val(np.tanh(pre[k])), "Gates use the sigmoid σ (values in 0..1), not tanh.")]
-        if k == "f":
-            mis.append(Misconception("row-order", val(tf_f), "Rows are stacked [i; f; g; o] (PyTorch): the second block "
-                                                             "is the forget gate; i, g, f, o is TensorFlow's order."))
-        parts.append(Part(k, f"The {gate_text[k]} ${k}$.", kind, val(t[k]), shape=shape, points=1, minutes=1.5 * H,
-                          exact=ex(k), misconceptions=tuple(mis),
-                          recipe=Recipe("solve:lstm-cell", params, k)))
+    parts = [Part(k, f"The {gate_text[k]} ${k}$.", kind, val(t[k]), shape=shape, points=1, minutes=1.5 * H,
+                  exact=ex(k), misconceptions=known.of(k, val), recipe=ecf(k)) for k in ("i", "f", "o")]
     parts.insert(2, Part("g", "The candidate $g$.", kind, val(t.g), shape=shape, points=1, minutes=1.5 * H, exact=ex("g"),
-                         misconceptions=(Misconception("sigmoid-candidate", val(sig_of(pre["g"])),
-                                                       "The candidate uses tanh (values in −1..1), not σ."),
-                                         Misconception("row-order", val(tf_g),
-                                                       "The third row block is the candidate g: rows are [i; f; g; o].")),
-                         recipe=Recipe("solve:lstm-cell", params, "g")))
+                         misconceptions=known.of("g", val), recipe=ecf("g")))
     parts.append(Part("c_new", "The new cell state $c' = f \\odot c + i \\odot g$.", kind, val(t.c_new), shape=shape,
-                      points=2, minutes=2 * H, exact=ex("c_new"),
-                      misconceptions=(Misconception("no-forget", val(c + t.i * t.g), "The old cell state is scaled by f first."),
-                                      Misconception("no-input-gate", val(t.f * c + t.g), "The candidate is scaled by i."),
-                                      Misconception("coupled", val(t.f * c + (1 - t.f) * t.g),
-                                                    "That couples the gates like a GRU; the LSTM uses its own input gate i.")),
-                      recipe=Recipe("lstm-cell-state", {"f": {"$ref": "f"}, "c": val(c), "i": {"$ref": "i"},
-                                                        "g": {"$ref": "g"}})))
+                      points=2, minutes=2 * H, exact=ex("c_new"), misconceptions=known.of("c_new", val), recipe=ecf("c_new")))
     parts.append(Part("h_new", "The new hidden state $h' = o \\odot \\tanh(c')$.", kind, val(t.h_new), shape=shape,
-                      points=2, minutes=1.5 * H, exact=ex("h_new"),
-                      misconceptions=(Misconception("no-tanh", val(t.o * t.c_new),
-                                                    "Squash the cell state first: h' = o ⊙ tanh(c')."),
-                                      Misconception("tanh-outside", val(np.tanh(t.o * t.c_new)),
-                                                    "tanh applies to c' alone, then the output gate scales it.")),
-                      recipe=Recipe("lstm-hidden", {"o": {"$ref": "o"}, "c_new": {"$ref": "c_new"}})))
-    s = sol.steps
-    solution = steps_from(s[:1], None)
+                      points=2, minutes=1.5 * H, exact=ex("h_new"), misconceptions=known.of("h_new", val),
+                      recipe=ecf("h_new")))
+    steps = solve.rnn.lstm_steps(params, t)
+    solution = steps_from(steps.pre_activations, None)
     for k in ("i", "f"):
         solution.append(SolutionStep(f"{gate_text[k].capitalize()}", [Math(rf"{k} = \sigma(\text{{pre}}_{k})"),
                                                                        Matrix(k, val(t[k]))], k))
-    solution += steps_from(s[2:3], "g")
+    solution += steps_from(steps.candidate, "g")
     solution.append(SolutionStep("Output gate", [Math(r"o = \sigma(\text{pre}_o)"), Matrix("o", val(t.o))], "o"))
-    solution += steps_from(s[3:4], "c_new") + steps_from(s[4:5], "h_new")
+    solution += steps_from(steps.cell, "c_new") + steps_from(steps.hidden, "h_new")
     if difficulty == 3:
         delta_c = rng.ints(-2, 2, (H,), nonzero=True)
+        grad_c = ops.multiply(t.f, delta_c)              # ∂L/∂c = f ⊙ ∂L/∂c' along the cell path
         parts.append(Part("cell_gradient", r"The local derivative $\partial c'_k / \partial c_k$ for each unit.", "vector",
                           tolist(t.f), shape=(H,), points=1, minutes=1, exact=ex("f"),
                           misconceptions=(Misconception("one", tolist(np.ones(H)),
                                                         "c' = f ⊙ c + i ⊙ g: the old state is scaled by f, "
                                                         "so the derivative is f."),
-                                          Misconception("tanh-slope", tolist(t.f * (1 - t.tanh_c_new**2)),
+                                          Misconception("tanh-slope",
+                                                        tolist(ops.multiply(t.f, tanh_derivative_from_output(t.tanh_c_new))),
                                                         "Along the cell path there is no tanh: ∂c'/∂c = f "
                                                         "(tanh only enters h').")),
                           recipe=Recipe("scale", {"x": {"$ref": "f"}, "factor": 1.0})))
         shown_dc = "[" + ", ".join(f"{v:g}" for v in delta_c) + "]"
         parts.append(Part("grad_c", rf"Given $\partial L / \partial c' = {shown_dc}$ (and no gradient through $h'$), "
-                          r"$\partial L / \partial c$.", "vector", tolist(t.f * delta_c), shape=(H,), points=1, minutes=1,
+                          r"$\partial L / \partial c$.", "vector", tolist(grad_c), shape=(H,), points=1, minutes=1,
                           exact=[frac(Fraction(e) * int(d)) for e, d in zip(sig["f"], delta_c)] if calculator_free else None,
                           misconceptions=(Misconception("unchanged", tolist(delta_c.astype(float)),
                                                         "The gradient is scaled by the forget gate on its way "
@@ -145,7 +127,7 @@ def lstm_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
             Math(r"\frac{\partial c'}{\partial c} = \mathrm{diag}(f),\quad "
                  r"\frac{\partial L}{\partial c} = f \odot \frac{\partial L}{\partial c'}"),
             Matrix("∂c'/∂c", tolist(t.f))], "cell_gradient"))
-        solution.append(SolutionStep("Backwards one step", [Matrix("∂L/∂c", tolist(t.f * delta_c)), Text(
+        solution.append(SolutionStep("Backwards one step", [Matrix("∂L/∂c", tolist(grad_c)), Text(
             "No weight matrix and no squashing slope on this path: with f near 1 the cell carries the gradient across "
             "many steps almost unchanged (the constant error carousel), unlike a vanilla RNN's product of w·tanh'.")],
             "grad_c"))

@@ -13,7 +13,7 @@ import numpy as np
 
 from examprep import engine, solve
 from examprep.document import Matrix, Text
-from examprep.generators import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
 from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
 
 
@@ -42,7 +42,9 @@ def max_pool(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     if difficulty == 3 and len(set(t.indices.ravel().tolist())) == t.indices.size:
         raise Degenerate("no input is the maximum of two windows: nothing adds up")
     params = {"input": tolist(x), "kernel_size": 2, "stride": stride, "grad_output": tolist(delta)}
-    sol = solve.solve("max-pool", params)
+    # the other rules for tied maxima: engine.max_pool_backward's named ties conventions (t is "first", PyTorch's)
+    by_rule = {rule: engine.max_pool_backward(x, 2, delta, stride=stride, ties=rule)
+               for rule in (("split", "all", "last") if np.any(ties > 1) else ())}
 
     avg_kernel = np.full((2, 2), 0.25)
     avg = engine.conv2d(x, avg_kernel, stride=stride, grad_output=delta)
@@ -59,14 +61,14 @@ def max_pool(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                                      "takes all of it."),
                            ("all", "Only one of the tied maxima receives δ (the first in row-major order), not each of them."),
                            ("last", "Ties go to the first maximum in row-major order (PyTorch), not the last.")):
-            grad_mis.append(Misconception(f"ties-{rule}", tolist(engine.max_pool_backward(x, 2, delta, stride=stride,
-                                                                                           ties=rule).grad_input), text))
+            grad_mis.append(Misconception(f"ties-{rule}", tolist(by_rule[rule].grad_input), text))
     parts = [Part("output", "The pooled output $y$.", "matrix", tolist(t.output), shape=t.output.shape, points=1,
                   minutes=0.5 * t.output.size, misconceptions=tuple(out_mis),
                   recipe=Recipe("solve:max-pool", {k: v for k, v in params.items() if k != "grad_output"}, "output"))]
-    solution = steps_from(sol.steps[:1], "output")
+    steps = solve.pool.max_pool_steps(solve.full_params("max-pool", params), t)
+    solution = steps_from(steps.maximum, "output")
     if difficulty == 2:
-        last = engine.max_pool_backward(x, 2, delta, stride=stride, ties="last")
+        last = by_rule["last"]
         parts.append(Part("indices", "For each window, the row-major index (0–15, row by row) of the input entry that "
                           "receives its gradient.", "matrix", tolist(t.indices.astype(float)), shape=t.indices.shape,
                           tolerance=EXACT, points=1, minutes=1.5,
@@ -80,7 +82,7 @@ def max_pool(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                       misconceptions=tuple(grad_mis), recipe=Recipe("solve:max-pool", params, "grad_input"),
                       hint="Each δ goes to its window's maximum; every other entry gets 0"
                            + ("; an entry that wins several windows collects their sum." if difficulty == 3 else ".")))
-    solution += steps_from(sol.steps[1:], "grad_input")
+    solution += steps_from(steps.route, "grad_input")
     if difficulty == 3:
         solution.append(SolutionStep("Overlapping windows add", [Text(
             "With stride 1 the windows overlap, so one input can be the maximum of several windows: its gradient is "

@@ -12,8 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from examprep import engine, solve
+from examprep.engine import ops
 from examprep.document import Math, Matrix, Text
-from examprep.generators import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
 from examprep.problem import Misconception, Part, Recipe, SolutionStep
 
 _ACT_TEXT = {"relu": r"\mathrm{ReLU}", "sigmoid": r"\sigma", "tanh": r"\tanh", "leaky-relu": r"\mathrm{LeakyReLU}_{0.01}"}
@@ -31,7 +32,9 @@ def mlp_backprop(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     w2 = rng.decimals(-1, 1, 0.5, (C, H), nonzero=True)
     b2 = np.zeros(C) if difficulty == 1 else rng.decimals(-0.5, 0.5, 0.5, (C,))
     target = rng.integer(0, C - 1)
-    t = engine.mlp_backprop(x, target, w1, b1, w2, b2, activation=act)
+    params = {"x": tolist(x), "target": target, "w1": tolist(w1), "b1": tolist(b1), "activation": act,
+              "w2": tolist(w2), "b2": tolist(b2)}
+    t = solve.mistakes("mlp-backprop", params).trace()
     a = t.hidden_pre
     if act in ("relu", "leaky-relu") and (np.all(a <= 0) or np.any(a == 0)):
         raise Degenerate("no active hidden unit, or a pre-activation at the kink")
@@ -44,20 +47,19 @@ def mlp_backprop(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
             raise Degenerate("a weight gradient reads the same transposed: the transposition mistake would not show")
     if act == "leaky-relu" and np.all(a > 0):
         raise Degenerate("leaky ReLU all positive: its slope α never shows")
-    params = {"x": tolist(x), "target": target, "w1": tolist(w1), "b1": tolist(b1), "activation": act,
-              "w2": tolist(w2), "b2": tolist(b2)}
-    sol = solve.solve("mlp-backprop", params)
     onehot = np.eye(C)[target]
 
     # mistaken methods, through the engine
     phi_value = engine.activation(act, a).output
     skip_act = t.grad_hidden                                          # ∂L/∂a taken as ∂L/∂h: φ' forgotten
+    skipped = engine.dense(x, w1, b1, skip_act)                       # the first layer's backward from it
     sig_each = engine.activation("sigmoid", t.logits).output
     mis = {
         "hidden": [Misconception("no-activation", tolist(a), f"The hidden layer applies {act} to the pre-activations.")],
         "logits": [Misconception("pre-activation", tolist(engine.dense(a, w2, b2).output),
                                  "The second layer multiplies the activated h, not the pre-activations a.")],
-        "probs": [Misconception("exp-only", tolist(np.exp(t.logits)), "Divide each e^{z_i} by the sum Σ_j e^{z_j}."),
+        "probs": [Misconception("exp-only", tolist(engine.softmax(t.logits, normalize=False).probs),
+                                "Divide each e^{z_i} by the sum Σ_j e^{z_j}."),
                   Misconception("sigmoid-each", tolist(sig_each),
                                 "Softmax couples the classes: p_i = e^{z_i} / Σ_j e^{z_j}, not σ(z_i) per class.")],
         "loss": [Misconception("log10", float(t.loss / np.log(10)), "Cross-entropy uses the natural logarithm."),
@@ -65,24 +67,24 @@ def mlp_backprop(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         "grad_logits": [Misconception("y-minus-p", tolist(-t.grad_logits), "Sign flipped: ∂L/∂z = p − y, not y − p."),
                         Misconception("p-only", tolist(t.probs), "You forgot to subtract the one-hot target y.")],
         "grad_w2": [Misconception("outer-transposed", tolist(t.grad_w2.T), "∂L/∂W₂ has W₂'s shape C×H: (∂L/∂z) hᵀ."),
-                    Misconception("pre-activation", tolist(np.outer(t.grad_logits, a)),
+                    Misconception("pre-activation", tolist(engine.dense(a, w2, b2, t.grad_logits).grad_weight),
                                   "W₂ multiplies h = φ(a), so ∂L/∂W₂ = (∂L/∂z) hᵀ with h, not a.")],
         "grad_b2": [Misconception("ones", tolist(np.ones(C)), "∂L/∂b₂ = ∂L/∂z · 1: the upstream gradient, not 1."),
                     Misconception("y-minus-p", tolist(-t.grad_logits), "Sign flipped: ∂L/∂b₂ = ∂L/∂z = p − y.")],
-        "grad_hidden": [Misconception("no-transpose", tolist(w2 @ t.grad_logits) if C == H else tolist(w2.sum(axis=0)),
+        "grad_hidden": [Misconception("no-transpose", tolist(ops.matmul(w2, t.grad_logits)) if C == H else tolist(w2.sum(axis=0)),
                                       "Backwards through W₂ multiply by W₂ᵀ: ∂L/∂h_j = Σ_i W₂[i, j] ∂L/∂z_i.")],
         "grad_hidden_pre": [Misconception("skip-activation", tolist(skip_act),
                                           f"Backwards through {act} multiply by its slope φ'(a) element-wise."),
-                            Misconception("value-not-derivative", tolist(t.grad_hidden * phi_value),
+                            Misconception("value-not-derivative", tolist(ops.multiply(t.grad_hidden, phi_value)),
                                           "Multiply by the activation's derivative φ'(a), not its value φ(a).")],
         "grad_w1": [Misconception("outer-transposed", tolist(t.grad_w1.T), "∂L/∂W₁ has W₁'s shape H×in: (∂L/∂a) xᵀ."),
-                    Misconception("skip-activation", tolist(np.outer(skip_act, x)),
+                    Misconception("skip-activation", tolist(skipped.grad_weight),
                                   "∂L/∂a = ∂L/∂h ⊙ φ'(a) before the outer product with x.")],
         "grad_b1": [Misconception("skip-activation", tolist(skip_act), "∂L/∂b₁ = ∂L/∂a = ∂L/∂h ⊙ φ'(a).")],
-        "grad_x": [Misconception("skip-activation", tolist(w1.T @ skip_act), "Use ∂L/∂a = ∂L/∂h ⊙ φ'(a), then W₁ᵀ.")],
+        "grad_x": [Misconception("skip-activation", tolist(skipped.grad_input), "Use ∂L/∂a = ∂L/∂h ⊙ φ'(a), then W₁ᵀ.")],
     }
     if H == n_in:
-        mis["grad_x"].append(Misconception("no-transpose", tolist(w1 @ t.grad_hidden_pre),
+        mis["grad_x"].append(Misconception("no-transpose", tolist(ops.matmul(w1, t.grad_hidden_pre)),
                                            "Backwards through W₁ multiply by W₁ᵀ, not W₁."))
     dense2 = {"x": {"$ref": "hidden"}, "weight": tolist(w2), "bias": tolist(b2)}
     dense1 = {"x": tolist(x), "weight": tolist(w1), "bias": tolist(b1)}
@@ -120,16 +122,17 @@ def mlp_backprop(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         value = float(t[pid]) if shape is None else vec(pid)
         parts.append(Part(pid, prompt, kind, value, shape=shape, points=pts, minutes=minutes,
                           misconceptions=tuple(mis.get(pid, ())), recipe=recipe))
-    s = sol.steps
-    solution = (steps_from(s[0:1], "hidden_pre") + steps_from(s[1:2], "hidden") + steps_from(s[2:3], "logits")
-                + steps_from(s[3:4], "probs") + steps_from(s[4:5], "loss") + steps_from(s[5:6], "grad_logits")
-                + steps_from(s[6:7], "grad_w2")
+    s = solve.dense.mlp_steps(params, t)
+    solution = (steps_from(s.hidden_pre, "hidden_pre") + steps_from(s.hidden, "hidden") + steps_from(s.logits, "logits")
+                + steps_from(s.probs, "probs") + steps_from(s.loss, "loss") + steps_from(s.grad_logits, "grad_logits")
+                + steps_from(s.second_layer, "grad_w2")
                 + [SolutionStep("Second-layer bias", [Math(r"\frac{\partial L}{\partial b_2} = \frac{\partial L}{\partial z}"),
                                                       Matrix("grad_b2", vec("grad_b2"))], "grad_b2")]
-                + steps_from(s[7:8], "grad_hidden") + steps_from(s[8:9], "grad_hidden_pre") + steps_from(s[9:10], "grad_w1")
+                + steps_from(s.grad_hidden, "grad_hidden") + steps_from(s.grad_hidden_pre, "grad_hidden_pre")
+                + steps_from(s.first_layer, "grad_w1")
                 + [SolutionStep("First-layer bias", [Math(r"\frac{\partial L}{\partial b_1} = \frac{\partial L}{\partial a}"),
                                                      Matrix("grad_b1", vec("grad_b1"))], "grad_b1")]
-                + steps_from(s[10:11], "grad_x"))
+                + steps_from(s.grad_x, "grad_x"))
     act_name = {"relu": "ReLU", "sigmoid": "the sigmoid σ", "tanh": "tanh",
                 "leaky-relu": "leaky ReLU with slope 0.01 for negative inputs"}[act]
     statement = [Text(f"A network with {n_in} inputs, {H} hidden units ({act_name}) and {C} classes: "

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from examprep import engine, solve
+from examprep import solve
 from examprep.document import Math, Matrix, Table, Text
-from examprep.generators import Draft, Stream, generator, steps_from
+from examprep.generators.framework import Draft, Stream, generator, steps_from
 from examprep.generators._exact import frac
 from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
 
@@ -35,9 +35,10 @@ def multi_head(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     d = rng.choice([64, 128, 256, 512])
     h = rng.choice([h for h in (2, 4, 8) if d // h >= 16])
     params = {"n": n, "d_model": d, "num_heads": h}
-    mh = engine.multi_head_shapes(n, d, h)
-    one = engine.multi_head_shapes(n, d, 1)          # the mistake of not splitting d_model over the heads
-    sol = solve.solve("multi-head-shapes", params)
+    known = solve.mistakes("multi-head-shapes", params)
+    mh = known.trace()
+    one = known.trace(num_heads=1)                   # the mistake of not splitting d_model over the heads
+    steps = solve.attention.multi_head_steps(known.params, mh)
     statement = [Text(f"A self-attention layer with $h = {h}$ heads and $d_{{model}} = {d}$ reads a sequence of n = {n} "
                       f"tokens $X$ ({n}×{d}, one row per token). Head i computes $Q_i = X W_i^Q$, $K_i = X W_i^K$, "
                       r"$V_i = X W_i^V$ and $\mathrm{softmax}(Q_i K_i^\top / \sqrt{d_k})\, V_i$; the heads are concatenated "
@@ -48,7 +49,7 @@ def multi_head(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                                               Misconception("times-heads", d * h,
                                                             "Heads split the model width; they do not multiply it.")),
                    recipe=Recipe("solve:multi-head-shapes", params, "d_k"))
-    solution = steps_from(sol.steps[:1], "d_k")
+    solution = steps_from(steps.d_k, "d_k")
     conventions = {"d_k": "d_model / h (and d_v = d_k)", "shapes": "rows are tokens"}
     if difficulty == 1:
         parts = [dk_part,
@@ -64,12 +65,12 @@ def multi_head(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                                        f"That is one head's output; concatenating {h} heads gives n × d_model."),
                          Misconception("heads-times-model", [n, h * d],
                                        "Each head outputs d_v = d_model/h columns, so the concatenation is n × d_model.")])]
-        solution += steps_from(sol.steps[1:2], "query_shape") + steps_from(sol.steps[2:3], "scores_shape")
-        solution += steps_from(sol.steps[3:4], "output_shape")
+        solution += steps_from(steps.projections, "query_shape") + steps_from(steps.scores, "scores_shape")
+        solution += steps_from(steps.output, "output_shape")
         return Draft(title="Shapes through a multi-head attention layer", params=params, statement=statement, parts=parts,
                      solution=solution, conventions=conventions)
     k = rng.choice([2, 4, 10])
-    long_ = engine.multi_head_shapes(k * n, d, h)
+    long_ = known.trace(n=k * n)
     statement.append(Text("Count multiply-adds (one multiplication and one addition; 1 multiply-add = 2 FLOPs). "
                           f"Then the sequence becomes {k} times longer (n = {k * n})."))
     parts = [
@@ -95,7 +96,7 @@ def multi_head(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                                            f"the score cost grows as n², {k}² = {k * k}×."),
                              Misconception("cubic", k ** 3, "d_k is fixed; only n × n grows: k², not k³."))),
     ]
-    solution += steps_from(sol.steps[4:5], "score_macs_per_head") + steps_from(sol.steps[5:6], "score_macs")
+    solution += steps_from(steps.score_macs_per_head, "score_macs_per_head") + steps_from(steps.score_macs, "score_macs")
     solution.append(SolutionStep(f"Sequence {k} times longer", [
         Math(r"\frac{h (k n)^2 d_k}{h n^2 d_k} = k^2"), Matrix(f"score multiply-adds at n = {k * n}", long_.score_macs),
         Matrix("growth", long_.score_macs // mh.score_macs),
@@ -113,11 +114,12 @@ def _memory(rng: Stream) -> Draft:
     nbytes = rng.choice([2, 4])
     dtype = {2: "bfloat16 (2 bytes)", 4: "float32 (4 bytes)"}[nbytes]
     params = {"n": n, "d_model": d, "num_heads": h, "batch": batch, "bytes_per_value": nbytes}
-    mh = engine.multi_head_shapes(**params)
-    sol = solve.solve("multi-head-shapes", params)
-    one_head = engine.multi_head_shapes(**(params | {"num_heads": 1}))
-    one_seq = engine.multi_head_shapes(**(params | {"batch": 1}))
-    other_dtype = engine.multi_head_shapes(**(params | {"bytes_per_value": 6 - nbytes}))
+    known = solve.mistakes("multi-head-shapes", params)
+    mh = known.trace()
+    one_head = known.trace(num_heads=1)
+    one_seq = known.trace(batch=1)
+    other_dtype = known.trace(bytes_per_value=6 - nbytes)
+    steps = solve.attention.multi_head_steps(known.params, mh)
     statement = [Text(f"A training batch of {batch} sequences of n = {n} tokens goes through a self-attention layer with "
                       f"$d_{{model}}$ = {d} and h = {h} heads. The attention weights of every head are stored in {dtype} "
                       "for the backward pass. 1 MiB = 2²⁰ bytes."),
@@ -146,10 +148,10 @@ def _memory(rng: Stream) -> Draft:
                              Misconception("alike", FASTER_CHOICES[2],
                                            "Scores are quadratic in n, projections linear: the scores win for long sequences."))),
     ]
-    solution = steps_from(sol.steps[:1], None) + steps_from(sol.steps[7:8], "score_entries")
+    solution = steps_from(steps.d_k, None) + steps_from(steps.memory, "score_entries")
     solution.append(SolutionStep("In MiB", [Math(rf"\frac{{{mh.score_bytes}}}{{2^{{20}}}}"), Matrix("score_mib", mh.score_mib)],
                                  "score_mib"))
-    solution += steps_from(sol.steps[5:7], "faster")
+    solution += steps_from((steps.score_macs, steps.projection_macs), "faster")
     solution.append(SolutionStep("Quadratic against linear", [
         Text("The scores and the weighted sum cost 2·B·n²·d_model multiply-adds and store B·h·n² values — quadratic in n; "
              "the projections cost 4·B·n·d_model² — linear in n. Beyond n = 2·d_model attention dominates, which is why "

@@ -10,9 +10,9 @@ Every answer is an integer, so every variant is calculator-free.
 """
 from __future__ import annotations
 
-from examprep import engine, solve
+from examprep import solve
 from examprep.document import Matrix, Table, Text
-from examprep.generators import Draft, Stream, generator, steps_from
+from examprep.generators.framework import Draft, Stream, generator, steps_from
 from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
 
 HEADS_CHOICES = ("does not depend", "grows with the heads", "shrinks with the heads")
@@ -22,8 +22,14 @@ _GATES = {"rnn": "one block: h' = tanh(W_ih x + b_ih + W_hh h + b_hh)",
           "gru": "2 gates (reset, update) + the candidate n = 3 blocks"}
 
 
-def _count(layer: str, **kw) -> int:
-    return engine.param_count(layer, **kw)["count"]
+def _counter(params: dict):
+    """count(**sizes): param-count's count through the engine, each layer's call once (cached for the problem)."""
+    calls = solve.mistakes("param-count", params)
+    return calls, lambda layer, **kw: calls.call({"layer": layer, **kw})["count"]
+
+
+def _steps(calls, params: dict):
+    return solve.counts.param_count_steps(solve.full_params("param-count", params), calls.call(params))
 
 
 def _part(pid: str, prompt: str, count: int, params: dict, mis: list, points: float = 1, minutes: float = 1.5,
@@ -39,6 +45,7 @@ def _level1(rng: Stream, calculator_free: bool) -> tuple[list, list, list, dict]
     lin = {"layer": "linear", "in_features": i, "out_features": o}
     conv = {"layer": "conv2d", "in_channels": ci, "out_channels": co, "kernel_size": k}
     emb = {"layer": "embedding", "num_embeddings": vocab, "embedding_dim": dim}
+    calls, _count = _counter(lin)
     statement = [Text("Count the learnable parameters (weights and biases) of each PyTorch layer."),
                  Table(["layer", "sizes"], [["nn.Linear", f"in_features = {i}, out_features = {o}, with bias"],
                                             ["nn.Conv2d", f"in_channels = {ci}, out_channels = {co}, kernel {k}×{k}, with bias"],
@@ -61,9 +68,9 @@ def _level1(rng: Stream, calculator_free: bool) -> tuple[list, list, list, dict]
                              "An embedding is a lookup table: no bias, just num_embeddings × embedding_dim.")],
               minutes=1),
     ]
-    solution = (steps_from(solve.solve("param-count", lin).steps, "linear", "Linear: ")
-                + steps_from(solve.solve("param-count", conv).steps, "conv2d", "Conv2d: ")
-                + steps_from(solve.solve("param-count", emb).steps, "embedding", "Embedding: "))
+    solution = (steps_from(_steps(calls, lin), "linear", "Linear: ")
+                + steps_from(_steps(calls, conv), "conv2d", "Conv2d: ")
+                + steps_from(_steps(calls, emb), "embedding", "Embedding: "))
     return statement, parts, solution, {"linear": lin, "conv2d": conv, "embedding": emb}
 
 
@@ -72,7 +79,8 @@ def _level2(rng: Stream, calculator_free: bool) -> tuple[list, list, list, dict]
     n_in, H = rng.choice([10, 16, 32, 50, 64, 100]), rng.choice([16, 20, 32, 64, 128])
     pt = {"layer": layer, "input_size": n_in, "hidden_size": H}
     keras = pt | {"framework": "keras"} | ({"reset_after": False} if layer == "gru" else {})
-    g = engine.param_count(**pt)["gates"]
+    calls, _count = _counter(pt)
+    g = calls.call(pt)["gates"]
     statement = [Text(f"A single-layer, unidirectional {_NAMES[layer]} reads inputs of size {n_in} and has a hidden state of "
                       f"size {H}. PyTorch gives every gate block two bias vectors, b_ih and b_hh; Keras gives one"
                       + (" (for the GRU: Keras with reset_after=False)." if layer == "gru" else "."))]
@@ -102,10 +110,10 @@ def _level2(rng: Stream, calculator_free: bool) -> tuple[list, list, list, dict]
         _part("count_keras", "The number of parameters in Keras" + (" (reset_after=False)." if layer == "gru" else "."),
               _count(**keras), keras, keras_mis, minutes=1.5),
     ]
-    sol = solve.solve("param-count", pt)
     solution = [SolutionStep("Gate blocks", [Text(_GATES[layer]), Matrix("blocks", g)], "gate_blocks")]
-    solution += steps_from(sol.steps[1:], "count_pytorch", "PyTorch: ")
-    solution += steps_from(solve.solve("param-count", keras).steps[1:], "count_keras", "Keras: ")
+    pt_steps, keras_steps = _steps(calls, pt), _steps(calls, keras)
+    solution += steps_from((pt_steps.per_tensor, pt_steps.total), "count_pytorch", "PyTorch: ")
+    solution += steps_from((keras_steps.per_tensor, keras_steps.total), "count_keras", "Keras: ")
     return statement, parts, solution, {"pytorch": pt, "keras": keras}
 
 
@@ -117,13 +125,14 @@ def _level3(rng: Stream, calculator_free: bool) -> tuple[list, list, list, dict]
     mha = {"layer": "multi-head-attention", "d_model": d, "num_heads": h}
     block = {"layer": kind, "d_model": d, "num_heads": h, "dim_feedforward": ff}
     enc_or_dec = "encoder" if kind.endswith("encoder-layer") else "decoder"
+    calls, _count = _counter(mha)
     statement = [Text(f"PyTorch's nn.MultiheadAttention(embed_dim = {d}, num_heads = {h}) and "
                       f"nn.Transformer{enc_or_dec.capitalize()}Layer(d_model = {d}, nhead = {h}, dim_feedforward = {ff}), "
                       "all with biases. An encoder layer is self-attention + feed-forward (two linear layers) with a "
                       "layer norm after each; a decoder layer adds a cross-attention sublayer and a third layer norm."),
                  Table(["d_model", "heads", "d_k", "dim_feedforward"], [[d, h, d // h, ff]])]
     per_head_full = _count(**(mha | {"num_heads": 1})) * h
-    mha_breakdown = engine.param_count(**mha)["breakdown"]
+    mha_breakdown = calls.call(mha)["breakdown"]
     no_out = sum(v for k, v in mha_breakdown.items() if not k.startswith("out_proj"))
     mha_mis = [Misconception("no-output-projection", no_out,
                              "Multi-head attention also has the output projection W_O (d×d + d)."),
@@ -131,7 +140,7 @@ def _level3(rng: Stream, calculator_free: bool) -> tuple[list, list, list, dict]
                              f"Each head projects to d_k = d/h = {d // h}, so the heads together still use d×d per projection."),
                Misconception("no-bias", _count(**mha, bias=False), "Each of the four projections has a bias of length d.")]
     block_count = _count(**block)
-    norms = sum(v for k, v in engine.param_count(**block)["breakdown"].items() if k.startswith("norm"))
+    norms = sum(v for k, v in calls.call(block)["breakdown"].items() if k.startswith("norm"))
     block_mis = [Misconception("no-layer-norms", block_count - norms, "Each layer norm has γ and β: 2·d_model parameters."),
                  Misconception("no-bias", _count(**block, bias=False), "The linear layers and layer norms have biases.")]
     if enc_or_dec == "decoder":
@@ -156,8 +165,8 @@ def _level3(rng: Stream, calculator_free: bool) -> tuple[list, list, list, dict]
                                            "The per-head blocks shrink but their number grows: the total stays 4d² + 4d."))),
     ]
     other_heads = {"layer": "multi-head-attention", "d_model": d, "num_heads": 1}
-    solution = steps_from(solve.solve("param-count", mha).steps, "mha", "Multi-head attention: ")
-    solution += steps_from(solve.solve("param-count", block).steps, "layer", f"{enc_or_dec.capitalize()} layer: ")
+    solution = steps_from(_steps(calls, mha), "mha", "Multi-head attention: ")
+    solution += steps_from(_steps(calls, block), "layer", f"{enc_or_dec.capitalize()} layer: ")
     solution.append(SolutionStep("The heads only split the projections", [
         Text(f"With one head the count is the same: the {h} heads each use d×d_k = {d}×{d // h} slices of the same matrices."),
         Matrix("count with 1 head", _count(**other_heads)), Matrix(f"count with {h} heads", _count(**mha)),

@@ -13,8 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from examprep import engine, solve
+from examprep.engine import ops
 from examprep.document import Math, Matrix, Text
-from examprep.generators import Draft, Stream, generator, steps_from, tolist
+from examprep.generators.framework import Draft, Stream, generator, steps_from, tolist
 from examprep.generators.rope import clockwise
 from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
 
@@ -59,9 +60,10 @@ def positional_encoding(rng: Stream, difficulty: int, calculator_free: bool) -> 
     d = 4 if difficulty == 1 else 8
     pos = rng.integer(1, 9) if difficulty == 1 else rng.integer(20, 90)
     params = {"position": pos, "d_model": d, "base": 10000}
-    pe = engine.positional_encoding(pos, d)
-    sol = solve.solve("positional-encoding", params)
-    wide = engine.positional_encoding(pos, 2 * d)          # ω with exponent i/d: the missing 2
+    known = solve.mistakes("positional-encoding", params)
+    pe = known.trace()
+    steps = solve.positions.positional_encoding_steps(known.params, pe)
+    wide = known.trace(d_model=2 * d)                      # ω with exponent i/d: the missing 2
     statement = [Text(intro + f" Here $d_{{model}} = {d}$ and pos = {pos}.")]
     if difficulty == 1:
         parts = [
@@ -76,20 +78,23 @@ def positional_encoding(rng: Stream, difficulty: int, calculator_free: bool) -> 
                  minutes=3, misconceptions=tuple(_encoding_mistakes(pos, d, pe.encoding, pe.angles)),
                  recipe=Recipe("solve:positional-encoding", params, "encoding")),
         ]
-        solution = steps_from(sol.steps[:1], "omega_1")
+        solution = steps_from(steps.frequencies, "omega_1")
         solution.append(SolutionStep("The second pair's frequency", [Math(rf"\omega_1 = 10000^{{-2/{d}}}"),
                                                                       Matrix("ω₁", float(pe.frequencies[1]))], "omega_1"))
-        solution += steps_from(sol.steps[1:], "encoding")
+        solution += steps_from((steps.angles, steps.encoding), "encoding")
         return Draft(title="Sinusoidal positional encoding of one position", params=params, statement=statement, parts=parts,
                      solution=solution, conventions=conventions)
     i = rng.integer(1, 2)
     pair = pe.encoding[2 * i: 2 * i + 2]
-    rel = engine.positional_encoding_relative(pos, 0, d)
+    relative = solve.mistakes("positional-encoding-relative", {"position": pos, "offset": 0, "d_model": d})
+    rel = relative.trace()
     x = rng.ints(-2, 2, (2,), nonzero=True)
     m = rng.integer(1, 3)
     rp = {"x": tolist(x), "position": m, "style": "interleaved"}
-    rope_out = engine.rope(x, m).output
-    added = engine.positional_encoding(m, 2).encoding + x
+    rotated = solve.mistakes("rope", rp)
+    rope_trace = rotated.trace()
+    rope_out = rope_trace.output
+    added = ops.add(engine.positional_encoding(m, 2).encoding, x)
     statement.append(Text("Then compare with rotary embeddings: RoPE rotates a 2-D query q at position m by the angle m·θ₀ "
                           r"(θ₀ = 1 rad): $(a, b) \mapsto (a \cos m - b \sin m,\ a \sin m + b \cos m)$;" + f" here m = {m}."))
     statement.append(Matrix("q", tolist(x)))
@@ -116,16 +121,15 @@ def positional_encoding(rng: Stream, difficulty: int, calculator_free: bool) -> 
                                            "Sinusoidal encodings are added to the embedding; RoPE rotates q instead.")),
              recipe=Recipe("solve:rope", rp, "output")),
     ]
-    solution = steps_from(sol.steps[:1], "frequencies") + steps_from(sol.steps[1:], "pair")
+    solution = steps_from(steps.frequencies, "frequencies") + steps_from((steps.angles, steps.encoding), "pair")
     solution.append(SolutionStep(f"Pair {i}", [Math(rf"PE_{{({pos}, {2 * i})}} = \sin({pos}\,\omega_{i}),\ "
                                                     rf"PE_{{({pos}, {2 * i + 1})}} = \cos({pos}\,\omega_{i})"),
                                                Matrix("pair", tolist(pair))], "pair"))
-    solution += steps_from(solve.solve("positional-encoding-relative", {"position": pos, "offset": 0, "d_model": d}).steps[:1],
-                           "longest_wavelength")
+    solution += steps_from(solve.positions.relative_steps(relative.params, rel).frequencies, "longest_wavelength")
     solution.append(SolutionStep("The slowest pair has the longest wavelength", [
         Math(rf"λ_{{{d // 2 - 1}}} = 2π \cdot 10000^{{{d - 2}/{d}}}"), Matrix("longest wavelength", float(rel.wavelengths[-1]))],
         "longest_wavelength"))
-    solution += steps_from(solve.solve("rope", rp).steps, "rope", "RoPE: ")
+    solution += steps_from(solve.positions.rope_steps(rotated.params, rope_trace), "rope", "RoPE: ")
     solution.append(SolutionStep("Added against rotated", [
         Text("The sinusoidal code is added to the token embedding once, at the input; RoPE rotates every query and key "
              "inside attention, so their dot product sees only the relative position.")], None))
@@ -137,16 +141,18 @@ def _relative(rng: Stream, intro: str, conventions: dict) -> Draft:
     d = 4
     pos, k = rng.integer(1, 6), rng.integer(1, 4)
     params = {"position": pos, "offset": k, "d_model": d}
-    rel = engine.positional_encoding_relative(pos, k, d)
-    sol = solve.solve("positional-encoding-relative", params)
-    added = engine.positional_encoding_relative(0, 2 * pos + k, d)      # Σ cos((2p + k)ω): cos(a + b) for cos(a − b)
+    known = solve.mistakes("positional-encoding-relative", params)
+    rel = known.trace()
+    added = known.trace(position=0, offset=2 * pos + k)      # Σ cos((2p + k)ω): cos(a + b) for cos(a − b)
+    encodings = solve.mistakes("positional-encoding", {"position": pos, "d_model": d})
+    at_p, at_pk = encodings.trace(), encodings.trace(position=pos + k)
     statement = [Text(intro + f" Here $d_{{model}} = {d}$; compare the positions p = {pos} and p + k = {pos + k}.")]
     parts = [
-        Part("encoding", f"PE({pos}).", "vector", tolist(rel.encoding), shape=(d,), points=2, minutes=2,
-             misconceptions=tuple(_encoding_mistakes(pos, d, rel.encoding, pos * rel.frequencies)),
+        Part("encoding", f"PE({pos}).", "vector", tolist(at_p.encoding), shape=(d,), points=2, minutes=2,
+             misconceptions=tuple(_encoding_mistakes(pos, d, at_p.encoding, at_p.angles)),
              recipe=Recipe("solve:positional-encoding", {"position": pos, "d_model": d}, "encoding")),
-        Part("shifted", f"PE({pos + k}).", "vector", tolist(rel.shifted), shape=(d,), points=2, minutes=2,
-             misconceptions=tuple(_encoding_mistakes(pos + k, d, rel.shifted, (pos + k) * rel.frequencies)),
+        Part("shifted", f"PE({pos + k}).", "vector", tolist(at_pk.encoding), shape=(d,), points=2, minutes=2,
+             misconceptions=tuple(_encoding_mistakes(pos + k, d, at_pk.encoding, at_pk.angles)),
              recipe=Recipe("solve:positional-encoding", {"position": pos + k, "d_model": d}, "encoding")),
         Part("dot", f"The dot product PE({pos}) · PE({pos + k}).", "number", rel.dot, points=2, minutes=1.5,
              misconceptions=(Misconception("cos-of-sum", added.dot,
@@ -159,11 +165,10 @@ def _relative(rng: Stream, intro: str, conventions: dict) -> Draft:
              misconceptions=(Misconception("both", DEPENDS_CHOICES[1], "Each pair gives cos(k·ω_i): p cancels."),
                              Misconception("position", DEPENDS_CHOICES[2], "Each pair gives cos(k·ω_i), a function of k only."))),
     ]
-    steps = sol.steps
-    enc_sol = solve.solve("positional-encoding", {"position": pos, "d_model": d}).steps
-    shifted_sol = solve.solve("positional-encoding", {"position": pos + k, "d_model": d}).steps
-    solution = steps_from(enc_sol, "encoding", f"PE({pos}): ") + steps_from(shifted_sol, "shifted", f"PE({pos + k}): ")
-    solution += steps_from(steps[2:], "dot")
+    pe_steps = solve.positions.positional_encoding_steps
+    solution = (steps_from(pe_steps(encodings.params, at_p), "encoding", f"PE({pos}): ")
+                + steps_from(pe_steps(encodings.params | {"position": pos + k}, at_pk), "shifted", f"PE({pos + k}): "))
+    solution += steps_from(solve.positions.relative_steps(known.params, rel).dot, "dot")
     solution.append(SolutionStep("Only the offset", [
         Math(r"\sin(p\omega)\sin((p+k)\omega) + \cos(p\omega)\cos((p+k)\omega) = \cos(k\omega)"),
         Text(f"The sum Σ cos(k·ω_i) = {rel.dot:.4g} is the same for every p: the encoding lets attention see relative "

@@ -11,8 +11,9 @@ import math
 
 from examprep import engine, solve
 from examprep.document import Math, Matrix, Table, Text
-from examprep.generators import Degenerate, Draft, Stream, generator, steps_from
-from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from
+from examprep.errors import ParamError
+from examprep.problem import EXACT, Misconception, Part, Problem, Recipe, SolutionStep
 
 
 def _layer(rng: Stream, kind: str, difficulty: int) -> dict:
@@ -25,30 +26,77 @@ def _layer(rng: Stream, kind: str, difficulty: int) -> dict:
     return {"type": "conv", "kernel_size": k, "stride": s, "padding": p, "dilation": d}
 
 
-def _size(n: int, L: dict, **override) -> int:
-    args = {"stride": L["stride"], "padding": L["padding"], "dilation": L["dilation"]} | override
-    op = "pool" if L["type"] == "max-pool" else "conv"
-    return engine.conv_output_size(n, L["kernel_size"], op=op, **args).output_size
+def _args(n: int, L: dict, **override) -> dict:
+    """conv-output-size's parameters for layer L on n inputs."""
+    return {"input_size": n, "kernel_size": L["kernel_size"], "stride": L["stride"], "padding": L["padding"],
+            "dilation": L["dilation"], "op": "pool" if L["type"] == "max-pool" else "conv"} | override
+
+
+def receptive_field_figure(input_size: int, layers: list[dict]):
+    """The units one output of the last layer depends on, level by level (0 = the input).
+
+    Unit u of a layer (kernel k, stride s, padding p, dilation d) reads units u·s − p + d·m,
+    m = 0…k−1, of the level below (PyTorch's indexing); the chosen output is the middle one.
+    Returns a render.typst.ReceptiveFieldFigure, or None for a stack too large to draw.
+    """
+    from examprep.render.typst import ReceptiveFieldFigure
+
+    sizes = [int(input_size)]
+    for L in layers:
+        op = "pool" if L.get("type") == "max-pool" else "conv"
+        sizes.append(engine.conv_output_size(sizes[-1], L["kernel_size"], op=op, stride=L["stride"],
+                                             padding=L["padding"], dilation=L["dilation"]).output_size)
+    if min(sizes) < 1:
+        return None
+    needed = [{sizes[-1] // 2}]
+    for L in reversed(layers):
+        above = needed[0]
+        below = {u * L["stride"] - L["padding"] + L["dilation"] * m for u in above for m in range(L["kernel_size"])}
+        needed.insert(0, below)
+    labels = [f"input ({sizes[0]})"] + [
+        f"{'pool' if L.get('type') == 'max-pool' else 'conv'} k={L['kernel_size']} s={L['stride']}"
+        + (f" p={L['padding']}" if L["padding"] else "") + (f" d={L['dilation']}" if L["dilation"] > 1 else "")
+        + f" ({n})" for L, n in zip(layers, sizes[1:])]
+    jumps, offsets, fields = [1], [0.0], [1]
+    for L in layers:
+        offsets.append(offsets[-1] - L["padding"] * jumps[-1])
+        fields.append(fields[-1] + L["dilation"] * (L["kernel_size"] - 1) * jumps[-1])
+        jumps.append(jumps[-1] * L["stride"])
+    rf_layers = [{k: L[k] for k in ("kernel_size", "stride", "dilation")} for L in layers]
+    rf = engine.receptive_field(rf_layers)
+    return ReceptiveFieldFigure(sizes=sizes, needed=[sorted(s) for s in needed], jumps=jumps,
+                                offsets=offsets, fields=fields, labels=labels,
+                                receptive_field=rf.receptive_field)
+
+
+def figures(problem: Problem) -> list:
+    """The receptive-field diagram of the problem's conv/pool stack (none for a stack too large to draw)."""
+    layers = problem.params.get("layers")
+    fig = receptive_field_figure(problem.params["input_size"], layers) if isinstance(layers, list) else None
+    return [fig] if fig is not None else []
 
 
 @generator("receptive-field", title="Conv/pool output sizes, receptive field, same padding",
-           syllabus="CNNs: receptive field, same padding, max-pooling", version=1)
+           syllabus="CNNs: receptive field, same padding, max-pooling", version=1, figures=figures)
 def receptive_field(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     kinds = ["conv", "conv"] if difficulty == 1 else ["conv", "pool", "conv"]
     layers = [_layer(rng, k, difficulty) for k in kinds]
     n0 = rng.integer(20, 64) if difficulty == 1 else rng.integer(28, 128)
-    sizes, quotients = [], []
+    sizes = solve.mistakes("conv-output-size", _args(n0, layers[0]))     # each engine call once, cached
+    _size = lambda n, L, **override: sizes.call(_args(n, L, **override))  # noqa: E731
+    traces = []
     n = n0
     for L in layers:
-        span = n + 2 * L["padding"] - L["dilation"] * (L["kernel_size"] - 1) - 1
-        if span < 0:
-            raise Degenerate("kernel larger than input")
-        quotients.append(span / L["stride"] + 1)
-        n = _size(n, L)
-        sizes.append(n)
+        try:
+            traces.append(_size(n, L))
+        except ParamError:
+            raise Degenerate("kernel larger than input") from None
+        n = traces[-1].output_size
+    sizes_out, quotients = [tr.output_size for tr in traces], [tr.quotient for tr in traces]
     if all(q == int(q) for q in quotients):
         raise Degenerate("no floor anywhere: the floor misconception would not show")
-    rf = engine.receptive_field([{k: L[k] for k in ("kernel_size", "stride", "dilation")} for L in layers])
+    rf_layers = [{k: L[k] for k in ("kernel_size", "stride", "dilation")} for L in layers]
+    rf = engine.receptive_field(rf_layers)
     names = [f"layer {i + 1} ({L['type']})" for i, L in enumerate(layers)]
     rows = [[names[i], L["kernel_size"], L["stride"], L["padding"], L["dilation"]] for i, L in enumerate(layers)]
     statement = [Text(f"A 1-D input of length {n0} (or one side of a square {n0}×{n0} image) passes through these "
@@ -57,19 +105,21 @@ def receptive_field(rng: Stream, difficulty: int, calculator_free: bool) -> Draf
                  Table(["layer", "kernel", "stride", "padding", "dilation"], rows)]
     parts = []
     prev = n0
-    for i, (L, size, q) in enumerate(zip(layers, sizes, quotients)):
+    for i, (L, size, q) in enumerate(zip(layers, sizes_out, quotients)):
         mis = []
         if q != int(q):
             mis.append(Misconception("no-floor", math.ceil(q),
                                      "Output sizes round down: ⌊(n + 2p − d(k−1) − 1)/s⌋ + 1, not up."))
         if L["padding"]:
-            once_val = math.floor((prev + L["padding"] - L["dilation"] * (L["kernel_size"] - 1) - 1) / L["stride"]) + 1
-            mis.append(Misconception("padding-once", once_val, "Padding is added on both sides: n + 2p."))
+            # the size formula with n + p: written out, because with one side padded the kernel can be larger than
+            # the input, which the engine refuses while a student still gets a number
+            once = math.floor((prev + L["padding"] - L["dilation"] * (L["kernel_size"] - 1) - 1) / L["stride"]) + 1
+            mis.append(Misconception("padding-once", once, "Padding is added on both sides: n + 2p."))
         if L["stride"] > 1:
-            mis.append(Misconception("ignored-stride", prev + 2 * L["padding"] - L["dilation"] * (L["kernel_size"] - 1),
+            mis.append(Misconception("ignored-stride", _size(prev, L, stride=1).output_size,
                                      "You ignored the stride: divide (n + 2p − d(k−1) − 1) by s before adding 1."))
         if L["dilation"] > 1:
-            mis.append(Misconception("ignored-dilation", _size(prev, L, dilation=1),
+            mis.append(Misconception("ignored-dilation", _size(prev, L, dilation=1).output_size,
                                      "With dilation d the kernel spans d(k−1) + 1 inputs."))
         parts.append(Part(f"size_{i + 1}", f"The output length after {names[i]}.", "integer", size, tolerance=EXACT,
                           points=1, minutes=1.5, misconceptions=tuple(mis),
@@ -80,7 +130,8 @@ def receptive_field(rng: Stream, difficulty: int, calculator_free: bool) -> Draf
                                         "output_size")))
         prev = size
     sum_k = sum(L["kernel_size"] for L in layers)
-    no_stride = 1 + sum(L["dilation"] * (L["kernel_size"] - 1) for L in layers)
+    no_stride = engine.receptive_field([{"kernel_size": L["kernel_size"], "dilation": L["dilation"]}
+                                        for L in layers]).receptive_field
     no_dil = engine.receptive_field([{"kernel_size": L["kernel_size"], "stride": L["stride"]} for L in layers]).receptive_field
     rf_mis = [Misconception("sum-kernels", sum_k, "The receptive field is not the sum of kernel sizes: each layer adds "
                                                    "(k_eff − 1)·jump, where jump is the product of earlier strides."),
@@ -93,20 +144,18 @@ def receptive_field(rng: Stream, difficulty: int, calculator_free: bool) -> Draf
                       hint="r_l = r_{l−1} + (k_eff − 1)·j_{l−1} with r_0 = 1, j_l = j_{l−1}·s_l."))
     solution = []
     prev = n0
-    for i, L in enumerate(layers):
-        sol = solve.solve("conv-output-size", {"input_size": prev, "kernel_size": L["kernel_size"], "stride": L["stride"],
-                                               "padding": L["padding"], "dilation": L["dilation"],
-                                               "op": "pool" if L["type"] == "max-pool" else "conv"})
-        solution += steps_from(sol.steps, f"size_{i + 1}", prefix=f"{names[i]}: ")
-        prev = sizes[i]
-    solution += steps_from(solve.solve("receptive-field", {"layers": [{k: L[k] for k in ("kernel_size", "stride", "dilation")}
-                                                                      for L in layers]}).steps, "receptive_field")
+    for i, tr in enumerate(traces):
+        steps = solve.conv.output_size_steps(solve.full_params("conv-output-size", _args(prev, layers[i])), tr)
+        solution += steps_from(steps, f"size_{i + 1}", prefix=f"{names[i]}: ")
+        prev = sizes_out[i]
+    solution += steps_from(solve.conv.receptive_field_steps({"layers": rf_layers}, rf), "receptive_field")
     params = {"input_size": n0, "layers": layers}
     if difficulty >= 2:
         n_same = rng.integer(15, 64)
         k_same = rng.choice([2, 4]) if difficulty == 3 else rng.choice([3, 5])
         s_same = 2
-        same = engine.conv_output_size(n_same, k_same, stride=s_same, padding="same")
+        same_params = {"input_size": n_same, "kernel_size": k_same, "stride": s_same, "padding": "same"}
+        same = sizes.call(same_params)
         if same.pad_before == same.pad_after and difficulty == 3:
             raise Degenerate("even split: the 'extra pad at the end' point does not show")
         total = same.pad_before + same.pad_after
@@ -126,9 +175,8 @@ def receptive_field(rng: Stream, difficulty: int, calculator_free: bool) -> Draf
                           minutes=1, misconceptions=((Misconception("extra-at-start", same.pad_before,
                                                                     "TensorFlow puts the extra zero at the end."),)
                                                      if same.pad_after != same.pad_before else ())))
-        same_steps = solve.solve("conv-output-size", {"input_size": n_same, "kernel_size": k_same, "stride": s_same,
-                                                      "padding": "same"}).steps
-        solution += steps_from(same_steps[:1], "same_output") + steps_from(same_steps[1:], "pad_before")
+        same_steps = solve.conv.output_size_steps(solve.full_params("conv-output-size", same_params), same)
+        solution += steps_from(same_steps.output_size, "same_output") + steps_from(same_steps.padding, "pad_before")
         solution.append(SolutionStep("Split the padding: the extra zero goes at the end", [
             Math(rf"P = {total},\ p_{{\text{{before}}}} = \lfloor P/2 \rfloor = {same.pad_before},\ "
                  rf"p_{{\text{{after}}}} = P - p_{{\text{{before}}}} = {same.pad_after}"),

@@ -12,14 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from examprep import engine, solve
+from examprep import solve
+from examprep.engine import ops
 from examprep.document import Math, Matrix, Table, Text
-from examprep.generators import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
 from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
-
-
-def _pick(steps: list, *titles: str) -> list:
-    return [s for s in steps if s.title.startswith(titles)]
 
 
 @generator("residual", title="Residual connection: the gradient through y = x + F(x)",
@@ -34,7 +31,8 @@ def residual(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         b = float(rng.integer(-2, 2))
         delta = float(rng.choice([-2, -1, 1, 2, 3]))
         params = {"x": x, "w1": w, "b1": [b], "activation": "relu", "grad_output": delta}
-        t = engine.residual_block(x, w, [b], activation="relu", grad_output=delta)
+        known = solve.mistakes("residual", params)
+        t = known.trace()
         if t.branch_pre == 0:
             raise Degenerate("pre-activation at the ReLU kink")
         kind, shape, val = "number", None, float
@@ -42,7 +40,7 @@ def residual(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                           "(the worked solution writes $W_1 = w$, $b_1 = b$). "
                           "Backpropagation has delivered $\\delta = \\partial L / \\partial y$."),
                      Table(["x", "w", "b", "δ"], [[x, w, b, delta]])]
-        no_skip_grad = delta * t.branch_jacobian
+        no_skip_grad = ops.multiply(delta, t.branch_jacobian)            # the branch's path alone: δ·F'(x)
     else:
         x = rng.ints(-2, 2, (2,), nonzero=True)
         w1 = rng.ints(-1, 1, (2, 2)) if calculator_free else rng.decimals(-1, 1, 0.5, (2, 2))
@@ -51,7 +49,8 @@ def residual(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         delta = rng.ints(-2, 2, (2,), nonzero=True)
         params = {"x": tolist(x), "w1": tolist(w1), "b1": tolist(b1), "w2": tolist(w2), "activation": "relu",
                   "grad_output": tolist(delta)}
-        t = engine.residual_block(x, w1, b1, w2, None, activation="relu", grad_output=delta)
+        known = solve.mistakes("residual", params)
+        t = known.trace()
         if np.any(t.branch_pre == 0) or not np.any(t.branch_pre > 0) or not np.any(t.grad_branch):
             raise Degenerate("kink, dead branch or zero branch gradient: the two paths do not both show")
         kind, shape, val = "vector", (2,), tolist
@@ -61,12 +60,10 @@ def residual(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                      Matrix("x", tolist(x)), Matrix("W_1", tolist(w1)), Matrix("b_1", tolist(b1)),
                      Matrix("W_2", tolist(w2)), Matrix("δ", tolist(delta))]
         no_skip_grad = t.grad_branch
-    sol = solve.solve("residual", params)
-    steps = sol.steps
+    steps = solve.dense.residual_steps(known.params, t)
+    identity = known.trace(activation="leaky-relu", negative_slope=1.0)     # no activation at all: φ(a) = a
     dead = np.all(np.atleast_1d(t.branch_pre) < 0)
-    branch_mis = [Misconception("no-activation", val(t.branch_pre if difficulty == 1 else
-                                                       engine.residual_block(x, w1, b1, w2, activation="leaky-relu",
-                                                                             negative_slope=1.0).branch),
+    branch_mis = [Misconception("no-activation", val(t.branch_pre if difficulty == 1 else identity.branch),
                                 "F applies the ReLU: negative pre-activations become 0.")]
     out_mis = [Misconception("branch-only", val(t.branch), "The skip adds the input back: y = x + F(x), not F(x).")]
     grad_mis = [Misconception("no-skip", val(no_skip_grad),
@@ -76,10 +73,10 @@ def residual(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         grad_mis.append(Misconception("no-delta", float(t.jacobian),
                                       "That is dy/dx; by the chain rule ∂L/∂x = δ · dy/dx."))
     else:
-        gated = engine.residual_block(x, w1, b1, w2, activation="leaky-relu", negative_slope=1.0, grad_output=delta)
-        grad_mis.append(Misconception("skip-activation", tolist(gated.grad_input),
+        grad_mis.append(Misconception("skip-activation", tolist(identity.grad_input),
                                       "The ReLU's slope is 0 where its input is negative: those units pass no gradient."))
-        grad_mis.append(Misconception("no-transpose", tolist(delta + w1 @ (t.activation_derivative * (w2 @ delta))),
+        no_transpose = ops.add(delta, ops.matmul(w1, ops.multiply(t.activation_derivative, ops.matmul(w2, delta))))
+        grad_mis.append(Misconception("no-transpose", tolist(no_transpose),
                                       "Backwards through a weight matrix multiply by its transpose: W₁ᵀ(…(W₂ᵀδ))."))
     parts = [
         Part("branch", "The branch output $F(x)$.", kind, val(t.branch), shape=shape, points=1, minutes=2 if shape else 1,
@@ -87,9 +84,9 @@ def residual(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         Part("output", "The block's output $y = x + F(x)$.", kind, val(t.output), shape=shape, points=1, minutes=0.5,
              misconceptions=tuple(out_mis), recipe=Recipe("add", {"a": params["x"], "b": {"$ref": "branch"}})),
     ]
-    solution = steps_from(_pick(steps, "Branch pre"), None)
-    solution += steps_from(_pick(steps, "Branch activation", "Branch output"), "branch")
-    solution += steps_from(_pick(steps, "Add the skip"), "output")
+    solution = steps_from(steps.branch_pre, None)
+    solution += steps_from((steps.activation, steps.branch_output), "branch")
+    solution += steps_from(steps.skip, "output")
     if difficulty == 1:
         parts.append(Part("jacobian", "The local derivative $dy/dx$.", "number", float(t.jacobian), points=1, minutes=1.5,
                           misconceptions=(Misconception("no-skip", float(t.branch_jacobian),
@@ -97,8 +94,8 @@ def residual(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                           recipe=Recipe("solve:residual", {k: params[k] for k in ("x", "w1", "b1", "activation")}, "jacobian")))
         parts.append(Part("grad_input", r"$\partial L / \partial x$.", "number", float(t.grad_input), points=2, minutes=1.5,
                           misconceptions=tuple(grad_mis), recipe=Recipe("multiply", {"a": delta, "b": {"$ref": "jacobian"}})))
-        solution += steps_from(_pick(steps, "Local derivative", "Jacobian"), "jacobian")
-        solution += steps_from(_pick(steps, "Input gradient"), "grad_input")
+        solution += steps_from((steps.activation_derivative, steps.jacobian), "jacobian")
+        solution += steps_from(steps.grad_input, "grad_input")
         if dead:
             solution.append(SolutionStep("A dead branch still lets the gradient through", [Text(
                 "The ReLU is off (w x + b < 0), so F'(x) = 0 — in a plain layer the gradient would stop here. "
@@ -121,11 +118,11 @@ def residual(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                                                         "Row i of the Jacobian holds ∂y_i/∂x_j: I + W₂ diag(ReLU'(a)) W₁.")),
                           recipe=Recipe("solve:residual", {k: params[k] for k in ("x", "w1", "b1", "w2", "activation")},
                                         "jacobian")))
-        solution += steps_from(_pick(steps, "Local derivative"), None)
-        solution += steps_from(_pick(steps, "Back through", "Through the activation"), None)
-        solution += steps_from(_pick(steps, "The branch's share"), "grad_branch")
-        solution += steps_from(_pick(steps, "Input gradient"), "grad_input")
-        solution += steps_from(_pick(steps, "Jacobian"), "jacobian")
+        solution += steps_from(steps.activation_derivative, None)
+        solution += steps_from((steps.back_w2, steps.through_activation), None)
+        solution += steps_from(steps.branch_share, "grad_branch")
+        solution += steps_from(steps.grad_input, "grad_input")
+        solution += steps_from(steps.jacobian, "jacobian")
     solution.append(SolutionStep("Why the skip helps", [Text(
         "Whatever the branch does, ∂y/∂x contains the identity: the gradient reaches x at least through the skip. "
         "In a deep stack of such blocks the product of Jacobians keeps a path of 1s, so gradients do not vanish "
@@ -140,8 +137,9 @@ def _stack(rng: Stream, calculator_free: bool) -> Draft:
     w = np.array([float(rng.choice([0.25, 0.5] if calculator_free else [0.5, 1.0, 1.5])) for _ in range(L)])
     x = float(rng.choice([1, 2] if calculator_free else [0.5, 1.0]))
     params = {"x": x, "weights": tolist(w), "activation": act}
-    plain = engine.residual_stack(x, w, activation=act, skip=False)
-    res = engine.residual_stack(x, w, activation=act, skip=True)
+    known = solve.mistakes("residual-stack", params)
+    res = known.trace()                                  # skip connections (the default)
+    plain = known.trace(skip=False)
     if abs(abs(plain.gradient) - abs(res.gradient)) < 1e-9:
         raise Degenerate("both stacks pass the same gradient")
     phi = r"\mathrm{ReLU}" if act == "relu" else r"\tanh"
@@ -158,19 +156,18 @@ def _stack(rng: Stream, calculator_free: bool) -> Draft:
              if act == "tanh" else ()),
         Part("gradient_plain", r"$\partial y_L / \partial x$ for the plain stack.", "number", float(plain.gradient),
              points=1, minutes=1,
-             misconceptions=(Misconception("added", float(np.sum(plain.local_derivatives)),
+             misconceptions=(Misconception("added", ops.total(plain.local_derivatives),
                                            "The chain rule multiplies the local derivatives; it does not add them."),),
              recipe=Recipe("product", {"values": {"$ref": "local_plain"}})),
         Part("local_residual", r"The residual stack's local derivatives $\partial y_l / \partial y_{l-1}$.", "vector",
              tolist(res.local_derivatives), shape=(L,), points=2, minutes=5,
-             misconceptions=(Misconception("no-skip", tolist(engine.residual_stack(x, w, activation=act, skip=True)
-                                                             .local_derivatives - 1.0),
+             misconceptions=(Misconception("no-skip", tolist(res.local_derivatives - 1.0),
                                            "y_l = y_{l−1} + F(y_{l−1}): the skip adds 1 to every local derivative."),)),
         Part("gradient_residual", r"$\partial y_L / \partial x$ for the residual stack.", "number", float(res.gradient),
              points=1, minutes=1,
-             misconceptions=(Misconception("added", float(np.sum(res.local_derivatives)),
+             misconceptions=(Misconception("added", ops.total(res.local_derivatives),
                                            "The chain rule multiplies the local derivatives; it does not add them."),
-                             Misconception("one-plus-product", float(1 + np.prod(res.local_derivatives - 1.0)),
+                             Misconception("one-plus-product", 1 + ops.product(res.local_derivatives - 1.0),
                                            "Each layer has its own 1 + F'_l: the product is ∏(1 + F'_l), not 1 + ∏ F'_l.")),
              recipe=Recipe("product", {"values": {"$ref": "local_residual"}})),
         Part("larger", "Which stack passes the larger gradient back to its input?", "choice", larger,
@@ -178,12 +175,14 @@ def _stack(rng: Stream, calculator_free: bool) -> Draft:
              misconceptions=(Misconception("wrong-stack", "plain" if larger == "residual" else "residual",
                                            "Compare the two products: every residual factor is 1 + w_l φ'(a_l)."),)),
     ]
-    ps = solve.solve("residual-stack", params | {"skip": False}).steps
-    rs = solve.solve("residual-stack", params | {"skip": True}).steps
-    solution = (steps_from(ps[:2], None, prefix="Plain: ") + steps_from(ps[2:3], "local_plain", prefix="Plain: ")
-                + steps_from(ps[3:], "gradient_plain", prefix="Plain: ")
-                + steps_from(rs[:2], None, prefix="Residual: ") + steps_from(rs[2:3], "local_residual", prefix="Residual: ")
-                + steps_from(rs[3:], "gradient_residual", prefix="Residual: "))
+    ps = solve.dense.stack_steps(known.params | {"skip": False}, plain)
+    rs = solve.dense.stack_steps(known.params | {"skip": True}, res)
+    solution = (steps_from((ps.forward, ps.activation_derivatives), None, prefix="Plain: ")
+                + steps_from(ps.local_derivatives, "local_plain", prefix="Plain: ")
+                + steps_from(ps.chain, "gradient_plain", prefix="Plain: ")
+                + steps_from((rs.forward, rs.activation_derivatives), None, prefix="Residual: ")
+                + steps_from(rs.local_derivatives, "local_residual", prefix="Residual: ")
+                + steps_from(rs.chain, "gradient_residual", prefix="Residual: "))
     solution.append(SolutionStep("Compare", [
         Math(r"\prod_l w_l \phi'(a_l) \quad\text{vs}\quad \prod_l \left(1 + w_l \phi'(a_l)\right)"),
         Matrix("larger", larger),

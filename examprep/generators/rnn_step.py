@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from examprep import engine, solve
+from examprep import solve
+from examprep.engine.rnn import rnn_jacobian
 from examprep.document import Math, Matrix, Text
-from examprep.generators import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
 from examprep.generators._exact import exp_term
 from examprep.problem import Misconception, Part, Recipe, SolutionStep
 
@@ -25,26 +26,6 @@ def tanh_exact(a: float) -> str:
         return "0"
     e = exp_term(2 * a)
     return f"({e} - 1)/({e} + 1)"
-
-
-def _step_mis(x, h, w_ih, w_hh, b_ih, b_hh, nl: str, val) -> list[Misconception]:
-    """Typical mistakes in one RNN step, each through the engine with the mistaken inputs or cell."""
-    t = engine.rnn_cell(x, h, w_ih, w_hh, b_ih, b_hh, nonlinearity=nl)
-    out = [Misconception("no-recurrence", val(engine.rnn_cell(x, h, w_ih, np.zeros_like(w_hh), b_ih, b_hh,
-                                                             nonlinearity=nl).h_new),
-                         "The previous state enters too: add W_hh h to W_ih x."),
-           Misconception("sigmoid", val(engine.activation("sigmoid", t.pre_activation).output),
-                         "A vanilla RNN squashes with tanh (range −1..1), not the sigmoid.")
-           if nl == "tanh" else
-           Misconception("tanh", val(np.tanh(t.pre_activation)), "This cell uses ReLU, not tanh.")]
-    if np.any(b_hh):
-        out.append(Misconception("one-bias", val(engine.rnn_cell(x, h, w_ih, w_hh, b_ih, None, nonlinearity=nl).h_new),
-                                 "PyTorch's RNN cell has two bias vectors: add both b_ih and b_hh."))
-    if w_ih.shape[0] == w_ih.shape[1] and not np.array_equal(w_ih, w_ih.T):
-        out.append(Misconception("transposed-weights", val(engine.rnn_cell(x, h, w_ih.T, w_hh.T, b_ih, b_hh,
-                                                                           nonlinearity=nl).h_new),
-                                 "Weights are out×in (H×I): row i of W_ih dots x to give unit i."))
-    return out
 
 
 @generator("rnn-step", title="A vanilla RNN step by hand", syllabus="RNN: the recurrence h_t = tanh(W x_t + U h_{t−1} + b)",
@@ -69,7 +50,8 @@ def rnn_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         raise Degenerate("W_hh h = 0: the recurrence shows nothing")
     params = {"x": tolist(x), "h": tolist(h), "weight_ih": tolist(w_ih), "weight_hh": tolist(w_hh),
               "bias_ih": tolist(b_ih), "bias_hh": tolist(b_hh), "nonlinearity": "tanh"}
-    t = engine.rnn_cell(x, h, w_ih, w_hh, b_ih, b_hh)
+    known = solve.mistakes("rnn-cell", params)
+    t = known.trace()
     if np.any(np.abs(t.pre_activation) > 3):
         raise Degenerate("a saturated unit")
     scalar = H == 1
@@ -77,20 +59,16 @@ def rnn_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     kind, shape = ("number", None) if scalar else ("vector", (H,))
     exact_h = [tanh_exact(a) for a in t.pre_activation] if calculator_free else None
     ex = (exact_h[0] if scalar else exact_h) if exact_h else None
-    sol = solve.solve("rnn-cell", params)
-    pre_mis = [Misconception("no-recurrence", val(t.input_part + b_hh), "Add the recurrent term W_hh h.")]
-    if np.any(b_hh):
-        pre_mis.append(Misconception("one-bias", val(t.pre_activation - b_hh), "Both biases are added: b_ih and b_hh."))
     parts = [
         Part("pre_activation", "The pre-activation $a = W_{ih} x + b_{ih} + W_{hh} h + b_{hh}$.", kind,
-             val(t.pre_activation), shape=shape, points=1, minutes=2 * H, misconceptions=tuple(pre_mis)),
+             val(t.pre_activation), shape=shape, points=1, minutes=2 * H, misconceptions=known.of("pre_activation", val)),
         Part("h_new", "The new hidden state $h' = \\tanh(a)$.", kind, val(t.h_new), shape=shape, points=1, minutes=1 * H,
-             exact=ex, misconceptions=tuple(_step_mis(x, h, w_ih, w_hh, b_ih, b_hh, "tanh", val))
-             + (Misconception("no-tanh", val(t.pre_activation), "h' = tanh(a): squash the pre-activation."),),
-             recipe=Recipe("solve:activation", {"name": "tanh", "x": {"$ref": "pre_activation"}}, "output")),
+             exact=ex, misconceptions=known.of("h_new", val),
+             recipe=solve.ecf("rnn-cell", "h_new", params, t, ("pre_activation", "h_new"))),
     ]
-    steps = sol.steps
-    solution = steps_from(steps[:2], None) + steps_from(steps[2:3], "pre_activation") + steps_from(steps[3:], "h_new")
+    steps = solve.rnn.rnn_steps(params, t)
+    solution = (steps_from((steps.input_part, steps.hidden_part), None) + steps_from(steps.pre_activation, "pre_activation")
+                + steps_from(steps.h_new, "h_new"))
     if calculator_free:
         solution.append(SolutionStep("Exact value", [Math(r"\tanh a = \frac{e^{2a} - 1}{e^{2a} + 1}"),
                                                      Matrix("h' (exact)", ex)], None))
@@ -115,7 +93,8 @@ def _two_steps(rng: Stream, calculator_free: bool) -> Draft:
     b = rng.ints(-1, 1, (H,))
     params = {"x": tolist(xs), "h0": tolist(h0), "weight_ih": tolist(w_ih), "weight_hh": tolist(w_hh),
               "bias_ih": tolist(b), "nonlinearity": nl}
-    u = engine.rnn_unroll(xs, h0, w_ih, w_hh, b, None, nonlinearity=nl)
+    unroll = solve.mistakes("rnn-unroll", params)
+    u = unroll.trace()
     h1, h2 = u.hidden
     J2 = u.jacobians[1]
     if np.any(u.pre_activations == 0) or np.allclose(J2, J2.T) or not np.any(h1) or np.array_equal(h1, h0):
@@ -124,30 +103,31 @@ def _two_steps(rng: Stream, calculator_free: bool) -> Draft:
         raise Degenerate("ReLU mask all on or all off at step 2: the diag(φ') factor shows nothing")
     cell = lambda h, x: {"x": tolist(x), "h": h, "weight_ih": tolist(w_ih), "weight_hh": tolist(w_hh),  # noqa: E731
                          "bias_ih": tolist(b), "bias_hh": [0.0] * H, "nonlinearity": nl}
-    reuse = engine.rnn_cell(xs[1], h0, w_ih, w_hh, b, None, nonlinearity=nl).h_new
-    der2 = u.activation_derivatives[1]
+    step1 = solve.mistakes("rnn-cell", cell(tolist(h0), xs[0]))      # each step's mistakes, as one rnn-cell step
+    step2 = solve.mistakes("rnn-cell", cell(tolist(h1), xs[1]))
     parts = [
         Part("h_1", "The hidden state $h_1$ after the first input.", "vector", tolist(h1), shape=(H,), points=2, minutes=3,
-             misconceptions=tuple(_step_mis(xs[0], h0, w_ih, w_hh, b, np.zeros(H), nl, tolist)),
+             misconceptions=step1.of("h_new", tolist, skip={"no-tanh"}),
              recipe=Recipe("solve:rnn-cell", cell(tolist(h0), xs[0]), "h_new")),
         Part("h_2", "The hidden state $h_2$ after the second input.", "vector", tolist(h2), shape=(H,), points=2, minutes=3,
-             misconceptions=(Misconception("reuse-h0", tolist(reuse),
+             misconceptions=(Misconception("reuse-h0", tolist(step2.trace(h=tolist(h0)).h_new),
                                            "Step 2 continues from h₁: the recurrence feeds each new state into the next step."),)
-             + tuple(_step_mis(xs[1], h1, w_ih, w_hh, b, np.zeros(H), nl, tolist)),
+             + step2.of("h_new", tolist, skip={"no-tanh"}),
              recipe=Recipe("solve:rnn-cell", cell({"$ref": "h_1"}, xs[1]), "h_new")),
         Part("jacobian", r"The Jacobian $\partial h_2 / \partial h_1$ (2×2, rows: components of $h_2$).", "matrix",
              tolist(J2), shape=(H, H), points=3, minutes=4,
              misconceptions=(Misconception("weights-only", tolist(w_hh),
                                            "Backwards through the nonlinearity multiply row i by φ'(a_i): diag(φ'(a₂)) W_hh."),
-                             Misconception("columns-scaled", tolist(w_hh * der2[None, :]),
+                             # diag(φ') on the wrong side, W_hh diag(φ'(a₂)): the engine's Jacobian of W_hhᵀ, transposed
+                             Misconception("columns-scaled", tolist(rnn_jacobian(h2, w_hh.T, nl).T),
                                            "φ'(a₂) scales the rows (the output units), not the columns: diag(φ') W_hh."),
                              Misconception("transposed", tolist(J2.T),
                                            "Row i holds ∂h₂ᵢ/∂h₁ⱼ = φ'(a₂ᵢ) W_hh[i, j]: no transpose.")),
              recipe=Recipe("rnn-jacobian", {"h_new": {"$ref": "h_2"}, "weight_hh": tolist(w_hh), "nonlinearity": nl})),
     ]
-    steps = solve.solve("rnn-unroll", params).steps
-    solution = (steps_from(steps[0:1], "h_1") + steps_from(steps[1:2], "h_2") + steps_from(steps[2:3], None)
-                + steps_from(steps[3:4], "jacobian"))
+    steps = solve.rnn.unroll_steps(unroll.params, u)
+    solution = (steps_from(steps.time_steps[0], "h_1") + steps_from(steps.time_steps[1], "h_2")
+                + steps_from(steps.jacobians[0], None) + steps_from(steps.jacobians[1], "jacobian"))
     solution.append(SolutionStep("Backprop through time", [
         Math(r"\frac{\partial h_T}{\partial h_0} = \frac{\partial h_T}{\partial h_{T-1}} \cdots "
              r"\frac{\partial h_1}{\partial h_0},\quad "

@@ -15,7 +15,7 @@ import numpy as np
 from examprep import engine, solve
 from examprep.document import Math, Matrix, Text
 from examprep.engine import ops
-from examprep.generators import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
 from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
 
 LENGTH_CHOICES = ("unchanged", "grows with the position", "shrinks with the position")
@@ -43,8 +43,9 @@ def rope(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     x = rng.ints(-2, 2, (d,), nonzero=True)
     m = rng.integer(1, 3) if difficulty == 1 else rng.integer(2, 5)
     params = {"x": tolist(x), "position": m, "base": base, "style": "interleaved"}
-    r = engine.rope(x, m, base=base)
-    sol = solve.solve("rope", params)
+    known = solve.mistakes("rope", params)
+    r = known.trace()
+    steps = solve.positions.rope_steps(known.params, r)
     wrong_way = clockwise(x, m, base)
     cos_d, sin_d = np.cos(np.deg2rad(r.angles)), np.sin(np.deg2rad(r.angles))
     a, b = x[0::2], x[1::2]
@@ -68,14 +69,14 @@ def rope(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                       points=1, minutes=0.5, choices=LENGTH_CHOICES,
                       misconceptions=(Misconception("grows", LENGTH_CHOICES[1], "A rotation keeps lengths: ‖R x‖ = ‖x‖."),
                                       Misconception("shrinks", LENGTH_CHOICES[2], "A rotation keeps lengths: ‖R x‖ = ‖x‖.")))]
-        solution = steps_from(sol.steps, "output")
+        solution = steps_from(steps, "output")
         solution.append(SolutionStep("A rotation keeps the length", [
             Math(r"\|R(m\theta)\,x\| = \|x\|"), Matrix("‖x‖", float(np.linalg.norm(x))),
             Matrix("‖RoPE(x, m)‖", float(np.linalg.norm(r.output))), Matrix("length", LENGTH_CHOICES[0])], "length"))
         return Draft(title="RoPE: rotate a 2-D vector", params=params, statement=statement, parts=parts, solution=solution,
                      conventions=conventions)
-    half = engine.rope(x, m, base=base, style="rotate-half")
-    sqrt_base = engine.rope(x, m, base=base ** 0.5)
+    half = known.trace(style="rotate-half")
+    sqrt_base = known.trace(base=base ** 0.5)
     angle_mis = (Misconception("exponent-j-over-d", tolist(sqrt_base.angles), "θ_j = base^(−2j/d): the exponent has the 2."),
                  Misconception("same-angle", [float(m)] * 2, "Each pair has its own frequency θ_j = base^(−2j/d)."))
     parts = [
@@ -87,7 +88,7 @@ def rope(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                                                             "here the pairs are interleaved (x0,x1), (x2,x3)."),),
              recipe=Recipe("solve:rope", params, "output")),
     ]
-    solution = steps_from(sol.steps[:1], "angles") + steps_from(sol.steps[1:2], "angles") + steps_from(sol.steps[2:], "output")
+    solution = steps_from((steps.frequencies, steps.angles), "angles") + steps_from(steps.rotate, "output")
     return Draft(title="RoPE: rotate a 4-D vector", params=params, statement=statement, parts=parts, solution=solution,
                  conventions=conventions | {"base": str(base)})
 
@@ -100,10 +101,10 @@ def _score(rng: Stream) -> Draft:
     if m == n or abs(q[0] * k[1] - q[1] * k[0]) < 0.5:
         raise Degenerate("same positions, or parallel q and k")
     params = {"query": tolist(q), "key": tolist(k), "position_query": m, "position_key": n, "style": "interleaved"}
-    rs = engine.rope_score(q, k, m, n)
-    sol = solve.solve("rope-score", params)
+    known = solve.mistakes("rope-score", params)
+    rs = known.trace()
     shifted_p = params | {"position_query": m + shift, "position_key": n + shift}
-    sh = engine.rope_score(q, k, m + shift, n + shift)
+    sh = known.trace(position_query=m + shift, position_key=n + shift)
     q_only = ops.dot(rs.query_rotated, k)
     statement = [Text("RoPE rotates the query at position m by the angle mθ and the key at position n by nθ (d = 2, so θ = 1 "
                       r"rad): $(a, b) \mapsto (a \cos\phi - b \sin\phi,\ a \sin\phi + b \cos\phi)$. The attention score is "
@@ -131,9 +132,10 @@ def _score(rng: Stream) -> Draft:
                                            "q'·k' = qᵀR((n − m)θ)k: only the offset m − n enters, as the shifted score shows."),
                              Misconception("sum", DEPENDS_CHOICES[2], "The rotations subtract: R(mθ)ᵀR(nθ) = R((n − m)θ)."))),
     ]
-    steps = sol.steps
-    solution = steps_from(steps[:1], "query_rotated") + steps_from(steps[1:2], "key_rotated") + steps_from(steps[2:], "score")
-    solution += steps_from(solve.solve("rope-score", shifted_p).steps, "shifted_score", f"Both {shift} later: ")
+    steps = solve.positions.rope_score_steps(known.params, rs)
+    solution = steps_from(steps.query, "query_rotated") + steps_from(steps.key, "key_rotated") + steps_from(steps.score, "score")
+    solution += steps_from(solve.positions.rope_score_steps(known.params | shifted_p, sh), "shifted_score",
+                           f"Both {shift} later: ")
     solution.append(SolutionStep("Only the offset matters", [
         Math(r"q' \cdot k' = (R_{m\theta} q)^\top (R_{n\theta} k) = q^\top R_{(n-m)\theta}\, k"),
         Matrix("m − n", m - n), Matrix("depends on", DEPENDS_CHOICES[0])], "depends_on"))

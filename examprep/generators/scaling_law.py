@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import math
 
-from examprep import engine, solve
+from examprep import solve
 from examprep.document import Math, Matrix, Table, Text
-from examprep.generators import Degenerate, Draft, Stream, generator, nice, steps_from
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, nice, steps_from
 from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
 
 TRAINING_CHOICES = ("fewer tokens than compute-optimal", "about compute-optimal", "more tokens than compute-optimal")
@@ -45,8 +45,8 @@ def scaling_law(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     ratio = rng.choice([2, 5, 10, 20, 50, 100, 200]) if difficulty == 1 else 20
     tokens = n_param * ratio
     params = {"params": float(n_param), "tokens": float(tokens)}
-    law = engine.scaling_law(params=n_param, tokens=tokens)
-    sol = solve.solve("scaling-law", params)
+    known = solve.mistakes("scaling-law", params)
+    law = known.trace()
     statement = [Text(f"A language model with $N = {sci(n_param)}$ parameters is trained on $D = {sci(tokens)}$ tokens.")]
     c_mis = (Misconception("forward-only", law.compute / 3,
                            "2ND counts the forward pass only; the backward pass costs about twice as much: C = 6ND."),
@@ -54,7 +54,7 @@ def scaling_law(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     parts = [Part("compute", "The training compute $C$ in FLOPs.", "number", law.compute, points=1, minutes=1.5,
                   misconceptions=c_mis, recipe=Recipe("solve:scaling-law", params, "compute"),
                   hint="C = 6·N·D.")]
-    solution = steps_from(sol.steps, "compute")
+    solution = steps_from(solve.counts.scaling_law_steps(known.params, law), "compute")
     if difficulty == 1:
         tpp = law.tokens_per_param_used
         label = TRAINING_CHOICES[0] if tpp < 20 * 0.8 else TRAINING_CHOICES[2] if tpp > 20 * 1.25 else TRAINING_CHOICES[1]
@@ -81,8 +81,8 @@ def scaling_law(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     util = rng.choice([0.3, 0.4, 0.5]) if not calculator_free else 0.5
     tparams = {"params": float(n_param), "tokens": float(tokens), "num_gpus": gpus, "peak_flops": peak,
                "utilization": util}
-    tt = engine.training_time(**tparams)
-    tsol = solve.solve("training-time", tparams)
+    timing = solve.mistakes("training-time", tparams)
+    tt = timing.trace()
     unit = "seconds" if calculator_free else "days"
     value = tt.seconds if calculator_free else tt.days
     if not calculator_free and not 1 <= value <= 500:
@@ -91,9 +91,9 @@ def scaling_law(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                           f"FLOPs utilisation (MFU) of {nice(util)} (the fraction of the peak actually achieved)."))
     statement.append(Table(["N (parameters)", "D (tokens)", "accelerators", "peak FLOP/s", "utilisation"],
                            [[f"${sci(n_param)}$", f"${sci(tokens)}$", gpus, f"${sci(peak)}$", nice(util)]]))
-    at_peak = engine.training_time(**(tparams | {"utilization": 1.0}))
-    fwd = engine.training_time(compute=law.compute / 3, num_gpus=gpus, peak_flops=peak, utilization=util)
-    one = engine.training_time(**(tparams | {"num_gpus": 1}))
+    at_peak = timing.trace(utilization=1.0)
+    fwd = timing.call({"compute": law.compute / 3, "num_gpus": gpus, "peak_flops": peak, "utilization": util})
+    one = timing.trace(num_gpus=1)
     pick = (lambda t: t.seconds) if calculator_free else (lambda t: t.days)
     time_mis = [Misconception("ignored-utilization", pick(at_peak),
                               f"The accelerators sustain only {nice(util)} of their peak: divide by the utilisation too."),
@@ -110,8 +110,8 @@ def scaling_law(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
              recipe=Recipe("solve:training-time", {"compute": {"$ref": "compute"}, "num_gpus": gpus, "peak_flops": peak,
                                                    "utilization": util}, unit)),
     ]
-    tsteps = tsol.steps
-    solution += steps_from(tsteps[1:2], "throughput") + steps_from(tsteps[2:], "time")
+    tsteps = solve.counts.training_time_steps(timing.params, tt)
+    solution += steps_from(tsteps.throughput, "throughput") + steps_from(tsteps.time, "time")
     conventions["time"] = f"C / (accelerators × peak × utilisation), in {unit}"
     return Draft(title="Training compute and time", params=tparams, statement=statement, parts=parts, solution=solution,
                  conventions=conventions)
@@ -123,15 +123,15 @@ def _optimal(rng: Stream, calculator_free: bool, conventions: dict) -> Draft:
     compute = 120.0 * n_opt * n_opt
     growth = rng.choice([4, 9, 16, 100])
     params = {"compute": compute}
-    law = engine.scaling_law(compute=compute)
+    known = solve.mistakes("scaling-law", params)
+    law = known.trace()
     if not _close(law.params, n_opt):
         raise Degenerate("float rounding of the budget")      # never for these mantissas; a guard
-    sol = solve.solve("scaling-law", params)
-    bigger = engine.scaling_law(compute=compute * growth)
+    bigger = known.trace(compute=compute * growth)
     statement = [Text(f"A lab has a training budget of $C = {sci(compute)}$ FLOPs and wants the compute-optimal model: "
                       "training compute $C = 6ND$, with $D = 20N$ tokens as Chinchilla found (Hoffmann et al. 2022).")]
-    no_ratio = engine.scaling_law(compute=compute, tokens_per_param=1.0)
-    fwd = engine.scaling_law(compute=3 * compute)       # C = 2ND·… ⇒ N = √(C/40) = √(3C/120)
+    no_ratio = known.trace(tokens_per_param=1.0)
+    fwd = known.trace(compute=3 * compute)              # C = 2ND·… ⇒ N = √(C/40) = √(3C/120)
     parts = [
         Part("params", "The compute-optimal number of parameters $N$.", "number", law.params, points=2, minutes=2.5,
              misconceptions=(Misconception("forgot-tokens-per-param", no_ratio.params,
@@ -148,9 +148,10 @@ def _optimal(rng: Stream, calculator_free: bool, conventions: dict) -> Draft:
                                            f"N = √(C/120) grows as √C: a {growth}× budget gives √{growth} = "
                                            f"{nice(math.sqrt(growth))}× the parameters (and as many times the tokens)."),)),
     ]
-    solution = steps_from(sol.steps[:1], "params")
+    steps = solve.counts.scaling_law_steps(known.params, law)
+    solution = steps_from(steps.optimal, "params")
     solution.append(SolutionStep("Tokens: twenty per parameter", [Math(r"D = 20 N"), Matrix("tokens", law.tokens)], "tokens"))
-    solution += steps_from(sol.steps[1:], "tokens")
+    solution += steps_from(steps.compute, "tokens")
     solution.append(SolutionStep("Growth with the budget: N ∝ √C", [
         Math(rf"\frac{{N'}}{{N}} = \sqrt{{\frac{{C'}}{{C}}}} = \sqrt{{{growth}}}"),
         Matrix("N' (for the larger budget)", bigger.params), Matrix("N'/N", bigger.params / law.params)], "growth"))

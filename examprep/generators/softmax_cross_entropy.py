@@ -7,14 +7,13 @@ Calculator-free: logits ln a_i, so p_i = a_i / Σ a and every answer is exact.
 """
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 
 import numpy as np
 
-from examprep import engine, solve
+from examprep import solve
 from examprep.document import Math, Matrix, Text
-from examprep.generators import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
 from examprep.generators._exact import frac
 from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
 
@@ -46,14 +45,9 @@ def softmax_cross_entropy(rng: Stream, difficulty: int, calculator_free: bool) -
     z = logits if batch else logits[0]
     t = targets if batch else targets[0]
     params = {"logits": tolist(z), "target": t, "reduction": reduction, "label_smoothing": eps}
-    sol = solve.solve("cross-entropy", params)
-    ce = engine.cross_entropy(z, t, reduction=reduction, label_smoothing=eps)
+    known = solve.mistakes("cross-entropy", params)
+    ce = known.trace()
     q = ce.target_dist
-    # mistaken methods, through the engine
-    flipped = -ce.grad_logits
-    p_only = ce.probs / (N if reduction == "mean" and batch else 1)
-    twice = engine.cross_entropy(ce.probs, t, reduction=reduction, label_smoothing=eps)   # softmax applied twice
-    log10_loss = ce.loss / math.log(10)
     exact = {}
     if calculator_free:
         S = a.sum(axis=1)
@@ -90,8 +84,7 @@ def softmax_cross_entropy(rng: Stream, difficulty: int, calculator_free: bool) -
     parts = [
         Part("probs", f"The softmax probabilities $p$ of {what}.", kind, tolist(ce.probs), shape=shape, points=2,
              minutes=2.0 * N, exact=exact.get("probs"),
-             misconceptions=(Misconception("exp-only", tolist(np.exp(z)),
-                                           "You exponentiated but did not divide by the sum of the exponentials."),),
+             misconceptions=known.of("probs", tolist),
              hint="p_i = e^{z_i} / Σ_j e^{z_j}; subtracting the largest logit first keeps numbers small."),
     ]
     if smoothing:
@@ -101,17 +94,13 @@ def softmax_cross_entropy(rng: Stream, difficulty: int, calculator_free: bool) -
                               Misconception("eps-over-c-minus-1", tolist(other),
                                             "That is the other smoothing convention (1 − ε on the target, ε/(C−1) elsewhere); "
                                             "this problem follows PyTorch: ε/C to every class."),)))
-    loss_mis = [Misconception("log10", log10_loss, "Cross-entropy uses the natural logarithm, not log base 10."),
-                Misconception("double-softmax", twice.loss,
-                              "You applied softmax to the probabilities again before the loss: "
-                              "the loss takes log of p directly.")]
+    # solve's table for cross-entropy, with this problem's own wording of the reduction mistake
+    loss_mis = [known.get("loss", "log10", float), known.get("loss", "double-softmax", float)]
     if batch:
         other_red = float(ce.losses.sum() if reduction == "mean" else ce.losses.mean())
         loss_mis.append(Misconception("wrong-reduction", other_red,
                                       f"The problem asks for the {reduction} over the batch."))
-    if smoothing:
-        loss_mis.append(Misconception("no-smoothing", float(engine.cross_entropy(z, t).loss),
-                                      "You ignored label smoothing: the loss is −Σ q_i log p_i with the smoothed q."))
+    loss_mis += known.of("loss", float, skip={"log10", "double-softmax"})
     parts.append(Part(
         "loss", f"The loss $L$ ({'the ' + reduction + ' over the batch' if batch else 'natural log'}).", "number",
         float(ce.loss), points=2, minutes=2.0 * N, exact=exact.get("loss"), misconceptions=tuple(loss_mis),
@@ -119,16 +108,7 @@ def softmax_cross_entropy(rng: Stream, difficulty: int, calculator_free: bool) -
                                                    "target_dist": {"$ref": "target_dist"} if smoothing else tolist(q),
                                                    "reduction": reduction}),
         hint="L = −Σ_i q_i log p_i; with a one-hot target that is −log p_target."))
-    grad_mis = [Misconception("y-minus-p", tolist(flipped), "Sign flipped: ∂L/∂z = p − y, not y − p."),
-                Misconception("p-only", tolist(p_only), "You forgot to subtract the one-hot target y.")]
-    if batch:
-        alt = ce.grad_logits * N if reduction == "mean" else ce.grad_logits / N
-        grad_mis.append(Misconception("missing-1-over-n" if reduction == "mean" else "extra-1-over-n", tolist(alt),
-                                      "With the mean over the batch each row of the gradient carries 1/N."
-                                      if reduction == "mean" else "With the sum over the batch there is no 1/N."))
-    if smoothing:
-        grad_mis.append(Misconception("no-smoothing", tolist(ce.probs - np.eye(C)[t]),
-                                      "With label smoothing the gradient is p − q, with the smoothed q, not p − y."))
+    grad_mis = known.of("grad_logits", tolist)
     parts.append(Part(
         "grad_logits", r"The gradient $\partial L / \partial z$" + (" (one row per example)." if batch else "."),
         kind, tolist(ce.grad_logits), shape=shape, points=3, minutes=2.0 * N, exact=exact.get("grad"),
@@ -147,12 +127,10 @@ def softmax_cross_entropy(rng: Stream, difficulty: int, calculator_free: bool) -
                                           "p_i(1 − p_i) is ∂p_i/∂z_i only; the sum over k of the chain rule gives p_i − y_i."),
                             Misconception("p-only", "p_i", "The target term −y_i remains after the sum over k.")),
             hint="Use ∂p_k/∂z_i = p_k(δ_ki − p_i) and Σ_k y_k = 1."))
-    steps = sol.steps
-    solution = steps_from(steps[:1], "probs")
-    if smoothing:
-        solution += steps_from([s for s in steps if s.title.startswith("Smoothed")], "target_dist")
-    solution += steps_from([s for s in steps[1:] if s.title.startswith(("Log", "Loss", "Reduce"))], "loss")
-    solution += steps_from([s for s in steps if s.title.startswith("Gradient")], "grad_logits")
+    steps = solve.softmax.cross_entropy_steps(known.params, ce)
+    solution = steps_from(steps.probs, "probs") + steps_from(steps.target_dist, "target_dist")
+    solution += steps_from((steps.log_probs, steps.losses, steps.reduce), "loss")
+    solution += steps_from(steps.gradient, "grad_logits")
     if difficulty == 1:
         solution.append(SolutionStep("Derivation", [
             Math(r"\frac{\partial p_k}{\partial z_i} = p_k(\delta_{ki} - p_i)"),

@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from examprep import engine, solve
+from examprep import solve
+from examprep.engine import ops
+from examprep.engine.optim import clip_by_norm
 from examprep.document import Math, Matrix, Text
-from examprep.generators import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
 from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
-
-
-def _pick(steps: list, *titles: str) -> list:
-    return [s for s in steps if s.title.startswith(titles)]
 
 
 @generator("vanishing-gradient", title="Vanishing and exploding gradients in an RNN", calculator_free=False,
@@ -38,17 +36,16 @@ def vanishing_gradient(rng: Stream, difficulty: int, calculator_free: bool) -> D
         w = float(rng.choice([-2.0, -1.5, 1.5, 2.0]))
         x = rng.decimals(-2, 2, 0.5, (T,), nonzero=True)
     params = {"w": w, "x": tolist(x), "u": 1.0, "h0": 0.0, "b": 0.0, "nonlinearity": nl}
-    t = engine.vanishing_gradient(w, x, nonlinearity=nl)
+    known = solve.mistakes("vanishing-gradient", params)
+    t = known.trace()
     if nl == "tanh" and np.any(np.abs(t.local_derivatives) < 1e-3):
         raise Degenerate("a fully saturated step: the product is ~0 whatever else happens")
-    sol = solve.solve("vanishing-gradient", params)
-    steps = sol.steps
+    steps = solve.rnn.vanishing_steps(known.params, t)
     local, grad, bound = t.local_derivatives, t.gradient, t.bound
     phi_name = "\\tanh" if nl == "tanh" else "\\mathrm{ReLU}"
     parts = [
         Part("hidden", f"The hidden states $h_1$ to $h_{T}$.", "vector", tolist(t.hidden), shape=(T,), points=2,
-             minutes=1.0 * T, misconceptions=(Misconception("no-recurrence", tolist(engine.vanishing_gradient(0.0, x,
-                                                                                                   nonlinearity=nl).hidden),
+             minutes=1.0 * T, misconceptions=(Misconception("no-recurrence", tolist(known.trace(w=0.0).hidden),
                                                            "Each state feeds the next: a_t = w h_{t−1} + x_t."),),
              recipe=Recipe("solve:vanishing-gradient", params, "hidden")),
         Part("local_derivatives", r"The local derivatives $\partial h_t / \partial h_{t-1} = w\,\phi'(a_t)$, one per step.",
@@ -62,15 +59,15 @@ def vanishing_gradient(rng: Stream, difficulty: int, calculator_free: bool) -> D
                                             "∂h_t/∂h_{t−1} = w·ReLU'(a_t): include the weight w."),)),
              recipe=Recipe("rnn-local-derivatives", {"w": w, "hidden": {"$ref": "hidden"}, "nonlinearity": nl})),
         Part("gradient", rf"$\partial h_{T} / \partial h_0$.", "number", float(grad), points=1, minutes=1,
-             misconceptions=(Misconception("added", float(np.sum(local)),
+             misconceptions=(Misconception("added", ops.total(local),
                                            "Backprop through time multiplies the local derivatives; it does not add them."),
                              Misconception("last-only", float(local[-1]),
                                            "That is only the last step's factor: multiply all T of them.")),
              recipe=Recipe("product", {"values": {"$ref": "local_derivatives"}})),
     ]
-    solution = steps_from(_pick(steps, "Forward"), "hidden") + steps_from(_pick(steps, "Activation derivatives"), None)
-    solution += steps_from(_pick(steps, "Local derivatives"), "local_derivatives")
-    solution += steps_from(_pick(steps, "Their product"), "gradient")
+    solution = steps_from(steps.forward, "hidden") + steps_from(steps.activation_derivatives, None)
+    solution += steps_from(steps.local_derivatives, "local_derivatives")
+    solution += steps_from(steps.product, "gradient")
     if difficulty in (1, 3):
         parts.append(Part("bound", rf"The bound $|w|^{T}$ on $|\partial h_{T} / \partial h_0|$ that follows from $\tanh' \le 1$.",
                           "number", float(bound), points=1, minutes=1,
@@ -79,9 +76,10 @@ def vanishing_gradient(rng: Stream, difficulty: int, calculator_free: bool) -> D
                                           Misconception("sigmoid-bound", float((abs(w) / 4) ** T),
                                                         "tanh' ≤ 1 (σ' ≤ 1/4 is the sigmoid's): the bound is |w|^T.")),
                           recipe=Recipe("power", {"base": abs(w), "exponent": T})))
-        solution += steps_from(_pick(steps, "Bound"), "bound")
+        solution += steps_from(steps.bound, "bound")
     if difficulty == 1:
-        long = engine.vanishing_gradient(w, np.concatenate([x, np.zeros(47)]))
+        long_x = tolist(np.concatenate([x, np.zeros(47)]))
+        long = known.trace(x=long_x)
         fate = "vanishes" if abs(long.gradient) < 1e-3 else ("explodes" if abs(long.gradient) > 1e3 else "stays moderate")
         parts.append(Part("long_run", "The inputs are 0 after step 3 and the sequence runs to T = 50. What does "
                           r"$\partial h_{50} / \partial h_0$ do?", "choice", fate,
@@ -89,8 +87,7 @@ def vanishing_gradient(rng: Stream, difficulty: int, calculator_free: bool) -> D
                           misconceptions=(Misconception("explodes", "explodes" if fate != "explodes" else "vanishes",
                                                         "Every factor is at most |w| < 1 in size: the product shrinks "
                                                         "geometrically."),)))
-        solution += steps_from(solve.solve("vanishing-gradient", params | {"x": tolist(np.concatenate([x, np.zeros(47)]))})
-                               .steps[3:4], None, prefix="T = 50: ")
+        solution += steps_from(solve.rnn.vanishing_steps(known.params | {"x": long_x}, long).product, None, prefix="T = 50: ")
         solution.append(SolutionStep("Long sequences", [
             Math(rf"|\partial h_{{50}} / \partial h_0| \le |w|^{{50}} = {abs(w) ** 50:.3g}"), Matrix("answer", fate),
             Text("tanh' ≤ 1 and |w| < 1: each step multiplies the gradient by less than 1, so information from early "
@@ -98,16 +95,15 @@ def vanishing_gradient(rng: Stream, difficulty: int, calculator_free: bool) -> D
             "long_run"))
     elif difficulty == 2:
         c = 5.0
-        g20 = engine.vanishing_gradient(w, np.concatenate([x, np.full(16, 1.0)]), nonlinearity="relu").gradient
-        from examprep.engine.ops import clip_by_norm
-
+        g20 = known.trace(x=tolist(np.concatenate([x, np.full(16, 1.0)]))).gradient
+        clipped = clip_by_norm(g20, c)
         parts.append(Part("gradient_20", r"The same network over $T = 20$ positive inputs: $\partial h_{20} / \partial h_0$.",
                           "number", float(g20), points=1, minutes=1,
                           misconceptions=(Misconception("w-times-t", w * 20, "The factors multiply: w^20, not 20w."),),
                           recipe=Recipe("power", {"base": w, "exponent": 20})))
         parts.append(Part("clipped", rf"That gradient after clipping its norm to at most {c:g} "
                           "(as torch.nn.utils.clip_grad_norm_).",
-                          "number", float(clip_by_norm(g20, c)), points=1, minutes=1,
+                          "number", float(clipped), points=1, minutes=1,
                           misconceptions=(Misconception("unclipped", float(g20),
                                                         f"Clipping rescales g to norm {c:g} when ‖g‖ > {c:g}: g·{c:g}/‖g‖."),),
                           recipe=Recipe("clip-by-norm", {"grad": {"$ref": "gradient_20"}, "max_norm": c})))
@@ -115,7 +111,7 @@ def vanishing_gradient(rng: Stream, difficulty: int, calculator_free: bool) -> D
             Math(r"\frac{\partial h_{20}}{\partial h_0} = w^{20}"), Matrix("∂h20/∂h0", float(g20))], "gradient_20"))
         solution.append(SolutionStep("Clip by norm", [
             Math(rf"g \leftarrow g \cdot \min\left(1, \frac{{{c:g}}}{{\lVert g \rVert}}\right)"),
-            Matrix("clipped", float(clip_by_norm(g20, c))),
+            Matrix("clipped", float(clipped)),
             Text("With |w| > 1 and units that stay active, gradients grow geometrically with the sequence length "
                  "(exploding); clipping caps the step size without changing its direction.")], "clipped"))
     else:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Optional
+from typing import Iterator, Optional
 
 import torch
 import torch.distributed as dist
@@ -104,6 +105,19 @@ def cpu_threads(requested: int = 0, processes: int = 1) -> int:
     cores = os.cpu_count() or 1
     free = min(cores, round(cores - busy_cores()))
     return max(1, free // processes)
+
+
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """One torch thread for the block, the caller's count restored after: for commands whose matrices
+    (one sentence, a few random instances) are far too small for more to pay off; on a busy 2-core
+    machine attention-map's waiting threads made it 10-20x slower."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
 
 
 def setup(choice: str, threads: Optional[int] = None) -> Dist:

@@ -90,3 +90,24 @@ def eval_exact(text: str) -> float:
         raise ValueError(f"unexpected {ast.dump(node)} in {text!r}")
 
     return ev(tree)
+
+
+# -------------------------------------------------------------- torch helpers of the per-generator tests
+
+def t64(x: Any, grad: bool = False):
+    """A float64 torch tensor (torch imported here: only the tests that skip without torch call it)."""
+    import torch
+
+    return torch.tensor(np.asarray(x, dtype=float), dtype=torch.float64, requires_grad=grad)
+
+
+def agree(got: Any, want: Any, rtol: float = 1e-12, atol: float = 1e-12) -> None:
+    np.testing.assert_allclose(np.asarray(got, dtype=float), np.asarray(want, dtype=float), rtol=rtol, atol=atol)
+
+
+def close(a: Any, b: Any, rtol: float = 1e-10, atol: float = 1e-12) -> None:
+    np.testing.assert_allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float), rtol=rtol, atol=atol)
+
+
+def answers(p: Problem) -> dict[str, Any]:
+    return {q.id: q.expected for q in p.parts}

@@ -107,3 +107,11 @@ def test_determinism_within_a_process():
     for name in generators.load_all():
         assert generators.build(name, 123, 2) == generators.build(name, 123, 2)
         assert generators.build(name, 123, 2) != generators.build(name, 124, 2)
+
+
+def test_a_problem_draws_the_figures_of_its_own_generator():
+    rf = generators.build("receptive-field", 3, 2)
+    figs = generators.figures(rf)
+    assert len(figs) == 1 and figs[0].receptive_field == rf.part("receptive_field").expected
+    assert generators.figures(generators.build("gru-step", 3, 2)) == []
+    assert generators.figures(Problem.from_dict(rf.to_dict() | {"generator": "gone"})) == []

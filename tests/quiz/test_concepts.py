@@ -5,8 +5,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from examprep.answers import check_part
 from examprep.quiz import CHECKLIST, ConceptBankError, concept_problem, load_concepts

@@ -5,8 +5,7 @@ from datetime import datetime, timezone
 
 import fsrs
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from examprep import review
 from examprep.history import History

@@ -3,8 +3,7 @@ constructs convert to the right Typst; text (ours or a user's) can never become 
 import re
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from examprep.render import typst as T
 from tests.sheets.helpers import corpus, inline_math, pdf_text

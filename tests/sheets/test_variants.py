@@ -7,8 +7,7 @@ import hmac
 import struct
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from examprep import sheets
 from examprep.sheets import SheetError, Student

@@ -5,8 +5,7 @@ import datetime as dt
 import random
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from examprep.train.data import (
     BOS, EOS, PAD, SEP, TASKS, CorpusStream, TaskStream, Vocab, collate, get_task, make_example,

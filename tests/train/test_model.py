@@ -6,8 +6,7 @@ import math
 
 import pytest
 import torch
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from examprep.train.errors import ConfigError
 from examprep.train.model import (

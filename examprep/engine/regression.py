@@ -1,0 +1,79 @@
+"""Linear regression: predictions, the mean squared error (or ½·MSE), its gradient and one
+gradient-descent step; and the loss and gradients from given predictions (ECF rules)."""
+from __future__ import annotations
+
+import numpy as np
+
+from examprep.engine._core import Trace, array, choice, number, same_shape, vector
+from examprep.errors import ShapeError
+
+
+def linear_regression(X, y, w, b=0.0, *, lr, loss: str = "mse") -> Trace:
+    """Predictions, loss, gradient and one gradient-descent step of linear regression.
+
+    Shapes: X (N, d) (or (N,) for one feature, with w a number), y (N,), w (d,), b a number.
+    ŷ = X w + b, e = ŷ − y;
+    loss "mse": L = (1/N) Σ e², ∂L/∂w = (2/N) Xᵀ e, ∂L/∂b = (2/N) Σ e;
+    loss "half-mse": L = (1/2N) Σ e², ∂L/∂w = (1/N) Xᵀ e, ∂L/∂b = (1/N) Σ e
+    (the ½ that cancels the 2, as in many textbooks; torch.nn.MSELoss is "mse").
+    Step: w ← w − lr·∂L/∂w, b ← b − lr·∂L/∂b.
+    Returns predictions, residuals, loss, grad_w, grad_b, w_new, b_new.
+    Raises ShapeError when X, y and w do not agree, ParamError for a missing or non-finite lr.
+    """
+    loss = choice("loss", loss, ("mse", "half-mse"))
+    X_arr = array("X", X, (1, 2))
+    one_feature = X_arr.ndim == 1
+    n = X_arr.shape[0]
+    y_arr = vector("y", y, n)
+    if one_feature:
+        w_arr = array("w", w, (0, 1))
+        if w_arr.size != 1:
+            raise ShapeError(f"w: X has one feature (a vector), so w must be one number, got {w_arr.size} values")
+        X2 = X_arr[:, None]
+        w_vec = w_arr.reshape(1)
+    else:
+        X2 = X_arr
+        w_vec = vector("w", w, X_arr.shape[1])
+    b_val = number("b", b)
+    lr_val = number("lr", lr)
+    pred = X2 @ w_vec + b_val
+    e = pred - y_arr
+    factor = 2.0 if loss == "mse" else 1.0
+    value = float(np.mean(e**2)) / (1.0 if loss == "mse" else 2.0)
+    gw = factor / n * (X2.T @ e)
+    gb = factor / n * float(e.sum())
+    w_new = w_vec - lr_val * gw
+    b_new = b_val - lr_val * gb
+    if one_feature and np.ndim(w) == 0:
+        gw, w_new = float(gw[0]), float(w_new[0])
+    return Trace(predictions=pred, residuals=e, loss=value, grad_w=gw, grad_b=gb, w_new=w_new, b_new=b_new)
+
+
+# ------------------------------------------------ from given predictions (ECF rules)
+
+def _mse_parts(predictions, target, loss):
+    p, t = array("predictions", predictions, 1), array("target", target, 1)
+    same_shape("predictions", p, t, "target")
+    return p - t, (2.0 if choice("loss", loss, ("mse", "half-mse")) == "mse" else 1.0)
+
+
+def mse_loss(predictions, target, loss="mse") -> float:
+    """(1/N) Σ (ŷ − y)² ("mse") or (1/2N) Σ (ŷ − y)² ("half-mse")."""
+    e, factor = _mse_parts(predictions, target, loss)
+    return float(np.mean(e**2) * factor / 2.0)
+
+
+def mse_grad_w(X, predictions, target, loss="mse") -> np.ndarray:
+    """∂L/∂w = (2/N) Xᵀ(ŷ − y) ("mse") or (1/N) Xᵀ(ŷ − y) ("half-mse"); X (N, d) or (N,) for one feature."""
+    e, factor = _mse_parts(predictions, target, loss)
+    X_ = array("X", X, (1, 2))
+    if X_.shape[0] != e.shape[0]:
+        raise ShapeError(f"X: expected {e.shape[0]} rows (one per prediction), got {X_.shape[0]}")
+    g = factor / e.shape[0] * (X_.T @ e)
+    return float(g) if X_.ndim == 1 else g
+
+
+def mse_grad_b(predictions, target, loss="mse") -> float:
+    """∂L/∂b = (2/N) Σ (ŷ − y) ("mse") or (1/N) Σ (ŷ − y) ("half-mse")."""
+    e, factor = _mse_parts(predictions, target, loss)
+    return float(factor / e.shape[0] * e.sum())

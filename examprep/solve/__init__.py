@@ -1,0 +1,31 @@
+"""`examprep solve`: the engine behind a contract of topics, named parameters and answers.
+
+``contract.py`` holds the types (Param, Step, Topic, Mistake, Ecf) and the API; each subject area's
+topics, named step builders, known mistakes and ECF rules are in ``solve/<area>.py``, beside its
+engine module ``engine/<area>.py``; ``batch.py`` answers `solve --batch`. The registry below lists
+every topic once, in the order of the contract table in ``shared/cases/README.md`` (then the topics
+later generators added), which is the order `solve --list` shows.
+"""
+from examprep.solve import activations, attention, conv, counts, dense, norm, pool, positions, regression, rnn, softmax
+from examprep.solve.batch import run_batch
+from examprep.solve.contract import (
+    REQUIRED, TOPICS, Ecf, Mistake, Mistakes, Param, Ref, Solution, Step, Topic, answer_only, compute, ecf, full_params,
+    get_topic, jsonable, mistakes, read_params, register, resolve_params, solution_dict, solve, steps_of, to_json,
+    topics_json,
+)
+
+register(
+    softmax.SOFTMAX, activations.ACTIVATION, softmax.CROSS_ENTROPY, dense.DENSE, dense.MLP_BACKPROP,
+    regression.LINEAR_REGRESSION, conv.CONV_OUTPUT_SIZE, conv.RECEPTIVE_FIELD, conv.CONV2D, pool.MAX_POOL,
+    rnn.RNN_CELL, rnn.LSTM_CELL, rnn.GRU_CELL, counts.PARAM_COUNT, norm.LAYER_NORM, positions.POSITIONAL_ENCODING,
+    positions.ROPE, attention.ATTENTION, counts.LORA, counts.SCALING_LAW,
+    dense.RESIDUAL, dense.RESIDUAL_STACK, rnn.RNN_UNROLL, rnn.VANISHING_GRADIENT,
+    attention.MULTI_HEAD_SHAPES, attention.CROSS_ATTENTION, attention.CAUSAL_MASK, attention.TEACHER_FORCING,
+    positions.ROPE_SCORE, positions.POSITIONAL_ENCODING_RELATIVE, counts.LORA_MEMORY, counts.TRAINING_TIME,
+)
+
+__all__ = [
+    "REQUIRED", "TOPICS", "Ecf", "Mistake", "Mistakes", "Param", "Ref", "Solution", "Step", "Topic", "answer_only",
+    "compute", "ecf", "full_params", "get_topic", "jsonable", "mistakes", "read_params", "resolve_params", "run_batch",
+    "solution_dict", "solve", "steps_of", "to_json", "topics_json",
+]

@@ -1,0 +1,382 @@
+"""Solve topics of attention: attention, multi-head-shapes, cross-attention, causal-mask, teacher-forcing."""
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from examprep import engine
+from examprep.engine import ops
+from examprep.engine._core import Trace
+from examprep.solve.contract import Ecf, Mistake, Param, Ref, Step, Topic
+
+
+def _given(p: dict[str, Any], name: str) -> bool:
+    return p.get(name) is not None
+
+
+# ------------------------------------------------------------------------------------- attention
+
+_SCORE_FORMULA = {"scaled-dot": r"s_{ij} = q_i \cdot k_j", "dot": r"s_{ij} = q_i \cdot k_j",
+                  "bilinear": r"s_{ij} = q_i^\top W k_j", "additive": r"s_{ij} = v^\top \tanh(W_q q_i + W_k k_j)"}
+
+
+class AttentionSteps(NamedTuple):
+    scores: Step
+    scale: Step                    # scaled_scores
+    mask: Step | None              # with a mask or causal
+    softmax: Step                  # weights
+    output: Step
+
+
+def attention_steps(p: dict[str, Any], t: Trace) -> AttentionSteps:
+    masked = _given(p, "mask") or p["causal"]
+    return AttentionSteps(
+        Step("Scores", _SCORE_FORMULA[p["score"]], {"scores": t.scores}),
+        Step("Scale", r"s_{ij} / \sqrt{d_k}" if p["score"] == "scaled-dot" and p["scale"] is None else r"c \cdot s_{ij}",
+             {"scale": t.scale, "scaled_scores": t.scaled_scores}),
+        # (in JSON a −∞ score is null, as the README says: not for paper)
+        Step("Mask: −∞ where a query may not attend",
+             r"s_{ij} = -\infty \text{ where } M_{ij} = 0" + (r",\ j > i" if p["causal"] else ""),
+             {"allowed": t.allowed, "masked_scores": t.masked_scores}) if masked else None,
+        Step("Softmax over the keys" + (" (a row with no allowed key gets weights 0)" if masked else ""),
+             r"\alpha_{ij} = \frac{e^{s_{ij}}}{\sum_{j'} e^{s_{ij'}}}", {"weights": t.weights}),
+        Step("Weighted sum of the values", r"o_i = \sum_j \alpha_{ij} v_j", {"output": t.output}))
+
+
+def _scaled_dot(p: dict[str, Any]) -> bool:
+    return p["score"] == "scaled-dot" and p["scale"] is None
+
+
+def _masked(p: dict[str, Any]) -> bool:
+    return _given(p, "mask") or bool(p["causal"])
+
+
+def _by_columns(t: Trace) -> Any:
+    """Softmax over the queries (down each column) instead of over the keys."""
+    return engine.masked_softmax(t.scaled_scores.T, t.allowed.T.astype(bool)).T
+
+
+def _after_softmax(t: Trace) -> Any:
+    """The unmasked softmax with the masked weights zeroed afterwards (rows no longer sum to 1)."""
+    return engine.softmax(t.scaled_scores).probs * t.allowed
+
+
+_d_k = lambda p: 1.0 / len(np.atleast_2d(np.asarray(p["key"], dtype=float))[0])  # noqa: E731  (scale 1/d_k)
+
+ATTENTION_MISTAKES = {
+    "scaled_scores": (
+        Mistake("no-scale", scale=1.0, when=_scaled_dot,
+                why="You forgot to divide by √d_k: scaled dot-product attention uses QKᵀ/√d_k."),
+        Mistake("divide-by-dk", scale=_d_k, when=_scaled_dot, why="You divided by d_k; the scale is 1/√d_k.")),
+    "weights": (
+        Mistake("wrong-axis", compute=lambda p, t: _by_columns(t),
+                why="You normalised each column (over the queries); softmax runs over the keys, along each row."),
+        Mistake("no-scale", scale=1.0, when=_scaled_dot, why="You forgot to divide by √d_k before the softmax."),
+        Mistake("divide-by-dk", scale=_d_k, when=_scaled_dot, why="You divided by d_k instead of √d_k."),
+        Mistake("scaled", scale=None, when=lambda p: p["score"] in ("scaled-dot", "dot") and p["scale"] == 1.0,
+                why="The lecture's unprojected self-attention uses e_ij = x_i·x_j with no 1/√d scaling."),
+        Mistake("mask-after-softmax", compute=lambda p, t: _after_softmax(t), when=_masked,
+                why="You zeroed the masked weights after the softmax; set masked scores to −∞ before it so each row "
+                    "still sums to 1."),
+        Mistake("no-mask", compute=lambda p, t: engine.softmax(t.scaled_scores).probs, when=lambda p: bool(p["causal"]),
+                why="The causal mask stops token i attending to later tokens j > i.")),
+    "output": (
+        Mistake("wrong-axis", compute=lambda p, t: ops.matmul(_by_columns(t), p["value"]),
+                why="Your weights were normalised over the queries (columns) instead of over the keys (rows)."),
+        Mistake("no-scale", scale=1.0, when=_scaled_dot,
+                why="Your weights came from unscaled scores: divide QKᵀ by √d_k before the softmax."),
+        Mistake("mask-after-softmax", compute=lambda p, t: ops.matmul(_after_softmax(t), p["value"]), when=_masked,
+                why="Your weights were masked after the softmax, so rows no longer sum to 1.")),
+}
+
+ATTENTION_ECF = {
+    "weights": (Ecf("scaled-masked-softmax", lambda p, t: {"scores": Ref("scaled_scores"), "scale": 1.0, "allowed": t.allowed}),
+                Ecf("scaled-masked-softmax", lambda p, t: {"scores": Ref("scores"), "scale": t.scale, "allowed": t.allowed})),
+    "output": (Ecf("matmul", lambda p, t: {"a": Ref("weights"), "b": np.asarray(p["value"], dtype=float)}),),
+}
+
+
+ATTENTION = Topic(
+    "attention", "Attention weights and output",
+    (Param("query", "matrix (n×d_q) or vector"), Param("key", "matrix (m×d_k)"), Param("value", "matrix (m×d_v)"),
+     Param("mask", "n×m of 0/1, 1 = may attend (optional)", None), Param("causal", "bool", False),
+     Param("score", '"scaled-dot", "dot", "bilinear" or "additive"', "scaled-dot"),
+     Param("scale", "number (1/√d_k for scaled-dot, else 1)", None),
+     Param("weight", "matrix (d_q×d_k), bilinear only", None),
+     Param("w_query", "matrix (d_a×d_q), additive only", None),
+     Param("w_key", "matrix (d_a×d_k), additive only", None),
+     Param("v", "vector (d_a), additive only", None)),
+    ("scores", "scaled_scores", "weights", "output"),
+    lambda p: engine.attention(p["query"], p["key"], p["value"], mask=p["mask"], causal=p["causal"], score=p["score"],
+                               scale=p["scale"], weight=p["weight"], w_query=p["w_query"], w_key=p["w_key"], v=p["v"]),
+    attention_steps,
+    mistakes=ATTENTION_MISTAKES,
+    ecf=ATTENTION_ECF,
+    conventions=lambda p: {"score": p["score"],
+               "scale": ("1/√d_k" if p["score"] == "scaled-dot" and p["scale"] is None
+                         else str(p["scale"] if p["scale"] is not None else 1)),
+               "mask": "1 = may attend; masked weights are 0; a fully masked row gets weights 0 and output 0",
+               "causal": "query i attends keys j ≤ i" if p["causal"] else "no causal mask"},
+)
+
+
+# ----------------------------------------------------------------------------- multi-head-shapes
+
+class MultiHeadSteps(NamedTuple):
+    d_k: Step
+    projections: Step              # query, key and value shapes of one head
+    scores: Step                   # one head's score matrix shape
+    output: Step                   # head output, concatenation and output shapes
+    score_macs_per_head: Step
+    score_macs: Step               # all heads (and the weighted sum)
+    projection_macs: Step
+    memory: Step                   # the attention matrices' entries, bytes, MiB
+
+
+def multi_head_steps(p: dict[str, Any], t: Trace) -> MultiHeadSteps:
+    b = r"B \cdot " if p["batch"] != 1 else ""
+    return MultiHeadSteps(
+        Step("Head size: the model width is split across the heads", r"d_k = d_v = d_{\text{model}} / h", {"d_k": t.d_k}),
+        Step("Per-head projections (rows are tokens)",
+             r"Q_i = X W_i^Q\ (n \times d_k),\ K_i = Z W_i^K,\ V_i = Z W_i^V\ (m \times d_k)",
+             {"query_shape": t.query_shape, "key_shape": t.key_shape, "value_shape": t.value_shape}),
+        Step("Scores of one head: one row per query, one column per key", r"Q_i K_i^\top\ (n \times m)",
+             {"scores_shape": t.scores_shape}),
+        Step("Head output, concatenation of the h heads, output projection",
+             r"\alpha_i V_i\ (n \times d_v),\ "
+             r"\text{concat}(\text{head}_1, \text{…}, \text{head}_h)\, W^O\ (n \times d_{\text{model}})",
+             {"head_output_shape": t.head_output_shape, "concat_shape": t.concat_shape, "output_shape": t.output_shape}),
+        Step("Multiply-adds of one head's scores (n·m dot products of length d_k)", r"n \cdot m \cdot d_k",
+             {"score_macs_per_head": t.score_macs_per_head}),
+        Step("All heads" + (" and sequences" if p["batch"] != 1 else "") + ": quadratic in the sequence length",
+             rf"{b}h \cdot n \cdot m \cdot d_k = {b}n \cdot m \cdot d_{{\text{{model}}}}",
+             {"score_macs": t.score_macs, "weighted_sum_macs": t.weighted_sum_macs}),
+        Step("Projections W_Q, W_K, W_V, W_O: linear in the sequence length",
+             rf"{b}(2n + 2m)\, d_{{\text{{model}}}}^2", {"projection_macs": t.projection_macs}),
+        Step("Memory of the attention matrices",
+             rf"{b}h \cdot n \cdot m \text{{ values}} \times \text{{bytes per value}},"
+             r"\ 1\ \text{MiB} = 2^{20}\ \text{bytes}",
+             {"score_entries": t.score_entries, "score_bytes": t.score_bytes, "score_mib": t.score_mib}))
+
+
+MULTI_HEAD_SHAPES = Topic(
+    "multi-head-shapes", "Shapes and cost of a multi-head attention layer",
+    (Param("n", "int (queries: sequence length, or the decoder length in cross-attention)"),
+     Param("d_model", "int"), Param("num_heads", "int (divides d_model)"),
+     Param("m", "int (keys and values; = n for self-attention)", None),
+     Param("batch", "int (sequences)", 1), Param("bytes_per_value", "int (4 for float32)", 4)),
+    ("d_k", "query_shape", "key_shape", "value_shape", "scores_shape", "head_output_shape", "output_shape",
+     "score_macs_per_head", "score_macs", "weighted_sum_macs", "projection_macs", "score_entries", "score_bytes",
+     "score_mib"),
+    lambda p: engine.multi_head_shapes(p["n"], p["d_model"], p["num_heads"], m=p["m"], batch=p["batch"],
+                                       bytes_per_value=p["bytes_per_value"]),
+    multi_head_steps,
+    lambda p: {"d_k": "d_model / num_heads, and d_v = d_k (Vaswani et al. 2017; torch.nn.MultiheadAttention)",
+               "shapes": "(rows, columns) with one row per token, per sequence",
+               "cost": "multiply-adds (1 multiply-add = 2 FLOPs)"},
+)
+
+
+# ------------------------------------------------------------------------------- cross-attention
+
+class CrossAttentionSteps(NamedTuple):
+    query: Step
+    key: Step
+    value: Step
+    scores: Step
+    scale: Step
+    mask: Step | None
+    softmax: Step
+    output: Step
+
+
+def cross_attention_steps(p: dict[str, Any], t: Trace) -> CrossAttentionSteps:
+    w = (lambda n: rf"{n}") if p["layout"] == "x-w" else (lambda n: rf"{n}^\top")
+    return CrossAttentionSteps(
+        Step("Queries from the decoder", rf"Q = X_{{\text{{dec}}}} {w('W_Q')}", {"query": t.query}),
+        Step("Keys from the encoder output", rf"K = Z {w('W_K')}", {"key": t.key}),
+        Step("Values from the encoder output", rf"V = Z {w('W_V')}", {"value": t.value}),
+        Step("Scores: one row per decoder position, one column per encoder position", r"s_{ij} = q_i \cdot k_j",
+             {"scores": t.scores}),
+        Step("Scale", r"s_{ij} / \sqrt{d_k}" if p["scale"] is None else r"c \cdot s_{ij}",
+             {"scale": t.scale, "scaled_scores": t.scaled_scores}),
+        Step("Mask: −∞ where a query may not attend (padding)", r"s_{ij} = -\infty \text{ where } M_{ij} = 0",
+             {"allowed": t.allowed, "masked_scores": t.masked_scores}) if p["mask"] is not None else None,
+        Step("Softmax over the encoder positions (each row)", r"\alpha_{ij} = \frac{e^{s_{ij}}}{\sum_{j'} e^{s_{ij'}}}",
+             {"weights": t.weights}),
+        Step("Weighted sum of the encoder values", r"o_i = \sum_j \alpha_{ij} v_j", {"output": t.output}))
+
+
+CROSS_ATTENTION_MISTAKES = {
+    "query": (Mistake("swapped-roles", decoder_states=lambda p: p["encoder_output"],
+                      encoder_output=lambda p: p["decoder_states"], mask=None,
+                      why="The queries come from the decoder states X, not from the encoder output Z."),),
+    "key": (Mistake("swapped-roles", decoder_states=lambda p: p["encoder_output"],
+                    encoder_output=lambda p: p["decoder_states"], mask=None,
+                    why="The keys come from the encoder output Z, not from the decoder."),),
+    "value": (Mistake("swapped-roles", decoder_states=lambda p: p["encoder_output"],
+                      encoder_output=lambda p: p["decoder_states"], mask=None,
+                      why="The values come from the encoder output Z."),),
+    "scores": (Mistake("transposed", compute=lambda p, t: t.scores.T,
+                       why="Rows are queries (decoder), columns keys: QKᵀ, not KQᵀ."),
+               Mistake("swapped-roles", decoder_states=lambda p: p["encoder_output"],
+                       encoder_output=lambda p: p["decoder_states"], mask=None,
+                       why="Queries from the decoder, keys from the encoder.")),
+    "weights": (Mistake("no-scale", scale=1.0, when=lambda p: p["scale"] is None,
+                        why="Divide the scores by √d_k before the softmax."),
+                Mistake("wrong-axis", compute=lambda p, t: _by_columns(t),
+                        why="Each decoder position's weights (a row) sum to 1 over the encoder positions."),
+                Mistake("causal-in-cross", compute=lambda p, t: engine.attention(t.query, t.key, t.value, mask=p["mask"],
+                                                                                 causal=True, scale=p["scale"]).weights,
+                        why="Cross-attention has no causal mask: every decoder position may read the whole source."),
+                Mistake("padding-attended", mask=None, why="The padding position is masked: its weight is 0.")),
+    "output": (Mistake("swapped-roles", decoder_states=lambda p: p["encoder_output"],
+                       encoder_output=lambda p: p["decoder_states"], mask=None,
+                       why="Queries come from the decoder and keys/values from the encoder: one output row per decoder "
+                           "position."),
+               Mistake("wrong-axis", compute=lambda p, t: ops.matmul(_by_columns(t), t.value),
+                       why="Normalise each row (over the encoder positions)."),
+               Mistake("padding-attended", mask=None, why="The padding position gets weight 0.")),
+}
+
+CROSS_ATTENTION_ECF = {
+    "scores": (Ecf("matmul-bt", lambda p, t: {"a": Ref("query"), "b": Ref("key")}),),
+    "weights": (Ecf("scaled-masked-softmax", lambda p, t: {"scores": Ref("scores"), "scale": t.scale, "allowed": t.allowed}),),
+    "output": (Ecf("matmul", lambda p, t: {"a": Ref("weights"), "b": Ref("value")}),),
+}
+
+
+CROSS_ATTENTION = Topic(
+    "cross-attention", "Cross-attention: queries from the decoder, keys and values from the encoder",
+    (Param("decoder_states", "matrix (n×d_dec)"), Param("encoder_output", "matrix (m×d_enc)"),
+     Param("w_query", "matrix (d_dec×d_k; d_k×d_dec with layout linear)"),
+     Param("w_key", "matrix (d_enc×d_k; d_k×d_enc with layout linear)"),
+     Param("w_value", "matrix (d_enc×d_v; d_v×d_enc with layout linear)"),
+     Param("mask", "n×m of 0/1, 1 = may attend (optional)", None),
+     Param("scale", "number (1/√d_k)", None),
+     Param("layout", '"x-w": Q = X W_Q (Vaswani et al.); or "linear": Q = X W_Qᵀ (torch.nn.Linear)', "x-w")),
+    ("query", "key", "value", "scores", "weights", "output"),
+    lambda p: engine.cross_attention(p["decoder_states"], p["encoder_output"], p["w_query"], p["w_key"], p["w_value"],
+                                     mask=p["mask"], scale=p["scale"], layout=p["layout"]),
+    cross_attention_steps,
+    mistakes=CROSS_ATTENTION_MISTAKES,
+    ecf=CROSS_ATTENTION_ECF,
+    conventions=lambda p: {"roles": "queries from the decoder, keys and values from the encoder output",
+               "layout": {"x-w": "Q = X W_Q, W_Q is d_model×d_k (Vaswani et al. 2017)",
+                          "linear": "Q = X W_Qᵀ, W_Q is d_k×d_model (torch.nn.Linear)"}.get(p["layout"], ""),
+               "scale": "1/√d_k" if p["scale"] is None else str(p["scale"]),
+               "mask": "1 = may attend; masked weights are 0" if p["mask"] is not None else "none"},
+)
+
+
+# ----------------------------------------------------------------------------------- causal-mask
+
+_ALIGN = {"top-left": r"j \le i", "bottom-right": r"j \le i + (m - n)"}
+
+
+class CausalMaskSteps(NamedTuple):
+    mask: Step                     # allowed and masked_count
+    masked_scores: Step
+    weights: Step
+
+
+def causal_mask_steps(p: dict[str, Any], t: Trace) -> CausalMaskSteps:
+    return CausalMaskSteps(
+        Step("Causal mask: query i may attend key j only if " + ("j ≤ i" if p["alignment"] == "top-left" else "j ≤ i + m − n"),
+             rf"M_{{ij}} = 1 \text{{ if }} {_ALIGN.get(p['alignment'], '')} \text{{ else }} 0",
+             {"allowed": t.allowed, "masked_count": t.masked_count}),
+        Step("Masked scores: −∞ where the mask is 0", r"s_{ij} = -\infty \text{ where } M_{ij} = 0",
+             {"masked_scores": t.masked_scores}),
+        Step("Softmax of each row: e^(−∞) = 0, so masked weights are 0 and each row sums to 1",
+             r"\alpha_{ij} = \frac{e^{s_{ij}}}{\sum_{j' : M_{ij'} = 1} e^{s_{ij'}}}", {"weights": t.weights}))
+
+
+def _square(p: dict[str, Any]) -> bool:
+    s = np.atleast_2d(np.asarray(p["scores"], dtype=float))
+    return s.shape[0] == s.shape[1]
+
+
+def _plain_softmax(p: dict[str, Any]) -> Any:
+    return engine.softmax(ops.scale(p["scores"], p["scale"])).probs
+
+
+CAUSAL_MASK_MISTAKES = {
+    "allowed": (
+        Mistake("transposed", compute=lambda p, t: t.allowed.T, when=_square,
+                why="That hides the past and shows the future: query i may attend keys j ≤ i."),
+        Mistake("strict", compute=lambda p, t: t.allowed - np.eye(*t.allowed.shape, k=t.allowed.shape[1] - t.allowed.shape[0],
+                                                                   dtype=int),
+                why="A position may attend to itself: the diagonal stays allowed (j ≤ i)."),
+        Mistake("top-left", alignment="top-left",
+                why="That is the top-left alignment (torch's is_causal): the new queries are the last positions, so they "
+                    "align with the last keys.")),
+    "masked_count": (
+        Mistake("counted-allowed", compute=lambda p, t: t.allowed_count,
+                why="That counts the allowed entries (on and below the diagonal)."),
+        Mistake("counted-diagonal", compute=lambda p, t: t.masked_count + t.allowed.shape[0],
+                why="The diagonal is allowed: a token attends to itself.")),
+    "weights": (
+        Mistake("no-mask", compute=lambda p, t: _plain_softmax(p),
+                why="The masked scores are −∞ before the softmax: their weights are 0."),
+        Mistake("mask-after-softmax", compute=lambda p, t: _plain_softmax(p) * t.allowed,
+                why="Zeroing after the softmax leaves rows that do not sum to 1; mask the scores with −∞ first."),
+        Mistake("top-left", alignment="top-left",
+                why="The new tokens come last: query i sees keys j ≤ i + (m − n), not j ≤ i."),
+        Mistake("transposed-mask", when=lambda p: p["alignment"] == "top-left",
+                compute=lambda p, t: engine.masked_softmax(ops.scale(p["scores"], p["scale"]), t.allowed.T.astype(bool)),
+                why="You masked the past instead of the future.")),
+}
+
+CAUSAL_MASK_ECF = {
+    "allowed": (Ecf("solve:causal-mask", lambda p, t: p, "allowed"),),
+    "masked_count": (Ecf("solve:causal-mask", lambda p, t: p, "masked_count"),),
+    "weights": (Ecf("scaled-masked-softmax", lambda p, t: {"scores": np.asarray(p["scores"], dtype=float),
+                                                           "scale": p["scale"], "allowed": Ref("allowed")}),),
+}
+
+
+CAUSAL_MASK = Topic(
+    "causal-mask", "Causal mask: masked scores and weights of a decoder's self-attention",
+    (Param("scores", "matrix (n×m): rows queries, columns keys"),
+     Param("alignment", '"top-left": j ≤ i (torch is_causal); or "bottom-right": j ≤ i + m − n (KV cache)', "top-left"),
+     Param("scale", "number applied before the mask", 1.0)),
+    ("allowed", "masked_scores", "weights", "masked_count"),
+    lambda p: engine.causal_softmax(p["scores"], alignment=p["alignment"], scale=p["scale"]),
+    causal_mask_steps,
+    mistakes=CAUSAL_MASK_MISTAKES,
+    ecf=CAUSAL_MASK_ECF,
+    conventions=lambda p: {"alignment": {"top-left": "top-left: j ≤ i (torch's is_causal)",
+                             "bottom-right": "bottom-right: j ≤ i + m − n (causal_lower_right; decoding with a cache)"}
+               .get(p["alignment"], ""),
+               "mask": "−∞ before the softmax; masked weights are 0"},
+)
+
+
+# ------------------------------------------------------------------------------- teacher-forcing
+
+class TeacherForcingSteps(NamedTuple):
+    decoder_input: Step
+    labels: Step
+
+
+def teacher_forcing_steps(p: dict[str, Any], t: Trace) -> TeacherForcingSteps:
+    return TeacherForcingSteps(
+        Step("Shift the target right by one and start with the start token",
+             r"\text{input} = [\text{bos}, y_1, \text{…}, y_{T-1}]" if p["eos"] is None
+             else r"\text{input} = [\text{bos}, y_1, \text{…}, y_T]", {"decoder_input": t.decoder_input}),
+        Step("Position t is trained to predict the next target token",
+             r"\text{labels} = [y_1, \text{…}, y_T]" if p["eos"] is None else r"\text{labels} = [y_1, \text{…}, y_T, \text{eos}]",
+             {"labels": t.labels}))
+
+
+TEACHER_FORCING = Topic(
+    "teacher-forcing", "Teacher forcing: the right-shifted decoder input and the labels",
+    (Param("tokens", "list of target tokens (strings or ids)"), Param("bos", "start token", "<go>"),
+     Param("eos", "end token appended to the labels (optional)", None)),
+    ("decoder_input", "labels"),
+    lambda p: engine.teacher_forcing(p["tokens"], bos=p["bos"], eos=p["eos"]),
+    teacher_forcing_steps,
+    lambda p: {"shift": "right by one position (Vaswani et al. 2017, §3.1)",
+               "eos": "none" if p["eos"] is None else f"{p['eos']} appended to the labels"},
+)

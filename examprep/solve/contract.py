@@ -1,0 +1,429 @@
+"""The `examprep solve` contract: topics with named parameters, their answers and worked steps, and for
+each answer the known mistakes and the rule that carries a student's earlier answers forward.
+
+``shared/cases/README.md`` is authoritative for topic names, parameter names, defaults and answer
+names. A topic checks its parameters, calls one engine function and builds its worked steps from the
+trace with a named step builder (``gru_steps(p, t) -> GRUSteps(reset, update, candidate, blend)``).
+Known mistakes (:class:`Mistake`: the engine convention that computes a wrong answer and the
+explanation a student reads) and ECF rules (:class:`Ecf`) are declared once per answer, beside the
+steps in ``solve/<area>.py``; generators and authored questions read the same tables.
+
+The registry :data:`TOPICS` is filled once, in contract order, by ``examprep/solve/__init__.py``.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+
+import numpy as np
+
+from examprep.engine._core import Trace
+from examprep.errors import ParamError, UnknownTopicError
+
+if TYPE_CHECKING:       # imported where used: `examprep solve` needs neither (start-up time)
+    from examprep.problem import Misconception, Recipe
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "required"
+
+
+REQUIRED: Any = _Required()
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a topic: its JSON name, what it holds, and its default (or REQUIRED)."""
+
+    name: str
+    kind: str
+    default: Any = REQUIRED
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a worked solution: a title, a LaTeX formula and the values it produces."""
+
+    title: str
+    formula: str
+    values: dict[str, Any] = field(default_factory=dict)
+
+
+def steps_of(named: Iterable[Any]) -> list[Step]:
+    """The steps of a named step tuple in order: a field may hold a Step, a list of Steps (one per
+    time step, say) or None (a step this instance does not have)."""
+    out: list[Step] = []
+    for s in named:
+        if isinstance(s, Step):
+            out.append(s)
+        elif s is not None:
+            out.extend(s)
+    return out
+
+
+class Mistake:
+    """A known wrong way to an answer and the explanation a student reads.
+
+    Most are the topic's own engine call with some parameters changed, declared as keywords:
+    ``Mistake("swapped-blend", convention="pytorch", why="…")``; a convention may be a function of
+    the problem's (complete) parameters, e.g. the scale 1/d_k of a student who divides by d_k. A
+    mistake whose conventions are the problem's own is no mistake there and is skipped (the
+    "pytorch" blend is right in a PyTorch-convention problem). Others apply another engine function
+    to the right trace: ``Mistake("tanh-gate", why="…", compute=lambda p, t: activation("tanh", t.pre_r).output)``.
+    ``when(p)`` (optional) limits a mistake to the problems it makes sense for (a sigmoid where the
+    cell squashes with tanh).
+    """
+
+    __slots__ = ("id", "why", "conventions", "compute", "when")
+
+    def __init__(self, id: str, *, why: str, compute: Callable[[dict[str, Any], Trace], Any] | None = None,
+                 when: Callable[[dict[str, Any]], bool] | None = None, **conventions: Any):
+        if (compute is None) == (not conventions):
+            raise ValueError(f"mistake {id!r}: give its conventions or a compute function (one of the two)")
+        self.id, self.why, self.conventions, self.compute, self.when = id, why, conventions, compute, when
+
+    def applies(self, p: Mapping[str, Any]) -> bool:
+        return self.when is None or bool(self.when(p))
+
+    def params(self, p: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The mistaken parameters for problem parameters ``p``, or None where they are ``p``."""
+        changed = {k: (v(p) if callable(v) else v) for k, v in self.conventions.items()}
+        if all(k in p and p[k] == v for k, v in changed.items()):
+            return None
+        return {**p, **changed}
+
+    def __repr__(self) -> str:
+        how = ", ".join(f"{k}={v!r}" for k, v in self.conventions.items()) if self.conventions else "compute=…"
+        return f"Mistake({self.id!r}, {how})"
+
+
+@dataclass(frozen=True)
+class Ref:
+    """In an ECF rule's arguments: the student's own answer to the part that asks ``answer``."""
+
+    answer: str
+
+
+@dataclass(frozen=True)
+class Ecf:
+    """An answer recomputed from a student's earlier answers (error carried forward): ``op`` (an
+    examprep.recipes operation, or ``solve:<topic>``) with ``args(p, t)`` built from the problem's
+    parameters and trace, where a :class:`Ref` stands for an earlier part's answer; ``output`` picks
+    one answer of a solve topic."""
+
+    op: str
+    args: Callable[[dict[str, Any], Trace], dict[str, Any]]
+    output: str | None = None
+
+    def recipe(self, p: dict[str, Any], t: Trace, parts: Mapping[str, str],
+               fmt: Callable[[Any], Any] | None = None) -> Recipe | None:
+        """The Recipe with each Ref(answer) replaced by ``{"$ref": parts[answer]}`` (None when a
+        referenced answer is not asked: no part in ``parts``). An array in the arguments is a value
+        in the form of the answers (a vector, or a number where a problem shows one-unit vectors as
+        numbers) and is written through ``fmt`` (default: as JSON lists)."""
+        from examprep.problem import Recipe
+
+        missing: list[str] = []
+        fmt = fmt or jsonable
+
+        def sub(v: Any) -> Any:
+            if isinstance(v, np.ndarray):
+                return fmt(v)
+            if isinstance(v, Ref):
+                if v.answer not in parts:
+                    missing.append(v.answer)
+                    return None
+                return {"$ref": parts[v.answer]}
+            if isinstance(v, dict):
+                return {k: sub(x) for k, x in v.items()}
+            if isinstance(v, list):
+                return [sub(x) for x in v]
+            return v
+
+        args = sub(self.args(p, t))
+        return None if missing else Recipe(self.op, args, self.output)
+
+
+@dataclass
+class Solution:
+    topic: str
+    params: dict[str, Any]
+    answer: dict[str, Any]
+    steps: list[Step]
+    conventions: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Topic:
+    """A solve topic: parameters, the engine call, the answer names, the named worked steps, and per
+    answer its known mistakes and ECF rules.
+
+    ``compute`` calls the engine with complete parameters; ``check`` (optional) refuses values the
+    engine accepts but the contract does not (a mistaken convention, say) before ``compute`` runs for
+    a user; mistakes call ``compute`` directly.
+    """
+
+    name: str
+    title: str
+    params: tuple[Param, ...]
+    answers: tuple[str, ...]
+    compute: Callable[[dict[str, Any]], Trace]
+    steps: Callable[[dict[str, Any], Trace], Iterable[Any]]
+    conventions: Callable[[dict[str, Any]], dict[str, str]] = lambda p: {}
+    answer_names: Callable[[dict[str, Any], Trace], Iterable[str]] | None = None
+    check: Callable[[dict[str, Any]], None] | None = None
+    mistakes: Mapping[str, tuple[Mistake, ...]] = field(default_factory=dict)
+    ecf: Mapping[str, tuple[Ecf, ...]] = field(default_factory=dict)
+
+    def param(self, name: str) -> Param | None:
+        return next((p for p in self.params if p.name == name), None)
+
+
+TOPICS: dict[str, Topic] = {}
+
+
+def register(*topics: Topic) -> dict[str, Topic]:
+    """Add topics to the registry (once each, in the order given)."""
+    for t in topics:
+        if t.name in TOPICS:
+            raise ValueError(f"solve topic {t.name!r} registered twice")
+        TOPICS[t.name] = t
+    return TOPICS
+
+
+# ------------------------------------------------------------------------------------ the API
+
+def get_topic(name: Any) -> Topic:
+    if not isinstance(name, str):
+        raise UnknownTopicError(f"topic: expected a topic name, got {name!r}")
+    if name in TOPICS:
+        return TOPICS[name]
+    close = difflib.get_close_matches(name, list(TOPICS), n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(close)}?" if close else "; see `examprep solve --list`"
+    raise UnknownTopicError(f"unknown topic {name!r}{hint}")
+
+
+def resolve_params(t: Topic, params: Any) -> dict[str, Any]:
+    """The given params with defaults filled in; unknown or missing names raise ParamError."""
+    if not isinstance(params, dict):
+        raise ParamError(f"params: expected a JSON object of parameters, got {type(params).__name__}")
+    names = [p.name for p in t.params]
+    for name in params:
+        if name not in names:
+            close = difflib.get_close_matches(str(name), names, n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else f" (topic {t.name!r} takes {', '.join(names)})"
+            raise ParamError(f"{name}: unknown parameter{hint}")
+    out: dict[str, Any] = {}
+    for p in t.params:
+        if p.name in params:
+            out[p.name] = params[p.name]
+        elif p.default is REQUIRED:
+            raise ParamError(f"{p.name}: missing; topic {t.name!r} needs it ({p.kind})")
+        else:
+            out[p.name] = p.default
+    return out
+
+
+def full_params(topic_name: str, params: Any) -> dict[str, Any]:
+    """``params`` of a topic with its defaults filled in (what step builders and mistakes read)."""
+    return resolve_params(get_topic(topic_name), params)
+
+
+def compute(topic_name: str, params: Any) -> tuple[Topic, dict[str, Any], Trace]:
+    t = get_topic(topic_name)
+    full = resolve_params(t, params)
+    if t.check:
+        t.check(full)
+    return t, full, t.compute(full)
+
+
+def _answer(t: Topic, full: dict[str, Any], trace: Trace) -> dict[str, Any]:
+    names = t.answer_names(full, trace) if t.answer_names else t.answers
+    return {n: trace[n] for n in names}
+
+
+def solve(topic_name: str, params: Any) -> Solution:
+    """Solve one topic: the answer, the worked steps and the conventions used.
+
+    Raises ParamError (or a subclass) for bad input; the message names the parameter.
+    """
+    t, full, trace = compute(topic_name, params)
+    return Solution(t.name, params, _answer(t, full, trace), steps_of(t.steps(full, trace)), t.conventions(full))
+
+
+def answer_only(topic_name: str, params: Any) -> dict[str, Any]:
+    """The answer alone (no steps): what --batch needs."""
+    t, full, trace = compute(topic_name, params)
+    return _answer(t, full, trace)
+
+
+# ------------------------------------------------------------------------- mistakes and ECF rules
+
+class Mistakes:
+    """The known mistakes of one topic's answers for one problem, each computed once through the engine.
+
+    ``mistakes("gru-cell", params, trace)``: ``of("h_new", fmt)`` gives the Misconceptions the table
+    declares for h_new, ``get("h_new", "no-reset", fmt)`` one of them, ``trace(**conventions)`` the
+    engine's trace with some parameters changed (cached, so an answer that is another part's mistake
+    is computed once), ``call(params)`` the trace of other parameters of the topic, ``at(**conventions)``
+    the same table for a variant of the problem.
+    """
+
+    def __init__(self, topic: Topic, params: dict[str, Any], trace: Trace | None = None,
+                 cache: dict[str, Trace] | None = None):
+        self.topic, self.params = topic, params
+        self._cache = {} if cache is None else cache
+        if trace is not None:
+            self._cache.setdefault(_key(params), trace)
+
+    def _trace_for(self, p: dict[str, Any]) -> Trace:
+        k = _key(p)
+        if k not in self._cache:
+            self._cache[k] = self.topic.compute(p)
+        return self._cache[k]
+
+    def trace(self, **conventions: Any) -> Trace:
+        """The engine's trace for this problem with ``conventions`` changed."""
+        return self._trace_for({**self.params, **conventions})
+
+    def call(self, params: Mapping[str, Any]) -> Trace:
+        """The engine's trace for other parameters of the same topic (defaults filled in; cached too)."""
+        return self._trace_for(resolve_params(self.topic, dict(params)))
+
+    def at(self, **conventions: Any) -> "Mistakes":
+        """The table for the problem with ``conventions`` changed (sharing computed traces)."""
+        return Mistakes(self.topic, {**self.params, **conventions}, cache=self._cache)
+
+    def declared(self, answer: str) -> tuple[Mistake, ...]:
+        return self.topic.mistakes.get(answer, ())
+
+    def value(self, mistake: Mistake, answer: str) -> Any:
+        """The value ``mistake`` gives for ``answer`` (read from trace field ``answer``), or None where
+        it is this problem's own convention or does not apply."""
+        if not mistake.applies(self.params):
+            return None
+        if mistake.compute is not None:
+            return mistake.compute(self.params, self._trace_for(self.params))
+        p = mistake.params(self.params)
+        return None if p is None else self._trace_for(p)[answer]
+
+    def get(self, answer: str, mistake_id: str, fmt: Callable[[Any], Any] = lambda v: v,
+            field: str | None = None) -> Misconception:
+        """One declared mistake of ``answer`` as a Misconception (value read from trace ``field``,
+        default the answer itself, and shown through ``fmt``)."""
+        from examprep.problem import Misconception
+
+        m = next((m for m in self.declared(answer) if m.id == mistake_id), None)
+        if m is None:
+            raise KeyError(f"{self.topic.name}: no mistake {mistake_id!r} declared for {answer!r}")
+        value = self.value(m, field or answer)
+        if value is None:
+            raise KeyError(f"{self.topic.name}: {mistake_id!r} is this problem's own convention")
+        return Misconception(m.id, fmt(value), m.why)
+
+    def of(self, answer: str, fmt: Callable[[Any], Any] = lambda v: v, field: str | None = None,
+           skip: Iterable[str] = ()) -> tuple[Misconception, ...]:
+        """Every declared mistake of ``answer`` that is a mistake here, in declaration order."""
+        from examprep.problem import Misconception
+
+        skip = set(skip)
+        out = []
+        for m in self.declared(answer):
+            if m.id not in skip:
+                value = self.value(m, field or answer)
+                if value is not None:
+                    out.append(Misconception(m.id, fmt(value), m.why))
+        return tuple(out)
+
+
+def _key(p: Mapping[str, Any]) -> str:
+    return repr(sorted(p.items()))
+
+
+def mistakes(topic_name: str, params: dict[str, Any], trace: Trace | None = None) -> Mistakes:
+    """The mistakes table of a topic for one problem (its parameters completed with the topic's
+    defaults: ``.params``), computing the problem's own trace once (``.trace()``; or give it)."""
+    t = get_topic(topic_name)
+    return Mistakes(t, resolve_params(t, params), trace)
+
+
+def ecf(topic_name: str, answer: str, params: dict[str, Any], trace: Trace,
+        parts: Mapping[str, str] | Iterable[str], fmt: Callable[[Any], Any] | None = None) -> Recipe | None:
+    """The ECF recipe of ``answer``: the first rule the topic declares whose referenced answers are
+    all asked. ``parts`` maps an answer to the id of the part that asks it (or lists the answers
+    asked, under their own names); ``fmt`` writes array arguments in the answers' form."""
+    asked = dict(parts) if isinstance(parts, Mapping) else {a: a for a in parts}
+    for rule in get_topic(topic_name).ecf.get(answer, ()):
+        recipe = rule.recipe(params, trace, asked, fmt)
+        if recipe is not None:
+            return recipe
+    return None
+
+
+# ------------------------------------------------------------------------------------ JSON forms
+
+def jsonable(value: Any) -> Any:
+    """Numpy values to JSON values; NaN and ±∞ become None (JSON has no such numbers)."""
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind in "iub":
+            return value.astype(int).tolist()
+        return jsonable(value.tolist())
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        f = float(value)
+        return f if math.isfinite(f) else None
+    return value
+
+
+def solution_dict(s: Solution) -> dict[str, Any]:
+    return {"topic": s.topic, "params": jsonable(s.params), "answer": jsonable(s.answer),
+            "steps": [{"title": st.title, "formula": st.formula, "values": jsonable(st.values)} for st in s.steps],
+            "conventions": s.conventions}
+
+
+def to_json(s: Solution) -> str:
+    return json.dumps(solution_dict(s), allow_nan=False, ensure_ascii=False)
+
+
+def read_params(text: str | None) -> Any:
+    """Parse --params: a JSON object, or @FILE holding one. Missing means {}."""
+    if text is None:
+        return {}
+    source = "--params"
+    if text.startswith("@"):
+        path = text[1:]
+        try:
+            with open(path, encoding="utf-8-sig") as fh:
+                text = fh.read()
+        except OSError as err:
+            raise ParamError(f"--params: cannot read {path}: {err.strerror}") from None
+        except UnicodeDecodeError:
+            raise ParamError(f"--params: {path} is not UTF-8 text") from None
+        source = path
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ParamError(f"{source}: invalid JSON at line {err.lineno}, column {err.colno}: {err.msg}") from None
+    if not isinstance(value, dict):
+        raise ParamError(f"{source}: expected a JSON object like {{\"x\": [1, 2]}}, got {type(value).__name__}")
+    return value
+
+
+def topics_json() -> str:
+    return json.dumps([{"topic": t.name, "title": t.title,
+                        "params": [{"name": p.name, "kind": p.kind,
+                                    "default": "required" if p.default is REQUIRED else jsonable(p.default)}
+                                   for p in t.params],
+                        "answer": list(t.answers)} for t in TOPICS.values()], ensure_ascii=False)

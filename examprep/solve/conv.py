@@ -1,0 +1,147 @@
+"""Solve topics of convolution: conv-output-size, receptive-field, conv2d (forward and backward)."""
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from examprep import engine
+from examprep.engine._core import Trace
+from examprep.solve.contract import Mistake, Param, Step, Topic
+
+
+class OutputSizeSteps(NamedTuple):
+    effective_kernel: Step | None  # integer padding
+    quotient: Step | None
+    output_size: Step
+    padding: Step | None           # "same": the pad before and after
+
+
+def output_size_steps(p: dict[str, Any], t: Trace) -> OutputSizeSteps:
+    if p["padding"] == "same":
+        return OutputSizeSteps(
+            None, None,
+            Step("Output size with \"same\" padding", r"o = \lceil n / s \rceil", {"output_size": t.output_size}),
+            Step("Total padding, extra at the end (TensorFlow)",
+                 r"P = \max((o-1)s + d(k-1) + 1 - n,\ 0),\ p_{\text{before}} = \lfloor P/2 \rfloor",
+                 {"pad_before": t.pad_before, "pad_after": t.pad_after}))
+    if p["transposed"]:
+        return OutputSizeSteps(None, None, Step("Transposed convolution",
+                                                r"o = (n-1)s - 2p + d(k-1) + \text{output\_padding} + 1",
+                                                {"output_size": t.output_size}), None)
+    rnd = r"\left\lceil" if p["ceil_mode"] else r"\left\lfloor"
+    rnd_close = r"\right\rceil" if p["ceil_mode"] else r"\right\rfloor"
+    return OutputSizeSteps(
+        Step("Effective kernel size", r"k_{\text{eff}} = d(k-1) + 1", {"effective_kernel": t.effective_kernel}),
+        Step("Exact quotient before rounding", r"\frac{n + 2p - k_{\text{eff}}}{s} + 1", {"quotient": t.quotient}),
+        Step("Round " + ("up (ceil_mode), dropping a last window that starts in the right padding"
+                         if p["ceil_mode"] else "down"),
+             rf"o = {rnd} \frac{{n + 2p - k_{{\text{{eff}}}}}}{{s}} {rnd_close} + 1", {"output_size": t.output_size}),
+        None)
+
+
+CONV_OUTPUT_SIZE = Topic(
+    "conv-output-size", "Output size of a convolution or pooling layer",
+    (Param("input_size", "int or [H, W]"), Param("kernel_size", "int or one per dimension"),
+     Param("op", '"conv" or "pool"', "conv"),
+     Param("stride", "int (1 for conv, kernel_size for pool)", None),
+     Param("padding", 'int, one per dimension, "same" or "valid"', 0),
+     Param("dilation", "int", 1), Param("ceil_mode", "bool (pool only)", False),
+     Param("transposed", "bool (conv only)", False), Param("output_padding", "int (transposed only)", 0)),
+    ("output_size", "pad_before", "pad_after"),
+    lambda p: engine.conv_output_size(p["input_size"], p["kernel_size"], op=p["op"], stride=p["stride"],
+                                      padding=p["padding"], dilation=p["dilation"], ceil_mode=p["ceil_mode"],
+                                      transposed=p["transposed"], output_padding=p["output_padding"]),
+    output_size_steps,
+    lambda p: {"rounding": "⌈n/s⌉ (TensorFlow \"same\")" if p["padding"] == "same"
+               else "ceil with PyTorch's last-window rule" if p["ceil_mode"] else "floor (PyTorch)",
+               "padding": "TensorFlow \"same\": output ⌈n/s⌉, extra pad at the end" if p["padding"] == "same"
+               else f"{p['padding']} on each side"},
+    answer_names=lambda p, t: [n for n in ("output_size", "pad_before", "pad_after") if n in t],
+)
+
+
+class ReceptiveFieldSteps(NamedTuple):
+    effective_kernels: Step
+    jumps: Step
+    receptive_fields: Step
+    receptive_field: Step
+
+
+def receptive_field_steps(p: dict[str, Any], t: Trace) -> ReceptiveFieldSteps:
+    return ReceptiveFieldSteps(
+        Step("Effective kernel sizes", r"k_{\text{eff},l} = d_l (k_l - 1) + 1", {"effective_kernels": t.effective_kernels}),
+        Step("Jumps (input pixels between neighbouring outputs)", r"j_l = j_{l-1} s_l,\ j_0 = 1", {"jumps": t.jumps}),
+        Step("Receptive fields layer by layer", r"r_l = r_{l-1} + (k_{\text{eff},l} - 1)\, j_{l-1},\ r_0 = 1",
+             {"receptive_fields": t.receptive_fields}),
+        Step("Receptive field of the last layer", r"r_L", {"receptive_field": t.receptive_field, "jump": t.jump}),
+    )
+
+
+RECEPTIVE_FIELD = Topic(
+    "receptive-field", "Receptive field of a conv/pool stack",
+    (Param("layers", "list of {kernel_size, stride (1), dilation (1)}"),),
+    ("receptive_field", "jump", "receptive_fields", "jumps"),
+    lambda p: engine.receptive_field(p["layers"]),
+    receptive_field_steps,
+    lambda p: {"recurrence": "r_l = r_{l-1} + (k_eff - 1)·j_{l-1} (Araujo et al. 2019)"},
+)
+
+
+class ConvSteps(NamedTuple):
+    pad: Step
+    slide: Step
+    grad_kernel: Step | None       # with grad_output
+    grad_bias: Step | None
+    grad_input: Step | None
+
+
+def conv2d_steps(p: dict[str, Any], t: Trace) -> ConvSteps:
+    pad = Step("Pad the input", r"x_{\text{pad}}", {"padded": t.padded})
+    slide = Step("Slide the kernel (cross-correlation, no flip)",
+                 r"y_{ij} = b + \sum_{u,v} K_{uv}\, x_{\text{pad}}[i s + u d,\ j s + v d]", {"output": t.output})
+    if "grad_input" not in t:
+        return ConvSteps(pad, slide, None, None, None)
+    return ConvSteps(
+        pad, slide,
+        Step("Kernel gradient",
+             r"\frac{\partial L}{\partial K_{uv}} = \sum_{i,j} \delta_{ij}\, x_{\text{pad}}[i s + u d,\ j s + v d]",
+             {"grad_kernel": t.grad_kernel}),
+        Step("Bias gradient", r"\frac{\partial L}{\partial b} = \sum_{i,j} \delta_{ij}", {"grad_bias": t.grad_bias}),
+        Step("Input gradient: scatter δ·K back over each window, crop the padding",
+             r"\frac{\partial L}{\partial x} = \sum_{i,j} \delta_{ij}\, K \text{ placed at window } (i,j)",
+             {"grad_input": t.grad_input}))
+
+
+_flipped = lambda p: np.flip(np.asarray(p["kernel"], dtype=float)).tolist()  # noqa: E731
+
+CONV2D_MISTAKES = {
+    "output": (Mistake("flipped-kernel", kernel=_flipped,
+                       why="PyTorch's conv2d is a cross-correlation: slide the kernel as given, without flipping it."),
+               Mistake("ignored-padding", padding=0, grad_output=None, when=lambda p: p["padding"] != 0,
+                       why="Pad the input with a border of zeros first."),
+               Mistake("no-bias", bias=0.0, why="Add the bias to every output.")),
+    "grad_kernel": (Mistake("flipped", compute=lambda p, t: np.flip(t.grad_kernel),
+                            why="∂L/∂K[u, v] = Σ δ[i, j] · x at tap (u, v) of window (i, j): no flip for a "
+                                "cross-correlation."),),
+    "grad_input": (Mistake("flipped-kernel", kernel=_flipped,
+                           why="Each δ[i, j] spreads back over its window weighted by the kernel as it was applied "
+                               "(K[u, v] onto the input under tap (u, v)) — you flipped it."),),
+}
+
+
+CONV2D = Topic(
+    "conv2d", "2-D (or 1-D) convolution forward and backward",
+    (Param("input", "matrix (H×W) or vector"), Param("kernel", "matrix (kH×kW) or vector"),
+     Param("stride", "int or [s_h, s_w]", 1), Param("padding", 'int, [before, after] or "same"', 0),
+     Param("dilation", "int", 1), Param("bias", "number", 0.0),
+     Param("grad_output", "∂L/∂output (optional)", None)),
+    ("output", "grad_input", "grad_kernel", "grad_bias"),
+    lambda p: engine.conv2d(p["input"], p["kernel"], stride=p["stride"], padding=p["padding"],
+                            dilation=p["dilation"], bias=p["bias"], grad_output=p["grad_output"]),
+    conv2d_steps,
+    mistakes=CONV2D_MISTAKES,
+    conventions=lambda p: {"operation": "cross-correlation (no kernel flip), as PyTorch",
+               "padding": "TensorFlow \"same\": extra pad at the end" if p["padding"] == "same" else "zeros"},
+    answer_names=lambda p, t: [n for n in ("output", "grad_input", "grad_kernel", "grad_bias") if n in t],
+)

@@ -1,0 +1,172 @@
+"""Solve topics of counting: param-count, lora, scaling-law, lora-memory and training-time."""
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from examprep import engine
+from examprep.engine._core import Trace
+from examprep.solve.contract import REQUIRED, Param, Step, Topic
+
+
+def _given(p: dict[str, Any], name: str) -> bool:
+    return p.get(name) is not None
+
+
+# ----------------------------------------------------------------------------------- param-count
+
+class ParamCountSteps(NamedTuple):
+    gates: Step | None             # recurrent layers: the gate blocks
+    per_tensor: Step
+    total: Step
+
+
+def param_count_steps(p: dict[str, Any], t: Trace) -> ParamCountSteps:
+    return ParamCountSteps(
+        Step("Gate blocks", r"G", {"gates": t.gates}) if "gates" in t else None,
+        Step("Parameters per tensor", r"\text{numel}", dict(t.breakdown)),
+        Step("Total", r"\sum \text{numel}" + (r" \times \text{num\_layers}" if t.num_layers > 1 else ""), {"count": t["count"]}))
+
+
+PARAM_COUNT = Topic(
+    "param-count", "Number of learnable parameters of a layer",
+    (Param("layer", " | ".join(engine.counts.LAYERS)),
+     Param("bias", "bool", True), Param("bidirectional", "bool (recurrent)", False),
+     Param("num_layers", "int", 1), Param("framework", '"pytorch" or "keras"', "pytorch"),
+     Param("reset_after", "bool (Keras GRU only: two bias vectors when true)", True))
+    + tuple(Param(n, "int (a size, by PyTorch's argument name)", None) for n in engine.counts.SIZE_NAMES),
+    ("count",),
+    lambda p: engine.param_count(p["layer"], bias=p["bias"], bidirectional=p["bidirectional"],
+                                 num_layers=p["num_layers"], framework=p["framework"], reset_after=p["reset_after"],
+                                 **{n: p[n] for n in engine.counts.SIZE_NAMES if p.get(n) is not None}),
+    param_count_steps,
+    lambda p: {"framework": p["framework"] + (" (two bias vectors per gate block)" if p["framework"] == "pytorch"
+                                              else " (one bias vector per gate block; GRU reset_after keeps two)")},
+)
+
+
+# ------------------------------------------------------------------------------------------ lora
+
+class LoraSteps(NamedTuple):
+    per_matrix: Step
+    trainable_params: Step
+    full_params: Step
+    fraction: Step
+
+
+def lora_steps(p: dict[str, Any], t: Trace) -> LoraSteps:
+    return LoraSteps(
+        Step("Per adapted matrix: B (d×r) and A (r×k)", r"r(d + k)", {"per_matrix": t.per_matrix}),
+        Step("Trainable parameters", r"\text{num\_matrices} \cdot r (d + k)", {"trainable_params": t.trainable_params}),
+        Step("Full fine-tuning of the same matrices", r"\text{num\_matrices} \cdot d k", {"full_params": t.full_params}),
+        Step("Fraction trained", r"\frac{r(d+k)}{dk}", {"fraction": t.fraction, "saved_params": t.saved_params}))
+
+
+LORA = Topic(
+    "lora", "LoRA trainable parameters",
+    (Param("d", "int (out features)"), Param("k", "int (in features)"), Param("r", "int (rank)"),
+     Param("num_matrices", "int", 1)),
+    ("trainable_params", "full_params", "fraction"),
+    lambda p: engine.lora(p["d"], p["k"], p["r"], num_matrices=p["num_matrices"]),
+    lora_steps,
+    lambda p: {"update": "W = W₀ + BA with B (d×r), A (r×k) (Hu et al. 2021)"},
+)
+
+
+# ----------------------------------------------------------------------------------- scaling-law
+
+class ScalingLawSteps(NamedTuple):
+    optimal: Step | None           # one of N, D, C given: the compute-optimal split
+    compute: Step
+
+
+def scaling_law_steps(p: dict[str, Any], t: Trace) -> ScalingLawSteps:
+    alone = len([n for n in ("params", "tokens", "compute") if _given(p, n)]) == 1
+    return ScalingLawSteps(
+        Step("Compute-optimal split (Chinchilla)", r"D = 20 N,\ C = 6 N D = 120 N^2 \Rightarrow N = \sqrt{C / 120}"
+             if p["tokens_per_param"] == 20 else r"D = t N,\ N = \sqrt{C / (6 t)}",
+             {"params": t.params, "tokens": t.tokens}) if alone else None,
+        Step("Training compute", r"C = 6 N D", {"params": t.params, "tokens": t.tokens, "compute": t.compute}))
+
+
+SCALING_LAW = Topic(
+    "scaling-law", "Training compute C = 6ND and the compute-optimal split",
+    (Param("params", "N (parameters)", None), Param("tokens", "D (training tokens)", None),
+     Param("compute", "C (FLOPs)", None), Param("tokens_per_param", "number", 20)),
+    ("params", "tokens", "compute"),
+    lambda p: engine.scaling_law(params=p["params"], tokens=p["tokens"], compute=p["compute"],
+                                 tokens_per_param=p["tokens_per_param"]),
+    scaling_law_steps,
+    lambda p: {"compute": "C = 6·N·D FLOPs (Kaplan et al. 2020)",
+               "optimal": f"{p['tokens_per_param']} tokens per parameter (Hoffmann et al. 2022)"},
+)
+
+
+# ----------------------------------------------------------------------------------- lora-memory
+
+class LoraMemorySteps(NamedTuple):
+    trained: Step
+    per_param: Step                # values and bytes kept per trained parameter
+    memory: Step
+    saved: Step
+
+
+def lora_memory_steps(p: dict[str, Any], t: Trace) -> LoraMemorySteps:
+    return LoraMemorySteps(
+        Step("Trained parameters: LoRA's B (d×r) and A (r×k) against the full matrices",
+             r"\text{num\_matrices} \cdot r(d + k)\ \text{vs}\ \text{num\_matrices} \cdot d k",
+             {"trainable_params": t.trainable_params, "full_params": t.full_params, "fraction": t.fraction}),
+        Step("Values kept per trained parameter: its gradient and the optimizer's states",
+             r"1 + \text{states},\ \text{bytes} = (1 + \text{states}) \cdot \text{bytes per value}",
+             {"values_per_param": t.values_per_param, "bytes_per_param": t.bytes_per_param}),
+        Step("Training memory of each", r"\text{params} \times \text{bytes per parameter}",
+             {"full_training_bytes": t.full_training_bytes, "lora_training_bytes": t.lora_training_bytes}),
+        Step("Saved",
+             r"(d k - r(d + k)) \cdot \text{num\_matrices} \cdot \text{bytes per parameter},"
+             r"\ 1\ \text{MiB} = 2^{20}\ \text{bytes}",
+             {"saved_bytes": t.saved_bytes, "saved_mib": t.saved_mib}))
+
+
+LORA_MEMORY = Topic(
+    "lora-memory", "Training memory LoRA saves on gradients and optimizer states",
+    (Param("d", "int (out features)"), Param("k", "int (in features)"), Param("r", "int (rank)"),
+     Param("num_matrices", "int", 1), Param("bytes_per_value", "int (4 for float32, 2 for bf16)", 4),
+     Param("optimizer", '"adam" (2 states), "sgd-momentum" (1) or "sgd" (0)', "adam")),
+    ("trainable_params", "full_params", "fraction", "bytes_per_param", "full_training_bytes", "lora_training_bytes",
+     "saved_bytes", "saved_mib"),
+    lambda p: engine.lora_memory(p["d"], p["k"], p["r"], num_matrices=p["num_matrices"],
+                                 bytes_per_value=p["bytes_per_value"], optimizer=p["optimizer"]),
+    lora_memory_steps,
+    lambda p: {"counted": "gradients and optimizer states of the trained values; frozen weights and activations "
+                          "are the same for both and not counted",
+               "optimizer": f"{p['optimizer']}", "bytes_per_value": str(p["bytes_per_value"])},
+)
+
+
+# --------------------------------------------------------------------------------- training-time
+
+class TrainingTimeSteps(NamedTuple):
+    compute: Step | None           # from params and tokens
+    throughput: Step
+    time: Step                     # seconds, hours, days
+
+
+def training_time_steps(p: dict[str, Any], t: Trace) -> TrainingTimeSteps:
+    return TrainingTimeSteps(
+        None if p["compute"] is not None else Step("Training compute", r"C = 6 N D", {"compute": t.compute}),
+        Step("Sustained throughput of the cluster", r"\text{GPUs} \times \text{peak} \times \text{utilisation}",
+             {"throughput": t.throughput}),
+        Step("Time", r"t = C / \text{throughput},\ 1\ \text{day} = 86400\ \text{s}",
+             {"seconds": t.seconds, "hours": t.hours, "days": t.days}))
+
+
+TRAINING_TIME = Topic(
+    "training-time", "Training time from a compute budget",
+    (Param("peak_flops", "FLOP/s of one accelerator", REQUIRED), Param("compute", "C (FLOPs)", None),
+     Param("params", "N (parameters; with tokens, C = 6ND)", None), Param("tokens", "D (training tokens)", None),
+     Param("num_gpus", "int", 1), Param("utilization", "fraction of peak achieved (MFU), in (0, 1]", 1.0)),
+    ("compute", "throughput", "seconds", "days"),
+    lambda p: engine.training_time(compute=p["compute"], params=p["params"], tokens=p["tokens"], num_gpus=p["num_gpus"],
+                                   peak_flops=p["peak_flops"], utilization=p["utilization"]),
+    training_time_steps,
+    lambda p: {"compute": "C = 6·N·D FLOPs (Kaplan et al. 2020)", "utilization": str(p["utilization"])},
+)

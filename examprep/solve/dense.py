@@ -1,0 +1,232 @@
+"""Solve topics of dense layers: dense (forward and backward), mlp-backprop, residual and residual-stack."""
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from examprep import engine
+from examprep.engine._core import Trace
+from examprep.solve.contract import Mistake, Param, Step, Topic
+
+_PHI = {"relu": r"\mathrm{ReLU}", "sigmoid": r"\sigma", "tanh": r"\tanh", "leaky-relu": r"\mathrm{LeakyReLU}",
+        "gelu": r"\mathrm{GELU}"}
+_PHI_PRIME = {"relu": r"\mathbb{1}[a > 0]", "sigmoid": r"\sigma(a)(1 - \sigma(a))", "tanh": r"1 - \tanh^2 a",
+              "leaky-relu": r"1 \text{ if } a > 0 \text{ else } \alpha", "gelu": r"\Phi(a) + a\,\varphi(a)"}
+
+
+# ----------------------------------------------------------------------------------------- dense
+
+class DenseSteps(NamedTuple):
+    forward: Step
+    grad_weight: Step | None       # with grad_output
+    grad_bias: Step | None
+    grad_input: Step | None
+
+
+def dense_steps(p: dict[str, Any], t: Trace) -> DenseSteps:
+    batch = np.ndim(p["x"]) == 2
+    forward = Step("Forward", r"y = x W^\top + b" if batch else r"y = W x + b", {"output": t.output})
+    if "grad_weight" not in t:
+        return DenseSteps(forward, None, None, None)
+    if batch:
+        return DenseSteps(
+            forward,
+            Step("Weight gradient (summed over the batch)", r"\frac{\partial L}{\partial W} = \delta^\top X",
+                 {"grad_weight": t.grad_weight}),
+            Step("Bias gradient", r"\frac{\partial L}{\partial b} = \sum_n \delta_n", {"grad_bias": t.grad_bias}),
+            Step("Input gradient", r"\frac{\partial L}{\partial X} = \delta W", {"grad_input": t.grad_input}))
+    return DenseSteps(
+        forward,
+        Step("Weight gradient (outer product)", r"\frac{\partial L}{\partial W} = \delta\, x^\top",
+             {"grad_weight": t.grad_weight}),
+        Step("Bias gradient", r"\frac{\partial L}{\partial b} = \delta", {"grad_bias": t.grad_bias}),
+        Step("Input gradient", r"\frac{\partial L}{\partial x} = W^\top \delta", {"grad_input": t.grad_input}))
+
+
+def _square_asymmetric(p: dict[str, Any]) -> bool:
+    w = np.asarray(p["weight"], dtype=float)
+    return w.shape[0] == w.shape[1] and not np.array_equal(w, w.T)
+
+
+DENSE_MISTAKES = {
+    "output": (Mistake("no-bias", bias=None, why="You left out the bias: y = W x + b."),
+               Mistake("transposed-weight", weight=lambda p: np.asarray(p["weight"], dtype=float).T.tolist(),
+                       when=_square_asymmetric, why="W is out×in: row i of W dots x to give y_i (y = W x, not Wᵀx).")),
+}
+
+
+DENSE = Topic(
+    "dense", "Dense layer forward and backward",
+    (Param("x", "vector (in) or matrix (N×in)"), Param("weight", "matrix (out×in)"),
+     Param("bias", "vector (out); zeros when omitted", None),
+     Param("grad_output", "∂L/∂y, the output's shape (optional)", None)),
+    ("output", "grad_weight", "grad_bias", "grad_input"),
+    lambda p: engine.dense(p["x"], p["weight"], p["bias"], p["grad_output"]),
+    dense_steps,
+    lambda p: {"layout": "weight is out×in as torch.nn.Linear; batched y = x Wᵀ + b"},
+    mistakes=DENSE_MISTAKES,
+    answer_names=lambda p, t: [n for n in ("output", "grad_weight", "grad_bias", "grad_input") if n in t],
+)
+
+
+# ---------------------------------------------------------------------------------- mlp-backprop
+
+class MLPSteps(NamedTuple):
+    hidden_pre: Step
+    hidden: Step
+    logits: Step
+    probs: Step
+    loss: Step
+    grad_logits: Step
+    second_layer: Step             # grad_w2 and grad_b2
+    grad_hidden: Step
+    grad_hidden_pre: Step
+    first_layer: Step              # grad_w1 and grad_b1
+    grad_x: Step
+
+
+def mlp_steps(p: dict[str, Any], t: Trace) -> MLPSteps:
+    return MLPSteps(
+        Step("Hidden pre-activation", r"a = W_1 x + b_1", {"hidden_pre": t.hidden_pre}),
+        Step(f"Hidden activation ({p['activation']})", r"h = \phi(a)", {"hidden": t.hidden}),
+        Step("Logits", r"z = W_2 h + b_2", {"logits": t.logits}),
+        Step("Softmax", r"p = \mathrm{softmax}(z)", {"probs": t.probs}),
+        Step("Cross-entropy loss", r"L = -\log p_y", {"loss": t.loss}),
+        Step("Gradient at the logits", r"\frac{\partial L}{\partial z} = p - y", {"grad_logits": t.grad_logits}),
+        Step("Second layer", r"\frac{\partial L}{\partial W_2} = \frac{\partial L}{\partial z} h^\top,\quad "
+                             r"\frac{\partial L}{\partial b_2} = \frac{\partial L}{\partial z}",
+             {"grad_w2": t.grad_w2, "grad_b2": t.grad_b2}),
+        Step("Back to the hidden layer", r"\frac{\partial L}{\partial h} = W_2^\top \frac{\partial L}{\partial z}",
+             {"grad_hidden": t.grad_hidden}),
+        Step("Through the activation", r"\frac{\partial L}{\partial a} = \frac{\partial L}{\partial h} \odot \phi'(a)",
+             {"activation_derivative": t.activation_derivative, "grad_hidden_pre": t.grad_hidden_pre}),
+        Step("First layer", r"\frac{\partial L}{\partial W_1} = \frac{\partial L}{\partial a} x^\top,\quad "
+                            r"\frac{\partial L}{\partial b_1} = \frac{\partial L}{\partial a}",
+             {"grad_w1": t.grad_w1, "grad_b1": t.grad_b1}),
+        Step("Input gradient", r"\frac{\partial L}{\partial x} = W_1^\top \frac{\partial L}{\partial a}", {"grad_x": t.grad_x}),
+    )
+
+
+MLP_BACKPROP = Topic(
+    "mlp-backprop", "Two-layer MLP with softmax + cross-entropy: forward and backward",
+    (Param("x", "vector (in)"), Param("target", "class index"), Param("w1", "matrix (H×in)"),
+     Param("b1", "vector (H)"), Param("activation", '"relu", "sigmoid", "tanh", "leaky-relu", "gelu"', "relu"),
+     Param("w2", "matrix (C×H)"), Param("b2", "vector (C)")),
+    ("hidden_pre", "hidden", "logits", "probs", "loss", "grad_logits", "grad_w2", "grad_b2", "grad_hidden",
+     "grad_hidden_pre", "grad_w1", "grad_b1", "grad_x"),
+    lambda p: engine.mlp_backprop(p["x"], p["target"], p["w1"], p["b1"], p["w2"], p["b2"], activation=p["activation"]),
+    mlp_steps,
+    lambda p: {"loss": "softmax + cross-entropy on one example", "activation": p["activation"]},
+)
+
+
+# -------------------------------------------------------------------------------------- residual
+
+class ResidualSteps(NamedTuple):
+    branch_pre: Step
+    activation: Step
+    branch_output: Step | None          # a two-layer branch
+    skip: Step
+    activation_derivative: Step
+    jacobian: Step
+    back_w2: Step | None                # with grad_output and a two-layer branch
+    through_activation: Step | None     # with grad_output
+    branch_share: Step | None
+    grad_input: Step | None
+    weight_gradients: Step | None
+
+
+def residual_steps(p: dict[str, Any], t: Trace) -> ResidualSteps:
+    phi = _PHI[p["activation"]]
+    two = p["w2"] is not None
+    branch_pre = Step("Branch pre-activation", r"a = W_1 x + b_1", {"branch_pre": t.branch_pre})
+    activation = Step(f"Branch activation ({p['activation']})", rf"h = {phi}(a)",
+                      {"branch_hidden": t.branch_hidden} if two else {"branch": t.branch})
+    branch_output = Step("Branch output", r"F(x) = W_2 h + b_2", {"branch": t.branch}) if two else None
+    skip = Step("Add the skip connection", r"y = x + F(x)", {"output": t.output})
+    derivative = Step("Local derivative of the activation", rf"\phi'(a) = {_PHI_PRIME[p['activation']]}",
+                      {"activation_derivative": t.activation_derivative})
+    jacobian = Step("Jacobian: the identity (skip path) plus the branch",
+                    r"\frac{\partial y}{\partial x} = I + \frac{\partial F}{\partial x},\quad \frac{\partial F}{\partial x} = "
+                    + (r"W_2\, \mathrm{diag}(\phi'(a))\, W_1" if two else r"\mathrm{diag}(\phi'(a))\, W_1"),
+                    {"branch_jacobian": t.branch_jacobian, "jacobian": t.jacobian})
+    if "grad_input" not in t:
+        return ResidualSteps(branch_pre, activation, branch_output, skip, derivative, jacobian, None, None, None, None, None)
+    back_w2 = (Step("Back through W_2", r"\frac{\partial L}{\partial h} = W_2^\top \delta", {"grad_hidden": t.grad_hidden})
+               if two else None)
+    return ResidualSteps(
+        branch_pre, activation, branch_output, skip, derivative, jacobian, back_w2,
+        Step("Through the activation", r"\frac{\partial L}{\partial a} = \frac{\partial L}{\partial h} \odot \phi'(a)",
+             {"grad_branch_pre": t.grad_branch_pre}),
+        Step("The branch's share of the input gradient", r"W_1^\top \frac{\partial L}{\partial a}",
+             {"grad_branch": t.grad_branch}),
+        Step("Input gradient: the skip path passes δ unchanged",
+             r"\frac{\partial L}{\partial x} = \delta + W_1^\top \frac{\partial L}{\partial a}",
+             {"grad_input": t.grad_input}),
+        Step("Weight gradients of the branch",
+             r"\frac{\partial L}{\partial W_1} = \frac{\partial L}{\partial a}\, x^\top,\ "
+             r"\frac{\partial L}{\partial b_1} = \frac{\partial L}{\partial a}"
+             + (r",\ \frac{\partial L}{\partial W_2} = \delta\, h^\top,\ "
+                r"\frac{\partial L}{\partial b_2} = \delta" if two else ""),
+             {k: t[k] for k in ("grad_w1", "grad_b1", "grad_w2", "grad_b2") if k in t}))
+
+
+RESIDUAL = Topic(
+    "residual", "Residual block y = x + F(x): forward and the gradient through both paths",
+    (Param("x", "vector (d) or a number"), Param("w1", "matrix (H×d), a number when d = H = 1"),
+     Param("b1", "vector (H); zeros when omitted", None),
+     Param("w2", "matrix (d×H): a two-layer branch F = W2 φ(W1 x + b1) + b2; without it F = φ(W1 x + b1)", None),
+     Param("b2", "vector (d); zeros when omitted (with w2 only)", None),
+     Param("activation", '"relu", "sigmoid", "tanh", "leaky-relu" or "gelu"', "relu"),
+     Param("negative_slope", "number (leaky-relu)", 0.01),
+     Param("grad_output", "∂L/∂y, the output's shape (optional)", None)),
+    ("branch", "output", "jacobian", "grad_branch", "grad_input", "grad_w1", "grad_b1", "grad_w2", "grad_b2"),
+    lambda p: engine.residual_block(p["x"], p["w1"], p["b1"], p["w2"], p["b2"], activation=p["activation"],
+                                    negative_slope=p["negative_slope"], grad_output=p["grad_output"]),
+    residual_steps,
+    lambda p: {"branch": ("F(x) = W2 φ(W1 x + b1) + b2" if p["w2"] is not None else "F(x) = φ(W1 x + b1)")
+               + f", φ = {p['activation']}",
+               "skip": "identity: y = x + F(x) (He et al. 2016)", "layout": "weights out×in as torch.nn.Linear"},
+    answer_names=lambda p, t: [n for n in ("branch", "output", "jacobian", "grad_branch", "grad_input", "grad_w1",
+                                           "grad_b1", "grad_w2", "grad_b2") if n in t],
+)
+
+
+class StackSteps(NamedTuple):
+    forward: Step
+    activation_derivatives: Step
+    local_derivatives: Step
+    chain: Step
+
+
+def stack_steps(p: dict[str, Any], t: Trace) -> StackSteps:
+    phi = _PHI[p["activation"]]
+    skip = p["skip"]
+    return StackSteps(
+        Step("Forward, layer by layer", (rf"a_l = w_l y_{{l-1}} + b_l,\ y_l = y_{{l-1}} + {phi}(a_l)" if skip
+                                         else rf"a_l = w_l y_{{l-1}} + b_l,\ y_l = {phi}(a_l)") + r",\ y_0 = x",
+             {"pre_activations": t.pre_activations, "outputs": t.outputs}),
+        Step("Activation derivatives", rf"\phi'(a_l) = {_PHI_PRIME[p['activation']]}",
+             {"activation_derivatives": t.activation_derivatives}),
+        Step("Local derivatives" + (" (the skip adds 1)" if skip else ""),
+             r"\frac{\partial y_l}{\partial y_{l-1}} = " + (r"1 + w_l \phi'(a_l)" if skip else r"w_l \phi'(a_l)"),
+             {"local_derivatives": t.local_derivatives}),
+        Step("Chain rule: multiply the local derivatives",
+             r"\frac{\partial y_L}{\partial x} = \prod_{l=1}^{L} \frac{\partial y_l}{\partial y_{l-1}}",
+             {"gradient": t.gradient}),
+    )
+
+
+RESIDUAL_STACK = Topic(
+    "residual-stack", "Gradient through a stack of one-unit layers, with or without skip connections",
+    (Param("x", "number (the input y_0)"), Param("weights", "vector (L): w_l of each layer"),
+     Param("biases", "vector (L); zeros when omitted", None),
+     Param("activation", '"tanh", "sigmoid", "relu", "leaky-relu" or "gelu"', "tanh"),
+     Param("skip", "bool: y_l = y_{l−1} + φ(a_l) (residual) or y_l = φ(a_l) (plain)", True)),
+    ("outputs", "local_derivatives", "gradient"),
+    lambda p: engine.residual_stack(p["x"], p["weights"], p["biases"], activation=p["activation"], skip=p["skip"]),
+    stack_steps,
+    lambda p: {"layers": ("residual: y_l = y_{l−1} + φ(w_l y_{l−1} + b_l)" if p["skip"] is True
+                          else "plain: y_l = φ(w_l y_{l−1} + b_l)"), "activation": str(p["activation"])},
+)

@@ -1,1 +1,0 @@
-"""Solve topics added by later generators (imported by examprep.solve)."""

@@ -1,0 +1,167 @@
+"""Torch references of attention: F.scaled_dot_product_attention (masks, CausalBias), the other score
+forms from torch ops, nn.MultiheadAttention on the meta device with torch's FLOP counter."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from examprep.verify._torch import DTYPE, DTYPE_OF_BYTES, as_numpy, normal, pick, tensor
+
+
+def ref_attention(p: dict) -> dict:
+    q = tensor(p["query"])
+    single = q.ndim == 1
+    q2 = q[None] if single else q
+    k, v = tensor(p["key"]), tensor(p["value"])
+    score = p.get("score", "scaled-dot")
+    n, m = q2.shape[0], k.shape[0]
+    allowed = torch.ones((n, m), dtype=torch.bool)
+    if p.get("mask") is not None:
+        allowed &= tensor(p["mask"]).reshape(n, m).bool()
+    if p.get("causal", False):
+        allowed &= torch.ones((n, m), dtype=torch.bool).tril()
+    if score == "scaled-dot":
+        raw = q2 @ k.T
+        scale = p.get("scale")
+        out = F.scaled_dot_product_attention(q2[None], k[None], v[None], attn_mask=allowed[None], scale=scale)[0]
+        s = 1 / math.sqrt(k.shape[1]) if scale is None else scale
+    else:
+        if score == "dot":
+            raw = q2 @ k.T
+        elif score == "bilinear":
+            raw = q2 @ tensor(p["weight"]) @ k.T
+        else:
+            raw = torch.tanh((q2 @ tensor(p["w_query"]).T)[:, None, :] + (k @ tensor(p["w_key"]).T)[None]) @ tensor(p["v"])
+        s = p.get("scale") if p.get("scale") is not None else 1.0
+        out = None
+    # weights: softmax of the masked scores, 0 for rows with nothing allowed (torch's SDPA convention)
+    scores = (raw * s).masked_fill(~allowed, float("-inf"))
+    w = torch.softmax(scores, -1).nan_to_num(0.0)
+    if out is None:
+        out = w @ v
+    if single:
+        return {"scores": as_numpy(raw[0]), "weights": as_numpy(w[0]), "output": as_numpy(out[0])}
+    return {"scores": as_numpy(raw), "weights": as_numpy(w), "output": as_numpy(out)}
+
+
+def ref_multi_head_shapes(p: dict) -> dict:
+    """Runs torch.nn.MultiheadAttention on the meta device (shapes only, so long sequences cost nothing):
+    shapes from its tensors, multiply-adds from torch's FlopCounterMode (FLOPs / 2), memory from the
+    attention-weight tensor in the asked dtype."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    n, d, h = p["n"], p["d_model"], p["num_heads"]
+    m, b = p.get("m") or n, p.get("batch", 1)
+    mha = nn.MultiheadAttention(d, h, batch_first=True, dtype=DTYPE, device="meta")
+    x, z = torch.zeros(b, n, d, dtype=DTYPE, device="meta"), torch.zeros(b, m, d, dtype=DTYPE, device="meta")
+    with FlopCounterMode(display=False) as fc:
+        out, w = mha(x, z, z, need_weights=True, average_attn_weights=False)       # w: (b, h, n, m)
+    counts = {str(k): v for k, v in fc.get_flop_counts()["Global"].items()}
+    dk = mha.head_dim
+    q_heads = F.linear(x, mha.in_proj_weight[:d]).reshape(b, n, h, dk).transpose(1, 2)   # (b, h, n, d_k)
+    k_heads = F.linear(z, mha.in_proj_weight[d:2 * d]).reshape(b, m, h, dk).transpose(1, 2)
+    with FlopCounterMode(display=False) as one:
+        q_heads[0, 0] @ k_heads[0, 0].T
+    per_head = one.get_total_flops() // 2
+    with FlopCounterMode(display=False) as scores:
+        q_heads @ k_heads.transpose(-1, -2)
+    score_macs = scores.get_total_flops() // 2
+    w_typed = w.to(DTYPE_OF_BYTES[p.get("bytes_per_value", 4)])
+    return {"d_k": dk, "query_shape": list(q_heads.shape[-2:]), "key_shape": list(k_heads.shape[-2:]),
+            "value_shape": list(k_heads.shape[-2:]), "scores_shape": list(w.shape[-2:]),
+            "head_output_shape": [n, dk], "output_shape": list(out.shape[1:]),
+            "score_macs_per_head": per_head, "score_macs": score_macs,
+            "weighted_sum_macs": counts["aten.bmm"] // 2 - score_macs,
+            "projection_macs": (counts.get("aten.mm", 0) + counts.get("aten.addmm", 0)) // 2,
+            "score_entries": w_typed.numel(), "score_bytes": w_typed.numel() * w_typed.element_size(),
+            "score_mib": w_typed.numel() * w_typed.element_size() / 2 ** 20}
+
+
+def ref_cross_attention(p: dict) -> dict:
+    """Projections by torch (x @ W, or F.linear as nn.Linear), attention by scaled_dot_product_attention;
+    the weights are SDPA applied to the identity as values."""
+    x, z = tensor(p["decoder_states"]), tensor(p["encoder_output"])
+    proj = (lambda a, w: a @ tensor(w)) if p.get("layout", "x-w") == "x-w" else (lambda a, w: F.linear(a, tensor(w)))
+    q, k, v = proj(x, p["w_query"]), proj(z, p["w_key"]), proj(z, p["w_value"])
+    mask = None if p.get("mask") is None else tensor(p["mask"]).bool()
+    sdpa = lambda values: F.scaled_dot_product_attention(q[None], k[None], values[None], attn_mask=mask,  # noqa: E731
+                                                         scale=p.get("scale"))[0].nan_to_num(0.0)
+    return {"query": as_numpy(q), "key": as_numpy(k), "value": as_numpy(v), "scores": as_numpy(q @ k.T),
+            "weights": as_numpy(sdpa(torch.eye(k.shape[0], dtype=DTYPE))), "output": as_numpy(sdpa(v))}
+
+
+def ref_causal_mask(p: dict) -> dict:
+    """torch's CausalBias (causal_upper_left = is_causal, causal_lower_right) given to
+    scaled_dot_product_attention with q = scores, k = v = I, so that q kᵀ = scores and the output
+    is the weight matrix."""
+    from torch.nn.attention.bias import causal_lower_right, causal_upper_left
+
+    s = tensor(p["scores"])
+    s = s[None] if s.ndim == 1 else s
+    n, m = s.shape
+    bias = (causal_upper_left if p.get("alignment", "top-left") == "top-left" else causal_lower_right)(n, m)
+    eye = torch.eye(m, dtype=DTYPE)[None]
+    weights = F.scaled_dot_product_attention(s[None], eye, eye, attn_mask=bias, scale=p.get("scale", 1.0))[0]
+    allowed = bias._materialize()
+    return {"allowed": as_numpy(allowed.long()), "weights": as_numpy(weights.nan_to_num(0.0)),
+            "masked_count": int((~allowed).sum())}
+
+
+def random_attention(rng: np.random.Generator) -> dict:
+    """A random valid attention instance."""
+    ri = lambda lo, hi: int(rng.integers(lo, hi + 1))  # noqa: E731
+    n, m, dk, dv = ri(1, 4), ri(1, 4), ri(1, 4), ri(1, 3)
+    score = pick(rng, ["scaled-dot", "scaled-dot", "dot", "bilinear", "additive"])
+    dq = dk if score in ("scaled-dot", "dot") else ri(1, 4)
+    p = {"query": normal(rng, n, dq), "key": normal(rng, m, dk), "value": normal(rng, m, dv), "score": score}
+    if rng.random() < 0.4:
+        p["mask"] = rng.integers(0, 2, (n, m)).tolist()
+    if rng.random() < 0.4:
+        p["causal"] = True
+    if rng.random() < 0.3:
+        p["scale"] = float(pick(rng, [0.5, 1.0, 2.0]))
+    if score == "bilinear":
+        p["weight"] = normal(rng, dq, dk)
+    if score == "additive":
+        da = ri(1, 3)
+        p.update(w_query=normal(rng, da, dq), w_key=normal(rng, da, dk), v=normal(rng, da))
+    return p
+
+
+def random_multi_head_shapes(rng: np.random.Generator) -> dict:
+    """A random valid multi-head-shapes instance."""
+    ri = lambda lo, hi: int(rng.integers(lo, hi + 1))  # noqa: E731
+    h = ri(1, 4)
+    p = {"n": ri(1, 6), "d_model": h * ri(1, 4), "num_heads": h, "batch": ri(1, 3),
+         "bytes_per_value": pick(rng, [2, 4, 8])}
+    if rng.random() < 0.5:
+        p["m"] = ri(1, 6)
+    return p
+
+
+def random_cross_attention(rng: np.random.Generator) -> dict:
+    """A random valid cross-attention instance."""
+    ri = lambda lo, hi: int(rng.integers(lo, hi + 1))  # noqa: E731
+    n, m, dd, de, dk, dv = ri(1, 4), ri(1, 4), ri(1, 4), ri(1, 4), ri(1, 4), ri(1, 3)
+    layout = pick(rng, ["x-w", "linear"])
+    shape = (lambda a, b: (a, b)) if layout == "x-w" else (lambda a, b: (b, a))
+    p = {"decoder_states": normal(rng, n, dd), "encoder_output": normal(rng, m, de), "w_query": normal(rng, *shape(dd, dk)),
+         "w_key": normal(rng, *shape(de, dk)), "w_value": normal(rng, *shape(de, dv)), "layout": layout}
+    if rng.random() < 0.4:
+        p["mask"] = rng.integers(0, 2, (n, m)).tolist()
+    if rng.random() < 0.3:
+        p["scale"] = float(pick(rng, [0.5, 1.0, 2.0]))
+    return p
+
+
+def random_causal_mask(rng: np.random.Generator) -> dict:
+    """A random valid causal-mask instance."""
+    ri = lambda lo, hi: int(rng.integers(lo, hi + 1))  # noqa: E731
+    n = ri(1, 5)
+    m = n if rng.random() < 0.5 else ri(n, 6)
+    return {"scores": normal(rng, n, m, scale=2), "alignment": pick(rng, ["top-left", "bottom-right"]),
+            "scale": float(pick(rng, [1.0, 1.0, 0.5]))}

@@ -1,0 +1,137 @@
+"""Torch references of counting: sum(p.numel()) of the real torch modules (Keras's documented formulas
+for Keras), PEFT-style LoRA modules, and the bytes a real optimizer step keeps."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from examprep.verify._torch import DTYPE_OF_BYTES, pick
+
+
+def ref_param_count(p: dict) -> dict:
+    """Counts sum(p.numel()) of the real torch module (PyTorch) or Keras's documented formulas."""
+    layer = p["layer"]
+    bias = p.get("bias", True)
+    fw = p.get("framework", "pytorch")
+    nl = p.get("num_layers", 1)
+    if fw == "keras" and layer in ("rnn", "lstm", "gru"):
+        g = {"rnn": 1, "lstm": 4, "gru": 3}[layer]
+        n_in, H = p["input_size"], p["hidden_size"]
+        dirs = 2 if p.get("bidirectional", False) else 1
+        nb = (2 if (layer == "gru" and p.get("reset_after", True)) else 1) if bias else 0
+        total = 0
+        for lyr in range(nl):
+            inp = n_in if lyr == 0 else H * dirs
+            total += dirs * (g * H * (inp + H) + nb * g * H)   # kernel + recurrent_kernel + bias
+        return {"count": total}
+    d = p.get("d_model")
+    if layer == "linear":
+        m = nn.Linear(p["in_features"], p["out_features"], bias=bias)
+    elif layer == "conv2d":
+        m = nn.Conv2d(p["in_channels"], p["out_channels"], p["kernel_size"], groups=p.get("groups", 1), bias=bias)
+    elif layer in ("rnn", "lstm", "gru"):
+        cls = {"rnn": nn.RNN, "lstm": nn.LSTM, "gru": nn.GRU}[layer]
+        m = cls(p["input_size"], p["hidden_size"], num_layers=nl, bias=bias, bidirectional=p.get("bidirectional", False))
+        nl = 1
+    elif layer == "embedding":
+        m = nn.Embedding(p["num_embeddings"], p["embedding_dim"])
+    elif layer == "layer-norm":
+        m = nn.LayerNorm(p["normalized_shape"], bias=bias)
+    elif layer == "multi-head-attention":
+        m = nn.MultiheadAttention(d, p["num_heads"], bias=bias)
+    elif layer == "transformer-encoder-layer":
+        m = nn.TransformerEncoderLayer(d, p["num_heads"], p.get("dim_feedforward", 2048), bias=bias)
+    else:
+        m = nn.TransformerDecoderLayer(d, p["num_heads"], p.get("dim_feedforward", 2048), bias=bias)
+    return {"count": nl * sum(q.numel() for q in m.parameters())}
+
+
+class _LoRALinear(nn.Module):
+    """A frozen nn.Linear(k → d) plus trainable B (d×r) A (r×k), as in the PEFT library."""
+
+    def __init__(self, d: int, k: int, r: int):
+        super().__init__()
+        self.base = nn.Linear(k, d, bias=False)
+        self.base.weight.requires_grad_(False)
+        self.lora_A = nn.Parameter(torch.zeros(r, k))
+        self.lora_B = nn.Parameter(torch.zeros(d, r))
+
+
+def ref_lora(p: dict) -> dict:
+    mods = [_LoRALinear(p["d"], p["k"], p["r"]) for _ in range(p.get("num_matrices", 1))]
+    trainable = sum(q.numel() for m in mods for q in m.parameters() if q.requires_grad)
+    full = sum(m.base.weight.numel() for m in mods)
+    return {"trainable_params": trainable, "full_params": full, "fraction": trainable / full}
+
+
+def _training_bytes(params: list, optimizer: str) -> int:
+    """One real optimizer step, then the bytes of every gradient and optimizer state kept for ``params``."""
+    if optimizer == "adam":
+        opt = torch.optim.Adam(params, lr=1e-3)
+    else:
+        opt = torch.optim.SGD(params, lr=1e-3, momentum=0.9 if optimizer == "sgd-momentum" else 0.0)
+    sum(q.float().square().sum() for q in params).backward()
+    opt.step()
+    total = 0
+    for q in params:
+        total += q.grad.numel() * q.grad.element_size()
+        for state in opt.state[q].values():
+            if torch.is_tensor(state) and state.shape == q.shape:    # not Adam's scalar step counter
+                total += state.numel() * state.element_size()
+    return total
+
+
+def ref_lora_memory(p: dict) -> dict:
+    """PEFT-style modules in the asked dtype; the bytes are measured after a real optimizer step."""
+    dtype = DTYPE_OF_BYTES[p.get("bytes_per_value", 4)]
+    opt = p.get("optimizer", "adam")
+    mods = [_LoRALinear(p["d"], p["k"], p["r"]).to(dtype) for _ in range(p.get("num_matrices", 1))]
+    trainable = [q for mod in mods for q in mod.parameters() if q.requires_grad]
+    full = [nn.Parameter(mod.base.weight.detach().clone()) for mod in mods]
+    n_train, n_full = sum(q.numel() for q in trainable), sum(q.numel() for q in full)
+    full_bytes, lora_bytes = _training_bytes(full, opt), _training_bytes(trainable, opt)
+    return {"trainable_params": n_train, "full_params": n_full, "fraction": n_train / n_full,
+            "full_training_bytes": full_bytes, "lora_training_bytes": lora_bytes, "saved_bytes": full_bytes - lora_bytes,
+            "saved_mib": (full_bytes - lora_bytes) / 2 ** 20}
+
+
+def random_param_count(rng: np.random.Generator) -> dict:
+    """A random valid param-count instance."""
+    ri = lambda lo, hi: int(rng.integers(lo, hi + 1))  # noqa: E731
+    layer = pick(rng, ["linear", "conv2d", "rnn", "lstm", "gru", "embedding", "layer-norm",
+                        "multi-head-attention", "transformer-encoder-layer", "transformer-decoder-layer"])
+    p = {"layer": layer, "bias": bool(rng.random() < 0.7)}
+    if layer == "linear":
+        p.update(in_features=ri(1, 50), out_features=ri(1, 50))
+    elif layer == "conv2d":
+        g = ri(1, 2)
+        p.update(in_channels=g * ri(1, 4), out_channels=g * ri(1, 4), kernel_size=ri(1, 5), groups=g)
+    elif layer in ("rnn", "lstm", "gru"):
+        p.update(input_size=ri(1, 20), hidden_size=ri(1, 20), num_layers=ri(1, 3),
+                 bidirectional=bool(rng.random() < 0.3), framework=pick(rng, ["pytorch", "keras"]))
+        if layer == "gru" and p["framework"] == "keras":
+            p["reset_after"] = bool(rng.random() < 0.5)
+    elif layer == "embedding":
+        p = {"layer": layer, "num_embeddings": ri(1, 100), "embedding_dim": ri(1, 32)}
+    elif layer == "layer-norm":
+        p.update(normalized_shape=ri(1, 64))
+    else:
+        h = ri(1, 4)
+        p.update(d_model=h * ri(1, 8), num_heads=h)
+        if layer.startswith("transformer"):
+            p["dim_feedforward"] = ri(1, 64)
+    return p
+
+
+def random_lora(rng: np.random.Generator) -> dict:
+    """A random valid lora instance."""
+    ri = lambda lo, hi: int(rng.integers(lo, hi + 1))  # noqa: E731
+    return {"d": ri(1, 64), "k": ri(1, 64), "r": ri(1, 8), "num_matrices": ri(1, 4)}
+
+
+def random_lora_memory(rng: np.random.Generator) -> dict:
+    """A random valid lora-memory instance."""
+    ri = lambda lo, hi: int(rng.integers(lo, hi + 1))  # noqa: E731
+    return {"d": ri(1, 48), "k": ri(1, 48), "r": ri(1, 8), "num_matrices": ri(1, 3),
+            "bytes_per_value": pick(rng, [2, 4, 8]), "optimizer": pick(rng, ["adam", "sgd-momentum", "sgd"])}

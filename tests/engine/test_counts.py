@@ -1,0 +1,79 @@
+"""Counting: parameter counts of real torch modules, LoRA and its training memory (a real optimizer
+step), scaling laws and training time in exact arithmetic."""
+import sympy as sp
+from hypothesis import given, strategies as st
+import pytest
+
+from examprep import engine, solve
+
+
+@given(C=st.integers(1, 10**6))
+def test_scaling_law_compute_optimal_exact(C):
+    N = sp.sqrt(sp.Integer(C) * 10**18 / 120)
+    t = engine.scaling_law(compute=float(C) * 1e18)
+    assert abs(t.params - float(N)) <= 1e-9 * float(N)
+    assert abs(t.tokens - float(20 * N)) <= 1e-9 * float(20 * N)
+    assert abs(6 * t.params * t.tokens - float(C) * 1e18) <= 1e-9 * float(C) * 1e18
+
+
+def test_scaling_law_two_of_three():
+    assert engine.scaling_law(params=7e9, tokens=2e12).compute == 6 * 7e9 * 2e12
+    assert abs(engine.scaling_law(compute=8.4e22, tokens=2e12).params - 7e9) < 1
+    assert abs(engine.scaling_law(compute=8.4e22, params=7e9).tokens - 2e12) < 1e3
+
+
+@given(d=st.integers(1, 4096), k=st.integers(1, 4096), r=st.integers(1, 64), m=st.integers(1, 8))
+def test_lora_counts(d, k, r, m):
+    t = engine.lora(d, k, r, num_matrices=m)
+    assert t.trainable_params == m * r * (d + k) and t.full_params == m * d * k
+    assert abs(t.fraction - r * (d + k) / (d * k)) < 1e-15
+
+
+@pytest.mark.parametrize("layer,sizes", [
+    ("transformer-encoder-layer", {"d_model": 512, "num_heads": 8}),
+    ("transformer-decoder-layer", {"d_model": 512, "num_heads": 8, "dim_feedforward": 2048}),
+    ("multi-head-attention", {"d_model": 64, "num_heads": 4}),
+    ("lstm", {"input_size": 10, "hidden_size": 20, "num_layers": 2, "bidirectional": True}),
+    ("gru", {"input_size": 7, "hidden_size": 5, "bias": False}),
+    ("conv2d", {"in_channels": 3, "out_channels": 64, "kernel_size": [7, 5]}),
+])
+def test_param_count_of_real_torch_modules(layer, sizes):
+    pytest.importorskip("torch")
+    from examprep.verify import REFERENCES
+
+    p = {"layer": layer, **sizes}
+    assert solve.answer_only("param-count", p)["count"] == REFERENCES["param-count"](p)["count"]
+
+
+@pytest.mark.parametrize("optimizer,values", [("adam", 3), ("sgd-momentum", 2), ("sgd", 1)])
+def test_lora_memory_bytes_are_what_a_real_optimizer_step_keeps(optimizer, values):
+    pytest.importorskip("torch")
+    from examprep.verify import REFERENCES
+
+
+    p = {"d": 24, "k": 40, "r": 4, "num_matrices": 2, "bytes_per_value": 4, "optimizer": optimizer}
+    ours, theirs = solve.answer_only("lora-memory", p), REFERENCES["lora-memory"](p)
+    for name, want in theirs.items():
+        assert ours[name] == pytest.approx(want, rel=1e-12), name
+    assert ours["full_training_bytes"] == 2 * 24 * 40 * values * 4
+
+
+def test_training_time_and_scaling_law_in_exact_arithmetic():
+    N, D = sp.Integer(7) * 10 ** 9, sp.Rational(14, 10) * 10 ** 12
+    C = 6 * N * D
+    thr = 1024 * sp.Rational(312, 1) * 10 ** 12 * sp.Rational(2, 5)
+    tt = engine.training_time(params=7e9, tokens=1.4e12, num_gpus=1024, peak_flops=3.12e14, utilization=0.4)
+    assert tt.compute == pytest.approx(float(C), rel=1e-15)
+    assert tt.seconds == pytest.approx(float(C / thr), rel=1e-14)
+    assert tt.days == pytest.approx(float(C / thr / 86400), rel=1e-14)
+    assert engine.training_time(compute=float(C), num_gpus=1024, peak_flops=3.12e14, utilization=0.4).seconds == \
+        pytest.approx(tt.seconds, rel=1e-15)
+
+
+@given(d=st.integers(1, 300), k=st.integers(1, 300), r=st.integers(1, 16), num=st.integers(1, 4), nbytes=st.sampled_from([2, 4]),
+       opt=st.sampled_from(["adam", "sgd-momentum", "sgd"]))
+def test_lora_memory_saved_is_untrained_parameters_times_bytes(d, k, r, num, nbytes, opt):
+    t = engine.lora_memory(d, k, r, num_matrices=num, bytes_per_value=nbytes, optimizer=opt)
+    per = nbytes * {"adam": 3, "sgd-momentum": 2, "sgd": 1}[opt]
+    assert t.saved_bytes == (num * d * k - num * r * (d + k)) * per
+    assert t.saved_mib == t.saved_bytes / 2 ** 20

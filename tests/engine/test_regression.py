@@ -1,0 +1,54 @@
+"""Linear regression: exact rationals, finite-difference gradients, the loss and gradient ECF
+formulas from given predictions."""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+import sympy as sp
+
+from examprep import engine
+from examprep.engine import optim, regression
+from tests.engine.fd import close, numeric_grad
+
+small = st.integers(-3, 3)
+
+
+SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
+
+
+@given(X=st.lists(st.lists(small, min_size=2, max_size=2), min_size=1, max_size=4), data=st.data())
+def test_linear_regression_exact_rationals(X, data):
+    n = len(X)
+    y = data.draw(st.lists(small, min_size=n, max_size=n))
+    w = data.draw(st.lists(small, min_size=2, max_size=2))
+    Xm, ym, wm, lr = sp.Matrix(X), sp.Matrix(y), sp.Matrix(w), sp.Rational(1, 10)
+    e = Xm * wm - ym
+    loss = (e.T * e)[0] / n
+    gw = 2 * Xm.T * e / n
+    t = engine.linear_regression(X, y, w, 0, lr=0.1)
+    assert abs(t.loss - float(loss)) < 1e-12
+    np.testing.assert_allclose(t.grad_w, [float(g) for g in gw], rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(t.w_new, [float(v) for v in wm - lr * gw], rtol=1e-12, atol=1e-13)
+
+
+@given(seed=SEEDS, loss_kind=st.sampled_from(["mse", "half-mse"]))
+def test_linear_regression_gradients(seed, loss_kind):
+    rng = np.random.default_rng(seed)
+    n, d = rng.integers(1, 5), rng.integers(1, 3)
+    X, y, w, b = rng.standard_normal((n, d)), rng.standard_normal(n), rng.standard_normal(d), float(rng.standard_normal())
+    t = engine.linear_regression(X, y, w, b, lr=0.1, loss=loss_kind)
+    close(t.grad_w, numeric_grad(lambda v: engine.linear_regression(X, y, v, b, lr=0.1, loss=loss_kind).loss, w))
+    close(t.grad_b, numeric_grad(lambda v: engine.linear_regression(X, y, w, float(v), lr=0.1, loss=loss_kind).loss,
+                                 np.array(b)))
+    close(t.w_new, w - 0.1 * t.grad_w)
+
+
+def test_mse_ops_agree_with_linear_regression():
+    X, y, w, b = [[1.0, 2.0], [0.0, 1.0], [2.0, -1.0]], [1.0, 0.0, 2.0], [0.5, -0.5], 0.5
+    for loss in ("mse", "half-mse"):
+        t = engine.linear_regression(X, y, w, b, lr=0.1, loss=loss)
+        assert regression.mse_loss(t.predictions, y, loss) == pytest.approx(t.loss, rel=1e-14)
+        np.testing.assert_allclose(regression.mse_grad_w(X, t.predictions, y, loss), t.grad_w, rtol=1e-14)
+        assert regression.mse_grad_b(t.predictions, y, loss) == pytest.approx(t.grad_b, rel=1e-14)
+        np.testing.assert_allclose(optim.sgd_step(w, t.grad_w, 0.1), t.w_new, rtol=1e-14)
+    one = engine.linear_regression([1.0, 2.0], [1.0, 3.0], 0.5, lr=0.1)
+    assert regression.mse_grad_w([1.0, 2.0], one.predictions, [1.0, 3.0]) == pytest.approx(one.grad_w)

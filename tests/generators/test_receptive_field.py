@@ -1,0 +1,57 @@
+"""receptive-field: sizes and receptive fields against real torch layers and autograd; its
+figure against the engine and a brute-force dependency trace."""
+import pytest
+
+from examprep import engine, generators
+from examprep.generators.receptive_field import receptive_field_figure as receptive_field_figure_of
+from examprep.render.typst import ReceptiveFieldFigure, compile_pdf, receptive_field_figure
+from tests.generators.helpers import instances
+
+
+def test_receptive_field_answers_match_torch_autograd_and_real_layers():
+    pytest.importorskip("torch")
+    from examprep.verify import REFERENCES
+
+    for p in instances(["receptive-field"]):
+        layers = [{k: L[k] for k in ("kernel_size", "stride", "dilation")} for L in p.params["layers"]]
+        assert p.part("receptive_field").expected == REFERENCES["receptive-field"]({"layers": layers})["receptive_field"]
+        n = p.params["input_size"]
+        for i, L in enumerate(p.params["layers"]):
+            ref = REFERENCES["conv-output-size"]({"input_size": n, "kernel_size": L["kernel_size"], "stride": L["stride"],
+                                                  "padding": L["padding"], "dilation": L["dilation"],
+                                                  "op": "pool" if L["type"] == "max-pool" else "conv"})
+            assert p.part(f"size_{i + 1}").expected == ref["output_size"]
+            n = ref["output_size"]
+
+
+def brute_force_span(input_size: int, layers: list[dict]) -> tuple[int, int]:
+    """Input positions the middle output depends on, by propagating a one-hot dependency set
+    through each layer's index map written from scratch (out[u] reads in[u·s − p + d·m])."""
+    sizes = [input_size]
+    for L in layers:
+        k_eff = L["dilation"] * (L["kernel_size"] - 1) + 1
+        sizes.append((sizes[-1] + 2 * L["padding"] - k_eff) // L["stride"] + 1)
+    deps = {sizes[-1] // 2}
+    for L in reversed(layers):
+        deps = {u * L["stride"] - L["padding"] + L["dilation"] * m for u in deps for m in range(L["kernel_size"])}
+    return min(deps), max(deps)
+
+
+@pytest.mark.parametrize("level", [1, 2, 3])
+@pytest.mark.parametrize("seed", range(6))
+def test_receptive_field_figure_matches_the_engine(level, seed):
+    p = generators.build("receptive-field", seed, level)
+    fig = receptive_field_figure_of(p.params["input_size"], p.params["layers"])
+    assert isinstance(fig, ReceptiveFieldFigure)
+    lo, hi = brute_force_span(p.params["input_size"], p.params["layers"])
+    assert (min(fig.needed[0]), max(fig.needed[0])) == (lo, hi)
+    assert hi - lo + 1 == fig.receptive_field == p.part("receptive_field").expected
+    rf = engine.receptive_field([{k: L[k] for k in ("kernel_size", "stride", "dilation")} for L in p.params["layers"]])
+    assert fig.fields[-1] == rf.receptive_field and fig.jumps[-1] == rf.jump
+    assert fig.needed[-1] == [fig.sizes[-1] // 2]
+
+
+def test_receptive_field_figure_compiles():
+    p = generators.build("receptive-field", 1, 3)
+    fig = receptive_field_figure_of(p.params["input_size"], p.params["layers"])
+    compile_pdf("#set document(date: none)\n" + receptive_field_figure(fig))

@@ -1,0 +1,187 @@
+"""The per-answer tables of solve/<area>.py: known mistakes (computed through the engine, once per
+convention, skipped where they are the problem's own convention) and ECF rules (which recompute
+every answer from the right earlier answers, through examprep.recipes as a grader does)."""
+import math
+
+import numpy as np
+import pytest
+
+from examprep import engine, solve
+from examprep.errors import ParamError
+from examprep.recipes import evaluate
+from examprep.solve import Mistake, Ref
+
+GRU = {"x": [0.5, -1.0], "h": [1.0, -0.5], "weight_ih": [[0.5, 1.0], [-1.0, 0.5], [0.5, 0.5], [1.0, -0.5], [-0.5, 1.0],
+                                                        [1.0, 1.0]],
+       "weight_hh": [[0.5, -0.5], [1.0, 0.5], [-1.0, 0.5], [0.5, 1.0], [1.0, -1.0], [0.5, 0.5]],
+       "bias_ih": [0.5, -0.5, 0.0, 0.5, 1.0, -1.0], "bias_hh": [0.0, 0.5, -0.5, 1.0, 0.5, 0.5]}
+
+# one instance of every topic with a table (some in two conventions)
+INSTANCES = [
+    ("gru-cell", GRU),
+    ("gru-cell", GRU | {"convention": "pytorch", "reset": "before"}),
+    ("lstm-cell", {"x": [1.0], "h": [0.5, -1.0], "c": [1.0, -0.5], "bias_ih": [0.5, 0, -0.5, 0, 0.5, 1, -1, 0],
+                   "weight_ih": [[0.5], [-1.0], [1.0], [0.5], [-0.5], [1.0], [0.5], [-1.0]],
+                   "weight_hh": [[0.5, 1.0], [-1.0, 0.5], [0.5, 0.5], [1.0, -0.5], [-0.5, 1.0], [1.0, 1.0], [0.5, 0.0],
+                                 [0.0, -0.5]]}),
+    ("rnn-cell", {"x": [1.0, -0.5], "h": [0.5, 1.0], "weight_ih": [[0.5, 1.0], [-1.0, 0.5]],
+                  "weight_hh": [[1.0, -0.5], [0.5, 0.5]], "bias_ih": [0.5, -1.0], "bias_hh": [1.0, 0.5]}),
+    ("rnn-cell", {"x": [1.0], "h": [0.5], "weight_ih": [[2.0]], "weight_hh": [[-1.0]], "nonlinearity": "relu"}),
+    ("attention", {"query": [[1.0, 0.0, 2.0, 1.0], [0.0, 1.0, -1.0, 2.0], [1.0, 1.0, 0.0, -1.0]],
+                   "key": [[1.0, 2.0, 0.0, -1.0], [0.0, 1.0, 1.0, 1.0], [2.0, 0.0, -1.0, 0.0]],
+                   "value": [[1.0, 0.0], [0.0, 2.0], [-1.0, 1.0]], "causal": True}),
+    ("attention", {"query": [[1.0, 2.0], [0.0, 1.0]], "key": [[1.0, 2.0], [0.0, 1.0]],
+                   "value": [[1.0, 2.0], [0.0, 1.0]], "scale": 1.0}),
+    ("causal-mask", {"scores": [[1.0, 2.0, 0.0], [0.0, -1.0, 2.0], [1.0, 1.0, -2.0]]}),
+    ("causal-mask", {"scores": [[1.0, 2.0, 0.0, -1.0], [0.0, -1.0, 2.0, 1.0]], "alignment": "bottom-right"}),
+    ("cross-attention", {"decoder_states": [[1.0, 0.0], [0.0, 1.0]], "encoder_output": [[1.0, 1.0], [-1.0, 0.0], [0.0, 1.0]],
+                         "w_query": [[1, 0, 1, 0], [0, 1, 0, 1]], "w_key": [[1, 1, 0, 0], [0, 1, 1, 0]],
+                         "w_value": [[1, 0], [0, 1]], "mask": [[1, 1, 0], [1, 1, 0]]}),
+    ("dense", {"x": [1.0, -2.0], "weight": [[1.0, 2.0], [-1.0, 0.5]], "bias": [0.5, -0.5], "grad_output": [1.0, -1.0]}),
+    ("layer-norm", {"x": [[1.0, 2.0, 4.0, 5.0], [0.0, 1.0, 3.0, 4.0]], "gamma": [1.0, 0.5, 2.0, 1.5],
+                    "beta": [0.0, 0.5, -0.5, 1.0], "eps": 0.01}),
+    ("conv2d", {"input": [[1, 2, 0, -1], [0, 1, 3, 1], [2, -1, 0, 1], [1, 0, 1, 2]], "kernel": [[1, -1], [0, 2]],
+                "padding": 1, "stride": 2, "bias": 1.0, "grad_output": [[1, -1, 0], [2, 0, 1], [0, 1, -1]]}),
+    ("cross-entropy", {"logits": [[1.0, -1.0, 0.5], [0.0, 2.0, -0.5]], "target": [0, 1], "label_smoothing": 0.1}),
+    ("cross-entropy", {"logits": [[1.0, -1.0, 0.5], [0.0, 2.0, -0.5]], "target": [2, 1], "reduction": "sum"}),
+]
+IDS = [f"{t}-{i}" for i, (t, _) in enumerate(INSTANCES)]
+
+
+def _differs(value, right) -> bool:
+    a, b = np.asarray(value, dtype=float), np.asarray(right, dtype=float)
+    return a.shape != b.shape or not np.allclose(a, b)
+
+
+@pytest.mark.parametrize("topic,params", INSTANCES, ids=IDS)
+def test_every_declared_mistake_computes_a_wrong_value(topic, params):
+    known = solve.mistakes(topic, params)
+    right = known.trace()
+    for answer, declared in solve.get_topic(topic).mistakes.items():
+        assert answer in right, f"{topic}: {answer} is not a value of its trace"
+        assert len({m.id for m in declared}) == len(declared), f"{topic}.{answer}: a mistake declared twice"
+        found = known.of(answer)
+        for m in found:
+            assert np.all(np.isfinite(np.asarray(m.value, dtype=float))), (topic, answer, m.id)
+            assert m.explanation and "\n" not in m.explanation
+        if found:        # (none may apply: the scale mistakes of an explicitly unscaled attention)
+            assert any(_differs(m.value, right[answer]) for m in found), \
+                f"{topic}.{answer}: no mistake differs from the answer on this instance"
+
+
+def test_a_mistake_that_is_the_problems_own_convention_is_skipped():
+    lecture = solve.mistakes("gru-cell", GRU)
+    assert [m.id for m in lecture.of("h_new")] == ["swapped-blend", "reset-before", "no-reset"]
+    pytorch = solve.mistakes("gru-cell", GRU | {"convention": "pytorch", "reset": "before"})
+    assert [m.id for m in pytorch.of("h_new")] == ["lecture-blend", "reset-after", "no-reset"]
+    with pytest.raises(KeyError, match="own convention"):
+        lecture.get("h_new", "lecture-blend")
+    with pytest.raises(KeyError, match="no mistake"):
+        lecture.get("h_new", "not-a-mistake")
+    # a mistake limited by `when`: the sigmoid in place of tanh is no mistake of a ReLU cell
+    relu = solve.mistakes("rnn-cell", INSTANCES[4][1])
+    assert "sigmoid" not in [m.id for m in relu.of("h_new")] and "tanh" in [m.id for m in relu.of("h_new")]
+
+
+def _sigmoid(a):
+    return 1 / (1 + np.exp(-np.asarray(a, dtype=float)))
+
+
+def test_gru_mistakes_are_the_formulas_they_name():
+    """Recomputed here from the GRU equations in numpy, independently of the engine."""
+    x, h = np.array(GRU["x"]), np.array(GRU["h"])
+    W, U = np.array(GRU["weight_ih"]), np.array(GRU["weight_hh"])
+    b, c = np.array(GRU["bias_ih"]), np.array(GRU["bias_hh"])
+    r = _sigmoid(W[0:2] @ x + b[0:2] + U[0:2] @ h + c[0:2])
+    z = _sigmoid(W[2:4] @ x + b[2:4] + U[2:4] @ h + c[2:4])
+    n_after = np.tanh(W[4:] @ x + b[4:] + r * (U[4:] @ h + c[4:]))
+    n_before = np.tanh(W[4:] @ x + b[4:] + U[4:] @ (r * h) + c[4:])
+    n_none = np.tanh(W[4:] @ x + b[4:] + U[4:] @ h + c[4:])
+    known = solve.mistakes("gru-cell", GRU)
+    got = {m.id: m.value for m in known.of("h_new")}
+    np.testing.assert_allclose(got["swapped-blend"], (1 - z) * n_after + z * h, rtol=1e-12)
+    np.testing.assert_allclose(got["reset-before"], (1 - z) * h + z * n_before, rtol=1e-12)
+    np.testing.assert_allclose(got["no-reset"], (1 - z) * h + z * n_none, rtol=1e-12)
+    got_n = {m.id: m.value for m in known.of("n")}
+    np.testing.assert_allclose(got_n["no-reset"], n_none, rtol=1e-12)
+    np.testing.assert_allclose(got_n["sigmoid-candidate"],
+                               _sigmoid(W[4:] @ x + b[4:] + r * (U[4:] @ h + c[4:])), rtol=1e-12)
+    np.testing.assert_allclose(known.get("r", "tanh-gate").value, np.tanh(W[0:2] @ x + b[0:2] + U[0:2] @ h + c[0:2]),
+                               rtol=1e-12)
+
+
+def test_each_convention_is_computed_once(monkeypatch):
+    calls = []
+    right = engine.gru_cell
+
+    def counting(*args, **kwargs):
+        calls.append((kwargs["convention"], kwargs["reset"]))
+        return right(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "gru_cell", counting)
+    known = solve.mistakes("gru-cell", GRU)
+    known.trace()
+    for answer in ("r", "z", "n", "h_new"):
+        known.of(answer)
+    known.trace(convention="pytorch")
+    known.at(convention="pytorch").get("h_new", "lecture-blend")
+    assert sorted(calls) == sorted({("lecture", "after"), ("lecture", "before"), ("lecture", "none"),
+                                    ("pytorch", "after")})
+
+
+def _answers(trace, names):
+    return {n: (trace[n].tolist() if isinstance(trace[n], np.ndarray) else trace[n]) for n in names}
+
+
+WITH_ECF = [(t, p) for t, p in INSTANCES if solve.get_topic(t).ecf]
+
+
+@pytest.mark.parametrize("topic,params", WITH_ECF, ids=[f"{t}-{i}" for i, (t, _) in enumerate(WITH_ECF)])
+def test_ecf_rules_recompute_each_answer_from_the_right_earlier_answers(topic, params):
+    known = solve.mistakes(topic, params)
+    t = known.trace()
+    rules = solve.get_topic(topic).ecf
+    names = [k for k in t if isinstance(t[k], (np.ndarray, float, int))]
+    for answer in rules:
+        recipe = solve.ecf(topic, answer, known.params, t, names)
+        assert recipe is not None, (topic, answer)
+        assert set(recipe.refs()) <= set(names)
+        got = evaluate(recipe, _answers(t, names))
+        np.testing.assert_allclose(np.asarray(got, dtype=float), np.asarray(t[answer], dtype=float), rtol=1e-12,
+                                   atol=1e-14, err_msg=f"{topic}.{answer}")
+
+
+def test_an_ecf_rule_needs_its_earlier_answers_asked_and_names_their_parts():
+    t = solve.mistakes("gru-cell", GRU).trace()
+    assert solve.ecf("gru-cell", "h_new", solve.full_params("gru-cell", GRU), t, ["n", "h_new"]) is None
+    recipe = solve.ecf("gru-cell", "h_new", solve.full_params("gru-cell", GRU), t, {"z": "b", "n": "c"})
+    assert recipe.op == "gru-blend" and recipe.args["z"] == {"$ref": "b"} and recipe.args["n"] == {"$ref": "c"}
+    assert recipe.args["convention"] == "lecture"
+    assert solve.ecf("gru-cell", "r", solve.full_params("gru-cell", GRU), t, ["r"]) is None     # none declared
+
+
+def test_an_ecf_rule_writes_arrays_in_the_answers_form():
+    p = {"x": [1.0], "h": [0.5], "c": [-1.0], "weight_ih": [[0.5], [1.0], [-1.0], [0.5]], "weight_hh": [[0], [0], [0], [0]]}
+    known = solve.mistakes("lstm-cell", p)
+    t = known.trace()
+    as_vector = solve.ecf("lstm-cell", "c_new", known.params, t, ["i", "f", "g", "c_new"])
+    as_number = solve.ecf("lstm-cell", "c_new", known.params, t, ["i", "f", "g", "c_new"], lambda v: float(np.ravel(v)[0]))
+    assert as_vector.args["c"] == [-1.0] and as_number.args["c"] == -1.0
+    values = {k: float(np.ravel(t[k])[0]) for k in ("i", "f", "g")}
+    assert math.isclose(evaluate(as_number, values), float(t.c_new[0]), rel_tol=1e-12)
+
+
+def test_a_mistake_declares_conventions_or_a_computation():
+    with pytest.raises(ValueError, match="one of the two"):
+        Mistake("nothing", why="…")
+    with pytest.raises(ValueError, match="one of the two"):
+        Mistake("both", why="…", compute=lambda p, t: 0, scale=1.0)
+    m = Mistake("divide-by-dk", scale=lambda p: 1 / 4, why="…")
+    assert m.params({"scale": None}) == {"scale": 0.25} and m.params({"scale": 0.25}) is None
+    assert isinstance(Ref("z"), Ref) and "divide-by-dk" in repr(m)
+
+
+def test_solve_keeps_the_contracts_resets_though_the_engine_has_none():
+    with pytest.raises(ParamError, match="reset: expected one of 'after', 'before', got 'none'"):
+        solve.solve("gru-cell", GRU | {"reset": "none"})
+    assert solve.mistakes("gru-cell", GRU).trace(reset="none").n.shape == (2,)

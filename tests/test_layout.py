@@ -1,0 +1,162 @@
+"""The layout's rules, for all future work: one subject area has one name in every layer (engine/,
+solve/, verify/, generators/), no module there passes 600 lines, no import cycle among their
+modules, torch is imported only under examprep/train and examprep/verify, registries are literal,
+and generators build their solutions from named steps. Read from the source with ast, so lazy
+(function-level) and TYPE_CHECKING imports count too."""
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "examprep"
+LAYERS = ("engine", "solve", "verify", "generators")
+MAX_LINES = 600
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def layer_files() -> list[Path]:
+    return sorted(p for layer in LAYERS for p in (PACKAGE / layer).rglob("*.py"))
+
+
+def imports(path: Path) -> list[tuple[str, list[str], int]]:
+    """Every import in a file, wherever it is (module level, inside a function, under TYPE_CHECKING):
+    (module, names imported from it, line)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    name = module_name(path) if ROOT in path.parents else path.stem
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(alias.name, [], node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")
+                up = up[: len(up) - node.level + 1]
+                base = ".".join(up + ([base] if base else []))
+            out.append((base, [alias.name for alias in node.names], node.lineno))
+    return out
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Edges between the modules of the four layers. ``from a.b import c`` points at module a.b.c
+    when there is one, else at a.b. Python loads a package's __init__ before any of its submodules,
+    but that is loading, not a dependency: only the imports a module writes are edges."""
+    modules = {module_name(p): p for p in layer_files()}
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for name, path in modules.items():
+        for target, names, _ in imports(path):
+            candidates = [f"{target}.{n}" for n in names if f"{target}.{n}" in modules] or [target]
+            for c in candidates:
+                while c and c not in modules and "." in c:      # `import examprep.engine.rnn.x` style: nearest module
+                    c = c.rpartition(".")[0]
+                if c in modules and c != name:
+                    graph[name].add(c)
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state:
+                found = visit(nxt)
+                if found:
+                    return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+def test_no_module_of_engine_solve_verify_generators_passes_600_lines():
+    long = {str(p.relative_to(ROOT)): n for p in layer_files()
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert not long, f"split these by sub-area (e.g. conv and pool): {long}"
+
+
+def test_no_import_cycle_among_engine_solve_verify_generators():
+    graph = import_graph()
+    assert len(graph) > 40 and graph["examprep.solve.rnn"] >= {"examprep.solve.contract", "examprep.engine"}
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_the_cycle_finder_finds_lazy_and_type_checking_cycles(tmp_path):
+    a = tmp_path / "a.py"
+    a.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from examprep.solve import contract\n"
+                 "def f():\n    import examprep.engine.rnn\n", encoding="utf-8")
+    assert [(t, n) for t, n, _ in imports(a)] == [("typing", ["TYPE_CHECKING"]), ("examprep.solve", ["contract"]),
+                                                  ("examprep.engine.rnn", [])]
+    assert find_cycle({"x": {"y"}, "y": {"z"}, "z": {"x"}}) == ["x", "y", "z", "x"]
+    assert find_cycle({"x": {"y"}, "y": set()}) is None
+
+
+def test_torch_is_imported_only_under_train_and_verify():
+    allowed = (PACKAGE / "train", PACKAGE / "verify")
+    found = [f"{p.relative_to(ROOT)}:{line}" for p in sorted(PACKAGE.rglob("*.py"))
+             if not any(a in p.parents for a in allowed)
+             for target, _, line in imports(p) if target == "torch" or target.startswith("torch.")]
+    assert not found, f"torch outside examprep/train and examprep/verify: {found}"
+
+
+@pytest.mark.parametrize("path", ["topics_extra", "solve.py", "engine/backprop.py", "engine/transformer.py",
+                                  "train/engine_reference.py", "train/verify.py"])
+def test_the_batch_modules_are_gone(path):
+    assert not (PACKAGE / path).exists(), path
+
+
+def test_each_subject_has_one_name_in_every_layer():
+    """solve/<area>.py and verify/<area>.py exist only beside engine/<area>.py."""
+    engine = {p.stem for p in (PACKAGE / "engine").glob("*.py") if not p.stem.startswith("_")}
+    for layer in ("solve", "verify"):
+        areas = {p.stem for p in (PACKAGE / layer).glob("*.py") if not p.stem.startswith("_")}
+        areas -= {"contract", "batch"}
+        assert areas <= engine, f"{layer}/ areas without an engine module: {areas - engine}"
+    assert {"softmax", "activations", "dense", "conv", "pool", "rnn", "norm", "positions", "attention",
+            "counts"} <= engine
+
+
+def test_registries_are_literal():
+    """solve, verify and generators list their modules in import statements: no importlib or pkgutil."""
+    for layer in ("solve", "verify", "generators"):
+        for p in (PACKAGE / layer).rglob("*.py"):
+            targets = {t for t, _, _ in imports(p)}
+            assert not targets & {"importlib", "pkgutil"}, p
+
+
+def _generator_sources():
+    return sorted(p for p in (PACKAGE / "generators").glob("*.py") if p.stem not in ("__init__", "framework", "_exact"))
+
+
+@pytest.mark.parametrize("path", _generator_sources(), ids=lambda p: p.stem)
+def test_generators_use_named_steps_and_no_second_engine_call_through_solve(path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            f = node.func
+            # solve.solve(...) beside the engine computes every answer twice
+            assert not (f.attr == "solve" and isinstance(f.value, ast.Name) and f.value.id == "solve"), \
+                f"{path.name}:{node.lineno}: solve.solve"
+            # steps picked by their English titles
+            assert not (f.attr == "startswith" and isinstance(f.value, ast.Attribute) and f.value.attr == "title"), \
+                f"{path.name}:{node.lineno}: a step chosen by its title"
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "steps":
+            raise AssertionError(f"{path.name}:{node.lineno}: steps picked by position")
