@@ -168,12 +168,10 @@ def _grade(key: str, submissions: list[str], *, self_test: bool, csv_out: str | 
         for res, name in zip(results, names):
             planned.append((Path(report) / f"{name}.md", rep.markdown_report(res, show_answers=show_answers) + "\n"))
     if gradescope:
-        import json
-
         for res, name in zip(results, names):
             path = Path(gradescope) / "results.json" if len(results) == 1 else Path(gradescope) / name / "results.json"
-            planned.append((path, json.dumps(rep.gradescope_json(res, visibility=visibility, show_answers=show_answers),
-                                             ensure_ascii=False, indent=1) + "\n"))
+            planned.append((path, rep.dump_json(rep.gradescope_json(res, visibility=visibility, show_answers=show_answers),
+                                                indent=1) + "\n"))
     for path, _ in planned:
         if path.resolve() in inputs:
             raise ParamError(f"{path}: an output would overwrite an input file; choose another path")

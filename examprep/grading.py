@@ -240,7 +240,10 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
     gc.disable()
     try:
         for f in files:
-            got, errors = read_file(f)
+            try:
+                got, errors = read_file(f)
+            except Exception as err:      # noqa: BLE001 - a defect of ours must not stop the class; it is named
+                got, errors = [], [_internal(f, "read", err)]
             subs += got
             unreadable += [str(e) for e in errors]
         ids.update(s.student_id for s in subs)
@@ -268,8 +271,12 @@ def _grade_all(key: Any, subs: list, settings: Settings | None, results: list, u
         except SubmissionError as err:
             unreadable.append(f"{sub.source}: {err}")
             continue
-        res = grade_submission(problems, sub.answers, student_id=sub.student_id, name=sub.name, source=sub.source,
-                               settings=settings)
+        try:
+            res = grade_submission(problems, sub.answers, student_id=sub.student_id, name=sub.name, source=sub.source,
+                                   settings=settings)
+        except Exception as err:          # noqa: BLE001 - a defect of ours must not stop the class; it is named
+            unreadable.append(str(_internal(sub.source, "grade", err)))
+            continue
         res.variant = variant
         res.warnings = sub.warnings + ([warning] if warning else []) + res.warnings
         if sub.id_from != "file":
@@ -280,6 +287,12 @@ def _grade_all(key: Any, subs: list, settings: Settings | None, results: list, u
         results.append(res)
         if progress is not None:
             progress(i + 1, len(subs))
+
+
+def _internal(where: Any, what: str, err: Exception) -> Exception:
+    """An unexpected failure on one submission, as a line that names it: the batch goes on."""
+    return RuntimeError(f"{where}: could not be {'read' if what == 'read' else 'graded'} (an examprep defect, "
+                        f"please report it: {type(err).__name__}: {str(err)[:200]})")
 
 
 # ----------------------------------------------------------------------------- class summary

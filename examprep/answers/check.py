@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from examprep.answers.parse import (MAX_CHARS, MAX_ENTRIES, AnswerParseError, _DECIMAL_COMMA, evaluate, evaluate_all,
+from examprep.answers.parse import (MAX_CHARS, MAX_DEPTH, MAX_ENTRIES, AnswerParseError, _DECIMAL_COMMA, evaluate, evaluate_all,
                                     fast_number, has_names, parse_text, shape_of, unparse)
 from examprep.answers.symbolic import equivalent
 from examprep.errors import ExamprepError
@@ -226,12 +226,44 @@ def is_blank(raw: Any) -> bool:
     return raw is None or (isinstance(raw, str) and not raw.strip()) or (isinstance(raw, list) and not raw)
 
 
+_TYPE_WORDS = {"NoneType": "an empty value", "dict": "a table", "list": "a list", "tuple": "a list",
+               "date": "a date", "datetime": "a date and time", "time": "a time of day", "bool": "true/false"}
+
+
+def _type_word(raw: Any) -> str:
+    """What a raw TOML/JSON value is, in words ("a date", "a table")."""
+    name = type(raw).__name__
+    return _TYPE_WORDS.get(name, name)
+
+
+def _check_list(raw: list) -> None:
+    """Refuse a list answer nested deeper than MAX_DEPTH or holding more than MAX_ENTRIES values,
+    walking it without recursion (a file can hold lists a thousand levels deep)."""
+    stack: list[tuple[Any, int]] = [(raw, 1)]
+    leaves = 0
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise AnswerParseError(f"answer nested too deeply (more than {MAX_DEPTH} levels)")
+        for x in value:
+            if isinstance(x, (list, tuple)):
+                stack.append((x, depth + 1))
+            else:
+                leaves += 1
+                if leaves > MAX_ENTRIES:
+                    raise AnswerParseError(f"too many entries (more than {MAX_ENTRIES})")
+
+
+def _big_int(raw: Any) -> bool:
+    return isinstance(raw, int) and not isinstance(raw, bool) and abs(raw) > 10**300
+
+
 def _numbers(raw: Any, integer: bool) -> Any:
     """A raw answer (text, number, nested lists of either) to a float (or int) or nested lists."""
     if isinstance(raw, bool):
         raise AnswerParseError("true/false is not an answer here: give a number")
     if isinstance(raw, int):
-        if abs(raw) > 10**300:
+        if _big_int(raw):
             raise AnswerParseError("number too large")
         return raw if integer else float(raw)
     if isinstance(raw, float):
@@ -248,7 +280,7 @@ def _numbers(raw: Any, integer: bool) -> Any:
         if not raw:
             raise AnswerParseError("an empty list")
         return [_numbers(x, False) for x in raw]
-    raise AnswerParseError(f"expected a number or text, got {type(raw).__name__}")
+    raise AnswerParseError(f"expected a number or text, got {_type_word(raw)}")
 
 
 _PLAIN_LIST = re.compile(r"\s*\[[\d\s.,eE+\-\[\]]*\]\s*")
@@ -302,6 +334,8 @@ def parse_answer(part: Part, raw: Any) -> Any:
         raise AnswerParseError("no answer")
     if isinstance(raw, bool):
         raise AnswerParseError("true/false is not an answer here")
+    if isinstance(raw, (list, tuple)):
+        _check_list(raw)
     if part.kind == "choice":
         return _parse_choice(part, raw)
     if part.kind == "expression":
@@ -325,6 +359,7 @@ def parse_answer(part: Part, raw: Any) -> Any:
         else:
             value = _numbers(raw, integer)
             if isinstance(value, list):
+                shape_of(value)                      # ragged rows are refused here
                 flat = np.asarray(value, dtype=float).ravel()
                 if flat.size != 1:
                     raise AnswerParseError(f"expected one number, got {_count_text(flat.size)}")
@@ -353,10 +388,12 @@ def parse_answer(part: Part, raw: Any) -> Any:
 
 
 def _parse_expression(part: Part, raw: Any) -> Expr:
+    if _big_int(raw):
+        raise AnswerParseError("number too large")
     if isinstance(raw, (int, float)):
         raw = repr(raw)
     if not isinstance(raw, str):
-        raise AnswerParseError(f"expected an expression as text, got {type(raw).__name__}")
+        raise AnswerParseError(f"expected an expression as text, got {_type_word(raw)}")
     node = parse_text(raw, variables=part.variables, scalar=True)
     if isinstance(node, list):
         raise AnswerParseError("expected one expression, got a list (write products with *)")
@@ -381,9 +418,16 @@ def _norm_choice(text: str) -> str:
 
 
 def _parse_choice(part: Part, raw: Any) -> str:
+    options = ", ".join(part.choices)
     if not isinstance(raw, (str, int, float)):
-        raise AnswerParseError(f"expected one of {', '.join(part.choices)}")
-    text = raw if isinstance(raw, str) else (str(int(raw)) if float(raw) == int(raw) else str(raw))
+        raise AnswerParseError(f"expected one of {options}, got {_type_word(raw)}")
+    if isinstance(raw, float) and raw != raw:
+        raise AnswerParseError(f"NaN is not a choice: answer with one of {options}")
+    if isinstance(raw, float) and math.isinf(raw):
+        raise AnswerParseError(f"infinity is not a choice: answer with one of {options}")
+    if _big_int(raw) or isinstance(raw, float) and abs(raw) >= 1e15:
+        raise AnswerParseError(f"a number this large is not a choice: answer with one of {options}")
+    text = raw if isinstance(raw, str) else str(int(raw)) if raw == int(raw) else repr(raw)
     if len(text) > 500:
         raise AnswerParseError("answer too long for a choice")
     key = _norm_choice(text)

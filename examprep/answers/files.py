@@ -16,6 +16,7 @@ import csv
 import io
 import json
 import re
+import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,7 @@ from typing import Any
 from examprep.errors import ExamprepError
 
 MAX_SUBMISSION_BYTES = 1_000_000          # one student's answers (a file, or a CSV row)
+MAX_NESTING = 64                          # tables and lists inside one another (a matrix answer needs 4)
 MAX_CLASS_FILE_BYTES = 256_000_000        # a class CSV holds many students
 SUFFIXES = (".toml", ".json", ".csv", ".tsv")
 ID_COLUMNS = ("student_id", "student id", "id", "student", "username", "email", "email address", "sis user id")
@@ -151,11 +153,36 @@ def _from_mapping(data: dict[str, Any], path: Path, fmt: str) -> Submission:
     return Submission(path.stem, answers, str(path), name, variant, "filename")
 
 
+def _too_deep(data: Any) -> bool:
+    """Are tables and lists nested more than MAX_NESTING levels (walked without recursion)?"""
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_NESTING:
+            return True
+        children = value.values() if isinstance(value, dict) else value
+        stack.extend((v, depth + 1) for v in children if isinstance(v, (dict, list)))
+    return False
+
+
+def _decoding_failure(err: Exception) -> str:
+    """Why a parser that is not ours gave up, in words: the nesting or the digit limit."""
+    if isinstance(err, RecursionError):
+        return f"nested too deeply (more than {MAX_NESTING} levels)"
+    if "digits" in str(err):                    # Python's cap on int(str): a denial-of-service guard
+        return f"a number with more than {sys.get_int_max_str_digits():,} digits"
+    return str(err).split("\n")[0][:200]
+
+
 def _read_toml(text: str, path: Path) -> list[Submission]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise SubmissionError(f"{path}: invalid TOML: {err}") from None
+    except (RecursionError, ValueError) as err:
+        raise SubmissionError(f"{path}: invalid TOML: {_decoding_failure(err)}") from None
+    if _too_deep(data):
+        raise SubmissionError(f"{path}: invalid TOML: nested too deeply (more than {MAX_NESTING} levels)")
     return [_from_mapping(data, path, "toml")]
 
 
@@ -164,8 +191,10 @@ def _read_json(text: str, path: Path) -> list[Submission]:
         data = json.loads(text, parse_constant=_json_constant)
     except json.JSONDecodeError as err:
         raise SubmissionError(f"{path}: invalid JSON at line {err.lineno}, column {err.colno}: {err.msg}") from None
-    except RecursionError:
-        raise SubmissionError(f"{path}: invalid JSON: nested too deeply") from None
+    except (RecursionError, ValueError) as err:
+        raise SubmissionError(f"{path}: invalid JSON: {_decoding_failure(err)}") from None
+    if isinstance(data, (dict, list)) and _too_deep(data):
+        raise SubmissionError(f"{path}: invalid JSON: nested too deeply (more than {MAX_NESTING} levels)")
     if isinstance(data, list):
         if not all(isinstance(d, dict) for d in data):
             raise SubmissionError(f"{path}: a JSON list must hold one object per student")

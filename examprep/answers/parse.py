@@ -574,13 +574,16 @@ def fast_number(text: str) -> float | None:
     return None
 
 
-def shape_of(value: Any) -> tuple[int, ...]:
-    """The shape of nested lists (rows of equal length), or raises AnswerParseError (ragged)."""
+def shape_of(value: Any, _depth: int = 0) -> tuple[int, ...]:
+    """The shape of nested lists (rows of equal length), or raises AnswerParseError (ragged, or
+    nested more than MAX_DEPTH levels)."""
     if not isinstance(value, list):
         return ()
     if not value:
         return (0,)
-    inner = [shape_of(v) for v in value]
+    if _depth >= MAX_DEPTH:
+        raise AnswerParseError(f"answer nested too deeply (more than {MAX_DEPTH} levels)")
+    inner = [shape_of(v, _depth + 1) for v in value]
     if any(s != inner[0] for s in inner):
         lengths = sorted({s[0] if s else 1 for s in inner})
         raise AnswerParseError(f"rows of different lengths ({', '.join(map(str, lengths))} entries): "

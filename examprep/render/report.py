@@ -118,10 +118,22 @@ def class_table(results: list[SubmissionResult], limit: int | None = 200) -> Any
     return table
 
 
+def printable(text: Any) -> str:
+    """Text safe to show on a terminal: control and format characters (ESC, bidi overrides) and
+    lone surrogates (from a JSON escape or a file name that is not UTF-8) are written as escapes
+    ("\\x1b", "\\udcff"), so student text and file names can neither drive the terminal nor
+    stop an output from being encoded."""
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+
+
 def _escape(text: str) -> str:
+    """Student text for rich markup: printable, with its square brackets escaped."""
     from rich.markup import escape
 
-    return escape(text)
+    return escape(printable(text))
 
 
 def feedback_view(res: SubmissionResult, *, show_answers: bool = False) -> Any:
@@ -134,12 +146,13 @@ def feedback_view(res: SubmissionResult, *, show_answers: bool = False) -> Any:
     from rich.text import Text
 
     blocks: list[Any] = []
-    head = Text.assemble((res.student_id, "bold"), (f"  {res.name}" if res.name else "", ""),
+    head = Text.assemble((printable(res.student_id), "bold"), (f"  {printable(res.name)}" if res.name else "", ""),
                          (f"  {_points(res.score)}/{_points(res.max_score)} ({res.percent:.0f}%)", "bold"),
-                         (f"  variant {res.variant}" if res.variant else "", "dim"), (f"  {res.source}", "dim"))
+                         (f"  variant {printable(res.variant)}" if res.variant else "", "dim"),
+                         (f"  {printable(res.source)}", "dim"))
     blocks.append(head)
     for w in res.warnings:
-        blocks.append(Text(f"warning: {w}", style="yellow"))
+        blocks.append(Text(f"warning: {printable(w)}", style="yellow"))
     for pr in res.problems:
         grid = Table.grid(padding=(0, 2))
         grid.add_column(no_wrap=True)
@@ -152,13 +165,13 @@ def feedback_view(res: SubmissionResult, *, show_answers: bool = False) -> Any:
             if r.value is not None or r.raw not in (None, ""):
                 shown = fmt_value(r.value) if r.value is not None else str(r.raw)[:80]
                 body.append("  your answer ", style="dim")
-                body.append(shown)
+                body.append(printable(shown))
             if show_answers and not r.full_marks:
                 part = pr.problem.parts[i]
                 body.append("  answer ", style="dim")
                 body.append(part.exact or fmt_value(part.expected))
             if r.status not in ("correct", "blank"):
-                body.append("\n" + r.feedback)
+                body.append("\n" + printable(r.feedback))
             if r.status in ("wrong", "unparseable"):
                 body.append(f"\nrule: {r.rule}", style="dim")
             grid.add_row(Text(f"({letter(i)}) {r.part_id}"), body)
@@ -206,7 +219,7 @@ def summary_view(results: list[SubmissionResult], top: int = 8) -> Any:
 # ----------------------------------------------------------------------------- Markdown
 
 def _md(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    return printable(str(text).replace("\n", " ")).replace("|", "\\|")
 
 
 def markdown_report(res: SubmissionResult, *, show_answers: bool = False) -> str:
@@ -298,7 +311,22 @@ def csv_text(results: list[SubmissionResult]) -> str:
 
 
 def _cell(text: str) -> str:
+    text = _no_surrogates(text)
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _no_surrogates(text: str) -> str:
+    """Lone surrogates as the escape \\udcff: UTF-8 cannot encode them, and in a JSON string the
+    escape reads back as the same value."""
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def dump_json(data: Any, indent: int | None = None) -> str:
+    """JSON text that any UTF-8 file or terminal takes (see ``_no_surrogates``)."""
+    return _no_surrogates(json.dumps(data, ensure_ascii=False, allow_nan=False, indent=indent))
 
 
 def json_text(batch: BatchResult) -> str:
@@ -310,7 +338,7 @@ def json_text(batch: BatchResult) -> str:
                         "misconceptions": [{"part": a, "misconception": m, "count": c, "explanation": e}
                                            for a, m, c, e in mis]}}
     # compact: json.dumps with an indent runs the pure-Python encoder, 10× slower on a class
-    return json.dumps(data, ensure_ascii=False, allow_nan=False)
+    return dump_json(data)
 
 
 __all__ = ["address", "class_table", "csv_text", "feedback_view", "gradescope_json", "json_text", "markdown_report",

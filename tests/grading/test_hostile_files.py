@@ -1,0 +1,146 @@
+"""Grading a class when some files are hostile (issue 14): no file stops the batch, nothing is read
+from outside the folder given, nothing is skipped in silence, no output carries markup or terminal
+control sequences from student text.
+
+The fixture folder is built in tmp_path by ``hostile_class``: files that cannot be committed (a FIFO,
+symlinks, names that are not UTF-8) are made there, next to good submissions."""
+import json
+import os
+
+import pytest
+from typer.testing import CliRunner
+
+from examprep import generators
+from examprep.answers.files import read_file
+from examprep.cli import app
+from examprep.keys import Key, write_key
+
+runner = CliRunner()
+TOPICS = ["attention", "causal-mask", "softmax-cross-entropy", "gru-step"]
+SECRET = "root:x:0:0:secret-line-from-outside"
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def key_path(tmp_path_factory):
+    d = tmp_path_factory.mktemp("key")
+    problems = [generators.build(t, 3, 1) for t in TOPICS]
+    path = d / "key.json"
+    write_key(path, Key("hostile", problems))
+    return path
+
+
+def address_of(key_path, kind):
+    from examprep.keys import read_key
+
+    for n, p in enumerate(read_key(key_path).problems, 1):
+        for part in p.parts:
+            if part.kind == kind:
+                return f"q{n}", part.id
+    raise AssertionError(kind)
+
+
+def good_answers(key_path, sid):
+    from examprep.keys import read_key
+
+    answers = {"student_id": sid}
+    for n, p in enumerate(read_key(key_path).problems, 1):
+        answers[f"q{n}"] = {part.id: part.exact or part.expected for part in p.parts}
+    return answers
+
+
+def nested_json(depth):
+    return "[" * depth + "]" * depth
+
+
+GOOD = ["s0", "s1", "s2"]
+# file name -> (the reason it is not graded, or None when it is graded with a bad part)
+UNREADABLE = {"deep.json": "nested too deeply", "deep.toml": "nested too deeply", "digits.json": "4,300 digits",
+              "digits.toml": "4,300 digits"}
+SKIPPED = {"passwd.csv": "outside", "outside.toml": "outside", "pipe.toml": "not a regular file",
+           "dangling.toml": "dangling", "x.toml": "a directory", "..toml": "hidden", ".hidden.toml": "hidden",
+           "README.txt": "not a .toml, .json or .csv", "sub": "a directory"}
+
+
+def hostile_class(tmp_path, key_path):
+    """Good submissions mixed with every hostile file of issue 14."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for sid in GOOD:
+        (folder / f"{sid}.json").write_text(json.dumps(good_answers(key_path, sid)), encoding="utf-8")
+    cq, cid = address_of(key_path, "choice")
+    nq, nid = address_of(key_path, "number")
+    mq, mid = address_of(key_path, "matrix")
+    # item 1: values no part can take, files no parser can take
+    for name, literal in [("nan", "nan"), ("ninf", "-inf"), ("big", "1" + "0" * 399)]:
+        (folder / f"choice_{name}.toml").write_text(f'student_id = "c_{name}"\n[{cq}]\n{cid} = {literal}\n')
+    (folder / "ragged_num.json").write_text(json.dumps({"student_id": "rn", nq: {nid: [[1, 2], [3]]}}))
+    (folder / "ragged_mat.json").write_text(json.dumps({"student_id": "rm", mq: {mid: [[1, 2], [3]]}}))
+    (folder / "deep.json").write_text('{"student_id": "dj", "q1": {"x": ' + nested_json(900) + "}}")
+    (folder / "deep.toml").write_text('student_id = "dt"\n[q1]\nx = ' + nested_json(500) + "\n")
+    (folder / "digits.json").write_text('{"student_id": "dg", "%s": {"%s": %s}}' % (nq, nid, "9" * 5000))
+    (folder / "digits.toml").write_text('student_id = "dgt"\n[%s]\n%s = %s\n' % (nq, nid, "9" * 5000))
+    (folder / "surrogate.json").write_text('{"student_id": "sur\\udfff", "%s": {"%s": "\\udfff"}}' % (nq, nid))
+    with open(os.fsencode(folder) + b"/bytes\xff.toml", "w") as fh:
+        fh.write(f'student_id = "by"\n[{nq}]\n{nid} = "1"\n')
+    # item 2: a megabyte of unknown part ids
+    (folder / "unknown.json").write_text(json.dumps({"student_id": "unk", **{f"z{i}": "1" for i in range(66741)}}))
+    # item 3: links out of the folder
+    (tmp_path / "secret.toml").write_text(f'student_id = "{SECRET}"\n')
+    os.symlink(tmp_path / "secret.toml", folder / "outside.toml")
+    if os.path.exists("/etc/passwd"):
+        os.symlink("/etc/passwd", folder / "passwd.csv")
+    else:                                                   # the same hole, on a machine without /etc/passwd
+        (tmp_path / "passwd").write_text(SECRET + "\n" + "\n".join(f"user{i}:x:{i}" for i in range(21)) + "\n")
+        os.symlink(tmp_path / "passwd", folder / "passwd.csv")
+    # item 4: entries that are not answer files
+    os.mkfifo(folder / "pipe.toml")
+    os.symlink(folder / "nowhere.toml", folder / "dangling.toml")
+    (folder / "x.toml").mkdir()
+    (folder / "..toml").write_text('student_id = "dotdot"\n')
+    (folder / ".hidden.toml").write_text('student_id = "hidden"\n')
+    (folder / "README.txt").write_text("not an answer file")
+    (folder / "sub").mkdir()
+    # item 5: markup and terminal control sequences in ids, names, answers and file names
+    (folder / "xss.toml").write_text(
+        'student_id = "x\\u001b[2J<script>alert(1)</script>"\n'
+        'name = "[x](javascript:alert(1)) <img src=x onerror=alert(1)>"\n'
+        f'[{nq}]\n{nid} = "<script>alert(2)</script> [y](javascript:z) \\u001b[31m"\n')
+    (folder / "\x1b[2Jclear.toml").write_text(f'[{nq}]\n{nid} = "1"\n')
+    (folder / "-rf.toml").write_text(f'student_id = "-rf"\n[{nq}]\n{nid} = "1"\n')
+    return folder
+
+
+GRADED = GOOD + ["c_nan", "c_ninf", "c_big", "rn", "rm", "sur\udfff", "by", "unk", "x\x1b[2J<script>alert(1)</script>",
+                 "\x1b[2Jclear", "-rf"]
+
+
+def test_files_read_by_json_and_toml_alone(tmp_path, key_path):
+    folder = hostile_class(tmp_path, key_path)
+    for name, reason in UNREADABLE.items():
+        subs, errors = read_file(folder / name)
+        assert not subs and len(errors) == 1 and reason in str(errors[0]), (name, errors)
+    subs, errors = read_file(folder / "surrogate.json")
+    assert not errors and subs[0].student_id == "sur\udfff"
+
+
+@pytest.mark.parametrize("depth,ok", [(30, True), (64, True), (65, False), (300, False), (5000, False)])
+def test_nesting_has_one_limit_whatever_the_stack(tmp_path, depth, ok):
+    for name, text in [("a.json", '{"q1": {"x": ' + nested_json(depth - 2) + "}}"),
+                       ("a.toml", "[q1]\nx = " + nested_json(depth - 2) + "\n")]:
+        (tmp_path / name).write_text(text)
+        subs, errors = read_file(tmp_path / name)
+        assert (len(subs), len(errors)) == ((1, 0) if ok else (0, 1)), (name, depth, errors)
+        if not ok:
+            assert "nested too deeply (more than 64 levels)" in str(errors[0])
+
+
+def test_a_five_thousand_digit_integer_is_unreadable_not_a_crash(tmp_path):
+    (tmp_path / "a.json").write_text('{"q1": {"x": -%s}}' % ("9" * 5000))
+    (tmp_path / "a.toml").write_text("[q1]\nx = %s\n" % ("9" * 5000))
+    for name in ("a.json", "a.toml"):
+        subs, errors = read_file(tmp_path / name)
+        assert not subs and "a number with more than 4,300 digits" in str(errors[0]), errors
