@@ -155,14 +155,29 @@ def grade_submission(problems: list[Problem], answers: dict[str, Any], *, studen
             earlier[part.id] = r.value if r.status not in ("blank", "unparseable") else part.expected
             parts.append(r)
         results.append(ProblemResult(n, problem, parts))
-    warnings = []
     known_set = set(known)
-    for k in flat:
-        if k in known_set or k.lower() in META_FIELDS or k.startswith("meta."):
-            continue
-        close = difflib.get_close_matches(k, known, n=1, cutoff=0.6)
-        warnings.append(f"unknown part id {k!r} ignored" + (f" (did you mean {close[0]}?)" if close else ""))
-    return SubmissionResult(student_id=student_id, name=name, source=source, problems=results, warnings=warnings)
+    unknown = [k for k in flat if k not in known_set and k.lower() not in META_FIELDS and not k.startswith("meta.")]
+    return SubmissionResult(student_id=student_id, name=name, source=source, problems=results,
+                            warnings=unknown_warnings(unknown, known))
+
+
+MAX_SUGGESTIONS = 10        # unknown part ids named (and fuzzy-matched) per submission; the rest are counted
+
+
+def unknown_warnings(unknown: list[str], known: list[str]) -> list[str]:
+    """One warning per unknown part id, with the closest known address, for the first
+    MAX_SUGGESTIONS; then one line counting the rest. Fuzzy matching costs a comparison with every
+    known address, so a file of 66,741 made-up ids would take half a minute and fill a CSV cell
+    with megabytes: the cap keeps both small."""
+    from examprep.answers.files import excerpt
+
+    warnings = []
+    for k in unknown[:MAX_SUGGESTIONS]:
+        close = difflib.get_close_matches(k[:100], known, n=1, cutoff=0.6)
+        warnings.append(f"unknown part id {excerpt(k)} ignored" + (f" (did you mean {close[0]}?)" if close else ""))
+    if len(unknown) > MAX_SUGGESTIONS:
+        warnings.append(f"… and {len(unknown) - MAX_SUGGESTIONS:,} more unknown part ids ignored")
+    return warnings
 
 
 # ----------------------------------------------------------------------------- batches

@@ -53,6 +53,24 @@ class Submission:
     warnings: list[str] = field(default_factory=list)
 
 
+def printable(text: Any) -> str:
+    """Text safe to show on a terminal or in a report: control and format characters (ESC, bidi
+    overrides) and lone surrogates (from a JSON escape, or a file name that is not UTF-8) become
+    escapes ("\\x1b", "\\udcff"), so text from a file can neither drive a terminal nor stop an
+    output from being encoded."""
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+
+
+def excerpt(text: Any, n: int = 40) -> str:
+    """A short quotation of text that came from a file: at most ``n`` characters, printable, in
+    quotes ('root:x:0:0:r…')."""
+    text = str(text)
+    return "'" + printable(text[:n]) + ("…" if len(text) > n else "") + "'"
+
+
 def _size_text(n: int) -> str:
     return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n / 1e3:.0f} kB"
 
@@ -272,8 +290,8 @@ def _read_csv_rows(reader: Any, path: Path) -> tuple[list[Submission], list[Subm
         sub = Submission(sid or f"{path.stem}-row{row_no}", answers, where, _id_text(_cell(row, name_col)),
                          _id_text(_cell(row, variant_col)), "file" if sid else "row")
         if ignored and not subs:
-            sub.warnings.append(f"{path}: columns ignored (not part ids): {', '.join(ignored[:5])}"
-                                + (" …" if len(ignored) > 5 else ""))
+            sub.warnings.append(f"{path}: columns ignored (not part ids): {', '.join(excerpt(c) for c in ignored[:5])}"
+                                + (f" and {len(ignored) - 5:,} more" if len(ignored) > 5 else ""))
         subs.append(sub)
     if not subs and not errors:
         errors.append(SubmissionError(f"{path}: a header but no student rows"))

@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from examprep.answers import PartResult
+from examprep.answers.files import printable
 from examprep.grading import BatchResult, ProblemResult, SubmissionResult, address, summarise
 
 STATUS_STYLE = {"correct": "green", "ecf": "cyan", "misconception": "yellow", "wrong": "red", "blank": "dim",
@@ -116,17 +117,6 @@ def class_table(results: list[SubmissionResult], limit: int | None = 200) -> Any
         table.add_row(_escape(res.student_id), *cells, f"{_points(res.score)}/{_points(res.max_score)}",
                       f"{res.percent:.0f}", notes)
     return table
-
-
-def printable(text: Any) -> str:
-    """Text safe to show on a terminal: control and format characters (ESC, bidi overrides) and
-    lone surrogates (from a JSON escape or a file name that is not UTF-8) are written as escapes
-    ("\\x1b", "\\udcff"), so student text and file names can neither drive the terminal nor
-    stop an output from being encoded."""
-    text = str(text)
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
 
 
 def _escape(text: str) -> str:
@@ -310,8 +300,13 @@ def csv_text(results: list[SubmissionResult]) -> str:
     return buf.getvalue()
 
 
+CELL_LIMIT = 32_000        # a spreadsheet cell holds 32,767 characters
+
+
 def _cell(text: str) -> str:
     text = _no_surrogates(text)
+    if len(text) > CELL_LIMIT:
+        text = text[:CELL_LIMIT - 1] + "…"
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 

@@ -144,3 +144,41 @@ def test_a_five_thousand_digit_integer_is_unreadable_not_a_crash(tmp_path):
     for name in ("a.json", "a.toml"):
         subs, errors = read_file(tmp_path / name)
         assert not subs and "a number with more than 4,300 digits" in str(errors[0]), errors
+
+
+# ----------------------------------------------------------------------------- item 2: unknown part ids
+
+def test_fuzzy_matching_is_capped_and_the_rest_counted(key_path, tmp_path, monkeypatch):
+    import difflib
+
+    from examprep.grading import MAX_SUGGESTIONS
+
+    calls = []
+    real = difflib.get_close_matches
+
+    def spy(word, possibilities, *a, **k):
+        if "q1.weights" in possibilities:       # a match against the key's part addresses
+            calls.append(word)
+        return real(word, possibilities, *a, **k)
+
+    monkeypatch.setattr(difflib, "get_close_matches", spy)
+    (tmp_path / "u.json").write_text(json.dumps({"student_id": "u", "q1.weigths": "1",
+                                                 **{f"z{i}": "1" for i in range(66741)}}))
+    res = run("grade", key_path, tmp_path / "u.json", "--json", tmp_path / "g.json", "--csv", tmp_path / "g.csv", "-q")
+    assert res.exit_code == 0, res.output
+    assert len(calls) <= MAX_SUGGESTIONS == 10
+    warnings = json.loads((tmp_path / "g.json").read_text())["submissions"][0]["warnings"]
+    assert "unknown part id 'q1.weigths' ignored (did you mean q1.weights?)" in warnings
+    assert warnings[-1] == "… and 66,732 more unknown part ids ignored"
+    assert len(warnings) == MAX_SUGGESTIONS + 1
+    import csv
+
+    row = list(csv.DictReader((tmp_path / "g.csv").open(encoding="utf-8")))[0]
+    assert max(len(cell) for cell in row.values()) < 32_767       # what a spreadsheet cell holds
+
+
+def test_a_long_unknown_id_is_quoted_as_a_short_excerpt(key_path, tmp_path):
+    (tmp_path / "u.json").write_text(json.dumps({"student_id": "u", "q1." + "x" * 100_000: "1"}))
+    res = run("grade", key_path, tmp_path / "u.json", "--json", "-")
+    warning = json.loads(res.stdout)["submissions"][0]["warnings"][0]
+    assert len(warning) < 200 and "…" in warning
