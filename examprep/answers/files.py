@@ -15,7 +15,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
+import stat
 import sys
 import tomllib
 from dataclasses import dataclass, field
@@ -116,15 +118,36 @@ def decode(data: bytes, where: str) -> str:
     return text
 
 
+def _special(mode: int) -> str:
+    """What a file that is not a regular one is: "a named pipe, not a regular file"."""
+    kind = ("a directory" if stat.S_ISDIR(mode) else "a named pipe" if stat.S_ISFIFO(mode) else
+            "a socket" if stat.S_ISSOCK(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "")
+    return f"{kind}, not a regular file" if kind else "not a regular file"
+
+
 def read_bytes(path: Path, limit: int) -> bytes:
+    """A regular file's bytes, up to ``limit``. Opened without blocking and checked once open, so
+    a named pipe or a device is refused at once (reading one would wait forever or never end)."""
     try:
-        size = path.stat().st_size
-        if not path.is_file():
-            raise SubmissionError(f"{path}: not a file")
-        if size > limit:
-            raise SubmissionError(f"{path}: {_size_text(size)} is over the {_size_text(limit)} limit for "
-                                  f"{'a class file' if limit > MAX_SUBMISSION_BYTES else 'one submission'}")
-        with path.open("rb") as fh:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except FileNotFoundError:
+        if path.is_symlink():
+            raise SubmissionError(f"{path}: a dangling symbolic link: its target does not exist") from None
+        raise SubmissionError(f"{path}: no such file") from None
+    except PermissionError:
+        raise SubmissionError(f"{path}: permission denied") from None
+    except IsADirectoryError:
+        raise SubmissionError(f"{path}: a directory, not a file") from None
+    except OSError as err:
+        raise SubmissionError(f"{path}: cannot read ({err.strerror})") from None
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            info = os.fstat(fh.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise SubmissionError(f"{path}: {_special(info.st_mode)}")
+            if info.st_size > limit:
+                raise SubmissionError(f"{path}: {_size_text(info.st_size)} is over the {_size_text(limit)} limit for "
+                                      f"{'a class file' if limit > MAX_SUBMISSION_BYTES else 'one submission'}")
             return fh.read(limit + 1)
     except FileNotFoundError:
         raise SubmissionError(f"{path}: no such file") from None
@@ -262,6 +285,10 @@ def _read_csv_rows(reader: Any, path: Path) -> tuple[list[Submission], list[Subm
     else:   # a one-question form may name columns by bare part ids ("probs")
         ignored = [header[i] for i in answer_cols if not re.fullmatch(r"[A-Za-z_]\w*", header[i])]
     answer_cols = [i for i in answer_cols if header[i] not in ignored]
+    if not answer_cols:
+        # not a class file (a stray CSV, or a link to /etc/passwd): quote only the start of it
+        raise SubmissionError(f"{path}: no column names a part (expected headers such as student_id,q1.probs; "
+                              f"the first is {excerpt(header[0] if header else '')})")
     subs: list[Submission] = []
     errors: list[SubmissionError] = []
     row_no = 1
@@ -329,21 +356,46 @@ def read_file(path: str | Path) -> tuple[list[Submission], list[SubmissionError]
 
 def collect(paths: list[str | Path]) -> tuple[list[Path], list[str]]:
     """Expand the SUBMISSION arguments: files as given, directories to their answer files
-    (.toml, .json, .csv, .tsv; not recursive, hidden files skipped). Returns (files, notes on
-    skipped directory entries)."""
+    (.toml, .json, .csv, .tsv; not recursive). Returns (files, notes): every directory entry that
+    is not read has a note "PATH: skipped (why)" — hidden, a directory, a named pipe or other
+    special file, a dangling link, a link that leads outside the directory given (a link to
+    /etc/passwd must not become a class of students), or not an answer file."""
     files: list[Path] = []
     notes: list[str] = []
     for arg in paths:
         p = Path(arg)
         if p.is_dir():
-            entries = sorted(p.iterdir(), key=lambda q: q.name)
-            for q in entries:
-                if q.name.startswith("."):
-                    continue
-                if q.is_file() and q.suffix.lower() in SUFFIXES:
+            root = p.resolve()
+            for q in sorted(p.iterdir(), key=lambda q: q.name):
+                why = _skip_reason(q, root)
+                if why:
+                    notes.append(f"{q}: skipped ({why})")
+                else:
                     files.append(q)
-                elif q.is_file():
-                    notes.append(f"{q}: skipped (not a .toml, .json or .csv answer file)")
         else:
             files.append(p)
     return files, notes
+
+
+def _skip_reason(entry: Path, root: Path) -> str:
+    """Why a directory entry is not read as an answer file, or "" when it is."""
+    if entry.name.startswith("."):
+        return "a hidden file" if not entry.is_dir() else "a hidden directory"
+    if entry.is_symlink():
+        try:
+            target = entry.resolve(strict=True)
+        except (FileNotFoundError, RuntimeError, OSError):
+            return "a dangling symbolic link: its target does not exist"
+        if not target.is_relative_to(root):
+            return f"a link to {excerpt(str(target), 60)}, outside the folder: not read"
+    try:
+        mode = entry.stat().st_mode
+    except OSError as err:
+        return f"cannot be read ({err.strerror})"
+    if stat.S_ISDIR(mode):
+        return "a directory: folders are not searched"
+    if not stat.S_ISREG(mode):
+        return _special(mode)
+    if entry.suffix.lower() not in SUFFIXES:
+        return "not a .toml, .json or .csv answer file"
+    return ""

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from examprep import generators
-from examprep.answers.files import read_file
+from examprep.answers.files import collect, read_file
 from examprep.cli import app
 from examprep.keys import Key, write_key
 
@@ -118,6 +118,58 @@ GRADED = GOOD + ["c_nan", "c_ninf", "c_big", "rn", "rm", "sur\udfff", "by", "unk
                  "\x1b[2Jclear", "-rf"]
 
 
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory, key_path):
+    tmp = tmp_path_factory.mktemp("hostile")
+    folder = hostile_class(tmp, key_path)
+    out = tmp / "out"
+    res = run("grade", key_path, folder, "--json", out / "g.json", "--csv", out / "g.csv", "--report", out / "rep",
+              "--gradescope", out / "gs", "--no-color")
+    return folder, out, res
+
+
+def test_the_batch_finishes_grades_every_good_file_and_writes_every_output(graded):
+    folder, out, res = graded
+    assert res.exit_code == 1, res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
+    data = json.loads((out / "g.json").read_text(encoding="utf-8"))
+    assert sorted(s["student_id"] for s in data["submissions"]) == sorted(GRADED)
+    for s in data["submissions"]:
+        if s["student_id"] in GOOD:
+            assert s["percent"] == 100.0, s
+    rows = (out / "g.csv").read_text(encoding="utf-8").splitlines()
+    assert len(rows) == 1 + len(GRADED)
+    assert len(list((out / "rep").iterdir())) == len(GRADED) == len(list((out / "gs").iterdir()))
+
+
+def test_each_unreadable_file_is_named_with_its_reason(graded):
+    folder, out, res = graded
+    data = json.loads((out / "g.json").read_text(encoding="utf-8"))
+    for name, reason in UNREADABLE.items():
+        lines = [u for u in data["unreadable"] if name in u]
+        assert len(lines) == 1 and reason in lines[0], (name, data["unreadable"])
+        line = next(ln for ln in res.stderr.splitlines() if name in ln)
+        assert line.startswith("unreadable: ") and reason in line, line
+    assert len(data["unreadable"]) == len(UNREADABLE)
+
+
+def test_each_bad_part_is_named_with_its_reason(graded):
+    _, out, _ = graded
+    data = json.loads((out / "g.json").read_text(encoding="utf-8"))
+    by_id = {s["student_id"]: s for s in data["submissions"]}
+
+    def unreadable_parts(sid):
+        return {p["part"]: p["feedback"] for q in by_id[sid]["problems"] for p in q["parts"]
+                if p["status"] == "unparseable"}
+
+    assert "NaN is not a choice" in unreadable_parts("c_nan")["prevents"]
+    assert "infinity is not a choice" in unreadable_parts("c_ninf")["prevents"]
+    assert "not a choice" in unreadable_parts("c_big")["prevents"]
+    assert "rows of different lengths" in unreadable_parts("rn")["loss"]
+    assert "rows of different lengths" in unreadable_parts("rm")["scores"]
+    assert "unexpected character" in unreadable_parts("sur\udfff")["loss"]
+
+
 def test_files_read_by_json_and_toml_alone(tmp_path, key_path):
     folder = hostile_class(tmp_path, key_path)
     for name, reason in UNREADABLE.items():
@@ -182,3 +234,54 @@ def test_a_long_unknown_id_is_quoted_as_a_short_excerpt(key_path, tmp_path):
     res = run("grade", key_path, tmp_path / "u.json", "--json", "-")
     warning = json.loads(res.stdout)["submissions"][0]["warnings"][0]
     assert len(warning) < 200 and "…" in warning
+
+
+# ----------------------------------------------------------------------------- item 3: links out of the folder
+
+def test_symlinks_out_of_the_folder_are_not_read(graded):
+    folder, out, res = graded
+    data = json.loads((out / "g.json").read_text(encoding="utf-8"))
+    everything = res.output + (out / "g.json").read_text(encoding="utf-8") + (out / "g.csv").read_text(encoding="utf-8")
+    everything += "".join(p.read_text(encoding="utf-8") for p in (out / "rep").iterdir())
+    assert "root:" not in everything and SECRET not in everything
+    for name in ("passwd.csv", "outside.toml"):
+        note = next(n for n in data["notes"] if name in n)
+        assert "skipped" in note and "outside" in note, note
+
+
+def test_a_symlink_inside_the_folder_is_read(key_path, tmp_path):
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "real.json").write_text(json.dumps(good_answers(key_path, "r")))
+    os.symlink("real.json", tmp_path / "c" / "alias.json")
+    files, notes = collect([tmp_path / "c"])
+    assert [f.name for f in files] == ["alias.json", "real.json"] and notes == []
+
+
+def test_an_unreadable_file_is_quoted_only_as_a_short_escaped_excerpt(key_path, tmp_path):
+    (tmp_path / "c").mkdir()
+    line = "secret\x1b[2J" + "s" * 500
+    (tmp_path / "c" / "odd.csv").write_text(line + "\n" + "a:b:c\n" * 20)
+    res = run("grade", key_path, tmp_path / "c", "--json", "-")
+    assert "s" * 60 not in res.output and "\x1b" not in res.output, res.output
+    data = json.loads(res.stdout)
+    assert data["submissions"] == [] and "no column names a part" in data["unreadable"][0]
+
+
+# ----------------------------------------------------------------------------- item 4: nothing skipped in silence
+
+def test_every_entry_not_graded_is_listed_with_its_reason(graded):
+    folder, out, res = graded
+    data = json.loads((out / "g.json").read_text(encoding="utf-8"))
+    for name, reason in SKIPPED.items():
+        notes = [n for n in data["notes"] if f"/{name}:" in n]
+        assert len(notes) == 1 and "skipped" in notes[0] and reason in notes[0], (name, data["notes"])
+        assert any(name in ln and reason in ln for ln in res.stderr.splitlines()), name
+    entries = {os.fsdecode(e) for e in os.listdir(os.fsencode(folder))}
+    graded_sources = {s["source"].rsplit("/", 1)[-1] for s in data["submissions"]}
+    assert entries == graded_sources | set(UNREADABLE) | set(SKIPPED)
+
+
+def test_a_fifo_given_by_name_is_refused_without_blocking(tmp_path):
+    os.mkfifo(tmp_path / "p.toml")
+    subs, errors = read_file(tmp_path / "p.toml")
+    assert not subs and "not a regular file" in str(errors[0])
