@@ -25,9 +25,10 @@ _RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f
 
 
 def safe_name(student_id: str) -> str:
-    """A file name for a student id: [A-Za-z0-9._-] only, no leading dot, at most 64 characters;
+    """A file name for a student id: [A-Za-z0-9._-] only, no leading dot or dash (a name such as
+    "-rf" reads as an option to the next command), at most 64 characters;
     an id that had to change gets "-" and 8 hex digits of its SHA-1, so distinct ids stay distinct."""
-    clean = re.sub(r"[^A-Za-z0-9._-]+", "_", student_id).strip("._") [:64]
+    clean = re.sub(r"[^A-Za-z0-9._-]+", "_", student_id).strip("._-")[:64]
     if clean == student_id and clean.lower().split(".")[0] not in _RESERVED and clean:
         return clean
     digest = hashlib.sha1(student_id.encode("utf-8", "surrogatepass")).hexdigest()[:8]
@@ -208,8 +209,16 @@ def summary_view(results: list[SubmissionResult], top: int = 8) -> Any:
 
 # ----------------------------------------------------------------------------- Markdown
 
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]()#|~])")
+
+
 def _md(text: str) -> str:
-    return printable(str(text).replace("\n", " ")).replace("|", "\\|")
+    """Text from a student (or a file) inside Markdown: printable, on one line, HTML escaped
+    (<script>, <img onerror=…> show as text) and Markdown punctuation backslash-escaped, so
+    [x](javascript:…) is no link and a '|' does not split a table cell."""
+    text = printable(str(text).replace("\r\n", " ").replace("\n", " "))
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_SPECIAL.sub(r"\\\1", text)
 
 
 def markdown_report(res: SubmissionResult, *, show_answers: bool = False) -> str:
@@ -228,7 +237,7 @@ def markdown_report(res: SubmissionResult, *, show_answers: bool = False) -> str
         lines += [head, "|" + "---|" * (6 if show_answers else 5)]
         for i, r in enumerate(pr.parts):
             status = STATUS_WORD[r.status] + (f" ({r.misconception.id})" if r.misconception else "")
-            shown = fmt_value(r.value) if r.value is not None else (_md(str(r.raw))[:60] if r.raw not in (None, "") else "—")
+            shown = fmt_value(r.value) if r.value is not None else (str(r.raw)[:60] if r.raw not in (None, "") else "—")
             cells = [f"({letter(i)}) `{r.part_id}`", status, f"{_points(r.score)}/{_points(r.max_score)}", _md(shown)]
             if show_answers:
                 part = pr.problem.parts[i]
@@ -304,7 +313,7 @@ CELL_LIMIT = 32_000        # a spreadsheet cell holds 32,767 characters
 
 
 def _cell(text: str) -> str:
-    text = _no_surrogates(text)
+    text = printable(text)          # no ESC sequence for a terminal that shows the file, no lone surrogate
     if len(text) > CELL_LIMIT:
         text = text[:CELL_LIMIT - 1] + "…"
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text

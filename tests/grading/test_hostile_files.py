@@ -6,6 +6,7 @@ The fixture folder is built in tmp_path by ``hostile_class``: files that cannot 
 symlinks, names that are not UTF-8) are made there, next to good submissions."""
 import json
 import os
+import re
 
 import pytest
 from typer.testing import CliRunner
@@ -285,3 +286,27 @@ def test_a_fifo_given_by_name_is_refused_without_blocking(tmp_path):
     os.mkfifo(tmp_path / "p.toml")
     subs, errors = read_file(tmp_path / "p.toml")
     assert not subs and "not a regular file" in str(errors[0])
+
+
+# ----------------------------------------------------------------------------- item 5: escaping
+
+def test_reports_escape_html_and_markdown_links(graded):
+    _, out, _ = graded
+    reports = [p.read_text(encoding="utf-8") for p in (out / "rep").iterdir()]
+    xss = next(r for r in reports if "script" in r)
+    for bad in ("<script>", "<img", "](javascript:", "[x](", "[y](", "\x1b"):
+        assert bad not in xss, bad
+    assert "&lt;script&gt;" in xss and "\\x1b" in xss
+
+
+def test_no_control_character_reaches_the_terminal(graded):
+    _, _, res = graded
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]", res.output)
+    assert "\\x1b[2Jclear" in res.stderr or "\\x1b[2Jclear" in res.stdout
+
+
+def test_no_output_name_starts_with_a_dash(graded):
+    _, out, _ = graded
+    for folder in (out / "rep", out / "gs"):
+        names = [p.name for p in folder.iterdir()]
+        assert names and not any(n.startswith("-") for n in names), names
