@@ -190,6 +190,8 @@ HOSTILE = [
     ("symbolic power", "expression", "(p_i + y_i)^60 - (p_i + y_i)^60 + p_i - y_i"),
     ("symbolic exp/log", "expression", "ln(e^(p_i))*exp(ln(1)) - y_i*sqrt(y_i^2)/y_i"),
     ("code injection", "expression", "__import__('os').system('true')"),
+    ("literal 1e-10000000 (symbolic)", "expression", "p_i - y_i + 1e-10000000"),
+    ("(p+y+1)^1000 (symbolic)", "expression", "(p_i + y_i + 1)^1000 - (p_i + y_i + 1)^1000 + p_i - y_i"),
 ]
 
 
@@ -202,18 +204,27 @@ def worst_cases():
         "matrix": Part("m", "m", "matrix", [[0.1] * 20] * 20, shape=(20, 20)),
         "expression": Part("d", "d", "expression", "p_i - y_i", tolerance=EXACT, exact="p_i - y_i", variables=("p_i", "y_i")),
     }
+    from concurrent.futures import ThreadPoolExecutor
+
+    from examprep.answers import symbolic
+
     check_part(parts["expression"], "p_i - y_i")        # sympy imported once, as any run does
     rows = []
+    pool = ThreadPoolExecutor(1)                         # no SIGALRM there: only the cost bound holds
     for label, kind, text in HOSTILE:
-        times = []
+        times, thread_times = [], []
         for _ in range(5):
-            from examprep.answers import symbolic
-
             symbolic._sympy_zero.cache_clear()           # no help from the cache: each is a first sight
             t0 = time.perf_counter()
             r = check_part(parts[kind], text)
             times.append(time.perf_counter() - t0)
-        rows.append((label, max(times) * 1e3, statistics.median(times) * 1e3, r.status, r.feedback[:60]))
+            symbolic._sympy_zero.cache_clear()
+            t0 = time.perf_counter()
+            pool.submit(check_part, parts[kind], text).result()
+            thread_times.append(time.perf_counter() - t0)
+        rows.append((label, max(times) * 1e3, statistics.median(times) * 1e3, max(thread_times) * 1e3, r.status,
+                     r.feedback[:60]))
+    pool.shutdown()
     return rows
 
 
@@ -302,12 +313,12 @@ def main() -> None:
             ratio = f"{t_grade / t_parse:.1f}×" if t_parse > 1e-4 else "—"
             print(f"{label:<38}{size:>10,}{t_grade:>9.3f}{t_parse:>9.3f}{ratio:>8}  {verdict}")
         print(f"slowest hostile file {slowest:.2f} s; goal < 1 s: {'met' if slowest < 1 else 'NOT met'}")
-    print("\nworst-case answers (5 runs each, symbolic cache cleared):")
-    print(f"{'answer':<32}{'max ms':>8}{'median ms':>11}  verdict")
+    print("\nworst-case answers (5 runs each, symbolic cache cleared; 'thread': in a worker thread):")
+    print(f"{'answer':<32}{'max ms':>8}{'median ms':>11}{'thread max':>11}  verdict")
     worst = 0.0
-    for label, mx, med, status, fb in worst_cases():
-        worst = max(worst, mx)
-        print(f"{label:<32}{mx:>8.2f}{med:>11.2f}  {status}: {fb}")
+    for label, mx, med, thread_mx, status, fb in worst_cases():
+        worst = max(worst, mx, thread_mx)
+        print(f"{label:<32}{mx:>8.2f}{med:>11.2f}{thread_mx:>11.2f}  {status}: {fb}")
     print(f"slowest single answer {worst:.1f} ms; goal ≤ 50 ms: {'met' if worst <= 50 else 'NOT met'}")
 
 

@@ -3,9 +3,11 @@
 Two expressions are compared first by evaluating both at a few random points (cheap; a
 difference at any well-defined point settles "not equivalent"), then, when they agree
 everywhere, by sympy on objects built node by node from our syntax tree (never ``sympify`` on
-student text), under a time limit. When sympy proves ``a − b = 0`` the verdict says
-"symbolically"; when sympy runs out of time or cannot decide, the numeric agreement at
-``POINTS`` random points decides, and the verdict says "numerically".
+student text), under a time limit, and only for answers whose cost is bounded first (the size
+of each literal, the terms an expansion can make): the time limit works on the main thread
+only. When sympy proves ``a − b = 0`` the verdict says "symbolically"; when sympy runs out of
+time, cannot decide or is not asked, the numeric agreement at ``POINTS`` random points decides,
+and the verdict says "numerically".
 """
 from __future__ import annotations
 
@@ -21,7 +23,8 @@ from examprep.answers.parse import AnswerParseError, evaluate, unparse
 
 POINTS = 6
 RTOL = 1e-8
-# Time limit on one symbolic check (main thread; elsewhere only the cheap steps run). sympy only
+# Time limit on one symbolic check (main thread; elsewhere only the cheap steps run, on answers
+# within_budget, as everywhere). sympy only
 # confirms what the numeric check already found, so a timeout never changes a verdict: it only
 # reports "checked numerically" instead of "symbolically".
 SYMPY_SECONDS = 0.03
@@ -155,14 +158,83 @@ def _warm_up(sp: Any) -> None:
     _WARM = True
 
 
+# What sympy may be given, decided before it sees anything: SIGALRM (the time limit) exists only on
+# the main thread, and no timer interrupts one long C-level step (Rational("1e-10000000") builds
+# 10**10000000). Beyond these bounds the numeric verdict stands alone ("checked numerically").
+MAX_LITERAL_DIGITS = 60        # significant digits of one number as typed
+MAX_LITERAL_EXPONENT = 60      # |n| in a literal's "e±n"
+MAX_TERMS = 2_000              # terms an expansion may reach (every node's estimate, summed)
+
+
+def _literal_ok(text: str) -> bool:
+    mantissa, _, exponent = text.lower().partition("e")
+    digits = mantissa.replace(".", "")
+    return len(digits) <= MAX_LITERAL_DIGITS and (not exponent or abs(int(exponent)) <= MAX_LITERAL_EXPONENT)
+
+
+def _terms(node: Any, total: list[int]) -> int:
+    """An upper estimate of the terms sympy's expand() makes of ``node``; adds every node's
+    estimate to total[0] and stops (returning MAX_TERMS + 1) once the sum passes MAX_TERMS."""
+    kind = node[0]
+    if kind == "num":
+        n = 1 if _literal_ok(node[2]) else MAX_TERMS + 1
+    elif kind in ("const", "var"):
+        n = 1
+    elif kind in ("neg", "pct"):
+        n = _terms(node[1], total)
+    elif kind == "call":
+        _terms(node[2][0], total)
+        n = 1
+    elif kind in ("add", "sub"):
+        n = _terms(node[1], total) + _terms(node[2], total)
+    elif kind in ("mul", "div"):
+        n = _terms(node[1], total) * _terms(node[2], total)
+    elif kind == "pow":
+        base = _terms(node[1], total)
+        _terms(node[2], total)
+        n = _power_terms(base, node[2])
+    else:
+        n = MAX_TERMS + 1
+    total[0] += min(n, MAX_TERMS + 1)
+    if total[0] > MAX_TERMS:
+        raise OverflowError
+    return min(n, MAX_TERMS + 1)
+
+
+def _power_terms(base: int, exponent: Any) -> int:
+    """Terms of (a sum of ``base`` terms)^k expanded: C(k + base − 1, base − 1) for a whole k."""
+    if base == 1:
+        return 1
+    try:
+        k = abs(evaluate(exponent))
+    except AnswerParseError:
+        return 1                          # a symbolic exponent: expand() leaves the power alone
+    if k != int(k) or k > MAX_TERMS:
+        return 1 if k != int(k) else MAX_TERMS + 1
+    return min(math.comb(int(k) + base - 1, base - 1), MAX_TERMS + 1)
+
+
+def within_budget(node: Any) -> bool:
+    """May sympy be given this node? Literals of at most MAX_LITERAL_DIGITS digits and exponent
+    MAX_LITERAL_EXPONENT, and at most MAX_TERMS terms once expanded, in any thread."""
+    try:
+        _terms(node, [0])
+    except (OverflowError, RecursionError):
+        return False
+    return True
+
+
 def equivalent(a: Any, b: Any, variables: tuple[str, ...] = ()) -> tuple[bool, str]:
     """Are scalar nodes ``a`` (the student's) and ``b`` (the key's) the same expression?
 
     Returns (verdict, how): how is "symbolically" or "numerically" (at POINTS random points).
+    sympy is asked only when both are within_budget.
     """
     num = numeric_verdict(a, b, variables)
     if num is False:
         return False, "numerically"
+    if not (within_budget(a) and within_budget(b)):
+        return bool(num), "numerically"
     proof = _sympy_zero(unparse(a), unparse(b), a, b, tuple(variables))
     if proof:
         return True, "symbolically"
