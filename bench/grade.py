@@ -190,7 +190,7 @@ HOSTILE = [
     ("symbolic power", "expression", "(p_i + y_i)^60 - (p_i + y_i)^60 + p_i - y_i"),
     ("symbolic exp/log", "expression", "ln(e^(p_i))*exp(ln(1)) - y_i*sqrt(y_i^2)/y_i"),
     ("code injection", "expression", "__import__('os').system('true')"),
-    ("literal 1e-10000000 (symbolic)", "expression", "p_i - y_i + 1e-10000000"),
+    ("literal 1E-10000000 (symbolic)", "expression", "p_i - y_i + 1E-10000000"),
     ("(p+y+1)^1000 (symbolic)", "expression", "(p_i + y_i + 1)^1000 - (p_i + y_i + 1)^1000 + p_i - y_i"),
 ]
 

@@ -390,11 +390,12 @@ def parse_answer(part: Part, raw: Any) -> Any:
 def _parse_expression(part: Part, raw: Any) -> Expr:
     if _big_int(raw):
         raise AnswerParseError("number too large")
+    typed = isinstance(raw, str)          # a TOML/JSON number is no text: its '1e-05' is not ambiguous
     if isinstance(raw, (int, float)):
         raw = repr(raw)
     if not isinstance(raw, str):
         raise AnswerParseError(f"expected an expression as text, got {_type_word(raw)}")
-    node = parse_text(raw, variables=part.variables, scalar=True)
+    node = parse_text(raw, variables=part.variables, scalar=True, expression=typed)
     if isinstance(node, list):
         raise AnswerParseError("expected one expression, got a list (write products with *)")
     _probe(node, part.variables)

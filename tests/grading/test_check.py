@@ -288,7 +288,7 @@ def test_any_raw_answer_gets_a_verdict_never_an_exception(raw, k):
 
 # ----------------------------------------------------------------------------- symbolic cost, any thread (issue 14, item 7)
 
-COSTLY = ["p_i - y_i + 1e-10000000", "p_i - y_i + 1e-400", "p_i - y_i + 0." + "0" * 3000 + "1",
+COSTLY = ["p_i - y_i + 1E-10000000", "p_i - y_i + 1E-400", "p_i - y_i + 0." + "0" * 3000 + "1",
           "(p_i + y_i + 1)^1000 - (p_i + y_i + 1)^1000 + p_i - y_i",
           "((p_i + y_i)^30)^30 - ((p_i + y_i)^30)^30 + p_i - y_i",
           "(p_i + 1)*(p_i + 2)*(p_i + 3)*(y_i + 1)*(y_i + 2)*(y_i + 3)*(p_i + y_i)^400 - "
@@ -318,7 +318,7 @@ def test_sympy_never_sees_a_costly_answer_in_a_worker_thread(monkeypatch, answer
 
 @pytest.mark.parametrize("answer", ["p_i - y_i", "(p_i^2 - y_i*p_i)/p_i", "ln(e^(p_i)) - y_i",
                                     "(p_i + y_i)^60 - (p_i + y_i)^60 + p_i - y_i",
-                                    "+".join(["(p_i - y_i)/40"] * 40), "p_i - y_i + 1e-3 - 0.001"])
+                                    "+".join(["(p_i - y_i)/40"] * 40), "p_i - y_i + 1E-3 - 0.001"])
 def test_ordinary_answers_are_within_the_bound_and_proven_symbolically(answer):
     from examprep.answers import symbolic
 
