@@ -9,13 +9,13 @@ Student text is never evaluated as code (no eval, sympify or parse_expr): see ``
 from __future__ import annotations
 
 from examprep.answers.check import (STATUSES, Expr, PartResult, bounds, check_part, entries_ok, is_blank,
-                                    parse_answer, rule_text, shape_feedback)
+                                    parse_answer, raw_text, rule_text, shape_feedback)
 from examprep.answers.parse import AnswerParseError
 from examprep.errors import ParamError
 from examprep.problem import Tolerance
 
 __all__ = ["AnswerParseError", "Expr", "PartResult", "STATUSES", "bounds", "check_part", "entries_ok", "is_blank",
-           "parse_answer", "parse_tolerance", "rule_text", "shape_feedback"]
+           "parse_answer", "parse_tolerance", "raw_text", "rule_text", "shape_feedback"]
 
 _RULES = ("sigfigs", "decimals", "rtol", "atol", "exact")
 

@@ -47,7 +47,8 @@ class PartResult:
 
     status: one of STATUSES; score out of max_score (the part's points); value: the parsed answer
     (float, int, nested lists, canonical expression text or choice label; None when blank or
-    unreadable); misconception: the matched one, if any; feedback: one or two sentences for the
+    unreadable); raw: the answer as written (text, or the TOML/JSON number or list; see
+    raw_text); misconception: the matched one, if any; feedback: one or two sentences for the
     student; rule: the part's rule in plain words ("each entry to 3 significant figures").
     ecf_from: the earlier parts whose (student) values a carried-forward check used.
     """
@@ -69,9 +70,44 @@ class PartResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"part": self.part_id, "status": self.status, "score": round(self.score, 6),
-                "max_score": self.max_score, "value": _jsonable(self.value),
+                "max_score": self.max_score, "raw": raw_text(self.raw), "value": _jsonable(self.value),
                 "misconception": self.misconception.id if self.misconception else None,
                 "feedback": self.feedback, "rule": self.rule, "ecf_from": list(self.ecf_from)}
+
+
+RAW_SHOWN = 500         # characters of a raw answer kept in reports (the parser reads at most MAX_CHARS)
+
+
+def raw_text(raw: Any) -> str | None:
+    """What the student wrote, as text: typed text as it is, a TOML/JSON number or list as the
+    format writes it ("0.18234567", "[[1, 0.5], [2, 3]]", "true", "nan"); cut at RAW_SHOWN
+    characters with "…"; a lone surrogate as its escape "\\udfff". None when the file has no
+    answer at all."""
+    if raw is None:
+        return None
+    text = raw if isinstance(raw, str) else _written(raw, 0)
+    text = text if len(text) <= RAW_SHOWN else text[:RAW_SHOWN] + "…"
+    # a lone surrogate (a JSON "\udfff") cannot be encoded: keep it visible as that escape
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _written(raw: Any, depth: int) -> str:
+    if isinstance(raw, bool):
+        return "true" if raw else "false"
+    if _big_int(raw):
+        return f"a number of {int(math.log10(abs(raw))) + 1} digits"
+    if isinstance(raw, (int, float)):
+        return repr(raw)
+    if isinstance(raw, (list, tuple, dict)) and depth >= MAX_DEPTH:
+        return "…"
+    if isinstance(raw, (list, tuple)):
+        return "[" + ", ".join(_written(x, depth + 1) for x in raw[:RAW_SHOWN]) + ("…]" if len(raw) > RAW_SHOWN else "]")
+    if isinstance(raw, dict):
+        return "{" + ", ".join(f"{k}: {_written(v, depth + 1)}" for k, v in list(raw.items())[:RAW_SHOWN]) + "}"
+    return raw if isinstance(raw, str) else str(raw)
 
 
 def _jsonable(v: Any) -> Any:

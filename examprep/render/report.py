@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from examprep.answers import PartResult
+from examprep.answers import PartResult, raw_text
 from examprep.answers.files import printable
 from examprep.grading import BatchResult, ProblemResult, SubmissionResult, address, summarise
 
@@ -71,6 +71,37 @@ def fmt_value(value: Any, digits: int = 4) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(fmt_value(v, digits) for v in value) + "]"
     return str(value)
+
+
+def answer_text(r: PartResult, n: int = 80) -> str | None:
+    """What the student wrote and, where it reads differently, the value it was read as:
+    "1/3 (read as 0.3333)", "[0.1 0.2 0.7]", "e/(2e + 1)". None for no answer."""
+    raw = raw_text(r.raw)
+    if raw is None or not raw.strip():
+        return None
+    raw = raw.strip()
+    raw = raw if len(raw) <= n else raw[:n] + "…"
+    if r.value is None:
+        return raw
+    read = fmt_value(r.value)
+    return raw if _reads_as(raw, r.value, read) else f"{raw} (read as {read})"
+
+
+_LAYOUT = str.maketrans("", "", " ,*\t")
+
+
+def _reads_as(raw: str, value: Any, shown: str) -> bool:
+    """Is the value just the raw text read back (so "read as" would only repeat it)? Unicode
+    forms count as written (−0.5 is -0.5)."""
+    from examprep.answers.parse import normalise
+
+    raw = normalise(raw)
+    if raw.translate(_LAYOUT) == shown.translate(_LAYOUT) or raw == str(value):
+        return True
+    try:
+        return json.loads(raw) == value if raw[:1] == "[" else float(raw) == value
+    except (ValueError, TypeError, RecursionError):
+        return False
 
 
 def _points(x: float) -> str:
@@ -153,8 +184,8 @@ def feedback_view(res: SubmissionResult, *, show_answers: bool = False) -> Any:
             body = Text.assemble((STATUS_WORD[r.status], style + " bold"),
                                  (f" ({r.misconception.id})" if r.misconception else "", style),
                                  (f"  {_points(r.score)}/{_points(r.max_score)}", "bold"))
-            if r.value is not None or r.raw not in (None, ""):
-                shown = fmt_value(r.value) if r.value is not None else str(r.raw)[:80]
+            shown = answer_text(r)
+            if shown is not None:
                 body.append("  your answer ", style="dim")
                 body.append(printable(shown))
             if show_answers and not r.full_marks:
@@ -237,7 +268,7 @@ def markdown_report(res: SubmissionResult, *, show_answers: bool = False) -> str
         lines += [head, "|" + "---|" * (6 if show_answers else 5)]
         for i, r in enumerate(pr.parts):
             status = STATUS_WORD[r.status] + (f" ({r.misconception.id})" if r.misconception else "")
-            shown = fmt_value(r.value) if r.value is not None else (str(r.raw)[:60] if r.raw not in (None, "") else "—")
+            shown = answer_text(r) or "—"
             cells = [f"({letter(i)}) `{r.part_id}`", status, f"{_points(r.score)}/{_points(r.max_score)}", _md(shown)]
             if show_answers:
                 part = pr.problem.parts[i]
@@ -262,12 +293,11 @@ def gradescope_json(res: SubmissionResult, *, visibility: str = "visible", show_
             out = [f"{STATUS_WORD[r.status]}" + (f" ({r.misconception.id})" if r.misconception else "")]
             if r.status != "correct":
                 out.append(r.feedback)
-            if r.value is not None:
-                shown = fmt_value(r.value)
-            elif r.raw not in (None, ""):                # unreadable: what was written, so it can be checked
-                shown = repr(str(r.raw)[:200]) + " (could not be read)"
-            else:
+            shown = answer_text(r, 200)
+            if shown is None:
                 shown = "—"
+            elif r.value is None:                        # unreadable: what was written, so it can be checked
+                shown = repr(shown) + " (could not be read)"
             out.append(f"your answer: {shown}")
             if show_answers:
                 part = pr.problem.parts[i]
@@ -286,7 +316,8 @@ def gradescope_json(res: SubmissionResult, *, visibility: str = "visible", show_
 # ----------------------------------------------------------------------------- CSV / JSON
 
 def csv_text(results: list[SubmissionResult]) -> str:
-    """One row per student: id, name, source, per question and per part scores, total, max, %.
+    """One row per student: id, name, source, per question and per part scores, total, max, %,
+    misconceptions, warnings, then per part the answer as written ("q1.loss answer").
     Cells that a spreadsheet would run as a formula (=, +, -, @ first) are prefixed with '."""
     addresses: list[str] = []
     n_q = max((len(r.problems) for r in results), default=0)
@@ -297,7 +328,7 @@ def csv_text(results: list[SubmissionResult]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["student_id", "name", "source", "variant", *[f"q{q}" for q in range(1, n_q + 1)], *addresses,
-                "total", "max", "percent", "misconceptions", "warnings"])
+                "total", "max", "percent", "misconceptions", "warnings", *[f"{a} answer" for a in addresses]])
     for res in results:
         per_part = {addr: r for addr, _, r in res.parts()}
         q_scores = [_points(res.problems[q].score) if q < len(res.problems) else "" for q in range(n_q)]
@@ -305,7 +336,8 @@ def csv_text(results: list[SubmissionResult]) -> str:
         w.writerow([_cell(res.student_id), _cell(res.name), _cell(res.source), _cell(res.variant), *q_scores,
                     *[_points(per_part[a].score) if a in per_part else "" for a in addresses],
                     _points(res.score), _points(res.max_score), f"{res.percent:.1f}", mis,
-                    _cell(" | ".join(res.warnings))])
+                    _cell(" | ".join(res.warnings)),
+                    *[_cell(raw_text(per_part[a].raw) or "") if a in per_part else "" for a in addresses]])
     return buf.getvalue()
 
 
