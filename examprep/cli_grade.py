@@ -34,6 +34,7 @@ def register(app: typer.Typer) -> None:
         tolerance: Optional[list[str]] = typer.Option(
             None, "--tolerance", help="Override a tolerance: RULE:VALUE for every numeric part, or PART=RULE:VALUE "
                                       "(PART: q2.loss, q2 or loss); rules sigfigs, decimals, rtol, atol, exact. Repeatable."),
+        wide: bool = typer.Option(False, "--wide", help="The class table with every question's column, however wide."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No tables: only files, warnings and errors."),
         no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour."),
     ) -> None:
@@ -49,7 +50,7 @@ def register(app: typer.Typer) -> None:
             code = _grade(key, submissions or [], self_test=self_test, csv_out=csv_out, json_out=json_out,
                           report=report, gradescope=gradescope, visibility=visibility, details=details,
                           show_answers=show_answers, no_ecf=no_ecf, ecf_credit=ecf_credit, tolerance=tolerance or [],
-                          quiet=quiet, no_color=no_color)
+                          wide=wide, quiet=quiet, no_color=no_color)
         except ExamprepError as err:
             raise fail(err) from None
         raise typer.Exit(code)
@@ -98,7 +99,7 @@ def _check_tolerance_targets(settings, the_key) -> None:
 
 def _grade(key: str, submissions: list[str], *, self_test: bool, csv_out: str | None, json_out: str | None,
            report: str | None, gradescope: str | None, visibility: str, details: bool | None, show_answers: bool,
-           no_ecf: bool, ecf_credit: str, tolerance: list[str], quiet: bool, no_color: bool) -> int:
+           no_ecf: bool, ecf_credit: str, tolerance: list[str], wide: bool, quiet: bool, no_color: bool) -> int:
     from pathlib import Path
 
     from rich.console import Console
@@ -188,7 +189,14 @@ def _grade(key: str, submissions: list[str], *, self_test: bool, csv_out: str | 
             for res in results:
                 out.print(rep.feedback_view(res, show_answers=show_answers))
         if len(results) > 1 or not show_details:
-            out.print(rep.class_table(results))
+            table = rep.class_table(results, width=out.width, wide=wide)
+            if wide:            # every column whole: as wide as it needs, the terminal wraps or `less -S` scrolls
+                terminal_width = out.width
+                out.width = max(terminal_width, rep.table_width(table))
+                out.print(table, crop=False)
+                out.width = terminal_width
+            else:
+                out.print(table)
             out.print(rep.summary_view(results))
     for note in batch.notes:
         err.print(f"note: {rep._escape(note)}")

@@ -114,21 +114,53 @@ def part_label(pr: ProblemResult, i: int, r: PartResult) -> str:
 
 # ----------------------------------------------------------------------------- terminal
 
-def class_table(results: list[SubmissionResult], limit: int | None = 200) -> Any:
-    """A rich table: one row per student, one column per question, total and percent; at most
-    ``limit`` rows (the caption says how many were left out: the CSV export has them all)."""
+def class_table(results: list[SubmissionResult], limit: int | None = 200, *, width: int | None = None,
+                wide: bool = False) -> Any:
+    """A rich table, one row per student: student, total, percentage and flags (carried
+    forward, misconceptions, blanks, unreadable, warnings), with one column per question when
+    those fit in ``width`` columns (always with ``wide``, which may need more; print it with
+    table_width()). No score or total is ever cut. At most ``limit`` rows (the caption says how
+    many were left out: the CSV export has them all)."""
+    shown = results if limit is None or len(results) <= limit else results[:limit]
+    table = _class_table(results, shown, per_question=True)
+    if wide or width is None or table_width(table, minimum=True) <= width:
+        return table
+    table = _class_table(results, shown, per_question=True, id_width=16)      # long ids end in "…"
+    if table_width(table, minimum=True) <= width:
+        return table
+    table = _class_table(results, shown, per_question=False)
+    table.caption = ((table.caption + "; ") if table.caption else "") + \
+        f"scores per question do not fit in {width} columns: --wide shows them, --csv FILE has them"
+    return table
+
+
+def table_width(table: Any, minimum: bool = False) -> int:
+    """The columns a table needs: its natural width, or with ``minimum`` the least it can be
+    squeezed to without cutting a cell that must stay whole."""
+    from rich.console import Console
+    from rich.measure import Measurement
+
+    console = Console(width=100_000)
+    m = Measurement.get(console, console.options, table)
+    return m.minimum if minimum else m.maximum
+
+
+def _class_table(results: list[SubmissionResult], shown: list[SubmissionResult], per_question: bool,
+                 id_width: int | None = None) -> Any:
     from rich import box
     from rich.table import Table
 
-    n_q = max((len(r.problems) for r in results), default=0)
+    n_q = max((len(r.problems) for r in results), default=0) if per_question else 0
     table = Table(box=box.SIMPLE_HEAVY, title=f"{len(results)} submission{'s' if len(results) != 1 else ''}")
-    table.add_column("student")
+    if id_width:
+        table.add_column("student", no_wrap=True, overflow="ellipsis", max_width=id_width)
+    else:
+        table.add_column("student", overflow="fold")
     for q in range(1, n_q + 1):
-        table.add_column(f"q{q}", justify="right")
-    table.add_column("total", justify="right", style="bold")
-    table.add_column("%", justify="right")
-    table.add_column("notes", style="dim")
-    shown = results if limit is None or len(results) <= limit else results[:limit]
+        table.add_column(f"q{q}", justify="right", no_wrap=True)
+    table.add_column("total", justify="right", style="bold", no_wrap=True)
+    table.add_column("%", justify="right", no_wrap=True)
+    table.add_column("flags", style="dim", min_width=12)
     if len(shown) < len(results):
         table.caption = f"first {len(shown)} of {len(results)} students; --csv FILE lists them all"
     for res in shown:
