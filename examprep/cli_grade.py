@@ -198,6 +198,8 @@ def _grade(key: str, submissions: list[str], *, self_test: bool, csv_out: str | 
             else:
                 out.print(table)
             out.print(rep.summary_view(results))
+    for warning in batch.warnings:          # about the key: once, not per student
+        err.print(f"[yellow]warning[/]: {rep._escape(key)}: {rep._escape(warning)}")
     for note in batch.notes:
         err.print(f"note: {rep._escape(note)}")
     if not show_details or quiet or to_stdout:      # the feedback view shows them otherwise

@@ -11,7 +11,7 @@ import difflib
 import gc
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, NamedTuple
 
 from examprep.answers import PartResult, check_part
 from examprep.problem import Problem, Tolerance
@@ -31,6 +31,7 @@ class Settings:
     ecf: bool = True
     ecf_credit: float = 1.0
     tolerances: dict[str, Tolerance] = field(default_factory=dict)
+    ecf_off: frozenset[int] = frozenset()     # id() of parts graded without carried-forward credit (see ecf_drift)
 
     def tolerance_for(self, number: int, part_id: str, kind: str = "number") -> Tolerance | None:
         """The override for a part, most specific first; "*" reaches only numeric parts
@@ -148,8 +149,8 @@ def grade_submission(problems: list[Problem], answers: dict[str, Any], *, studen
         for part in problem.parts:
             addr = address(n, part.id)
             known.append(addr)
-            r = check_part(part, flat.get(addr), earlier, ecf=settings.ecf, ecf_credit=settings.ecf_credit,
-                           tolerance=settings.tolerance_for(n, part.id, part.kind))
+            r = check_part(part, flat.get(addr), earlier, ecf=settings.ecf and id(part) not in settings.ecf_off,
+                           ecf_credit=settings.ecf_credit, tolerance=settings.tolerance_for(n, part.id, part.kind))
             # later parts recompute from the student's own value; a blank or unreadable answer
             # stands in with the key's, so one gap does not break the chain after it
             earlier[part.id] = r.value if r.status not in ("blank", "unparseable") else part.expected
@@ -185,11 +186,14 @@ def unknown_warnings(unknown: list[str], known: list[str]) -> list[str]:
 @dataclass
 class BatchResult:
     """A class's grading: the graded submissions, the unreadable ones (one line each, with the
-    reason) and notes (directory entries skipped, duplicate ids)."""
+    reason), notes (directory entries skipped, duplicate ids), warnings about the key (a
+    carried-forward rule that changed since it was written) and key_info for grades.json."""
 
     results: list[SubmissionResult]
     unreadable: list[str]
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    key_info: dict[str, Any] = field(default_factory=dict)
 
     @property
     def exit_code(self) -> int:
@@ -224,6 +228,52 @@ def problems_for(key: Any, student_id: str, variant: str = "") -> tuple[list[Pro
     return key.problems, "", ""
 
 
+class Drift(NamedTuple):
+    """Carried-forward rules that give another value today than when the key was written."""
+
+    warnings: list[str]          # one per part address, naming it and the examprep that wrote the key
+    parts: set[int]              # id() of every Part (in every variant) whose rule differs
+    addresses: list[str]         # "q3.weights", in key order
+
+
+def ecf_drift(key: Any) -> Drift:
+    """Compare the carried-forward values a key stored when it was written with what its rules
+    give today (examprep.recipes.same_check). A part whose stored value is missing or damaged
+    counts as changed; the key is never refused. A key written before these values existed
+    (ecf_check None) is not checked: nothing differs."""
+    from examprep import __version__
+    from examprep.recipes import check_value, same_check
+
+    if key.ecf_check is None:
+        return Drift([], set(), [])
+    stored_sets = [("", key.problems, key.ecf_check.get("problems"))]
+    stored_variants = key.ecf_check.get("variants")
+    for sid, problems in key.variants.items():
+        stored_sets.append((sid, problems, stored_variants.get(sid) if isinstance(stored_variants, dict) else None))
+    off: set[int] = set()
+    differs: dict[str, int] = {}
+    for _, problems, stored in stored_sets:
+        for n, problem in enumerate(problems, 1):
+            values = stored[n - 1] if isinstance(stored, list) and n <= len(stored) else None
+            answers = {p.id: p.expected for p in problem.parts}
+            for part in problem.parts:
+                if part.recipe is None:
+                    continue
+                if isinstance(values, dict) and part.id in values and \
+                        same_check(values[part.id], check_value(part.recipe, answers)):
+                    continue
+                off.add(id(part))
+                differs[address(n, part.id)] = differs.get(address(n, part.id), 0) + 1
+    n_sets = len(key.variants) if key.variants else 0
+    warnings = []
+    for addr, count in differs.items():
+        where = f" (in {count} of {n_sets} variants)" if key.variants and not key.problems else ""
+        warnings.append(f"{addr}{where}: its carried-forward rule gives another value with this examprep "
+                        f"({__version__}) than with examprep {key.examprep_version}, which wrote the key: "
+                        "graded without carried-forward credit")
+    return Drift(warnings, off, list(differs))
+
+
 def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *, key_path: str | None = None,
                 progress: Any = None) -> BatchResult:
     """Read every submission under ``paths`` (files or directories), grade the readable ones and
@@ -245,6 +295,13 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
         notes += [f"{f}: skipped (the key itself)" for f in skipped]
     if not files:
         raise ParamError("no answer files to grade: give SUBMISSION files (.toml, .json, .csv) or a directory of them")
+    from dataclasses import replace
+
+    drift = ecf_drift(key)
+    settings = replace(settings or Settings(), ecf_off=frozenset(drift.parts))
+    key_info = {"examprep_version": key.examprep_version, "format_version": key.format_version,
+                "ecf_check": "absent" if key.ecf_check is None else "differs" if drift.parts else "passed",
+                "ecf_without_credit": drift.addresses}
     subs = []
     unreadable: list[str] = []
     results: list[SubmissionResult] = []
@@ -273,7 +330,7 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
     if dups:
         notes.append(f"duplicate student ids (each graded separately): {', '.join(map(repr, dups[:10]))}"
                      + (" …" if len(dups) > 10 else ""))
-    return BatchResult(results, unreadable, notes)
+    return BatchResult(results, unreadable, notes, drift.warnings, key_info)
 
 
 def _grade_all(key: Any, subs: list, settings: Settings | None, results: list, unreadable: list[str], ids: Counter,
@@ -409,6 +466,9 @@ def self_test(key: Any) -> tuple[int, list[str]]:
                     if not ok:
                         issues.append(f"{addr}: its recipe ({part.recipe.op}) does not reproduce the answer "
                                       f"from the key's earlier answers, so carried-forward credit would be wrong")
+    if key.ecf_check is not None:
+        checks += 1
+        issues += ecf_drift(key).warnings
     return checks, issues
 
 

@@ -399,8 +399,8 @@ def dump_json(data: Any, indent: int | None = None) -> str:
 
 def json_text(batch: BatchResult) -> str:
     questions, mis = summarise(batch.results)
-    data = {"format": "examprep-grades", "submissions": [r.to_dict() for r in batch.results],
-            "unreadable": batch.unreadable, "notes": batch.notes,
+    data = {"format": "examprep-grades", "key": batch.key_info, "warnings": batch.warnings,
+            "submissions": [r.to_dict() for r in batch.results], "unreadable": batch.unreadable, "notes": batch.notes,
             "summary": {"questions": [{"question": q.label, "title": q.title, "mean": round(q.mean, 4),
                                        "max_score": q.max_score, "statuses": dict(q.statuses)} for q in questions],
                         "misconceptions": [{"part": a, "misconception": m, "count": c, "explanation": e}
