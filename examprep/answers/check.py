@@ -21,8 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from examprep.answers.parse import (MAX_CHARS, MAX_DEPTH, MAX_ENTRIES, AnswerParseError, _DECIMAL_COMMA, evaluate, evaluate_all,
+from examprep.answers.parse import (MAX_CHARS, MAX_ENTRIES, AnswerParseError, _DECIMAL_COMMA, evaluate, evaluate_all,
                                     fast_number, has_names, parse_text, shape_of, unparse)
+from examprep.answers.raw import big_int, check_list, raw_text, type_word
 from examprep.answers.symbolic import equivalent
 from examprep.errors import ExamprepError
 from examprep.problem import Misconception, Part, Tolerance
@@ -73,41 +74,6 @@ class PartResult:
                 "max_score": self.max_score, "raw": raw_text(self.raw), "value": _jsonable(self.value),
                 "misconception": self.misconception.id if self.misconception else None,
                 "feedback": self.feedback, "rule": self.rule, "ecf_from": list(self.ecf_from)}
-
-
-RAW_SHOWN = 500         # characters of a raw answer kept in reports (the parser reads at most MAX_CHARS)
-
-
-def raw_text(raw: Any) -> str | None:
-    """What the student wrote, as text: typed text as it is, a TOML/JSON number or list as the
-    format writes it ("0.18234567", "[[1, 0.5], [2, 3]]", "true", "nan"); cut at RAW_SHOWN
-    characters with "…"; a lone surrogate as its escape "\\udfff". None when the file has no
-    answer at all."""
-    if raw is None:
-        return None
-    text = raw if isinstance(raw, str) else _written(raw, 0)
-    text = text if len(text) <= RAW_SHOWN else text[:RAW_SHOWN] + "…"
-    # a lone surrogate (a JSON "\udfff") cannot be encoded: keep it visible as that escape
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _written(raw: Any, depth: int) -> str:
-    if isinstance(raw, bool):
-        return "true" if raw else "false"
-    if _big_int(raw):
-        return f"a number of {int(math.log10(abs(raw))) + 1} digits"
-    if isinstance(raw, (int, float)):
-        return repr(raw)
-    if isinstance(raw, (list, tuple, dict)) and depth >= MAX_DEPTH:
-        return "…"
-    if isinstance(raw, (list, tuple)):
-        return "[" + ", ".join(_written(x, depth + 1) for x in raw[:RAW_SHOWN]) + ("…]" if len(raw) > RAW_SHOWN else "]")
-    if isinstance(raw, dict):
-        return "{" + ", ".join(f"{k}: {_written(v, depth + 1)}" for k, v in list(raw.items())[:RAW_SHOWN]) + "}"
-    return raw if isinstance(raw, str) else str(raw)
 
 
 def _jsonable(v: Any) -> Any:
@@ -262,44 +228,12 @@ def is_blank(raw: Any) -> bool:
     return raw is None or (isinstance(raw, str) and not raw.strip()) or (isinstance(raw, list) and not raw)
 
 
-_TYPE_WORDS = {"NoneType": "an empty value", "dict": "a table", "list": "a list", "tuple": "a list",
-               "date": "a date", "datetime": "a date and time", "time": "a time of day", "bool": "true/false"}
-
-
-def _type_word(raw: Any) -> str:
-    """What a raw TOML/JSON value is, in words ("a date", "a table")."""
-    name = type(raw).__name__
-    return _TYPE_WORDS.get(name, name)
-
-
-def _check_list(raw: list) -> None:
-    """Refuse a list answer nested deeper than MAX_DEPTH or holding more than MAX_ENTRIES values,
-    walking it without recursion (a file can hold lists a thousand levels deep)."""
-    stack: list[tuple[Any, int]] = [(raw, 1)]
-    leaves = 0
-    while stack:
-        value, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise AnswerParseError(f"answer nested too deeply (more than {MAX_DEPTH} levels)")
-        for x in value:
-            if isinstance(x, (list, tuple)):
-                stack.append((x, depth + 1))
-            else:
-                leaves += 1
-                if leaves > MAX_ENTRIES:
-                    raise AnswerParseError(f"too many entries (more than {MAX_ENTRIES})")
-
-
-def _big_int(raw: Any) -> bool:
-    return isinstance(raw, int) and not isinstance(raw, bool) and abs(raw) > 10**300
-
-
 def _numbers(raw: Any, integer: bool) -> Any:
     """A raw answer (text, number, nested lists of either) to a float (or int) or nested lists."""
     if isinstance(raw, bool):
         raise AnswerParseError("true/false is not an answer here: give a number")
     if isinstance(raw, int):
-        if _big_int(raw):
+        if big_int(raw):
             raise AnswerParseError("number too large")
         return raw if integer else float(raw)
     if isinstance(raw, float):
@@ -316,7 +250,7 @@ def _numbers(raw: Any, integer: bool) -> Any:
         if not raw:
             raise AnswerParseError("an empty list")
         return [_numbers(x, False) for x in raw]
-    raise AnswerParseError(f"expected a number or text, got {_type_word(raw)}")
+    raise AnswerParseError(f"expected a number or text, got {type_word(raw)}")
 
 
 _PLAIN_LIST = re.compile(r"\s*\[[\d\s.,eE+\-\[\]]*\]\s*")
@@ -371,7 +305,7 @@ def parse_answer(part: Part, raw: Any) -> Any:
     if isinstance(raw, bool):
         raise AnswerParseError("true/false is not an answer here")
     if isinstance(raw, (list, tuple)):
-        _check_list(raw)
+        check_list(raw)
     if part.kind == "choice":
         return _parse_choice(part, raw)
     if part.kind == "expression":
@@ -424,13 +358,13 @@ def parse_answer(part: Part, raw: Any) -> Any:
 
 
 def _parse_expression(part: Part, raw: Any) -> Expr:
-    if _big_int(raw):
+    if big_int(raw):
         raise AnswerParseError("number too large")
     typed = isinstance(raw, str)          # a TOML/JSON number is no text: its '1e-05' is not ambiguous
     if isinstance(raw, (int, float)):
         raw = repr(raw)
     if not isinstance(raw, str):
-        raise AnswerParseError(f"expected an expression as text, got {_type_word(raw)}")
+        raise AnswerParseError(f"expected an expression as text, got {type_word(raw)}")
     node = parse_text(raw, variables=part.variables, scalar=True, expression=typed)
     if isinstance(node, list):
         raise AnswerParseError("expected one expression, got a list (write products with *)")
@@ -457,12 +391,12 @@ def _norm_choice(text: str) -> str:
 def _parse_choice(part: Part, raw: Any) -> str:
     options = ", ".join(part.choices)
     if not isinstance(raw, (str, int, float)):
-        raise AnswerParseError(f"expected one of {options}, got {_type_word(raw)}")
+        raise AnswerParseError(f"expected one of {options}, got {type_word(raw)}")
     if isinstance(raw, float) and raw != raw:
         raise AnswerParseError(f"NaN is not a choice: answer with one of {options}")
     if isinstance(raw, float) and math.isinf(raw):
         raise AnswerParseError(f"infinity is not a choice: answer with one of {options}")
-    if _big_int(raw) or isinstance(raw, float) and abs(raw) >= 1e15:
+    if big_int(raw) or isinstance(raw, float) and abs(raw) >= 1e15:
         raise AnswerParseError(f"a number this large is not a choice: answer with one of {options}")
     text = raw if isinstance(raw, str) else str(int(raw)) if raw == int(raw) else repr(raw)
     if len(text) > 500:

@@ -3,9 +3,11 @@ one column per part, as a form or an LMS exports it).
 
 Files are read, never modified. Text may be UTF-8 (with or without a BOM), UTF-16 (with a BOM,
 or detected from its zero bytes) or, failing UTF-8, Windows-1252/Latin-1. Each unreadable file
-(malformed, binary, empty, over the size cap, a key instead of a submission) becomes a
-SubmissionError with the file, and the line and column where the format says so; it never stops
-the other files.
+(malformed, binary, empty, over the size cap, nested more than MAX_NESTING levels, a number over
+Python's digit limit, a key instead of a submission) becomes a SubmissionError with the file, and
+the line and column where the format says so; it never stops the other files, and it quotes
+the file's content only as a short, escaped ``excerpt``. In a directory, every entry that is not
+read is named with the reason (``collect``): links leading outside it are never followed.
 
 Student ids come from the file (``student_id``, or an ``id``/``student``/``email`` column in a
 CSV) or, when absent, from the file name (and the row number in a CSV).
@@ -212,7 +214,7 @@ def _decoding_failure(err: Exception) -> str:
         return f"nested too deeply (more than {MAX_NESTING} levels)"
     if "digits" in str(err):                    # Python's cap on int(str): a denial-of-service guard
         return f"a number with more than {sys.get_int_max_str_digits():,} digits"
-    return str(err).split("\n")[0][:200]
+    return printable(str(err).split("\n")[0][:200])
 
 
 def _read_toml(text: str, path: Path) -> list[Submission]:

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from examprep import generators
 from examprep.answers import check_part
-from examprep.answers.check import raw_text
+from examprep.answers.raw import raw_text
 from examprep.cli import app
 from examprep.keys import Key, write_key
 from examprep.problem import Part, Tolerance
