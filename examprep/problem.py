@@ -16,24 +16,52 @@ from examprep.document import Block, blocks_from_list, blocks_to_list
 KINDS = ("number", "integer", "vector", "matrix", "expression", "choice")
 
 
+RULES = ("sigfigs", "rtol", "atol", "decimals", "exact")
+# Float noise forgiven on top of a bound: a few units in the last place of the expected value's own
+# scale (|expected|, or the bound where it is larger), never a fixed absolute amount.
+NOISE_ULPS = 4
+EPSILON = 2.0 ** -52
+# "exact" for values computed in floats: equal to 12 significant digits (1/3 typed as 1/3 evaluates
+# within a few ulps of the key's 1/3; 0.333333 is a rounded decimal and is refused)
+EXACT_RTOL = 1e-12
+
+
+def float_noise(scale: float) -> float:
+    """The float noise forgiven on a comparison at ``scale`` (NOISE_ULPS units in the last place)."""
+    return NOISE_ULPS * EPSILON * scale
+
+
 @dataclass(frozen=True)
 class Tolerance:
     """How close an answer must be. One rule, stated to students in plain words by ``describe``.
 
     rule "sigfigs": agree to ``value`` significant figures (|a − e| ≤ ½·10^(⌊log10|e|⌋ − value + 1)),
     with an absolute floor ``atol`` for expected values near zero;
-    "rtol": |a − e| ≤ value·|e| + atol; "atol": |a − e| ≤ value; "decimals": agree to ``value``
-    decimal places; "exact": equal (integers, choices, symbolic expressions).
+    "rtol": |a − e| ≤ value·|e| + atol; "atol": |a − e| ≤ value;
+    "decimals": |a − e| ≤ ½·10^−value; "exact": equal (integers, choices, symbolic expressions; a
+    float to EXACT_RTOL). A tie, exactly on the bound, is accepted. Nothing else is added but float
+    noise: NOISE_ULPS units in the last place of max(|e|, bound).
     """
 
     rule: str = "sigfigs"
     value: float = 3
     atol: float = 1e-3
 
+    def __post_init__(self) -> None:
+        if self.rule not in RULES:
+            raise ValueError(f"unknown tolerance rule {self.rule!r} (expected one of {', '.join(RULES)})")
+        for name in ("value", "atol"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+                raise ValueError(f"tolerance {self.rule}: {name} must be a finite number ≥ 0, got {v!r}")
+
     def bound(self, expected: float) -> float:
+        """The allowed |answer − expected| (0 for a value that is not finite: only itself is right)."""
         e = abs(float(expected))
-        if self.rule == "exact":
+        if not math.isfinite(e):
             return 0.0
+        if self.rule == "exact":
+            return EXACT_RTOL * e
         if self.rule == "sigfigs":
             if e == 0:
                 return self.atol
@@ -42,13 +70,14 @@ class Tolerance:
             return self.value * e + self.atol
         if self.rule == "atol":
             return float(self.value)
-        if self.rule == "decimals":
-            return 0.5 * 10 ** (-int(self.value))
-        raise ValueError(f"unknown tolerance rule {self.rule!r}")
+        return 0.5 * 10 ** (-int(self.value))            # decimals
 
     def accepts(self, got: float, expected: float) -> bool:
-        # a hair of slack so that a correctly rounded answer is never refused by float noise
-        return abs(float(got) - float(expected)) <= self.bound(expected) * (1 + 1e-9) + 1e-12
+        got, expected = float(got), float(expected)
+        if not (math.isfinite(got) and math.isfinite(expected)):
+            return got == expected
+        b = self.bound(expected)
+        return abs(got - expected) <= b + float_noise(max(abs(expected), b))
 
     def describe(self) -> str:
         if self.rule == "sigfigs":
@@ -56,7 +85,7 @@ class Tolerance:
         if self.rule == "decimals":
             return f"to {int(self.value)} decimal places"
         if self.rule == "rtol":
-            return f"within {self.value:g} relative error"
+            return f"within {self.value:g} relative error" + (f" plus ±{self.atol:g}" if self.atol > 0 else "")
         if self.rule == "atol":
             return f"within ±{self.value:g}"
         return "exactly"

@@ -26,7 +26,7 @@ from examprep.answers.parse import (MAX_CHARS, MAX_ENTRIES, AnswerParseError, _D
 from examprep.answers.raw import big_int, check_list, raw_text, type_word
 from examprep.answers.symbolic import equivalent
 from examprep.errors import ExamprepError
-from examprep.problem import Misconception, Part, Tolerance
+from examprep.problem import EXACT_RTOL, Misconception, Part, Tolerance, float_noise
 
 STATUSES = ("correct", "ecf", "misconception", "wrong", "blank", "unparseable")
 
@@ -138,14 +138,15 @@ def _none_to_inf(v: Any) -> Any:
 def bounds(tol: Tolerance, want: np.ndarray, integer: bool = False) -> np.ndarray:
     """Per-entry allowed |answer − expected| of a tolerance (vectorised Tolerance.bound)."""
     e = np.abs(want)
+    finite = np.isfinite(e)
     if tol.rule == "exact":
-        return np.zeros_like(e) if integer else 1e-12 * np.maximum(1.0, np.where(np.isfinite(e), e, 0))
+        return np.zeros_like(e) if integer else EXACT_RTOL * np.where(finite, e, 0)
     if tol.rule == "sigfigs":
         with np.errstate(divide="ignore", invalid="ignore"):
-            mag = np.floor(np.log10(np.where((e > 0) & np.isfinite(e), e, 1.0)))
+            mag = np.floor(np.log10(np.where((e > 0) & finite, e, 1.0)))
         return np.where(e > 0, np.maximum(0.5 * 10.0 ** (mag - int(tol.value) + 1), tol.atol), tol.atol)
     if tol.rule == "rtol":
-        return tol.value * e + tol.atol
+        return tol.value * np.where(finite, e, 0) + tol.atol
     if tol.rule == "atol":
         return np.full_like(e, float(tol.value))
     if tol.rule == "decimals":
@@ -155,15 +156,11 @@ def bounds(tol: Tolerance, want: np.ndarray, integer: bool = False) -> np.ndarra
 
 def entries_ok(tol: Tolerance, got: np.ndarray, want: np.ndarray, integer: bool = False) -> np.ndarray:
     """Boolean array: which entries of ``got`` are within tolerance of ``want`` (same shape)."""
-    return _within(got, want, _slack(bounds(tol, want, integer), integer))
+    return _within(got, want, _slack(bounds(tol, want, integer), want, integer))
 
 
 def _scalar_ok(tol: Tolerance, got: float, want: float, integer: bool) -> bool:
     if integer and tol.rule == "exact":
-        return got == want
-    if tol.rule == "exact":
-        return abs(got - want) <= 1e-12 * max(1.0, abs(want))
-    if math.isinf(got) or math.isinf(want):
         return got == want
     return tol.accepts(got, want)
 
@@ -185,14 +182,14 @@ class _Prepared:
             self.want = _array(part.expected)
             self.shape = tuple(part.shape) if part.shape else self.want.shape
             self.has_inf = bool(np.any(np.isinf(self.want)))
-            self.want_ok_bounds = _slack(bounds(tol, self.want, integer), integer)
+            self.want_ok_bounds = _slack(bounds(tol, self.want, integer), self.want, integer)
             for m in part.misconceptions:
                 try:
                     mv = _array(m.value)
                 except (TypeError, ValueError):
                     self.misconceptions.append((m, None, None))
                     continue
-                self.misconceptions.append((m, mv, _slack(bounds(tol, mv, integer), integer)))
+                self.misconceptions.append((m, mv, _slack(bounds(tol, mv, integer), mv, integer)))
 
 
 _PREPARED: dict[int, tuple[Part, Tolerance, _Prepared]] = {}
@@ -209,8 +206,13 @@ def _prepared(part: Part, tol: Tolerance) -> _Prepared:
     return prep
 
 
-def _slack(b: np.ndarray, integer: bool) -> np.ndarray:
-    return b * (1 + 1e-9) + (0 if integer else 1e-12)
+def _slack(b: np.ndarray, want: np.ndarray, integer: bool) -> np.ndarray:
+    """The bounds plus float noise (Tolerance.accepts): a few ulps of max(|expected|, bound)."""
+    if integer:
+        return b
+    with np.errstate(invalid="ignore"):
+        scale = np.maximum(np.where(np.isfinite(want), np.abs(want), 0.0), b)
+    return b + float_noise(1.0) * scale
 
 
 def _within(got: np.ndarray, want: np.ndarray, limit: np.ndarray) -> np.ndarray:
