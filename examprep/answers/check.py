@@ -24,6 +24,7 @@ import numpy as np
 from examprep.answers.parse import (MAX_CHARS, MAX_ENTRIES, AnswerParseError, _DECIMAL_COMMA, evaluate, evaluate_all,
                                     fast_number, has_names, parse_text, shape_of, unparse)
 from examprep.answers.raw import big_int, check_list, raw_text, type_word
+from examprep.answers.numeric import APPROX_RTOL
 from examprep.answers.symbolic import equivalent
 from examprep.errors import ExamprepError
 from examprep.problem import EXACT_RTOL, Misconception, Part, Tolerance, float_noise
@@ -375,13 +376,14 @@ def _parse_expression(part: Part, raw: Any) -> Expr:
 
 
 def _probe(node: tuple, variables: tuple[str, ...]) -> None:
-    """Evaluate once at a generic point so the size rules refuse towers before sympy sees them."""
+    """Evaluate once at a generic point so the size rules refuse towers before sympy sees them; an
+    answer without variables that has no value (1/0, ln(-1)) is refused as it would be in a number part."""
     env = {v: 0.37 for v in variables}
     try:
         evaluate(node, env)
     except AnswerParseError as err:
         msg = str(err)
-        if msg.startswith(("exponent too large", "number too large")):
+        if msg.startswith(("exponent too large", "number too large")) or not variables:
             raise
         # undefined at this one point (log of a negative, say) is no reason to refuse
 
@@ -535,6 +537,7 @@ def _check_expression(part: Part, value: Expr, rule: str, raw: Any, tol: Toleran
     variables = tuple(part.variables)
     expected_text = part.exact or str(part.expected)
     numeric = not variables and tol.rule != "exact"
+    how = ""
     if numeric:
         try:
             got = evaluate(value.node)
@@ -546,7 +549,7 @@ def _check_expression(part: Part, value: Expr, rule: str, raw: Any, tol: Toleran
     else:
         ok, how = equivalent(value.node, _key_expression(expected_text, variables), variables)
         if ok:
-            return _result(part, "correct", part.points, value, f"correct (equivalent, checked {how})", rule, raw)
+            return _result(part, "correct", part.points, value, _equivalent_text(how), rule, raw)
     for m in part.misconceptions:
         if isinstance(m.value, str):
             try:
@@ -560,10 +563,12 @@ def _check_expression(part: Part, value: Expr, rule: str, raw: Any, tol: Toleran
                     return _result(part, "misconception", m.credit * part.points, value, m.explanation, rule, raw, m)
             except AnswerParseError:
                 continue
-    feedback = "not equivalent to the answer"
+    feedback = {"symbolically": "not equivalent to the answer (proven symbolically)",
+                "undecided": "not shown equivalent: the answer and the key are defined at no common point tried"
+                }.get(how, "not equivalent to the answer")
     if variables and not has_names(value.node):
         feedback = f"the answer is a formula in {', '.join(variables)}"
-    elif not variables:
+    elif not variables and how != "symbolically":
         try:
             got = evaluate(value.node)
             want = evaluate(_key_expression(expected_text, ()))
@@ -572,6 +577,13 @@ def _check_expression(part: Part, value: Expr, rule: str, raw: Any, tol: Toleran
         except AnswerParseError:
             pass
     return _result(part, "wrong", 0, value, feedback, rule, raw)
+
+
+def _equivalent_text(how: str) -> str:
+    if how == "as a decimal approximation":
+        return ("correct (accepted as a decimal approximation, checked numerically: within a relative "
+                f"{APPROX_RTOL:.0e} of the exact value)").replace("e-0", "e-")
+    return f"correct (equivalent, checked {how})"
 
 
 def _check_numeric(part: Part, value: Any, rule: str, raw: Any, tol: Tolerance, earlier: dict[str, Any] | None,

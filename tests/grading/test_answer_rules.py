@@ -82,3 +82,106 @@ def test_the_description_names_every_part_of_the_bound():
     # the floor a relative rule carries is applied as described: 0.0009 from 0 is within ±0.001
     assert Tolerance("rtol", 0.05, 1e-3).accepts(0.0009, 0.0)
     assert not Tolerance("rtol", 0.05, 0.0).accepts(0.0009, 0.0)
+
+
+# ----------------------------------------------------------------------------- item 3: keys with ∞
+
+def expression(expected, variables=(), **kw):
+    return Part("d", "d", "expression", expected, tolerance=Tolerance("exact", 0, 0), exact=expected,
+                variables=variables, **kw)
+
+
+@pytest.mark.parametrize("key,answer,ok", [
+    ("inf", "inf", True), ("inf", "∞", True), ("inf", "2*inf", True), ("inf", "-inf", False), ("inf", "1e300", False),
+    ("-inf", "-inf", True), ("-inf", "−∞", True), ("-inf", "inf", False), ("2*inf", "inf", True),
+    ("2*inf", "-2*inf", False), ("inf", "0", False),
+])
+def test_a_key_with_infinity_is_graded_in_the_extended_reals(key, answer, ok):
+    r = check_part(expression(key), answer)
+    assert r.status == ("correct" if ok else "wrong"), (key, answer, r.status, r.feedback)
+
+
+def test_a_key_with_infinity_grades_a_whole_class(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from examprep.cli import app
+    from examprep.keys import Key, write_key
+    from examprep.problem import Problem
+
+    parts = [expression("inf"), Part("e", "e", "expression", "-inf", tolerance=Tolerance("exact", 0, 0),
+                                     exact="-inf"), Part("f", "f", "expression", "2*inf", tolerance=Tolerance("exact", 0, 0), exact="2*inf")]
+    problem = Problem("authored", 1, 0, 1, "Limits", {}, [], parts, [])
+    write_key(tmp_path / "key.json", Key("limits", [problem]))
+    subs = tmp_path / "class"
+    subs.mkdir()
+    (subs / "ada.json").write_text(json.dumps({"q1": {"d": "∞", "e": "-inf", "f": "inf"}}))
+    (subs / "bo.json").write_text(json.dumps({"q1": {"d": "-inf", "e": "inf", "f": "1/0"}}))
+    res = CliRunner().invoke(app, ["grade", str(tmp_path / "key.json"), str(subs), "--json", str(tmp_path / "g.json")])
+    assert res.exit_code == 0, res.output
+    assert "Traceback" not in res.output
+    grades = {s["student_id"]: s for s in json.loads((tmp_path / "g.json").read_text())["submissions"]}
+    statuses = {sid: [p["status"] for q in s["problems"] for p in q["parts"]] for sid, s in grades.items()}
+    assert statuses == {"ada": ["correct"] * 3, "bo": ["wrong", "wrong", "unparseable"]}
+
+
+# ----------------------------------------------------------------------------- item 2: proven differences stay different
+
+POLY_KEY = "512*(2*x+5)^7*(5*x-1)^5*(70*x+67)"
+POLY = ("14336000000*x^13+250265600000*x^12+1862860800000*x^11+7623925760000*x^10+18290677760000*x^9"
+        "+24744757985280*x^8+14567212351488*x^7-3267871272960*x^6-6408053107200*x^5+670406720000*x^4"
+        "+1179708800000*x^3-429244800000*x^2+56696000000*x-2680000000")
+
+
+@pytest.mark.parametrize("key,answer,variables,ok", [
+    ("99999998/99999999", "99999999/10^8", (), False),
+    ("99999998/99999999", "99999998/99999999", (), True),
+    (POLY_KEY, POLY, ("x",), True),
+    (POLY_KEY, POLY[:-1] + "1", ("x",), False),              # the constant term off by one
+    ("(5*sqrt(2)-7)^7", "(19601-13860*sqrt(2))^(7/4)", (), True),   # float cancellation is not a difference
+    ("(5*sqrt(2)-7)^7", "(19601-13859*sqrt(2))^(7/4)", (), False),
+    ("2*x*10^-9", "10^-9*x", ("x",), False),                # tiny values are compared relatively
+])
+def test_exact_answers_are_decided_exactly(key, answer, variables, ok):
+    r = check_part(expression(key, variables), answer)
+    assert r.status == ("correct" if ok else "wrong"), (answer, r.feedback)
+
+
+def test_a_numeric_agreement_never_overrules_a_proven_difference_in_any_thread(monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from examprep.answers import numeric, symbolic
+
+    # as float evaluation would have it (the two agree to 1e-16): sympy's proof must still win, even
+    # off the main thread, where no timer runs and only the cheap expansion is tried
+    monkeypatch.setattr(numeric, "verdict", lambda *args, **kw: True)
+    symbolic._sympy_verdict.cache_clear()
+    symbolic._equivalent.cache_clear()
+    with ThreadPoolExecutor(1) as pool:
+        for key, answer, variables in [("99999998/99999999", "99999999/10^8", ()), (POLY_KEY, POLY[:-1] + "1", ("x",))]:
+            r = pool.submit(check_part, expression(key, variables), answer).result()
+            assert r.status == "wrong" and "proven symbolically" in r.feedback, r.feedback
+            assert pool.submit(check_part, expression(key, variables), key).result().status == "correct"
+
+
+@pytest.mark.parametrize("key,answer,variables", [
+    ("1/3", "0.333333333333333", ()), ("x^2/3", "0.333333333333333*x^2", ("x",)), ("e^2/(1+e^2)", "0.8807970779778823", ()),
+])
+def test_decimals_for_an_exact_key_are_accepted_as_an_approximation_and_say_so(key, answer, variables):
+    r = check_part(expression(key, variables), answer)
+    assert r.status == "correct", r.feedback
+    assert "accepted as a decimal approximation" in r.feedback and "1e-8" in r.feedback
+
+
+@pytest.mark.parametrize("key,answer,variables", [("1/3", "0.3333", ()), ("1/3", "0.3333333", ()),
+                                                  ("x^2/3", "0.333*x^2", ("x",)), ("2e-9*x", "1E-9*x", ("x",))])
+def test_decimals_outside_the_stated_relative_tolerance_are_wrong(key, answer, variables):
+    assert check_part(expression(key, variables), answer).status == "wrong"
+
+
+def test_decimals_that_are_exactly_the_key_are_proven_equal():
+    r = check_part(expression("1/2"), "0.5")
+    assert r.status == "correct" and "symbolically" in r.feedback and "approximation" not in r.feedback
+    r = check_part(expression("(2*s^2+6*s-25)/(10*s)", ("s",)), "0.1*(2.0*s^2+6.0*s-25.0)/s")
+    assert r.status == "correct" and "symbolically" in r.feedback

@@ -221,8 +221,9 @@ def test_symbolic_verdicts_agree_with_sympy(a, b, k):
 def test_symbolic_check_falls_back_to_numeric_when_sympy_times_out(monkeypatch):
     from examprep.answers import symbolic
 
-    symbolic._sympy_zero.cache_clear()
-    monkeypatch.setattr(symbolic, "_sympy_zero", lambda *a: None)       # sympy undecided
+    symbolic._sympy_verdict.cache_clear()
+    symbolic._equivalent.cache_clear()
+    monkeypatch.setattr(symbolic, "_sympy_verdict", lambda *a: None)       # sympy undecided
     r = check_part(expression(), "ln(e^(p_i)) - y_i")
     assert r.status == "correct" and "numerically" in r.feedback
 
@@ -308,7 +309,8 @@ def test_sympy_never_sees_a_costly_answer_in_a_worker_thread(monkeypatch, answer
         seen.append(node)
         return sp.Integer(0)            # cheap: nothing heavy runs even when the bound is missing
 
-    symbolic._sympy_zero.cache_clear()
+    symbolic._sympy_verdict.cache_clear()
+    symbolic._equivalent.cache_clear()
     monkeypatch.setattr(symbolic, "to_sympy", spy)
     with ThreadPoolExecutor(1) as pool:
         r = pool.submit(check_part, expression(), answer).result()
@@ -322,6 +324,7 @@ def test_sympy_never_sees_a_costly_answer_in_a_worker_thread(monkeypatch, answer
 def test_ordinary_answers_are_within_the_bound_and_proven_symbolically(answer):
     from examprep.answers import symbolic
 
-    symbolic._sympy_zero.cache_clear()
+    symbolic._sympy_verdict.cache_clear()
+    symbolic._equivalent.cache_clear()
     r = check_part(expression(), answer)
     assert r.status == "correct" and "symbolically" in r.feedback, r.feedback
