@@ -103,13 +103,27 @@ def read_key(path: str | Path) -> Key:
         raise KeyError_(f"{p}: key format {version} is newer than this examprep reads ({KEY_FORMAT}); upgrade examprep")
     try:
         check = d.get("ecf_check")
-        return Key(title=d.get("title", ""), problems=[Problem.from_dict(x) for x in d["problems"]],
-                   variants={sid: [Problem.from_dict(x) for x in ps] for sid, ps in d.get("variants", {}).items()},
-                   variant_codes=d.get("variant_codes", {}), meta=d.get("meta", {}),
-                   ecf_check=None if "ecf_check" not in d else check if isinstance(check, dict) else {},
-                   examprep_version=str(d.get("examprep_version", "") or "unknown"), format_version=version)
+        key = Key(title=d.get("title", ""), problems=[Problem.from_dict(x) for x in d["problems"]],
+                  variants={sid: [Problem.from_dict(x) for x in ps] for sid, ps in d.get("variants", {}).items()},
+                  variant_codes=d.get("variant_codes", {}), meta=d.get("meta", {}),
+                  ecf_check=None if "ecf_check" not in d else check if isinstance(check, dict) else {},
+                  examprep_version=str(d.get("examprep_version", "") or "unknown"), format_version=version)
     except (KeyError, TypeError, ValueError, AttributeError) as err:
         raise KeyError_(f"{p}: damaged key ({type(err).__name__}: {err})") from None
+    _check_parts(key, p)
+    return key
+
+
+def _check_parts(key: Key, path: Path) -> None:
+    """Refuse, when it is read, a key that grading could not apply: one line naming the question and part."""
+    from examprep.answers.rules import key_part_error
+
+    for label, problems in [("", key.problems), *((f"variant {sid}: ", ps) for sid, ps in key.variants.items())]:
+        for n, problem in enumerate(problems, 1):
+            for part in problem.parts:
+                error = key_part_error(part)
+                if error:
+                    raise KeyError_(f"{path}: {label}q{n}.{part.id}: {error}")
 
 
 def _toml_comment(text: str) -> str:

@@ -578,6 +578,9 @@ def parse_text(text: str, *, variables: tuple[str, ...] | frozenset[str] = (), s
         _refuse_ambiguous_e(tokens)
     parser = _Parser(tokens, frozenset(variables))
     node = parser.parse_answer()
+    from examprep.answers.rules import check_exponents    # (a module of its own: rules after parsing)
+
+    check_exponents(node)
     if parser.comma_sep and parser.space_sep and _DECIMAL_COMMA.search(norm):
         m = _DECIMAL_COMMA.search(norm)
         raise AnswerParseError(f"{m.group(0)!r} is ambiguous: use a decimal point ({m.group(1)}.{m.group(2)}) "

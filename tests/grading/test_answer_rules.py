@@ -185,3 +185,39 @@ def test_decimals_that_are_exactly_the_key_are_proven_equal():
     assert r.status == "correct" and "symbolically" in r.feedback and "approximation" not in r.feedback
     r = check_part(expression("(2*s^2+6*s-25)/(10*s)", ("s",)), "0.1*(2.0*s^2+6.0*s-25.0)/s")
     assert r.status == "correct" and "symbolically" in r.feedback
+
+
+# ----------------------------------------------------------------------------- item 4: one exponent rule
+
+@pytest.mark.parametrize("answer", ["(a-x)^6000", "(x-a)^6000", "(4*a-x)^6000", "(x-x)^6000", "x^1001", "(1+x)^-2000",
+                                    "2^(3000/2)*x"])
+def test_an_exponent_over_1000_is_unreadable_wherever_it_appears(answer):
+    r = check_part(expression("(x-a)^2", ("a", "x")), answer)
+    assert r.status == "unparseable" and "exponent too large" in r.feedback, r.feedback
+
+
+@pytest.mark.parametrize("answer,status", [("(2-1)^6000", "correct"), ("(-1)^6000", "correct"), ("0^6000 + 1", "correct"),
+                                           ("(1+1)^6000", "unparseable"), ("2^900/2^899", "wrong")])
+def test_a_base_of_0_or_1_may_take_any_exponent(answer, status):
+    assert check_part(number(1.0, Tolerance("sigfigs", 3)), answer).status == status
+
+
+def test_a_key_whose_expression_breaks_the_rule_is_refused_when_read(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from examprep.cli import app
+    from examprep.keys import Key, KeyError_, read_key, write_key
+    from examprep.problem import Problem
+
+    ok = Part("c", "c", "expression", "x^2", tolerance=Tolerance("exact", 0, 0), exact="x^2", variables=("x",))
+    problems = [Problem("authored", 1, 0, 1, "Powers", {}, [], [ok], []),
+                Problem("authored", 1, 0, 1, "Powers", {}, [], [ok, expression("(x-a)^6000", ("a", "x"))], [])]
+    write_key(tmp_path / "key.json", Key("powers", problems))
+    with pytest.raises(KeyError_, match=r"q2\.d: the key's expression '\(x-a\)\^6000' cannot be read: exponent too large"):
+        read_key(tmp_path / "key.json")
+    (tmp_path / "ada.json").write_text(json.dumps({"q1": {"c": "x^2"}}))
+    res = CliRunner().invoke(app, ["grade", str(tmp_path / "key.json"), str(tmp_path / "ada.json")])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert "q2.d: the key's expression '(x-a)^6000' cannot be read" in res.output
