@@ -64,12 +64,13 @@ _SUPER_RUN = re.compile(r"[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁽⁾]+")
 _CHAR_MAP = str.maketrans({
     "−": "-", "–": "-", "—": "-", "‐": "-", "‑": "-", "﹣": "-", "－": "-",
     "×": "*", "·": "*", "⋅": "*", "∗": "*", "✕": "*", "÷": "/", "⁄": "/", "∕": "/",
-    "π": " pi ", "∞": " inf ", "√": " √ ", "σ": " σ ",
+    "∞": " inf ",
     "‘": "'", "’": "'", "“": '"', "”": '"',
 })
 _NUMBER = r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+(?![\w.]))?"
 _OPS = r"\*\*|[-+*/^%()\[\],;=!|<>{}&@~`$#:?\\'\"]"
-_TOKEN = re.compile(rf"\s*(?:(?P<num>{_NUMBER})|(?P<name>√|σ|[^\W\d]\w*)|(?P<op>{_OPS})|(?P<bad>.))", re.DOTALL)
+# π, σ and √ are names of their own, so "2π", "πr" and "3√2" are products of adjacent tokens
+_TOKEN = re.compile(rf"\s*(?:(?P<num>{_NUMBER})|(?P<name>√|σ|π|[^\W\dπσ][^\Wπσ]*)|(?P<op>{_OPS})|(?P<bad>.))", re.DOTALL)
 _PLAIN_NUMBER = re.compile(rf"\s*[-+]?{_NUMBER}\s*")
 _DECIMAL_COMMA = re.compile(r"(?<![\d.])(\d+),(\d+)(?![\d.])")
 

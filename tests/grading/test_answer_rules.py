@@ -221,3 +221,43 @@ def test_a_key_whose_expression_breaks_the_rule_is_refused_when_read(tmp_path):
     res = CliRunner().invoke(app, ["grade", str(tmp_path / "key.json"), str(tmp_path / "ada.json")])
     assert res.exit_code == 2 and "Traceback" not in res.output
     assert "q2.d: the key's expression '(x-a)^6000' cannot be read" in res.output
+
+
+# ----------------------------------------------------------------------------- item 5: 2π is a product
+
+@pytest.mark.parametrize("answer,value", [("2π", 2 * math.pi), ("π/2", math.pi / 2), ("2√2", 2 * math.sqrt(2)),
+                                          ("(1+1)π", 2 * math.pi), ("3√(4)", 6.0), ("2e-3", 0.002), ("2E3", 2000.0),
+                                          ("2πe", 2 * math.pi * math.e)])
+def test_a_number_before_pi_or_a_root_is_a_product_in_a_number_part(answer, value):
+    from examprep.answers import parse_answer
+    from examprep.answers.parse import AnswerParseError
+
+    part = number(1.0, Tolerance("sigfigs", 3))
+    if value is None:
+        with pytest.raises(AnswerParseError):
+            parse_answer(part, answer)
+        return
+    assert parse_answer(part, answer) == pytest.approx(value, rel=1e-15)
+
+
+@pytest.mark.parametrize("answer,entries", [("[π, 2π]", [math.pi, 2 * math.pi]), ("[2π, 3√2]", [2 * math.pi, 3 * math.sqrt(2)]),
+                                            ("2π 3π", [2 * math.pi, 3 * math.pi]), ("(π, 2π)", [math.pi, 2 * math.pi])])
+def test_a_vector_entry_is_never_split_inside_a_product(answer, entries):
+    part = vector(entries, Tolerance("sigfigs", 3))
+    r = check_part(part, answer)
+    assert r.status == "correct" and r.value == pytest.approx(entries, rel=1e-15), (answer, r.value, r.feedback)
+
+
+def test_a_matrix_entry_is_never_split_inside_a_product():
+    part = Part("m", "m", "matrix", [[math.pi, 2 * math.pi], [3 * math.sqrt(2), 1.0]], tolerance=Tolerance("sigfigs", 3),
+                shape=(2, 2))
+    for answer in ("[[π, 2π], [3√2, 1]]", "[π 2π; 3√2 1]"):
+        assert check_part(part, answer).status == "correct", answer
+
+
+@pytest.mark.parametrize("key,answer,variables", [("2*pi", "2π", ()), ("2*pi*r", "2πr", ("r",)), ("2*sqrt(2)", "2√2", ()),
+                                                  ("3*sqrt(x+1)", "3√(x+1)", ("x",)), ("pi*r^2", "πr^2", ("r",)),
+                                                  ("2*sigmoid(x)", "2σ(x)", ("x",)), ("x*pi", "xπ", ("x",))])
+def test_a_number_bracket_or_variable_before_pi_or_a_root_is_a_product_in_an_expression(key, answer, variables):
+    r = check_part(expression(key, variables), answer)
+    assert r.status == "correct", (answer, r.feedback)
