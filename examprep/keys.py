@@ -103,8 +103,8 @@ def read_key(path: str | Path) -> Key:
         raise KeyError_(f"{p}: key format {version} is newer than this examprep reads ({KEY_FORMAT}); upgrade examprep")
     try:
         check = d.get("ecf_check")
-        key = Key(title=d.get("title", ""), problems=[Problem.from_dict(x) for x in d["problems"]],
-                  variants={sid: [Problem.from_dict(x) for x in ps] for sid, ps in d.get("variants", {}).items()},
+        key = Key(title=d.get("title", ""), problems=_problems(d["problems"], p, ""),
+                  variants={sid: _problems(ps, p, f"variant {sid}: ") for sid, ps in d.get("variants", {}).items()},
                   variant_codes=d.get("variant_codes", {}), meta=d.get("meta", {}),
                   ecf_check=None if "ecf_check" not in d else check if isinstance(check, dict) else {},
                   examprep_version=str(d.get("examprep_version", "") or "unknown"), format_version=version)
@@ -112,6 +112,19 @@ def read_key(path: str | Path) -> Key:
         raise KeyError_(f"{p}: damaged key ({type(err).__name__}: {err})") from None
     _check_parts(key, p)
     return key
+
+
+def _problems(data: list, path: Path, label: str) -> list[Problem]:
+    """Problems from a key's JSON; a part that cannot be made is named (q2.loss) with the reason."""
+    from examprep.problem import PartValueError
+
+    out = []
+    for n, d in enumerate(data, 1):
+        try:
+            out.append(Problem.from_dict(d))
+        except PartValueError as err:
+            raise KeyError_(f"{path}: {label}q{n}.{err.part_id}: {err}") from None
+    return out
 
 
 def _check_parts(key: Key, path: Path) -> None:

@@ -14,6 +14,17 @@ from typing import Any
 from examprep.document import Block, blocks_from_list, blocks_to_list
 
 KINDS = ("number", "integer", "vector", "matrix", "expression", "choice")
+# The sign a part's variable may take; equivalence is checked there (sample points and sympy's
+# assumptions). "positive", the default, suits probabilities, sizes and rates.
+DOMAINS = ("positive", "real", "negative")
+
+
+class PartValueError(ValueError):
+    """A part that cannot be made from its data: the message, and the part's id to name it."""
+
+    def __init__(self, part_id: str, message: str):
+        super().__init__(message)
+        self.part_id = part_id
 
 
 RULES = ("sigfigs", "rtol", "atol", "decimals", "exact")
@@ -177,9 +188,12 @@ class Part:
     """One answerable part of a problem.
 
     kind: "number", "integer", "vector", "matrix" (with ``shape``), "expression" (exact or
-    symbolic; ``exact`` holds the canonical text, ``variables`` the symbols it may use) or
-    "choice" (``choices``; ``expected`` is the correct choice's label).
+    symbolic; ``exact`` holds the canonical text, ``variables`` the symbols it may use, ``domains``
+    the sign of those declared other than positive: (("x", "real"),)) or "choice" (``choices``;
+    ``expected`` is the correct choice's label).
     ``expected`` is the JSON value (floats for numbers, nested lists for arrays).
+    JSON: "variables" is a list of names, or, where a domain is declared, a table of name → domain
+    ({"x": "real"}, as TOML writes variables = {x = "real"}).
     """
 
     id: str
@@ -196,6 +210,24 @@ class Part:
     misconceptions: tuple[Misconception, ...] = ()
     recipe: Recipe | None = None
     hint: str = ""
+    domains: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        declared = dict(self.domains)
+        for name, domain in declared.items():
+            if name not in self.variables:
+                raise PartValueError(self.id, f"variable {name!r} has a domain but is not one of the part's variables")
+            if domain not in DOMAINS:
+                raise PartValueError(self.id, f"variable {name!r}: expected a domain {', '.join(DOMAINS[:-1])} or "
+                                              f"{DOMAINS[-1]}, got {domain!r}")
+        # positive is the default: only the others are kept, in the variables' order (one form, one equality)
+        object.__setattr__(self, "domains", tuple((v, declared[v]) for v in self.variables
+                                                  if declared.get(v, "positive") != "positive"))
+
+    @property
+    def variable_domains(self) -> dict[str, str]:
+        """Every variable's domain: "positive" unless declared "real" or "negative"."""
+        return {v: "positive" for v in self.variables} | dict(self.domains)
 
     @property
     def depends_on(self) -> list[str]:
@@ -222,19 +254,27 @@ class Part:
         return {"id": self.id, "prompt": self.prompt, "kind": self.kind, "expected": self.expected,
                 "tolerance": self.tolerance.to_dict(), "points": self.points, "minutes": self.minutes,
                 "shape": list(self.shape) if self.shape is not None else None, "exact": self.exact,
-                "variables": list(self.variables), "choices": list(self.choices),
+                "variables": self.variable_domains if self.domains else list(self.variables),
+                "choices": list(self.choices),
                 "misconceptions": [m.to_dict() for m in self.misconceptions],
                 "recipe": self.recipe.to_dict() if self.recipe else None,
                 "depends_on": self.depends_on, "hint": self.hint}
 
     @staticmethod
     def from_dict(d: dict[str, Any]) -> "Part":
+        variables = d.get("variables", ())
+        domains = tuple(variables.items()) if isinstance(variables, dict) else ()
+        try:
+            tolerance = Tolerance.from_dict(d["tolerance"])
+        except ValueError as err:
+            raise PartValueError(str(d.get("id", "?")), str(err)) from None
         return Part(id=d["id"], prompt=d["prompt"], kind=d["kind"], expected=d["expected"],
-                    tolerance=Tolerance.from_dict(d["tolerance"]), points=d["points"], minutes=d["minutes"],
+                    tolerance=tolerance, points=d["points"], minutes=d["minutes"],
                     shape=tuple(d["shape"]) if d.get("shape") is not None else None, exact=d.get("exact"),
-                    variables=tuple(d.get("variables", ())), choices=tuple(d.get("choices", ())),
+                    variables=tuple(variables), choices=tuple(d.get("choices", ())),
                     misconceptions=tuple(Misconception.from_dict(m) for m in d.get("misconceptions", ())),
-                    recipe=Recipe.from_dict(d["recipe"]) if d.get("recipe") else None, hint=d.get("hint", ""))
+                    recipe=Recipe.from_dict(d["recipe"]) if d.get("recipe") else None, hint=d.get("hint", ""),
+                    domains=domains)
 
 
 @dataclass(frozen=True)

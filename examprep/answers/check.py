@@ -25,7 +25,7 @@ from examprep.answers.parse import (MAX_CHARS, MAX_ENTRIES, AnswerParseError, _D
                                     fast_number, has_names, parse_text, shape_of, unparse)
 from examprep.answers.raw import big_int, check_list, raw_text, type_word
 from examprep.answers.numeric import APPROX_RTOL
-from examprep.answers.symbolic import equivalent
+from examprep.answers.symbolic import assumed_positive, equivalent
 from examprep.errors import ExamprepError
 from examprep.problem import EXACT_RTOL, Misconception, Part, Tolerance, float_noise
 
@@ -102,7 +102,9 @@ def rule_text(part: Part, tolerance: Tolerance | None = None) -> str:
         return "the one correct choice"
     if part.kind == "expression":
         if tol.rule == "exact" or part.variables:
-            return "exactly: any equivalent expression" + (f" in {', '.join(part.variables)}" if part.variables else "")
+            signs = ", ".join(f"{v} {d}" for v, d in part.domains)
+            return ("exactly: any equivalent expression" + (f" in {', '.join(part.variables)}" if part.variables else "")
+                    + (f" ({signs})" if signs else ""))
         return tol.describe()
     if part.kind == "integer" and tol.rule == "exact":
         return "exactly (a whole number)"
@@ -547,13 +549,16 @@ def _check_expression(part: Part, value: Expr, rule: str, raw: Any, tol: Toleran
         if _scalar_ok(tol, got, want, False):
             return _result(part, "correct", part.points, value, "correct", rule, raw)
     else:
-        ok, how = equivalent(value.node, _key_expression(expected_text, variables), variables)
+        domains = part.variable_domains
+        key_node = _key_expression(expected_text, variables)
+        ok, how = equivalent(value.node, key_node, variables, domains)
         if ok:
-            return _result(part, "correct", part.points, value, _equivalent_text(how), rule, raw)
+            assumed = assumed_positive(value.node, key_node, variables, domains)
+            return _result(part, "correct", part.points, value, _equivalent_text(how, assumed), rule, raw)
     for m in part.misconceptions:
         if isinstance(m.value, str):
             try:
-                if equivalent(value.node, _key_expression(m.value, variables), variables)[0]:
+                if equivalent(value.node, _key_expression(m.value, variables), variables, part.variable_domains)[0]:
                     return _result(part, "misconception", m.credit * part.points, value, m.explanation, rule, raw, m)
             except (AnswerParseError, ValueError):
                 continue
@@ -579,11 +584,12 @@ def _check_expression(part: Part, value: Expr, rule: str, raw: Any, tol: Toleran
     return _result(part, "wrong", 0, value, feedback, rule, raw)
 
 
-def _equivalent_text(how: str) -> str:
+def _equivalent_text(how: str, assumed: tuple[str, ...] = ()) -> str:
+    sign = f", taking {', '.join(assumed)} as positive" if assumed else ""
     if how == "as a decimal approximation":
         return ("correct (accepted as a decimal approximation, checked numerically: within a relative "
-                f"{APPROX_RTOL:.0e} of the exact value)").replace("e-0", "e-")
-    return f"correct (equivalent, checked {how})"
+                f"{APPROX_RTOL:.0e} of the exact value{sign})").replace("e-0", "e-")
+    return f"correct (equivalent, checked {how}{sign})"
 
 
 def _check_numeric(part: Part, value: Any, rule: str, raw: Any, tol: Tolerance, earlier: dict[str, Any] | None,

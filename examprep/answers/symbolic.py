@@ -259,3 +259,20 @@ def _equivalent(a: Any, b: Any, variables: tuple[str, ...], domains: tuple[tuple
     if num is None:
         return False, "undecided"
     return True, "as a decimal approximation" if approximate else "numerically"
+
+
+def assumed_positive(a: Any, b: Any, variables: tuple[str, ...], domains: dict[str, str] | None = None) -> tuple[str, ...]:
+    """The variables an equivalence took as positive (the default domain) when that decided it: the
+    two differ somewhere once those variables may take either sign (sqrt(x^2) and x). () when the
+    sign decides nothing, so feedback mentions the assumption only where it mattered."""
+    return _assumed_positive(a, b, tuple(variables), tuple(sorted((domains or {}).items())))
+
+
+@lru_cache(maxsize=8192)
+def _assumed_positive(a: Any, b: Any, variables: tuple[str, ...], domains: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+    declared = dict(domains)
+    positive = tuple(v for v in variables if declared.get(v, "positive") == "positive")
+    if not positive:
+        return ()
+    widened = declared | {v: "real" for v in positive}
+    return positive if numeric.verdict(a, b, variables, widened) is False else ()

@@ -261,3 +261,63 @@ def test_a_matrix_entry_is_never_split_inside_a_product():
 def test_a_number_bracket_or_variable_before_pi_or_a_root_is_a_product_in_an_expression(key, answer, variables):
     r = check_part(expression(key, variables), answer)
     assert r.status == "correct", (answer, r.feedback)
+
+
+# ----------------------------------------------------------------------------- item 7: the sign of a variable
+
+def declared(expected, domains):
+    return Part("d", "d", "expression", expected, tolerance=Tolerance("exact", 0, 0), exact=expected,
+                variables=tuple(domains), domains=tuple(domains.items()))
+
+
+def test_variables_are_positive_by_default_and_the_feedback_says_so_where_it_decided():
+    r = check_part(expression("x", ("x",)), "sqrt(x^2)")
+    assert r.status == "correct" and "taking x as positive" in r.feedback, r.feedback
+    r = check_part(expression("abs(x)", ("x",)), "x")
+    assert r.status == "correct" and "taking x as positive" in r.feedback, r.feedback
+    # where the sign decides nothing, nothing is said
+    r = check_part(expression("p_i - y_i", ("p_i", "y_i")), "-(y_i - p_i)")
+    assert r.status == "correct" and "positive" not in r.feedback, r.feedback
+
+
+@pytest.mark.parametrize("key,domain,answer,ok", [
+    ("abs(x)", "real", "sqrt(x^2)", True), ("abs(x)", "real", "x", False), ("abs(x)", "real", "-x", False),
+    ("x", "real", "sqrt(x^2)", False), ("x", "real", "abs(x)", False),
+    ("sqrt(x^2)", "negative", "-x", True), ("sqrt(x^2)", "negative", "x", False), ("x^2", "real", "abs(x)^2", True),
+    ("abs(x)", "positive", "x", True),
+])
+def test_a_part_may_declare_a_variable_real_or_negative(key, domain, answer, ok):
+    r = check_part(declared(key, {"x": domain}), answer)
+    assert r.status == ("correct" if ok else "wrong"), (key, domain, answer, r.feedback)
+    if ok and domain != "positive":
+        assert "as positive" not in r.feedback
+
+
+def test_declared_domains_round_trip_and_old_keys_read_as_before():
+    part = declared("abs(x)", {"x": "real", "y": "positive"})
+    d = part.to_dict()
+    assert d["variables"] == {"x": "real", "y": "positive"}
+    assert Part.from_dict(d) == part
+    old = expression("p_i - y_i", ("p_i", "y_i"))
+    assert old.to_dict()["variables"] == ["p_i", "y_i"]          # unchanged for a part without declarations
+    assert Part.from_dict(old.to_dict()) == old
+    toml_like = dict(old.to_dict(), variables={"p_i": "real", "y_i": "real"})   # variables = {p_i = "real", …}
+    assert Part.from_dict(toml_like).variable_domains == {"p_i": "real", "y_i": "real"}
+    from examprep.answers import rule_text
+
+    assert rule_text(part) == "exactly: any equivalent expression in x, y (x real)"
+    assert rule_text(old) == "exactly: any equivalent expression in p_i, y_i"
+
+
+def test_an_unknown_domain_is_refused_when_the_key_is_read(tmp_path):
+    import json
+
+    from examprep.keys import Key, KeyError_, read_key, write_key
+    from examprep.problem import Problem
+
+    write_key(tmp_path / "key.json", Key("k", [Problem("authored", 1, 0, 1, "T", {}, [], [expression("x", ("x",))], [])]))
+    raw = json.loads((tmp_path / "key.json").read_text())
+    raw["problems"][0]["parts"][0]["variables"] = {"x": "complex"}
+    (tmp_path / "key.json").write_text(json.dumps(raw))
+    with pytest.raises(KeyError_, match=r"q1\.d: variable 'x': expected a domain positive, real or negative, got 'complex'"):
+        read_key(tmp_path / "key.json")
