@@ -33,7 +33,8 @@ def register(app: typer.Typer) -> None:
         ecf_credit: str = typer.Option("1", "--ecf-credit", help="Share of a part's points for a carried-forward error (0-1)."),
         tolerance: Optional[list[str]] = typer.Option(
             None, "--tolerance", help="Override a tolerance: RULE:VALUE for every numeric part, or PART=RULE:VALUE "
-                                      "(PART: q2.loss, q2 or loss); rules sigfigs, decimals, rtol, atol, exact. Repeatable."),
+                                      "(PART: q2.loss, q2 or loss); rules sigfigs, sigfigs-strict (exactly N "
+                                      "figures written), decimals, rtol, atol, exact. Repeatable."),
         wide: bool = typer.Option(False, "--wide", help="The class table with every question's column, however wide."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No tables: only files, warnings and errors."),
         no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour."),

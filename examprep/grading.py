@@ -428,6 +428,7 @@ def self_test(key: Any) -> tuple[int, list[str]]:
     from examprep import recipes
     from examprep.answers import check_part as check
     from examprep.answers.check import _array, entries_ok
+    from examprep.answers.figures import typed_to
 
     sets = [("", key.problems)] + [(f"variant {sid}: ", ps) for sid, ps in key.variants.items()]
     checks = 0
@@ -437,8 +438,12 @@ def self_test(key: Any) -> tuple[int, list[str]]:
             values = {p.id: p.expected for p in problem.parts}
             for part in problem.parts:
                 addr = f"{label}{address(n, part.id)} ({problem.generator})"
+                strict = part.tolerance.rule == "sigfigs-strict"
                 trials = [("its answer", part.expected), ("its answer typed as text", _typed(part.expected))]
-                if part.exact is not None:
+                if strict:                      # figures are counted as written: type them
+                    trials = [(f"its answer to {int(part.tolerance.value)} significant figures",
+                               typed_to(part.expected, int(part.tolerance.value)))]
+                if part.exact is not None and not strict:
                     trials.append(("its exact form", part.exact))
                 for what, raw in trials:
                     checks += 1
@@ -447,7 +452,7 @@ def self_test(key: Any) -> tuple[int, list[str]]:
                         issues.append(f"{addr}: {what} {_short(raw)} is graded {r.status} ({r.feedback})")
                 for m in part.misconceptions:
                     checks += 1
-                    r = check(part, m.value)
+                    r = check(part, typed_to(m.value, int(part.tolerance.value)) if strict else m.value)
                     if r.status != "misconception" or r.misconception is None or r.misconception.id != m.id:
                         got = f"{r.status}" + (f" as {r.misconception.id}" if r.misconception else "")
                         issues.append(f"{addr}: misconception {m.id} value {_short(m.value)} is graded {got} "

@@ -6,6 +6,7 @@ round-trips through JSON (``to_dict`` / ``from_dict``).
 """
 from __future__ import annotations
 
+import decimal
 import json
 import math
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ class PartValueError(ValueError):
         self.part_id = part_id
 
 
-RULES = ("sigfigs", "rtol", "atol", "decimals", "exact")
+RULES = ("sigfigs", "sigfigs-strict", "rtol", "atol", "decimals", "exact")
 # Float noise forgiven on top of a bound: a few units in the last place of the expected value's own
 # scale (|expected|, or the bound where it is larger), never a fixed absolute amount.
 NOISE_ULPS = 4
@@ -42,16 +43,37 @@ def float_noise(scale: float) -> float:
     return NOISE_ULPS * EPSILON * scale
 
 
+_DECIMALS = decimal.Context(prec=60)
+
+
+def round_sigfigs(x: float, n: int) -> tuple[decimal.Decimal, decimal.Decimal]:
+    """``x`` rounded to ``n`` significant figures, half away from zero, and half a unit in its n-th
+    figure. ``x`` is read as its shortest decimal (0.04985 is 0.04985, not the binary value just
+    below it), so a key's tie rounds as it is written. 0 has the half unit ½·10^−n."""
+    d = decimal.Decimal(repr(float(x)))
+    if d == 0:
+        return decimal.Decimal(0), decimal.Decimal(5).scaleb(-n - 1)
+    exponent = d.adjusted() - n + 1
+    r = d.quantize(decimal.Decimal(1).scaleb(exponent), rounding=decimal.ROUND_HALF_UP, context=_DECIMALS)
+    if r.adjusted() != d.adjusted():              # 9.96 → 10.0: the rounding carried into a new figure
+        r = r.quantize(decimal.Decimal(1).scaleb(exponent + 1), rounding=decimal.ROUND_HALF_UP, context=_DECIMALS)
+    return r, decimal.Decimal(5).scaleb(r.adjusted() - n)
+
+
 @dataclass(frozen=True)
 class Tolerance:
     """How close an answer must be. One rule, stated to students in plain words by ``describe``.
 
     rule "sigfigs": agree to ``value`` significant figures (|a − e| ≤ ½·10^(⌊log10|e|⌋ − value + 1)),
     with an absolute floor ``atol`` for expected values near zero;
+    "sigfigs-strict": as STACK's NumSigFigs, the answer is written with exactly ``value``
+    significant figures (examprep.answers.figures counts them) and |a − r| < ½ unit in the last of
+    them, where r is e rounded to ``value`` figures half away from zero: so 9.5 for 10 at 2 figures,
+    a tie, is refused, and of 0.0498 and 0.0499 only 0.0499 is accepted for 0.04985; no floor;
     "rtol": |a − e| ≤ value·|e| + atol; "atol": |a − e| ≤ value;
     "decimals": |a − e| ≤ ½·10^−value; "exact": equal (integers, choices, symbolic expressions; a
-    float to EXACT_RTOL). A tie, exactly on the bound, is accepted. Nothing else is added but float
-    noise: NOISE_ULPS units in the last place of max(|e|, bound).
+    float to EXACT_RTOL). A tie, exactly on the bound, is accepted (except by "sigfigs-strict").
+    Nothing else is added but float noise: NOISE_ULPS units in the last place of max(|e|, bound).
     """
 
     rule: str = "sigfigs"
@@ -65,6 +87,11 @@ class Tolerance:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
                 raise ValueError(f"tolerance {self.rule}: {name} must be a finite number ≥ 0, got {v!r}")
+        if self.rule == "sigfigs-strict":
+            if self.value != int(self.value) or not 1 <= self.value <= 15:
+                raise ValueError(f"tolerance sigfigs-strict: the figures must be a whole number from 1 to 15, "
+                                 f"got {self.value!r}")
+            object.__setattr__(self, "atol", 0.0)      # no floor: the figures written are the rule
 
     def bound(self, expected: float) -> float:
         """The allowed |answer − expected| (0 for a value that is not finite: only itself is right)."""
@@ -77,6 +104,8 @@ class Tolerance:
             if e == 0:
                 return self.atol
             return max(0.5 * 10 ** (math.floor(math.log10(e)) - int(self.value) + 1), self.atol)
+        if self.rule == "sigfigs-strict":
+            return float(round_sigfigs(e, int(self.value))[1])
         if self.rule == "rtol":
             return self.value * e + self.atol
         if self.rule == "atol":
@@ -87,12 +116,21 @@ class Tolerance:
         got, expected = float(got), float(expected)
         if not (math.isfinite(got) and math.isfinite(expected)):
             return got == expected
+        if self.rule == "sigfigs-strict":
+            return self.within_rounded(decimal.Decimal(repr(got)), expected)
         b = self.bound(expected)
         return abs(got - expected) <= b + float_noise(max(abs(expected), b))
+
+    def within_rounded(self, written: decimal.Decimal, expected: float) -> bool:
+        """The value rule of "sigfigs-strict" on the exact number written: |written − r| < ½ unit."""
+        r, half = round_sigfigs(expected, int(self.value))
+        return abs(written - r) < half
 
     def describe(self) -> str:
         if self.rule == "sigfigs":
             return f"to {int(self.value)} significant figures"
+        if self.rule == "sigfigs-strict":
+            return f"to {int(self.value)} significant figures, written with exactly {int(self.value)}"
         if self.rule == "decimals":
             return f"to {int(self.value)} decimal places"
         if self.rule == "rtol":

@@ -148,6 +148,8 @@ def bounds(tol: Tolerance, want: np.ndarray, integer: bool = False) -> np.ndarra
         with np.errstate(divide="ignore", invalid="ignore"):
             mag = np.floor(np.log10(np.where((e > 0) & finite, e, 1.0)))
         return np.where(e > 0, np.maximum(0.5 * 10.0 ** (mag - int(tol.value) + 1), tol.atol), tol.atol)
+    if tol.rule == "sigfigs-strict":
+        return np.array([tol.bound(x) for x in e.ravel()], dtype=float).reshape(e.shape)
     if tol.rule == "rtol":
         return tol.value * np.where(finite, e, 0) + tol.atol
     if tol.rule == "atol":
@@ -513,6 +515,10 @@ def check_part(part: Part, raw: Any, earlier: dict[str, Any] | None = None, *, e
         return _result(part, "unparseable", 0, None, str(err), rule, raw)
     if part.kind == "choice":
         return _check_choice(part, value, rule, raw)
+    if tol.rule == "sigfigs-strict" and not part.variables:
+        from examprep.answers.figures import check_strict      # the figures as written, then the value
+
+        return check_strict(part, raw, value, tol, rule, earlier if ecf else None, ecf_credit)
     if part.kind == "expression":
         return _check_expression(part, value, rule, raw, tol)
     return _check_numeric(part, value, rule, raw, tol, earlier if ecf else None, ecf_credit, prep)

@@ -110,8 +110,8 @@ def test_a_key_with_infinity_grades_a_whole_class(tmp_path):
     from examprep.keys import Key, write_key
     from examprep.problem import Problem
 
-    parts = [expression("inf"), Part("e", "e", "expression", "-inf", tolerance=Tolerance("exact", 0, 0),
-                                     exact="-inf"), Part("f", "f", "expression", "2*inf", tolerance=Tolerance("exact", 0, 0), exact="2*inf")]
+    parts = [expression("inf"), Part("e", "e", "expression", "-inf", tolerance=Tolerance("exact", 0, 0), exact="-inf"),
+             Part("f", "f", "expression", "2*inf", tolerance=Tolerance("exact", 0, 0), exact="2*inf")]
     problem = Problem("authored", 1, 0, 1, "Limits", {}, [], parts, [])
     write_key(tmp_path / "key.json", Key("limits", [problem]))
     subs = tmp_path / "class"
@@ -321,3 +321,112 @@ def test_an_unknown_domain_is_refused_when_the_key_is_read(tmp_path):
     (tmp_path / "key.json").write_text(json.dumps(raw))
     with pytest.raises(KeyError_, match=r"q1\.d: variable 'x': expected a domain positive, real or negative, got 'complex'"):
         read_key(tmp_path / "key.json")
+
+
+# ----------------------------------------------------------------------------- item 6: strict significant figures
+
+STRICT3 = Tolerance("sigfigs-strict", 3, 0.0)
+
+
+@pytest.mark.parametrize("expected,n,answer,value_ok,figures_ok", [
+    (math.pi, 3, "3.14", True, True), (math.pi, 3, "3.141", True, False), (math.pi, 3, "3.15", False, True),
+    (math.pi, 3, "3.1", False, False), (7.0, 3, "7.00", True, True), (7.0, 3, "7.000", True, False),
+    (7.0, 3, "7", True, False), (10.0, 2, "9.8", True, True), (10.0, 2, "9.5", False, True),
+    (10.0, 2, "10", True, True), (10.0, 2, "10.0", True, False), (10.0, 1, "9.5", True, False),
+    (0.04985, 3, "0.0499", True, True), (0.04985, 3, "0.0498", False, True), (0.04975, 3, "0.0498", True, True),
+    (0.04975, 3, "0.0497", False, True), (0.138, 3, "1.38*10^-1", True, True), (0.138, 3, "138×10⁻³", True, True),
+    (0.138, 3, "1.38e-1", True, True), (-0.0499, 1, "-(0.05)", True, True), (999.0, 2, "1000", True, True),
+    (999.0, 2, "1E3", True, False), (178.35, 3, "180", False, True), (1 / 3, 3, "1/3", True, False),
+    (0.0, 2, "0.00", True, True), (0.0, 2, "0.0", True, False), (5.3910632e-44, 8, "5.3910632e-44", True, True),
+])
+def test_strict_significant_figures_check_the_value_and_the_figures_written(expected, n, answer, value_ok, figures_ok):
+    r = check_part(number(expected, Tolerance("sigfigs-strict", n, 0.0)), answer)
+    assert r.status == ("correct" if value_ok and figures_ok else "wrong"), (answer, r.feedback)
+    if not figures_ok:
+        assert "figures" in r.feedback, r.feedback
+    if not value_ok:
+        assert "value" in r.feedback, r.feedback
+    if value_ok and not figures_ok:
+        assert "value is right" in r.feedback, r.feedback
+
+
+def test_the_default_stays_lenient():
+    assert accepted(number(math.pi, Tolerance("sigfigs", 3)), "3.141")
+    assert accepted(number(7.0, Tolerance("sigfigs", 3)), "7")
+    assert accepted(number(10.0, Tolerance("sigfigs", 2, 0.0)), "9.5")
+
+
+def test_strict_figures_need_the_text_as_written():
+    r = check_part(number(3.14, STRICT3), 3.14)            # a TOML or JSON number has lost its trailing zeros
+    assert r.status == "unparseable" and 'in quotes' in r.feedback, r.feedback
+    assert check_part(number(178.35, STRICT3), 178).status == "correct"     # an integer is written as it is
+    assert check_part(number(3.14, STRICT3), "").status == "blank"
+
+
+def test_strict_figures_entry_by_entry():
+    part = vector([0.25, 0.5, 0.125], STRICT3)
+    assert accepted(part, "[0.250, 0.500, 0.125]")
+    r = check_part(part, "[0.25, 0.500, 0.126]")
+    assert r.status == "wrong" and r.score == pytest.approx(1 / 3)
+    assert "entry 1: figures" in r.feedback and "entry 3: value" in r.feedback, r.feedback
+    assert check_part(part, ["0.250", "0.500", "0.125"]).status == "correct"
+
+
+def test_strict_figures_still_name_a_misconception_by_its_value():
+    from examprep.problem import Misconception
+
+    part = number(2.0, STRICT3, misconceptions=(Misconception("doubled", 4.0, "Counted twice."),))
+    assert check_part(part, "4.00").misconception.id == "doubled"
+    assert check_part(part, "4").misconception.id == "doubled"
+
+
+def test_a_strict_tolerance_from_text_a_key_and_the_description():
+    from examprep.answers import parse_tolerance, rule_text
+
+    tol = parse_tolerance("sigfigs-strict:3")
+    assert tol == STRICT3 and Tolerance.from_dict(tol.to_dict()) == tol
+    assert tol.describe() == "to 3 significant figures, written with exactly 3"
+    assert rule_text(vector([0.25], tol)) == "each entry to 3 significant figures, written with exactly 3"
+    assert rule_text(number(0.25, Tolerance("sigfigs", 3))).endswith("(or ±0.001, whichever is looser)")
+
+
+def test_the_self_test_types_a_strict_answer_with_its_figures():
+    from examprep.grading import self_test
+    from examprep.keys import Key
+    from examprep.problem import Misconception, Problem
+
+    parts = [number(0.04985, STRICT3, misconceptions=(Misconception("m", 0.0997, "Doubled."),)),
+             vector([0.25, 10.0, -0.0012345], STRICT3), number(9.96, STRICT3)]
+    checks, issues = self_test(Key("k", [Problem("authored", 1, 0, 1, "T", {}, [], parts, [])]))
+    assert issues == [] and checks >= 4
+
+
+def test_grade_with_a_strict_tolerance_from_the_command_line(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from examprep.cli import app
+    from examprep.keys import read_key
+
+    runner = CliRunner()
+    res = runner.invoke(app, ["generate", "gru-step", "--seed", "7", "--key", str(tmp_path / "key.json")])
+    assert res.exit_code == 0, res.output
+    part = read_key(tmp_path / "key.json").problems[0].parts[0]
+    three = f"{part.expected:#.3g}"                       # exactly 3 figures, the right value
+    (tmp_path / "ada.json").write_text(json.dumps({"q1": {part.id: three + "0"}}))      # 4 figures
+    (tmp_path / "bo.json").write_text(json.dumps({"q1": {part.id: three}}))
+    out = tmp_path / "g.json"
+    res = runner.invoke(app, ["grade", str(tmp_path / "key.json"), str(tmp_path / "ada.json"), str(tmp_path / "bo.json"),
+                              "--tolerance", f"{part.id}=sigfigs-strict:3", "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    first = {s["student_id"]: s["problems"][0]["parts"][0] for s in json.loads(out.read_text())["submissions"]}
+    assert first["bo"]["status"] == "correct"
+    assert first["ada"]["status"] == "wrong" and "written with 4 significant figures; give exactly 3" in first["ada"]["feedback"]
+    assert first["ada"]["rule"] == "to 3 significant figures, written with exactly 3"
+    res = runner.invoke(app, ["grade", str(tmp_path / "key.json"), str(tmp_path / "ada.json"), "--json", str(out)])
+    assert json.loads(out.read_text())["submissions"][0]["problems"][0]["parts"][0]["status"] == "correct"   # lenient default
+    res = runner.invoke(app, ["grade", str(tmp_path / "key.json"), str(tmp_path / "ada.json"), "--tolerance",
+                              "sigfigs-strict:3,atol=0.001"])
+    assert res.exit_code == 2 and "no absolute floor" in res.output
+
