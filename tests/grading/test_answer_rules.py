@@ -430,3 +430,80 @@ def test_grade_with_a_strict_tolerance_from_the_command_line(tmp_path):
                               "sigfigs-strict:3,atol=0.001"])
     assert res.exit_code == 2 and "no absolute floor" in res.output
 
+
+QUESTION_FILE = '''version = 1
+
+[lectures]
+"notes.txt" = "Lecture notes"
+
+[[question]]
+id = "ratio"
+topic = "rnn"
+kind = "number"
+question = "The GRU's parameter count as a fraction of the LSTM's?"
+answer = 0.75
+tolerance = {tolerance}
+explanation = "3 blocks against 4."
+source = {{ file = "notes.txt", section = "GRU", quote = "three blocks" }}
+'''
+
+
+@pytest.mark.parametrize("written", ['{ rule = "sigfigs-strict", value = 3 }', '"sigfigs-strict:3"'])
+def test_a_question_file_may_ask_for_strict_figures(tmp_path, written):
+    from examprep.quiz import concept_problem, load_concepts
+
+    (tmp_path / "q.toml").write_text(QUESTION_FILE.format(tolerance=written))
+    part = concept_problem(load_concepts(tmp_path / "q.toml").questions["ratio"], seed=1).parts[0]
+    assert part.tolerance == Tolerance("sigfigs-strict", 3, 0.0)
+    assert check_part(part, "0.750").status == "correct"
+    assert check_part(part, "0.75").status == "wrong"
+
+
+def test_a_question_file_with_a_bad_tolerance_names_the_question(tmp_path):
+    from examprep.quiz import ConceptBankError, load_concepts
+
+    (tmp_path / "q.toml").write_text(QUESTION_FILE.format(tolerance='"sigfigs-strict:x"'))
+    with pytest.raises(ConceptBankError, match=r"question ratio: 'tolerance'.*sigfigs-strict needs a number"):
+        load_concepts(tmp_path / "q.toml")
+
+
+RECIPE = '''[sheet]
+title = "Quiz"
+tolerance = "sigfigs-strict:3"
+
+[[problem]]
+topic = "gru-step"
+
+[[problem]]
+topic = "softmax-cross-entropy"
+tolerance = "sigfigs:2"
+'''
+
+
+def test_a_sheet_recipe_may_set_the_tolerance_of_its_numeric_parts(tmp_path):
+    from examprep import generators, sheets
+
+    (tmp_path / "quiz.toml").write_text(RECIPE)
+    recipe = sheets.load_recipe(str(tmp_path / "quiz.toml"))
+    gru, softmax = sheets.build_problems(recipe, 7)
+    plain = [generators.build("gru-step", 7, 1), generators.build("softmax-cross-entropy", 8, 1)]
+    for problem, same, want in ((gru, plain[0], Tolerance("sigfigs-strict", 3)), (softmax, plain[1], Tolerance("sigfigs", 2))):
+        assert problem.params == same.params and [p.expected for p in problem.parts] == [p.expected for p in same.parts]
+        for part, before in zip(problem.parts, same.parts):
+            numeric = part.kind in ("number", "vector", "matrix") and before.tolerance.rule != "exact"
+            assert part.tolerance == (want if numeric else before.tolerance), (problem.generator, part.id)
+    assert any(p.kind == "expression" for p in softmax.parts)        # untouched: exact by its nature
+
+
+@pytest.mark.parametrize("line,value,message", [
+    (3, '"sigfigs-strict:x"', "tolerance 'sigfigs-strict:x': sigfigs-strict needs a number"),
+    (3, "3", "tolerance: expected a string"),
+])
+def test_a_bad_tolerance_in_a_recipe_names_the_file_and_line(tmp_path, line, value, message):
+    from examprep import sheets
+    from examprep.sheets import SheetError
+
+    (tmp_path / "quiz.toml").write_text(RECIPE.replace('"sigfigs-strict:3"', value))
+    with pytest.raises(SheetError) as info:
+        sheets.load_recipe(str(tmp_path / "quiz.toml"))
+    assert str(info.value).startswith(f"{tmp_path / 'quiz.toml'}:{line}: ") and message in str(info.value), str(info.value)
