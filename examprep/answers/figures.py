@@ -60,11 +60,12 @@ def written(node: Any) -> tuple[tuple[int, int], decimal.Decimal] | None:
     if kind == "pow":
         power = _power_of_ten(node)
         return None if power is None else ((1, 1), decimal.Decimal(1).scaleb(power))
-    if kind == "mul" and node[1][0] == "num":
+    if kind == "mul":                        # 1.38*10^-1; -138*10^-3 reads as (-138)*10^-3
         power = _power_of_ten(node[2])
-        figures = literal_figures(node[1][2])
-        if power is not None and figures is not None:
-            return figures, decimal.Decimal(node[1][2]).scaleb(power)
+        literal = node[1][1] if node[1][0] == "neg" else node[1]
+        mantissa = written(node[1]) if power is not None and literal[0] == "num" else None
+        if mantissa is not None:
+            return mantissa[0], mantissa[1].scaleb(power)
     return None
 
 

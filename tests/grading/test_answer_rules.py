@@ -507,3 +507,18 @@ def test_a_bad_tolerance_in_a_recipe_names_the_file_and_line(tmp_path, line, val
     with pytest.raises(SheetError) as info:
         sheets.load_recipe(str(tmp_path / "quiz.toml"))
     assert str(info.value).startswith(f"{tmp_path / 'quiz.toml'}:{line}: ") and message in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("text,figures", [("0", (1, 1)), ("0.0", (1, 1)), ("0.00", (2, 2)), ("00.00", (2, 2)), ("0.0001", (1, 1)),
+                                          ("0.0010", (2, 2)), ("100.0", (4, 4)), ("100.", (3, 3)), ("00120", (2, 3)),
+                                          ("2000", (1, 4)), ("2001", (4, 4)), ("-12.00", (4, 4)), ("(-12.00)", (4, 4)),
+                                          ("-(12.000)", (5, 5)), ("4.320e-3", (4, 4)), ("0.020e3", (2, 2)), ("1.00E3", (3, 3)),
+                                          ("10.0e1", (3, 3)), ("-138*10^-3", (3, 3)), ("1.38×10⁻¹", (3, 3)), ("10^-3", (1, 1)),
+                                          ("1/3", None), ("pi", None), ("2*3.0", None)])
+def test_figures_are_counted_as_written(text, figures):
+    # the conventions of STACK's numbers fixtures (tests/fixtures/numbersfixtures.class.php)
+    from examprep.answers.figures import written
+    from examprep.answers.parse import parse_text
+
+    found = written(parse_text(text))
+    assert (found[0] if found else None) == figures
