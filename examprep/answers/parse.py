@@ -573,7 +573,7 @@ def parse_text(text: str, *, variables: tuple[str, ...] | frozenset[str] = (), s
             raise AnswerParseError(f"{m.group(0)!r}: use a decimal point, not a comma: {m.group(1)}.{m.group(2)}")
     if "=" in norm:
         raise AnswerParseError(f"'=' at column {norm.index('=') + 1}: type only the value, not an equation "
-                               f"(e.g. {norm.rsplit('=', 1)[1].strip()[:30] or '0.5'})")
+                               f"(e.g. {' '.join(norm.rsplit('=', 1)[1].split())[:30] or '0.5'})")
     tokens = tokenize(norm)
     if expression:
         _refuse_ambiguous_e(tokens)
