@@ -24,7 +24,7 @@ import numpy as np
 from examprep.answers.parse import (MAX_CHARS, MAX_ENTRIES, AnswerParseError, _DECIMAL_COMMA, evaluate, evaluate_all,
                                     fast_number, has_names, parse_text, shape_of, unparse)
 from examprep.answers.raw import big_int, check_list, raw_text, type_word
-from examprep.answers.numeric import APPROX_RTOL
+from examprep.answers.numeric import APPROX_RTOL, has_decimal
 from examprep.answers.symbolic import assumed_positive, equivalent
 from examprep.errors import ExamprepError
 from examprep.problem import EXACT_RTOL, Misconception, Part, Tolerance, float_noise
@@ -53,6 +53,8 @@ class PartResult:
     raw_text); misconception: the matched one, if any; feedback: one or two sentences for the
     student; rule: the part's rule in plain words ("each entry to 3 significant figures").
     ecf_from: the earlier parts whose (student) values a carried-forward check used.
+    note: for a correct answer, what a student should know about how it was accepted ("accepted as
+    a decimal approximation…", "taking x as positive…"); "" otherwise. Reports show it.
     """
 
     part_id: str
@@ -65,6 +67,7 @@ class PartResult:
     rule: str
     raw: Any = None
     ecf_from: tuple[str, ...] = ()
+    note: str = ""
 
     @property
     def full_marks(self) -> bool:
@@ -74,7 +77,7 @@ class PartResult:
         return {"part": self.part_id, "status": self.status, "score": round(self.score, 6),
                 "max_score": self.max_score, "raw": raw_text(self.raw), "value": _jsonable(self.value),
                 "misconception": self.misconception.id if self.misconception else None,
-                "feedback": self.feedback, "rule": self.rule, "ecf_from": list(self.ecf_from)}
+                "feedback": self.feedback, "note": self.note, "rule": self.rule, "ecf_from": list(self.ecf_from)}
 
 
 def _jsonable(v: Any) -> Any:
@@ -489,9 +492,9 @@ def _ecf_value(part: Part, earlier: dict[str, Any] | None) -> np.ndarray | None:
 
 
 def _result(part: Part, status: str, score: float, value: Any, feedback: str, rule: str, raw: Any,
-            misconception: Misconception | None = None, ecf_from: tuple[str, ...] = ()) -> PartResult:
+            misconception: Misconception | None = None, ecf_from: tuple[str, ...] = (), note: str = "") -> PartResult:
     return PartResult(part.id, status, float(score), float(part.points), value, misconception, feedback, rule, raw,
-                      ecf_from)
+                      ecf_from, note)
 
 
 def check_part(part: Part, raw: Any, earlier: dict[str, Any] | None = None, *, ecf: bool = True,
@@ -560,7 +563,8 @@ def _check_expression(part: Part, value: Expr, rule: str, raw: Any, tol: Toleran
         ok, how = equivalent(value.node, key_node, variables, domains)
         if ok:
             assumed = assumed_positive(value.node, key_node, variables, domains)
-            return _result(part, "correct", part.points, value, _equivalent_text(how, assumed), rule, raw)
+            feedback, note = _equivalent_text(how, assumed)
+            return _result(part, "correct", part.points, value, feedback, rule, raw, note=note)
     for m in part.misconceptions:
         if isinstance(m.value, str):
             try:
@@ -584,18 +588,27 @@ def _check_expression(part: Part, value: Expr, rule: str, raw: Any, tol: Toleran
             got = evaluate(value.node)
             want = evaluate(_key_expression(expected_text, ()))
             if Tolerance("sigfigs", 3).accepts(got, want):
-                feedback = "numerically close, but the exact value is expected (e.g. ln 2, e^2/(1+e^2), 1/3)"
+                feedback = ("numerically close, but the exact value is expected (e.g. ln 2, e^2/(1+e^2), 1/3)"
+                            if has_decimal(value.node) else "close to the answer, but a different number")
         except AnswerParseError:
             pass
     return _result(part, "wrong", 0, value, feedback, rule, raw)
 
 
-def _equivalent_text(how: str, assumed: tuple[str, ...] = ()) -> str:
-    sign = f", taking {', '.join(assumed)} as positive" if assumed else ""
+def _equivalent_text(how: str, assumed: tuple[str, ...] = ()) -> tuple[str, str]:
+    """The feedback of a correct expression, and its note: what the student should know about how
+    it was accepted (a decimal approximation; a variable taken as positive), "" when nothing."""
+    notes = []
     if how == "as a decimal approximation":
-        return ("correct (accepted as a decimal approximation, checked numerically: within a relative "
-                f"{APPROX_RTOL:.0e} of the exact value{sign})").replace("e-0", "e-")
-    return f"correct (equivalent, checked {how}{sign})"
+        notes.append(f"accepted as a decimal approximation: within a relative {APPROX_RTOL:.0e} of the exact value"
+                     .replace("e-0", "e-"))
+    if assumed:
+        names = ", ".join(assumed)
+        notes.append(f"equivalent taking {names} as positive, as examprep takes a variable unless the part declares "
+                     f"it real or negative")
+    note = "; ".join(notes)
+    checked = "checked numerically" if how == "as a decimal approximation" else f"checked {how}"
+    return f"correct ({checked}{'; ' + note if note else ''})" if note else f"correct (equivalent, {checked})", note
 
 
 def _check_numeric(part: Part, value: Any, rule: str, raw: Any, tol: Tolerance, earlier: dict[str, Any] | None,

@@ -189,13 +189,17 @@ def check_strict(part: Part, raw: Any, value: Any, tol: Tolerance, rule: str, ea
                        rule, raw)
     ok = values & figures_ok
     shape = want.shape if got.size == want.size else got.shape
-    problems = []
-    for i in np.flatnonzero(~ok):
-        what = " and ".join(w for w, bad in (("value", not values[i]), ("figures", not figures_ok[i])) if bad)
-        problems.append(f"entry {_where(tuple(int(k) for k in np.unravel_index(i, shape)))}: {what}")
-    more = ", …" if len(problems) > 4 else ""
-    feedback = (f"{int(ok.sum())} of {ok.size} entries right ({n} significant figures, written with exactly {n}); "
-                + ", ".join(problems[:4]) + more)
+    where = [_where(tuple(int(k) for k in np.unravel_index(i, shape))) for i in np.flatnonzero(~ok)]
+    if bool(values.all()):
+        listed = ", ".join(where[:4]) + (", …" if len(where) > 4 else "")
+        feedback = (f"the values are right, but not the figures of entr{'y' if len(where) == 1 else 'ies'} {listed}: "
+                    f"give each with exactly {n} significant figure{'s' if n > 1 else ''}")
+    else:
+        problems = []
+        for i, at in zip(np.flatnonzero(~ok), where):
+            what = " and ".join(w for w, bad in (("value", not values[i]), ("figures", not figures_ok[i])) if bad)
+            problems.append(f"entry {at}: {what}")
+        feedback = f"{int(ok.sum())} of {ok.size} entries right; " + ", ".join(problems[:4]) + (", …" if len(problems) > 4 else "")
     return _result(part, "wrong", float(ok.mean()) * part.points, value, feedback, rule, raw)
 
 

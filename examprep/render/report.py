@@ -226,6 +226,8 @@ def feedback_view(res: SubmissionResult, *, show_answers: bool = False) -> Any:
                 body.append(part.exact or fmt_value(part.expected))
             if r.status not in ("correct", "blank"):
                 body.append("\n" + printable(r.feedback))
+            elif r.note:                 # how a correct answer was accepted (a decimal approximation, x > 0)
+                body.append("\n" + printable(r.note), style="dim")
             if r.status in ("wrong", "unparseable"):
                 body.append(f"\nrule: {r.rule}", style="dim")
             grid.add_row(Text(f"({letter(i)}) {r.part_id}"), body)
@@ -305,7 +307,7 @@ def markdown_report(res: SubmissionResult, *, show_answers: bool = False) -> str
             if show_answers:
                 part = pr.problem.parts[i]
                 cells.append(_md(part.exact or fmt_value(part.expected)))
-            fb = "" if r.status == "correct" else r.feedback
+            fb = r.note if r.status == "correct" else r.feedback
             if r.status in ("wrong", "unparseable"):
                 fb += f" — rule: {r.rule}"
             cells.append(_md(fb))
@@ -325,6 +327,8 @@ def gradescope_json(res: SubmissionResult, *, visibility: str = "visible", show_
             out = [f"{STATUS_WORD[r.status]}" + (f" ({r.misconception.id})" if r.misconception else "")]
             if r.status != "correct":
                 out.append(r.feedback)
+            elif r.note:
+                out.append(r.note)
             shown = answer_text(r, 200)
             if shown is None:
                 shown = "—"

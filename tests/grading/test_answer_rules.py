@@ -522,3 +522,33 @@ def test_figures_are_counted_as_written(text, figures):
 
     found = written(parse_text(text))
     assert (found[0] if found else None) == figures
+
+
+def test_how_a_correct_answer_was_accepted_is_shown_in_every_report(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from examprep.cli import app
+    from examprep.keys import Key, write_key
+    from examprep.problem import Problem
+
+    parts = [expression("1/3"), Part("r", "r", "expression", "x", tolerance=Tolerance("exact", 0, 0), exact="x", variables=("x",))]
+    write_key(tmp_path / "key.json", Key("k", [Problem("authored", 1, 0, 1, "Exact", {}, [], parts, [])]))
+    (tmp_path / "ada.json").write_text(json.dumps({"q1": {"d": "0.333333333333333", "r": "sqrt(x^2)"}}))
+    res = CliRunner().invoke(app, ["grade", str(tmp_path / "key.json"), str(tmp_path / "ada.json"), "--report",
+                                   str(tmp_path / "rep"), "--gradescope", str(tmp_path / "gs")], env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    flat = " ".join(res.stdout.split()).replace("│ ", "")
+    assert "accepted as a decimal approximation" in flat and "taking x as positive" in flat, res.stdout
+    report = next((tmp_path / "rep").iterdir()).read_text()
+    assert "accepted as a decimal approximation" in report and "taking x as positive" in report
+    outputs = " ".join(t["output"] for t in json.loads((tmp_path / "gs" / "results.json").read_text())["tests"])
+    assert "accepted as a decimal approximation" in outputs and "taking x as positive" in outputs
+
+
+def test_an_exact_fraction_close_to_the_key_is_not_told_to_be_exact():
+    r = check_part(expression("1/3"), "99999999/300000000")
+    assert r.status == "wrong" and r.feedback == "close to the answer, but a different number", r.feedback
+    r = check_part(expression("1/3"), "0.3334")
+    assert r.status == "wrong" and "exact value is expected" in r.feedback, r.feedback
