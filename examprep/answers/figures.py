@@ -199,7 +199,8 @@ def check_strict(part: Part, raw: Any, value: Any, tol: Tolerance, rule: str, ea
         for i, at in zip(np.flatnonzero(~ok), where):
             what = " and ".join(w for w, bad in (("value", not values[i]), ("figures", not figures_ok[i])) if bad)
             problems.append(f"entry {at}: {what}")
-        feedback = f"{int(ok.sum())} of {ok.size} entries right; " + ", ".join(problems[:4]) + (", …" if len(problems) > 4 else "")
+        more = ", …" if len(problems) > 4 else ""
+        feedback = f"{int(ok.sum())} of {ok.size} entries right; " + ", ".join(problems[:4]) + more
     return _result(part, "wrong", float(ok.mean()) * part.points, value, feedback, rule, raw)
 
 

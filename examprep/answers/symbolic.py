@@ -21,6 +21,7 @@ the same assumption as the sample points, so sqrt(x^2) is x for a positive x and
 from __future__ import annotations
 
 import contextlib
+import gc
 import math
 import signal
 import threading
@@ -41,24 +42,44 @@ class _Timeout(Exception):
     pass
 
 
+RETRY_SECONDS = 0.002
+
+
 @contextlib.contextmanager
 def time_limit(seconds: float) -> Iterator[bool]:
     """Interrupt the body after ``seconds`` (raises _Timeout) where a timer signal can be used:
-    the main thread on Unix. Yields True when the limit is armed, False when it cannot be."""
+    the main thread on Unix. Yields True when the limit is armed, False when it cannot be.
+
+    Python drops an exception raised where it cannot propagate (a garbage-collector callback, a
+    __del__): so the collector is paused while the limit is armed, and every alarm arms another one
+    RETRY_SECONDS later until the body has ended, so a dropped _Timeout is raised again."""
     if seconds <= 0 or threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
         yield False
         return
+    active = [True]
 
     def on_alarm(signum: int, frame: Any) -> None:
-        raise _Timeout()
+        if active[0]:
+            signal.setitimer(signal.ITIMER_REAL, RETRY_SECONDS)
+            raise _Timeout()
 
+    collecting = gc.isenabled()
+    gc.disable()
     old = signal.signal(signal.SIGALRM, on_alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield True
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+        while True:               # a last alarm may interrupt this clean-up: finish it all the same
+            try:
+                active[0] = False
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, old)
+                break
+            except _Timeout:
+                continue
+        if collecting:
+            gc.enable()
 
 
 def to_sympy(node: Any, symbols: dict[str, Any]) -> Any:

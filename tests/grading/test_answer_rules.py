@@ -533,7 +533,8 @@ def test_how_a_correct_answer_was_accepted_is_shown_in_every_report(tmp_path):
     from examprep.keys import Key, write_key
     from examprep.problem import Problem
 
-    parts = [expression("1/3"), Part("r", "r", "expression", "x", tolerance=Tolerance("exact", 0, 0), exact="x", variables=("x",))]
+    parts = [expression("1/3"),
+             Part("r", "r", "expression", "x", tolerance=Tolerance("exact", 0, 0), exact="x", variables=("x",))]
     write_key(tmp_path / "key.json", Key("k", [Problem("authored", 1, 0, 1, "Exact", {}, [], parts, [])]))
     (tmp_path / "ada.json").write_text(json.dumps({"q1": {"d": "0.333333333333333", "r": "sqrt(x^2)"}}))
     res = CliRunner().invoke(app, ["grade", str(tmp_path / "key.json"), str(tmp_path / "ada.json"), "--report",
@@ -552,3 +553,28 @@ def test_an_exact_fraction_close_to_the_key_is_not_told_to_be_exact():
     assert r.status == "wrong" and r.feedback == "close to the answer, but a different number", r.feedback
     r = check_part(expression("1/3"), "0.3334")
     assert r.status == "wrong" and "exact value is expected" in r.feedback, r.feedback
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")    # the dropped one, on purpose
+def test_the_time_limit_survives_an_alarm_that_python_drops():
+    # an exception raised inside __del__ (or a garbage-collector callback) is dropped by Python:
+    # the first alarm lands there, and the limit must still stop the body after it
+    import time
+
+    from examprep.answers.symbolic import _Timeout, time_limit
+
+    class Slow:
+        def __del__(self):
+            end = time.perf_counter() + 0.05
+            while time.perf_counter() < end:
+                pass
+
+    finished = False
+    with pytest.raises(_Timeout):
+        with time_limit(0.01) as armed:
+            assert armed
+            Slow()                       # its __del__ runs here and outlasts the limit
+            for _ in range(50_000_000):  # bounded, so that a lost limit fails the test instead of hanging it
+                pass
+            finished = True
+    assert not finished
