@@ -598,9 +598,11 @@ def instructions(sheet: Sheet) -> list[str]:
         lines.append(f"The sheet has {len(copy.problems)} problems worth {copy.points:g} points "
                      f"(about {round(copy.minutes)} minutes); the points of each part are printed beside it.")
     rule = " or ".join(tolerances) if tolerances else "to 3 significant figures"
+    strict = any(part.tolerance.rule == "sigfigs-strict" for p in copy.problems for part in p.parts)
+    forms = ("Where the figures written are part of the rule, write a decimal with exactly that many (0.250, not "
+             "0.25 or 1/4)." if strict else "An exact form (a fraction, $\\ln 2$, $e^2/(1 + e^2)$) is always accepted.")
     lines.append(f"Give numerical answers {rule} unless a part says otherwise: an answer that agrees with the exact "
-                 "value to that precision earns full marks. Integer answers (sizes, counts) must be exact. An exact "
-                 "form (a fraction, $\\ln 2$, $e^2/(1 + e^2)$) is always accepted.")
+                 f"value to that precision earns full marks. Integer answers (sizes, counts) must be exact. {forms}")
     lines.append("Write each answer in its box and show your work in the space above it: a part computed correctly "
                  "from a wrong earlier answer still earns its credit (error carried forward).")
     lines.append("Each problem states its conventions (gate order, padding rule, softmax axis); follow them.")

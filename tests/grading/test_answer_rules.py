@@ -493,6 +493,9 @@ def test_a_sheet_recipe_may_set_the_tolerance_of_its_numeric_parts(tmp_path):
             numeric = part.kind in ("number", "vector", "matrix") and before.tolerance.rule != "exact"
             assert part.tolerance == (want if numeric else before.tolerance), (problem.generator, part.id)
     assert any(p.kind == "expression" for p in softmax.parts)        # untouched: exact by its nature
+    printed = " ".join(sheets.instructions(sheets.build_sheet(recipe, 7)))
+    assert "to 3 significant figures, written with exactly 3" in printed and "write a decimal with exactly" in printed
+    assert "is always accepted" not in printed                        # 1/4 has no figures: it is not
 
 
 @pytest.mark.parametrize("line,value,message", [
