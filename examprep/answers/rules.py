@@ -34,7 +34,8 @@ def check_exponents(node: Any) -> None:
                 return
         except AnswerParseError:
             return
-    raise AnswerParseError(f"exponent too large ({b:.3g}; at most {MAX_EXPONENT:g})")
+    shown = f"{int(b)}" if b == int(b) and abs(b) < 1e15 else f"{b:.3g}"
+    raise AnswerParseError(f"exponent too large ({shown}; at most {MAX_EXPONENT:g})")
 
 
 def key_part_error(part: Any) -> str | None:
