@@ -4,6 +4,7 @@ written, strict significant figures, and variables whose sign the part declares.
 import math
 
 import pytest
+from hypothesis import assume, given, settings, strategies as st
 
 from examprep.answers import check_part
 from examprep.problem import Part, Tolerance
@@ -581,3 +582,15 @@ def test_the_time_limit_survives_an_alarm_that_python_drops():
                 pass
             finished = True
     assert not finished
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(1e-6, 1e6), st.integers(1, 8))
+def test_an_answer_printed_with_its_figures_passes_the_strict_rule(x, n):
+    # Python's own float formatting is the reference: n significant figures, correctly rounded
+    digits = repr(x).split("e")[0].replace(".", "").lstrip("0")
+    assume(not (len(digits) > n and digits[n] == "5" and set(digits[n + 1:]) <= {"0"}))   # a tie: half-up decides
+    part = number(x, Tolerance("sigfigs-strict", n))
+    assert check_part(part, f"{x:.{n - 1}e}").status == "correct"
+    r = check_part(part, f"{x:.{n}e}")                     # one figure too many
+    assert r.status == "wrong" and "figures" in r.feedback
