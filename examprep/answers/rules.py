@@ -40,7 +40,10 @@ def check_exponents(node: Any) -> None:
 
 def key_part_error(part: Any) -> str | None:
     """Why a key's part cannot be graded (one line), or None: an expected expression that the
-    answer rules refuse (a key is read by the same parser as a student's answer)."""
+    answer rules refuse (a key is read by the same parser as a student's answer), or an expected
+    number that is NaN (no answer could equal it; ±∞ is fine: it is graded in the extended reals)."""
+    if part.kind in ("number", "integer", "vector", "matrix"):
+        return "the key's expected value is NaN, which no answer can equal" if _has_nan(part.expected) else None
     if part.kind != "expression":
         return None
     from examprep.answers.parse import parse_text
@@ -53,3 +56,9 @@ def key_part_error(part: Any) -> str | None:
     if isinstance(node, list):
         return f"the key's expression {text!r} is a list, not one expression"
     return None
+
+
+def _has_nan(value: Any) -> bool:
+    if isinstance(value, list):
+        return any(_has_nan(v) for v in value)
+    return isinstance(value, float) and value != value

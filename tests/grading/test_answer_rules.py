@@ -594,3 +594,22 @@ def test_an_answer_printed_with_its_figures_passes_the_strict_rule(x, n):
     assert check_part(part, f"{x:.{n - 1}e}").status == "correct"
     r = check_part(part, f"{x:.{n}e}")                     # one figure too many
     assert r.status == "wrong" and "figures" in r.feedback
+
+
+def test_a_key_with_a_nan_answer_is_refused_and_one_with_infinity_is_read(tmp_path):
+    import json
+
+    from examprep.keys import Key, KeyError_, read_key, write_key
+    from examprep.problem import Problem
+
+    parts = [number(1.0, Tolerance("sigfigs", 3)), vector([1.0, 2.0], Tolerance("sigfigs", 3))]
+    write_key(tmp_path / "key.json", Key("k", [Problem("authored", 1, 0, 1, "T", {}, [], parts, [])]))
+    raw = json.loads((tmp_path / "key.json").read_text())
+    raw["problems"][0]["parts"][1]["expected"] = [1.0, float("inf")]
+    (tmp_path / "key.json").write_text(json.dumps(raw))              # Python writes Infinity, as JSON readers take it
+    key = read_key(tmp_path / "key.json")
+    assert check_part(key.problems[0].parts[1], "[1, inf]").status == "correct"
+    raw["problems"][0]["parts"][0]["expected"] = float("nan")
+    (tmp_path / "key.json").write_text(json.dumps(raw))
+    with pytest.raises(KeyError_, match=r"q1\.x: the key's expected value is NaN"):
+        read_key(tmp_path / "key.json")
