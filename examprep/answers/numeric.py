@@ -7,10 +7,10 @@ rules apply, and a side that is undefined there, such as the log of a negative n
 point). Then each side is enclosed in an interval (mpmath.iv, a rigorous bound on the rounding) at
 50 significant digits, then 200, then 700 while the answer is still open:
   exact forms (no decimal typed on either side): the point shows a difference when the interval of
-      a − b excludes 0 — a proof, not a guess; it shows agreement when that interval is within
-      1e-25 of the values' size;
-  a decimal typed on either side (0.333333333333333, 2.0*x): the two agree where they are within
-      APPROX_RTOL of each other, relative to the larger: the rule "accepted as a decimal approximation".
+      a − b excludes 0 — a proof, not a guess; it shows agreement when that interval is narrower
+      than 1e-25 of the largest intermediate value (so a cancellation to 0 agrees with 0);
+  a decimal typed on either side (0.333333333333333, 2.0*x): the two agree where |a − b| is at most
+      APPROX_RTOL of the key's value |b| (a tie included): "accepted as a decimal approximation".
 Infinite values (a key of inf) compare in the extended reals: ∞ = ∞ = 2·∞, −∞ ≠ ∞.
 
 Sample points lie in each variable's domain: "positive" (the default, as probabilities and targets
@@ -184,7 +184,7 @@ def _point_verdict(a: Any, b: Any, env: dict[str, float], approximate: bool) -> 
         try:
             x, y = _interval(a, env, ctx, scale), _interval(b, env, ctx, scale)
             lo, hi = (x - y)._mpi_
-            size = _raw_max(*_magnitudes(x), *_magnitudes(y))
+            size = _raw_max(*_magnitudes(y))            # the key's value: "relative to the exact value"
         except (ArithmeticError, ValueError, TypeError, AttributeError):
             return None                      # complex or undefined in the interval: no evidence here
         if any(v in (finf, fninf, fnan) for v in (lo, hi, scale[0])):
@@ -229,7 +229,7 @@ def verdict(a: Any, b: Any, variables: tuple[str, ...], domains: dict[str, str] 
                     if x != y:
                         return False
                     agreed += 1
-                elif abs(x - y) > (APPROX_RTOL if approximate else 1e-12) * max(abs(x), abs(y)):
+                elif abs(x - y) > (APPROX_RTOL if approximate else 1e-12) * abs(y):
                     return False
                 else:
                     agreed += 1
