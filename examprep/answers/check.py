@@ -583,13 +583,14 @@ def _check_expression(part: Part, value: Expr, rule: str, raw: Any, tol: Toleran
                 }.get(how, "not equivalent to the answer")
     if variables and not has_names(value.node):
         feedback = f"the answer is a formula in {', '.join(variables)}"
-    elif not variables and how != "symbolically":
+    elif not variables:
         try:
             got = evaluate(value.node)
             want = evaluate(_key_expression(expected_text, ()))
             if Tolerance("sigfigs", 3).accepts(got, want):
                 feedback = ("numerically close, but the exact value is expected (e.g. ln 2, e^2/(1+e^2), 1/3)"
-                            if has_decimal(value.node) else "close to the answer, but a different number")
+                            if has_decimal(value.node) else "close to the answer, but a different number"
+                            + (" (proven symbolically)" if how == "symbolically" else ""))
         except AnswerParseError:
             pass
     return _result(part, "wrong", 0, value, feedback, rule, raw)

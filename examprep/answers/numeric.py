@@ -25,7 +25,7 @@ import random
 import threading
 from typing import Any
 
-from examprep.answers.parse import AnswerParseError, evaluate, unparse
+from examprep.answers.parse import AnswerParseError, _call as _call_float, _num, evaluate, unparse
 
 POINTS = 6
 APPROX_RTOL = 1e-8
@@ -203,13 +203,40 @@ def _point_verdict(a: Any, b: Any, env: dict[str, float], approximate: bool) -> 
     return None
 
 
+_EPS = 2.0 ** -52
+FLOAT_NOISE = 1e-13       # float rounding of ≤ 200 operations, relative to the largest intermediate value
+FLOAT_CLEAR = 1e-7        # a difference this large, relative to it, is no rounding: floats tell at once
+
+
+def _float(node: Any, env: dict[str, float], scale: list) -> float:
+    """parse.evaluate's value and refusals, and scale[0] = the largest |intermediate value|."""
+    kind = node[0]
+    if kind in ("num", "const", "var"):
+        value = evaluate(node, env)
+    elif kind == "neg":
+        value = -_float(node[1], env, scale)
+    elif kind == "pct":
+        value = _float(node[1], env, scale) / 100.0
+    elif kind == "call":
+        value = _num(_call_float(node[1], _float(node[2][0], env, scale)))
+    else:
+        a, b = _float(node[1], env, scale), _float(node[2], env, scale)
+        value = evaluate((kind, ("num", a, ""), ("num", b, "")))       # the operation with parse's size rules
+    if not math.isinf(value):
+        scale[0] = max(scale[0], abs(value))
+    return value
+
+
 def verdict(a: Any, b: Any, variables: tuple[str, ...], domains: dict[str, str] | None = None,
-            approximate: bool | None = None) -> bool | None:
+            approximate: bool | None = None, rigorous: bool = False) -> bool | None:
     """Do scalar nodes ``a`` (the student's) and ``b`` (the key's) agree numerically?
 
     True: they agree at every sample point where both are defined (at least one); False: they
     differ at one; None: no point tells (neither is defined at the same point).
     approximate: compare to APPROX_RTOL (default: when a decimal was typed on either side).
+    Floats decide a point where they can: a difference over FLOAT_CLEAR of the largest intermediate
+    value, or (approximate) a tolerance far above the float noise. Elsewhere, and everywhere when
+    ``rigorous``, interval arithmetic decides (a difference it shows is a proof).
     """
     if approximate is None:
         approximate = has_decimal(a) or has_decimal(b)
@@ -218,8 +245,9 @@ def verdict(a: Any, b: Any, variables: tuple[str, ...], domains: dict[str, str] 
     for wide in (False, True):
         defined = 0
         for env in points(variables, domains, unparse(b), wide) if variables else [{}]:
+            scale = [0.0]
             try:
-                x, y = evaluate(a, env), evaluate(b, env)
+                x, y = _float(a, env, scale), _float(b, env, scale)
             except AnswerParseError:
                 continue
             defined += 1
@@ -234,10 +262,25 @@ def verdict(a: Any, b: Any, variables: tuple[str, ...], domains: dict[str, str] 
                 else:
                     agreed += 1
                 continue
-            found = _point_verdict(a, b, env, approximate)
+            found = None if rigorous else _float_verdict(x, y, scale[0], approximate)
+            if found is None:
+                found = _point_verdict(a, b, env, approximate)
             if found is False:
                 return False
             agreed += found is True
         if not variables or defined >= 2:
             break
     return True if agreed else None
+
+
+def _float_verdict(x: float, y: float, scale: float, approximate: bool) -> bool | None:
+    """What floats alone can tell at a point: False (differ), True (agree), None (ask the intervals)."""
+    noise, d = FLOAT_NOISE * scale, abs(x - y)
+    if approximate:
+        allowed = APPROX_RTOL * abs(y)
+        if noise > 1e-3 * allowed or abs(d - allowed) <= noise + 4 * _EPS * max(abs(x), abs(y)):
+            return None                      # rounding is not far below the tolerance, or it is a tie
+        return d <= allowed
+    if d > FLOAT_CLEAR * scale:
+        return False
+    return True if d <= noise else None

@@ -279,6 +279,11 @@ def _equivalent(a: Any, b: Any, variables: tuple[str, ...], domains: tuple[tuple
             return False, "symbolically"
     if num is None:
         return False, "undecided"
+    if not approximate:
+        # no proof either way: the agreement must hold beyond float rounding (interval arithmetic)
+        num = numeric.verdict(a, b, variables, dict(domains), approximate, rigorous=True)
+        if not num:
+            return False, "numerically" if num is False else "undecided"
     return True, "as a decimal approximation" if approximate else "numerically"
 
 
@@ -297,3 +302,9 @@ def _assumed_positive(a: Any, b: Any, variables: tuple[str, ...], domains: tuple
         return ()
     widened = declared | {v: "real" for v in positive}
     return positive if numeric.verdict(a, b, variables, widened) is False else ()
+
+
+def clear_caches() -> None:
+    """Forget every verdict remembered (tests and benchmarks that time a first sight)."""
+    for cached in (_equivalent, _sympy_verdict, _assumed_positive):
+        cached.cache_clear()
