@@ -29,9 +29,8 @@ from examprep.answers.parse import AnswerParseError, _call as _call_float, _num,
 
 POINTS = 6
 APPROX_RTOL = 1e-8
-DOMAINS = ("positive", "real", "negative")
 PRECISIONS = (50, 200, 700)        # significant digits of the interval evaluation, tried in turn
-EXACT_AGREEMENT = 1e-25            # an interval of a − b this narrow, relative to the values, is agreement
+EXACT_AGREEMENT = 1e-25            # an interval of a − b this narrow, relative to the largest intermediate, agrees
 
 _LOCAL = threading.local()
 
