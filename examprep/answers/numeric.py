@@ -2,10 +2,13 @@
 variables, in interval arithmetic, so that float rounding never passes for a difference and never
 hides one.
 
-At each point both sides are first evaluated in floats (examprep.answers.parse.evaluate: the size
-rules apply, and a side that is undefined there, such as the log of a negative number, skips the
-point). Then each side is enclosed in an interval (mpmath.iv, a rigorous bound on the rounding) at
-50 significant digits, then 200, then 700 while the answer is still open:
+At each point both sides are first evaluated in floats (the size rules of
+examprep.answers.parse.evaluate apply, and a side that is undefined there, such as the log of a
+negative number, skips the point). Floats decide the point when they clearly can: a difference over
+FLOAT_CLEAR of the largest intermediate value is no rounding, and a decimal's tolerance far above
+the rounding is resolved in floats (ties excepted). Otherwise — and, for exact forms, to confirm an
+agreement that sympy could not prove — each side is enclosed in an interval (mpmath.iv, a rigorous
+bound on the rounding) at 50 significant digits, then 200, then 700 while the answer is still open:
   exact forms (no decimal typed on either side): the point shows a difference when the interval of
       a − b excludes 0 — a proof, not a guess; it shows agreement when that interval is narrower
       than 1e-25 of the largest intermediate value (so a cancellation to 0 agrees with 0);
