@@ -201,11 +201,18 @@ def _concept(q: dict, n: int, where: str, lectures: dict[str, str]) -> Concept:
     if kind == "number":
         t = q.get("tolerance", {"rule": "sigfigs", "value": 3})
         try:
-            tol = Tolerance(t["rule"], float(t["value"]), float(t.get("atol", 1e-9)))
+            if isinstance(t, str):          # "sigfigs-strict:3", read by the one parser of tolerance text
+                from examprep.answers import parse_tolerance
+
+                tol = parse_tolerance(t)
+            else:
+                tol = Tolerance(t["rule"], float(t["value"]), float(t.get("atol", 1e-9)))
             tol.bound(1.0)
+        except ExamprepError as err:
+            raise ConceptBankError(f"{at}: 'tolerance': {err}") from None
         except (KeyError, TypeError, ValueError):
-            raise ConceptBankError(f"{at}: 'tolerance' must be {{ rule = \"sigfigs\" | \"rtol\" | \"atol\", "
-                                   "value = … }") from None
+            raise ConceptBankError(f"{at}: 'tolerance' must be {{ rule = \"sigfigs\" | \"sigfigs-strict\" | \"rtol\" | "
+                                   "\"atol\", value = … } or text such as \"sigfigs-strict:3\"") from None
     mistakes = []
     for m in q.get("mistakes", ()):
         if not isinstance(m, dict) or "answer" not in m or not isinstance(m.get("why"), str) or not m["why"].strip():

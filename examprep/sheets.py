@@ -67,6 +67,7 @@ class Item:
     difficulty: int
     count: int = 1
     calculator_free: bool = False
+    tolerance: Any = None        # a Tolerance for its numeric parts (the recipe's tolerance = "…"), or None
 
 
 @dataclass(frozen=True)
@@ -86,8 +87,8 @@ class SheetRecipe:
 
 
 _SHEET_KEYS = {"title": str, "course": str, "minutes": int, "calculator": bool, "difficulty": int,
-               "instructions": str, "name": str}
-_ITEM_KEYS = {"topic": str, "difficulty": int, "count": int, "calculator_free": bool}
+               "instructions": str, "name": str, "tolerance": str}
+_ITEM_KEYS = {"topic": str, "difficulty": int, "count": int, "calculator_free": bool, "tolerance": str}
 _TOP_KEYS = {"sheet", "problem"}
 
 
@@ -160,6 +161,18 @@ def parse_recipe(text: str, source: str, default_name: str = "sheet") -> SheetRe
     default_level = sheet.get("difficulty", 1)
     if default_level not in (1, 2, 3):
         raise fail(f"[sheet] difficulty: expected 1, 2 or 3, got {default_level}", _line_of(text, "difficulty", "sheet"))
+
+    def tolerance(spec: str | None, line: int | None) -> Any:
+        # "sigfigs-strict:3": the rule of every number, vector and matrix part that is not exact by
+        # its nature (the parts --tolerance RULE reaches), read by the one parser of tolerance text
+        from examprep.answers import parse_tolerance
+
+        try:
+            return None if spec is None else parse_tolerance(spec)
+        except ParamError as err:
+            raise fail(str(err), line) from None
+
+    sheet_tolerance = tolerance(sheet.get("tolerance"), _line_of(text, "tolerance", "sheet"))
     name = sheet.get("name", default_name).strip() or default_name
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
         raise fail(f"[sheet] name: letters, digits, '-', '_' and '.' only, got {name!r}", _line_of(text, "name", "sheet"))
@@ -198,7 +211,8 @@ def parse_recipe(text: str, source: str, default_name: str = "sheet") -> SheetRe
         if cf and not gen.calculator_free:
             raise fail(f"{where} calculator_free: {gen.name} has no calculator-free variant",
                        _line_of(text, "calculator_free", "problem", i))
-        items.append(Item(gen.name, level, count, cf))
+        own = tolerance(entry.get("tolerance"), _line_of(text, "tolerance", "problem", i))
+        items.append(Item(gen.name, level, count, cf, own or sheet_tolerance))
     total = sum(i.count for i in items)
     if total > MAX_PROBLEMS:
         raise fail(f"{total} problems: a sheet holds at most {MAX_PROBLEMS}", None)
@@ -450,8 +464,18 @@ def build_problems(recipe: SheetRecipe, base_seed: int) -> list:
     out = []
     for item in recipe.items:
         for _ in range(item.count):
-            out.append(generators.build(item.topic, base_seed + len(out), item.difficulty, item.calculator_free))
+            problem = generators.build(item.topic, base_seed + len(out), item.difficulty, item.calculator_free)
+            out.append(_with_tolerance(problem, item.tolerance) if item.tolerance is not None else problem)
     return out
+
+
+def _with_tolerance(problem: Any, tolerance: Any) -> Any:
+    """The problem with ``tolerance`` on its number, vector and matrix parts that are not exact."""
+    from dataclasses import replace
+
+    parts = [replace(p, tolerance=tolerance) if p.kind in ("number", "vector", "matrix") and p.tolerance.rule != "exact"
+             else p for p in problem.parts]
+    return replace(problem, parts=parts)
 
 
 def build_sheet(recipe: SheetRecipe, seed: int, *, roster: list[Student] | None = None,
@@ -536,9 +560,11 @@ def instructions(sheet: Sheet) -> list[str]:
         lines.append(f"The sheet has {len(copy.problems)} problems worth {copy.points:g} points "
                      f"(about {round(copy.minutes)} minutes); the points of each part are printed beside it.")
     rule = " or ".join(tolerances) if tolerances else "to 3 significant figures"
+    strict = any(part.tolerance.rule == "sigfigs-strict" for p in copy.problems for part in p.parts)
+    forms = ("Where the figures written are part of the rule, write a decimal with exactly that many (0.250, not "
+             "0.25 or 1/4)." if strict else "An exact form (a fraction, $\\ln 2$, $e^2/(1 + e^2)$) is always accepted.")
     lines.append(f"Give numerical answers {rule} unless a part says otherwise: an answer that agrees with the exact "
-                 "value to that precision earns full marks. Integer answers (sizes, counts) must be exact. An exact "
-                 "form (a fraction, $\\ln 2$, $e^2/(1 + e^2)$) is always accepted.")
+                 f"value to that precision earns full marks. Integer answers (sizes, counts) must be exact. {forms}")
     lines.append("Write each answer in its box and show your work in the space above it: a part computed correctly "
                  "from a wrong earlier answer still earns its credit (error carried forward).")
     lines.append("Each problem states its conventions (gate order, padding rule, softmax axis); follow them.")
