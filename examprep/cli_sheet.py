@@ -15,10 +15,10 @@ def register(app: typer.Typer) -> None:
                                              help="Bundled recipe (midterm, cnn, rnn, transformer) or a recipe .toml file."),
         topics: Optional[list[str]] = typer.Option(None, "--topics", "-t",
                                                    help="Topics instead of a recipe (repeat or comma-separate)."),
-        count: Optional[str] = typer.Option(None, "--count", "-n", help="Problems per topic (with --topics)."),
-        difficulty: Optional[str] = typer.Option(None, "--difficulty", "-d",
+        count: Optional[str] = typer.Option(None, "--count", "-n", metavar="INTEGER", help="Problems per topic (with --topics)."),
+        difficulty: Optional[str] = typer.Option(None, "--difficulty", "-d", metavar="INTEGER",
                                                  help="Level 1-3 of every problem (overrides the recipe's)."),
-        seed: Optional[str] = typer.Option(None, "--seed", "-s",
+        seed: Optional[str] = typer.Option(None, "--seed", "-s", metavar="INTEGER",
                                            help="Seed of the sheet (random when omitted; printed and kept in the key)."),
         roster: Optional[str] = typer.Option(None, "--roster", help="CSV with an id column (and names): one variant each."),
         secret_file: Optional[str] = typer.Option(None, "--secret-file",
@@ -35,23 +35,19 @@ def register(app: typer.Typer) -> None:
         """Print a practice sheet: problems and solutions (PDF, Markdown), key, answer template, Moodle XML."""
         import secrets
 
-        from examprep.cli import fail, int_option
-        from examprep.errors import ExamprepError
+        from examprep.cli import int_option
 
-        try:
-            if list_recipes:
-                _print_recipes()
-                return
-            from examprep import sheets
+        if list_recipes:
+            _print_recipes()
+            return
+        from examprep import sheets
 
-            seed_n = secrets.randbelow(1_000_000) if seed is None else int_option("--seed", seed)
-            result = sheets.make_sheet(
-                recipe=recipe, topics=topics, count=None if count is None else int_option("--count", count),
-                difficulty=None if difficulty is None else int_option("--difficulty", difficulty), seed=seed_n,
-                roster=roster, secret_file=secret_file, formats=formats, out=out, force=force, title=title,
-                course=course)
-        except ExamprepError as err:
-            raise fail(err) from None
+        seed_n = secrets.randbelow(1_000_000) if seed is None else int_option("--seed", seed)
+        result = sheets.make_sheet(
+            recipe=recipe, topics=topics, count=None if count is None else int_option("--count", count),
+            difficulty=None if difficulty is None else int_option("--difficulty", difficulty), seed=seed_n,
+            roster=roster, secret_file=secret_file, formats=formats, out=out, force=force, title=title,
+            course=course)
         _print_summary(result)
 
 
