@@ -22,7 +22,11 @@ def register(app: typer.Typer) -> None:
                                            help="Seed of the sheet (random when omitted; printed and kept in the key)."),
         roster: Optional[str] = typer.Option(None, "--roster", help="CSV with an id column (and names): one variant each."),
         secret_file: Optional[str] = typer.Option(None, "--secret-file",
-                                                  help="File holding the secret the variants are derived from."),
+                                                  help="The secret the variants are derived from "
+                                                       "(make one with `examprep secret FILE`)."),
+        legacy_secret: bool = typer.Option(False, "--legacy-secret",
+                                           help="Regenerate a sheet made before examprep stretched secrets "
+                                                "(old derivation; warns)."),
         formats: Optional[str] = typer.Option(None, "--format", "-f",
                                               help="Comma-separated: pdf, md, moodle \\[default: pdf,md]. "
                                                    "The key and answer template are always written."),
@@ -47,8 +51,22 @@ def register(app: typer.Typer) -> None:
             recipe=recipe, topics=topics, count=None if count is None else int_option("--count", count),
             difficulty=None if difficulty is None else int_option("--difficulty", difficulty), seed=seed_n,
             roster=roster, secret_file=secret_file, formats=formats, out=out, force=force, title=title,
-            course=course)
+            course=course, legacy_secret=legacy_secret)
+        for warning in result.warnings:
+            typer.echo(f"warning: {warning}", err=True)
         _print_summary(result)
+
+    @app.command()
+    def secret(
+        file: str = typer.Argument(..., metavar="FILE", help="Where to write the secret (e.g. secret.txt)."),
+        force: bool = typer.Option(False, "--force", help="Replace an existing file (its sheets' variants are lost)."),
+    ) -> None:
+        """Write a new 256-bit random secret (hex) for per-student variants: `sheet --secret-file FILE`."""
+        from examprep import sheets
+
+        path = sheets.write_secret(file, force=force)
+        typer.echo(f"wrote {path}: a 256-bit secret, readable only by you. Keep it private and keep it: "
+                   f"the same file regenerates the same variants.")
 
 
 def _print_recipes() -> None:

@@ -135,7 +135,7 @@ def test_same_bytes_in_a_fresh_process(tmp_path):
 
 
 ROSTER = "student_id,name\ns101,Ada Lovelace\ns102,Alan Turing\ns103,Grace Hopper\n"
-SECRET = "a-long-enough-course-secret-123\n"
+SECRET = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n"
 
 
 def test_variants_end_to_end(tmp_path):
@@ -167,7 +167,7 @@ def test_variants_end_to_end(tmp_path):
 def test_long_runs_are_joined_from_chunks(tmp_path, monkeypatch):
     monkeypatch.setattr(sheets, "PDF_CHUNK", 2)
     roster = [sheets.Student(f"s{i}", f"Student {i}") for i in range(5)]
-    sheet = sheets.build_sheet(sheets.load_recipe("transformer"), 1, roster=roster, secret=b"x" * 20)
+    sheet = sheets.build_sheet(sheets.load_recipe("transformer"), 1, roster=roster, secret=SECRET.strip().encode())
     out = sheets.render_outputs(sheet, ("pdf",))
     text, pages = pdf_text(out["problems.pdf"])
     assert pages % 2 == 0 and all(f"Student {i}" in text for i in range(5))
