@@ -47,11 +47,16 @@ def register(app: typer.Typer) -> None:
         from examprep import sheets
 
         seed_n = secrets.randbelow(1_000_000) if seed is None else int_option("--seed", seed)
-        result = sheets.make_sheet(
-            recipe=recipe, topics=topics, count=None if count is None else int_option("--count", count),
-            difficulty=None if difficulty is None else int_option("--difficulty", difficulty), seed=seed_n,
-            roster=roster, secret_file=secret_file, formats=formats, out=out, force=force, title=title,
-            course=course, legacy_secret=legacy_secret)
+        try:
+            with _Progress() as progress:
+                result = sheets.make_sheet(
+                    recipe=recipe, topics=topics, count=None if count is None else int_option("--count", count),
+                    difficulty=None if difficulty is None else int_option("--difficulty", difficulty), seed=seed_n,
+                    roster=roster, secret_file=secret_file, formats=formats, out=out, force=force, title=title,
+                    course=course, legacy_secret=legacy_secret, progress=progress)
+        except KeyboardInterrupt:
+            typer.echo("interrupted: nothing was written", err=True)
+            raise typer.Exit(130) from None
         for warning in result.warnings:
             typer.echo(f"warning: {warning}", err=True)
         _print_summary(result)
@@ -67,6 +72,42 @@ def register(app: typer.Typer) -> None:
         path = sheets.write_secret(file, force=force)
         typer.echo(f"wrote {path}: a 256-bit secret, readable only by you. Keep it private and keep it: "
                    f"the same file regenerates the same variants.")
+
+
+class _Progress:
+    """A long sheet's progress on stderr: a live bar on a terminal, else a line per PDF part once
+    there are several (a 200-student sheet typesets for minutes). Nothing for a one-copy sheet's
+    two PDFs, which take seconds."""
+
+    def __init__(self):
+        self.bar = None
+        self.tasks: dict[str, int] = {}
+
+    def __enter__(self) -> "_Progress":
+        import sys
+
+        if sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+            self.bar.start()
+        return self
+
+    def __call__(self, what: str, done: int, total: int) -> None:
+        if total <= 2:
+            return
+        if self.bar is not None:
+            if what not in self.tasks:
+                self.tasks[what] = self.bar.add_task(f"{what}", total=total)
+            self.bar.update(self.tasks[what], completed=done, total=total)
+        elif what == "PDF parts":
+            typer.echo(f"typeset {done} of {total} PDF parts", err=True)
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.stop()
 
 
 def _print_recipes() -> None:

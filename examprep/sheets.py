@@ -47,7 +47,7 @@ import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from examprep.errors import ExamprepError, ParamError
 from examprep.fileio import OutputError
@@ -62,6 +62,9 @@ MIN_SECRET_DISTINCT = 8               # hex digits used: "0000…" or "abab…" 
 SECRET_KDF = {"name": "scrypt", "n": 2 ** 16, "r": 8, "p": 1, "dklen": 32}
 SECRET_SALT_TAG = b"examprep-variant-key-v2"
 PDF_CHUNK = 8          # copies per Typst compile: bounds memory; chunks are joined into one PDF
+
+
+Progress = Callable[[str, int, int], None]      # (what, done, total): a long sheet reports as it goes
 
 
 class SheetError(ExamprepError):
@@ -542,7 +545,7 @@ def build_problems(recipe: SheetRecipe, base_seed: int) -> list:
 
 
 def build_sheet(recipe: SheetRecipe, seed: int, *, roster: list[Student] | None = None,
-                secret: bytes | None = None, legacy: bool = False) -> Sheet:
+                secret: bytes | None = None, legacy: bool = False, progress: Progress | None = None) -> Sheet:
     """The sheet's copies: one common copy, or one variant per student when a roster is given
     (which needs the secret, stretched here once for the whole roster; ``legacy``: the pre-stretching
     derivation, to regenerate an old sheet). Raises ParamError for a negative seed, SheetError for
@@ -560,13 +563,15 @@ def build_sheet(recipe: SheetRecipe, seed: int, *, roster: list[Student] | None 
         check_secret(secret, legacy=legacy)
         key = secret if legacy else stretch_secret(secret, sheet.sheet_id)
         codes: dict[str, str] = {}
-        for student in roster:
+        for n, student in enumerate(roster, 1):
             base, code = variant_seed(key, sheet.sheet_id, student.id)
             if code in codes:     # 40 bits: about one chance in 10⁸ for 200 students
                 raise SheetError(f"students {codes[code]!r} and {student.id!r} drew the same variant code; "
                                  "use another --seed")
             codes[code] = student.id
             sheet.copies.append(Copy(build_problems(recipe, base), student, code))
+            if progress:
+                progress("variants", n, len(roster))
     for copy in sheet.copies:
         copy.extras = solution_extras(copy.problems)
     return sheet
@@ -676,11 +681,13 @@ def instructions(sheet: Sheet) -> list[str]:
     return lines
 
 
-def render_outputs(sheet: Sheet, formats: tuple[str, ...] = DEFAULT_FORMATS) -> dict[str, bytes]:
+def render_outputs(sheet: Sheet, formats: tuple[str, ...] = DEFAULT_FORMATS,
+                   progress: Progress | None = None) -> dict[str, bytes]:
     """Every output file of the sheet, rendered in memory: relative path → bytes.
 
     Always the key (``key.json``) and answer template(s); "pdf" adds problems.pdf and
     solutions.pdf, "md" problems.md and solutions.md, "moodle" moodle.xml.
+    ``progress("PDF parts", done, total)`` is called as each PDF part is typeset (and joined).
     Raises TypstCompileError (nothing is written) when Typst rejects a document.
     """
     from examprep import keys
@@ -714,9 +721,16 @@ def render_outputs(sheet: Sheet, formats: tuple[str, ...] = DEFAULT_FORMATS) -> 
             from examprep.render import moodle
 
             out["moodle.xml"] = moodle.sheet_xml(sheet).encode("utf-8")
+        total = sum(len(f) for f in chunks.values()) + sum(1 for f in chunks.values() if len(f) > 1)
+        done = 0
         merges = {}
         for name, futures in chunks.items():
-            parts = [f.result() for f in futures]
+            parts = []
+            for f in futures:
+                parts.append(f.result())
+                done += 1
+                if progress:
+                    progress("PDF parts", done, total)
             if len(parts) == 1:
                 out[name] = parts[0]
             else:
@@ -724,6 +738,9 @@ def render_outputs(sheet: Sheet, formats: tuple[str, ...] = DEFAULT_FORMATS) -> 
                 merges[name] = pool.submit(typst.merge_pdfs, parts, title=title, author=sheet.recipe.course)
         for name, future in merges.items():
             out[name] = future.result()
+            done += 1
+            if progress:
+                progress("PDF parts", done, total)
     return {name: out[name] for name in sorted(out, key=_output_order)}
 
 
@@ -794,16 +811,20 @@ def check_output_dir(out_dir: Path, paths: list[str], force: bool) -> None:
 
 def write_outputs(out_dir: Path, outputs: dict[str, bytes], force: bool) -> list[Path]:
     """Write every output, all or nothing as far as the file system allows: each file goes to a
-    temporary file beside its target first; only when all are written are they renamed into place.
-    A failure removes the temporaries and raises OutputError."""
+    temporary file beside its target first; only when all are written are they renamed into place
+    (with Ctrl-C held off for those few renames). A failure or Ctrl-C before that removes the
+    temporaries and the directories this call created; a failure raises OutputError."""
     check_output_dir(out_dir, list(outputs), force)
     temps: list[tuple[str, Path]] = []
+    created: list[Path] = []
     umask = os.umask(0)
     os.umask(umask)
     try:
         for rel, data in outputs.items():
             target = out_dir / rel
+            missing = [d for d in (target.parent, *target.parent.parents) if not d.exists()]
             target.parent.mkdir(parents=True, exist_ok=True)
+            created += reversed(missing)
             fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
             temps.append((tmp, target))
             os.chmod(tmp, 0o666 & ~umask)      # mkstemp makes 0600; outputs get what open() would give
@@ -815,24 +836,44 @@ def write_outputs(out_dir: Path, outputs: dict[str, bytes], force: bool) -> list
             clash = [t for _, t in temps if t.exists()]
             if clash:
                 raise OutputError(f"{clash[0]} appeared while the sheet was being written; use --force to overwrite")
-        for tmp, target in temps:
-            os.replace(tmp, target)
-    except OSError as err:
+        with _interrupts_held():
+            for tmp, target in temps:
+                os.replace(tmp, target)
+    except BaseException as err:        # OSError, OutputError, KeyboardInterrupt: leave nothing behind
         for tmp, _ in temps:
             try:
                 os.unlink(tmp)
             except OSError:
                 pass
-        where = getattr(err, "filename", None) or out_dir
-        raise OutputError(f"{where}: cannot write ({err.strerror or err})") from None
-    except OutputError:
-        for tmp, _ in temps:
+        for d in reversed(created):
             try:
-                os.unlink(tmp)
+                d.rmdir()
             except OSError:
                 pass
+        if isinstance(err, OSError):
+            where = getattr(err, "filename", None) or out_dir
+            raise OutputError(f"{where}: cannot write ({err.strerror or err})") from None
         raise
     return [t for _, t in temps]
+
+
+class _interrupts_held:
+    """Ctrl-C ignored for the duration (main thread only): the renames that publish a sheet's
+    outputs take milliseconds and must not stop half-way."""
+
+    def __enter__(self) -> None:
+        import signal
+        import threading
+
+        self.previous = None
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def __exit__(self, *exc: Any) -> None:
+        import signal
+
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
 
 
 @dataclass
@@ -873,7 +914,7 @@ def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, co
                difficulty: int | None = None, seed: int = 0, roster: str | None = None,
                secret_file: str | None = None, formats: str | None = None, out: str | None = None,
                force: bool = False, title: str | None = None, course: str | None = None,
-               legacy_secret: bool = False) -> Result:
+               legacy_secret: bool = False, progress: Progress | None = None) -> Result:
     """The `examprep sheet` command: validate everything, build, render in memory, then write.
 
     Raises ExamprepError subclasses (usage: ParamError; recipe, roster, secret: SheetError;
@@ -913,8 +954,8 @@ def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, co
     if students is not None and force:
         replaced = _old_derivation(out_dir, legacy_secret)
         warnings += [replaced] if replaced else []
-    sheet = build_sheet(r, seed, roster=students, secret=secret, legacy=legacy_secret)
-    outputs = render_outputs(sheet, fmts)
+    sheet = build_sheet(r, seed, roster=students, secret=secret, legacy=legacy_secret, progress=progress)
+    outputs = render_outputs(sheet, fmts, progress)
     written = write_outputs(out_dir, outputs, force)
     return Result(sheet, out_dir, written, warnings)
 

@@ -622,6 +622,7 @@ class PdfWorkers:
             workers = max(2, min(cpus, 8))
 
         self._threads = None
+        self._pool = None
         self._main_spec = _MAIN_UNSET
         try:
             method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
@@ -629,11 +630,13 @@ class PdfWorkers:
             if method == "forkserver":
                 ctx.set_forkserver_preload(["examprep.render.typst", "typst"])
             self._skip_main_in_workers()
-            self._pool = ctx.Pool(workers, maxtasksperchild=2)
+            # Ctrl-C reaches the whole process group: the workers ignore it and the parent, which
+            # got it too, stops them (__exit__); they printed KeyboardInterrupt tracebacks before.
+            self._pool = ctx.Pool(workers, maxtasksperchild=2, initializer=_ignore_interrupts)
             try:     # workers that cannot start are replaced forever, silently: check that one answers
                 self._pool.apply_async(os.getpid).get(timeout=self.STARTUP_TIMEOUT)
             except Exception:
-                self._pool.terminate()
+                self._stop()
                 raise OSError("the PDF worker processes did not start") from None
         except (OSError, ValueError, NotImplementedError, ImportError):     # no processes here: threads
             from concurrent.futures import ThreadPoolExecutor
@@ -641,6 +644,10 @@ class PdfWorkers:
             self._restore_main()
             self._pool = None
             self._threads = ThreadPoolExecutor(max_workers=workers)
+        except BaseException:            # Ctrl-C while the pool starts: leave no process behind
+            self._stop()
+            self._restore_main()
+            raise
 
     def _skip_main_in_workers(self) -> None:
         """A new worker re-runs the parent's main script unless __main__ names a module ending in
@@ -671,17 +678,38 @@ class PdfWorkers:
     def __enter__(self) -> "PdfWorkers":
         return self
 
+    def _stop(self) -> None:
+        """Stop the workers at once (an error or Ctrl-C in the parent): kill them first, so that
+        terminate() never waits on a worker busy in a compile."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        for proc in list(getattr(pool, "_pool", [])):
+            try:
+                proc.kill()
+            except (OSError, AttributeError):
+                pass
+        pool.terminate()
+        pool.join()
+
     def __exit__(self, kind, err, tb) -> None:
         try:
-            if self._pool is None:
+            if self._pool is None and self._threads is not None:
                 self._threads.shutdown(wait=kind is None, cancel_futures=kind is not None)
             elif kind is None:
                 self._pool.close()
                 self._pool.join()
             else:
-                self._pool.terminate()
+                self._stop()
         finally:
             self._restore_main()
+
+
+def _ignore_interrupts() -> None:
+    """A PDF worker's initializer: Ctrl-C is the parent's to handle."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 @dataclass
