@@ -806,6 +806,7 @@ _PREAMBLE = r"""
   #grid(columns: (1.7em, 1fr, auto), column-gutter: 4pt, [*(#label)*], [#prompt #text(size: 8.5pt, fill: ink)[(#note)]],
     text(size: 9pt, fill: ink)[#pts])
 ]
+#let keep(body) = block(sticky: true, width: 100%, above: 0.9em, below: 0.9em, body)
 #let step(title, target) = block(sticky: true, above: 0.9em, below: 0.5em)[
   *#title* #h(0.4em) #text(size: 9pt, fill: ink)[#target]]
 """
@@ -852,11 +853,14 @@ def _room(part: Any) -> str:
 
 
 def _statement(problem: Any, strict: bool) -> list[str]:
+    """The statement's blocks and conventions, each sticky: a page never breaks between the
+    problem's heading, its statement, its data and its first part (parts are unbreakable blocks;
+    a statement taller than a page still breaks, as stickiness gives way then)."""
     out = [block(b, strict=strict) for b in problem.statement]
     if problem.conventions:
         conv = "; ".join(f"{k}: {v}" for k, v in problem.conventions.items())
         out.append(f"#text(size: 8.5pt, fill: ink)[#emph[Conventions.] #{typst_string(conv)};]")
-    return out
+    return [f"#keep[{piece}]" for piece in out]
 
 
 def _header(sheet: Any, copy: Any, solutions: bool, instructions: list[str], strict: bool) -> list[str]:
@@ -964,7 +968,9 @@ def _solution(p: Any, extras: list, strict: bool) -> list[str]:
         target = f"→ ({letters[step.part]})" if step.part in letters else ""
         out.append(f"#step([Step {n}. #{typst_string(step.title)};], [{target}])")
         out += _step_body(step, strict)
-    cells = ["[*Part*]", "[*Answer*]", "[*Accepted*]", "[*Points*]"]
+    # a table.header repeats on each page the table spans, and Typst never leaves it (nor, through
+    # the sticky title, the "Answers" title) alone at the bottom of a page
+    cells = ["table.header([*Part*], [*Answer*], [*Accepted*], [*Points*])"]
     for i, part in enumerate(p.parts):
         shown = f"${value_math(part.expected)}$"
         if isinstance(part.exact, str) and part.exact:
