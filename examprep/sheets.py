@@ -681,15 +681,46 @@ def instructions(sheet: Sheet) -> list[str]:
     return lines
 
 
+def printed_texts(sheet: Sheet) -> dict[str, str]:
+    """The text a user gave that the PDFs print, by what it is: title, course, instructions, and
+    each student's name and id (the fonts must be able to show them)."""
+    r = sheet.recipe
+    texts = {"the title": r.title, "the course": r.course, "the recipe's instructions": r.instructions}
+    for copy in sheet.copies:
+        if copy.student:
+            s = copy.student
+            texts[f"student {s.id}" + (f" ({s.name})" if s.name else "")] = f"{s.name} {s.id}"
+    return {label: text for label, text in texts.items() if text}
+
+
+def font_plan(sheet: Sheet):
+    """The extra fonts the sheet's PDFs need and a warning for each name no font can show
+    (examprep.render.fonts.plan)."""
+    from examprep.render import fonts
+
+    return fonts.plan(printed_texts(sheet))
+
+
 def render_outputs(sheet: Sheet, formats: tuple[str, ...] = DEFAULT_FORMATS,
-                   progress: Progress | None = None) -> dict[str, bytes]:
+                   progress: Progress | None = None, font_files: list | None = None) -> dict[str, bytes]:
     """Every output file of the sheet, rendered in memory: relative path → bytes.
 
     Always the key (``key.json``) and answer template(s); "pdf" adds problems.pdf and
     solutions.pdf, "md" problems.md and solutions.md, "moodle" moodle.xml.
     ``progress("PDF parts", done, total)`` is called as each PDF part is typeset (and joined).
+    ``font_files``: extra fonts for the PDFs (default: font_plan's, for names the bundled fonts lack).
     Raises TypstCompileError (nothing is written) when Typst rejects a document.
     """
+    from examprep.render import fonts
+
+    if font_files is None:
+        font_files = font_plan(sheet).files if "pdf" in formats else []
+    with fonts.font_folder(font_files) as folder:
+        return _render_outputs(sheet, formats, progress, folder)
+
+
+def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress | None,
+                    font_folder: str | None) -> dict[str, bytes]:
     from examprep import keys
     from examprep.render import typst
 
@@ -703,7 +734,7 @@ def render_outputs(sheet: Sheet, formats: tuple[str, ...] = DEFAULT_FORMATS,
             groups = [sheet.copies[i:i + PDF_CHUNK] for i in range(0, len(sheet.copies), PDF_CHUNK)]
             for name, solutions in (("problems.pdf", False), ("solutions.pdf", True)):
                 chunks[name] = [pool.submit(typst.compile_pdf,
-                                            typst.sheet_source(sheet, solutions=solutions, copies=g))
+                                            typst.sheet_source(sheet, solutions=solutions, copies=g), font_folder)
                                 for g in groups]
         out["key.json"] = (keys.key_to_json(make_key(sheet)) + "\n").encode("utf-8")
         if sheet.variants:
@@ -955,7 +986,9 @@ def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, co
         replaced = _old_derivation(out_dir, legacy_secret)
         warnings += [replaced] if replaced else []
     sheet = build_sheet(r, seed, roster=students, secret=secret, legacy=legacy_secret, progress=progress)
-    outputs = render_outputs(sheet, fmts, progress)
+    fonts = font_plan(sheet) if "pdf" in fmts else None
+    warnings += fonts.warnings if fonts else []
+    outputs = render_outputs(sheet, fmts, progress, fonts.files if fonts else [])
     written = write_outputs(out_dir, outputs, force)
     return Result(sheet, out_dir, written, warnings)
 

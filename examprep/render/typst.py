@@ -544,8 +544,9 @@ def receptive_field_figure(fig: ReceptiveFieldFigure, width_pt: float = 300) -> 
 
 # ------------------------------------------------------------------------------ compile
 
-def compile_pdf(source: str) -> bytes:
-    """PDF bytes of a Typst source: built-in fonts only, no timestamp, no packages.
+def compile_pdf(source: str, font_folder: str | None = None) -> bytes:
+    """PDF bytes of a Typst source: built-in fonts only (plus the fonts in ``font_folder``, for
+    names they cannot show: see examprep.render.fonts), no timestamp, no packages.
 
     Raises TypstCompileError with Typst's message (and the offending source line) when the
     compiler rejects the document.
@@ -553,6 +554,9 @@ def compile_pdf(source: str) -> bytes:
     import typst
 
     try:
+        if font_folder:
+            return typst.compile(source.encode("utf-8"), ignore_system_fonts=True, pdf_tags=False,
+                                 font_paths=[font_folder])
         return typst.compile(source.encode("utf-8"), ignore_system_fonts=True, pdf_tags=False)
     except typst.TypstError as err:
         where = _error_line(source, getattr(err, "diagnostic", "") or "")
