@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import os
 import random
+import re
 import secrets
 import signal
 import sys
@@ -339,9 +340,7 @@ class Terminal:
             raise TimeUp()
         with _alarm(timeout):
             if self.interactive:
-                from rich.text import Text
-
-                line = self.console.input(Text(prompt, style="bold"))
+                line = input(self._readline_prompt(prompt))
             else:
                 self.console.print(prompt, end="", markup=False, highlight=False)
                 raw = sys.stdin.readline()
@@ -353,6 +352,23 @@ class Terminal:
                 shown = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in line)
                 self.console.print(shown, markup=False, highlight=False)
         return line.strip()
+
+
+    def _readline_prompt(self, prompt: str) -> str:
+        """The prompt as the terminal shows it (bold, unless colour is off), given to input() itself.
+
+        rich's console.input prints the prompt and then calls input(""), so readline believed
+        the cursor was at the start of the line: Enter on an empty line then printed no newline
+        and the next message or panel began on the prompt's line. The escape codes are wrapped
+        in \\001…\\002 so readline does not count them as columns."""
+        from rich.text import Text
+
+        with self.console.capture() as captured:
+            self.console.print(Text(prompt, style="bold"), end="", markup=False, highlight=False)
+        shown = captured.get()
+        if "readline" in sys.modules:
+            shown = re.sub(r"(\x1b\[[0-9;]*[A-Za-z])", "\x01\\1\x02", shown)
+        return shown
 
 
 class _alarm:
