@@ -656,6 +656,7 @@ class Summary:
     history_path: str | None = None
     saved: int = 0
     report: Any = None           # exam mode: the grading engine's result
+    unreached: list[str] = field(default_factory=list)   # exam ended early: topics not reached, not recorded
 
     @property
     def exit_code(self) -> int:
@@ -723,11 +724,12 @@ class Session:
         review(self.history, item_of(outcome.problem), r, now=self.wall(), seconds=outcome.seconds,
                session_id=self.session_id)
 
-    def finish(self, outcomes: list[ProblemOutcome], ended: str, report: Any = None) -> Summary:
+    def finish(self, outcomes: list[ProblemOutcome], ended: str, report: Any = None,
+               unreached: list[str] | None = None) -> Summary:
         if self.history is not None and self.session_id is not None:
             self.history.end_session(self.session_id, now=self.wall())
         return Summary(self.mode, outcomes, self.clock() - self.started, ended,
-                       str(self.history.path) if self.history else None, self.saved, report)
+                       str(self.history.path) if self.history else None, self.saved, report, unreached or [])
 
     # ---------------------------------------------------------------------------- practice
 
@@ -852,6 +854,7 @@ class Session:
         and scheduled."""
         answers: dict[tuple[int, str], str] = {}
         seconds: dict[tuple[int, str], float] = {}
+        reached: set[int] = set()        # problems with a part answered or left blank (Enter, skip)
         ended = "done"
         total = sum(p.points for p in problems)
         limit = f"{fmt_clock(self.remaining())}" if self.deadline is not None else "no time limit"
@@ -861,6 +864,7 @@ class Session:
                 self.term.show(problem_panel(problem, n))
                 for i, part in enumerate(problem.parts):
                     self.exam_part(n, i, part, problems, answers, seconds)
+                    reached.add(n)
             self.exam_review(problems, answers, seconds)
         except TimeUp:
             ended = "time-up"
@@ -874,8 +878,9 @@ class Session:
             ended = "interrupted"
             self.term.show()
             self.term.show("Interrupted: the answers given so far are submitted.", style="bold yellow")
-        outcomes, report = self.grade_exam(problems, answers, seconds)
-        return self.finish(outcomes, ended, report)
+        outcomes, report = self.grade_exam(problems, answers, seconds, reached)
+        unreached = [stats_topic_of(p, self.bank) for n, p in enumerate(problems, 1) if n not in reached]
+        return self.finish(outcomes, ended, report, unreached)
 
     def exam_part(self, n: int, i: int, part: Part, problems: list[Problem], answers: dict, seconds: dict) -> None:
         from examprep.answers import AnswerParseError
@@ -928,16 +933,22 @@ class Session:
             self.term.show(problem_panel(problems[n - 1], n))
             self.exam_part(n, i, problems[n - 1].parts[i], problems, answers, seconds)
 
-    def grade_exam(self, problems: list[Problem], answers: dict, seconds: dict) -> tuple[list[ProblemOutcome], Any]:
+    def grade_exam(self, problems: list[Problem], answers: dict, seconds: dict,
+                   reached: set[int] | None = None) -> tuple[list[ProblemOutcome], Any]:
         """Grade the submission with the grader (examprep.grading: error carried forward within
-        a problem), store every part's attempt and update each topic's review card.
-        Returns (outcomes, the grader's SubmissionResult)."""
+        a problem), store every part's attempt and update each topic's review card: for the
+        problems in ``reached`` only (default all; reached: a part answered or left blank), as an
+        exam ended early never got to the rest, which say nothing about the student (they went to
+        the history as 0 %, failed and due). The grader's result still covers the whole exam, whose
+        score is out of all its points. Returns (outcomes of the problems reached, the result)."""
         from examprep.grading import address, grade_submission
 
         submission = {address(n, pid): raw for (n, pid), raw in answers.items()}
         result = grade_submission(problems, submission, student_id="you")
         outcomes = []
         for pr in result.problems:
+            if reached is not None and pr.number not in reached:
+                continue
             outcome = ProblemOutcome(pr.number, pr.problem, stats_topic_of(pr.problem, self.bank), complete=True)
             for part, r in zip(pr.problem.parts, pr.parts):
                 mis = r.misconception
@@ -1151,13 +1162,21 @@ def print_summary(term: Terminal, summary: Summary) -> None:
 
     out = term.console
     outcomes = summary.outcomes
-    notes = {"quit": "Submitted." if summary.mode == "exam" else "Session ended.",
-             "interrupted": "Interrupted: every answered part is saved.",
-             "input-ended": "Input ended.", "time-up": "Time is up."}
+    exam = summary.mode == "exam"
+    notes = {"quit": "Submitted." if exam else "Session ended.", "input-ended": "Input ended."}
+    if not exam:              # an exam announced these when they happened (they were printed twice)
+        notes["interrupted"] = "Interrupted: every answered part is saved."
     if summary.ended in notes:
         out.print(Text(notes[summary.ended], style="yellow"))
+    if summary.unreached:
+        n = len(summary.unreached)
+        out.print(Text(f"{plural(n, 'problem')} not reached ({', '.join(dict.fromkeys(summary.unreached))}): "
+                       f"{'it counts' if n == 1 else 'they count'} 0 in the exam's score but {'is' if n == 1 else 'are'} "
+                       "not recorded in your history.", style="dim"))
     if not outcomes:
         out.print(Text("No answers given; nothing recorded.", style="dim"))
+        if exam and summary.report is not None:
+            out.print(exam_report(summary))          # the exam's (blank) score, out of all its points
         return
     title = {"exam": "Exam report", "review": "Review summary"}.get(summary.mode, "Quiz summary")
     table = Table(box=box.SIMPLE_HEAVY, title=title, title_justify="left", title_style="bold")
