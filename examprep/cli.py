@@ -280,6 +280,12 @@ def generate(
     from examprep.render import markdown as md, terminal
 
     seed_n = secrets.randbelow(1_000_000) if seed is None else int_option("--seed", seed)
+    if key is not None or template is not None:
+        from examprep.fileio import check_output_file
+
+        for option, path in (("--key", key), ("--template", template)):    # before the work: a typo'd
+            if path is not None:                                              # directory is never created
+                check_output_file(path, option, force=force)
     try:
         problems = generators.build_many(topic, seed=seed_n, count=int_option("--count", count),
                                          difficulty=int_option("--difficulty", difficulty),
