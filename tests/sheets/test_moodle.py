@@ -160,3 +160,19 @@ def test_variants_go_to_one_category_per_question_slot():
     assert cats == [f"$course$/top/examprep/CNN practice sheet/q{k}" for k in range(1, 8)]
     names = [q.findtext("name/text") for q in root.findall("question") if q.get("type") != "category"]
     assert len(names) == 14 and all(sheet.copies[0].code in n or sheet.copies[1].code in n for n in names)
+
+
+def test_symbol_names_are_subscripts_not_literal_underscores():
+    # \mathrm{W\_1} showed a literal "W_1" in Moodle's MathJax; a symbol's subscript is a subscript
+    p = generators.build("mlp-backprop", 0, 1)
+    xml = ET.tostring(moodle.question(p, "q"), encoding="unicode")
+    assert "W_{1}" in xml and "W_{2}" in xml and r"\mathrm{W\_" not in xml
+    from .helpers import corpus
+
+    for name in corpus()[2]:
+        latex = moodle.block_html(replace(generators.build("attention", 0, 1).statement[1], name=name, values=[1.0]))
+        if re.fullmatch(r"[A-Za-z]_[A-Za-z0-9]{1,2}'*", name):
+            assert rf"\mathrm{{{name[0]}\_" not in latex and f"{name[0]}_{{{name[2:].rstrip(chr(39))}}}" in latex, (
+                name, latex)
+        elif "_" in name and " " not in name:
+            assert r"\mathrm{" in latex, (name, latex)      # identifiers such as grad_weight stay words
