@@ -112,12 +112,13 @@ class _Progress:
 
 def _print_recipes() -> None:
     from examprep import sheets
+    from examprep.render import plural
 
     import shutil
 
     width = max(40, shutil.get_terminal_size((80, 24)).columns) - 1
     for name, r in sheets.bundled_recipes().items():
-        typer.echo(f"{name:<12} {r.title} — {r.problem_count} problems{f', {r.minutes} min' if r.minutes else ''}")
+        typer.echo(f"{name:<12} {r.title} — {plural(r.problem_count, 'problem')}{f', {r.minutes} min' if r.minutes else ''}")
         items = [f"{i.topic}{f' ×{i.count}' if i.count > 1 else ''} (L{i.difficulty})" for i in r.items]
         line = " " * 13
         for k, item in enumerate(items):               # whole items per line, wrapped at the terminal's width
@@ -130,15 +131,18 @@ def _print_recipes() -> None:
 
 
 def _print_summary(result) -> None:
+    from examprep.render import plural
+
     sh = result.sheet
     first = sh.copies[0]
     r = sh.recipe
-    what = f"{len(sh.copies)} variants" if sh.variants else f"seed {sh.seed}"
-    typer.echo(f"{r.title}: {len(first.problems)} problems, {first.points:g} points, about {round(first.minutes)} min "
+    what = plural(len(sh.copies), "variant") if sh.variants else f"seed {sh.seed}"
+    typer.echo(f"{r.title}: {plural(len(first.problems), 'problem')}, {plural(first.points, 'point')}, "
+               f"about {round(first.minutes)} min "
                f"of work{f' for {r.minutes} min allowed' if r.minutes else ''} ({what}; sheet {sh.sheet_id})")
     shown = [p for p in result.written if p.parent == result.out_dir]
     for path in shown:
         typer.echo(f"  {path}")
     hidden = len(result.written) - len(shown)
     if hidden:
-        typer.echo(f"  {result.out_dir / 'answers'}/ ({hidden} answer templates, one per student)")
+        typer.echo(f"  {result.out_dir / 'answers'}/ ({plural(hidden, 'answer template')}, one per student)")

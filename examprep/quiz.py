@@ -1053,8 +1053,7 @@ def formula_hint(part: Part, latex: str) -> str:
 
 # =============================================================================== rendering
 
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
+from examprep.render import plural  # noqa: E402  (one rule for "1 problem", "2 problems")
 
 
 def fmt_clock(seconds: float | None) -> str:
@@ -1175,7 +1174,8 @@ def problem_result(outcome: ProblemOutcome) -> Any:
 
     style = "green" if outcome.score >= outcome.points - 1e-9 else ("yellow" if outcome.score > 0 else "red")
     what = "Question" if is_concept(outcome.problem) else "Problem"
-    return Text(f"{what} {outcome.number}: {outcome.score:g}/{outcome.points:g} points in {fmt_clock(outcome.seconds)}",
+    return Text(f"{what} {outcome.number}: {outcome.score:g}/{plural(outcome.points, 'point')} in "
+                f"{fmt_clock(outcome.seconds)}",
                 style=f"bold {style}")
 
 

@@ -661,13 +661,16 @@ def instructions(sheet: Sheet) -> list[str]:
     copy = sheet.copies[0]
     tolerances = sorted({part.tolerance.describe() for p in copy.problems for part in p.parts
                          if part.kind in ("number", "vector", "matrix") and part.tolerance.rule != "exact"})
+    from examprep.render import plural
+
     lines = []
+    has = f"The sheet has {plural(len(copy.problems), 'problem')} worth {plural(copy.points, 'point')}"
     if r.minutes:
-        lines.append(f"Time allowed: {r.minutes} minutes. The sheet has {len(copy.problems)} problems worth "
-                     f"{copy.points:g} points; the points of each part are printed beside it.")
+        lines.append(f"Time allowed: {plural(r.minutes, 'minute')}. {has}; the points of each part are printed "
+                     "beside it.")
     else:
-        lines.append(f"The sheet has {len(copy.problems)} problems worth {copy.points:g} points "
-                     f"(about {round(copy.minutes)} minutes); the points of each part are printed beside it.")
+        lines.append(f"{has} (about {plural(round(copy.minutes), 'minute')}); the points of each part are printed "
+                     "beside it.")
     rule = " or ".join(tolerances) if tolerances else "to 3 significant figures"
     lines.append(f"Give numerical answers {rule} unless a part says otherwise: an answer that agrees with the exact "
                  "value to that precision earns full marks. Integer answers (sizes, counts) must be exact. An exact "
@@ -1076,6 +1079,7 @@ def _md_figure(fig: Any) -> list[str]:
 def sheet_markdown(sheet: Sheet, *, solutions: bool) -> str:
     """The sheet as Markdown with LaTeX math: the same content as the PDF (header, instructions,
     score table, problems; with ``solutions`` the worked steps, answers and typical mistakes)."""
+    from examprep.render import plural
     from examprep.render.typst import part_note
 
     r = sheet.recipe
@@ -1085,8 +1089,8 @@ def sheet_markdown(sheet: Sheet, *, solutions: bool) -> str:
         if c:
             out += ["", "---", ""]
         out += [f"# {r.title}{' — solutions' if solutions else ''}", ""]
-        bits = [b for b in (r.course, f"{r.minutes} minutes" if r.minutes else "", f"{copy.points:g} points",
-                            f"{len(copy.problems)} problems") if b]
+        bits = [b for b in (r.course, plural(r.minutes, "minute") if r.minutes else "", plural(copy.points, "point"),
+                            plural(len(copy.problems), "problem")) if b]
         bits.append(f"variant {copy.code}" if copy.code else f"sheet {sheet.sheet_id}")
         out += [" · ".join(bits), ""]
         if copy.student:
@@ -1103,7 +1107,8 @@ def sheet_markdown(sheet: Sheet, *, solutions: bool) -> str:
                     "| Points | " + " | ".join(f"{p.points:g}" for p in copy.problems) + f" | {copy.points:g} |",
                     "| Score |" + " |" * (n + 1), ""]
         for k, p in enumerate(copy.problems):
-            out += [f"## Problem {k + 1} — {p.title}", "", f"*{p.points:g} points · about {round(p.minutes)} min*", ""]
+            out += [f"## Problem {k + 1} — {p.title}", "", f"*{plural(p.points, 'point')} · about {round(p.minutes)} min*",
+                    ""]
             for b in p.statement:
                 out += [_md_block(b), ""]
             if p.conventions:

@@ -870,11 +870,13 @@ def _statement(problem: Any, strict: bool) -> list[str]:
 def _header(sheet: Any, copy: Any, solutions: bool, instructions: list[str], strict: bool) -> list[str]:
     r = sheet.recipe
     title = r.title + (" — solutions" if solutions else "")
+    from examprep.render import plural
+
     bits = []
     if r.minutes:
-        bits.append(f"{r.minutes} minutes")
-    bits.append(f"{copy.points:g} points")
-    bits.append(f"{len(copy.problems)} problems")
+        bits.append(plural(r.minutes, "minute"))
+    bits.append(plural(copy.points, "point"))
+    bits.append(plural(len(copy.problems), "problem"))
     right = " · ".join(bits)
     if copy.code:
         right_box = (f"#box(stroke: 0.6pt, inset: (x: 6pt, y: 4pt), radius: 2pt)[#text(size: 8pt)[variant] "
@@ -948,7 +950,9 @@ def _step_body(step: Any, strict: bool) -> list[str]:
 
 def _problem(sheet: Any, copy: Any, k: int, solutions: bool, strict: bool) -> list[str]:
     p = copy.problems[k]
-    info = f"{p.points:g} points · about {round(p.minutes)} min"
+    from examprep.render import plural
+
+    info = f"{plural(p.points, 'point')} · about {round(p.minutes)} min"
     out = [f"#problem-head({k + 1}, [#{typst_string(p.title)};], [{info}])"]
     out += _statement(p, strict)
     for i, part in enumerate(p.parts):

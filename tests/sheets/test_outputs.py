@@ -267,3 +267,25 @@ def test_list_fits_an_80_column_terminal_and_names_every_topic():
     assert all(len(line) <= 80 for line in res.output.splitlines()), res.output
     flat = " ".join(res.output.split())
     assert "positional-encoding (L1)" in flat and "softmax-cross-entropy (L2)" in flat
+
+
+def test_a_one_problem_sheet_says_one_problem(tmp_path):
+    from examprep.render import typst as ty
+    from .helpers import pdf_text
+
+    res = runner.invoke(app, ["sheet", "--topics", "softmax-cross-entropy", "-s", "1", "-f", "pdf,md",
+                              "--out", str(tmp_path / "o")])
+    assert res.exit_code == 0, res.output
+    assert ": 1 problem, " in res.output and "1 problems" not in res.output
+    md = (tmp_path / "o" / "problems.md").read_text()
+    assert "1 problem worth" in md and "· 1 problem ·" in md and "1 problems" not in md
+    text, _ = pdf_text((tmp_path / "o" / "problems.pdf").read_bytes())
+    assert "1 problems" not in " ".join(text.split()) and "1 problem" in " ".join(text.split())
+    assert ty._pts(1) == "1 pt" and ty._pts(2) == "2 pts"
+
+
+def test_points_and_counts_agree_in_number():
+    from examprep.render import plural
+
+    assert plural(1, "problem") == "1 problem" and plural(2, "problem") == "2 problems"
+    assert plural(1.0, "point") == "1 point" and plural(0.5, "point") == "0.5 points" and plural(0, "point") == "0 points"
