@@ -271,6 +271,7 @@ def test_list_fits_an_80_column_terminal_and_names_every_topic():
 
 def test_a_one_problem_sheet_says_one_problem(tmp_path):
     from examprep.render import typst as ty
+
     from .helpers import pdf_text
 
     res = runner.invoke(app, ["sheet", "--topics", "softmax-cross-entropy", "-s", "1", "-f", "pdf,md",
