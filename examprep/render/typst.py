@@ -1041,4 +1041,7 @@ def sheet_source(sheet: Any, *, solutions: bool, strict: bool = False, copies: l
         if not solutions:
             lines.append("#v(1.5em)#align(center, text(size: 9pt, fill: ink)[— end of the sheet —])")
         lines.append("#metadata(none) <copy-end>")
+    # an even number of pages, as each joined chunk has: printed double-sided, the next file or
+    # the next run of this one never starts on the back of the last page
+    lines.append('#pagebreak(to: "odd", weak: true)')
     return "\n\n".join(lines) + "\n"
