@@ -683,18 +683,14 @@ class PdfWorkers:
         return self
 
     def _stop(self) -> None:
-        """Stop the workers at once (an error or Ctrl-C in the parent): kill them first, so that
-        terminate() never waits on a worker busy in a compile."""
+        """Stop the workers at once (an error or Ctrl-C in the parent). terminate() signals them
+        itself; killing them first deadlocks it when one dies holding the task queue's lock (an
+        idle worker waits for a task holding it), and so could a worker dying of Ctrl-C: which is
+        why they ignore SIGINT."""
         pool, self._pool = self._pool, None
-        if pool is None:
-            return
-        for proc in list(getattr(pool, "_pool", [])):
-            try:
-                proc.kill()
-            except (OSError, AttributeError):
-                pass
-        pool.terminate()
-        pool.join()
+        if pool is not None:
+            pool.terminate()
+            pool.join()
 
     def __exit__(self, kind, err, tb) -> None:
         try:
