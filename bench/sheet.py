@@ -83,7 +83,7 @@ def main() -> None:
         roster = tmp / "roster.csv"
         roster.write_text("student_id,name\n" + "".join(f"s{1000 + i},Student {i}\n" for i in range(args.students)))
         secret = tmp / "secret.txt"
-        secret.write_text("benchmark-secret-0123456789abcdef\n")
+        secret.write_text("2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae\n")
 
         def common() -> None:
             n[0] += 1

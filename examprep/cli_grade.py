@@ -33,7 +33,9 @@ def register(app: typer.Typer) -> None:
         ecf_credit: str = typer.Option("1", "--ecf-credit", help="Share of a part's points for a carried-forward error (0-1)."),
         tolerance: Optional[list[str]] = typer.Option(
             None, "--tolerance", help="Override a tolerance: RULE:VALUE for every numeric part, or PART=RULE:VALUE "
-                                      "(PART: q2.loss, q2 or loss); rules sigfigs, decimals, rtol, atol, exact. Repeatable."),
+                                      "(PART: q2.loss, q2 or loss); rules sigfigs, sigfigs-strict (exactly N "
+                                      "figures written), decimals, rtol, atol, exact. Repeatable."),
+        wide: bool = typer.Option(False, "--wide", help="The class table with every question's column, however wide."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No tables: only files, warnings and errors."),
         no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour."),
     ) -> None:
@@ -49,7 +51,7 @@ def register(app: typer.Typer) -> None:
             code = _grade(key, submissions or [], self_test=self_test, csv_out=csv_out, json_out=json_out,
                           report=report, gradescope=gradescope, visibility=visibility, details=details,
                           show_answers=show_answers, no_ecf=no_ecf, ecf_credit=ecf_credit, tolerance=tolerance or [],
-                          quiet=quiet, no_color=no_color)
+                          wide=wide, quiet=quiet, no_color=no_color)
         except ExamprepError as err:
             raise fail(err) from None
         raise typer.Exit(code)
@@ -98,7 +100,7 @@ def _check_tolerance_targets(settings, the_key) -> None:
 
 def _grade(key: str, submissions: list[str], *, self_test: bool, csv_out: str | None, json_out: str | None,
            report: str | None, gradescope: str | None, visibility: str, details: bool | None, show_answers: bool,
-           no_ecf: bool, ecf_credit: str, tolerance: list[str], quiet: bool, no_color: bool) -> int:
+           no_ecf: bool, ecf_credit: str, tolerance: list[str], wide: bool, quiet: bool, no_color: bool) -> int:
     from pathlib import Path
 
     from rich.console import Console
@@ -168,12 +170,10 @@ def _grade(key: str, submissions: list[str], *, self_test: bool, csv_out: str | 
         for res, name in zip(results, names):
             planned.append((Path(report) / f"{name}.md", rep.markdown_report(res, show_answers=show_answers) + "\n"))
     if gradescope:
-        import json
-
         for res, name in zip(results, names):
             path = Path(gradescope) / "results.json" if len(results) == 1 else Path(gradescope) / name / "results.json"
-            planned.append((path, json.dumps(rep.gradescope_json(res, visibility=visibility, show_answers=show_answers),
-                                             ensure_ascii=False, indent=1) + "\n"))
+            planned.append((path, rep.dump_json(rep.gradescope_json(res, visibility=visibility, show_answers=show_answers),
+                                                indent=1) + "\n"))
     for path, _ in planned:
         if path.resolve() in inputs:
             raise ParamError(f"{path}: an output would overwrite an input file; choose another path")
@@ -190,8 +190,17 @@ def _grade(key: str, submissions: list[str], *, self_test: bool, csv_out: str | 
             for res in results:
                 out.print(rep.feedback_view(res, show_answers=show_answers))
         if len(results) > 1 or not show_details:
-            out.print(rep.class_table(results))
+            table = rep.class_table(results, width=out.width, wide=wide)
+            if wide:            # every column whole: as wide as it needs, the terminal wraps or `less -S` scrolls
+                terminal_width = out.width
+                out.width = max(terminal_width, rep.table_width(table))
+                out.print(table, crop=False)
+                out.width = terminal_width
+            else:
+                out.print(table)
             out.print(rep.summary_view(results))
+    for warning in batch.warnings:          # about the key: once, not per student
+        err.print(f"[yellow]warning[/]: {rep._escape(key)}: {rep._escape(warning)}")
     for note in batch.notes:
         err.print(f"note: {rep._escape(note)}")
     if not show_details or quiet or to_stdout:      # the feedback view shows them otherwise

@@ -26,17 +26,18 @@ def register(app: typer.Typer) -> None:
         topic: Optional[list[str]] = typer.Option(None, "--topic", "-t",
                                                   help="Topic to practise (repeatable; default: all, weakest first). "
                                                        "With --concepts: a section (rnn, attention, transformer, llm)."),
-        difficulty: Optional[str] = typer.Option(None, "--difficulty", "-d",
+        difficulty: Optional[str] = typer.Option(None, "--difficulty", "-d", metavar="INTEGER",
                                                  help="Level 1-3 (default: adapts to your history; 2 in an exam)."),
-        count: Optional[str] = typer.Option(None, "--count", "-n",
+        count: Optional[str] = typer.Option(None, "--count", "-n", metavar="INTEGER",
                                             help="Number of problems (default 10; in an exam one per topic)."),
-        seed: Optional[str] = typer.Option(None, "--seed", "-s",
+        seed: Optional[str] = typer.Option(None, "--seed", "-s", metavar="INTEGER",
                                            help="Reproducible problems: seeds N, N+1, … (default: variants you have not seen)."),
         calculator_free: bool = typer.Option(False, "--calculator-free", help="Exact answers that need no calculator."),
         concepts: bool = typer.Option(False, "--concepts", help="Concept questions from the lectures instead of computations."),
         exam: bool = typer.Option(False, "--exam", help="Exam mode: no feedback until the end, timed, then a graded report."),
         recipe: Optional[str] = typer.Option(None, "--recipe", help="Exam: a sheet recipe's mix (e.g. midterm)."),
-        minutes: Optional[str] = typer.Option(None, "--minutes", help="Exam: time limit in minutes (default: the estimate)."),
+        minutes: Optional[str] = typer.Option(None, "--minutes", metavar="NUMBER",
+                                              help="Exam: time limit in minutes (default: the estimate)."),
         no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour."),
     ) -> None:
         """Practise: a fresh problem at a time, checked at once, with hints and worked solutions.
@@ -44,7 +45,7 @@ def register(app: typer.Typer) -> None:
         At a prompt: ? hint · s worked solution · skip · q quit. Ctrl-C ends the session and keeps
         every answer. Answers may be piped on stdin (one line per prompt).
         """
-        from examprep.cli import fail, int_option
+        from examprep.cli import int_option
         from examprep.errors import ExamprepError
         from examprep.quiz import QuizOptions, run_quiz
 
@@ -60,8 +61,6 @@ def register(app: typer.Typer) -> None:
                 concepts=concepts, mode="exam" if exam else "quiz", recipe=recipe,
                 minutes=_float_option("--minutes", minutes) if minutes is not None else None)
             code = run_quiz(opts, no_color=no_color)
-        except ExamprepError as err:
-            raise fail(err) from None
         except KeyboardInterrupt:      # before the session started or after it ended
             typer.echo("interrupted", err=True)
             raise typer.Exit(130) from None
@@ -70,32 +69,27 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def stats(
         topic: Optional[str] = typer.Option(None, "--topic", "-t", help="Only this topic."),
-        days: Optional[str] = typer.Option(None, "--days", help="Only the last N days."),
+        days: Optional[str] = typer.Option(None, "--days", metavar="NUMBER", help="Only the last N days."),
         as_json: bool = typer.Option(False, "--json", help="Print the statistics as JSON."),
         no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour."),
     ) -> None:
         """Your progress: accuracy and trend per topic, time per problem, frequent misconceptions."""
-        from examprep.cli import fail
-        from examprep.errors import ExamprepError
         from examprep.quiz import run_stats
 
-        try:
-            run_stats(topic=topic, days=_float_option("--days", days) if days is not None else None,
-                      no_color=no_color, as_json=as_json)
-        except ExamprepError as err:
-            raise fail(err) from None
+        run_stats(topic=topic, days=_float_option("--days", days) if days is not None else None,
+                  no_color=no_color, as_json=as_json)
 
     @app.command()
     def review(
         due: bool = typer.Option(False, "--due", help="List what is due for review, without practising."),
-        count: str = typer.Option("20", "--count", "-n", help="At most this many items in one review."),
+        count: str = typer.Option("20", "--count", "-n", metavar="INTEGER", help="At most this many items in one review."),
         calculator_free: bool = typer.Option(False, "--calculator-free",
                                              help="Calculator-free variants where a topic has them."),
         as_json: bool = typer.Option(False, "--json", help="With --due: print the schedule as JSON."),
         no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour."),
     ) -> None:
         """Spaced review (FSRS): practise the topics and concepts that are due, each topic with a new variant."""
-        from examprep.cli import fail, int_option
+        from examprep.cli import int_option
         from examprep.errors import ExamprepError
         from examprep.quiz import run_due, run_review
 
@@ -106,8 +100,6 @@ def register(app: typer.Typer) -> None:
                 run_due(no_color=no_color, as_json=as_json)
                 return
             code = run_review(count=int_option("--count", count), calculator_free=calculator_free, no_color=no_color)
-        except ExamprepError as err:
-            raise fail(err) from None
         except KeyboardInterrupt:
             typer.echo("interrupted", err=True)
             raise typer.Exit(130) from None

@@ -11,7 +11,7 @@ from typing import Optional
 import typer
 
 from examprep.cli_train import quiet_waiting_threads
-from examprep.errors import ExamprepError
+from examprep.errors import ExamprepError, missing_extra
 
 
 def _count(n: int, noun: str) -> str:
@@ -41,23 +41,21 @@ def verify(
     from examprep.render.terminal import console
 
     if instances < 1:
-        typer.echo(f"error: --instances: expected a positive integer, got {instances}", err=True)
-        raise typer.Exit(2) from None
+        raise ExamprepError(f"--instances: expected a positive integer, got {instances}")
     if seed < 0:
-        typer.echo(f"error: --seed: expected an integer ≥ 0, got {seed}", err=True)
-        raise typer.Exit(2) from None
+        raise ExamprepError(f"--seed: expected an integer ≥ 0, got {seed}")
     topic = list(dict.fromkeys(topic))           # each topic once, in the order given
     quiet_waiting_threads()
     try:
         from examprep.verify import REFERENCES, verify as run_verify
     except ImportError as err:
-        typer.echo(f"error: verify needs torch ({err.name} is missing): pip install -e '.[train]'", err=True)
-        raise typer.Exit(2) from None
+        missing = missing_extra(err, "examprep verify")
+        if missing is None:
+            raise
+        raise missing from None
     unknown = [t for t in topic if t not in REFERENCES]
     if unknown:
-        typer.echo(f"error: --topic: {unknown[0]!r} has no torch reference (choose from {', '.join(sorted(REFERENCES))})",
-                   err=True)
-        raise typer.Exit(2) from None
+        raise ExamprepError(f"--topic: {unknown[0]!r} has no torch reference (choose from {', '.join(sorted(REFERENCES))})")
     out = console(no_color)
     with out.status("checking the engine against torch…"), _one_thread():
         rows = run_verify(instances, seed, list(topic) or None)
@@ -105,81 +103,80 @@ def attention_map(
     from examprep.render.terminal import block_renderable, console
 
     kinds = {"cross": "cross", "encoder": "encoder self", "decoder": "decoder self"}
+    if kind not in kinds:
+        raise ExamprepError(f"--kind: expected cross, encoder or decoder, got {kind!r}")
+    if out is not None and out.suffix.lower() not in (".pdf", ".png"):
+        raise ExamprepError(f"--out: expected a .pdf or .png file name, got {out.name!r}")
+    if not 0 <= alignment <= MAX_ALIGNMENT:
+        raise ExamprepError(f"--alignment: expected a count from 0 to {MAX_ALIGNMENT:,} (held-out dates), got {alignment}")
+    if not text.strip():
+        raise ExamprepError("TEXT: expected some text to translate, got an empty string")
+    if out is not None:
+        from examprep.fileio import check_writable
+
+        check_writable(out)             # before the work, not after it
+    quiet_waiting_threads()
     try:
-        if kind not in kinds:
-            raise ExamprepError(f"--kind: expected cross, encoder or decoder, got {kind!r}")
-        if out is not None and out.suffix.lower() not in (".pdf", ".png"):
-            raise ExamprepError(f"--out: expected a .pdf or .png file name, got {out.name!r}")
-        if not 0 <= alignment <= MAX_ALIGNMENT:
-            raise ExamprepError(f"--alignment: expected a count from 0 to {MAX_ALIGNMENT:,} (held-out dates), got {alignment}")
-        if not text.strip():
-            raise ExamprepError("TEXT: expected some text to translate, got an empty string")
-        if out is not None:
-            from examprep.fileio import check_writable
+        from examprep.train import attention_map as am
+        from examprep.train.serve import Translator
+    except ImportError as err:
+        missing = missing_extra(err, "examprep attention-map")
+        if missing is None:
+            raise
+        raise missing from None
+    translator = Translator.load(checkpoint)
+    with _one_thread():
+        att = am.model_attention(translator, text)
+    cfg = translator.loaded.config
+    n_layers = cfg.n_encoder_layers if kind == "encoder" else cfg.n_decoder_layers
+    if not -n_layers <= layer < n_layers:
+        raise ExamprepError(f"--layer: this model has {_count(n_layers, kind + ' layer')}, got {layer}")
+    try:
+        m = att.get(kinds[kind], layer % n_layers)
+    except KeyError:
+        raise ExamprepError(f"--kind: a {cfg.arch} model has no {kind} attention") from None
+    if head is not None and not 0 <= head < cfg.n_heads:
+        raise ExamprepError(f"--head: this model has {_count(cfg.n_heads, 'head')}, got {head}")
+    heads = [head] if head is not None else list(range(cfg.n_heads))
+    title = f"{m.name} of {checkpoint}: input {text!r} → output {att.output!r}"
+    blocks = [Heatmap(f"head {h}", [[round(float(v), 4) for v in row] for row in m.weights[h]],
+                       m.row_labels, m.col_labels) for h in heads]
+    rates = None
+    if alignment and translator.loaded.data.get("task") == "dates" and kind == "cross":
+        from examprep.train.data import get_task
 
-            check_writable(out)             # before the work, not after it
-        quiet_waiting_threads()
-        try:
-            from examprep.train import attention_map as am
-            from examprep.train.serve import Translator
-        except ImportError as err:
-            raise ExamprepError(f"attention-map needs torch ({err.name} is missing): pip install -e '.[train]'") from None
-        translator = Translator.load(checkpoint)
+        sources = [s for s, _ in get_task("dates").heldout_pairs(alignment, seed=1)]
         with _one_thread():
-            att = am.model_attention(translator, text)
-        cfg = translator.loaded.config
-        n_layers = cfg.n_encoder_layers if kind == "encoder" else cfg.n_decoder_layers
-        if not -n_layers <= layer < n_layers:
-            raise ExamprepError(f"--layer: this model has {_count(n_layers, kind + ' layer')}, got {layer}")
-        try:
-            m = att.get(kinds[kind], layer % n_layers)
-        except KeyError:
-            raise ExamprepError(f"--kind: a {cfg.arch} model has no {kind} attention") from None
-        if head is not None and not 0 <= head < cfg.n_heads:
-            raise ExamprepError(f"--head: this model has {_count(cfg.n_heads, 'head')}, got {head}")
-        heads = [head] if head is not None else list(range(cfg.n_heads))
-        title = f"{m.name} of {checkpoint}: input {text!r} → output {att.output!r}"
-        blocks = [Heatmap(f"head {h}", [[round(float(v), 4) for v in row] for row in m.weights[h]],
-                           m.row_labels, m.col_labels) for h in heads]
-        rates = None
-        if alignment and translator.loaded.data.get("task") == "dates" and kind == "cross":
-            from examprep.train.data import get_task
+            rates = am.alignment_rate(translator, sources, layer=layer % n_layers)
+    output = console(no_color)
+    output.print(RichText(title))          # verbatim: the input may hold '$' or '['
+    for b in blocks:
+        output.print(block_renderable(b))
+    if rates is not None:
+        best = max(rates, key=rates.get)
+        output.print(f"alignment rate on {alignment} held-out dates (output character's most-attended source "
+                     f"character in the matching day/month/year field): "
+                     + ", ".join(f"head {h} {r:.1%}" for h, r in rates.items())
+                     + f"; best head {best}: {rates[best]:.1%}")
+        footer = f"Alignment rate on {alignment} held-out dates: best head {best}, {rates[best]:.1%}."
+    if out is not None:
+        from examprep.fileio import atomic_write_bytes
+        from examprep.render import typst as ty
 
-            sources = [s for s, _ in get_task("dates").heldout_pairs(alignment, seed=1)]
-            with _one_thread():
-                rates = am.alignment_rate(translator, sources, layer=layer % n_layers)
-        output = console(no_color)
-        output.print(RichText(title))          # verbatim: the input may hold '$' or '['
-        for b in blocks:
-            output.print(block_renderable(b))
+        lines = [f"#{ty.typst_string(title)}"] + [ty.block(b) for b in blocks]     # the title verbatim
         if rates is not None:
-            best = max(rates, key=rates.get)
-            output.print(f"alignment rate on {alignment} held-out dates (output character's most-attended source "
-                         f"character in the matching day/month/year field): "
-                         + ", ".join(f"head {h} {r:.1%}" for h, r in rates.items())
-                         + f"; best head {best}: {rates[best]:.1%}")
-            footer = f"Alignment rate on {alignment} held-out dates: best head {best}, {rates[best]:.1%}."
-        if out is not None:
-            from examprep.fileio import atomic_write_bytes
-            from examprep.render import typst as ty
+            lines.append(f"#{ty.typst_string(footer)}")
+        source = "#set page(width: auto, height: auto, margin: 1.2cm)\n#set text(size: 10pt)\n" + "\n\n".join(lines)
+        if out.suffix.lower() == ".pdf":
+            data = ty.compile_pdf(source)
+        else:
+            import typst
 
-            lines = [f"#{ty.typst_string(title)}"] + [ty.block(b) for b in blocks]     # the title verbatim
-            if rates is not None:
-                lines.append(f"#{ty.typst_string(footer)}")
-            source = "#set page(width: auto, height: auto, margin: 1.2cm)\n#set text(size: 10pt)\n" + "\n\n".join(lines)
-            if out.suffix.lower() == ".pdf":
-                data = ty.compile_pdf(source)
-            else:
-                import typst
-
-                data = typst.compile(source.encode("utf-8"), format="png", ppi=144, ignore_system_fonts=True)
-                if isinstance(data, list):
-                    data = data[0]
-            atomic_write_bytes(out, data)
-            output.print(f"wrote {out}")
-    except ExamprepError as err:
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(err.exit_code) from None
+            data = typst.compile(source.encode("utf-8"), format="png", ppi=144, ignore_system_fonts=True)
+            if isinstance(data, list):
+                data = data[0]
+        atomic_write_bytes(out, data)
+        output.print(f"wrote {out}")
 
 
 def register(app: typer.Typer) -> None:

@@ -26,11 +26,6 @@ def quiet_waiting_threads() -> None:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
-def _fail(err: ExamprepError) -> typer.Exit:
-    typer.echo(f"error: {err}", err=True)
-    return typer.Exit(err.exit_code)
-
-
 def train(
     task: Optional[str] = typer.Option(None, "--task", help="Built-in task: dates (default), reverse, sort, copy."),
     corpus: Optional[Path] = typer.Option(None, "--corpus", metavar="FILE",
@@ -75,21 +70,18 @@ def train(
 ) -> None:
     """Train the reference Transformer: on a built-in task (default: dates) or a parallel corpus."""
     quiet_waiting_threads()
-    try:
-        from examprep.train.report import RichReporter, summary
-        from examprep.train.trainer import train as run_training
+    from examprep.train.report import RichReporter, summary
+    from examprep.train.trainer import train as run_training
 
-        options = TrainOptions(
-            task=task, corpus=str(corpus) if corpus else None, swap=swap, tokens=tokens, heldout=heldout,
-            arch=arch, d_model=d_model, layers=layers, heads=heads, d_ff=d_ff, dropout=dropout, norm=norm,
-            final_norm=final_norm, positions=positions, share=share, steps=steps, minutes=minutes,
-            goal=goal, batch_tokens=batch_tokens, lr_factor=lr_factor, warmup=warmup,
-            label_smoothing=label_smoothing, eval_every=eval_every, eval_size=eval_size, max_len=max_len,
-            device=device, threads=threads, precision=precision,
-            compile=compile, out=str(out) if out else None, resume=resume, seed=seed)
-        result = run_training(options, reporter=RichReporter())
-    except ExamprepError as err:
-        raise _fail(err) from None
+    options = TrainOptions(
+        task=task, corpus=str(corpus) if corpus else None, swap=swap, tokens=tokens, heldout=heldout,
+        arch=arch, d_model=d_model, layers=layers, heads=heads, d_ff=d_ff, dropout=dropout, norm=norm,
+        final_norm=final_norm, positions=positions, share=share, steps=steps, minutes=minutes,
+        goal=goal, batch_tokens=batch_tokens, lr_factor=lr_factor, warmup=warmup,
+        label_smoothing=label_smoothing, eval_every=eval_every, eval_size=eval_size, max_len=max_len,
+        device=device, threads=threads, precision=precision,
+        compile=compile, out=str(out) if out else None, resume=resume, seed=seed)
+    result = run_training(options, reporter=RichReporter())
     if result.is_main:
         typer.echo(summary(result))
     if result.stopped == "interrupted":
@@ -112,35 +104,32 @@ def translate(
     import sys
 
     quiet_waiting_threads()
-    try:
-        from examprep.train.report import print_attention
-        from examprep.train.serve import Translator
+    from examprep.train.report import print_attention
+    from examprep.train.serve import Translator
 
-        if texts == ["-"]:
-            texts = _stdin_lines(sys.stdin)
-        elif "-" in texts:
-            raise ExamprepError(f"'-' (read lines from stdin) must be the only TEXT, but {len(texts)} were "
-                                f"given: translate either stdin or the TEXT arguments")
-        else:
-            for i, text in enumerate(texts, 1):
-                if not text.strip():
-                    where = f"TEXT {i} of {len(texts)}" if len(texts) > 1 else "TEXT"
-                    raise ExamprepError(f"{where} is {'empty' if not text else 'blank'}: give a sentence to "
-                                        f"translate, or '-' to read lines from stdin")
-        translator = Translator.load(checkpoint, device=device, max_tokens=max_tokens)
-        outputs = translator.translate(texts)
-        kind = "characters" if translator.loaded.source_vocab.level == "char" else "words"
-        for text, output in zip(texts, outputs):
-            unknown = translator.unknown_tokens(text)
-            if unknown:
-                shown = text if len(text) <= 40 else text[:40] + "…"
-                typer.echo(f"warning: {shown!r} has {kind} this model never saw, read as unknown: "
-                           + ", ".join(repr(t.strip() or t) for t in unknown), err=True)
-            typer.echo(output)
-            if attention and text.strip():
-                print_attention(translator.attention(text))
-    except ExamprepError as err:
-        raise _fail(err) from None
+    if texts == ["-"]:
+        texts = _stdin_lines(sys.stdin)
+    elif "-" in texts:
+        raise ExamprepError(f"'-' (read lines from stdin) must be the only TEXT, but {len(texts)} were "
+                            f"given: translate either stdin or the TEXT arguments")
+    else:
+        for i, text in enumerate(texts, 1):
+            if not text.strip():
+                where = f"TEXT {i} of {len(texts)}" if len(texts) > 1 else "TEXT"
+                raise ExamprepError(f"{where} is {'empty' if not text else 'blank'}: give a sentence to "
+                                    f"translate, or '-' to read lines from stdin")
+    translator = Translator.load(checkpoint, device=device, max_tokens=max_tokens)
+    outputs = translator.translate(texts)
+    kind = "characters" if translator.loaded.source_vocab.level == "char" else "words"
+    for text, output in zip(texts, outputs):
+        unknown = translator.unknown_tokens(text)
+        if unknown:
+            shown = text if len(text) <= 40 else text[:40] + "…"
+            typer.echo(f"warning: {shown!r} has {kind} this model never saw, read as unknown: "
+                       + ", ".join(repr(t.strip() or t) for t in unknown), err=True)
+        typer.echo(output)
+        if attention and text.strip():
+            print_attention(translator.attention(text))
 
 
 def _stdin_lines(stdin) -> List[str]:

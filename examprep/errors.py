@@ -20,3 +20,23 @@ class ShapeError(ParamError):
 
 class UnknownTopicError(ParamError):
     """A topic (solve topic or generator) that does not exist; the message suggests close names."""
+
+
+# The optional packages of `pip install -e '.[train]'` (the reference model, `verify`, reading checkpoints)
+TRAIN_PACKAGES = ("torch", "safetensors", "sacrebleu")
+INSTALL_TRAIN = "pip install -e '.[train]'"
+
+
+class MissingExtraError(ExamprepError):
+    """A command that needs the trainer's packages, run on the base install."""
+
+
+def missing_extra(err: ImportError, what: str) -> MissingExtraError | None:
+    """The one-line error for ``what`` when ``err`` is one of the trainer's packages failing to
+    import (detected by the ImportError itself, so a package that is present but broken is named
+    too); None for any other ImportError (a bug of ours: its traceback is worth seeing)."""
+    name = (getattr(err, "name", None) or "").split(".")[0]
+    if name not in TRAIN_PACKAGES:
+        return None
+    return MissingExtraError(f"{what} needs {name} ({name} is missing): install the trainer's packages with "
+                             f"{INSTALL_TRAIN}")

@@ -43,6 +43,31 @@ def check_writable(path: str | os.PathLike) -> Path:
     return target
 
 
+def check_output_file(path: str | os.PathLike, option: str, *, force: bool = False) -> Path:
+    """Before any work: ``path`` (given as ``option``) names a file that can be written.
+
+    Refuses, with OutputError naming the option: a directory, a parent directory that does not
+    exist (never created silently: a typo would otherwise scatter files), a parent that is a file,
+    and an existing file unless ``force``. Returns the path.
+    """
+    target = Path(path)
+    where = f"{option} {target}" if option else str(target)
+    try:
+        if target.is_dir():
+            example = target / ("key.json" if option == "--key" else "answers.toml" if option == "--template" else "FILE")
+            raise OutputError(f"{where}: is a directory; give a file name such as {example}")
+        parent = target.parent
+        if not parent.exists():
+            raise OutputError(f"{where}: the directory {parent} does not exist; create it first (mkdir -p {parent})")
+        if not parent.is_dir():
+            raise OutputError(f"{where}: {parent} is a file, not a directory")
+        if target.exists() and not force:
+            raise OutputError(f"{where}: already exists; use --force to replace it")
+    except OSError as err:                       # e.g. a name too long for the file system
+        raise _cannot_write(target, err) from None
+    return target
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     target = Path(path)
     try:

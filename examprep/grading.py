@@ -11,7 +11,7 @@ import difflib
 import gc
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, NamedTuple
 
 from examprep.answers import PartResult, check_part
 from examprep.problem import Problem, Tolerance
@@ -31,6 +31,7 @@ class Settings:
     ecf: bool = True
     ecf_credit: float = 1.0
     tolerances: dict[str, Tolerance] = field(default_factory=dict)
+    ecf_off: frozenset[int] = frozenset()     # id() of parts graded without carried-forward credit (see ecf_drift)
 
     def tolerance_for(self, number: int, part_id: str, kind: str = "number") -> Tolerance | None:
         """The override for a part, most specific first; "*" reaches only numeric parts
@@ -148,21 +149,36 @@ def grade_submission(problems: list[Problem], answers: dict[str, Any], *, studen
         for part in problem.parts:
             addr = address(n, part.id)
             known.append(addr)
-            r = check_part(part, flat.get(addr), earlier, ecf=settings.ecf, ecf_credit=settings.ecf_credit,
-                           tolerance=settings.tolerance_for(n, part.id, part.kind))
+            r = check_part(part, flat.get(addr), earlier, ecf=settings.ecf and id(part) not in settings.ecf_off,
+                           ecf_credit=settings.ecf_credit, tolerance=settings.tolerance_for(n, part.id, part.kind))
             # later parts recompute from the student's own value; a blank or unreadable answer
             # stands in with the key's, so one gap does not break the chain after it
             earlier[part.id] = r.value if r.status not in ("blank", "unparseable") else part.expected
             parts.append(r)
         results.append(ProblemResult(n, problem, parts))
-    warnings = []
     known_set = set(known)
-    for k in flat:
-        if k in known_set or k.lower() in META_FIELDS or k.startswith("meta."):
-            continue
-        close = difflib.get_close_matches(k, known, n=1, cutoff=0.6)
-        warnings.append(f"unknown part id {k!r} ignored" + (f" (did you mean {close[0]}?)" if close else ""))
-    return SubmissionResult(student_id=student_id, name=name, source=source, problems=results, warnings=warnings)
+    unknown = [k for k in flat if k not in known_set and k.lower() not in META_FIELDS and not k.startswith("meta.")]
+    return SubmissionResult(student_id=student_id, name=name, source=source, problems=results,
+                            warnings=unknown_warnings(unknown, known))
+
+
+MAX_SUGGESTIONS = 10        # unknown part ids named (and fuzzy-matched) per submission; the rest are counted
+
+
+def unknown_warnings(unknown: list[str], known: list[str]) -> list[str]:
+    """One warning per unknown part id, with the closest known address, for the first
+    MAX_SUGGESTIONS; then one line counting the rest. Fuzzy matching costs a comparison with every
+    known address, so a file of 66,741 made-up ids would take half a minute and fill a CSV cell
+    with megabytes: the cap keeps both small."""
+    from examprep.answers.files import excerpt
+
+    warnings = []
+    for k in unknown[:MAX_SUGGESTIONS]:
+        close = difflib.get_close_matches(k[:100], known, n=1, cutoff=0.6)
+        warnings.append(f"unknown part id {excerpt(k)} ignored" + (f" (did you mean {close[0]}?)" if close else ""))
+    if len(unknown) > MAX_SUGGESTIONS:
+        warnings.append(f"… and {len(unknown) - MAX_SUGGESTIONS:,} more unknown part ids ignored")
+    return warnings
 
 
 # ----------------------------------------------------------------------------- batches
@@ -170,11 +186,14 @@ def grade_submission(problems: list[Problem], answers: dict[str, Any], *, studen
 @dataclass
 class BatchResult:
     """A class's grading: the graded submissions, the unreadable ones (one line each, with the
-    reason) and notes (directory entries skipped, duplicate ids)."""
+    reason), notes (directory entries skipped, duplicate ids), warnings about the key (a
+    carried-forward rule that changed since it was written) and key_info for grades.json."""
 
     results: list[SubmissionResult]
     unreadable: list[str]
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    key_info: dict[str, Any] = field(default_factory=dict)
 
     @property
     def exit_code(self) -> int:
@@ -209,6 +228,52 @@ def problems_for(key: Any, student_id: str, variant: str = "") -> tuple[list[Pro
     return key.problems, "", ""
 
 
+class Drift(NamedTuple):
+    """Carried-forward rules that give another value today than when the key was written."""
+
+    warnings: list[str]          # one per part address, naming it and the examprep that wrote the key
+    parts: set[int]              # id() of every Part (in every variant) whose rule differs
+    addresses: list[str]         # "q3.weights", in key order
+
+
+def ecf_drift(key: Any) -> Drift:
+    """Compare the carried-forward values a key stored when it was written with what its rules
+    give today (examprep.recipes.same_check). A part whose stored value is missing or damaged
+    counts as changed; the key is never refused. A key written before these values existed
+    (ecf_check None) is not checked: nothing differs."""
+    from examprep import __version__
+    from examprep.recipes import check_value, same_check
+
+    if key.ecf_check is None:
+        return Drift([], set(), [])
+    stored_sets = [("", key.problems, key.ecf_check.get("problems"))]
+    stored_variants = key.ecf_check.get("variants")
+    for sid, problems in key.variants.items():
+        stored_sets.append((sid, problems, stored_variants.get(sid) if isinstance(stored_variants, dict) else None))
+    off: set[int] = set()
+    differs: dict[str, int] = {}
+    for _, problems, stored in stored_sets:
+        for n, problem in enumerate(problems, 1):
+            values = stored[n - 1] if isinstance(stored, list) and n <= len(stored) else None
+            answers = {p.id: p.expected for p in problem.parts}
+            for part in problem.parts:
+                if part.recipe is None:
+                    continue
+                if isinstance(values, dict) and part.id in values and \
+                        same_check(values[part.id], check_value(part.recipe, answers)):
+                    continue
+                off.add(id(part))
+                differs[address(n, part.id)] = differs.get(address(n, part.id), 0) + 1
+    n_sets = len(key.variants) if key.variants else 0
+    warnings = []
+    for addr, count in differs.items():
+        where = f" (in {count} of {n_sets} variants)" if key.variants and not key.problems else ""
+        warnings.append(f"{addr}{where}: its carried-forward rule gives another value with this examprep "
+                        f"({__version__}) than with examprep {key.examprep_version}, which wrote the key: "
+                        "graded without carried-forward credit")
+    return Drift(warnings, off, list(differs))
+
+
 def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *, key_path: str | None = None,
                 progress: Any = None) -> BatchResult:
     """Read every submission under ``paths`` (files or directories), grade the readable ones and
@@ -230,6 +295,13 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
         notes += [f"{f}: skipped (the key itself)" for f in skipped]
     if not files:
         raise ParamError("no answer files to grade: give SUBMISSION files (.toml, .json, .csv) or a directory of them")
+    from dataclasses import replace
+
+    drift = ecf_drift(key)
+    settings = replace(settings or Settings(), ecf_off=frozenset(drift.parts))
+    key_info = {"examprep_version": key.examprep_version, "format_version": key.format_version,
+                "ecf_check": "absent" if key.ecf_check is None else "differs" if drift.parts else "passed",
+                "ecf_without_credit": drift.addresses}
     subs = []
     unreadable: list[str] = []
     results: list[SubmissionResult] = []
@@ -240,7 +312,10 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
     gc.disable()
     try:
         for f in files:
-            got, errors = read_file(f)
+            try:
+                got, errors = read_file(f)
+            except Exception as err:      # noqa: BLE001 - a defect of ours must not stop the class; it is named
+                got, errors = [], [_internal(f, "read", err)]
             subs += got
             unreadable += [str(e) for e in errors]
         ids.update(s.student_id for s in subs)
@@ -255,7 +330,7 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
     if dups:
         notes.append(f"duplicate student ids (each graded separately): {', '.join(map(repr, dups[:10]))}"
                      + (" …" if len(dups) > 10 else ""))
-    return BatchResult(results, unreadable, notes)
+    return BatchResult(results, unreadable, notes, drift.warnings, key_info)
 
 
 def _grade_all(key: Any, subs: list, settings: Settings | None, results: list, unreadable: list[str], ids: Counter,
@@ -268,8 +343,12 @@ def _grade_all(key: Any, subs: list, settings: Settings | None, results: list, u
         except SubmissionError as err:
             unreadable.append(f"{sub.source}: {err}")
             continue
-        res = grade_submission(problems, sub.answers, student_id=sub.student_id, name=sub.name, source=sub.source,
-                               settings=settings)
+        try:
+            res = grade_submission(problems, sub.answers, student_id=sub.student_id, name=sub.name, source=sub.source,
+                                   settings=settings)
+        except Exception as err:          # noqa: BLE001 - a defect of ours must not stop the class; it is named
+            unreadable.append(str(_internal(sub.source, "grade", err)))
+            continue
         res.variant = variant
         res.warnings = sub.warnings + ([warning] if warning else []) + res.warnings
         if sub.id_from != "file":
@@ -280,6 +359,12 @@ def _grade_all(key: Any, subs: list, settings: Settings | None, results: list, u
         results.append(res)
         if progress is not None:
             progress(i + 1, len(subs))
+
+
+def _internal(where: Any, what: str, err: Exception) -> Exception:
+    """An unexpected failure on one submission, as a line that names it: the batch goes on."""
+    return RuntimeError(f"{where}: could not be {'read' if what == 'read' else 'graded'} (an examprep defect, "
+                        f"please report it: {type(err).__name__}: {str(err)[:200]})")
 
 
 # ----------------------------------------------------------------------------- class summary
@@ -343,6 +428,7 @@ def self_test(key: Any) -> tuple[int, list[str]]:
     from examprep import recipes
     from examprep.answers import check_part as check
     from examprep.answers.check import _array, entries_ok
+    from examprep.answers.figures import typed_to
 
     sets = [("", key.problems)] + [(f"variant {sid}: ", ps) for sid, ps in key.variants.items()]
     checks = 0
@@ -352,8 +438,12 @@ def self_test(key: Any) -> tuple[int, list[str]]:
             values = {p.id: p.expected for p in problem.parts}
             for part in problem.parts:
                 addr = f"{label}{address(n, part.id)} ({problem.generator})"
+                strict = part.tolerance.rule == "sigfigs-strict"
                 trials = [("its answer", part.expected), ("its answer typed as text", _typed(part.expected))]
-                if part.exact is not None:
+                if strict:                      # figures are counted as written: type them
+                    trials = [(f"its answer to {int(part.tolerance.value)} significant figures",
+                               typed_to(part.expected, int(part.tolerance.value)))]
+                if part.exact is not None and not strict:
                     trials.append(("its exact form", part.exact))
                 for what, raw in trials:
                     checks += 1
@@ -362,7 +452,7 @@ def self_test(key: Any) -> tuple[int, list[str]]:
                         issues.append(f"{addr}: {what} {_short(raw)} is graded {r.status} ({r.feedback})")
                 for m in part.misconceptions:
                     checks += 1
-                    r = check(part, m.value)
+                    r = check(part, typed_to(m.value, int(part.tolerance.value)) if strict else m.value)
                     if r.status != "misconception" or r.misconception is None or r.misconception.id != m.id:
                         got = f"{r.status}" + (f" as {r.misconception.id}" if r.misconception else "")
                         issues.append(f"{addr}: misconception {m.id} value {_short(m.value)} is graded {got} "
@@ -381,6 +471,9 @@ def self_test(key: Any) -> tuple[int, list[str]]:
                     if not ok:
                         issues.append(f"{addr}: its recipe ({part.recipe.op}) does not reproduce the answer "
                                       f"from the key's earlier answers, so carried-forward credit would be wrong")
+    if key.ecf_check is not None:
+        checks += 1
+        issues += ecf_drift(key).warnings
     return checks, issues
 
 

@@ -6,6 +6,12 @@ student id to that student's list of Problems (the sheet prints a variant code, 
 
 Answers are addressed as "q<N>.<part id>" (N counts problems from 1 in sheet order): a TOML
 answer file has a table [q1] with the part ids as keys; a class CSV has a column "q1.scores".
+
+``ecf_check`` (since examprep 0.1.0, issue 14; optional, so the format stays 1 and older keys and
+older readers still work): per problem, for each part with a carried-forward rule, the rule's
+value on the key's own answers — {"problems": [{part id: value}], "variants": {id: [...]}}.
+Grading recomputes them (examprep.recipes.same_check) and gives no carried-forward credit on a
+part whose rule now computes something else. A key without it grades as keys always did.
 """
 from __future__ import annotations
 
@@ -33,6 +39,9 @@ class Key:
     variants: dict[str, list[Problem]] = field(default_factory=dict)
     variant_codes: dict[str, str] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
+    ecf_check: dict[str, Any] | None = None       # as read; None: computed when the key is written
+    examprep_version: str = ""                    # the examprep that wrote the key ("" for a new one)
+    format_version: int = KEY_FORMAT
 
     def problems_for(self, student_id: str | None) -> list[Problem]:
         """The student's variant when the key has one, else the common problems."""
@@ -44,7 +53,15 @@ class Key:
         return {"format": "examprep-key", "format_version": KEY_FORMAT, "examprep_version": __version__,
                 "title": self.title, "meta": self.meta, "problems": [p.to_dict() for p in self.problems],
                 "variants": {sid: [p.to_dict() for p in ps] for sid, ps in self.variants.items()},
-                "variant_codes": self.variant_codes}
+                "variant_codes": self.variant_codes,
+                "ecf_check": self.ecf_check if self.ecf_check is not None else self.check_values()}
+
+    def check_values(self) -> dict[str, Any]:
+        """The carried-forward rules' values on this key's own answers, computed now."""
+        from examprep.recipes import check_values
+
+        return {"problems": check_values(self.problems),
+                "variants": {sid: check_values(ps) for sid, ps in self.variants.items()}}
 
 
 def key_to_json(key: Key) -> str:
@@ -85,11 +102,41 @@ def read_key(path: str | Path) -> Key:
     if not isinstance(version, int) or version > KEY_FORMAT:
         raise KeyError_(f"{p}: key format {version} is newer than this examprep reads ({KEY_FORMAT}); upgrade examprep")
     try:
-        return Key(title=d.get("title", ""), problems=[Problem.from_dict(x) for x in d["problems"]],
-                   variants={sid: [Problem.from_dict(x) for x in ps] for sid, ps in d.get("variants", {}).items()},
-                   variant_codes=d.get("variant_codes", {}), meta=d.get("meta", {}))
+        check = d.get("ecf_check")
+        key = Key(title=d.get("title", ""), problems=_problems(d["problems"], p, ""),
+                  variants={sid: _problems(ps, p, f"variant {sid}: ") for sid, ps in d.get("variants", {}).items()},
+                  variant_codes=d.get("variant_codes", {}), meta=d.get("meta", {}),
+                  ecf_check=None if "ecf_check" not in d else check if isinstance(check, dict) else {},
+                  examprep_version=str(d.get("examprep_version", "") or "unknown"), format_version=version)
     except (KeyError, TypeError, ValueError, AttributeError) as err:
         raise KeyError_(f"{p}: damaged key ({type(err).__name__}: {err})") from None
+    _check_parts(key, p)
+    return key
+
+
+def _problems(data: list, path: Path, label: str) -> list[Problem]:
+    """Problems from a key's JSON; a part that cannot be made is named (q2.loss) with the reason."""
+    from examprep.problem import PartValueError
+
+    out = []
+    for n, d in enumerate(data, 1):
+        try:
+            out.append(Problem.from_dict(d))
+        except PartValueError as err:
+            raise KeyError_(f"{path}: {label}q{n}.{err.part_id}: {err}") from None
+    return out
+
+
+def _check_parts(key: Key, path: Path) -> None:
+    """Refuse, when it is read, a key that grading could not apply: one line naming the question and part."""
+    from examprep.answers.rules import key_part_error
+
+    for label, problems in [("", key.problems), *((f"variant {sid}: ", ps) for sid, ps in key.variants.items())]:
+        for n, problem in enumerate(problems, 1):
+            for part in problem.parts:
+                error = key_part_error(part)
+                if error:
+                    raise KeyError_(f"{path}: {label}q{n}.{part.id}: {error}")
 
 
 def _toml_comment(text: str) -> str:

@@ -6,6 +6,7 @@ round-trips through JSON (``to_dict`` / ``from_dict``).
 """
 from __future__ import annotations
 
+import decimal
 import json
 import math
 from dataclasses import dataclass, field
@@ -14,6 +15,49 @@ from typing import Any
 from examprep.document import Block, blocks_from_list, blocks_to_list
 
 KINDS = ("number", "integer", "vector", "matrix", "expression", "choice")
+# The sign a part's variable may take; equivalence is checked there (sample points and sympy's
+# assumptions). "positive", the default, suits probabilities, sizes and rates.
+DOMAINS = ("positive", "real", "negative")
+
+
+class PartValueError(ValueError):
+    """A part that cannot be made from its data: the message, and the part's id to name it."""
+
+    def __init__(self, part_id: str, message: str):
+        super().__init__(message)
+        self.part_id = part_id
+
+
+RULES = ("sigfigs", "sigfigs-strict", "rtol", "atol", "decimals", "exact")
+# Float noise forgiven on top of a bound: a few units in the last place of the expected value's own
+# scale (|expected|, or the bound where it is larger), never a fixed absolute amount.
+NOISE_ULPS = 4
+EPSILON = 2.0 ** -52
+# "exact" for values computed in floats: equal to 12 significant digits (1/3 typed as 1/3 evaluates
+# within a few ulps of the key's 1/3; 0.333333 is a rounded decimal and is refused)
+EXACT_RTOL = 1e-12
+
+
+def float_noise(scale: float) -> float:
+    """The float noise forgiven on a comparison at ``scale`` (NOISE_ULPS units in the last place)."""
+    return NOISE_ULPS * EPSILON * scale
+
+
+_DECIMALS = decimal.Context(prec=60)
+
+
+def round_sigfigs(x: float, n: int) -> tuple[decimal.Decimal, decimal.Decimal]:
+    """``x`` rounded to ``n`` significant figures, half away from zero, and half a unit in its n-th
+    figure. ``x`` is read as its shortest decimal (0.04985 is 0.04985, not the binary value just
+    below it), so a key's tie rounds as it is written. 0 has the half unit ½·10^−n."""
+    d = decimal.Decimal(repr(float(x)))
+    if d == 0:
+        return decimal.Decimal(0), decimal.Decimal(5).scaleb(-n - 1)
+    exponent = d.adjusted() - n + 1
+    r = d.quantize(decimal.Decimal(1).scaleb(exponent), rounding=decimal.ROUND_HALF_UP, context=_DECIMALS)
+    if r.adjusted() != d.adjusted():              # 9.96 → 10.0: the rounding carried into a new figure
+        r = r.quantize(decimal.Decimal(1).scaleb(exponent + 1), rounding=decimal.ROUND_HALF_UP, context=_DECIMALS)
+    return r, decimal.Decimal(5).scaleb(r.adjusted() - n)
 
 
 @dataclass(frozen=True)
@@ -22,41 +66,75 @@ class Tolerance:
 
     rule "sigfigs": agree to ``value`` significant figures (|a − e| ≤ ½·10^(⌊log10|e|⌋ − value + 1)),
     with an absolute floor ``atol`` for expected values near zero;
-    "rtol": |a − e| ≤ value·|e| + atol; "atol": |a − e| ≤ value; "decimals": agree to ``value``
-    decimal places; "exact": equal (integers, choices, symbolic expressions).
+    "sigfigs-strict": as STACK's NumSigFigs, the answer is written with exactly ``value``
+    significant figures (examprep.answers.figures counts them) and |a − r| < ½ unit in the last of
+    them, where r is e rounded to ``value`` figures half away from zero: so 9.5 for 10 at 2 figures,
+    a tie, is refused, and of 0.0498 and 0.0499 only 0.0499 is accepted for 0.04985; no floor;
+    "rtol": |a − e| ≤ value·|e| + atol; "atol": |a − e| ≤ value;
+    "decimals": |a − e| ≤ ½·10^−value; "exact": equal (integers, choices, symbolic expressions; a
+    float to EXACT_RTOL). A tie, exactly on the bound, is accepted (except by "sigfigs-strict").
+    Nothing else is added but float noise: NOISE_ULPS units in the last place of max(|e|, bound).
     """
 
     rule: str = "sigfigs"
     value: float = 3
     atol: float = 1e-3
 
+    def __post_init__(self) -> None:
+        if self.rule not in RULES:
+            raise ValueError(f"unknown tolerance rule {self.rule!r} (expected one of {', '.join(RULES)})")
+        for name in ("value", "atol"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+                raise ValueError(f"tolerance {self.rule}: {name} must be a finite number ≥ 0, got {v!r}")
+        if self.rule == "sigfigs-strict":
+            if self.value != int(self.value) or not 1 <= self.value <= 15:
+                raise ValueError(f"tolerance sigfigs-strict: the figures must be a whole number from 1 to 15, "
+                                 f"got {self.value!r}")
+            object.__setattr__(self, "atol", 0.0)      # no floor: the figures written are the rule
+
     def bound(self, expected: float) -> float:
+        """The allowed |answer − expected| (0 for a value that is not finite: only itself is right)."""
         e = abs(float(expected))
-        if self.rule == "exact":
+        if not math.isfinite(e):
             return 0.0
+        if self.rule == "exact":
+            return EXACT_RTOL * e
         if self.rule == "sigfigs":
             if e == 0:
                 return self.atol
             return max(0.5 * 10 ** (math.floor(math.log10(e)) - int(self.value) + 1), self.atol)
+        if self.rule == "sigfigs-strict":
+            return float(round_sigfigs(e, int(self.value))[1])
         if self.rule == "rtol":
             return self.value * e + self.atol
         if self.rule == "atol":
             return float(self.value)
-        if self.rule == "decimals":
-            return 0.5 * 10 ** (-int(self.value))
-        raise ValueError(f"unknown tolerance rule {self.rule!r}")
+        return 0.5 * 10 ** (-int(self.value))            # decimals
 
     def accepts(self, got: float, expected: float) -> bool:
-        # a hair of slack so that a correctly rounded answer is never refused by float noise
-        return abs(float(got) - float(expected)) <= self.bound(expected) * (1 + 1e-9) + 1e-12
+        got, expected = float(got), float(expected)
+        if not (math.isfinite(got) and math.isfinite(expected)):
+            return got == expected
+        if self.rule == "sigfigs-strict":
+            return self.within_rounded(decimal.Decimal(repr(got)), expected)
+        b = self.bound(expected)
+        return abs(got - expected) <= b + float_noise(max(abs(expected), b))
+
+    def within_rounded(self, written: decimal.Decimal, expected: float) -> bool:
+        """The value rule of "sigfigs-strict" on the exact number written: |written − r| < ½ unit."""
+        r, half = round_sigfigs(expected, int(self.value))
+        return abs(written - r) < half
 
     def describe(self) -> str:
         if self.rule == "sigfigs":
             return f"to {int(self.value)} significant figures"
+        if self.rule == "sigfigs-strict":
+            return f"to {int(self.value)} significant figures, written with exactly {int(self.value)}"
         if self.rule == "decimals":
             return f"to {int(self.value)} decimal places"
         if self.rule == "rtol":
-            return f"within {self.value:g} relative error"
+            return f"within {self.value:g} relative error" + (f" plus ±{self.atol:g}" if self.atol > 0 else "")
         if self.rule == "atol":
             return f"within ±{self.value:g}"
         return "exactly"
@@ -148,9 +226,12 @@ class Part:
     """One answerable part of a problem.
 
     kind: "number", "integer", "vector", "matrix" (with ``shape``), "expression" (exact or
-    symbolic; ``exact`` holds the canonical text, ``variables`` the symbols it may use) or
-    "choice" (``choices``; ``expected`` is the correct choice's label).
+    symbolic; ``exact`` holds the canonical text, ``variables`` the symbols it may use, ``domains``
+    the sign of those declared other than positive: (("x", "real"),)) or "choice" (``choices``;
+    ``expected`` is the correct choice's label).
     ``expected`` is the JSON value (floats for numbers, nested lists for arrays).
+    JSON: "variables" is a list of names, or, where a domain is declared, a table of name → domain
+    ({"x": "real"}, as TOML writes variables = {x = "real"}).
     """
 
     id: str
@@ -167,6 +248,24 @@ class Part:
     misconceptions: tuple[Misconception, ...] = ()
     recipe: Recipe | None = None
     hint: str = ""
+    domains: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        declared = dict(self.domains)
+        for name, domain in declared.items():
+            if name not in self.variables:
+                raise PartValueError(self.id, f"variable {name!r} has a domain but is not one of the part's variables")
+            if domain not in DOMAINS:
+                raise PartValueError(self.id, f"variable {name!r}: expected a domain {', '.join(DOMAINS[:-1])} or "
+                                              f"{DOMAINS[-1]}, got {domain!r}")
+        # positive is the default: only the others are kept, in the variables' order (one form, one equality)
+        object.__setattr__(self, "domains", tuple((v, declared[v]) for v in self.variables
+                                                  if declared.get(v, "positive") != "positive"))
+
+    @property
+    def variable_domains(self) -> dict[str, str]:
+        """Every variable's domain: "positive" unless declared "real" or "negative"."""
+        return {v: "positive" for v in self.variables} | dict(self.domains)
 
     @property
     def depends_on(self) -> list[str]:
@@ -193,19 +292,27 @@ class Part:
         return {"id": self.id, "prompt": self.prompt, "kind": self.kind, "expected": self.expected,
                 "tolerance": self.tolerance.to_dict(), "points": self.points, "minutes": self.minutes,
                 "shape": list(self.shape) if self.shape is not None else None, "exact": self.exact,
-                "variables": list(self.variables), "choices": list(self.choices),
+                "variables": self.variable_domains if self.domains else list(self.variables),
+                "choices": list(self.choices),
                 "misconceptions": [m.to_dict() for m in self.misconceptions],
                 "recipe": self.recipe.to_dict() if self.recipe else None,
                 "depends_on": self.depends_on, "hint": self.hint}
 
     @staticmethod
     def from_dict(d: dict[str, Any]) -> "Part":
+        variables = d.get("variables", ())
+        domains = tuple(variables.items()) if isinstance(variables, dict) else ()
+        try:
+            tolerance = Tolerance.from_dict(d["tolerance"])
+        except ValueError as err:
+            raise PartValueError(str(d.get("id", "?")), str(err)) from None
         return Part(id=d["id"], prompt=d["prompt"], kind=d["kind"], expected=d["expected"],
-                    tolerance=Tolerance.from_dict(d["tolerance"]), points=d["points"], minutes=d["minutes"],
+                    tolerance=tolerance, points=d["points"], minutes=d["minutes"],
                     shape=tuple(d["shape"]) if d.get("shape") is not None else None, exact=d.get("exact"),
-                    variables=tuple(d.get("variables", ())), choices=tuple(d.get("choices", ())),
+                    variables=tuple(variables), choices=tuple(d.get("choices", ())),
                     misconceptions=tuple(Misconception.from_dict(m) for m in d.get("misconceptions", ())),
-                    recipe=Recipe.from_dict(d["recipe"]) if d.get("recipe") else None, hint=d.get("hint", ""))
+                    recipe=Recipe.from_dict(d["recipe"]) if d.get("recipe") else None, hint=d.get("hint", ""),
+                    domains=domains)
 
 
 @dataclass(frozen=True)

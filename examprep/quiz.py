@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import os
 import random
+import re
 import secrets
 import signal
 import sys
@@ -201,11 +202,18 @@ def _concept(q: dict, n: int, where: str, lectures: dict[str, str]) -> Concept:
     if kind == "number":
         t = q.get("tolerance", {"rule": "sigfigs", "value": 3})
         try:
-            tol = Tolerance(t["rule"], float(t["value"]), float(t.get("atol", 1e-9)))
+            if isinstance(t, str):          # "sigfigs-strict:3", read by the one parser of tolerance text
+                from examprep.answers import parse_tolerance
+
+                tol = parse_tolerance(t)
+            else:
+                tol = Tolerance(t["rule"], float(t["value"]), float(t.get("atol", 1e-9)))
             tol.bound(1.0)
+        except ExamprepError as err:
+            raise ConceptBankError(f"{at}: 'tolerance': {err}") from None
         except (KeyError, TypeError, ValueError):
-            raise ConceptBankError(f"{at}: 'tolerance' must be {{ rule = \"sigfigs\" | \"rtol\" | \"atol\", "
-                                   "value = … }") from None
+            raise ConceptBankError(f"{at}: 'tolerance' must be {{ rule = \"sigfigs\" | \"sigfigs-strict\" | \"rtol\" | "
+                                   "\"atol\", value = … } or text such as \"sigfigs-strict:3\"") from None
     mistakes = []
     for m in q.get("mistakes", ()):
         if not isinstance(m, dict) or "answer" not in m or not isinstance(m.get("why"), str) or not m["why"].strip():
@@ -339,9 +347,7 @@ class Terminal:
             raise TimeUp()
         with _alarm(timeout):
             if self.interactive:
-                from rich.text import Text
-
-                line = self.console.input(Text(prompt, style="bold"))
+                line = input(self._readline_prompt(prompt))
             else:
                 self.console.print(prompt, end="", markup=False, highlight=False)
                 raw = sys.stdin.readline()
@@ -353,6 +359,23 @@ class Terminal:
                 shown = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in line)
                 self.console.print(shown, markup=False, highlight=False)
         return line.strip()
+
+
+    def _readline_prompt(self, prompt: str) -> str:
+        """The prompt as the terminal shows it (bold, unless colour is off), given to input() itself.
+
+        rich's console.input prints the prompt and then calls input(""), so readline believed
+        the cursor was at the start of the line: Enter on an empty line then printed no newline
+        and the next message or panel began on the prompt's line. The escape codes are wrapped
+        in \\001…\\002 so readline does not count them as columns."""
+        from rich.text import Text
+
+        with self.console.capture() as captured:
+            self.console.print(Text(prompt, style="bold"), end="", markup=False, highlight=False)
+        shown = captured.get()
+        if "readline" in sys.modules:
+            shown = re.sub(r"(\x1b\[[0-9;]*[A-Za-z])", "\x01\\1\x02", shown)
+        return shown
 
 
 class _alarm:
@@ -640,6 +663,7 @@ class Summary:
     history_path: str | None = None
     saved: int = 0
     report: Any = None           # exam mode: the grading engine's result
+    unreached: list[str] = field(default_factory=list)   # exam ended early: topics not reached, not recorded
 
     @property
     def exit_code(self) -> int:
@@ -707,11 +731,12 @@ class Session:
         review(self.history, item_of(outcome.problem), r, now=self.wall(), seconds=outcome.seconds,
                session_id=self.session_id)
 
-    def finish(self, outcomes: list[ProblemOutcome], ended: str, report: Any = None) -> Summary:
+    def finish(self, outcomes: list[ProblemOutcome], ended: str, report: Any = None,
+               unreached: list[str] | None = None) -> Summary:
         if self.history is not None and self.session_id is not None:
             self.history.end_session(self.session_id, now=self.wall())
         return Summary(self.mode, outcomes, self.clock() - self.started, ended,
-                       str(self.history.path) if self.history else None, self.saved, report)
+                       str(self.history.path) if self.history else None, self.saved, report, unreached or [])
 
     # ---------------------------------------------------------------------------- practice
 
@@ -836,6 +861,7 @@ class Session:
         and scheduled."""
         answers: dict[tuple[int, str], str] = {}
         seconds: dict[tuple[int, str], float] = {}
+        reached: set[int] = set()        # problems with a part answered or left blank (Enter, skip)
         ended = "done"
         total = sum(p.points for p in problems)
         limit = f"{fmt_clock(self.remaining())}" if self.deadline is not None else "no time limit"
@@ -845,6 +871,7 @@ class Session:
                 self.term.show(problem_panel(problem, n))
                 for i, part in enumerate(problem.parts):
                     self.exam_part(n, i, part, problems, answers, seconds)
+                    reached.add(n)
             self.exam_review(problems, answers, seconds)
         except TimeUp:
             ended = "time-up"
@@ -858,8 +885,9 @@ class Session:
             ended = "interrupted"
             self.term.show()
             self.term.show("Interrupted: the answers given so far are submitted.", style="bold yellow")
-        outcomes, report = self.grade_exam(problems, answers, seconds)
-        return self.finish(outcomes, ended, report)
+        outcomes, report = self.grade_exam(problems, answers, seconds, reached)
+        unreached = [stats_topic_of(p, self.bank) for n, p in enumerate(problems, 1) if n not in reached]
+        return self.finish(outcomes, ended, report, unreached)
 
     def exam_part(self, n: int, i: int, part: Part, problems: list[Problem], answers: dict, seconds: dict) -> None:
         from examprep.answers import AnswerParseError
@@ -912,16 +940,22 @@ class Session:
             self.term.show(problem_panel(problems[n - 1], n))
             self.exam_part(n, i, problems[n - 1].parts[i], problems, answers, seconds)
 
-    def grade_exam(self, problems: list[Problem], answers: dict, seconds: dict) -> tuple[list[ProblemOutcome], Any]:
+    def grade_exam(self, problems: list[Problem], answers: dict, seconds: dict,
+                   reached: set[int] | None = None) -> tuple[list[ProblemOutcome], Any]:
         """Grade the submission with the grader (examprep.grading: error carried forward within
-        a problem), store every part's attempt and update each topic's review card.
-        Returns (outcomes, the grader's SubmissionResult)."""
+        a problem), store every part's attempt and update each topic's review card: for the
+        problems in ``reached`` only (default all; reached: a part answered or left blank), as an
+        exam ended early never got to the rest, which say nothing about the student (they went to
+        the history as 0 %, failed and due). The grader's result still covers the whole exam, whose
+        score is out of all its points. Returns (outcomes of the problems reached, the result)."""
         from examprep.grading import address, grade_submission
 
         submission = {address(n, pid): raw for (n, pid), raw in answers.items()}
         result = grade_submission(problems, submission, student_id="you")
         outcomes = []
         for pr in result.problems:
+            if reached is not None and pr.number not in reached:
+                continue
             outcome = ProblemOutcome(pr.number, pr.problem, stats_topic_of(pr.problem, self.bank), complete=True)
             for part, r in zip(pr.problem.parts, pr.parts):
                 mis = r.misconception
@@ -941,14 +975,16 @@ def _keys_line() -> str:
 
 
 def hint_text(problem: Problem, part: Part, level: int) -> str:
-    """First hint: the part's hint; second: the formula of its worked-solution step."""
+    """First hint: the part's hint; second: the formula of its worked-solution step, cut before
+    the first side that gives the answer away (see formula_hint)."""
     from examprep.document import Math
-    from examprep.render.latex import to_text
     from examprep.render.terminal import inline
 
     if level == 1 and part.hint:
         return "Hint: " + inline(part.hint)
-    formulas = [to_text(b.latex) for s in problem.solution if s.part == part.id for b in s.blocks if isinstance(b, Math)]
+    formulas = [formula_hint(part, b.latex) for s in problem.solution if s.part == part.id
+                for b in s.blocks if isinstance(b, Math)]
+    formulas = [f for f in formulas if f]
     if formulas:
         return "Formula: " + "   ".join(dict.fromkeys(formulas))
     if part.hint:
@@ -956,10 +992,75 @@ def hint_text(problem: Problem, part: Part, level: int) -> str:
     return "No more hints for this part: type s for the worked solution."
 
 
+_RELATION = re.compile(r"(=|<|>|\\(?:leq?|geq?|approx|neq?)(?![A-Za-z]))")
+_UNSUB = {c: "_" + b for b, c in zip("0123456789aeijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉ₐₑᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ")}
+
+
+def _sides(latex: str) -> tuple[list[str], list[str]]:
+    """A formula split at its top-level relations (=, <, >, \\le, \\approx, …): (sides, relations)."""
+    sides, relations, depth, start = [], [], 0, 0
+    i = 0
+    while i < len(latex):
+        c = latex[i]
+        if c in "{(":
+            depth += 1
+        elif c in "})":
+            depth -= 1
+        elif depth == 0:
+            m = _RELATION.match(latex, i)
+            if m and not latex[max(i - 1, 0):i] == "\\":
+                sides.append(latex[start:i])
+                relations.append(m.group(0))
+                i = start = m.end()
+                continue
+        i += 1
+    sides.append(latex[start:])
+    return sides, relations
+
+
+def _gives_answer(part: Part, latex_side: str) -> bool:
+    """Whether the grader would accept this side of a formula as the part's answer."""
+    from examprep.render.latex import to_text
+
+    text = to_text(latex_side).strip()
+    text = re.sub(r"\s*\(at .*$", "", text)                   # "1/4 (at x = 0)": the value is what counts
+    for candidate in dict.fromkeys([text, "".join(_UNSUB.get(c, c) for c in text).replace("·", "*")]):
+        if not candidate:
+            continue
+        try:
+            if getattr(check(part, candidate, {}), "status", "") == "correct":
+                return True
+        except Exception:                          # noqa: BLE001 - text that is not an answer reveals nothing
+            continue
+    return False
+
+
+def formula_hint(part: Part, latex: str) -> str:
+    """A worked step's formula as a hint for ``part``, never its answer: cut before the first side
+    the grader would accept as the answer (a derivation's result, a value such as "= 1/4"); for an
+    expression part only "left = first right-hand side" (its later sides lead straight to the answer).
+    Empty when nothing but the left-hand side would remain."""
+    from examprep.render.latex import to_text
+
+    sides, relations = _sides(latex)
+    keep = len(sides)
+    if part.kind == "expression":
+        keep = min(keep, 2)
+    for i, side in enumerate(sides[:keep]):
+        if _gives_answer(part, side):
+            keep = i
+            break
+    if keep == 0 or (keep == 1 and len(sides) > 1):       # nothing, or a left-hand side alone
+        return ""
+    pieces = [sides[0]]
+    for rel, side in zip(relations[:keep - 1], sides[1:keep]):
+        pieces += [rel, side]
+    return to_text("".join(pieces)).strip()
+
+
 # =============================================================================== rendering
 
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
+from examprep.render import plural  # noqa: E402  (one rule for "1 problem", "2 problems")
 
 
 def fmt_clock(seconds: float | None) -> str:
@@ -1080,7 +1181,8 @@ def problem_result(outcome: ProblemOutcome) -> Any:
 
     style = "green" if outcome.score >= outcome.points - 1e-9 else ("yellow" if outcome.score > 0 else "red")
     what = "Question" if is_concept(outcome.problem) else "Problem"
-    return Text(f"{what} {outcome.number}: {outcome.score:g}/{outcome.points:g} points in {fmt_clock(outcome.seconds)}",
+    return Text(f"{what} {outcome.number}: {outcome.score:g}/{plural(outcome.points, 'point')} in "
+                f"{fmt_clock(outcome.seconds)}",
                 style=f"bold {style}")
 
 
@@ -1135,13 +1237,21 @@ def print_summary(term: Terminal, summary: Summary) -> None:
 
     out = term.console
     outcomes = summary.outcomes
-    notes = {"quit": "Submitted." if summary.mode == "exam" else "Session ended.",
-             "interrupted": "Interrupted: every answered part is saved.",
-             "input-ended": "Input ended.", "time-up": "Time is up."}
+    exam = summary.mode == "exam"
+    notes = {"quit": "Submitted." if exam else "Session ended.", "input-ended": "Input ended."}
+    if not exam:              # an exam announced these when they happened (they were printed twice)
+        notes["interrupted"] = "Interrupted: every answered part is saved."
     if summary.ended in notes:
         out.print(Text(notes[summary.ended], style="yellow"))
+    if summary.unreached:
+        n = len(summary.unreached)
+        out.print(Text(f"{plural(n, 'problem')} not reached ({', '.join(dict.fromkeys(summary.unreached))}): "
+                       f"{'it counts' if n == 1 else 'they count'} 0 in the exam's score but {'is' if n == 1 else 'are'} "
+                       "not recorded in your history.", style="dim"))
     if not outcomes:
         out.print(Text("No answers given; nothing recorded.", style="dim"))
+        if exam and summary.report is not None:
+            out.print(exam_report(summary))          # the exam's (blank) score, out of all its points
         return
     title = {"exam": "Exam report", "review": "Review summary"}.get(summary.mode, "Quiz summary")
     table = Table(box=box.SIMPLE_HEAVY, title=title, title_justify="left", title_style="bold")

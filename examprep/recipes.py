@@ -1,6 +1,8 @@
-"""Evaluate a part's Recipe, substituting earlier parts' values (error carried forward)."""
+"""Evaluate a part's Recipe, substituting earlier parts' values (error carried forward); the check
+values a key stores so that grading can tell when a recipe no longer computes what it did."""
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -62,3 +64,82 @@ def evaluate(recipe: Recipe, answers: dict[str, Any]) -> Any:
         out = solve.answer_only(recipe.op[len("solve:"):], args)
         return out[recipe.output] if recipe.output else out
     return OPS[recipe.op](**args)
+
+
+# ----------------------------------------------------------------------------- check values
+# A key stores, per part with a recipe, the recipe's value on the key's own answers. Grading
+# recomputes it: where today's engine gives another value (relative CHECK_RTOL), carried-forward
+# credit for that part would rest on a different rule than the one the key was written with.
+
+CHECK_RTOL = 1e-12
+CHECK_DIGITS = 13       # stored to 13 significant digits: within CHECK_RTOL (5e-13 at most), and
+                        # free of the last bits that vary with the BLAS library's summation order
+
+
+def check_values(problems: list[Any]) -> list[dict[str, Any]]:
+    """Per problem, {part id: its recipe's value on the problem's own expected answers} for every
+    part with a recipe (None where the recipe gives no value)."""
+    out = []
+    for problem in problems:
+        answers = {p.id: p.expected for p in problem.parts}
+        out.append({p.id: check_value(p.recipe, answers) for p in problem.parts if p.recipe is not None})
+    return out
+
+
+def check_value(recipe: Recipe, answers: dict[str, Any]) -> Any:
+    """The recipe's value as JSON: floats to CHECK_DIGITS significant digits, ±∞ and NaN as the
+    strings "inf", "-inf", "nan"; None when the recipe fails on these answers."""
+    try:
+        with np.errstate(all="ignore"):
+            value = evaluate(recipe, answers)
+    except Exception:                       # noqa: BLE001 - "no value" is itself what is stored and compared
+        return None
+    return _encode(value)
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, dict):
+        return {str(k): _encode(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_encode(v) for v in value]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        f = float(value)
+        return float(f"{f:.{CHECK_DIGITS}g}") if math.isfinite(f) else str(f)
+    return value
+
+
+def same_check(stored: Any, live: Any) -> bool:
+    """Do a stored check value and today's agree: equal structure, equal strings and booleans,
+    numbers within CHECK_RTOL relative to the larger of the two or to the largest magnitude in
+    the stored value (so round-off beside large entries is no change)."""
+    scale = _largest(stored)
+    return _same(stored, live, scale)
+
+
+def _largest(value: Any) -> float:
+    if isinstance(value, dict):
+        return max((_largest(v) for v in value.values()), default=0.0)
+    if isinstance(value, list):
+        return max((_largest(v) for v in value), default=0.0)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return abs(float(value))
+    return 0.0
+
+
+def _same(a: Any, b: Any, scale: float) -> bool:
+    if isinstance(a, dict) or isinstance(b, dict):
+        return isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys() and \
+            all(_same(a[k], b[k], scale) for k in a)
+    if isinstance(a, list) or isinstance(b, list):
+        return isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and \
+            all(_same(x, y, scale) for x, y in zip(a, b))
+    numbers = (int, float)
+    if isinstance(a, bool) or isinstance(b, bool) or not (isinstance(a, numbers) and isinstance(b, numbers)):
+        return type(a) is type(b) and a == b
+    return abs(a - b) <= CHECK_RTOL * max(abs(a), abs(b), scale)

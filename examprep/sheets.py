@@ -18,12 +18,19 @@ A recipe (TOML; bundled ones live in ``examprep/bank``) names the sheet and list
     calculator_free = false
 
 Seeds. A sheet with seed S numbers its problems 1…N and builds problem k with seed S + k − 1.
-With a roster and a secret, each student gets a variant: its base seed is the first 48 bits of
-HMAC-SHA256(secret, "examprep-sheet-variant" ‖ len ‖ sheet id ‖ len ‖ student id) (each field
-UTF-8 with a 4-byte big-endian length, so no two (sheet, student) pairs share a message), and its
-printed variant code comes from other bits of the same digest: the code reveals nothing about the
-seed, and without the secret nobody can derive another student's numbers. The key holds every
-variant; a grader picks the variant by student id.
+With a roster and a secret, each student gets a variant. The secret (at least 128 random bits,
+written as hex by `examprep secret`) is stretched once per sheet with scrypt (n = 2¹⁶, r = 8,
+p = 1, salt "examprep-variant-key-v2" ‖ len ‖ sheet id: about 0.3 s and 64 MiB on a laptop core),
+and each student's base seed is the first 48 bits of HMAC-SHA256(stretched key,
+"examprep-sheet-variant" ‖ len ‖ sheet id ‖ len ‖ student id) (each field UTF-8 with a 4-byte
+big-endian length, so no two (sheet, student) pairs share a message). The printed variant code
+comes from other bits of the same digest: it reveals nothing about the seed, and testing a guess
+of the secret against it costs one scrypt, so a million guesses take days, not seconds. The key
+holds every variant and records how they were derived (``meta["variants"]``); a grader picks the
+variant by student id.
+
+Sheets made before the stretching (HMAC under the secret itself, which also accepted short
+passphrases) are regenerated with ``legacy=True`` (`--legacy-secret`), which warns.
 """
 from __future__ import annotations
 
@@ -40,7 +47,7 @@ import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from examprep.errors import ExamprepError, ParamError
 from examprep.fileio import OutputError
@@ -49,8 +56,15 @@ FORMATS = ("pdf", "md", "moodle")
 DEFAULT_FORMATS = ("pdf", "md")
 MAX_PROBLEMS = 200
 MAX_STUDENTS = 5000
-MIN_SECRET_BYTES = 16
+MIN_SECRET_BYTES = 16                 # --legacy-secret: the old rule (any 16 bytes)
+MIN_SECRET_HEX = 32                   # 128 bits, as `examprep secret` (64) or secrets.token_hex(16) write
+MIN_SECRET_DISTINCT = 8               # hex digits used: "0000…" or "abab…" is not random
+SECRET_KDF = {"name": "scrypt", "n": 2 ** 16, "r": 8, "p": 1, "dklen": 32}
+SECRET_SALT_TAG = b"examprep-variant-key-v2"
 PDF_CHUNK = 8          # copies per Typst compile: bounds memory; chunks are joined into one PDF
+
+
+Progress = Callable[[str, int, int], None]      # (what, done, total): a long sheet reports as it goes
 
 
 class SheetError(ExamprepError):
@@ -67,6 +81,7 @@ class Item:
     difficulty: int
     count: int = 1
     calculator_free: bool = False
+    tolerance: Any = None        # a Tolerance for its numeric parts (the recipe's tolerance = "…"), or None
 
 
 @dataclass(frozen=True)
@@ -86,8 +101,8 @@ class SheetRecipe:
 
 
 _SHEET_KEYS = {"title": str, "course": str, "minutes": int, "calculator": bool, "difficulty": int,
-               "instructions": str, "name": str}
-_ITEM_KEYS = {"topic": str, "difficulty": int, "count": int, "calculator_free": bool}
+               "instructions": str, "name": str, "tolerance": str}
+_ITEM_KEYS = {"topic": str, "difficulty": int, "count": int, "calculator_free": bool, "tolerance": str}
 _TOP_KEYS = {"sheet", "problem"}
 
 
@@ -160,6 +175,18 @@ def parse_recipe(text: str, source: str, default_name: str = "sheet") -> SheetRe
     default_level = sheet.get("difficulty", 1)
     if default_level not in (1, 2, 3):
         raise fail(f"[sheet] difficulty: expected 1, 2 or 3, got {default_level}", _line_of(text, "difficulty", "sheet"))
+
+    def tolerance(spec: str | None, line: int | None) -> Any:
+        # "sigfigs-strict:3": the rule of every number, vector and matrix part that is not exact by
+        # its nature (the parts --tolerance RULE reaches), read by the one parser of tolerance text
+        from examprep.answers import parse_tolerance
+
+        try:
+            return None if spec is None else parse_tolerance(spec)
+        except ParamError as err:
+            raise fail(str(err), line) from None
+
+    sheet_tolerance = tolerance(sheet.get("tolerance"), _line_of(text, "tolerance", "sheet"))
     name = sheet.get("name", default_name).strip() or default_name
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
         raise fail(f"[sheet] name: letters, digits, '-', '_' and '.' only, got {name!r}", _line_of(text, "name", "sheet"))
@@ -198,7 +225,8 @@ def parse_recipe(text: str, source: str, default_name: str = "sheet") -> SheetRe
         if cf and not gen.calculator_free:
             raise fail(f"{where} calculator_free: {gen.name} has no calculator-free variant",
                        _line_of(text, "calculator_free", "problem", i))
-        items.append(Item(gen.name, level, count, cf))
+        own = tolerance(entry.get("tolerance"), _line_of(text, "tolerance", "problem", i))
+        items.append(Item(gen.name, level, count, cf, own or sheet_tolerance))
     total = sum(i.count for i in items)
     if total > MAX_PROBLEMS:
         raise fail(f"{total} problems: a sheet holds at most {MAX_PROBLEMS}", None)
@@ -366,27 +394,80 @@ def read_roster(path: str | os.PathLike) -> list[Student]:
     return students
 
 
-def read_secret(path: str | os.PathLike) -> bytes:
-    """The variant secret: the file's bytes without surrounding whitespace.
+_MAKE_SECRET = "make one with `examprep secret FILE`"
 
-    Raises SheetError for a missing, unreadable, empty or short (< 16 bytes) secret.
+
+def check_secret(secret: bytes, where: str = "the secret", *, legacy: bool = False) -> bytes:
+    """``secret`` if it is one examprep accepts, else SheetError naming ``where``.
+
+    Accepted: at least 32 hex digits (128 bits) using at least 8 different digits, as
+    `examprep secret` and ``secrets.token_hex(16)`` or longer write. With ``legacy`` (sheets made
+    before key stretching): any 16 bytes or more, as then.
+    """
+    if not secret:
+        raise SheetError(f"{where}: the file is empty; {_MAKE_SECRET}")
+    if legacy:
+        if len(secret) < MIN_SECRET_BYTES:
+            raise SheetError(f"{where}: {len(secret)} bytes is too short even for --legacy-secret "
+                             f"(at least {MIN_SECRET_BYTES})")
+        return secret
+    text = secret.decode("ascii", "replace")
+    if not re.fullmatch(r"[0-9a-fA-F]+", text):
+        why = "it is not hexadecimal"
+    elif len(text) < MIN_SECRET_HEX:
+        why = f"{len(text)} hex digits; at least {MIN_SECRET_HEX} (128 bits) are needed"
+    elif len(set(text.lower())) < MIN_SECRET_DISTINCT:
+        why = f"only {len(set(text.lower()))} different hex digits: not random"
+    else:
+        return secret
+    raise SheetError(f"{where}: not a random secret ({why}); {_MAKE_SECRET} (a sheet made with this one before "
+                     f"examprep stretched secrets regenerates with --legacy-secret)")
+
+
+def read_secret(path: str | os.PathLike, *, legacy: bool = False) -> bytes:
+    """The variant secret: the file's bytes without surrounding whitespace, checked by check_secret.
+
+    Raises SheetError for a missing, unreadable, empty or weak secret.
     """
     p = Path(path)
-    make = "make one with: python -c \"import secrets; print(secrets.token_hex(32))\" > secret.txt"
     try:
         secret = p.read_bytes().strip()
     except FileNotFoundError:
-        raise SheetError(f"--secret-file {p}: no such file; {make}") from None
+        raise SheetError(f"--secret-file {p}: no such file; {_MAKE_SECRET}") from None
     except IsADirectoryError:
         raise SheetError(f"--secret-file {p}: is a directory") from None
     except OSError as err:
         raise SheetError(f"--secret-file {p}: cannot read it ({err.strerror})") from None
-    if not secret:
-        raise SheetError(f"--secret-file {p}: the file is empty; {make}")
-    if len(secret) < MIN_SECRET_BYTES:
-        raise SheetError(f"--secret-file {p}: {len(secret)} bytes is too short to keep variants secret "
-                         f"(at least {MIN_SECRET_BYTES}); {make}")
-    return secret
+    return check_secret(secret, f"--secret-file {p}", legacy=legacy)
+
+
+def new_secret() -> str:
+    """A fresh 256-bit secret as 64 hex digits (what `examprep secret` writes)."""
+    import secrets
+
+    return secrets.token_hex(32)
+
+
+def write_secret(path: str | os.PathLike, *, force: bool = False) -> Path:
+    """Write a new secret to ``path`` (mode 0600, atomically). Refuses to replace an existing file
+    unless ``force``: the variants of every sheet made with it hang on that file."""
+    from examprep.fileio import check_output_file
+
+    target = check_output_file(path, "", force=force)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="ascii") as fh:       # mkstemp's 0600: private from the start
+            fh.write(new_secret() + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except OSError as err:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise OutputError(f"{target}: cannot write ({err.strerror})") from None
+    return target
 
 
 def _field(value: str) -> bytes:
@@ -394,18 +475,40 @@ def _field(value: str) -> bytes:
     return len(raw).to_bytes(4, "big") + raw
 
 
-def variant_digest(secret: bytes, sheet_id: str, student_id: str) -> bytes:
-    """HMAC-SHA256(secret, tag ‖ len ‖ sheet id ‖ len ‖ student id): an unambiguous encoding."""
+def stretch_secret(secret: bytes, sheet_id: str) -> bytes:
+    """The key a sheet's variants are derived from: scrypt of the secret (lower-case hex text)
+    with the sheet id in the salt, so each guess at the secret costs one scrypt (SECRET_KDF)."""
+    kdf = SECRET_KDF
+    return hashlib.scrypt(secret.strip().lower(), salt=SECRET_SALT_TAG + _field(sheet_id), n=kdf["n"], r=kdf["r"],
+                          p=kdf["p"], dklen=kdf["dklen"], maxmem=256 * kdf["n"] * kdf["r"])
+
+
+def derivation(legacy: bool) -> dict:
+    """How a sheet's variants were derived, as recorded in its key (``meta["variants"]``)."""
+    message = "'examprep-sheet-variant' ‖ len ‖ sheet id ‖ len ‖ student id (4-byte big-endian lengths, UTF-8)"
+    out = {"version": 1 if legacy else 2,
+           "key": "the secret file's bytes (--legacy-secret: no stretching)" if legacy else
+                  f"scrypt(lower-case secret, salt '{SECRET_SALT_TAG.decode()}' ‖ len ‖ sheet id)",
+           "hmac": f"HMAC-SHA256(key, {message})", "seed": "digest bytes 0-5, big-endian",
+           "code": "base32 of digest bytes 16-20"}
+    if not legacy:
+        out["kdf"] = dict(SECRET_KDF)
+    return out
+
+
+def variant_digest(key: bytes, sheet_id: str, student_id: str) -> bytes:
+    """HMAC-SHA256(key, tag ‖ len ‖ sheet id ‖ len ‖ student id): an unambiguous encoding. ``key``
+    is the stretched secret (stretch_secret), or the secret itself for a legacy sheet."""
     msg = b"examprep-sheet-variant" + _field(sheet_id) + _field(student_id)
-    return hmac.new(secret, msg, hashlib.sha256).digest()
+    return hmac.new(key, msg, hashlib.sha256).digest()
 
 
-def variant_seed(secret: bytes, sheet_id: str, student_id: str) -> tuple[int, str]:
+def variant_seed(key: bytes, sheet_id: str, student_id: str) -> tuple[int, str]:
     """The student's base seed (48 bits, JSON-safe) and printed variant code ("ABCD-EFGH").
 
     The code comes from different bits of the digest than the seed, so it reveals nothing about it.
     """
-    digest = variant_digest(secret, sheet_id, student_id)
+    digest = variant_digest(key, sheet_id, student_id)
     seed = int.from_bytes(digest[:6], "big")
     code = base64.b32encode(digest[16:21]).decode()
     return seed, f"{code[:4]}-{code[4:]}"
@@ -437,6 +540,7 @@ class Sheet:
     seed: int
     copies: list[Copy]
     variants: bool = False
+    legacy: bool = False           # variants derived the old way (--legacy-secret)
 
     @property
     def sheet_id(self) -> str:
@@ -450,33 +554,48 @@ def build_problems(recipe: SheetRecipe, base_seed: int) -> list:
     out = []
     for item in recipe.items:
         for _ in range(item.count):
-            out.append(generators.build(item.topic, base_seed + len(out), item.difficulty, item.calculator_free))
+            problem = generators.build(item.topic, base_seed + len(out), item.difficulty, item.calculator_free)
+            out.append(_with_tolerance(problem, item.tolerance) if item.tolerance is not None else problem)
     return out
 
 
+def _with_tolerance(problem: Any, tolerance: Any) -> Any:
+    """The problem with ``tolerance`` on its number, vector and matrix parts that are not exact."""
+    from dataclasses import replace
+
+    parts = [replace(p, tolerance=tolerance) if p.kind in ("number", "vector", "matrix") and p.tolerance.rule != "exact"
+             else p for p in problem.parts]
+    return replace(problem, parts=parts)
+
+
 def build_sheet(recipe: SheetRecipe, seed: int, *, roster: list[Student] | None = None,
-                secret: bytes | None = None) -> Sheet:
+                secret: bytes | None = None, legacy: bool = False, progress: Progress | None = None) -> Sheet:
     """The sheet's copies: one common copy, or one variant per student when a roster is given
-    (which needs the secret). Raises ParamError for a negative seed, SheetError for a roster
-    without a secret or a secret without a roster."""
+    (which needs the secret, stretched here once for the whole roster; ``legacy``: the pre-stretching
+    derivation, to regenerate an old sheet). Raises ParamError for a negative seed, SheetError for
+    a roster without a secret, a secret without a roster, or a secret check_secret refuses."""
     if seed < 0:
         raise ParamError(f"--seed: expected a non-negative integer, got {seed}")
     if roster is not None and secret is None:
         raise SheetError("--roster needs --secret-file: the variants are derived from a secret only you hold")
     if secret is not None and roster is None:
         raise SheetError("--secret-file is only used with --roster (one variant per student)")
-    sheet = Sheet(recipe, seed, [], variants=roster is not None)
+    sheet = Sheet(recipe, seed, [], variants=roster is not None, legacy=legacy and roster is not None)
     if roster is None:
         sheet.copies.append(Copy(build_problems(recipe, seed)))
     else:
+        check_secret(secret, legacy=legacy)
+        key = secret if legacy else stretch_secret(secret, sheet.sheet_id)
         codes: dict[str, str] = {}
-        for student in roster:
-            base, code = variant_seed(secret, sheet.sheet_id, student.id)
+        for n, student in enumerate(roster, 1):
+            base, code = variant_seed(key, sheet.sheet_id, student.id)
             if code in codes:     # 40 bits: about one chance in 10⁸ for 200 students
                 raise SheetError(f"students {codes[code]!r} and {student.id!r} drew the same variant code; "
                                  "use another --seed")
             codes[code] = student.id
             sheet.copies.append(Copy(build_problems(recipe, base), student, code))
+            if progress:
+                progress("variants", n, len(roster))
     for copy in sheet.copies:
         copy.extras = solution_extras(copy.problems)
     return sheet
@@ -528,17 +647,22 @@ def instructions(sheet: Sheet) -> list[str]:
     copy = sheet.copies[0]
     tolerances = sorted({part.tolerance.describe() for p in copy.problems for part in p.parts
                          if part.kind in ("number", "vector", "matrix") and part.tolerance.rule != "exact"})
+    from examprep.render import plural
+
     lines = []
+    has = f"The sheet has {plural(len(copy.problems), 'problem')} worth {plural(copy.points, 'point')}"
     if r.minutes:
-        lines.append(f"Time allowed: {r.minutes} minutes. The sheet has {len(copy.problems)} problems worth "
-                     f"{copy.points:g} points; the points of each part are printed beside it.")
+        lines.append(f"Time allowed: {plural(r.minutes, 'minute')}. {has}; the points of each part are printed "
+                     "beside it.")
     else:
-        lines.append(f"The sheet has {len(copy.problems)} problems worth {copy.points:g} points "
-                     f"(about {round(copy.minutes)} minutes); the points of each part are printed beside it.")
+        lines.append(f"{has} (about {plural(round(copy.minutes), 'minute')}); the points of each part are printed "
+                     "beside it.")
     rule = " or ".join(tolerances) if tolerances else "to 3 significant figures"
+    strict = any(part.tolerance.rule == "sigfigs-strict" for p in copy.problems for part in p.parts)
+    forms = ("Where the figures written are part of the rule, write a decimal with exactly that many (0.250, not "
+             "0.25 or 1/4)." if strict else "An exact form (a fraction, $\\ln 2$, $e^2/(1 + e^2)$) is always accepted.")
     lines.append(f"Give numerical answers {rule} unless a part says otherwise: an answer that agrees with the exact "
-                 "value to that precision earns full marks. Integer answers (sizes, counts) must be exact. An exact "
-                 "form (a fraction, $\\ln 2$, $e^2/(1 + e^2)$) is always accepted.")
+                 f"value to that precision earns full marks. Integer answers (sizes, counts) must be exact. {forms}")
     lines.append("Write each answer in its box and show your work in the space above it: a part computed correctly "
                  "from a wrong earlier answer still earns its credit (error carried forward).")
     lines.append("Each problem states its conventions (gate order, padding rule, softmax axis); follow them.")
@@ -548,13 +672,46 @@ def instructions(sheet: Sheet) -> list[str]:
     return lines
 
 
-def render_outputs(sheet: Sheet, formats: tuple[str, ...] = DEFAULT_FORMATS) -> dict[str, bytes]:
+def printed_texts(sheet: Sheet) -> dict[str, str]:
+    """The text a user gave that the PDFs print, by what it is: title, course, instructions, and
+    each student's name and id (the fonts must be able to show them)."""
+    r = sheet.recipe
+    texts = {"the title": r.title, "the course": r.course, "the recipe's instructions": r.instructions}
+    for copy in sheet.copies:
+        if copy.student:
+            s = copy.student
+            texts[f"student {s.id}" + (f" ({s.name})" if s.name else "")] = f"{s.name} {s.id}"
+    return {label: text for label, text in texts.items() if text}
+
+
+def font_plan(sheet: Sheet):
+    """The extra fonts the sheet's PDFs need and a warning for each name no font can show
+    (examprep.render.fonts.plan)."""
+    from examprep.render import fonts
+
+    return fonts.plan(printed_texts(sheet))
+
+
+def render_outputs(sheet: Sheet, formats: tuple[str, ...] = DEFAULT_FORMATS,
+                   progress: Progress | None = None, font_files: list | None = None) -> dict[str, bytes]:
     """Every output file of the sheet, rendered in memory: relative path → bytes.
 
     Always the key (``key.json``) and answer template(s); "pdf" adds problems.pdf and
     solutions.pdf, "md" problems.md and solutions.md, "moodle" moodle.xml.
+    ``progress("PDF parts", done, total)`` is called as each PDF part is typeset (and joined).
+    ``font_files``: extra fonts for the PDFs (default: font_plan's, for names the bundled fonts lack).
     Raises TypstCompileError (nothing is written) when Typst rejects a document.
     """
+    from examprep.render import fonts
+
+    if font_files is None:
+        font_files = font_plan(sheet).files if "pdf" in formats else []
+    with fonts.font_folder(font_files) as folder:
+        return _render_outputs(sheet, formats, progress, folder)
+
+
+def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress | None,
+                    font_folder: str | None) -> dict[str, bytes]:
     from examprep import keys
     from examprep.render import typst
 
@@ -568,7 +725,7 @@ def render_outputs(sheet: Sheet, formats: tuple[str, ...] = DEFAULT_FORMATS) -> 
             groups = [sheet.copies[i:i + PDF_CHUNK] for i in range(0, len(sheet.copies), PDF_CHUNK)]
             for name, solutions in (("problems.pdf", False), ("solutions.pdf", True)):
                 chunks[name] = [pool.submit(typst.compile_pdf,
-                                            typst.sheet_source(sheet, solutions=solutions, copies=g))
+                                            typst.sheet_source(sheet, solutions=solutions, copies=g), font_folder)
                                 for g in groups]
         out["key.json"] = (keys.key_to_json(make_key(sheet)) + "\n").encode("utf-8")
         if sheet.variants:
@@ -586,9 +743,16 @@ def render_outputs(sheet: Sheet, formats: tuple[str, ...] = DEFAULT_FORMATS) -> 
             from examprep.render import moodle
 
             out["moodle.xml"] = moodle.sheet_xml(sheet).encode("utf-8")
+        total = sum(len(f) for f in chunks.values()) + sum(1 for f in chunks.values() if len(f) > 1)
+        done = 0
         merges = {}
         for name, futures in chunks.items():
-            parts = [f.result() for f in futures]
+            parts = []
+            for f in futures:
+                parts.append(f.result())
+                done += 1
+                if progress:
+                    progress("PDF parts", done, total)
             if len(parts) == 1:
                 out[name] = parts[0]
             else:
@@ -596,6 +760,9 @@ def render_outputs(sheet: Sheet, formats: tuple[str, ...] = DEFAULT_FORMATS) -> 
                 merges[name] = pool.submit(typst.merge_pdfs, parts, title=title, author=sheet.recipe.course)
         for name, future in merges.items():
             out[name] = future.result()
+            done += 1
+            if progress:
+                progress("PDF parts", done, total)
     return {name: out[name] for name in sorted(out, key=_output_order)}
 
 
@@ -622,7 +789,7 @@ def make_key(sheet: Sheet):
             "course": r.course, "minutes": r.minutes, "points": sheet.copies[0].points,
             "estimated_minutes": round(sheet.copies[0].minutes, 1)}
     if sheet.variants:
-        meta["variants"] = "HMAC-SHA256(secret, sheet_id, student_id); see examprep.sheets"
+        meta["variants"] = derivation(sheet.legacy)
         meta["names"] = {c.student.id: c.student.name for c in sheet.copies}
         return keys.Key(title=r.title, problems=[], meta=meta,
                         variants={c.student.id: c.problems for c in sheet.copies},
@@ -666,16 +833,20 @@ def check_output_dir(out_dir: Path, paths: list[str], force: bool) -> None:
 
 def write_outputs(out_dir: Path, outputs: dict[str, bytes], force: bool) -> list[Path]:
     """Write every output, all or nothing as far as the file system allows: each file goes to a
-    temporary file beside its target first; only when all are written are they renamed into place.
-    A failure removes the temporaries and raises OutputError."""
+    temporary file beside its target first; only when all are written are they renamed into place
+    (with Ctrl-C held off for those few renames). A failure or Ctrl-C before that removes the
+    temporaries and the directories this call created; a failure raises OutputError."""
     check_output_dir(out_dir, list(outputs), force)
     temps: list[tuple[str, Path]] = []
+    created: list[Path] = []
     umask = os.umask(0)
     os.umask(umask)
     try:
         for rel, data in outputs.items():
             target = out_dir / rel
+            missing = [d for d in (target.parent, *target.parent.parents) if not d.exists()]
             target.parent.mkdir(parents=True, exist_ok=True)
+            created += reversed(missing)
             fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
             temps.append((tmp, target))
             os.chmod(tmp, 0o666 & ~umask)      # mkstemp makes 0600; outputs get what open() would give
@@ -687,24 +858,44 @@ def write_outputs(out_dir: Path, outputs: dict[str, bytes], force: bool) -> list
             clash = [t for _, t in temps if t.exists()]
             if clash:
                 raise OutputError(f"{clash[0]} appeared while the sheet was being written; use --force to overwrite")
-        for tmp, target in temps:
-            os.replace(tmp, target)
-    except OSError as err:
+        with _interrupts_held():
+            for tmp, target in temps:
+                os.replace(tmp, target)
+    except BaseException as err:        # OSError, OutputError, KeyboardInterrupt: leave nothing behind
         for tmp, _ in temps:
             try:
                 os.unlink(tmp)
             except OSError:
                 pass
-        where = getattr(err, "filename", None) or out_dir
-        raise OutputError(f"{where}: cannot write ({err.strerror or err})") from None
-    except OutputError:
-        for tmp, _ in temps:
+        for d in reversed(created):
             try:
-                os.unlink(tmp)
+                d.rmdir()
             except OSError:
                 pass
+        if isinstance(err, OSError):
+            where = getattr(err, "filename", None) or out_dir
+            raise OutputError(f"{where}: cannot write ({err.strerror or err})") from None
         raise
     return [t for _, t in temps]
+
+
+class _interrupts_held:
+    """Ctrl-C ignored for the duration (main thread only): the renames that publish a sheet's
+    outputs take milliseconds and must not stop half-way."""
+
+    def __enter__(self) -> None:
+        import signal
+        import threading
+
+        self.previous = None
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def __exit__(self, *exc: Any) -> None:
+        import signal
+
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
 
 
 @dataclass
@@ -712,12 +903,40 @@ class Result:
     sheet: Sheet
     out_dir: Path
     written: list[Path]
+    warnings: list[str] = field(default_factory=list)
+
+
+LEGACY_WARNING = ("--legacy-secret: variants derived the old way, from the secret itself without stretching, "
+                  "so one printed variant code lets anyone test a million guesses of the secret in seconds; "
+                  "use it only to regenerate a sheet made before examprep stretched secrets, and make new sheets "
+                  "with a secret from `examprep secret FILE`")
+
+
+def _old_derivation(out_dir: Path, legacy: bool) -> str | None:
+    """A warning when --force replaces a key whose variants were derived the other way."""
+    import json
+
+    try:
+        meta = json.loads((out_dir / "key.json").read_text(encoding="utf-8")).get("meta", {})
+    except (OSError, ValueError, AttributeError):
+        return None
+    recorded = meta.get("variants") if isinstance(meta, dict) else None
+    if recorded is None:
+        return None
+    old = not isinstance(recorded, dict) or recorded.get("version", 1) == 1
+    if old and not legacy:
+        return (f"{out_dir / 'key.json'} held variants derived the old way; these differ from them "
+                "(add --legacy-secret to regenerate that sheet instead)")
+    if legacy and not old:
+        return f"{out_dir / 'key.json'} held variants from a stretched secret; --legacy-secret derives other ones"
+    return None
 
 
 def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, count: int | None = None,
                difficulty: int | None = None, seed: int = 0, roster: str | None = None,
                secret_file: str | None = None, formats: str | None = None, out: str | None = None,
-               force: bool = False, title: str | None = None, course: str | None = None) -> Result:
+               force: bool = False, title: str | None = None, course: str | None = None,
+               legacy_secret: bool = False, progress: Progress | None = None) -> Result:
     """The `examprep sheet` command: validate everything, build, render in memory, then write.
 
     Raises ExamprepError subclasses (usage: ParamError; recipe, roster, secret: SheetError;
@@ -744,17 +963,25 @@ def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, co
     if course is not None:
         r = replace(r, course=course.strip())
     students = read_roster(roster) if roster else None
-    secret = read_secret(secret_file) if secret_file else None
+    if legacy_secret and not secret_file:
+        raise SheetError("--legacy-secret goes with --roster and --secret-file (it regenerates old variants)")
+    secret = read_secret(secret_file, legacy=legacy_secret) if secret_file else None
     if students is not None and secret is None:
         raise SheetError("--roster needs --secret-file: the variants are derived from a secret only you hold")
     if secret is not None and students is None:
         raise SheetError("--secret-file is only used with --roster (one variant per student)")
     out_dir = Path(out) if out else Path(r.name)
     check_output_dir(out_dir, planned_paths(students is not None, fmts, students), force)
-    sheet = build_sheet(r, seed, roster=students, secret=secret)
-    outputs = render_outputs(sheet, fmts)
+    warnings = [LEGACY_WARNING] if legacy_secret else []
+    if students is not None and force:
+        replaced = _old_derivation(out_dir, legacy_secret)
+        warnings += [replaced] if replaced else []
+    sheet = build_sheet(r, seed, roster=students, secret=secret, legacy=legacy_secret, progress=progress)
+    fonts = font_plan(sheet) if "pdf" in fmts else None
+    warnings += fonts.warnings if fonts else []
+    outputs = render_outputs(sheet, fmts, progress, fonts.files if fonts else [])
     written = write_outputs(out_dir, outputs, force)
-    return Result(sheet, out_dir, written)
+    return Result(sheet, out_dir, written, warnings)
 
 
 def parse_formats(spec: str | None) -> tuple[str, ...]:
@@ -840,6 +1067,7 @@ def _md_figure(fig: Any) -> list[str]:
 def sheet_markdown(sheet: Sheet, *, solutions: bool) -> str:
     """The sheet as Markdown with LaTeX math: the same content as the PDF (header, instructions,
     score table, problems; with ``solutions`` the worked steps, answers and typical mistakes)."""
+    from examprep.render import plural
     from examprep.render.typst import part_note
 
     r = sheet.recipe
@@ -849,8 +1077,8 @@ def sheet_markdown(sheet: Sheet, *, solutions: bool) -> str:
         if c:
             out += ["", "---", ""]
         out += [f"# {r.title}{' — solutions' if solutions else ''}", ""]
-        bits = [b for b in (r.course, f"{r.minutes} minutes" if r.minutes else "", f"{copy.points:g} points",
-                            f"{len(copy.problems)} problems") if b]
+        bits = [b for b in (r.course, plural(r.minutes, "minute") if r.minutes else "", plural(copy.points, "point"),
+                            plural(len(copy.problems), "problem")) if b]
         bits.append(f"variant {copy.code}" if copy.code else f"sheet {sheet.sheet_id}")
         out += [" · ".join(bits), ""]
         if copy.student:
@@ -867,7 +1095,8 @@ def sheet_markdown(sheet: Sheet, *, solutions: bool) -> str:
                     "| Points | " + " | ".join(f"{p.points:g}" for p in copy.problems) + f" | {copy.points:g} |",
                     "| Score |" + " |" * (n + 1), ""]
         for k, p in enumerate(copy.problems):
-            out += [f"## Problem {k + 1} — {p.title}", "", f"*{p.points:g} points · about {round(p.minutes)} min*", ""]
+            out += [f"## Problem {k + 1} — {p.title}", "", f"*{plural(p.points, 'point')} · about {round(p.minutes)} min*",
+                    ""]
             for b in p.statement:
                 out += [_md_block(b), ""]
             if p.conventions:

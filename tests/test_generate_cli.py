@@ -84,3 +84,21 @@ def test_key_and_template_never_replace_existing_files_without_force(tmp_path):
     assert answers.read_bytes() == before and not (tmp_path / "k.json").exists()     # nothing written
     res = run("generate", "attention", "--seed", "7", "--template", str(answers), "--force")
     assert res.exit_code == 0 and answers.read_bytes() != before
+
+
+def test_key_into_a_missing_directory_is_refused_not_created(tmp_path):
+    res = run("generate", "attention", "--seed", "7", "--key", str(tmp_path / "typo" / "key.json"))
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1, res.output
+    assert res.stderr.startswith(f"error: --key {tmp_path / 'typo' / 'key.json'}: the directory {tmp_path / 'typo'} "
+                                 "does not exist")
+    assert not (tmp_path / "typo").exists()
+    res = run("generate", "attention", "--seed", "7", "--template", str(tmp_path / "typo" / "a.toml"))
+    assert res.exit_code == 2 and "--template" in res.stderr and not (tmp_path / "typo").exists()
+
+
+@pytest.mark.parametrize("force", [[], ["--force"]])
+def test_key_naming_a_directory_says_so_with_or_without_force(tmp_path, force):
+    res = run("generate", "attention", "--seed", "7", "--key", str(tmp_path), *force)
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1, res.output
+    assert res.stderr == f"error: --key {tmp_path}: is a directory; give a file name such as {tmp_path / 'key.json'}\n"
+    assert "Is a directory" not in res.stderr and list(tmp_path.iterdir()) == []

@@ -25,3 +25,25 @@ def test_bracketed_help_text_is_shown(name):
 
 def test_there_are_commands_to_check():
     assert {"train", "translate", "sheet", "attention-map", "verify"} <= set(COMMANDS)
+
+
+TYPE_TOKENS = ("<bool>", "<str>", "<int>", "<float>", "<list[str]>", "<Path>")
+
+
+@pytest.mark.parametrize("name", [None, *COMMANDS], ids=lambda n: n or "examprep")
+def test_help_shows_plain_value_types_and_nothing_for_flags(name):
+    res = CliRunner().invoke(app, [*([name] if name else []), "--help"], env={"COLUMNS": "200", "NO_COLOR": "1"})
+    assert res.exit_code == 0, res.output
+    for token in TYPE_TOKENS:
+        assert token not in res.output, f"{name}: {token} in --help"
+    for line in res.output.splitlines():
+        if "--help" in line:
+            assert "Show this message and exit." in line and not any(w in line for w in ("TEXT", "INTEGER")), line
+
+
+@pytest.mark.parametrize("name", ["generate", "sheet", "quiz", "review"])
+def test_integer_options_read_as_text_say_integer(name):
+    # these options are parsed by examprep (one-line errors), so typer sees them as strings
+    res = CliRunner().invoke(app, [name, "--help"], env={"COLUMNS": "200", "NO_COLOR": "1"})
+    rows = [line for line in res.output.splitlines() if "--count" in line or "--seed" in line]
+    assert rows and all("INTEGER" in row for row in rows), rows

@@ -245,6 +245,7 @@ def test_a_corpus_model_without_the_dates_characters_is_refused_with_the_dates_t
     run, step = _copy_checkpoint(tiny_dates, tmp_path / "run")
     meta = json.loads((step / "config.json").read_text(encoding="utf-8"))
     meta["data"].update(kind="corpus", task=None)
+    meta.pop("files")             # as an older checkpoint, recorded no hash of the vocabulary changed below
     (step / "config.json").write_text(json.dumps(meta), encoding="utf-8")
     vocab = json.loads((step / "vocab.json").read_text(encoding="utf-8"))
     vocab["source"]["tokens"] = ["§" if t == " " else t for t in vocab["source"]["tokens"]]

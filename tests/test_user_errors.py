@@ -1,4 +1,5 @@
 """User errors found by a fresh user's trial: each is one line, exit 2, and nothing is written."""
+import pytest
 from typer.testing import CliRunner
 
 from examprep.cli import app
@@ -48,3 +49,36 @@ def test_a_file_system_error_no_command_maps_is_one_line_not_a_traceback(tmp_pat
         res = subprocess.run([sys.executable, "-m", "examprep", *args], capture_output=True, text=True, timeout=120)
         assert res.returncode == 2, (args, res.stderr)
         assert "Traceback" not in res.stderr and res.stderr.startswith("error: ") and "too long" in res.stderr
+
+
+REJECTED_BY_TYPER = [
+    (["verify", "-n", "abc"], "error: --instances: expected an integer, got 'abc'"),
+    (["train", "--steps", "x"], "error: --steps: expected an integer, got 'x'"),
+    (["train", "--lr-factor", "fast"], "error: --lr-factor: expected a number, got 'fast'"),
+    (["attention-map", "--head", "1.5", "--checkpoint", "x", "t"], "error: --head: expected an integer, got '1.5'"),
+    (["generate", "attention", "--seed"], "error: --seed: needs a value"),
+    (["train", "--compile=yes"], "error: --compile: is a flag and takes no value"),
+    (["sheet", "--fource"], "error: --fource: no such option; did you mean"),
+    (["translate"], "error: TEXT...: missing argument"),
+    (["translate", "hi"], "error: --checkpoint: missing option"),
+    (["solve", "lora", "extra"], "error: unexpected extra argument 'extra'"),
+    (["generat", "attention"], "error: no such command 'generat'; did you mean 'generate'?"),
+]
+
+
+@pytest.mark.parametrize("args,line", REJECTED_BY_TYPER, ids=lambda x: " ".join(x) if isinstance(x, list) else "")
+def test_every_value_typer_rejects_is_one_error_line(args, line):
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2, res.output
+    assert res.stdout == ""
+    assert res.stderr.count("\n") == 1 and res.stderr.startswith(line), res.stderr
+    assert "╭" not in res.stderr and "Usage:" not in res.stderr and "Traceback" not in res.stderr
+
+
+def test_the_console_script_prints_usage_errors_on_one_line_too():
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", "examprep", "verify", "-n", "abc"], capture_output=True, text=True,
+                         timeout=120)
+    assert (res.returncode, res.stdout, res.stderr) == (2, "", "error: --instances: expected an integer, got 'abc'\n")

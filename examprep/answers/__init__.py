@@ -9,20 +9,22 @@ Student text is never evaluated as code (no eval, sympify or parse_expr): see ``
 from __future__ import annotations
 
 from examprep.answers.check import (STATUSES, Expr, PartResult, bounds, check_part, entries_ok, is_blank,
-                                    parse_answer, rule_text, shape_feedback)
+                                    parse_answer, raw_text, rule_text, shape_feedback)
 from examprep.answers.parse import AnswerParseError
 from examprep.errors import ParamError
 from examprep.problem import Tolerance
 
 __all__ = ["AnswerParseError", "Expr", "PartResult", "STATUSES", "bounds", "check_part", "entries_ok", "is_blank",
-           "parse_answer", "parse_tolerance", "rule_text", "shape_feedback"]
+           "parse_answer", "parse_tolerance", "raw_text", "rule_text", "shape_feedback"]
 
-_RULES = ("sigfigs", "decimals", "rtol", "atol", "exact")
+_RULES = ("sigfigs", "sigfigs-strict", "decimals", "rtol", "atol", "exact")
 
 
 def parse_tolerance(spec: str) -> Tolerance:
-    """A tolerance from text: "sigfigs:3", "decimals:2", "rtol:0.01", "atol:0.005" or "exact",
-    optionally with an absolute floor: "sigfigs:2,atol=1e-4".
+    """A tolerance from text: "sigfigs:3", "sigfigs-strict:3" (exactly 3 figures written, STACK's
+    NumSigFigs), "decimals:2", "rtol:0.01", "atol:0.005" or "exact", optionally with an absolute
+    floor: "sigfigs:2,atol=1e-4" (not for sigfigs-strict, which has none). The one parser of
+    tolerance text: --tolerance, sheet recipes and question files use it.
 
     Raises ParamError naming the accepted forms.
     """
@@ -38,10 +40,11 @@ def parse_tolerance(spec: str) -> Tolerance:
             raise ParamError(f"tolerance {spec!r}: atol must be a number") from None
     rule, _, val = text.partition(":")
     aliases = {"sig": "sigfigs", "sf": "sigfigs", "sigfig": "sigfigs", "dp": "decimals", "decimal": "decimals",
-               "rel": "rtol", "abs": "atol"}
+               "rel": "rtol", "abs": "atol", "sigfig-strict": "sigfigs-strict", "sf-strict": "sigfigs-strict"}
     rule = aliases.get(rule, rule)
     if rule not in _RULES:
-        raise ParamError(f"tolerance {spec!r}: expected one of sigfigs:N, decimals:N, rtol:X, atol:X or exact")
+        raise ParamError(f"tolerance {spec!r}: expected one of sigfigs:N, sigfigs-strict:N, decimals:N, rtol:X, "
+                         "atol:X or exact")
     if rule == "exact":
         return Tolerance("exact", 0, 0)
     try:
@@ -51,10 +54,14 @@ def parse_tolerance(spec: str) -> Tolerance:
         raise ParamError(f"tolerance {spec!r}: {rule} needs a number, e.g. {rule}:{example}") from None
     if not (value > 0 or rule == "decimals" and value >= 0) or value != value or value == float("inf"):
         raise ParamError(f"tolerance {spec!r}: the value must be positive")
-    if rule in ("sigfigs", "decimals"):
+    if rule in ("sigfigs", "sigfigs-strict", "decimals"):
         if value != int(value) or value > 15:
             raise ParamError(f"tolerance {spec!r}: {rule} takes a whole number up to 15")
         value = int(value)
+    if rule == "sigfigs-strict":
+        if "," in spec:
+            raise ParamError(f"tolerance {spec!r}: sigfigs-strict has no absolute floor (drop ',atol=…')")
+        return Tolerance("sigfigs-strict", value, 0.0)
     if rule == "rtol":
         return Tolerance("rtol", value, atol if "," in spec else 0.0)
     return Tolerance(rule, value, atol)

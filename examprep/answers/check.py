@@ -23,9 +23,11 @@ import numpy as np
 
 from examprep.answers.parse import (MAX_CHARS, MAX_ENTRIES, AnswerParseError, _DECIMAL_COMMA, evaluate, evaluate_all,
                                     fast_number, has_names, parse_text, shape_of, unparse)
-from examprep.answers.symbolic import equivalent
+from examprep.answers.raw import big_int, check_list, raw_text, type_word
+from examprep.answers.numeric import APPROX_RTOL, has_decimal
+from examprep.answers.symbolic import assumed_positive, equivalent
 from examprep.errors import ExamprepError
-from examprep.problem import Misconception, Part, Tolerance
+from examprep.problem import EXACT_RTOL, Misconception, Part, Tolerance, float_noise
 
 STATUSES = ("correct", "ecf", "misconception", "wrong", "blank", "unparseable")
 
@@ -47,9 +49,12 @@ class PartResult:
 
     status: one of STATUSES; score out of max_score (the part's points); value: the parsed answer
     (float, int, nested lists, canonical expression text or choice label; None when blank or
-    unreadable); misconception: the matched one, if any; feedback: one or two sentences for the
+    unreadable); raw: the answer as written (text, or the TOML/JSON number or list; see
+    raw_text); misconception: the matched one, if any; feedback: one or two sentences for the
     student; rule: the part's rule in plain words ("each entry to 3 significant figures").
     ecf_from: the earlier parts whose (student) values a carried-forward check used.
+    note: for a correct answer, what a student should know about how it was accepted ("accepted as
+    a decimal approximation…", "taking x as positive…"); "" otherwise. Reports show it.
     """
 
     part_id: str
@@ -62,6 +67,7 @@ class PartResult:
     rule: str
     raw: Any = None
     ecf_from: tuple[str, ...] = ()
+    note: str = ""
 
     @property
     def full_marks(self) -> bool:
@@ -69,9 +75,9 @@ class PartResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"part": self.part_id, "status": self.status, "score": round(self.score, 6),
-                "max_score": self.max_score, "value": _jsonable(self.value),
+                "max_score": self.max_score, "raw": raw_text(self.raw), "value": _jsonable(self.value),
                 "misconception": self.misconception.id if self.misconception else None,
-                "feedback": self.feedback, "rule": self.rule, "ecf_from": list(self.ecf_from)}
+                "feedback": self.feedback, "note": self.note, "rule": self.rule, "ecf_from": list(self.ecf_from)}
 
 
 def _jsonable(v: Any) -> Any:
@@ -99,7 +105,9 @@ def rule_text(part: Part, tolerance: Tolerance | None = None) -> str:
         return "the one correct choice"
     if part.kind == "expression":
         if tol.rule == "exact" or part.variables:
-            return "exactly: any equivalent expression" + (f" in {', '.join(part.variables)}" if part.variables else "")
+            signs = ", ".join(f"{v} {d}" for v, d in part.domains)
+            return ("exactly: any equivalent expression" + (f" in {', '.join(part.variables)}" if part.variables else "")
+                    + (f" ({signs})" if signs else ""))
         return tol.describe()
     if part.kind == "integer" and tol.rule == "exact":
         return "exactly (a whole number)"
@@ -136,14 +144,17 @@ def _none_to_inf(v: Any) -> Any:
 def bounds(tol: Tolerance, want: np.ndarray, integer: bool = False) -> np.ndarray:
     """Per-entry allowed |answer − expected| of a tolerance (vectorised Tolerance.bound)."""
     e = np.abs(want)
+    finite = np.isfinite(e)
     if tol.rule == "exact":
-        return np.zeros_like(e) if integer else 1e-12 * np.maximum(1.0, np.where(np.isfinite(e), e, 0))
+        return np.zeros_like(e) if integer else EXACT_RTOL * np.where(finite, e, 0)
     if tol.rule == "sigfigs":
         with np.errstate(divide="ignore", invalid="ignore"):
-            mag = np.floor(np.log10(np.where((e > 0) & np.isfinite(e), e, 1.0)))
+            mag = np.floor(np.log10(np.where((e > 0) & finite, e, 1.0)))
         return np.where(e > 0, np.maximum(0.5 * 10.0 ** (mag - int(tol.value) + 1), tol.atol), tol.atol)
+    if tol.rule == "sigfigs-strict":
+        return np.array([tol.bound(x) for x in e.ravel()], dtype=float).reshape(e.shape)
     if tol.rule == "rtol":
-        return tol.value * e + tol.atol
+        return tol.value * np.where(finite, e, 0) + tol.atol
     if tol.rule == "atol":
         return np.full_like(e, float(tol.value))
     if tol.rule == "decimals":
@@ -153,15 +164,11 @@ def bounds(tol: Tolerance, want: np.ndarray, integer: bool = False) -> np.ndarra
 
 def entries_ok(tol: Tolerance, got: np.ndarray, want: np.ndarray, integer: bool = False) -> np.ndarray:
     """Boolean array: which entries of ``got`` are within tolerance of ``want`` (same shape)."""
-    return _within(got, want, _slack(bounds(tol, want, integer), integer))
+    return _within(got, want, _slack(bounds(tol, want, integer), want, integer))
 
 
 def _scalar_ok(tol: Tolerance, got: float, want: float, integer: bool) -> bool:
     if integer and tol.rule == "exact":
-        return got == want
-    if tol.rule == "exact":
-        return abs(got - want) <= 1e-12 * max(1.0, abs(want))
-    if math.isinf(got) or math.isinf(want):
         return got == want
     return tol.accepts(got, want)
 
@@ -183,14 +190,14 @@ class _Prepared:
             self.want = _array(part.expected)
             self.shape = tuple(part.shape) if part.shape else self.want.shape
             self.has_inf = bool(np.any(np.isinf(self.want)))
-            self.want_ok_bounds = _slack(bounds(tol, self.want, integer), integer)
+            self.want_ok_bounds = _slack(bounds(tol, self.want, integer), self.want, integer)
             for m in part.misconceptions:
                 try:
                     mv = _array(m.value)
                 except (TypeError, ValueError):
                     self.misconceptions.append((m, None, None))
                     continue
-                self.misconceptions.append((m, mv, _slack(bounds(tol, mv, integer), integer)))
+                self.misconceptions.append((m, mv, _slack(bounds(tol, mv, integer), mv, integer)))
 
 
 _PREPARED: dict[int, tuple[Part, Tolerance, _Prepared]] = {}
@@ -207,8 +214,13 @@ def _prepared(part: Part, tol: Tolerance) -> _Prepared:
     return prep
 
 
-def _slack(b: np.ndarray, integer: bool) -> np.ndarray:
-    return b * (1 + 1e-9) + (0 if integer else 1e-12)
+def _slack(b: np.ndarray, want: np.ndarray, integer: bool) -> np.ndarray:
+    """The bounds plus float noise (Tolerance.accepts): a few ulps of max(|expected|, bound)."""
+    if integer:
+        return b
+    with np.errstate(invalid="ignore"):
+        scale = np.maximum(np.where(np.isfinite(want), np.abs(want), 0.0), b)
+    return b + float_noise(1.0) * scale
 
 
 def _within(got: np.ndarray, want: np.ndarray, limit: np.ndarray) -> np.ndarray:
@@ -231,7 +243,7 @@ def _numbers(raw: Any, integer: bool) -> Any:
     if isinstance(raw, bool):
         raise AnswerParseError("true/false is not an answer here: give a number")
     if isinstance(raw, int):
-        if abs(raw) > 10**300:
+        if big_int(raw):
             raise AnswerParseError("number too large")
         return raw if integer else float(raw)
     if isinstance(raw, float):
@@ -248,7 +260,7 @@ def _numbers(raw: Any, integer: bool) -> Any:
         if not raw:
             raise AnswerParseError("an empty list")
         return [_numbers(x, False) for x in raw]
-    raise AnswerParseError(f"expected a number or text, got {type(raw).__name__}")
+    raise AnswerParseError(f"expected a number or text, got {type_word(raw)}")
 
 
 _PLAIN_LIST = re.compile(r"\s*\[[\d\s.,eE+\-\[\]]*\]\s*")
@@ -302,6 +314,8 @@ def parse_answer(part: Part, raw: Any) -> Any:
         raise AnswerParseError("no answer")
     if isinstance(raw, bool):
         raise AnswerParseError("true/false is not an answer here")
+    if isinstance(raw, (list, tuple)):
+        check_list(raw)
     if part.kind == "choice":
         return _parse_choice(part, raw)
     if part.kind == "expression":
@@ -325,6 +339,7 @@ def parse_answer(part: Part, raw: Any) -> Any:
         else:
             value = _numbers(raw, integer)
             if isinstance(value, list):
+                shape_of(value)                      # ragged rows are refused here
                 flat = np.asarray(value, dtype=float).ravel()
                 if flat.size != 1:
                     raise AnswerParseError(f"expected one number, got {_count_text(flat.size)}")
@@ -353,11 +368,14 @@ def parse_answer(part: Part, raw: Any) -> Any:
 
 
 def _parse_expression(part: Part, raw: Any) -> Expr:
+    if big_int(raw):
+        raise AnswerParseError("number too large")
+    typed = isinstance(raw, str)          # a TOML/JSON number is no text: its '1e-05' is not ambiguous
     if isinstance(raw, (int, float)):
         raw = repr(raw)
     if not isinstance(raw, str):
-        raise AnswerParseError(f"expected an expression as text, got {type(raw).__name__}")
-    node = parse_text(raw, variables=part.variables, scalar=True)
+        raise AnswerParseError(f"expected an expression as text, got {type_word(raw)}")
+    node = parse_text(raw, variables=part.variables, scalar=True, expression=typed)
     if isinstance(node, list):
         raise AnswerParseError("expected one expression, got a list (write products with *)")
     _probe(node, part.variables)
@@ -365,13 +383,14 @@ def _parse_expression(part: Part, raw: Any) -> Expr:
 
 
 def _probe(node: tuple, variables: tuple[str, ...]) -> None:
-    """Evaluate once at a generic point so the size rules refuse towers before sympy sees them."""
+    """Evaluate once at a generic point so the size rules refuse towers before sympy sees them; an
+    answer without variables that has no value (1/0, ln(-1)) is refused as it would be in a number part."""
     env = {v: 0.37 for v in variables}
     try:
         evaluate(node, env)
     except AnswerParseError as err:
         msg = str(err)
-        if msg.startswith(("exponent too large", "number too large")):
+        if msg.startswith(("exponent too large", "number too large")) or not variables:
             raise
         # undefined at this one point (log of a negative, say) is no reason to refuse
 
@@ -381,9 +400,16 @@ def _norm_choice(text: str) -> str:
 
 
 def _parse_choice(part: Part, raw: Any) -> str:
+    options = ", ".join(part.choices)
     if not isinstance(raw, (str, int, float)):
-        raise AnswerParseError(f"expected one of {', '.join(part.choices)}")
-    text = raw if isinstance(raw, str) else (str(int(raw)) if float(raw) == int(raw) else str(raw))
+        raise AnswerParseError(f"expected one of {options}, got {type_word(raw)}")
+    if isinstance(raw, float) and raw != raw:
+        raise AnswerParseError(f"NaN is not a choice: answer with one of {options}")
+    if isinstance(raw, float) and math.isinf(raw):
+        raise AnswerParseError(f"infinity is not a choice: answer with one of {options}")
+    if big_int(raw) or isinstance(raw, float) and abs(raw) >= 1e15:
+        raise AnswerParseError(f"a number this large is not a choice: answer with one of {options}")
+    text = raw if isinstance(raw, str) else str(int(raw)) if raw == int(raw) else repr(raw)
     if len(text) > 500:
         raise AnswerParseError("answer too long for a choice")
     key = _norm_choice(text)
@@ -466,9 +492,9 @@ def _ecf_value(part: Part, earlier: dict[str, Any] | None) -> np.ndarray | None:
 
 
 def _result(part: Part, status: str, score: float, value: Any, feedback: str, rule: str, raw: Any,
-            misconception: Misconception | None = None, ecf_from: tuple[str, ...] = ()) -> PartResult:
+            misconception: Misconception | None = None, ecf_from: tuple[str, ...] = (), note: str = "") -> PartResult:
     return PartResult(part.id, status, float(score), float(part.points), value, misconception, feedback, rule, raw,
-                      ecf_from)
+                      ecf_from, note)
 
 
 def check_part(part: Part, raw: Any, earlier: dict[str, Any] | None = None, *, ecf: bool = True,
@@ -492,6 +518,10 @@ def check_part(part: Part, raw: Any, earlier: dict[str, Any] | None = None, *, e
         return _result(part, "unparseable", 0, None, str(err), rule, raw)
     if part.kind == "choice":
         return _check_choice(part, value, rule, raw)
+    if tol.rule == "sigfigs-strict" and not part.variables:
+        from examprep.answers.figures import check_strict      # the figures as written, then the value
+
+        return check_strict(part, raw, value, tol, rule, earlier if ecf else None, ecf_credit)
     if part.kind == "expression":
         return _check_expression(part, value, rule, raw, tol)
     return _check_numeric(part, value, rule, raw, tol, earlier if ecf else None, ecf_credit, prep)
@@ -518,6 +548,7 @@ def _check_expression(part: Part, value: Expr, rule: str, raw: Any, tol: Toleran
     variables = tuple(part.variables)
     expected_text = part.exact or str(part.expected)
     numeric = not variables and tol.rule != "exact"
+    how = ""
     if numeric:
         try:
             got = evaluate(value.node)
@@ -527,13 +558,17 @@ def _check_expression(part: Part, value: Expr, rule: str, raw: Any, tol: Toleran
         if _scalar_ok(tol, got, want, False):
             return _result(part, "correct", part.points, value, "correct", rule, raw)
     else:
-        ok, how = equivalent(value.node, _key_expression(expected_text, variables), variables)
+        domains = part.variable_domains
+        key_node = _key_expression(expected_text, variables)
+        ok, how = equivalent(value.node, key_node, variables, domains)
         if ok:
-            return _result(part, "correct", part.points, value, f"correct (equivalent, checked {how})", rule, raw)
+            assumed = assumed_positive(value.node, key_node, variables, domains)
+            feedback, note = _equivalent_text(how, assumed)
+            return _result(part, "correct", part.points, value, feedback, rule, raw, note=note)
     for m in part.misconceptions:
         if isinstance(m.value, str):
             try:
-                if equivalent(value.node, _key_expression(m.value, variables), variables)[0]:
+                if equivalent(value.node, _key_expression(m.value, variables), variables, part.variable_domains)[0]:
                     return _result(part, "misconception", m.credit * part.points, value, m.explanation, rule, raw, m)
             except (AnswerParseError, ValueError):
                 continue
@@ -543,7 +578,9 @@ def _check_expression(part: Part, value: Expr, rule: str, raw: Any, tol: Toleran
                     return _result(part, "misconception", m.credit * part.points, value, m.explanation, rule, raw, m)
             except AnswerParseError:
                 continue
-    feedback = "not equivalent to the answer"
+    feedback = {"symbolically": "not equivalent to the answer (proven symbolically)",
+                "undecided": "not shown equivalent: the answer and the key are defined at no common point tried"
+                }.get(how, "not equivalent to the answer")
     if variables and not has_names(value.node):
         feedback = f"the answer is a formula in {', '.join(variables)}"
     elif not variables:
@@ -551,10 +588,28 @@ def _check_expression(part: Part, value: Expr, rule: str, raw: Any, tol: Toleran
             got = evaluate(value.node)
             want = evaluate(_key_expression(expected_text, ()))
             if Tolerance("sigfigs", 3).accepts(got, want):
-                feedback = "numerically close, but the exact value is expected (e.g. ln 2, e^2/(1+e^2), 1/3)"
+                feedback = ("numerically close, but the exact value is expected (e.g. ln 2, e^2/(1+e^2), 1/3)"
+                            if has_decimal(value.node) else "close to the answer, but a different number"
+                            + (" (proven symbolically)" if how == "symbolically" else ""))
         except AnswerParseError:
             pass
     return _result(part, "wrong", 0, value, feedback, rule, raw)
+
+
+def _equivalent_text(how: str, assumed: tuple[str, ...] = ()) -> tuple[str, str]:
+    """The feedback of a correct expression, and its note: what the student should know about how
+    it was accepted (a decimal approximation; a variable taken as positive), "" when nothing."""
+    notes = []
+    if how == "as a decimal approximation":
+        notes.append(f"accepted as a decimal approximation: within a relative {APPROX_RTOL:.0e} of the exact value"
+                     .replace("e-0", "e-"))
+    if assumed:
+        names = ", ".join(assumed)
+        notes.append(f"equivalent taking {names} as positive, as examprep takes a variable unless the part declares "
+                     f"it real or negative")
+    note = "; ".join(notes)
+    checked = "checked numerically" if how == "as a decimal approximation" else f"checked {how}"
+    return f"correct ({checked}{'; ' + note if note else ''})" if note else f"correct (equivalent, {checked})", note
 
 
 def _check_numeric(part: Part, value: Any, rule: str, raw: Any, tol: Tolerance, earlier: dict[str, Any] | None,

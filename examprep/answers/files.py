@@ -3,9 +3,11 @@ one column per part, as a form or an LMS exports it).
 
 Files are read, never modified. Text may be UTF-8 (with or without a BOM), UTF-16 (with a BOM,
 or detected from its zero bytes) or, failing UTF-8, Windows-1252/Latin-1. Each unreadable file
-(malformed, binary, empty, over the size cap, a key instead of a submission) becomes a
-SubmissionError with the file, and the line and column where the format says so; it never stops
-the other files.
+(malformed, binary, empty, over the size cap, nested more than MAX_NESTING levels, a number over
+Python's digit limit, a key instead of a submission) becomes a SubmissionError with the file, and
+the line and column where the format says so; it never stops the other files, and it quotes
+the file's content only as a short, escaped ``excerpt``. In a directory, every entry that is not
+read is named with the reason (``collect``): links leading outside it are never followed.
 
 Student ids come from the file (``student_id``, or an ``id``/``student``/``email`` column in a
 CSV) or, when absent, from the file name (and the row number in a CSV).
@@ -15,7 +17,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
+import stat
+import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +29,7 @@ from typing import Any
 from examprep.errors import ExamprepError
 
 MAX_SUBMISSION_BYTES = 1_000_000          # one student's answers (a file, or a CSV row)
+MAX_NESTING = 64                          # tables and lists inside one another (a matrix answer needs 4)
 MAX_CLASS_FILE_BYTES = 256_000_000        # a class CSV holds many students
 SUFFIXES = (".toml", ".json", ".csv", ".tsv")
 ID_COLUMNS = ("student_id", "student id", "id", "student", "username", "email", "email address", "sis user id")
@@ -49,6 +55,24 @@ class Submission:
     variant: str = ""
     id_from: str = "file"
     warnings: list[str] = field(default_factory=list)
+
+
+def printable(text: Any) -> str:
+    """Text safe to show on a terminal or in a report: control and format characters (ESC, bidi
+    overrides) and lone surrogates (from a JSON escape, or a file name that is not UTF-8) become
+    escapes ("\\x1b", "\\udcff"), so text from a file can neither drive a terminal nor stop an
+    output from being encoded."""
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+
+
+def excerpt(text: Any, n: int = 40) -> str:
+    """A short quotation of text that came from a file: at most ``n`` characters, printable, in
+    quotes ('root:x:0:0:r…')."""
+    text = str(text)
+    return "'" + printable(text[:n]) + ("…" if len(text) > n else "") + "'"
 
 
 def _size_text(n: int) -> str:
@@ -96,15 +120,36 @@ def decode(data: bytes, where: str) -> str:
     return text
 
 
+def _special(mode: int) -> str:
+    """What a file that is not a regular one is: "a named pipe, not a regular file"."""
+    kind = ("a directory" if stat.S_ISDIR(mode) else "a named pipe" if stat.S_ISFIFO(mode) else
+            "a socket" if stat.S_ISSOCK(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "")
+    return f"{kind}, not a regular file" if kind else "not a regular file"
+
+
 def read_bytes(path: Path, limit: int) -> bytes:
+    """A regular file's bytes, up to ``limit``. Opened without blocking and checked once open, so
+    a named pipe or a device is refused at once (reading one would wait forever or never end)."""
     try:
-        size = path.stat().st_size
-        if not path.is_file():
-            raise SubmissionError(f"{path}: not a file")
-        if size > limit:
-            raise SubmissionError(f"{path}: {_size_text(size)} is over the {_size_text(limit)} limit for "
-                                  f"{'a class file' if limit > MAX_SUBMISSION_BYTES else 'one submission'}")
-        with path.open("rb") as fh:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except FileNotFoundError:
+        if path.is_symlink():
+            raise SubmissionError(f"{path}: a dangling symbolic link: its target does not exist") from None
+        raise SubmissionError(f"{path}: no such file") from None
+    except PermissionError:
+        raise SubmissionError(f"{path}: permission denied") from None
+    except IsADirectoryError:
+        raise SubmissionError(f"{path}: a directory, not a file") from None
+    except OSError as err:
+        raise SubmissionError(f"{path}: cannot read ({err.strerror})") from None
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            info = os.fstat(fh.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise SubmissionError(f"{path}: {_special(info.st_mode)}")
+            if info.st_size > limit:
+                raise SubmissionError(f"{path}: {_size_text(info.st_size)} is over the {_size_text(limit)} limit for "
+                                      f"{'a class file' if limit > MAX_SUBMISSION_BYTES else 'one submission'}")
             return fh.read(limit + 1)
     except FileNotFoundError:
         raise SubmissionError(f"{path}: no such file") from None
@@ -151,11 +196,36 @@ def _from_mapping(data: dict[str, Any], path: Path, fmt: str) -> Submission:
     return Submission(path.stem, answers, str(path), name, variant, "filename")
 
 
+def _too_deep(data: Any) -> bool:
+    """Are tables and lists nested more than MAX_NESTING levels (walked without recursion)?"""
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_NESTING:
+            return True
+        children = value.values() if isinstance(value, dict) else value
+        stack.extend((v, depth + 1) for v in children if isinstance(v, (dict, list)))
+    return False
+
+
+def _decoding_failure(err: Exception) -> str:
+    """Why a parser that is not ours gave up, in words: the nesting or the digit limit."""
+    if isinstance(err, RecursionError):
+        return f"nested too deeply (more than {MAX_NESTING} levels)"
+    if "digits" in str(err):                    # Python's cap on int(str): a denial-of-service guard
+        return f"a number with more than {sys.get_int_max_str_digits():,} digits"
+    return printable(str(err).split("\n")[0][:200])
+
+
 def _read_toml(text: str, path: Path) -> list[Submission]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise SubmissionError(f"{path}: invalid TOML: {err}") from None
+    except (RecursionError, ValueError) as err:
+        raise SubmissionError(f"{path}: invalid TOML: {_decoding_failure(err)}") from None
+    if _too_deep(data):
+        raise SubmissionError(f"{path}: invalid TOML: nested too deeply (more than {MAX_NESTING} levels)")
     return [_from_mapping(data, path, "toml")]
 
 
@@ -164,8 +234,10 @@ def _read_json(text: str, path: Path) -> list[Submission]:
         data = json.loads(text, parse_constant=_json_constant)
     except json.JSONDecodeError as err:
         raise SubmissionError(f"{path}: invalid JSON at line {err.lineno}, column {err.colno}: {err.msg}") from None
-    except RecursionError:
-        raise SubmissionError(f"{path}: invalid JSON: nested too deeply") from None
+    except (RecursionError, ValueError) as err:
+        raise SubmissionError(f"{path}: invalid JSON: {_decoding_failure(err)}") from None
+    if isinstance(data, (dict, list)) and _too_deep(data):
+        raise SubmissionError(f"{path}: invalid JSON: nested too deeply (more than {MAX_NESTING} levels)")
     if isinstance(data, list):
         if not all(isinstance(d, dict) for d in data):
             raise SubmissionError(f"{path}: a JSON list must hold one object per student")
@@ -215,6 +287,10 @@ def _read_csv_rows(reader: Any, path: Path) -> tuple[list[Submission], list[Subm
     else:   # a one-question form may name columns by bare part ids ("probs")
         ignored = [header[i] for i in answer_cols if not re.fullmatch(r"[A-Za-z_]\w*", header[i])]
     answer_cols = [i for i in answer_cols if header[i] not in ignored]
+    if not answer_cols:
+        # not a class file (a stray CSV, or a link to /etc/passwd): quote only the start of it
+        raise SubmissionError(f"{path}: no column names a part (expected headers such as student_id,q1.probs; "
+                              f"the first is {excerpt(header[0] if header else '')})")
     subs: list[Submission] = []
     errors: list[SubmissionError] = []
     row_no = 1
@@ -243,8 +319,8 @@ def _read_csv_rows(reader: Any, path: Path) -> tuple[list[Submission], list[Subm
         sub = Submission(sid or f"{path.stem}-row{row_no}", answers, where, _id_text(_cell(row, name_col)),
                          _id_text(_cell(row, variant_col)), "file" if sid else "row")
         if ignored and not subs:
-            sub.warnings.append(f"{path}: columns ignored (not part ids): {', '.join(ignored[:5])}"
-                                + (" …" if len(ignored) > 5 else ""))
+            sub.warnings.append(f"{path}: columns ignored (not part ids): {', '.join(excerpt(c) for c in ignored[:5])}"
+                                + (f" and {len(ignored) - 5:,} more" if len(ignored) > 5 else ""))
         subs.append(sub)
     if not subs and not errors:
         errors.append(SubmissionError(f"{path}: a header but no student rows"))
@@ -282,21 +358,46 @@ def read_file(path: str | Path) -> tuple[list[Submission], list[SubmissionError]
 
 def collect(paths: list[str | Path]) -> tuple[list[Path], list[str]]:
     """Expand the SUBMISSION arguments: files as given, directories to their answer files
-    (.toml, .json, .csv, .tsv; not recursive, hidden files skipped). Returns (files, notes on
-    skipped directory entries)."""
+    (.toml, .json, .csv, .tsv; not recursive). Returns (files, notes): every directory entry that
+    is not read has a note "PATH: skipped (why)" — hidden, a directory, a named pipe or other
+    special file, a dangling link, a link that leads outside the directory given (a link to
+    /etc/passwd must not become a class of students), or not an answer file."""
     files: list[Path] = []
     notes: list[str] = []
     for arg in paths:
         p = Path(arg)
         if p.is_dir():
-            entries = sorted(p.iterdir(), key=lambda q: q.name)
-            for q in entries:
-                if q.name.startswith("."):
-                    continue
-                if q.is_file() and q.suffix.lower() in SUFFIXES:
+            root = p.resolve()
+            for q in sorted(p.iterdir(), key=lambda q: q.name):
+                why = _skip_reason(q, root)
+                if why:
+                    notes.append(f"{q}: skipped ({why})")
+                else:
                     files.append(q)
-                elif q.is_file():
-                    notes.append(f"{q}: skipped (not a .toml, .json or .csv answer file)")
         else:
             files.append(p)
     return files, notes
+
+
+def _skip_reason(entry: Path, root: Path) -> str:
+    """Why a directory entry is not read as an answer file, or "" when it is."""
+    if entry.name.startswith("."):
+        return "a hidden file" if not entry.is_dir() else "a hidden directory"
+    if entry.is_symlink():
+        try:
+            target = entry.resolve(strict=True)
+        except (FileNotFoundError, RuntimeError, OSError):
+            return "a dangling symbolic link: its target does not exist"
+        if not target.is_relative_to(root):
+            return f"a link to {excerpt(str(target), 60)}, outside the folder: not read"
+    try:
+        mode = entry.stat().st_mode
+    except OSError as err:
+        return f"cannot be read ({err.strerror})"
+    if stat.S_ISDIR(mode):
+        return "a directory: folders are not searched"
+    if not stat.S_ISREG(mode):
+        return _special(mode)
+    if entry.suffix.lower() not in SUFFIXES:
+        return "not a .toml, .json or .csv answer file"
+    return ""

@@ -13,6 +13,7 @@ Accepted (the forms students naturally type):
   matrices    [[1, 2], [3, 4]]  [1 2; 3 4]  1 2; 3 4
 Whitespace separates list entries ("1 -2" is two entries, "1 - 2" is one), so implicit
 multiplication needs no space: "2e^2", "2sqrt(2)", "3(1+e)"; "2 ln 2" is refused with a hint.
+In an expression part "2e+1" is refused as ambiguous (2·e + 1, or 20?); elsewhere it is 20.
 
 Work is bounded before it is done: input length (MAX_CHARS), tokens (MAX_TOKENS), nesting depth
 (MAX_DEPTH) and exponents (|exponent| ≤ MAX_EXPONENT unless the base is 0 or ±1); a tower such as
@@ -63,12 +64,13 @@ _SUPER_RUN = re.compile(r"[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁽⁾]+")
 _CHAR_MAP = str.maketrans({
     "−": "-", "–": "-", "—": "-", "‐": "-", "‑": "-", "﹣": "-", "－": "-",
     "×": "*", "·": "*", "⋅": "*", "∗": "*", "✕": "*", "÷": "/", "⁄": "/", "∕": "/",
-    "π": " pi ", "∞": " inf ", "√": " √ ", "σ": " σ ",
+    "∞": " inf ",
     "‘": "'", "’": "'", "“": '"', "”": '"',
 })
 _NUMBER = r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+(?![\w.]))?"
 _OPS = r"\*\*|[-+*/^%()\[\],;=!|<>{}&@~`$#:?\\'\"]"
-_TOKEN = re.compile(rf"\s*(?:(?P<num>{_NUMBER})|(?P<name>√|σ|[^\W\d]\w*)|(?P<op>{_OPS})|(?P<bad>.))", re.DOTALL)
+# π, σ and √ are names of their own, so "2π", "πr" and "3√2" are products of adjacent tokens
+_TOKEN = re.compile(rf"\s*(?:(?P<num>{_NUMBER})|(?P<name>√|σ|π|[^\W\dπσ][^\Wπσ]*)|(?P<op>{_OPS})|(?P<bad>.))", re.DOTALL)
 _PLAIN_NUMBER = re.compile(rf"\s*[-+]?{_NUMBER}\s*")
 _DECIMAL_COMMA = re.compile(r"(?<![\d.])(\d+),(\d+)(?![\d.])")
 
@@ -534,11 +536,28 @@ def _wrap(node: Any, need: int) -> str:
 
 # ----------------------------------------------------------------------------- entry points
 
+_E_NOTATION = re.compile(r"(\d*\.?\d*)e([+-])(\d+)")
+
+
+def _refuse_ambiguous_e(tokens: list[Token]) -> None:
+    """In an expression, "2e" is 2·e, so "2e+1" may be 2·e + 1 as well as 2×10¹: refuse it."""
+    for tok in tokens:
+        m = _E_NOTATION.fullmatch(tok.text) if tok.kind == "num" else None
+        if m:
+            mantissa, sign, digits = m.groups()
+            other = f"{mantissa}e{digits}" if sign == "+" else f"{mantissa}*10^-{digits}"
+            raise AnswerParseError(f"{tok.text!r} at column {tok.col} is ambiguous: write {mantissa}*e {sign} {digits} "
+                                   f"or {other}")
+
+
 def parse_text(text: str, *, variables: tuple[str, ...] | frozenset[str] = (), scalar: bool = False,
-               integer: bool = False) -> Any:
+               integer: bool = False, expression: bool = False) -> Any:
     """Parse typed text into a node (scalar) or nested lists of nodes (vector, matrix).
 
     ``scalar``: the part expects one value, so a decimal comma ("0,5") is refused with a hint.
+    ``expression``: the text is an expression part's answer, where "2e" means 2·e, so a number
+    written "<number>e[+-]<digits>" without spaces is refused as ambiguous ("2e+1": write
+    2*e + 1 or 2e1); elsewhere it is scientific notation.
     Raises AnswerParseError (one line, with the column and a hint) for anything else.
     """
     _check_size(text)
@@ -554,9 +573,15 @@ def parse_text(text: str, *, variables: tuple[str, ...] | frozenset[str] = (), s
             raise AnswerParseError(f"{m.group(0)!r}: use a decimal point, not a comma: {m.group(1)}.{m.group(2)}")
     if "=" in norm:
         raise AnswerParseError(f"'=' at column {norm.index('=') + 1}: type only the value, not an equation "
-                               f"(e.g. {norm.rsplit('=', 1)[1].strip()[:30] or '0.5'})")
-    parser = _Parser(tokenize(norm), frozenset(variables))
+                               f"(e.g. {' '.join(norm.rsplit('=', 1)[1].split())[:30] or '0.5'})")
+    tokens = tokenize(norm)
+    if expression:
+        _refuse_ambiguous_e(tokens)
+    parser = _Parser(tokens, frozenset(variables))
     node = parser.parse_answer()
+    from examprep.answers.rules import check_exponents    # (a module of its own: rules after parsing)
+
+    check_exponents(node)
     if parser.comma_sep and parser.space_sep and _DECIMAL_COMMA.search(norm):
         m = _DECIMAL_COMMA.search(norm)
         raise AnswerParseError(f"{m.group(0)!r} is ambiguous: use a decimal point ({m.group(1)}.{m.group(2)}) "
@@ -574,13 +599,16 @@ def fast_number(text: str) -> float | None:
     return None
 
 
-def shape_of(value: Any) -> tuple[int, ...]:
-    """The shape of nested lists (rows of equal length), or raises AnswerParseError (ragged)."""
+def shape_of(value: Any, _depth: int = 0) -> tuple[int, ...]:
+    """The shape of nested lists (rows of equal length), or raises AnswerParseError (ragged, or
+    nested more than MAX_DEPTH levels)."""
     if not isinstance(value, list):
         return ()
     if not value:
         return (0,)
-    inner = [shape_of(v) for v in value]
+    if _depth >= MAX_DEPTH:
+        raise AnswerParseError(f"answer nested too deeply (more than {MAX_DEPTH} levels)")
+    inner = [shape_of(v, _depth + 1) for v in value]
     if any(s != inner[0] for s in inner):
         lengths = sorted({s[0] if s else 1 for s in inner})
         raise AnswerParseError(f"rows of different lengths ({', '.join(map(str, lengths))} entries): "

@@ -105,6 +105,14 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
         weights = load_file(str(weights_file))
     except (SafetensorError, OSError, ValueError, TypeError) as err:
         raise ParamError(f"--checkpoint: {weights_file} cannot be read: {err}") from None
+    from examprep.train.rundir import hash_problem, nonfinite_tensor     # torch-free, as the trainer checks
+
+    problem = hash_problem(step, meta, ["model.safetensors", "vocab.json"])
+    if problem is not None:
+        raise ParamError(f"--checkpoint: {problem}")
+    bad = nonfinite_tensor(weights)
+    if bad is not None:
+        raise ParamError(f"--checkpoint: {weights_file}: {bad} holds NaN or infinite values")
     a = "encoder.layers.0.self_attn."
     need = {a + "qkv_proj.weight": (3 * d, d), a + "q_bias": (d,), a + "v_bias": (d,)}
     if cfg["positions"] == "learned":

@@ -1,9 +1,11 @@
 """Markdown rendering with LaTeX math ($…$ inline, $$…$$ display), for reports, Moodle and PDF."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from examprep import document as d
+from examprep.render import plural
 
 
 def number(x: Any, digits: int = 4) -> str:
@@ -34,10 +36,21 @@ def latex_value(values: Any, digits: int = 4) -> str:
 _NAMES = {"α": r"\alpha", "α (exact)": r"\alpha"}
 
 
+_SYMBOL = re.compile(r"([A-Za-z])(?:_([A-Za-z0-9]{1,2}))?('*)")
+
+
 def _name(name: str) -> str:
+    """A value's name as LaTeX: a symbol with a short subscript as a subscript (W_1 → W_{1},
+    W_ih → W_{ih}, as the PDF prints it; once ``\\mathrm{W\\_1}``, which MathJax shows as a literal
+    "W_1"), a list of symbols each so, other names as upright words (grad_weight)."""
     if name in _NAMES:
         return _NAMES[name]
-    return name if name.startswith("\\") or len(name) <= 2 else r"\mathrm{" + name.replace("_", r"\_") + "}"
+    if name.startswith("\\"):
+        return name
+    symbols = [_SYMBOL.fullmatch(s) for s in name.split(", ")]
+    if all(symbols):
+        return ", ".join(f"{m.group(1)}{'_{' + m.group(2) + '}' if m.group(2) else ''}{m.group(3)}" for m in symbols)
+    return name if len(name) <= 2 else r"\mathrm{" + name.replace("_", r"\_") + "}"
 
 
 def block(b: Any) -> str:
@@ -72,7 +85,7 @@ def problem(p: Any, *, solution: bool = False, number_: int | None = None, answe
     head = f"{number_}. " if number_ is not None else ""
     out = [f"## {head}{p.title}", "",
            f"*{p.generator} · level {p.difficulty} · seed {p.seed}"
-           + (" · calculator-free" if p.calculator_free else "") + f" · {p.points:g} points*", ""]
+           + (" · calculator-free" if p.calculator_free else "") + f" · {plural(p.points, 'point')}*", ""]
     for b in p.statement:
         out += [block(b), ""]
     if p.conventions:

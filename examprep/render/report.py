@@ -13,7 +13,8 @@ import json
 import re
 from typing import Any
 
-from examprep.answers import PartResult
+from examprep.answers import PartResult, raw_text
+from examprep.answers.files import printable
 from examprep.grading import BatchResult, ProblemResult, SubmissionResult, address, summarise
 
 STATUS_STYLE = {"correct": "green", "ecf": "cyan", "misconception": "yellow", "wrong": "red", "blank": "dim",
@@ -24,9 +25,10 @@ _RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f
 
 
 def safe_name(student_id: str) -> str:
-    """A file name for a student id: [A-Za-z0-9._-] only, no leading dot, at most 64 characters;
+    """A file name for a student id: [A-Za-z0-9._-] only, no leading dot or dash (a name such as
+    "-rf" reads as an option to the next command), at most 64 characters;
     an id that had to change gets "-" and 8 hex digits of its SHA-1, so distinct ids stay distinct."""
-    clean = re.sub(r"[^A-Za-z0-9._-]+", "_", student_id).strip("._") [:64]
+    clean = re.sub(r"[^A-Za-z0-9._-]+", "_", student_id).strip("._-")[:64]
     if clean == student_id and clean.lower().split(".")[0] not in _RESERVED and clean:
         return clean
     digest = hashlib.sha1(student_id.encode("utf-8", "surrogatepass")).hexdigest()[:8]
@@ -71,6 +73,37 @@ def fmt_value(value: Any, digits: int = 4) -> str:
     return str(value)
 
 
+def answer_text(r: PartResult, n: int = 80) -> str | None:
+    """What the student wrote and, where it reads differently, the value it was read as:
+    "1/3 (read as 0.3333)", "[0.1 0.2 0.7]", "e/(2e + 1)". None for no answer."""
+    raw = raw_text(r.raw)
+    if raw is None or not raw.strip():
+        return None
+    raw = raw.strip()
+    raw = raw if len(raw) <= n else raw[:n] + "…"
+    if r.value is None:
+        return raw
+    read = fmt_value(r.value)
+    return raw if _reads_as(raw, r.value, read) else f"{raw} (read as {read})"
+
+
+_LAYOUT = str.maketrans("", "", " ,*\t")
+
+
+def _reads_as(raw: str, value: Any, shown: str) -> bool:
+    """Is the value just the raw text read back (so "read as" would only repeat it)? Unicode
+    forms count as written (−0.5 is -0.5)."""
+    from examprep.answers.parse import normalise
+
+    raw = normalise(raw)
+    if raw.translate(_LAYOUT) == shown.translate(_LAYOUT) or raw == str(value):
+        return True
+    try:
+        return json.loads(raw) == value if raw[:1] == "[" else float(raw) == value
+    except (ValueError, TypeError, RecursionError):
+        return False
+
+
 def _points(x: float) -> str:
     return f"{x:.2f}".rstrip("0").rstrip(".")
 
@@ -81,21 +114,53 @@ def part_label(pr: ProblemResult, i: int, r: PartResult) -> str:
 
 # ----------------------------------------------------------------------------- terminal
 
-def class_table(results: list[SubmissionResult], limit: int | None = 200) -> Any:
-    """A rich table: one row per student, one column per question, total and percent; at most
-    ``limit`` rows (the caption says how many were left out: the CSV export has them all)."""
+def class_table(results: list[SubmissionResult], limit: int | None = 200, *, width: int | None = None,
+                wide: bool = False) -> Any:
+    """A rich table, one row per student: student, total, percentage and flags (carried
+    forward, misconceptions, blanks, unreadable, warnings), with one column per question when
+    those fit in ``width`` columns (always with ``wide``, which may need more; print it with
+    table_width()). No score or total is ever cut. At most ``limit`` rows (the caption says how
+    many were left out: the CSV export has them all)."""
+    shown = results if limit is None or len(results) <= limit else results[:limit]
+    table = _class_table(results, shown, per_question=True)
+    if wide or width is None or table_width(table, minimum=True) <= width:
+        return table
+    table = _class_table(results, shown, per_question=True, id_width=16)      # long ids end in "…"
+    if table_width(table, minimum=True) <= width:
+        return table
+    table = _class_table(results, shown, per_question=False)
+    table.caption = ((table.caption + "; ") if table.caption else "") + \
+        f"scores per question do not fit in {width} columns: --wide shows them, --csv FILE has them"
+    return table
+
+
+def table_width(table: Any, minimum: bool = False) -> int:
+    """The columns a table needs: its natural width, or with ``minimum`` the least it can be
+    squeezed to without cutting a cell that must stay whole."""
+    from rich.console import Console
+    from rich.measure import Measurement
+
+    console = Console(width=100_000)
+    m = Measurement.get(console, console.options, table)
+    return m.minimum if minimum else m.maximum
+
+
+def _class_table(results: list[SubmissionResult], shown: list[SubmissionResult], per_question: bool,
+                 id_width: int | None = None) -> Any:
     from rich import box
     from rich.table import Table
 
-    n_q = max((len(r.problems) for r in results), default=0)
+    n_q = max((len(r.problems) for r in results), default=0) if per_question else 0
     table = Table(box=box.SIMPLE_HEAVY, title=f"{len(results)} submission{'s' if len(results) != 1 else ''}")
-    table.add_column("student")
+    if id_width:
+        table.add_column("student", no_wrap=True, overflow="ellipsis", max_width=id_width)
+    else:
+        table.add_column("student", overflow="fold")
     for q in range(1, n_q + 1):
-        table.add_column(f"q{q}", justify="right")
-    table.add_column("total", justify="right", style="bold")
-    table.add_column("%", justify="right")
-    table.add_column("notes", style="dim")
-    shown = results if limit is None or len(results) <= limit else results[:limit]
+        table.add_column(f"q{q}", justify="right", no_wrap=True)
+    table.add_column("total", justify="right", style="bold", no_wrap=True)
+    table.add_column("%", justify="right", no_wrap=True)
+    table.add_column("flags", style="dim", min_width=12)
     if len(shown) < len(results):
         table.caption = f"first {len(shown)} of {len(results)} students; --csv FILE lists them all"
     for res in shown:
@@ -119,9 +184,10 @@ def class_table(results: list[SubmissionResult], limit: int | None = 200) -> Any
 
 
 def _escape(text: str) -> str:
+    """Student text for rich markup: printable, with its square brackets escaped."""
     from rich.markup import escape
 
-    return escape(text)
+    return escape(printable(text))
 
 
 def feedback_view(res: SubmissionResult, *, show_answers: bool = False) -> Any:
@@ -134,12 +200,13 @@ def feedback_view(res: SubmissionResult, *, show_answers: bool = False) -> Any:
     from rich.text import Text
 
     blocks: list[Any] = []
-    head = Text.assemble((res.student_id, "bold"), (f"  {res.name}" if res.name else "", ""),
+    head = Text.assemble((printable(res.student_id), "bold"), (f"  {printable(res.name)}" if res.name else "", ""),
                          (f"  {_points(res.score)}/{_points(res.max_score)} ({res.percent:.0f}%)", "bold"),
-                         (f"  variant {res.variant}" if res.variant else "", "dim"), (f"  {res.source}", "dim"))
+                         (f"  variant {printable(res.variant)}" if res.variant else "", "dim"),
+                         (f"  {printable(res.source)}", "dim"))
     blocks.append(head)
     for w in res.warnings:
-        blocks.append(Text(f"warning: {w}", style="yellow"))
+        blocks.append(Text(f"warning: {printable(w)}", style="yellow"))
     for pr in res.problems:
         grid = Table.grid(padding=(0, 2))
         grid.add_column(no_wrap=True)
@@ -149,16 +216,18 @@ def feedback_view(res: SubmissionResult, *, show_answers: bool = False) -> Any:
             body = Text.assemble((STATUS_WORD[r.status], style + " bold"),
                                  (f" ({r.misconception.id})" if r.misconception else "", style),
                                  (f"  {_points(r.score)}/{_points(r.max_score)}", "bold"))
-            if r.value is not None or r.raw not in (None, ""):
-                shown = fmt_value(r.value) if r.value is not None else str(r.raw)[:80]
+            shown = answer_text(r)
+            if shown is not None:
                 body.append("  your answer ", style="dim")
-                body.append(shown)
+                body.append(printable(shown))
             if show_answers and not r.full_marks:
                 part = pr.problem.parts[i]
                 body.append("  answer ", style="dim")
                 body.append(part.exact or fmt_value(part.expected))
             if r.status not in ("correct", "blank"):
-                body.append("\n" + r.feedback)
+                body.append("\n" + printable(r.feedback))
+            elif r.note:                 # how a correct answer was accepted (a decimal approximation, x > 0)
+                body.append("\n" + printable(r.note), style="dim")
             if r.status in ("wrong", "unparseable"):
                 body.append(f"\nrule: {r.rule}", style="dim")
             grid.add_row(Text(f"({letter(i)}) {r.part_id}"), body)
@@ -205,8 +274,16 @@ def summary_view(results: list[SubmissionResult], top: int = 8) -> Any:
 
 # ----------------------------------------------------------------------------- Markdown
 
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]()#|~])")
+
+
 def _md(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """Text from a student (or a file) inside Markdown: printable, on one line, HTML escaped
+    (<script>, <img onerror=…> show as text) and Markdown punctuation backslash-escaped, so
+    [x](javascript:…) is no link and a '|' does not split a table cell."""
+    text = printable(str(text).replace("\r\n", " ").replace("\n", " "))
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_SPECIAL.sub(r"\\\1", text)
 
 
 def markdown_report(res: SubmissionResult, *, show_answers: bool = False) -> str:
@@ -225,12 +302,12 @@ def markdown_report(res: SubmissionResult, *, show_answers: bool = False) -> str
         lines += [head, "|" + "---|" * (6 if show_answers else 5)]
         for i, r in enumerate(pr.parts):
             status = STATUS_WORD[r.status] + (f" ({r.misconception.id})" if r.misconception else "")
-            shown = fmt_value(r.value) if r.value is not None else (_md(str(r.raw))[:60] if r.raw not in (None, "") else "—")
+            shown = answer_text(r) or "—"
             cells = [f"({letter(i)}) `{r.part_id}`", status, f"{_points(r.score)}/{_points(r.max_score)}", _md(shown)]
             if show_answers:
                 part = pr.problem.parts[i]
                 cells.append(_md(part.exact or fmt_value(part.expected)))
-            fb = "" if r.status == "correct" else r.feedback
+            fb = r.note if r.status == "correct" else r.feedback
             if r.status in ("wrong", "unparseable"):
                 fb += f" — rule: {r.rule}"
             cells.append(_md(fb))
@@ -250,12 +327,13 @@ def gradescope_json(res: SubmissionResult, *, visibility: str = "visible", show_
             out = [f"{STATUS_WORD[r.status]}" + (f" ({r.misconception.id})" if r.misconception else "")]
             if r.status != "correct":
                 out.append(r.feedback)
-            if r.value is not None:
-                shown = fmt_value(r.value)
-            elif r.raw not in (None, ""):                # unreadable: what was written, so it can be checked
-                shown = repr(str(r.raw)[:200]) + " (could not be read)"
-            else:
+            elif r.note:
+                out.append(r.note)
+            shown = answer_text(r, 200)
+            if shown is None:
                 shown = "—"
+            elif r.value is None:                        # unreadable: what was written, so it can be checked
+                shown = repr(shown) + " (could not be read)"
             out.append(f"your answer: {shown}")
             if show_answers:
                 part = pr.problem.parts[i]
@@ -274,7 +352,8 @@ def gradescope_json(res: SubmissionResult, *, visibility: str = "visible", show_
 # ----------------------------------------------------------------------------- CSV / JSON
 
 def csv_text(results: list[SubmissionResult]) -> str:
-    """One row per student: id, name, source, per question and per part scores, total, max, %.
+    """One row per student: id, name, source, per question and per part scores, total, max, %,
+    misconceptions, warnings, then per part the answer as written ("q1.loss answer").
     Cells that a spreadsheet would run as a formula (=, +, -, @ first) are prefixed with '."""
     addresses: list[str] = []
     n_q = max((len(r.problems) for r in results), default=0)
@@ -285,7 +364,7 @@ def csv_text(results: list[SubmissionResult]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["student_id", "name", "source", "variant", *[f"q{q}" for q in range(1, n_q + 1)], *addresses,
-                "total", "max", "percent", "misconceptions", "warnings"])
+                "total", "max", "percent", "misconceptions", "warnings", *[f"{a} answer" for a in addresses]])
     for res in results:
         per_part = {addr: r for addr, _, r in res.parts()}
         q_scores = [_points(res.problems[q].score) if q < len(res.problems) else "" for q in range(n_q)]
@@ -293,24 +372,45 @@ def csv_text(results: list[SubmissionResult]) -> str:
         w.writerow([_cell(res.student_id), _cell(res.name), _cell(res.source), _cell(res.variant), *q_scores,
                     *[_points(per_part[a].score) if a in per_part else "" for a in addresses],
                     _points(res.score), _points(res.max_score), f"{res.percent:.1f}", mis,
-                    _cell(" | ".join(res.warnings))])
+                    _cell(" | ".join(res.warnings)),
+                    *[_cell(raw_text(per_part[a].raw) or "") if a in per_part else "" for a in addresses]])
     return buf.getvalue()
 
 
+CELL_LIMIT = 32_000        # a spreadsheet cell holds 32,767 characters
+
+
 def _cell(text: str) -> str:
+    text = printable(text)          # no ESC sequence for a terminal that shows the file, no lone surrogate
+    if len(text) > CELL_LIMIT:
+        text = text[:CELL_LIMIT - 1] + "…"
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _no_surrogates(text: str) -> str:
+    """Lone surrogates as the escape \\udcff: UTF-8 cannot encode them, and in a JSON string the
+    escape reads back as the same value."""
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def dump_json(data: Any, indent: int | None = None) -> str:
+    """JSON text that any UTF-8 file or terminal takes (see ``_no_surrogates``)."""
+    return _no_surrogates(json.dumps(data, ensure_ascii=False, allow_nan=False, indent=indent))
 
 
 def json_text(batch: BatchResult) -> str:
     questions, mis = summarise(batch.results)
-    data = {"format": "examprep-grades", "submissions": [r.to_dict() for r in batch.results],
-            "unreadable": batch.unreadable, "notes": batch.notes,
+    data = {"format": "examprep-grades", "key": batch.key_info, "warnings": batch.warnings,
+            "submissions": [r.to_dict() for r in batch.results], "unreadable": batch.unreadable, "notes": batch.notes,
             "summary": {"questions": [{"question": q.label, "title": q.title, "mean": round(q.mean, 4),
                                        "max_score": q.max_score, "statuses": dict(q.statuses)} for q in questions],
                         "misconceptions": [{"part": a, "misconception": m, "count": c, "explanation": e}
                                            for a, m, c, e in mis]}}
     # compact: json.dumps with an indent runs the pure-Python encoder, 10× slower on a class
-    return json.dumps(data, ensure_ascii=False, allow_nan=False)
+    return dump_json(data)
 
 
 __all__ = ["address", "class_table", "csv_text", "feedback_view", "gradescope_json", "json_text", "markdown_report",

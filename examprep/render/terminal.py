@@ -12,6 +12,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from examprep.render import plural
+
 from examprep.render.latex import to_text
 
 
@@ -254,7 +256,7 @@ def print_problem(problem: Any, *, solution: bool = False, no_color: bool = Fals
     out = console(no_color)
     head = f"{number}. " if number is not None else ""
     meta = (f"{problem.generator} · level {problem.difficulty} · seed {problem.seed}"
-            + (" · calculator-free" if problem.calculator_free else "") + f" · {problem.points:g} points")
+            + (" · calculator-free" if problem.calculator_free else "") + f" · {plural(problem.points, 'point')}")
     body = [block_renderable(b) for b in problem.statement]
     if problem.conventions:
         body.append(Text("Conventions: " + "; ".join(f"{k}: {v}" for k, v in problem.conventions.items()), style="dim"))

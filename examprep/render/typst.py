@@ -544,8 +544,9 @@ def receptive_field_figure(fig: ReceptiveFieldFigure, width_pt: float = 300) -> 
 
 # ------------------------------------------------------------------------------ compile
 
-def compile_pdf(source: str) -> bytes:
-    """PDF bytes of a Typst source: built-in fonts only, no timestamp, no packages.
+def compile_pdf(source: str, font_folder: str | None = None) -> bytes:
+    """PDF bytes of a Typst source: built-in fonts only (plus the fonts in ``font_folder``, for
+    names they cannot show: see examprep.render.fonts), no timestamp, no packages.
 
     Raises TypstCompileError with Typst's message (and the offending source line) when the
     compiler rejects the document.
@@ -553,6 +554,9 @@ def compile_pdf(source: str) -> bytes:
     import typst
 
     try:
+        if font_folder:
+            return typst.compile(source.encode("utf-8"), ignore_system_fonts=True, pdf_tags=False,
+                                 font_paths=[font_folder])
         return typst.compile(source.encode("utf-8"), ignore_system_fonts=True, pdf_tags=False)
     except typst.TypstError as err:
         where = _error_line(source, getattr(err, "diagnostic", "") or "")
@@ -622,6 +626,7 @@ class PdfWorkers:
             workers = max(2, min(cpus, 8))
 
         self._threads = None
+        self._pool = None
         self._main_spec = _MAIN_UNSET
         try:
             method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
@@ -629,11 +634,13 @@ class PdfWorkers:
             if method == "forkserver":
                 ctx.set_forkserver_preload(["examprep.render.typst", "typst"])
             self._skip_main_in_workers()
-            self._pool = ctx.Pool(workers, maxtasksperchild=2)
+            # Ctrl-C reaches the whole process group: the workers ignore it and the parent, which
+            # got it too, stops them (__exit__); they printed KeyboardInterrupt tracebacks before.
+            self._pool = ctx.Pool(workers, maxtasksperchild=2, initializer=_ignore_interrupts)
             try:     # workers that cannot start are replaced forever, silently: check that one answers
                 self._pool.apply_async(os.getpid).get(timeout=self.STARTUP_TIMEOUT)
             except Exception:
-                self._pool.terminate()
+                self._stop()
                 raise OSError("the PDF worker processes did not start") from None
         except (OSError, ValueError, NotImplementedError, ImportError):     # no processes here: threads
             from concurrent.futures import ThreadPoolExecutor
@@ -641,6 +648,10 @@ class PdfWorkers:
             self._restore_main()
             self._pool = None
             self._threads = ThreadPoolExecutor(max_workers=workers)
+        except BaseException:            # Ctrl-C while the pool starts: leave no process behind
+            self._stop()
+            self._restore_main()
+            raise
 
     def _skip_main_in_workers(self) -> None:
         """A new worker re-runs the parent's main script unless __main__ names a module ending in
@@ -671,17 +682,34 @@ class PdfWorkers:
     def __enter__(self) -> "PdfWorkers":
         return self
 
+    def _stop(self) -> None:
+        """Stop the workers at once (an error or Ctrl-C in the parent). terminate() signals them
+        itself; killing them first deadlocks it when one dies holding the task queue's lock (an
+        idle worker waits for a task holding it), and so could a worker dying of Ctrl-C: which is
+        why they ignore SIGINT."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+
     def __exit__(self, kind, err, tb) -> None:
         try:
-            if self._pool is None:
+            if self._pool is None and self._threads is not None:
                 self._threads.shutdown(wait=kind is None, cancel_futures=kind is not None)
             elif kind is None:
                 self._pool.close()
                 self._pool.join()
             else:
-                self._pool.terminate()
+                self._stop()
         finally:
             self._restore_main()
+
+
+def _ignore_interrupts() -> None:
+    """A PDF worker's initializer: Ctrl-C is the parent's to handle."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 @dataclass
@@ -778,6 +806,7 @@ _PREAMBLE = r"""
   #grid(columns: (1.7em, 1fr, auto), column-gutter: 4pt, [*(#label)*], [#prompt #text(size: 8.5pt, fill: ink)[(#note)]],
     text(size: 9pt, fill: ink)[#pts])
 ]
+#let keep(body) = block(sticky: true, width: 100%, above: 0.9em, below: 0.9em, body)
 #let step(title, target) = block(sticky: true, above: 0.9em, below: 0.5em)[
   *#title* #h(0.4em) #text(size: 9pt, fill: ink)[#target]]
 """
@@ -824,21 +853,26 @@ def _room(part: Any) -> str:
 
 
 def _statement(problem: Any, strict: bool) -> list[str]:
+    """The statement's blocks and conventions, each sticky: a page never breaks between the
+    problem's heading, its statement, its data and its first part (parts are unbreakable blocks;
+    a statement taller than a page still breaks, as stickiness gives way then)."""
     out = [block(b, strict=strict) for b in problem.statement]
     if problem.conventions:
         conv = "; ".join(f"{k}: {v}" for k, v in problem.conventions.items())
         out.append(f"#text(size: 8.5pt, fill: ink)[#emph[Conventions.] #{typst_string(conv)};]")
-    return out
+    return [f"#keep[{piece}]" for piece in out]
 
 
 def _header(sheet: Any, copy: Any, solutions: bool, instructions: list[str], strict: bool) -> list[str]:
     r = sheet.recipe
     title = r.title + (" — solutions" if solutions else "")
+    from examprep.render import plural
+
     bits = []
     if r.minutes:
-        bits.append(f"{r.minutes} minutes")
-    bits.append(f"{copy.points:g} points")
-    bits.append(f"{len(copy.problems)} problems")
+        bits.append(plural(r.minutes, "minute"))
+    bits.append(plural(copy.points, "point"))
+    bits.append(plural(len(copy.problems), "problem"))
     right = " · ".join(bits)
     if copy.code:
         right_box = (f"#box(stroke: 0.6pt, inset: (x: 6pt, y: 4pt), radius: 2pt)[#text(size: 8pt)[variant] "
@@ -912,7 +946,9 @@ def _step_body(step: Any, strict: bool) -> list[str]:
 
 def _problem(sheet: Any, copy: Any, k: int, solutions: bool, strict: bool) -> list[str]:
     p = copy.problems[k]
-    info = f"{p.points:g} points · about {round(p.minutes)} min"
+    from examprep.render import plural
+
+    info = f"{plural(p.points, 'point')} · about {round(p.minutes)} min"
     out = [f"#problem-head({k + 1}, [#{typst_string(p.title)};], [{info}])"]
     out += _statement(p, strict)
     for i, part in enumerate(p.parts):
@@ -936,7 +972,9 @@ def _solution(p: Any, extras: list, strict: bool) -> list[str]:
         target = f"→ ({letters[step.part]})" if step.part in letters else ""
         out.append(f"#step([Step {n}. #{typst_string(step.title)};], [{target}])")
         out += _step_body(step, strict)
-    cells = ["[*Part*]", "[*Answer*]", "[*Accepted*]", "[*Points*]"]
+    # a table.header repeats on each page the table spans, and Typst never leaves it (nor, through
+    # the sticky title, the "Answers" title) alone at the bottom of a page
+    cells = ["table.header([*Part*], [*Answer*], [*Accepted*], [*Points*])"]
     for i, part in enumerate(p.parts):
         shown = f"${value_math(part.expected)}$"
         if isinstance(part.exact, str) and part.exact:
@@ -999,4 +1037,7 @@ def sheet_source(sheet: Any, *, solutions: bool, strict: bool = False, copies: l
         if not solutions:
             lines.append("#v(1.5em)#align(center, text(size: 9pt, fill: ink)[— end of the sheet —])")
         lines.append("#metadata(none) <copy-end>")
+    # an even number of pages, as each joined chunk has: printed double-sided, the next file or
+    # the next run of this one never starts on the back of the last page
+    lines.append('#pagebreak(to: "odd", weak: true)')
     return "\n\n".join(lines) + "\n"

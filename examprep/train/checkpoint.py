@@ -5,13 +5,20 @@ A run directory holds step directories and a pointer to the newest complete one:
     RUN/latest                  "step-000800" (replaced atomically after the step directory exists)
     RUN/step-000800/model.safetensors   weights (tied matrices stored once)
         config.json             {"format", "version", "step", "model": {...}, "data": {...},
-                                 "training": {...}, "metrics": {...}}
+                                 "training": {...}, "metrics": {...},
+                                 "files": {"model.safetensors": SHA-256, "vocab.json": …, "trainer.pt": …}}
         vocab.json              {"source": {"level", "tokens"}, "target": {...}}
         trainer.pt              optimizer state, RNG states, counters (for --resume)
 
-A step directory is written under a temporary name and renamed when complete, then `latest` is
-replaced; so a crash, a full disk or Ctrl-C at any moment leaves the previous checkpoint intact
-and `latest` always names a complete one. Older step directories beyond `keep` are removed.
+A step directory is written under a temporary name (.step-000800.tmp-PID) and renamed when
+complete, then `latest` is replaced; so a crash, a full disk or Ctrl-C at any moment leaves the
+previous checkpoint intact and `latest` always names a complete one. A write killed half-way
+leaves its temporary directory, which the next run or --resume removes. Older step directories
+beyond `keep` are removed.
+
+Loading checks every file against the SHA-256 that config.json recorded (checkpoints written
+before the hashes still load) and refuses weights holding NaN or infinity: a damaged checkpoint is
+a CheckpointError naming the file, never a model that translates to nothing.
 """
 from __future__ import annotations
 
@@ -26,7 +33,7 @@ from typing import Optional
 import torch
 
 from examprep.train.data import Vocab
-from examprep.train.rundir import read_latest
+from examprep.train.rundir import file_sha256, hash_problem, nonfinite_tensor, read_latest, remove_stale_temporaries
 from examprep.train.errors import CheckpointError, ConfigError, WriteError
 from examprep.train.model import TransformerConfig, build_model
 
@@ -51,6 +58,9 @@ class Loaded:
         path = self.path / "trainer.pt"
         if not path.exists():
             raise CheckpointError(f"{self.path} has no trainer.pt (optimizer state): it cannot be resumed")
+        problem = hash_problem(self.path, self.meta, ["trainer.pt"])
+        if problem is not None:
+            raise CheckpointError(problem)
         try:
             return torch.load(path, map_location=map_location, weights_only=True)
         except Exception as err:  # a truncated or foreign file: say which
@@ -98,20 +108,21 @@ def save(run_dir: Path | str, step: int, model: torch.nn.Module, source_vocab: V
     tmp = run_dir / f".{name}.tmp-{os.getpid()}"
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
-        if tmp.exists():
-            shutil.rmtree(tmp)
+        remove_stale_temporaries(run_dir)                 # ours from an earlier attempt, or a killed writer's
         tmp.mkdir()
         save_model(model, str(tmp / "model.safetensors"), metadata={"format": FORMAT})
-        _write_json(tmp / "config.json", {"format": FORMAT, "version": VERSION, "step": step,
-                                          "model": model.cfg.to_dict(), **meta})
-        # safetensors creates its file 0600; give it the mode of the others (0666 & ~umask)
-        os.chmod(tmp / "model.safetensors", os.stat(tmp / "config.json").st_mode & 0o777)
         _write_json(tmp / "vocab.json", {"source": source_vocab.to_dict(), "target": target_vocab.to_dict()})
+        # safetensors creates its file 0600; give it the mode of the others (0666 & ~umask)
+        os.chmod(tmp / "model.safetensors", os.stat(tmp / "vocab.json").st_mode & 0o777)
         if trainer_state is not None:
             with open(tmp / "trainer.pt", "wb") as f:
                 torch.save(trainer_state, f)
                 f.flush()
                 os.fsync(f.fileno())
+        files = {f: file_sha256(tmp / f) for f in ("model.safetensors", "vocab.json", "trainer.pt")
+                 if (tmp / f).exists()}
+        _write_json(tmp / "config.json", {"format": FORMAT, "version": VERSION, "step": step,
+                                          "model": model.cfg.to_dict(), **meta, "files": files})
         _fsync_dir(tmp)
         if final.exists():                                # a stale copy from an older run
             shutil.rmtree(final)
@@ -175,6 +186,9 @@ def load(path: Path | str, device: str | torch.device = "cpu") -> Loaded:
     if missing:
         raise CheckpointError(f"checkpoint {step_dir} is missing {', '.join(missing)}")
     meta = _read_json(step_dir / "config.json")
+    problem = hash_problem(step_dir, meta, ["model.safetensors", "vocab.json"])   # trainer.pt: when resuming
+    if problem is not None:
+        raise CheckpointError(problem)
     if meta.get("format") != FORMAT:
         raise CheckpointError(f"{step_dir / 'config.json'} is not an examprep checkpoint config "
                               f"(format {meta.get('format')!r})")
@@ -229,6 +243,10 @@ def load(path: Path | str, device: str | torch.device = "cpu") -> Loaded:
     except RuntimeError as err:
         first = str(err).strip().splitlines()[-1]
         raise CheckpointError(f"{step_dir}: config.json does not match model.safetensors: {first}") from None
+    bad = nonfinite_tensor(model.state_dict())
+    if bad is not None:
+        raise CheckpointError(f"{weights}: {bad} holds NaN or infinite values; this checkpoint cannot translate "
+                              f"(train again, or use an earlier checkpoint)")
     model.to(device).eval()
     return Loaded(step_dir, model, cfg, src_vocab, tgt_vocab, meta)
 

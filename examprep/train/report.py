@@ -110,7 +110,12 @@ def summary(result) -> str:
     lines = [f"stopped at step {result.steps:,} ({why}) after {result.train_seconds:.1f} s of training "
              f"({result.wall_seconds:.1f} s with evaluation), {result.tokens_per_second / 1e3:,.1f}k tokens/s"]
     if result.evals:
-        lines.append(f"held-out: {describe_metrics(result.evals[-1])}")
+        last = result.evals[-1]
+        if last.get("step", result.steps) == result.steps:
+            lines.append(f"held-out: {describe_metrics(last)}")
+        else:       # stopped (Ctrl-C) between evaluations: the last one measured an earlier model
+            lines.append(f"last evaluation, at step {last['step']:,} (not at step {result.steps:,}): "
+                         f"{describe_metrics(last)}")
     if result.goal is not None:
         if result.goal_step is not None:
             lines.append(f"goal {100 * result.goal:.1f}% exact match reached at step {result.goal_step:,} "

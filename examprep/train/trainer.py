@@ -207,6 +207,30 @@ def _check_out(out: str) -> None:
         raise ConfigError(f"--out {out}: {err.strerror or err}") from None
 
 
+def _check_writable_dir(run_dir: Path) -> None:
+    """ConfigError (exit 2, as every command's unwritable output) unless files can be created in
+    ``run_dir``: it is created with a probe file, and whatever this check created is removed again.
+    (A directory under /proc, say, failed only when the first checkpoint was written, exit 4.)"""
+    import tempfile
+
+    missing = [p for p in (run_dir, *run_dir.parents) if not os.path.lexists(p)]
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".probe-", dir=run_dir)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as err:
+        blocker = next((p for p in run_dir.parents if p.exists() and not p.is_dir()), None)
+        why = f"{blocker} is a file, not a directory" if blocker else (err.strerror or str(err))
+        raise ConfigError(f"--out {run_dir}: cannot write a run directory there ({why})") from None
+    finally:
+        for p in missing:                        # deepest first
+            try:
+                p.rmdir()
+            except OSError:
+                pass
+
+
 def _existing_parent(path: Path) -> Path:
     for parent in [path, *path.parents]:
         try:
@@ -337,6 +361,9 @@ class _Run:
         self.run_dir = Path(o.out) if o.out else _default_out(o)
         if self.run_dir.exists() and not self.run_dir.is_dir():
             raise ConfigError(f"--out {self.run_dir} is a file; give a directory")
+        if d.main:
+            _check_writable_dir(self.run_dir)                   # before any work, like every other --out
+            checkpoint.remove_stale_temporaries(self.run_dir)    # what a killed checkpoint write left
         vocabs = (resumed.source_vocab, resumed.target_vocab) if resumed else None
         self.data = _build_data(o, d, vocabs)
         for note in self.data.notes:

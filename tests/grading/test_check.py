@@ -221,8 +221,9 @@ def test_symbolic_verdicts_agree_with_sympy(a, b, k):
 def test_symbolic_check_falls_back_to_numeric_when_sympy_times_out(monkeypatch):
     from examprep.answers import symbolic
 
-    symbolic._sympy_zero.cache_clear()
-    monkeypatch.setattr(symbolic, "_sympy_zero", lambda *a: None)       # sympy undecided
+    symbolic._sympy_verdict.cache_clear()
+    symbolic._equivalent.cache_clear()
+    monkeypatch.setattr(symbolic, "_sympy_verdict", lambda *a: None)       # sympy undecided
     r = check_part(expression(), "ln(e^(p_i)) - y_i")
     assert r.status == "correct" and "numerically" in r.feedback
 
@@ -284,3 +285,46 @@ def test_any_raw_answer_gets_a_verdict_never_an_exception(raw, k):
     import json
 
     json.dumps(json_ok, allow_nan=False)
+
+
+# ----------------------------------------------------------------------------- symbolic cost, any thread (issue 14, item 7)
+
+COSTLY = ["p_i - y_i + 1E-10000000", "p_i - y_i + 1E-400", "p_i - y_i + 0." + "0" * 3000 + "1",
+          "(p_i + y_i + 1)^1000 - (p_i + y_i + 1)^1000 + p_i - y_i",
+          "((p_i + y_i)^30)^30 - ((p_i + y_i)^30)^30 + p_i - y_i",
+          "(p_i + 1)*(p_i + 2)*(p_i + 3)*(y_i + 1)*(y_i + 2)*(y_i + 3)*(p_i + y_i)^400 - "
+          "(p_i + 1)*(p_i + 2)*(p_i + 3)*(y_i + 1)*(y_i + 2)*(y_i + 3)*(p_i + y_i)^400 + p_i - y_i"]
+
+
+@pytest.mark.parametrize("answer", COSTLY)
+def test_sympy_never_sees_a_costly_answer_in_a_worker_thread(monkeypatch, answer):
+    # SIGALRM, the time limit, works only on the main thread: the cost must be bounded before sympy
+    from concurrent.futures import ThreadPoolExecutor
+
+    from examprep.answers import symbolic
+
+    seen = []
+
+    def spy(node, symbols):
+        seen.append(node)
+        return sp.Integer(0)            # cheap: nothing heavy runs even when the bound is missing
+
+    symbolic._sympy_verdict.cache_clear()
+    symbolic._equivalent.cache_clear()
+    monkeypatch.setattr(symbolic, "to_sympy", spy)
+    with ThreadPoolExecutor(1) as pool:
+        r = pool.submit(check_part, expression(), answer).result()
+    assert seen == [], "sympy was handed a costly answer"
+    assert r.status == "correct" and "numerically" in r.feedback, r.feedback
+
+
+@pytest.mark.parametrize("answer", ["p_i - y_i", "(p_i^2 - y_i*p_i)/p_i", "ln(e^(p_i)) - y_i",
+                                    "(p_i + y_i)^60 - (p_i + y_i)^60 + p_i - y_i",
+                                    "+".join(["(p_i - y_i)/40"] * 40), "p_i - y_i + 1E-3 - 0.001"])
+def test_ordinary_answers_are_within_the_bound_and_proven_symbolically(answer):
+    from examprep.answers import symbolic
+
+    symbolic._sympy_verdict.cache_clear()
+    symbolic._equivalent.cache_clear()
+    r = check_part(expression(), answer)
+    assert r.status == "correct" and "symbolically" in r.feedback, r.feedback

@@ -126,7 +126,9 @@ def test_missing_file_and_directory(tmp_path):
     write(tmp_path, "notes.txt", "hello")
     write(tmp_path, ".hidden.toml", TOML)
     files, notes = collect([tmp_path])
-    assert [f.name for f in files] == ["a.toml"] and "notes.txt" in notes[0]
+    assert [f.name for f in files] == ["a.toml"]
+    assert notes == [f"{tmp_path / '.hidden.toml'}: skipped (a hidden file)",            # never in silence (issue 14)
+                     f"{tmp_path / 'notes.txt'}: skipped (not a .toml, .json or .csv answer file)"]
 
 
 def test_decode_refuses_binary_even_when_it_is_valid_utf8():

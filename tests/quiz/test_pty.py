@@ -64,3 +64,25 @@ def test_a_terminal_exam_is_submitted_when_time_runs_out(home):
         rows = h.attempts()
     assert len(rows) == len(generators.build("gru-step", 2, 2).parts)
     assert rows[0].answer == "[0.5, 0.5]" and {a.status for a in rows[1:]} == {"blank"}
+
+
+def test_enter_on_an_empty_prompt_ends_the_line_like_any_answer(home):
+    # readline was given an empty prompt (rich printed it): Enter on an empty line printed no newline,
+    # so the next message, prompt or panel began on the prompt's line and the frame broke
+    child = spawn(home, "quiz", "--topic", "activation", "--seed", "1", "--count", "1")
+    child.expect(r"\(a\) number › ")
+    child.sendline("")
+    child.expect("Type an answer")
+    assert "\n" in child.before, repr(child.before)
+    child.expect(r"\(a\) number › ")
+    child.sendline("skip")
+    child.expect(r"\(b\) number › ")
+    child.sendintr()
+    child.expect(pexpect.EOF)
+    exam = spawn(home, "quiz", "--exam", "--topic", "activation", "--seed", "1", "--count", "1")
+    exam.expect(r"left\] 1a [^\n]*› ")
+    exam.sendline("")                                              # Enter leaves the part blank
+    exam.expect(r"left\] 1b [^\n]*› ")
+    assert "\n" in exam.before, repr(exam.before)
+    exam.sendintr()
+    exam.expect(pexpect.EOF)

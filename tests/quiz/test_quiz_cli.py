@@ -245,8 +245,9 @@ def test_exam_runs_to_the_end_with_a_graded_report():
 def test_exam_quit_asks_before_submitting():
     res = run(["quiz", "--exam", "--topic", "gru-step", "--seed", "2"], ["q", "n", "q", "y"])
     assert res.exit_code == 0
-    assert res.output.count("Submit now") == 2 and "Exam report" in res.output
-    assert {a.status for a in attempts()} == {"blank"}
+    assert res.output.count("Submit now") == 2 and "0/6 (0%)" in res.output       # the exam's score, all blank
+    # submitted before any part of the problem was answered or skipped: nothing said about gru-step
+    assert "1 problem not reached (gru-step)" in res.output and attempts() == []
 
 
 def test_quiz_help_imports_neither_torch_nor_sympy():
@@ -279,11 +280,14 @@ def test_two_quiz_processes_at_once_lose_no_attempt(home):
 
 
 def test_exam_with_a_recipe_uses_its_mix_and_time():
-    res = run(["quiz", "--exam", "--recipe", "transformer", "--seed", "3"], ["q", "y"])
-    assert res.exit_code == 0, res.output
     from examprep import sheets
     recipe = sheets.load_recipe("transformer")
+    res = run(["quiz", "--exam", "--recipe", "transformer", "--seed", "3"], ["skip"] * 3 + ["q", "y"])
+    assert res.exit_code == 0, res.output
     assert f"time: {fmt_clock(recipe.minutes * 60)}" in res.output
-    assert len({(a.problem_no) for a in attempts()}) == recipe.problem_count
+    first = sheets.build_problems(recipe, 3)[0]
+    assert len(first.parts) > 3                    # so the exam ends inside problem 1
+    assert {a.problem_no for a in attempts()} == {1} and len(attempts()) == len(first.parts)
+    assert f"{recipe.problem_count - 1} problems not reached" in res.output
     bad = run(["quiz", "--exam", "--recipe", "midtrm"])
     assert bad.exit_code == 2 and "did you mean midterm" in bad.output

@@ -197,3 +197,67 @@ def test_every_generator_can_be_answered_in_full_in_a_session():
                 statuses = [p.status for o in summary.outcomes for p in o.parts]
                 assert statuses == ["correct"] * len(problem.parts), (name, level, cf, statuses)
                 assert term.lines == []                       # no answer was refused and re-asked
+
+
+def _exam(history, problems, lines, *, step=1.0, minutes=None):
+    import io
+
+    clock = FakeClock()
+    term = ScriptedTerminal(lines, clock, step=step)
+    term.console.file = io.StringIO()
+    session = Session(term, history, mode="exam", clock=clock, wall=lambda: 1e9 + clock.t, minutes=minutes)
+    return session.run_exam(problems), term
+
+
+def test_an_exam_ended_early_records_only_the_problems_that_were_shown(history):
+    from examprep.review import all_cards
+
+    problems = [generators.build(t, 1, 2) for t in ("receptive-field", "gru-step", "attention", "lora")]
+    first = correct_answers(problems[0])
+    summary, _ = _exam(history, problems, first + ["q", "y"])        # answers problem 1, then submits
+    assert summary.ended == "quit"
+    rows = history.attempts()
+    assert {a.topic for a in rows} == {"receptive-field"} and len(rows) == len(problems[0].parts)
+    assert [o.topic for o in summary.outcomes] == ["receptive-field"]
+    assert summary.unreached == ["gru-step", "attention", "lora"]
+    assert {c.item for c in all_cards(history, now=1e9 + 1e6)} == {"topic:receptive-field"}   # nothing else is due
+    assert summary.report.max_score == sum(p.points for p in problems)  # the exam's score is still out of all
+
+
+def test_a_problem_shown_but_left_blank_still_counts(history):
+    problems = [generators.build(t, 1, 2) for t in ("receptive-field", "gru-step")]
+    lines = correct_answers(problems[0]) + ["skip"] + ["q", "y"]     # problem 2 shown, its first part skipped
+    summary, _ = _exam(history, problems, lines)
+    assert [o.topic for o in summary.outcomes] == ["receptive-field", "gru-step"] and summary.unreached == []
+    assert {a.topic for a in history.attempts()} == {"receptive-field", "gru-step"}
+
+
+def test_time_up_is_announced_once(history):
+    from examprep.quiz import print_summary
+
+    problems = [generators.build("receptive-field", 1, 2), generators.build("gru-step", 1, 2)]
+    summary, term = _exam(history, problems, correct_answers(problems[0]), step=25.0, minutes=1.0)
+    print_summary(term, summary)
+    out = term.console.file.getvalue()
+    assert summary.ended == "time-up" and out.count("Time is up") == 1, out
+    assert "not reached" in out and "gru-step" in out
+
+
+def test_an_interrupted_exam_says_so_once(history, monkeypatch):
+    from examprep.quiz import print_summary
+
+    problems = [generators.build("receptive-field", 1, 2)]
+
+    class Interrupting(ScriptedTerminal):
+        def ask(self, prompt, *, timeout=None):
+            raise KeyboardInterrupt
+
+    import io
+
+    clock = FakeClock()
+    term = Interrupting([], clock, 1.0)
+    term.console.file = io.StringIO()
+    summary = Session(term, history, mode="exam", clock=clock, wall=lambda: 1e9).run_exam(problems)
+    print_summary(term, summary)
+    out = term.console.file.getvalue()
+    assert summary.ended == "interrupted" and out.count("Interrupted") == 1, out

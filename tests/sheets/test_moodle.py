@@ -153,9 +153,26 @@ def test_feedback_specials_are_escaped(text):
 
 def test_variants_go_to_one_category_per_question_slot():
     roster = [sheets.Student("a1", "A"), sheets.Student("b2", "B")]
-    sheet = sheets.build_sheet(sheets.load_recipe("cnn"), 1, roster=roster, secret=b"s" * 20)
+    secret = b"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+    sheet = sheets.build_sheet(sheets.load_recipe("cnn"), 1, roster=roster, secret=secret)
     root = ET.fromstring(moodle.sheet_xml(sheet).encode())
     cats = [q.findtext("category/text") for q in root.findall("question") if q.get("type") == "category"]
     assert cats == [f"$course$/top/examprep/CNN practice sheet/q{k}" for k in range(1, 8)]
     names = [q.findtext("name/text") for q in root.findall("question") if q.get("type") != "category"]
     assert len(names) == 14 and all(sheet.copies[0].code in n or sheet.copies[1].code in n for n in names)
+
+
+def test_symbol_names_are_subscripts_not_literal_underscores():
+    # \mathrm{W\_1} showed a literal "W_1" in Moodle's MathJax; a symbol's subscript is a subscript
+    p = generators.build("mlp-backprop", 0, 1)
+    xml = ET.tostring(moodle.question(p, "q"), encoding="unicode")
+    assert "W_{1}" in xml and "W_{2}" in xml and r"\mathrm{W\_" not in xml
+    from .helpers import corpus
+
+    for name in corpus()[2]:
+        latex = moodle.block_html(replace(generators.build("attention", 0, 1).statement[1], name=name, values=[1.0]))
+        if re.fullmatch(r"[A-Za-z]_[A-Za-z0-9]{1,2}'*", name):
+            assert rf"\mathrm{{{name[0]}\_" not in latex and f"{name[0]}_{{{name[2:].rstrip(chr(39))}}}" in latex, (
+                name, latex)
+        elif "_" in name and " " not in name:
+            assert r"\mathrm{" in latex, (name, latex)      # identifiers such as grad_weight stay words

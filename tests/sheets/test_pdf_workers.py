@@ -43,3 +43,18 @@ def test_workers_that_never_answer_fall_back_to_threads(monkeypatch):
         assert pool._pool is None                      # threads
         assert pool.submit(sum, [1, 2, 3]).result() == 6
     assert getattr(sys.modules["__main__"], "__spec__", None) is spec_before
+
+
+def test_an_error_in_the_parent_stops_idle_workers_without_hanging():
+    # an idle worker waits for a task holding the task queue's lock: killing it before terminate()
+    # (as a first fix of the Ctrl-C hang did) left the lock held and terminate() waited forever
+    code = ("import time\nfrom examprep.render import typst\n"
+            "try:\n"
+            "    with typst.PdfWorkers(2) as pool:\n"
+            "        assert pool.submit(int, '7').result() == 7\n"
+            "        time.sleep(1.0)\n"
+            "        raise RuntimeError('boom')\n"
+            "except RuntimeError:\n"
+            "    print('stopped')\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0 and res.stdout == "stopped\n", res.stderr

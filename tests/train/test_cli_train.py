@@ -7,6 +7,7 @@ import string
 import subprocess
 import time
 
+import pytest
 from typer.testing import CliRunner
 
 from examprep.cli import app
@@ -174,3 +175,15 @@ def test_ctrl_c_saves_a_checkpoint_and_exits_cleanly_then_resume_continues(tmp_p
     res = run("train", "--out", out, "--resume", "--steps", step + 5)
     assert res.exit_code == 0, res.output
     assert f"stopped at step {step + 5:,} (reached --steps)" in res.stdout
+
+
+@pytest.mark.parametrize("where", ["/proc/examprep-run", "file/run"])
+def test_an_out_directory_that_cannot_be_written_exits_2_before_any_work(tmp_path, where):
+    # as every other command's unwritable output: it exited 4 once the first checkpoint failed
+    (tmp_path / "file").write_text("not a directory")
+    out = where if where.startswith("/") else str(tmp_path / where)
+    res = run("train", *TINY, "--steps", "2", "--out", out)
+    assert res.exit_code == 2, res.output
+    assert res.stderr.startswith(f"error: --out {out}: cannot write a run directory there") and \
+        res.stderr.count("\n") == 1, res.stderr
+    assert "training on" not in res.output and not os.path.lexists(out)

@@ -1,0 +1,109 @@
+"""The class table at any terminal width (issue 14, item 8): at 80 columns the 15-question midterm
+showed every cell as '…' and cut totals at 120. Now: student, total, percentage and flags always,
+whole; per-question columns when they fit; --wide for all of them."""
+import json
+import random
+
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+from examprep import generators
+from examprep.cli import app
+from examprep.grading import Settings, grade_batch
+from examprep.keys import Key, read_key, write_key
+from examprep.render.report import class_table, table_width
+
+runner = CliRunner()
+IDS = ["ada.lovelace@example.edu", "bo", "cy", "di", "eve"]
+
+
+def submissions(key, folder):
+    folder.mkdir()
+    for i, sid in enumerate(IDS):
+        rng = random.Random(i)
+        answers = {"student_id": sid}
+        for n, p in enumerate(key.problems, 1):
+            for part in p.parts:
+                if rng.random() < 0.7:
+                    answers[f"q{n}.{part.id}"] = part.exact or part.expected
+        (folder / f"{i}.json").write_text(json.dumps(answers))
+
+
+@pytest.fixture(scope="module")
+def midterm(tmp_path_factory):
+    d = tmp_path_factory.mktemp("midterm")
+    res = runner.invoke(app, ["sheet", "--recipe", "midterm", "--seed", "5", "--format", "md", "--out", str(d / "sheet")])
+    assert res.exit_code == 0, res.output
+    key = read_key(d / "sheet" / "key.json")
+    assert len(key.problems) == 15
+    submissions(key, d / "class")
+    return d / "sheet" / "key.json", d / "class", grade_batch(key, [str(d / "class")], Settings()).results
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    d = tmp_path_factory.mktemp("small")
+    key = Key("small", [generators.build(t, 3, 1) for t in ("attention", "gru-step", "rnn-step")])
+    write_key(d / "key.json", key)
+    submissions(key, d / "class")
+    return grade_batch(key, [str(d / "class")], Settings()).results
+
+
+def render(table, width):
+    console = Console(width=width, record=True, no_color=True, highlight=False)
+    console.print(table, crop=False)
+    return console.export_text()
+
+
+def totals(results):
+    return [f"{r.score:g}/{r.max_score:g}" for r in results]
+
+
+@pytest.mark.parametrize("width", [60, 80, 100, 120])
+def test_the_midterm_fits_any_width_with_whole_totals(midterm, width):
+    _, _, results = midterm
+    text = render(class_table(results, width=width), width)
+    assert max(len(line) for line in text.splitlines()) <= width
+    for sid, total, r in zip(IDS, totals(results), results):
+        row = next(line for line in text.splitlines() if line.strip().startswith(sid[:10]))
+        assert total in row and f" {r.percent:.0f} " in row + " ", (sid, row)
+    assert not any(cell == "…" for line in text.splitlines() for cell in line.split())
+    assert "q15" not in text and "--wide" in text          # per-question columns do not fit: said so
+    assert "ada.lovelace@example.edu" in text               # ids whole in the compact table
+
+
+def test_per_question_columns_when_they_fit(midterm, small):
+    _, _, results = midterm
+    wide_enough = render(class_table(results, width=160), 160)
+    assert "q15" in wide_enough and "--wide" not in wide_enough
+    text = render(class_table(small, width=80), 80)
+    assert all(f"q{q}" in text for q in (1, 2, 3)) and max(len(line) for line in text.splitlines()) <= 80
+    for total in totals(small):
+        assert total in text
+
+
+def test_wide_shows_every_column_whole_whatever_the_terminal(midterm):
+    _, _, results = midterm
+    table = class_table(results, width=80, wide=True)
+    assert table_width(table) > 80
+    text = render(table, table_width(table))
+    header = next(line for line in text.splitlines() if "q15" in line)
+    assert all(f"q{q}" in header.split() for q in range(1, 16))
+    assert "…" not in text
+    for total in totals(results):
+        assert total in text
+
+
+def test_the_cli_default_and_wide(midterm):
+    key, folder, results = midterm
+    res = runner.invoke(app, ["grade", str(key), str(folder), "--no-color"], env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    table = res.stdout.split("class summary")[0]
+    assert "q15" not in table and "--wide" in table
+    for total in totals(results):
+        assert total in table
+    res = runner.invoke(app, ["grade", str(key), str(folder), "--no-color", "--wide"], env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    table = res.stdout.split("class summary")[0]
+    assert "q15" in table and "…" not in table

@@ -1,0 +1,312 @@
+"""Grading a class when some files are hostile (issue 14): no file stops the batch, nothing is read
+from outside the folder given, nothing is skipped in silence, no output carries markup or terminal
+control sequences from student text.
+
+The fixture folder is built in tmp_path by ``hostile_class``: files that cannot be committed (a FIFO,
+symlinks, names that are not UTF-8) are made there, next to good submissions."""
+import json
+import os
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from examprep import generators
+from examprep.answers.files import collect, read_file
+from examprep.cli import app
+from examprep.keys import Key, write_key
+
+runner = CliRunner()
+TOPICS = ["attention", "causal-mask", "softmax-cross-entropy", "gru-step"]
+SECRET = "root:x:0:0:secret-line-from-outside"
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def key_path(tmp_path_factory):
+    d = tmp_path_factory.mktemp("key")
+    problems = [generators.build(t, 3, 1) for t in TOPICS]
+    path = d / "key.json"
+    write_key(path, Key("hostile", problems))
+    return path
+
+
+def address_of(key_path, kind):
+    from examprep.keys import read_key
+
+    for n, p in enumerate(read_key(key_path).problems, 1):
+        for part in p.parts:
+            if part.kind == kind:
+                return f"q{n}", part.id
+    raise AssertionError(kind)
+
+
+def good_answers(key_path, sid):
+    from examprep.keys import read_key
+
+    answers = {"student_id": sid}
+    for n, p in enumerate(read_key(key_path).problems, 1):
+        answers[f"q{n}"] = {part.id: part.exact or part.expected for part in p.parts}
+    return answers
+
+
+def nested_json(depth):
+    return "[" * depth + "]" * depth
+
+
+GOOD = ["s0", "s1", "s2"]
+# file name -> (the reason it is not graded, or None when it is graded with a bad part)
+UNREADABLE = {"deep.json": "nested too deeply", "deep.toml": "nested too deeply", "digits.json": "4,300 digits",
+              "digits.toml": "4,300 digits"}
+SKIPPED = {"passwd.csv": "outside", "outside.toml": "outside", "pipe.toml": "not a regular file",
+           "dangling.toml": "dangling", "x.toml": "a directory", "..toml": "hidden", ".hidden.toml": "hidden",
+           "README.txt": "not a .toml, .json or .csv", "sub": "a directory"}
+
+
+def hostile_class(tmp_path, key_path):
+    """Good submissions mixed with every hostile file of issue 14."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for sid in GOOD:
+        (folder / f"{sid}.json").write_text(json.dumps(good_answers(key_path, sid)), encoding="utf-8")
+    cq, cid = address_of(key_path, "choice")
+    nq, nid = address_of(key_path, "number")
+    mq, mid = address_of(key_path, "matrix")
+    # item 1: values no part can take, files no parser can take
+    for name, literal in [("nan", "nan"), ("ninf", "-inf"), ("big", "1" + "0" * 399)]:
+        (folder / f"choice_{name}.toml").write_text(f'student_id = "c_{name}"\n[{cq}]\n{cid} = {literal}\n')
+    (folder / "ragged_num.json").write_text(json.dumps({"student_id": "rn", nq: {nid: [[1, 2], [3]]}}))
+    (folder / "ragged_mat.json").write_text(json.dumps({"student_id": "rm", mq: {mid: [[1, 2], [3]]}}))
+    (folder / "deep.json").write_text('{"student_id": "dj", "q1": {"x": ' + nested_json(900) + "}}")
+    (folder / "deep.toml").write_text('student_id = "dt"\n[q1]\nx = ' + nested_json(500) + "\n")
+    (folder / "digits.json").write_text('{"student_id": "dg", "%s": {"%s": %s}}' % (nq, nid, "9" * 5000))
+    (folder / "digits.toml").write_text('student_id = "dgt"\n[%s]\n%s = %s\n' % (nq, nid, "9" * 5000))
+    (folder / "surrogate.json").write_text('{"student_id": "sur\\udfff", "%s": {"%s": "\\udfff"}}' % (nq, nid))
+    with open(os.fsencode(folder) + b"/bytes\xff.toml", "w") as fh:
+        fh.write(f'student_id = "by"\n[{nq}]\n{nid} = "1"\n')
+    # item 2: a megabyte of unknown part ids
+    (folder / "unknown.json").write_text(json.dumps({"student_id": "unk", **{f"z{i}": "1" for i in range(66741)}}))
+    # item 3: links out of the folder
+    (tmp_path / "secret.toml").write_text(f'student_id = "{SECRET}"\n')
+    os.symlink(tmp_path / "secret.toml", folder / "outside.toml")
+    if os.path.exists("/etc/passwd"):
+        os.symlink("/etc/passwd", folder / "passwd.csv")
+    else:                                                   # the same hole, on a machine without /etc/passwd
+        (tmp_path / "passwd").write_text(SECRET + "\n" + "\n".join(f"user{i}:x:{i}" for i in range(21)) + "\n")
+        os.symlink(tmp_path / "passwd", folder / "passwd.csv")
+    # item 4: entries that are not answer files
+    os.mkfifo(folder / "pipe.toml")
+    os.symlink(folder / "nowhere.toml", folder / "dangling.toml")
+    (folder / "x.toml").mkdir()
+    (folder / "..toml").write_text('student_id = "dotdot"\n')
+    (folder / ".hidden.toml").write_text('student_id = "hidden"\n')
+    (folder / "README.txt").write_text("not an answer file")
+    (folder / "sub").mkdir()
+    # item 5: markup and terminal control sequences in ids, names, answers and file names
+    (folder / "xss.toml").write_text(
+        'student_id = "x\\u001b[2J<script>alert(1)</script>"\n'
+        'name = "[x](javascript:alert(1)) <img src=x onerror=alert(1)>"\n'
+        f'[{nq}]\n{nid} = "<script>alert(2)</script> [y](javascript:z) \\u001b[31m"\n')
+    (folder / "\x1b[2Jclear.toml").write_text(f'[{nq}]\n{nid} = "1"\n')
+    (folder / "-rf.toml").write_text(f'student_id = "-rf"\n[{nq}]\n{nid} = "1"\n')
+    return folder
+
+
+GRADED = GOOD + ["c_nan", "c_ninf", "c_big", "rn", "rm", "sur\udfff", "by", "unk", "x\x1b[2J<script>alert(1)</script>",
+                 "\x1b[2Jclear", "-rf"]
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory, key_path):
+    tmp = tmp_path_factory.mktemp("hostile")
+    folder = hostile_class(tmp, key_path)
+    out = tmp / "out"
+    res = run("grade", key_path, folder, "--json", out / "g.json", "--csv", out / "g.csv", "--report", out / "rep",
+              "--gradescope", out / "gs", "--no-color")
+    return folder, out, res
+
+
+def test_the_batch_finishes_grades_every_good_file_and_writes_every_output(graded):
+    folder, out, res = graded
+    assert res.exit_code == 1, res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
+    data = json.loads((out / "g.json").read_text(encoding="utf-8"))
+    assert sorted(s["student_id"] for s in data["submissions"]) == sorted(GRADED)
+    for s in data["submissions"]:
+        if s["student_id"] in GOOD:
+            assert s["percent"] == 100.0, s
+    rows = (out / "g.csv").read_text(encoding="utf-8").splitlines()
+    assert len(rows) == 1 + len(GRADED)
+    assert len(list((out / "rep").iterdir())) == len(GRADED) == len(list((out / "gs").iterdir()))
+
+
+def test_each_unreadable_file_is_named_with_its_reason(graded):
+    folder, out, res = graded
+    data = json.loads((out / "g.json").read_text(encoding="utf-8"))
+    for name, reason in UNREADABLE.items():
+        lines = [u for u in data["unreadable"] if name in u]
+        assert len(lines) == 1 and reason in lines[0], (name, data["unreadable"])
+        line = next(ln for ln in res.stderr.splitlines() if name in ln)
+        assert line.startswith("unreadable: ") and reason in line, line
+    assert len(data["unreadable"]) == len(UNREADABLE)
+
+
+def test_each_bad_part_is_named_with_its_reason(graded):
+    _, out, _ = graded
+    data = json.loads((out / "g.json").read_text(encoding="utf-8"))
+    by_id = {s["student_id"]: s for s in data["submissions"]}
+
+    def unreadable_parts(sid):
+        return {p["part"]: p["feedback"] for q in by_id[sid]["problems"] for p in q["parts"]
+                if p["status"] == "unparseable"}
+
+    assert "NaN is not a choice" in unreadable_parts("c_nan")["prevents"]
+    assert "infinity is not a choice" in unreadable_parts("c_ninf")["prevents"]
+    assert "not a choice" in unreadable_parts("c_big")["prevents"]
+    assert "rows of different lengths" in unreadable_parts("rn")["loss"]
+    assert "rows of different lengths" in unreadable_parts("rm")["scores"]
+    assert "unexpected character" in unreadable_parts("sur\udfff")["loss"]
+
+
+def test_files_read_by_json_and_toml_alone(tmp_path, key_path):
+    folder = hostile_class(tmp_path, key_path)
+    for name, reason in UNREADABLE.items():
+        subs, errors = read_file(folder / name)
+        assert not subs and len(errors) == 1 and reason in str(errors[0]), (name, errors)
+    subs, errors = read_file(folder / "surrogate.json")
+    assert not errors and subs[0].student_id == "sur\udfff"
+
+
+@pytest.mark.parametrize("depth,ok", [(30, True), (64, True), (65, False), (300, False), (5000, False)])
+def test_nesting_has_one_limit_whatever_the_stack(tmp_path, depth, ok):
+    for name, text in [("a.json", '{"q1": {"x": ' + nested_json(depth - 2) + "}}"),
+                       ("a.toml", "[q1]\nx = " + nested_json(depth - 2) + "\n")]:
+        (tmp_path / name).write_text(text)
+        subs, errors = read_file(tmp_path / name)
+        assert (len(subs), len(errors)) == ((1, 0) if ok else (0, 1)), (name, depth, errors)
+        if not ok:
+            assert "nested too deeply (more than 64 levels)" in str(errors[0])
+
+
+def test_a_five_thousand_digit_integer_is_unreadable_not_a_crash(tmp_path):
+    (tmp_path / "a.json").write_text('{"q1": {"x": -%s}}' % ("9" * 5000))
+    (tmp_path / "a.toml").write_text("[q1]\nx = %s\n" % ("9" * 5000))
+    for name in ("a.json", "a.toml"):
+        subs, errors = read_file(tmp_path / name)
+        assert not subs and "a number with more than 4,300 digits" in str(errors[0]), errors
+
+
+# ----------------------------------------------------------------------------- item 2: unknown part ids
+
+def test_fuzzy_matching_is_capped_and_the_rest_counted(key_path, tmp_path, monkeypatch):
+    import difflib
+
+    from examprep.grading import MAX_SUGGESTIONS
+
+    calls = []
+    real = difflib.get_close_matches
+
+    def spy(word, possibilities, *a, **k):
+        if "q1.weights" in possibilities:       # a match against the key's part addresses
+            calls.append(word)
+        return real(word, possibilities, *a, **k)
+
+    monkeypatch.setattr(difflib, "get_close_matches", spy)
+    (tmp_path / "u.json").write_text(json.dumps({"student_id": "u", "q1.weigths": "1",
+                                                 **{f"z{i}": "1" for i in range(66741)}}))
+    res = run("grade", key_path, tmp_path / "u.json", "--json", tmp_path / "g.json", "--csv", tmp_path / "g.csv", "-q")
+    assert res.exit_code == 0, res.output
+    assert len(calls) <= MAX_SUGGESTIONS == 10
+    warnings = json.loads((tmp_path / "g.json").read_text())["submissions"][0]["warnings"]
+    assert "unknown part id 'q1.weigths' ignored (did you mean q1.weights?)" in warnings
+    assert warnings[-1] == "… and 66,732 more unknown part ids ignored"
+    assert len(warnings) == MAX_SUGGESTIONS + 1
+    import csv
+
+    row = list(csv.DictReader((tmp_path / "g.csv").open(encoding="utf-8")))[0]
+    assert max(len(cell) for cell in row.values()) < 32_767       # what a spreadsheet cell holds
+
+
+def test_a_long_unknown_id_is_quoted_as_a_short_excerpt(key_path, tmp_path):
+    (tmp_path / "u.json").write_text(json.dumps({"student_id": "u", "q1." + "x" * 100_000: "1"}))
+    res = run("grade", key_path, tmp_path / "u.json", "--json", "-")
+    warning = json.loads(res.stdout)["submissions"][0]["warnings"][0]
+    assert len(warning) < 200 and "…" in warning
+
+
+# ----------------------------------------------------------------------------- item 3: links out of the folder
+
+def test_symlinks_out_of_the_folder_are_not_read(graded):
+    folder, out, res = graded
+    data = json.loads((out / "g.json").read_text(encoding="utf-8"))
+    everything = res.output + (out / "g.json").read_text(encoding="utf-8") + (out / "g.csv").read_text(encoding="utf-8")
+    everything += "".join(p.read_text(encoding="utf-8") for p in (out / "rep").iterdir())
+    assert "root:" not in everything and SECRET not in everything
+    for name in ("passwd.csv", "outside.toml"):
+        note = next(n for n in data["notes"] if name in n)
+        assert "skipped" in note and "outside" in note, note
+
+
+def test_a_symlink_inside_the_folder_is_read(key_path, tmp_path):
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "real.json").write_text(json.dumps(good_answers(key_path, "r")))
+    os.symlink("real.json", tmp_path / "c" / "alias.json")
+    files, notes = collect([tmp_path / "c"])
+    assert [f.name for f in files] == ["alias.json", "real.json"] and notes == []
+
+
+def test_an_unreadable_file_is_quoted_only_as_a_short_escaped_excerpt(key_path, tmp_path):
+    (tmp_path / "c").mkdir()
+    line = "secret\x1b[2J" + "s" * 500
+    (tmp_path / "c" / "odd.csv").write_text(line + "\n" + "a:b:c\n" * 20)
+    res = run("grade", key_path, tmp_path / "c", "--json", "-")
+    assert "s" * 60 not in res.output and "\x1b" not in res.output, res.output
+    data = json.loads(res.stdout)
+    assert data["submissions"] == [] and "no column names a part" in data["unreadable"][0]
+
+
+# ----------------------------------------------------------------------------- item 4: nothing skipped in silence
+
+def test_every_entry_not_graded_is_listed_with_its_reason(graded):
+    folder, out, res = graded
+    data = json.loads((out / "g.json").read_text(encoding="utf-8"))
+    for name, reason in SKIPPED.items():
+        notes = [n for n in data["notes"] if f"/{name}:" in n]
+        assert len(notes) == 1 and "skipped" in notes[0] and reason in notes[0], (name, data["notes"])
+        assert any(name in ln and reason in ln for ln in res.stderr.splitlines()), name
+    entries = {os.fsdecode(e) for e in os.listdir(os.fsencode(folder))}
+    graded_sources = {s["source"].rsplit("/", 1)[-1] for s in data["submissions"]}
+    assert entries == graded_sources | set(UNREADABLE) | set(SKIPPED)
+
+
+def test_a_fifo_given_by_name_is_refused_without_blocking(tmp_path):
+    os.mkfifo(tmp_path / "p.toml")
+    subs, errors = read_file(tmp_path / "p.toml")
+    assert not subs and "not a regular file" in str(errors[0])
+
+
+# ----------------------------------------------------------------------------- item 5: escaping
+
+def test_reports_escape_html_and_markdown_links(graded):
+    _, out, _ = graded
+    reports = [p.read_text(encoding="utf-8") for p in (out / "rep").iterdir()]
+    xss = next(r for r in reports if "script" in r)
+    for bad in ("<script>", "<img", "](javascript:", "[x](", "[y](", "\x1b"):
+        assert bad not in xss, bad
+    assert "&lt;script&gt;" in xss and "\\x1b" in xss
+
+
+def test_no_control_character_reaches_the_terminal(graded):
+    _, _, res = graded
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]", res.output)
+    assert "\\x1b[2Jclear" in res.stderr or "\\x1b[2Jclear" in res.stdout
+
+
+def test_no_output_name_starts_with_a_dash(graded):
+    _, out, _ = graded
+    for folder in (out / "rep", out / "gs"):
+        names = [p.name for p in folder.iterdir()]
+        assert names and not any(n.startswith("-") for n in names), names

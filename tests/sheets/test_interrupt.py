@@ -1,0 +1,78 @@
+"""Ctrl-C while a roster's PDFs are being typeset: the terminal sends SIGINT to the whole process
+group (the command and its PDF workers). The workers ignore it; the command stops them, prints one
+line, exits 130 and leaves nothing behind: no output directory, no temporary files, no processes.
+The signal is real and sent once the first worker has reported (the first progress line)."""
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists() or not hasattr(os, "killpg"),
+                                reason="needs POSIX process groups and /proc to see the workers")
+
+SECRET = "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae\n"
+
+
+def _live_members(pgid: int) -> list[int]:
+    """Processes of the group that are still running (zombies, which have exited, excluded)."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            out.append(int(entry.name))
+    return out
+
+
+def test_ctrl_c_during_the_pdfs_stops_everything_and_writes_nothing(tmp_path):
+    (tmp_path / "roster.csv").write_text("id,name\n" + "".join(f"s{i},Student {i}\n" for i in range(24)))
+    (tmp_path / "secret.txt").write_text(SECRET)
+    out = tmp_path / "class"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "examprep", "sheet", "-r", "midterm", "-s", "1", "--roster", str(tmp_path / "roster.csv"),
+         "--secret-file", str(tmp_path / "secret.txt"), "-f", "pdf,md", "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, start_new_session=True)
+    try:
+        first = proc.stderr.readline()                  # blocks until the first PDF part is typeset
+        assert first.startswith("typeset 1 of "), first + proc.stderr.read()
+        os.killpg(proc.pid, signal.SIGINT)              # as a terminal's Ctrl-C: to the whole group
+        stdout, stderr = proc.communicate(timeout=120)  # a hang guard, not a timing assertion
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    assert proc.returncode == 130, stderr
+    lines = [line for line in stderr.splitlines() if not line.startswith("typeset ")]
+    assert lines == ["interrupted: nothing was written"], stderr
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr and stdout == ""
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["roster.csv", "secret.txt"]
+    for _ in range(300):                               # the workers and the fork server go with it
+        if not _live_members(proc.pid):
+            break
+        time.sleep(0.1)
+    assert _live_members(proc.pid) == []
+
+
+def test_long_sheets_report_their_progress(tmp_path):
+    from examprep import sheets
+
+    (tmp_path / "roster.csv").write_text("id\n" + "".join(f"s{i}\n" for i in range(10)))
+    (tmp_path / "secret.txt").write_text(SECRET)
+    seen = []
+    sheets.make_sheet(recipe="cnn", seed=1, roster=str(tmp_path / "roster.csv"), secret_file=str(tmp_path / "secret.txt"),
+                      formats="pdf", out=str(tmp_path / "o"), progress=lambda *a: seen.append(a))
+    variants = [s for s in seen if s[0] == "variants"]
+    parts = [s for s in seen if s[0] == "PDF parts"]
+    assert variants == [("variants", n, 10) for n in range(1, 11)]
+    chunks = -(-10 // sheets.PDF_CHUNK)
+    total = 2 * chunks + 2                             # problems and solutions chunks, then their two joins
+    assert parts == [("PDF parts", n, total) for n in range(1, total + 1)]

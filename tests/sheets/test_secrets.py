@@ -1,0 +1,149 @@
+"""Variant secrets an attacker cannot guess: only random hex secrets are accepted, `examprep secret`
+writes one, the secret is stretched (scrypt) once per sheet before the per-student HMAC, the key
+records the derivation, and old sheets regenerate only with --legacy-secret, which warns.
+
+The stretched derivation is recomputed here from its documented parameters with hashlib and hmac
+directly (not through examprep's helpers); its cost is measured by bench/variant_secret.py, never
+asserted on time here."""
+import base64
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import stat
+import struct
+
+import pytest
+from typer.testing import CliRunner
+
+from examprep import keys, sheets
+from examprep.cli import app
+from examprep.sheets import SheetError, Student
+
+runner = CliRunner()
+HEX = "7c1e5b0a93d24f68e1b7a0c5d3f29e4a6b8c0d1e2f3a4b5c6d7e8f9012345678"
+ROSTER = [Student("s1", "Ada"), Student("s2", "Alan")]
+
+
+def _msg(sheet_id: str, student_id: str) -> bytes:
+    msg = b"examprep-sheet-variant"
+    for field in (sheet_id, student_id):
+        raw = field.encode("utf-8")
+        msg += struct.pack(">I", len(raw)) + raw
+    return msg
+
+
+def _code(digest: bytes) -> str:
+    raw = base64.b32encode(digest[16:21]).decode()
+    return f"{raw[:4]}-{raw[4:]}"
+
+
+@pytest.mark.parametrize("secret", [
+    b"passwordpassword",                     # the reported one
+    b"passwordpasswordpassword",             # the base64url clause the notes withdrew
+    b"correct-horse-battery-staple-0123456789",
+    b"0" * 64,                               # hex, long, but one digit
+    b"abab" * 16,                            # two digits
+    b"0123456789abcde",                      # 15 hex digits
+    b"0123456789abcdef0123456789abcde",      # 31 hex digits
+    base64.urlsafe_b64encode(os.urandom(24)).rstrip(b"="),
+])
+def test_weak_or_non_hex_secrets_are_refused(secret):
+    with pytest.raises(SheetError, match="examprep secret"):
+        sheets.check_secret(secret)
+
+
+@pytest.mark.parametrize("secret", [secrets.token_hex(16).encode(), secrets.token_hex(32).encode(),
+                                    b"0123456789ABCDEF0123456789abcdef", HEX.encode()])
+def test_random_hex_secrets_are_accepted(secret):
+    assert sheets.check_secret(secret) == secret
+
+
+def test_the_secret_command_writes_a_private_256_bit_hex_secret(tmp_path):
+    path = tmp_path / "secret.txt"
+    res = runner.invoke(app, ["secret", str(path)])
+    assert res.exit_code == 0, res.output
+    text = path.read_text()
+    assert len(text) == 65 and text.endswith("\n") and int(text, 16) >= 0
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert sheets.read_secret(path) == text.strip().encode()
+    # never replaced by accident: every sheet made with it depends on it
+    res = runner.invoke(app, ["secret", str(path)])
+    assert res.exit_code == 2 and "already exists; use --force" in res.stderr and path.read_text() == text
+    assert runner.invoke(app, ["secret", str(path), "--force"]).exit_code == 0 and path.read_text() != text
+    res = runner.invoke(app, ["secret", str(tmp_path / "nope" / "s.txt")])
+    assert res.exit_code == 2 and "does not exist" in res.stderr and not (tmp_path / "nope").exists()
+
+
+def test_a_weak_secret_file_is_one_line_naming_examprep_secret(tmp_path):
+    (tmp_path / "roster.csv").write_text("id,name\ns1,Ada\n")
+    (tmp_path / "secret.txt").write_text("passwordpassword\n")
+    res = runner.invoke(app, ["sheet", "-r", "cnn", "--roster", str(tmp_path / "roster.csv"), "--secret-file",
+                              str(tmp_path / "secret.txt"), "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1, res.output
+    assert res.stderr.startswith("error: --secret-file") and "`examprep secret FILE`" in res.stderr
+    assert "--legacy-secret" in res.stderr and not (tmp_path / "o").exists()
+
+
+def test_variants_come_from_the_stretched_secret_not_the_secret_itself():
+    sheet = sheets.build_sheet(sheets.load_recipe("cnn"), 5, roster=ROSTER, secret=HEX.encode())
+    meta = sheets.make_key(sheet).meta["variants"]
+    kdf = meta["kdf"]
+    assert meta["version"] == 2 and kdf["name"] == "scrypt"
+    assert kdf["n"] >= 2 ** 15 and kdf["r"] >= 8          # 32 MiB or more per guess
+    sid = sheet.sheet_id
+    salt = b"examprep-variant-key-v2" + struct.pack(">I", len(sid)) + sid.encode()
+    key = hashlib.scrypt(HEX.encode(), salt=salt, n=kdf["n"], r=kdf["r"], p=kdf["p"], dklen=kdf["dklen"],
+                         maxmem=2 ** 30)
+    for copy in sheet.copies:
+        digest = hmac.new(key, _msg(sid, copy.student.id), hashlib.sha256).digest()
+        assert copy.problems[0].seed == int.from_bytes(digest[:6], "big") and copy.code == _code(digest)
+        raw = hmac.new(HEX.encode(), _msg(sid, copy.student.id), hashlib.sha256).digest()
+        assert copy.code != _code(raw)           # one HMAC per guess no longer recovers the secret
+
+
+def test_the_secret_is_stretched_once_per_sheet(monkeypatch):
+    calls = []
+    real = hashlib.scrypt
+    monkeypatch.setattr(hashlib, "scrypt", lambda *a, **k: calls.append(1) or real(*a, **k))
+    roster = [Student(f"s{i}", "") for i in range(6)]
+    sheets.build_sheet(sheets.load_recipe("cnn"), 5, roster=roster, secret=HEX.encode())
+    assert len(calls) == 1
+
+
+def test_upper_and_lower_case_hex_give_the_same_variants():
+    a = sheets.build_sheet(sheets.load_recipe("cnn"), 5, roster=ROSTER, secret=HEX.encode())
+    b = sheets.build_sheet(sheets.load_recipe("cnn"), 5, roster=ROSTER, secret=HEX.upper().encode())
+    assert [c.code for c in a.copies] == [c.code for c in b.copies]
+
+
+def _sheet(tmp_path, secret: str, *extra: str, out: str = "o"):
+    (tmp_path / "roster.csv").write_text("id,name\ns1,Ada\ns2,Alan\n")
+    (tmp_path / "secret.txt").write_text(secret + "\n")
+    return runner.invoke(app, ["sheet", "-r", "cnn", "-s", "3", "-f", "md", "--roster", str(tmp_path / "roster.csv"),
+                               "--secret-file", str(tmp_path / "secret.txt"), "--out", str(tmp_path / out), *extra])
+
+
+def test_legacy_secret_regenerates_the_old_variants_and_warns(tmp_path):
+    res = _sheet(tmp_path, "passwordpassword", "--legacy-secret")
+    assert res.exit_code == 0, res.output
+    assert res.stderr.startswith("warning: --legacy-secret:") and "examprep secret" in res.stderr
+    key = keys.read_key(tmp_path / "o" / "key.json")
+    assert key.meta["variants"]["version"] == 1 and "kdf" not in key.meta["variants"]
+    for sid in ("s1", "s2"):          # the pre-stretching construction: HMAC under the secret itself
+        digest = hmac.new(b"passwordpassword", _msg("cnn-3", sid), hashlib.sha256).digest()
+        assert key.variant_codes[sid] == _code(digest)
+        assert key.variants[sid][0].seed == int.from_bytes(digest[:6], "big")
+
+
+def test_legacy_secret_needs_a_secret_file(tmp_path):
+    res = runner.invoke(app, ["sheet", "-r", "cnn", "--legacy-secret", "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "--legacy-secret goes with" in res.stderr
+
+
+def test_replacing_an_old_key_with_new_variants_warns(tmp_path):
+    assert _sheet(tmp_path, HEX, "--legacy-secret").exit_code == 0
+    res = _sheet(tmp_path, HEX, "--force")
+    assert res.exit_code == 0 and "held variants derived the old way" in res.stderr
+    assert json.loads((tmp_path / "o" / "key.json").read_text())["meta"]["variants"]["version"] == 2
