@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from examprep.engine._core import Trace, array, choice, matrix, shape_str, vector
+from examprep.engine._core import Trace, array, choice, integer, matrix, shape_str, vector
 from examprep.engine.rnn import GRU_CONVENTIONS, GRU_RESETS, gru_cell, lstm_cell, rnn_cell
 from examprep.errors import ParamError, ShapeError
 
@@ -12,7 +12,8 @@ _GATES = {"rnn": 1, "lstm": 4, "gru": 3}
 
 
 def rnn_bptt(cell: str, x, weight_ih, weight_hh, bias_ih=None, bias_hh=None, *, h0=None, c0=None,
-             nonlinearity: str = "tanh", convention: str = "lecture", reset: str = "after", grad_hidden=None) -> Trace:
+             nonlinearity: str = "tanh", convention: str = "lecture", reset: str = "after", grad_hidden=None,
+             truncation=None) -> Trace:
     """A recurrent cell unrolled over T steps and its gradients by backpropagation through time.
 
     cell "rnn" (torch.nn.RNNCell), "lstm" (LSTMCell, rows i, f, g, o) or "gru" (GRUCell, rows
@@ -25,9 +26,12 @@ def rnn_bptt(cell: str, x, weight_ih, weight_hh, bias_ih=None, bias_hh=None, *, 
     Backward (Werbos 1990): walking t = T…1, the gradient reaching h_t is grad_hidden[t] plus what
     step t+1 sends back; each weight's gradient is the SUM over the steps of that step's cell gradient,
     because the same weights act at every step.
+    truncation k (truncated BPTT, Williams & Peng 1990): each step's loss sends its gradient back at most
+    k steps (k = 1: no gradient through the recurrence at all); None (default): all the way.
     Returns hidden (T, H) = h_1…h_T, cell (T, H; lstm), the per-step traces' pre-activations and gates
     (steps: a list of the cells' traces), grad_weight_ih, grad_weight_hh, grad_bias_ih, grad_bias_hh,
-    grad_h0, grad_c0 (lstm), grad_x (T, I), and grad_h (T, H): the total ∂L/∂h_t at each step.
+    grad_h0, grad_c0 (lstm), grad_x (T, I), grad_h (T, H): the total ∂L/∂h_t at each step, and
+    grad_weight_ih_steps, grad_weight_hh_steps (T, …): each step's share of the weight gradients.
     Raises ShapeError naming the argument whose shape is wrong, ParamError for an option the cell
     does not have.
     """
@@ -49,6 +53,8 @@ def rnn_bptt(cell: str, x, weight_ih, weight_hh, bias_ih=None, bias_hh=None, *, 
     if cell != "lstm" and c0 is not None:
         raise ParamError("c0: only an LSTM has a cell state")
     c = np.zeros(H) if c0 is None or cell != "lstm" else vector("c0", c0, H)
+    if truncation is not None:
+        truncation = integer("truncation", truncation, 1)
     if cell == "gru":
         convention = choice("convention", convention, GRU_CONVENTIONS)
         reset = choice("reset", reset, GRU_RESETS)
@@ -81,60 +87,67 @@ def rnn_bptt(cell: str, x, weight_ih, weight_hh, bias_ih=None, bias_hh=None, *, 
         h = tr.h_new
         steps.append(tr)
         hs.append(h)
-    # backward through time
-    gW_ih, gW_hh = np.zeros_like(W_ih), np.zeros_like(W_hh)
-    gb_ih, gb_hh = np.zeros_like(b_ih), np.zeros_like(b_hh)
-    gx = np.zeros_like(xs)
-    dh_next, dc_next = np.zeros(H), np.zeros(H)
-    totals = np.zeros((T, H))
-    for t in range(T - 1, -1, -1):
-        tr, hp, xt = steps[t], prev_h[t], xs[t]
-        dh = dh_out[t] + dh_next
-        totals[t] = dh
+    def back(t: int, dh: np.ndarray, dc: np.ndarray):
+        """One step of the backward pass at step t: ∂L/∂(pre-activations) of the input and hidden
+        products (their row layouts), the input fed to W_hh's rows, and the gradients sent to h_{t−1}
+        (and c_{t−1})."""
+        tr, hp = steps[t], prev_h[t]
         if cell == "rnn":
             der = 1 - tr.h_new**2 if nonlinearity == "tanh" else (tr.pre_activation > 0).astype(float)
-            d_ih = d_hh = dh * der
-            dh_next = W_hh.T @ d_hh
-            gW_hh += np.outer(d_hh, hp)
-        elif cell == "lstm":
-            dc = dc_next + dh * tr.o * (1 - tr.tanh_c_new**2)
-            d_o = dh * tr.tanh_c_new
-            d_i, d_g, d_f = dc * tr.g, dc * tr.i, dc * prev_c[t]
-            d_ih = d_hh = np.concatenate([d_i * tr.i * (1 - tr.i), d_f * tr.f * (1 - tr.f),
-                                          d_g * (1 - tr.g**2), d_o * tr.o * (1 - tr.o)])
-            dc_next = dc * tr.f
-            dh_next = W_hh.T @ d_hh
-            gW_hh += np.outer(d_hh, hp)
+            d = dh * der
+            return d, d, np.broadcast_to(hp, (G * H, H)), W_hh.T @ d, None
+        if cell == "lstm":
+            dc = dc + dh * tr.o * (1 - tr.tanh_c_new**2)
+            d_i, d_f, d_g, d_o = dc * tr.g, dc * prev_c[t], dc * tr.i, dh * tr.tanh_c_new
+            d = np.concatenate([d_i * tr.i * (1 - tr.i), d_f * tr.f * (1 - tr.f), d_g * (1 - tr.g**2),
+                                d_o * tr.o * (1 - tr.o)])
+            return d, d, np.broadcast_to(hp, (G * H, H)), W_hh.T @ d, dc * tr.f
+        if convention == "lecture":
+            dz, dn, dh_direct = dh * (tr.n - hp), dh * tr.z, dh * (1 - tr.z)
         else:
-            if convention == "lecture":
-                dz, dn, dh_direct = dh * (tr.n - hp), dh * tr.z, dh * (1 - tr.z)
-            else:
-                dz, dn, dh_direct = dh * (hp - tr.n), dh * (1 - tr.z), dh * tr.z
-            dpre_n = dn * (1 - tr.n**2)
-            W_hn = W_hh[2 * H:]
-            if reset == "after":
-                d_hidden_n = dpre_n * tr.r
-                dr = dpre_n * tr.hidden_n
-                hn_input = hp
-                dh_from_n = W_hn.T @ d_hidden_n
-            else:
-                d_hidden_n = dpre_n
-                d_rh = W_hn.T @ dpre_n
-                dr = d_rh * hp
-                hn_input = tr.r * hp
-                dh_from_n = d_rh * tr.r
-            dpre_r, dpre_z = dr * tr.r * (1 - tr.r), dz * tr.z * (1 - tr.z)
-            d_ih = np.concatenate([dpre_r, dpre_z, dpre_n])
-            d_hh = np.concatenate([dpre_r, dpre_z, d_hidden_n])
-            gW_hh[:2 * H] += np.outer(d_hh[:2 * H], hp)
-            gW_hh[2 * H:] += np.outer(d_hidden_n, hn_input)
-            dh_next = dh_direct + W_hh[:2 * H].T @ d_hh[:2 * H] + dh_from_n
-        gW_ih += np.outer(d_ih, xt)
-        gb_ih += d_ih
-        gb_hh += d_hh
-        gx[t] = W_ih.T @ d_ih
-    trace = Trace(steps=steps, hidden=np.array(hs), grad_weight_ih=gW_ih, grad_weight_hh=gW_hh, grad_bias_ih=gb_ih,
-                  grad_bias_hh=gb_hh, grad_h0=dh_next, grad_x=gx, grad_h=totals)
+            dz, dn, dh_direct = dh * (hp - tr.n), dh * (1 - tr.z), dh * tr.z
+        dpre_n = dn * (1 - tr.n**2)
+        W_hn = W_hh[2 * H:]
+        if reset == "after":            # n = tanh(W_in x + b_in + r ⊙ (W_hn h + b_hn))
+            d_hidden_n, dr, n_input = dpre_n * tr.r, dpre_n * tr.hidden_n, hp
+            dh_from_n = W_hn.T @ d_hidden_n
+        else:                           # n = tanh(W_in x + b_in + W_hn (r ⊙ h) + b_hn)
+            d_rh = W_hn.T @ dpre_n
+            d_hidden_n, dr, n_input = dpre_n, d_rh * hp, tr.r * hp
+            dh_from_n = d_rh * tr.r
+        dpre_r, dpre_z = dr * tr.r * (1 - tr.r), dz * tr.z * (1 - tr.z)
+        d_ih = np.concatenate([dpre_r, dpre_z, dpre_n])
+        d_hh = np.concatenate([dpre_r, dpre_z, d_hidden_n])
+        rows_input = np.concatenate([np.broadcast_to(hp, (2 * H, H)), np.broadcast_to(n_input, (H, H))])
+        return d_ih, d_hh, rows_input, dh_direct + W_hh[:2 * H].T @ d_hh[:2 * H] + dh_from_n, None
+
+    # backward through time: the gradient reaching h_t is what its own loss sends plus what step
+    # t + 1 sends back (only within ``truncation`` steps of the loss that sent it, when truncated)
+    zero = np.zeros(H)
+    contrib_ih, contrib_hh = np.zeros((T,) + W_ih.shape), np.zeros((T,) + W_hh.shape)
+    contrib_bih, contrib_bhh = np.zeros((T, G * H)), np.zeros((T, G * H))
+    gx, totals = np.zeros_like(xs), np.zeros((T, H))
+    grad_h0, grad_c0 = np.zeros(H), np.zeros(H)
+    sweeps = [(T - 1, 0, None)] if truncation is None else [(s, max(s - truncation + 1, 0), s) for s in range(T)]
+    for top, bottom, only in sweeps:
+        dh_next, dc_next = zero, zero
+        for t in range(top, bottom - 1, -1):
+            dh = (dh_out[t] if only is None or t == only else zero) + dh_next
+            totals[t] += dh
+            d_ih, d_hh, rows_input, dh_next, dc_prev = back(t, dh, dc_next)
+            dc_next = zero if dc_prev is None else dc_prev
+            contrib_ih[t] += np.outer(d_ih, xs[t])
+            contrib_hh[t] += d_hh[:, None] * rows_input
+            contrib_bih[t] += d_ih
+            contrib_bhh[t] += d_hh
+            gx[t] += W_ih.T @ d_ih
+        if bottom == 0:
+            grad_h0 += dh_next
+            grad_c0 += dc_next
+    trace = Trace(steps=steps, hidden=np.array(hs), grad_weight_ih=contrib_ih.sum(axis=0),
+                  grad_weight_hh=contrib_hh.sum(axis=0), grad_bias_ih=contrib_bih.sum(axis=0),
+                  grad_bias_hh=contrib_bhh.sum(axis=0), grad_h0=grad_h0, grad_x=gx, grad_h=totals,
+                  grad_weight_ih_steps=contrib_ih, grad_weight_hh_steps=contrib_hh)
     if cell == "lstm":
-        trace.update(cell=np.array(cs), grad_c0=dc_next)
+        trace.update(cell=np.array(cs), grad_c0=grad_c0)
     return trace

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 
-from examprep.engine._core import Trace, boolean, choice, int_tuple, integer
+from examprep.engine._core import Trace, boolean, choice, int_tuple, integer, number
 from examprep.engine.conv import same_padding
 from examprep.errors import ParamError, ShapeError
 
@@ -25,7 +25,8 @@ def _pool_size(n: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
     return out
 
 
-def network_shapes(input_shape, layers, *, framework: str = "pytorch") -> Trace:
+def network_shapes(input_shape, layers, *, framework: str = "pytorch", count_input_channels: bool = True,
+                   padding_sides: int = 2) -> Trace:
     """Output shape, parameter count and multiply–accumulates of each layer of a CNN/MLP.
 
     input_shape: [C, H, W] (one example, PyTorch's channels-first layout), or [F] for an MLP.
@@ -39,12 +40,18 @@ def network_shapes(input_shape, layers, *, framework: str = "pytorch") -> Trace:
               counts its moving mean and variance too, 4C, as Keras's model summary total does
       relu, sigmoid, tanh, dropout: shape unchanged, no parameters
       flatten → [C·H·W];  linear {out_features, bias (true)} on [F]: params F·out (+ out), MACs F·out
+    Mistaken methods a misconception needs (the defaults are right): count_input_channels false gives a
+    conv kernel C_out·kH·kW weights (the input channels forgotten); padding_sides 1 counts a conv's
+    padding on one side only, out = ⌊(n + p − d(k − 1) − 1)/s⌋ + 1.
     Returns output_shapes (after each layer), params, macs (per layer), total_params, total_macs,
     and layer_names ("conv2d 1", …) for a worked table.
     Raises ParamError/ShapeError naming the layer (its index and type) whose options are wrong or
     whose output would have no size.
     """
     framework = choice("framework", framework, ("pytorch", "keras"))
+    count_input_channels = boolean("count_input_channels", count_input_channels)
+    if padding_sides not in (1, 2):
+        raise ParamError(f"padding_sides: expected 1 or 2, got {padding_sides!r}")
     if not isinstance(input_shape, (list, tuple)) or len(input_shape) not in (1, 3):
         raise ShapeError(f"input_shape: expected [C, H, W] (or [F] for an MLP), got {input_shape!r}")
     shape = [integer(f"input_shape[{i}]", v, 1) for i, v in enumerate(input_shape)]
@@ -95,14 +102,15 @@ def network_shapes(input_shape, layers, *, framework: str = "pytorch") -> Trace:
                 p = int_tuple(f"{where}.padding", padding, 2, minimum=0)
                 for j in range(2):
                     eff = d[j] * (k[j] - 1) + 1
-                    if eff > shape[j + 1] + 2 * p[j]:
+                    span = shape[j + 1] + padding_sides * p[j]
+                    if eff > span:
                         raise ShapeError(f"{where}: the kernel ({eff} with dilation) is larger than its padded input "
-                                         f"({shape[j + 1] + 2 * p[j]}): the output would be empty")
-                    out_hw.append((shape[j + 1] + 2 * p[j] - eff) // s[j] + 1)
-            per_out = (c_in // groups) * k[0] * k[1]
+                                         f"({span}): the output would be empty")
+                    out_hw.append((span - eff) // s[j] + 1)
+            per_out = ((c_in // groups) if count_input_channels else 1) * k[0] * k[1]
             n_params = c_out * per_out + (c_out if bias else 0)
             shape = [c_out] + out_hw
-            n_macs = c_out * out_hw[0] * out_hw[1] * per_out
+            n_macs = c_out * out_hw[0] * out_hw[1] * (c_in // groups) * k[0] * k[1]
         elif kind in ("max-pool", "avg-pool"):
             if "kernel_size" not in layer:
                 raise ParamError(f"{where}: missing kernel_size")
@@ -147,7 +155,6 @@ def network_shapes(input_shape, layers, *, framework: str = "pytorch") -> Trace:
             n_macs = shape[0] * out_f
             shape = [out_f]
         elif kind == "dropout" and "p" in layer:
-            from examprep.engine._core import number
             pv = number(f"{where}.p", layer["p"])
             if not 0 <= pv <= 1:
                 raise ParamError(f"{where}: p must be a probability in [0, 1], got {pv:g}")

@@ -76,8 +76,13 @@ def _per_channel(name: str, value, c: int) -> np.ndarray:
     return np.broadcast_to(arr, (c,)).astype(float)
 
 
+BN_MOMENTUM = ("pytorch", "keras")
+BN_RUNNING_VAR = ("unbiased", "biased")
+
+
 def batch_norm(x, gamma=1.0, beta=0.0, *, eps: float = 1e-5, training: bool = True, running_mean=0.0,
-               running_var=1.0, momentum: float = 0.1, grad_output=None) -> Trace:
+               running_var=1.0, momentum: float = 0.1, grad_output=None, variance: str = "biased",
+               momentum_convention: str = "pytorch", running_var_update: str = "unbiased") -> Trace:
     """Batch normalisation of one batch, as torch.nn.BatchNorm1d/2d (Ioffe & Szegedy 2015).
 
     Shapes: x (N, C) or (N, C, H, W): statistics per channel C over every other axis (batch and
@@ -88,6 +93,11 @@ def batch_norm(x, gamma=1.0, beta=0.0, *, eps: float = 1e-5, training: bool = Tr
       and the running statistics move: new = (1 − momentum)·running + momentum·batch, with the
       UNBIASED batch variance (m/(m − 1)·σ², m values per channel), as PyTorch.
     training false (eval): the running statistics normalise and stay unchanged.
+    Conventions (PyTorch's are the defaults; the others are Keras's or common mistakes):
+      variance            "biased" normalises by the biased batch variance (PyTorch, Keras), "unbiased" by m/(m−1)·σ²
+      momentum_convention "pytorch": new = (1 − momentum)·running + momentum·batch;
+                          "keras": new = momentum·running + (1 − momentum)·batch (tf.keras: momentum 0.99 = PyTorch's 0.01)
+      running_var_update  "unbiased" (PyTorch) or "biased" (tf.keras) batch variance in the running update
     Backward (grad_output δ, x's shape), training: ∂L/∂x = γ/√(σ²+ε) · (δ − mean(δ) − x̂·mean(δ x̂)),
     per channel; eval: ∂L/∂x = γ/√(running_var + ε) · δ. ∂L/∂γ = Σ δ x̂, ∂L/∂β = Σ δ.
     Returns mean, var (those that normalise), std (√(var + ε)), x_hat, output, running_mean_new,
@@ -100,6 +110,9 @@ def batch_norm(x, gamma=1.0, beta=0.0, *, eps: float = 1e-5, training: bool = Tr
     axes = (0,) if xa.ndim == 2 else (0, 2, 3)
     m = xa.size // c
     training = boolean("training", training)
+    variance = choice("variance", variance, ("biased", "unbiased"))
+    momentum_convention = choice("momentum_convention", momentum_convention, BN_MOMENTUM)
+    running_var_update = choice("running_var_update", running_var_update, BN_RUNNING_VAR)
     eps = number("eps", eps)
     if eps < 0:
         raise ParamError(f"eps: expected a number ≥ 0, got {eps:g}")
@@ -118,10 +131,12 @@ def batch_norm(x, gamma=1.0, beta=0.0, *, eps: float = 1e-5, training: bool = Tr
             raise ParamError(f"x: training mode needs more than one value per channel to take a batch variance "
                              f"(got shape {shape_str(xa.shape)}), as PyTorch")
         mean = xa.mean(axis=axes)
-        var = ((xa - mean.reshape(shape)) ** 2).mean(axis=axes)
-        unbiased = var * m / (m - 1)
-        rm_new = (1 - momentum) * rm + momentum * mean
-        rv_new = (1 - momentum) * rv + momentum * unbiased
+        biased = ((xa - mean.reshape(shape)) ** 2).mean(axis=axes)
+        unbiased = biased * m / (m - 1)
+        var = biased if variance == "biased" else unbiased
+        new = momentum if momentum_convention == "pytorch" else 1 - momentum      # the batch's weight
+        rm_new = (1 - new) * rm + new * mean
+        rv_new = (1 - new) * rv + new * (unbiased if running_var_update == "unbiased" else biased)
     else:
         mean, var = rm.copy(), rv.copy()
         unbiased = None

@@ -32,7 +32,7 @@ _STATE = {"sgd": (), "momentum": ("velocity",), "nesterov": ("velocity",), "rmsp
 
 
 def optimizer_step(optimizer: str, params, grads, *, lr, momentum=None, betas=None, eps=None, alpha=None,
-                   weight_decay=None) -> Trace:
+                   weight_decay=None, dampening=None, bias_correction: bool = True) -> Trace:
     """T steps of an optimizer on a parameter vector with given gradients, as torch.optim.
 
     Shapes: params (d,); grads (d,) for one step, or (T, d): the gradient at step t is row t.
@@ -48,6 +48,9 @@ def optimizer_step(optimizer: str, params, grads, *, lr, momentum=None, betas=No
     Defaults as torch.optim: momentum 0.9 (momentum, nesterov), betas [0.9, 0.999], eps 1e-8
     (adagrad 1e-10), alpha 0.99, weight_decay 0 (adamw 0.01). An option that the chosen optimizer
     does not have is refused (plain "sgd" has no momentum: use "momentum").
+    dampening (momentum, nesterov; torch.optim.SGD's, default 0): v ← μ v + (1 − dampening) g after the
+    first step. bias_correction false: Adam without m̂ and v̂ — a common mistake (and the first steps of
+    RMSprop with momentum), which moves the first steps far less than lr.
     Returns params_per_step (T, d), params_new, and the state after the last step: velocity,
     square_avg, sum, or exp_avg and exp_avg_sq (plus the bias corrections of the last step for adam).
     """
@@ -61,8 +64,9 @@ def optimizer_step(optimizer: str, params, grads, *, lr, momentum=None, betas=No
     eta = number("lr", lr)
     if eta < 0:
         raise ParamError(f"lr: expected a learning rate ≥ 0, got {eta:g}")
-    given = {"momentum": momentum, "betas": betas, "alpha": alpha}
-    owner = {"momentum": ("momentum", "nesterov"), "betas": ("adam", "adamw"), "alpha": ("rmsprop",)}
+    given = {"momentum": momentum, "betas": betas, "alpha": alpha, "dampening": dampening}
+    owner = {"momentum": ("momentum", "nesterov"), "betas": ("adam", "adamw"), "alpha": ("rmsprop",),
+             "dampening": ("momentum", "nesterov")}
     for name, value in given.items():
         if value is not None and optimizer not in owner[name]:
             raise ParamError(f"{name}: optimizer {optimizer!r} has no {name} (it applies to "
@@ -83,6 +87,11 @@ def optimizer_step(optimizer: str, params, grads, *, lr, momentum=None, betas=No
     a = number("alpha", 0.99 if alpha is None else alpha)
     if not 0 <= a <= 1:
         raise ParamError(f"alpha: expected a number in [0, 1], got {a:g}")
+    damp = number("dampening", 0.0 if dampening is None else dampening)
+    if not 0 <= damp <= 1:
+        raise ParamError(f"dampening: expected a number in [0, 1], got {damp:g}")
+    if not isinstance(bias_correction, bool):
+        raise ParamError(f"bias_correction: expected true or false, got {bias_correction!r}")
     wd = number("weight_decay", (0.01 if optimizer == "adamw" else 0.0) if weight_decay is None else weight_decay)
     if wd < 0:
         raise ParamError(f"weight_decay: expected a number ≥ 0, got {wd:g}")
@@ -94,7 +103,7 @@ def optimizer_step(optimizer: str, params, grads, *, lr, momentum=None, betas=No
         if optimizer == "sgd":
             p = p - eta * g
         elif optimizer in ("momentum", "nesterov"):
-            v = g.copy() if t == 1 else mu * state["velocity"] + g
+            v = g.copy() if t == 1 else mu * state["velocity"] + (1 - damp) * g
             state["velocity"] = v
             p = p - eta * (g + mu * v if optimizer == "nesterov" else v)
         elif optimizer == "rmsprop":
@@ -111,7 +120,7 @@ def optimizer_step(optimizer: str, params, grads, *, lr, momentum=None, betas=No
             m = b1 * state["exp_avg"] + (1 - b1) * g
             v2 = b2 * state["exp_avg_sq"] + (1 - b2) * g * g
             state["exp_avg"], state["exp_avg_sq"] = m, v2
-            c1, c2 = 1 - b1**t, 1 - b2**t
+            c1, c2 = (1 - b1**t, 1 - b2**t) if bias_correction else (1.0, 1.0)
             m_hat, v_hat = m / c1, v2 / c2
             p = p - eta * m_hat / (np.sqrt(v_hat) + e)
             extra = {"bias_correction1": c1, "bias_correction2": c2, "exp_avg_hat": m_hat, "exp_avg_sq_hat": v_hat}
