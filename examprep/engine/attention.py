@@ -99,8 +99,9 @@ def attention(query, key, value, *, mask=None, causal: bool = False, score: str 
 
 
 def scaled_masked_softmax(scores, scale=1.0, allowed=None) -> np.ndarray:
-    """softmax over the last axis of scale·scores where allowed (1) — 0 elsewhere and on empty rows."""
-    s = array("scores", scores, (1, 2))
+    """softmax over the last axis of scale·scores where allowed (1) — 0 elsewhere and on empty rows
+    (scores a vector, a matrix, or one matrix per head)."""
+    s = array("scores", scores, (1, 2, 3))
     ok = np.ones(s.shape, dtype=bool) if allowed is None else array("allowed", allowed).astype(bool)
     if ok.shape != s.shape:
         raise ShapeError(f"allowed: expected shape {s.shape}, got {ok.shape}")

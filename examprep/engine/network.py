@@ -104,8 +104,9 @@ def network_shapes(input_shape, layers, *, framework: str = "pytorch", count_inp
                     eff = d[j] * (k[j] - 1) + 1
                     span = shape[j + 1] + padding_sides * p[j]
                     if eff > span:
-                        raise ShapeError(f"{where}: the kernel ({eff} with dilation) is larger than its padded input "
-                                         f"({span}): the output would be empty")
+                        size = f"{k[j]}" + (f", {eff} with dilation {d[j]}" if d[j] > 1 else "")
+                        raise ShapeError(f"{where}: the kernel ({size}) is larger than its padded input ({span}): "
+                                         "the output would be empty")
                     out_hw.append((span - eff) // s[j] + 1)
             per_out = ((c_in // groups) if count_input_channels else 1) * k[0] * k[1]
             n_params = c_out * per_out + (c_out if bias else 0)

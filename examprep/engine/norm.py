@@ -99,7 +99,8 @@ def batch_norm(x, gamma=1.0, beta=0.0, *, eps: float = 1e-5, training: bool = Tr
                           "keras": new = momentum·running + (1 − momentum)·batch (tf.keras: momentum 0.99 = PyTorch's 0.01)
       running_var_update  "unbiased" (PyTorch) or "biased" (tf.keras) batch variance in the running update
     Backward (grad_output δ, x's shape), training: ∂L/∂x = γ/√(σ²+ε) · (δ − mean(δ) − x̂·mean(δ x̂)),
-    per channel; eval: ∂L/∂x = γ/√(running_var + ε) · δ. ∂L/∂γ = Σ δ x̂, ∂L/∂β = Σ δ.
+    per channel (the last term × m/(m − 1) when the unbiased variance normalises);
+    eval: ∂L/∂x = γ/√(running_var + ε) · δ.  ∂L/∂γ = Σ δ x̂, ∂L/∂β = Σ δ.
     Returns mean, var (those that normalise), std (√(var + ε)), x_hat, output, running_mean_new,
     running_var_new; with grad_output also grad_input, grad_gamma, grad_beta.
     Raises ParamError for training with one value per channel (PyTorch refuses it), ε < 0 or a
@@ -158,7 +159,9 @@ def batch_norm(x, gamma=1.0, beta=0.0, *, eps: float = 1e-5, training: bool = Tr
         grad_gamma = (d * x_hat).sum(axis=axes)
         scale = (g / std).reshape(shape)
         if training:
-            grad_input = scale * (d - (grad_beta / m).reshape(shape) - x_hat * (grad_gamma / m).reshape(shape))
+            # σ² = c/m · Σ(x − μ)² with c = 1 (biased) or m/(m − 1) (unbiased): ∂σ/∂x carries that c
+            c = 1.0 if variance == "biased" else m / (m - 1)
+            grad_input = scale * (d - (grad_beta / m).reshape(shape) - c * x_hat * (grad_gamma / m).reshape(shape))
         else:
             grad_input = scale * d
         trace.update(grad_input=grad_input, grad_gamma=grad_gamma, grad_beta=grad_beta)

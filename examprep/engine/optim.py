@@ -90,6 +90,8 @@ def optimizer_step(optimizer: str, params, grads, *, lr, momentum=None, betas=No
     damp = number("dampening", 0.0 if dampening is None else dampening)
     if not 0 <= damp <= 1:
         raise ParamError(f"dampening: expected a number in [0, 1], got {damp:g}")
+    if damp and optimizer == "nesterov":
+        raise ParamError("dampening: Nesterov momentum needs zero dampening (torch.optim.SGD refuses it)")
     if not isinstance(bias_correction, bool):
         raise ParamError(f"bias_correction: expected true or false, got {bias_correction!r}")
     wd = number("weight_decay", (0.01 if optimizer == "adamw" else 0.0) if weight_decay is None else weight_decay)

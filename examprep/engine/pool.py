@@ -103,7 +103,7 @@ def _input(input: Any) -> np.ndarray:
 
 
 def _grad(grad_output: Any, shape: tuple[int, ...]) -> np.ndarray:
-    g = array("grad_output", grad_output, len(shape))
+    g = array("grad_output", grad_output)
     if g.shape != shape:
         raise ShapeError(f"grad_output: expected the output's shape {shape_str(shape)}, got {shape_str(g.shape)}")
     return g
