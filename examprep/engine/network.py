@@ -34,7 +34,8 @@ def network_shapes(input_shape, layers, *, framework: str = "pytorch", count_inp
       conv2d {out_channels, kernel_size, stride (1), padding (0, [h, w] or "same" as TensorFlow),
               dilation (1), groups (1), bias (true)}:  out = ⌊(n + 2p − d(k − 1) − 1)/s⌋ + 1,
               params C_out·(C_in/groups)·kH·kW (+ C_out), MACs = output elements · (C_in/groups)·kH·kW
-      max-pool, avg-pool {kernel_size, stride (= kernel_size), padding (0), ceil_mode (false)}: no
+      max-pool, avg-pool {kernel_size, stride (= kernel_size), padding (0, or "same" as TensorFlow),
+              ceil_mode (false)}: no
               parameters; "global-avg-pool" → [C, 1, 1] (torch.nn.AdaptiveAvgPool2d(1))
       batch-norm: 2C parameters (γ, β) on [C, H, W], 2F after flatten or linear; framework "keras"
               counts its moving mean and variance too, 4C, as Keras's model summary total does
@@ -122,9 +123,17 @@ def network_shapes(input_shape, layers, *, framework: str = "pytorch", count_inp
             if "count_include_pad" in layer:
                 boolean(f"{where}.count_include_pad", layer["count_include_pad"])
             padding = layer.get("padding", 0)
-            if isinstance(padding, str) and padding == "valid":
-                padding = 0
-            p = int_tuple(f"{where}.padding", padding, 2, minimum=0)
+            if isinstance(padding, str):
+                padding = choice(f"{where}.padding", padding, ("same", "valid"))
+                if padding == "same" and ceil_mode:
+                    raise ParamError(f"{where}: ceil_mode has no meaning with padding \"same\"")
+            if padding == "same":       # TensorFlow's pooling: out = ⌈n/s⌉
+                shape = [shape[0]] + [same_padding(shape[j + 1], k[j], s[j], d[j])[0] for j in range(2)]
+                shapes.append(list(shape))
+                params.append(0)
+                macs.append(0)
+                continue
+            p = int_tuple(f"{where}.padding", 0 if padding == "valid" else padding, 2, minimum=0)
             out_hw = []
             for j in range(2):
                 if p[j] > k[j] // 2:
