@@ -31,7 +31,8 @@ def network_steps(p: dict[str, Any], t: Trace) -> NetworkSteps:
     for name, layer, shape, params, macs in zip(t.layer_names, p["layers"], t.output_shapes, t.params, t.macs):
         formula = _RULE.get(layer.get("type"), r"\text{shape unchanged, no parameters}")
         if isinstance(layer, dict) and layer.get("padding") == "same":
-            formula = r"o = \left\lceil \frac{n}{s} \right\rceil \text{ (TensorFlow's \"same\")},\ \ " + formula.split(r",\ \ ")[-1]
+            same = r"o = \left\lceil \frac{n}{s} \right\rceil \text{ (TensorFlow's same)},\ \ "
+            formula = same + formula.split(r",\ \ ")[-1]
         if layer.get("type") == "batch-norm" and p["framework"] == "keras":
             formula = r"\text{params} = 4C\ (\gamma, \beta, \text{moving mean and variance})"
         steps.append(Step(f"{name}: {_shape(prev)} → {_shape(shape)}", formula,
