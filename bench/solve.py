@@ -5,7 +5,10 @@ Prints, in one run:
 - per topic, in process: our engine's solves/s against the baseline, the independent torch
   reference implementations (examprep.verify) on the same params, and the ratio.
 
-Usage: python bench/solve.py [--lines 10000] [--cases PATH]
+The per-topic table adds the exam topics' cases (shared/cases/exam-topics.json, --extra), so every
+topic of the contract's two tables is measured; the end-to-end line stays on public.json.
+
+Usage: python bench/solve.py [--lines 10000] [--cases PATH] [--extra PATH]
 Goal (issue 2): ≥ 2,000 solves/s end to end.
 """
 from __future__ import annotations
@@ -28,6 +31,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--lines", type=int, default=10_000)
     ap.add_argument("--cases", type=Path, default=ROOT.parent / "shared" / "cases" / "public.json")
+    ap.add_argument("--extra", type=Path, default=ROOT.parent / "shared" / "cases" / "exam-topics.json")
     args = ap.parse_args()
     if not args.cases.exists():
         sys.exit(f"no cases file at {args.cases}: pass --cases")
@@ -52,7 +56,8 @@ def main() -> None:
         REFERENCES = {}
         print("(torch not installed: no baseline column)")
     by_topic: dict[str, list[dict]] = defaultdict(list)
-    for c in cases:
+    extra = json.loads(args.extra.read_text()) if args.extra.exists() else []
+    for c in cases + extra:
         by_topic[c["topic"]].append(c["params"])
     print(f"\n{'topic':<22}{'ours solves/s':>15}{'torch ref solves/s':>20}{'ratio':>8}")
     for topic, plist in sorted(by_topic.items()):

@@ -99,8 +99,9 @@ def attention(query, key, value, *, mask=None, causal: bool = False, score: str 
 
 
 def scaled_masked_softmax(scores, scale=1.0, allowed=None) -> np.ndarray:
-    """softmax over the last axis of scale·scores where allowed (1) — 0 elsewhere and on empty rows."""
-    s = array("scores", scores, (1, 2))
+    """softmax over the last axis of scale·scores where allowed (1) — 0 elsewhere and on empty rows
+    (scores a vector, a matrix, or one matrix per head)."""
+    s = array("scores", scores, (1, 2, 3))
     ok = np.ones(s.shape, dtype=bool) if allowed is None else array("allowed", allowed).astype(bool)
     if ok.shape != s.shape:
         raise ShapeError(f"allowed: expected shape {s.shape}, got {ok.shape}")
@@ -248,3 +249,64 @@ def teacher_forcing(tokens, *, bos: Any = "<go>", eos: Any = None) -> Trace:
     else:
         inp, labels = [bos] + toks, toks + [_token("eos", eos)]
     return Trace(decoder_input=inp, labels=labels, length=len(labels))
+
+
+def self_attention(x, w_query, w_key, w_value, *, num_heads=1, w_output=None, causal: bool = False, mask=None,
+                   scale=None) -> Trace:
+    """Self-attention of a sequence with learned projections (Vaswani et al. 2017, §3.2).
+
+    Q = X W_Q, K = X W_K, V = X W_V (row vectors: x (n, d_model), w_query and w_key (d_model, d_k),
+    w_value (d_model, d_v)). With h heads the columns of Q, K and V split into h equal blocks;
+    head i takes block i: S_i = Q_i K_iᵀ, α_i = softmax(c·S_i) over the keys, head_i = α_i V_i.
+    output = concat(head_1 … head_h) W_O (w_output (d_v, d_out)), or the concatenation without W_O.
+    scale c: 1/√(d_k/h) by default (the per-head key size). causal: query i attends keys j ≤ i;
+    mask (n, n) 1 = may attend; both together: both must allow. A row with nothing allowed gets
+    weights 0 (and output 0), never NaN.
+    Returns query, key, value (n×d_k, n×d_v whatever h is), scores (QKᵀ, before scale and mask),
+    scaled_scores, allowed, weights, heads — with one head n×n and n×d_v, with h heads each with a
+    leading axis of h — concat, output.
+    Raises ShapeError naming the projection whose shape does not fit, ParamError for a head count
+    that does not divide d_k and d_v.
+    """
+    X = array("x", x, 2)
+    n, d_model = X.shape
+    Wq = matrix("w_query", w_query, (d_model, None))
+    Wk = matrix("w_key", w_key, (d_model, None))
+    Wv = matrix("w_value", w_value, (d_model, None))
+    d_k, d_v = Wq.shape[1], Wv.shape[1]
+    if Wk.shape[1] != d_k:
+        raise ShapeError(f"w_key: expected {d_model}×{d_k} (queries and keys need the same size d_k = {d_k}), "
+                         f"got {shape_str(Wk.shape)}")
+    h = integer("num_heads", num_heads, 1)
+    if d_k % h or d_v % h:
+        raise ParamError(f"num_heads: {h} heads must divide d_k = {d_k} and d_v = {d_v}")
+    causal = boolean("causal", causal)
+    allowed = np.ones((n, n), dtype=bool)
+    if mask is not None:
+        m = array("mask", mask, 2)
+        if m.shape != (n, n):
+            raise ShapeError(f"mask: expected {n}×{n} (queries × keys), got {shape_str(m.shape)}")
+        if not np.all((m == 0) | (m == 1)):
+            raise ParamError("mask: expected 0 (blocked) or 1 (may attend) in every entry")
+        allowed &= m.astype(bool)
+    if causal:
+        allowed &= np.tri(n, dtype=bool)
+    c = 1.0 / np.sqrt(d_k / h) if scale is None else number("scale", scale)
+    Q, K, V = X @ Wq, X @ Wk, X @ Wv
+    dk_h, dv_h = d_k // h, d_v // h
+    Qh = Q.reshape(n, h, dk_h).transpose(1, 0, 2)
+    Kh = K.reshape(n, h, dk_h).transpose(1, 0, 2)
+    Vh = V.reshape(n, h, dv_h).transpose(1, 0, 2)
+    scores = Qh @ Kh.transpose(0, 2, 1)                      # (h, n, n)
+    scaled = c * scores
+    weights = masked_softmax(scaled, np.broadcast_to(allowed, scaled.shape))
+    heads = weights @ Vh                                     # (h, n, d_v/h)
+    concat = heads.transpose(1, 0, 2).reshape(n, d_v)
+    if w_output is not None:
+        Wo = matrix("w_output", w_output, (d_v, None))
+        out = concat @ Wo
+    else:
+        out = concat
+    one = (lambda a: a[0]) if h == 1 else (lambda a: a)
+    return Trace(query=Q, key=K, value=V, scale=c, scores=one(scores), scaled_scores=one(scaled), allowed=allowed,
+                 weights=one(weights), heads=one(heads), concat=concat, output=out)

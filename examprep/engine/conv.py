@@ -26,6 +26,17 @@ def same_padding(n: int, k: int, stride: int, dilation: int = 1) -> tuple[int, i
     return out, total // 2, total - total // 2
 
 
+def pool_output_size(n: int, k: int, s: int, p: int, d: int = 1, ceil_mode: bool = False) -> int:
+    """PyTorch's pooling output size for one dimension (ATen's pooling_output_shape):
+    out = ⌊(n + 2p − d(k − 1) − 1)/s⌋ + 1, or ⌈·⌉ + 1 with ceil_mode, then one less when ceil_mode's
+    last window would start in the right padding ((out − 1)·s ≥ n + p). May be < 1 (no window)."""
+    num = n + 2 * p - d * (k - 1) - 1
+    out = (-(-num // s) if ceil_mode else num // s) + 1
+    if ceil_mode and (out - 1) * s >= n + p:
+        out -= 1
+    return out
+
+
 def conv_output_size(input_size, kernel_size, *, op: str = "conv", stride=None, padding: Any = 0,
                      dilation=1, ceil_mode: bool = False, transposed: bool = False,
                      output_padding=0) -> Trace:
@@ -109,17 +120,14 @@ def conv_output_size(input_size, kernel_size, *, op: str = "conv", stride=None, 
             raise ParamError(f"padding: pooling padding must be at most half the kernel size "
                              f"(PyTorch's rule): {p[i]} > {k[i]} // 2")
         span = n[i] + pb[i] + pa[i]
-        if effective[i] > span:
+        num = span - effective[i]
+        # ceil_mode can give one (clipped) window where the kernel is larger than the padded input,
+        # as PyTorch's rule does: max_pool2d of [[3, 1]] with kernel 2 and ceil_mode is [[3]]
+        o = pool_output_size(n[i], k[i], s[i], p[i], d[i], ceil_mode) if ceil_mode else num // s[i] + 1
+        if effective[i] > span and o < 1:
             raise ParamError(f"kernel_size: the effective kernel {effective[i]} (= dilation·(k−1)+1) is larger "
                              f"than the padded input {span}")
-        num = span - effective[i]
         quot.append(num / s[i] + 1)
-        if ceil_mode:
-            o = -(-num // s[i]) + 1
-            if (o - 1) * s[i] >= n[i] + p[i]:
-                o -= 1
-        else:
-            o = num // s[i] + 1
         out.append(o)
     trace.update(quotient=_unwrap(quot, scalar), output_size=_unwrap(out, scalar))
     return trace
@@ -192,10 +200,12 @@ def window_index(out: int, k: int, s: int, d: int) -> np.ndarray:
     return np.arange(out)[:, None] * s + np.arange(k)[None, :] * d
 
 
-def conv2d(input, kernel, *, stride=1, padding: Any = 0, dilation=1, bias: float = 0.0, grad_output=None) -> Trace:
-    """2-D (or 1-D) cross-correlation, as torch.nn.functional.conv2d with one channel, and its backward.
+def conv2d(input, kernel, *, stride=1, padding: Any = 0, dilation=1, bias: Any = 0.0, groups=1,
+           grad_output=None) -> Trace:
+    """2-D (or 1-D) cross-correlation, as torch.nn.functional.conv2d, and its backward.
 
-    Shapes: input (H, W) with kernel (kH, kW), or input (L,) with kernel (K,).
+    Shapes: input (H, W) with kernel (kH, kW), or input (L,) with kernel (K,): one channel, bias a
+    number. A C_in×H×W input takes a C_out×(C_in/groups)×kH×kW kernel: see conv2d_channels.
     out[i, j] = b + Σ_{u,v} kernel[u, v] · x_pad[i·s_h + u·d_h, j·s_w + v·d_w]   (no kernel flip).
     padding: an int (both sides, every dimension), [before, after] (every dimension),
     [[top, bottom], [left, right]], "valid", or "same" (TensorFlow's rule: extra pad at the end).
@@ -207,7 +217,12 @@ def conv2d(input, kernel, *, stride=1, padding: Any = 0, dilation=1, bias: float
     Raises ShapeError when kernel and input differ in rank or the effective kernel exceeds the
     padded input; ParamError for stride or dilation < 1.
     """
-    x = array("input", input, (1, 2))
+    x = array("input", input, (1, 2, 3))
+    if x.ndim == 3:
+        return conv2d_channels(x, kernel, stride=stride, padding=padding, dilation=dilation, bias=bias, groups=groups,
+                               grad_output=grad_output)
+    if integer("groups", groups, 1) != 1:
+        raise ParamError("groups: applies to a C×H×W input (one channel has one group)")
     w = array("kernel", kernel, (1, 2))
     if w.ndim != x.ndim:
         raise ShapeError(f"kernel: expected a {x.ndim}-D kernel for a {x.ndim}-D input, got shape {shape_str(w.shape)}")
@@ -248,4 +263,102 @@ def conv2d(input, kernel, *, stride=1, padding: Any = 0, dilation=1, bias: float
             grad_pad, grad_kernel = grad_pad[0], grad_kernel[0]
         crop = tuple(slice(p0, grad_pad.shape[i] - p1) for i, (p0, p1) in enumerate(pads))
         trace.update(grad_input=grad_pad[crop], grad_kernel=grad_kernel, grad_bias=float(g.sum()))
+    return trace
+
+
+def _channel_pads(padding: Any, kernel: tuple[int, int], sizes: tuple[int, int], stride: tuple[int, int],
+                  dilation: tuple[int, int]) -> list[tuple[int, int]]:
+    """Padding of a C×H×W input per spatial dimension as (before, after): an int, [h, w] (each on
+    both sides, as torch), [[top, bottom], [left, right]], "valid" or "same" (TensorFlow's rule)."""
+    if isinstance(padding, str):
+        if padding not in ("same", "valid"):
+            raise ParamError(f"padding: expected an integer, [h, w], \"same\" or \"valid\", got {padding!r}")
+        if padding == "valid":
+            return [(0, 0), (0, 0)]
+        return [same_padding(n, k, s, d)[1:] for n, k, s, d in zip(sizes, kernel, stride, dilation)]
+    if isinstance(padding, (list, tuple)):
+        if len(padding) != 2:
+            raise ShapeError(f"padding: expected an integer or [h, w] for a C×H×W input, got a list of {len(padding)}")
+        out = []
+        for i, p in enumerate(padding):
+            if isinstance(p, (list, tuple)):
+                if len(p) != 2:
+                    raise ShapeError(f"padding[{i}]: expected [before, after], got {p!r}")
+                out.append((integer(f"padding[{i}][0]", p[0], 0), integer(f"padding[{i}][1]", p[1], 0)))
+            else:
+                v = integer(f"padding[{i}]", p, 0)
+                out.append((v, v))
+        return out
+    v = integer("padding", padding, 0)
+    return [(v, v), (v, v)]
+
+
+def conv2d_channels(input, kernel, *, stride=1, padding: Any = 0, dilation=1, bias: Any = 0.0, groups=1,
+                    grad_output=None) -> Trace:
+    """Multi-channel 2-D cross-correlation of one example, as torch.nn.functional.conv2d, and its backward.
+
+    Shapes: input (C_in, H, W); kernel (C_out, C_in/groups, kH, kW); bias (C_out,) or 0; output
+    (C_out, H_out, W_out). groups splits the channels into that many independent blocks: output
+    channel o sees only input channels of its block (groups = C_in: a depthwise convolution).
+    out[o, i, j] = b[o] + Σ_{c, u, v} K[o, c, u, v] · x_pad[g(o)·C_in/groups + c, i·s_h + u·d_h, j·s_w + v·d_w].
+    stride, dilation: an int or [h, w]; padding: an int, [h, w] (each on both sides, as torch),
+    [[top, bottom], [left, right]], "valid", or "same" (TensorFlow's rule: out = ⌈n/s⌉, the extra
+    pad at the end).
+    Backward with grad_output δ (C_out, H_out, W_out): ∂L/∂x scatters δ[o,i,j]·K[o] back onto each
+    window (cropped to the unpadded input), ∂L/∂K[o,c,u,v] = Σ_{i,j} δ[o,i,j]·x_pad[window],
+    ∂L/∂b[o] = Σ_{i,j} δ[o,i,j] (torch.nn.grad.conv2d_input / conv2d_weight).
+    Returns padded, output; with grad_output also grad_input, grad_kernel, grad_bias.
+    Raises ShapeError naming both shapes when the kernel's channels do not match the input's, and
+    when the window does not fit the padded input; ParamError for groups that do not divide the
+    channels.
+    """
+    x = array("input", input, 3)
+    w = array("kernel", kernel, 4)
+    c_in, c_out = x.shape[0], w.shape[0]
+    groups = integer("groups", groups, 1)
+    if c_in % groups or c_out % groups:
+        raise ParamError(f"groups: {groups} must divide both the input channels ({c_in}) and the output channels "
+                         f"({c_out})")
+    if w.shape[1] * groups != c_in:
+        raise ShapeError(f"kernel: shape {shape_str(w.shape)} expects {w.shape[1] * groups} input channels "
+                         f"({w.shape[1]} per group × {groups} group{'s' if groups > 1 else ''}), but the input "
+                         f"{shape_str(x.shape)} has {c_in}")
+    s = int_tuple("stride", stride, 2, minimum=1)
+    d = int_tuple("dilation", dilation, 2, minimum=1)
+    kernel_hw = (w.shape[2], w.shape[3])
+    pads = _channel_pads(padding, kernel_hw, (x.shape[1], x.shape[2]), s, d)
+    b = array("bias", bias, (0, 1))
+    if b.ndim == 1 and b.shape[0] != c_out:
+        raise ShapeError(f"bias: expected {c_out} values (one per output channel) or 0, got {b.shape[0]}")
+    b = np.broadcast_to(b, (c_out,)).astype(float)
+    xp = np.pad(x, [(0, 0)] + pads)
+    outs = []
+    for i in range(2):
+        eff = d[i] * (kernel_hw[i] - 1) + 1
+        if eff > xp.shape[i + 1]:
+            raise ShapeError(f"kernel: the effective kernel size {eff} is larger than the padded input size "
+                             f"{xp.shape[i + 1]} ({'height' if i == 0 else 'width'})")
+        outs.append((xp.shape[i + 1] - eff) // s[i] + 1)
+    rows = window_index(outs[0], kernel_hw[0], s[0], d[0])[:, None, :, None]
+    cols = window_index(outs[1], kernel_hw[1], s[1], d[1])[None, :, None, :]
+    patches = xp[:, rows, cols]                                  # (C_in, OH, OW, kH, kW)
+    per_in, per_out = c_in // groups, c_out // groups
+    grouped = patches.reshape(groups, per_in, *patches.shape[1:])    # (G, C_in/G, OH, OW, kH, kW)
+    wg = w.reshape(groups, per_out, per_in, *kernel_hw)              # (G, C_out/G, C_in/G, kH, kW)
+    out = np.einsum("gcabij,gocij->goab", grouped, wg).reshape(c_out, outs[0], outs[1]) + b[:, None, None]
+    trace = Trace(padded=xp, output=out)
+    if grad_output is not None:
+        g = array("grad_output", grad_output, 3)
+        if g.shape != out.shape:
+            raise ShapeError(f"grad_output: expected the output's shape {shape_str(out.shape)}, got {shape_str(g.shape)}")
+        gg = g.reshape(groups, per_out, outs[0], outs[1])
+        grad_kernel = np.einsum("gcabij,goab->gocij", grouped, gg).reshape(w.shape)
+        contrib = np.einsum("goab,gocij->gcabij", gg, wg).reshape(c_in, outs[0], outs[1], *kernel_hw)
+        grad_pad = np.zeros_like(xp)
+        shape = contrib.shape[1:]
+        r, c = np.broadcast_to(rows, shape), np.broadcast_to(cols, shape)
+        for ch in range(c_in):
+            np.add.at(grad_pad[ch], (r, c), contrib[ch])
+        crop = (slice(None),) + tuple(slice(p0, grad_pad.shape[i + 1] - p1) for i, (p0, p1) in enumerate(pads))
+        trace.update(grad_input=grad_pad[crop], grad_kernel=grad_kernel, grad_bias=g.sum(axis=(1, 2)))
     return trace

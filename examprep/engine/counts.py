@@ -8,7 +8,7 @@ from typing import Any
 from examprep.engine._core import Trace, boolean, choice, int_tuple, integer, number
 from examprep.errors import ParamError
 
-LAYERS = ("linear", "conv2d", "rnn", "lstm", "gru", "embedding", "layer-norm", "multi-head-attention",
+LAYERS = ("linear", "conv2d", "rnn", "lstm", "gru", "embedding", "batch-norm", "layer-norm", "multi-head-attention",
           "transformer-encoder-layer", "transformer-decoder-layer")
 
 # Sizes each layer needs (PyTorch's argument names) and those with a default.
@@ -19,6 +19,7 @@ _NEEDS = {
     "lstm": ("input_size", "hidden_size"),
     "gru": ("input_size", "hidden_size"),
     "embedding": ("num_embeddings", "embedding_dim"),
+    "batch-norm": ("num_features",),
     "layer-norm": ("normalized_shape",),
     "multi-head-attention": ("d_model", "num_heads"),
     "transformer-encoder-layer": ("d_model", "num_heads"),
@@ -39,12 +40,12 @@ def _mha(d: int, heads: int, bias: bool) -> dict[str, int]:
 
 
 def param_count(layer: str, *, bias: bool = True, bidirectional: bool = False, num_layers: int = 1,
-                framework: str = "pytorch", reset_after: bool = True, **sizes: Any) -> Trace:
+                framework: str = "pytorch", reset_after: bool = True, affine: bool = True, **sizes: Any) -> Trace:
     """Number of learnable parameters of a layer, as the framework's module counts them.
 
     layer and sizes use PyTorch's names (torch.nn.Linear(in_features, out_features),
     Conv2d(in_channels, out_channels, kernel_size, groups), RNN/LSTM/GRU(input_size, hidden_size),
-    Embedding(num_embeddings, embedding_dim), LayerNorm(normalized_shape),
+    Embedding(num_embeddings, embedding_dim), BatchNorm2d(num_features), LayerNorm(normalized_shape),
     MultiheadAttention(d_model, num_heads), TransformerEncoderLayer/DecoderLayer(d_model, num_heads,
     dim_feedforward=2048)); the count equals sum(p.numel() for p in module.parameters()).
     Recurrent layers with G gate blocks (RNN 1, LSTM 4: 3 gates + candidate, GRU 3: 2 gates +
@@ -52,6 +53,9 @@ def param_count(layer: str, *, bias: bool = True, bidirectional: bool = False, n
     framework "keras" has one, G·H·(I + H) + G·H, except a Keras GRU with reset_after=True (its
     default) which keeps two. Layer l > 0 of a stack reads H·directions inputs.
     bias=False drops every bias (for Transformer layers also LayerNorm's, as PyTorch ≥ 2.1).
+    Normalisation layers: γ and β, 2C (batch-norm) or 2D (layer-norm; D only with bias=False); affine=False
+    (BatchNorm's affine, LayerNorm's elementwise_affine) has none. Batch norm's running mean and variance
+    are buffers, not parameters: 2C in every framework (Keras's summary lists 4C, 2C of them non-trainable).
     num_layers stacks identical layers (Transformer layers: nn.TransformerEncoder without a final norm).
     Returns count, breakdown (name → count), and gates for recurrent layers.
     Raises ParamError for an unknown layer, a missing or unknown size, sizes < 1, or num_heads not
@@ -62,6 +66,7 @@ def param_count(layer: str, *, bias: bool = True, bidirectional: bool = False, n
     bias = boolean("bias", bias)
     bidirectional = boolean("bidirectional", bidirectional)
     reset_after = boolean("reset_after", reset_after)
+    affine = boolean("affine", affine)
     num_layers = integer("num_layers", num_layers, 1)
     allowed = set(_NEEDS[layer]) | set(_OPTIONAL.get(layer, {}))
     for name in sizes:
@@ -76,6 +81,10 @@ def param_count(layer: str, *, bias: bool = True, bidirectional: bool = False, n
             raise ParamError("reset_after: applies to a Keras GRU only")
     elif bidirectional:
         raise ParamError("bidirectional: applies to rnn, lstm and gru only")
+    if not affine and layer not in ("batch-norm", "layer-norm"):
+        raise ParamError("affine: applies to batch-norm and layer-norm only")
+    if layer == "batch-norm" and not bias:
+        raise ParamError("bias: BatchNorm has no separate bias option; affine false drops γ and β together")
     elif framework == "keras" and layer.startswith("transformer"):
         raise ParamError("framework: Keras has no built-in Transformer layer; use \"pytorch\"")
     breakdown: dict[str, int] = {}
@@ -110,9 +119,12 @@ def param_count(layer: str, *, bias: bool = True, bidirectional: bool = False, n
     elif layer == "embedding":
         breakdown = {"weight": integer("num_embeddings", vals["num_embeddings"], 1)
                      * integer("embedding_dim", vals["embedding_dim"], 1)}
+    elif layer == "batch-norm":
+        c = integer("num_features", vals["num_features"], 1)
+        breakdown = {"weight (γ)": c * affine, "bias (β)": c * affine}
     elif layer == "layer-norm":
         d = integer("normalized_shape", vals["normalized_shape"], 1)
-        breakdown = {"weight (γ)": d, "bias (β)": d * bias}
+        breakdown = {"weight (γ)": d * affine, "bias (β)": d * bias * affine}
     else:
         d, heads = integer("d_model", vals["d_model"], 1), integer("num_heads", vals["num_heads"], 1)
         if layer == "multi-head-attention":

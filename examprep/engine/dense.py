@@ -191,3 +191,70 @@ def residual_stack(x, weights, biases=None, *, activation: str = "tanh", skip: b
         local.append((1.0 if skip else 0.0) + wl * float(dphi[0]))
     return Trace(pre_activations=np.array(pre), outputs=np.array(outs), activation_derivatives=np.array(dphis),
                  local_derivatives=np.array(local), gradient=float(np.prod(local)))
+
+
+MLP_ACTIVATIONS = ACTIVATIONS + ("identity",)
+OUTPUT_ACTIVATIONS = ("sigmoid", "identity")
+SQUARED_LOSSES = ("half-sse", "mse")
+
+
+def _act(name: str, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(φ(a), φ'(a)); "identity" besides engine.activations' functions (ReLU'(0) = 0 as PyTorch)."""
+    if name == "identity":
+        return a.copy(), np.ones_like(a)
+    return activation_fn(name, a)
+
+
+def mlp_regression(x, target, w1, b1, w2, b2, *, activation: str = "sigmoid",
+                   output_activation: str = "sigmoid", loss: str = "half-sse", lr=None) -> Trace:
+    """A two-layer network with a squared-error loss, forward, backward and one gradient-descent step.
+
+    The most-copied backprop example (Mazur's "step by step" walk-through; Rumelhart et al. 1986):
+        a = W1 x + b1,  h = φ(a),  z = W2 h + b2,  o = ψ(z),
+        L = ½ Σ (t − o)²   ("half-sse"), or (1/out) Σ (t − o)²   ("mse", torch.nn.MSELoss).
+    Shapes: x (in,), target (out,) or a number, w1 (H, in), b1 (H,), w2 (out, H), b2 (out,) —
+    weights as torch.nn.Linear (W x); biases default to zeros.
+    Gradients are ∂L/∂(value): grad_output_pre = ∂L/∂z = (o − t)·ψ'(z) for half-sse (2(o − t)/out·ψ'(z)
+    for mse); grad_w2 = ∂L/∂z hᵀ; grad_hidden = W2ᵀ ∂L/∂z; grad_hidden_pre = grad_hidden ⊙ φ'(a);
+    grad_w1 = ∂L/∂a xᵀ. With lr, every weight and bias takes one step p ← p − lr·∂L/∂p.
+    Returns hidden_pre, hidden, output_pre, output, loss, grad_output_pre, grad_w2, grad_b2,
+    grad_hidden, grad_hidden_pre, grad_w1, grad_b1 (and w1_new, b1_new, w2_new, b2_new with lr).
+    Raises ShapeError naming the argument whose shape does not chain.
+    """
+    activation = choice("activation", activation, MLP_ACTIVATIONS)
+    output_activation = choice("output_activation", output_activation, OUTPUT_ACTIVATIONS)
+    loss = choice("loss", loss, SQUARED_LOSSES)
+    xv = vector("x", x)
+    W1 = matrix("w1", w1, (None, xv.shape[0]))
+    hidden = W1.shape[0]
+    B1 = np.zeros(hidden) if b1 is None else vector("b1", b1, hidden)
+    W2 = matrix("w2", w2, (None, hidden))
+    n_out = W2.shape[0]
+    B2 = np.zeros(n_out) if b2 is None else vector("b2", b2, n_out)
+    t = array("target", target, (0, 1))
+    t = np.atleast_1d(t)
+    if t.shape[0] != n_out:
+        raise ShapeError(f"target: expected {n_out} value{'s' if n_out > 1 else ''} (one per output), got {t.shape[0]}")
+    a = W1 @ xv + B1
+    h, dh = _act(activation, a)
+    z = W2 @ h + B2
+    o, do = _act(output_activation, z)
+    err = o - t
+    if loss == "half-sse":
+        value = 0.5 * float(np.sum(err**2))
+        grad_o = err
+    else:
+        value = float(np.mean(err**2))
+        grad_o = 2 * err / n_out
+    gz = grad_o * do
+    gW2 = np.outer(gz, h)
+    gh = W2.T @ gz
+    ga = gh * dh
+    gW1 = np.outer(ga, xv)
+    trace = Trace(hidden_pre=a, hidden=h, activation_derivative=dh, output_pre=z, output=o,
+                  output_derivative=do, loss=value, grad_output=grad_o, grad_output_pre=gz, grad_w2=gW2,
+                  grad_b2=gz.copy(), grad_hidden=gh, grad_hidden_pre=ga, grad_w1=gW1, grad_b1=ga.copy())
+    if lr is not None:
+        eta = number("lr", lr)
+        trace.update(w1_new=W1 - eta * gW1, b1_new=B1 - eta * ga, w2_new=W2 - eta * gW2, b2_new=B2 - eta * gz)
+    return trace

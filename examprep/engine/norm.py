@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from examprep.engine._core import Trace, array, choice, number
+from examprep.engine._core import Trace, array, boolean, choice, number, shape_str
 from examprep.errors import ParamError, ShapeError
 
 EPS_PLACEMENTS = ("added-to-std", "inside-sqrt")
@@ -67,3 +67,103 @@ def layer_norm_from_stats(x, mean, var, eps=1e-5, eps_placement="added-to-std", 
     denom = np.sqrt(v) + e if eps_placement == "added-to-std" else np.sqrt(v + e)
     with np.errstate(divide="ignore", invalid="ignore"):
         return array("gamma", gamma) * (X - mu) / denom + array("beta", beta)
+
+
+def _per_channel(name: str, value, c: int) -> np.ndarray:
+    arr = array(name, value, (0, 1))
+    if arr.ndim == 1 and arr.shape[0] != c:
+        raise ShapeError(f"{name}: expected a number or {c} values (one per channel), got {arr.shape[0]}")
+    return np.broadcast_to(arr, (c,)).astype(float)
+
+
+BN_MOMENTUM = ("pytorch", "keras")
+BN_RUNNING_VAR = ("unbiased", "biased")
+
+
+def batch_norm(x, gamma=1.0, beta=0.0, *, eps: float = 1e-5, training: bool = True, running_mean=0.0,
+               running_var=1.0, momentum: float = 0.1, grad_output=None, variance: str = "biased",
+               momentum_convention: str = "pytorch", running_var_update: str = "unbiased") -> Trace:
+    """Batch normalisation of one batch, as torch.nn.BatchNorm1d/2d (Ioffe & Szegedy 2015).
+
+    Shapes: x (N, C) or (N, C, H, W): statistics per channel C over every other axis (batch and
+    space, unlike layer norm's per-example statistics); gamma, beta, running_mean, running_var a
+    number or (C,).
+    training true: μ_c and the biased σ²_c of the batch normalise,
+        x̂ = (x − μ) / √(σ² + ε),  y = γ x̂ + β,
+      and the running statistics move: new = (1 − momentum)·running + momentum·batch, with the
+      UNBIASED batch variance (m/(m − 1)·σ², m values per channel), as PyTorch.
+    training false (eval): the running statistics normalise and stay unchanged.
+    Conventions (PyTorch's are the defaults; the others are Keras's or common mistakes):
+      variance            "biased" normalises by the biased batch variance (PyTorch, Keras), "unbiased" by m/(m−1)·σ²
+      momentum_convention "pytorch": new = (1 − momentum)·running + momentum·batch;
+                          "keras": new = momentum·running + (1 − momentum)·batch (tf.keras: momentum 0.99 = PyTorch's 0.01)
+      running_var_update  "unbiased" (PyTorch) or "biased" (tf.keras) batch variance in the running update
+    Backward (grad_output δ, x's shape), training: ∂L/∂x = γ/√(σ²+ε) · (δ − mean(δ) − x̂·mean(δ x̂)),
+    per channel (the last term × m/(m − 1) when the unbiased variance normalises);
+    eval: ∂L/∂x = γ/√(running_var + ε) · δ.  ∂L/∂γ = Σ δ x̂, ∂L/∂β = Σ δ.
+    Returns mean, var (those that normalise), std (√(var + ε)), x_hat, output, running_mean_new,
+    running_var_new; with grad_output also grad_input, grad_gamma, grad_beta.
+    Raises ParamError for training with one value per channel (PyTorch refuses it), ε < 0 or a
+    momentum outside [0, 1].
+    """
+    xa = array("x", x, (2, 4))
+    c = xa.shape[1]
+    axes = (0,) if xa.ndim == 2 else (0, 2, 3)
+    m = xa.size // c
+    training = boolean("training", training)
+    variance = choice("variance", variance, ("biased", "unbiased"))
+    momentum_convention = choice("momentum_convention", momentum_convention, BN_MOMENTUM)
+    running_var_update = choice("running_var_update", running_var_update, BN_RUNNING_VAR)
+    eps = number("eps", eps)
+    if eps < 0:
+        raise ParamError(f"eps: expected a number ≥ 0, got {eps:g}")
+    momentum = number("momentum", momentum)
+    if not 0 <= momentum <= 1:
+        raise ParamError(f"momentum: expected a number in [0, 1], got {momentum:g}")
+    g = _per_channel("gamma", gamma, c)
+    b = _per_channel("beta", beta, c)
+    rm = _per_channel("running_mean", running_mean, c)
+    rv = _per_channel("running_var", running_var, c)
+    if np.any(rv < 0):
+        raise ParamError("running_var: a variance cannot be negative")
+    shape = (1, c) + (1,) * (xa.ndim - 2)
+    if training:
+        if m < 2:
+            raise ParamError(f"x: training mode needs more than one value per channel to take a batch variance "
+                             f"(got shape {shape_str(xa.shape)}), as PyTorch")
+        mean = xa.mean(axis=axes)
+        biased = ((xa - mean.reshape(shape)) ** 2).mean(axis=axes)
+        unbiased = biased * m / (m - 1)
+        var = biased if variance == "biased" else unbiased
+        new = momentum if momentum_convention == "pytorch" else 1 - momentum      # the batch's weight
+        rm_new = (1 - new) * rm + new * mean
+        rv_new = (1 - new) * rv + new * (unbiased if running_var_update == "unbiased" else biased)
+    else:
+        mean, var = rm.copy(), rv.copy()
+        unbiased = None
+        rm_new, rv_new = rm.copy(), rv.copy()
+    std = np.sqrt(var + eps)
+    if np.any(std == 0):
+        raise ParamError("eps: a channel has zero variance and eps is 0, so the normalisation divides by zero")
+    x_hat = (xa - mean.reshape(shape)) / std.reshape(shape)
+    out = g.reshape(shape) * x_hat + b.reshape(shape)
+    trace = Trace(mean=mean, var=var, std=std, x_hat=x_hat, output=out, running_mean_new=rm_new,
+                  running_var_new=rv_new)
+    if unbiased is not None:
+        trace["var_unbiased"] = unbiased
+    if grad_output is not None:
+        d = array("grad_output", grad_output, xa.ndim)
+        if d.shape != xa.shape:
+            raise ShapeError(f"grad_output: expected x's shape {shape_str(xa.shape)}, got {shape_str(d.shape)}")
+        grad_beta = d.sum(axis=axes)
+        grad_gamma = (d * x_hat).sum(axis=axes)
+        scale = (g / std).reshape(shape)
+        if training:
+            # σ² = c/m · Σ(x − μ)² with c = 1 (biased) or m/(m − 1) (unbiased): ∂σ/∂x carries that c
+            c = 1.0 if variance == "biased" else m / (m - 1)
+            grad_input = scale * (d - (grad_beta / m).reshape(shape) - c * x_hat * (grad_gamma / m).reshape(shape))
+        else:
+            grad_input = scale * d
+        trace.update(grad_input=grad_input, grad_gamma=grad_gamma, grad_beta=grad_beta)
+    return trace
+

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from examprep.engine._core import Trace, array, choice, number, same_shape, vector
-from examprep.errors import ShapeError
+from examprep.engine._core import Trace, array, choice, number, same_shape, sigmoid, vector
+from examprep.errors import ParamError, ShapeError
 
 
 def linear_regression(X, y, w, b=0.0, *, lr, loss: str = "mse") -> Trace:
@@ -77,3 +77,50 @@ def mse_grad_b(predictions, target, loss="mse") -> float:
     """∂L/∂b = (2/N) Σ (ŷ − y) ("mse") or (1/N) Σ (ŷ − y) ("half-mse")."""
     e, factor = _mse_parts(predictions, target, loss)
     return float(factor / e.shape[0] * e.sum())
+
+
+def _softplus(z: np.ndarray) -> np.ndarray:
+    """log(1 + e^z), stable for large |z|."""
+    return np.maximum(z, 0) + np.log1p(np.exp(-np.abs(z)))
+
+
+def logistic_regression(X, y, w, b=0.0, *, reduction: str = "mean", lr=None) -> Trace:
+    """Logistic regression: binary cross-entropy from the logits, its gradient and one step.
+
+    z = X w + b,  p = σ(z),  ℓ_n = −[y_n log p_n + (1 − y_n) log(1 − p_n)] computed from the logits as
+    softplus(z) − y z (stable for large |z|, as torch.nn.BCEWithLogitsLoss); L = mean or sum of ℓ.
+    ∂L/∂z = (p − y) (÷ N for the mean); ∂L/∂w = Xᵀ ∂L/∂z; ∂L/∂b = Σ ∂L/∂z.
+    Shapes: X (N, d), or (N,) for one feature with w a number; y (N,) of values in [0, 1] (labels 0/1;
+    soft labels as PyTorch); w (d,); b a number.
+    Returns logits, probs, losses (per example), loss, grad_logits, grad_w, grad_b (and w_new, b_new
+    with lr: p ← p − lr·∂L/∂p).
+    Raises ShapeError naming the argument that does not fit, ParamError for labels outside [0, 1].
+    """
+    reduction = choice("reduction", reduction, ("mean", "sum"))
+    Xa = array("X", X, (1, 2))
+    one_feature = Xa.ndim == 1
+    if one_feature:
+        Xa = Xa[:, None]
+    n, d = Xa.shape
+    ya = vector("y", y, n)
+    if np.any((ya < 0) | (ya > 1)):
+        raise ParamError("y: expected labels 0 or 1 (or probabilities in [0, 1])")
+    wa = array("w", w, (0, 1))
+    w_scalar = wa.ndim == 0
+    wa = np.atleast_1d(wa)
+    if wa.shape[0] != d:
+        raise ShapeError(f"w: expected {d} weight{'s' if d > 1 else ''} (one per feature of X), got {wa.shape[0]}")
+    bb = number("b", b)
+    z = Xa @ wa + bb
+    p = sigmoid(z)
+    losses = _softplus(z) - ya * z
+    loss = float(losses.mean() if reduction == "mean" else losses.sum())
+    gz = (p - ya) / (n if reduction == "mean" else 1)
+    gw = Xa.T @ gz
+    gb = float(gz.sum())
+    shape_w = (lambda v: float(v[0])) if w_scalar else (lambda v: v)
+    trace = Trace(logits=z, probs=p, losses=losses, loss=loss, grad_logits=gz, grad_w=shape_w(gw), grad_b=gb)
+    if lr is not None:
+        eta = number("lr", lr)
+        trace.update(w_new=shape_w(wa - eta * gw), b_new=bb - eta * gb)
+    return trace

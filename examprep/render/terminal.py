@@ -51,6 +51,12 @@ def value_renderable(value: Any, digits: int = 6, row_labels: list | None = None
             value = value.tolist()
     except ImportError:  # pragma: no cover
         pass
+    if isinstance(value, (list, tuple)) and value and isinstance(value[0], (list, tuple)) and value[0] \
+            and isinstance(value[0][0], (list, tuple)):
+        # three or more axes (channels × H × W, heads × n × n): one labelled block per leading index
+        from rich.console import Group
+        return Group(*(part for i, sub in enumerate(value)
+                       for part in (Text(f"[{i}]", style="dim"), value_renderable(sub, digits))))
     if isinstance(value, (list, tuple)) and value and isinstance(value[0], (list, tuple)):
         table = Table(box=box.SQUARE, show_header=bool(col_labels), padding=(0, 1))
         if row_labels:

@@ -4,9 +4,12 @@
 topics, named step builders, known mistakes and ECF rules are in ``solve/<area>.py``, beside its
 engine module ``engine/<area>.py``; ``batch.py`` answers `solve --batch`. The registry below lists
 every topic once, in the order of the contract table in ``shared/cases/README.md`` (then the topics
-later generators added), which is the order `solve --list` shows.
+later generators added, then the contract's second table: the topics real exams ask), which is the order `solve --list` shows.
 """
-from examprep.solve import activations, attention, conv, counts, dense, norm, pool, positions, regression, rnn, softmax
+from examprep.solve import (
+    activations, attention, bptt, conv, counts, dense, dropout, network, norm, optim, pool, positions, regression, rnn,
+    softmax,
+)
 from examprep.solve.batch import run_batch
 from examprep.solve.contract import (
     REQUIRED, TOPICS, Ecf, Mistake, Mistakes, Param, Ref, Solution, Step, Topic, answer_only, compute, ecf, full_params,
@@ -22,6 +25,9 @@ register(
     dense.RESIDUAL, dense.RESIDUAL_STACK, rnn.RNN_UNROLL, rnn.VANISHING_GRADIENT,
     attention.MULTI_HEAD_SHAPES, attention.CROSS_ATTENTION, attention.CAUSAL_MASK, attention.TEACHER_FORCING,
     positions.ROPE_SCORE, positions.POSITIONAL_ENCODING_RELATIVE, counts.LORA_MEMORY, counts.TRAINING_TIME,
+    # the topics real exams ask (the contract's second table)
+    pool.AVG_POOL, network.NETWORK_SHAPES, norm.BATCH_NORM, dropout.DROPOUT, dense.MLP_REGRESSION,
+    regression.LOGISTIC_REGRESSION, bptt.RNN_BPTT, attention.SELF_ATTENTION, optim.OPTIMIZER_STEP,
 )
 
 __all__ = [

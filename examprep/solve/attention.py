@@ -1,4 +1,5 @@
-"""Solve topics of attention: attention, multi-head-shapes, cross-attention, causal-mask, teacher-forcing."""
+"""Solve topics of attention: attention, multi-head-shapes, cross-attention, causal-mask, teacher-forcing,
+self-attention."""
 from __future__ import annotations
 
 from typing import Any, NamedTuple
@@ -256,7 +257,7 @@ CROSS_ATTENTION = Topic(
      Param("mask", "n×m of 0/1, 1 = may attend (optional)", None),
      Param("scale", "number (1/√d_k)", None),
      Param("layout", '"x-w": Q = X W_Q (Vaswani et al.); or "linear": Q = X W_Qᵀ (torch.nn.Linear)', "x-w")),
-    ("query", "key", "value", "scores", "weights", "output"),
+    ("query", "key", "value", "scores", "scaled_scores", "weights", "output"),
     lambda p: engine.cross_attention(p["decoder_states"], p["encoder_output"], p["w_query"], p["w_key"], p["w_value"],
                                      mask=p["mask"], scale=p["scale"], layout=p["layout"]),
     cross_attention_steps,
@@ -379,4 +380,110 @@ TEACHER_FORCING = Topic(
     teacher_forcing_steps,
     lambda p: {"shift": "right by one position (Vaswani et al. 2017, §3.1)",
                "eos": "none" if p["eos"] is None else f"{p['eos']} appended to the labels"},
+)
+
+
+# -------------------------------------------------------------------------------- self-attention
+
+class SelfAttentionSteps(NamedTuple):
+    projections: Step              # query, key, value
+    scores: Step
+    scale: Step                    # scaled_scores
+    mask: Step | None              # with a mask or causal
+    softmax: Step                  # weights
+    heads: Step
+    output: Step                   # concat (and W_O)
+
+
+def self_attention_steps(p: dict[str, Any], t: Trace) -> SelfAttentionSteps:
+    h = p["num_heads"]
+    masked = _given(p, "mask") or bool(p["causal"])
+    per_head = f", per head (columns split into {h} blocks)" if h > 1 else ""
+    scale = (r"s_{ij} / \sqrt{d_k/h}" if h > 1 else r"s_{ij} / \sqrt{d_k}") if p["scale"] is None else r"c \cdot s_{ij}"
+    return SelfAttentionSteps(
+        Step("Projections (row vectors: one row per token)", r"Q = X W_Q,\ \ K = X W_K,\ \ V = X W_V",
+             {"query": t.query, "key": t.key, "value": t.value}),
+        Step("Scores" + per_head, r"S = Q K^\top" if h == 1 else r"S_i = Q_i K_i^\top", {"scores": t.scores}),
+        Step("Scale" + (" by the per-head key size" if h > 1 else ""), scale,
+             {"scale": t.scale, "scaled_scores": t.scaled_scores}),
+        Step("Mask: −∞ where a token may not attend",
+             r"s_{ij} = -\infty \text{ where } M_{ij} = 0" + (r",\ j > i" if p["causal"] else ""), {"allowed": t.allowed})
+        if masked else None,
+        Step("Softmax over the keys (along each row)", r"\alpha_{ij} = \frac{e^{s_{ij}}}{\sum_{j'} e^{s_{ij'}}}",
+             {"weights": t.weights}),
+        Step("Weighted sums of the values" + per_head,
+             r"\mathrm{head} = \alpha V" if h == 1 else r"\mathrm{head}_i = \alpha_i V_i", {"heads": t.heads}),
+        Step("Concatenate the heads" + (" and project with W_O" if p["w_output"] is not None else ""),
+             r"O = \mathrm{concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)" + (r" W_O" if p["w_output"] is not None else ""),
+             {"concat": t.concat, "output": t.output}))
+
+
+def _self_scaled(p: dict[str, Any]) -> bool:
+    return p["scale"] is None
+
+
+def _full_dk(p: dict[str, Any]) -> float:
+    return 1.0 / float(np.sqrt(np.shape(p["w_query"])[1]))
+
+
+def _self_by_columns(t: Trace) -> Any:
+    """Softmax over the queries (down each column) instead of over the keys."""
+    s = np.atleast_3d(t.scaled_scores.T).T if t.scaled_scores.ndim == 2 else t.scaled_scores
+    allowed = np.broadcast_to(t.allowed, s.shape)
+    cols = np.stack([engine.masked_softmax(si.T, ai.T.astype(bool)).T for si, ai in zip(s, allowed)])
+    return cols[0] if t.scaled_scores.ndim == 2 else cols
+
+
+def _square_projection(p: dict[str, Any]) -> bool:
+    w = np.asarray(p["w_query"], dtype=float)
+    return w.shape[0] == w.shape[1] and not np.allclose(w, w.T)
+
+
+SELF_ATTENTION_MISTAKES = {
+    "query": (Mistake("transposed-weight", compute=lambda p, t: ops.matmul(p["x"], np.asarray(p["w_query"], dtype=float).T),
+                      when=_square_projection, why="Q = X W_Q with W_Q as given (d_model×d_k): rows of X times W_Q."),),
+    "scaled_scores": (
+        Mistake("no-scale", scale=1.0, when=_self_scaled, why="Divide the scores by √d_k (the per-head key size)."),
+        Mistake("full-d-k", scale=_full_dk, when=lambda p: _self_scaled(p) and p["num_heads"] > 1,
+                why="Each head scales by √(d_k/h), its own key size, not by the full √d_k.")),
+    "weights": (
+        Mistake("wrong-axis", compute=lambda p, t: _self_by_columns(t),
+                why="Softmax runs over the keys, along each row; you normalised each column (over the queries)."),
+        Mistake("no-scale", scale=1.0, when=_self_scaled, why="Scale the scores by 1/√d_k before the softmax."),
+        Mistake("full-d-k", scale=_full_dk, when=lambda p: _self_scaled(p) and p["num_heads"] > 1,
+                why="Each head scales by √(d_k/h), its own key size, not by the full √d_k.")),
+    "output": (
+        Mistake("no-scale", scale=1.0, when=_self_scaled, why="Your weights came from unscaled scores: divide by √d_k first."),
+        Mistake("no-output-projection", w_output=None, when=lambda p: p["w_output"] is not None,
+                why="Multiply the concatenated heads by W_O."),
+        Mistake("full-d-k", scale=_full_dk, when=lambda p: _self_scaled(p) and p["num_heads"] > 1,
+                why="Each head scales by √(d_k/h), not by the full √d_k.")),
+}
+
+SELF_ATTENTION_ECF = {
+    "weights": (Ecf("scaled-masked-softmax", lambda p, t: {"scores": Ref("scaled_scores"), "scale": 1.0,
+                                                          "allowed": np.broadcast_to(t.allowed, t.scaled_scores.shape)
+                                                          .astype(int)}),),
+}
+
+
+SELF_ATTENTION = Topic(
+    "self-attention", "Self-attention with projections X W_Q, X W_K, X W_V, one or several heads",
+    (Param("x", "matrix (n×d_model): one row per token"), Param("w_query", "matrix (d_model×d_k)"),
+     Param("w_key", "matrix (d_model×d_k)"), Param("w_value", "matrix (d_model×d_v)"),
+     Param("num_heads", "int: the columns of Q, K, V split into this many blocks", 1),
+     Param("w_output", "matrix (d_v×d_out), optional: output = concat(heads) W_O", None),
+     Param("causal", "bool", False), Param("mask", "n×n of 0/1, 1 = may attend (optional)", None),
+     Param("scale", "number (1/√(d_k/h))", None)),
+    ("query", "key", "value", "scores", "scaled_scores", "weights", "heads", "output"),
+    lambda p: engine.self_attention(p["x"], p["w_query"], p["w_key"], p["w_value"], num_heads=p["num_heads"],
+                                    w_output=p["w_output"], causal=p["causal"], mask=p["mask"], scale=p["scale"]),
+    self_attention_steps,
+    mistakes=SELF_ATTENTION_MISTAKES,
+    ecf=SELF_ATTENTION_ECF,
+    conventions=lambda p: {"layout": "row vectors: Q = X W_Q (Vaswani et al. 2017)",
+                           "heads": f"{p['num_heads']}: head i takes the i-th block of columns of Q, K and V",
+                           "scale": "1/√(d_k/h)" if p["scale"] is None else str(p["scale"]),
+                           "mask": "1 = may attend; masked weights are 0" if _given(p, "mask") else "none",
+                           "causal": "token i attends tokens j ≤ i" if p["causal"] else "no causal mask"},
 )

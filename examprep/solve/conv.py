@@ -97,6 +97,8 @@ class ConvSteps(NamedTuple):
 
 
 def conv2d_steps(p: dict[str, Any], t: Trace) -> ConvSteps:
+    if np.ndim(p["input"]) == 3:
+        return _channel_steps(p, t)
     pad = Step("Pad the input", r"x_{\text{pad}}", {"padded": t.padded})
     slide = Step("Slide the kernel (cross-correlation, no flip)",
                  r"y_{ij} = b + \sum_{u,v} K_{uv}\, x_{\text{pad}}[i s + u d,\ j s + v d]", {"output": t.output})
@@ -113,7 +115,35 @@ def conv2d_steps(p: dict[str, Any], t: Trace) -> ConvSteps:
              {"grad_input": t.grad_input}))
 
 
-_flipped = lambda p: np.flip(np.asarray(p["kernel"], dtype=float)).tolist()  # noqa: E731
+def _spatial_flip(k: Any) -> np.ndarray:
+    """A kernel rotated by 180° in its spatial axes (the last two; a 1-D kernel reversed)."""
+    a = np.asarray(k, dtype=float)
+    return np.flip(a, axis=tuple(range(max(a.ndim - 2, 0), a.ndim)))
+
+
+def _channel_steps(p: dict[str, Any], t: Trace) -> ConvSteps:
+    groups = p["groups"]
+    within = (r"\sum_{c \in \text{group}(o)} " if groups > 1 else r"\sum_{c} ")
+    pad = Step("Pad each input channel", r"x_{\text{pad}}", {"padded": t.padded})
+    slide = Step("Each output channel: sum over its input channels of the kernel slid over them (no flip)"
+                 + (f"; {groups} groups, each output channel sees only its group's inputs" if groups > 1 else ""),
+                 r"y_{o,i,j} = b_o + " + within + r"\sum_{u,v} K_{o,c,u,v}\, x_{\text{pad}}[c,\ i s + u d,\ j s + v d]",
+                 {"output": t.output})
+    if "grad_input" not in t:
+        return ConvSteps(pad, slide, None, None, None)
+    return ConvSteps(
+        pad, slide,
+        Step("Kernel gradient (per output channel o and input channel c)",
+             r"\frac{\partial L}{\partial K_{o,c,u,v}} = \sum_{i,j} \delta_{o,i,j}\, x_{\text{pad}}[c,\ i s + u d,\ j s + v d]",
+             {"grad_kernel": t.grad_kernel}),
+        Step("Bias gradient (one per output channel)", r"\frac{\partial L}{\partial b_o} = \sum_{i,j} \delta_{o,i,j}",
+             {"grad_bias": t.grad_bias}),
+        Step("Input gradient: every output channel scatters δ·K back over each window, crop the padding",
+             r"\frac{\partial L}{\partial x_c} = \sum_o \sum_{i,j} \delta_{o,i,j}\, K_{o,c} \text{ placed at window } (i,j)",
+             {"grad_input": t.grad_input}))
+
+
+_flipped = lambda p: _spatial_flip(p["kernel"]).tolist()  # noqa: E731
 
 CONV2D_MISTAKES = {
     "output": (Mistake("flipped-kernel", kernel=_flipped,
@@ -121,7 +151,7 @@ CONV2D_MISTAKES = {
                Mistake("ignored-padding", padding=0, grad_output=None, when=lambda p: p["padding"] != 0,
                        why="Pad the input with a border of zeros first."),
                Mistake("no-bias", bias=0.0, why="Add the bias to every output.")),
-    "grad_kernel": (Mistake("flipped", compute=lambda p, t: np.flip(t.grad_kernel),
+    "grad_kernel": (Mistake("flipped", compute=lambda p, t: _spatial_flip(t.grad_kernel),
                             why="∂L/∂K[u, v] = Σ δ[i, j] · x at tap (u, v) of window (i, j): no flip for a "
                                 "cross-correlation."),),
     "grad_input": (Mistake("flipped-kernel", kernel=_flipped,
@@ -131,17 +161,21 @@ CONV2D_MISTAKES = {
 
 
 CONV2D = Topic(
-    "conv2d", "2-D (or 1-D) convolution forward and backward",
-    (Param("input", "matrix (H×W) or vector"), Param("kernel", "matrix (kH×kW) or vector"),
-     Param("stride", "int or [s_h, s_w]", 1), Param("padding", 'int, [before, after] or "same"', 0),
-     Param("dilation", "int", 1), Param("bias", "number", 0.0),
+    "conv2d", "2-D (or 1-D) convolution forward and backward, one or several channels",
+    (Param("input", "matrix (H×W), vector, or C_in×H×W"),
+     Param("kernel", "matrix (kH×kW) or vector; C_out×(C_in/groups)×kH×kW for a C_in×H×W input"),
+     Param("stride", "int or [s_h, s_w]", 1),
+     Param("padding", 'int, [before, after] ([h, w] on C×H×W), [[top, bottom], [left, right]], "same" or "valid"', 0),
+     Param("dilation", "int or [d_h, d_w]", 1), Param("bias", "number; a vector (C_out) on C×H×W input", 0.0),
+     Param("groups", "int (C×H×W input; groups = C_in is depthwise)", 1),
      Param("grad_output", "∂L/∂output (optional)", None)),
     ("output", "grad_input", "grad_kernel", "grad_bias"),
     lambda p: engine.conv2d(p["input"], p["kernel"], stride=p["stride"], padding=p["padding"],
-                            dilation=p["dilation"], bias=p["bias"], grad_output=p["grad_output"]),
+                            dilation=p["dilation"], bias=p["bias"], groups=p["groups"], grad_output=p["grad_output"]),
     conv2d_steps,
     mistakes=CONV2D_MISTAKES,
-    conventions=lambda p: {"operation": "cross-correlation (no kernel flip), as PyTorch",
+    conventions=lambda p: {"operation": "cross-correlation (no kernel flip), as PyTorch"
+                           + ("; each output channel sums over its input channels" if np.ndim(p["input"]) == 3 else ""),
                "padding": "TensorFlow \"same\": extra pad at the end" if p["padding"] == "same" else "zeros"},
     answer_names=lambda p, t: [n for n in ("output", "grad_input", "grad_kernel", "grad_bias") if n in t],
 )

@@ -32,11 +32,13 @@ PARAM_COUNT = Topic(
     (Param("layer", " | ".join(engine.counts.LAYERS)),
      Param("bias", "bool", True), Param("bidirectional", "bool (recurrent)", False),
      Param("num_layers", "int", 1), Param("framework", '"pytorch" or "keras"', "pytorch"),
-     Param("reset_after", "bool (Keras GRU only: two bias vectors when true)", True))
+     Param("reset_after", "bool (Keras GRU only: two bias vectors when true)", True),
+     Param("affine", "bool (batch-norm, layer-norm: γ and β)", True))
     + tuple(Param(n, "int (a size, by PyTorch's argument name)", None) for n in engine.counts.SIZE_NAMES),
     ("count",),
     lambda p: engine.param_count(p["layer"], bias=p["bias"], bidirectional=p["bidirectional"],
                                  num_layers=p["num_layers"], framework=p["framework"], reset_after=p["reset_after"],
+                                 affine=p["affine"],
                                  **{n: p[n] for n in engine.counts.SIZE_NAMES if p.get(n) is not None}),
     param_count_steps,
     lambda p: {"framework": p["framework"] + (" (two bias vectors per gate block)" if p["framework"] == "pytorch"

@@ -1,4 +1,5 @@
-"""Solve topics of dense layers: dense (forward and backward), mlp-backprop, residual and residual-stack."""
+"""Solve topics of dense layers: dense (forward and backward), mlp-backprop, residual, residual-stack and
+mlp-regression."""
 from __future__ import annotations
 
 from typing import Any, NamedTuple
@@ -229,4 +230,119 @@ RESIDUAL_STACK = Topic(
     stack_steps,
     lambda p: {"layers": ("residual: y_l = y_{l−1} + φ(w_l y_{l−1} + b_l)" if p["skip"] is True
                           else "plain: y_l = φ(w_l y_{l−1} + b_l)"), "activation": str(p["activation"])},
+)
+
+
+# -------------------------------------------------------------------------------- mlp-regression
+
+class MLPRegressionSteps(NamedTuple):
+    hidden: Step                   # hidden_pre and hidden
+    output: Step                   # output_pre and output
+    loss: Step
+    grad_output_pre: Step
+    second_layer: Step             # grad_w2 and grad_b2
+    grad_hidden: Step
+    grad_hidden_pre: Step
+    first_layer: Step              # grad_w1 and grad_b1
+    update: Step | None            # with lr
+
+
+_PSI = {"sigmoid": r"\sigma", "identity": ""}
+
+
+def mlp_regression_steps(p: dict[str, Any], t: Trace) -> MLPRegressionSteps:
+    act, out_act = p["activation"], p["output_activation"]
+    psi = _PSI[out_act]
+    half = p["loss"] == "half-sse"
+    d_loss = r"(o - t)" if half else r"\frac{2}{n}(o - t)"
+    d_psi = r" \odot o \odot (1 - o)" if out_act == "sigmoid" else ""
+    return MLPRegressionSteps(
+        Step(f"Hidden layer ({act})", r"a = W_1 x + b_1,\ \ h = \phi(a)", {"hidden_pre": t.hidden_pre, "hidden": t.hidden}),
+        Step("Output layer" + (" (sigmoid)" if out_act == "sigmoid" else " (no activation)"),
+             r"z = W_2 h + b_2,\ \ o = " + (rf"{psi}(z)" if psi else "z"), {"output_pre": t.output_pre, "output": t.output}),
+        Step("Squared-error loss" + (" (half the sum)" if half else " (mean)"),
+             r"L = \tfrac12 \sum (t - o)^2" if half else r"L = \frac{1}{n}\sum (t - o)^2", {"loss": t.loss}),
+        Step("Gradient at the output pre-activation", r"\frac{\partial L}{\partial z} = " + d_loss + d_psi,
+             {"grad_output": t.grad_output, "grad_output_pre": t.grad_output_pre}),
+        Step("Second layer", r"\frac{\partial L}{\partial W_2} = \frac{\partial L}{\partial z} h^\top,\quad "
+                             r"\frac{\partial L}{\partial b_2} = \frac{\partial L}{\partial z}",
+             {"grad_w2": t.grad_w2, "grad_b2": t.grad_b2}),
+        Step("Back to the hidden layer (with the weights before the update)",
+             r"\frac{\partial L}{\partial h} = W_2^\top \frac{\partial L}{\partial z}", {"grad_hidden": t.grad_hidden}),
+        Step("Through the activation", r"\frac{\partial L}{\partial a} = \frac{\partial L}{\partial h} \odot \phi'(a)",
+             {"activation_derivative": t.activation_derivative, "grad_hidden_pre": t.grad_hidden_pre}),
+        Step("First layer", r"\frac{\partial L}{\partial W_1} = \frac{\partial L}{\partial a} x^\top,\quad "
+                            r"\frac{\partial L}{\partial b_1} = \frac{\partial L}{\partial a}",
+             {"grad_w1": t.grad_w1, "grad_b1": t.grad_b1}),
+        Step("One gradient-descent step on every weight and bias",
+             r"\theta \leftarrow \theta - \eta \frac{\partial L}{\partial \theta}",
+             {"w1_new": t.w1_new, "b1_new": t.b1_new, "w2_new": t.w2_new, "b2_new": t.b2_new}) if "w1_new" in t else None)
+
+
+def _lr(p: dict[str, Any]) -> bool:
+    return p["lr"] is not None
+
+
+def _sigmoid_out(p: dict[str, Any]) -> bool:
+    return p["output_activation"] == "sigmoid"
+
+
+def _not_two_outputs(p: dict[str, Any]) -> bool:
+    """With two outputs ½Σ(t − o)² IS the mean of (t − o)²: the two losses are no mistake for each other."""
+    return np.size(p["target"]) != 2
+
+
+def _ascent(name: str) -> Mistake:
+    grad = {"w1_new": "grad_w1", "b1_new": "grad_b1", "w2_new": "grad_w2", "b2_new": "grad_b2"}[name]
+    old = {"w1_new": "w1", "b1_new": "b1", "w2_new": "w2", "b2_new": "b2"}[name]
+
+    def value(p: dict[str, Any], t: Trace) -> Any:
+        base = np.zeros_like(t[grad]) if p[old] is None else np.asarray(p[old], dtype=float)
+        return base + p["lr"] * t[grad]
+    return Mistake("ascent", compute=value, when=_lr, why="Gradient DEScent subtracts: θ ← θ − η ∂L/∂θ.")
+
+
+MLP_REGRESSION_MISTAKES = {
+    "loss": (Mistake("other-squared-loss", loss=lambda p: "mse" if p["loss"] == "half-sse" else "half-sse",
+                     when=_not_two_outputs,
+                     why="Read the loss as stated: ½Σ(t − o)² and the mean of (t − o)² differ by a factor."),),
+    "grad_output_pre": (Mistake("no-output-derivative", compute=lambda p, t: t.grad_output, when=_sigmoid_out,
+                                why="The output passes through σ: multiply ∂L/∂o by σ'(z) = o(1 − o)."),
+                        Mistake("target-minus-output", compute=lambda p, t: -t.grad_output_pre,
+                                why="∂L/∂o = o − t for ½Σ(t − o)²: the output minus the target (the sign matters for the "
+                                    "update)."),
+                        Mistake("other-squared-loss", loss=lambda p: "mse" if p["loss"] == "half-sse" else "half-sse",
+                                when=_not_two_outputs,
+                                why="Differentiate the loss as stated: ½Σ(t − o)² gives o − t; the mean of (t − o)² gives "
+                                    "2(o − t)/n.")),
+    "grad_hidden_pre": (Mistake("no-hidden-derivative", compute=lambda p, t: t.grad_hidden,
+                                when=lambda p: p["activation"] != "identity",
+                                why="Multiply by the hidden activation's derivative φ'(a) on the way back."),),
+    "w1_new": (_ascent("w1_new"),), "b1_new": (_ascent("b1_new"),),
+    "w2_new": (_ascent("w2_new"),), "b2_new": (_ascent("b2_new"),),
+}
+
+
+MLP_REGRESSION = Topic(
+    "mlp-regression", "Two-layer network with a squared-error loss: forward, backward and one gradient-descent step",
+    (Param("x", "vector (in)"), Param("target", "vector (out) or a number"), Param("w1", "matrix (H×in)"),
+     Param("b1", "vector (H); zeros when omitted", None),
+     Param("w2", "matrix (out×H)"), Param("b2", "vector (out); zeros when omitted", None),
+     Param("activation", '"sigmoid", "relu", "tanh", "identity" (also "leaky-relu", "gelu")', "sigmoid"),
+     Param("output_activation", '"sigmoid" or "identity"', "sigmoid"),
+     Param("loss", '"half-sse": ½Σ(t − o)², or "mse": mean of (t − o)²', "half-sse"),
+     Param("lr", "learning rate (optional): one gradient-descent step", None)),
+    ("hidden_pre", "hidden", "output_pre", "output", "loss", "grad_output_pre", "grad_w2", "grad_b2", "grad_hidden",
+     "grad_hidden_pre", "grad_w1", "grad_b1", "w1_new", "b1_new", "w2_new", "b2_new"),
+    lambda p: engine.mlp_regression(p["x"], p["target"], p["w1"], p["b1"], p["w2"], p["b2"], activation=p["activation"],
+                                    output_activation=p["output_activation"], loss=p["loss"], lr=p["lr"]),
+    mlp_regression_steps,
+    mistakes=MLP_REGRESSION_MISTAKES,
+    conventions=lambda p: {"layout": "weights out×in as torch.nn.Linear (W x); gradients are ∂L/∂(value)",
+                           "loss": "½Σ(t − o)² (half sum of squared errors)" if p["loss"] == "half-sse"
+                           else "mean of (t − o)² (torch.nn.MSELoss)",
+                           "update": "every weight updated from the gradients of the same forward pass"},
+    answer_names=lambda p, t: [n for n in ("hidden_pre", "hidden", "output_pre", "output", "loss", "grad_output_pre",
+                                           "grad_w2", "grad_b2", "grad_hidden", "grad_hidden_pre", "grad_w1", "grad_b1",
+                                           "w1_new", "b1_new", "w2_new", "b2_new") if n in t],
 )

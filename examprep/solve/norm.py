@@ -100,3 +100,163 @@ LAYER_NORM = Topic(
                             "unbiased": "unbiased: divide by D−1"}.get(p["variance"], ""),
                "eps": str(p["eps"])},
 )
+
+
+# ------------------------------------------------------------------------------------ batch-norm
+
+class BatchNormSteps(NamedTuple):
+    statistics: Step               # mean and var: the batch's (training) or the running ones (eval)
+    normalise: Step                # x_hat
+    affine: Step                   # output
+    running: Step                  # running_mean_new, running_var_new
+    grad_beta_gamma: Step | None   # with grad_output
+    grad_input: Step | None
+
+
+def batch_norm_steps(p: dict[str, Any], t: Trace) -> BatchNormSteps:
+    axes = "the batch" if np.ndim(p["x"]) == 2 else "the batch and every position"
+    keras = p["momentum_convention"] == "keras"
+    old, new = (r"\mu", r"1 - \mu") if keras else (r"1 - \mu", r"\mu")
+    if p["training"]:
+        stats = Step(f"Batch statistics per channel, over {axes} (biased variance: m values, divide by m)"
+                     if p["variance"] == "biased" else f"Batch statistics per channel, over {axes} (unbiased variance)",
+                     r"\mu_c = \frac{1}{m}\sum x,\ \ \sigma^2_c = \frac{1}{m}\sum (x - \mu_c)^2",
+                     {"mean": t.mean, "var": t.var})
+        running = Step("Running statistics (momentum " + ("weights the old value, as Keras" if keras else "weights the batch, "
+                       "as PyTorch") + "; the variance " + ("unbiased, m/(m−1)·σ²" if p["running_var_update"] == "unbiased"
+                                                            else "biased") + ")",
+                       rf"r \leftarrow ({old})\, r + ({new})\, \text{{batch}}",
+                       {"var_unbiased": t.var_unbiased, "running_mean_new": t.running_mean_new,
+                        "running_var_new": t.running_var_new})
+    else:
+        stats = Step("Evaluation mode: the running statistics normalise", r"\mu_c = r_\mu,\ \ \sigma^2_c = r_{\sigma^2}",
+                     {"mean": t.mean, "var": t.var})
+        running = Step("Evaluation mode: the running statistics stay as they are", r"r \leftarrow r",
+                       {"running_mean_new": t.running_mean_new, "running_var_new": t.running_var_new})
+    grads = (None, None)
+    if "grad_input" in t:
+        grads = (Step("Gradients of γ and β (summed over " + axes + ")",
+                      r"\frac{\partial L}{\partial \gamma_c} = \sum \delta\, \hat x,\ \ "
+                      r"\frac{\partial L}{\partial \beta_c} = \sum \delta",
+                      {"grad_gamma": t.grad_gamma, "grad_beta": t.grad_beta}),
+                 Step("Input gradient (μ and σ² depend on every x of the batch)" if p["training"]
+                      else "Input gradient (the running statistics are constants)",
+                      r"\frac{\partial L}{\partial x} = \frac{\gamma}{\sqrt{\sigma^2+\varepsilon}}\Big(\delta - \overline{\delta}"
+                      r" - \hat x\, \overline{\delta \hat x}\Big)" if p["training"]
+                      else r"\frac{\partial L}{\partial x} = \frac{\gamma}{\sqrt{r_{\sigma^2}+\varepsilon}}\, \delta",
+                      {"grad_input": t.grad_input}))
+    return BatchNormSteps(
+        stats,
+        Step("Normalise (ε inside the square root, as PyTorch)", r"\hat x = \frac{x - \mu_c}{\sqrt{\sigma^2_c + \varepsilon}}",
+             {"std": t.std, "x_hat": t.x_hat}),
+        Step("Scale and shift", r"y = \gamma_c\, \hat x + \beta_c", {"output": t.output}),
+        running, *grads)
+
+
+def _training(p: dict[str, Any]) -> bool:
+    return bool(p["training"])
+
+
+def _two_d(p: dict[str, Any]) -> bool:
+    return np.ndim(p["x"]) == 2 and np.shape(p["x"])[1] >= 2
+
+
+def _bn_affine(v: Any, p: dict[str, Any]) -> Any:
+    c = np.shape(p["x"])[1]
+    shape = (1, c) + (1,) * (np.ndim(p["x"]) - 2)
+    g = np.broadcast_to(np.asarray(p["gamma"], dtype=float), (c,)).reshape(shape)
+    b = np.broadcast_to(np.asarray(p["beta"], dtype=float), (c,)).reshape(shape)
+    return g * v + b
+
+
+def _per_example(p: dict[str, Any], t: Trace) -> Any:
+    """Layer norm's axis: each example normalised over its channels (ε inside the root, as here)."""
+    ln = engine.layer_norm(p["x"], eps=p["eps"], eps_placement="inside-sqrt")
+    return _bn_affine(ln.normalized, p)
+
+
+def _frozen_statistics(p: dict[str, Any], t: Trace) -> Any:
+    """∂L/∂x with μ and σ² treated as constants: γ/√(σ² + ε) · δ."""
+    c = np.shape(p["x"])[1]
+    shape = (1, c) + (1,) * (np.ndim(p["x"]) - 2)
+    g = np.broadcast_to(np.asarray(p["gamma"], dtype=float), (c,)).reshape(shape)
+    return g / t.std.reshape(shape) * np.asarray(p["grad_output"], dtype=float)
+
+
+def _momentum_differs(p: dict[str, Any]) -> bool:
+    return p["momentum"] != 0.5
+
+
+BATCH_NORM_MISTAKES = {
+    "mean": (Mistake("over-channels", compute=lambda p, t: engine.layer_norm(p["x"]).mean, when=_two_d,
+                     why="Batch norm averages each channel over the batch (down a column), not each example over its "
+                         "channels — that is layer norm's axis."),),
+    "var": (Mistake("unbiased", variance="unbiased", when=_training,
+                    why="The batch variance that normalises is the biased one: divide by m, not m − 1 (PyTorch, Keras)."),
+            Mistake("std-not-var", compute=lambda p, t: np.sqrt(t.var), why="That is σ; the variance is σ².")),
+    "output": (Mistake("over-channels", compute=_per_example, when=_two_d,
+                       why="You normalised each example over its channels (layer norm). Batch norm normalises each "
+                           "channel over the batch."),
+               Mistake("unbiased", variance="unbiased", when=_training,
+                       why="Normalise with the biased batch variance (divide by m); the unbiased one only updates the "
+                           "running variance."),
+               Mistake("batch-statistics-in-eval", training=True, when=lambda p: not p["training"],
+                       why="In evaluation mode batch norm uses its running statistics, not the batch's."),
+               Mistake("running-statistics-in-training", training=False, when=_training,
+                       why="In training mode batch norm normalises with the batch's own statistics; the running ones "
+                           "are only updated."),
+               Mistake("no-affine", compute=lambda p, t: t.x_hat,
+                       when=lambda p: bool(np.any(np.asarray(p["gamma"]) != 1) or np.any(np.asarray(p["beta"]) != 0)),
+                       why="Apply the learned scale and shift: y = γ x̂ + β.")),
+    "running_mean_new": (Mistake("momentum-reversed", momentum_convention="keras", when=lambda p: _training(p)
+                                 and _momentum_differs(p),
+                                 why="In PyTorch the momentum weights the NEW batch value: (1 − m)·old + m·batch. "
+                                     "Keras's momentum (0.99) weights the old value."),
+                         Mistake("batch-only", compute=lambda p, t: t.mean, when=_training,
+                                 why="The running mean moves only part of the way to the batch mean (by the momentum).")),
+    "running_var_new": (Mistake("biased-update", running_var_update="biased", when=_training,
+                                why="PyTorch updates the running variance with the UNBIASED batch variance, m/(m − 1)·σ²."),
+                        Mistake("momentum-reversed", momentum_convention="keras", when=lambda p: _training(p)
+                                and _momentum_differs(p),
+                                why="In PyTorch the momentum weights the NEW batch value: (1 − m)·old + m·batch.")),
+    "grad_input": (Mistake("constant-statistics", compute=_frozen_statistics,
+                           when=lambda p: _training(p) and p["grad_output"] is not None,
+                           why="In training mode μ and σ² depend on every input of the batch: subtract the mean of δ "
+                               "and of δ·x̂ (x̂ times it) before scaling by γ/σ."),),
+    "grad_gamma": (Mistake("without-x-hat", compute=lambda p, t: t.grad_beta,
+                           when=lambda p: p["grad_output"] is not None,
+                           why="∂L/∂γ = Σ δ·x̂: γ multiplies x̂, so its gradient carries x̂."),),
+}
+
+
+BATCH_NORM = Topic(
+    "batch-norm", "Batch normalisation: training and evaluation, running statistics, backward",
+    (Param("x", "N×C, or N×C×H×W (statistics per channel over every other axis)"),
+     Param("gamma", "number or vector (C)", 1.0), Param("beta", "number or vector (C)", 0.0),
+     Param("eps", "number (inside the square root, as PyTorch)", 1e-5),
+     Param("training", "bool: batch statistics (true) or the running ones (false)", True),
+     Param("running_mean", "number or vector (C)", 0.0), Param("running_var", "number or vector (C)", 1.0),
+     Param("momentum", "number: new = (1 − momentum)·running + momentum·batch", 0.1),
+     Param("grad_output", "∂L/∂output, x's shape (optional)", None),
+     Param("variance", '"biased" (normalises, as PyTorch) or "unbiased"', "biased"),
+     Param("momentum_convention", '"pytorch" (momentum weights the batch) or "keras" (it weights the old value)',
+           "pytorch"),
+     Param("running_var_update", '"unbiased" (PyTorch) or "biased" (Keras) batch variance', "unbiased")),
+    ("output", "mean", "var", "x_hat", "running_mean_new", "running_var_new", "grad_input", "grad_gamma", "grad_beta"),
+    lambda p: engine.batch_norm(p["x"], p["gamma"], p["beta"], eps=p["eps"], training=p["training"],
+                                running_mean=p["running_mean"], running_var=p["running_var"], momentum=p["momentum"],
+                                grad_output=p["grad_output"], variance=p["variance"],
+                                momentum_convention=p["momentum_convention"], running_var_update=p["running_var_update"]),
+    batch_norm_steps,
+    mistakes=BATCH_NORM_MISTAKES,
+    conventions=lambda p: {"axis": "statistics per channel over the batch" + ("" if np.ndim(p["x"]) == 2 else
+                                                                              " and every position"),
+                           "mode": "training: batch statistics, running ones updated" if p["training"]
+                           else "evaluation: running statistics, unchanged",
+                           "eps": f"{p['eps']} inside the square root (PyTorch)",
+                           "momentum": f"{p['momentum']}: " + ("new = (1 − m)·running + m·batch (PyTorch)"
+                                                               if p["momentum_convention"] == "pytorch"
+                                                               else "new = m·running + (1 − m)·batch (Keras)")},
+    answer_names=lambda p, t: [n for n in ("output", "mean", "var", "x_hat", "running_mean_new", "running_var_new",
+                                           "grad_input", "grad_gamma", "grad_beta") if n in t],
+)

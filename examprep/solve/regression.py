@@ -1,11 +1,14 @@
-"""Solve topic of regression: linear-regression (loss, gradient and one gradient-descent step)."""
+"""Solve topics of regression: linear-regression and logistic-regression (loss, gradient and one
+gradient-descent step)."""
 from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from examprep import engine
 from examprep.engine._core import Trace
-from examprep.solve.contract import Param, Step, Topic
+from examprep.solve.contract import Mistake, Param, Step, Topic
 
 
 class LinearRegressionSteps(NamedTuple):
@@ -43,4 +46,69 @@ LINEAR_REGRESSION = Topic(
     linear_regression_steps,
     lambda p: {"loss": "mse = mean of squared errors (torch.nn.MSELoss)" if p["loss"] == "mse"
                else "half-mse = ½ · mean of squared errors"},
+)
+
+
+# --------------------------------------------------------------------------- logistic-regression
+
+class LogisticRegressionSteps(NamedTuple):
+    logits: Step
+    probs: Step
+    loss: Step
+    gradient: Step                 # grad_logits, grad_w, grad_b
+    update: Step | None            # with lr
+
+
+def logistic_regression_steps(p: dict[str, Any], t: Trace) -> LogisticRegressionSteps:
+    mean = p["reduction"] == "mean"
+    red = r"\frac{1}{N}\sum_n" if mean else r"\sum_n"
+    return LogisticRegressionSteps(
+        Step("Logits", r"z = X w + b", {"logits": t.logits}),
+        Step("Probabilities", r"p = \sigma(z) = \frac{1}{1 + e^{-z}}", {"probs": t.probs}),
+        Step("Binary cross-entropy (" + ("mean" if mean else "sum") + " over the examples)",
+             rf"L = -{red} \left[y_n \log p_n + (1 - y_n) \log(1 - p_n)\right]", {"losses": t.losses, "loss": t.loss}),
+        Step("Gradient: σ and the log cancel, leaving p − y" + (" (÷ N for the mean)" if mean else ""),
+             (r"\frac{\partial L}{\partial z} = \frac{p - y}{N}" if mean else r"\frac{\partial L}{\partial z} = p - y")
+             + r",\ \ \frac{\partial L}{\partial w} = X^\top \frac{\partial L}{\partial z},\ \ "
+               r"\frac{\partial L}{\partial b} = \sum \frac{\partial L}{\partial z}",
+             {"grad_logits": t.grad_logits, "grad_w": t.grad_w, "grad_b": t.grad_b}),
+        Step("Gradient-descent step", r"w \leftarrow w - \eta \frac{\partial L}{\partial w},\ "
+                                      r"b \leftarrow b - \eta \frac{\partial L}{\partial b}",
+             {"w_new": t.w_new, "b_new": t.b_new}) if "w_new" in t else None)
+
+
+def _other_reduction(p: dict[str, Any]) -> str:
+    return "sum" if p["reduction"] == "mean" else "mean"
+
+
+def _several(p: dict[str, Any]) -> bool:
+    return np.shape(p["X"])[0] > 1
+
+
+LOGISTIC_REGRESSION_MISTAKES = {
+    "loss": (Mistake("other-reduction", reduction=_other_reduction, when=_several,
+                     why="Reduce the per-example losses as stated: the mean divides the sum by N."),),
+    "grad_w": (Mistake("y-minus-p", compute=lambda p, t: -np.asarray(t.grad_w), why="∂L/∂z = p − y, not y − p."),
+               Mistake("other-reduction", reduction=_other_reduction, when=_several,
+                       why="The gradient of the mean carries the 1/N; the gradient of the sum does not.")),
+    "grad_b": (Mistake("y-minus-p", compute=lambda p, t: -t.grad_b, why="∂L/∂z = p − y, not y − p."),
+               Mistake("other-reduction", reduction=_other_reduction, when=_several,
+                       why="The gradient of the mean carries the 1/N; the gradient of the sum does not.")),
+    "w_new": (Mistake("ascent", compute=lambda p, t: np.asarray(p["w"], dtype=float) + p["lr"] * np.asarray(t.grad_w),
+                      when=lambda p: p["lr"] is not None, why="Gradient descent subtracts: w ← w − η ∂L/∂w."),),
+}
+
+
+LOGISTIC_REGRESSION = Topic(
+    "logistic-regression", "Logistic regression: binary cross-entropy, its gradient and one gradient-descent step",
+    (Param("X", "matrix (N×d), or vector (N) for one feature"), Param("y", "vector (N) of 0/1 labels"),
+     Param("w", "vector (d), or a number for one feature"), Param("b", "number", 0.0),
+     Param("reduction", '"mean" or "sum"', "mean"), Param("lr", "learning rate (optional): one step", None)),
+    ("logits", "probs", "loss", "grad_w", "grad_b", "w_new", "b_new"),
+    lambda p: engine.logistic_regression(p["X"], p["y"], p["w"], p["b"], reduction=p["reduction"], lr=p["lr"]),
+    logistic_regression_steps,
+    mistakes=LOGISTIC_REGRESSION_MISTAKES,
+    conventions=lambda p: {"loss": "binary cross-entropy from the logits (torch.nn.BCEWithLogitsLoss), "
+                                   + ("mean" if p["reduction"] == "mean" else "sum") + " over the examples"},
+    answer_names=lambda p, t: [n for n in ("logits", "probs", "loss", "grad_w", "grad_b", "w_new", "b_new") if n in t],
 )

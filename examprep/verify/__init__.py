@@ -16,7 +16,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from examprep.verify import activations, attention, conv, counts, dense, norm, pool, positions, regression, rnn, softmax
+from examprep.verify import (
+    activations, attention, bptt, conv, counts, dense, dropout, network, norm, optim, pool, positions, regression, rnn,
+    softmax,
+)
 
 REFERENCES: dict[str, Callable[[dict], dict]] = {
     "softmax": softmax.ref_softmax, "activation": activations.ref_activation, "cross-entropy": softmax.ref_cross_entropy,
@@ -31,6 +34,10 @@ REFERENCES: dict[str, Callable[[dict], dict]] = {
     "multi-head-shapes": attention.ref_multi_head_shapes, "cross-attention": attention.ref_cross_attention,
     "causal-mask": attention.ref_causal_mask, "rope-score": positions.ref_rope_score,
     "positional-encoding-relative": positions.ref_positional_encoding_relative, "lora-memory": counts.ref_lora_memory,
+    "avg-pool": pool.ref_avg_pool, "network-shapes": network.ref_network_shapes, "batch-norm": norm.ref_batch_norm,
+    "dropout": dropout.ref_dropout, "mlp-regression": dense.ref_mlp_regression,
+    "logistic-regression": regression.ref_logistic_regression, "rnn-bptt": bptt.ref_rnn_bptt,
+    "self-attention": attention.ref_self_attention, "optimizer-step": optim.ref_optimizer_step,
 }
 
 RANDOM: dict[str, Callable[[np.random.Generator], dict]] = {
@@ -48,6 +55,10 @@ RANDOM: dict[str, Callable[[np.random.Generator], dict]] = {
     "causal-mask": attention.random_causal_mask, "rope-score": positions.random_rope_score,
     "positional-encoding-relative": positions.random_positional_encoding_relative,
     "lora-memory": counts.random_lora_memory,
+    "avg-pool": pool.random_avg_pool, "network-shapes": network.random_network_shapes, "batch-norm": norm.random_batch_norm,
+    "dropout": dropout.random_dropout, "mlp-regression": dense.random_mlp_regression,
+    "logistic-regression": regression.random_logistic_regression, "rnn-bptt": bptt.random_rnn_bptt,
+    "self-attention": attention.random_self_attention, "optimizer-step": optim.random_optimizer_step,
 }
 
 
@@ -76,7 +87,16 @@ class TopicCheck:
         return self.failures == 0
 
 
+def _ragged(value: Any) -> bool:
+    """A list of lists of different lengths (network-shapes' output shapes, say)."""
+    return isinstance(value, (list, tuple)) and len({np.shape(v) for v in value}) > 1
+
+
 def _compare(ours: Any, theirs: Any) -> tuple[float, float, bool]:
+    if _ragged(ours) or _ragged(theirs):         # integer structures: equal or not
+        same = _ragged(ours) and _ragged(theirs) and [list(map(float, np.ravel(v))) for v in ours] == \
+            [list(map(float, np.ravel(v))) for v in theirs]
+        return (0.0, 0.0, True) if same else (float("inf"), float("inf"), False)
     a = np.asarray(ours, dtype=float)
     b = np.asarray(theirs, dtype=float)
     if a.shape != b.shape:

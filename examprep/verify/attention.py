@@ -90,7 +90,9 @@ def ref_cross_attention(p: dict) -> dict:
     mask = None if p.get("mask") is None else tensor(p["mask"]).bool()
     sdpa = lambda values: F.scaled_dot_product_attention(q[None], k[None], values[None], attn_mask=mask,  # noqa: E731
                                                          scale=p.get("scale"))[0].nan_to_num(0.0)
+    scale = p.get("scale") if p.get("scale") is not None else 1 / math.sqrt(k.shape[-1])
     return {"query": as_numpy(q), "key": as_numpy(k), "value": as_numpy(v), "scores": as_numpy(q @ k.T),
+            "scaled_scores": as_numpy(q @ k.T * scale),
             "weights": as_numpy(sdpa(torch.eye(k.shape[0], dtype=DTYPE))), "output": as_numpy(sdpa(v))}
 
 
@@ -165,3 +167,44 @@ def random_causal_mask(rng: np.random.Generator) -> dict:
     m = n if rng.random() < 0.5 else ri(n, 6)
     return {"scores": normal(rng, n, m, scale=2), "alignment": pick(rng, ["top-left", "bottom-right"]),
             "scale": float(pick(rng, [1.0, 1.0, 0.5]))}
+
+
+def ref_self_attention(p: dict) -> dict:
+    """Projections by torch (X @ W), each head by F.scaled_dot_product_attention (weights as SDPA applied to
+    the identity as values), heads concatenated, W_O by a matmul."""
+    x = tensor(p["x"])
+    q, k, v = x @ tensor(p["w_query"]), x @ tensor(p["w_key"]), x @ tensor(p["w_value"])
+    n, h = x.shape[0], p.get("num_heads", 1)
+    allowed = torch.ones(n, n, dtype=torch.bool)
+    if p.get("mask") is not None:
+        allowed &= tensor(p["mask"]).bool()
+    if p.get("causal", False):
+        allowed &= torch.tril(torch.ones(n, n, dtype=torch.bool))
+    split = lambda a: a.reshape(n, h, -1).transpose(0, 1)  # noqa: E731   (h, n, d/h)
+    qh, kh, vh = split(q), split(k), split(v)
+    scale = p.get("scale") if p.get("scale") is not None else 1 / math.sqrt(q.shape[1] / h)
+    sdpa = lambda values: F.scaled_dot_product_attention(qh, kh, values, attn_mask=allowed,  # noqa: E731
+                                                         scale=scale).nan_to_num(0.0)
+    weights = sdpa(torch.eye(n, dtype=DTYPE).expand(h, n, n))
+    heads = sdpa(vh)
+    concat = heads.transpose(0, 1).reshape(n, -1)
+    out = concat @ tensor(p["w_output"]) if p.get("w_output") is not None else concat
+    one = (lambda a: a[0]) if h == 1 else (lambda a: a)  # noqa: E731
+    scores = qh @ kh.transpose(1, 2)
+    return {"query": as_numpy(q), "key": as_numpy(k), "value": as_numpy(v), "scores": as_numpy(one(scores)),
+            "scaled_scores": as_numpy(one(scores * scale)), "weights": as_numpy(one(weights)),
+            "heads": as_numpy(one(heads)), "output": as_numpy(out)}
+
+
+def random_self_attention(rng: np.random.Generator) -> dict:
+    """A random valid self-attention instance (1 or 2 heads, masks, an output projection)."""
+    ri = lambda lo, hi: int(rng.integers(lo, hi + 1))  # noqa: E731
+    h = pick(rng, [1, 1, 2])
+    n, dm, dk, dv = ri(1, 4), ri(1, 4), h * ri(1, 2), h * ri(1, 2)
+    p = {"x": normal(rng, n, dm), "w_query": normal(rng, dm, dk), "w_key": normal(rng, dm, dk),
+         "w_value": normal(rng, dm, dv), "num_heads": h, "causal": bool(rng.random() < 0.3)}
+    if rng.random() < 0.3:
+        p["mask"] = rng.integers(0, 2, (n, n)).tolist()
+    if rng.random() < 0.5:
+        p["w_output"] = normal(rng, dv, ri(1, 3))
+    return p

@@ -85,6 +85,8 @@ def _pad_pairs(padding: Any, n: int) -> list[tuple[int, int]]:
 
 
 def ref_conv2d(p: dict) -> dict:
+    if np.ndim(p["input"]) == 3:
+        return _ref_conv2d_channels(p)
     x = tensor(p["input"], grad=True)
     k = tensor(p["kernel"], grad=True)
     b = tensor([p.get("bias", 0.0)], grad=True)
@@ -142,8 +144,10 @@ def random_receptive_field(rng: np.random.Generator) -> dict:
 
 
 def random_conv2d(rng: np.random.Generator) -> dict:
-    """A random valid conv2d instance."""
+    """A random valid conv2d instance (a third of them multi-channel)."""
     ri = lambda lo, hi: int(rng.integers(lo, hi + 1))  # noqa: E731
+    if rng.random() < 0.35:
+        return random_conv2d_channels(rng)
     if rng.random() < 0.3:
         x = normal(rng, ri(5, 8))
         k = normal(rng, ri(1, 3))
@@ -153,5 +157,54 @@ def random_conv2d(rng: np.random.Generator) -> dict:
     p = {"input": x, "kernel": k, "stride": ri(1, 2), "dilation": ri(1, 2), "bias": float(round(rng.standard_normal(), 3)),
          "padding": pick(rng, [0, 1, "same", [0, 1]])}
     out = ref_conv2d(p)["output"]
+    p["grad_output"] = np.round(rng.standard_normal(out.shape), 4).tolist()
+    return p
+
+
+def _tf_same(n: int, k: int, s: int, d: int) -> tuple[int, int]:
+    """TensorFlow's "SAME" padding (tf.nn.convolution docs), (before, after) for one dimension."""
+    want = -(-n // s)
+    total = max((want - 1) * s + d * (k - 1) + 1 - n, 0)
+    return total // 2, total - total // 2
+
+
+def _ref_conv2d_channels(p: dict) -> dict:
+    """F.conv2d on one C_in×H×W example with groups; padding by F.pad (torch's own padding= for
+    ints and [h, w], explicit pairs and TensorFlow's "same" rule otherwise); gradients by autograd."""
+    x = tensor(p["input"], grad=True)
+    k = tensor(p["kernel"], grad=True)
+    c_out = k.shape[0]
+    b = (tensor(p.get("bias", 0.0)) * torch.ones(c_out, dtype=DTYPE)).detach().requires_grad_(True)
+    stride, dil = dims(p.get("stride", 1), 2), dims(p.get("dilation", 1), 2)
+    padding = p.get("padding", 0)
+    groups = p.get("groups", 1)
+    if padding == "same":
+        pairs = [_tf_same(x.shape[i + 1], k.shape[i + 2], stride[i], dil[i]) for i in range(2)]
+        xp, torch_pad = F.pad(x[None], [*pairs[1], *pairs[0]]), 0
+    elif isinstance(padding, (list, tuple)) and any(isinstance(v, (list, tuple)) for v in padding):
+        xp, torch_pad = F.pad(x[None], [*padding[1], *padding[0]]), 0
+    else:
+        xp, torch_pad = x[None], (0 if padding == "valid" else padding)
+    y = F.conv2d(xp, k, b, stride=stride, padding=torch_pad, dilation=dil, groups=groups)[0]
+    out = {"output": as_numpy(y)}
+    if p.get("grad_output") is not None:
+        gx, gk, gb = torch.autograd.grad(y, (x, k, b), tensor(p["grad_output"]))
+        out.update(grad_input=as_numpy(gx), grad_kernel=as_numpy(gk), grad_bias=as_numpy(gb))
+    return out
+
+
+def random_conv2d_channels(rng: np.random.Generator) -> dict:
+    """A random valid multi-channel (possibly grouped) conv2d instance."""
+    ri = lambda lo, hi: int(rng.integers(lo, hi + 1))  # noqa: E731
+    groups = pick(rng, [1, 1, 2])
+    c_in, c_out = groups * ri(1, 2), groups * ri(1, 2)
+    kh, kw = ri(1, 3), ri(1, 3)
+    p = {"input": normal(rng, c_in, ri(4, 6), ri(4, 6)), "kernel": normal(rng, c_out, c_in // groups, kh, kw),
+         "bias": normal(rng, c_out), "groups": groups, "stride": ri(1, 2), "dilation": ri(1, 2),
+         "padding": pick(rng, [0, 1, "same", [1, 0], [[0, 1], [1, 0]]])}
+    try:
+        out = ref_conv2d(p)["output"]
+    except RuntimeError:            # the window does not fit this draw: draw again
+        return random_conv2d_channels(rng)
     p["grad_output"] = np.round(rng.standard_normal(out.shape), 4).tolist()
     return p

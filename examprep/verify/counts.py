@@ -36,8 +36,10 @@ def ref_param_count(p: dict) -> dict:
         nl = 1
     elif layer == "embedding":
         m = nn.Embedding(p["num_embeddings"], p["embedding_dim"])
+    elif layer == "batch-norm":
+        m = nn.BatchNorm2d(p["num_features"], affine=p.get("affine", True))
     elif layer == "layer-norm":
-        m = nn.LayerNorm(p["normalized_shape"], bias=bias)
+        m = nn.LayerNorm(p["normalized_shape"], elementwise_affine=p.get("affine", True), bias=bias)
     elif layer == "multi-head-attention":
         m = nn.MultiheadAttention(d, p["num_heads"], bias=bias)
     elif layer == "transformer-encoder-layer":
@@ -99,7 +101,7 @@ def ref_lora_memory(p: dict) -> dict:
 def random_param_count(rng: np.random.Generator) -> dict:
     """A random valid param-count instance."""
     ri = lambda lo, hi: int(rng.integers(lo, hi + 1))  # noqa: E731
-    layer = pick(rng, ["linear", "conv2d", "rnn", "lstm", "gru", "embedding", "layer-norm",
+    layer = pick(rng, ["linear", "conv2d", "rnn", "lstm", "gru", "embedding", "layer-norm", "batch-norm",
                         "multi-head-attention", "transformer-encoder-layer", "transformer-decoder-layer"])
     p = {"layer": layer, "bias": bool(rng.random() < 0.7)}
     if layer == "linear":
@@ -115,7 +117,9 @@ def random_param_count(rng: np.random.Generator) -> dict:
     elif layer == "embedding":
         p = {"layer": layer, "num_embeddings": ri(1, 100), "embedding_dim": ri(1, 32)}
     elif layer == "layer-norm":
-        p.update(normalized_shape=ri(1, 64))
+        p.update(normalized_shape=ri(1, 64), affine=bool(rng.random() < 0.8))
+    elif layer == "batch-norm":
+        p = {"layer": layer, "num_features": ri(1, 64), "affine": bool(rng.random() < 0.8)}
     else:
         h = ri(1, 4)
         p.update(d_model=h * ri(1, 8), num_heads=h)

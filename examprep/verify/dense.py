@@ -146,3 +146,40 @@ def random_residual_stack(rng: np.random.Generator) -> dict:
     L = ri(1, 6)
     return {"x": float(normal(rng, 1)[0]), "weights": normal(rng, L), "biases": normal(rng, L, scale=0.5),
             "activation": pick(rng, ["tanh", "sigmoid", "relu"]), "skip": bool(rng.random() < 0.5)}
+
+
+def ref_mlp_regression(p: dict) -> dict:
+    """Two torch layers, the squared-error loss (½Σ or F.mse_loss), autograd, and one torch.optim.SGD step."""
+    acts = dict(ACTS, identity=lambda a: a)
+    w1, w2 = tensor(p["w1"], grad=True), tensor(p["w2"], grad=True)
+    b1 = tensor(p["b1"] if p.get("b1") is not None else np.zeros(len(p["w1"])), grad=True)
+    b2 = tensor(p["b2"] if p.get("b2") is not None else np.zeros(len(p["w2"])), grad=True)
+    x = tensor(p["x"])
+    t = tensor(np.atleast_1d(p["target"]))
+    a = w1 @ x + b1
+    h = acts[p.get("activation", "sigmoid")](a)
+    z = w2 @ h + b2
+    o = acts[p.get("output_activation", "sigmoid")](z)
+    loss = 0.5 * ((t - o) ** 2).sum() if p.get("loss", "half-sse") == "half-sse" else F.mse_loss(o, t)
+    for v in (a, h, z):
+        v.retain_grad()
+    loss.backward()
+    out = {"hidden_pre": as_numpy(a), "hidden": as_numpy(h), "output_pre": as_numpy(z), "output": as_numpy(o),
+           "loss": float(loss.detach()), "grad_output_pre": as_numpy(z.grad), "grad_w2": as_numpy(w2.grad),
+           "grad_b2": as_numpy(b2.grad), "grad_hidden": as_numpy(h.grad), "grad_hidden_pre": as_numpy(a.grad),
+           "grad_w1": as_numpy(w1.grad), "grad_b1": as_numpy(b1.grad)}
+    if p.get("lr") is not None:
+        torch.optim.SGD([w1, b1, w2, b2], lr=p["lr"]).step()
+        out.update(w1_new=as_numpy(w1), b1_new=as_numpy(b1), w2_new=as_numpy(w2), b2_new=as_numpy(b2))
+    return out
+
+
+def random_mlp_regression(rng: np.random.Generator) -> dict:
+    """A random valid mlp-regression instance."""
+    ri = lambda lo, hi: int(rng.integers(lo, hi + 1))  # noqa: E731
+    i, h, o = ri(1, 3), ri(1, 3), ri(1, 2)
+    return {"x": normal(rng, i), "target": np.round(rng.uniform(0, 1, o), 3).tolist(), "w1": normal(rng, h, i),
+            "b1": normal(rng, h), "w2": normal(rng, o, h), "b2": normal(rng, o),
+            "activation": pick(rng, ["sigmoid", "relu", "tanh", "identity"]),
+            "output_activation": pick(rng, ["sigmoid", "identity"]), "loss": pick(rng, ["half-sse", "mse"]),
+            "lr": pick(rng, [None, 0.5, 0.1])}

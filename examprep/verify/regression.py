@@ -1,4 +1,5 @@
-"""Torch reference of linear regression: F.mse_loss and autograd."""
+"""Torch references of regression: F.mse_loss (linear) and F.binary_cross_entropy_with_logits (logistic),
+autograd and torch.optim.SGD."""
 from __future__ import annotations
 
 import numpy as np
@@ -31,3 +32,32 @@ def random_linear_regression(rng: np.random.Generator) -> dict:
     n, d = ri(1, 5), ri(1, 3)
     return {"X": normal(rng, n, d), "y": normal(rng, n), "w": normal(rng, d), "b": float(round(rng.standard_normal(), 4)),
             "lr": float(pick(rng, [0.01, 0.1, 0.5])), "loss": pick(rng, ["mse", "half-mse"])}
+
+
+def ref_logistic_regression(p: dict) -> dict:
+    """F.binary_cross_entropy_with_logits, autograd, one torch.optim.SGD step."""
+    X = tensor(p["X"])
+    X = X[:, None] if X.ndim == 1 else X
+    w = tensor(np.atleast_1d(p["w"]), grad=True)
+    b = tensor(p.get("b", 0.0), grad=True)
+    z = X @ w + b
+    z.retain_grad()
+    loss = F.binary_cross_entropy_with_logits(z, tensor(p["y"]), reduction=p.get("reduction", "mean"))
+    loss.backward()
+    scalar = np.ndim(p["w"]) == 0
+    shaped = (lambda v: float(v[0])) if scalar else (lambda v: v)  # noqa: E731
+    out = {"logits": as_numpy(z), "probs": as_numpy(torch.sigmoid(z)), "loss": float(loss.detach()),
+           "grad_w": shaped(as_numpy(w.grad)), "grad_b": float(b.grad)}
+    if p.get("lr") is not None:
+        torch.optim.SGD([w, b], lr=p["lr"]).step()
+        out.update(w_new=shaped(as_numpy(w)), b_new=float(b.detach()))
+    return out
+
+
+def random_logistic_regression(rng: np.random.Generator) -> dict:
+    """A random valid logistic-regression instance."""
+    ri = lambda lo, hi: int(rng.integers(lo, hi + 1))  # noqa: E731
+    n, d = ri(1, 5), ri(1, 3)
+    return {"X": normal(rng, n, d, scale=2), "y": rng.integers(0, 2, n).tolist(), "w": normal(rng, d),
+            "b": float(round(rng.standard_normal(), 3)), "reduction": pick(rng, ["mean", "sum"]),
+            "lr": pick(rng, [None, 0.1, 0.5])}

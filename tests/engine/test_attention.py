@@ -151,3 +151,54 @@ def test_cross_attention_layouts_agree_and_roles_matter(data):
     b = engine.cross_attention(x, z, wq.T, wk.T, wv.T, layout="linear")
     np.testing.assert_allclose(a.output, b.output, rtol=1e-12, atol=1e-12)
     assert a.output.shape == (2, 3) and a.weights.shape == (2, 4)      # one row per decoder position
+
+
+# ------------------------------------------------------------------ self-attention (issue 18)
+
+@given(seed=st.integers(0, 2**32 - 1), heads=st.sampled_from([1, 2]), causal=st.booleans())
+def test_self_attention_equals_torch_multihead_attention(seed, heads, causal):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(seed)
+    n, d = 3, 4
+    x = rng.standard_normal((n, d))
+    wq, wk, wv, wo = (rng.standard_normal((d, d)) for _ in range(4))
+    mha = torch.nn.MultiheadAttention(d, heads, bias=False, batch_first=True, dtype=torch.float64)
+    with torch.no_grad():       # nn.Linear computes x Wᵀ: its weights are the transposes of X W's
+        mha.in_proj_weight.copy_(torch.tensor(np.concatenate([wq.T, wk.T, wv.T])))
+        mha.out_proj.weight.copy_(torch.tensor(wo.T))
+    mask = torch.triu(torch.ones(n, n, dtype=torch.bool), 1) if causal else None
+    out, weights = mha(*(torch.tensor(x)[None],) * 3, attn_mask=mask, average_attn_weights=False)
+    t = engine.self_attention(x, wq, wk, wv, num_heads=heads, w_output=wo, causal=causal)
+    np.testing.assert_allclose(t.output, out[0].detach().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(np.reshape(t.weights, (heads, n, n)), weights[0].detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_self_attention_of_small_integers_is_exact():
+    x = [[1, 0], [0, 1], [1, 1]]
+    t = engine.self_attention(x, [[1, 0], [0, 1]], [[1, 1], [0, 1]], [[2, 0], [0, 1]], scale=1.0)
+    X = sp.Matrix(x)
+    S = X * sp.Matrix([[1, 0], [0, 1]]) * (X * sp.Matrix([[1, 1], [0, 1]])).T
+    A = sp.Matrix(3, 3, lambda i, j: sp.exp(S[i, j]) / sum(sp.exp(S[i, k]) for k in range(3)))
+    out = A * X * sp.Matrix([[2, 0], [0, 1]])
+    np.testing.assert_allclose(t.output, np.array(out.evalf(30).tolist(), dtype=float), rtol=1e-14)
+
+
+def test_self_attention_heads_split_the_columns_and_scale_by_the_head_size():
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((2, 4)), [rng.standard_normal((4, 4)) for _ in range(3)]
+    t = engine.self_attention(x, *w, num_heads=2)
+    assert t.scores.shape == (2, 2, 2) and t.heads.shape == (2, 2, 2) and t.output.shape == (2, 4)
+    assert abs(t.scale - 1 / np.sqrt(2)) < 1e-15
+    one = engine.attention(t.query[:, :2], t.key[:, :2], t.value[:, :2])      # head 0 alone: d_k = 2
+    np.testing.assert_allclose(t.heads[0], one.output, rtol=1e-13)
+
+
+def test_self_attention_bad_shapes_name_the_projection():
+    from examprep.errors import ParamError, ShapeError
+    x = [[1.0, 0.0], [0.0, 1.0]]
+    with pytest.raises(ShapeError, match="w_key"):
+        engine.self_attention(x, [[1, 0], [0, 1]], [[1, 0, 0], [0, 1, 0]], [[1, 0], [0, 1]])
+    with pytest.raises(ShapeError, match="w_query"):
+        engine.self_attention(x, [[1, 0]], [[1, 0], [0, 1]], [[1, 0], [0, 1]])
+    with pytest.raises(ParamError, match="num_heads"):
+        engine.self_attention(x, [[1, 0, 0], [0, 1, 0]], [[1, 0, 0], [0, 1, 0]], [[1, 0], [0, 1]], num_heads=2)

@@ -77,3 +77,24 @@ def test_lora_memory_saved_is_untrained_parameters_times_bytes(d, k, r, num, nby
     per = nbytes * {"adam": 3, "sgd-momentum": 2, "sgd": 1}[opt]
     assert t.saved_bytes == (num * d * k - num * r * (d + k)) * per
     assert t.saved_mib == t.saved_bytes / 2 ** 20
+
+
+def test_batch_norm_and_layer_norm_counts_are_torch_modules_numel():
+    torch = pytest.importorskip("torch")
+    for c in (1, 16, 64):
+        for affine in (True, False):
+            bn = torch.nn.BatchNorm2d(c, affine=affine)
+            assert engine.param_count("batch-norm", num_features=c, affine=affine)["count"] == \
+                sum(p.numel() for p in bn.parameters())
+            ln = torch.nn.LayerNorm(c, elementwise_affine=affine)
+            assert engine.param_count("layer-norm", normalized_shape=c, affine=affine)["count"] == \
+                sum(p.numel() for p in ln.parameters())
+    # Keras's BatchNormalization trains γ and β only: param-count counts trainable parameters
+    assert engine.param_count("batch-norm", num_features=32, framework="keras")["count"] == 64
+
+
+def test_depthwise_separable_counts():
+    # MobileNet's block on 32 → 64 channels, 3×3: depthwise 32·9 (+32) and pointwise 32·64 (+64)
+    dw = engine.param_count("conv2d", in_channels=32, out_channels=32, kernel_size=3, groups=32)["count"]
+    pw = engine.param_count("conv2d", in_channels=32, out_channels=64, kernel_size=1)["count"]
+    assert (dw, pw) == (32 * 9 + 32, 32 * 64 + 64)

@@ -127,3 +127,42 @@ def test_skips_keep_the_gradient_away_from_zero(seed):
     res = engine.residual_stack(0.3, w, activation="tanh")
     plain = engine.residual_stack(0.3, w, activation="tanh", skip=False)
     assert res.gradient >= 1.0 and abs(plain.gradient) <= 0.9 ** len(w)
+
+
+# ------------------------------------------------------------------ mlp-regression (issue 18)
+
+MAZUR = dict(x=[0.05, 0.10], target=[0.01, 0.99], w1=[[0.15, 0.20], [0.25, 0.30]], b1=[0.35, 0.35],
+             w2=[[0.40, 0.45], [0.50, 0.55]], b2=[0.60, 0.60])
+
+
+def test_mlp_regression_reproduces_the_step_by_step_backprop_example():
+    # Matt Mazur, "A Step by Step Backpropagation Example" (2015): E_total = 0.298371109, and after
+    # one step with η = 0.5, w5 = 0.35891648, w1 = 0.149780716 (he updates w1 with the OLD w5..w8)
+    t = engine.mlp_regression(**MAZUR, lr=0.5)
+    assert abs(t.loss - 0.298371109) < 1e-9
+    assert abs(t.w2_new[0, 0] - 0.35891648) < 1e-8 and abs(t.w1_new[0, 0] - 0.149780716) < 1e-9
+
+
+@given(seed=st.integers(0, 2**32 - 1), act=st.sampled_from(["sigmoid", "tanh", "identity", "relu"]),
+       out_act=st.sampled_from(["sigmoid", "identity"]), loss=st.sampled_from(["half-sse", "mse"]))
+def test_mlp_regression_gradients_by_finite_differences(seed, act, out_act, loss):
+    rng = np.random.default_rng(seed)
+    x, t_ = rng.standard_normal(3), rng.standard_normal(2)
+    w1, b1, w2, b2 = rng.standard_normal((4, 3)), rng.standard_normal(4), rng.standard_normal((2, 4)), rng.standard_normal(2)
+    kw = dict(activation=act, output_activation=out_act, loss=loss)
+    tr = engine.mlp_regression(x, t_, w1, b1, w2, b2, **kw)
+    f = lambda a, b, c, d: engine.mlp_regression(x, t_, a, b, c, d, **kw).loss  # noqa: E731
+    if act == "relu" and np.any(np.abs(tr.hidden_pre) < 1e-4):
+        return                                   # a kink of ReLU: no derivative to compare
+    close(tr.grad_w1, numeric_grad(lambda v: f(v, b1, w2, b2), w1))
+    close(tr.grad_b1, numeric_grad(lambda v: f(w1, v, w2, b2), b1))
+    close(tr.grad_w2, numeric_grad(lambda v: f(w1, b1, v, b2), w2))
+    close(tr.grad_b2, numeric_grad(lambda v: f(w1, b1, w2, v), b2))
+
+
+def test_mlp_regression_bad_shapes_name_the_argument():
+    from examprep.errors import ShapeError
+    with pytest.raises(ShapeError, match="target"):
+        engine.mlp_regression(MAZUR["x"], [0.1, 0.2, 0.3], MAZUR["w1"], MAZUR["b1"], MAZUR["w2"], MAZUR["b2"])
+    with pytest.raises(ShapeError, match="w2"):
+        engine.mlp_regression(MAZUR["x"], [0.1], MAZUR["w1"], MAZUR["b1"], [[1.0, 2.0, 3.0]], None)

@@ -77,3 +77,80 @@ def test_max_pool_backward_bad_input():
         engine.max_pool_backward([[1, 2]], 2, [[1]])
     with pytest.raises(ParamError, match="ties"):
         engine.max_pool_backward([[1, 2], [3, 4]], 2, [[1]], ties="average")
+
+
+# ------------------------------------------------------------------ C×H×W, "same", avg-pool (issue 18)
+
+def test_max_pool_on_channels_pools_each_channel_alone():
+    x = np.arange(2 * 4 * 4, dtype=float).reshape(2, 4, 4) * np.array([1, -1])[:, None, None]
+    t = engine.max_pool(x, 2)
+    for c in range(2):
+        close(t.output[c], engine.max_pool(x[c], 2).output)
+        np.testing.assert_array_equal(t.indices[c], engine.max_pool(x[c], 2).indices)
+
+
+def test_max_pool_tensorflow_same_pads_with_minus_infinity_at_the_end():
+    # tf.nn.max_pool(x, 2, 2, "SAME") on a 2×3 input gives [[5, 6]] (Stack Overflow q/37674306)
+    t = engine.max_pool([[1, 2, 3], [4, 5, 6]], 2, stride=2, padding="same")
+    assert t.output.tolist() == [[5, 6]] and t.pad_before == [0, 0] and t.pad_after == [0, 1]
+    # all-negative input: a zero padding would win, −∞ never does
+    t = engine.max_pool([-3.0, -1.0, -2.0], 2, stride=2, padding="same")
+    assert t.output.tolist() == [-1.0, -2.0] and (t.pad_before, t.pad_after) == (0, 1)
+
+
+def test_ceil_mode_keeps_a_window_larger_than_the_padded_input_as_torch():
+    # torch.nn.functional.max_pool2d of [[-4, -5, 5], [-5, -1, 1]], kernel 3, stride 3, ceil_mode → [[5]]
+    assert engine.max_pool([[-4, -5, 5], [-5, -1, 1]], 3, stride=3, ceil_mode=True).output.tolist() == [[5.0]]
+    assert engine.max_pool([[3, 1]], 2, ceil_mode=True).output.tolist() == [[3.0]]
+    assert engine.conv_output_size(2, 9, op="pool", padding=3, ceil_mode=True).output_size == 1
+    with pytest.raises(ParamError, match="larger"):
+        engine.max_pool([[-4, -5, 5], [-5, -1, 1]], 3, stride=3)
+
+
+def test_same_padding_refuses_ceil_mode():
+    with pytest.raises(ParamError, match="ceil_mode"):
+        engine.max_pool([1, 2, 3], 2, padding="same", ceil_mode=True)
+
+
+def test_avg_pool_divisor_rules_as_torch_documents():
+    # torch: avg_pool1d([1, 2, 3, 4], 3, 2, padding 1, ceil_mode) = [1, 3, 2] (the last window's
+    # cells beyond the padding never count; count_include_pad counts the zero padding)
+    t = engine.avg_pool([1, 2, 3, 4], 3, stride=2, padding=1, ceil_mode=True)
+    close(t.output, [1.0, 3.0, 2.0])
+    assert t.divisors.tolist() == [3, 3, 2]
+    t = engine.avg_pool([1, 2, 3, 4], 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)
+    close(t.output, [1.5, 3.0, 4.0])
+
+
+@given(seed=st.integers(0, 2**32 - 1), k=st.integers(1, 3), s=st.integers(1, 3), p=st.integers(0, 1),
+       ceil=st.booleans(), include=st.booleans())
+def test_avg_pool_gradient_by_finite_differences(seed, k, s, p, ceil, include):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((2, 5, 4))
+    p = min(p, k // 2)
+    t = engine.avg_pool(x, k, stride=s, padding=p, ceil_mode=ceil, count_include_pad=include)
+    g = rng.standard_normal(t.output.shape)
+    got = engine.avg_pool(x, k, stride=s, padding=p, ceil_mode=ceil, count_include_pad=include, grad_output=g)
+    f = lambda v: float(np.sum(engine.avg_pool(v, k, stride=s, padding=p, ceil_mode=ceil,  # noqa: E731
+                                               count_include_pad=include).output * g))
+    close(got.grad_input, numeric_grad(f, x))
+
+
+@given(seed=st.integers(0, 2**32 - 1))
+def test_avg_pool_without_padding_hands_back_exactly_the_gradient_it_received(seed):
+    # non-overlapping windows that tile the input: each window's δ is split in N parts of δ/N
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((3, 4, 6))
+    g = rng.standard_normal((3, 2, 3))
+    got = engine.avg_pool(x, 2, grad_output=g).grad_input
+    close(got.sum(), g.sum())
+    close(got[:, ::2, ::2], g / 4)
+
+
+def test_avg_pool_with_integers_is_exact_fractions():
+    import sympy as sp
+    x = [[1, 2, 0], [3, 5, 1], [2, 2, 7]]
+    t = engine.avg_pool(x, 2, stride=1)
+    want = [[sp.Rational(1 + 2 + 3 + 5, 4), sp.Rational(2 + 0 + 5 + 1, 4)],
+            [sp.Rational(3 + 5 + 2 + 2, 4), sp.Rational(5 + 1 + 2 + 7, 4)]]
+    assert t.output.tolist() == [[float(v) for v in row] for row in want]

@@ -52,3 +52,30 @@ def test_mse_ops_agree_with_linear_regression():
         np.testing.assert_allclose(optim.sgd_step(w, t.grad_w, 0.1), t.w_new, rtol=1e-14)
     one = engine.linear_regression([1.0, 2.0], [1.0, 3.0], 0.5, lr=0.1)
     assert regression.mse_grad_w([1.0, 2.0], one.predictions, [1.0, 3.0]) == pytest.approx(one.grad_w)
+
+
+# ------------------------------------------------------------------ logistic regression (issue 18)
+
+@given(seed=st.integers(0, 2**32 - 1), reduction=st.sampled_from(["mean", "sum"]))
+def test_logistic_regression_gradient_by_finite_differences(seed, reduction):
+    rng = np.random.default_rng(seed)
+    X, y = rng.standard_normal((5, 3)) * 3, rng.integers(0, 2, 5)
+    w, b = rng.standard_normal(3), float(rng.standard_normal())
+    t = engine.logistic_regression(X, y, w, b, reduction=reduction)
+    close(t.grad_w, numeric_grad(lambda v: engine.logistic_regression(X, y, v, b, reduction=reduction).loss, w))
+    close(t.grad_b, numeric_grad(lambda v: engine.logistic_regression(X, y, w, float(v), reduction=reduction).loss,
+                                 np.array(b)))
+
+
+def test_logistic_regression_exact_at_zero_weights():
+    # z = 0: p = 1/2 and each loss is ln 2; ∂L/∂w = Xᵀ(1/2 − y)/N
+    X, y = [[1, 2], [3, -1], [0, 1]], [1, 0, 1]
+    t = engine.logistic_regression(X, y, [0, 0])
+    assert abs(t.loss - float(sp.log(2))) < 1e-15
+    want = (sp.Matrix(X).T * sp.Matrix([sp.Rational(1, 2) - v for v in y]) / 3)
+    np.testing.assert_allclose(t.grad_w, [float(v) for v in want], rtol=1e-15)
+
+
+def test_logistic_loss_is_stable_for_large_logits():
+    t = engine.logistic_regression([[1000.0], [-1000.0]], [0, 1], [1.0])
+    assert np.isfinite(t.loss) and abs(t.loss - 1000.0) < 1e-9

@@ -164,3 +164,69 @@ def test_bad_parameters_give_one_line_param_errors(topic, params, words):
     assert "\n" not in msg
     for w in words:
         assert w in msg, (w, msg)
+
+
+# the topics real exams ask (issue 18): one line naming the parameter (and, for a network, the layer)
+_CONV = {"input": [[[1, 2, 0], [0, 1, 3], [2, 1, 0]], [[0, 1, 1], [2, 0, 1], [1, 1, 2]]],
+         "kernel": [[[[1, 0], [0, 1]], [[0, 1], [1, 0]]]]}
+_BN = {"x": [[1.0, 2.0], [3.0, 5.0]]}
+_NET = {"input_shape": [1, 8, 8]}
+EXAM_TOPICS = [
+    ("conv2d", _CONV | {"kernel": [[[[1, 0], [0, 1]]]]}, ShapeError, ["kernel", "1×1×2×2", "input 2×3×3", "2"]),
+    ("conv2d", _CONV | {"bias": [1, 2]}, ShapeError, ["bias", "1 values"]),
+    ("conv2d", _CONV | {"groups": 2}, ParamError, ["groups", "2", "output channels (1)"]),
+    ("conv2d", {"input": [[1, 2], [3, 4]], "kernel": [[1]], "groups": 2}, ParamError, ["groups", "C×H×W"]),
+    ("max-pool", {"input": [1, 2, 3], "kernel_size": 2, "padding": "same", "ceil_mode": True}, ParamError, ["ceil_mode"]),
+    ("max-pool", {"input": [1, 2, 3], "kernel_size": 2, "padding": "full"}, ParamError, ["padding", "same"]),
+    ("avg-pool", {"input": [[1, 2], [3, 4]], "kernel_size": 3}, ParamError, ["kernel", "larger"]),
+    ("avg-pool", {"input": [[1, 2], [3, 4]], "kernel_size": 2, "padding": 2}, ParamError, ["padding", "half"]),
+    ("avg-pool", {"input": [[1, 2], [3, 4]], "kernel_size": 2, "padding": "same"}, ParamError, ["padding", "valid"]),
+    ("avg-pool", {"input": [[1, 2], [3, 4]], "kernel_size": 2, "grad_output": [1, 2]}, ShapeError, ["grad_output", "1×1"]),
+    ("batch-norm", {"x": [[1.0, 2.0]]}, ParamError, ["x", "one value per channel"]),
+    ("batch-norm", _BN | {"gamma": [1, 2, 3]}, ShapeError, ["gamma", "2 values"]),
+    ("batch-norm", _BN | {"momentum": 1.5}, ParamError, ["momentum", "[0, 1]"]),
+    ("batch-norm", {"x": [1.0, 2.0]}, ShapeError, ["x", "matrix"]),
+    ("dropout", {"x": [1, 2], "mask": [1, 0], "p": -0.1}, ParamError, ["p", "probability"]),
+    ("dropout", {"x": [1, 2], "mask": [1], "p": 0.5}, ShapeError, ["mask", "x's shape"]),
+    ("mlp-regression", {"x": [1, 2], "target": [1], "w1": [[1, 2]], "w2": [[1, 2]]}, ShapeError, ["w2", "?×1"]),
+    ("mlp-regression", {"x": [1, 2], "target": [1], "w1": [[1, 2]], "w2": [[1]], "loss": "sse"}, ParamError,
+     ["loss", "half-sse"]),
+    ("logistic-regression", {"X": [[1, 2], [3, 4]], "y": [1, 2], "w": [0, 0]}, ParamError, ["y", "0 or 1"]),
+    ("logistic-regression", {"X": [[1, 2], [3, 4]], "y": [1, 0], "w": [0, 0, 0]}, ShapeError, ["w", "2 weights"]),
+    ("rnn-bptt", {"cell": "lstm", "x": [[1.0]], "weight_ih": [[1.0]], "weight_hh": [[1.0]]}, ShapeError,
+     ["weight_hh", "4H×H"]),
+    ("rnn-bptt", {"cell": "elman", "x": [[1.0]], "weight_ih": [[1.0]], "weight_hh": [[1.0]]}, ParamError, ["cell", "rnn"]),
+    ("rnn-bptt", {"cell": "rnn", "x": [[1.0]], "weight_ih": [[1.0]], "weight_hh": [[1.0]], "truncation": 0}, ParamError,
+     ["truncation", "≥ 1"]),
+    ("self-attention", {"x": [[1, 0]], "w_query": [[1], [0]], "w_key": [[1, 0], [0, 1]], "w_value": [[1], [1]]},
+     ShapeError, ["w_key", "2×1"]),
+    ("self-attention", {"x": [[1, 0]], "w_query": [[1], [0]], "w_key": [[1], [0]], "w_value": [[1], [1]],
+                        "num_heads": 2}, ParamError, ["num_heads", "divide"]),
+    ("optimizer-step", {"optimizer": "adam", "params": [1, 2], "grads": [1, 2, 3], "lr": 0.1}, ShapeError,
+     ["grads", "2 values per step"]),
+    ("optimizer-step", {"optimizer": "sgd", "params": [1], "grads": [1], "lr": 0.1, "momentum": 0.9}, ParamError,
+     ["momentum", "'sgd'"]),
+    ("optimizer-step", {"optimizer": "lion", "params": [1], "grads": [1], "lr": 0.1}, ParamError, ["optimizer", "adamw"]),
+    ("optimizer-step", {"optimizer": "adam", "params": [1], "grads": [1]}, ParamError, ["lr", "missing"]),
+    ("network-shapes", _NET | {"layers": [{"type": "conv2d", "out_channels": 2, "kernel_size": 9}]}, ShapeError,
+     ["layers[0] (conv2d)", "empty"]),
+    ("network-shapes", _NET | {"layers": [{"type": "max-pool", "kernel_size": 2},
+                                          {"type": "max-pool", "kernel_size": 2}, {"type": "max-pool", "kernel_size": 4}]},
+     ShapeError, ["layers[2] (max-pool)", "empty"]),
+    ("network-shapes", _NET | {"layers": [{"type": "dense", "units": 3}]}, ParamError, ["layers[0].type", "linear"]),
+    ("network-shapes", _NET | {"layers": []}, ParamError, ["layers", "non-empty"]),
+    ("network-shapes", {"input_shape": [8, 8], "layers": [{"type": "relu"}]}, ShapeError, ["input_shape", "[C, H, W]"]),
+    ("param-count", {"layer": "batch-norm"}, ParamError, ["num_features", "missing"]),
+    ("param-count", {"layer": "linear", "in_features": 2, "out_features": 3, "affine": False}, ParamError,
+     ["affine", "batch-norm"]),
+]
+
+
+@pytest.mark.parametrize("topic,params,error,words", EXAM_TOPICS, ids=[f"{c[0]}-{i}" for i, c in enumerate(EXAM_TOPICS)])
+def test_the_exam_topics_bad_params_raise_one_clear_line(topic, params, error, words):
+    with pytest.raises(error) as err:
+        solve.solve(topic, params)
+    msg = str(err.value)
+    assert "\n" not in msg
+    for w in words:
+        assert w in msg, f"{w!r} not in {msg!r}"

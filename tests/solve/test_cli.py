@@ -157,6 +157,13 @@ def test_public_acceptance_cases_all_pass():
     assert ", 0 failed" in res.stdout
 
 
+@pytest.mark.skipif(not (CASES / "exam-topics.json").exists(), reason="../shared/cases is not beside this checkout")
+def test_exam_topic_acceptance_cases_all_pass():
+    res = _subprocess([str(CASES / "run"), str(CASES / "exam-topics.json")])
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert ", 0 failed" in res.stdout
+
+
 def test_list_on_an_80_column_terminal_is_one_entry_per_topic():
     res = runner.invoke(app, ["solve", "--list", "--no-color"], env={"COLUMNS": "80"})
     assert res.exit_code == 0

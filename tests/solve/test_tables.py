@@ -1,6 +1,7 @@
 """The per-answer tables of solve/<area>.py: known mistakes (computed through the engine, once per
 convention, skipped where they are the problem's own convention) and ECF rules (which recompute
 every answer from the right earlier answers, through examprep.recipes as a grader does)."""
+import json
 import math
 
 import numpy as np
@@ -44,11 +45,45 @@ INSTANCES = [
                 "padding": 1, "stride": 2, "bias": 1.0, "grad_output": [[1, -1, 0], [2, 0, 1], [0, 1, -1]]}),
     ("cross-entropy", {"logits": [[1.0, -1.0, 0.5], [0.0, 2.0, -0.5]], "target": [0, 1], "label_smoothing": 0.1}),
     ("cross-entropy", {"logits": [[1.0, -1.0, 0.5], [0.0, 2.0, -0.5]], "target": [2, 1], "reduction": "sum"}),
+    # the topics real exams ask (issue 18)
+    ("avg-pool", {"input": [[1, 2, 0, 3], [4, 1, 2, 2], [0, 3, 1, 1], [2, 2, 4, 0]], "kernel_size": 2, "stride": 1,
+                  "padding": 1, "grad_output": [[1, 0, -1, 2, 1], [0, 2, 1, -1, 1], [1, 1, 0, 2, -2], [2, -1, 1, 0, 1],
+                                                [1, 0, 2, 1, 0]]}),
+    ("batch-norm", {"x": [[1.0, 2.0], [3.0, 6.0], [5.0, 1.0]], "gamma": [2.0, 0.5], "beta": [0.5, -1.0], "momentum": 0.1,
+                    "running_mean": [1.0, 0.0], "running_var": [2.0, 1.0], "grad_output": [[1, -1], [0, 2], [-1, 1]]}),
+    ("batch-norm", {"x": [[1.0, 2.0], [3.0, 6.0]], "training": False, "running_mean": [1.0, 0.0],
+                    "running_var": [2.0, 1.0], "grad_output": [[1, -1], [0, 2]]}),
+    ("dropout", {"x": [[1.0, -2.0], [3.0, 0.5]], "mask": [[1, 0], [1, 1]], "p": 0.25, "grad_output": [[1, 1], [-1, 2]]}),
+    ("dropout", {"x": [1.0, -2.0], "mask": [1, 0], "p": 0.25, "training": False, "grad_output": [1.0, 2.0]}),
+    ("mlp-regression", {"x": [0.05, 0.10], "target": [0.01, 0.99], "w1": [[0.15, 0.20], [0.25, 0.30]], "b1": [0.35, 0.35],
+                        "w2": [[0.40, 0.45], [0.50, 0.55]], "b2": [0.60, 0.60], "lr": 0.5}),
+    ("logistic-regression", {"X": [[1, 2], [3, -1], [0, 1]], "y": [1, 0, 1], "w": [0.5, -0.5], "b": 0.25, "lr": 0.1}),
+    ("rnn-bptt", {"cell": "gru", "x": [[1.0], [-0.5]], "weight_ih": [[0.5], [1.0], [-1.0]], "weight_hh": [[1.0], [0.5], [0.5]],
+                  "h0": [0.5], "grad_hidden": [[1.0], [-0.5]]}),
+    ("self-attention", {"x": [[1, 0, 1, 0], [0, 1, 1, 1], [1, 1, 0, -1]], "w_query": [[1, 0, 1, 0], [0, 1, 0, 1],
+                                                                                    [1, 1, 0, 0], [0, 0, 1, 1]],
+                        "w_key": [[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1], [1, 0, 0, 1]],
+                        "w_value": [[1, 0], [0, 1], [1, 1], [0, -1]], "num_heads": 2, "w_output": [[1, 0], [1, 1]]}),
+    ("optimizer-step", {"optimizer": "adamw", "params": [1.0, -2.0], "grads": [[0.5, 1.0], [1.0, -0.5]], "lr": 0.1}),
+    ("optimizer-step", {"optimizer": "momentum", "params": [1.0, -2.0], "grads": [[0.5, 1.0], [1.0, -0.5]], "lr": 0.1}),
+    ("optimizer-step", {"optimizer": "nesterov", "params": [1.0, -2.0], "grads": [[0.5, 1.0], [1.0, -0.5]], "lr": 0.1}),
+    ("network-shapes", {"input_shape": [3, 32, 32], "layers": [
+        {"type": "conv2d", "out_channels": 8, "kernel_size": 3, "padding": 1}, {"type": "batch-norm"}, {"type": "relu"},
+        {"type": "max-pool", "kernel_size": 2}, {"type": "flatten"}, {"type": "linear", "out_features": 10}]}),
 ]
 IDS = [f"{t}-{i}" for i, (t, _) in enumerate(INSTANCES)]
 
 
+def _flat(value) -> np.ndarray:
+    """Every number of a value, ragged lists of lists (a network's shapes) included."""
+    if isinstance(value, (list, tuple)):
+        return np.concatenate([_flat(v) for v in value]) if value else np.zeros(0)
+    return np.ravel(np.asarray(value, dtype=float))
+
+
 def _differs(value, right) -> bool:
+    if isinstance(right, list) and len({np.shape(v) for v in right}) > 1:     # a network's shapes: lists of lists
+        return json.dumps(value) != json.dumps(right)
     a, b = np.asarray(value, dtype=float), np.asarray(right, dtype=float)
     return a.shape != b.shape or not np.allclose(a, b)
 
@@ -62,7 +97,7 @@ def test_every_declared_mistake_computes_a_wrong_value(topic, params):
         assert len({m.id for m in declared}) == len(declared), f"{topic}.{answer}: a mistake declared twice"
         found = known.of(answer)
         for m in found:
-            assert np.all(np.isfinite(np.asarray(m.value, dtype=float))), (topic, answer, m.id)
+            assert np.all(np.isfinite(_flat(m.value))), (topic, answer, m.id)
             assert m.explanation and "\n" not in m.explanation
         if found:        # (none may apply: the scale mistakes of an explicitly unscaled attention)
             assert any(_differs(m.value, right[answer]) for m in found), \

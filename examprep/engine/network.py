@@ -1,0 +1,175 @@
+"""A network's layer-by-layer output shapes, parameters and multiply-accumulates (the exam's fill-in table)."""
+from __future__ import annotations
+
+
+from examprep.engine._core import Trace, boolean, choice, int_tuple, integer, number
+from examprep.engine.conv import same_padding
+from examprep.errors import ParamError, ShapeError
+
+LAYER_TYPES = ("conv2d", "max-pool", "avg-pool", "global-avg-pool", "batch-norm", "relu", "sigmoid", "tanh",
+               "dropout", "flatten", "linear")
+_KEYS = {
+    "conv2d": {"out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias"},
+    "max-pool": {"kernel_size", "stride", "padding", "dilation", "ceil_mode"},
+    "avg-pool": {"kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"},
+    "linear": {"out_features", "bias"},
+    "dropout": {"p"},
+}
+
+
+def _pool_size(n: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
+    num = n + 2 * p - d * (k - 1) - 1
+    out = (-(-num // s) if ceil_mode else num // s) + 1
+    if ceil_mode and (out - 1) * s >= n + p:
+        out -= 1
+    return out
+
+
+def network_shapes(input_shape, layers, *, framework: str = "pytorch", count_input_channels: bool = True,
+                   padding_sides: int = 2) -> Trace:
+    """Output shape, parameter count and multiply–accumulates of each layer of a CNN/MLP.
+
+    input_shape: [C, H, W] (one example, PyTorch's channels-first layout), or [F] for an MLP.
+    layers: a list of {"type": …} objects, PyTorch's modules and argument names:
+      conv2d {out_channels, kernel_size, stride (1), padding (0, [h, w] or "same" as TensorFlow),
+              dilation (1), groups (1), bias (true)}:  out = ⌊(n + 2p − d(k − 1) − 1)/s⌋ + 1,
+              params C_out·(C_in/groups)·kH·kW (+ C_out), MACs = output elements · (C_in/groups)·kH·kW
+      max-pool, avg-pool {kernel_size, stride (= kernel_size), padding (0, or "same" as TensorFlow),
+              ceil_mode (false)}: no
+              parameters; "global-avg-pool" → [C, 1, 1] (torch.nn.AdaptiveAvgPool2d(1))
+      batch-norm: 2C parameters (γ, β) on [C, H, W], 2F after flatten or linear; framework "keras"
+              counts its moving mean and variance too, 4C, as Keras's model summary total does
+      relu, sigmoid, tanh, dropout: shape unchanged, no parameters
+      flatten → [C·H·W];  linear {out_features, bias (true)} on [F]: params F·out (+ out), MACs F·out
+    Mistaken methods a misconception needs (the defaults are right): count_input_channels false gives a
+    conv kernel C_out·kH·kW weights (the input channels forgotten); padding_sides 1 counts a conv's
+    padding on one side only, out = ⌊(n + p − d(k − 1) − 1)/s⌋ + 1.
+    Returns output_shapes (after each layer), params, macs (per layer), total_params, total_macs,
+    and layer_names ("conv2d 1", …) for a worked table.
+    Raises ParamError/ShapeError naming the layer (its index and type) whose options are wrong or
+    whose output would have no size.
+    """
+    framework = choice("framework", framework, ("pytorch", "keras"))
+    count_input_channels = boolean("count_input_channels", count_input_channels)
+    if padding_sides not in (1, 2):
+        raise ParamError(f"padding_sides: expected 1 or 2, got {padding_sides!r}")
+    if not isinstance(input_shape, (list, tuple)) or len(input_shape) not in (1, 3):
+        raise ShapeError(f"input_shape: expected [C, H, W] (or [F] for an MLP), got {input_shape!r}")
+    shape = [integer(f"input_shape[{i}]", v, 1) for i, v in enumerate(input_shape)]
+    if not isinstance(layers, (list, tuple)) or not layers:
+        raise ParamError("layers: expected a non-empty list of {\"type\": …} objects")
+    shapes, params, macs, names = [], [], [], []
+    counter: dict[str, int] = {}
+    for i, layer in enumerate(layers):
+        if not isinstance(layer, dict) or "type" not in layer:
+            raise ParamError(f"layers[{i}]: expected an object with a \"type\" ({', '.join(LAYER_TYPES)}), got {layer!r}")
+        kind = choice(f"layers[{i}].type", layer["type"], LAYER_TYPES)
+        where = f"layers[{i}] ({kind})"
+        unknown = set(layer) - {"type", "name"} - _KEYS.get(kind, set())
+        if unknown:
+            allowed = sorted(_KEYS.get(kind, set()))
+            raise ParamError(f"{where}: unknown option {sorted(unknown)[0]!r}"
+                             + (f" (it takes {', '.join(allowed)})" if allowed else " (it takes no options)"))
+        counter[kind] = counter.get(kind, 0) + 1
+        names.append(layer.get("name") or f"{kind} {counter[kind]}")
+        n_params = n_macs = 0
+        if kind in ("conv2d", "max-pool", "avg-pool", "global-avg-pool"):
+            if len(shape) != 3:
+                raise ShapeError(f"{where}: expects a C×H×W input, got [{', '.join(map(str, shape))}] "
+                                 "(it comes after a flatten or linear layer)")
+        if kind == "conv2d":
+            c_in = shape[0]
+            for key in ("out_channels", "kernel_size"):
+                if key not in layer:
+                    raise ParamError(f"{where}: missing {key}")
+            c_out = integer(f"{where}.out_channels", layer["out_channels"], 1)
+            k = int_tuple(f"{where}.kernel_size", layer["kernel_size"], 2, minimum=1)
+            s = int_tuple(f"{where}.stride", layer.get("stride", 1), 2, minimum=1)
+            d = int_tuple(f"{where}.dilation", layer.get("dilation", 1), 2, minimum=1)
+            groups = integer(f"{where}.groups", layer.get("groups", 1), 1)
+            bias = boolean(f"{where}.bias", layer.get("bias", True))
+            if c_in % groups or c_out % groups:
+                raise ParamError(f"{where}: groups {groups} must divide the input channels ({c_in}) and out_channels "
+                                 f"({c_out})")
+            padding = layer.get("padding", 0)
+            out_hw = []
+            if isinstance(padding, str):
+                padding = choice(f"{where}.padding", padding, ("same", "valid"))
+                if padding == "same":
+                    out_hw = [same_padding(shape[j + 1], k[j], s[j], d[j])[0] for j in range(2)]
+                else:
+                    padding = 0
+            if not out_hw:
+                p = int_tuple(f"{where}.padding", padding, 2, minimum=0)
+                for j in range(2):
+                    eff = d[j] * (k[j] - 1) + 1
+                    span = shape[j + 1] + padding_sides * p[j]
+                    if eff > span:
+                        size = f"{k[j]}" + (f", {eff} with dilation {d[j]}" if d[j] > 1 else "")
+                        raise ShapeError(f"{where}: the kernel ({size}) is larger than its padded input ({span}): "
+                                         "the output would be empty")
+                    out_hw.append((span - eff) // s[j] + 1)
+            per_out = ((c_in // groups) if count_input_channels else 1) * k[0] * k[1]
+            n_params = c_out * per_out + (c_out if bias else 0)
+            shape = [c_out] + out_hw
+            n_macs = c_out * out_hw[0] * out_hw[1] * (c_in // groups) * k[0] * k[1]
+        elif kind in ("max-pool", "avg-pool"):
+            if "kernel_size" not in layer:
+                raise ParamError(f"{where}: missing kernel_size")
+            k = int_tuple(f"{where}.kernel_size", layer["kernel_size"], 2, minimum=1)
+            s = int_tuple(f"{where}.stride", layer.get("stride", list(k)), 2, minimum=1)
+            d = int_tuple(f"{where}.dilation", layer.get("dilation", 1), 2, minimum=1)
+            ceil_mode = boolean(f"{where}.ceil_mode", layer.get("ceil_mode", False))
+            if "count_include_pad" in layer:
+                boolean(f"{where}.count_include_pad", layer["count_include_pad"])
+            padding = layer.get("padding", 0)
+            if isinstance(padding, str):
+                padding = choice(f"{where}.padding", padding, ("same", "valid"))
+                if padding == "same" and ceil_mode:
+                    raise ParamError(f"{where}: ceil_mode has no meaning with padding \"same\"")
+            if padding == "same":       # TensorFlow's pooling: out = ⌈n/s⌉
+                shape = [shape[0]] + [same_padding(shape[j + 1], k[j], s[j], d[j])[0] for j in range(2)]
+                shapes.append(list(shape))
+                params.append(0)
+                macs.append(0)
+                continue
+            p = int_tuple(f"{where}.padding", 0 if padding == "valid" else padding, 2, minimum=0)
+            out_hw = []
+            for j in range(2):
+                if p[j] > k[j] // 2:
+                    raise ParamError(f"{where}: padding {p[j]} is more than half the kernel size {k[j]} (PyTorch refuses it)")
+                o = _pool_size(shape[j + 1], k[j], s[j], p[j], d[j], ceil_mode)
+                if o < 1:
+                    raise ShapeError(f"{where}: the window ({k[j]}) does not fit its input "
+                                     f"({shape[j + 1]} + 2·{p[j]} padding): the output would be empty")
+                out_hw.append(o)
+            shape = [shape[0]] + out_hw
+        elif kind == "global-avg-pool":
+            shape = [shape[0], 1, 1]
+        elif kind == "batch-norm":
+            n_params = (4 if framework == "keras" else 2) * shape[0]
+        elif kind == "flatten":
+            size = 1
+            for v in shape:
+                size *= v
+            shape = [size]
+        elif kind == "linear":
+            if len(shape) != 1:
+                raise ShapeError(f"{where}: expects a flat input of F features, got [{', '.join(map(str, shape))}]; "
+                                 "add {\"type\": \"flatten\"} before it")
+            if "out_features" not in layer:
+                raise ParamError(f"{where}: missing out_features")
+            out_f = integer(f"{where}.out_features", layer["out_features"], 1)
+            bias = boolean(f"{where}.bias", layer.get("bias", True))
+            n_params = shape[0] * out_f + (out_f if bias else 0)
+            n_macs = shape[0] * out_f
+            shape = [out_f]
+        elif kind == "dropout" and "p" in layer:
+            pv = number(f"{where}.p", layer["p"])
+            if not 0 <= pv <= 1:
+                raise ParamError(f"{where}: p must be a probability in [0, 1], got {pv:g}")
+        shapes.append(list(shape))
+        params.append(n_params)
+        macs.append(n_macs)
+    return Trace(layer_names=names, output_shapes=shapes, params=params, macs=macs, total_params=sum(params),
+                 total_macs=sum(macs))

@@ -1,0 +1,111 @@
+"""Solve topic of backpropagation through time: rnn-bptt (an RNN, LSTM or GRU over T steps)."""
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from examprep import engine
+from examprep.engine._core import Trace
+from examprep.solve.contract import Mistake, Param, Step, Topic
+
+_CELL = {"rnn": r"h_t = \phi(W_{ih} x_t + b_{ih} + W_{hh} h_{t-1} + b_{hh})",
+         "lstm": r"c_t = f_t \odot c_{t-1} + i_t \odot g_t,\ \ h_t = o_t \odot \tanh c_t",
+         "gru": {"lecture": r"h_t = (1 - z_t) \odot h_{t-1} + z_t \odot n_t",
+                 "pytorch": r"h_t = (1 - z_t) \odot n_t + z_t \odot h_{t-1}"}}
+
+
+class BPTTSteps(NamedTuple):
+    forward: list[Step]            # one per time step: h_t (and c_t)
+    backward: list[Step]           # from t = T down to 1: the gradient reaching h_t
+    weights: Step                  # grad_weight_ih, grad_weight_hh: sums over the steps
+    biases: Step                   # grad_bias_ih, grad_bias_hh
+    inputs: Step                   # grad_x, grad_h0 (and grad_c0)
+
+
+def bptt_steps(p: dict[str, Any], t: Trace) -> BPTTSteps:
+    cell = p["cell"]
+    formula = _CELL[cell][p["convention"]] if cell == "gru" else _CELL[cell]
+    T = len(t.hidden)
+    forward = []
+    for k, step in enumerate(t.steps, 1):
+        values = {f"h_{k}": step.h_new}
+        if cell == "lstm":
+            values = {f"c_{k}": step.c_new, f"h_{k}": step.h_new}
+        forward.append(Step(f"Forward, step {k}", formula.replace("_t", f"_{{{k}}}").replace("_{t-1}", f"_{{{k - 1}}}"),
+                            values))
+    backward = [Step(f"Gradient reaching h_{k}" + (" (its own loss only)" if k == T else " (its own loss + what step "
+                                                                                       f"{k + 1} sends back)"),
+                     r"\frac{\partial L}{\partial h_t} = \delta_t + \left(\frac{\partial h_{t+1}}{\partial h_t}\right)^\top "
+                     r"\frac{\partial L}{\partial h_{t+1}}", {f"grad_h_{k}": t.grad_h[k - 1]})
+                for k in range(T, 0, -1)]
+    inputs = {"grad_x": t.grad_x, "grad_h0": t.grad_h0}
+    if cell == "lstm":
+        inputs["grad_c0"] = t.grad_c0
+    return BPTTSteps(
+        forward, backward,
+        Step("Weight gradients: the same weights act at every step, so their gradients are summed over time",
+             r"\frac{\partial L}{\partial W} = \sum_{t=1}^{T} \frac{\partial L}{\partial W}\Big|_t",
+             {"grad_weight_ih": t.grad_weight_ih, "grad_weight_hh": t.grad_weight_hh}),
+        Step("Bias gradients, summed over time", r"\frac{\partial L}{\partial b} = \sum_t \frac{\partial L}{\partial b}\Big|_t",
+             {"grad_bias_ih": t.grad_bias_ih, "grad_bias_hh": t.grad_bias_hh}),
+        Step("Gradients of the inputs and the initial state",
+             r"\frac{\partial L}{\partial x_t},\ \frac{\partial L}{\partial h_0}", inputs))
+
+
+def _several_steps(p: dict[str, Any]) -> bool:
+    return np.ndim(p["x"]) >= 1 and np.shape(p["x"])[0] > 1
+
+
+def _last_step_only(name: str) -> Mistake:
+    return Mistake("last-step-only", compute=lambda p, t: t[f"{name}_steps"][-1], when=_several_steps,
+                   why="The same weights act at every step: sum the gradient contributions of all T steps, not only "
+                       "the last one.")
+
+
+def _no_recurrence() -> Mistake:
+    return Mistake("no-recurrence", truncation=1, when=_several_steps,
+                   why="Each step's gradient must also flow back through h_{t−1} to earlier steps (∂h_t/∂h_{t−1}); you "
+                       "stopped it at each step.")
+
+
+_OTHER_BLEND = Mistake("other-blend", convention=lambda p: "pytorch" if p["convention"] == "lecture" else "lecture",
+                       when=lambda p: p["cell"] == "gru",
+                       why="Blend as this problem's convention says: the lecture's h' = (1 − z)⊙h + z⊙n, PyTorch's "
+                           "h' = (1 − z)⊙n + z⊙h.")
+
+RNN_BPTT_MISTAKES = {
+    "hidden": (_OTHER_BLEND,),
+    "grad_weight_hh": (_last_step_only("grad_weight_hh"), _no_recurrence(), _OTHER_BLEND),
+    "grad_weight_ih": (_last_step_only("grad_weight_ih"), _no_recurrence(), _OTHER_BLEND),
+    "grad_h0": (_OTHER_BLEND,),
+}
+
+
+RNN_BPTT = Topic(
+    "rnn-bptt", "Backpropagation through time: an RNN, LSTM or GRU over a few steps",
+    (Param("cell", '"rnn", "lstm" or "gru"'), Param("x", "matrix (T×I): row t is the input at step t"),
+     Param("h0", "vector (H); zeros when omitted", None), Param("c0", "vector (H), lstm only; zeros when omitted", None),
+     Param("weight_ih", "matrix (G·H×I): rows as rnn-cell, lstm-cell (i, f, g, o) or gru-cell (r, z, n)"),
+     Param("weight_hh", "matrix (G·H×H)"),
+     Param("bias_ih", "vector (G·H); zeros when omitted", None), Param("bias_hh", "vector (G·H); zeros when omitted", None),
+     Param("nonlinearity", '"tanh" or "relu" (rnn)', "tanh"),
+     Param("convention", '"lecture" or "pytorch" (gru blend)', "lecture"),
+     Param("reset", '"after" or "before" (gru)', "after"),
+     Param("grad_hidden", "T×H: ∂L/∂h_t from outside the recurrence; an H-vector is the last step alone", None),
+     Param("truncation", "int: truncated BPTT, each loss flows back at most this many steps (default: all)", None)),
+    ("hidden", "cell", "grad_weight_ih", "grad_weight_hh", "grad_bias_ih", "grad_bias_hh", "grad_h0", "grad_c0", "grad_x"),
+    lambda p: engine.rnn_bptt(p["cell"], p["x"], p["weight_ih"], p["weight_hh"], p["bias_ih"], p["bias_hh"], h0=p["h0"],
+                              c0=p["c0"], nonlinearity=p["nonlinearity"], convention=p["convention"], reset=p["reset"],
+                              grad_hidden=p["grad_hidden"], truncation=p["truncation"]),
+    bptt_steps,
+    mistakes=RNN_BPTT_MISTAKES,
+    conventions=lambda p: {"cell": {"rnn": f"Elman RNN, {p['nonlinearity']} (torch.nn.RNN)",
+                                    "lstm": "LSTM, rows i, f, g, o (torch.nn.LSTM)",
+                                    "gru": f"GRU, {p['convention']} blend, reset {p['reset']} (rows r, z, n)"}[p["cell"]],
+                           "gradient": "∂L/∂h_t from each step's own loss plus what the next step sends back; weight "
+                                       "gradients summed over the steps"
+                           + ("" if p["truncation"] is None else f"; truncated to {p['truncation']} step(s)")},
+    answer_names=lambda p, t: [n for n in ("hidden", "cell", "grad_weight_ih", "grad_weight_hh", "grad_bias_ih",
+                                           "grad_bias_hh", "grad_h0", "grad_c0", "grad_x") if n in t],
+)

@@ -1,0 +1,106 @@
+"""Solve topic of network tables: network-shapes (each layer's output shape, parameters and MACs)."""
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from examprep import engine
+from examprep.engine._core import Trace
+from examprep.solve.contract import Mistake, Param, Step, Topic
+
+
+def _shape(s: list[int]) -> str:
+    return "×".join(map(str, s))
+
+
+class NetworkSteps(NamedTuple):
+    layers: list[Step]             # one per layer: its output shape, parameters and MACs
+    totals: Step
+
+
+_RULE = {"conv2d": r"o = \left\lfloor \frac{n + 2p - d(k-1) - 1}{s} \right\rfloor + 1,\ \ "
+                   r"\text{params} = C_{out} \cdot \tfrac{C_{in}}{g} k_h k_w + C_{out}",
+         "max-pool": r"o = \left\lfloor \frac{n + 2p - k}{s} \right\rfloor + 1,\ \ \text{params} = 0",
+         "avg-pool": r"o = \left\lfloor \frac{n + 2p - k}{s} \right\rfloor + 1,\ \ \text{params} = 0",
+         "global-avg-pool": r"C \times 1 \times 1", "batch-norm": r"\text{params} = 2C\ (\gamma, \beta)",
+         "flatten": r"F = C \cdot H \cdot W", "linear": r"\text{params} = F_{in} F_{out} + F_{out}"}
+
+
+def network_steps(p: dict[str, Any], t: Trace) -> NetworkSteps:
+    steps = []
+    prev = list(p["input_shape"])
+    for name, layer, shape, params, macs in zip(t.layer_names, p["layers"], t.output_shapes, t.params, t.macs):
+        formula = _RULE.get(layer.get("type"), r"\text{shape unchanged, no parameters}")
+        if isinstance(layer, dict) and layer.get("padding") == "same":
+            same = r"o = \left\lceil \frac{n}{s} \right\rceil \text{ (TensorFlow's same)},\ \ "
+            formula = same + formula.split(r",\ \ ")[-1]
+        if layer.get("type") == "batch-norm" and p["framework"] == "keras":
+            formula = r"\text{params} = 4C\ (\gamma, \beta, \text{moving mean and variance})"
+        steps.append(Step(f"{name}: {_shape(prev)} → {_shape(shape)}", formula,
+                          {"output_shape": shape, "params": params, "macs": macs}))
+        prev = shape
+    return NetworkSteps(steps, Step("Totals", r"\sum \text{params},\ \ \sum \text{MACs}",
+                                    {"total_params": t.total_params, "total_macs": t.total_macs}))
+
+
+def _has(kind: str, key: str | None = None):
+    def test(p: dict[str, Any]) -> bool:
+        return any(isinstance(L, dict) and L.get("type") == kind and (key is None or L.get(key, 0) not in (0, "valid"))
+                   for L in p["layers"])
+    return test
+
+
+def _without_bias(p: dict[str, Any]) -> list[dict[str, Any]]:
+    return [dict(L, bias=False) if isinstance(L, dict) and L.get("type") in ("conv2d", "linear") else L for L in p["layers"]]
+
+
+def _padded_conv(p: dict[str, Any]) -> bool:
+    return any(isinstance(L, dict) and L.get("type") == "conv2d" and isinstance(L.get("padding", 0), int)
+               and L.get("padding", 0) > 0 for L in p["layers"])
+
+
+def _with_bias(p: dict[str, Any]) -> bool:
+    return any(isinstance(L, dict) and L.get("type") in ("conv2d", "linear") and L.get("bias", True) for L in p["layers"])
+
+
+_PARAM_MISTAKES = (
+    Mistake("no-bias", layers=_without_bias, when=_with_bias,
+            why="Each conv filter and each linear output has a bias: add C_out (or F_out) to its weights."),
+    Mistake("no-input-channels", count_input_channels=False, when=_has("conv2d"),
+            why="A conv filter spans every input channel: C_out·C_in·k_h·k_w weights, not C_out·k_h·k_w."),
+    Mistake("keras-batch-norm", framework="keras", when=_has("batch-norm"),
+            why="PyTorch's BatchNorm has 2C parameters (γ, β); the running mean and variance are buffers. Keras's "
+                "summary counts them too (4C)."),
+    Mistake("padding-once", padding_sides=1, when=_padded_conv,
+            why="Padding p adds p on BOTH sides of each dimension: n + 2p."),
+)
+
+NETWORK_MISTAKES = {
+    "output_shapes": (Mistake("padding-once", padding_sides=1, when=_padded_conv,
+                              why="Padding p adds p on BOTH sides of each dimension: n + 2p."),),
+    "params": _PARAM_MISTAKES,
+    "total_params": _PARAM_MISTAKES,
+}
+
+
+def _compute(p: dict[str, Any]) -> Trace:
+    # the mistaken methods (count_input_channels, padding_sides) are engine conventions, not contract parameters
+    extra = {k: p[k] for k in ("count_input_channels", "padding_sides") if k in p}
+    return engine.network_shapes(p["input_shape"], p["layers"], framework=p["framework"], **extra)
+
+
+NETWORK_SHAPES = Topic(
+    "network-shapes", "A network's layer-by-layer output shapes, parameters and multiply–accumulates",
+    (Param("input_shape", "[C, H, W] (one example, channels first), or [F] for an MLP"),
+     Param("layers", 'list of {"type": conv2d | max-pool | avg-pool | global-avg-pool | batch-norm | relu | sigmoid | tanh | '
+                     'dropout | flatten | linear, and its options by PyTorch\'s names}'),
+     Param("framework", '"pytorch", or "keras" (BatchNorm counted 4C, as Keras\'s summary)', "pytorch")),
+    ("output_shapes", "params", "total_params", "macs", "total_macs"),
+    _compute,
+    network_steps,
+    mistakes=NETWORK_MISTAKES,
+    conventions=lambda p: {"layout": "channels first, one example (PyTorch): [C, H, W]",
+                           "padding": "p on both sides; \"same\" as TensorFlow (output ⌈n/s⌉)",
+                           "parameters": "trainable, as sum(p.numel() for p in module.parameters())"
+                           if p["framework"] == "pytorch" else "Keras's summary total (BatchNorm 4C)",
+                           "macs": "conv: output elements × C_in/groups·k_h·k_w; linear: F_in·F_out; others 0"},
+)

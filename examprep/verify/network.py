@@ -1,0 +1,87 @@
+"""Torch reference of network tables: the real torch.nn layers run on one example, their parameters
+counted as sum(p.numel()) and their multiply–accumulates by torch's FLOP counter (FLOPs / 2)."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
+
+from examprep.verify._torch import DTYPE, pick
+
+
+def _tf_same(n: int, k: int, s: int) -> tuple[int, int]:
+    want = -(-n // s)
+    total = max((want - 1) * s + k - n, 0)
+    return total // 2, total - total // 2
+
+
+def _module(layer: dict, x: torch.Tensor) -> nn.Module:
+    kind = layer["type"]
+    if kind == "conv2d":
+        k = layer["kernel_size"]
+        k = (k, k) if isinstance(k, int) else tuple(k)
+        s = layer.get("stride", 1)
+        s = (s, s) if isinstance(s, int) else tuple(s)
+        padding = layer.get("padding", 0)
+        conv = nn.Conv2d(x.shape[0], layer["out_channels"], k, s, 0 if isinstance(padding, str) else padding,
+                         layer.get("dilation", 1), layer.get("groups", 1), layer.get("bias", True), dtype=DTYPE)
+        if padding == "same":       # TensorFlow's rule, as the contract says (not torch's padding="same")
+            ph, pw = _tf_same(x.shape[1], k[0], s[0]), _tf_same(x.shape[2], k[1], s[1])
+            return nn.Sequential(nn.ZeroPad2d((*pw, *ph)), conv)
+        return conv
+    if kind in ("max-pool", "avg-pool"):
+        cls = nn.MaxPool2d if kind == "max-pool" else nn.AvgPool2d
+        return cls(layer["kernel_size"], layer.get("stride"), layer.get("padding", 0), ceil_mode=layer.get("ceil_mode", False))
+    if kind == "global-avg-pool":
+        return nn.AdaptiveAvgPool2d(1)
+    if kind == "batch-norm":
+        return (nn.BatchNorm2d if x.ndim == 3 else nn.BatchNorm1d)(x.shape[0], dtype=DTYPE).eval()
+    if kind == "flatten":
+        return nn.Flatten(0)
+    if kind == "linear":
+        return nn.Linear(x.shape[0], layer["out_features"], layer.get("bias", True), dtype=DTYPE)
+    return {"relu": nn.ReLU(), "sigmoid": nn.Sigmoid(), "tanh": nn.Tanh(), "dropout": nn.Dropout()}[kind].eval()
+
+
+def ref_network_shapes(p: dict) -> dict:
+    x = torch.zeros(p["input_shape"], dtype=DTYPE)
+    shapes, params, macs = [], [], []
+    for layer in p["layers"]:
+        m = _module(layer, x)
+        with FlopCounterMode(display=False) as counter:
+            x = m(x[None])[0] if layer["type"] == "batch-norm" else m(x)
+        shapes.append(list(x.shape))
+        count = sum(q.numel() for q in m.parameters())
+        if layer["type"] == "batch-norm" and p.get("framework", "pytorch") == "keras":
+            count += sum(b.numel() for name, b in m.named_buffers() if name.startswith("running_"))
+        params.append(count)
+        macs.append(counter.get_total_flops() // 2 if layer["type"] in ("conv2d", "linear") else 0)
+    return {"output_shapes": shapes, "params": params, "total_params": sum(params), "macs": macs, "total_macs": sum(macs)}
+
+
+def random_network_shapes(rng: np.random.Generator) -> dict:
+    """A random valid CNN: conv/pool/norm/activation blocks, then flatten and linear layers."""
+    ri = lambda lo, hi: int(rng.integers(lo, hi + 1))  # noqa: E731
+    size = ri(12, 32)
+    layers: list[dict] = []
+    for _ in range(ri(1, 3)):
+        k = ri(1, 5)
+        conv = {"type": "conv2d", "out_channels": ri(1, 8), "kernel_size": k, "stride": ri(1, 2),
+                "padding": pick(rng, [0, k // 2, "same"]), "bias": bool(rng.random() < 0.8)}
+        layers.append(conv)
+        layers += [{"type": "batch-norm"}] if rng.random() < 0.4 else []
+        layers.append({"type": pick(rng, ["relu", "tanh", "sigmoid"])})
+        if rng.random() < 0.6:
+            layers.append({"type": pick(rng, ["max-pool", "avg-pool"]), "kernel_size": 2})
+    layers.append(pick(rng, [{"type": "flatten"}, {"type": "global-avg-pool"}]))
+    if layers[-1]["type"] == "global-avg-pool":
+        layers.append({"type": "flatten"})
+    layers += [{"type": "dropout"}] if rng.random() < 0.3 else []
+    layers.append({"type": "linear", "out_features": ri(2, 10)})
+    p = {"input_shape": [ri(1, 3), size, size], "layers": layers, "framework": pick(rng, ["pytorch", "pytorch", "keras"])}
+    try:
+        ref_network_shapes(p)
+    except RuntimeError:             # a window larger than what is left: draw again
+        return random_network_shapes(rng)
+    return p
