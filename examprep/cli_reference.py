@@ -161,14 +161,16 @@ def attention_map(
         footer = f"Alignment rate on {alignment} held-out dates: best head {best}, {rates[best]:.1%}."
     if out is not None:
         from examprep.fileio import atomic_write_bytes
-        from examprep.render import typst as ty
+        from examprep.render.pdf import compile_pdf
+        from examprep.render.typst.blocks import block
+        from examprep.render.typst.latex import typst_string
 
-        lines = [f"#{ty.typst_string(title)}"] + [ty.block(b) for b in blocks]     # the title verbatim
+        lines = [f"#{typst_string(title)}"] + [block(b) for b in blocks]     # the title verbatim
         if rates is not None:
-            lines.append(f"#{ty.typst_string(footer)}")
+            lines.append(f"#{typst_string(footer)}")
         source = "#set page(width: auto, height: auto, margin: 1.2cm)\n#set text(size: 10pt)\n" + "\n\n".join(lines)
         if out.suffix.lower() == ".pdf":
-            data = ty.compile_pdf(source)
+            data = compile_pdf(source)
         else:
             import typst
 

@@ -546,6 +546,9 @@ class Sheet:
     def sheet_id(self) -> str:
         return f"{self.recipe.name}-{self.seed}"
 
+    def instructions(self) -> list[str]:
+        return instructions(self)
+
 
 def build_problems(recipe: SheetRecipe, base_seed: int) -> list:
     """The recipe's problems in order; problem k (from 0) uses seed ``base_seed + k``."""
@@ -713,19 +716,20 @@ def render_outputs(sheet: Sheet, formats: tuple[str, ...] = DEFAULT_FORMATS,
 def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress | None,
                     font_folder: str | None) -> dict[str, bytes]:
     from examprep import keys
-    from examprep.render import typst
+    from examprep.render import pdf
+    from examprep.render.typst.sheet import sheet_source
 
     out: dict[str, bytes] = {}
     # The PDFs compile in worker processes while Python renders the rest. A long run of variants
     # compiles in chunks of PDF_CHUNK copies (Typst holds a document's whole layout in memory),
     # which are then joined into one PDF.
-    with typst.PdfWorkers() as pool:
+    with pdf.PdfWorkers() as pool:
         chunks: dict[str, list] = {}
         if "pdf" in formats:
             groups = [sheet.copies[i:i + PDF_CHUNK] for i in range(0, len(sheet.copies), PDF_CHUNK)]
             for name, solutions in (("problems.pdf", False), ("solutions.pdf", True)):
-                chunks[name] = [pool.submit(typst.compile_pdf,
-                                            typst.sheet_source(sheet, solutions=solutions, copies=g), font_folder)
+                chunks[name] = [pool.submit(pdf.compile_pdf,
+                                            sheet_source(sheet, solutions=solutions, copies=g), font_folder)
                                 for g in groups]
         out["key.json"] = (keys.key_to_json(make_key(sheet)) + "\n").encode("utf-8")
         if sheet.variants:
@@ -757,7 +761,7 @@ def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress |
                 out[name] = parts[0]
             else:
                 title = sheet.recipe.title + (" — solutions" if name == "solutions.pdf" else "")
-                merges[name] = pool.submit(typst.merge_pdfs, parts, title=title, author=sheet.recipe.course)
+                merges[name] = pool.submit(pdf.merge_pdfs, parts, title=title, author=sheet.recipe.course)
         for name, future in merges.items():
             out[name] = future.result()
             done += 1
@@ -1017,7 +1021,7 @@ def _denoise(v: Any) -> Any:
 def _md_value(v: Any) -> str:
     """A value as Markdown: LaTeX math, or plain text for words (a choice)."""
     from examprep.render import markdown as md
-    from examprep.render.typst import is_exact_form
+    from examprep.exact import is_exact_form
 
     if isinstance(v, str) and not is_exact_form(v):
         return v
@@ -1040,7 +1044,7 @@ def _md_block(b: Any) -> str:
 
     from examprep.document import Matrix
     from examprep.render import markdown as md
-    from examprep.render.typst import is_exact_form
+    from examprep.exact import is_exact_form
 
     if isinstance(b, Matrix) and isinstance(b.values, str) and not is_exact_form(b.values):
         return f"{b.name} = {b.values}"          # words, not math
@@ -1068,7 +1072,7 @@ def sheet_markdown(sheet: Sheet, *, solutions: bool) -> str:
     """The sheet as Markdown with LaTeX math: the same content as the PDF (header, instructions,
     score table, problems; with ``solutions`` the worked steps, answers and typical mistakes)."""
     from examprep.render import plural
-    from examprep.render.typst import part_note
+    from examprep.render import part_note
 
     r = sheet.recipe
     guide = instructions(sheet)

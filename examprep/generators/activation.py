@@ -17,7 +17,7 @@ from examprep import solve
 from examprep.engine.activations import sigmoid_derivative_from_output, tanh_derivative_from_output
 from examprep.document import Math, Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
-from examprep.generators._exact import exp_term, frac
+from examprep.exact import exp_term, frac
 from examprep.problem import Misconception, Part, Recipe, SolutionStep
 
 

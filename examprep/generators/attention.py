@@ -15,7 +15,7 @@ from examprep import solve
 from examprep.engine import ops
 from examprep.document import Math, Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
-from examprep.generators._exact import softmax_entry, weighted_sum
+from examprep.exact import softmax_entry, weighted_sum
 from examprep.problem import Misconception, Part, SolutionStep
 
 

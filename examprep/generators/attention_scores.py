@@ -19,7 +19,7 @@ from examprep import engine, solve
 from examprep.engine import ops
 from examprep.document import Math, Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
-from examprep.generators._exact import softmax_entry, weighted_sum
+from examprep.exact import softmax_entry, weighted_sum
 from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
 
 NO_PARAMS = ("dot product", "bilinear", "additive")

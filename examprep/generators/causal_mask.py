@@ -16,7 +16,7 @@ import numpy as np
 from examprep import solve
 from examprep.document import Heatmap, Math, Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
-from examprep.generators._exact import softmax_entry
+from examprep.exact import softmax_entry
 from examprep.problem import EXACT, Misconception, Part, SolutionStep
 
 PREVENTS = ("attending to later positions", "attending to earlier positions", "attending to padding tokens",

@@ -18,7 +18,7 @@ import numpy as np
 from examprep import solve
 from examprep.document import Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
-from examprep.generators._exact import softmax_entry, weighted_sum
+from examprep.exact import softmax_entry, weighted_sum
 from examprep.problem import EXACT, Misconception, Part, SolutionStep
 
 SOURCES = ("the decoder", "the encoder output")

@@ -19,7 +19,7 @@ import numpy as np
 from examprep import solve
 from examprep.document import Matrix, Text
 from examprep.generators.framework import Draft, Stream, generator, nice, steps_from, tolist
-from examprep.generators._exact import frac
+from examprep.exact import frac
 from examprep.problem import Misconception, Part, SolutionStep
 
 # σ → ε with σ² + ε a perfect square of a one-decimal number: 1 + 0.21 = 1.1², 4 + 0.41 = 2.1², …

@@ -14,7 +14,7 @@ from fractions import Fraction
 from examprep import engine, solve
 from examprep.document import Math, Matrix, Table, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from
-from examprep.generators._exact import frac
+from examprep.exact import frac
 from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
 
 MERGE_CHOICES = ("none", "grows with r", "doubles")

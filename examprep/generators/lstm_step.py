@@ -19,7 +19,7 @@ from examprep.engine import ops
 from examprep.engine.activations import tanh_derivative_from_output
 from examprep.document import Math, Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
-from examprep.generators._exact import exp_term, frac
+from examprep.exact import exp_term, frac
 from examprep.problem import Misconception, Part, Recipe, SolutionStep
 
 _GATES = ("i", "f", "g", "o")

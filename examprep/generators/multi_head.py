@@ -15,7 +15,7 @@ from fractions import Fraction
 from examprep import solve
 from examprep.document import Math, Matrix, Table, Text
 from examprep.generators.framework import Draft, Stream, generator, steps_from
-from examprep.generators._exact import frac
+from examprep.exact import frac
 from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
 
 FASTER_CHOICES = ("the attention scores", "the projections", "both alike")

@@ -37,9 +37,9 @@ def receptive_field_figure(input_size: int, layers: list[dict]):
 
     Unit u of a layer (kernel k, stride s, padding p, dilation d) reads units u·s − p + d·m,
     m = 0…k−1, of the level below (PyTorch's indexing); the chosen output is the middle one.
-    Returns a render.typst.ReceptiveFieldFigure, or None for a stack too large to draw.
+    Returns a document.ReceptiveFieldFigure, or None for a stack too large to draw.
     """
-    from examprep.render.typst import ReceptiveFieldFigure
+    from examprep.document import ReceptiveFieldFigure
 
     sizes = [int(input_size)]
     for L in layers:

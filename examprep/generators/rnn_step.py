@@ -15,7 +15,7 @@ from examprep import solve
 from examprep.engine.rnn import rnn_jacobian
 from examprep.document import Math, Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
-from examprep.generators._exact import exp_term
+from examprep.exact import exp_term
 from examprep.problem import Misconception, Part, Recipe, SolutionStep
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from examprep import solve
 from examprep.document import Math, Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
-from examprep.generators._exact import frac
+from examprep.exact import frac
 from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
 
 

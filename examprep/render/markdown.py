@@ -5,12 +5,12 @@ import re
 from typing import Any
 
 from examprep import document as d
+from examprep.exact import to_latex
 from examprep.render import plural
 
 
 def number(x: Any, digits: int = 4) -> str:
     if isinstance(x, str):
-        from examprep.generators._exact import to_latex
         return to_latex(x)
     if isinstance(x, bool):
         return str(x).lower()

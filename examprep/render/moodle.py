@@ -23,7 +23,8 @@ from typing import Any
 
 from examprep import document as d
 from examprep.render import markdown as md
-from examprep.render.typst import choices_shown, is_exact_form
+from examprep.exact import is_exact_form
+from examprep.render import choices_shown
 
 _CLOZE_SPECIAL = re.compile(r'([}#~/"\\])')
 

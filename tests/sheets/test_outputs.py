@@ -236,7 +236,7 @@ def test_unwritable_output_directory(tmp_path):
 
 
 def test_a_typst_error_is_reported_and_leaves_no_pdf(tmp_path, monkeypatch):
-    from examprep.render import typst
+    from examprep.render.typst import sheet as typst
 
     real = typst.sheet_source
     monkeypatch.setattr(typst, "sheet_source", lambda *a, **k: real(*a, **k) + "\n#let broken = (\n")
@@ -271,7 +271,7 @@ def test_list_fits_an_80_column_terminal_and_names_every_topic():
 
 
 def test_a_one_problem_sheet_says_one_problem(tmp_path):
-    from examprep.render import typst as ty
+    from examprep.render.typst import sheet as ty
 
     from .helpers import pdf_text
 

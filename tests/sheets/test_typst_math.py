@@ -5,7 +5,9 @@ import re
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from examprep.render import typst as T
+from examprep.render.pdf import compile_pdf
+from examprep.render.typst.blocks import name_markup
+from examprep.render.typst import latex as T
 from tests.sheets.helpers import corpus, inline_math, pdf_text
 
 
@@ -17,8 +19,8 @@ def test_every_formula_of_every_topic_converts_strictly_and_compiles():
         for m in inline_math(t):
             T.latex_to_typst(m, strict=True)
         parts.append(T.text(t, strict=True))
-    parts += [T.name_markup(n) for n in names]
-    pdf = T.compile_pdf("#set document(date: none)\n" + "\n\n".join(parts))
+    parts += [name_markup(n) for n in names]
+    pdf = compile_pdf("#set document(date: none)\n" + "\n\n".join(parts))
     text, pages = pdf_text(pdf)
     assert pages >= 5 and "softmax" in text
 
@@ -53,7 +55,7 @@ def test_typst_specials_in_latex_are_escaped():
     # '/' would be a fraction, ',' and ';' would split a function's arguments, '#' starts code
     out = T.latex_to_typst(r"\frac{a/b, c; d}{\#x}", strict=True)
     assert out == "frac(a \\/ b \\, c \\; d, \\# x)"
-    T.compile_pdf(f"$ {out} $")
+    compile_pdf(f"$ {out} $")
 
 
 def test_unknown_macro_is_an_error_in_strict_mode_and_shown_by_name_otherwise():
@@ -71,7 +73,7 @@ HOSTILE = ['#import "@preview/cetz:0.2.0": *', '$x$ and $$', "*bold* _em_ `raw` 
 
 @pytest.mark.parametrize("raw", HOSTILE)
 def test_user_text_is_typeset_verbatim_never_as_markup(raw):
-    pdf = T.compile_pdf(f"#set document(date: none)\nBEGIN #{T.typst_string(raw)}; END")
+    pdf = compile_pdf(f"#set document(date: none)\nBEGIN #{T.typst_string(raw)}; END")
     text, _ = pdf_text(pdf)
     squash = lambda s: re.sub(r"\s+", "", s)       # pypdf's spacing is not the source's
     if "🎓" not in raw:                            # no built-in font has the emoji glyph
@@ -82,4 +84,4 @@ def test_user_text_is_typeset_verbatim_never_as_markup(raw):
 @given(st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=0x2FF, blacklist_categories=("Cs",)),
                max_size=40))
 def test_any_printable_text_compiles(raw):
-    T.compile_pdf(f"#set document(date: none)\n{T.text(raw)}")
+    compile_pdf(f"#set document(date: none)\n{T.text(raw)}")
