@@ -1,12 +1,14 @@
-"""Markdown rendering with LaTeX math ($…$ inline, $$…$$ display), for reports, Moodle and PDF."""
+"""Markdown rendering with LaTeX math ($…$ inline, $$…$$ display): blocks and problems (for `generate
+--markdown`, reports and Moodle) and whole practice sheets (problems.md, solutions.md)."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from examprep import document as d
-from examprep.exact import to_latex
-from examprep.render import plural
+from examprep.exact import is_exact_form, to_latex
+from examprep.render import part_note, plural
 
 
 def number(x: Any, digits: int = 4) -> str:
@@ -107,4 +109,119 @@ def problem(p: Any, *, solution: bool = False, number_: int | None = None, answe
                 shown = latex_value(val) if not isinstance(val, str) else number(val)
                 out.append(f"- **({chr(97 + i)}) {part.id}**: ${shown}$")
             out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+# ------------------------------------------------------------------------------ sheets
+
+def _letter(i: int) -> str:
+    return chr(97 + i) if i < 26 else f"a{i - 25}"
+
+
+def _denoise(v: Any) -> Any:
+    """Values as printed: float noise of an exact 0 (|x| < 1e-12) shown as 0."""
+    if isinstance(v, list):
+        return [_denoise(x) for x in v]
+    if isinstance(v, float) and abs(v) < 1e-12:
+        return 0.0
+    return v
+
+
+def _md_value(v: Any) -> str:
+    """A value as Markdown: LaTeX math, or plain text for words (a choice)."""
+    if isinstance(v, str) and not is_exact_form(v):
+        return v
+    return f"${latex_value(_denoise(v))}$"
+
+
+def _md_answer(part: Any) -> str:
+    if isinstance(part.exact, str) and part.exact:
+        approx = f" \\approx {latex_value(_denoise(part.expected))}" if isinstance(part.expected, (int, float)) else ""
+        return f"${number(part.exact)}{approx}$"
+    if isinstance(part.exact, list):
+        return f"${latex_value(part.exact)}$"
+    return _md_value(part.expected)
+
+
+def _md_block(b: Any) -> str:
+    if isinstance(b, d.Matrix) and isinstance(b.values, str) and not is_exact_form(b.values):
+        return f"{b.name} = {b.values}"          # words, not math
+    return block(replace(b, values=_denoise(b.values)) if isinstance(b, d.Matrix) else b)
+
+
+def _md_figure(fig: Any) -> list[str]:
+    if isinstance(fig, d.Heatmap):
+        return [block(fig), ""]
+    lines = ["**Receptive field of the middle output** (units it depends on, top layer first):", ""]
+    for level in reversed(range(len(fig.sizes))):
+        units = fig.needed[level]
+        pad = sum(1 for u in units if u < 0 or u >= fig.sizes[level])
+        span = f"units {units[0]}…{units[-1]}" if len(units) > 1 else f"unit {units[0]}"
+        lines.append(f"- {fig.labels[level]}: {span} ({len(units)} used"
+                     + (f", {pad} of them padding" if pad else "") + ")")
+    lines += ["", f"Span at the input: {fig.receptive_field} positions.", ""]
+    return lines
+
+
+def sheet_markdown(sheet: Any, *, solutions: bool) -> str:
+    """The sheet as Markdown with LaTeX math: the same content as the PDF (header, instructions,
+    score table, problems; with ``solutions`` the worked steps, answers and typical mistakes)."""
+    r = sheet.recipe
+    guide = sheet.instructions()
+    out: list[str] = []
+    for c, copy in enumerate(sheet.copies):
+        if c:
+            out += ["", "---", ""]
+        out += [f"# {r.title}{' — solutions' if solutions else ''}", ""]
+        bits = [b for b in (r.course, plural(r.minutes, "minute") if r.minutes else "", plural(copy.points, "point"),
+                            plural(len(copy.problems), "problem")) if b]
+        bits.append(f"variant {copy.code}" if copy.code else f"sheet {sheet.sheet_id}")
+        out += [" · ".join(bits), ""]
+        if copy.student:
+            out += [f"**Name:** {copy.student.name or '—'} · **Student ID:** {copy.student.id}", ""]
+        elif not solutions:
+            out += ["**Name:** ______________________ · **Student ID:** ______________", ""]
+        if solutions:
+            out += [guide[1], ""]
+        else:
+            out += ["## Instructions", ""] + [f"- {line}" for line in guide] + [""]
+            n = len(copy.problems)
+            out += ["| Problem | " + " | ".join(str(k + 1) for k in range(n)) + " | Total |",
+                    "|---|" + "---|" * (n + 1),
+                    "| Points | " + " | ".join(f"{p.points:g}" for p in copy.problems) + f" | {copy.points:g} |",
+                    "| Score |" + " |" * (n + 1), ""]
+        for k, p in enumerate(copy.problems):
+            out += [f"## Problem {k + 1} — {p.title}", "", f"*{plural(p.points, 'point')} · about {round(p.minutes)} min*",
+                    ""]
+            for b in p.statement:
+                out += [_md_block(b), ""]
+            if p.conventions:
+                out += ["*Conventions:* " + "; ".join(f"{key}: {v}" for key, v in p.conventions.items()) + ".", ""]
+            for i, part in enumerate(p.parts):
+                note = (part_note(part) if part.kind == "choice"
+                        else f"{part.form()} · {part.tolerance.describe()}")
+                out += [f"**({_letter(i)})** {part.prompt} *[{part.points:g} pt · {note} · answer `q{k + 1}.{part.id}`]*",
+                        ""]
+            if not solutions:
+                continue
+            letters = {part.id: _letter(i) for i, part in enumerate(p.parts)}
+            out += ["### Worked solution", ""]
+            for n, st in enumerate(p.solution, 1):
+                target = f" → ({letters[st.part]})" if st.part in letters else ""
+                out += [f"**Step {n}. {st.title}**{target}", ""]
+                for b in st.blocks:
+                    out += [_md_block(b), ""]
+            out += ["### Answers", "", "| Part | Answer | Accepted | Points |", "|---|---|---|---|"]
+            for i, part in enumerate(p.parts):
+                out.append(f"| ({_letter(i)}) {part.id} | {_md_answer(part)} | {part.tolerance.describe()} | "
+                           f"{part.points:g} |")
+            out.append("")
+            for fig in copy.extras.get(k, []):
+                out += _md_figure(fig)
+            mistakes = [f"- ({_letter(i)}) {_md_value(m.value)} — {m.explanation}"
+                        for i, part in enumerate(p.parts) for m in part.misconceptions]
+            if mistakes:
+                out += ["### Typical mistakes", ""] + mistakes + [""]
+        if not solutions:
+            out += ["*— end of the sheet —*", ""]
     return "\n".join(out).rstrip() + "\n"

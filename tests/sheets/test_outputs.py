@@ -166,7 +166,9 @@ def test_variants_end_to_end(tmp_path):
 
 
 def test_long_runs_are_joined_from_chunks(tmp_path, monkeypatch):
-    monkeypatch.setattr(sheets, "PDF_CHUNK", 2)
+    from examprep.sheets import write
+
+    monkeypatch.setattr(write, "PDF_CHUNK", 2)          # where render_outputs reads it
     roster = [sheets.Student(f"s{i}", f"Student {i}") for i in range(5)]
     sheet = sheets.build_sheet(sheets.load_recipe("transformer"), 1, roster=roster, secret=SECRET.strip().encode())
     out = sheets.render_outputs(sheet, ("pdf",))
