@@ -78,18 +78,14 @@ def read_key(path: str | Path) -> Key:
     The text may be UTF-8 (with or without a BOM) or UTF-16; the file is never modified.
     """
     from examprep.answers.files import SubmissionError, decode
+    from examprep.fileio import read_user_bytes
 
     p = Path(path)
+    data = read_user_bytes(p, error=KeyError_, kind="key file")
     try:
-        if p.is_dir():
-            raise KeyError_(f"{p}: a directory, not a key file")
-        text = decode(p.read_bytes(), str(p))
-    except FileNotFoundError:
-        raise KeyError_(f"{p}: no such key file") from None
+        text = decode(data, str(p))
     except SubmissionError as err:
         raise KeyError_(f"{err} (expected an examprep key)") from None
-    except OSError as err:
-        raise KeyError_(f"{p}: cannot read the key ({err.strerror})") from None
     try:
         d = json.loads(text)
     except json.JSONDecodeError as err:

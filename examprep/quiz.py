@@ -31,11 +31,11 @@ import time
 import tomllib
 from dataclasses import dataclass, field, replace
 from importlib import resources
-from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from examprep.document import Text as TextBlock
 from examprep.errors import ExamprepError, ParamError
+from examprep.fileio import read_user_text
 from examprep.history import Attempt, History
 from examprep.problem import EXACT, Misconception, Part, Problem, SolutionStep, Tolerance
 
@@ -131,12 +131,13 @@ def load_concepts(path: str | os.PathLike | None = None) -> ConceptBank:
     Raises ConceptBankError naming the question and the field for anything missing or invalid:
     every question needs an answer, an explanation and a source (file, section, verbatim quote).
     """
-    src = Path(path) if path is not None else _bank_file()
     where = str(path) if path is not None else "examprep/bank/concepts.toml"
+    if path is None:
+        text = _bank_file().read_text(encoding="utf-8")
+    else:
+        text = read_user_text(path, error=ConceptBankError, kind="concept bank")
     try:
-        data = tomllib.loads(src.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as err:
-        raise ConceptBankError(f"{where}: cannot read the concept bank ({err})") from None
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ConceptBankError(f"{where}: invalid TOML ({err})") from None
     version = data.get("version")

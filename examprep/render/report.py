@@ -1,13 +1,12 @@
 """Grading reports: the class table and per-student feedback (terminal), a Markdown feedback file
 per student, Gradescope's results.json, and CSV/JSON exports. Renderers only read results.
 
-Output file names never use a student id raw: ``safe_name`` keeps letters, digits, '.', '_' and
-'-', and adds a short hash when it had to change anything (so two ids never share a file).
+Output file names never use a student id raw: examprep.fileio.safe_name, the one name a student's
+files get everywhere (answer templates too).
 """
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import json
 import re
@@ -15,24 +14,13 @@ from typing import Any
 
 from examprep.answers import PartResult, raw_text
 from examprep.answers.files import printable
+from examprep.fileio import safe_name
 from examprep.grading import BatchResult, ProblemResult, SubmissionResult, address, summarise
 
 STATUS_STYLE = {"correct": "green", "ecf": "cyan", "misconception": "yellow", "wrong": "red", "blank": "dim",
                 "unparseable": "magenta"}
 STATUS_WORD = {"correct": "correct", "ecf": "carried forward", "misconception": "misconception", "wrong": "wrong",
                "blank": "no answer", "unparseable": "unreadable"}
-_RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))}
-
-
-def safe_name(student_id: str) -> str:
-    """A file name for a student id: [A-Za-z0-9._-] only, no leading dot or dash (a name such as
-    "-rf" reads as an option to the next command), at most 64 characters;
-    an id that had to change gets "-" and 8 hex digits of its SHA-1, so distinct ids stay distinct."""
-    clean = re.sub(r"[^A-Za-z0-9._-]+", "_", student_id).strip("._-")[:64]
-    if clean == student_id and clean.lower().split(".")[0] not in _RESERVED and clean:
-        return clean
-    digest = hashlib.sha1(student_id.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-    return f"{clean or 'student'}-{digest}"
 
 
 def unique_names(results: list[SubmissionResult]) -> list[str]:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from examprep.errors import ExamprepError, ParamError
+from examprep.fileio import read_user_text
 
 MAX_PROBLEMS = 200
 
@@ -227,14 +228,7 @@ def load_recipe(spec: str) -> SheetRecipe:
         return parse_recipe(bank[spec], f"examprep/bank/{spec}.toml", spec)
     path = Path(spec)
     if spec.endswith(".toml") or path.exists() or os.sep in spec:
-        try:
-            text = path.read_text(encoding="utf-8-sig")
-        except FileNotFoundError:
-            raise SheetError(f"--recipe {spec}: no such file") from None
-        except IsADirectoryError:
-            raise SheetError(f"--recipe {spec}: is a directory, not a recipe file") from None
-        except (OSError, UnicodeDecodeError) as err:
-            raise SheetError(f"--recipe {spec}: cannot read it ({err})") from None
+        text = read_user_text(path, f"--recipe {spec}", error=SheetError)
         return parse_recipe(text, str(path), path.stem)
     close = difflib.get_close_matches(spec, sorted(bank), n=2, cutoff=0.5)
     hint = f"did you mean {' or '.join(close)}? " if close else ""

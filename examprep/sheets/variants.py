@@ -24,11 +24,10 @@ import hmac
 import io
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from examprep.fileio import OutputError
+from examprep.fileio import read_user_bytes, read_user_text
 from examprep.sheets.recipes import SheetError
 
 MAX_STUDENTS = 5000
@@ -64,14 +63,7 @@ def read_roster(path: str | os.PathLike) -> list[Student]:
     (with both line numbers) or no students.
     """
     p = Path(path)
-    try:
-        raw = p.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise SheetError(f"--roster {p}: no such file") from None
-    except UnicodeDecodeError:
-        raise SheetError(f"--roster {p}: not UTF-8 text; save the roster as UTF-8 CSV") from None
-    except OSError as err:
-        raise SheetError(f"--roster {p}: cannot read it ({err.strerror})") from None
+    raw = read_user_text(p, f"--roster {p}", error=SheetError, decode_hint="save the roster as UTF-8 CSV")
     lines = raw.splitlines()
     first = next((ln for ln in lines if ln.strip()), "")
     if not first:
@@ -157,14 +149,7 @@ def read_secret(path: str | os.PathLike, *, legacy: bool = False) -> bytes:
     Raises SheetError for a missing, unreadable, empty or weak secret.
     """
     p = Path(path)
-    try:
-        secret = p.read_bytes().strip()
-    except FileNotFoundError:
-        raise SheetError(f"--secret-file {p}: no such file; {_MAKE_SECRET}") from None
-    except IsADirectoryError:
-        raise SheetError(f"--secret-file {p}: is a directory") from None
-    except OSError as err:
-        raise SheetError(f"--secret-file {p}: cannot read it ({err.strerror})") from None
+    secret = read_user_bytes(p, f"--secret-file {p}", error=SheetError, missing_hint=_MAKE_SECRET).strip()
     return check_secret(secret, f"--secret-file {p}", legacy=legacy)
 
 
@@ -178,23 +163,10 @@ def new_secret() -> str:
 def write_secret(path: str | os.PathLike, *, force: bool = False) -> Path:
     """Write a new secret to ``path`` (mode 0600, atomically). Refuses to replace an existing file
     unless ``force``: the variants of every sheet made with it hang on that file."""
-    from examprep.fileio import check_output_file
+    from examprep.fileio import atomic_write_bytes, check_output_file
 
     target = check_output_file(path, "", force=force)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="ascii") as fh:       # mkstemp's 0600: private from the start
-            fh.write(new_secret() + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except OSError as err:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise OutputError(f"{target}: cannot write ({err.strerror})") from None
-    return target
+    return atomic_write_bytes(target, (new_secret() + "\n").encode("ascii"), private=True)
 
 
 def _field(value: str) -> bytes:

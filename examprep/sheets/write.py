@@ -2,16 +2,12 @@
 ``make_sheet`` is the `examprep sheet` command's one function."""
 from __future__ import annotations
 
-import hashlib
 import os
-import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from examprep.errors import ParamError
-from examprep.fileio import OutputError
+from examprep.fileio import OutputError, safe_name, write_files
 from examprep.sheets.build import Progress, Sheet, build_sheet, font_plan
 from examprep.sheets.recipes import SheetError, bundled_recipes, load_recipe, recipe_from_topics, with_difficulty
 from examprep.sheets.variants import LEGACY_WARNING, Student, check_pairing, derivation, read_roster, read_secret
@@ -60,7 +56,7 @@ def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress |
         out["key.json"] = (keys.key_to_json(make_key(sheet)) + "\n").encode("utf-8")
         if sheet.variants:
             for copy in sheet.copies:
-                out[f"answers/{_safe_name(copy.student.id)}.toml"] = keys.answer_template(
+                out[f"answers/{safe_name(copy.student.id)}.toml"] = keys.answer_template(
                     copy.problems, title=sheet.recipe.title, student_id=copy.student.id,
                     name=copy.student.name).encode("utf-8")
         else:
@@ -105,14 +101,6 @@ def _output_order(name: str) -> tuple[int, str]:
     return (_ORDER.index(name) if name in _ORDER else len(_ORDER), name)
 
 
-def _safe_name(student_id: str) -> str:
-    """A file name for a student id: unsafe characters replaced, a hash added when any were."""
-    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", student_id).lstrip(".") or "_"
-    if safe != student_id:
-        safe += "-" + hashlib.sha256(student_id.encode()).hexdigest()[:6]
-    return safe
-
-
 def make_key(sheet: Sheet):
     from examprep import keys
 
@@ -133,7 +121,7 @@ def planned_paths(sheet_variants: bool, formats: tuple[str, ...], roster: list[S
     """The relative paths a sheet will write (checked for overwrites before anything is built)."""
     paths = ["key.json"]
     if sheet_variants and roster is not None:
-        paths += [f"answers/{_safe_name(s.id)}.toml" for s in roster]
+        paths += [f"answers/{safe_name(s.id)}.toml" for s in roster]
     else:
         paths.append("answers.toml")
     if "pdf" in formats:
@@ -164,70 +152,10 @@ def check_output_dir(out_dir: Path, paths: list[str], force: bool) -> None:
 
 
 def write_outputs(out_dir: Path, outputs: dict[str, bytes], force: bool) -> list[Path]:
-    """Write every output, all or nothing as far as the file system allows: each file goes to a
-    temporary file beside its target first; only when all are written are they renamed into place
-    (with Ctrl-C held off for those few renames). A failure or Ctrl-C before that removes the
-    temporaries and the directories this call created; a failure raises OutputError."""
+    """Write every output into ``out_dir``, all or nothing (examprep.fileio.write_files), after the
+    same checks as before the work: nothing is overwritten without ``force``."""
     check_output_dir(out_dir, list(outputs), force)
-    temps: list[tuple[str, Path]] = []
-    created: list[Path] = []
-    umask = os.umask(0)
-    os.umask(umask)
-    try:
-        for rel, data in outputs.items():
-            target = out_dir / rel
-            missing = [d for d in (target.parent, *target.parent.parents) if not d.exists()]
-            target.parent.mkdir(parents=True, exist_ok=True)
-            created += reversed(missing)
-            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-            temps.append((tmp, target))
-            os.chmod(tmp, 0o666 & ~umask)      # mkstemp makes 0600; outputs get what open() would give
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-        if not force:
-            clash = [t for _, t in temps if t.exists()]
-            if clash:
-                raise OutputError(f"{clash[0]} appeared while the sheet was being written; use --force to overwrite")
-        with _interrupts_held():
-            for tmp, target in temps:
-                os.replace(tmp, target)
-    except BaseException as err:        # OSError, OutputError, KeyboardInterrupt: leave nothing behind
-        for tmp, _ in temps:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-        for d in reversed(created):
-            try:
-                d.rmdir()
-            except OSError:
-                pass
-        if isinstance(err, OSError):
-            where = getattr(err, "filename", None) or out_dir
-            raise OutputError(f"{where}: cannot write ({err.strerror or err})") from None
-        raise
-    return [t for _, t in temps]
-
-
-class _interrupts_held:
-    """Ctrl-C ignored for the duration (main thread only): the renames that publish a sheet's
-    outputs take milliseconds and must not stop half-way."""
-
-    def __enter__(self) -> None:
-        import signal
-        import threading
-
-        self.previous = None
-        if threading.current_thread() is threading.main_thread():
-            self.previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-    def __exit__(self, *exc: Any) -> None:
-        import signal
-
-        if self.previous is not None:
-            signal.signal(signal.SIGINT, self.previous)
+    return write_files({out_dir / rel: data for rel, data in outputs.items()}, overwrite=force)
 
 
 @dataclass

@@ -30,6 +30,7 @@ from typing import Callable, Optional, Sequence
 import torch
 from torch import Tensor
 
+from examprep.fileio import read_user_bytes
 from examprep.train.errors import ConfigError, CorpusError
 
 PAD, BOS, EOS, UNK, SEP = 0, 1, 2, 3, 4
@@ -248,14 +249,7 @@ def read_corpus(path: Path | str, swap: bool = False) -> Corpus:
     Raises CorpusError for a missing, unreadable, empty or non-UTF-8 file, or one without any pair.
     """
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise CorpusError(f"corpus {path} does not exist") from None
-    except IsADirectoryError:
-        raise CorpusError(f"corpus {path} is a directory; give a tab-separated text file") from None
-    except OSError as err:
-        raise CorpusError(f"cannot read corpus {path}: {err.strerror}") from None
+    raw = read_user_bytes(path, f"corpus {path}", error=CorpusError)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
