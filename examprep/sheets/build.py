@@ -52,14 +52,23 @@ class Sheet:
         return instructions(self)
 
 
-def build_problems(recipe: SheetRecipe, base_seed: int) -> list:
-    """The recipe's problems in order; problem k (from 0) uses seed ``base_seed + k``."""
+SeedRule = Callable[[str, int, bool, list], int]     # (topic, level, calculator-free, problems so far) → seed
+
+
+def build_problems(recipe: SheetRecipe, base_seed: int | None = None, *, seed_of: SeedRule | None = None,
+                   calculator_free: bool = False) -> list:
+    """The recipe's problems in order, each at its item's level and with its item's tolerance.
+    Problem k (from 0) uses seed ``base_seed + k``, or ``seed_of(topic, level, calculator_free,
+    problems so far)`` (the quiz draws unattempted variants so). ``calculator_free``: every item
+    calculator-free, as well as those the recipe marks."""
     from examprep import generators
 
-    out = []
+    out: list = []
     for item in recipe.items:
+        cf = item.calculator_free or calculator_free
         for _ in range(item.count):
-            problem = generators.build(item.topic, base_seed + len(out), item.difficulty, item.calculator_free)
+            seed = base_seed + len(out) if seed_of is None else seed_of(item.topic, item.difficulty, cf, out)
+            problem = generators.build(item.topic, seed, item.difficulty, cf)
             out.append(_with_tolerance(problem, item.tolerance) if item.tolerance is not None else problem)
     return out
 
