@@ -28,7 +28,7 @@ from examprep.problem import Problem
 KEY_FORMAT = 1
 
 
-class KeyError_(ExamprepError):
+class KeyFileError(ExamprepError):
     """A file that is not an examprep key, or one from a newer examprep."""
 
 
@@ -73,7 +73,7 @@ def write_key(path: str | Path, key: Key) -> Path:
 
 
 def read_key(path: str | Path) -> Key:
-    """Load a key; raises KeyError_ for a missing file, bad JSON, a non-key or a newer format.
+    """Load a key; raises KeyFileError for a missing file, bad JSON, a non-key or a newer format.
 
     The text may be UTF-8 (with or without a BOM) or UTF-16; the file is never modified.
     """
@@ -81,22 +81,22 @@ def read_key(path: str | Path) -> Key:
     from examprep.fileio import read_user_bytes
 
     p = Path(path)
-    data = read_user_bytes(p, error=KeyError_, kind="key file")
+    data = read_user_bytes(p, error=KeyFileError, kind="key file")
     try:
         text = decode(data, str(p))
     except SubmissionError as err:
-        raise KeyError_(f"{err} (expected an examprep key)") from None
+        raise KeyFileError(f"{err} (expected an examprep key)") from None
     try:
         d = json.loads(text)
     except json.JSONDecodeError as err:
-        raise KeyError_(f"{p}: not a key (invalid JSON at line {err.lineno}, column {err.colno})") from None
+        raise KeyFileError(f"{p}: not a key (invalid JSON at line {err.lineno}, column {err.colno})") from None
     except RecursionError:
-        raise KeyError_(f"{p}: not a key (JSON nested too deeply)") from None
+        raise KeyFileError(f"{p}: not a key (JSON nested too deeply)") from None
     if not isinstance(d, dict) or d.get("format") != "examprep-key":
-        raise KeyError_(f"{p}: not an examprep key (write one with `examprep generate ... --key FILE`)")
+        raise KeyFileError(f"{p}: not an examprep key (write one with `examprep generate ... --key FILE`)")
     version = d.get("format_version")
     if not isinstance(version, int) or version > KEY_FORMAT:
-        raise KeyError_(f"{p}: key format {version} is newer than this examprep reads ({KEY_FORMAT}); upgrade examprep")
+        raise KeyFileError(f"{p}: key format {version} is newer than this examprep reads ({KEY_FORMAT}); upgrade examprep")
     try:
         check = d.get("ecf_check")
         key = Key(title=d.get("title", ""), problems=_problems(d["problems"], p, ""),
@@ -105,7 +105,7 @@ def read_key(path: str | Path) -> Key:
                   ecf_check=None if "ecf_check" not in d else check if isinstance(check, dict) else {},
                   examprep_version=str(d.get("examprep_version", "") or "unknown"), format_version=version)
     except (KeyError, TypeError, ValueError, AttributeError) as err:
-        raise KeyError_(f"{p}: damaged key ({type(err).__name__}: {err})") from None
+        raise KeyFileError(f"{p}: damaged key ({type(err).__name__}: {err})") from None
     _check_parts(key, p)
     return key
 
@@ -119,7 +119,7 @@ def _problems(data: list, path: Path, label: str) -> list[Problem]:
         try:
             out.append(Problem.from_dict(d))
         except PartValueError as err:
-            raise KeyError_(f"{path}: {label}q{n}.{err.part_id}: {err}") from None
+            raise KeyFileError(f"{path}: {label}q{n}.{err.part_id}: {err}") from None
     return out
 
 
@@ -132,7 +132,7 @@ def _check_parts(key: Key, path: Path) -> None:
             for part in problem.parts:
                 error = key_part_error(part)
                 if error:
-                    raise KeyError_(f"{path}: {label}q{n}.{part.id}: {error}")
+                    raise KeyFileError(f"{path}: {label}q{n}.{part.id}: {error}")
 
 
 def _toml_comment(text: str) -> str:

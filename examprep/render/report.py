@@ -15,7 +15,8 @@ from typing import Any
 from examprep.answers import PartResult, raw_text
 from examprep.answers.files import printable
 from examprep.fileio import safe_name
-from examprep.grading import BatchResult, ProblemResult, SubmissionResult, address, summarise
+from examprep.grading.batch import BatchResult
+from examprep.grading.grade import SubmissionResult, address, summarise
 
 STATUS_STYLE = {"correct": "green", "ecf": "cyan", "misconception": "yellow", "wrong": "red", "blank": "dim",
                 "unparseable": "magenta"}
@@ -96,10 +97,6 @@ def _points(x: float) -> str:
     return f"{x:.2f}".rstrip("0").rstrip(".")
 
 
-def part_label(pr: ProblemResult, i: int, r: PartResult) -> str:
-    return f"q{pr.number}({letter(i)}) {r.part_id}"
-
-
 # ----------------------------------------------------------------------------- terminal
 
 def class_table(results: list[SubmissionResult], limit: int | None = 200, *, width: int | None = None,
@@ -166,12 +163,12 @@ def _class_table(results: list[SubmissionResult], shown: list[SubmissionResult],
                           if counts[s])
         if res.warnings:
             notes += ("; " if notes else "") + f"{len(res.warnings)} warning{'s' if len(res.warnings) > 1 else ''}"
-        table.add_row(_escape(res.student_id), *cells, f"{_points(res.score)}/{_points(res.max_score)}",
+        table.add_row(escape(res.student_id), *cells, f"{_points(res.score)}/{_points(res.max_score)}",
                       f"{res.percent:.0f}", notes)
     return table
 
 
-def _escape(text: str) -> str:
+def escape(text: str) -> str:
     """Student text for rich markup: printable, with its square brackets escaped."""
     from rich.markup import escape
 
@@ -220,7 +217,7 @@ def feedback_view(res: SubmissionResult, *, show_answers: bool = False) -> Any:
                 body.append(f"\nrule: {r.rule}", style="dim")
             grid.add_row(Text(f"({letter(i)}) {r.part_id}"), body)
         title = f"q{pr.number} {pr.problem.title} — {_points(pr.score)}/{_points(pr.max_score)}"
-        blocks.append(Panel(grid, title=_escape(title), title_align="left", box=box.ROUNDED))
+        blocks.append(Panel(grid, title=escape(title), title_align="left", box=box.ROUNDED))
     return Group(*blocks)
 
 
@@ -243,7 +240,7 @@ def summary_view(results: list[SubmissionResult], top: int = 8) -> Any:
         qt.add_column(SHORT[s], justify="right", style=STATUS_STYLE[s], no_wrap=True, min_width=len(SHORT[s]))
     for q in questions:
         pct = 100 * q.mean / q.max_score if q.max_score else 0
-        qt.add_row(_escape(f"{q.label} {q.title}"), f"{_points(q.mean)}/{_points(q.max_score)} {pct:.0f}%",
+        qt.add_row(escape(f"{q.label} {q.title}"), f"{_points(q.mean)}/{_points(q.max_score)} {pct:.0f}%",
                    *[str(q.statuses[s] or "") for s in STATUS_WORD])
     blocks: list[Any] = [qt]
     if mis:
@@ -253,7 +250,7 @@ def summary_view(results: list[SubmissionResult], top: int = 8) -> Any:
         mt.add_column("n", justify="right")
         mt.add_column("explanation", overflow="fold")
         for addr, mid, count, expl in mis[:top]:
-            mt.add_row(_escape(addr), _escape(mid), str(count), _escape(expl))
+            mt.add_row(escape(addr), escape(mid), str(count), escape(expl))
         if len(mis) > top:
             mt.caption = f"{len(mis) - top} more in --json"
         blocks.append(mt)
