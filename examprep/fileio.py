@@ -102,6 +102,22 @@ def read_user_text(path: str | os.PathLike, where: str | None = None, *, error: 
         raise error(f"{where}: not UTF-8 text (line {line})" + (f"; {decode_hint}" if decode_hint else "")) from None
 
 
+def stdin_lines(stdin: Any, error: type[ExamprepError] = InputError) -> list[str]:
+    """The lines of stdin without their line ends; a line that is not UTF-8 is ``error`` naming it."""
+    raw = getattr(stdin, "buffer", None)
+    if raw is None:                          # a text-only stream: undo Python's surrogate escapes
+        raw = (line.encode("utf-8", "surrogateescape") for line in stdin)
+    lines = []
+    for number, line in enumerate(raw, 1):
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise error(f"stdin line {number} is not UTF-8 (byte 0x{line[err.start]:02x} at byte "
+                        f"{err.start + 1}); convert the input to UTF-8, e.g. with iconv") from None
+        lines.append(text.rstrip("\r\n"))
+    return lines
+
+
 # ------------------------------------------------------------------------------------------ names
 
 _RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))}

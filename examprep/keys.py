@@ -165,6 +165,16 @@ def _toml_key(name: str) -> str:
     return name if all(c.isalnum() or c in "_-" for c in name) and name.isascii() else json.dumps(name)
 
 
+def check_outputs(*, key: str | Path | None = None, template: str | Path | None = None, force: bool = False) -> None:
+    """Before any work: --key and --template name files that can be written (a missing directory
+    is refused, never created: a typo would scatter keys). Raises OutputError naming the option."""
+    from examprep.fileio import check_output_file
+
+    for option, path in (("--key", key), ("--template", template)):
+        if path is not None:
+            check_output_file(path, option, force=force)
+
+
 def save(problems: list[Problem], *, key: str | Path | None = None, template: str | Path | None = None,
          title: str = "", meta: dict[str, Any] | None = None, force: bool = False) -> list[Path]:
     """Write the key and/or the answer template of ``problems`` (atomically); returns the paths.

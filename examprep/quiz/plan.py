@@ -32,7 +32,11 @@ class QuizOptions:
 
 
 def validate(opts: QuizOptions) -> None:
-    """Raise ParamError (exit 2) for an impossible option, before the session starts."""
+    """Raise ParamError (exit 2) for an impossible option or combination, before the session starts."""
+    if (opts.recipe or opts.minutes) and opts.mode != "exam":
+        raise ParamError("--recipe and --minutes belong to an exam: add --exam")
+    if opts.mode == "exam" and opts.concepts:
+        raise ParamError("--concepts cannot be combined with --exam")
     if opts.count is not None and not 1 <= opts.count <= 200:
         raise ParamError(f"--count: expected 1 to 200 problems, got {opts.count}")
     if opts.difficulty is not None and opts.difficulty not in (1, 2, 3):

@@ -1,6 +1,7 @@
 """The quiz feature's entry points, one per command: plan, run, summarise."""
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -45,8 +46,15 @@ def _options_dict(opts: QuizOptions) -> dict[str, Any]:
     return {k: v for k, v in opts.__dict__.items() if v not in (None, [], False)}
 
 
-def run_review(*, count: int, calculator_free: bool = False, no_color: bool = False) -> int:
-    """`examprep review`: a practice session over the due items."""
+def run_review(*, count: int = 20, calculator_free: bool = False, no_color: bool = False, due: bool = False,
+               as_json: bool = False) -> int:
+    """`examprep review`: a practice session over the due items (with ``due``: the list of them,
+    as JSON with ``as_json``). Returns the exit code."""
+    if as_json and not due:
+        raise ParamError("--json goes with --due")
+    if due:
+        run_due(no_color=no_color, as_json=as_json)
+        return 0
     if not 1 <= count <= 200:
         raise ParamError(f"--count: expected 1 to 200 items, got {count}")
     term = Terminal(no_color=no_color)
@@ -86,7 +94,7 @@ def run_stats(*, topic: str | None = None, days: float | None = None, no_color: 
     """`examprep stats`."""
     import json
 
-    if days is not None and days <= 0:
+    if days is not None and not 0 < days < math.inf:
         raise ParamError(f"--days: expected a positive number, got {days:g}")
     with open_history() as history:
         now = time.time()

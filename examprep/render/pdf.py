@@ -6,8 +6,10 @@ so the same source gives byte-identical PDFs on any machine.
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from examprep.errors import ExamprepError
@@ -38,6 +40,28 @@ def compile_pdf(source: str, font_folder: str | None = None) -> bytes:
     except typst.TypstError as err:
         where = _error_line(source, getattr(err, "diagnostic", "") or "")
         raise TypstCompileError(f"typst could not typeset the document: {err.message}{where}") from None
+
+
+def compile_png(source: str, ppi: int = 144) -> bytes:
+    """The first page of a Typst source as PNG bytes (built-in fonts only)."""
+    import typst
+
+    try:
+        data = typst.compile(source.encode("utf-8"), format="png", ppi=ppi, ignore_system_fonts=True)
+    except typst.TypstError as err:
+        where = _error_line(source, getattr(err, "diagnostic", "") or "")
+        raise TypstCompileError(f"typst could not typeset the document: {err.message}{where}") from None
+    return data[0] if isinstance(data, list) else data
+
+
+def write_figure(path: str | os.PathLike, title: str, blocks: list, footer: str | None = None) -> Path:
+    """A figure of document blocks written atomically, as a PDF or (by the file's suffix) a PNG."""
+    from examprep.fileio import atomic_write_bytes
+    from examprep.render.typst.blocks import figure_source
+
+    source = figure_source(title, blocks, footer)
+    path = Path(path)
+    return atomic_write_bytes(path, compile_png(source) if path.suffix.lower() == ".png" else compile_pdf(source))
 
 
 def page_count(pdf: bytes) -> int:

@@ -194,8 +194,21 @@ def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, co
     """The `examprep sheet` command: validate everything, build, render in memory, then write.
 
     Raises ExamprepError subclasses (usage: ParamError; recipe, roster, secret: SheetError;
-    output: OutputError; Typst: TypstCompileError) before anything is written.
+    output: OutputError; Typst: TypstCompileError) before anything is written. Ctrl-C stops it
+    with nothing written, as KeyboardInterrupt("nothing was written").
     """
+    try:
+        return _make_sheet(recipe=recipe, topics=topics, count=count, difficulty=difficulty, seed=seed, roster=roster,
+                           secret_file=secret_file, formats=formats, out=out, force=force, title=title, course=course,
+                           legacy_secret=legacy_secret, progress=progress)
+    except KeyboardInterrupt:     # the workers are stopped and the temporaries removed on the way here
+        raise KeyboardInterrupt("nothing was written") from None
+
+
+def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | None, difficulty: int | None,
+                seed: int, roster: str | None, secret_file: str | None, formats: str | None, out: str | None,
+                force: bool, title: str | None, course: str | None, legacy_secret: bool,
+                progress: Progress | None) -> Result:
     from dataclasses import replace
 
     fmts = parse_formats(formats)

@@ -169,3 +169,11 @@ def receptive_field_figure(fig: d.ReceptiveFieldFigure, width_pt: float = 300) -
     return (f"#block(breakable: false, above: 0.8em)[#box(width: 100%, height: {height:.1f}pt)[{'#' if items else ''}"
             f"{' #'.join(items)}] \\ {span}]")
 
+
+def figure_source(title: str, blocks: list, footer: str | None = None) -> str:
+    """A standalone figure: ``title`` (verbatim), the blocks, and an optional last line, on a page
+    as large as its content."""
+    lines = [f"#{typst_string(title)}"] + [block(b) for b in blocks]
+    if footer is not None:
+        lines.append(f"#{typst_string(footer)}")
+    return "#set page(width: auto, height: auto, margin: 1.2cm)\n#set text(size: 10pt)\n" + "\n\n".join(lines)
