@@ -76,7 +76,8 @@ def self_test(key: Any) -> tuple[int, list[str]]:
 
     from examprep import recipes
     from examprep.answers import check_part as check
-    from examprep.answers.check import _array, entries_ok
+    from examprep.answers.result import to_array
+    from examprep.answers.tolerances import entries_ok
     from examprep.answers.figures import typed_to
 
     sets = [("", key.problems)] + [(f"variant {sid}: ", ps) for sid, ps in key.variants.items()]
@@ -110,7 +111,7 @@ def self_test(key: Any) -> tuple[int, list[str]]:
                     checks += 1
                     try:
                         again = np.asarray(recipes.evaluate(part.recipe, values), dtype=float)
-                        want = _array(part.expected)
+                        want = to_array(part.expected)
                         ok = again.size == want.size and bool(entries_ok(part.tolerance, again.reshape(want.shape),
                                                                          want, part.kind == "integer").all())
                     except Exception as err:      # noqa: BLE001 - any failure of a recipe is a key defect to report

@@ -82,7 +82,7 @@ _LAYOUT = str.maketrans("", "", " ,*\t")
 def _reads_as(raw: str, value: Any, shown: str) -> bool:
     """Is the value just the raw text read back (so "read as" would only repeat it)? Unicode
     forms count as written (−0.5 is -0.5)."""
-    from examprep.answers.parse import normalise
+    from examprep.answers.tokens import normalise
 
     raw = normalise(raw)
     if raw.translate(_LAYOUT) == shown.translate(_LAYOUT) or raw == str(value):

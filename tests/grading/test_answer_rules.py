@@ -231,7 +231,7 @@ def test_a_key_whose_expression_breaks_the_rule_is_refused_when_read(tmp_path):
                                           ("2πe", 2 * math.pi * math.e)])
 def test_a_number_before_pi_or_a_root_is_a_product_in_a_number_part(answer, value):
     from examprep.answers import parse_answer
-    from examprep.answers.parse import AnswerParseError
+    from examprep.answers.tokens import AnswerParseError
 
     part = number(1.0, Tolerance("sigfigs", 3))
     if value is None:
