@@ -1,6 +1,6 @@
 """Answer keys and answer templates.
 
-A key is JSON holding whole Problems (parameters, answers, tolerances, misconceptions, recipes),
+A key is JSON holding whole Problems (parameters, answers, tolerances, misconceptions, ECF rules — "recipe" in the JSON),
 so grading never re-runs a random number generator. Per-student variants: ``variants`` maps a
 student id to that student's list of Problems (the sheet prints a variant code, not the seed).
 
@@ -10,7 +10,7 @@ answer file has a table [q1] with the part ids as keys; a class CSV has a column
 ``ecf_check`` (since examprep 0.1.0, issue 14; optional, so the format stays 1 and older keys and
 older readers still work): per problem, for each part with a carried-forward rule, the rule's
 value on the key's own answers — {"problems": [{part id: value}], "variants": {id: [...]}}.
-Grading recomputes them (examprep.recipes.same_check) and gives no carried-forward credit on a
+Grading recomputes them (examprep.ecf.same_check) and gives no carried-forward credit on a
 part whose rule now computes something else. A key without it grades as keys always did.
 """
 from __future__ import annotations
@@ -58,7 +58,7 @@ class Key:
 
     def check_values(self) -> dict[str, Any]:
         """The carried-forward rules' values on this key's own answers, computed now."""
-        from examprep.recipes import check_values
+        from examprep.ecf import check_values
 
         return {"problems": check_values(self.problems),
                 "variants": {sid: check_values(ps) for sid, ps in self.variants.items()}}

@@ -14,7 +14,7 @@ from examprep import generators  # noqa: E402
 from examprep.cli import app  # noqa: E402
 from examprep.errors import ParamError  # noqa: E402
 from examprep.generators.attention_from_model import head_qkv, load_checkpoint  # noqa: E402
-from examprep.train import attention_map as am  # noqa: E402
+from examprep.train import attention_map  # noqa: E402
 from examprep.train.layers import apply_rope, attend  # noqa: E402
 from examprep.train.serve import Translator  # noqa: E402
 
@@ -24,36 +24,36 @@ runner = CliRunner()
 # ---------------------------------------------------------------------------------- alignment
 
 def test_date_fields_for_every_layout():
-    assert am.date_fields("29 Nov 2026") == {"day": {0, 1}, "month": {3, 4, 5}, "year": {7, 8, 9, 10}}
-    assert am.date_fields("November 29, 2026") == {"month": set(range(8)), "day": {9, 10}, "year": set(range(13, 17))}
-    assert am.date_fields("29/11/2026") == {"day": {0, 1}, "month": {3, 4}, "year": set(range(6, 10))}
-    assert am.date_fields("2026/11/29") == {"year": {0, 1, 2, 3}, "month": {5, 6}, "day": {8, 9}}
-    assert am.date_fields("Sun, 29 Nov 2026")["month"] == {8, 9, 10}      # the weekday belongs to no field
-    assert am.date_fields("no date here") is None
+    assert attention_map.date_fields("29 Nov 2026") == {"day": {0, 1}, "month": {3, 4, 5}, "year": {7, 8, 9, 10}}
+    assert attention_map.date_fields("November 29, 2026") == {"month": set(range(8)), "day": {9, 10}, "year": set(range(13, 17))}
+    assert attention_map.date_fields("29/11/2026") == {"day": {0, 1}, "month": {3, 4}, "year": set(range(6, 10))}
+    assert attention_map.date_fields("2026/11/29") == {"year": {0, 1, 2, 3}, "month": {5, 6}, "day": {8, 9}}
+    assert attention_map.date_fields("Sun, 29 Nov 2026")["month"] == {8, 9, 10}      # the weekday belongs to no field
+    assert attention_map.date_fields("no date here") is None
 
 
 def test_alignment_rate_on_a_hand_made_attention_matrix():
     source, output = "29 Nov 2026", "2026-11-29"
-    fields = am.date_fields(source)
+    fields = attention_map.date_fields(source)
     w = np.zeros((len(output) + 1, len(source) + 1))
     target = {"year": 8, "month": 4, "day": 0}
-    for pos, field in am.OUTPUT_FIELD.items():
+    for pos, field in attention_map.OUTPUT_FIELD.items():
         w[pos, target[field]] = 1.0
     w[4, 2] = w[7, 2] = 1.0                       # separators: not counted
-    assert am.alignment_hits(w, source, output) == (8, 8)
+    assert attention_map.alignment_hits(w, source, output) == (8, 8)
     w[0] = 0
     w[0, 1] = 1.0                                  # the first year digit looks at the day: a miss
     w[9] = 0
     w[9, 5] = 1.0                                  # the last day digit looks at the month: a miss
-    assert am.alignment_hits(w, source, output) == (6, 8)
+    assert attention_map.alignment_hits(w, source, output) == (6, 8)
     assert fields is not None
-    assert am.alignment_hits(w, source, "not a date") == (0, 0)
+    assert attention_map.alignment_hits(w, source, "not a date") == (0, 0)
 
 
 # ---------------------------------------------------------------------------------- attention-map
 
 def test_attention_maps_of_a_trained_model_sum_to_one(tiny_dates):
-    att = am.model_attention(Translator.load(tiny_dates), "29 Nov 2026")
+    att = attention_map.model_attention(Translator.load(tiny_dates), "29 Nov 2026")
     kinds = {(m.kind, m.layer) for m in att.maps}
     assert kinds == {("encoder self", 0), ("decoder self", 0), ("cross", 0)}
     for m in att.maps:

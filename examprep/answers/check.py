@@ -3,7 +3,7 @@ error carried forward. Each check returns a PartResult with the rule stated in p
 
 Order of the verdicts for a readable answer (the first that applies wins):
   correct        within the part's tolerance of the expected value (every entry of an array)
-  ecf            within tolerance of the value recomputed through the part's recipe from the
+  ecf            within tolerance of the value recomputed through the part's ECF rule from the
                  student's own earlier answers (error carried forward; ``ecf_credit`` of the points)
   misconception  within tolerance of a known wrong value: its explanation and its credit (default 0)
   wrong          otherwise; arrays of the right shape earn the fraction of entries that are right,
@@ -57,7 +57,7 @@ def check_part(part: Part, raw: Any, earlier: dict[str, Any] | None = None, *, e
     """Grade one raw answer to ``part``.
 
     earlier: {part id: the student's parsed answer} of earlier parts, for error carried forward
-    through ``part.recipe`` (a part the student left blank should map to its expected value).
+    through ``part.ecf_rule`` (a part the student left blank should map to its expected value).
     ecf: whether to give carried-forward credit; ecf_credit: the fraction of the points it earns.
     tolerance: overrides the part's own tolerance (per-part or per-run settings).
     Never raises for a bad answer: it becomes status "unparseable" with the reason as feedback.
@@ -220,7 +220,7 @@ def _check_scalar(part: Part, value: Any, rule: str, raw: Any, tol: Tolerance, e
     got = value
     if scalar_ok(tol, got, want, integer):
         return result(part, "correct", part.points, value, "correct", rule, raw)
-    if earlier is not None and part.recipe is not None:
+    if earlier is not None and part.ecf_rule is not None:
         ecf_val = ecf_value(part, earlier)
         if ecf_val is not None and ecf_val.size == 1:
             e = float(ecf_val.ravel()[0])

@@ -177,7 +177,7 @@ def check_strict(part: Part, raw: Any, value: Any, tol: Tolerance, rule: str, ea
     values = value_ok(want)
     if bool((values & figures_ok).all()):
         return result(part, "correct", part.points, value, "correct", rule, raw)
-    ecf_val = ecf_value(part, earlier) if earlier is not None and part.recipe is not None else None
+    ecf_val = ecf_value(part, earlier) if earlier is not None and part.ecf_rule is not None else None
     if ecf_val is not None and ecf_val.size == got.size and bool((value_ok(ecf_val) & figures_ok).all()):
         return result(part, "ecf", ecf_credit * part.points, value, ecf_text(part, ecf_credit), rule, raw,
                        ecf_from=tuple(part.depends_on))

@@ -116,17 +116,17 @@ def where_text(idx: tuple[int, ...]) -> str:
 
 
 def ecf_value(part: Part, earlier: dict[str, Any] | None) -> np.ndarray | None:
-    """The part's value recomputed through its recipe from the student's earlier answers."""
-    if part.recipe is None or not earlier:
+    """The part's value recomputed through its ECF rule from the student's earlier answers."""
+    if part.ecf_rule is None or not earlier:
         return None
     refs = part.depends_on
     if not refs or any(earlier.get(r) is None or isinstance(earlier.get(r), (Expr, str)) for r in refs):
         return None
-    from examprep import recipes
+    from examprep import ecf
 
     try:
         with np.errstate(all="ignore"):
-            value = recipes.evaluate(part.recipe, earlier)
+            value = ecf.evaluate(part.ecf_rule, earlier)
         arr = np.asarray(value, dtype=float)
     except (ExamprepError, KeyError, ValueError, TypeError, ArithmeticError, IndexError):
         return None

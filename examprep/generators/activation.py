@@ -18,7 +18,7 @@ from examprep.engine.activations import sigmoid_derivative_from_output, tanh_der
 from examprep.document import Math, Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
 from examprep.exact import exp_term, frac
-from examprep.problem import Misconception, Part, Recipe, SolutionStep
+from examprep.problem import Misconception, Part, EcfRule, SolutionStep
 
 
 def _ln(sign: int, a: int) -> str:
@@ -94,7 +94,8 @@ def activation(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                                                         "for the sigmoid it is σ(1 − σ)."),
                                           Misconception("exp-only", val(np.exp(-x)),
                                                         "e^{−x} is only the inner part; σ' = e^{−x}/(1 + e^{−x})² = σ(1 − σ).")),
-                          recipe=Recipe("sigmoid-derivative-from-output", {"output": {"$ref": "sigmoid"}}) if scalar else None))
+                          ecf_rule=EcfRule("sigmoid-derivative-from-output", {"output": {"$ref": "sigmoid"}})
+                          if scalar else None))
         if scalar:
             solution += steps_from(sig_steps.derivative, "sigmoid_derivative")
         else:
@@ -109,7 +110,7 @@ def activation(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                                                            "tanh' = 1 − tanh²: square the tanh before subtracting."),
                                              Misconception("sigmoid-pattern", val(sigmoid_derivative_from_output(t)),
                                                            "t(1 − t) is the sigmoid's pattern; tanh' = 1 − tanh².")),
-                             recipe=Recipe("tanh-derivative-from-output", {"output": {"$ref": "tanh"}})))
+                             ecf_rule=EcfRule("tanh-derivative-from-output", {"output": {"$ref": "tanh"}})))
         solution = steps_from(tanh_steps.value, "tanh") + steps_from(tanh_steps.derivative, "tanh_derivative") + solution
     if difficulty in (1, 2):
         if difficulty == 1:
@@ -223,7 +224,7 @@ def _level3(rng: Stream, calculator_free: bool) -> tuple[dict, list, list, list]
              misconceptions=(Misconception("half-per-layer", 0.5 ** n_layers, "σ' ≤ 1/4, not 1/2 (σ itself is 1/2 at 0)."),
                              Misconception("added", 0.25 * n_layers,
                                            "Chain rule: the layers' slopes multiply, they do not add.")),
-             recipe=Recipe("power", {"base": 0.25, "exponent": n_layers})),
+             ecf_rule=EcfRule("power", {"base": 0.25, "exponent": n_layers})),
     ]
     leaky_steps = solve.activations.activation_steps(lk.params, leaky)
     solution = steps_from(leaky_steps.value, "leaky_relu") + steps_from(leaky_steps.derivative, "leaky_relu_derivative")

@@ -120,12 +120,12 @@ def attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                   + (", divided by √d_k." if variant == "qkv" else ".")),
         Part("weights", rf"The attention weights ${w_label}$ (softmax of each row{', masked' if causal else ''}).", "matrix",
              tolist(tr.weights), shape=size, points=3, minutes=round(2 + 1.0 * scaled.size, 1), exact=exact_w,
-             misconceptions=weight_mis, recipe=solve.ecf("attention", "weights", known.params, tr, asked),
+             misconceptions=weight_mis, ecf_rule=solve.ecf("attention", "weights", known.params, tr, asked),
              hint="Exponentiate each allowed score, divide by the row's sum; masked entries are 0."),
         Part("output", r"The outputs $O = \alpha V$ (one row per query)." if variant == "qkv"
              else r"The outputs $o_i = \sum_j \alpha_{ij} x_j$ (one row per token).", "matrix",
              tolist(tr.output), shape=tr.output.shape, points=3, minutes=round(1 + 0.5 * tr.output.size, 1), exact=exact_o,
-             misconceptions=out_mis, recipe=solve.ecf("attention", "output", known.params, tr, asked),
+             misconceptions=out_mis, ecf_rule=solve.ecf("attention", "output", known.params, tr, asked),
              hint="Each output row is the weighted sum of the value rows, with that row's weights."),
     ]
     steps = solve.attention.attention_steps(known.params, tr)

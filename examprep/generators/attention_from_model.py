@@ -22,7 +22,7 @@ from examprep.engine import ops
 from examprep.document import Matrix, Text
 from examprep.errors import ParamError
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
-from examprep.problem import Misconception, Part, Recipe
+from examprep.problem import Misconception, Part, EcfRule
 
 if TYPE_CHECKING:
     from examprep.train.stored import Weights
@@ -174,12 +174,12 @@ def attention_from_model(rng: Stream, difficulty: int, calculator_free: bool, op
              shape=shape, points=3, minutes=2 + tr.weights.size,
              misconceptions=(Misconception("wrong-axis", tolist(wrong_axis), "Softmax runs over the keys, along each row."),
                              Misconception("no-scale", tolist(no_scale.weights), "You forgot to divide by √d_k.")),
-             recipe=Recipe("scaled-masked-softmax", {"scores": {"$ref": "scores"}, "scale": 1.0})),
+             ecf_rule=EcfRule("scaled-masked-softmax", {"scores": {"$ref": "scores"}, "scale": 1.0})),
         Part("output", r"The outputs $\alpha V$.", "matrix", tolist(output), shape=output.shape, points=2,
              minutes=1 + 0.5 * tr.output.size,
              misconceptions=(Misconception("wrong-axis", tolist(_pos0(ops.matmul(wrong_axis, V))),
                                            "Your weights were normalised over the queries."),),
-             recipe=Recipe("matmul", {"a": {"$ref": "weights"}, "b": tolist(V)})),
+             ecf_rule=EcfRule("matmul", {"a": {"$ref": "weights"}, "b": tolist(V)})),
     ]
     steps = solve.attention.attention_steps(known.params, tr)
     solution = (steps_from((steps.scores, steps.scale), "scores") + steps_from(steps.softmax, "weights")

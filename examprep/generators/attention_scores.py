@@ -20,7 +20,7 @@ from examprep.engine import ops
 from examprep.document import Math, Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
 from examprep.exact import softmax_entry, weighted_sum
-from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
+from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
 
 NO_PARAMS = ("dot product", "bilinear", "additive")
 FORM_TEXT = {"dot": r"$e_j = s^\top h_j$", "bilinear": r"$e_j = s^\top W h_j$",
@@ -36,8 +36,9 @@ def _check_spread(scores: np.ndarray) -> None:
         raise Degenerate("scores too close (uniform weights) or too far apart (one-hot weights)")
 
 
-def _score_part(pid: str, prompt: str, value, mis: list, recipe: Recipe | None = None) -> Part:
-    return Part(pid, prompt, "vector", tolist(value), shape=(3,), points=1, minutes=2, misconceptions=tuple(mis), recipe=recipe)
+def _score_part(pid: str, prompt: str, value, mis: list, ecf_rule: EcfRule | None = None) -> Part:
+    return Part(pid, prompt, "vector", tolist(value), shape=(3,), points=1, minutes=2, misconceptions=tuple(mis),
+                ecf_rule=ecf_rule)
 
 
 def _additive_by_hand(s, H, W1, W2, v, act: str = "tanh") -> np.ndarray:
@@ -83,7 +84,7 @@ def attention_scores(rng: Stream, difficulty: int, calculator_free: bool) -> Dra
             Misconception("transposed-w", tolist(known.trace(score="bilinear", weight=tolist(W.T)).scores),
                           "e_j = sᵀ W h_j: W multiplies h_j, and sᵀ the result — not sᵀWᵀh_j."),
             Misconception("dot-only", tolist(dot.scores), "The bilinear form puts W between s and h_j.")],
-            Recipe("solve:attention", base | {"score": "bilinear", "weight": tolist(W)}, "scores")))
+            EcfRule("solve:attention", base | {"score": "bilinear", "weight": tolist(W)}, "scores")))
         statement.append(Matrix("W", tolist(W)))
         solution += steps_from(steps_of(bil, score="bilinear", weight=tolist(W)).scores, "bilinear_scores", "Bilinear: ")
         extra = {"score": "bilinear", "weight": tolist(W)}
@@ -104,7 +105,7 @@ def attention_scores(rng: Stream, difficulty: int, calculator_free: bool) -> Dra
             Misconception("sigmoid", tolist(_additive_by_hand(s, H, W1, W2, v, "sigmoid")), "The nonlinearity is tanh, not σ."),
             Misconception("swapped-weights", tolist(swapped.scores),
                           "W₁ multiplies the encoder state h_j and W₂ the decoder state s.")],
-            Recipe("solve:attention", add_p, "scores")))
+            EcfRule("solve:attention", add_p, "scores")))
         statement += [Matrix("W_1", tolist(W1)), Matrix("W_2", tolist(W2)), Matrix("v", tolist(v))]
         solution += steps_from(steps_of(add, **{k: add_p[k] for k in ("score", "w_query", "w_key", "v")}).scores,
                                "additive_scores", "Additive: ")
@@ -127,18 +128,18 @@ def attention_scores(rng: Stream, difficulty: int, calculator_free: bool) -> Dra
             Part("W", r"The matrix $W = u w^\top$.", "matrix", tolist(W), shape=(2, 2), points=1, minutes=1,
                  misconceptions=(Misconception("inner-product", ops.dot(u, w), "u wᵀ is an outer product (a matrix), not uᵀw."),
                                  Misconception("transposed", tolist(W.T), "Row i of u wᵀ is u_i times wᵀ.")),
-                 recipe=Recipe("matmul", {"a": [[x] for x in tolist(u)], "b": [tolist(w)]})),
+                 ecf_rule=EcfRule("matmul", {"a": [[x] for x in tolist(u)], "b": [tolist(w)]})),
             _score_part("bilinear_scores", r"The bilinear scores $e_j = s^\top W h_j$.", bil.scores, [
                 Misconception("transposed-w", tolist(known.trace(score="bilinear", weight=tolist(W.T)).scores),
                               "e_j = sᵀ W h_j = (sᵀu)(wᵀh_j); with Wᵀ the roles of u and w swap."),
                 Misconception("dot-only", tolist(dot.scores), "The bilinear form puts W between s and h_j.")],
-                Recipe("solve:attention", base | {"score": "bilinear", "weight": {"$ref": "W"}}, "scores")),
+                EcfRule("solve:attention", base | {"score": "bilinear", "weight": {"$ref": "W"}}, "scores")),
             Part("factor_params", f"How many parameters does the rank-{r} factorisation of a {d_big}×{d_big} W have?",
                  "integer", counts.trainable_params, tolerance=EXACT, points=1, minutes=1,
                  misconceptions=(Misconception("full-matrix", counts.full_params,
                                                "That is the full d×d matrix; U and W have d·r each."),
                                  Misconception("one-factor", counts.trainable_params // 2, "Both factors count: 2·d·r.")),
-                 recipe=Recipe("solve:lora", {"d": d_big, "k": d_big, "r": r}, "trainable_params")),
+                 ecf_rule=EcfRule("solve:lora", {"d": d_big, "k": d_big, "r": r}, "trainable_params")),
             Part("no_params", "Which score form has no learned parameters?", "choice", NO_PARAMS[0], tolerance=EXACT, points=1,
                  minutes=0.5, choices=NO_PARAMS,
                  misconceptions=(Misconception("bilinear", NO_PARAMS[1], "The bilinear form learns W."),
@@ -171,13 +172,13 @@ def attention_scores(rng: Stream, difficulty: int, calculator_free: bool) -> Dra
              + ((Misconception("linear-normalisation", tolist(att.scores / att.scores.sum()),
                                "Softmax exponentiates first: α_j = e^{e_j} / Σ e^{e_k}, not e_j / Σ e_k."),)
                 if abs(att.scores.sum()) > 1e-9 else ()),
-             recipe=Recipe("scaled-masked-softmax", {"scores": {"$ref": f"{form}_scores"}, "scale": 1.0})),
+             ecf_rule=EcfRule("scaled-masked-softmax", {"scores": {"$ref": f"{form}_scores"}, "scale": 1.0})),
         Part("context", r"The context vector $c = \sum_j \alpha_j h_j$.", "vector", tolist(att.output), shape=(2,), points=2,
              minutes=2, exact=exact_c,
              misconceptions=(Misconception("scores-as-weights", tolist(ops.matmul(att.scores, H)),
                                            "Weight the encoder states by the softmax weights α, not the raw scores."),
                              Misconception("uniform", tolist(H.mean(axis=0)), "The weights are not uniform: use α.")),
-             recipe=solve.ecf("attention", "output", known.params, att, {"weights": "weights"})),
+             ecf_rule=solve.ecf("attention", "output", known.params, att, {"weights": "weights"})),
     ]
     wsteps = steps_of(att, **(extra if form != "dot" else {}))
     solution += steps_from(wsteps.softmax, "weights")

@@ -64,16 +64,16 @@ def causal_mask(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     parts = [
         Part("mask", "The mask $M$ (1 = may attend, 0 = masked), rows queries and columns keys.", "matrix", tolist(tr.allowed),
              tolerance=EXACT, shape=(n, m), points=1, minutes=1, misconceptions=known.of("allowed", tolist),
-             recipe=solve.ecf("causal-mask", "allowed", known.params, tr, asked)),
+             ecf_rule=solve.ecf("causal-mask", "allowed", known.params, tr, asked)),
     ]
     if difficulty == 1:
         parts.append(Part("masked_count", "How many of the scores are masked?", "integer", tr.masked_count, tolerance=EXACT,
                           points=1, minutes=0.5, misconceptions=known.of("masked_count"),
-                          recipe=solve.ecf("causal-mask", "masked_count", known.params, tr, asked)))
+                          ecf_rule=solve.ecf("causal-mask", "masked_count", known.params, tr, asked)))
     parts.append(Part("weights", r"The attention weights $\alpha$ after the mask (softmax of each row).", "matrix",
                       tolist(tr.weights), shape=(n, m), points=3, minutes=1.0 + 0.7 * int(tr.allowed.sum()), exact=exact_w,
                       misconceptions=known.of("weights", tolist),
-                      recipe=solve.ecf("causal-mask", "weights", known.params, tr, asked),
+                      ecf_rule=solve.ecf("causal-mask", "weights", known.params, tr, asked),
                       hint="Masked scores become −∞, so e^(−∞) = 0; normalise the allowed entries of each row."))
     steps = solve.attention.causal_mask_steps(known.params, tr)
     solution = steps_from(steps.mask, "mask")

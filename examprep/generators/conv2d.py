@@ -15,7 +15,7 @@ import numpy as np
 from examprep import engine, solve
 from examprep.document import Math, Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
-from examprep.problem import Misconception, Part, Recipe, SolutionStep
+from examprep.problem import Misconception, Part, EcfRule, SolutionStep
 
 
 @generator("conv2d", title="Convolution forward and backward",
@@ -71,11 +71,11 @@ def conv2d(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     kind = "vector" if difficulty == 1 else "matrix"
     parts = [Part("output", "The output $y$" + (" (one value per window)." if difficulty == 1 else "."), kind, tolist(y),
                   shape=y.shape, points=2, minutes=1.0 * y.size, misconceptions=tuple(out_mis),
-                  recipe=Recipe("solve:conv2d", {k_: v for k_, v in params.items() if k_ != "grad_output"}, "output"))]
+                  ecf_rule=EcfRule("solve:conv2d", {k_: v for k_, v in params.items() if k_ != "grad_output"}, "output"))]
     grad_args = {k_: v for k_, v in params.items()} | ({"grad_output": {"$ref": "output"}} if difficulty == 1 else {})
     parts.append(Part("grad_kernel", r"$\partial L / \partial K$ (the kernel's shape).", kind, tolist(t.grad_kernel),
                       shape=t.grad_kernel.shape, points=2, minutes=0.8 * y.size * k.size / 2,
-                      misconceptions=tuple(gk_mis), recipe=Recipe("solve:conv2d", grad_args, "grad_kernel"),
+                      misconceptions=tuple(gk_mis), ecf_rule=EcfRule("solve:conv2d", grad_args, "grad_kernel"),
                       hint="Entry (u, v) sums δ times the input value that tap (u, v) of the kernel saw in each window."))
     if bias:
         parts.append(Part("grad_bias", r"$\partial L / \partial b$.", "number", float(t.grad_bias), points=1, minutes=1,
@@ -83,10 +83,10 @@ def conv2d(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                                           Misconception("mean", float(t.grad_bias / delta.size),
                                                         "The bias is added to every output, so its gradient is the sum of δ, "
                                                         "not the mean.")),
-                          recipe=Recipe("solve:conv2d", grad_args, "grad_bias")))
+                          ecf_rule=EcfRule("solve:conv2d", grad_args, "grad_bias")))
     parts.append(Part("grad_input", r"$\partial L / \partial x$ (the input's shape).", kind, tolist(t.grad_input),
                       shape=t.grad_input.shape, points=3, minutes=0.5 * x.size, misconceptions=tuple(gx_mis),
-                      recipe=Recipe("solve:conv2d", grad_args, "grad_input"),
+                      ecf_rule=EcfRule("solve:conv2d", grad_args, "grad_input"),
                       hint="Scatter each δ[i, j]·K back onto the window it came from; overlapping windows add."))
     solution = steps_from(steps.pad, None) if padding else []
     solution += steps_from(steps.slide, "output")

@@ -93,12 +93,12 @@ def cross_attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draf
         Part("scores", r"The raw scores $Q K^\top$ (rows: decoder positions, columns: encoder positions).", "matrix",
              tolist(tr.scores), shape=tr.scores.shape, points=1, minutes=2,
              misconceptions=tuple(m for m in known.of("scores", tolist) if not _same_entries(m.value, tr.scores)),
-             recipe=solve.ecf("cross-attention", "scores", known.params, tr, asked)),
+             ecf_rule=solve.ecf("cross-attention", "scores", known.params, tr, asked)),
         Part("weights", r"The attention weights $\alpha = \mathrm{softmax}(QK^\top/\sqrt{d_k})$" + (", masked" if mask else "")
              + ", one row per decoder position.", "matrix", tolist(tr.weights), shape=tr.weights.shape, points=2, minutes=4,
-             exact=exact_w, misconceptions=w_mis, recipe=solve.ecf("cross-attention", "weights", known.params, tr, asked)),
+             exact=exact_w, misconceptions=w_mis, ecf_rule=solve.ecf("cross-attention", "weights", known.params, tr, asked)),
         Part("output", r"The output $O = \alpha V$.", "matrix", tolist(tr.output), shape=tr.output.shape, points=2, minutes=2,
-             exact=exact_o, misconceptions=o_mis, recipe=solve.ecf("cross-attention", "output", known.params, tr, asked)),
+             exact=exact_o, misconceptions=o_mis, ecf_rule=solve.ecf("cross-attention", "output", known.params, tr, asked)),
     ]
     steps = solve.attention.cross_attention_steps(known.params, tr)
     solution = (steps_from(steps.query, "query") + steps_from(steps.key, "key") + steps_from(steps.value, "value")

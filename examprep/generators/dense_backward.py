@@ -13,7 +13,7 @@ from examprep import engine, solve
 from examprep.engine import ops
 from examprep.document import Math, Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
-from examprep.problem import Misconception, Part, Recipe, SolutionStep
+from examprep.problem import Misconception, Part, EcfRule, SolutionStep
 
 
 @generator("dense-backward", title="Dense layer: forward pass and gradients",
@@ -78,7 +78,7 @@ def dense_backward(rng: Stream, difficulty: int, calculator_free: bool) -> Draft
     dense_args = {"x": tolist(x), "weight": tolist(W), "bias": tolist(b)}
     parts = [Part("output", r"The output $Y = X W^\top + b$ (one row per example)." if batch else r"The output $y = W x + b$.",
                   kind, tolist(t.output), shape=shape_y, points=pts(1), minutes=pts(2), misconceptions=tuple(out_mis),
-                  recipe=Recipe("solve:dense", dense_args, "output"))]
+                  ecf_rule=EcfRule("solve:dense", dense_args, "output"))]
     if difficulty == 2:
         parts.append(Part("delta", r"The upstream gradient $\delta = \partial L / \partial y$.", "vector", tolist(delta),
                           shape=(n_out,), points=1, minutes=1.5,
@@ -86,18 +86,18 @@ def dense_backward(rng: Stream, difficulty: int, calculator_free: bool) -> Draft
                                                         "∂/∂y of ½‖y − t‖² is y − t, not t − y."),
                                           Misconception("squared", tolist(delta**2),
                                                         "Differentiate ½(y − t)²: the ½ cancels the 2 and the result is y − t.")),
-                          recipe=Recipe("subtract", {"a": {"$ref": "output"}, "b": tolist(target)})))
-    grad_recipe = lambda out: Recipe("solve:dense", dense_args | {"grad_output": grad_ref}, out)  # noqa: E731
+                          ecf_rule=EcfRule("subtract", {"a": {"$ref": "output"}, "b": tolist(target)})))
+    grad_rule = lambda out: EcfRule("solve:dense", dense_args | {"grad_output": grad_ref}, out)  # noqa: E731
     parts += [
         Part("grad_weight", r"$\partial L / \partial W$" + (" (summed over the batch)." if batch else "."), "matrix",
              tolist(t.grad_weight), shape=(n_out, n_in), points=2, minutes=3, misconceptions=tuple(gw_mis),
-             recipe=grad_recipe("grad_weight"), hint="Same shape as W: entry (i, j) is Σ over examples of δ_i x_j."),
+             ecf_rule=grad_rule("grad_weight"), hint="Same shape as W: entry (i, j) is Σ over examples of δ_i x_j."),
         Part("grad_bias", r"$\partial L / \partial b$" + (" (summed over the batch)." if batch else "."), "vector",
              tolist(t.grad_bias), shape=(n_out,), points=1, minutes=1, misconceptions=tuple(gb_mis),
-             recipe=grad_recipe("grad_bias")),
+             ecf_rule=grad_rule("grad_bias")),
         Part("grad_input", r"$\partial L / \partial X$ (one row per example)." if batch else r"$\partial L / \partial x$.",
              kind, tolist(t.grad_input), shape=(2, n_in) if batch else (n_in,), points=2, minutes=pts(2),
-             misconceptions=tuple(gx_mis), recipe=grad_recipe("grad_input"),
+             misconceptions=tuple(gx_mis), ecf_rule=grad_rule("grad_input"),
              hint="Backwards through W: multiply by Wᵀ."),
     ]
     steps = solve.dense.dense_steps(known.params, t)

@@ -89,10 +89,10 @@ def gru_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                                            "Rows are stacked [r; z; n]: the second block is the update gate."),)
              + known.of("z", val)),
         Part("n", "The candidate state $n$.", kind, val(g.n), shape=shape, points=2, minutes=3.0 * H, exact=exact.get("n"),
-             misconceptions=known.of("n", val), recipe=solve.ecf("gru-cell", "n", params, g, asked)),
+             misconceptions=known.of("n", val), ecf_rule=solve.ecf("gru-cell", "n", params, g, asked)),
         Part("h_new", "The new hidden state $h'$ (lecture convention).", kind, val(g.h_new), shape=shape, points=2,
              minutes=2.0 * H, exact=exact.get("h_new"), misconceptions=known.of("h_new", val),
-             recipe=solve.ecf("gru-cell", "h_new", params, g, asked)),
+             ecf_rule=solve.ecf("gru-cell", "h_new", params, g, asked)),
     ]
     steps = solve.rnn.gru_steps(params, g)
     solution = (steps_from(steps.reset, "r") + steps_from(steps.update, "z") + steps_from(steps.candidate, "n")
@@ -102,7 +102,7 @@ def gru_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         parts.append(Part("h_new_pytorch", "The new hidden state in PyTorch's convention, $h' = (1 - z) \\odot n + z \\odot h$.",
                           kind, val(pt.h_new), shape=shape, points=1, minutes=1.5 * H, exact=exact.get("h_new_pytorch"),
                           misconceptions=(known.at(convention="pytorch").get("h_new", "lecture-blend", val),),
-                          recipe=solve.ecf("gru-cell", "h_new", pytorch, pt, asked)))
+                          ecf_rule=solve.ecf("gru-cell", "h_new", pytorch, pt, asked)))
         solution += steps_from(solve.rnn.gru_steps(pytorch, pt).blend, "h_new_pytorch", prefix="PyTorch: ")
     if calculator_free:
         solution.append(SolutionStep("Exact values", [

@@ -158,7 +158,7 @@ def layer_norm(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         parts.append(Part("output", "The normalised output $y$" + (" (one row per token)." if rows == 2 else "."), kind,
                           tolist(ln.output), shape=shape, points=2 + rows, minutes=2.0 * rows, exact=exact,
                           misconceptions=known.of("output", tolist),
-                          recipe=solve.ecf("layer-norm", "output", known.params, ln, asked)))
+                          ecf_rule=solve.ecf("layer-norm", "output", known.params, ln, asked)))
     steps = solve.norm.layer_norm_steps(known.params, ln)
     out_id = "output" if difficulty < 3 else "output_lecture"
     solution = (steps_from(steps.mean, "mean") + steps_from(steps.variance, "var")
@@ -177,7 +177,7 @@ def layer_norm(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                                                "That is PyTorch's placement, ε inside the square root."),
                                  Misconception("no-eps", tolist(no_eps.output), "ε is not negligible here: add it to σ."),
                                  Misconception("unbiased", tolist(unbiased.output), "Use the biased variance (÷ D).")),
-                 recipe=solve.ecf("layer-norm", "output", known.params, ln, asked)),
+                 ecf_rule=solve.ecf("layer-norm", "output", known.params, ln, asked)),
             Part("output_pytorch", r"The output with PyTorch's $\frac{x - \mu}{\sqrt{\sigma^2 + \epsilon}}$.", "vector",
                  tolist(pt.output), shape=(4,), points=2, minutes=2,
                  exact=_exact_eps(x, root) if calculator_free else None,
@@ -185,7 +185,7 @@ def layer_norm(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                                                "That is the lecture's placement, ε added to σ."),
                                  Misconception("no-eps", tolist(no_eps.output),
                                                "ε is not negligible here: add it to σ² under the root.")),
-                 recipe=solve.ecf("layer-norm", "output", known.params | {"eps_placement": "inside-sqrt"}, pt, asked)),
+                 ecf_rule=solve.ecf("layer-norm", "output", known.params | {"eps_placement": "inside-sqrt"}, pt, asked)),
         ]
         pt_steps = solve.norm.layer_norm_steps(known.params | {"eps_placement": "inside-sqrt"}, pt)
         solution += steps_from((pt_steps.denominator, pt_steps.normalise, pt_steps.affine), "output_pytorch", "PyTorch: ")

@@ -20,7 +20,7 @@ from examprep.engine.activations import tanh_derivative_from_output
 from examprep.document import Math, Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
 from examprep.exact import exp_term, frac
-from examprep.problem import Misconception, Part, Recipe, SolutionStep
+from examprep.problem import Misconception, Part, EcfRule, SolutionStep
 
 _GATES = ("i", "f", "g", "o")
 
@@ -86,14 +86,14 @@ def lstm_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     ecf = lambda answer: solve.ecf("lstm-cell", answer, params, t, asked, val)  # noqa: E731
     gate_text = {"i": "input gate", "f": "forget gate", "o": "output gate"}
     parts = [Part(k, f"The {gate_text[k]} ${k}$.", kind, val(t[k]), shape=shape, points=1, minutes=1.5 * H,
-                  exact=ex(k), misconceptions=known.of(k, val), recipe=ecf(k)) for k in ("i", "f", "o")]
+                  exact=ex(k), misconceptions=known.of(k, val), ecf_rule=ecf(k)) for k in ("i", "f", "o")]
     parts.insert(2, Part("g", "The candidate $g$.", kind, val(t.g), shape=shape, points=1, minutes=1.5 * H, exact=ex("g"),
-                         misconceptions=known.of("g", val), recipe=ecf("g")))
+                         misconceptions=known.of("g", val), ecf_rule=ecf("g")))
     parts.append(Part("c_new", "The new cell state $c' = f \\odot c + i \\odot g$.", kind, val(t.c_new), shape=shape,
-                      points=2, minutes=2 * H, exact=ex("c_new"), misconceptions=known.of("c_new", val), recipe=ecf("c_new")))
+                      points=2, minutes=2 * H, exact=ex("c_new"), misconceptions=known.of("c_new", val), ecf_rule=ecf("c_new")))
     parts.append(Part("h_new", "The new hidden state $h' = o \\odot \\tanh(c')$.", kind, val(t.h_new), shape=shape,
                       points=2, minutes=1.5 * H, exact=ex("h_new"), misconceptions=known.of("h_new", val),
-                      recipe=ecf("h_new")))
+                      ecf_rule=ecf("h_new")))
     steps = solve.rnn.lstm_steps(params, t)
     solution = steps_from(steps.pre_activations, None)
     for k in ("i", "f"):
@@ -114,7 +114,7 @@ def lstm_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                                                         tolist(ops.multiply(t.f, tanh_derivative_from_output(t.tanh_c_new))),
                                                         "Along the cell path there is no tanh: ∂c'/∂c = f "
                                                         "(tanh only enters h').")),
-                          recipe=Recipe("scale", {"x": {"$ref": "f"}, "factor": 1.0})))
+                          ecf_rule=EcfRule("scale", {"x": {"$ref": "f"}, "factor": 1.0})))
         shown_dc = "[" + ", ".join(f"{v:g}" for v in delta_c) + "]"
         parts.append(Part("grad_c", rf"Given $\partial L / \partial c' = {shown_dc}$ (and no gradient through $h'$), "
                           r"$\partial L / \partial c$.", "vector", tolist(grad_c), shape=(H,), points=1, minutes=1,
@@ -122,7 +122,7 @@ def lstm_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                           misconceptions=(Misconception("unchanged", tolist(delta_c.astype(float)),
                                                         "The gradient is scaled by the forget gate on its way "
                                                         "back: f ⊙ ∂L/∂c'."),),
-                          recipe=Recipe("multiply", {"a": {"$ref": "cell_gradient"}, "b": tolist(delta_c)})))
+                          ecf_rule=EcfRule("multiply", {"a": {"$ref": "cell_gradient"}, "b": tolist(delta_c)})))
         solution.append(SolutionStep("Gradient along the cell state", [
             Math(r"\frac{\partial c'}{\partial c} = \mathrm{diag}(f),\quad "
                  r"\frac{\partial L}{\partial c} = f \odot \frac{\partial L}{\partial c'}"),

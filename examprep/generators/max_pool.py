@@ -14,7 +14,7 @@ import numpy as np
 from examprep import engine, solve
 from examprep.document import Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
-from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
+from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
 
 
 @generator("max-pool", title="Max-pooling forward and backward (gradient routing, ties)",
@@ -64,7 +64,7 @@ def max_pool(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
             grad_mis.append(Misconception(f"ties-{rule}", tolist(by_rule[rule].grad_input), text))
     parts = [Part("output", "The pooled output $y$.", "matrix", tolist(t.output), shape=t.output.shape, points=1,
                   minutes=0.5 * t.output.size, misconceptions=tuple(out_mis),
-                  recipe=Recipe("solve:max-pool", {k: v for k, v in params.items() if k != "grad_output"}, "output"))]
+                  ecf_rule=EcfRule("solve:max-pool", {k: v for k, v in params.items() if k != "grad_output"}, "output"))]
     steps = solve.pool.max_pool_steps(solve.full_params("max-pool", params), t)
     solution = steps_from(steps.maximum, "output")
     if difficulty == 2:
@@ -79,7 +79,7 @@ def max_pool(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
             Matrix("indices", tolist(t.indices.astype(float)))], "indices"))
     parts.append(Part("grad_input", r"$\partial L / \partial x$ (the input's shape).", "matrix", tolist(t.grad_input),
                       shape=(4, 4), points=3 if difficulty == 3 else 2, minutes=3 if difficulty == 3 else 2,
-                      misconceptions=tuple(grad_mis), recipe=Recipe("solve:max-pool", params, "grad_input"),
+                      misconceptions=tuple(grad_mis), ecf_rule=EcfRule("solve:max-pool", params, "grad_input"),
                       hint="Each δ goes to its window's maximum; every other entry gets 0"
                            + ("; an entry that wins several windows collects their sum." if difficulty == 3 else ".")))
     solution += steps_from(steps.route, "grad_input")

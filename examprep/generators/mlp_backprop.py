@@ -4,7 +4,7 @@ cross-entropy, with every intermediate value and gradient as a part.
 Level 1: 2 inputs, 2 hidden ReLU units, 2 classes.
 Level 2: 2 inputs, 2 hidden units (ReLU or sigmoid), 3 classes.
 Level 3: 2 inputs, 3 hidden units (tanh, sigmoid or leaky ReLU), 3 classes.
-Each later part has a recipe on the earlier ones, so a grader carries a student's error forward.
+Each later part has an ECF rule on the earlier ones, so a grader carries a student's error forward.
 The softmax needs a calculator: there is no calculator-free variant.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ from examprep import engine, solve
 from examprep.engine import ops
 from examprep.document import Math, Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
-from examprep.problem import Misconception, Part, Recipe, SolutionStep
+from examprep.problem import Misconception, Part, EcfRule, SolutionStep
 
 _ACT_TEXT = {"relu": r"\mathrm{ReLU}", "sigmoid": r"\sigma", "tanh": r"\tanh", "leaky-relu": r"\mathrm{LeakyReLU}_{0.01}"}
 
@@ -91,37 +91,37 @@ def mlp_backprop(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     vec = lambda name: tolist(t[name])  # noqa: E731
     spec = [
         ("hidden_pre", r"The hidden pre-activations $a = W_1 x + b_1$.", (H,), 1, 2,
-         Recipe("solve:dense", dense1, "output")),
+         EcfRule("solve:dense", dense1, "output")),
         ("hidden", rf"The hidden activations $h = {_ACT_TEXT[act]}(a)$.", (H,), 1, 1.5,
-         Recipe("solve:activation", {"name": act, "x": {"$ref": "hidden_pre"}}, "output")),
-        ("logits", r"The logits $z = W_2 h + b_2$.", (C,), 1, 2, Recipe("solve:dense", dense2, "output")),
+         EcfRule("solve:activation", {"name": act, "x": {"$ref": "hidden_pre"}}, "output")),
+        ("logits", r"The logits $z = W_2 h + b_2$.", (C,), 1, 2, EcfRule("solve:dense", dense2, "output")),
         ("probs", r"The softmax probabilities $p$.", (C,), 2, 3,
-         Recipe("solve:softmax", {"logits": {"$ref": "logits"}}, "probs")),
+         EcfRule("solve:softmax", {"logits": {"$ref": "logits"}}, "probs")),
         ("loss", r"The cross-entropy loss $L = -\log p_y$ (natural log).", None, 1, 1,
-         Recipe("nll", {"probs": {"$ref": "probs"}, "target": target})),
+         EcfRule("nll", {"probs": {"$ref": "probs"}, "target": target})),
         ("grad_logits", r"$\partial L / \partial z$.", (C,), 1, 1.5,
-         Recipe("minus-target", {"probs": {"$ref": "probs"}, "target_dist": tolist(onehot)})),
+         EcfRule("minus-target", {"probs": {"$ref": "probs"}, "target_dist": tolist(onehot)})),
         ("grad_w2", r"$\partial L / \partial W_2$.", (C, H), 2, 2.5,
-         Recipe("solve:dense", dense2 | {"grad_output": {"$ref": "grad_logits"}}, "grad_weight")),
+         EcfRule("solve:dense", dense2 | {"grad_output": {"$ref": "grad_logits"}}, "grad_weight")),
         ("grad_b2", r"$\partial L / \partial b_2$.", (C,), 1, 0.5,
-         Recipe("solve:dense", dense2 | {"grad_output": {"$ref": "grad_logits"}}, "grad_bias")),
+         EcfRule("solve:dense", dense2 | {"grad_output": {"$ref": "grad_logits"}}, "grad_bias")),
         ("grad_hidden", r"$\partial L / \partial h$.", (H,), 2, 2,
-         Recipe("solve:dense", dense2 | {"grad_output": {"$ref": "grad_logits"}}, "grad_input")),
+         EcfRule("solve:dense", dense2 | {"grad_output": {"$ref": "grad_logits"}}, "grad_input")),
         ("grad_hidden_pre", r"$\partial L / \partial a$.", (H,), 2, 2,
-         Recipe("activation-backward", {"grad_output": {"$ref": "grad_hidden"}, "x": {"$ref": "hidden_pre"}, "name": act})),
+         EcfRule("activation-backward", {"grad_output": {"$ref": "grad_hidden"}, "x": {"$ref": "hidden_pre"}, "name": act})),
         ("grad_w1", r"$\partial L / \partial W_1$.", (H, n_in), 2, 2.5,
-         Recipe("solve:dense", dense1 | {"grad_output": {"$ref": "grad_hidden_pre"}}, "grad_weight")),
+         EcfRule("solve:dense", dense1 | {"grad_output": {"$ref": "grad_hidden_pre"}}, "grad_weight")),
         ("grad_b1", r"$\partial L / \partial b_1$.", (H,), 1, 0.5,
-         Recipe("solve:dense", dense1 | {"grad_output": {"$ref": "grad_hidden_pre"}}, "grad_bias")),
+         EcfRule("solve:dense", dense1 | {"grad_output": {"$ref": "grad_hidden_pre"}}, "grad_bias")),
         ("grad_x", r"$\partial L / \partial x$.", (n_in,), 1, 2,
-         Recipe("solve:dense", dense1 | {"grad_output": {"$ref": "grad_hidden_pre"}}, "grad_input")),
+         EcfRule("solve:dense", dense1 | {"grad_output": {"$ref": "grad_hidden_pre"}}, "grad_input")),
     ]
     parts = []
-    for pid, prompt, shape, pts, minutes, recipe in spec:
+    for pid, prompt, shape, pts, minutes, ecf_rule in spec:
         kind = "number" if shape is None else ("matrix" if len(shape) == 2 else "vector")
         value = float(t[pid]) if shape is None else vec(pid)
         parts.append(Part(pid, prompt, kind, value, shape=shape, points=pts, minutes=minutes,
-                          misconceptions=tuple(mis.get(pid, ())), recipe=recipe))
+                          misconceptions=tuple(mis.get(pid, ())), ecf_rule=ecf_rule))
     s = solve.dense.mlp_steps(params, t)
     solution = (steps_from(s.hidden_pre, "hidden_pre") + steps_from(s.hidden, "hidden") + steps_from(s.logits, "logits")
                 + steps_from(s.probs, "probs") + steps_from(s.loss, "loss") + steps_from(s.grad_logits, "grad_logits")

@@ -17,7 +17,7 @@ from examprep.engine import ops
 from examprep.document import Math, Matrix, Text
 from examprep.generators.framework import Draft, Stream, generator, steps_from, tolist
 from examprep.generators.rope import clockwise
-from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
+from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
 
 DEPENDS_CHOICES = ("only the offset k", "the position p and the offset k", "only the position p")
 
@@ -76,7 +76,7 @@ def positional_encoding(rng: Stream, difficulty: int, calculator_free: bool) -> 
                                                "The exponent is negative: ω₁ = 1/100."))),
             Part("encoding", f"The encoding PE({pos}) (all {d} entries).", "vector", tolist(pe.encoding), shape=(d,), points=3,
                  minutes=3, misconceptions=tuple(_encoding_mistakes(pos, d, pe.encoding, pe.angles)),
-                 recipe=Recipe("solve:positional-encoding", params, "encoding")),
+                 ecf_rule=EcfRule("solve:positional-encoding", params, "encoding")),
         ]
         solution = steps_from(steps.frequencies, "omega_1")
         solution.append(SolutionStep("The second pair's frequency", [Math(rf"\omega_1 = 10000^{{-2/{d}}}"),
@@ -119,7 +119,7 @@ def positional_encoding(rng: Stream, difficulty: int, calculator_free: bool) -> 
              misconceptions=(Misconception("clockwise", tolist(clockwise(x, m)), "Rotate counter-clockwise by +mθ."),
                              Misconception("added-not-rotated", tolist(added),
                                            "Sinusoidal encodings are added to the embedding; RoPE rotates q instead.")),
-             recipe=Recipe("solve:rope", rp, "output")),
+             ecf_rule=EcfRule("solve:rope", rp, "output")),
     ]
     solution = steps_from(steps.frequencies, "frequencies") + steps_from((steps.angles, steps.encoding), "pair")
     solution.append(SolutionStep(f"Pair {i}", [Math(rf"PE_{{({pos}, {2 * i})}} = \sin({pos}\,\omega_{i}),\ "
@@ -150,16 +150,16 @@ def _relative(rng: Stream, intro: str, conventions: dict) -> Draft:
     parts = [
         Part("encoding", f"PE({pos}).", "vector", tolist(at_p.encoding), shape=(d,), points=2, minutes=2,
              misconceptions=tuple(_encoding_mistakes(pos, d, at_p.encoding, at_p.angles)),
-             recipe=Recipe("solve:positional-encoding", {"position": pos, "d_model": d}, "encoding")),
+             ecf_rule=EcfRule("solve:positional-encoding", {"position": pos, "d_model": d}, "encoding")),
         Part("shifted", f"PE({pos + k}).", "vector", tolist(at_pk.encoding), shape=(d,), points=2, minutes=2,
              misconceptions=tuple(_encoding_mistakes(pos + k, d, at_pk.encoding, at_pk.angles)),
-             recipe=Recipe("solve:positional-encoding", {"position": pos + k, "d_model": d}, "encoding")),
+             ecf_rule=EcfRule("solve:positional-encoding", {"position": pos + k, "d_model": d}, "encoding")),
         Part("dot", f"The dot product PE({pos}) · PE({pos + k}).", "number", rel.dot, points=2, minutes=1.5,
              misconceptions=(Misconception("cos-of-sum", added.dot,
                                            "sin a sin b + cos a cos b = cos(a − b), not cos(a + b): Σ cos(k·ω_i)."),
                              Misconception("sines-only", float(rel.encoding[0::2] @ rel.shifted[0::2]),
                                            "Add the cosine products too.")),
-             recipe=Recipe("dot", {"a": {"$ref": "encoding"}, "b": {"$ref": "shifted"}})),
+             ecf_rule=EcfRule("dot", {"a": {"$ref": "encoding"}, "b": {"$ref": "shifted"}})),
         Part("depends_on", "PE(p) · PE(p + k) depends on:", "choice", DEPENDS_CHOICES[0], tolerance=EXACT, points=1, minutes=1,
              choices=DEPENDS_CHOICES,
              misconceptions=(Misconception("both", DEPENDS_CHOICES[1], "Each pair gives cos(k·ω_i): p cancels."),

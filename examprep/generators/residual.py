@@ -16,7 +16,7 @@ from examprep import solve
 from examprep.engine import ops
 from examprep.document import Math, Matrix, Table, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
-from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
+from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
 
 
 @generator("residual", title="Residual connection: the gradient through y = x + F(x)",
@@ -82,7 +82,7 @@ def residual(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         Part("branch", "The branch output $F(x)$.", kind, val(t.branch), shape=shape, points=1, minutes=2 if shape else 1,
              misconceptions=tuple(branch_mis) if (np.any(np.atleast_1d(t.branch_pre) < 0)) else ()),
         Part("output", "The block's output $y = x + F(x)$.", kind, val(t.output), shape=shape, points=1, minutes=0.5,
-             misconceptions=tuple(out_mis), recipe=Recipe("add", {"a": params["x"], "b": {"$ref": "branch"}})),
+             misconceptions=tuple(out_mis), ecf_rule=EcfRule("add", {"a": params["x"], "b": {"$ref": "branch"}})),
     ]
     solution = steps_from(steps.branch_pre, None)
     solution += steps_from((steps.activation, steps.branch_output), "branch")
@@ -91,9 +91,10 @@ def residual(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         parts.append(Part("jacobian", "The local derivative $dy/dx$.", "number", float(t.jacobian), points=1, minutes=1.5,
                           misconceptions=(Misconception("no-skip", float(t.branch_jacobian),
                                                         "d/dx of x is 1: dy/dx = 1 + F'(x), the skip's \"+1\"."),),
-                          recipe=Recipe("solve:residual", {k: params[k] for k in ("x", "w1", "b1", "activation")}, "jacobian")))
+                          ecf_rule=EcfRule("solve:residual", {k: params[k] for k in ("x", "w1", "b1", "activation")},
+                                           "jacobian")))
         parts.append(Part("grad_input", r"$\partial L / \partial x$.", "number", float(t.grad_input), points=2, minutes=1.5,
-                          misconceptions=tuple(grad_mis), recipe=Recipe("multiply", {"a": delta, "b": {"$ref": "jacobian"}})))
+                          misconceptions=tuple(grad_mis), ecf_rule=EcfRule("multiply", {"a": delta, "b": {"$ref": "jacobian"}})))
         solution += steps_from((steps.activation_derivative, steps.jacobian), "jacobian")
         solution += steps_from(steps.grad_input, "grad_input")
         if dead:
@@ -106,17 +107,17 @@ def residual(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                           misconceptions=tuple(m for m in grad_mis if m.id in ("skip-activation",))
                           + (Misconception("with-skip", tolist(t.grad_input), "That already includes the skip's δ; "
                                                                               "the branch alone gives W₁ᵀ(ReLU'(a) ⊙ W₂ᵀδ)."),),
-                          recipe=Recipe("solve:residual", params, "grad_branch")))
+                          ecf_rule=EcfRule("solve:residual", params, "grad_branch")))
         parts.append(Part("grad_input", r"$\partial L / \partial x$.", "vector", tolist(t.grad_input), shape=(2,), points=1,
                           minutes=1, misconceptions=tuple(m for m in grad_mis if m.id != "skip-activation"),
-                          recipe=Recipe("add", {"a": tolist(delta), "b": {"$ref": "grad_branch"}})))
+                          ecf_rule=EcfRule("add", {"a": tolist(delta), "b": {"$ref": "grad_branch"}})))
         parts.append(Part("jacobian", r"The Jacobian $\partial y / \partial x$ (2×2).", "matrix", tolist(t.jacobian),
                           shape=(2, 2), points=2, minutes=3,
                           misconceptions=(Misconception("no-skip", tolist(t.branch_jacobian),
                                                         "∂y/∂x = I + ∂F/∂x: the skip adds the identity."),
                                           Misconception("transposed", tolist(t.jacobian.T),
                                                         "Row i of the Jacobian holds ∂y_i/∂x_j: I + W₂ diag(ReLU'(a)) W₁.")),
-                          recipe=Recipe("solve:residual", {k: params[k] for k in ("x", "w1", "b1", "w2", "activation")},
+                          ecf_rule=EcfRule("solve:residual", {k: params[k] for k in ("x", "w1", "b1", "w2", "activation")},
                                         "jacobian")))
         solution += steps_from(steps.activation_derivative, None)
         solution += steps_from((steps.back_w2, steps.through_activation), None)
@@ -158,7 +159,7 @@ def _stack(rng: Stream, calculator_free: bool) -> Draft:
              points=1, minutes=1,
              misconceptions=(Misconception("added", ops.total(plain.local_derivatives),
                                            "The chain rule multiplies the local derivatives; it does not add them."),),
-             recipe=Recipe("product", {"values": {"$ref": "local_plain"}})),
+             ecf_rule=EcfRule("product", {"values": {"$ref": "local_plain"}})),
         Part("local_residual", r"The residual stack's local derivatives $\partial y_l / \partial y_{l-1}$.", "vector",
              tolist(res.local_derivatives), shape=(L,), points=2, minutes=5,
              misconceptions=(Misconception("no-skip", tolist(res.local_derivatives - 1.0),
@@ -169,7 +170,7 @@ def _stack(rng: Stream, calculator_free: bool) -> Draft:
                                            "The chain rule multiplies the local derivatives; it does not add them."),
                              Misconception("one-plus-product", 1 + ops.product(res.local_derivatives - 1.0),
                                            "Each layer has its own 1 + F'_l: the product is ∏(1 + F'_l), not 1 + ∏ F'_l.")),
-             recipe=Recipe("product", {"values": {"$ref": "local_residual"}})),
+             ecf_rule=EcfRule("product", {"values": {"$ref": "local_residual"}})),
         Part("larger", "Which stack passes the larger gradient back to its input?", "choice", larger,
              choices=("plain", "residual"), tolerance=EXACT, points=1, minutes=0.5,
              misconceptions=(Misconception("wrong-stack", "plain" if larger == "residual" else "residual",

@@ -16,7 +16,7 @@ from examprep.engine.rnn import rnn_jacobian
 from examprep.document import Math, Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
 from examprep.exact import exp_term
-from examprep.problem import Misconception, Part, Recipe, SolutionStep
+from examprep.problem import Misconception, Part, EcfRule, SolutionStep
 
 
 def tanh_exact(a: float) -> str:
@@ -64,7 +64,7 @@ def rnn_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
              val(t.pre_activation), shape=shape, points=1, minutes=2 * H, misconceptions=known.of("pre_activation", val)),
         Part("h_new", "The new hidden state $h' = \\tanh(a)$.", kind, val(t.h_new), shape=shape, points=1, minutes=1 * H,
              exact=ex, misconceptions=known.of("h_new", val),
-             recipe=solve.ecf("rnn-cell", "h_new", params, t, ("pre_activation", "h_new"))),
+             ecf_rule=solve.ecf("rnn-cell", "h_new", params, t, ("pre_activation", "h_new"))),
     ]
     steps = solve.rnn.rnn_steps(params, t)
     solution = (steps_from((steps.input_part, steps.hidden_part), None) + steps_from(steps.pre_activation, "pre_activation")
@@ -108,12 +108,12 @@ def _two_steps(rng: Stream, calculator_free: bool) -> Draft:
     parts = [
         Part("h_1", "The hidden state $h_1$ after the first input.", "vector", tolist(h1), shape=(H,), points=2, minutes=3,
              misconceptions=step1.of("h_new", tolist, skip={"no-tanh"}),
-             recipe=Recipe("solve:rnn-cell", cell(tolist(h0), xs[0]), "h_new")),
+             ecf_rule=EcfRule("solve:rnn-cell", cell(tolist(h0), xs[0]), "h_new")),
         Part("h_2", "The hidden state $h_2$ after the second input.", "vector", tolist(h2), shape=(H,), points=2, minutes=3,
              misconceptions=(Misconception("reuse-h0", tolist(step2.trace(h=tolist(h0)).h_new),
                                            "Step 2 continues from h₁: the recurrence feeds each new state into the next step."),)
              + step2.of("h_new", tolist, skip={"no-tanh"}),
-             recipe=Recipe("solve:rnn-cell", cell({"$ref": "h_1"}, xs[1]), "h_new")),
+             ecf_rule=EcfRule("solve:rnn-cell", cell({"$ref": "h_1"}, xs[1]), "h_new")),
         Part("jacobian", r"The Jacobian $\partial h_2 / \partial h_1$ (2×2, rows: components of $h_2$).", "matrix",
              tolist(J2), shape=(H, H), points=3, minutes=4,
              misconceptions=(Misconception("weights-only", tolist(w_hh),
@@ -123,7 +123,7 @@ def _two_steps(rng: Stream, calculator_free: bool) -> Draft:
                                            "φ'(a₂) scales the rows (the output units), not the columns: diag(φ') W_hh."),
                              Misconception("transposed", tolist(J2.T),
                                            "Row i holds ∂h₂ᵢ/∂h₁ⱼ = φ'(a₂ᵢ) W_hh[i, j]: no transpose.")),
-             recipe=Recipe("rnn-jacobian", {"h_new": {"$ref": "h_2"}, "weight_hh": tolist(w_hh), "nonlinearity": nl})),
+             ecf_rule=EcfRule("rnn-jacobian", {"h_new": {"$ref": "h_2"}, "weight_hh": tolist(w_hh), "nonlinearity": nl})),
     ]
     steps = solve.rnn.unroll_steps(unroll.params, u)
     solution = (steps_from(steps.time_steps[0], "h_1") + steps_from(steps.time_steps[1], "h_2")

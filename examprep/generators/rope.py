@@ -16,7 +16,7 @@ from examprep import engine, solve
 from examprep.document import Math, Matrix, Text
 from examprep.engine import ops
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
-from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
+from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
 
 LENGTH_CHOICES = ("unchanged", "grows with the position", "shrinks with the position")
 DEPENDS_CHOICES = ("only m − n", "m and n separately", "only m + n")
@@ -64,7 +64,7 @@ def rope(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     conventions = {"angles": "radians", "pairs": "interleaved (x0,x1),(x2,x3) (RoFormer)" if d == 4 else "one pair"}
     if difficulty == 1:
         parts = [Part("output", "The rotated vector RoPE(x, m).", "vector", tolist(r.output), shape=(2,), points=2, minutes=3,
-                      misconceptions=tuple(out_mis), recipe=Recipe("solve:rope", params, "output")),
+                      misconceptions=tuple(out_mis), ecf_rule=EcfRule("solve:rope", params, "output")),
                  Part("length", "Compared with x, the length of RoPE(x, m) is:", "choice", LENGTH_CHOICES[0], tolerance=EXACT,
                       points=1, minutes=0.5, choices=LENGTH_CHOICES,
                       misconceptions=(Misconception("grows", LENGTH_CHOICES[1], "A rotation keeps lengths: ‖R x‖ = ‖x‖."),
@@ -86,7 +86,7 @@ def rope(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
              misconceptions=tuple(out_mis) + (Misconception("rotate-half", tolist(half.output),
                                                             "That pairs (x_j, x_{j+d/2}) as GPT-NeoX/Llama's rotate_half; "
                                                             "here the pairs are interleaved (x0,x1), (x2,x3)."),),
-             recipe=Recipe("solve:rope", params, "output")),
+             ecf_rule=EcfRule("solve:rope", params, "output")),
     ]
     solution = steps_from((steps.frequencies, steps.angles), "angles") + steps_from(steps.rotate, "output")
     return Draft(title="RoPE: rotate a 4-D vector", params=params, statement=statement, parts=parts, solution=solution,
@@ -113,19 +113,19 @@ def _score(rng: Stream) -> Draft:
     parts = [
         Part("query_rotated", "The rotated query $q'$.", "vector", tolist(rs.query_rotated), shape=(2,), points=1, minutes=2,
              misconceptions=(Misconception("clockwise", tolist(clockwise(q, m)), "Rotate counter-clockwise by +mθ."),),
-             recipe=Recipe("solve:rope-score", params, "query_rotated")),
+             ecf_rule=EcfRule("solve:rope-score", params, "query_rotated")),
         Part("key_rotated", "The rotated key $k'$.", "vector", tolist(rs.key_rotated), shape=(2,), points=1, minutes=2,
              misconceptions=(Misconception("query-position", tolist(engine.rope(k, m).output),
                                            "The key is rotated by its own position n, not the query's m."),),
-             recipe=Recipe("solve:rope-score", params, "key_rotated")),
+             ecf_rule=EcfRule("solve:rope-score", params, "key_rotated")),
         Part("score", "The score $q' \\cdot k'$.", "number", rs.score, points=1, minutes=1,
              misconceptions=(Misconception("unrotated", rs.unrotated_score, "Use the rotated vectors q' and k'."),
                              Misconception("only-query-rotated", q_only, "Both the query and the key are rotated.")),
-             recipe=Recipe("dot", {"a": {"$ref": "query_rotated"}, "b": {"$ref": "key_rotated"}})),
+             ecf_rule=EcfRule("dot", {"a": {"$ref": "query_rotated"}, "b": {"$ref": "key_rotated"}})),
         Part("shifted_score", f"The score when both tokens move {shift} positions later (m + {shift}, n + {shift}).", "number",
              sh.score, points=1, minutes=1,
              misconceptions=(Misconception("unrotated", sh.unrotated_score, "Use the rotated vectors."),),
-             recipe=Recipe("solve:rope-score", shifted_p, "score")),
+             ecf_rule=EcfRule("solve:rope-score", shifted_p, "score")),
         Part("depends_on", "RoPE's score depends on the positions through:", "choice", DEPENDS_CHOICES[0], tolerance=EXACT,
              points=1, minutes=0.5, choices=DEPENDS_CHOICES,
              misconceptions=(Misconception("absolute", DEPENDS_CHOICES[1],

@@ -15,7 +15,7 @@ from examprep import solve
 from examprep.document import Math, Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
 from examprep.exact import frac
-from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
+from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
 
 
 def _ln(a: int) -> str:
@@ -104,7 +104,7 @@ def softmax_cross_entropy(rng: Stream, difficulty: int, calculator_free: bool) -
     parts.append(Part(
         "loss", f"The loss $L$ ({'the ' + reduction + ' over the batch' if batch else 'natural log'}).", "number",
         float(ce.loss), points=2, minutes=2.0 * N, exact=exact.get("loss"), misconceptions=tuple(loss_mis),
-        recipe=Recipe("cross-entropy-from-probs", {"probs": {"$ref": "probs"},
+        ecf_rule=EcfRule("cross-entropy-from-probs", {"probs": {"$ref": "probs"},
                                                    "target_dist": {"$ref": "target_dist"} if smoothing else tolist(q),
                                                    "reduction": reduction}),
         hint="L = −Σ_i q_i log p_i; with a one-hot target that is −log p_target."))
@@ -113,7 +113,7 @@ def softmax_cross_entropy(rng: Stream, difficulty: int, calculator_free: bool) -
         "grad_logits", r"The gradient $\partial L / \partial z$" + (" (one row per example)." if batch else "."),
         kind, tolist(ce.grad_logits), shape=shape, points=3, minutes=2.0 * N, exact=exact.get("grad"),
         misconceptions=tuple(grad_mis),
-        recipe=Recipe("minus-target", {"probs": {"$ref": "probs"},
+        ecf_rule=EcfRule("minus-target", {"probs": {"$ref": "probs"},
                                        "target_dist": {"$ref": "target_dist"} if smoothing else tolist(q),
                                        "divide_by": N if (batch and reduction == "mean") else 1}),
         hint="For softmax followed by cross-entropy, ∂L/∂z_i = p_i − y_i" + (" (divided by N for the mean)." if batch else ".")))

@@ -18,11 +18,11 @@ class Drift(NamedTuple):
 
 def ecf_drift(key: Any) -> Drift:
     """Compare the carried-forward values a key stored when it was written with what its rules
-    give today (examprep.recipes.same_check). A part whose stored value is missing or damaged
+    give today (examprep.ecf.same_check). A part whose stored value is missing or damaged
     counts as changed; the key is never refused. A key written before these values existed
     (ecf_check None) is not checked: nothing differs."""
     from examprep import __version__
-    from examprep.recipes import check_value, same_check
+    from examprep.ecf import check_value, same_check
 
     if key.ecf_check is None:
         return Drift([], set(), [])
@@ -37,10 +37,10 @@ def ecf_drift(key: Any) -> Drift:
             values = stored[n - 1] if isinstance(stored, list) and n <= len(stored) else None
             answers = {p.id: p.expected for p in problem.parts}
             for part in problem.parts:
-                if part.recipe is None:
+                if part.ecf_rule is None:
                     continue
                 if isinstance(values, dict) and part.id in values and \
-                        same_check(values[part.id], check_value(part.recipe, answers)):
+                        same_check(values[part.id], check_value(part.ecf_rule, answers)):
                     continue
                 off.add(id(part))
                 differs[address(n, part.id)] = differs.get(address(n, part.id), 0) + 1
@@ -68,13 +68,13 @@ def _typed(value: Any) -> str:
 def self_test(key: Any) -> tuple[int, list[str]]:
     """The instructor's sanity check of a key: every part's own answer (as stored, as typed text
     and in its exact form) earns full marks; every misconception value is recognised and named;
-    every recipe reproduces its part's answer from the key's earlier answers.
+    every ECF rule reproduces its part's answer from the key's earlier answers.
 
     Returns (checks run, failures as one line each naming the variant, address and what failed).
     """
     import numpy as np
 
-    from examprep import recipes
+    from examprep import ecf
     from examprep.answers import check_part as check
     from examprep.answers.result import to_array
     from examprep.answers.tolerances import entries_ok
@@ -107,19 +107,19 @@ def self_test(key: Any) -> tuple[int, list[str]]:
                         got = f"{r.status}" + (f" as {r.misconception.id}" if r.misconception else "")
                         issues.append(f"{addr}: misconception {m.id} value {_short(m.value)} is graded {got} "
                                       f"({r.feedback})")
-                if part.recipe is not None and part.kind in ("number", "integer", "vector", "matrix"):
+                if part.ecf_rule is not None and part.kind in ("number", "integer", "vector", "matrix"):
                     checks += 1
                     try:
-                        again = np.asarray(recipes.evaluate(part.recipe, values), dtype=float)
+                        again = np.asarray(ecf.evaluate(part.ecf_rule, values), dtype=float)
                         want = to_array(part.expected)
                         ok = again.size == want.size and bool(entries_ok(part.tolerance, again.reshape(want.shape),
                                                                          want, part.kind == "integer").all())
-                    except Exception as err:      # noqa: BLE001 - any failure of a recipe is a key defect to report
-                        issues.append(f"{addr}: its recipe ({part.recipe.op}) fails on the key's answers: "
+                    except Exception as err:      # noqa: BLE001 - any failure of an ECF rule is a key defect to report
+                        issues.append(f"{addr}: its carried-forward rule ({part.ecf_rule.op}) fails on the key's answers: "
                                       f"{type(err).__name__}: {err}")
                         continue
                     if not ok:
-                        issues.append(f"{addr}: its recipe ({part.recipe.op}) does not reproduce the answer "
+                        issues.append(f"{addr}: its carried-forward rule ({part.ecf_rule.op}) does not reproduce the answer "
                                       f"from the key's earlier answers, so carried-forward credit would be wrong")
     if key.ecf_check is not None:
         checks += 1

@@ -41,7 +41,7 @@ _NAMES = {"α": r"\alpha", "α (exact)": r"\alpha"}
 _SYMBOL = re.compile(r"([A-Za-z])(?:_([A-Za-z0-9]{1,2}))?('*)")
 
 
-def _name(name: str) -> str:
+def name_latex(name: str) -> str:
     """A value's name as LaTeX: a symbol with a short subscript as a subscript (W_1 → W_{1},
     W_ih → W_{ih}, as the PDF prints it; once ``\\mathrm{W\\_1}``, which MathJax shows as a literal
     "W_1"), a list of symbols each so, other names as upright words (grad_weight)."""
@@ -67,7 +67,7 @@ def block(b: Any) -> str:
             for label, row in zip(b.row_labels or [""] * len(b.values), b.values):
                 lines.append("| " + " | ".join([label, *(f"${number(v)}$" for v in row)]) + " |")
             return "\n".join(lines)
-        return f"$$\n{_name(b.name)} = {latex_value(b.values)}\n$$"
+        return f"$$\n{name_latex(b.name)} = {latex_value(b.values)}\n$$"
     if isinstance(b, d.Table):
         lines = ["| " + " | ".join(b.header) + " |", "|" + "---|" * len(b.header)]
         lines += ["| " + " | ".join(c if isinstance(c, str) else number(c) for c in row) + " |" for row in b.rows]

@@ -24,7 +24,7 @@ from examprep.engine._core import Trace
 from examprep.errors import ParamError, UnknownTopicError
 
 if TYPE_CHECKING:       # imported where used: `examprep solve` needs neither (start-up time)
-    from examprep.problem import Misconception, Recipe
+    from examprep.problem import EcfRule as Recipe, Misconception
 
 
 class _Required:
@@ -126,7 +126,7 @@ class Ecf:
         referenced answer is not asked: no part in ``parts``). An array in the arguments is a value
         in the form of the answers (a vector, or a number where a problem shows one-unit vectors as
         numbers) and is written through ``fmt`` (default: as JSON lists)."""
-        from examprep.problem import Recipe
+        from examprep.problem import EcfRule as Recipe
 
         missing: list[str] = []
         fmt = fmt or jsonable

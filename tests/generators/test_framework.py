@@ -9,7 +9,7 @@ import pytest
 from examprep import generators
 from examprep.document import Matrix
 from examprep.problem import Problem
-from examprep.recipes import evaluate
+from examprep.ecf import evaluate
 from tests.generators.helpers import close_to, eval_exact, instances, sig_digits_ok, solution_values, statement_numbers
 
 ALL = list(instances())
@@ -84,9 +84,9 @@ def test_json_round_trip(problem):
 def test_dependency_recipes_recompute_the_stored_answers(problem):
     answers = {p.id: p.expected for p in problem.parts}
     for part in problem.parts:
-        if part.recipe is None:
+        if part.ecf_rule is None:
             continue
-        value = evaluate(part.recipe, answers)
+        value = evaluate(part.ecf_rule, answers)
         assert close_to(part, value), f"{part.id}: recipe gives {value}, expected {part.expected}"
 
 

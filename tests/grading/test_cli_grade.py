@@ -297,7 +297,7 @@ def test_self_test_command_and_a_tampered_key(sheet, tmp_path):
     res = run("grade", tmp_path / "bad.json", "--self-test", "--no-color")
     assert res.exit_code == 1
     assert "FAIL q2.r (gru-step): misconception" in res.stdout
-    assert "FAIL q3.size_2 (receptive-field): its recipe" in res.stdout
+    assert "FAIL q3.size_2 (receptive-field): its carried-forward rule" in res.stdout
     assert "self-test failed" in res.stdout
 
 

@@ -273,7 +273,7 @@ def test_list_fits_an_80_column_terminal_and_names_every_topic():
 
 
 def test_a_one_problem_sheet_says_one_problem(tmp_path):
-    from examprep.render.typst import sheet as ty
+    from examprep.render.typst import sheet as typst_sheet
 
     from .helpers import pdf_text
 
@@ -285,7 +285,7 @@ def test_a_one_problem_sheet_says_one_problem(tmp_path):
     assert "1 problem worth" in md and "· 1 problem ·" in md and "1 problems" not in md
     text, _ = pdf_text((tmp_path / "o" / "problems.pdf").read_bytes())
     assert "1 problems" not in " ".join(text.split()) and "1 problem" in " ".join(text.split())
-    assert ty._pts(1) == "1 pt" and ty._pts(2) == "2 pts"
+    assert typst_sheet._pts(1) == "1 pt" and typst_sheet._pts(2) == "2 pts"
 
 
 def test_points_and_counts_agree_in_number():

@@ -8,7 +8,7 @@ import pytest
 
 from examprep import engine, solve
 from examprep.errors import ParamError
-from examprep.recipes import evaluate
+from examprep.ecf import evaluate
 from examprep.solve import Mistake, Ref
 
 GRU = {"x": [0.5, -1.0], "h": [1.0, -0.5], "weight_ih": [[0.5, 1.0], [-1.0, 0.5], [0.5, 0.5], [1.0, -0.5], [-0.5, 1.0],
