@@ -154,7 +154,7 @@ def answer_template(problems: list[Problem], *, title: str = "", student_id: str
     for n, p in enumerate(problems, 1):
         lines.append(f"[q{n}]  # {_toml_comment(p.title)} ({p.generator}, {p.points:g} points)")
         for i, part in enumerate(p.parts):
-            lines.append(f"# ({chr(97 + i)}) {_toml_comment(inline(part.prompt))}")
+            lines.append(f"# ({Problem.label(i)}) {_toml_comment(inline(part.prompt))}")
             lines.append(f"#     {part.form()}; {rule_text(part)}; {part.points:g} pt")
             lines.append(f'{_toml_key(part.id)} = ""')
         lines.append("")

@@ -354,6 +354,19 @@ class Problem:
     def minutes(self) -> float:
         return sum(p.minutes for p in self.parts)
 
+    @staticmethod
+    def label(i: int) -> str:
+        """The label of part ``i`` (from 0), as every output prints it: a … z, then aa, ab, … az,
+        ba, … (as spreadsheet columns are named; a choice's options are labelled the same way)."""
+        if i < 0:
+            raise ValueError(f"part index {i} is negative")
+        label = ""
+        i += 1
+        while i:
+            i, r = divmod(i - 1, 26)
+            label = chr(97 + r) + label
+        return label
+
     def part(self, part_id: str) -> Part:
         for p in self.parts:
             if p.id == part_id:

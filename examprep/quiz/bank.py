@@ -210,7 +210,7 @@ def _concept(q: dict, n: int, where: str, lectures: dict[str, str]) -> Concept:
 
 
 def _choice_index(label: Any, choices: tuple[str, ...], at: str, what: str) -> int:
-    labels = [chr(97 + i) for i in range(len(choices))]
+    labels = [Problem.label(i) for i in range(len(choices))]
     if not isinstance(label, str) or label not in labels:
         raise ConceptBankError(f"{at}: {what} {label!r} must be one of the labels {', '.join(labels)}")
     return labels.index(label)
@@ -226,7 +226,7 @@ def concept_problem(concept: Concept, seed: int, bank_version: int = 1) -> Probl
     order: list[int] = []
     if concept.kind == "choice":
         order = Stream("concept", concept.id, seed).shuffle(range(len(concept.choices)))
-        labels = tuple(chr(97 + i) for i in range(len(order)))
+        labels = tuple(Problem.label(i) for i in range(len(order)))
         statement += [TextBlock(f"{labels[pos]}) {concept.choices[orig]}") for pos, orig in enumerate(order)]
         expected: Any = labels[order.index(concept.answer)]
         # ids name the question and the mistake, never a letter (the letters are shuffled)

@@ -207,7 +207,7 @@ class Session:
         problem = outcome.problem
         t0 = self.clock()
         hints = 0
-        label = f"({chr(97 + index)})" if len(problem.parts) > 1 else "answer"
+        label = f"({Problem.label(index)})" if len(problem.parts) > 1 else "answer"
         prompt = f"{label} {part.form()} › "
         while True:
             raw = self.ask(prompt)
@@ -293,7 +293,7 @@ class Session:
 
         t0 = self.clock()
         key = (n, part.id)
-        label = f"{n}{chr(97 + i)}"
+        label = f"{n}{Problem.label(i)}"
         while True:
             raw = self.ask(f"{label} {part.form()} › ")
             cmd = COMMANDS.get(raw.lower())
@@ -326,7 +326,7 @@ class Session:
 
     def exam_review(self, problems: list[Problem], answers: dict, seconds: dict) -> None:
         """Before submitting: change any answer by its label (e.g. 2b), or submit."""
-        labels = {f"{n}{chr(97 + i)}": (n, i) for n, p in enumerate(problems, 1) for i in range(len(p.parts))}
+        labels = {f"{n}{Problem.label(i)}": (n, i) for n, p in enumerate(problems, 1) for i in range(len(p.parts))}
         while True:
             self.term.show(answer_sheet(problems, answers))
             cmd = self.ask("Type a part (e.g. 1a) to change its answer, or Enter to submit › ").lower()

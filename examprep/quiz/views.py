@@ -49,7 +49,7 @@ def problem_panel(problem: Problem, number: int) -> Any:
         body.append(Text("Conventions: " + "; ".join(f"{k}: {v}" for k, v in problem.conventions.items()), style="dim"))
     if not is_concept(problem):
         for i, part in enumerate(problem.parts):
-            body.append(Text.assemble((f"({chr(97 + i)}) ", "bold"), inline(part.prompt)))
+            body.append(Text.assemble((f"({Problem.label(i)}) ", "bold"), inline(part.prompt)))
             body.append(Text(f"    {part.points:g} pt · {_short_form(part)} · {part.tolerance.describe()}", style="dim"))
         meta = (f"{problem.generator} · level {problem.difficulty} · seed {problem.seed}"
                 + (" · calculator-free" if problem.calculator_free else "") + f" · {problem.points:g} pt")
@@ -158,7 +158,7 @@ def answer_sheet(problems: list[Problem], answers: dict) -> Any:
     for n, p in enumerate(problems, 1):
         for i, part in enumerate(p.parts):
             raw = answers.get((n, part.id))
-            table.add_row(f"{n}{chr(97 + i)}", Text(raw) if raw else Text("— blank", style="dim"))
+            table.add_row(f"{n}{Problem.label(i)}", Text(raw) if raw else Text("— blank", style="dim"))
     return table
 
 

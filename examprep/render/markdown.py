@@ -9,6 +9,7 @@ from typing import Any
 from examprep import document as d
 from examprep.exact import is_exact_form, to_latex
 from examprep.render import part_note, plural
+from examprep.problem import Problem
 
 
 def number(x: Any, digits: int = 4) -> str:
@@ -93,7 +94,7 @@ def problem(p: Any, *, solution: bool = False, number_: int | None = None, answe
     if p.conventions:
         out += ["Conventions: " + "; ".join(f"{k}: {v}" for k, v in p.conventions.items()) + ".", ""]
     for i, part in enumerate(p.parts):
-        out.append(f"**({chr(97 + i)})** {part.prompt} *[{part.points:g} pt; {part.form()}; "
+        out.append(f"**({Problem.label(i)})** {part.prompt} *[{part.points:g} pt; {part.form()}; "
                    f"{part.tolerance.describe()}]*")
         out.append("")
     if solution:
@@ -107,16 +108,12 @@ def problem(p: Any, *, solution: bool = False, number_: int | None = None, answe
             for i, part in enumerate(p.parts):
                 val = part.exact if isinstance(part.exact, str) else part.expected
                 shown = latex_value(val) if not isinstance(val, str) else number(val)
-                out.append(f"- **({chr(97 + i)}) {part.id}**: ${shown}$")
+                out.append(f"- **({Problem.label(i)}) {part.id}**: ${shown}$")
             out.append("")
     return "\n".join(out).rstrip() + "\n"
 
 
 # ------------------------------------------------------------------------------ sheets
-
-def _letter(i: int) -> str:
-    return chr(97 + i) if i < 26 else f"a{i - 25}"
-
 
 def _denoise(v: Any) -> Any:
     """Values as printed: float noise of an exact 0 (|x| < 1e-12) shown as 0."""
@@ -200,11 +197,11 @@ def sheet_markdown(sheet: Any, *, solutions: bool) -> str:
             for i, part in enumerate(p.parts):
                 note = (part_note(part) if part.kind == "choice"
                         else f"{part.form()} · {part.tolerance.describe()}")
-                out += [f"**({_letter(i)})** {part.prompt} *[{part.points:g} pt · {note} · answer `q{k + 1}.{part.id}`]*",
+                out += [f"**({Problem.label(i)})** {part.prompt} *[{part.points:g} pt · {note} · answer `q{k + 1}.{part.id}`]*",
                         ""]
             if not solutions:
                 continue
-            letters = {part.id: _letter(i) for i, part in enumerate(p.parts)}
+            letters = {part.id: Problem.label(i) for i, part in enumerate(p.parts)}
             out += ["### Worked solution", ""]
             for n, st in enumerate(p.solution, 1):
                 target = f" → ({letters[st.part]})" if st.part in letters else ""
@@ -213,12 +210,12 @@ def sheet_markdown(sheet: Any, *, solutions: bool) -> str:
                     out += [_md_block(b), ""]
             out += ["### Answers", "", "| Part | Answer | Accepted | Points |", "|---|---|---|---|"]
             for i, part in enumerate(p.parts):
-                out.append(f"| ({_letter(i)}) {part.id} | {_md_answer(part)} | {part.tolerance.describe()} | "
+                out.append(f"| ({Problem.label(i)}) {part.id} | {_md_answer(part)} | {part.tolerance.describe()} | "
                            f"{part.points:g} |")
             out.append("")
             for fig in copy.extras.get(k, []):
                 out += _md_figure(fig)
-            mistakes = [f"- ({_letter(i)}) {_md_value(m.value)} — {m.explanation}"
+            mistakes = [f"- ({Problem.label(i)}) {_md_value(m.value)} — {m.explanation}"
                         for i, part in enumerate(p.parts) for m in part.misconceptions]
             if mistakes:
                 out += ["### Typical mistakes", ""] + mistakes + [""]

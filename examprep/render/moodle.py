@@ -25,6 +25,7 @@ from examprep import document as d
 from examprep.render import markdown
 from examprep.exact import is_exact_form
 from examprep.render import choices_shown
+from examprep.problem import Problem
 
 _CLOZE_SPECIAL = re.compile(r'([}#~/"\\])')
 
@@ -117,10 +118,10 @@ def solution_html(problem: Any) -> str:
     for i, part in enumerate(problem.parts):
         val = part.exact if isinstance(part.exact, str) else part.expected
         if isinstance(val, str) and not is_exact_form(val):
-            out.append(f"<li>({chr(97 + i)}) {html.escape(part.id)}: {html.escape(val)}</li>")
+            out.append(f"<li>({Problem.label(i)}) {html.escape(part.id)}: {html.escape(val)}</li>")
             continue
         shown = markdown.number(val) if isinstance(val, str) else markdown.latex_value(val)
-        out.append(rf"<li>({chr(97 + i)}) {html.escape(part.id)}: \({html.escape(shown)}\)</li>")
+        out.append(rf"<li>({Problem.label(i)}) {html.escape(part.id)}: \({html.escape(shown)}\)</li>")
     out.append("</ul>")
     return "".join(out)
 
@@ -244,7 +245,7 @@ def question(problem: Any, name: str) -> ET.Element:
     weights, _ = _weights(problem)
     body = [_statement_html(problem)]
     for i, part in enumerate(problem.parts):
-        body.append(_prompt_html(part, chr(97 + i)))
+        body.append(_prompt_html(part, Problem.label(i)))
         body.append(f"<p>{_part_fields(part, weights[i])}</p>")
     _text(q, "questiontext", "".join(body), "html")
     _text(q, "generalfeedback", solution_html(problem), "html")

@@ -17,6 +17,7 @@ from examprep.answers.files import printable
 from examprep.fileio import safe_name
 from examprep.grading.batch import BatchResult
 from examprep.grading.grade import SubmissionResult, address, summarise
+from examprep.problem import Problem
 
 STATUS_STYLE = {"correct": "green", "ecf": "cyan", "misconception": "yellow", "wrong": "red", "blank": "dim",
                 "unparseable": "magenta"}
@@ -35,10 +36,6 @@ def unique_names(results: list[SubmissionResult]) -> list[str]:
         seen[k] = seen.get(k, 0) + 1
         names.append(base if seen[k] == 1 else f"{base}-{seen[k]}")
     return names
-
-
-def letter(i: int) -> str:
-    return chr(97 + i) if i < 26 else f"p{i + 1}"
 
 
 def fmt_value(value: Any, digits: int = 4) -> str:
@@ -215,7 +212,7 @@ def feedback_view(res: SubmissionResult, *, show_answers: bool = False) -> Any:
                 body.append("\n" + printable(r.note), style="dim")
             if r.status in ("wrong", "unparseable"):
                 body.append(f"\nrule: {r.rule}", style="dim")
-            grid.add_row(Text(f"({letter(i)}) {r.part_id}"), body)
+            grid.add_row(Text(f"({Problem.label(i)}) {r.part_id}"), body)
         title = f"q{pr.number} {pr.problem.title} — {_points(pr.score)}/{_points(pr.max_score)}"
         blocks.append(Panel(grid, title=escape(title), title_align="left", box=box.ROUNDED))
     return Group(*blocks)
@@ -288,7 +285,7 @@ def markdown_report(res: SubmissionResult, *, show_answers: bool = False) -> str
         for i, r in enumerate(pr.parts):
             status = STATUS_WORD[r.status] + (f" ({r.misconception.id})" if r.misconception else "")
             shown = answer_text(r) or "—"
-            cells = [f"({letter(i)}) `{r.part_id}`", status, f"{_points(r.score)}/{_points(r.max_score)}", _md(shown)]
+            cells = [f"({Problem.label(i)}) `{r.part_id}`", status, f"{_points(r.score)}/{_points(r.max_score)}", _md(shown)]
             if show_answers:
                 part = pr.problem.parts[i]
                 cells.append(_md(part.exact or fmt_value(part.expected)))
@@ -324,7 +321,7 @@ def gradescope_json(res: SubmissionResult, *, visibility: str = "visible", show_
                 part = pr.problem.parts[i]
                 out.append(f"answer: {part.exact or fmt_value(part.expected)}")
             out.append(f"rule: {r.rule}")
-            tests.append({"name": f"q{pr.number}({letter(i)}) {r.part_id} — {pr.problem.title}",
+            tests.append({"name": f"q{pr.number}({Problem.label(i)}) {r.part_id} — {pr.problem.title}",
                           "score": round(r.score, 4), "max_score": r.max_score, "output": "\n".join(out),
                           "visibility": visibility,
                           "status": "passed" if r.full_marks else "failed"})

@@ -12,8 +12,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from examprep.problem import Problem
 from examprep.render import plural
-
 from examprep.render.latex import to_text
 
 
@@ -261,7 +261,7 @@ def print_problem(problem: Any, *, solution: bool = False, no_color: bool = Fals
     if problem.conventions:
         body.append(Text("Conventions: " + "; ".join(f"{k}: {v}" for k, v in problem.conventions.items()), style="dim"))
     for i, part in enumerate(problem.parts):
-        body.append(Text.assemble((f"({chr(97 + i)}) ", "bold"), inline(part.prompt),
+        body.append(Text.assemble((f"({Problem.label(i)}) ", "bold"), inline(part.prompt),
                                   (f"  [{part.points:g} pt · {part.form()} · {part.tolerance.describe()}]", "dim")))
     out.print(Panel(Group(*body), title=f"{head}{problem.title}", subtitle=meta, title_align="left",
                     subtitle_align="right", box=box.ROUNDED))
@@ -280,7 +280,7 @@ def print_worked_solution(problem: Any, out: Console) -> None:
     answers.add_column()
     for i, part in enumerate(problem.parts):
         exact = part.exact if isinstance(part.exact, str) else None
-        answers.add_row(f"({chr(97 + i)}) {part.id}", Text(exact) if exact else value_renderable(part.expected, 4))
+        answers.add_row(f"({Problem.label(i)}) {part.id}", Text(exact) if exact else value_renderable(part.expected, 4))
     steps.append(Panel(answers, title="answers", title_align="left", box=box.HEAVY, border_style="green", expand=False))
     out.print(Panel(Group(*steps), title="worked solution", title_align="left", box=box.ROUNDED))
 

@@ -115,3 +115,14 @@ def test_a_problem_draws_the_figures_of_its_own_generator():
     assert len(figs) == 1 and figs[0].receptive_field == rf.part("receptive_field").expected
     assert generators.figures(generators.build("gru-step", 3, 2)) == []
     assert generators.figures(Problem.from_dict(rf.to_dict() | {"generator": "gone"})) == []
+
+
+def test_one_part_label_rule_past_26_parts():
+    """Problem.label is every output's part label (sheets, Markdown, Moodle, reports, the quiz)."""
+    from examprep.problem import Problem
+
+    assert [Problem.label(i) for i in (0, 1, 25, 26, 27, 51, 52, 701, 702)] == \
+        ["a", "b", "z", "aa", "ab", "az", "ba", "zz", "aaa"]
+    assert len({Problem.label(i) for i in range(1000)}) == 1000
+    with pytest.raises(ValueError):
+        Problem.label(-1)

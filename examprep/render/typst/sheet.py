@@ -9,6 +9,7 @@ from examprep import document as d
 from examprep.render import choices_shown, part_note, plural
 from examprep.render.typst.blocks import block, heatmap, matrix_markup, number, receptive_field_figure, value_math
 from examprep.render.typst.latex import latex_to_typst, text, typst_string
+from examprep.problem import Problem
 
 _PREAMBLE = r"""
 #set page(paper: "a4", margin: (x: 1.8cm, top: 1.6cm, bottom: 1.9cm), footer: context {
@@ -81,10 +82,6 @@ _PREAMBLE = r"""
 #let step(title, target) = block(sticky: true, above: 0.9em, below: 0.5em)[
   *#title* #h(0.4em) #text(size: 9pt, fill: ink)[#target]]
 """
-
-
-def _letter(i: int) -> str:
-    return chr(97 + i) if i < 26 else f"a{i - 25}"
 
 
 def _pts(x: float) -> str:
@@ -210,18 +207,18 @@ def _problem(sheet: Any, copy: Any, k: int, solutions: bool, strict: bool) -> li
         note = part_note(part, listed=solutions)
         prompt = f"[{text(part.prompt, strict=strict)}]"
         if solutions:
-            out.append(f"#brief({typst_string(_letter(i))}, {prompt}, [{_pts(part.points)}], [#{typst_string(note)};])")
+            out.append(f"#brief({typst_string(Problem.label(i))}, {prompt}, [{_pts(part.points)}], [#{typst_string(note)};])")
         else:
             ref = f"q{k + 1}.{part.id}"
-            out.append(f"#part({typst_string(_letter(i))}, {prompt}, [{_pts(part.points)}], [#{typst_string(note)};], "
-                       f"{_room(part)}, answer({typst_string(_letter(i))}, {typst_string(ref)}, {_answer_box(part)}))")
+            out.append(f"#part({typst_string(Problem.label(i))}, {prompt}, [{_pts(part.points)}], [#{typst_string(note)};], "
+                       f"{_room(part)}, answer({typst_string(Problem.label(i))}, {typst_string(ref)}, {_answer_box(part)}))")
     if solutions:
         out += _solution(p, copy.extras.get(k, []), strict)
     return out
 
 
 def _solution(p: Any, extras: list, strict: bool) -> list[str]:
-    letters = {part.id: _letter(i) for i, part in enumerate(p.parts)}
+    letters = {part.id: Problem.label(i) for i, part in enumerate(p.parts)}
     out = ["#block(sticky: true, above: 1.2em)[#text(weight: \"bold\", fill: shade)[Worked solution]]"]
     for n, step in enumerate(p.solution, 1):
         target = f"→ ({letters[step.part]})" if step.part in letters else ""
@@ -237,8 +234,8 @@ def _solution(p: Any, extras: list, strict: bool) -> list[str]:
                                                    if isinstance(part.expected, (int, float)) else "")
         elif isinstance(part.exact, list):
             shown = f"${value_math(part.exact)}$"
-        cells += [f"[({_letter(i)}) #{typst_string(part.id)};]", f"[{shown}]", f"[#{typst_string(part.tolerance.describe())};]",
-                  f"[{part.points:g}]"]
+        cells += [f"[({Problem.label(i)}) #{typst_string(part.id)};]", f"[{shown}]",
+                  f"[#{typst_string(part.tolerance.describe())};]", f"[{part.points:g}]"]
     out.append("#block(sticky: true, above: 1.1em)[#text(weight: \"bold\", fill: shade)[Answers]]")
     out.append("#table(columns: (auto, 1fr, auto, auto), align: (left + horizon, left + horizon, left + horizon,"
                " center + horizon), stroke: 0.4pt + luma(65%), inset: (x: 5pt, y: 6pt),"
@@ -251,7 +248,7 @@ def _solution(p: Any, extras: list, strict: bool) -> list[str]:
     mistakes = []
     for i, part in enumerate(p.parts):
         for m in part.misconceptions:
-            mistakes += [f"[({_letter(i)})]", f"[${value_math(m.value)}$]", f"[#{typst_string(m.explanation)};]"]
+            mistakes += [f"[({Problem.label(i)})]", f"[${value_math(m.value)}$]", f"[#{typst_string(m.explanation)};]"]
     if mistakes:
         out.append("#block(sticky: true, above: 1.1em)[#text(weight: \"bold\", fill: shade)[Typical mistakes]]")
         out.append(f"#text(size: 9pt, table(columns: (auto, auto, 1fr), stroke: none, inset: (x: 4pt, y: 5pt), "
