@@ -59,20 +59,13 @@ class PartResult:
         return self.score >= self.max_score - 1e-12
 
     def to_dict(self) -> dict[str, Any]:
+        from examprep.solve.contract import jsonable      # the one JSON converter (NaN, ±∞: None)
+
+        value = self.value.text if isinstance(self.value, Expr) else self.value
         return {"part": self.part_id, "status": self.status, "score": round(self.score, 6),
-                "max_score": self.max_score, "raw": raw_text(self.raw), "value": _jsonable(self.value),
+                "max_score": self.max_score, "raw": raw_text(self.raw), "value": jsonable(value),
                 "misconception": self.misconception.id if self.misconception else None,
                 "feedback": self.feedback, "note": self.note, "rule": self.rule, "ecf_from": list(self.ecf_from)}
-
-
-def _jsonable(v: Any) -> Any:
-    if isinstance(v, float):
-        return v if math.isfinite(v) else None
-    if isinstance(v, list):
-        return [_jsonable(x) for x in v]
-    if isinstance(v, Expr):
-        return v.text
-    return v
 
 
 def to_array(v: Any) -> np.ndarray:

@@ -13,12 +13,12 @@ from typing import Any
 
 from examprep.errors import ParamError, UnknownTopicError
 from examprep.generators.framework import (
-    REGISTRY, Degenerate, Draft, Generator, Stream, _check, generator, nice, steps_from, tolist,
+    REGISTRY, Degenerate, Draft, Generator, Stream, _check, generator, nice, steps_from,
 )
 from examprep.problem import Problem
 
 __all__ = ["REGISTRY", "Degenerate", "Draft", "Generator", "Stream", "all_generators", "build", "build_many",
-           "catalogue_json", "figures", "generator", "get", "get_drawable", "load_all", "nice", "steps_from", "tolist"]
+           "catalogue_json", "figures", "generator", "get", "get_drawable", "load_all", "nice", "steps_from"]
 
 
 def all_generators() -> dict[str, Generator]:

@@ -21,7 +21,7 @@ from examprep import engine, solve
 from examprep.engine import ops
 from examprep.document import Matrix, Text
 from examprep.errors import ParamError
-from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
 from examprep.problem import Misconception, Part, EcfRule
 
 if TYPE_CHECKING:
@@ -137,7 +137,7 @@ def attention_from_model(rng: Stream, difficulty: int, calculator_free: bool, op
     vfactor = 2.0 / max(float(np.max(np.abs(Vf))), 1e-9)
     Q, K, V = _round(Qf, factor), _round(Kf, factor), _round(Vf, vfactor)
     _check_rows(Q, K, V)
-    known = solve.mistakes("attention", {"query": tolist(Q), "key": tolist(K), "value": tolist(V)})
+    known = solve.mistakes("attention", {"query": jsonable(Q), "key": jsonable(K), "value": jsonable(V)})
     tr = known.trace()
     for row in tr.scaled_scores:
         if np.ptp(row) == 0:
@@ -152,7 +152,7 @@ def attention_from_model(rng: Stream, difficulty: int, calculator_free: bool, op
     klab = [f"{toks[j]!r}@{j}" for j in kpos]
     params = {"checkpoint_sha256": trained.sha256, "text": text, "head": head, "query_positions": qpos,
               "key_positions": kpos, "dims": keep, "value_dims": vkeep, "factor": round(factor, 6) + 0.0,
-              "value_factor": round(vfactor, 6) + 0.0, "query": tolist(Q), "key": tolist(K), "value": tolist(V)}
+              "value_factor": round(vfactor, 6) + 0.0, "query": jsonable(Q), "key": jsonable(K), "value": jsonable(V)}
     statement = [
         Text(f"A Transformer trained on the dates task (checkpoint sha256 {trained.sha256[:12]}…) reads "
              f"\"{text}\". In head {head} of its first encoder layer, take the queries of the characters "
@@ -160,26 +160,26 @@ def attention_from_model(rng: Stream, difficulty: int, calculator_free: bool, op
              f"Only {dims} of the head's {q.shape[1]} dimensions are kept (those carrying most of these q·k products), "
              "scaled by a common factor and rounded to halves; the values keep 2 dimensions. Treat the kept "
              f"dimensions as the whole head: $d_k = {dims}$, and the queries attend to these keys only."),
-        Matrix("Q", tolist(Q), row_labels=qlab), Matrix("K", tolist(K), row_labels=klab),
-        Matrix("V", tolist(V), row_labels=klab)]
+        Matrix("Q", jsonable(Q), row_labels=qlab), Matrix("K", jsonable(K), row_labels=klab),
+        Matrix("V", jsonable(V), row_labels=klab)]
     shape = tr.weights.shape
     parts = [
-        Part("scores", r"The scaled scores $QK^\top / \sqrt{d_k}$.", "matrix", tolist(scores), shape=shape,
+        Part("scores", r"The scaled scores $QK^\top / \sqrt{d_k}$.", "matrix", jsonable(scores), shape=shape,
              points=2, minutes=1 + 0.5 * tr.weights.size,
-             misconceptions=(Misconception("no-scale", tolist(_pos0(no_scale.scores)), "You forgot to divide by √d_k."),
-                             Misconception("full-head-dk", tolist(_pos0(full_dk.scaled_scores)),
+             misconceptions=(Misconception("no-scale", jsonable(_pos0(no_scale.scores)), "You forgot to divide by √d_k."),
+                             Misconception("full-head-dk", jsonable(_pos0(full_dk.scaled_scores)),
                                            f"The problem keeps {dims} dimensions, so d_k = {dims} here, not the "
                                            f"model's {q.shape[1]}."))),
-        Part("weights", r"The attention weights $\alpha = \mathrm{softmax}$ of each row.", "matrix", tolist(weights),
+        Part("weights", r"The attention weights $\alpha = \mathrm{softmax}$ of each row.", "matrix", jsonable(weights),
              shape=shape, points=3, minutes=2 + tr.weights.size,
-             misconceptions=(Misconception("wrong-axis", tolist(wrong_axis), "Softmax runs over the keys, along each row."),
-                             Misconception("no-scale", tolist(no_scale.weights), "You forgot to divide by √d_k.")),
+             misconceptions=(Misconception("wrong-axis", jsonable(wrong_axis), "Softmax runs over the keys, along each row."),
+                             Misconception("no-scale", jsonable(no_scale.weights), "You forgot to divide by √d_k.")),
              ecf_rule=EcfRule("scaled-masked-softmax", {"scores": {"$ref": "scores"}, "scale": 1.0})),
-        Part("output", r"The outputs $\alpha V$.", "matrix", tolist(output), shape=output.shape, points=2,
+        Part("output", r"The outputs $\alpha V$.", "matrix", jsonable(output), shape=output.shape, points=2,
              minutes=1 + 0.5 * tr.output.size,
-             misconceptions=(Misconception("wrong-axis", tolist(_pos0(ops.matmul(wrong_axis, V))),
+             misconceptions=(Misconception("wrong-axis", jsonable(_pos0(ops.matmul(wrong_axis, V))),
                                            "Your weights were normalised over the queries."),),
-             ecf_rule=EcfRule("matmul", {"a": {"$ref": "weights"}, "b": tolist(V)})),
+             ecf_rule=EcfRule("matmul", {"a": {"$ref": "weights"}, "b": jsonable(V)})),
     ]
     steps = solve.attention.attention_steps(known.params, tr)
     solution = (steps_from((steps.scores, steps.scale), "scores") + steps_from(steps.softmax, "weights")

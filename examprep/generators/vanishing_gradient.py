@@ -17,7 +17,7 @@ from examprep import solve
 from examprep.engine import ops
 from examprep.engine.optim import clip_by_norm
 from examprep.document import Math, Matrix, Text
-from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
 from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
 
 
@@ -35,7 +35,7 @@ def vanishing_gradient(rng: Stream, difficulty: int, calculator_free: bool) -> D
     else:
         w = float(rng.choice([-2.0, -1.5, 1.5, 2.0]))
         x = rng.decimals(-2, 2, 0.5, (T,), nonzero=True)
-    params = {"w": w, "x": tolist(x), "u": 1.0, "h0": 0.0, "b": 0.0, "nonlinearity": nl}
+    params = {"w": w, "x": jsonable(x), "u": 1.0, "h0": 0.0, "b": 0.0, "nonlinearity": nl}
     known = solve.mistakes("vanishing-gradient", params)
     t = known.trace()
     if nl == "tanh" and np.any(np.abs(t.local_derivatives) < 1e-3):
@@ -44,18 +44,18 @@ def vanishing_gradient(rng: Stream, difficulty: int, calculator_free: bool) -> D
     local, grad, bound = t.local_derivatives, t.gradient, t.bound
     phi_name = "\\tanh" if nl == "tanh" else "\\mathrm{ReLU}"
     parts = [
-        Part("hidden", f"The hidden states $h_1$ to $h_{T}$.", "vector", tolist(t.hidden), shape=(T,), points=2,
-             minutes=1.0 * T, misconceptions=(Misconception("no-recurrence", tolist(known.trace(w=0.0).hidden),
+        Part("hidden", f"The hidden states $h_1$ to $h_{T}$.", "vector", jsonable(t.hidden), shape=(T,), points=2,
+             minutes=1.0 * T, misconceptions=(Misconception("no-recurrence", jsonable(known.trace(w=0.0).hidden),
                                                            "Each state feeds the next: a_t = w h_{t−1} + x_t."),),
              ecf_rule=EcfRule("solve:vanishing-gradient", params, "hidden")),
         Part("local_derivatives", r"The local derivatives $\partial h_t / \partial h_{t-1} = w\,\phi'(a_t)$, one per step.",
-             "vector", tolist(local), shape=(T,), points=2, minutes=1.0 * T,
-             misconceptions=((Misconception("weights-only", tolist(np.full(T, w)),
+             "vector", jsonable(local), shape=(T,), points=2, minutes=1.0 * T,
+             misconceptions=((Misconception("weights-only", jsonable(np.full(T, w)),
                                             "Include the slope of tanh at each step: w·(1 − h_t²)."),
-                              Misconception("slope-only", tolist(t.activation_derivatives),
+                              Misconception("slope-only", jsonable(t.activation_derivatives),
                                             "The chain rule through a_t = w h_{t−1} + x_t brings the factor w."))
                              if nl == "tanh" else
-                             (Misconception("slope-only", tolist(t.activation_derivatives),
+                             (Misconception("slope-only", jsonable(t.activation_derivatives),
                                             "∂h_t/∂h_{t−1} = w·ReLU'(a_t): include the weight w."),)),
              ecf_rule=EcfRule("rnn-local-derivatives", {"w": w, "hidden": {"$ref": "hidden"}, "nonlinearity": nl})),
         Part("gradient", rf"$\partial h_{T} / \partial h_0$.", "number", float(grad), points=1, minutes=1,
@@ -78,7 +78,7 @@ def vanishing_gradient(rng: Stream, difficulty: int, calculator_free: bool) -> D
                           ecf_rule=EcfRule("power", {"base": abs(w), "exponent": T})))
         solution += steps_from(steps.bound, "bound")
     if difficulty == 1:
-        long_x = tolist(np.concatenate([x, np.zeros(47)]))
+        long_x = jsonable(np.concatenate([x, np.zeros(47)]))
         long = known.trace(x=long_x)
         fate = "vanishes" if abs(long.gradient) < 1e-3 else ("explodes" if abs(long.gradient) > 1e3 else "stays moderate")
         parts.append(Part("long_run", "The inputs are 0 after step 3 and the sequence runs to T = 50. What does "
@@ -95,7 +95,7 @@ def vanishing_gradient(rng: Stream, difficulty: int, calculator_free: bool) -> D
             "long_run"))
     elif difficulty == 2:
         c = 5.0
-        g20 = known.trace(x=tolist(np.concatenate([x, np.full(16, 1.0)]))).gradient
+        g20 = known.trace(x=jsonable(np.concatenate([x, np.full(16, 1.0)]))).gradient
         clipped = clip_by_norm(g20, c)
         parts.append(Part("gradient_20", r"The same network over $T = 20$ positive inputs: $\partial h_{20} / \partial h_0$.",
                           "number", float(g20), points=1, minutes=1,
@@ -132,7 +132,7 @@ def vanishing_gradient(rng: Stream, difficulty: int, calculator_free: bool) -> D
     statement = [Text(f"A one-unit RNN $h_t = {phi_name}(w\\,h_{{t-1}} + x_t)$ with $h_0 = 0$ and no bias, run over "
                       f"{T} inputs. By the chain rule "
                       f"$\\partial h_{T} / \\partial h_0 = \\prod_t \\partial h_t / \\partial h_{{t-1}}$."),
-                 Matrix("w", w), Matrix("x", tolist(x), col_labels=[f"t={i + 1}" for i in range(T)])]
+                 Matrix("w", w), Matrix("x", jsonable(x), col_labels=[f"t={i + 1}" for i in range(T)])]
     return Draft(title="Vanishing and exploding gradients through time", params=params, statement=statement, parts=parts,
                  solution=solution,
                  conventions={"recurrence": f"h_t = {nl}(w h_(t−1) + x_t), h_0 = 0",

@@ -240,7 +240,9 @@ def concept_problem(concept: Concept, seed: int, bank_version: int = 1) -> Probl
         kind = concept.kind
         mis = tuple(Misconception(f"{concept.id}#{k}", float(v) if kind == "number" else int(v), why)
                     for k, (v, why) in enumerate(concept.mistakes, 1))
-        answer_text = _fmt(expected)
+        from examprep.render.terminal import fmt_number
+
+        answer_text = fmt_number(expected, 6)
     hint = concept.hint or f"See “{concept.source.section}” in {concept.source.lecture}."
     part = Part(id="answer", prompt="Your answer.", kind=kind, expected=expected, tolerance=concept.tolerance,
                 points=1.0, minutes=concept.minutes, misconceptions=mis, hint=hint, **part_kw)
@@ -253,12 +255,6 @@ def concept_problem(concept: Concept, seed: int, bank_version: int = 1) -> Probl
     return Problem(generator=concept.item, version=bank_version, seed=seed, difficulty=1,
                    title=f"Concept · {concept.topic}", params={"id": concept.id, "order": order},
                    statement=statement, parts=[part], solution=solution)
-
-
-def _fmt(v: Any) -> str:
-    from examprep.render.terminal import fmt_number
-
-    return fmt_number(v, 6)
 
 
 def is_concept(problem: Problem) -> bool:

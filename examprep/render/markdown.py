@@ -9,6 +9,7 @@ from typing import Any
 from examprep import document as d
 from examprep.exact import is_exact_form, to_latex
 from examprep.render import part_note, plural
+from examprep.values import rounded
 from examprep.problem import Problem
 
 
@@ -21,10 +22,7 @@ def number(x: Any, digits: int = 4) -> str:
         return str(x)
     if x is None:
         return r"-\infty"
-    f = float(x)
-    if f == int(f) and abs(f) < 1e15:
-        return str(int(f))
-    return f"{f:.{digits}g}"
+    return rounded(x, digits)
 
 
 def latex_value(values: Any, digits: int = 4) -> str:

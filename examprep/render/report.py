@@ -18,6 +18,7 @@ from examprep.fileio import safe_name
 from examprep.grading.batch import BatchResult
 from examprep.grading.grade import SubmissionResult, address, summarise
 from examprep.problem import Problem
+from examprep.values import rounded
 
 STATUS_STYLE = {"correct": "green", "ecf": "cyan", "misconception": "yellow", "wrong": "red", "blank": "dim",
                 "unparseable": "magenta"}
@@ -51,9 +52,7 @@ def fmt_value(value: Any, digits: int = 4) -> str:
             return "NaN"
         if value in (float("inf"), float("-inf")):
             return "∞" if value > 0 else "−∞"
-        if value == int(value) and abs(value) < 1e15:
-            return str(int(value))
-        return f"{value:.{digits}g}"
+        return rounded(value, digits)
     if isinstance(value, list):
         return "[" + ", ".join(fmt_value(v, digits) for v in value) + "]"
     return str(value)

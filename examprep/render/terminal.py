@@ -15,6 +15,7 @@ from rich.text import Text
 from examprep.problem import Problem
 from examprep.render import plural
 from examprep.render.latex import to_text
+from examprep.values import rounded
 
 
 def console(no_color: bool = False) -> Console:
@@ -37,9 +38,7 @@ def fmt_number(x: Any, digits: int = 6) -> str:
         return "-∞" if f < 0 else "∞"
     if math.isnan(f):
         return "undefined"
-    if f == int(f) and abs(f) < 1e15:
-        return str(int(f))
-    return f"{f:.{digits}g}"
+    return rounded(f, digits)
 
 
 def value_renderable(value: Any, digits: int = 6, row_labels: list | None = None,

@@ -7,6 +7,7 @@ from typing import Any, Iterable
 
 from examprep import document as d
 from examprep.exact import is_exact_form, to_latex
+from examprep.values import rounded
 from examprep.render.typst.latex import latex_to_typst, math_display, math_inline, text, typst_string
 
 _SHADE = 'rgb("#3a6ea5")'
@@ -29,9 +30,7 @@ def number(x: Any, digits: int = 4) -> str:
         return typst_string("undefined")
     if abs(f) < 1e-12:
         f = 0.0            # float noise of a value that is exactly 0 (a cancelled gradient)
-    if f == int(f) and abs(f) < 1e15:
-        return str(int(f))
-    s = f"{f:.{digits}g}"
+    s = rounded(f, digits)
     if "e" in s:
         mant, exp = s.split("e")
         return f"{mant} times 10^({int(exp)})".replace("times", "×")
