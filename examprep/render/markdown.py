@@ -2,18 +2,21 @@
 --markdown`, reports and Moodle) and whole practice sheets (problems.md, solutions.md)."""
 from __future__ import annotations
 
+import math
 import re
-from dataclasses import replace
 from typing import Any
 
 from examprep import document as d
 from examprep.exact import is_exact_form, to_latex
 from examprep.render import part_note, plural
-from examprep.values import rounded
+from examprep.values import rounded, snap
 from examprep.problem import Problem
 
 
 def number(x: Any, digits: int = 4) -> str:
+    """A value as LaTeX, as the PDF prints it: integers plainly, floats to ``digits`` significant
+    figures (4.54 \times 10^{-5}, not 4.54e-05), float noise as 0, ±∞ (None: a masked score, −∞),
+    exact strings typeset."""
     if isinstance(x, str):
         return to_latex(x)
     if isinstance(x, bool):
@@ -22,10 +25,22 @@ def number(x: Any, digits: int = 4) -> str:
         return str(x)
     if x is None:
         return r"-\infty"
-    return rounded(x, digits)
+    f = float(x)
+    if math.isinf(f):
+        return r"-\infty" if f < 0 else r"\infty"
+    if math.isnan(f):
+        return r"\text{undefined}"
+    s = rounded(snap(f), digits)
+    if "e" in s:
+        mantissa, exponent = s.split("e")
+        return rf"{mantissa} \times 10^{{{int(exponent)}}}"
+    return s
 
 
 def latex_value(values: Any, digits: int = 4) -> str:
+    """A scalar, vector or matrix as LaTeX (a bmatrix); float noise relative to the largest entry
+    shows as 0 (values.snap)."""
+    values = snap(values)
     if isinstance(values, list) and values and isinstance(values[0], list):
         rows = [" & ".join(number(v, digits) for v in row) for row in values]
         return r"\begin{bmatrix} " + r" \\ ".join(rows) + r" \end{bmatrix}"
@@ -63,7 +78,7 @@ def block(b: Any) -> str:
         if isinstance(b.values, list) and b.values and isinstance(b.values[0], list) and (b.row_labels or b.col_labels):
             head = ["", *(b.col_labels or [""] * len(b.values[0]))]
             lines = [f"**{b.name}**", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-            for label, row in zip(b.row_labels or [""] * len(b.values), b.values):
+            for label, row in zip(b.row_labels or [""] * len(b.values), snap(b.values)):
                 lines.append("| " + " | ".join([label, *(f"${number(v)}$" for v in row)]) + " |")
             return "\n".join(lines)
         return f"$$\n{name_latex(b.name)} = {latex_value(b.values)}\n$$"
@@ -113,25 +128,16 @@ def problem(p: Any, *, solution: bool = False, number_: int | None = None, answe
 
 # ------------------------------------------------------------------------------ sheets
 
-def _denoise(v: Any) -> Any:
-    """Values as printed: float noise of an exact 0 (|x| < 1e-12) shown as 0."""
-    if isinstance(v, list):
-        return [_denoise(x) for x in v]
-    if isinstance(v, float) and abs(v) < 1e-12:
-        return 0.0
-    return v
-
-
 def _md_value(v: Any) -> str:
     """A value as Markdown: LaTeX math, or plain text for words (a choice)."""
     if isinstance(v, str) and not is_exact_form(v):
         return v
-    return f"${latex_value(_denoise(v))}$"
+    return f"${latex_value(v)}$"
 
 
 def _md_answer(part: Any) -> str:
     if isinstance(part.exact, str) and part.exact:
-        approx = f" \\approx {latex_value(_denoise(part.expected))}" if isinstance(part.expected, (int, float)) else ""
+        approx = f" \\approx {latex_value(part.expected)}" if isinstance(part.expected, (int, float)) else ""
         return f"${number(part.exact)}{approx}$"
     if isinstance(part.exact, list):
         return f"${latex_value(part.exact)}$"
@@ -141,7 +147,7 @@ def _md_answer(part: Any) -> str:
 def _md_block(b: Any) -> str:
     if isinstance(b, d.Matrix) and isinstance(b.values, str) and not is_exact_form(b.values):
         return f"{b.name} = {b.values}"          # words, not math
-    return block(replace(b, values=_denoise(b.values)) if isinstance(b, d.Matrix) else b)
+    return block(b)
 
 
 def _md_figure(fig: Any) -> list[str]:

@@ -15,7 +15,7 @@ from rich.text import Text
 from examprep.problem import Problem
 from examprep.render import plural
 from examprep.render.latex import to_text
-from examprep.values import rounded
+from examprep.values import rounded, snap
 
 
 def console(no_color: bool = False) -> Console:
@@ -38,18 +38,20 @@ def fmt_number(x: Any, digits: int = 6) -> str:
         return "-∞" if f < 0 else "∞"
     if math.isnan(f):
         return "undefined"
-    return rounded(f, digits)
+    return rounded(snap(f), digits)
 
 
 def value_renderable(value: Any, digits: int = 6, row_labels: list | None = None,
                      col_labels: list | None = None) -> Any:
-    """A scalar as text, a vector as a one-row table, a matrix as an aligned table."""
+    """A scalar as text, a vector as a one-row table, a matrix as an aligned table (float noise
+    relative to the largest entry shows as 0: values.snap)."""
     try:
         import numpy as np
         if isinstance(value, np.ndarray):
             value = value.tolist()
     except ImportError:  # pragma: no cover
         pass
+    value = snap(value)
     if isinstance(value, (list, tuple)) and value and isinstance(value[0], (list, tuple)):
         table = Table(box=box.SQUARE, show_header=bool(col_labels), padding=(0, 1))
         if row_labels:

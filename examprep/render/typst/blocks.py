@@ -7,7 +7,7 @@ from typing import Any, Iterable
 
 from examprep import document as d
 from examprep.exact import is_exact_form, to_latex
-from examprep.values import rounded
+from examprep.values import rounded, snap
 from examprep.render.typst.latex import latex_to_typst, math_display, math_inline, text, typst_string
 
 _SHADE = 'rgb("#3a6ea5")'
@@ -28,9 +28,7 @@ def number(x: Any, digits: int = 4) -> str:
         return "-∞" if f < 0 else "∞"
     if math.isnan(f):
         return typst_string("undefined")
-    if abs(f) < 1e-12:
-        f = 0.0            # float noise of a value that is exactly 0 (a cancelled gradient)
-    s = rounded(f, digits)
+    s = rounded(snap(f), digits)      # float noise of an exact 0 (a cancelled gradient) shows as 0
     if "e" in s:
         mant, exp = s.split("e")
         return f"{mant} times 10^({int(exp)})".replace("times", "×")
@@ -38,7 +36,9 @@ def number(x: Any, digits: int = 4) -> str:
 
 
 def value_math(values: Any, digits: int = 4) -> str:
-    """A scalar, vector (a bracketed row) or matrix as Typst math, at full size even inline."""
+    """A scalar, vector (a bracketed row) or matrix as Typst math, at full size even inline; float
+    noise relative to the largest entry shows as 0 (values.snap)."""
+    values = snap(values)
     if isinstance(values, list) and values and isinstance(values[0], list):
         rows = "; ".join(", ".join(number(v, digits) for v in row) for row in values)
         return f'display(mat(delim: "[", column-gap: #0.9em, {rows}))'
