@@ -214,8 +214,9 @@ def variant_seed(key: bytes, sheet_id: str, student_id: str) -> tuple[int, str]:
 
 
 def check_pairing(roster: list[Student] | None, secret: bytes | None) -> None:
-    """The roster/secret rule, in one place: a roster needs a secret (the variants are derived from
-    it) and a secret is only used with a roster. Raises SheetError naming the missing option."""
+    """The roster/secret rule, checked once (by build_sheet, before any problem is built): a roster
+    needs a secret (the variants are derived from it) and a secret is only used with a roster.
+    Raises SheetError naming the missing option."""
     if roster is not None and secret is None:
         raise SheetError("--roster needs --secret-file: the variants are derived from a secret only you hold")
     if secret is not None and roster is None:

@@ -10,7 +10,7 @@ from examprep.errors import ParamError
 from examprep.fileio import OutputError, safe_name, write_files
 from examprep.sheets.build import Progress, Sheet, build_sheet, font_plan
 from examprep.sheets.recipes import SheetError, bundled_recipes, load_recipe, recipe_from_topics, with_difficulty
-from examprep.sheets.variants import LEGACY_WARNING, Student, check_pairing, derivation, read_roster, read_secret
+from examprep.sheets.variants import LEGACY_WARNING, Student, derivation, read_roster, read_secret
 
 FORMATS = ("pdf", "md", "moodle")
 DEFAULT_FORMATS = ("pdf", "md")
@@ -233,7 +233,6 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
     if legacy_secret and not secret_file:
         raise SheetError("--legacy-secret goes with --roster and --secret-file (it regenerates old variants)")
     secret = read_secret(secret_file, legacy=legacy_secret) if secret_file else None
-    check_pairing(students, secret)     # before any output is checked or any problem built
     out_dir = Path(out) if out else Path(r.name)
     check_output_dir(out_dir, planned_paths(students is not None, fmts, students), force)
     warnings = [LEGACY_WARNING] if legacy_secret else []
