@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-from examprep import generators, recipes  # noqa: E402
+from examprep import ecf, generators  # noqa: E402
 from examprep.answers import check_part  # noqa: E402
 from examprep.grading import Settings, grade_batch, grade_submission  # noqa: E402
 from examprep.keys import Key, write_key  # noqa: E402
@@ -97,9 +97,9 @@ def student(problems, i):
             value = part.expected
             if part.misconceptions and r < 0.15:
                 value = rng.choice(part.misconceptions).value
-            elif part.recipe is not None and r < 0.30 and all(d in own for d in part.depends_on):
+            elif part.ecf_rule is not None and r < 0.30 and all(d in own for d in part.depends_on):
                 try:
-                    value = recipes.evaluate(part.recipe, own)
+                    value = ecf.evaluate(part.ecf_rule, own)
                     value = value.tolist() if isinstance(value, np.ndarray) else value
                 except Exception:                 # noqa: BLE001 - the student's own values may not compute
                     value = part.expected

@@ -39,13 +39,14 @@ def cpu_per_student(secret: Path, n: int = 8) -> float:
     """CPU seconds per student of the variant run's work (build, both PDFs, key, templates),
     measured in this process: unlike wall-clock time it does not move with the machine's load."""
     from examprep import keys
-    from examprep.render import typst
+    from examprep.render.pdf import compile_pdf
+    from examprep.render.typst.sheet import sheet_source
 
     roster = [sheets.Student(f"c{i}", f"Student {i}") for i in range(n)]
     t0 = time.process_time()
     sheet = sheets.build_sheet(sheets.load_recipe("midterm"), 7, roster=roster, secret=sheets.read_secret(secret))
     for solutions in (False, True):
-        typst.compile_pdf(typst.sheet_source(sheet, solutions=solutions))
+        compile_pdf(sheet_source(sheet, solutions=solutions))
     keys.key_to_json(sheets.make_key(sheet))
     for copy in sheet.copies:
         keys.answer_template(copy.problems, student_id=copy.student.id)

@@ -32,8 +32,8 @@ import torch  # noqa: E402
 
 from examprep.train.decode import greedy_encoder_decoder  # noqa: E402
 from examprep.train.flops import flops_per_step  # noqa: E402
-from examprep.train.model import TransformerConfig  # noqa: E402
-from examprep.train.reference import TorchTransformer, matched_pair  # noqa: E402
+from examprep.train.config import TransformerConfig  # noqa: E402
+from examprep.train.baseline import TorchTransformer, matched_pair  # noqa: E402
 from examprep.train.trainer import smoothed_cross_entropy  # noqa: E402
 
 NEVER = -1   # an EOS id no model emits: every decode runs the full 64 steps

@@ -4,7 +4,7 @@ Models (bf16 autocast over fp32 weights, fused AdamW, dropout 0, vocabulary 32,7
   decoder-only     d_model 1024, 16 heads, 12 layers, d_ff 4096, sequences of 1024
   encoder-decoder  d_model 1024, 16 heads, 6 + 6 layers (12; the paper's Transformer big shape),
                    d_ff 4096, 1024 source and 1024 target tokens
-  nn.Transformer   the encoder-decoder's configuration in torch.nn.Transformer (reference.py)
+  nn.Transformer   the encoder-decoder's configuration in torch.nn.Transformer (examprep/train/baseline.py)
 each eager and under torch.compile (ours layer by layer: the layers share one compiled graph, so
 compiling costs one layer's time; nn.Transformer whole).
 
@@ -36,8 +36,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 
 from examprep.train.flops import flops_per_step, formula, peak_flops  # noqa: E402
-from examprep.train.model import TransformerConfig, build_model, compile_layers  # noqa: E402
-from examprep.train.reference import TorchTransformer  # noqa: E402
+from examprep.train.config import TransformerConfig  # noqa: E402
+from examprep.train.model import build_model, compile_layers  # noqa: E402
+from examprep.train.baseline import TorchTransformer  # noqa: E402
 
 START = time.perf_counter()
 TINY = os.environ.get("BENCH_TINY", "0") == "1"
@@ -94,12 +95,12 @@ def configs():
 
 
 def run_one(name: str, cfg: TransformerConfig, seq: int, batch: int, steps: int, compiled: bool,
-            reference: bool) -> dict:
+            baseline: bool) -> dict:
     torch.manual_seed(0)
     ours = build_model(cfg)                              # FLOPs are counted on our layout
-    model = (TorchTransformer(cfg) if reference else ours).to(DEVICE)
+    model = (TorchTransformer(cfg) if baseline else ours).to(DEVICE)
     if compiled:
-        if reference:
+        if baseline:
             # torch.compile does not trace a torch.nn layer compiled on its own (Dynamo leaves
             # torch's own top-level frames alone), so nn.Transformer is compiled whole.
             model = torch.compile(model)
@@ -116,7 +117,7 @@ def run_one(name: str, cfg: TransformerConfig, seq: int, batch: int, steps: int,
         with torch.autocast(device_type=DEVICE.type, dtype=torch.bfloat16):
             if cfg.arch == "decoder-only":
                 logits = model(inp)
-            elif reference:
+            elif baseline:
                 logits = model(src, inp)
             else:
                 logits = model(src, inp, src_padded=False)
@@ -197,7 +198,7 @@ def main() -> None:
         plan += [("ours decoder-only", dec, True, False), ("ours encoder-decoder", enc_dec, True, False),
                  ("nn.Transformer", enc_dec, True, True)]
     rows: list[dict] = []
-    for name, cfg, compiled, reference in plan:
+    for name, cfg, compiled, baseline in plan:
         # Keep inside the budget: an eager model takes ~15 s here, a compiled one up to ~60 s.
         need = 60 if compiled else 15
         if TINY:
@@ -206,7 +207,7 @@ def main() -> None:
             row = {"model": name, "compiled": compiled, "skipped": f"not started: {elapsed():.0f} s of {BUDGET:.0f} used"}
         else:
             try:
-                row = run_one(name, cfg, seq, batch, steps, compiled, reference)
+                row = run_one(name, cfg, seq, batch, steps, compiled, baseline)
                 if DEVICE.type == "cuda":
                     torch.cuda.empty_cache()
             except Exception as err:        # one failing model must not lose the others' figures

@@ -54,6 +54,28 @@ class Heatmap:
     col_labels: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class ReceptiveFieldFigure:
+    """What one output of the last layer of a conv/pool stack depends on, level by level (a figure
+    a generator draws for its solutions; computed when a sheet is rendered, never stored in JSON).
+
+    Level 0 is the input, level l the output of layer l. ``sizes[l]``: the level's length;
+    ``needed[l]``: indices of the units the chosen output reads there (negative or ≥ size: padding);
+    ``jumps[l]``: input positions between neighbouring units of level l (product of the strides);
+    ``offsets[l]``: input position where unit 0 of level l starts reading;
+    ``fields[l]``: how many input positions one unit of level l spans (its receptive field);
+    ``receptive_field``: the engine's receptive field (the span of ``needed[0]``).
+    """
+
+    sizes: list[int]
+    needed: list[list[int]]
+    jumps: list[int]
+    offsets: list[float]
+    fields: list[int]
+    labels: list[str]
+    receptive_field: int
+
+
 Block = Union[Text, Math, Matrix, Table, Heatmap]
 _TYPES = {"text": Text, "math": Math, "matrix": Matrix, "table": Table, "heatmap": Heatmap}
 _NAMES = {cls: name for name, cls in _TYPES.items()}

@@ -10,6 +10,13 @@ class ExamprepError(Exception):
     exit_code = 2
 
 
+class Interrupted(ExamprepError):
+    """Ctrl-C stopped a command: printed as it is ("interrupted: nothing was written"), exit 130
+    (the shell's convention for a command stopped by Ctrl-C)."""
+
+    exit_code = 130
+
+
 class ParamError(ExamprepError, ValueError):
     """A parameter is missing, unknown, of the wrong type, or has an impossible value."""
 

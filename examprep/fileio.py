@@ -1,13 +1,27 @@
-"""Atomic file output: write to a temporary file beside the target, fsync, then rename.
+"""Files the user gives and files we write.
 
-A crash or an error mid-write never leaves a half-written output behind, and readers never see
-a partial file.
+Reading: ``read_user_bytes`` and ``read_user_text`` are the one way a file named by the user is
+read. Every way the read can fail (missing, a dangling link, a directory, a pipe or device, no
+permission, too large, not UTF-8) becomes one line naming the file, raised as the caller's own
+error type; a pipe or a device is refused at once instead of blocking.
+
+Writing: ``write_files`` writes every file to a temporary file beside its target, fsyncs it, and
+only when all are written renames them into place (Ctrl-C held off for those renames); a failure
+or Ctrl-C before that removes the temporaries and the directories it created. A crash mid-write
+never leaves a half-written output behind, and readers never see a partial file.
+``atomic_write_bytes`` is the one-file case.
+
+Names: ``safe_name`` is the one file name a student id gets, wherever a file is named after one.
 """
 from __future__ import annotations
 
+import hashlib
 import os
+import re
+import stat
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from examprep.errors import ExamprepError
 
@@ -16,11 +30,119 @@ class OutputError(ExamprepError):
     """An output file could not be written (permissions, missing directory, full disk)."""
 
 
+class InputError(ExamprepError):
+    """A file the user named could not be read."""
+
+
+# ------------------------------------------------------------------------------------------ reading
+
+def size_text(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n / 1e3:.0f} kB"
+
+
+def not_regular(mode: int) -> str:
+    """What a file that is not a regular one is: "a named pipe, not a regular file"."""
+    kind = ("a directory" if stat.S_ISDIR(mode) else "a named pipe" if stat.S_ISFIFO(mode) else
+            "a socket" if stat.S_ISSOCK(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "")
+    return f"{kind}, not a regular file" if kind else "not a regular file"
+
+
+def read_user_bytes(path: str | os.PathLike, where: str | None = None, *, error: type[ExamprepError] = InputError,
+                    kind: str = "file", missing_hint: str = "", limit: int | None = None,
+                    limit_what: str = "") -> bytes:
+    """The bytes of a regular file the user named, or ``error`` with one line: ``where`` (default:
+    the path), then "no such {kind}" (with ``missing_hint``), "a dangling symbolic link…", "a
+    directory, not a {kind}", "a named pipe, not a regular file", "permission denied", "cannot read
+    (…)", or over ``limit`` bytes ("… is over the 1.0 MB limit for {limit_what}"). The file is
+    opened without blocking and checked once open, so a pipe or a device is refused at once
+    (reading one would wait forever or never end)."""
+    p = Path(path)
+    where = str(p) if where is None else where
+
+    def fail(err: OSError) -> ExamprepError:
+        if isinstance(err, FileNotFoundError):
+            if p.is_symlink():
+                return error(f"{where}: a dangling symbolic link: its target does not exist")
+            return error(f"{where}: no such {kind}" + (f"; {missing_hint}" if missing_hint else ""))
+        if isinstance(err, PermissionError):
+            return error(f"{where}: permission denied")
+        if isinstance(err, IsADirectoryError):
+            return error(f"{where}: a directory, not a {kind}")
+        return error(f"{where}: cannot read ({err.strerror or err})")
+
+    try:
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as err:
+        raise fail(err) from None
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            info = os.fstat(fh.fileno())
+            if stat.S_ISDIR(info.st_mode):
+                raise error(f"{where}: a directory, not a {kind}")
+            if not stat.S_ISREG(info.st_mode):
+                raise error(f"{where}: {not_regular(info.st_mode)}")
+            if limit is not None and info.st_size > limit:
+                raise error(f"{where}: {size_text(info.st_size)} is over the {size_text(limit)} limit"
+                            + (f" for {limit_what}" if limit_what else ""))
+            return fh.read() if limit is None else fh.read(limit + 1)
+    except OSError as err:
+        raise fail(err) from None
+
+
+def read_user_text(path: str | os.PathLike, where: str | None = None, *, error: type[ExamprepError] = InputError,
+                   kind: str = "file", missing_hint: str = "", decode_hint: str = "") -> str:
+    """The text of a UTF-8 file the user named (a byte-order mark is dropped), or ``error`` with one
+    line: read_user_bytes's, or "not UTF-8 text (line N)" with ``decode_hint``."""
+    data = read_user_bytes(path, where, error=error, kind=kind, missing_hint=missing_hint)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = data[:err.start].count(b"\n") + 1
+        where = str(path) if where is None else where
+        raise error(f"{where}: not UTF-8 text (line {line})" + (f"; {decode_hint}" if decode_hint else "")) from None
+
+
+def stdin_lines(stdin: Any, error: type[ExamprepError] = InputError) -> list[str]:
+    """The lines of stdin without their line ends; a line that is not UTF-8 is ``error`` naming it."""
+    raw = getattr(stdin, "buffer", None)
+    if raw is None:                          # a text-only stream: undo Python's surrogate escapes
+        raw = (line.encode("utf-8", "surrogateescape") for line in stdin)
+    lines = []
+    for number, line in enumerate(raw, 1):
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise error(f"stdin line {number} is not UTF-8 (byte 0x{line[err.start]:02x} at byte "
+                        f"{err.start + 1}); convert the input to UTF-8, e.g. with iconv") from None
+        lines.append(text.rstrip("\r\n"))
+    return lines
+
+
+# ------------------------------------------------------------------------------------------ names
+
+_RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))}
+
+
+def safe_name(student_id: str) -> str:
+    """The file name of a student id, wherever a file is named after one (answer templates,
+    feedback files, Gradescope folders): [A-Za-z0-9._-] only, no leading dot or dash (a name such
+    as "-rf" reads as an option to the next command), at most 64 characters, no name Windows
+    reserves; an id that had to change gets "-" and 8 hex digits of its SHA-1, so distinct ids
+    stay distinct."""
+    clean = re.sub(r"[^A-Za-z0-9._-]+", "_", student_id).strip("._-")[:64]
+    if clean == student_id and clean.lower().split(".")[0] not in _RESERVED and clean:
+        return clean
+    digest = hashlib.sha1(student_id.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{clean or 'student'}-{digest}"
+
+
+# ------------------------------------------------------------------------------------------ writing
+
 def _cannot_write(target: Path, err: OSError) -> OutputError:
     for parent in target.parents:                       # "File exists" / "Not a directory" from mkdir
         if parent.exists() and not parent.is_dir():
             return OutputError(f"{target}: cannot write ({parent} is a file, not a directory)")
-    return OutputError(f"{target}: cannot write ({err.strerror})")
+    return OutputError(f"{target}: cannot write ({err.strerror or err})")
 
 
 def check_writable(path: str | os.PathLike) -> Path:
@@ -68,30 +190,78 @@ def check_output_file(path: str | os.PathLike, option: str, *, force: bool = Fal
     return target
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
-    target = Path(path)
+class interrupts_held:
+    """Ctrl-C ignored for the duration (main thread only): the renames that publish outputs take
+    milliseconds and must not stop half-way."""
+
+    def __enter__(self) -> None:
+        import signal
+        import threading
+
+        self.previous = None
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def __exit__(self, *exc: Any) -> None:
+        import signal
+
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+
+
+def write_files(files: dict[Path, bytes], *, overwrite: bool = True, private: bool = False) -> list[Path]:
+    """Write every file, all or nothing as far as the file system allows: each goes to a temporary
+    file beside its target first (missing directories are created); only when all are written are
+    they renamed into place, with Ctrl-C held off for those few renames. A failure or Ctrl-C before
+    that removes the temporaries and the directories this call created; a failure raises
+    OutputError naming the file. ``overwrite=False``: a target that appeared meanwhile is an
+    error. Files get the mode a plain open() would give (0666 & ~umask), or 0600 with ``private``.
+    Returns the targets, in order."""
+    temps: list[tuple[str, Path]] = []
+    created: list[Path] = []
+    umask = os.umask(0)
+    os.umask(umask)
+    target = None
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    except OSError as err:
-        raise _cannot_write(target, err) from None
-    try:
-        # mkstemp creates 0600; give the file the permissions a plain open() would (0666 & ~umask)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except OSError as err:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise OutputError(f"{target}: cannot write ({err.strerror})") from None
-    return target
+        for target, data in ((Path(t), d) for t, d in files.items()):
+            missing = [d for d in (target.parent, *target.parent.parents) if not d.exists()]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            created += reversed(missing)
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+            temps.append((tmp, target))
+            if not private:                     # mkstemp makes 0600: private from the start
+                os.chmod(tmp, 0o666 & ~umask)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+        if not overwrite:
+            clash = [t for _, t in temps if t.exists()]
+            if clash:
+                raise OutputError(f"{clash[0]} appeared while the outputs were being written; use --force to overwrite")
+        with interrupts_held():
+            for tmp, target in temps:
+                os.replace(tmp, target)
+    except BaseException as err:        # OSError, OutputError, KeyboardInterrupt: leave nothing behind
+        for tmp, _ in temps:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        for d in reversed(created):
+            try:
+                d.rmdir()
+            except OSError:
+                pass
+        if isinstance(err, OSError):
+            raise _cannot_write(target if target is not None else Path(err.filename or "."), err) from None
+        raise
+    return [t for _, t in temps]
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, private: bool = False) -> Path:
+    """Write one file atomically (write_files with one file)."""
+    return write_files({Path(path): data}, private=private)[0]
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:

@@ -1,6 +1,6 @@
 """Answer keys and answer templates.
 
-A key is JSON holding whole Problems (parameters, answers, tolerances, misconceptions, recipes),
+A key is JSON holding whole Problems (parameters, answers, tolerances, misconceptions, ECF rules — "recipe" in the JSON),
 so grading never re-runs a random number generator. Per-student variants: ``variants`` maps a
 student id to that student's list of Problems (the sheet prints a variant code, not the seed).
 
@@ -10,7 +10,7 @@ answer file has a table [q1] with the part ids as keys; a class CSV has a column
 ``ecf_check`` (since examprep 0.1.0, issue 14; optional, so the format stays 1 and older keys and
 older readers still work): per problem, for each part with a carried-forward rule, the rule's
 value on the key's own answers — {"problems": [{part id: value}], "variants": {id: [...]}}.
-Grading recomputes them (examprep.recipes.same_check) and gives no carried-forward credit on a
+Grading recomputes them (examprep.ecf.same_check) and gives no carried-forward credit on a
 part whose rule now computes something else. A key without it grades as keys always did.
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ from examprep.problem import Problem
 KEY_FORMAT = 1
 
 
-class KeyError_(ExamprepError):
+class KeyFileError(ExamprepError):
     """A file that is not an examprep key, or one from a newer examprep."""
 
 
@@ -58,7 +58,7 @@ class Key:
 
     def check_values(self) -> dict[str, Any]:
         """The carried-forward rules' values on this key's own answers, computed now."""
-        from examprep.recipes import check_values
+        from examprep.ecf import check_values
 
         return {"problems": check_values(self.problems),
                 "variants": {sid: check_values(ps) for sid, ps in self.variants.items()}}
@@ -73,34 +73,30 @@ def write_key(path: str | Path, key: Key) -> Path:
 
 
 def read_key(path: str | Path) -> Key:
-    """Load a key; raises KeyError_ for a missing file, bad JSON, a non-key or a newer format.
+    """Load a key; raises KeyFileError for a missing file, bad JSON, a non-key or a newer format.
 
     The text may be UTF-8 (with or without a BOM) or UTF-16; the file is never modified.
     """
     from examprep.answers.files import SubmissionError, decode
+    from examprep.fileio import read_user_bytes
 
     p = Path(path)
+    data = read_user_bytes(p, error=KeyFileError, kind="key file")
     try:
-        if p.is_dir():
-            raise KeyError_(f"{p}: a directory, not a key file")
-        text = decode(p.read_bytes(), str(p))
-    except FileNotFoundError:
-        raise KeyError_(f"{p}: no such key file") from None
+        text = decode(data, str(p))
     except SubmissionError as err:
-        raise KeyError_(f"{err} (expected an examprep key)") from None
-    except OSError as err:
-        raise KeyError_(f"{p}: cannot read the key ({err.strerror})") from None
+        raise KeyFileError(f"{err} (expected an examprep key)") from None
     try:
         d = json.loads(text)
     except json.JSONDecodeError as err:
-        raise KeyError_(f"{p}: not a key (invalid JSON at line {err.lineno}, column {err.colno})") from None
+        raise KeyFileError(f"{p}: not a key (invalid JSON at line {err.lineno}, column {err.colno})") from None
     except RecursionError:
-        raise KeyError_(f"{p}: not a key (JSON nested too deeply)") from None
+        raise KeyFileError(f"{p}: not a key (JSON nested too deeply)") from None
     if not isinstance(d, dict) or d.get("format") != "examprep-key":
-        raise KeyError_(f"{p}: not an examprep key (write one with `examprep generate ... --key FILE`)")
+        raise KeyFileError(f"{p}: not an examprep key (write one with `examprep generate ... --key FILE`)")
     version = d.get("format_version")
     if not isinstance(version, int) or version > KEY_FORMAT:
-        raise KeyError_(f"{p}: key format {version} is newer than this examprep reads ({KEY_FORMAT}); upgrade examprep")
+        raise KeyFileError(f"{p}: key format {version} is newer than this examprep reads ({KEY_FORMAT}); upgrade examprep")
     try:
         check = d.get("ecf_check")
         key = Key(title=d.get("title", ""), problems=_problems(d["problems"], p, ""),
@@ -109,7 +105,7 @@ def read_key(path: str | Path) -> Key:
                   ecf_check=None if "ecf_check" not in d else check if isinstance(check, dict) else {},
                   examprep_version=str(d.get("examprep_version", "") or "unknown"), format_version=version)
     except (KeyError, TypeError, ValueError, AttributeError) as err:
-        raise KeyError_(f"{p}: damaged key ({type(err).__name__}: {err})") from None
+        raise KeyFileError(f"{p}: damaged key ({type(err).__name__}: {err})") from None
     _check_parts(key, p)
     return key
 
@@ -123,7 +119,7 @@ def _problems(data: list, path: Path, label: str) -> list[Problem]:
         try:
             out.append(Problem.from_dict(d))
         except PartValueError as err:
-            raise KeyError_(f"{path}: {label}q{n}.{err.part_id}: {err}") from None
+            raise KeyFileError(f"{path}: {label}q{n}.{err.part_id}: {err}") from None
     return out
 
 
@@ -136,7 +132,7 @@ def _check_parts(key: Key, path: Path) -> None:
             for part in problem.parts:
                 error = key_part_error(part)
                 if error:
-                    raise KeyError_(f"{path}: {label}q{n}.{part.id}: {error}")
+                    raise KeyFileError(f"{path}: {label}q{n}.{part.id}: {error}")
 
 
 def _toml_comment(text: str) -> str:
@@ -158,7 +154,7 @@ def answer_template(problems: list[Problem], *, title: str = "", student_id: str
     for n, p in enumerate(problems, 1):
         lines.append(f"[q{n}]  # {_toml_comment(p.title)} ({p.generator}, {p.points:g} points)")
         for i, part in enumerate(p.parts):
-            lines.append(f"# ({chr(97 + i)}) {_toml_comment(inline(part.prompt))}")
+            lines.append(f"# ({Problem.label(i)}) {_toml_comment(inline(part.prompt))}")
             lines.append(f"#     {part.form()}; {rule_text(part)}; {part.points:g} pt")
             lines.append(f'{_toml_key(part.id)} = ""')
         lines.append("")
@@ -167,6 +163,16 @@ def answer_template(problems: list[Problem], *, title: str = "", student_id: str
 
 def _toml_key(name: str) -> str:
     return name if all(c.isalnum() or c in "_-" for c in name) and name.isascii() else json.dumps(name)
+
+
+def check_outputs(*, key: str | Path | None = None, template: str | Path | None = None, force: bool = False) -> None:
+    """Before any work: --key and --template name files that can be written (a missing directory
+    is refused, never created: a typo would scatter keys). Raises OutputError naming the option."""
+    from examprep.fileio import check_output_file
+
+    for option, path in (("--key", key), ("--template", template)):
+        if path is not None:
+            check_output_file(path, option, force=force)
 
 
 def save(problems: list[Problem], *, key: str | Path | None = None, template: str | Path | None = None,

@@ -183,11 +183,11 @@ def _matrix_pattern(rows: int, cols: int) -> str:
 
 
 @dataclass(frozen=True)
-class Recipe:
+class EcfRule:
     """How a part is computed from earlier parts, so a grader can recompute it from a student's
-    own earlier answers (error carried forward).
+    own earlier answers (error carried forward). In a key's JSON it is the part's "recipe".
 
-    ``op`` is an engine topic (``solve:<topic>``) or an elementary op of examprep.recipes;
+    ``op`` is an engine topic (``solve:<topic>``) or an elementary op of examprep.ecf;
     ``args`` are its parameters, where ``{"$ref": "part_id"}`` stands for that part's answer;
     ``output`` picks one answer value of a solve topic.
     """
@@ -217,8 +217,8 @@ class Recipe:
         return {"op": self.op, "args": self.args, "output": self.output}
 
     @staticmethod
-    def from_dict(d: dict[str, Any]) -> "Recipe":
-        return Recipe(d["op"], d["args"], d.get("output"))
+    def from_dict(d: dict[str, Any]) -> "EcfRule":
+        return EcfRule(d["op"], d["args"], d.get("output"))
 
 
 @dataclass(frozen=True)
@@ -246,7 +246,7 @@ class Part:
     variables: tuple[str, ...] = ()
     choices: tuple[str, ...] = ()
     misconceptions: tuple[Misconception, ...] = ()
-    recipe: Recipe | None = None
+    ecf_rule: EcfRule | None = None           # JSON: "recipe"
     hint: str = ""
     domains: tuple[tuple[str, str], ...] = ()
 
@@ -269,7 +269,7 @@ class Part:
 
     @property
     def depends_on(self) -> list[str]:
-        return self.recipe.refs() if self.recipe else []
+        return self.ecf_rule.refs() if self.ecf_rule else []
 
     def form(self) -> str:
         """The expected form of the answer, in words (for templates and prompts)."""
@@ -295,7 +295,7 @@ class Part:
                 "variables": self.variable_domains if self.domains else list(self.variables),
                 "choices": list(self.choices),
                 "misconceptions": [m.to_dict() for m in self.misconceptions],
-                "recipe": self.recipe.to_dict() if self.recipe else None,
+                "recipe": self.ecf_rule.to_dict() if self.ecf_rule else None,
                 "depends_on": self.depends_on, "hint": self.hint}
 
     @staticmethod
@@ -311,7 +311,7 @@ class Part:
                     shape=tuple(d["shape"]) if d.get("shape") is not None else None, exact=d.get("exact"),
                     variables=tuple(variables), choices=tuple(d.get("choices", ())),
                     misconceptions=tuple(Misconception.from_dict(m) for m in d.get("misconceptions", ())),
-                    recipe=Recipe.from_dict(d["recipe"]) if d.get("recipe") else None, hint=d.get("hint", ""),
+                    ecf_rule=EcfRule.from_dict(d["recipe"]) if d.get("recipe") else None, hint=d.get("hint", ""),
                     domains=domains)
 
 
@@ -353,6 +353,19 @@ class Problem:
     @property
     def minutes(self) -> float:
         return sum(p.minutes for p in self.parts)
+
+    @staticmethod
+    def label(i: int) -> str:
+        """The label of part ``i`` (from 0), as every output prints it: a … z, then aa, ab, … az,
+        ba, … (as spreadsheet columns are named; a choice's options are labelled the same way)."""
+        if i < 0:
+            raise ValueError(f"part index {i} is negative")
+        label = ""
+        i += 1
+        while i:
+            i, r = divmod(i - 1, 26)
+            label = chr(97 + r) + label
+        return label
 
     def part(self, part_id: str) -> Part:
         for p in self.parts:

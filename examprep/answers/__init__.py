@@ -8,9 +8,12 @@ Student text is never evaluated as code (no eval, sympify or parse_expr): see ``
 """
 from __future__ import annotations
 
-from examprep.answers.check import (STATUSES, Expr, PartResult, bounds, check_part, entries_ok, is_blank,
-                                    parse_answer, raw_text, rule_text, shape_feedback)
-from examprep.answers.parse import AnswerParseError
+from examprep.answers.check import check_part
+from examprep.answers.raw import raw_text
+from examprep.answers.read import is_blank, parse_answer
+from examprep.answers.result import STATUSES, Expr, PartResult, shape_feedback
+from examprep.answers.tolerances import bounds, entries_ok, rule_text
+from examprep.answers.tokens import AnswerParseError
 from examprep.errors import ParamError
 from examprep.problem import Tolerance
 

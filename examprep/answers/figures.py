@@ -22,7 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from examprep.answers.parse import AnswerParseError, parse_text
+from examprep.answers.parse import parse_text
+from examprep.answers.result import Expr, ecf_text, ecf_value, result, shape_feedback, to_array, where_text
+from examprep.answers.tokens import AnswerParseError
 from examprep.problem import Misconception, Part, Tolerance
 
 _LITERAL = re.compile(r"(\d*)(?:\.(\d*))?(?:[eE][+-]?\d+)?")
@@ -146,8 +148,7 @@ def check_strict(part: Part, raw: Any, value: Any, tol: Tolerance, rule: str, ea
     """Grade a readable answer under "sigfigs-strict": every entry written with exactly N figures
     and within half a unit of the expected value rounded to N figures; carried-forward values
     and misconceptions are recognised by their value. Returns a PartResult."""
-    from examprep.answers.check import Expr, _array, _ecf_text, _ecf_value, _result, _where, shape_feedback
-    from examprep.answers.parse import evaluate
+    from examprep.answers.evaluate import evaluate
 
     n = int(tol.value)
     if isinstance(value, Expr):
@@ -155,9 +156,9 @@ def check_strict(part: Part, raw: Any, value: Any, tol: Tolerance, rule: str, ea
     try:
         typed = entries(raw)
     except AnswerParseError as err:
-        return _result(part, "unparseable", 0, None, str(err), rule, raw)
+        return result(part, "unparseable", 0, None, str(err), rule, raw)
     got = np.asarray(value, dtype=float)
-    want = _array(part.expected)
+    want = to_array(part.expected)
     if got.size != len(typed):                  # a single row typed flat, and the like: figures by value order
         typed = typed[:got.size] + [_Entry(None, None, "not a decimal number")] * (got.size - len(typed))
     flat_got = got.ravel()
@@ -170,26 +171,26 @@ def check_strict(part: Part, raw: Any, value: Any, tol: Tolerance, rule: str, ea
                          for x, g, w in zip(exact, flat_got, flat)])
 
     if got.shape != want.shape and got.size != want.size:
-        return _result(part, "wrong", 0, value, shape_feedback(want.shape, got.shape, raw), rule, raw)
+        return result(part, "wrong", 0, value, shape_feedback(want.shape, got.shape, raw), rule, raw)
     finite = np.isfinite(want.ravel())
     figures_ok |= ~finite                        # a masked −∞ needs no figures
     values = value_ok(want)
     if bool((values & figures_ok).all()):
-        return _result(part, "correct", part.points, value, "correct", rule, raw)
-    ecf_val = _ecf_value(part, earlier) if earlier is not None and part.recipe is not None else None
+        return result(part, "correct", part.points, value, "correct", rule, raw)
+    ecf_val = ecf_value(part, earlier) if earlier is not None and part.ecf_rule is not None else None
     if ecf_val is not None and ecf_val.size == got.size and bool((value_ok(ecf_val) & figures_ok).all()):
-        return _result(part, "ecf", ecf_credit * part.points, value, _ecf_text(part, ecf_credit), rule, raw,
+        return result(part, "ecf", ecf_credit * part.points, value, ecf_text(part, ecf_credit), rule, raw,
                        ecf_from=tuple(part.depends_on))
     for m in part.misconceptions:
-        mv = _misconception_array(m)
+        mv = _misconceptionto_array(m)
         if mv is not None and mv.size == got.size and bool(value_ok(mv).all()):
-            return _result(part, "misconception", m.credit * part.points, value, m.explanation, rule, raw, m)
+            return result(part, "misconception", m.credit * part.points, value, m.explanation, rule, raw, m)
     if got.size == 1:
-        return _result(part, "wrong", 0, value, _scalar_feedback(typed[0], bool(values[0]), bool(figures_ok[0]), n),
+        return result(part, "wrong", 0, value, _scalar_feedback(typed[0], bool(values[0]), bool(figures_ok[0]), n),
                        rule, raw)
     ok = values & figures_ok
     shape = want.shape if got.size == want.size else got.shape
-    where = [_where(tuple(int(k) for k in np.unravel_index(i, shape))) for i in np.flatnonzero(~ok)]
+    where = [where_text(tuple(int(k) for k in np.unravel_index(i, shape))) for i in np.flatnonzero(~ok)]
     if bool(values.all()):
         listed = ", ".join(where[:4]) + (", …" if len(where) > 4 else "")
         feedback = (f"the values are right, but not the figures of entr{'y' if len(where) == 1 else 'ies'} {listed}: "
@@ -201,14 +202,13 @@ def check_strict(part: Part, raw: Any, value: Any, tol: Tolerance, rule: str, ea
             problems.append(f"entry {at}: {what}")
         more = ", …" if len(problems) > 4 else ""
         feedback = f"{int(ok.sum())} of {ok.size} entries right; " + ", ".join(problems[:4]) + more
-    return _result(part, "wrong", float(ok.mean()) * part.points, value, feedback, rule, raw)
+    return result(part, "wrong", float(ok.mean()) * part.points, value, feedback, rule, raw)
 
 
-def _misconception_array(m: Misconception) -> np.ndarray | None:
-    from examprep.answers.check import _array
+def _misconceptionto_array(m: Misconception) -> np.ndarray | None:
 
     try:
-        return _array(m.value)
+        return to_array(m.value)
     except (TypeError, ValueError):
         return None
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import re
 import stat
 import sys
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from examprep.errors import ExamprepError
+from examprep.fileio import not_regular, read_user_bytes, size_text
 
 MAX_SUBMISSION_BYTES = 1_000_000          # one student's answers (a file, or a CSV row)
 MAX_NESTING = 64                          # tables and lists inside one another (a matrix answer needs 4)
@@ -75,10 +75,6 @@ def excerpt(text: Any, n: int = 40) -> str:
     return "'" + printable(text[:n]) + ("…" if len(text) > n else "") + "'"
 
 
-def _size_text(n: int) -> str:
-    return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n / 1e3:.0f} kB"
-
-
 def decode(data: bytes, where: str) -> str:
     """Bytes to text: BOMs (UTF-8, UTF-16, UTF-32), UTF-8, UTF-16 without a BOM, then
     Windows-1252/Latin-1. Raises SubmissionError for an empty or binary file."""
@@ -120,45 +116,11 @@ def decode(data: bytes, where: str) -> str:
     return text
 
 
-def _special(mode: int) -> str:
-    """What a file that is not a regular one is: "a named pipe, not a regular file"."""
-    kind = ("a directory" if stat.S_ISDIR(mode) else "a named pipe" if stat.S_ISFIFO(mode) else
-            "a socket" if stat.S_ISSOCK(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "")
-    return f"{kind}, not a regular file" if kind else "not a regular file"
-
-
 def read_bytes(path: Path, limit: int) -> bytes:
-    """A regular file's bytes, up to ``limit``. Opened without blocking and checked once open, so
-    a named pipe or a device is refused at once (reading one would wait forever or never end)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    except FileNotFoundError:
-        if path.is_symlink():
-            raise SubmissionError(f"{path}: a dangling symbolic link: its target does not exist") from None
-        raise SubmissionError(f"{path}: no such file") from None
-    except PermissionError:
-        raise SubmissionError(f"{path}: permission denied") from None
-    except IsADirectoryError:
-        raise SubmissionError(f"{path}: a directory, not a file") from None
-    except OSError as err:
-        raise SubmissionError(f"{path}: cannot read ({err.strerror})") from None
-    try:
-        with os.fdopen(fd, "rb") as fh:
-            info = os.fstat(fh.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                raise SubmissionError(f"{path}: {_special(info.st_mode)}")
-            if info.st_size > limit:
-                raise SubmissionError(f"{path}: {_size_text(info.st_size)} is over the {_size_text(limit)} limit for "
-                                      f"{'a class file' if limit > MAX_SUBMISSION_BYTES else 'one submission'}")
-            return fh.read(limit + 1)
-    except FileNotFoundError:
-        raise SubmissionError(f"{path}: no such file") from None
-    except PermissionError:
-        raise SubmissionError(f"{path}: permission denied") from None
-    except IsADirectoryError:
-        raise SubmissionError(f"{path}: a directory, not a file") from None
-    except OSError as err:
-        raise SubmissionError(f"{path}: cannot read ({err.strerror})") from None
+    """A regular file's bytes, up to ``limit`` (examprep.fileio.read_user_bytes: a pipe or a device
+    is refused at once)."""
+    return read_user_bytes(path, error=SubmissionError, limit=limit,
+                           limit_what="a class file" if limit > MAX_SUBMISSION_BYTES else "one submission")
 
 
 def _format_of(path: Path, text: str) -> str:
@@ -307,7 +269,7 @@ def _read_csv_rows(reader: Any, path: Path) -> tuple[list[Submission], list[Subm
             continue
         where = f"{path}, row {row_no} (line {reader.line_num})"
         if sum(len(c) for c in row) > MAX_SUBMISSION_BYTES:
-            errors.append(SubmissionError(f"{where}: over the {_size_text(MAX_SUBMISSION_BYTES)} limit for one submission"))
+            errors.append(SubmissionError(f"{where}: over the {size_text(MAX_SUBMISSION_BYTES)} limit for one submission"))
             continue
         if len(row) > len(header):
             extra = [c for c in row[len(header):] if c.strip()]
@@ -343,8 +305,8 @@ def read_file(path: str | Path) -> tuple[list[Submission], list[SubmissionError]
         if fmt == "csv":
             return _read_csv(text, p)
         if len(data) > MAX_SUBMISSION_BYTES and fmt == "json" and not text.lstrip().startswith("["):
-            raise SubmissionError(f"{p}: {_size_text(len(data))} is over the "
-                                  f"{_size_text(MAX_SUBMISSION_BYTES)} limit for one submission")
+            raise SubmissionError(f"{p}: {size_text(len(data))} is over the "
+                                  f"{size_text(MAX_SUBMISSION_BYTES)} limit for one submission")
         subs = _read_toml(text, p) if fmt == "toml" else _read_json(text, p)
         if fmt == "json" and len(subs) > 1:
             big = [s for s in subs if len(json.dumps(s.answers, default=str)) > MAX_SUBMISSION_BYTES]
@@ -397,7 +359,7 @@ def _skip_reason(entry: Path, root: Path) -> str:
     if stat.S_ISDIR(mode):
         return "a directory: folders are not searched"
     if not stat.S_ISREG(mode):
-        return _special(mode)
+        return not_regular(mode)
     if entry.suffix.lower() not in SUFFIXES:
         return "not a .toml, .json or .csv answer file"
     return ""

@@ -28,7 +28,8 @@ import random
 import threading
 from typing import Any
 
-from examprep.answers.parse import AnswerParseError, _call as _call_float, _num, evaluate, unparse
+from examprep.answers.evaluate import call_function, checked, evaluate, unparse
+from examprep.answers.tokens import AnswerParseError
 
 POINTS = 6
 APPROX_RTOL = 1e-8
@@ -220,7 +221,7 @@ def _float(node: Any, env: dict[str, float], scale: list) -> float:
     elif kind == "pct":
         value = _float(node[1], env, scale) / 100.0
     elif kind == "call":
-        value = _num(_call_float(node[1], _float(node[2][0], env, scale)))
+        value = checked(call_function(node[1], _float(node[2][0], env, scale)))
     else:
         a, b = _float(node[1], env, scale), _float(node[2], env, scale)
         value = evaluate((kind, ("num", a, ""), ("num", b, "")))       # the operation with parse's size rules

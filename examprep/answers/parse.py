@@ -22,108 +22,14 @@ one-line message and, where it helps, a hint.
 """
 from __future__ import annotations
 
-import math
 import re
-import unicodedata
 from typing import Any
 
-from examprep.errors import ExamprepError
 
-MAX_CHARS = 4000          # one answer, as typed (a 10 kB paste is refused at once)
-MAX_TOKENS = 1500
-MAX_DEPTH = 40            # nesting of brackets, parentheses, unary signs and powers
-MAX_EXPONENT = 1000.0     # |b| in a^b (unless a is 0 or ±1): 9^9^9^9 stops at 9^387420489
-MAX_MAGNITUDE = 1e300     # any intermediate value beyond this is refused as "too large"
-MAX_ENTRIES = 400         # entries of one vector or matrix answer
-MAX_OPERATIONS = 200      # operators and functions in one entry (keeps every tree shallow)
-
-
-class AnswerParseError(ExamprepError):
-    """An answer that cannot be read: the message says what and how to write it instead."""
-
-
-# ----------------------------------------------------------------------------- syntax tree
-# Nodes are tuples (cheap to build and walk):
-#   ("num", value: float, text: str)      a literal as typed ("0.245", "2e-3")
-#   ("const", name)                        e, pi, inf
-#   ("var", name)                          a variable of an expression part
-#   ("neg", x) ("add", a, b) ("sub", a, b) ("mul", a, b) ("div", a, b) ("pow", a, b) ("pct", x)
-#   ("call", function, (args...))
-# A list answer is a Python list of nodes or of lists (rows).
-
-FUNCTIONS = {
-    "exp": 1, "ln": 1, "log": 1, "log10": 1, "log2": 1, "sqrt": 1, "sin": 1, "cos": 1, "tan": 1,
-    "tanh": 1, "sigmoid": 1, "abs": 1,
-}
-FUNCTION_ALIASES = {"log_e": "ln", "log_10": "log10", "lg": "log10", "log_2": "log2", "σ": "sigmoid",
-                    "sig": "sigmoid", "√": "sqrt"}
-CONSTANTS = {"e": math.e, "pi": math.pi, "π": math.pi, "inf": math.inf, "∞": math.inf}
-
-_SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁽⁾·", "0123456789+-()*")
-_SUPER_RUN = re.compile(r"[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁽⁾]+")
-_CHAR_MAP = str.maketrans({
-    "−": "-", "–": "-", "—": "-", "‐": "-", "‑": "-", "﹣": "-", "－": "-",
-    "×": "*", "·": "*", "⋅": "*", "∗": "*", "✕": "*", "÷": "/", "⁄": "/", "∕": "/",
-    "∞": " inf ",
-    "‘": "'", "’": "'", "“": '"', "”": '"',
-})
-_NUMBER = r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+(?![\w.]))?"
-_OPS = r"\*\*|[-+*/^%()\[\],;=!|<>{}&@~`$#:?\\'\"]"
-# π, σ and √ are names of their own, so "2π", "πr" and "3√2" are products of adjacent tokens
-_TOKEN = re.compile(rf"\s*(?:(?P<num>{_NUMBER})|(?P<name>√|σ|π|[^\W\dπσ][^\Wπσ]*)|(?P<op>{_OPS})|(?P<bad>.))", re.DOTALL)
-_PLAIN_NUMBER = re.compile(rf"\s*[-+]?{_NUMBER}\s*")
-_DECIMAL_COMMA = re.compile(r"(?<![\d.])(\d+),(\d+)(?![\d.])")
-
-
-class Token:
-    """One token: kind "num", "name", "op" or "end"; its text; 1-based column in the normalised
-    text; whether white space comes before and after it (list entries split on white space)."""
-
-    __slots__ = ("kind", "text", "col", "space_before", "space_after")
-
-    def __init__(self, kind: str, text: str, col: int, space_before: bool, space_after: bool = True):
-        self.kind, self.text, self.col = kind, text, col
-        self.space_before, self.space_after = space_before, space_after
-
-    def __repr__(self) -> str:
-        return f"Token({self.kind}, {self.text!r}, col {self.col})"
-
-
-def normalise(text: str) -> str:
-    """Unicode forms to the ASCII syntax: superscript exponents, minus signs, ×, ·, √, π."""
-    if any(c in text for c in "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻"):
-        text = _SUPER_RUN.sub(lambda m: "^(" + m.group(0).translate(_SUPERSCRIPTS) + ")", text)
-    text = unicodedata.normalize("NFKC", text)
-    return text.translate(_CHAR_MAP).strip()
-
-
-def _check_size(text: str) -> None:
-    if len(text) > MAX_CHARS:
-        raise AnswerParseError(f"answer too long ({len(text)} characters; at most {MAX_CHARS})")
-
-
-def tokenize(text: str) -> list[Token]:
-    """Split normalised text into tokens; raises AnswerParseError on a character we never accept."""
-    tokens: list[Token] = []
-    for m in _TOKEN.finditer(text):
-        kind = m.lastgroup
-        if kind == "bad":
-            if m.group("bad").isspace():
-                continue
-            start = m.start("bad")
-            raise AnswerParseError(f"unexpected character {text[start]!r} at column {start + 1}")
-        start = m.start(kind)
-        space = start > m.start()
-        if tokens and space:
-            tokens[-1].space_after = True
-        elif tokens:
-            tokens[-1].space_after = False
-        tokens.append(Token(kind, m.group(kind), start + 1, space))
-        if len(tokens) > MAX_TOKENS:
-            raise AnswerParseError(f"answer too long (more than {MAX_TOKENS} symbols)")
-    tokens.append(Token("end", "", len(text) + 1, True, True))
-    return tokens
-
+from examprep.answers.evaluate import check_exponents
+from examprep.answers.tokens import (CONSTANTS, DECIMAL_COMMA, FUNCTION_ALIASES, FUNCTIONS, MAX_DEPTH, MAX_ENTRIES,
+                                     MAX_OPERATIONS, PLAIN_NUMBER, AnswerParseError, Token, check_size, normalise,
+                                     tokenize)
 
 _REFUSED_OPS = {
     "=": "type only the value, without 'x =' or an equation",
@@ -397,143 +303,6 @@ class _Parser:
         raise AnswerParseError(f"unknown name {name!r} at column {tok.col}{hint}")
 
 
-# ----------------------------------------------------------------------------- evaluation
-
-def _num(x: float) -> float:
-    if x != x:
-        raise AnswerParseError("the answer is undefined (e.g. 0/0 or the log of a negative number)")
-    if abs(x) > MAX_MAGNITUDE and x not in (math.inf, -math.inf):
-        raise AnswerParseError("number too large")
-    return x
-
-
-def _call(fname: str, x: float) -> float:
-    try:
-        if fname == "exp":
-            if x > 690:
-                raise AnswerParseError("number too large (exp of more than 690)")
-            return math.exp(x)
-        if fname in ("ln", "log"):
-            return math.log(x)
-        if fname == "log10":
-            return math.log10(x)
-        if fname == "log2":
-            return math.log2(x)
-        if fname == "sqrt":
-            return math.sqrt(x)
-        if fname == "sin":
-            return math.sin(x)
-        if fname == "cos":
-            return math.cos(x)
-        if fname == "tan":
-            return math.tan(x)
-        if fname == "tanh":
-            return math.tanh(x)
-        if fname == "sigmoid":
-            return 1.0 / (1.0 + math.exp(-x)) if x > -700 else 0.0
-        if fname == "abs":
-            return abs(x)
-    except ValueError:
-        raise AnswerParseError(f"{fname}({x:g}) is undefined") from None
-    raise AnswerParseError(f"unknown function {fname!r}")   # unreachable: the parser whitelists
-
-
-def _power(a: float, b: float) -> float:
-    if abs(b) > MAX_EXPONENT and a not in (0.0, 1.0, -1.0):
-        raise AnswerParseError(f"exponent too large ({b:.3g}; at most {MAX_EXPONENT:g})")
-    if a == 0.0 and b < 0:
-        raise AnswerParseError("division by zero (0 to a negative power)")
-    try:
-        r = a ** b
-    except OverflowError:
-        raise AnswerParseError("number too large") from None
-    if isinstance(r, complex):
-        raise AnswerParseError("a negative number to a fractional power is not a real number")
-    return _num(r)
-
-
-def evaluate(node: Any, env: dict[str, float] | None = None) -> float:
-    """A scalar node's value as a float; ``env`` gives variables their values.
-
-    Raises AnswerParseError for undefined results (0/0, log of a negative, a free variable) and
-    for values beyond the size rules (|x| > 1e300, |exponent| > MAX_EXPONENT).
-    """
-    kind = node[0]
-    if kind == "num":
-        return node[1]
-    if kind == "const":
-        return CONSTANTS[node[1]]
-    if kind == "var":
-        if env is None or node[1] not in env:
-            raise AnswerParseError(f"{node[1]} has no value here: this answer is a number")
-        return env[node[1]]
-    if kind == "neg":
-        return -evaluate(node[1], env)
-    if kind == "pct":
-        return evaluate(node[1], env) / 100.0
-    if kind == "call":
-        return _num(_call(node[1], evaluate(node[2][0], env)))
-    a = evaluate(node[1], env)
-    b = evaluate(node[2], env)
-    if kind == "add":
-        return _num(a + b)
-    if kind == "sub":
-        return _num(a - b)
-    if kind == "mul":
-        return _num(a * b)
-    if kind == "div":
-        if b == 0:
-            raise AnswerParseError("division by zero")
-        return _num(a / b)
-    if kind == "pow":
-        return _power(a, b)
-    raise AnswerParseError(f"cannot evaluate {kind}")   # unreachable
-
-
-def has_names(node: Any, kinds: tuple[str, ...] = ("var",)) -> bool:
-    """Does a node use a variable (or, with kinds=("const", "call"), anything beyond arithmetic)?"""
-    if isinstance(node, list):
-        return any(has_names(x, kinds) for x in node)
-    if node[0] in kinds:
-        return True
-    if node[0] in ("num", "const", "var"):
-        return False
-    if node[0] == "call":
-        return any(has_names(a, kinds) for a in node[2])
-    return any(has_names(x, kinds) for x in node[1:])
-
-
-def unparse(node: Any) -> str:
-    """A node as canonical text in the accepted syntax (for feedback and reports)."""
-    if isinstance(node, list):
-        return "[" + ", ".join(unparse(x) for x in node) + "]"
-    kind = node[0]
-    if kind == "num":
-        return node[2]
-    if kind in ("const", "var"):
-        return node[1]
-    if kind == "neg":
-        return "-" + _wrap(node[1], 3)
-    if kind == "pct":
-        return _wrap(node[1], 5) + "%"
-    if kind == "call":
-        return f"{node[1]}({unparse(node[2][0])})"
-    ops = {"add": (" + ", 1), "sub": (" - ", 1), "mul": ("*", 2), "div": ("/", 2), "pow": ("^", 4)}
-    sym, prec = ops[kind]
-    left = _wrap(node[1], prec + (1 if kind == "pow" else 0))
-    right = _wrap(node[2], prec + (0 if kind == "pow" else 1 if kind in ("sub", "div") else 0))
-    return left + sym + right
-
-
-def _prec(node: Any) -> int:
-    return {"add": 1, "sub": 1, "mul": 2, "div": 2, "neg": 3, "pow": 4, "pct": 5}.get(node[0], 6)
-
-
-def _wrap(node: Any, need: int) -> str:
-    text = unparse(node)
-    return f"({text})" if _prec(node) < need else text
-
-
 # ----------------------------------------------------------------------------- entry points
 
 _E_NOTATION = re.compile(r"(\d*\.?\d*)e([+-])(\d+)")
@@ -560,12 +329,12 @@ def parse_text(text: str, *, variables: tuple[str, ...] | frozenset[str] = (), s
     2*e + 1 or 2e1); elsewhere it is scientific notation.
     Raises AnswerParseError (one line, with the column and a hint) for anything else.
     """
-    _check_size(text)
+    check_size(text)
     norm = normalise(text)
     if not norm:
         raise AnswerParseError("empty answer")
     if scalar:
-        m = _DECIMAL_COMMA.search(norm)
+        m = DECIMAL_COMMA.search(norm)
         if m:
             if integer:
                 raise AnswerParseError(f"{m.group(0)!r}: write a whole number without separators, "
@@ -579,11 +348,9 @@ def parse_text(text: str, *, variables: tuple[str, ...] | frozenset[str] = (), s
         _refuse_ambiguous_e(tokens)
     parser = _Parser(tokens, frozenset(variables))
     node = parser.parse_answer()
-    from examprep.answers.rules import check_exponents    # (a module of its own: rules after parsing)
-
     check_exponents(node)
-    if parser.comma_sep and parser.space_sep and _DECIMAL_COMMA.search(norm):
-        m = _DECIMAL_COMMA.search(norm)
+    if parser.comma_sep and parser.space_sep and DECIMAL_COMMA.search(norm):
+        m = DECIMAL_COMMA.search(norm)
         raise AnswerParseError(f"{m.group(0)!r} is ambiguous: use a decimal point ({m.group(1)}.{m.group(2)}) "
                                "and separate entries with commas or spaces")
     return node
@@ -591,7 +358,7 @@ def parse_text(text: str, *, variables: tuple[str, ...] | frozenset[str] = (), s
 
 def fast_number(text: str) -> float | None:
     """A plain decimal number ("0.245", "-2e-3") without the parser, or None."""
-    if len(text) < 40 and _PLAIN_NUMBER.fullmatch(text):
+    if len(text) < 40 and PLAIN_NUMBER.fullmatch(text):
         try:
             return float(text)
         except ValueError:
@@ -614,10 +381,3 @@ def shape_of(value: Any, _depth: int = 0) -> tuple[int, ...]:
         raise AnswerParseError(f"rows of different lengths ({', '.join(map(str, lengths))} entries): "
                                "every row needs the same number of entries")
     return (len(value),) + inner[0]
-
-
-def evaluate_all(value: Any, env: dict[str, float] | None = None) -> Any:
-    """Evaluate every node of nested lists to floats (same nesting)."""
-    if isinstance(value, list):
-        return [evaluate_all(v, env) for v in value]
-    return evaluate(value, env)

@@ -7,7 +7,7 @@ import math
 import re
 from typing import Any
 
-from examprep.answers.parse import MAX_DEPTH, MAX_ENTRIES, AnswerParseError
+from examprep.answers.tokens import MAX_DEPTH, MAX_ENTRIES, AnswerParseError
 
 RAW_SHOWN = 500         # characters of a raw answer kept in reports (the parser reads at most MAX_CHARS)
 

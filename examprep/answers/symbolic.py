@@ -29,7 +29,8 @@ from functools import lru_cache
 from typing import Any, Iterator
 
 from examprep.answers import numeric
-from examprep.answers.parse import AnswerParseError, evaluate, unparse
+from examprep.answers.evaluate import evaluate, unparse
+from examprep.answers.tokens import AnswerParseError
 
 # Time limit on one symbolic check (main thread; elsewhere only the cheap steps run — building the
 # difference and expanding it — on answers within_budget, as everywhere). A timeout leaves the

@@ -3,7 +3,7 @@
 Each is a pure function of arrays or numbers with its arguments checked, so a grader can recompute a
 later part from a student's own earlier answer (e.g. the attention output from the student's weights,
 a product of the student's local derivatives). The formulas of a subject (a GRU blend, a layer norm
-from given statistics) live in that subject's module; examprep.recipes names them all in one table.
+from given statistics) live in that subject's module; examprep.ecf names them all in one table.
 """
 from __future__ import annotations
 

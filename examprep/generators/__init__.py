@@ -13,12 +13,12 @@ from typing import Any
 
 from examprep.errors import ParamError, UnknownTopicError
 from examprep.generators.framework import (
-    REGISTRY, Degenerate, Draft, Generator, Stream, _check, generator, nice, steps_from, tolist,
+    REGISTRY, Degenerate, Draft, Generator, Stream, _check, generator, nice, steps_from,
 )
 from examprep.problem import Problem
 
-__all__ = ["REGISTRY", "Degenerate", "Draft", "Generator", "Stream", "all_generators", "build", "build_many", "figures",
-           "generator", "get", "get_drawable", "load_all", "nice", "steps_from", "tolist"]
+__all__ = ["REGISTRY", "Degenerate", "Draft", "Generator", "Stream", "all_generators", "build", "build_many",
+           "catalogue_json", "figures", "generator", "get", "get_drawable", "load_all", "nice", "steps_from"]
 
 
 def all_generators() -> dict[str, Generator]:
@@ -101,6 +101,15 @@ def build_many(topics: list[str], *, seed: int, count: int = 1, difficulty: int 
         raise ParamError(f"--seed: expected a non-negative integer, got {seed}")
     gens = [get(t) for t in topics]
     return [build(g.name, seed + i, difficulty, calculator_free, options) for g in gens for i in range(count)]
+
+
+def catalogue_json(gens: dict[str, Generator]) -> str:
+    """The generators as `examprep topics --json` prints them."""
+    import json
+
+    return json.dumps([{"topic": g.name, "title": g.title, "syllabus": g.syllabus, "levels": list(g.levels),
+                        "version": g.version, "calculator_free": g.calculator_free, "requires": list(g.requires)}
+                       for g in gens.values()], ensure_ascii=False)
 
 
 def figures(problem: Problem) -> list:

@@ -16,9 +16,9 @@ import numpy as np
 from examprep import solve
 from examprep.engine.activations import sigmoid_derivative_from_output, tanh_derivative_from_output
 from examprep.document import Math, Matrix, Text
-from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
-from examprep.generators._exact import exp_term, frac
-from examprep.problem import Misconception, Part, Recipe, SolutionStep
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
+from examprep.exact import exp_term, frac
+from examprep.problem import Misconception, Part, EcfRule, SolutionStep
 
 
 def _ln(sign: int, a: int) -> str:
@@ -58,14 +58,14 @@ def activation(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
             x = np.array(rng.sample([-2.0, -1.5, -1.0, -0.5, 0.5, 1.0, 1.5, 2.0], 3))
             if difficulty == 2 and rng.chance(1, 2):
                 x[rng.integer(0, 2)] = 0.0
-        shown = tolist(x)
+        shown = jsonable(x)
     if difficulty == 2 and (np.all(x > 0) or np.all(x < 0)) and not np.any(x == 0):
         raise Degenerate("all points on one side of 0: ReLU' shows nothing")
     scalar = difficulty == 1
-    val = (lambda v: float(np.ravel(v)[0])) if scalar else tolist
+    val = (lambda v: float(np.ravel(v)[0])) if scalar else jsonable
     ex = (lambda k: exact[k][0]) if (scalar and exact) else (lambda k: exact.get(k))
     kind, shape = ("number", None) if scalar else ("vector", (len(x),))
-    xs = float(x[0]) if scalar else tolist(x)
+    xs = float(x[0]) if scalar else jsonable(x)
     sig = solve.mistakes("activation", {"name": "sigmoid", "x": xs})
     st, tt, rt = sig.trace(), sig.trace(name="tanh"), sig.trace(name="relu")
     s, ds = st.output, st.derivative
@@ -81,7 +81,7 @@ def activation(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         if difficulty == 1:
             parts.append(Part("sigmoid", r"$\sigma(x)$.", kind, val(s), shape=shape, points=1, minutes=1.5,
                               exact=ex("sigmoid"),
-                              misconceptions=(Misconception("sign-flip", val(sig.trace(x=tolist(-x)).output),
+                              misconceptions=(Misconception("sign-flip", val(sig.trace(x=jsonable(-x)).output),
                                                             "σ(x) = 1/(1 + e^{−x}): the exponent is −x; you computed σ(−x)."),
                                               Misconception("tanh-for-sigmoid", val(t), "That is tanh x, not the sigmoid."))))
             solution += steps_from(sig_steps.value, "sigmoid")
@@ -94,7 +94,8 @@ def activation(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                                                         "for the sigmoid it is σ(1 − σ)."),
                                           Misconception("exp-only", val(np.exp(-x)),
                                                         "e^{−x} is only the inner part; σ' = e^{−x}/(1 + e^{−x})² = σ(1 − σ).")),
-                          recipe=Recipe("sigmoid-derivative-from-output", {"output": {"$ref": "sigmoid"}}) if scalar else None))
+                          ecf_rule=EcfRule("sigmoid-derivative-from-output", {"output": {"$ref": "sigmoid"}})
+                          if scalar else None))
         if scalar:
             solution += steps_from(sig_steps.derivative, "sigmoid_derivative")
         else:
@@ -109,7 +110,7 @@ def activation(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                                                            "tanh' = 1 − tanh²: square the tanh before subtracting."),
                                              Misconception("sigmoid-pattern", val(sigmoid_derivative_from_output(t)),
                                                            "t(1 − t) is the sigmoid's pattern; tanh' = 1 − tanh².")),
-                             recipe=Recipe("tanh-derivative-from-output", {"output": {"$ref": "tanh"}})))
+                             ecf_rule=EcfRule("tanh-derivative-from-output", {"output": {"$ref": "tanh"}})))
         solution = steps_from(tanh_steps.value, "tanh") + steps_from(tanh_steps.derivative, "tanh_derivative") + solution
     if difficulty in (1, 2):
         if difficulty == 1:
@@ -178,7 +179,7 @@ def _level3(rng: Stream, calculator_free: bool) -> tuple[dict, list, list, list]
         x0 = float(rng.choice([-1.0, -0.5, 0.5, 1.0, 1.5, 2.0]))
         x0_shown = x0
     n_layers = rng.integer(3, 6)
-    lk = solve.mistakes("activation", {"name": "leaky-relu", "x": tolist(xl), "negative_slope": alpha})
+    lk = solve.mistakes("activation", {"name": "leaky-relu", "x": jsonable(xl), "negative_slope": alpha})
     leaky, relu = lk.trace(), lk.trace(name="relu")
     sg = solve.mistakes("activation", {"name": "sigmoid", "x": x0})
     inner = sg.trace()
@@ -186,7 +187,7 @@ def _level3(rng: Stream, calculator_free: bool) -> tuple[dict, list, list, list]
     chain = outer.derivative * inner.derivative           # the chain rule: σ'(σ(x₀))·σ'(x₀)
     bound = sg.trace(x=0.0).derivative ** n_layers
     statement = [Text(f"Leaky ReLU with slope α = {alpha}: $f(x) = x$ for $x > 0$, $\\alpha x$ otherwise. "
-                      "The logistic sigmoid $\\sigma(x) = 1/(1 + e^{-x})$."), Matrix("x", tolist(xl))]
+                      "The logistic sigmoid $\\sigma(x) = 1/(1 + e^{-x})$."), Matrix("x", jsonable(xl))]
     x0_tex = str(x0_shown).replace("ln", "\\ln")
     statement.append(Text(f"Separately: $y = \\sigma(\\sigma(x_0))$ at $x_0 = {x0_tex}$, and a stack of {n_layers} "
                           "sigmoid layers with weights 1, $y = \\sigma(\\sigma(\\cdots\\sigma(x)))$."))
@@ -198,18 +199,18 @@ def _level3(rng: Stream, calculator_free: bool) -> tuple[dict, list, list, list]
         eq = exp_term(-q)
         exact_chain = f"{frac(c)}*{eq}/(1 + {eq})^2"
     parts = [
-        Part("leaky_relu", "The leaky ReLU of each point.", "vector", tolist(leaky.output), shape=(3,), points=1,
+        Part("leaky_relu", "The leaky ReLU of each point.", "vector", jsonable(leaky.output), shape=(3,), points=1,
              minutes=1.5, exact=[frac(Fraction(v).limit_denominator(1000)) for v in leaky.output] if calculator_free else None,
-             misconceptions=(Misconception("relu", tolist(relu.output),
+             misconceptions=(Misconception("relu", jsonable(relu.output),
                                            "Leaky ReLU keeps a slope α for negative inputs instead of clipping them to 0."),
-                             Misconception("slope-everywhere", tolist(alpha * xl),
+                             Misconception("slope-everywhere", jsonable(alpha * xl),
                                            "Positive inputs pass unchanged; only x ≤ 0 is multiplied by α."))),
-        Part("leaky_relu_derivative", "Its derivative at each point.", "vector", tolist(leaky.derivative), shape=(3,),
+        Part("leaky_relu_derivative", "Its derivative at each point.", "vector", jsonable(leaky.derivative), shape=(3,),
              points=1, minutes=1,
              exact=[frac(Fraction(v).limit_denominator(1000)) for v in leaky.derivative] if calculator_free else None,
-             misconceptions=(Misconception("relu-derivative", tolist(relu.derivative),
+             misconceptions=(Misconception("relu-derivative", jsonable(relu.derivative),
                                            "Leaky ReLU's slope for x < 0 is α, not 0: that is what keeps units from dying."),
-                             Misconception("value-not-derivative", tolist(leaky.output),
+                             Misconception("value-not-derivative", jsonable(leaky.output),
                                            "That is the function's value; the derivative is 1 or α."))),
         Part("chain_derivative", r"$\frac{d}{dx}\,\sigma(\sigma(x))$ at $x_0$.", "number", float(chain), points=2,
              minutes=4, exact=exact_chain,
@@ -223,7 +224,7 @@ def _level3(rng: Stream, calculator_free: bool) -> tuple[dict, list, list, list]
              misconceptions=(Misconception("half-per-layer", 0.5 ** n_layers, "σ' ≤ 1/4, not 1/2 (σ itself is 1/2 at 0)."),
                              Misconception("added", 0.25 * n_layers,
                                            "Chain rule: the layers' slopes multiply, they do not add.")),
-             recipe=Recipe("power", {"base": 0.25, "exponent": n_layers})),
+             ecf_rule=EcfRule("power", {"base": 0.25, "exponent": n_layers})),
     ]
     leaky_steps = solve.activations.activation_steps(lk.params, leaky)
     solution = steps_from(leaky_steps.value, "leaky_relu") + steps_from(leaky_steps.derivative, "leaky_relu_derivative")
@@ -238,5 +239,5 @@ def _level3(rng: Stream, calculator_free: bool) -> tuple[dict, list, list, list]
              rf"\le \left(\tfrac14\right)^{{{n_layers}}}"),
         Matrix("bound", float(bound)),
         Text("The bound shrinks geometrically with depth: the vanishing gradient of deep sigmoid networks.")], "stack_bound"))
-    params = {"x": tolist(xl), "negative_slope": alpha, "x0": x0, "x0_shown": x0_shown, "layers": n_layers}
+    params = {"x": jsonable(xl), "negative_slope": alpha, "x0": x0, "x0_shown": x0_shown, "layers": n_layers}
     return params, statement, parts, solution

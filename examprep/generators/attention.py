@@ -14,8 +14,8 @@ import numpy as np
 from examprep import solve
 from examprep.engine import ops
 from examprep.document import Math, Matrix, Text
-from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
-from examprep.generators._exact import softmax_entry, weighted_sum
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
+from examprep.exact import softmax_entry, weighted_sum
 from examprep.problem import Misconception, Part, SolutionStep
 
 
@@ -55,7 +55,7 @@ def attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
             K = rng.ints(-hi, hi, (m, d))
         V = rng.ints(-2, 3, (m, 2))
         scale = None
-    params = {"query": tolist(Q), "key": tolist(K), "value": tolist(V), "causal": causal,
+    params = {"query": jsonable(Q), "key": jsonable(K), "value": jsonable(V), "causal": causal,
               "scale": scale}
     known = solve.mistakes("attention", params)
     tr = known.trace()
@@ -67,16 +67,17 @@ def attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     keys = [f"s{j + 1}" for j in range(m)] if cross else tokens
 
     # misconceptions: solve's table for attention, and two of this problem's own, through the engine
-    score_mis = list(known.of("scaled_scores", tolist))
+    score_mis = list(known.of("scaled_scores", jsonable))
     if variant == "qkv":
-        score_mis.append(Misconception("transposed", tolist(scaled.T) if n == m else tolist(ops.scale(ops.matmul_bt(K, Q), s)),
+        score_mis.append(Misconception("transposed",
+                                       jsonable(scaled.T) if n == m else jsonable(ops.scale(ops.matmul_bt(K, Q), s)),
                                        "Rows are queries and columns are keys: the score matrix is QKᵀ, not KQᵀ."))
     else:
         # Σ_k x_ik + Σ_k x_jk: every entry of both rows added instead of multiplied pairwise
-        score_mis.append(Misconception("sum-not-dot", tolist(np.add.outer(X.sum(1), X.sum(1))),
+        score_mis.append(Misconception("sum-not-dot", jsonable(np.add.outer(X.sum(1), X.sum(1))),
                                        "A score is the dot product Σ_k x_ik x_jk, not the sum of all entries."))
-    weight_mis = known.of("weights", tolist)
-    out_mis = known.of("output", tolist)
+    weight_mis = known.of("weights", jsonable)
+    out_mis = known.of("output", jsonable)
 
     exact_w = exact_o = exact_s = None
     if calculator_free:
@@ -96,8 +97,8 @@ def attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                     if cross else "")
                  + ("A causal mask applies: query $i$ may attend key $j$ only if $j \\le i$. " if causal else "")
                  + "Rows are tokens.")
-        statement = [Text(intro), Matrix("Q", tolist(Q), row_labels=tokens),
-                     Matrix("K", tolist(K), row_labels=keys), Matrix("V", tolist(V), row_labels=keys)]
+        statement = [Text(intro), Matrix("Q", jsonable(Q), row_labels=tokens),
+                     Matrix("K", jsonable(K), row_labels=keys), Matrix("V", jsonable(V), row_labels=keys)]
         score_prompt = r"The scaled scores $S = QK^\top / \sqrt{d_k}$ (rows: queries, columns: keys)."
         conventions = {"score": "scaled dot-product, QKᵀ/√d_k", "softmax": "over the keys (each row)",
                        "mask": "causal: −∞ before the softmax for j > i" if causal else "none"}
@@ -106,7 +107,7 @@ def attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                  "$\\alpha_{ij} = \\mathrm{softmax}_j(e_{ij})$, $o_i = \\sum_j \\alpha_{ij} x_j$ (no scaling). "
                  + ("A causal mask applies: position $i$ attends $j \\le i$ only. " if causal else "")
                  + "Rows of X are the token vectors.")
-        statement = [Text(intro), Matrix("X", tolist(X), row_labels=tokens)]
+        statement = [Text(intro), Matrix("X", jsonable(X), row_labels=tokens)]
         score_prompt = r"The score matrix $E$ with $e_{ij} = x_i^\top x_j$."
         conventions = {"score": "unprojected dot product e_ij = x_i·x_j, no scaling", "softmax": "over j (each row)",
                        "mask": "causal: −∞ before the softmax for j > i" if causal else "none"}
@@ -114,18 +115,18 @@ def attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     asked = {"scaled_scores": "scores", "weights": "weights", "output": "output"}    # the part "scores" asks QKᵀ/√d_k
     minutes = 1.0 + 0.5 * scaled.size
     parts = [
-        Part("scores", score_prompt, "matrix", tolist(scaled), shape=size, points=2, minutes=round(minutes, 1),
+        Part("scores", score_prompt, "matrix", jsonable(scaled), shape=size, points=2, minutes=round(minutes, 1),
              exact=exact_s, misconceptions=tuple(score_mis),
              hint="Entry (i, j) is the dot product of query row i with key row j"
                   + (", divided by √d_k." if variant == "qkv" else ".")),
         Part("weights", rf"The attention weights ${w_label}$ (softmax of each row{', masked' if causal else ''}).", "matrix",
-             tolist(tr.weights), shape=size, points=3, minutes=round(2 + 1.0 * scaled.size, 1), exact=exact_w,
-             misconceptions=weight_mis, recipe=solve.ecf("attention", "weights", known.params, tr, asked),
+             jsonable(tr.weights), shape=size, points=3, minutes=round(2 + 1.0 * scaled.size, 1), exact=exact_w,
+             misconceptions=weight_mis, ecf_rule=solve.ecf("attention", "weights", known.params, tr, asked),
              hint="Exponentiate each allowed score, divide by the row's sum; masked entries are 0."),
         Part("output", r"The outputs $O = \alpha V$ (one row per query)." if variant == "qkv"
              else r"The outputs $o_i = \sum_j \alpha_{ij} x_j$ (one row per token).", "matrix",
-             tolist(tr.output), shape=tr.output.shape, points=3, minutes=round(1 + 0.5 * tr.output.size, 1), exact=exact_o,
-             misconceptions=out_mis, recipe=solve.ecf("attention", "output", known.params, tr, asked),
+             jsonable(tr.output), shape=tr.output.shape, points=3, minutes=round(1 + 0.5 * tr.output.size, 1), exact=exact_o,
+             misconceptions=out_mis, ecf_rule=solve.ecf("attention", "output", known.params, tr, asked),
              hint="Each output row is the weighted sum of the value rows, with that row's weights."),
     ]
     steps = solve.attention.attention_steps(known.params, tr)

@@ -18,9 +18,9 @@ import numpy as np
 from examprep import engine, solve
 from examprep.engine import ops
 from examprep.document import Math, Matrix, Text
-from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
-from examprep.generators._exact import softmax_entry, weighted_sum
-from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
+from examprep.exact import softmax_entry, weighted_sum
+from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
 
 NO_PARAMS = ("dot product", "bilinear", "additive")
 FORM_TEXT = {"dot": r"$e_j = s^\top h_j$", "bilinear": r"$e_j = s^\top W h_j$",
@@ -36,8 +36,9 @@ def _check_spread(scores: np.ndarray) -> None:
         raise Degenerate("scores too close (uniform weights) or too far apart (one-hot weights)")
 
 
-def _score_part(pid: str, prompt: str, value, mis: list, recipe: Recipe | None = None) -> Part:
-    return Part(pid, prompt, "vector", tolist(value), shape=(3,), points=1, minutes=2, misconceptions=tuple(mis), recipe=recipe)
+def _score_part(pid: str, prompt: str, value, mis: list, ecf_rule: EcfRule | None = None) -> Part:
+    return Part(pid, prompt, "vector", jsonable(value), shape=(3,), points=1, minutes=2, misconceptions=tuple(mis),
+                ecf_rule=ecf_rule)
 
 
 def _additive_by_hand(s, H, W1, W2, v, act: str = "tanh") -> np.ndarray:
@@ -55,7 +56,7 @@ def _additive_by_hand(s, H, W1, W2, v, act: str = "tanh") -> np.ndarray:
 def attention_scores(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     s = rng.ints(-1, 2, (2,), nonzero=True)
     H = np.array(rng.sample(_STATES, 3), dtype=float)        # three different encoder states
-    base = {"query": tolist(s), "key": tolist(H), "value": tolist(H)}
+    base = {"query": jsonable(s), "key": jsonable(H), "value": jsonable(H)}
     known = solve.mistakes("attention", base | {"score": "dot"})       # every score form below, through the engine
     dot = known.trace()
     scaled = known.trace(score="scaled-dot")
@@ -63,10 +64,10 @@ def attention_scores(rng: Stream, difficulty: int, calculator_free: bool) -> Dra
     statement = [Text("A decoder state $s$ (the query) attends three encoder states $h_1, h_2, h_3$ (rows of $H$; they are "
                       "both keys and values). The weights are $\\alpha = \\mathrm{softmax}(e)$ and the context vector is "
                       "$c = \\sum_j \\alpha_j h_j$. No scaling is applied to any score."),
-                 Matrix("s", tolist(s)), Matrix("H", tolist(H), row_labels=["h1", "h2", "h3"])]
+                 Matrix("s", jsonable(s)), Matrix("H", jsonable(H), row_labels=["h1", "h2", "h3"])]
     parts: list[Part] = [_score_part("dot_scores", "The dot-product scores " + FORM_TEXT["dot"] + ".", dot.scores, [
-        Misconception("scaled", tolist(scaled.scaled_scores), "The dot-product form here is unscaled: e_j = sᵀh_j."),
-        Misconception("sum-not-dot", tolist(H.sum(axis=1) + s.sum()),
+        Misconception("scaled", jsonable(scaled.scaled_scores), "The dot-product form here is unscaled: e_j = sᵀh_j."),
+        Misconception("sum-not-dot", jsonable(H.sum(axis=1) + s.sum()),
                       "A dot product multiplies entries pairwise and adds them.")])]
     solution = steps_from(steps_of(dot).scores, "dot_scores", "Dot product: ")
     conventions = {"scores": "unscaled; softmax over the three encoder states", "context": "c = Σ_j α_j h_j"}
@@ -77,16 +78,16 @@ def attention_scores(rng: Stream, difficulty: int, calculator_free: bool) -> Dra
         W = rng.ints(-1, 1, (2, 2))
         if W[0, 1] == W[1, 0]:           # a symmetric W would hide the transposition mistake
             W[0, 1] = -W[1, 0] if W[1, 0] else 1.0
-        bil = known.trace(score="bilinear", weight=tolist(W))
+        bil = known.trace(score="bilinear", weight=jsonable(W))
         _check_spread(dot.scores if difficulty == 1 else bil.scores)
         parts.append(_score_part("bilinear_scores", "The bilinear scores " + FORM_TEXT["bilinear"] + ".", bil.scores, [
-            Misconception("transposed-w", tolist(known.trace(score="bilinear", weight=tolist(W.T)).scores),
+            Misconception("transposed-w", jsonable(known.trace(score="bilinear", weight=jsonable(W.T)).scores),
                           "e_j = sᵀ W h_j: W multiplies h_j, and sᵀ the result — not sᵀWᵀh_j."),
-            Misconception("dot-only", tolist(dot.scores), "The bilinear form puts W between s and h_j.")],
-            Recipe("solve:attention", base | {"score": "bilinear", "weight": tolist(W)}, "scores")))
-        statement.append(Matrix("W", tolist(W)))
-        solution += steps_from(steps_of(bil, score="bilinear", weight=tolist(W)).scores, "bilinear_scores", "Bilinear: ")
-        extra = {"score": "bilinear", "weight": tolist(W)}
+            Misconception("dot-only", jsonable(dot.scores), "The bilinear form puts W between s and h_j.")],
+            EcfRule("solve:attention", base | {"score": "bilinear", "weight": jsonable(W)}, "scores")))
+        statement.append(Matrix("W", jsonable(W)))
+        solution += steps_from(steps_of(bil, score="bilinear", weight=jsonable(W)).scores, "bilinear_scores", "Bilinear: ")
+        extra = {"score": "bilinear", "weight": jsonable(W)}
         form = "dot" if difficulty == 1 else "bilinear"
     elif difficulty == 2:
         W1 = rng.decimals(-1, 1, 0.5, (2, 2))
@@ -94,18 +95,18 @@ def attention_scores(rng: Stream, difficulty: int, calculator_free: bool) -> Dra
         v = rng.decimals(-2, 2, 0.5, (2,), nonzero=True)
         if not np.any(W1) or not np.any(W2) or np.array_equal(W1, W2):
             raise Degenerate("a zero or repeated additive weight")
-        add_p = base | {"score": "additive", "w_query": tolist(W2), "w_key": tolist(W1), "v": tolist(v)}
+        add_p = base | {"score": "additive", "w_query": jsonable(W2), "w_key": jsonable(W1), "v": jsonable(v)}
         add = known.trace(**{k: add_p[k] for k in ("score", "w_query", "w_key", "v")})
         _check_spread(add.scores)
-        swapped = known.trace(score="additive", w_query=tolist(W1), w_key=tolist(W2), v=tolist(v))
+        swapped = known.trace(score="additive", w_query=jsonable(W1), w_key=jsonable(W2), v=jsonable(v))
         parts.append(_score_part("additive_scores", "The additive (Bahdanau) scores " + FORM_TEXT["additive"] + ".", add.scores, [
-            Misconception("no-tanh", tolist(_additive_by_hand(s, H, W1, W2, v, "identity")),
+            Misconception("no-tanh", jsonable(_additive_by_hand(s, H, W1, W2, v, "identity")),
                           "Apply tanh to W₁h_j + W₂s before the dot product with v."),
-            Misconception("sigmoid", tolist(_additive_by_hand(s, H, W1, W2, v, "sigmoid")), "The nonlinearity is tanh, not σ."),
-            Misconception("swapped-weights", tolist(swapped.scores),
+            Misconception("sigmoid", jsonable(_additive_by_hand(s, H, W1, W2, v, "sigmoid")), "The nonlinearity is tanh, not σ."),
+            Misconception("swapped-weights", jsonable(swapped.scores),
                           "W₁ multiplies the encoder state h_j and W₂ the decoder state s.")],
-            Recipe("solve:attention", add_p, "scores")))
-        statement += [Matrix("W_1", tolist(W1)), Matrix("W_2", tolist(W2)), Matrix("v", tolist(v))]
+            EcfRule("solve:attention", add_p, "scores")))
+        statement += [Matrix("W_1", jsonable(W1)), Matrix("W_2", jsonable(W2)), Matrix("v", jsonable(v))]
         solution += steps_from(steps_of(add, **{k: add_p[k] for k in ("score", "w_query", "w_key", "v")}).scores,
                                "additive_scores", "Additive: ")
         extra = {k: add_p[k] for k in ("score", "w_query", "w_key", "v")}
@@ -114,38 +115,38 @@ def attention_scores(rng: Stream, difficulty: int, calculator_free: bool) -> Dra
     else:
         u = rng.ints(-1, 1, (2,), nonzero=True)
         w = rng.ints(-1, 1, (2,), nonzero=True)
-        W = ops.matmul([[x] for x in tolist(u)], [tolist(w)])     # u wᵀ, the outer product
-        bil_p = base | {"score": "bilinear", "weight": tolist(W)}
-        bil = known.trace(score="bilinear", weight=tolist(W))
+        W = ops.matmul([[x] for x in jsonable(u)], [jsonable(w)])     # u wᵀ, the outer product
+        bil_p = base | {"score": "bilinear", "weight": jsonable(W)}
+        bil = known.trace(score="bilinear", weight=jsonable(W))
         _check_spread(bil.scores)
         d_big, r = rng.choice([256, 512, 1024]), rng.choice([8, 16, 32])
         counts = engine.lora(d_big, d_big, r)           # the same low-rank bookkeeping: r(d + k) against d·k
-        statement += [Matrix("u", tolist(u)), Matrix("w", tolist(w)),
+        statement += [Matrix("u", jsonable(u)), Matrix("w", jsonable(w)),
                       Text(f"A reduced-rank bilinear score uses $W = u w^\\top$ (rank 1). For the counting part, take query "
                            f"and key size d = {d_big} and rank r = {r}: $W = U V^\\top$ with U and V of shape {d_big}×{r}.")]
         parts += [
-            Part("W", r"The matrix $W = u w^\top$.", "matrix", tolist(W), shape=(2, 2), points=1, minutes=1,
+            Part("W", r"The matrix $W = u w^\top$.", "matrix", jsonable(W), shape=(2, 2), points=1, minutes=1,
                  misconceptions=(Misconception("inner-product", ops.dot(u, w), "u wᵀ is an outer product (a matrix), not uᵀw."),
-                                 Misconception("transposed", tolist(W.T), "Row i of u wᵀ is u_i times wᵀ.")),
-                 recipe=Recipe("matmul", {"a": [[x] for x in tolist(u)], "b": [tolist(w)]})),
+                                 Misconception("transposed", jsonable(W.T), "Row i of u wᵀ is u_i times wᵀ.")),
+                 ecf_rule=EcfRule("matmul", {"a": [[x] for x in jsonable(u)], "b": [jsonable(w)]})),
             _score_part("bilinear_scores", r"The bilinear scores $e_j = s^\top W h_j$.", bil.scores, [
-                Misconception("transposed-w", tolist(known.trace(score="bilinear", weight=tolist(W.T)).scores),
+                Misconception("transposed-w", jsonable(known.trace(score="bilinear", weight=jsonable(W.T)).scores),
                               "e_j = sᵀ W h_j = (sᵀu)(wᵀh_j); with Wᵀ the roles of u and w swap."),
-                Misconception("dot-only", tolist(dot.scores), "The bilinear form puts W between s and h_j.")],
-                Recipe("solve:attention", base | {"score": "bilinear", "weight": {"$ref": "W"}}, "scores")),
+                Misconception("dot-only", jsonable(dot.scores), "The bilinear form puts W between s and h_j.")],
+                EcfRule("solve:attention", base | {"score": "bilinear", "weight": {"$ref": "W"}}, "scores")),
             Part("factor_params", f"How many parameters does the rank-{r} factorisation of a {d_big}×{d_big} W have?",
                  "integer", counts.trainable_params, tolerance=EXACT, points=1, minutes=1,
                  misconceptions=(Misconception("full-matrix", counts.full_params,
                                                "That is the full d×d matrix; U and W have d·r each."),
                                  Misconception("one-factor", counts.trainable_params // 2, "Both factors count: 2·d·r.")),
-                 recipe=Recipe("solve:lora", {"d": d_big, "k": d_big, "r": r}, "trainable_params")),
+                 ecf_rule=EcfRule("solve:lora", {"d": d_big, "k": d_big, "r": r}, "trainable_params")),
             Part("no_params", "Which score form has no learned parameters?", "choice", NO_PARAMS[0], tolerance=EXACT, points=1,
                  minutes=0.5, choices=NO_PARAMS,
                  misconceptions=(Misconception("bilinear", NO_PARAMS[1], "The bilinear form learns W."),
                                  Misconception("additive", NO_PARAMS[2], "The additive form learns W₁, W₂ and v."))),
         ]
-        solution += [SolutionStep("Outer product", [Math(r"W_{ik} = u_i w_k"), Matrix("W", tolist(W))], "W")]
-        solution += steps_from(steps_of(bil, score="bilinear", weight=tolist(W)).scores, "bilinear_scores", "Bilinear: ")
+        solution += [SolutionStep("Outer product", [Math(r"W_{ik} = u_i w_k"), Matrix("W", jsonable(W))], "W")]
+        solution += steps_from(steps_of(bil, score="bilinear", weight=jsonable(W)).scores, "bilinear_scores", "Bilinear: ")
         solution.append(SolutionStep("Low-rank factors U and V (d×r each) against the full d×d matrix", [
             Math(r"r\,(d_q + d_k)\ \text{vs}\ d_q d_k"), Matrix("factor_params", counts.trainable_params),
             Matrix("full W", counts.full_params)], "factor_params"))
@@ -164,20 +165,20 @@ def attention_scores(rng: Stream, difficulty: int, calculator_free: bool) -> Dra
         exact_c = [weighted_sum(exps, [H[j, c] for j in range(3)]) for c in range(2)]
     name = {"dot": "dot-product", "bilinear": "bilinear", "additive": "additive"}[form]
     parts += [
-        Part("weights", f"The attention weights $\\alpha$ from the {name} scores.", "vector", tolist(att.weights), shape=(3,),
+        Part("weights", f"The attention weights $\\alpha$ from the {name} scores.", "vector", jsonable(att.weights), shape=(3,),
              points=2, minutes=2, exact=exact_w,
-             misconceptions=(Misconception("other-form" if form != "dot" else "scaled", tolist(other),
+             misconceptions=(Misconception("other-form" if form != "dot" else "scaled", jsonable(other),
                                            f"Use the {name} scores." if form != "dot" else "No 1/√d scaling in this form."),)
-             + ((Misconception("linear-normalisation", tolist(att.scores / att.scores.sum()),
+             + ((Misconception("linear-normalisation", jsonable(att.scores / att.scores.sum()),
                                "Softmax exponentiates first: α_j = e^{e_j} / Σ e^{e_k}, not e_j / Σ e_k."),)
                 if abs(att.scores.sum()) > 1e-9 else ()),
-             recipe=Recipe("scaled-masked-softmax", {"scores": {"$ref": f"{form}_scores"}, "scale": 1.0})),
-        Part("context", r"The context vector $c = \sum_j \alpha_j h_j$.", "vector", tolist(att.output), shape=(2,), points=2,
+             ecf_rule=EcfRule("scaled-masked-softmax", {"scores": {"$ref": f"{form}_scores"}, "scale": 1.0})),
+        Part("context", r"The context vector $c = \sum_j \alpha_j h_j$.", "vector", jsonable(att.output), shape=(2,), points=2,
              minutes=2, exact=exact_c,
-             misconceptions=(Misconception("scores-as-weights", tolist(ops.matmul(att.scores, H)),
+             misconceptions=(Misconception("scores-as-weights", jsonable(ops.matmul(att.scores, H)),
                                            "Weight the encoder states by the softmax weights α, not the raw scores."),
-                             Misconception("uniform", tolist(H.mean(axis=0)), "The weights are not uniform: use α.")),
-             recipe=solve.ecf("attention", "output", known.params, att, {"weights": "weights"})),
+                             Misconception("uniform", jsonable(H.mean(axis=0)), "The weights are not uniform: use α.")),
+             ecf_rule=solve.ecf("attention", "output", known.params, att, {"weights": "weights"})),
     ]
     wsteps = steps_of(att, **(extra if form != "dot" else {}))
     solution += steps_from(wsteps.softmax, "weights")

@@ -15,8 +15,8 @@ import numpy as np
 
 from examprep import solve
 from examprep.document import Heatmap, Math, Matrix, Text
-from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
-from examprep.generators._exact import softmax_entry
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
+from examprep.exact import softmax_entry
 from examprep.problem import EXACT, Misconception, Part, SolutionStep
 
 PREVENTS = ("attending to later positions", "attending to earlier positions", "attending to padding tokens",
@@ -52,7 +52,7 @@ def causal_mask(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         n = m = rng.choice([3, 4]) if difficulty == 1 else 3
         alignment = "top-left"
     S = rng.ints(-2, 2, (n, m))
-    params = {"scores": tolist(S), "alignment": alignment, "scale": 1.0}
+    params = {"scores": jsonable(S), "alignment": alignment, "scale": 1.0}
     known = solve.mistakes("causal-mask", params)
     tr = known.trace()
     _check_rows(S, tr.allowed)
@@ -62,18 +62,18 @@ def causal_mask(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     exact_w = _exact_weights(S, tr.allowed) if calculator_free else None
     asked = {"allowed": "mask", "masked_count": "masked_count", "weights": "weights"}
     parts = [
-        Part("mask", "The mask $M$ (1 = may attend, 0 = masked), rows queries and columns keys.", "matrix", tolist(tr.allowed),
-             tolerance=EXACT, shape=(n, m), points=1, minutes=1, misconceptions=known.of("allowed", tolist),
-             recipe=solve.ecf("causal-mask", "allowed", known.params, tr, asked)),
+        Part("mask", "The mask $M$ (1 = may attend, 0 = masked), rows queries and columns keys.", "matrix", jsonable(tr.allowed),
+             tolerance=EXACT, shape=(n, m), points=1, minutes=1, misconceptions=known.of("allowed", jsonable),
+             ecf_rule=solve.ecf("causal-mask", "allowed", known.params, tr, asked)),
     ]
     if difficulty == 1:
         parts.append(Part("masked_count", "How many of the scores are masked?", "integer", tr.masked_count, tolerance=EXACT,
                           points=1, minutes=0.5, misconceptions=known.of("masked_count"),
-                          recipe=solve.ecf("causal-mask", "masked_count", known.params, tr, asked)))
+                          ecf_rule=solve.ecf("causal-mask", "masked_count", known.params, tr, asked)))
     parts.append(Part("weights", r"The attention weights $\alpha$ after the mask (softmax of each row).", "matrix",
-                      tolist(tr.weights), shape=(n, m), points=3, minutes=1.0 + 0.7 * int(tr.allowed.sum()), exact=exact_w,
-                      misconceptions=known.of("weights", tolist),
-                      recipe=solve.ecf("causal-mask", "weights", known.params, tr, asked),
+                      jsonable(tr.weights), shape=(n, m), points=3, minutes=1.0 + 0.7 * int(tr.allowed.sum()), exact=exact_w,
+                      misconceptions=known.of("weights", jsonable),
+                      ecf_rule=solve.ecf("causal-mask", "weights", known.params, tr, asked),
                       hint="Masked scores become −∞, so e^(−∞) = 0; normalise the allowed entries of each row."))
     steps = solve.attention.causal_mask_steps(known.params, tr)
     solution = steps_from(steps.mask, "mask")
@@ -81,7 +81,7 @@ def causal_mask(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         solution.append(SolutionStep("Count the masked entries: the strict upper triangle",
                                      [Math(r"\frac{n(n-1)}{2}"), Matrix("masked_count", tr.masked_count)], "masked_count"))
     solution += steps_from((steps.masked_scores, steps.weights), "weights")
-    solution.append(SolutionStep("Attention map", [Heatmap("α", tolist(tr.weights), queries, keys)], "weights"))
+    solution.append(SolutionStep("Attention map", [Heatmap("α", jsonable(tr.weights), queries, keys)], "weights"))
     if exact_w:
         solution.append(SolutionStep("Exact weights", [Matrix("α (exact)", exact_w)], "weights"))
     conventions = {"mask": "1 = may attend; masked scores are −∞ before the softmax",
@@ -152,7 +152,7 @@ def causal_mask(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
             Text("Top-left alignment treats the new queries as positions 1 … n, hiding cached keys they are entitled to; "
                  "use causal_lower_right (or an explicit mask) when n < m."),
             Matrix("keys visible to the last query (top-left)", tl_count)], "top_left_visible"))
-    statement.append(Matrix("S", tolist(S), row_labels=queries, col_labels=keys))
+    statement.append(Matrix("S", jsonable(S), row_labels=queries, col_labels=keys))
     return Draft(title=("Masked self-attention", "Teacher forcing and the causal mask",
                         "The causal mask with a KV cache")[difficulty - 1],
                  params=params, statement=statement, parts=parts, solution=solution, conventions=conventions)

@@ -14,8 +14,8 @@ import numpy as np
 
 from examprep import engine, solve
 from examprep.document import Math, Matrix, Text
-from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
-from examprep.problem import Misconception, Part, Recipe, SolutionStep
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
+from examprep.problem import Misconception, Part, EcfRule, SolutionStep
 
 
 @generator("conv2d", title="Convolution forward and backward",
@@ -44,8 +44,8 @@ def conv2d(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         delta = rng.ints(-1, 2, y.shape, nonzero=True)
     if np.count_nonzero(y) < 2 or not np.any(delta):
         raise Degenerate("a mostly zero output")
-    params = {"input": tolist(x), "kernel": tolist(k), "stride": stride, "padding": padding, "bias": bias,
-              "grad_output": tolist(delta)}
+    params = {"input": jsonable(x), "kernel": jsonable(k), "stride": stride, "padding": padding, "bias": bias,
+              "grad_output": jsonable(delta)}
     known = solve.mistakes("conv2d", params)
     t = known.trace()
     if np.array_equal(t.grad_kernel, np.flip(t.grad_kernel)) or not np.any(t.grad_input):
@@ -53,29 +53,29 @@ def conv2d(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     steps = solve.conv.conv2d_steps(known.params, t)
 
     # mistaken methods, through the engine
-    out_mis = [known.get("output", "flipped-kernel", tolist)]
+    out_mis = [known.get("output", "flipped-kernel", jsonable)]
     if stride > 1:
-        out_mis.append(Misconception("ignored-stride", tolist(known.trace(stride=1, grad_output=None).output),
+        out_mis.append(Misconception("ignored-stride", jsonable(known.trace(stride=1, grad_output=None).output),
                                      f"With stride {stride} the window moves {stride} positions at a time."))
-    out_mis += known.of("output", tolist, skip={"flipped-kernel"})
-    gk_mis = list(known.of("grad_kernel", tolist))
+    out_mis += known.of("output", jsonable, skip={"flipped-kernel"})
+    gk_mis = list(known.of("grad_kernel", jsonable))
     if difficulty == 1:
-        gk_mis.append(Misconception("delta-ones", tolist(known.trace(grad_output=tolist(np.ones_like(y))).grad_kernel),
+        gk_mis.append(Misconception("delta-ones", jsonable(known.trace(grad_output=jsonable(np.ones_like(y))).grad_kernel),
                                     "δ = ∂L/∂y = y for L = ½ Σ y²; you used δ = 1."))
-    gx_mis = list(known.of("grad_input", tolist))
+    gx_mis = list(known.of("grad_input", jsonable))
     if padding:
-        gx_mis.append(Misconception("padded-border-kept", tolist(engine.conv2d(np.pad(x, padding), k, stride=stride,
+        gx_mis.append(Misconception("padded-border-kept", jsonable(engine.conv2d(np.pad(x, padding), k, stride=stride,
                                                                                 grad_output=delta).grad_input[1:, 1:]),
                                     "The gradient that lands on the zero padding is dropped: crop it off, keep the "
                                     "input's own positions."))
     kind = "vector" if difficulty == 1 else "matrix"
-    parts = [Part("output", "The output $y$" + (" (one value per window)." if difficulty == 1 else "."), kind, tolist(y),
+    parts = [Part("output", "The output $y$" + (" (one value per window)." if difficulty == 1 else "."), kind, jsonable(y),
                   shape=y.shape, points=2, minutes=1.0 * y.size, misconceptions=tuple(out_mis),
-                  recipe=Recipe("solve:conv2d", {k_: v for k_, v in params.items() if k_ != "grad_output"}, "output"))]
+                  ecf_rule=EcfRule("solve:conv2d", {k_: v for k_, v in params.items() if k_ != "grad_output"}, "output"))]
     grad_args = {k_: v for k_, v in params.items()} | ({"grad_output": {"$ref": "output"}} if difficulty == 1 else {})
-    parts.append(Part("grad_kernel", r"$\partial L / \partial K$ (the kernel's shape).", kind, tolist(t.grad_kernel),
+    parts.append(Part("grad_kernel", r"$\partial L / \partial K$ (the kernel's shape).", kind, jsonable(t.grad_kernel),
                       shape=t.grad_kernel.shape, points=2, minutes=0.8 * y.size * k.size / 2,
-                      misconceptions=tuple(gk_mis), recipe=Recipe("solve:conv2d", grad_args, "grad_kernel"),
+                      misconceptions=tuple(gk_mis), ecf_rule=EcfRule("solve:conv2d", grad_args, "grad_kernel"),
                       hint="Entry (u, v) sums δ times the input value that tap (u, v) of the kernel saw in each window."))
     if bias:
         parts.append(Part("grad_bias", r"$\partial L / \partial b$.", "number", float(t.grad_bias), points=1, minutes=1,
@@ -83,17 +83,17 @@ def conv2d(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                                           Misconception("mean", float(t.grad_bias / delta.size),
                                                         "The bias is added to every output, so its gradient is the sum of δ, "
                                                         "not the mean.")),
-                          recipe=Recipe("solve:conv2d", grad_args, "grad_bias")))
-    parts.append(Part("grad_input", r"$\partial L / \partial x$ (the input's shape).", kind, tolist(t.grad_input),
+                          ecf_rule=EcfRule("solve:conv2d", grad_args, "grad_bias")))
+    parts.append(Part("grad_input", r"$\partial L / \partial x$ (the input's shape).", kind, jsonable(t.grad_input),
                       shape=t.grad_input.shape, points=3, minutes=0.5 * x.size, misconceptions=tuple(gx_mis),
-                      recipe=Recipe("solve:conv2d", grad_args, "grad_input"),
+                      ecf_rule=EcfRule("solve:conv2d", grad_args, "grad_input"),
                       hint="Scatter each δ[i, j]·K back onto the window it came from; overlapping windows add."))
     solution = steps_from(steps.pad, None) if padding else []
     solution += steps_from(steps.slide, "output")
     if difficulty == 1:
         solution.append(SolutionStep("Upstream gradient of L = ½ Σ y²",
                                      [Math(r"\delta_i = \frac{\partial L}{\partial y_i} = y_i"),
-                                                                          Matrix("δ", tolist(delta))]))
+                                                                          Matrix("δ", jsonable(delta))]))
     solution += steps_from(steps.grad_kernel, "grad_kernel")
     if bias:
         solution += steps_from(steps.grad_bias, "grad_bias")
@@ -107,14 +107,14 @@ def conv2d(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     if difficulty == 1:
         statement = [Text("A 1-D convolution layer (cross-correlation as torch.nn.functional.conv1d: no kernel flip), "
                           "stride 1, no padding, no bias. The loss is $L = \\frac12 \\sum_i y_i^2$."),
-                     Matrix("x", tolist(x)), Matrix("K", tolist(k))]
+                     Matrix("x", jsonable(x)), Matrix("K", jsonable(k))]
     else:
         statement = [Text("A 2-D convolution layer with one channel (cross-correlation as torch.nn.functional.conv2d: "
                           f"no kernel flip), stride {stride}"
                           + (f", zero padding {padding} on every side" if padding else ", no padding")
                           + (f", bias b = {bias:g}" if bias else ", no bias") + ". Backpropagation has delivered "
                           "$\\delta = \\partial L / \\partial y$."),
-                     Matrix("x", tolist(x)), Matrix("K", tolist(k)), Matrix("δ", tolist(delta))]
+                     Matrix("x", jsonable(x)), Matrix("K", jsonable(k)), Matrix("δ", jsonable(delta))]
     return Draft(title="Convolution forward and backward" + (" (1-D)" if difficulty == 1 else ""), params=params,
                  statement=statement, parts=parts, solution=solution,
                  conventions={"operation": "cross-correlation, no kernel flip (PyTorch)",

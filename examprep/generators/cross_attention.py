@@ -17,8 +17,8 @@ import numpy as np
 
 from examprep import solve
 from examprep.document import Matrix, Text
-from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
-from examprep.generators._exact import softmax_entry, weighted_sum
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
+from examprep.exact import softmax_entry, weighted_sum
 from examprep.problem import EXACT, Misconception, Part, SolutionStep
 
 SOURCES = ("the decoder", "the encoder output")
@@ -53,8 +53,8 @@ def cross_attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draf
     mask = None
     if difficulty == 3:
         mask = [[1] * (m - 1) + [0] for _ in range(n)]
-    params = {"decoder_states": tolist(X), "encoder_output": tolist(Z), "w_query": tolist(W_Q), "w_key": tolist(W_K),
-              "w_value": tolist(W_V), "mask": mask, "layout": "x-w"}
+    params = {"decoder_states": jsonable(X), "encoder_output": jsonable(Z), "w_query": jsonable(W_Q), "w_key": jsonable(W_K),
+              "w_value": jsonable(W_V), "mask": mask, "layout": "x-w"}
     known = solve.mistakes("cross-attention", params)
     tr = known.trace()
     allowed = tr.allowed.astype(bool)
@@ -76,29 +76,29 @@ def cross_attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draf
             exact_w.append([softmax_entry(exps, idx.index(j)) if j in idx else "0" for j in range(m)])
             exact_o.append([weighted_sum(exps, [tr.value[j, c] for j in idx]) for c in range(tr.value.shape[1])])
     # solve's table for cross-attention; the scale mistake worded for this problem's d_k = 4
-    w_mis = (Misconception("no-scale", tolist(no_scale.weights), "Divide the scores by √d_k = 2 before the softmax."),
-             known.get("weights", "wrong-axis", tolist))
-    o_mis = known.of("output", tolist, skip={"padding-attended"})
+    w_mis = (Misconception("no-scale", jsonable(no_scale.weights), "Divide the scores by √d_k = 2 before the softmax."),
+             known.get("weights", "wrong-axis", jsonable))
+    o_mis = known.of("output", jsonable, skip={"padding-attended"})
     if difficulty == 3:
-        w_mis += (known.get("weights", "causal-in-cross", tolist), known.get("weights", "padding-attended", tolist))
-        o_mis += (known.get("output", "padding-attended", tolist),)
+        w_mis += (known.get("weights", "causal-in-cross", jsonable), known.get("weights", "padding-attended", jsonable))
+        o_mis += (known.get("output", "padding-attended", jsonable),)
     asked = ("query", "key", "value", "scores", "weights", "output")
     parts = [
-        Part("query", "The queries $Q = X W_Q$.", "matrix", tolist(tr.query), shape=tr.query.shape, points=1, minutes=2,
-             misconceptions=known.of("query", tolist)),
-        Part("key", "The keys $K = Z W_K$.", "matrix", tolist(tr.key), shape=tr.key.shape, points=1, minutes=2.5,
-             misconceptions=known.of("key", tolist)),
-        Part("value", "The values $V = Z W_V$.", "matrix", tolist(tr.value), shape=tr.value.shape, points=1, minutes=2,
-             misconceptions=known.of("value", tolist)),
+        Part("query", "The queries $Q = X W_Q$.", "matrix", jsonable(tr.query), shape=tr.query.shape, points=1, minutes=2,
+             misconceptions=known.of("query", jsonable)),
+        Part("key", "The keys $K = Z W_K$.", "matrix", jsonable(tr.key), shape=tr.key.shape, points=1, minutes=2.5,
+             misconceptions=known.of("key", jsonable)),
+        Part("value", "The values $V = Z W_V$.", "matrix", jsonable(tr.value), shape=tr.value.shape, points=1, minutes=2,
+             misconceptions=known.of("value", jsonable)),
         Part("scores", r"The raw scores $Q K^\top$ (rows: decoder positions, columns: encoder positions).", "matrix",
-             tolist(tr.scores), shape=tr.scores.shape, points=1, minutes=2,
-             misconceptions=tuple(m for m in known.of("scores", tolist) if not _same_entries(m.value, tr.scores)),
-             recipe=solve.ecf("cross-attention", "scores", known.params, tr, asked)),
+             jsonable(tr.scores), shape=tr.scores.shape, points=1, minutes=2,
+             misconceptions=tuple(m for m in known.of("scores", jsonable) if not _same_entries(m.value, tr.scores)),
+             ecf_rule=solve.ecf("cross-attention", "scores", known.params, tr, asked)),
         Part("weights", r"The attention weights $\alpha = \mathrm{softmax}(QK^\top/\sqrt{d_k})$" + (", masked" if mask else "")
-             + ", one row per decoder position.", "matrix", tolist(tr.weights), shape=tr.weights.shape, points=2, minutes=4,
-             exact=exact_w, misconceptions=w_mis, recipe=solve.ecf("cross-attention", "weights", known.params, tr, asked)),
-        Part("output", r"The output $O = \alpha V$.", "matrix", tolist(tr.output), shape=tr.output.shape, points=2, minutes=2,
-             exact=exact_o, misconceptions=o_mis, recipe=solve.ecf("cross-attention", "output", known.params, tr, asked)),
+             + ", one row per decoder position.", "matrix", jsonable(tr.weights), shape=tr.weights.shape, points=2, minutes=4,
+             exact=exact_w, misconceptions=w_mis, ecf_rule=solve.ecf("cross-attention", "weights", known.params, tr, asked)),
+        Part("output", r"The output $O = \alpha V$.", "matrix", jsonable(tr.output), shape=tr.output.shape, points=2, minutes=2,
+             exact=exact_o, misconceptions=o_mis, ecf_rule=solve.ecf("cross-attention", "output", known.params, tr, asked)),
     ]
     steps = solve.attention.cross_attention_steps(known.params, tr)
     solution = (steps_from(steps.query, "query") + steps_from(steps.key, "key") + steps_from(steps.value, "value")
@@ -113,8 +113,8 @@ def cross_attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draf
                       f"to the encoder output. {source}. Projections multiply on the right: $Q = X W_Q$, $K = Z W_K$, "
                       "$V = Z W_V$ ($W$ is $d_{model} \\times d_k$, as in Vaswani et al.), $d_k = 4$."
                       + (" A key-padding mask hides [PAD]; no other mask applies." if mask else "")),
-                 Matrix("X", tolist(X), row_labels=dec), Matrix("Z", tolist(Z), row_labels=enc),
-                 Matrix("W_Q", tolist(W_Q)), Matrix("W_K", tolist(W_K)), Matrix("W_V", tolist(W_V))]
+                 Matrix("X", jsonable(X), row_labels=dec), Matrix("Z", jsonable(Z), row_labels=enc),
+                 Matrix("W_Q", jsonable(W_Q)), Matrix("W_K", jsonable(W_K)), Matrix("W_V", jsonable(W_V))]
     conventions = {"roles": "queries from the decoder, keys and values from the encoder output",
                    "projections": "x W with W of shape d_model × d_k (Vaswani et al. 2017)", "scale": "1/√d_k = 1/2",
                    "mask": "key padding: [PAD] gets weight 0; no causal mask in cross-attention" if mask else "none"}

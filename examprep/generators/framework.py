@@ -18,6 +18,7 @@ import numpy as np
 from examprep.document import Math, Matrix
 from examprep.problem import Misconception, Part, Problem, SolutionStep
 from examprep.solve.contract import Step, jsonable
+from examprep.values import snap
 
 
 class Degenerate(Exception):
@@ -148,31 +149,12 @@ def _identical(expected: Any, value: Any) -> bool:
     return a.shape == b.shape and bool(np.all(np.abs(a - b) <= 1e-9 * (1 + np.abs(a))))
 
 
-def _snap(value: Any) -> Any:
-    """Round-off noise to exact zeros: an entry below 1e-12 of its array's largest magnitude (or
-    an absolute 1e-13) is 0 — keys and sheets then show 0, not −2.8e−17."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, list)):
-        return value
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        return value
-    if arr.dtype != float or not np.all(np.isfinite(arr)):
-        return value
-    scale = float(np.max(np.abs(arr), initial=0.0))
-    tiny = (np.abs(arr) < 1e-12 * scale) | (np.abs(arr) < 1e-13)
-    if not np.any(tiny & (arr != 0)):
-        return value
-    arr = np.where(tiny, 0.0, arr)
-    return float(arr) if arr.ndim == 0 else arr.tolist()
-
-
 def _check(draft: Draft) -> Draft:
     parts = []
     for part in draft.parts:
         if part.kind in ("number", "vector", "matrix"):
-            part = replace(part, expected=_snap(part.expected),
-                           misconceptions=tuple(replace(m, value=_snap(m.value)) for m in part.misconceptions))
+            part = replace(part, expected=snap(part.expected),
+                           misconceptions=tuple(replace(m, value=snap(m.value)) for m in part.misconceptions))
         kept: list[Misconception] = []
         for m in part.misconceptions:
             if _identical(part.expected, m.value):
@@ -197,17 +179,6 @@ def nice(x: float, sig: int = 3) -> str:
     digits = sig - int(math.floor(math.log10(abs(x)))) - 1
     text = f"{round(x, max(digits, 0)):.{max(digits, 0)}f}".rstrip("0").rstrip(".")
     return text
-
-
-def tolist(v: Any) -> Any:
-    """Engine values to plain JSON values (floats, nested lists, ints stay ints)."""
-    if isinstance(v, np.ndarray):
-        return v.tolist()
-    if isinstance(v, (np.floating,)):
-        return float(v)
-    if isinstance(v, (np.integer,)):
-        return int(v)
-    return v
 
 
 def steps_from(steps: Step | Iterable[Step | None] | None, part: str | None = None, prefix: str = "") -> list[SolutionStep]:

@@ -13,8 +13,8 @@ import numpy as np
 
 from examprep import engine, solve
 from examprep.document import Matrix, Text
-from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
-from examprep.generators._exact import frac
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
+from examprep.exact import frac
 from examprep.problem import Misconception, Part, SolutionStep
 
 
@@ -31,7 +31,7 @@ def gru_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         w_hh = np.zeros((3, 1))
         b_ih = b_hh = np.zeros(3)
         shown_ih = [[f"ln {a}" if a > 1 else "0"], [f"ln {b}" if b > 1 else "0"], [f"ln {c}"]]
-        shown_hh = tolist(w_hh)
+        shown_hh = jsonable(w_hh)
         r_, z_, n_ = Fraction(a, 1 + a), Fraction(b, 1 + b), Fraction(c * c - 1, c * c + 1)
         exact = {"r": frac(r_), "z": frac(z_), "n": frac(n_), "h_new": frac((1 - z_) * h0 + z_ * n_),
                  "h_new_pytorch": frac((1 - z_) * n_ + z_ * h0)}
@@ -46,11 +46,11 @@ def gru_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         else:
             b_ih = rng.decimals(-0.5, 0.5, 0.5, (3 * H,))
             b_hh = rng.decimals(-0.5, 0.5, 0.5, (3 * H,))
-        shown_ih, shown_hh = tolist(w_ih), tolist(w_hh)
+        shown_ih, shown_hh = jsonable(w_ih), jsonable(w_hh)
     if not np.any(h):
         raise Degenerate("h = 0 hides the blend and the reset")
-    params = {"x": tolist(x), "h": tolist(h), "weight_ih": tolist(w_ih), "weight_hh": tolist(w_hh),
-              "bias_ih": tolist(b_ih), "bias_hh": tolist(b_hh), "convention": "lecture", "reset": "after"}
+    params = {"x": jsonable(x), "h": jsonable(h), "weight_ih": jsonable(w_ih), "weight_hh": jsonable(w_hh),
+              "bias_ih": jsonable(b_ih), "bias_hh": jsonable(b_hh), "convention": "lecture", "reset": "after"}
     known = solve.mistakes("gru-cell", params)         # every engine call below goes through it, once each
     g = known.trace()
     if np.any(np.abs(g.z - 0.5) < 1e-12):
@@ -63,7 +63,7 @@ def gru_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     swapped = engine.gru_cell(x, h, *swapped_rows, *swapped_b)
     scalar = H == 1
     kind = "number" if scalar else "vector"
-    val = (lambda v: float(np.asarray(v).ravel()[0])) if scalar else tolist
+    val = (lambda v: float(np.asarray(v).ravel()[0])) if scalar else jsonable
     shape = None if scalar else (H,)
     gates = ["r", "z", "n"]
     row_labels = [f"{gname}{i + 1}" if H > 1 else gname for gname in gates for i in range(H)]
@@ -89,10 +89,10 @@ def gru_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                                            "Rows are stacked [r; z; n]: the second block is the update gate."),)
              + known.of("z", val)),
         Part("n", "The candidate state $n$.", kind, val(g.n), shape=shape, points=2, minutes=3.0 * H, exact=exact.get("n"),
-             misconceptions=known.of("n", val), recipe=solve.ecf("gru-cell", "n", params, g, asked)),
+             misconceptions=known.of("n", val), ecf_rule=solve.ecf("gru-cell", "n", params, g, asked)),
         Part("h_new", "The new hidden state $h'$ (lecture convention).", kind, val(g.h_new), shape=shape, points=2,
              minutes=2.0 * H, exact=exact.get("h_new"), misconceptions=known.of("h_new", val),
-             recipe=solve.ecf("gru-cell", "h_new", params, g, asked)),
+             ecf_rule=solve.ecf("gru-cell", "h_new", params, g, asked)),
     ]
     steps = solve.rnn.gru_steps(params, g)
     solution = (steps_from(steps.reset, "r") + steps_from(steps.update, "z") + steps_from(steps.candidate, "n")
@@ -102,7 +102,7 @@ def gru_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         parts.append(Part("h_new_pytorch", "The new hidden state in PyTorch's convention, $h' = (1 - z) \\odot n + z \\odot h$.",
                           kind, val(pt.h_new), shape=shape, points=1, minutes=1.5 * H, exact=exact.get("h_new_pytorch"),
                           misconceptions=(known.at(convention="pytorch").get("h_new", "lecture-blend", val),),
-                          recipe=solve.ecf("gru-cell", "h_new", pytorch, pt, asked)))
+                          ecf_rule=solve.ecf("gru-cell", "h_new", pytorch, pt, asked)))
         solution += steps_from(solve.rnn.gru_steps(pytorch, pt).blend, "h_new_pytorch", prefix="PyTorch: ")
     if calculator_free:
         solution.append(SolutionStep("Exact values", [

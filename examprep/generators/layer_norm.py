@@ -18,8 +18,8 @@ import numpy as np
 
 from examprep import solve
 from examprep.document import Matrix, Text
-from examprep.generators.framework import Draft, Stream, generator, nice, steps_from, tolist
-from examprep.generators._exact import frac
+from examprep.generators.framework import Draft, Stream, generator, nice, steps_from, jsonable
+from examprep.exact import frac
 from examprep.problem import Misconception, Part, SolutionStep
 
 # σ → ε with σ² + ε a perfect square of a one-decimal number: 1 + 0.21 = 1.1², 4 + 0.41 = 2.1², …
@@ -102,8 +102,8 @@ def layer_norm(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         eps = rng.choice(EXAGGERATED_EPS[int(round(sigma[0]))])
     else:
         eps = 0.0 if calculator_free else 1e-5
-    params = {"x": tolist(x), "gamma": tolist(gamma) if difficulty == 2 else 1.0,
-              "beta": tolist(beta) if difficulty == 2 else 0.0, "eps": eps, "eps_placement": "added-to-std",
+    params = {"x": jsonable(x), "gamma": jsonable(gamma) if difficulty == 2 else 1.0,
+              "beta": jsonable(beta) if difficulty == 2 else 0.0, "eps": eps, "eps_placement": "added-to-std",
               "variance": "biased"}
     known = solve.mistakes("layer-norm", params)
     ln = known.trace()
@@ -111,7 +111,7 @@ def layer_norm(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     kind = "matrix" if rows == 2 else "vector"
     shape = (2, 4) if rows == 2 else (4,)
     stat_kind, stat_shape = ("vector", (2,)) if rows == 2 else ("number", None)
-    val = tolist if rows == 2 else float
+    val = jsonable if rows == 2 else float
     if not calculator_free:
         exact = None
     elif difficulty == 3:
@@ -143,9 +143,9 @@ def layer_norm(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                                f"The lecture writes layer norm as $y = \\frac{{x - \\mu}}{{\\sigma + \\epsilon}}$, PyTorch "
                                "(torch.nn.LayerNorm) as $y = \\frac{x - \\mu}{\\sqrt{\\sigma^2 + \\epsilon}}$, both with the "
                                f"biased variance over the features and $\\gamma = 1$, $\\beta = 0$. Here {eps_text}.")),
-                 Matrix("x", tolist(x), row_labels=tokens if rows == 2 else None)]
+                 Matrix("x", jsonable(x), row_labels=tokens if rows == 2 else None)]
     if difficulty == 2:
-        statement += [Matrix("γ", tolist(gamma)), Matrix("β", tolist(beta))]
+        statement += [Matrix("γ", jsonable(gamma)), Matrix("β", jsonable(beta))]
     asked = ("mean", "var", "output")
     per = " of each token" if rows == 2 else ""
     parts = [
@@ -156,9 +156,9 @@ def layer_norm(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     ]
     if difficulty < 3:
         parts.append(Part("output", "The normalised output $y$" + (" (one row per token)." if rows == 2 else "."), kind,
-                          tolist(ln.output), shape=shape, points=2 + rows, minutes=2.0 * rows, exact=exact,
-                          misconceptions=known.of("output", tolist),
-                          recipe=solve.ecf("layer-norm", "output", known.params, ln, asked)))
+                          jsonable(ln.output), shape=shape, points=2 + rows, minutes=2.0 * rows, exact=exact,
+                          misconceptions=known.of("output", jsonable),
+                          ecf_rule=solve.ecf("layer-norm", "output", known.params, ln, asked)))
     steps = solve.norm.layer_norm_steps(known.params, ln)
     out_id = "output" if difficulty < 3 else "output_lecture"
     solution = (steps_from(steps.mean, "mean") + steps_from(steps.variance, "var")
@@ -172,20 +172,20 @@ def layer_norm(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         root = Fraction(round(float(np.sqrt(sigma[0] ** 2 + eps) * 10)), 10)
         parts += [
             Part("output_lecture", r"The output with the lecture's $\frac{x - \mu}{\sigma + \epsilon}$.", "vector",
-                 tolist(ln.output), shape=(4,), points=2, minutes=2, exact=exact,
-                 misconceptions=(Misconception("inside-sqrt", tolist(pt.output),
+                 jsonable(ln.output), shape=(4,), points=2, minutes=2, exact=exact,
+                 misconceptions=(Misconception("inside-sqrt", jsonable(pt.output),
                                                "That is PyTorch's placement, ε inside the square root."),
-                                 Misconception("no-eps", tolist(no_eps.output), "ε is not negligible here: add it to σ."),
-                                 Misconception("unbiased", tolist(unbiased.output), "Use the biased variance (÷ D).")),
-                 recipe=solve.ecf("layer-norm", "output", known.params, ln, asked)),
+                                 Misconception("no-eps", jsonable(no_eps.output), "ε is not negligible here: add it to σ."),
+                                 Misconception("unbiased", jsonable(unbiased.output), "Use the biased variance (÷ D).")),
+                 ecf_rule=solve.ecf("layer-norm", "output", known.params, ln, asked)),
             Part("output_pytorch", r"The output with PyTorch's $\frac{x - \mu}{\sqrt{\sigma^2 + \epsilon}}$.", "vector",
-                 tolist(pt.output), shape=(4,), points=2, minutes=2,
+                 jsonable(pt.output), shape=(4,), points=2, minutes=2,
                  exact=_exact_eps(x, root) if calculator_free else None,
-                 misconceptions=(Misconception("added-to-std", tolist(ln.output),
+                 misconceptions=(Misconception("added-to-std", jsonable(ln.output),
                                                "That is the lecture's placement, ε added to σ."),
-                                 Misconception("no-eps", tolist(no_eps.output),
+                                 Misconception("no-eps", jsonable(no_eps.output),
                                                "ε is not negligible here: add it to σ² under the root.")),
-                 recipe=solve.ecf("layer-norm", "output", known.params | {"eps_placement": "inside-sqrt"}, pt, asked)),
+                 ecf_rule=solve.ecf("layer-norm", "output", known.params | {"eps_placement": "inside-sqrt"}, pt, asked)),
         ]
         pt_steps = solve.norm.layer_norm_steps(known.params | {"eps_placement": "inside-sqrt"}, pt)
         solution += steps_from((pt_steps.denominator, pt_steps.normalise, pt_steps.affine), "output_pytorch", "PyTorch: ")

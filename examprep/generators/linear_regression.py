@@ -14,8 +14,8 @@ import numpy as np
 
 from examprep import solve
 from examprep.document import Math, Matrix, Text
-from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
-from examprep.problem import Misconception, Part, Recipe, SolutionStep
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
+from examprep.problem import Misconception, Part, EcfRule, SolutionStep
 
 _LOSS_TEX = {"mse": r"L = \frac{1}{N} \sum_n (\hat y_n - y_n)^2", "half-mse": r"L = \frac{1}{2N} \sum_n (\hat y_n - y_n)^2"}
 _OTHER = {"mse": "half-mse", "half-mse": "mse"}
@@ -36,7 +36,7 @@ def linear_regression(rng: Stream, difficulty: int, calculator_free: bool) -> Dr
     y = rng.ints(-3, 3, (N,))
     lr = float(rng.choice([0.1, 0.5] if calculator_free else [0.1, 0.05, 0.2]))
     loss = "mse" if difficulty != 2 else rng.choice(["mse", "half-mse"])
-    params = {"X": tolist(X), "y": tolist(y), "w": w if d == 1 else tolist(w), "b": b, "lr": lr, "loss": loss}
+    params = {"X": jsonable(X), "y": jsonable(y), "w": w if d == 1 else jsonable(w), "b": b, "lr": lr, "loss": loss}
     known = solve.mistakes("linear-regression", params)
     t = known.trace()
     if not np.any(t.residuals) or np.count_nonzero(t.residuals) < 2 or abs(t.grad_b) < 1e-12:
@@ -49,7 +49,7 @@ def linear_regression(rng: Stream, difficulty: int, calculator_free: bool) -> Dr
     ascent = known.trace(lr=-lr)
     no_bias = known.trace(b=0.0)
     scalar_w = d == 1
-    val = (lambda v: float(v)) if scalar_w else tolist
+    val = (lambda v: float(v)) if scalar_w else jsonable
     wkind, wshape = ("number", None) if scalar_w else ("vector", (d,))
     conv = "½·MSE" if loss == "half-mse" else "MSE"
     other_conv = "MSE" if loss == "half-mse" else "½·MSE"
@@ -70,27 +70,27 @@ def linear_regression(rng: Stream, difficulty: int, calculator_free: bool) -> Dr
                   Misconception("other-convention", val(other.w_new), f"That step uses the gradient of the {other_conv}.")]
     step_mis_b = [Misconception("ascent", float(ascent.b_new), "Gradient descent subtracts: b ← b − η ∂L/∂b."),
                   Misconception("other-convention", float(other.b_new), f"That step uses the gradient of the {other_conv}.")]
-    preds_mis = [Misconception("no-bias", tolist(no_bias.predictions), "ŷ = X w + b: add the bias to every prediction.")]
-    x_arg = tolist(X)
+    preds_mis = [Misconception("no-bias", jsonable(no_bias.predictions), "ŷ = X w + b: add the bias to every prediction.")]
+    x_arg = jsonable(X)
     parts = [
-        Part("predictions", r"The predictions $\hat y = X w + b$.", "vector", tolist(t.predictions), shape=(N,), points=1,
+        Part("predictions", r"The predictions $\hat y = X w + b$.", "vector", jsonable(t.predictions), shape=(N,), points=1,
              minutes=2, misconceptions=tuple(preds_mis),
-             recipe=Recipe("solve:linear-regression", params, "predictions")),
+             ecf_rule=EcfRule("solve:linear-regression", params, "predictions")),
         Part("loss", f"The loss $L$ ({conv}).", "number", float(t.loss), points=1, minutes=2,
              misconceptions=tuple(loss_mis),
-             recipe=Recipe("mse-loss", {"predictions": {"$ref": "predictions"}, "target": tolist(y), "loss": loss})),
+             ecf_rule=EcfRule("mse-loss", {"predictions": {"$ref": "predictions"}, "target": jsonable(y), "loss": loss})),
         Part("grad_w", r"$\partial L / \partial w$.", wkind, val(t.grad_w), shape=wshape, points=2, minutes=3,
              misconceptions=tuple(gw_mis),
-             recipe=Recipe("mse-grad-w", {"X": x_arg, "predictions": {"$ref": "predictions"}, "target": tolist(y),
+             ecf_rule=EcfRule("mse-grad-w", {"X": x_arg, "predictions": {"$ref": "predictions"}, "target": jsonable(y),
                                           "loss": loss})),
         Part("grad_b", r"$\partial L / \partial b$.", "number", float(t.grad_b), points=1, minutes=1.5,
              misconceptions=tuple(gb_mis),
-             recipe=Recipe("mse-grad-b", {"predictions": {"$ref": "predictions"}, "target": tolist(y), "loss": loss})),
+             ecf_rule=EcfRule("mse-grad-b", {"predictions": {"$ref": "predictions"}, "target": jsonable(y), "loss": loss})),
         Part("w_new", rf"$w$ after one gradient-descent step with learning rate $\eta = {lr}$.", wkind, val(t.w_new),
              shape=wshape, points=1, minutes=1, misconceptions=tuple(step_mis_w),
-             recipe=Recipe("sgd-step", {"param": params["w"], "grad": {"$ref": "grad_w"}, "lr": lr})),
+             ecf_rule=EcfRule("sgd-step", {"param": params["w"], "grad": {"$ref": "grad_w"}, "lr": lr})),
         Part("b_new", r"$b$ after the same step.", "number", float(t.b_new), points=1, minutes=0.5,
-             misconceptions=tuple(step_mis_b), recipe=Recipe("sgd-step", {"param": b, "grad": {"$ref": "grad_b"}, "lr": lr})),
+             misconceptions=tuple(step_mis_b), ecf_rule=EcfRule("sgd-step", {"param": b, "grad": {"$ref": "grad_b"}, "lr": lr})),
     ]
     s = solve.regression.linear_regression_steps(known.params, t)
     solution = (steps_from(s.predictions, "predictions") + steps_from(s.residuals, None) + steps_from(s.loss, "loss")
@@ -109,15 +109,15 @@ def linear_regression(rng: Stream, difficulty: int, calculator_free: bool) -> Dr
                                                         "Halving the loss halves its gradient: (1/N) Xᵀe instead of (2/N) Xᵀe."),
                                           Misconception("doubled", val(2 * np.asarray(t.grad_w)),
                                                         "The ½ halves the gradient; it does not double it.")),
-                          recipe=Recipe("mse-grad-w", {"X": x_arg, "predictions": {"$ref": "predictions"},
-                                                       "target": tolist(y), "loss": "half-mse"})))
+                          ecf_rule=EcfRule("mse-grad-w", {"X": x_arg, "predictions": {"$ref": "predictions"},
+                                                       "target": jsonable(y), "loss": "half-mse"})))
         parts.append(Part("lr_half", r"The learning rate for $L_{1/2}$ that makes its step equal to the MSE step with "
                           rf"$\eta = {lr}$.", "number", 2 * lr, points=1, minutes=1,
                           misconceptions=(Misconception("halved", lr / 2, "The ½·MSE gradient is half as large, so the "
                                                                           "learning rate must double, not halve."),
                                           Misconception("same", lr, "The gradients differ by a factor 2, so the same η "
                                                                     "gives a step half as long.")),
-                          recipe=Recipe("scale", {"x": lr, "factor": 2.0})))
+                          ecf_rule=EcfRule("scale", {"x": lr, "factor": 2.0})))
         hs = solve.regression.linear_regression_steps(known.params | {"loss": "half-mse"}, half)
         solution += steps_from(hs.gradient, "grad_w_half", prefix="½·MSE: ")
         solution.append(SolutionStep("Matching the steps", [

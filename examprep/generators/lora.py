@@ -14,8 +14,8 @@ from fractions import Fraction
 from examprep import engine, solve
 from examprep.document import Math, Matrix, Table, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from
-from examprep.generators._exact import frac
-from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
+from examprep.exact import frac
+from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
 
 MERGE_CHOICES = ("none", "grows with r", "doubles")
 
@@ -69,21 +69,21 @@ def lora(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     parts = [
         Part("trainable_params", f"The number of trainable LoRA parameters ({what}).", "integer", lo.trainable_params,
              tolerance=EXACT, points=2, minutes=2, misconceptions=tuple(trainable_mis),
-             recipe=Recipe("solve:lora", params, "trainable_params"),
+             ecf_rule=EcfRule("solve:lora", params, "trainable_params"),
              hint="Each adapted matrix trains B (d×r) and A (r×k): r(d + k)."),
         Part("full_params", f"The number of parameters full fine-tuning of {what} would train.", "integer", lo.full_params,
              tolerance=EXACT, points=1, minutes=1,
              misconceptions=((Misconception("one-matrix", one.full_params,
                                             f"Full fine-tuning trains all {num} matrices."),) if num > 1 else ())
              + (Misconception("sum-not-product", (d + k) * num, "A d×k matrix has d·k entries, not d + k."),),
-             recipe=Recipe("solve:lora", params, "full_params")),
+             ecf_rule=EcfRule("solve:lora", params, "full_params")),
         Part("fraction", "The fraction of those parameters LoRA trains (trainable / full).", "number", lo.fraction,
              points=1, minutes=1, exact=fraction_exact if calculator_free else None,
              misconceptions=(Misconception("r-over-d", float(frac_r_over_d),
                                            "r/d ignores the second factor: the fraction is r(d + k)/(d k)."),
                              Misconception("inverted", lo.full_params / lo.trainable_params,
                                            "That is full / trainable; the fraction is trainable / full.")),
-             recipe=Recipe("divide", {"a": {"$ref": "trainable_params"}, "b": {"$ref": "full_params"}})),
+             ecf_rule=EcfRule("divide", {"a": {"$ref": "trainable_params"}, "b": {"$ref": "full_params"}})),
     ]
     steps = solve.counts.lora_steps(known.params, lo)
     solution = (steps_from((steps.per_matrix, steps.trainable_params), "trainable_params")
@@ -108,7 +108,7 @@ def lora(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                                                         "Adam also keeps two moments (m and v) per parameter."),
                                           Misconception("no-gradient", two_values.bytes_per_param,
                                                         "Besides Adam's two moments, each trained parameter has a gradient.")),
-                          recipe=Recipe("solve:lora-memory", mem_params, "bytes_per_param")))
+                          ecf_rule=EcfRule("solve:lora-memory", mem_params, "bytes_per_param")))
         parts.append(Part("saved_mib", "The memory LoRA saves against full fine-tuning of the same matrices, in MiB.",
                           "number", mem.saved_mib, points=2, minutes=2,
                           exact=frac(Fraction(mem.saved_bytes, 2 ** 20)) if calculator_free else None,
@@ -118,7 +118,7 @@ def lora(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                                                         "1 MiB is 2²⁰ = 1,048,576 bytes, not 10⁶."),
                                           Misconception("lora-memory-not-saving", mem.lora_training_bytes / 2 ** 20,
                                                         "That is what LoRA still needs; the saving is full − LoRA.")),
-                          recipe=Recipe("difference-times", {"a": {"$ref": "full_params"}, "b": {"$ref": "trainable_params"},
+                          ecf_rule=EcfRule("difference-times", {"a": {"$ref": "full_params"}, "b": {"$ref": "trainable_params"},
                                                              "factor": {"$ref": "bytes_per_param"}, "divisor": 2 ** 20})))
         parts.append(Part("merge_latency", "After training, $BA$ is merged: $W = W_0 + BA$. The extra inference latency is:",
                           "choice", MERGE_CHOICES[0], tolerance=EXACT, points=1, minutes=1, choices=MERGE_CHOICES,

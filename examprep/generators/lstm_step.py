@@ -18,9 +18,9 @@ from examprep import solve
 from examprep.engine import ops
 from examprep.engine.activations import tanh_derivative_from_output
 from examprep.document import Math, Matrix, Text
-from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
-from examprep.generators._exact import exp_term, frac
-from examprep.problem import Misconception, Part, Recipe, SolutionStep
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
+from examprep.exact import exp_term, frac
+from examprep.problem import Misconception, Part, EcfRule, SolutionStep
 
 _GATES = ("i", "f", "g", "o")
 
@@ -67,10 +67,10 @@ def lstm_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         w_ih = rng.decimals(-1, 1, 0.5, (4 * H, n_in))
         w_hh = rng.decimals(-1, 1, 0.5, (4 * H, H))
         b_ih = np.zeros(4 * H) if difficulty == 1 else rng.decimals(-0.5, 0.5, 0.5, (4 * H,))
-        shown_ih = tolist(w_ih)
+        shown_ih = jsonable(w_ih)
     b_hh = np.zeros(4 * H)
-    params = {"x": tolist(x), "h": tolist(h), "c": tolist(c), "weight_ih": tolist(w_ih), "weight_hh": tolist(w_hh),
-              "bias_ih": tolist(b_ih), "bias_hh": tolist(b_hh)}
+    params = {"x": jsonable(x), "h": jsonable(h), "c": jsonable(c), "weight_ih": jsonable(w_ih), "weight_hh": jsonable(w_hh),
+              "bias_ih": jsonable(b_ih), "bias_hh": jsonable(b_hh)}
     known = solve.mistakes("lstm-cell", params)
     t = known.trace()
     pre = {k: t[f"pre_{k}"] for k in _GATES}
@@ -79,21 +79,21 @@ def lstm_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     if np.any(np.abs(t.c_new - c) < 1e-12) or np.any(t.g == 0):
         raise Degenerate("the cell state did not change, or a zero candidate")
     scalar = H == 1
-    val = (lambda v: float(np.ravel(v)[0])) if scalar else tolist
+    val = (lambda v: float(np.ravel(v)[0])) if scalar else jsonable
     ex = (lambda k: exact[k][0] if scalar else exact[k]) if exact else (lambda k: None)
     kind, shape = ("number", None) if scalar else ("vector", (H,))
     asked = ("i", "f", "g", "o", "c_new", "h_new")
     ecf = lambda answer: solve.ecf("lstm-cell", answer, params, t, asked, val)  # noqa: E731
     gate_text = {"i": "input gate", "f": "forget gate", "o": "output gate"}
     parts = [Part(k, f"The {gate_text[k]} ${k}$.", kind, val(t[k]), shape=shape, points=1, minutes=1.5 * H,
-                  exact=ex(k), misconceptions=known.of(k, val), recipe=ecf(k)) for k in ("i", "f", "o")]
+                  exact=ex(k), misconceptions=known.of(k, val), ecf_rule=ecf(k)) for k in ("i", "f", "o")]
     parts.insert(2, Part("g", "The candidate $g$.", kind, val(t.g), shape=shape, points=1, minutes=1.5 * H, exact=ex("g"),
-                         misconceptions=known.of("g", val), recipe=ecf("g")))
+                         misconceptions=known.of("g", val), ecf_rule=ecf("g")))
     parts.append(Part("c_new", "The new cell state $c' = f \\odot c + i \\odot g$.", kind, val(t.c_new), shape=shape,
-                      points=2, minutes=2 * H, exact=ex("c_new"), misconceptions=known.of("c_new", val), recipe=ecf("c_new")))
+                      points=2, minutes=2 * H, exact=ex("c_new"), misconceptions=known.of("c_new", val), ecf_rule=ecf("c_new")))
     parts.append(Part("h_new", "The new hidden state $h' = o \\odot \\tanh(c')$.", kind, val(t.h_new), shape=shape,
                       points=2, minutes=1.5 * H, exact=ex("h_new"), misconceptions=known.of("h_new", val),
-                      recipe=ecf("h_new")))
+                      ecf_rule=ecf("h_new")))
     steps = solve.rnn.lstm_steps(params, t)
     solution = steps_from(steps.pre_activations, None)
     for k in ("i", "f"):
@@ -106,28 +106,28 @@ def lstm_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         delta_c = rng.ints(-2, 2, (H,), nonzero=True)
         grad_c = ops.multiply(t.f, delta_c)              # ∂L/∂c = f ⊙ ∂L/∂c' along the cell path
         parts.append(Part("cell_gradient", r"The local derivative $\partial c'_k / \partial c_k$ for each unit.", "vector",
-                          tolist(t.f), shape=(H,), points=1, minutes=1, exact=ex("f"),
-                          misconceptions=(Misconception("one", tolist(np.ones(H)),
+                          jsonable(t.f), shape=(H,), points=1, minutes=1, exact=ex("f"),
+                          misconceptions=(Misconception("one", jsonable(np.ones(H)),
                                                         "c' = f ⊙ c + i ⊙ g: the old state is scaled by f, "
                                                         "so the derivative is f."),
                                           Misconception("tanh-slope",
-                                                        tolist(ops.multiply(t.f, tanh_derivative_from_output(t.tanh_c_new))),
+                                                        jsonable(ops.multiply(t.f, tanh_derivative_from_output(t.tanh_c_new))),
                                                         "Along the cell path there is no tanh: ∂c'/∂c = f "
                                                         "(tanh only enters h').")),
-                          recipe=Recipe("scale", {"x": {"$ref": "f"}, "factor": 1.0})))
+                          ecf_rule=EcfRule("scale", {"x": {"$ref": "f"}, "factor": 1.0})))
         shown_dc = "[" + ", ".join(f"{v:g}" for v in delta_c) + "]"
         parts.append(Part("grad_c", rf"Given $\partial L / \partial c' = {shown_dc}$ (and no gradient through $h'$), "
-                          r"$\partial L / \partial c$.", "vector", tolist(grad_c), shape=(H,), points=1, minutes=1,
+                          r"$\partial L / \partial c$.", "vector", jsonable(grad_c), shape=(H,), points=1, minutes=1,
                           exact=[frac(Fraction(e) * int(d)) for e, d in zip(sig["f"], delta_c)] if calculator_free else None,
-                          misconceptions=(Misconception("unchanged", tolist(delta_c.astype(float)),
+                          misconceptions=(Misconception("unchanged", jsonable(delta_c.astype(float)),
                                                         "The gradient is scaled by the forget gate on its way "
                                                         "back: f ⊙ ∂L/∂c'."),),
-                          recipe=Recipe("multiply", {"a": {"$ref": "cell_gradient"}, "b": tolist(delta_c)})))
+                          ecf_rule=EcfRule("multiply", {"a": {"$ref": "cell_gradient"}, "b": jsonable(delta_c)})))
         solution.append(SolutionStep("Gradient along the cell state", [
             Math(r"\frac{\partial c'}{\partial c} = \mathrm{diag}(f),\quad "
                  r"\frac{\partial L}{\partial c} = f \odot \frac{\partial L}{\partial c'}"),
-            Matrix("∂c'/∂c", tolist(t.f))], "cell_gradient"))
-        solution.append(SolutionStep("Backwards one step", [Matrix("∂L/∂c", tolist(grad_c)), Text(
+            Matrix("∂c'/∂c", jsonable(t.f))], "cell_gradient"))
+        solution.append(SolutionStep("Backwards one step", [Matrix("∂L/∂c", jsonable(grad_c)), Text(
             "No weight matrix and no squashing slope on this path: with f near 1 the cell carries the gradient across "
             "many steps almost unchanged (the constant error carousel), unlike a vanilla RNN's product of w·tanh'.")],
             "grad_c"))

@@ -4,7 +4,7 @@ cross-entropy, with every intermediate value and gradient as a part.
 Level 1: 2 inputs, 2 hidden ReLU units, 2 classes.
 Level 2: 2 inputs, 2 hidden units (ReLU or sigmoid), 3 classes.
 Level 3: 2 inputs, 3 hidden units (tanh, sigmoid or leaky ReLU), 3 classes.
-Each later part has a recipe on the earlier ones, so a grader carries a student's error forward.
+Each later part has an ECF rule on the earlier ones, so a grader carries a student's error forward.
 The softmax needs a calculator: there is no calculator-free variant.
 """
 from __future__ import annotations
@@ -14,8 +14,8 @@ import numpy as np
 from examprep import engine, solve
 from examprep.engine import ops
 from examprep.document import Math, Matrix, Text
-from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
-from examprep.problem import Misconception, Part, Recipe, SolutionStep
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
+from examprep.problem import Misconception, Part, EcfRule, SolutionStep
 
 _ACT_TEXT = {"relu": r"\mathrm{ReLU}", "sigmoid": r"\sigma", "tanh": r"\tanh", "leaky-relu": r"\mathrm{LeakyReLU}_{0.01}"}
 
@@ -32,8 +32,8 @@ def mlp_backprop(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     w2 = rng.decimals(-1, 1, 0.5, (C, H), nonzero=True)
     b2 = np.zeros(C) if difficulty == 1 else rng.decimals(-0.5, 0.5, 0.5, (C,))
     target = rng.integer(0, C - 1)
-    params = {"x": tolist(x), "target": target, "w1": tolist(w1), "b1": tolist(b1), "activation": act,
-              "w2": tolist(w2), "b2": tolist(b2)}
+    params = {"x": jsonable(x), "target": target, "w1": jsonable(w1), "b1": jsonable(b1), "activation": act,
+              "w2": jsonable(w2), "b2": jsonable(b2)}
     t = solve.mistakes("mlp-backprop", params).trace()
     a = t.hidden_pre
     if act in ("relu", "leaky-relu") and (np.all(a <= 0) or np.any(a == 0)):
@@ -55,73 +55,74 @@ def mlp_backprop(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     skipped = engine.dense(x, w1, b1, skip_act)                       # the first layer's backward from it
     sig_each = engine.activation("sigmoid", t.logits).output
     mis = {
-        "hidden": [Misconception("no-activation", tolist(a), f"The hidden layer applies {act} to the pre-activations.")],
-        "logits": [Misconception("pre-activation", tolist(engine.dense(a, w2, b2).output),
+        "hidden": [Misconception("no-activation", jsonable(a), f"The hidden layer applies {act} to the pre-activations.")],
+        "logits": [Misconception("pre-activation", jsonable(engine.dense(a, w2, b2).output),
                                  "The second layer multiplies the activated h, not the pre-activations a.")],
-        "probs": [Misconception("exp-only", tolist(engine.softmax(t.logits, normalize=False).probs),
+        "probs": [Misconception("exp-only", jsonable(engine.softmax(t.logits, normalize=False).probs),
                                 "Divide each e^{z_i} by the sum Σ_j e^{z_j}."),
-                  Misconception("sigmoid-each", tolist(sig_each),
+                  Misconception("sigmoid-each", jsonable(sig_each),
                                 "Softmax couples the classes: p_i = e^{z_i} / Σ_j e^{z_j}, not σ(z_i) per class.")],
         "loss": [Misconception("log10", float(t.loss / np.log(10)), "Cross-entropy uses the natural logarithm."),
                  Misconception("no-minus", float(-t.loss), "L = −log p_y: the minus sign makes the loss positive.")],
-        "grad_logits": [Misconception("y-minus-p", tolist(-t.grad_logits), "Sign flipped: ∂L/∂z = p − y, not y − p."),
-                        Misconception("p-only", tolist(t.probs), "You forgot to subtract the one-hot target y.")],
-        "grad_w2": [Misconception("outer-transposed", tolist(t.grad_w2.T), "∂L/∂W₂ has W₂'s shape C×H: (∂L/∂z) hᵀ."),
-                    Misconception("pre-activation", tolist(engine.dense(a, w2, b2, t.grad_logits).grad_weight),
+        "grad_logits": [Misconception("y-minus-p", jsonable(-t.grad_logits), "Sign flipped: ∂L/∂z = p − y, not y − p."),
+                        Misconception("p-only", jsonable(t.probs), "You forgot to subtract the one-hot target y.")],
+        "grad_w2": [Misconception("outer-transposed", jsonable(t.grad_w2.T), "∂L/∂W₂ has W₂'s shape C×H: (∂L/∂z) hᵀ."),
+                    Misconception("pre-activation", jsonable(engine.dense(a, w2, b2, t.grad_logits).grad_weight),
                                   "W₂ multiplies h = φ(a), so ∂L/∂W₂ = (∂L/∂z) hᵀ with h, not a.")],
-        "grad_b2": [Misconception("ones", tolist(np.ones(C)), "∂L/∂b₂ = ∂L/∂z · 1: the upstream gradient, not 1."),
-                    Misconception("y-minus-p", tolist(-t.grad_logits), "Sign flipped: ∂L/∂b₂ = ∂L/∂z = p − y.")],
-        "grad_hidden": [Misconception("no-transpose", tolist(ops.matmul(w2, t.grad_logits)) if C == H else tolist(w2.sum(axis=0)),
+        "grad_b2": [Misconception("ones", jsonable(np.ones(C)), "∂L/∂b₂ = ∂L/∂z · 1: the upstream gradient, not 1."),
+                    Misconception("y-minus-p", jsonable(-t.grad_logits), "Sign flipped: ∂L/∂b₂ = ∂L/∂z = p − y.")],
+        "grad_hidden": [Misconception("no-transpose",
+                                       jsonable(ops.matmul(w2, t.grad_logits)) if C == H else jsonable(w2.sum(axis=0)),
                                       "Backwards through W₂ multiply by W₂ᵀ: ∂L/∂h_j = Σ_i W₂[i, j] ∂L/∂z_i.")],
-        "grad_hidden_pre": [Misconception("skip-activation", tolist(skip_act),
+        "grad_hidden_pre": [Misconception("skip-activation", jsonable(skip_act),
                                           f"Backwards through {act} multiply by its slope φ'(a) element-wise."),
-                            Misconception("value-not-derivative", tolist(ops.multiply(t.grad_hidden, phi_value)),
+                            Misconception("value-not-derivative", jsonable(ops.multiply(t.grad_hidden, phi_value)),
                                           "Multiply by the activation's derivative φ'(a), not its value φ(a).")],
-        "grad_w1": [Misconception("outer-transposed", tolist(t.grad_w1.T), "∂L/∂W₁ has W₁'s shape H×in: (∂L/∂a) xᵀ."),
-                    Misconception("skip-activation", tolist(skipped.grad_weight),
+        "grad_w1": [Misconception("outer-transposed", jsonable(t.grad_w1.T), "∂L/∂W₁ has W₁'s shape H×in: (∂L/∂a) xᵀ."),
+                    Misconception("skip-activation", jsonable(skipped.grad_weight),
                                   "∂L/∂a = ∂L/∂h ⊙ φ'(a) before the outer product with x.")],
-        "grad_b1": [Misconception("skip-activation", tolist(skip_act), "∂L/∂b₁ = ∂L/∂a = ∂L/∂h ⊙ φ'(a).")],
-        "grad_x": [Misconception("skip-activation", tolist(skipped.grad_input), "Use ∂L/∂a = ∂L/∂h ⊙ φ'(a), then W₁ᵀ.")],
+        "grad_b1": [Misconception("skip-activation", jsonable(skip_act), "∂L/∂b₁ = ∂L/∂a = ∂L/∂h ⊙ φ'(a).")],
+        "grad_x": [Misconception("skip-activation", jsonable(skipped.grad_input), "Use ∂L/∂a = ∂L/∂h ⊙ φ'(a), then W₁ᵀ.")],
     }
     if H == n_in:
-        mis["grad_x"].append(Misconception("no-transpose", tolist(ops.matmul(w1, t.grad_hidden_pre)),
+        mis["grad_x"].append(Misconception("no-transpose", jsonable(ops.matmul(w1, t.grad_hidden_pre)),
                                            "Backwards through W₁ multiply by W₁ᵀ, not W₁."))
-    dense2 = {"x": {"$ref": "hidden"}, "weight": tolist(w2), "bias": tolist(b2)}
-    dense1 = {"x": tolist(x), "weight": tolist(w1), "bias": tolist(b1)}
-    vec = lambda name: tolist(t[name])  # noqa: E731
+    dense2 = {"x": {"$ref": "hidden"}, "weight": jsonable(w2), "bias": jsonable(b2)}
+    dense1 = {"x": jsonable(x), "weight": jsonable(w1), "bias": jsonable(b1)}
+    vec = lambda name: jsonable(t[name])  # noqa: E731
     spec = [
         ("hidden_pre", r"The hidden pre-activations $a = W_1 x + b_1$.", (H,), 1, 2,
-         Recipe("solve:dense", dense1, "output")),
+         EcfRule("solve:dense", dense1, "output")),
         ("hidden", rf"The hidden activations $h = {_ACT_TEXT[act]}(a)$.", (H,), 1, 1.5,
-         Recipe("solve:activation", {"name": act, "x": {"$ref": "hidden_pre"}}, "output")),
-        ("logits", r"The logits $z = W_2 h + b_2$.", (C,), 1, 2, Recipe("solve:dense", dense2, "output")),
+         EcfRule("solve:activation", {"name": act, "x": {"$ref": "hidden_pre"}}, "output")),
+        ("logits", r"The logits $z = W_2 h + b_2$.", (C,), 1, 2, EcfRule("solve:dense", dense2, "output")),
         ("probs", r"The softmax probabilities $p$.", (C,), 2, 3,
-         Recipe("solve:softmax", {"logits": {"$ref": "logits"}}, "probs")),
+         EcfRule("solve:softmax", {"logits": {"$ref": "logits"}}, "probs")),
         ("loss", r"The cross-entropy loss $L = -\log p_y$ (natural log).", None, 1, 1,
-         Recipe("nll", {"probs": {"$ref": "probs"}, "target": target})),
+         EcfRule("nll", {"probs": {"$ref": "probs"}, "target": target})),
         ("grad_logits", r"$\partial L / \partial z$.", (C,), 1, 1.5,
-         Recipe("minus-target", {"probs": {"$ref": "probs"}, "target_dist": tolist(onehot)})),
+         EcfRule("minus-target", {"probs": {"$ref": "probs"}, "target_dist": jsonable(onehot)})),
         ("grad_w2", r"$\partial L / \partial W_2$.", (C, H), 2, 2.5,
-         Recipe("solve:dense", dense2 | {"grad_output": {"$ref": "grad_logits"}}, "grad_weight")),
+         EcfRule("solve:dense", dense2 | {"grad_output": {"$ref": "grad_logits"}}, "grad_weight")),
         ("grad_b2", r"$\partial L / \partial b_2$.", (C,), 1, 0.5,
-         Recipe("solve:dense", dense2 | {"grad_output": {"$ref": "grad_logits"}}, "grad_bias")),
+         EcfRule("solve:dense", dense2 | {"grad_output": {"$ref": "grad_logits"}}, "grad_bias")),
         ("grad_hidden", r"$\partial L / \partial h$.", (H,), 2, 2,
-         Recipe("solve:dense", dense2 | {"grad_output": {"$ref": "grad_logits"}}, "grad_input")),
+         EcfRule("solve:dense", dense2 | {"grad_output": {"$ref": "grad_logits"}}, "grad_input")),
         ("grad_hidden_pre", r"$\partial L / \partial a$.", (H,), 2, 2,
-         Recipe("activation-backward", {"grad_output": {"$ref": "grad_hidden"}, "x": {"$ref": "hidden_pre"}, "name": act})),
+         EcfRule("activation-backward", {"grad_output": {"$ref": "grad_hidden"}, "x": {"$ref": "hidden_pre"}, "name": act})),
         ("grad_w1", r"$\partial L / \partial W_1$.", (H, n_in), 2, 2.5,
-         Recipe("solve:dense", dense1 | {"grad_output": {"$ref": "grad_hidden_pre"}}, "grad_weight")),
+         EcfRule("solve:dense", dense1 | {"grad_output": {"$ref": "grad_hidden_pre"}}, "grad_weight")),
         ("grad_b1", r"$\partial L / \partial b_1$.", (H,), 1, 0.5,
-         Recipe("solve:dense", dense1 | {"grad_output": {"$ref": "grad_hidden_pre"}}, "grad_bias")),
+         EcfRule("solve:dense", dense1 | {"grad_output": {"$ref": "grad_hidden_pre"}}, "grad_bias")),
         ("grad_x", r"$\partial L / \partial x$.", (n_in,), 1, 2,
-         Recipe("solve:dense", dense1 | {"grad_output": {"$ref": "grad_hidden_pre"}}, "grad_input")),
+         EcfRule("solve:dense", dense1 | {"grad_output": {"$ref": "grad_hidden_pre"}}, "grad_input")),
     ]
     parts = []
-    for pid, prompt, shape, pts, minutes, recipe in spec:
+    for pid, prompt, shape, pts, minutes, ecf_rule in spec:
         kind = "number" if shape is None else ("matrix" if len(shape) == 2 else "vector")
         value = float(t[pid]) if shape is None else vec(pid)
         parts.append(Part(pid, prompt, kind, value, shape=shape, points=pts, minutes=minutes,
-                          misconceptions=tuple(mis.get(pid, ())), recipe=recipe))
+                          misconceptions=tuple(mis.get(pid, ())), ecf_rule=ecf_rule))
     s = solve.dense.mlp_steps(params, t)
     solution = (steps_from(s.hidden_pre, "hidden_pre") + steps_from(s.hidden, "hidden") + steps_from(s.logits, "logits")
                 + steps_from(s.probs, "probs") + steps_from(s.loss, "loss") + steps_from(s.grad_logits, "grad_logits")
@@ -138,8 +139,8 @@ def mlp_backprop(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     statement = [Text(f"A network with {n_in} inputs, {H} hidden units ({act_name}) and {C} classes: "
                       rf"$a = W_1 x + b_1$, $h = {_ACT_TEXT[act]}(a)$, $z = W_2 h + b_2$, $p = \mathrm{{softmax}}(z)$, "
                       r"$L = -\log p_y$. Weights are out×in (torch.nn.Linear)."),
-                 Matrix("x", tolist(x)), Matrix("W_1", tolist(w1)), Matrix("b_1", tolist(b1)),
-                 Matrix("W_2", tolist(w2)), Matrix("b_2", tolist(b2)),
+                 Matrix("x", jsonable(x)), Matrix("W_1", jsonable(w1)), Matrix("b_1", jsonable(b1)),
+                 Matrix("W_2", jsonable(w2)), Matrix("b_2", jsonable(b2)),
                  Text(f"The true class is y = {target} (0-based). Work forward, then backward through every layer.")]
     return Draft(title="Backprop through a two-layer network", params=params, statement=statement, parts=parts,
                  solution=solution,

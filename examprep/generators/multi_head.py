@@ -15,15 +15,15 @@ from fractions import Fraction
 from examprep import solve
 from examprep.document import Math, Matrix, Table, Text
 from examprep.generators.framework import Draft, Stream, generator, steps_from
-from examprep.generators._exact import frac
-from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
+from examprep.exact import frac
+from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
 
 FASTER_CHOICES = ("the attention scores", "the projections", "both alike")
 
 
-def _shape(pid: str, prompt: str, value: list, mis: list, recipe: Recipe | None = None) -> Part:
+def _shape(pid: str, prompt: str, value: list, mis: list, ecf_rule: EcfRule | None = None) -> Part:
     return Part(pid, prompt + " Answer as [rows, columns].", "vector", value, tolerance=EXACT, points=1, minutes=1,
-                shape=(2,), misconceptions=tuple(mis), recipe=recipe)
+                shape=(2,), misconceptions=tuple(mis), ecf_rule=ecf_rule)
 
 
 @generator("multi-head", title="Multi-head attention: shapes and the O(n²·d) cost",
@@ -48,7 +48,7 @@ def multi_head(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                                                             "The heads share d_model: d_k = d_model / h."),
                                               Misconception("times-heads", d * h,
                                                             "Heads split the model width; they do not multiply it.")),
-                   recipe=Recipe("solve:multi-head-shapes", params, "d_k"))
+                   ecf_rule=EcfRule("solve:multi-head-shapes", params, "d_k"))
     solution = steps_from(steps.d_k, "d_k")
     conventions = {"d_k": "d_model / h (and d_v = d_k)", "shapes": "rows are tokens"}
     if difficulty == 1:
@@ -81,14 +81,14 @@ def multi_head(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                                            "Each head's dot products have length d_k = d_model/h, not d_model."),
                              Misconception("flops-not-macs", 2 * mh.score_macs_per_head,
                                            "That counts FLOPs (2 per multiply-add); the question asks for multiply-adds.")),
-             recipe=Recipe("int-product", {"values": [n, n, {"$ref": "d_k"}]}),
+             ecf_rule=EcfRule("int-product", {"values": [n, n, {"$ref": "d_k"}]}),
              hint="n × n dot products, each of length d_k."),
         Part("score_macs", "The multiply-adds of the scores of all heads together.", "integer", mh.score_macs,
              tolerance=EXACT, points=1, minutes=1,
              misconceptions=(Misconception("one-head", mh.score_macs_per_head, f"All {h} heads compute scores."),
                              Misconception("no-split", one.score_macs * h,
                                            "With d_k = d_model/h per head, all heads together cost n²·d_model.")),
-             recipe=Recipe("int-product", {"values": [{"$ref": "score_macs_per_head"}, h]})),
+             ecf_rule=EcfRule("int-product", {"values": [{"$ref": "score_macs_per_head"}, h]})),
         Part("growth", f"By what factor does that cost grow when the sequence is {k} times longer?", "integer",
              long_.score_macs // mh.score_macs, tolerance=EXACT, points=1, minutes=1,
              misconceptions=(Misconception("linear", long_.projection_macs // mh.projection_macs,
@@ -133,12 +133,13 @@ def _memory(rng: Stream) -> Draft:
                                            f"Each of the {batch} sequences has its own matrices."),
                              Misconception("n-by-dk", batch * h * n * mh.d_k,
                                            "A score matrix is n × n (query × key), not n × d_k.")),
-             recipe=Recipe("int-product", {"values": [batch, h, n, n]}), hint="batch × heads × n × n."),
+             ecf_rule=EcfRule("int-product", {"values": [batch, h, n, n]}), hint="batch × heads × n × n."),
         Part("score_mib", "Their memory in MiB.", "number", mh.score_mib, points=1, minutes=1.5,
              exact=frac(Fraction(mh.score_bytes, 2 ** 20)),
              misconceptions=(Misconception("decimal-megabytes", mh.score_bytes / 1e6, "1 MiB = 2²⁰ = 1,048,576 bytes, not 10⁶."),
                              Misconception("wrong-dtype", other_dtype.score_mib, f"Each value takes {nbytes} bytes here.")),
-             recipe=Recipe("difference-times", {"a": {"$ref": "score_entries"}, "b": 0, "factor": nbytes, "divisor": 2 ** 20})),
+             ecf_rule=EcfRule("difference-times",
+                              {"a": {"$ref": "score_entries"}, "b": 0, "factor": nbytes, "divisor": 2 ** 20})),
         Part("faster",
              "As n grows, which grows faster: the attention scores (cost and memory) or the Q, K, V and output projections?",
              "choice", FASTER_CHOICES[0],

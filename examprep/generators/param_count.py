@@ -13,7 +13,7 @@ from __future__ import annotations
 from examprep import solve
 from examprep.document import Matrix, Table, Text
 from examprep.generators.framework import Draft, Stream, generator, steps_from
-from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
+from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
 
 HEADS_CHOICES = ("does not depend", "grows with the heads", "shrinks with the heads")
 _NAMES = {"rnn": "vanilla RNN (nn.RNN)", "lstm": "LSTM (nn.LSTM)", "gru": "GRU (nn.GRU)"}
@@ -35,7 +35,7 @@ def _steps(calls, params: dict):
 def _part(pid: str, prompt: str, count: int, params: dict, mis: list, points: float = 1, minutes: float = 1.5,
           hint: str = "") -> Part:
     return Part(pid, prompt, "integer", count, tolerance=EXACT, points=points, minutes=minutes, misconceptions=tuple(mis),
-                recipe=Recipe("solve:param-count", params, "count"), hint=hint)
+                ecf_rule=EcfRule("solve:param-count", params, "count"), hint=hint)
 
 
 def _level1(rng: Stream, calculator_free: bool) -> tuple[list, list, list, dict]:

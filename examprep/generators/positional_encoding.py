@@ -15,9 +15,9 @@ import numpy as np
 from examprep import engine, solve
 from examprep.engine import ops
 from examprep.document import Math, Matrix, Text
-from examprep.generators.framework import Draft, Stream, generator, steps_from, tolist
+from examprep.generators.framework import Draft, Stream, generator, steps_from, jsonable
 from examprep.generators.rope import clockwise
-from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
+from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
 
 DEPENDS_CHOICES = ("only the offset k", "the position p and the offset k", "only the position p")
 
@@ -37,12 +37,12 @@ def _concatenated(v: np.ndarray) -> np.ndarray:
 def _encoding_mistakes(pos: int, d: int, enc: np.ndarray, angles: np.ndarray) -> list[Misconception]:
     deg = np.empty(d)
     deg[0::2], deg[1::2] = np.sin(np.deg2rad(angles)), np.cos(np.deg2rad(angles))
-    return [Misconception("swapped-sin-cos", tolist(_swap_pairs(enc)),
+    return [Misconception("swapped-sin-cos", jsonable(_swap_pairs(enc)),
                           "Sine goes to the even indices 2i, cosine to the odd 2i + 1."),
-            Misconception("degrees", tolist(deg), "The angles pos·ω_i are in radians."),
-            Misconception("concatenated", tolist(_concatenated(enc)),
+            Misconception("degrees", jsonable(deg), "The angles pos·ω_i are in radians."),
+            Misconception("concatenated", jsonable(_concatenated(enc)),
                           "That is the concatenated [sin …, cos …] layout (tensor2tensor); the paper interleaves sin and cos."),
-            Misconception("no-frequencies", tolist(engine.positional_encoding(pos, d, base=1).encoding),
+            Misconception("no-frequencies", jsonable(engine.positional_encoding(pos, d, base=1).encoding),
                           "Each pair has its own frequency ω_i = 10000^(−2i/d), not 1.")]
 
 
@@ -74,9 +74,9 @@ def positional_encoding(rng: Stream, difficulty: int, calculator_free: bool) -> 
                                                "i is the pair index: dimensions 2 and 3 share ω₁ = 10000^(−2/4)."),
                                  Misconception("inverted", float(1 / pe.frequencies[1]),
                                                "The exponent is negative: ω₁ = 1/100."))),
-            Part("encoding", f"The encoding PE({pos}) (all {d} entries).", "vector", tolist(pe.encoding), shape=(d,), points=3,
+            Part("encoding", f"The encoding PE({pos}) (all {d} entries).", "vector", jsonable(pe.encoding), shape=(d,), points=3,
                  minutes=3, misconceptions=tuple(_encoding_mistakes(pos, d, pe.encoding, pe.angles)),
-                 recipe=Recipe("solve:positional-encoding", params, "encoding")),
+                 ecf_rule=EcfRule("solve:positional-encoding", params, "encoding")),
         ]
         solution = steps_from(steps.frequencies, "omega_1")
         solution.append(SolutionStep("The second pair's frequency", [Math(rf"\omega_1 = 10000^{{-2/{d}}}"),
@@ -90,24 +90,25 @@ def positional_encoding(rng: Stream, difficulty: int, calculator_free: bool) -> 
     rel = relative.trace()
     x = rng.ints(-2, 2, (2,), nonzero=True)
     m = rng.integer(1, 3)
-    rp = {"x": tolist(x), "position": m, "style": "interleaved"}
+    rp = {"x": jsonable(x), "position": m, "style": "interleaved"}
     rotated = solve.mistakes("rope", rp)
     rope_trace = rotated.trace()
     rope_out = rope_trace.output
     added = ops.add(engine.positional_encoding(m, 2).encoding, x)
     statement.append(Text("Then compare with rotary embeddings: RoPE rotates a 2-D query q at position m by the angle m·θ₀ "
                           r"(θ₀ = 1 rad): $(a, b) \mapsto (a \cos m - b \sin m,\ a \sin m + b \cos m)$;" + f" here m = {m}."))
-    statement.append(Matrix("q", tolist(x)))
+    statement.append(Matrix("q", jsonable(x)))
     parts = [
         Part("frequencies", r"The frequencies $\omega_0$, $\omega_1$, $\omega_2$, $\omega_3$.", "vector",
-             tolist(pe.frequencies), shape=(4,), points=1, minutes=1.5,
-             misconceptions=(Misconception("exponent-i-over-d", tolist(wide.frequencies[:4]), "ω_i = 10000^(−2i/d): keep the 2."),
-                             Misconception("inverted", tolist(1 / pe.frequencies),
+             jsonable(pe.frequencies), shape=(4,), points=1, minutes=1.5,
+             misconceptions=(Misconception("exponent-i-over-d", jsonable(wide.frequencies[:4]),
+                                           "ω_i = 10000^(−2i/d): keep the 2."),
+                             Misconception("inverted", jsonable(1 / pe.frequencies),
                                            "The exponent is negative: the frequencies fall."))),
-        Part("pair", f"The entries PE({pos}, {2 * i}) and PE({pos}, {2 * i + 1}).", "vector", tolist(pair), shape=(2,), points=2,
-             minutes=2, misconceptions=(Misconception("swapped-sin-cos", tolist(pair[::-1]),
+        Part("pair", f"The entries PE({pos}, {2 * i}) and PE({pos}, {2 * i + 1}).", "vector", jsonable(pair), shape=(2,),
+             points=2, minutes=2, misconceptions=(Misconception("swapped-sin-cos", jsonable(pair[::-1]),
                                                       "Even index: sine; odd index: cosine."),
-                                        Misconception("pair-zero-frequency", tolist(pe.encoding[:2]),
+                                        Misconception("pair-zero-frequency", jsonable(pe.encoding[:2]),
                                                       f"Dimensions {2 * i} and {2 * i + 1} belong to pair i = {i}, "
                                                       f"with ω_{i}."))),
         Part("longest_wavelength", "The longest wavelength $2π/\\omega_i$ among the pairs (in positions).", "number",
@@ -115,16 +116,16 @@ def positional_encoding(rng: Stream, difficulty: int, calculator_free: bool) -> 
              misconceptions=(Misconception("no-2pi", float(1 / rel.frequencies[-1]),
                                            "A sine of pos·ω repeats every 2π/ω positions."),
                              Misconception("shortest", float(rel.wavelengths[0]), "That is the fastest pair (ω₀ = 1): 2π."))),
-        Part("rope", "The rotated query RoPE(q, m).", "vector", tolist(rope_out), shape=(2,), points=2, minutes=2,
-             misconceptions=(Misconception("clockwise", tolist(clockwise(x, m)), "Rotate counter-clockwise by +mθ."),
-                             Misconception("added-not-rotated", tolist(added),
+        Part("rope", "The rotated query RoPE(q, m).", "vector", jsonable(rope_out), shape=(2,), points=2, minutes=2,
+             misconceptions=(Misconception("clockwise", jsonable(clockwise(x, m)), "Rotate counter-clockwise by +mθ."),
+                             Misconception("added-not-rotated", jsonable(added),
                                            "Sinusoidal encodings are added to the embedding; RoPE rotates q instead.")),
-             recipe=Recipe("solve:rope", rp, "output")),
+             ecf_rule=EcfRule("solve:rope", rp, "output")),
     ]
     solution = steps_from(steps.frequencies, "frequencies") + steps_from((steps.angles, steps.encoding), "pair")
     solution.append(SolutionStep(f"Pair {i}", [Math(rf"PE_{{({pos}, {2 * i})}} = \sin({pos}\,\omega_{i}),\ "
                                                     rf"PE_{{({pos}, {2 * i + 1})}} = \cos({pos}\,\omega_{i})"),
-                                               Matrix("pair", tolist(pair))], "pair"))
+                                               Matrix("pair", jsonable(pair))], "pair"))
     solution += steps_from(solve.positions.relative_steps(relative.params, rel).frequencies, "longest_wavelength")
     solution.append(SolutionStep("The slowest pair has the longest wavelength", [
         Math(rf"λ_{{{d // 2 - 1}}} = 2π \cdot 10000^{{{d - 2}/{d}}}"), Matrix("longest wavelength", float(rel.wavelengths[-1]))],
@@ -148,18 +149,18 @@ def _relative(rng: Stream, intro: str, conventions: dict) -> Draft:
     at_p, at_pk = encodings.trace(), encodings.trace(position=pos + k)
     statement = [Text(intro + f" Here $d_{{model}} = {d}$; compare the positions p = {pos} and p + k = {pos + k}.")]
     parts = [
-        Part("encoding", f"PE({pos}).", "vector", tolist(at_p.encoding), shape=(d,), points=2, minutes=2,
+        Part("encoding", f"PE({pos}).", "vector", jsonable(at_p.encoding), shape=(d,), points=2, minutes=2,
              misconceptions=tuple(_encoding_mistakes(pos, d, at_p.encoding, at_p.angles)),
-             recipe=Recipe("solve:positional-encoding", {"position": pos, "d_model": d}, "encoding")),
-        Part("shifted", f"PE({pos + k}).", "vector", tolist(at_pk.encoding), shape=(d,), points=2, minutes=2,
+             ecf_rule=EcfRule("solve:positional-encoding", {"position": pos, "d_model": d}, "encoding")),
+        Part("shifted", f"PE({pos + k}).", "vector", jsonable(at_pk.encoding), shape=(d,), points=2, minutes=2,
              misconceptions=tuple(_encoding_mistakes(pos + k, d, at_pk.encoding, at_pk.angles)),
-             recipe=Recipe("solve:positional-encoding", {"position": pos + k, "d_model": d}, "encoding")),
+             ecf_rule=EcfRule("solve:positional-encoding", {"position": pos + k, "d_model": d}, "encoding")),
         Part("dot", f"The dot product PE({pos}) · PE({pos + k}).", "number", rel.dot, points=2, minutes=1.5,
              misconceptions=(Misconception("cos-of-sum", added.dot,
                                            "sin a sin b + cos a cos b = cos(a − b), not cos(a + b): Σ cos(k·ω_i)."),
                              Misconception("sines-only", float(rel.encoding[0::2] @ rel.shifted[0::2]),
                                            "Add the cosine products too.")),
-             recipe=Recipe("dot", {"a": {"$ref": "encoding"}, "b": {"$ref": "shifted"}})),
+             ecf_rule=EcfRule("dot", {"a": {"$ref": "encoding"}, "b": {"$ref": "shifted"}})),
         Part("depends_on", "PE(p) · PE(p + k) depends on:", "choice", DEPENDS_CHOICES[0], tolerance=EXACT, points=1, minutes=1,
              choices=DEPENDS_CHOICES,
              misconceptions=(Misconception("both", DEPENDS_CHOICES[1], "Each pair gives cos(k·ω_i): p cancels."),

@@ -13,7 +13,7 @@ from examprep import engine, solve
 from examprep.document import Math, Matrix, Table, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from
 from examprep.errors import ParamError
-from examprep.problem import EXACT, Misconception, Part, Problem, Recipe, SolutionStep
+from examprep.problem import EXACT, Misconception, Part, Problem, EcfRule, SolutionStep
 
 
 def _layer(rng: Stream, kind: str, difficulty: int) -> dict:
@@ -37,9 +37,9 @@ def receptive_field_figure(input_size: int, layers: list[dict]):
 
     Unit u of a layer (kernel k, stride s, padding p, dilation d) reads units u·s − p + d·m,
     m = 0…k−1, of the level below (PyTorch's indexing); the chosen output is the middle one.
-    Returns a render.typst.ReceptiveFieldFigure, or None for a stack too large to draw.
+    Returns a document.ReceptiveFieldFigure, or None for a stack too large to draw.
     """
-    from examprep.render.typst import ReceptiveFieldFigure
+    from examprep.document import ReceptiveFieldFigure
 
     sizes = [int(input_size)]
     for L in layers:
@@ -123,7 +123,7 @@ def receptive_field(rng: Stream, difficulty: int, calculator_free: bool) -> Draf
                                      "With dilation d the kernel spans d(k−1) + 1 inputs."))
         parts.append(Part(f"size_{i + 1}", f"The output length after {names[i]}.", "integer", size, tolerance=EXACT,
                           points=1, minutes=1.5, misconceptions=tuple(mis),
-                          recipe=Recipe("solve:conv-output-size",
+                          ecf_rule=EcfRule("solve:conv-output-size",
                                         {"input_size": {"$ref": f"size_{i}"} if i else n0,
                                          "kernel_size": L["kernel_size"], "stride": L["stride"], "padding": L["padding"],
                                          "dilation": L["dilation"], "op": "pool" if L["type"] == "max-pool" else "conv"},

@@ -15,8 +15,8 @@ import numpy as np
 from examprep import solve
 from examprep.engine import ops
 from examprep.document import Math, Matrix, Table, Text
-from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
-from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
+from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
 
 
 @generator("residual", title="Residual connection: the gradient through y = x + F(x)",
@@ -47,18 +47,18 @@ def residual(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         b1 = rng.ints(-1, 1, (2,))
         w2 = rng.ints(-1, 1, (2, 2), nonzero=True) if calculator_free else rng.decimals(-1, 1, 0.5, (2, 2), nonzero=True)
         delta = rng.ints(-2, 2, (2,), nonzero=True)
-        params = {"x": tolist(x), "w1": tolist(w1), "b1": tolist(b1), "w2": tolist(w2), "activation": "relu",
-                  "grad_output": tolist(delta)}
+        params = {"x": jsonable(x), "w1": jsonable(w1), "b1": jsonable(b1), "w2": jsonable(w2), "activation": "relu",
+                  "grad_output": jsonable(delta)}
         known = solve.mistakes("residual", params)
         t = known.trace()
         if np.any(t.branch_pre == 0) or not np.any(t.branch_pre > 0) or not np.any(t.grad_branch):
             raise Degenerate("kink, dead branch or zero branch gradient: the two paths do not both show")
-        kind, shape, val = "vector", (2,), tolist
+        kind, shape, val = "vector", (2,), jsonable
         statement = [Text("A residual block with a two-layer branch: $y = x + F(x)$, "
                           "$F(x) = W_2\\,\\mathrm{ReLU}(W_1 x + b_1)$ (no bias after $W_2$; weights out×in). "
                           "Backpropagation has delivered $\\delta = \\partial L / \\partial y$."),
-                     Matrix("x", tolist(x)), Matrix("W_1", tolist(w1)), Matrix("b_1", tolist(b1)),
-                     Matrix("W_2", tolist(w2)), Matrix("δ", tolist(delta))]
+                     Matrix("x", jsonable(x)), Matrix("W_1", jsonable(w1)), Matrix("b_1", jsonable(b1)),
+                     Matrix("W_2", jsonable(w2)), Matrix("δ", jsonable(delta))]
         no_skip_grad = t.grad_branch
     steps = solve.dense.residual_steps(known.params, t)
     identity = known.trace(activation="leaky-relu", negative_slope=1.0)     # no activation at all: φ(a) = a
@@ -73,16 +73,16 @@ def residual(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         grad_mis.append(Misconception("no-delta", float(t.jacobian),
                                       "That is dy/dx; by the chain rule ∂L/∂x = δ · dy/dx."))
     else:
-        grad_mis.append(Misconception("skip-activation", tolist(identity.grad_input),
+        grad_mis.append(Misconception("skip-activation", jsonable(identity.grad_input),
                                       "The ReLU's slope is 0 where its input is negative: those units pass no gradient."))
         no_transpose = ops.add(delta, ops.matmul(w1, ops.multiply(t.activation_derivative, ops.matmul(w2, delta))))
-        grad_mis.append(Misconception("no-transpose", tolist(no_transpose),
+        grad_mis.append(Misconception("no-transpose", jsonable(no_transpose),
                                       "Backwards through a weight matrix multiply by its transpose: W₁ᵀ(…(W₂ᵀδ))."))
     parts = [
         Part("branch", "The branch output $F(x)$.", kind, val(t.branch), shape=shape, points=1, minutes=2 if shape else 1,
              misconceptions=tuple(branch_mis) if (np.any(np.atleast_1d(t.branch_pre) < 0)) else ()),
         Part("output", "The block's output $y = x + F(x)$.", kind, val(t.output), shape=shape, points=1, minutes=0.5,
-             misconceptions=tuple(out_mis), recipe=Recipe("add", {"a": params["x"], "b": {"$ref": "branch"}})),
+             misconceptions=tuple(out_mis), ecf_rule=EcfRule("add", {"a": params["x"], "b": {"$ref": "branch"}})),
     ]
     solution = steps_from(steps.branch_pre, None)
     solution += steps_from((steps.activation, steps.branch_output), "branch")
@@ -91,9 +91,10 @@ def residual(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         parts.append(Part("jacobian", "The local derivative $dy/dx$.", "number", float(t.jacobian), points=1, minutes=1.5,
                           misconceptions=(Misconception("no-skip", float(t.branch_jacobian),
                                                         "d/dx of x is 1: dy/dx = 1 + F'(x), the skip's \"+1\"."),),
-                          recipe=Recipe("solve:residual", {k: params[k] for k in ("x", "w1", "b1", "activation")}, "jacobian")))
+                          ecf_rule=EcfRule("solve:residual", {k: params[k] for k in ("x", "w1", "b1", "activation")},
+                                           "jacobian")))
         parts.append(Part("grad_input", r"$\partial L / \partial x$.", "number", float(t.grad_input), points=2, minutes=1.5,
-                          misconceptions=tuple(grad_mis), recipe=Recipe("multiply", {"a": delta, "b": {"$ref": "jacobian"}})))
+                          misconceptions=tuple(grad_mis), ecf_rule=EcfRule("multiply", {"a": delta, "b": {"$ref": "jacobian"}})))
         solution += steps_from((steps.activation_derivative, steps.jacobian), "jacobian")
         solution += steps_from(steps.grad_input, "grad_input")
         if dead:
@@ -102,21 +103,21 @@ def residual(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                 "The skip's derivative 1 carries δ to x unchanged.")]))
     else:
         parts.append(Part("grad_branch", r"The branch's share of the input gradient, $(\partial F / \partial x)^\top \delta$.",
-                          "vector", tolist(t.grad_branch), shape=(2,), points=2, minutes=4,
+                          "vector", jsonable(t.grad_branch), shape=(2,), points=2, minutes=4,
                           misconceptions=tuple(m for m in grad_mis if m.id in ("skip-activation",))
-                          + (Misconception("with-skip", tolist(t.grad_input), "That already includes the skip's δ; "
+                          + (Misconception("with-skip", jsonable(t.grad_input), "That already includes the skip's δ; "
                                                                               "the branch alone gives W₁ᵀ(ReLU'(a) ⊙ W₂ᵀδ)."),),
-                          recipe=Recipe("solve:residual", params, "grad_branch")))
-        parts.append(Part("grad_input", r"$\partial L / \partial x$.", "vector", tolist(t.grad_input), shape=(2,), points=1,
+                          ecf_rule=EcfRule("solve:residual", params, "grad_branch")))
+        parts.append(Part("grad_input", r"$\partial L / \partial x$.", "vector", jsonable(t.grad_input), shape=(2,), points=1,
                           minutes=1, misconceptions=tuple(m for m in grad_mis if m.id != "skip-activation"),
-                          recipe=Recipe("add", {"a": tolist(delta), "b": {"$ref": "grad_branch"}})))
-        parts.append(Part("jacobian", r"The Jacobian $\partial y / \partial x$ (2×2).", "matrix", tolist(t.jacobian),
+                          ecf_rule=EcfRule("add", {"a": jsonable(delta), "b": {"$ref": "grad_branch"}})))
+        parts.append(Part("jacobian", r"The Jacobian $\partial y / \partial x$ (2×2).", "matrix", jsonable(t.jacobian),
                           shape=(2, 2), points=2, minutes=3,
-                          misconceptions=(Misconception("no-skip", tolist(t.branch_jacobian),
+                          misconceptions=(Misconception("no-skip", jsonable(t.branch_jacobian),
                                                         "∂y/∂x = I + ∂F/∂x: the skip adds the identity."),
-                                          Misconception("transposed", tolist(t.jacobian.T),
+                                          Misconception("transposed", jsonable(t.jacobian.T),
                                                         "Row i of the Jacobian holds ∂y_i/∂x_j: I + W₂ diag(ReLU'(a)) W₁.")),
-                          recipe=Recipe("solve:residual", {k: params[k] for k in ("x", "w1", "b1", "w2", "activation")},
+                          ecf_rule=EcfRule("solve:residual", {k: params[k] for k in ("x", "w1", "b1", "w2", "activation")},
                                         "jacobian")))
         solution += steps_from(steps.activation_derivative, None)
         solution += steps_from((steps.back_w2, steps.through_activation), None)
@@ -136,7 +137,7 @@ def _stack(rng: Stream, calculator_free: bool) -> Draft:
     act = "relu" if calculator_free else "tanh"
     w = np.array([float(rng.choice([0.25, 0.5] if calculator_free else [0.5, 1.0, 1.5])) for _ in range(L)])
     x = float(rng.choice([1, 2] if calculator_free else [0.5, 1.0]))
-    params = {"x": x, "weights": tolist(w), "activation": act}
+    params = {"x": x, "weights": jsonable(w), "activation": act}
     known = solve.mistakes("residual-stack", params)
     res = known.trace()                                  # skip connections (the default)
     plain = known.trace(skip=False)
@@ -147,21 +148,21 @@ def _stack(rng: Stream, calculator_free: bool) -> Draft:
     statement = [Text(f"Two stacks of {L} one-unit layers with the same weights and no biases, input $x = y_0 = {x:g}$:"),
                  Math(rf"\text{{plain: }} y_l = {phi}(w_l\, y_{{l-1}}),\quad "
                       rf"\text{{residual: }} y_l = y_{{l-1}} + {phi}(w_l\, y_{{l-1}})"),
-                 Matrix("w", tolist(w), col_labels=[f"l={i + 1}" for i in range(L)])]
+                 Matrix("w", jsonable(w), col_labels=[f"l={i + 1}" for i in range(L)])]
     parts = [
         Part("local_plain", r"The plain stack's local derivatives $\partial y_l / \partial y_{l-1}$, $l = 1..L$.", "vector",
-             tolist(plain.local_derivatives), shape=(L,), points=2, minutes=5,
-             misconceptions=(Misconception("weights-only", tolist(w),
+             jsonable(plain.local_derivatives), shape=(L,), points=2, minutes=5,
+             misconceptions=(Misconception("weights-only", jsonable(w),
                                            f"Each factor is w_l·φ'(a_l): include the {act} slope at the layer's input."),)
              if act == "tanh" else ()),
         Part("gradient_plain", r"$\partial y_L / \partial x$ for the plain stack.", "number", float(plain.gradient),
              points=1, minutes=1,
              misconceptions=(Misconception("added", ops.total(plain.local_derivatives),
                                            "The chain rule multiplies the local derivatives; it does not add them."),),
-             recipe=Recipe("product", {"values": {"$ref": "local_plain"}})),
+             ecf_rule=EcfRule("product", {"values": {"$ref": "local_plain"}})),
         Part("local_residual", r"The residual stack's local derivatives $\partial y_l / \partial y_{l-1}$.", "vector",
-             tolist(res.local_derivatives), shape=(L,), points=2, minutes=5,
-             misconceptions=(Misconception("no-skip", tolist(res.local_derivatives - 1.0),
+             jsonable(res.local_derivatives), shape=(L,), points=2, minutes=5,
+             misconceptions=(Misconception("no-skip", jsonable(res.local_derivatives - 1.0),
                                            "y_l = y_{l−1} + F(y_{l−1}): the skip adds 1 to every local derivative."),)),
         Part("gradient_residual", r"$\partial y_L / \partial x$ for the residual stack.", "number", float(res.gradient),
              points=1, minutes=1,
@@ -169,7 +170,7 @@ def _stack(rng: Stream, calculator_free: bool) -> Draft:
                                            "The chain rule multiplies the local derivatives; it does not add them."),
                              Misconception("one-plus-product", 1 + ops.product(res.local_derivatives - 1.0),
                                            "Each layer has its own 1 + F'_l: the product is ∏(1 + F'_l), not 1 + ∏ F'_l.")),
-             recipe=Recipe("product", {"values": {"$ref": "local_residual"}})),
+             ecf_rule=EcfRule("product", {"values": {"$ref": "local_residual"}})),
         Part("larger", "Which stack passes the larger gradient back to its input?", "choice", larger,
              choices=("plain", "residual"), tolerance=EXACT, points=1, minutes=0.5,
              misconceptions=(Misconception("wrong-stack", "plain" if larger == "residual" else "residual",

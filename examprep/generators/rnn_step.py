@@ -14,9 +14,9 @@ import numpy as np
 from examprep import solve
 from examprep.engine.rnn import rnn_jacobian
 from examprep.document import Math, Matrix, Text
-from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
-from examprep.generators._exact import exp_term
-from examprep.problem import Misconception, Part, Recipe, SolutionStep
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
+from examprep.exact import exp_term
+from examprep.problem import Misconception, Part, EcfRule, SolutionStep
 
 
 def tanh_exact(a: float) -> str:
@@ -48,14 +48,14 @@ def rnn_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
             raise Degenerate("b_hh = 0 hides the second bias")
     if not np.any(w_hh @ h):
         raise Degenerate("W_hh h = 0: the recurrence shows nothing")
-    params = {"x": tolist(x), "h": tolist(h), "weight_ih": tolist(w_ih), "weight_hh": tolist(w_hh),
-              "bias_ih": tolist(b_ih), "bias_hh": tolist(b_hh), "nonlinearity": "tanh"}
+    params = {"x": jsonable(x), "h": jsonable(h), "weight_ih": jsonable(w_ih), "weight_hh": jsonable(w_hh),
+              "bias_ih": jsonable(b_ih), "bias_hh": jsonable(b_hh), "nonlinearity": "tanh"}
     known = solve.mistakes("rnn-cell", params)
     t = known.trace()
     if np.any(np.abs(t.pre_activation) > 3):
         raise Degenerate("a saturated unit")
     scalar = H == 1
-    val = (lambda v: float(np.ravel(v)[0])) if scalar else tolist
+    val = (lambda v: float(np.ravel(v)[0])) if scalar else jsonable
     kind, shape = ("number", None) if scalar else ("vector", (H,))
     exact_h = [tanh_exact(a) for a in t.pre_activation] if calculator_free else None
     ex = (exact_h[0] if scalar else exact_h) if exact_h else None
@@ -64,7 +64,7 @@ def rnn_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
              val(t.pre_activation), shape=shape, points=1, minutes=2 * H, misconceptions=known.of("pre_activation", val)),
         Part("h_new", "The new hidden state $h' = \\tanh(a)$.", kind, val(t.h_new), shape=shape, points=1, minutes=1 * H,
              exact=ex, misconceptions=known.of("h_new", val),
-             recipe=solve.ecf("rnn-cell", "h_new", params, t, ("pre_activation", "h_new"))),
+             ecf_rule=solve.ecf("rnn-cell", "h_new", params, t, ("pre_activation", "h_new"))),
     ]
     steps = solve.rnn.rnn_steps(params, t)
     solution = (steps_from((steps.input_part, steps.hidden_part), None) + steps_from(steps.pre_activation, "pre_activation")
@@ -91,8 +91,8 @@ def _two_steps(rng: Stream, calculator_free: bool) -> Draft:
     w_ih = rng.ints(-1, 1, (H, n_in), nonzero=True) if calculator_free else rng.decimals(-1, 1, 0.5, (H, n_in), nonzero=True)
     w_hh = rng.ints(-1, 1, (H, H), nonzero=True) if calculator_free else rng.decimals(-1, 1, 0.5, (H, H), nonzero=True)
     b = rng.ints(-1, 1, (H,))
-    params = {"x": tolist(xs), "h0": tolist(h0), "weight_ih": tolist(w_ih), "weight_hh": tolist(w_hh),
-              "bias_ih": tolist(b), "nonlinearity": nl}
+    params = {"x": jsonable(xs), "h0": jsonable(h0), "weight_ih": jsonable(w_ih), "weight_hh": jsonable(w_hh),
+              "bias_ih": jsonable(b), "nonlinearity": nl}
     unroll = solve.mistakes("rnn-unroll", params)
     u = unroll.trace()
     h1, h2 = u.hidden
@@ -101,29 +101,29 @@ def _two_steps(rng: Stream, calculator_free: bool) -> Draft:
         raise Degenerate("a kink, a symmetric Jacobian or a trivial first step")
     if nl == "relu" and (np.all(u.pre_activations[1] > 0) or np.all(u.pre_activations[1] < 0)):
         raise Degenerate("ReLU mask all on or all off at step 2: the diag(φ') factor shows nothing")
-    cell = lambda h, x: {"x": tolist(x), "h": h, "weight_ih": tolist(w_ih), "weight_hh": tolist(w_hh),  # noqa: E731
-                         "bias_ih": tolist(b), "bias_hh": [0.0] * H, "nonlinearity": nl}
-    step1 = solve.mistakes("rnn-cell", cell(tolist(h0), xs[0]))      # each step's mistakes, as one rnn-cell step
-    step2 = solve.mistakes("rnn-cell", cell(tolist(h1), xs[1]))
+    cell = lambda h, x: {"x": jsonable(x), "h": h, "weight_ih": jsonable(w_ih), "weight_hh": jsonable(w_hh),  # noqa: E731
+                         "bias_ih": jsonable(b), "bias_hh": [0.0] * H, "nonlinearity": nl}
+    step1 = solve.mistakes("rnn-cell", cell(jsonable(h0), xs[0]))      # each step's mistakes, as one rnn-cell step
+    step2 = solve.mistakes("rnn-cell", cell(jsonable(h1), xs[1]))
     parts = [
-        Part("h_1", "The hidden state $h_1$ after the first input.", "vector", tolist(h1), shape=(H,), points=2, minutes=3,
-             misconceptions=step1.of("h_new", tolist, skip={"no-tanh"}),
-             recipe=Recipe("solve:rnn-cell", cell(tolist(h0), xs[0]), "h_new")),
-        Part("h_2", "The hidden state $h_2$ after the second input.", "vector", tolist(h2), shape=(H,), points=2, minutes=3,
-             misconceptions=(Misconception("reuse-h0", tolist(step2.trace(h=tolist(h0)).h_new),
+        Part("h_1", "The hidden state $h_1$ after the first input.", "vector", jsonable(h1), shape=(H,), points=2, minutes=3,
+             misconceptions=step1.of("h_new", jsonable, skip={"no-tanh"}),
+             ecf_rule=EcfRule("solve:rnn-cell", cell(jsonable(h0), xs[0]), "h_new")),
+        Part("h_2", "The hidden state $h_2$ after the second input.", "vector", jsonable(h2), shape=(H,), points=2, minutes=3,
+             misconceptions=(Misconception("reuse-h0", jsonable(step2.trace(h=jsonable(h0)).h_new),
                                            "Step 2 continues from h₁: the recurrence feeds each new state into the next step."),)
-             + step2.of("h_new", tolist, skip={"no-tanh"}),
-             recipe=Recipe("solve:rnn-cell", cell({"$ref": "h_1"}, xs[1]), "h_new")),
+             + step2.of("h_new", jsonable, skip={"no-tanh"}),
+             ecf_rule=EcfRule("solve:rnn-cell", cell({"$ref": "h_1"}, xs[1]), "h_new")),
         Part("jacobian", r"The Jacobian $\partial h_2 / \partial h_1$ (2×2, rows: components of $h_2$).", "matrix",
-             tolist(J2), shape=(H, H), points=3, minutes=4,
-             misconceptions=(Misconception("weights-only", tolist(w_hh),
+             jsonable(J2), shape=(H, H), points=3, minutes=4,
+             misconceptions=(Misconception("weights-only", jsonable(w_hh),
                                            "Backwards through the nonlinearity multiply row i by φ'(a_i): diag(φ'(a₂)) W_hh."),
                              # diag(φ') on the wrong side, W_hh diag(φ'(a₂)): the engine's Jacobian of W_hhᵀ, transposed
-                             Misconception("columns-scaled", tolist(rnn_jacobian(h2, w_hh.T, nl).T),
+                             Misconception("columns-scaled", jsonable(rnn_jacobian(h2, w_hh.T, nl).T),
                                            "φ'(a₂) scales the rows (the output units), not the columns: diag(φ') W_hh."),
-                             Misconception("transposed", tolist(J2.T),
+                             Misconception("transposed", jsonable(J2.T),
                                            "Row i holds ∂h₂ᵢ/∂h₁ⱼ = φ'(a₂ᵢ) W_hh[i, j]: no transpose.")),
-             recipe=Recipe("rnn-jacobian", {"h_new": {"$ref": "h_2"}, "weight_hh": tolist(w_hh), "nonlinearity": nl})),
+             ecf_rule=EcfRule("rnn-jacobian", {"h_new": {"$ref": "h_2"}, "weight_hh": jsonable(w_hh), "nonlinearity": nl})),
     ]
     steps = solve.rnn.unroll_steps(unroll.params, u)
     solution = (steps_from(steps.time_steps[0], "h_1") + steps_from(steps.time_steps[1], "h_2")
@@ -138,8 +138,8 @@ def _two_steps(rng: Stream, calculator_free: bool) -> Draft:
     statement = [Text("A vanilla RNN with one input and two hidden units, "
                       f"$h_t = {phi}(W_{{ih}} x_t + b_{{ih}} + W_{{hh}} h_{{t-1}})$ "
                       "($b_{hh} = 0$; weights out×in), run over two time steps from $h_0$."),
-                 Matrix("x_1, x_2", tolist(xs[:, 0])), Matrix("h_0", tolist(h0)), Matrix("W_ih", tolist(w_ih)),
-                 Matrix("W_hh", tolist(w_hh)), Matrix("b_ih", tolist(b))]
+                 Matrix("x_1, x_2", jsonable(xs[:, 0])), Matrix("h_0", jsonable(h0)), Matrix("W_ih", jsonable(w_ih)),
+                 Matrix("W_hh", jsonable(w_hh)), Matrix("b_ih", jsonable(b))]
     return Draft(title="Two RNN steps and the Jacobian of backprop through time", params=params, statement=statement,
                  parts=parts, solution=solution,
                  conventions={"cell": f"h_t = {nl}(W_ih x_t + b_ih + W_hh h_(t−1)), b_hh = 0",

@@ -15,8 +15,8 @@ import numpy as np
 from examprep import engine, solve
 from examprep.document import Math, Matrix, Text
 from examprep.engine import ops
-from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
-from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
+from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
 
 LENGTH_CHOICES = ("unchanged", "grows with the position", "shrinks with the position")
 DEPENDS_CHOICES = ("only m − n", "m and n separately", "only m + n")
@@ -42,7 +42,7 @@ def rope(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     base = 10000 if difficulty == 1 else 100
     x = rng.ints(-2, 2, (d,), nonzero=True)
     m = rng.integer(1, 3) if difficulty == 1 else rng.integer(2, 5)
-    params = {"x": tolist(x), "position": m, "base": base, "style": "interleaved"}
+    params = {"x": jsonable(x), "position": m, "base": base, "style": "interleaved"}
     known = solve.mistakes("rope", params)
     r = known.trace()
     steps = solve.positions.rope_steps(known.params, r)
@@ -51,20 +51,20 @@ def rope(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     a, b = x[0::2], x[1::2]
     degrees = np.empty_like(x)
     degrees[0::2], degrees[1::2] = a * cos_d - b * sin_d, a * sin_d + b * cos_d
-    out_mis = [Misconception("clockwise", tolist(wrong_way),
+    out_mis = [Misconception("clockwise", jsonable(wrong_way),
                              "RoPE rotates counter-clockwise: (a, b) → (a cos mθ − b sin mθ, a sin mθ + b cos mθ)."),
-               Misconception("degrees", tolist(degrees), "The angles m·θ_j are in radians, not degrees.")]
+               Misconception("degrees", jsonable(degrees), "The angles m·θ_j are in radians, not degrees.")]
     statement = [Text(f"Rotary position embedding (RoFormer, Su et al. 2021) rotates each pair of coordinates of a query or "
                       f"key at position m by the angle $m\\theta_j$, with $\\theta_j = \\text{{base}}^{{-2j/d}}$ "
                       f"(base = {base}, d = {d}, j = 0, …, d/2 − 1): "
                       r"$(a, b) \mapsto (a \cos m\theta_j - b \sin m\theta_j,\ a \sin m\theta_j + b \cos m\theta_j)$."
                       + (" Pairs are interleaved: $(x_0, x_1), (x_2, x_3)$." if d == 4 else "")
                       + f" The vector is at position m = {m}."),
-                 Matrix("x", tolist(x))]
+                 Matrix("x", jsonable(x))]
     conventions = {"angles": "radians", "pairs": "interleaved (x0,x1),(x2,x3) (RoFormer)" if d == 4 else "one pair"}
     if difficulty == 1:
-        parts = [Part("output", "The rotated vector RoPE(x, m).", "vector", tolist(r.output), shape=(2,), points=2, minutes=3,
-                      misconceptions=tuple(out_mis), recipe=Recipe("solve:rope", params, "output")),
+        parts = [Part("output", "The rotated vector RoPE(x, m).", "vector", jsonable(r.output), shape=(2,), points=2, minutes=3,
+                      misconceptions=tuple(out_mis), ecf_rule=EcfRule("solve:rope", params, "output")),
                  Part("length", "Compared with x, the length of RoPE(x, m) is:", "choice", LENGTH_CHOICES[0], tolerance=EXACT,
                       points=1, minutes=0.5, choices=LENGTH_CHOICES,
                       misconceptions=(Misconception("grows", LENGTH_CHOICES[1], "A rotation keeps lengths: ‖R x‖ = ‖x‖."),
@@ -77,16 +77,16 @@ def rope(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                      conventions=conventions)
     half = known.trace(style="rotate-half")
     sqrt_base = known.trace(base=base ** 0.5)
-    angle_mis = (Misconception("exponent-j-over-d", tolist(sqrt_base.angles), "θ_j = base^(−2j/d): the exponent has the 2."),
+    angle_mis = (Misconception("exponent-j-over-d", jsonable(sqrt_base.angles), "θ_j = base^(−2j/d): the exponent has the 2."),
                  Misconception("same-angle", [float(m)] * 2, "Each pair has its own frequency θ_j = base^(−2j/d)."))
     parts = [
-        Part("angles", "The rotation angles $m\\theta_0$ and $m\\theta_1$ (radians).", "vector", tolist(r.angles), shape=(2,),
+        Part("angles", "The rotation angles $m\\theta_0$ and $m\\theta_1$ (radians).", "vector", jsonable(r.angles), shape=(2,),
              points=1, minutes=1.5, misconceptions=angle_mis),
-        Part("output", "The rotated vector RoPE(x, m).", "vector", tolist(r.output), shape=(4,), points=3, minutes=4,
-             misconceptions=tuple(out_mis) + (Misconception("rotate-half", tolist(half.output),
+        Part("output", "The rotated vector RoPE(x, m).", "vector", jsonable(r.output), shape=(4,), points=3, minutes=4,
+             misconceptions=tuple(out_mis) + (Misconception("rotate-half", jsonable(half.output),
                                                             "That pairs (x_j, x_{j+d/2}) as GPT-NeoX/Llama's rotate_half; "
                                                             "here the pairs are interleaved (x0,x1), (x2,x3)."),),
-             recipe=Recipe("solve:rope", params, "output")),
+             ecf_rule=EcfRule("solve:rope", params, "output")),
     ]
     solution = steps_from((steps.frequencies, steps.angles), "angles") + steps_from(steps.rotate, "output")
     return Draft(title="RoPE: rotate a 4-D vector", params=params, statement=statement, parts=parts, solution=solution,
@@ -100,7 +100,7 @@ def _score(rng: Stream) -> Draft:
     shift = rng.integer(2, 5)
     if m == n or abs(q[0] * k[1] - q[1] * k[0]) < 0.5:
         raise Degenerate("same positions, or parallel q and k")
-    params = {"query": tolist(q), "key": tolist(k), "position_query": m, "position_key": n, "style": "interleaved"}
+    params = {"query": jsonable(q), "key": jsonable(k), "position_query": m, "position_key": n, "style": "interleaved"}
     known = solve.mistakes("rope-score", params)
     rs = known.trace()
     shifted_p = params | {"position_query": m + shift, "position_key": n + shift}
@@ -109,23 +109,23 @@ def _score(rng: Stream) -> Draft:
     statement = [Text("RoPE rotates the query at position m by the angle mθ and the key at position n by nθ (d = 2, so θ = 1 "
                       r"rad): $(a, b) \mapsto (a \cos\phi - b \sin\phi,\ a \sin\phi + b \cos\phi)$. The attention score is "
                       r"$q' \cdot k'$ (no scaling)." + f" Here m = {m} and n = {n}."),
-                 Matrix("q", tolist(q)), Matrix("k", tolist(k))]
+                 Matrix("q", jsonable(q)), Matrix("k", jsonable(k))]
     parts = [
-        Part("query_rotated", "The rotated query $q'$.", "vector", tolist(rs.query_rotated), shape=(2,), points=1, minutes=2,
-             misconceptions=(Misconception("clockwise", tolist(clockwise(q, m)), "Rotate counter-clockwise by +mθ."),),
-             recipe=Recipe("solve:rope-score", params, "query_rotated")),
-        Part("key_rotated", "The rotated key $k'$.", "vector", tolist(rs.key_rotated), shape=(2,), points=1, minutes=2,
-             misconceptions=(Misconception("query-position", tolist(engine.rope(k, m).output),
+        Part("query_rotated", "The rotated query $q'$.", "vector", jsonable(rs.query_rotated), shape=(2,), points=1, minutes=2,
+             misconceptions=(Misconception("clockwise", jsonable(clockwise(q, m)), "Rotate counter-clockwise by +mθ."),),
+             ecf_rule=EcfRule("solve:rope-score", params, "query_rotated")),
+        Part("key_rotated", "The rotated key $k'$.", "vector", jsonable(rs.key_rotated), shape=(2,), points=1, minutes=2,
+             misconceptions=(Misconception("query-position", jsonable(engine.rope(k, m).output),
                                            "The key is rotated by its own position n, not the query's m."),),
-             recipe=Recipe("solve:rope-score", params, "key_rotated")),
+             ecf_rule=EcfRule("solve:rope-score", params, "key_rotated")),
         Part("score", "The score $q' \\cdot k'$.", "number", rs.score, points=1, minutes=1,
              misconceptions=(Misconception("unrotated", rs.unrotated_score, "Use the rotated vectors q' and k'."),
                              Misconception("only-query-rotated", q_only, "Both the query and the key are rotated.")),
-             recipe=Recipe("dot", {"a": {"$ref": "query_rotated"}, "b": {"$ref": "key_rotated"}})),
+             ecf_rule=EcfRule("dot", {"a": {"$ref": "query_rotated"}, "b": {"$ref": "key_rotated"}})),
         Part("shifted_score", f"The score when both tokens move {shift} positions later (m + {shift}, n + {shift}).", "number",
              sh.score, points=1, minutes=1,
              misconceptions=(Misconception("unrotated", sh.unrotated_score, "Use the rotated vectors."),),
-             recipe=Recipe("solve:rope-score", shifted_p, "score")),
+             ecf_rule=EcfRule("solve:rope-score", shifted_p, "score")),
         Part("depends_on", "RoPE's score depends on the positions through:", "choice", DEPENDS_CHOICES[0], tolerance=EXACT,
              points=1, minutes=0.5, choices=DEPENDS_CHOICES,
              misconceptions=(Misconception("absolute", DEPENDS_CHOICES[1],

@@ -14,7 +14,7 @@ import math
 from examprep import solve
 from examprep.document import Math, Matrix, Table, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, nice, steps_from
-from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
+from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
 
 TRAINING_CHOICES = ("fewer tokens than compute-optimal", "about compute-optimal", "more tokens than compute-optimal")
 
@@ -52,7 +52,7 @@ def scaling_law(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                            "2ND counts the forward pass only; the backward pass costs about twice as much: C = 6ND."),
              Misconception("no-factor", law.compute / 6, "Each parameter costs about 6 FLOPs per token in training: C = 6ND."))
     parts = [Part("compute", "The training compute $C$ in FLOPs.", "number", law.compute, points=1, minutes=1.5,
-                  misconceptions=c_mis, recipe=Recipe("solve:scaling-law", params, "compute"),
+                  misconceptions=c_mis, ecf_rule=EcfRule("solve:scaling-law", params, "compute"),
                   hint="C = 6·N·D.")]
     solution = steps_from(solve.counts.scaling_law_steps(known.params, law), "compute")
     if difficulty == 1:
@@ -62,7 +62,7 @@ def scaling_law(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         parts += [
             Part("tokens_per_param", "The number of training tokens per parameter, $D/N$.", "number", tpp, points=1,
                  minutes=1, misconceptions=(Misconception("inverted", 1 / tpp, "That is N/D; tokens per parameter is D/N."),),
-                 recipe=Recipe("divide", {"a": float(tokens), "b": float(n_param)})),
+                 ecf_rule=EcfRule("divide", {"a": float(tokens), "b": float(n_param)})),
             Part("regime", "Compared with Chinchilla's compute-optimal 20 tokens per parameter, this model is trained on:",
                  "choice", label, tolerance=EXACT, points=1, minutes=1, choices=TRAINING_CHOICES,
                  misconceptions=tuple(Misconception("wrong-direction" if c != TRAINING_CHOICES[1] else "ignores-ratio", c,
@@ -105,9 +105,9 @@ def scaling_law(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         Part("throughput", "The cluster's sustained throughput in FLOP/s.", "number", tt.throughput, points=1, minutes=1,
              misconceptions=(Misconception("ignored-utilization", at_peak.throughput,
                                            "The sustained throughput is the peak times the utilisation."),),
-             recipe=Recipe("solve:training-time", tparams, "throughput")),
+             ecf_rule=EcfRule("solve:training-time", tparams, "throughput")),
         Part("time", f"The training time in {unit}.", "number", value, points=2, minutes=2, misconceptions=tuple(time_mis),
-             recipe=Recipe("solve:training-time", {"compute": {"$ref": "compute"}, "num_gpus": gpus, "peak_flops": peak,
+             ecf_rule=EcfRule("solve:training-time", {"compute": {"$ref": "compute"}, "num_gpus": gpus, "peak_flops": peak,
                                                    "utilization": util}, unit)),
     ]
     tsteps = solve.counts.training_time_steps(timing.params, tt)
@@ -138,10 +138,10 @@ def _optimal(rng: Stream, calculator_free: bool, conventions: dict) -> Draft:
                                            "With D = 20N, C = 6·N·20N = 120N², so N = √(C/120), not √(C/6)."),
                              Misconception("forward-only", fwd.params, "Training compute is 6ND, not 2ND: N = √(C/120)."),
                              Misconception("no-square-root", compute / 120, "C/120 is N²; take the square root.")),
-             recipe=Recipe("solve:scaling-law", params, "params"), hint="Substitute D = 20N into C = 6ND."),
+             ecf_rule=EcfRule("solve:scaling-law", params, "params"), hint="Substitute D = 20N into C = 6ND."),
         Part("tokens", "The number of training tokens $D$ for that model.", "number", law.tokens, points=1, minutes=1,
              misconceptions=(Misconception("divided", law.params / 20, "D = 20N: twenty tokens per parameter, not N/20."),),
-             recipe=Recipe("scale", {"x": {"$ref": "params"}, "factor": 20.0})),
+             ecf_rule=EcfRule("scale", {"x": {"$ref": "params"}, "factor": 20.0})),
         Part("growth", f"If the budget grows {growth}-fold, by what factor does the compute-optimal $N$ grow?", "number",
              bigger.params / law.params, points=1, minutes=1,
              misconceptions=(Misconception("linear", float(growth),

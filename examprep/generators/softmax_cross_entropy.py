@@ -13,9 +13,9 @@ import numpy as np
 
 from examprep import solve
 from examprep.document import Math, Matrix, Text
-from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
-from examprep.generators._exact import frac
-from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
+from examprep.exact import frac
+from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
 
 
 def _ln(a: int) -> str:
@@ -37,14 +37,14 @@ def softmax_cross_entropy(rng: Stream, difficulty: int, calculator_free: bool) -
         shown = [[_ln(int(v)) for v in row] for row in a]
     else:
         logits = rng.ints(-1, 2, (N, C)) if difficulty == 1 else rng.ints(-2, 2, (N, C))
-        shown = tolist(logits)
+        shown = jsonable(logits)
     for row in logits:
         if np.ptp(row) == 0:
             raise Degenerate("all logits equal")
     targets = [rng.integer(0, C - 1) for _ in range(N)]
     z = logits if batch else logits[0]
     t = targets if batch else targets[0]
-    params = {"logits": tolist(z), "target": t, "reduction": reduction, "label_smoothing": eps}
+    params = {"logits": jsonable(z), "target": t, "reduction": reduction, "label_smoothing": eps}
     known = solve.mistakes("cross-entropy", params)
     ce = known.trace()
     q = ce.target_dist
@@ -82,16 +82,16 @@ def softmax_cross_entropy(rng: Stream, difficulty: int, calculator_free: bool) -
                           + (f" Label smoothing ε = {eps}: the target class gets 1 − ε + ε/C, every other class ε/C."
                              if smoothing else "")))
     parts = [
-        Part("probs", f"The softmax probabilities $p$ of {what}.", kind, tolist(ce.probs), shape=shape, points=2,
+        Part("probs", f"The softmax probabilities $p$ of {what}.", kind, jsonable(ce.probs), shape=shape, points=2,
              minutes=2.0 * N, exact=exact.get("probs"),
-             misconceptions=known.of("probs", tolist),
+             misconceptions=known.of("probs", jsonable),
              hint="p_i = e^{z_i} / Σ_j e^{z_j}; subtracting the largest logit first keeps numbers small."),
     ]
     if smoothing:
         other = np.where(np.arange(C) == t, 1 - eps, eps / (C - 1))
-        parts.append(Part("target_dist", "The smoothed target distribution $q$.", "vector", tolist(q), shape=(C,),
+        parts.append(Part("target_dist", "The smoothed target distribution $q$.", "vector", jsonable(q), shape=(C,),
                           points=1, minutes=1.5, misconceptions=(
-                              Misconception("eps-over-c-minus-1", tolist(other),
+                              Misconception("eps-over-c-minus-1", jsonable(other),
                                             "That is the other smoothing convention (1 − ε on the target, ε/(C−1) elsewhere); "
                                             "this problem follows PyTorch: ε/C to every class."),)))
     # solve's table for cross-entropy, with this problem's own wording of the reduction mistake
@@ -104,17 +104,17 @@ def softmax_cross_entropy(rng: Stream, difficulty: int, calculator_free: bool) -
     parts.append(Part(
         "loss", f"The loss $L$ ({'the ' + reduction + ' over the batch' if batch else 'natural log'}).", "number",
         float(ce.loss), points=2, minutes=2.0 * N, exact=exact.get("loss"), misconceptions=tuple(loss_mis),
-        recipe=Recipe("cross-entropy-from-probs", {"probs": {"$ref": "probs"},
-                                                   "target_dist": {"$ref": "target_dist"} if smoothing else tolist(q),
+        ecf_rule=EcfRule("cross-entropy-from-probs", {"probs": {"$ref": "probs"},
+                                                   "target_dist": {"$ref": "target_dist"} if smoothing else jsonable(q),
                                                    "reduction": reduction}),
         hint="L = −Σ_i q_i log p_i; with a one-hot target that is −log p_target."))
-    grad_mis = known.of("grad_logits", tolist)
+    grad_mis = known.of("grad_logits", jsonable)
     parts.append(Part(
         "grad_logits", r"The gradient $\partial L / \partial z$" + (" (one row per example)." if batch else "."),
-        kind, tolist(ce.grad_logits), shape=shape, points=3, minutes=2.0 * N, exact=exact.get("grad"),
+        kind, jsonable(ce.grad_logits), shape=shape, points=3, minutes=2.0 * N, exact=exact.get("grad"),
         misconceptions=tuple(grad_mis),
-        recipe=Recipe("minus-target", {"probs": {"$ref": "probs"},
-                                       "target_dist": {"$ref": "target_dist"} if smoothing else tolist(q),
+        ecf_rule=EcfRule("minus-target", {"probs": {"$ref": "probs"},
+                                       "target_dist": {"$ref": "target_dist"} if smoothing else jsonable(q),
                                        "divide_by": N if (batch and reduction == "mean") else 1}),
         hint="For softmax followed by cross-entropy, ∂L/∂z_i = p_i − y_i" + (" (divided by N for the mean)." if batch else ".")))
     if difficulty == 1:

@@ -17,8 +17,8 @@ from examprep import solve
 from examprep.engine import ops
 from examprep.engine.optim import clip_by_norm
 from examprep.document import Math, Matrix, Text
-from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, tolist
-from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
+from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
 
 
 @generator("vanishing-gradient", title="Vanishing and exploding gradients in an RNN", calculator_free=False,
@@ -35,7 +35,7 @@ def vanishing_gradient(rng: Stream, difficulty: int, calculator_free: bool) -> D
     else:
         w = float(rng.choice([-2.0, -1.5, 1.5, 2.0]))
         x = rng.decimals(-2, 2, 0.5, (T,), nonzero=True)
-    params = {"w": w, "x": tolist(x), "u": 1.0, "h0": 0.0, "b": 0.0, "nonlinearity": nl}
+    params = {"w": w, "x": jsonable(x), "u": 1.0, "h0": 0.0, "b": 0.0, "nonlinearity": nl}
     known = solve.mistakes("vanishing-gradient", params)
     t = known.trace()
     if nl == "tanh" and np.any(np.abs(t.local_derivatives) < 1e-3):
@@ -44,26 +44,26 @@ def vanishing_gradient(rng: Stream, difficulty: int, calculator_free: bool) -> D
     local, grad, bound = t.local_derivatives, t.gradient, t.bound
     phi_name = "\\tanh" if nl == "tanh" else "\\mathrm{ReLU}"
     parts = [
-        Part("hidden", f"The hidden states $h_1$ to $h_{T}$.", "vector", tolist(t.hidden), shape=(T,), points=2,
-             minutes=1.0 * T, misconceptions=(Misconception("no-recurrence", tolist(known.trace(w=0.0).hidden),
+        Part("hidden", f"The hidden states $h_1$ to $h_{T}$.", "vector", jsonable(t.hidden), shape=(T,), points=2,
+             minutes=1.0 * T, misconceptions=(Misconception("no-recurrence", jsonable(known.trace(w=0.0).hidden),
                                                            "Each state feeds the next: a_t = w h_{t−1} + x_t."),),
-             recipe=Recipe("solve:vanishing-gradient", params, "hidden")),
+             ecf_rule=EcfRule("solve:vanishing-gradient", params, "hidden")),
         Part("local_derivatives", r"The local derivatives $\partial h_t / \partial h_{t-1} = w\,\phi'(a_t)$, one per step.",
-             "vector", tolist(local), shape=(T,), points=2, minutes=1.0 * T,
-             misconceptions=((Misconception("weights-only", tolist(np.full(T, w)),
+             "vector", jsonable(local), shape=(T,), points=2, minutes=1.0 * T,
+             misconceptions=((Misconception("weights-only", jsonable(np.full(T, w)),
                                             "Include the slope of tanh at each step: w·(1 − h_t²)."),
-                              Misconception("slope-only", tolist(t.activation_derivatives),
+                              Misconception("slope-only", jsonable(t.activation_derivatives),
                                             "The chain rule through a_t = w h_{t−1} + x_t brings the factor w."))
                              if nl == "tanh" else
-                             (Misconception("slope-only", tolist(t.activation_derivatives),
+                             (Misconception("slope-only", jsonable(t.activation_derivatives),
                                             "∂h_t/∂h_{t−1} = w·ReLU'(a_t): include the weight w."),)),
-             recipe=Recipe("rnn-local-derivatives", {"w": w, "hidden": {"$ref": "hidden"}, "nonlinearity": nl})),
+             ecf_rule=EcfRule("rnn-local-derivatives", {"w": w, "hidden": {"$ref": "hidden"}, "nonlinearity": nl})),
         Part("gradient", rf"$\partial h_{T} / \partial h_0$.", "number", float(grad), points=1, minutes=1,
              misconceptions=(Misconception("added", ops.total(local),
                                            "Backprop through time multiplies the local derivatives; it does not add them."),
                              Misconception("last-only", float(local[-1]),
                                            "That is only the last step's factor: multiply all T of them.")),
-             recipe=Recipe("product", {"values": {"$ref": "local_derivatives"}})),
+             ecf_rule=EcfRule("product", {"values": {"$ref": "local_derivatives"}})),
     ]
     solution = steps_from(steps.forward, "hidden") + steps_from(steps.activation_derivatives, None)
     solution += steps_from(steps.local_derivatives, "local_derivatives")
@@ -75,10 +75,10 @@ def vanishing_gradient(rng: Stream, difficulty: int, calculator_free: bool) -> D
                                                         "Each step contributes a factor: |w|^T, not |w|·T."),
                                           Misconception("sigmoid-bound", float((abs(w) / 4) ** T),
                                                         "tanh' ≤ 1 (σ' ≤ 1/4 is the sigmoid's): the bound is |w|^T.")),
-                          recipe=Recipe("power", {"base": abs(w), "exponent": T})))
+                          ecf_rule=EcfRule("power", {"base": abs(w), "exponent": T})))
         solution += steps_from(steps.bound, "bound")
     if difficulty == 1:
-        long_x = tolist(np.concatenate([x, np.zeros(47)]))
+        long_x = jsonable(np.concatenate([x, np.zeros(47)]))
         long = known.trace(x=long_x)
         fate = "vanishes" if abs(long.gradient) < 1e-3 else ("explodes" if abs(long.gradient) > 1e3 else "stays moderate")
         parts.append(Part("long_run", "The inputs are 0 after step 3 and the sequence runs to T = 50. What does "
@@ -95,18 +95,18 @@ def vanishing_gradient(rng: Stream, difficulty: int, calculator_free: bool) -> D
             "long_run"))
     elif difficulty == 2:
         c = 5.0
-        g20 = known.trace(x=tolist(np.concatenate([x, np.full(16, 1.0)]))).gradient
+        g20 = known.trace(x=jsonable(np.concatenate([x, np.full(16, 1.0)]))).gradient
         clipped = clip_by_norm(g20, c)
         parts.append(Part("gradient_20", r"The same network over $T = 20$ positive inputs: $\partial h_{20} / \partial h_0$.",
                           "number", float(g20), points=1, minutes=1,
                           misconceptions=(Misconception("w-times-t", w * 20, "The factors multiply: w^20, not 20w."),),
-                          recipe=Recipe("power", {"base": w, "exponent": 20})))
+                          ecf_rule=EcfRule("power", {"base": w, "exponent": 20})))
         parts.append(Part("clipped", rf"That gradient after clipping its norm to at most {c:g} "
                           "(as torch.nn.utils.clip_grad_norm_).",
                           "number", float(clipped), points=1, minutes=1,
                           misconceptions=(Misconception("unclipped", float(g20),
                                                         f"Clipping rescales g to norm {c:g} when ‖g‖ > {c:g}: g·{c:g}/‖g‖."),),
-                          recipe=Recipe("clip-by-norm", {"grad": {"$ref": "gradient_20"}, "max_norm": c})))
+                          ecf_rule=EcfRule("clip-by-norm", {"grad": {"$ref": "gradient_20"}, "max_norm": c})))
         solution.append(SolutionStep("Twenty steps: every active ReLU step multiplies by w", [
             Math(r"\frac{\partial h_{20}}{\partial h_0} = w^{20}"), Matrix("∂h20/∂h0", float(g20))], "gradient_20"))
         solution.append(SolutionStep("Clip by norm", [
@@ -132,7 +132,7 @@ def vanishing_gradient(rng: Stream, difficulty: int, calculator_free: bool) -> D
     statement = [Text(f"A one-unit RNN $h_t = {phi_name}(w\\,h_{{t-1}} + x_t)$ with $h_0 = 0$ and no bias, run over "
                       f"{T} inputs. By the chain rule "
                       f"$\\partial h_{T} / \\partial h_0 = \\prod_t \\partial h_t / \\partial h_{{t-1}}$."),
-                 Matrix("w", w), Matrix("x", tolist(x), col_labels=[f"t={i + 1}" for i in range(T)])]
+                 Matrix("w", w), Matrix("x", jsonable(x), col_labels=[f"t={i + 1}" for i in range(T)])]
     return Draft(title="Vanishing and exploding gradients through time", params=params, statement=statement, parts=parts,
                  solution=solution,
                  conventions={"recurrence": f"h_t = {nl}(w h_(t−1) + x_t), h_0 = 0",

@@ -1,7 +1,23 @@
 """Renderers of Problems and documents: terminal (rich), Markdown, Typst PDF, Moodle XML, reports."""
 from __future__ import annotations
 
+from typing import Any
+
 
 def plural(n: float, word: str) -> str:
     """"1 problem", "2 problems", "0.5 points": a count and its noun, agreeing in number."""
     return f"{n:g} {word}{'' if n == 1 else 's'}"
+
+
+def choices_shown(part: Any) -> list[str]:
+    """A choice part's options in alphabetical order: the order the generator lists them in
+    (the correct one first, often) must not leak onto paper."""
+    return sorted((str(c) for c in part.choices), key=str.casefold)
+
+
+def part_note(part: Any, *, listed: bool = True) -> str:
+    """The expected form and precision of a part's answer, as printed under its prompt
+    (``listed``: name a choice's options, where no answer box shows them)."""
+    if part.kind == "choice":
+        return "choose one: " + "; ".join(choices_shown(part)) if listed else "circle one"
+    return f"{part.form()}; {part.tolerance.describe()}"

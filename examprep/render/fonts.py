@@ -71,7 +71,7 @@ def missing_glyphs(chars: Iterable[str], folder: str | None = None) -> set[str]:
     typeset alone on a page and compared, as an image, with a character no font has."""
     import typst
 
-    from examprep.render.typst import typst_string
+    from examprep.render.typst.latex import typst_string
 
     chars = sorted(set(chars))
     if not chars:

@@ -1,16 +1,23 @@
-"""Markdown rendering with LaTeX math ($…$ inline, $$…$$ display), for reports, Moodle and PDF."""
+"""Markdown rendering with LaTeX math ($…$ inline, $$…$$ display): blocks and problems (for `generate
+--markdown`, reports and Moodle) and whole practice sheets (problems.md, solutions.md)."""
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
 from examprep import document as d
-from examprep.render import plural
+from examprep.exact import is_exact_form, to_latex
+from examprep.render import part_note, plural
+from examprep.values import rounded, snap
+from examprep.problem import Problem
 
 
 def number(x: Any, digits: int = 4) -> str:
+    """A value as LaTeX, as the PDF prints it: integers plainly, floats to ``digits`` significant
+    figures (4.54 \times 10^{-5}, not 4.54e-05), float noise as 0, ±∞ (None: a masked score, −∞),
+    exact strings typeset."""
     if isinstance(x, str):
-        from examprep.generators._exact import to_latex
         return to_latex(x)
     if isinstance(x, bool):
         return str(x).lower()
@@ -19,12 +26,21 @@ def number(x: Any, digits: int = 4) -> str:
     if x is None:
         return r"-\infty"
     f = float(x)
-    if f == int(f) and abs(f) < 1e15:
-        return str(int(f))
-    return f"{f:.{digits}g}"
+    if math.isinf(f):
+        return r"-\infty" if f < 0 else r"\infty"
+    if math.isnan(f):
+        return r"\text{undefined}"
+    s = rounded(snap(f), digits)
+    if "e" in s:
+        mantissa, exponent = s.split("e")
+        return rf"{mantissa} \times 10^{{{int(exponent)}}}"
+    return s
 
 
 def latex_value(values: Any, digits: int = 4) -> str:
+    """A scalar, vector or matrix as LaTeX (a bmatrix); float noise relative to the largest entry
+    shows as 0 (values.snap)."""
+    values = snap(values)
     if isinstance(values, list) and values and isinstance(values[0], list):
         rows = [" & ".join(number(v, digits) for v in row) for row in values]
         return r"\begin{bmatrix} " + r" \\ ".join(rows) + r" \end{bmatrix}"
@@ -39,7 +55,7 @@ _NAMES = {"α": r"\alpha", "α (exact)": r"\alpha"}
 _SYMBOL = re.compile(r"([A-Za-z])(?:_([A-Za-z0-9]{1,2}))?('*)")
 
 
-def _name(name: str) -> str:
+def name_latex(name: str) -> str:
     """A value's name as LaTeX: a symbol with a short subscript as a subscript (W_1 → W_{1},
     W_ih → W_{ih}, as the PDF prints it; once ``\\mathrm{W\\_1}``, which MathJax shows as a literal
     "W_1"), a list of symbols each so, other names as upright words (grad_weight)."""
@@ -62,10 +78,10 @@ def block(b: Any) -> str:
         if isinstance(b.values, list) and b.values and isinstance(b.values[0], list) and (b.row_labels or b.col_labels):
             head = ["", *(b.col_labels or [""] * len(b.values[0]))]
             lines = [f"**{b.name}**", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-            for label, row in zip(b.row_labels or [""] * len(b.values), b.values):
+            for label, row in zip(b.row_labels or [""] * len(b.values), snap(b.values)):
                 lines.append("| " + " | ".join([label, *(f"${number(v)}$" for v in row)]) + " |")
             return "\n".join(lines)
-        return f"$$\n{_name(b.name)} = {latex_value(b.values)}\n$$"
+        return f"$$\n{name_latex(b.name)} = {latex_value(b.values)}\n$$"
     if isinstance(b, d.Table):
         lines = ["| " + " | ".join(b.header) + " |", "|" + "---|" * len(b.header)]
         lines += ["| " + " | ".join(c if isinstance(c, str) else number(c) for c in row) + " |" for row in b.rows]
@@ -91,7 +107,7 @@ def problem(p: Any, *, solution: bool = False, number_: int | None = None, answe
     if p.conventions:
         out += ["Conventions: " + "; ".join(f"{k}: {v}" for k, v in p.conventions.items()) + ".", ""]
     for i, part in enumerate(p.parts):
-        out.append(f"**({chr(97 + i)})** {part.prompt} *[{part.points:g} pt; {part.form()}; "
+        out.append(f"**({Problem.label(i)})** {part.prompt} *[{part.points:g} pt; {part.form()}; "
                    f"{part.tolerance.describe()}]*")
         out.append("")
     if solution:
@@ -105,6 +121,108 @@ def problem(p: Any, *, solution: bool = False, number_: int | None = None, answe
             for i, part in enumerate(p.parts):
                 val = part.exact if isinstance(part.exact, str) else part.expected
                 shown = latex_value(val) if not isinstance(val, str) else number(val)
-                out.append(f"- **({chr(97 + i)}) {part.id}**: ${shown}$")
+                out.append(f"- **({Problem.label(i)}) {part.id}**: ${shown}$")
             out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+# ------------------------------------------------------------------------------ sheets
+
+def _md_value(v: Any) -> str:
+    """A value as Markdown: LaTeX math, or plain text for words (a choice)."""
+    if isinstance(v, str) and not is_exact_form(v):
+        return v
+    return f"${latex_value(v)}$"
+
+
+def _md_answer(part: Any) -> str:
+    if isinstance(part.exact, str) and part.exact:
+        approx = f" \\approx {latex_value(part.expected)}" if isinstance(part.expected, (int, float)) else ""
+        return f"${number(part.exact)}{approx}$"
+    if isinstance(part.exact, list):
+        return f"${latex_value(part.exact)}$"
+    return _md_value(part.expected)
+
+
+def _md_block(b: Any) -> str:
+    if isinstance(b, d.Matrix) and isinstance(b.values, str) and not is_exact_form(b.values):
+        return f"{b.name} = {b.values}"          # words, not math
+    return block(b)
+
+
+def _md_figure(fig: Any) -> list[str]:
+    if isinstance(fig, d.Heatmap):
+        return [block(fig), ""]
+    lines = ["**Receptive field of the middle output** (units it depends on, top layer first):", ""]
+    for level in reversed(range(len(fig.sizes))):
+        units = fig.needed[level]
+        pad = sum(1 for u in units if u < 0 or u >= fig.sizes[level])
+        span = f"units {units[0]}…{units[-1]}" if len(units) > 1 else f"unit {units[0]}"
+        lines.append(f"- {fig.labels[level]}: {span} ({len(units)} used"
+                     + (f", {pad} of them padding" if pad else "") + ")")
+    lines += ["", f"Span at the input: {fig.receptive_field} positions.", ""]
+    return lines
+
+
+def sheet_markdown(sheet: Any, *, solutions: bool) -> str:
+    """The sheet as Markdown with LaTeX math: the same content as the PDF (header, instructions,
+    score table, problems; with ``solutions`` the worked steps, answers and typical mistakes)."""
+    r = sheet.recipe
+    guide = sheet.instructions()
+    out: list[str] = []
+    for c, copy in enumerate(sheet.copies):
+        if c:
+            out += ["", "---", ""]
+        out += [f"# {r.title}{' — solutions' if solutions else ''}", ""]
+        bits = [b for b in (r.course, plural(r.minutes, "minute") if r.minutes else "", plural(copy.points, "point"),
+                            plural(len(copy.problems), "problem")) if b]
+        bits.append(f"variant {copy.code}" if copy.code else f"sheet {sheet.sheet_id}")
+        out += [" · ".join(bits), ""]
+        if copy.student:
+            out += [f"**Name:** {copy.student.name or '—'} · **Student ID:** {copy.student.id}", ""]
+        elif not solutions:
+            out += ["**Name:** ______________________ · **Student ID:** ______________", ""]
+        if solutions:
+            out += [guide[1], ""]
+        else:
+            out += ["## Instructions", ""] + [f"- {line}" for line in guide] + [""]
+            n = len(copy.problems)
+            out += ["| Problem | " + " | ".join(str(k + 1) for k in range(n)) + " | Total |",
+                    "|---|" + "---|" * (n + 1),
+                    "| Points | " + " | ".join(f"{p.points:g}" for p in copy.problems) + f" | {copy.points:g} |",
+                    "| Score |" + " |" * (n + 1), ""]
+        for k, p in enumerate(copy.problems):
+            out += [f"## Problem {k + 1} — {p.title}", "", f"*{plural(p.points, 'point')} · about {round(p.minutes)} min*",
+                    ""]
+            for b in p.statement:
+                out += [_md_block(b), ""]
+            if p.conventions:
+                out += ["*Conventions:* " + "; ".join(f"{key}: {v}" for key, v in p.conventions.items()) + ".", ""]
+            for i, part in enumerate(p.parts):
+                note = (part_note(part) if part.kind == "choice"
+                        else f"{part.form()} · {part.tolerance.describe()}")
+                out += [f"**({Problem.label(i)})** {part.prompt} *[{part.points:g} pt · {note} · answer `q{k + 1}.{part.id}`]*",
+                        ""]
+            if not solutions:
+                continue
+            letters = {part.id: Problem.label(i) for i, part in enumerate(p.parts)}
+            out += ["### Worked solution", ""]
+            for n, st in enumerate(p.solution, 1):
+                target = f" → ({letters[st.part]})" if st.part in letters else ""
+                out += [f"**Step {n}. {st.title}**{target}", ""]
+                for b in st.blocks:
+                    out += [_md_block(b), ""]
+            out += ["### Answers", "", "| Part | Answer | Accepted | Points |", "|---|---|---|---|"]
+            for i, part in enumerate(p.parts):
+                out.append(f"| ({Problem.label(i)}) {part.id} | {_md_answer(part)} | {part.tolerance.describe()} | "
+                           f"{part.points:g} |")
+            out.append("")
+            for fig in copy.extras.get(k, []):
+                out += _md_figure(fig)
+            mistakes = [f"- ({Problem.label(i)}) {_md_value(m.value)} — {m.explanation}"
+                        for i, part in enumerate(p.parts) for m in part.misconceptions]
+            if mistakes:
+                out += ["### Typical mistakes", ""] + mistakes + [""]
+        if not solutions:
+            out += ["*— end of the sheet —*", ""]
     return "\n".join(out).rstrip() + "\n"

@@ -22,8 +22,10 @@ from fractions import Fraction
 from typing import Any
 
 from examprep import document as d
-from examprep.render import markdown as md
-from examprep.render.typst import choices_shown, is_exact_form
+from examprep.render import markdown
+from examprep.exact import is_exact_form
+from examprep.render import choices_shown
+from examprep.problem import Problem
 
 _CLOZE_SPECIAL = re.compile(r'([}#~/"\\])')
 
@@ -63,10 +65,6 @@ def _math_text(text: str) -> str:
     return "".join(out)
 
 
-def _name(name: str) -> str:
-    return md._name(name)   # the Markdown renderer's LaTeX for a value's name
-
-
 def block_html(b: Any) -> str:
     if isinstance(b, d.Text):
         return f"<p>{_math_text(b.text)}</p>"
@@ -84,13 +82,13 @@ def block_html(b: Any) -> str:
             for i, row in enumerate(vals):
                 label = b.row_labels[i] if b.row_labels and i < len(b.row_labels) else ""
                 rows.append(f"<tr><th>{html.escape(label)}</th>"
-                            + "".join(rf"<td>\({html.escape(md.number(v))}\)</td>" for v in row) + "</tr>")
-            return (rf"<p>\({html.escape(_name(b.name))}\) =</p>"
+                            + "".join(rf"<td>\({html.escape(markdown.number(v))}\)</td>" for v in row) + "</tr>")
+            return (rf"<p>\({html.escape(markdown.name_latex(b.name))}\) =</p>"
                     f'<table class="table table-sm" style="width:auto">{head}{"".join(rows)}</table>')
-        return r"<p>\[" + html.escape(f"{_name(b.name)} = {md.latex_value(vals)}") + r"\]</p>"
+        return r"<p>\[" + html.escape(f"{markdown.name_latex(b.name)} = {markdown.latex_value(vals)}") + r"\]</p>"
     if isinstance(b, d.Table):
         head = "<tr>" + "".join(f"<th>{_math_text(h)}</th>" for h in b.header) + "</tr>"
-        rows = "".join("<tr>" + "".join(f"<td>{_math_text(c) if isinstance(c, str) else md.number(c)}</td>" for c in row)
+        rows = "".join("<tr>" + "".join(f"<td>{_math_text(c) if isinstance(c, str) else markdown.number(c)}</td>" for c in row)
                        + "</tr>" for row in b.rows)
         return f'<table class="table table-sm" style="width:auto">{head}{rows}</table>'
     if isinstance(b, d.Heatmap):
@@ -120,10 +118,10 @@ def solution_html(problem: Any) -> str:
     for i, part in enumerate(problem.parts):
         val = part.exact if isinstance(part.exact, str) else part.expected
         if isinstance(val, str) and not is_exact_form(val):
-            out.append(f"<li>({chr(97 + i)}) {html.escape(part.id)}: {html.escape(val)}</li>")
+            out.append(f"<li>({Problem.label(i)}) {html.escape(part.id)}: {html.escape(val)}</li>")
             continue
-        shown = md.number(val) if isinstance(val, str) else md.latex_value(val)
-        out.append(rf"<li>({chr(97 + i)}) {html.escape(part.id)}: \({html.escape(shown)}\)</li>")
+        shown = markdown.number(val) if isinstance(val, str) else markdown.latex_value(val)
+        out.append(rf"<li>({Problem.label(i)}) {html.escape(part.id)}: \({html.escape(shown)}\)</li>")
     out.append("</ul>")
     return "".join(out)
 
@@ -247,7 +245,7 @@ def question(problem: Any, name: str) -> ET.Element:
     weights, _ = _weights(problem)
     body = [_statement_html(problem)]
     for i, part in enumerate(problem.parts):
-        body.append(_prompt_html(part, chr(97 + i)))
+        body.append(_prompt_html(part, Problem.label(i)))
         body.append(f"<p>{_part_fields(part, weights[i])}</p>")
     _text(q, "questiontext", "".join(body), "html")
     _text(q, "generalfeedback", solution_html(problem), "html")

@@ -1,13 +1,12 @@
 """Grading reports: the class table and per-student feedback (terminal), a Markdown feedback file
 per student, Gradescope's results.json, and CSV/JSON exports. Renderers only read results.
 
-Output file names never use a student id raw: ``safe_name`` keeps letters, digits, '.', '_' and
-'-', and adds a short hash when it had to change anything (so two ids never share a file).
+Output file names never use a student id raw: examprep.fileio.safe_name, the one name a student's
+files get everywhere (answer templates too).
 """
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import json
 import re
@@ -15,24 +14,16 @@ from typing import Any
 
 from examprep.answers import PartResult, raw_text
 from examprep.answers.files import printable
-from examprep.grading import BatchResult, ProblemResult, SubmissionResult, address, summarise
+from examprep.fileio import safe_name
+from examprep.grading.batch import BatchResult
+from examprep.grading.grade import SubmissionResult, address, summarise
+from examprep.problem import Problem
+from examprep.values import rounded
 
 STATUS_STYLE = {"correct": "green", "ecf": "cyan", "misconception": "yellow", "wrong": "red", "blank": "dim",
                 "unparseable": "magenta"}
 STATUS_WORD = {"correct": "correct", "ecf": "carried forward", "misconception": "misconception", "wrong": "wrong",
                "blank": "no answer", "unparseable": "unreadable"}
-_RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))}
-
-
-def safe_name(student_id: str) -> str:
-    """A file name for a student id: [A-Za-z0-9._-] only, no leading dot or dash (a name such as
-    "-rf" reads as an option to the next command), at most 64 characters;
-    an id that had to change gets "-" and 8 hex digits of its SHA-1, so distinct ids stay distinct."""
-    clean = re.sub(r"[^A-Za-z0-9._-]+", "_", student_id).strip("._-")[:64]
-    if clean == student_id and clean.lower().split(".")[0] not in _RESERVED and clean:
-        return clean
-    digest = hashlib.sha1(student_id.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-    return f"{clean or 'student'}-{digest}"
 
 
 def unique_names(results: list[SubmissionResult]) -> list[str]:
@@ -48,10 +39,6 @@ def unique_names(results: list[SubmissionResult]) -> list[str]:
     return names
 
 
-def letter(i: int) -> str:
-    return chr(97 + i) if i < 26 else f"p{i + 1}"
-
-
 def fmt_value(value: Any, digits: int = 4) -> str:
     """A parsed answer in one line: numbers to ``digits`` significant figures, lists bracketed."""
     if value is None:
@@ -65,9 +52,7 @@ def fmt_value(value: Any, digits: int = 4) -> str:
             return "NaN"
         if value in (float("inf"), float("-inf")):
             return "∞" if value > 0 else "−∞"
-        if value == int(value) and abs(value) < 1e15:
-            return str(int(value))
-        return f"{value:.{digits}g}"
+        return rounded(value, digits)
     if isinstance(value, list):
         return "[" + ", ".join(fmt_value(v, digits) for v in value) + "]"
     return str(value)
@@ -93,7 +78,7 @@ _LAYOUT = str.maketrans("", "", " ,*\t")
 def _reads_as(raw: str, value: Any, shown: str) -> bool:
     """Is the value just the raw text read back (so "read as" would only repeat it)? Unicode
     forms count as written (−0.5 is -0.5)."""
-    from examprep.answers.parse import normalise
+    from examprep.answers.tokens import normalise
 
     raw = normalise(raw)
     if raw.translate(_LAYOUT) == shown.translate(_LAYOUT) or raw == str(value):
@@ -106,10 +91,6 @@ def _reads_as(raw: str, value: Any, shown: str) -> bool:
 
 def _points(x: float) -> str:
     return f"{x:.2f}".rstrip("0").rstrip(".")
-
-
-def part_label(pr: ProblemResult, i: int, r: PartResult) -> str:
-    return f"q{pr.number}({letter(i)}) {r.part_id}"
 
 
 # ----------------------------------------------------------------------------- terminal
@@ -178,12 +159,12 @@ def _class_table(results: list[SubmissionResult], shown: list[SubmissionResult],
                           if counts[s])
         if res.warnings:
             notes += ("; " if notes else "") + f"{len(res.warnings)} warning{'s' if len(res.warnings) > 1 else ''}"
-        table.add_row(_escape(res.student_id), *cells, f"{_points(res.score)}/{_points(res.max_score)}",
+        table.add_row(escape(res.student_id), *cells, f"{_points(res.score)}/{_points(res.max_score)}",
                       f"{res.percent:.0f}", notes)
     return table
 
 
-def _escape(text: str) -> str:
+def escape(text: str) -> str:
     """Student text for rich markup: printable, with its square brackets escaped."""
     from rich.markup import escape
 
@@ -230,9 +211,9 @@ def feedback_view(res: SubmissionResult, *, show_answers: bool = False) -> Any:
                 body.append("\n" + printable(r.note), style="dim")
             if r.status in ("wrong", "unparseable"):
                 body.append(f"\nrule: {r.rule}", style="dim")
-            grid.add_row(Text(f"({letter(i)}) {r.part_id}"), body)
+            grid.add_row(Text(f"({Problem.label(i)}) {r.part_id}"), body)
         title = f"q{pr.number} {pr.problem.title} — {_points(pr.score)}/{_points(pr.max_score)}"
-        blocks.append(Panel(grid, title=_escape(title), title_align="left", box=box.ROUNDED))
+        blocks.append(Panel(grid, title=escape(title), title_align="left", box=box.ROUNDED))
     return Group(*blocks)
 
 
@@ -255,7 +236,7 @@ def summary_view(results: list[SubmissionResult], top: int = 8) -> Any:
         qt.add_column(SHORT[s], justify="right", style=STATUS_STYLE[s], no_wrap=True, min_width=len(SHORT[s]))
     for q in questions:
         pct = 100 * q.mean / q.max_score if q.max_score else 0
-        qt.add_row(_escape(f"{q.label} {q.title}"), f"{_points(q.mean)}/{_points(q.max_score)} {pct:.0f}%",
+        qt.add_row(escape(f"{q.label} {q.title}"), f"{_points(q.mean)}/{_points(q.max_score)} {pct:.0f}%",
                    *[str(q.statuses[s] or "") for s in STATUS_WORD])
     blocks: list[Any] = [qt]
     if mis:
@@ -265,7 +246,7 @@ def summary_view(results: list[SubmissionResult], top: int = 8) -> Any:
         mt.add_column("n", justify="right")
         mt.add_column("explanation", overflow="fold")
         for addr, mid, count, expl in mis[:top]:
-            mt.add_row(_escape(addr), _escape(mid), str(count), _escape(expl))
+            mt.add_row(escape(addr), escape(mid), str(count), escape(expl))
         if len(mis) > top:
             mt.caption = f"{len(mis) - top} more in --json"
         blocks.append(mt)
@@ -303,7 +284,7 @@ def markdown_report(res: SubmissionResult, *, show_answers: bool = False) -> str
         for i, r in enumerate(pr.parts):
             status = STATUS_WORD[r.status] + (f" ({r.misconception.id})" if r.misconception else "")
             shown = answer_text(r) or "—"
-            cells = [f"({letter(i)}) `{r.part_id}`", status, f"{_points(r.score)}/{_points(r.max_score)}", _md(shown)]
+            cells = [f"({Problem.label(i)}) `{r.part_id}`", status, f"{_points(r.score)}/{_points(r.max_score)}", _md(shown)]
             if show_answers:
                 part = pr.problem.parts[i]
                 cells.append(_md(part.exact or fmt_value(part.expected)))
@@ -339,7 +320,7 @@ def gradescope_json(res: SubmissionResult, *, visibility: str = "visible", show_
                 part = pr.problem.parts[i]
                 out.append(f"answer: {part.exact or fmt_value(part.expected)}")
             out.append(f"rule: {r.rule}")
-            tests.append({"name": f"q{pr.number}({letter(i)}) {r.part_id} — {pr.problem.title}",
+            tests.append({"name": f"q{pr.number}({Problem.label(i)}) {r.part_id} — {pr.problem.title}",
                           "score": round(r.score, 4), "max_score": r.max_score, "output": "\n".join(out),
                           "visibility": visibility,
                           "status": "passed" if r.full_marks else "failed"})

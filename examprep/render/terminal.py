@@ -12,9 +12,10 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from examprep.problem import Problem
 from examprep.render import plural
-
 from examprep.render.latex import to_text
+from examprep.values import rounded, snap
 
 
 def console(no_color: bool = False) -> Console:
@@ -37,20 +38,20 @@ def fmt_number(x: Any, digits: int = 6) -> str:
         return "-∞" if f < 0 else "∞"
     if math.isnan(f):
         return "undefined"
-    if f == int(f) and abs(f) < 1e15:
-        return str(int(f))
-    return f"{f:.{digits}g}"
+    return rounded(snap(f), digits)
 
 
 def value_renderable(value: Any, digits: int = 6, row_labels: list | None = None,
                      col_labels: list | None = None) -> Any:
-    """A scalar as text, a vector as a one-row table, a matrix as an aligned table."""
+    """A scalar as text, a vector as a one-row table, a matrix as an aligned table (float noise
+    relative to the largest entry shows as 0: values.snap)."""
     try:
         import numpy as np
         if isinstance(value, np.ndarray):
             value = value.tolist()
     except ImportError:  # pragma: no cover
         pass
+    value = snap(value)
     if isinstance(value, (list, tuple)) and value and isinstance(value[0], (list, tuple)) and value[0] \
             and isinstance(value[0][0], (list, tuple)):
         # three or more axes (channels × H × W, heads × n × n): one labelled block per leading index
@@ -267,7 +268,7 @@ def print_problem(problem: Any, *, solution: bool = False, no_color: bool = Fals
     if problem.conventions:
         body.append(Text("Conventions: " + "; ".join(f"{k}: {v}" for k, v in problem.conventions.items()), style="dim"))
     for i, part in enumerate(problem.parts):
-        body.append(Text.assemble((f"({chr(97 + i)}) ", "bold"), inline(part.prompt),
+        body.append(Text.assemble((f"({Problem.label(i)}) ", "bold"), inline(part.prompt),
                                   (f"  [{part.points:g} pt · {part.form()} · {part.tolerance.describe()}]", "dim")))
     out.print(Panel(Group(*body), title=f"{head}{problem.title}", subtitle=meta, title_align="left",
                     subtitle_align="right", box=box.ROUNDED))
@@ -286,7 +287,7 @@ def print_worked_solution(problem: Any, out: Console) -> None:
     answers.add_column()
     for i, part in enumerate(problem.parts):
         exact = part.exact if isinstance(part.exact, str) else None
-        answers.add_row(f"({chr(97 + i)}) {part.id}", Text(exact) if exact else value_renderable(part.expected, 4))
+        answers.add_row(f"({Problem.label(i)}) {part.id}", Text(exact) if exact else value_renderable(part.expected, 4))
     steps.append(Panel(answers, title="answers", title_align="left", box=box.HEAVY, border_style="green", expand=False))
     out.print(Panel(Group(*steps), title="worked solution", title_align="left", box=box.ROUNDED))
 
@@ -304,3 +305,104 @@ def print_generators(gens: dict, *, no_color: bool = False) -> None:
                       ",".join(map(str, g.levels)) + (" ·cf" if g.calculator_free else ""))
     out.print(table)
     out.print(Text("·cf: has a --calculator-free variant", style="dim"))
+
+
+# ------------------------------------------------------------------------------------ verify
+
+def print_verify(rows: list, *, instances: int, seed: int, no_color: bool = False) -> None:
+    """`examprep verify`: one row per topic (instances, largest differences, pass or FAIL) in 80
+    columns for the longest topic, then each failing topic's first disagreement."""
+    out = console(no_color)
+    table = Table(title=f"engine vs torch ({instances} random instances per topic, seed {seed})")
+    widest = max((len(r.topic) for r in rows), default=5)
+    for col, just in (("topic", "left"), ("instances", "right"), ("max |diff|", "right"),
+                      ("max rel", "right"), ("result", "left")):
+        table.add_column(col, justify=just, no_wrap=True, min_width=widest if col == "topic" else len(col))
+    for r in rows:
+        table.add_row(r.topic, str(r.instances), f"{r.max_abs_diff:.1e}", f"{r.max_rel_diff:.1e}",
+                      "[green]pass[/]" if r.passed else f"[red]FAIL[/] ({r.failures})")
+    out.print(table)
+    for r in rows:
+        if not r.passed:
+            out.print(f"[red]{r.topic}[/]: first disagreement: {r.first_failure}", soft_wrap=True)
+
+
+# ------------------------------------------------------------------------------------ sheets
+
+class SheetProgress:
+    """A long sheet's progress on stderr: a live bar on a terminal, else a line per PDF part once
+    there are several (a 200-student sheet typesets for minutes). Nothing for a one-copy sheet's
+    two PDFs, which take seconds."""
+
+    def __init__(self):
+        self.bar = None
+        self.tasks: dict[str, int] = {}
+
+    def __enter__(self) -> "SheetProgress":
+        import sys
+
+        if sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+            self.bar.start()
+        return self
+
+    def __call__(self, what: str, done: int, total: int) -> None:
+        if total <= 2:
+            return
+        if self.bar is not None:
+            if what not in self.tasks:
+                self.tasks[what] = self.bar.add_task(f"{what}", total=total)
+            self.bar.update(self.tasks[what], completed=done, total=total)
+        elif what == "PDF parts":
+            import typer
+
+            typer.echo(f"typeset {done} of {total} PDF parts", err=True)
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def print_recipes(recipes: dict) -> None:
+    """`examprep sheet --list`: each bundled recipe and its problems, wrapped at the terminal's width."""
+    import shutil
+
+    import typer
+
+    width = max(40, shutil.get_terminal_size((80, 24)).columns) - 1
+    for name, r in recipes.items():
+        typer.echo(f"{name:<12} {r.title} — {plural(r.problem_count, 'problem')}{f', {r.minutes} min' if r.minutes else ''}")
+        items = [f"{i.topic}{f' ×{i.count}' if i.count > 1 else ''} (L{i.difficulty})" for i in r.items]
+        line = " " * 13
+        for k, item in enumerate(items):               # whole items per line, wrapped at the terminal's width
+            piece = item + ("," if k < len(items) - 1 else "")
+            if len(line) > 13 and len(line) + 1 + len(piece) > width:
+                typer.echo(line)
+                line = " " * 13
+            line += ("" if len(line) == 13 else " ") + piece
+        typer.echo(line)
+
+
+def print_sheet_summary(result: Any) -> None:
+    """What `examprep sheet` made: its warnings (stderr), then the sheet, its size and every file written."""
+    import typer
+
+    for warning in result.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    sh = result.sheet
+    first = sh.copies[0]
+    r = sh.recipe
+    what = plural(len(sh.copies), "variant") if sh.variants else f"seed {sh.seed}"
+    typer.echo(f"{r.title}: {plural(len(first.problems), 'problem')}, {plural(first.points, 'point')}, "
+               f"about {round(first.minutes)} min "
+               f"of work{f' for {r.minutes} min allowed' if r.minutes else ''} ({what}; sheet {sh.sheet_id})")
+    shown = [p for p in result.written if p.parent == result.out_dir]
+    for path in shown:
+        typer.echo(f"  {path}")
+    hidden = len(result.written) - len(shown)
+    if hidden:
+        typer.echo(f"  {result.out_dir / 'answers'}/ ({plural(hidden, 'answer template')}, one per student)")

@@ -24,7 +24,7 @@ from examprep.engine._core import Trace
 from examprep.errors import ParamError, UnknownTopicError
 
 if TYPE_CHECKING:       # imported where used: `examprep solve` needs neither (start-up time)
-    from examprep.problem import Misconception, Recipe
+    from examprep.problem import EcfRule as Recipe, Misconception
 
 
 class _Required:
@@ -112,7 +112,7 @@ class Ref:
 @dataclass(frozen=True)
 class Ecf:
     """An answer recomputed from a student's earlier answers (error carried forward): ``op`` (an
-    examprep.recipes operation, or ``solve:<topic>``) with ``args(p, t)`` built from the problem's
+    examprep.ecf operation, or ``solve:<topic>``) with ``args(p, t)`` built from the problem's
     parameters and trace, where a :class:`Ref` stands for an earlier part's answer; ``output`` picks
     one answer of a solve topic."""
 
@@ -126,7 +126,7 @@ class Ecf:
         referenced answer is not asked: no part in ``parts``). An array in the arguments is a value
         in the form of the answers (a vector, or a number where a problem shows one-unit vectors as
         numbers) and is written through ``fmt`` (default: as JSON lists)."""
-        from examprep.problem import Recipe
+        from examprep.problem import EcfRule as Recipe
 
         missing: list[str] = []
         fmt = fmt or jsonable

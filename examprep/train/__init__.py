@@ -1,1 +1,1 @@
-"""The reference Transformer trainer (PyTorch). torch is imported only inside this package."""
+"""The course's Transformer trainer (PyTorch). torch is imported only inside this package."""

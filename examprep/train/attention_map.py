@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Optional, Sequence
 
 import numpy as np
@@ -164,3 +165,74 @@ def alignment_rate(translator: Translator, sources: Sequence[str], layer: int = 
             hits[h] += a
             counted[h] += b
     return {h: float(hits[h] / counted[h]) if counted[h] else 0.0 for h in range(cfg.n_heads)}
+
+
+def _count(n: int, noun: str) -> str:
+    """"1 cross layer (0)", "4 heads (0…3)": how many, and the indices an option accepts."""
+    return f"{n} {noun} (0)" if n == 1 else f"{n} {noun}s (0…{n - 1})"
+
+
+@dataclass
+class AttentionReport:
+    """What `examprep attention-map` shows: a title, one heatmap per head, and for a dates model's
+    cross-attention the alignment rate of each head on ``alignment`` held-out dates."""
+
+    title: str
+    heatmaps: list                       # examprep.document.Heatmap, one per head shown
+    rates: Optional[dict[int, float]] = None
+    alignment: int = 0
+
+    @property
+    def best(self) -> int:
+        return max(self.rates, key=self.rates.get)
+
+    def rate_line(self) -> str:
+        return (f"alignment rate on {self.alignment} held-out dates (output character's most-attended source "
+                f"character in the matching day/month/year field): "
+                + ", ".join(f"head {h} {r:.1%}" for h, r in self.rates.items())
+                + f"; best head {self.best}: {self.rates[self.best]:.1%}")
+
+    def footer(self) -> Optional[str]:
+        """The figure's last line, for a report with alignment rates."""
+        if self.rates is None:
+            return None
+        return f"Alignment rate on {self.alignment} held-out dates: best head {self.best}, {self.rates[self.best]:.1%}."
+
+
+def attention_report(checkpoint: Path, text: str, *, kind: str = "cross", layer: int = -1,
+                     head: Optional[int] = None, alignment: int = 200) -> AttentionReport:
+    """A trained model's attention for ``text``: the maps of one kind ("cross", "encoder" or
+    "decoder" self-attention) and layer, per head (or one head), rounded to 4 decimals, and the
+    dates alignment rate where it applies. Raises ExamprepError naming the option for a layer,
+    head or kind this model does not have (CheckpointError for a bad checkpoint)."""
+    from examprep.document import Heatmap
+    from examprep.errors import ExamprepError
+    from examprep.train.distributed import one_thread
+    from examprep.train.options import ATTENTION_KINDS
+
+    translator = Translator.load(checkpoint)
+    with one_thread():
+        att = model_attention(translator, text)
+    cfg = translator.loaded.config
+    n_layers = cfg.n_encoder_layers if kind == "encoder" else cfg.n_decoder_layers
+    if not -n_layers <= layer < n_layers:
+        raise ExamprepError(f"--layer: this model has {_count(n_layers, kind + ' layer')}, got {layer}")
+    try:
+        m = att.get(ATTENTION_KINDS[kind], layer % n_layers)
+    except KeyError:
+        raise ExamprepError(f"--kind: a {cfg.arch} model has no {kind} attention") from None
+    if head is not None and not 0 <= head < cfg.n_heads:
+        raise ExamprepError(f"--head: this model has {_count(cfg.n_heads, 'head')}, got {head}")
+    heads = [head] if head is not None else list(range(cfg.n_heads))
+    report = AttentionReport(
+        title=f"{m.name} of {checkpoint}: input {text!r} → output {att.output!r}",
+        heatmaps=[Heatmap(f"head {h}", [[round(float(v), 4) for v in row] for row in m.weights[h]],
+                          m.row_labels, m.col_labels) for h in heads])
+    if alignment and translator.loaded.data.get("task") == "dates" and kind == "cross":
+        from examprep.train.data import get_task
+
+        sources = [s for s, _ in get_task("dates").heldout_pairs(alignment, seed=1)]
+        with one_thread():
+            report.rates = alignment_rate(translator, sources, layer=layer % n_layers)
+        report.alignment = alignment
+    return report

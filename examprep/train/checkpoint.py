@@ -32,13 +32,12 @@ from typing import Optional
 
 import torch
 
-from examprep.train.data import Vocab
-from examprep.train.rundir import file_sha256, hash_problem, nonfinite_tensor, read_latest, remove_stale_temporaries
+from examprep.train.config import TransformerConfig
 from examprep.train.errors import CheckpointError, ConfigError, WriteError
-from examprep.train.model import TransformerConfig, build_model
-
-FORMAT, VERSION = "examprep-transformer", 1
-FILES = ("model.safetensors", "config.json", "vocab.json")
+from examprep.train.model import build_model
+from examprep.train.rundir import file_sha256, hash_problem, nonfinite_tensor, read_latest, remove_stale_temporaries
+from examprep.train.stored import FILES, FORMAT, VERSION, WEIGHTS, mismatch, read, resolve  # noqa: F401  (the API)
+from examprep.train.vocab import Vocab
 
 
 @dataclass
@@ -156,106 +155,41 @@ def _reason(err: BaseException) -> str:
     return lines[0] if lines else type(err).__name__
 
 
-def resolve(path: Path | str) -> Path:
-    """A step directory from a run directory (its `latest`) or a step directory itself."""
-    path = Path(path)
-    if not path.exists():
-        raise CheckpointError(f"checkpoint {path} does not exist")
-    if not path.is_dir():
-        hint = f" ({path.parent} here)" if (path.parent / "config.json").is_file() else ""
-        raise CheckpointError(f"checkpoint {path} is a file, but a directory is expected: the run directory "
-                              f"or the step directory that holds config.json{hint}")
-    if (path / "config.json").is_file():
-        return path
-    step_dir, problem = read_latest(path)
-    if problem is not None:
-        raise CheckpointError(problem)
-    if step_dir is None:
-        raise CheckpointError(f"{path} holds no checkpoint (no 'latest' and no config.json); "
-                              f"train one with `examprep train --out {path}`")
-    return step_dir
-
-
 def load(path: Path | str, device: str | torch.device = "cpu") -> Loaded:
-    """Load a checkpoint (run or step directory) and check that config, vocabulary and weights fit."""
+    """Load a checkpoint (run or step directory) and check that config, vocabulary and weights fit:
+    examprep.train.stored reads and checks the files, torch builds the model and loads the weights."""
     from safetensors import SafetensorError
     from safetensors.torch import load_model, safe_open
 
-    step_dir = resolve(path)
-    missing = [f for f in FILES if not (step_dir / f).is_file()]
-    if missing:
-        raise CheckpointError(f"checkpoint {step_dir} is missing {', '.join(missing)}")
-    meta = _read_json(step_dir / "config.json")
-    problem = hash_problem(step_dir, meta, ["model.safetensors", "vocab.json"])   # trainer.pt: when resuming
+    stored = read(path)
+    step_dir, meta, cfg = stored.path, stored.meta, stored.config
+    problem = hash_problem(step_dir, meta, [WEIGHTS])       # before torch reads a changed file
     if problem is not None:
         raise CheckpointError(problem)
-    if meta.get("format") != FORMAT:
-        raise CheckpointError(f"{step_dir / 'config.json'} is not an examprep checkpoint config "
-                              f"(format {meta.get('format')!r})")
-    version = meta.get("version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise CheckpointError(f"{step_dir / 'config.json'}: version must be a positive integer, got {version!r}")
-    if version > VERSION:
-        raise CheckpointError(f"{step_dir / 'config.json'} is checkpoint version {version}, written by a newer "
-                              f"examprep; this examprep reads version {VERSION}: upgrade examprep to load it")
-    data = meta.get("data", {})
-    max_target = data.get("max_target_tokens") if isinstance(data, dict) else None
-    if not isinstance(data, dict) or not (max_target is None or (isinstance(max_target, int)
-                                                                 and not isinstance(max_target, bool))):
-        what = "data must be a JSON object" if not isinstance(data, dict) else \
-            f"data.max_target_tokens must be an integer, got {max_target!r}"
-        raise CheckpointError(f"{step_dir / 'config.json'}: {what}")
-    try:
-        if not isinstance(meta.get("model"), dict):
-            raise ConfigError(f"model must be a JSON object, got {meta.get('model')!r}")
-        cfg = TransformerConfig.from_dict(meta["model"])
-    except (KeyError, TypeError, ConfigError) as err:
-        raise CheckpointError(f"{step_dir / 'config.json'}: bad model config: {err}") from None
-    vocabs = _read_json(step_dir / "vocab.json")
-    try:
-        src_vocab, tgt_vocab = Vocab.from_dict(vocabs["source"]), Vocab.from_dict(vocabs["target"])
-    except (KeyError, TypeError, ConfigError) as err:
-        raise CheckpointError(f"{step_dir / 'vocab.json'}: bad vocabulary: {err}") from None
-    if (len(src_vocab), len(tgt_vocab)) != (cfg.src_vocab_size, cfg.tgt_vocab_size):
-        raise CheckpointError(f"{step_dir}: vocab.json has {len(src_vocab)} source and {len(tgt_vocab)} "
-                              f"target tokens but config.json says {cfg.src_vocab_size} and "
-                              f"{cfg.tgt_vocab_size}")
     try:
         model = build_model(cfg)
     except ConfigError as err:
         raise CheckpointError(f"{step_dir}: {err}") from None
-    weights = step_dir / "model.safetensors"
+    weights = step_dir / WEIGHTS
     expected = {k: tuple(v.shape) for k, v in model.state_dict().items()}
     try:
         with safe_open(str(weights), framework="pt") as f:
-            stored = {k: tuple(f.get_slice(k).get_shape()) for k in f.keys()}
+            shapes = {k: tuple(f.get_slice(k).get_shape()) for k in f.keys()}
     except (SafetensorError, OSError) as err:
         raise CheckpointError(f"{weights} cannot be read: {err}") from None
-    for key, shape in stored.items():
+    for key, shape in shapes.items():
         if key not in expected:
-            raise CheckpointError(f"{step_dir}: config.json does not match model.safetensors: the weights "
-                                  f"hold {key!r}, which a model of this config does not have")
+            raise mismatch(step_dir, f"the weights hold {key!r}, which a model of this config does not have")
         if expected[key] != shape:
-            raise CheckpointError(f"{step_dir}: config.json does not match model.safetensors: {key!r} is "
-                                  f"{list(shape)} in the weights but {list(expected[key])} for the config")
+            raise mismatch(step_dir, f"{key!r} is {list(shape)} in the weights but {list(expected[key])} for the config")
     try:
         load_model(model, str(weights), strict=True)
     except RuntimeError as err:
         first = str(err).strip().splitlines()[-1]
-        raise CheckpointError(f"{step_dir}: config.json does not match model.safetensors: {first}") from None
+        raise mismatch(step_dir, first) from None
     bad = nonfinite_tensor(model.state_dict())
     if bad is not None:
         raise CheckpointError(f"{weights}: {bad} holds NaN or infinite values; this checkpoint cannot translate "
                               f"(train again, or use an earlier checkpoint)")
     model.to(device).eval()
-    return Loaded(step_dir, model, cfg, src_vocab, tgt_vocab, meta)
-
-
-def _read_json(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise CheckpointError(f"{path} cannot be read as JSON: {err}") from None
-    if not isinstance(data, dict):
-        raise CheckpointError(f"{path} should hold a JSON object")
-    return data
+    return Loaded(step_dir, model, cfg, stored.source_vocab, stored.target_vocab, meta)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import datetime as dt
 import random
-import re
 import string
 import zlib
 from dataclasses import dataclass
@@ -30,80 +29,15 @@ from typing import Callable, Optional, Sequence
 import torch
 from torch import Tensor
 
+from examprep.fileio import read_user_bytes
 from examprep.train.errors import ConfigError, CorpusError
+from examprep.train.vocab import BOS, EOS, LEVELS, PAD, SEP, SPECIALS, UNK, Vocab, normalize  # noqa: F401  (the data's tokens)
 
-PAD, BOS, EOS, UNK, SEP = 0, 1, 2, 3, 4
-SPECIALS = ("<pad>", "<bos>", "<eos>", "<unk>", "<sep>")
-LEVELS = ("char", "word")
 HELDOUT_PER_MILLE = 50                    # built-in tasks: 5% of sources are held out
-
-_WORD = re.compile(r"\s*(?:\w+|[^\w\s])")
-
-
-def normalize(text: str) -> str:
-    """Collapse runs of whitespace to one space and strip the ends."""
-    return " ".join(text.split())
-
 
 def _bucket(text: str) -> int:
     """A stable number in [0, 1000) for text (CRC-32, the same on every machine and run)."""
     return zlib.crc32(text.encode("utf-8")) % 1000
-
-
-# --------------------------------------------------------------------------- vocabulary
-
-class Vocab:
-    """Tokens <-> ids at character or word level.
-
-    Word level keeps a leading space on a token ("Je", " suis", " fatigué", " !"), so that decoding
-    restores the spacing of normalized text exactly, French spaces before "!" included.
-    """
-
-    def __init__(self, tokens: Sequence[str], level: str):
-        if level not in LEVELS:
-            raise ConfigError(f"token level {level!r} is not one of {', '.join(LEVELS)}")
-        if tuple(tokens[: len(SPECIALS)]) != SPECIALS:
-            raise ConfigError(f"a vocabulary must start with {', '.join(SPECIALS)}")
-        self.level = level
-        self.tokens = list(tokens)
-        self.index = {t: i for i, t in enumerate(self.tokens)}
-
-    def __len__(self) -> int:
-        return len(self.tokens)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Vocab) and (self.level, self.tokens) == (other.level, other.tokens)
-
-    def tokenize(self, text: str) -> list[str]:
-        text = normalize(text)
-        if self.level == "char":
-            return list(text)
-        return [(" " + m.strip()) if m[0].isspace() else m for m in _WORD.findall(text)]
-
-    def encode(self, text: str) -> list[int]:
-        return [self.index.get(t, UNK) for t in self.tokenize(text)]
-
-    def decode(self, ids: Sequence[int]) -> str:
-        return "".join(self.tokens[i] for i in ids if i >= len(SPECIALS) or i == UNK).strip()
-
-    @classmethod
-    def build(cls, texts: Sequence[str], level: str, min_count: int = 1) -> "Vocab":
-        """Specials, then every token seen at least min_count times, most frequent first."""
-        counts: dict[str, int] = {}
-        probe = cls(SPECIALS, level)
-        for text in texts:
-            for tok in probe.tokenize(text):
-                counts[tok] = counts.get(tok, 0) + 1
-        kept = sorted((t for t, c in counts.items() if c >= min_count and t not in SPECIALS),
-                      key=lambda t: (-counts[t], t))
-        return cls(list(SPECIALS) + kept, level)
-
-    def to_dict(self) -> dict:
-        return {"level": self.level, "tokens": self.tokens}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "Vocab":
-        return cls(data["tokens"], data["level"])
 
 
 # --------------------------------------------------------------------------- built-in tasks
@@ -248,14 +182,7 @@ def read_corpus(path: Path | str, swap: bool = False) -> Corpus:
     Raises CorpusError for a missing, unreadable, empty or non-UTF-8 file, or one without any pair.
     """
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise CorpusError(f"corpus {path} does not exist") from None
-    except IsADirectoryError:
-        raise CorpusError(f"corpus {path} is a directory; give a tab-separated text file") from None
-    except OSError as err:
-        raise CorpusError(f"cannot read corpus {path}: {err.strerror}") from None
+    raw = read_user_bytes(path, f"corpus {path}", error=CorpusError)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:

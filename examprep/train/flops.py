@@ -35,7 +35,7 @@ def matmul_params(module: nn.Module) -> int:
 def flops_per_step(model: nn.Module, batch: int, src_len: int, tgt_len: int) -> float:
     """Training FLOPs of one step over `batch` sequences (src_len = 0 for decoder-only).
 
-    `model` is an EncoderDecoder, DecoderOnly or reference.TorchTransformer (anything with `.cfg`
+    `model` is an EncoderDecoder, DecoderOnly or baseline.TorchTransformer (anything with `.cfg`
     and the same parameter layout: the count is by Linear layers and the config)."""
     cfg = model.cfg
     h, q = cfg.n_heads, cfg.d_head

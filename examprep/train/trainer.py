@@ -41,7 +41,8 @@ from examprep.train.distributed import Dist, setup, teardown
 from examprep.train.errors import CheckpointError, ConfigError, DeviceError, DivergedError, WriteError
 from examprep.train.evaluate import evaluate
 from examprep.train.flops import flops_per_step, peak_flops
-from examprep.train.model import TransformerConfig, build_model
+from examprep.train.config import TransformerConfig
+from examprep.train.model import build_model
 from examprep.train.options import KEPT_ON_RESUME, PRECISIONS, TrainOptions
 from examprep.train.report import Reporter
 

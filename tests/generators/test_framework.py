@@ -9,7 +9,7 @@ import pytest
 from examprep import generators
 from examprep.document import Matrix
 from examprep.problem import Problem
-from examprep.recipes import evaluate
+from examprep.ecf import evaluate
 from tests.generators.helpers import close_to, eval_exact, instances, sig_digits_ok, solution_values, statement_numbers
 
 ALL = list(instances())
@@ -84,9 +84,9 @@ def test_json_round_trip(problem):
 def test_dependency_recipes_recompute_the_stored_answers(problem):
     answers = {p.id: p.expected for p in problem.parts}
     for part in problem.parts:
-        if part.recipe is None:
+        if part.ecf_rule is None:
             continue
-        value = evaluate(part.recipe, answers)
+        value = evaluate(part.ecf_rule, answers)
         assert close_to(part, value), f"{part.id}: recipe gives {value}, expected {part.expected}"
 
 
@@ -115,3 +115,14 @@ def test_a_problem_draws_the_figures_of_its_own_generator():
     assert len(figs) == 1 and figs[0].receptive_field == rf.part("receptive_field").expected
     assert generators.figures(generators.build("gru-step", 3, 2)) == []
     assert generators.figures(Problem.from_dict(rf.to_dict() | {"generator": "gone"})) == []
+
+
+def test_one_part_label_rule_past_26_parts():
+    """Problem.label is every output's part label (sheets, Markdown, Moodle, reports, the quiz)."""
+    from examprep.problem import Problem
+
+    assert [Problem.label(i) for i in (0, 1, 25, 26, 27, 51, 52, 701, 702)] == \
+        ["a", "b", "z", "aa", "ab", "az", "ba", "zz", "aaa"]
+    assert len({Problem.label(i) for i in range(1000)}) == 1000
+    with pytest.raises(ValueError):
+        Problem.label(-1)

@@ -14,7 +14,7 @@ def test_param_count_answers_are_the_numel_of_real_torch_modules():
         for part in p.parts:
             if part.kind != "integer" or part.id == "gate_blocks":
                 continue
-            sub = part.recipe.args
+            sub = part.ecf_rule.args
             assert part.expected == REFERENCES["param-count"](sub)["count"], (p.difficulty, part.id, sub)
         if p.difficulty == 2:
             layer = p.params["pytorch"]["layer"]

@@ -4,7 +4,9 @@ import pytest
 
 from examprep import engine, generators
 from examprep.generators.receptive_field import receptive_field_figure as receptive_field_figure_of
-from examprep.render.typst import ReceptiveFieldFigure, compile_pdf, receptive_field_figure
+from examprep.document import ReceptiveFieldFigure
+from examprep.render.pdf import compile_pdf
+from examprep.render.typst.blocks import receptive_field_figure
 from tests.generators.helpers import instances
 
 

@@ -1,7 +1,7 @@
 """The full sweep: several hundred seeds per generator and level (slow; `pytest -m slow`)."""
 import pytest
 
-from examprep.recipes import evaluate
+from examprep.ecf import evaluate
 from tests.generators.helpers import close_to, instances
 
 
@@ -13,7 +13,7 @@ def test_full_sweep_builds_and_recipes_recompute():
         for part in p.parts:
             for m in part.misconceptions:
                 assert part.kind == "expression" or not close_to(part, m.value)
-            if part.recipe:
-                assert close_to(part, evaluate(part.recipe, answers))
+            if part.ecf_rule:
+                assert close_to(part, evaluate(part.ecf_rule, answers))
         n += 1
     assert n >= 300 * 4 * 3

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from examprep import generators
 from examprep.answers import check_part, parse_answer
 from examprep.cli import app
-from examprep.problem import EXACT, Part, Recipe, Tolerance
+from examprep.problem import EXACT, Part, EcfRule, Tolerance
 
 runner = CliRunner()
 CONSTANT = Part("c", "c", "expression", math.e / (2 * math.e + 1), tolerance=Tolerance("sigfigs", 3),
@@ -70,7 +70,7 @@ def test_no_carried_forward_credit_is_built_on_the_misreading():
     from examprep.problem import Problem
 
     a = Part("a", "a", "expression", math.e / (2 * math.e + 1), tolerance=Tolerance("sigfigs", 3), exact="e/(2e + 1)")
-    b = Part("b", "b", "number", 2 * math.e / (2 * math.e + 1), recipe=Recipe("scale", {"x": {"$ref": "a"}, "factor": 2.0}))
+    b = Part("b", "b", "number", 2 * math.e / (2 * math.e + 1), ecf_rule=EcfRule("scale", {"x": {"$ref": "a"}, "factor": 2.0}))
     problem = Problem("t", 1, 0, 1, "t", {}, [], [a, b], [])
     res = grade_submission([problem], {"q1.a": "e/(2e+1)", "q1.b": "2*e/(2e+1)"})
     statuses = {r.part_id: (r.status, r.value) for _, _, r in res.parts()}

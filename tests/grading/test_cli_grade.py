@@ -197,7 +197,7 @@ def test_gradescope_shows_the_raw_text_of_an_unreadable_answer(sheet, tmp_path):
 
 @pytest.mark.parametrize("sid", ["a/b", "..", "CON", "x" * 300, "é", "a\\b", ""])
 def test_output_names_are_safe(sid):
-    from examprep.render.report import safe_name
+    from examprep.fileio import safe_name
 
     name = safe_name(sid)
     assert re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,80}", name) and ".." not in name and name.upper() != "CON"
@@ -297,7 +297,7 @@ def test_self_test_command_and_a_tampered_key(sheet, tmp_path):
     res = run("grade", tmp_path / "bad.json", "--self-test", "--no-color")
     assert res.exit_code == 1
     assert "FAIL q2.r (gru-step): misconception" in res.stdout
-    assert "FAIL q3.size_2 (receptive-field): its recipe" in res.stdout
+    assert "FAIL q3.size_2 (receptive-field): its carried-forward rule" in res.stdout
     assert "self-test failed" in res.stdout
 
 

@@ -4,7 +4,7 @@ them first (relative 1e-12) and grades a part whose rule now differs without car
 credit, warning once with the key's examprep_version. Keys written before grade as they did.
 
 The engine change is simulated by scaling one elementary op by 1.01 (monkeypatch); the values a
-key stores are checked against numpy formulas written here, not against our own recipes."""
+key stores are checked against numpy formulas written here, not against our own ECF rules."""
 import json
 import math
 from pathlib import Path
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from examprep import generators, recipes
+from examprep import ecf, generators
 from examprep.cli import app
 from examprep.grading import Settings, grade_batch, self_test
 from examprep.keys import Key, read_key, write_key
@@ -61,7 +61,7 @@ def test_a_new_key_stores_each_rules_value_on_the_keys_own_answers(tmp_path, att
     assert raw["problems"] == json.loads(json.dumps([attention.to_dict(), softmax_ce.to_dict()]))
     assert raw["format_version"] == 1
     att, ce = raw["ecf_check"]["problems"]
-    assert set(att) == {p.id for p in attention.parts if p.recipe} == {"weights", "output"}
+    assert set(att) == {p.id for p in attention.parts if p.ecf_rule} == {"weights", "output"}
     scores = np.array(attention.part("scores").expected)
     weights = np.array(attention.part("weights").expected)
     value = np.array(attention.params["value"])
@@ -104,8 +104,8 @@ def statuses(data):
 
 
 def scale_op(monkeypatch, name, factor):
-    real = recipes.OPS[name]
-    monkeypatch.setitem(recipes.OPS, name, lambda **kw: np.asarray(real(**kw)) * factor)
+    real = ecf.OPS[name]
+    monkeypatch.setitem(ecf.OPS, name, lambda **kw: np.asarray(real(**kw)) * factor)
 
 
 def grade_json(folder, key="key.json", *extra):

@@ -8,15 +8,15 @@ import pytest
 from hypothesis import given, strategies as st
 
 from examprep.answers import check_part
-from examprep.problem import EXACT, Misconception, Part, Recipe, Tolerance
+from examprep.problem import EXACT, Misconception, Part, EcfRule, Tolerance
 
 PARTS = {
     "number": Part("x", "x", "number", 0.5, points=2, misconceptions=(Misconception("m", 1.0, "x"),),
-                   recipe=Recipe("scale", {"x": {"$ref": "v"}, "factor": 1.0})),
+                   ecf_rule=EcfRule("scale", {"x": {"$ref": "v"}, "factor": 1.0})),
     "integer": Part("n", "n", "integer", 7, tolerance=EXACT, misconceptions=(Misconception("m", 8, "x"),)),
     "vector": Part("v", "v", "vector", [0.1, 0.2], shape=(2,), misconceptions=(Misconception("m", [0.2, 0.1], "x"),)),
     "matrix": Part("m", "m", "matrix", [[1.0, None], [0.0, 2.0]], shape=(2, 2),
-                   recipe=Recipe("scale", {"x": {"$ref": "v"}, "factor": 2.0})),
+                   ecf_rule=EcfRule("scale", {"x": {"$ref": "v"}, "factor": 2.0})),
     "expression": Part("d", "d", "expression", "p_i - y_i", tolerance=EXACT, exact="p_i - y_i", variables=("p_i", "y_i"),
                        misconceptions=(Misconception("m", "y_i - p_i", "x"),)),
     "constant": Part("c", "c", "expression", math.e / (2 * math.e + 1), tolerance=Tolerance("sigfigs", 3),

@@ -9,7 +9,9 @@ import sympy as sp
 from hypothesis import given, strategies as st
 
 from examprep.answers import AnswerParseError
-from examprep.answers.parse import MAX_CHARS, evaluate, evaluate_all, parse_text, unparse
+from examprep.answers.evaluate import evaluate, evaluate_all, unparse
+from examprep.answers.parse import parse_text
+from examprep.answers.tokens import MAX_CHARS
 
 E = math.e
 NATURAL = [

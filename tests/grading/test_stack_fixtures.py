@@ -34,7 +34,9 @@ import re
 import pytest
 
 from examprep.answers import check_part
-from examprep.answers.parse import CONSTANTS, FUNCTION_ALIASES, FUNCTIONS, evaluate_all, parse_text
+from examprep.answers.evaluate import evaluate_all
+from examprep.answers.parse import parse_text
+from examprep.answers.tokens import CONSTANTS, FUNCTION_ALIASES, FUNCTIONS
 from examprep.answers.rules import key_part_error
 from examprep.problem import EXACT, Part, Tolerance
 

@@ -122,6 +122,23 @@ def test_the_default_exam_is_the_midterm_recipe(history):
         plan_exam(QuizOptions(mode="exam", recipe="midterm", topics=["attention"]), history)
 
 
+def test_an_exam_from_a_recipe_holds_the_printed_sheets_problems(history, tmp_path):
+    """The exam is drawn by the sheets' own builder: with a seed, the problems of the printed sheet,
+    the recipe's tolerance included; without one, variants not attempted before."""
+    from examprep import sheets
+
+    path = tmp_path / "strict.toml"
+    path.write_text('[sheet]\ntitle = "Strict"\ntolerance = "sigfigs-strict:3"\n\n'
+                    '[[problem]]\ntopic = "softmax-cross-entropy"\ncount = 2\n\n[[problem]]\ntopic = "attention"\n')
+    problems, title, _ = plan_exam(QuizOptions(mode="exam", recipe=str(path), seed=5), history)
+    printed = sheets.build_sheet(sheets.load_recipe(str(path)), 5).copies[0].problems
+    assert title == "Strict" and [p.to_dict() for p in problems] == [p.to_dict() for p in printed]
+    assert {part.tolerance.rule for p in problems for part in p.parts if part.kind == "number"} == {"sigfigs-strict"}
+    unseeded, _, _ = plan_exam(QuizOptions(mode="exam", recipe=str(path)), history)
+    assert [p.generator for p in unseeded] == [p.generator for p in printed]
+    assert unseeded[0].seed != unseeded[1].seed                 # two of one topic: two variants
+
+
 class ScriptedTerminal(Terminal):
     """Answers from a list; each answer takes ``step`` seconds on a fake clock."""
 

@@ -13,7 +13,9 @@ from typer.testing import CliRunner
 
 from examprep import sheets
 from examprep.cli import app
-from examprep.render import fonts, typst
+from examprep.render import fonts
+from examprep.render.pdf import compile_pdf
+from examprep.render.typst.sheet import sheet_source
 from examprep.sheets import Student
 
 NOTO_CJK = Path(fonts.DEBIAN_FONTS["fonts-noto-cjk"][0])
@@ -47,8 +49,8 @@ def test_the_probe_finds_what_the_bundled_fonts_lack():
 def test_latin_only_sheets_are_the_same_bytes_whatever_fonts_are_installed(monkeypatch):
     sheet = _sheet(["Zoë Ōsaka", "Jürgen Weiß", "Ñandú Łukasz", "Жанна Ωμέγα"])
     assert sheets.font_plan(sheet).files == [] and sheets.font_plan(sheet).warnings == []
-    source = typst.sheet_source(sheet, solutions=False)
-    plain = typst.compile_pdf(source)                   # built-in fonts only, as before this feature
+    source = sheet_source(sheet, solutions=False)
+    plain = compile_pdf(source)                   # built-in fonts only, as before this feature
     monkeypatch.setattr(fonts, "installed_font_files", lambda: [NOTO_CJK])
     assert sheets.render_outputs(sheet, ("pdf",))["problems.pdf"] == plain
     monkeypatch.setattr(fonts, "installed_font_files", lambda: [])

@@ -166,7 +166,9 @@ def test_variants_end_to_end(tmp_path):
 
 
 def test_long_runs_are_joined_from_chunks(tmp_path, monkeypatch):
-    monkeypatch.setattr(sheets, "PDF_CHUNK", 2)
+    from examprep.sheets import write
+
+    monkeypatch.setattr(write, "PDF_CHUNK", 2)          # where render_outputs reads it
     roster = [sheets.Student(f"s{i}", f"Student {i}") for i in range(5)]
     sheet = sheets.build_sheet(sheets.load_recipe("transformer"), 1, roster=roster, secret=SECRET.strip().encode())
     out = sheets.render_outputs(sheet, ("pdf",))
@@ -236,7 +238,7 @@ def test_unwritable_output_directory(tmp_path):
 
 
 def test_a_typst_error_is_reported_and_leaves_no_pdf(tmp_path, monkeypatch):
-    from examprep.render import typst
+    from examprep.render.typst import sheet as typst
 
     real = typst.sheet_source
     monkeypatch.setattr(typst, "sheet_source", lambda *a, **k: real(*a, **k) + "\n#let broken = (\n")
@@ -271,7 +273,7 @@ def test_list_fits_an_80_column_terminal_and_names_every_topic():
 
 
 def test_a_one_problem_sheet_says_one_problem(tmp_path):
-    from examprep.render import typst as ty
+    from examprep.render.typst import sheet as typst_sheet
 
     from .helpers import pdf_text
 
@@ -283,7 +285,7 @@ def test_a_one_problem_sheet_says_one_problem(tmp_path):
     assert "1 problem worth" in md and "· 1 problem ·" in md and "1 problems" not in md
     text, _ = pdf_text((tmp_path / "o" / "problems.pdf").read_bytes())
     assert "1 problems" not in " ".join(text.split()) and "1 problem" in " ".join(text.split())
-    assert ty._pts(1) == "1 pt" and ty._pts(2) == "2 pts"
+    assert typst_sheet._pts(1) == "1 pt" and typst_sheet._pts(2) == "2 pts"
 
 
 def test_points_and_counts_agree_in_number():

@@ -4,7 +4,7 @@ import multiprocessing.pool
 import subprocess
 import sys
 
-from examprep.render import typst
+from examprep.render import pdf
 
 
 def test_sheet_runs_from_a_folder_holding_a_directory_named_examprep(tmp_path):
@@ -37,9 +37,9 @@ def test_workers_that_never_answer_fall_back_to_threads(monkeypatch):
         return real(self, fn, args, kwds or {}, *rest, **kw)
 
     monkeypatch.setattr(multiprocessing.pool.Pool, "apply_async", apply_async)
-    monkeypatch.setattr(typst.PdfWorkers, "STARTUP_TIMEOUT", 1)
+    monkeypatch.setattr(pdf.PdfWorkers, "STARTUP_TIMEOUT", 1)
     spec_before = getattr(sys.modules["__main__"], "__spec__", None)
-    with typst.PdfWorkers(2) as pool:
+    with pdf.PdfWorkers(2) as pool:
         assert pool._pool is None                      # threads
         assert pool.submit(sum, [1, 2, 3]).result() == 6
     assert getattr(sys.modules["__main__"], "__spec__", None) is spec_before
@@ -48,9 +48,9 @@ def test_workers_that_never_answer_fall_back_to_threads(monkeypatch):
 def test_an_error_in_the_parent_stops_idle_workers_without_hanging():
     # an idle worker waits for a task holding the task queue's lock: killing it before terminate()
     # (as a first fix of the Ctrl-C hang did) left the lock held and terminate() waited forever
-    code = ("import time\nfrom examprep.render import typst\n"
+    code = ("import time\nfrom examprep.render import pdf\n"
             "try:\n"
-            "    with typst.PdfWorkers(2) as pool:\n"
+            "    with pdf.PdfWorkers(2) as pool:\n"
             "        assert pool.submit(int, '7').result() == 7\n"
             "        time.sleep(1.0)\n"
             "        raise RuntimeError('boom')\n"

@@ -5,20 +5,22 @@ import re
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from examprep.render import typst as T
+from examprep.render.pdf import compile_pdf
+from examprep.render.typst.blocks import name_markup
+from examprep.render.typst import latex as typst_latex
 from tests.sheets.helpers import corpus, inline_math, pdf_text
 
 
 def test_every_formula_of_every_topic_converts_strictly_and_compiles():
     formulas, texts, names = corpus()
     assert len(formulas) > 50 and len(texts) > 100        # the corpus really covers the topics
-    parts = [T.math_display(f, strict=True) for f in formulas]
+    parts = [typst_latex.math_display(f, strict=True) for f in formulas]
     for t in texts:
         for m in inline_math(t):
-            T.latex_to_typst(m, strict=True)
-        parts.append(T.text(t, strict=True))
-    parts += [T.name_markup(n) for n in names]
-    pdf = T.compile_pdf("#set document(date: none)\n" + "\n\n".join(parts))
+            typst_latex.latex_to_typst(m, strict=True)
+        parts.append(typst_latex.text(t, strict=True))
+    parts += [name_markup(n) for n in names]
+    pdf = compile_pdf("#set document(date: none)\n" + "\n\n".join(parts))
     text, pages = pdf_text(pdf)
     assert pages >= 5 and "softmax" in text
 
@@ -46,22 +48,22 @@ def test_every_formula_of_every_topic_converts_strictly_and_compiles():
     (r"\lVert g \rVert", "‖ g ‖"),
 ])
 def test_constructs_convert_to_typst(latex, typst):
-    assert T.latex_to_typst(latex, strict=True) == typst
+    assert typst_latex.latex_to_typst(latex, strict=True) == typst
 
 
 def test_typst_specials_in_latex_are_escaped():
     # '/' would be a fraction, ',' and ';' would split a function's arguments, '#' starts code
-    out = T.latex_to_typst(r"\frac{a/b, c; d}{\#x}", strict=True)
+    out = typst_latex.latex_to_typst(r"\frac{a/b, c; d}{\#x}", strict=True)
     assert out == "frac(a \\/ b \\, c \\; d, \\# x)"
-    T.compile_pdf(f"$ {out} $")
+    compile_pdf(f"$ {out} $")
 
 
 def test_unknown_macro_is_an_error_in_strict_mode_and_shown_by_name_otherwise():
-    with pytest.raises(T.UnsupportedLatex, match=r"\\weird"):
-        T.latex_to_typst(r"a \weird b", strict=True)
-    assert 'upright("weird")' in T.latex_to_typst(r"a \weird b")
-    with pytest.raises(T.UnsupportedLatex, match="right"):
-        T.latex_to_typst(r"\left( x", strict=True)
+    with pytest.raises(typst_latex.UnsupportedLatex, match=r"\\weird"):
+        typst_latex.latex_to_typst(r"a \weird b", strict=True)
+    assert 'upright("weird")' in typst_latex.latex_to_typst(r"a \weird b")
+    with pytest.raises(typst_latex.UnsupportedLatex, match="right"):
+        typst_latex.latex_to_typst(r"\left( x", strict=True)
 
 
 HOSTILE = ['#import "@preview/cetz:0.2.0": *', '$x$ and $$', "*bold* _em_ `raw` <label> @ref",
@@ -71,7 +73,7 @@ HOSTILE = ['#import "@preview/cetz:0.2.0": *', '$x$ and $$', "*bold* _em_ `raw` 
 
 @pytest.mark.parametrize("raw", HOSTILE)
 def test_user_text_is_typeset_verbatim_never_as_markup(raw):
-    pdf = T.compile_pdf(f"#set document(date: none)\nBEGIN #{T.typst_string(raw)}; END")
+    pdf = compile_pdf(f"#set document(date: none)\nBEGIN #{typst_latex.typst_string(raw)}; END")
     text, _ = pdf_text(pdf)
     squash = lambda s: re.sub(r"\s+", "", s)       # pypdf's spacing is not the source's
     if "🎓" not in raw:                            # no built-in font has the emoji glyph
@@ -82,4 +84,4 @@ def test_user_text_is_typeset_verbatim_never_as_markup(raw):
 @given(st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=0x2FF, blacklist_categories=("Cs",)),
                max_size=40))
 def test_any_printable_text_compiles(raw):
-    T.compile_pdf(f"#set document(date: none)\n{T.text(raw)}")
+    compile_pdf(f"#set document(date: none)\n{typst_latex.text(raw)}")

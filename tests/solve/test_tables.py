@@ -1,6 +1,6 @@
 """The per-answer tables of solve/<area>.py: known mistakes (computed through the engine, once per
 convention, skipped where they are the problem's own convention) and ECF rules (which recompute
-every answer from the right earlier answers, through examprep.recipes as a grader does)."""
+every answer from the right earlier answers, through examprep.ecf as a grader does)."""
 import json
 import math
 
@@ -9,7 +9,7 @@ import pytest
 
 from examprep import engine, solve
 from examprep.errors import ParamError
-from examprep.recipes import evaluate
+from examprep.ecf import evaluate
 from examprep.solve import Mistake, Ref
 
 GRU = {"x": [0.5, -1.0], "h": [1.0, -0.5], "weight_ih": [[0.5, 1.0], [-1.0, 0.5], [0.5, 0.5], [1.0, -0.5], [-0.5, 1.0],

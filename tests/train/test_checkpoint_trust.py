@@ -161,3 +161,45 @@ def test_after_ctrl_c_the_held_out_line_says_which_step_it_measured():
     assert line.startswith("last evaluation, at step 20 (not at step 37):"), line
     final = summary(_result([{"step": 37, **METRICS}], steps=37, stopped="steps"))
     assert any(line.startswith("held-out: token acc") for line in final.splitlines())
+
+
+# ------------------------------------------------------- the torch-free reader knows the model's names
+
+@pytest.mark.parametrize("positions,norm,share", [("rope", "post", "all"), ("learned", "pre", "none"),
+                                                  ("sinusoidal", "post", "output")])
+def test_the_torch_free_reader_names_exist_in_the_models_state_dict(positions, norm, share):
+    """examprep.train.stored.Weights writes the state-dict names once (the generators read a model
+    through it, never by hard-coded names): every name it reads is one the torch model has."""
+    from examprep.train.config import TransformerConfig
+    from examprep.train.model import build_model
+    from examprep.train.stored import Weights
+
+    cfg = TransformerConfig(src_vocab_size=12, tgt_vocab_size=12 if share == "all" else 14, d_model=8, n_heads=2,
+                            d_ff=16, n_encoder_layers=2, n_decoder_layers=1, positions=positions, norm=norm,
+                            share_embeddings=share)
+    names = set(build_model(cfg).state_dict())
+    a = "encoder.layers.1.self_attn."
+    assert {a + "qkv_proj.weight", a + "q_bias", a + "v_bias", "encoder.layers.1.norm1.weight",
+            "encoder.layers.1.norm1.bias"} <= names
+    assert (Weights.POSITION_TABLE in names) == (positions == "learned")
+    assert any(n in names for n in Weights.EMBEDDINGS["source"]) and any(n in names for n in Weights.EMBEDDINGS["target"])
+
+
+def test_the_torch_free_reader_reads_the_numbers_torch_loads(tiny_dates):
+    import numpy as np
+
+    from examprep.train.stored import read_checkpoint
+
+    stored, weights = read_checkpoint(tiny_dates)
+    model = checkpoint.load(tiny_dates).model
+    attn = model.encoder.layers[0].self_attn
+    d = stored.config.d_model
+    sa = weights.encoder_self_attention(0)
+    qkv = attn.qkv_proj.weight.detach().double().numpy()
+    np.testing.assert_array_equal(sa.weight_q, qkv[:d])
+    np.testing.assert_array_equal(sa.weight_k, qkv[d:2 * d])
+    np.testing.assert_array_equal(sa.weight_v, qkv[2 * d:])
+    np.testing.assert_array_equal(sa.bias_v, attn.v_bias.detach().double().numpy())
+    np.testing.assert_array_equal(weights.embedding("source"), model.src_embed.weight.detach().double().numpy())
+    assert weights.sha256 == hashlib.sha256((stored.path / "model.safetensors").read_bytes()).hexdigest()
+    assert stored.source_vocab.index["<eos>"] == 2 and stored.config == checkpoint.load(tiny_dates).config

@@ -6,7 +6,7 @@ import torch
 
 from examprep.train.decode import greedy_decoder_only, greedy_encoder_decoder, strip
 from examprep.train.model import build_model
-from examprep.train.reference import matched_pair
+from examprep.train.baseline import matched_pair
 
 from .helpers import small_config
 
@@ -97,7 +97,7 @@ def test_decoding_stops_at_eos_and_pads_finished_rows():
 
 def test_the_cache_refuses_to_overflow():
     from examprep.train.errors import ConfigError
-    from examprep.train.model import KVCache
+    from examprep.train.layers import KVCache
 
     cache = KVCache(capacity=3)
     k = torch.zeros(1, 2, 2, 4)

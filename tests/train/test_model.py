@@ -9,11 +9,10 @@ import torch
 from hypothesis import given, strategies as st
 
 from examprep.train.errors import ConfigError
-from examprep.train.model import (
-    Dropout, EncoderDecoder, TransformerConfig, apply_rope, attend, build_model, dropout, keep_attention,
-    rope_tables, sinusoidal_table,
-)
-from examprep.train.reference import TorchTransformer, copy_into, matched_pair
+from examprep.train.config import TransformerConfig
+from examprep.train.layers import Dropout, apply_rope, attend, dropout, rope_tables, sinusoidal_table
+from examprep.train.model import EncoderDecoder, build_model, keep_attention
+from examprep.train.baseline import TorchTransformer, copy_into, matched_pair
 from examprep.train.trainer import noam_lr, smoothed_cross_entropy
 
 from .helpers import small_config

@@ -68,3 +68,13 @@ def to_latex(expr: str) -> str:
     if m:
         return rf"{'-' if m.group(1).startswith('-') else ''}\frac{{{m.group(1).lstrip('-')}}}{{{m.group(2)}}}"
     return s
+
+
+_EXACT_WORDS = re.compile(r"\b(?:ln|log|sqrt|exp|e|pi)\b")
+
+
+def is_exact_form(text: str) -> bool:
+    """True for an exact value in the answer syntax ("e^2/(1 + e^2)", "ln 2", "-1/3", "sqrt(2)/2"),
+    False for words (a choice such as "attending to later positions")."""
+    rest = _EXACT_WORDS.sub("", text)
+    return bool(text.strip()) and re.fullmatch(r"[0-9.+\-*/^()\s,]*", rest) is not None

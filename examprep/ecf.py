@@ -1,5 +1,6 @@
-"""Evaluate a part's Recipe, substituting earlier parts' values (error carried forward); the check
-values a key stores so that grading can tell when a recipe no longer computes what it did."""
+"""ECF rules: evaluate a part's EcfRule, substituting earlier parts' values (error carried
+forward), from the one table of the operations a rule may name; and the check values a key stores
+so that grading can tell when a rule no longer computes what it did."""
 from __future__ import annotations
 
 import math
@@ -15,9 +16,9 @@ from examprep.engine.optim import clip_by_norm, sgd_step
 from examprep.engine.regression import mse_grad_b, mse_grad_w, mse_loss
 from examprep.engine.rnn import gru_blend, gru_candidate, lstm_cell_state, lstm_hidden, rnn_jacobian, rnn_local_derivatives
 from examprep.engine.softmax import cross_entropy_from_probs, mean_nll, minus_target, nll
-from examprep.problem import Recipe
+from examprep.problem import EcfRule
 
-# Every operation an ECF rule may name (a Recipe's ``op``), in one table: the generic arithmetic of
+# Every operation an ECF rule may name (an EcfRule's ``op``), in one table: the generic arithmetic of
 # engine/ops.py, then each subject's formulas from its own engine module ("solve:<topic>" runs a
 # whole solve topic instead).
 OPS = {
@@ -51,23 +52,23 @@ def substitute(value: Any, answers: dict[str, Any]) -> Any:
     return value
 
 
-def evaluate(recipe: Recipe, answers: dict[str, Any]) -> Any:
-    """The recipe's value with each {"$ref": id} replaced by ``answers[id]``.
+def evaluate(rule: EcfRule, answers: dict[str, Any]) -> Any:
+    """The rule's value with each {"$ref": id} replaced by ``answers[id]``.
 
     Raises KeyError when a referenced part has no answer, ExamprepError when the engine rejects
     the substituted values (a student's answer of the wrong shape, say).
     """
-    args = substitute(recipe.args, answers)
-    if recipe.op.startswith("solve:"):
+    args = substitute(rule.args, answers)
+    if rule.op.startswith("solve:"):
         from examprep import solve
 
-        out = solve.answer_only(recipe.op[len("solve:"):], args)
-        return out[recipe.output] if recipe.output else out
-    return OPS[recipe.op](**args)
+        out = solve.answer_only(rule.op[len("solve:"):], args)
+        return out[rule.output] if rule.output else out
+    return OPS[rule.op](**args)
 
 
 # ----------------------------------------------------------------------------- check values
-# A key stores, per part with a recipe, the recipe's value on the key's own answers. Grading
+# A key stores, per part with an ECF rule, the rule's value on the key's own answers. Grading
 # recomputes it: where today's engine gives another value (relative CHECK_RTOL), carried-forward
 # credit for that part would rest on a different rule than the one the key was written with.
 
@@ -77,21 +78,21 @@ CHECK_DIGITS = 13       # stored to 13 significant digits: within CHECK_RTOL (5e
 
 
 def check_values(problems: list[Any]) -> list[dict[str, Any]]:
-    """Per problem, {part id: its recipe's value on the problem's own expected answers} for every
-    part with a recipe (None where the recipe gives no value)."""
+    """Per problem, {part id: its ECF rule's value on the problem's own expected answers} for every
+    part with one (None where the rule gives no value)."""
     out = []
     for problem in problems:
         answers = {p.id: p.expected for p in problem.parts}
-        out.append({p.id: check_value(p.recipe, answers) for p in problem.parts if p.recipe is not None})
+        out.append({p.id: check_value(p.ecf_rule, answers) for p in problem.parts if p.ecf_rule is not None})
     return out
 
 
-def check_value(recipe: Recipe, answers: dict[str, Any]) -> Any:
-    """The recipe's value as JSON: floats to CHECK_DIGITS significant digits, ±∞ and NaN as the
-    strings "inf", "-inf", "nan"; None when the recipe fails on these answers."""
+def check_value(rule: EcfRule, answers: dict[str, Any]) -> Any:
+    """The rule's value as JSON: floats to CHECK_DIGITS significant digits, ±∞ and NaN as the
+    strings "inf", "-inf", "nan"; None when the rule fails on these answers."""
     try:
         with np.errstate(all="ignore"):
-            value = evaluate(recipe, answers)
+            value = evaluate(rule, answers)
     except Exception:                       # noqa: BLE001 - "no value" is itself what is stored and compared
         return None
     return _encode(value)

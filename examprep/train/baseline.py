@@ -1,5 +1,6 @@
-"""`torch.nn.Transformer` dressed as our encoder–decoder: the baseline of the benchmarks and the
-independent reference of the tests.
+"""`torch.nn.Transformer` dressed as our encoder–decoder: the baseline of the benchmarks, and the
+independent implementation the model's tests compare against (the engine's torch references are
+examprep.verify).
 
 `TorchTransformer` wraps `nn.Transformer` with the same embeddings (×√D), sinusoidal positions and
 output layer as `EncoderDecoder`; `copy_into` copies its weights into one of ours, after which both
@@ -17,7 +18,9 @@ import torch
 from torch import Tensor, nn
 
 from examprep.train.errors import ConfigError
-from examprep.train.model import EncoderDecoder, TransformerConfig, sinusoidal_table
+from examprep.train.config import TransformerConfig
+from examprep.train.layers import sinusoidal_table
+from examprep.train.model import EncoderDecoder
 
 
 class TorchTransformer(nn.Module):

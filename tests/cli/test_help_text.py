@@ -7,9 +7,15 @@ import typer
 from typer.testing import CliRunner
 
 from examprep.cli import app
+from examprep.cli.app import COMMANDS as REGISTRY
 
-COMMAND = typer.main.get_command(app)
-COMMANDS = sorted(getattr(COMMAND, "commands", {}))
+GROUP = typer.main.get_command(app)
+COMMANDS = sorted(REGISTRY)
+
+
+def command(name: str):
+    """The click command of ``name``, loaded as the group loads it when it runs."""
+    return GROUP.get_command(typer.Context(GROUP), name)
 
 
 @pytest.mark.parametrize("name", COMMANDS)
@@ -17,7 +23,7 @@ def test_bracketed_help_text_is_shown(name):
     res = CliRunner().invoke(app, [name, "--help"], env={"COLUMNS": "400", "NO_COLOR": "1"})
     assert res.exit_code == 0, res.output
     shown = " ".join(res.output.split())
-    for param in COMMAND.commands[name].params:
+    for param in command(name).params:
         for bracketed in re.findall(r"\\?\[[^\]]*\]", getattr(param, "help", None) or ""):
             text = " ".join(bracketed.lstrip("\\").split())
             assert text in shown, f"{name} {param.name}: {text!r} missing from --help"
@@ -25,6 +31,8 @@ def test_bracketed_help_text_is_shown(name):
 
 def test_there_are_commands_to_check():
     assert {"train", "translate", "sheet", "attention-map", "verify"} <= set(COMMANDS)
+    assert GROUP.list_commands(typer.Context(GROUP)) == list(REGISTRY)
+    assert all(command(name).name == name for name in COMMANDS)
 
 
 TYPE_TOKENS = ("<bool>", "<str>", "<int>", "<float>", "<list[str]>", "<Path>")
@@ -42,8 +50,7 @@ def test_help_shows_plain_value_types_and_nothing_for_flags(name):
 
 
 @pytest.mark.parametrize("name", ["generate", "sheet", "quiz", "review"])
-def test_integer_options_read_as_text_say_integer(name):
-    # these options are parsed by examprep (one-line errors), so typer sees them as strings
+def test_integer_options_say_integer(name):
     res = CliRunner().invoke(app, [name, "--help"], env={"COLUMNS": "200", "NO_COLOR": "1"})
     rows = [line for line in res.output.splitlines() if "--count" in line or "--seed" in line]
     assert rows and all("INTEGER" in row for row in rows), rows

@@ -1,5 +1,5 @@
-"""The reference model at work: attention maps of a trained model, the dates alignment rate, and
-problems drawn from a trained head (issue 9). `verify` has its own module (test_verify.py)."""
+"""A trained model at work: attention maps, the dates alignment rate, and problems drawn from a
+trained head (issue 9). `verify` has its own module (tests/verify/test_verify.py)."""
 import json
 import subprocess
 import sys
@@ -14,8 +14,8 @@ from examprep import generators  # noqa: E402
 from examprep.cli import app  # noqa: E402
 from examprep.errors import ParamError  # noqa: E402
 from examprep.generators.attention_from_model import head_qkv, load_checkpoint  # noqa: E402
-from examprep.train import attention_map as am  # noqa: E402
-from examprep.train.model import apply_rope, attend  # noqa: E402
+from examprep.train import attention_map  # noqa: E402
+from examprep.train.layers import apply_rope, attend  # noqa: E402
 from examprep.train.serve import Translator  # noqa: E402
 
 runner = CliRunner()
@@ -24,36 +24,36 @@ runner = CliRunner()
 # ---------------------------------------------------------------------------------- alignment
 
 def test_date_fields_for_every_layout():
-    assert am.date_fields("29 Nov 2026") == {"day": {0, 1}, "month": {3, 4, 5}, "year": {7, 8, 9, 10}}
-    assert am.date_fields("November 29, 2026") == {"month": set(range(8)), "day": {9, 10}, "year": set(range(13, 17))}
-    assert am.date_fields("29/11/2026") == {"day": {0, 1}, "month": {3, 4}, "year": set(range(6, 10))}
-    assert am.date_fields("2026/11/29") == {"year": {0, 1, 2, 3}, "month": {5, 6}, "day": {8, 9}}
-    assert am.date_fields("Sun, 29 Nov 2026")["month"] == {8, 9, 10}      # the weekday belongs to no field
-    assert am.date_fields("no date here") is None
+    assert attention_map.date_fields("29 Nov 2026") == {"day": {0, 1}, "month": {3, 4, 5}, "year": {7, 8, 9, 10}}
+    assert attention_map.date_fields("November 29, 2026") == {"month": set(range(8)), "day": {9, 10}, "year": set(range(13, 17))}
+    assert attention_map.date_fields("29/11/2026") == {"day": {0, 1}, "month": {3, 4}, "year": set(range(6, 10))}
+    assert attention_map.date_fields("2026/11/29") == {"year": {0, 1, 2, 3}, "month": {5, 6}, "day": {8, 9}}
+    assert attention_map.date_fields("Sun, 29 Nov 2026")["month"] == {8, 9, 10}      # the weekday belongs to no field
+    assert attention_map.date_fields("no date here") is None
 
 
 def test_alignment_rate_on_a_hand_made_attention_matrix():
     source, output = "29 Nov 2026", "2026-11-29"
-    fields = am.date_fields(source)
+    fields = attention_map.date_fields(source)
     w = np.zeros((len(output) + 1, len(source) + 1))
     target = {"year": 8, "month": 4, "day": 0}
-    for pos, field in am.OUTPUT_FIELD.items():
+    for pos, field in attention_map.OUTPUT_FIELD.items():
         w[pos, target[field]] = 1.0
     w[4, 2] = w[7, 2] = 1.0                       # separators: not counted
-    assert am.alignment_hits(w, source, output) == (8, 8)
+    assert attention_map.alignment_hits(w, source, output) == (8, 8)
     w[0] = 0
     w[0, 1] = 1.0                                  # the first year digit looks at the day: a miss
     w[9] = 0
     w[9, 5] = 1.0                                  # the last day digit looks at the month: a miss
-    assert am.alignment_hits(w, source, output) == (6, 8)
+    assert attention_map.alignment_hits(w, source, output) == (6, 8)
     assert fields is not None
-    assert am.alignment_hits(w, source, "not a date") == (0, 0)
+    assert attention_map.alignment_hits(w, source, "not a date") == (0, 0)
 
 
 # ---------------------------------------------------------------------------------- attention-map
 
 def test_attention_maps_of_a_trained_model_sum_to_one(tiny_dates):
-    att = am.model_attention(Translator.load(tiny_dates), "29 Nov 2026")
+    att = attention_map.model_attention(Translator.load(tiny_dates), "29 Nov 2026")
     kinds = {(m.kind, m.layer) for m in att.maps}
     assert kinds == {("encoder self", 0), ("decoder self", 0), ("cross", 0)}
     for m in att.maps:
@@ -106,7 +106,8 @@ def test_numpy_projections_equal_the_torch_model(tiny_dates):
     ck = load_checkpoint(tiny_dates)
     model = Translator.load(tiny_dates).model
     text = "17 Nov 2037"
-    ids = torch.tensor([[ck["source_tokens"].index(c) for c in text] + [2]])
+    vocab = ck.stored.source_vocab
+    ids = torch.tensor([vocab.encode(text) + [vocab.index["<eos>"]]])
     pos = torch.arange(ids.shape[1])
     with torch.no_grad():
         x = model.embed(model.src_embed, ids, pos)
@@ -133,7 +134,7 @@ def test_generated_answer_matches_the_models_explicit_attention_path(tiny_dates,
     opts = {"checkpoint": str(tiny_dates)}
     p = generators.build("attention-from-model", 11, level, options=opts)
     assert p == generators.build("attention-from-model", 11, level, options=opts)      # deterministic
-    assert p.params["checkpoint_sha256"] == load_checkpoint(tiny_dates)["sha256"]
+    assert p.params["checkpoint_sha256"] == load_checkpoint(tiny_dates).sha256
     Q, K, V = (torch.tensor(p.params[n], dtype=torch.float64)[None, None] for n in ("query", "key", "value"))
     out, weights = attend(Q, K, V, need_weights=True)
     # the model computes its softmax in float32: agreement to float32 precision
@@ -200,16 +201,23 @@ def test_damaged_weights_give_one_error_line_naming_the_file(tiny_dates, tmp_pat
 @pytest.mark.parametrize("name,content,fragment", [
     ("config.json", "{\"format\": ", "config.json cannot be read as JSON"),
     ("config.json", "[]", "config.json should hold a JSON object"),
-    ("config.json", "{\"model\": {\"arch\": \"encoder-decoder\"}}", "config.json: bad model config"),
-    ("config.json", "{\"model\": {\"arch\": \"encoder-decoder\", \"d_model\": 30, \"n_heads\": 4, \"positions\": \"rope\", "
-                    "\"norm\": \"post\"}}", "config.json: bad model config"),
+    ("config.json", "{\"model\": {\"arch\": \"encoder-decoder\"}}", "is not an examprep checkpoint config"),
+    ("config.json", "{\"format\": \"examprep-transformer\", \"version\": 1, \"model\": {\"arch\": \"encoder-decoder\", "
+                    "\"bogus\": 1}}", "config.json: bad model config"),
+    ("config.json", "{\"format\": \"examprep-transformer\", \"version\": 1, \"model\": {\"arch\": \"encoder-decoder\", "
+                    "\"d_model\": 30, \"n_heads\": 4, \"positions\": \"rope\", \"norm\": \"post\"}}",
+     "config.json: bad model config"),
     ("vocab.json", "\xff\xfe", "vocab.json cannot be read as JSON"),
     ("vocab.json", "{\"target\": {}}", "vocab.json: bad vocabulary"),
     ("vocab.json", None, "missing vocab.json"),
-    ("config.json", None, "holds no checkpoint"),
+    ("config.json", None, "is missing config.json"),
 ])
 def test_damaged_config_or_vocabulary_give_one_error_line(tiny_dates, tmp_path, name, content, fragment):
     run, step = _copy_checkpoint(tiny_dates, tmp_path / "run")
+    if name == "vocab.json":         # as an older checkpoint, without the hashes: the file's content is checked
+        meta = json.loads((step / "config.json").read_text(encoding="utf-8"))
+        del meta["files"]
+        (step / "config.json").write_text(json.dumps(meta), encoding="utf-8")
     if content is None:
         (step / name).unlink()
     else:

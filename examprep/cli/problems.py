@@ -1,0 +1,76 @@
+"""`examprep topics` and `examprep generate`: the problem generators and fresh problems."""
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+app = typer.Typer()
+
+
+@app.command()
+def topics(as_json: bool = typer.Option(False, "--json", help="Print the topics as JSON."),
+           no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour.")) -> None:
+    """List the problem generators: name, title, syllabus item and levels."""
+    from examprep import generators
+    from examprep.render import terminal
+
+    gens = generators.all_generators()
+    if as_json:
+        typer.echo(generators.catalogue_json(gens))
+    else:
+        terminal.print_generators(gens, no_color=no_color)
+
+
+@app.command()
+def generate(
+    topic: list[str] = typer.Argument(..., help="One or more topics (see `examprep topics`)."),
+    difficulty: int = typer.Option(1, "--difficulty", "-d", help="Level 1 (easiest) to 3."),
+    seed: Optional[int] = typer.Option(None, "--seed", "-s", help="Seed (random when omitted; printed with each problem)."),
+    count: int = typer.Option(1, "--count", "-n", help="Problems per topic (seeds seed, seed+1, …)."),
+    calculator_free: bool = typer.Option(False, "--calculator-free", help="Exact answers that need no calculator."),
+    solution: bool = typer.Option(False, "--solution", help="Show the worked solution and the answers."),
+    as_json: bool = typer.Option(False, "--json", help="Print the Problems as JSON (one array)."),
+    markdown: bool = typer.Option(False, "--markdown", help="Print Markdown with LaTeX math."),
+    no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour."),
+    key: Optional[str] = typer.Option(None, "--key", help="Also write the answer key (JSON) for `examprep grade`."),
+    template: Optional[str] = typer.Option(None, "--template", help="Also write a TOML answer file for students to fill."),
+    checkpoint: Optional[str] = typer.Option(None, "--checkpoint", metavar="DIR",
+                                             help="A trained model, for topics that need one (attention-from-model)."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --key or --template file."),
+) -> None:
+    """Generate fresh, hand-computable problems with worked solutions."""
+    import secrets
+
+    from examprep import generators, keys
+    from examprep.errors import missing_extra
+
+    seed = secrets.randbelow(1_000_000) if seed is None else seed
+    keys.check_outputs(key=key, template=template, force=force)      # before the work
+    try:
+        problems = generators.build_many(topic, seed=seed, count=count, difficulty=difficulty,
+                                         calculator_free=calculator_free,
+                                         options={"checkpoint": checkpoint} if checkpoint else None)
+    except ImportError as err:            # a topic that reads a trained model, on the base install
+        missing = missing_extra(err, f"examprep generate {' '.join(topic)}")
+        if missing is None:
+            raise
+        raise missing from None
+    for path in keys.save(problems, key=key, template=template, title=", ".join(topic), force=force,
+                          meta={"topics": topic, "seed": seed, "difficulty": problems[0].difficulty}):
+        typer.echo(f"wrote {path}", err=True)
+    numbered = len(problems) > 1
+    if as_json:
+        import json
+
+        typer.echo(json.dumps([p.to_dict() for p in problems], ensure_ascii=False))
+    elif markdown:
+        from examprep.render.markdown import problem as problem_markdown
+
+        typer.echo("\n".join(problem_markdown(p, solution=solution, number_=i + 1 if numbered else None)
+                             for i, p in enumerate(problems)))
+    else:
+        from examprep.render import terminal
+
+        for i, p in enumerate(problems):
+            terminal.print_problem(p, solution=solution, no_color=no_color, number=i + 1 if numbered else None)

@@ -1,0 +1,66 @@
+"""`examprep sheet` and `examprep secret`: printed practice sheets and the secret of their variants."""
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+app = typer.Typer()
+
+
+@app.command()
+def sheet(
+    recipe: Optional[str] = typer.Option(None, "--recipe", "-r",
+                                         help="Bundled recipe (midterm, cnn, rnn, transformer) or a recipe .toml file."),
+    topics: Optional[list[str]] = typer.Option(None, "--topics", "-t",
+                                               help="Topics instead of a recipe (repeat or comma-separate)."),
+    count: Optional[int] = typer.Option(None, "--count", "-n", help="Problems per topic (with --topics)."),
+    difficulty: Optional[int] = typer.Option(None, "--difficulty", "-d",
+                                             help="Level 1-3 of every problem (overrides the recipe's)."),
+    seed: Optional[int] = typer.Option(None, "--seed", "-s",
+                                       help="Seed of the sheet (random when omitted; printed and kept in the key)."),
+    roster: Optional[str] = typer.Option(None, "--roster", help="CSV with an id column (and names): one variant each."),
+    secret_file: Optional[str] = typer.Option(None, "--secret-file",
+                                              help="The secret the variants are derived from "
+                                                   "(make one with `examprep secret FILE`)."),
+    legacy_secret: bool = typer.Option(False, "--legacy-secret",
+                                       help="Regenerate a sheet made before examprep stretched secrets "
+                                            "(old derivation; warns)."),
+    formats: Optional[str] = typer.Option(None, "--format", "-f",
+                                          help="Comma-separated: pdf, md, moodle \\[default: pdf,md]. "
+                                               "The key and answer template are always written."),
+    out: Optional[str] = typer.Option(None, "--out", "-o", help="Output directory \\[default: the recipe's name]."),
+    force: bool = typer.Option(False, "--force", help="Overwrite existing outputs."),
+    title: Optional[str] = typer.Option(None, "--title", help="Title printed on the sheet (overrides the recipe's)."),
+    course: Optional[str] = typer.Option(None, "--course", help="Course name printed in the header."),
+    list_recipes: bool = typer.Option(False, "--list", help="List the bundled recipes and exit."),
+) -> None:
+    """Print a practice sheet: problems and solutions (PDF, Markdown), key, answer template, Moodle XML."""
+    import secrets
+
+    from examprep import sheets
+    from examprep.render.terminal import SheetProgress, print_recipes, print_sheet_summary
+
+    if list_recipes:
+        print_recipes(sheets.bundled_recipes())
+        return
+    with SheetProgress() as progress:
+        result = sheets.make_sheet(
+            recipe=recipe, topics=topics, count=count, difficulty=difficulty,
+            seed=secrets.randbelow(1_000_000) if seed is None else seed, roster=roster, secret_file=secret_file,
+            formats=formats, out=out, force=force, title=title, course=course, legacy_secret=legacy_secret,
+            progress=progress)
+    print_sheet_summary(result)
+
+
+@app.command()
+def secret(
+    file: str = typer.Argument(..., metavar="FILE", help="Where to write the secret (e.g. secret.txt)."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing file (its sheets' variants are lost)."),
+) -> None:
+    """Write a new 256-bit random secret (hex) for per-student variants: `sheet --secret-file FILE`."""
+    from examprep import sheets
+
+    path = sheets.write_secret(file, force=force)
+    typer.echo(f"wrote {path}: a 256-bit secret, readable only by you. Keep it private and keep it: "
+               f"the same file regenerates the same variants.")

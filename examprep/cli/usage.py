@@ -1,0 +1,80 @@
+"""What the command line shows for a value typer (or its click core) rejected: one line naming the
+option and what was expected; and the plain metavars of the help screens."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+USAGE_EXIT = 2
+
+_EXPECTED = {"int": "an integer", "float": "a number", "bool": "true or false", "string": "text",
+             "path": "a path"}
+
+
+def _option_name(param: Any) -> str:
+    """How the user wrote (or would write) a parameter: its long option, else its metavar."""
+    opts = list(getattr(param, "opts", None) or [])
+    if getattr(param, "param_type_name", "") == "option" and opts:
+        return max(opts, key=len)
+    return (getattr(param, "metavar", None) or getattr(param, "name", "") or "value").upper()
+
+
+def usage_line(err: Any) -> str:
+    """One line for a value typer (or its click core) rejected: ``--opt: what was expected, got 'x'``."""
+    from typer._click import exceptions as ce
+
+    if isinstance(err, ce.MissingParameter) and err.param is not None:
+        kind = "option" if err.param.param_type_name == "option" else "argument"
+        return f"{_option_name(err.param)}: missing {kind}; see --help"
+    if isinstance(err, ce.BadParameter) and err.param is not None:
+        cause = err.__cause__
+        what = err.message
+        errors = cause.errors() if hasattr(cause, "errors") else []
+        if errors:
+            kind = str(errors[0].get("type", "")).split("_")[0]
+            got = errors[0].get("input")
+            what = f"expected {_EXPECTED.get(kind, kind)}, got {got!r}" if kind in _EXPECTED else \
+                str(errors[0].get("msg", what))
+        return f"{_option_name(err.param)}: {what}"
+    if isinstance(err, ce.NoSuchOption):
+        near = f"; did you mean {' or '.join(sorted(err.possibilities))}?" if err.possibilities else ""
+        return f"{err.option_name}: no such option{near} (see --help)"
+    if isinstance(err, ce.BadOptionUsage):
+        message = err.message.rstrip(".")
+        if "requires an argument" in message:
+            message = "needs a value"
+        elif "does not take a value" in message:
+            message = "is a flag and takes no value"
+        return f"{err.option_name}: {message[:1].lower() + message[1:]}"
+    message = " ".join(err.format_message().split()).rstrip(".")
+    extra = re.match(r"Got unexpected extra arguments? ?\(?s?\)? \((.*)\)$", message)
+    if extra:
+        words = extra.group(1).split()
+        return f"unexpected extra argument{'s' if len(words) > 1 else ''} {' '.join(map(repr, words))}; see --help"
+    if message.startswith("No such command"):
+        return message[:1].lower() + message[1:].replace(". Did you mean", "; did you mean") + \
+            ("" if "did you mean" in message.lower() else "; see examprep --help")
+    return message[:1].lower() + message[1:]
+
+
+_TYPE_METAVARS = {"<int>": "INTEGER", "<float>": "NUMBER", "<str>": "TEXT", "<list[str]>": "TEXT",
+                  "<Path>": "PATH", "<path>": "PATH"}
+
+
+def plain_metavar(param: Any) -> None:
+    """Help shows INTEGER, NUMBER, TEXT (click's words) instead of typer's <int>, <float>, <str>,
+    and nothing for a flag, which takes no value (typer printed <bool>)."""
+    kind = getattr(param, "param_type_name", "")
+    if kind == "argument":
+        shown = param.display_type(None)
+        if shown in _TYPE_METAVARS:        # an argument's label is its name; only the type column changes
+            param.display_type = lambda ctx, word=_TYPE_METAVARS[shown]: word
+        return
+    if kind != "option" or param.metavar is not None:
+        return
+    if getattr(param, "is_flag", False):
+        param.metavar = ""
+        return
+    shown = param.display_type(None)
+    if shown in _TYPE_METAVARS:
+        param.metavar = _TYPE_METAVARS[shown]

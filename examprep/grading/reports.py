@@ -1,0 +1,239 @@
+"""`examprep grade` from options to reports: the grading settings, the key's self-test, a class
+graded with a progress bar, every output planned and checked (never onto an input) before any is
+written, and what the terminal shows (class table, feedback, warnings, what was written).
+
+The renderers (examprep.render.report) make the text of each report; this module decides which
+reports a run writes and where.
+"""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from examprep.errors import ParamError
+from examprep.grading.batch import BatchResult, grade_batch
+from examprep.grading.grade import Settings, SubmissionResult, address
+from examprep.grading.selftest import self_test
+
+VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
+PROGRESS_FROM = 200          # submissions: a live bar on a terminal from this many
+
+
+def settings_from(*, no_ecf: bool = False, ecf_credit: float = 1.0, tolerance: list[str] | None = None) -> Settings:
+    """The grading settings of the command's options: --no-ecf, --ecf-credit (0 to 1) and each
+    --tolerance RULE:VALUE (every numeric part) or PART=RULE:VALUE. Raises ParamError."""
+    from examprep.answers import parse_tolerance
+
+    if not 0 <= ecf_credit <= 1:            # NaN too
+        raise ParamError(f"--ecf-credit: expected a number from 0 to 1, got {ecf_credit:g}")
+    tolerances = {}
+    for spec in tolerance or []:
+        target, sep, rule = spec.partition("=")
+        if not sep or ":" in target:
+            target, rule = "*", spec
+        tolerances[target.strip()] = parse_tolerance(rule)
+    return Settings(ecf=not no_ecf, ecf_credit=ecf_credit, tolerances=tolerances)
+
+
+def check_tolerance_targets(settings: Settings, key: Any) -> None:
+    """A --tolerance target must name something in the key: a mistyped one would silently grade
+    with the default rule."""
+    names: set[str] = {"*"}
+    for problems in [key.problems, *key.variants.values()]:
+        for n, p in enumerate(problems, 1):
+            names.add(f"q{n}")
+            for part in p.parts:
+                names.update({part.id, address(n, part.id)})
+    for target in settings.tolerances:
+        if target not in names:
+            close = difflib.get_close_matches(target, sorted(names), n=1, cutoff=0.5)
+            hint = f"; did you mean {close[0]}?" if close else " (a part like q2.loss, a problem like q2, or a part id)"
+            raise ParamError(f"--tolerance: {target!r} names no part of this key{hint}")
+
+
+@dataclass
+class Outputs:
+    """Where a run writes its reports; "-" for --csv or --json is stdout."""
+
+    csv: str | None = None
+    json: str | None = None
+    report: str | None = None          # a directory: one Markdown feedback file per student
+    gradescope: str | None = None      # a directory: results.json (one submission) or <student>/results.json
+    visibility: str = "visible"
+    show_answers: bool = False
+
+    @property
+    def to_stdout(self) -> bool:
+        return "-" in (self.csv, self.json)
+
+
+def plan_files(batch: BatchResult, outputs: Outputs) -> list[tuple[Path, str]]:
+    """Every file a run writes, with its text, named after the students (examprep.fileio.safe_name)."""
+    from examprep.render import report
+
+    results = batch.results
+    names = report.unique_names(results)
+    planned: list[tuple[Path, str]] = []
+    if outputs.csv and outputs.csv != "-":
+        planned.append((Path(outputs.csv), report.csv_text(results)))
+    if outputs.json and outputs.json != "-":
+        planned.append((Path(outputs.json), report.json_text(batch) + "\n"))
+    if outputs.report:
+        for res, name in zip(results, names):
+            planned.append((Path(outputs.report) / f"{name}.md",
+                            report.markdown_report(res, show_answers=outputs.show_answers) + "\n"))
+    if outputs.gradescope:
+        for res, name in zip(results, names):
+            folder = Path(outputs.gradescope) if len(results) == 1 else Path(outputs.gradescope) / name
+            data = report.gradescope_json(res, visibility=outputs.visibility, show_answers=outputs.show_answers)
+            planned.append((folder / "results.json", report.dump_json(data, indent=1) + "\n"))
+    return planned
+
+
+def write_planned(planned: list[tuple[Path, str]], inputs: set[Path]) -> None:
+    """Write the planned files, after checking that none would overwrite an input."""
+    from examprep.fileio import atomic_write_text
+
+    for path, _ in planned:
+        if path.resolve() in inputs:
+            raise ParamError(f"{path}: an output would overwrite an input file; choose another path")
+    for path, text in planned:
+        atomic_write_text(path, text)
+
+
+class _ProgressBar:
+    """A live bar on stderr for a long class on a terminal (PROGRESS_FROM submissions or more)."""
+
+    def __init__(self, err: Any):
+        self.err, self.bar, self.task = err, None, None
+
+    def __call__(self, done: int, total: int) -> None:
+        if total < PROGRESS_FROM or not self.err.is_terminal:
+            return
+        if self.bar is None:
+            from rich.progress import Progress
+
+            self.bar = Progress(console=self.err, transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("grading", total=total)
+        self.bar.update(self.task, completed=done)
+
+    def stop(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def run_self_test(key: Any, out: Any) -> int:
+    """`grade --self-test`: every check's failure on one line, then the verdict. Returns the exit code."""
+    from examprep.render.report import escape
+
+    checks, issues = self_test(key)
+    for line in issues:
+        out.print(f"[red]FAIL[/] {escape(line)}")
+    n_parts = sum(len(p.parts) for ps in [key.problems, *key.variants.values()] for p in ps)
+    verdict = "[red]failed[/]" if issues else "[green]passed[/]"
+    out.print(f"self-test {verdict}: {checks} checks on {n_parts} parts, {len(issues)} failure"
+              f"{'s' if len(issues) != 1 else ''}")
+    return 1 if issues else 0
+
+
+def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False, outputs: Outputs | None = None,
+              settings: Settings | None = None, details: bool | None = None, wide: bool = False,
+              quiet: bool = False, no_color: bool = False) -> int:
+    """The `examprep grade` command: grade ``submissions`` (files or directories) against the key
+    at ``key_path``, write the reports ``outputs`` asks for, and show the results. Returns the exit
+    code: 0 every submission graded (or the self-test passed), 1 some could not be read (each is
+    listed with its reason) or the self-test failed. Raises ExamprepError for a usage error."""
+    from rich.console import Console
+
+    from examprep import keys
+    from examprep.answers.files import collect
+    from examprep.render import report
+    from examprep.render.report import escape
+    from examprep.render.terminal import console
+
+    outputs = outputs or Outputs()
+    settings = settings or Settings()
+    out = console(no_color)
+    err = Console(stderr=True, no_color=no_color, highlight=False, soft_wrap=True)
+    if outputs.visibility not in VISIBILITIES:
+        raise ParamError(f"--gradescope-visibility: expected one of {', '.join(VISIBILITIES)}, "
+                         f"got {outputs.visibility!r}")
+    the_key = keys.read_key(key_path)
+    check_tolerance_targets(settings, the_key)
+    if self_test:
+        if submissions:
+            raise ParamError("--self-test checks the key alone: give no SUBMISSION")
+        return run_self_test(the_key, out)
+    if not submissions:
+        raise ParamError("missing SUBMISSION: give answer files or a directory (or --self-test to check the key)")
+    if outputs.csv == "-" and outputs.json == "-":
+        raise ParamError("--csv - and --json - cannot both write to stdout")
+
+    progress = _ProgressBar(err)
+    try:
+        batch = grade_batch(the_key, submissions, settings, key_path=key_path, progress=progress)
+    finally:
+        progress.stop()
+    results = batch.results
+    planned = plan_files(batch, outputs)
+    inputs = {p.resolve() for p in collect(submissions)[0] if p.exists()} | {Path(key_path).resolve()}
+    write_planned(planned, inputs)
+
+    if outputs.csv == "-":
+        print(report.csv_text(results), end="")
+    if outputs.json == "-":
+        print(report.json_text(batch))
+    show_details = details if details is not None else len(results) == 1
+    if not quiet and not outputs.to_stdout:
+        _show_results(out, results, show_details=show_details, show_answers=outputs.show_answers, wide=wide)
+    for warning in batch.warnings:          # about the key: once, not per student
+        err.print(f"[yellow]warning[/]: {escape(key_path)}: {escape(warning)}")
+    for note in batch.notes:
+        err.print(f"note: {escape(note)}")
+    if not show_details or quiet or outputs.to_stdout:      # the feedback view shows them otherwise
+        for res in results:
+            for w in res.warnings:
+                err.print(f"[yellow]warning[/]: {escape(res.source)}: {escape(w)}")
+    for line in batch.unreadable:
+        err.print(f"[red]unreadable[/]: {escape(line)}")
+    _say_written(err, planned, outputs, len(results))
+    graded = f"graded {len(results)} submission{'s' if len(results) != 1 else ''}"
+    if batch.unreadable:
+        err.print(f"{graded}; [red]{len(batch.unreadable)} could not be read[/] (listed above)")
+    elif not quiet:
+        err.print(graded)
+    return batch.exit_code
+
+
+def _show_results(out: Any, results: list[SubmissionResult], *, show_details: bool, show_answers: bool,
+                  wide: bool) -> None:
+    from examprep.render import report
+
+    if show_details:
+        for res in results:
+            out.print(report.feedback_view(res, show_answers=show_answers))
+    if len(results) > 1 or not show_details:
+        table = report.class_table(results, width=out.width, wide=wide)
+        if wide:            # every column whole: as wide as it needs, the terminal wraps or `less -S` scrolls
+            terminal_width = out.width
+            out.width = max(terminal_width, report.table_width(table))
+            out.print(table, crop=False)
+            out.width = terminal_width
+        else:
+            out.print(table)
+        out.print(report.summary_view(results))
+
+
+def _say_written(err: Any, planned: list[tuple[Path, str]], outputs: Outputs, n: int) -> None:
+    from examprep.render.report import escape
+
+    for path, _ in planned:
+        if not (outputs.report and path.suffix == ".md" or outputs.gradescope and path.name == "results.json"):
+            err.print(f"wrote {escape(str(path))}")
+    if outputs.report:
+        err.print(f"wrote {n} feedback file{'s' if n != 1 else ''} in {escape(outputs.report)}")
+    if outputs.gradescope:
+        err.print(f"wrote {n} Gradescope results.json in {escape(outputs.gradescope)}")

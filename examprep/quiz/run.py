@@ -1,0 +1,110 @@
+"""The quiz feature's entry points, one per command: plan, run, summarise."""
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+from examprep.errors import ParamError
+from examprep.history import History
+from examprep.quiz.bank import packaged_bank
+from examprep.quiz.plan import QuizOptions, plan_concepts, plan_exam, plan_problems, plan_review, validate
+from examprep.quiz.prompt import Terminal
+from examprep.quiz.session import Session
+from examprep.quiz.stats import print_due, print_stats, stats_data
+from examprep.quiz.views import print_summary
+
+def open_history() -> History:
+    return History()
+
+
+def run_quiz(opts: QuizOptions, *, no_color: bool = False) -> int:
+    """`examprep quiz`: plan, run, summarise. Returns the exit code (130 after Ctrl-C)."""
+    validate(opts)
+    term = Terminal(no_color=no_color)
+    with open_history() as history:
+        now = time.time()
+        concept_bank = packaged_bank()
+        minutes = None
+        if opts.mode == "exam":
+            problems, title, minutes = plan_exam(opts, history)
+        elif opts.concepts:
+            problems = plan_concepts(opts, concept_bank, history, now=now)
+        else:
+            problems = plan_problems(opts, history, now=now)
+        session = Session(term, history, mode=opts.mode, bank=concept_bank, options=_options_dict(opts), minutes=minutes)
+        if opts.mode == "exam":
+            summary = session.run_exam(problems, title=title)
+        else:
+            summary = session.run_practice(problems)
+        print_summary(term, summary)
+        return summary.exit_code
+
+
+
+def _options_dict(opts: QuizOptions) -> dict[str, Any]:
+    return {k: v for k, v in opts.__dict__.items() if v not in (None, [], False)}
+
+
+def run_review(*, count: int = 20, calculator_free: bool = False, no_color: bool = False, due: bool = False,
+               as_json: bool = False) -> int:
+    """`examprep review`: a practice session over the due items (with ``due``: the list of them,
+    as JSON with ``as_json``). Returns the exit code."""
+    if as_json and not due:
+        raise ParamError("--json goes with --due")
+    if due:
+        run_due(no_color=no_color, as_json=as_json)
+        return 0
+    if not 1 <= count <= 200:
+        raise ParamError(f"--count: expected 1 to 200 items, got {count}")
+    term = Terminal(no_color=no_color)
+    with open_history() as history:
+        now = time.time()
+        concept_bank = packaged_bank()
+        problems, skipped = plan_review(history, concept_bank, count=count, now=now, calculator_free=calculator_free)
+        for item in skipped:
+            term.show(f"Skipping {item}: it no longer exists in this examprep.", style="dim", markup=False)
+        if not problems:
+            print_due(term, history, now=now)
+            return 0
+        session = Session(term, history, mode="review", bank=concept_bank, options={"count": count})
+        summary = session.run_practice(problems)
+        print_summary(term, summary)
+        return summary.exit_code
+
+
+def run_due(*, no_color: bool = False, as_json: bool = False) -> None:
+    """`examprep review --due`."""
+    import json
+
+    from examprep.review import all_cards
+
+    with open_history() as history:
+        now = time.time()
+        if as_json:
+            print(json.dumps([{"item": c.item, "due": c.due, "overdue": c.due <= now, "state": c.state,
+                               "stability_days": c.stability, "retrievability": round(c.retrievability, 4),
+                               "reviews": c.reviews} for c in all_cards(history, now=now)]))
+            return
+        print_due(Terminal(no_color=no_color), history, now=now)
+
+
+def run_stats(*, topic: str | None = None, days: float | None = None, no_color: bool = False,
+              as_json: bool = False) -> None:
+    """`examprep stats`."""
+    import json
+
+    if days is not None and not 0 < days < math.inf:
+        raise ParamError(f"--days: expected a positive number, got {days:g}")
+    with open_history() as history:
+        now = time.time()
+        data = stats_data(history, now=now, topic=topic, days=days)
+        if topic and not data["topics"]:
+            from examprep import generators
+
+            if topic not in generators.all_generators():
+                generators.get(topic)          # raises UnknownTopicError with the closest names (exit 2)
+        if as_json:
+            print(json.dumps(data, ensure_ascii=False))
+            return
+        print_stats(Terminal(no_color=no_color), data, now=now)

@@ -1,0 +1,146 @@
+"""Progress: accuracy and trend per topic, time per problem, frequent misconceptions, and what is
+due for review (`examprep stats`, `examprep review --due`)."""
+from __future__ import annotations
+
+from typing import Any
+
+from examprep.history import Attempt, History
+from examprep.quiz.bank import CONCEPT_PREFIX, packaged_bank
+from examprep.quiz.prompt import Terminal
+from examprep.quiz.views import bar, fmt_clock, fmt_duration, sparkline
+from examprep.render import plural
+
+def stats_data(history: History, *, now: float, topic: str | None = None, days: float | None = None) -> dict:
+    """Progress as plain data (for the table and --json)."""
+    from examprep.history import misconception_stats, topic_stats
+    from examprep.review import all_cards, topic_item
+
+    since = now - days * 86400 if days else None
+    attempts = history.attempts(topic=topic, since=since)
+    topics = topic_stats(attempts)
+    cards = {c.item: c for c in all_cards(history, now=now)}
+
+    def due_of(ts: Any) -> float | None:
+        items = ([topic_item(ts.topic)] if ts.kind == "problem"
+                 else [c for c in cards if c.startswith(CONCEPT_PREFIX) and _concept_topic(c) == ts.topic])
+        dues = [cards[i].due for i in items if i in cards]
+        return min(dues) if dues else None
+
+    rows = []
+    for ts in topics:
+        rows.append({"topic": ts.topic, "kind": ts.kind, "problems": ts.problems, "parts": ts.parts,
+                     "accuracy": round(ts.accuracy, 4), "recent": ts.recent, "earlier": ts.earlier,
+                     "trend": ts.trend, "scores": [round(s, 4) for s in ts.scores[-12:]],
+                     "seconds_per_problem": round(ts.seconds_per_problem, 1), "last": ts.last, "due": due_of(ts)})
+    mis = [{"topic": m.topic, "id": m.id, "count": m.count, "last": m.last,
+            "explanation": _last_feedback(attempts, m.topic, m.id)} for m in misconception_stats(attempts)]
+    return {"attempts": len(attempts), "problems": sum(r["problems"] for r in rows),
+            "seconds": round(sum(a.seconds for a in attempts), 1), "topics": rows, "misconceptions": mis,
+            "history": str(history.path),
+            "filtered": ", ".join(f for f in (f"topic {topic}" if topic else "", f"last {days:g} days" if days else "") if f)}
+
+
+
+
+def _concept_topic(item: str) -> str:
+    qid = item[len(CONCEPT_PREFIX):]
+    q = packaged_bank().questions.get(qid)
+    return q.stats_topic if q else "concepts"
+
+
+def _last_feedback(attempts: list[Attempt], topic: str, mid: str) -> str:
+    for a in reversed(attempts):
+        if a.topic == topic and a.misconception == mid and a.feedback:
+            return a.feedback
+    return ""
+
+
+def print_stats(term: Terminal, data: dict, *, now: float) -> None:
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    out = term.console
+    if not data["topics"]:
+        if data.get("filtered"):
+            out.print(f"No attempts match: {data['filtered']}. `examprep stats` without filters shows everything.")
+        else:
+            out.print("No attempts yet: run `examprep quiz` to start.")
+        return
+    out.print(Text(f"{plural(data['problems'], 'problem')} ({plural(data['attempts'], 'answer')}) · "
+                   f"{fmt_duration(data['seconds'])} of practice",
+                   style="bold"))
+    table = Table(box=box.SIMPLE_HEAVY, title="Progress by topic (weakest first)", title_justify="left")
+    table.add_column("topic", style="cyan", no_wrap=True)
+    table.add_column("n", justify="right")
+    table.add_column("accuracy", no_wrap=True)
+    table.add_column("trend", no_wrap=True)
+    table.add_column("time", justify="right", no_wrap=True)
+    table.add_column("review", no_wrap=True)
+    for r in data["topics"]:
+        trend = r["trend"]
+        arrow = "" if trend is None else ("[green]▲[/]" if trend > 0.05 else "[red]▼[/]" if trend < -0.05 else "=")
+        due = r["due"]
+        if due is None:
+            review_text = "—"
+        elif due <= now:
+            review_text = "[bold yellow]due now[/]"
+        else:
+            review_text = f"in {fmt_duration(due - now)}"
+        table.add_row(r["topic"], str(r["problems"]), f"{bar(r['accuracy'], 8)} {r['accuracy'] * 100:3.0f}%",
+                      f"{sparkline(r['scores'][-8:])} {arrow}", fmt_clock(r["seconds_per_problem"]), review_text)
+    out.print(table)
+    if data["misconceptions"]:
+        mt = Table(box=box.SIMPLE, title="Most frequent misconceptions", title_justify="left")
+        mt.add_column("×", justify="right")
+        mt.add_column("topic: mistake", style="red", overflow="fold")
+        mt.add_column("what it means", overflow="fold")
+        for m in data["misconceptions"]:
+            mt.add_row(str(m["count"]), f"{m['topic']}: {m['id']}", m["explanation"])
+        out.print(mt)
+
+
+def print_due(term: Terminal, history: History, *, now: float) -> None:
+    """What is due for review now, and what comes next."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    from examprep import generators
+    from examprep.review import all_cards
+
+    out = term.console
+    cards = all_cards(history, now=now)
+    due = [c for c in cards if c.due <= now]
+    gens = generators.load_all()
+    seen = {c.name for c in cards if c.kind == "topic"}
+    seen_concepts = {c.name for c in cards if c.kind == "concept"}
+    new_topics = [g for g in gens if g not in seen]
+    new_concepts = [q for q in packaged_bank().questions if q not in seen_concepts]
+    if not cards:
+        out.print("Nothing scheduled yet: each topic you practise (`examprep quiz`) gets a review date.")
+        return
+    if due:
+        table = Table(box=box.SIMPLE_HEAVY, title=f"Due now: {len(due)}", title_justify="left")
+        table.add_column("item", style="cyan", no_wrap=True)
+        table.add_column("overdue", justify="right")
+        table.add_column("recall", justify="right")
+        table.add_column("reviews", justify="right")
+        for c in due:
+            table.add_row(_item_label(c.item), fmt_duration(now - c.due), f"{c.retrievability * 100:.0f}%", str(c.reviews))
+        out.print(table)
+        out.print(Text("`examprep review` practises them (each topic with a new variant).", style="dim"))
+    else:
+        nxt = min(cards, key=lambda c: c.due)
+        out.print(f"Nothing is due. Next: {_item_label(nxt.item)} in {fmt_duration(nxt.due - now)}.")
+    upcoming = [c for c in cards if now < c.due <= now + 7 * 86400]
+    if upcoming:
+        out.print(Text(f"Due in the next 7 days: {len(upcoming)}", style="dim"))
+    if new_topics or new_concepts:
+        out.print(Text(f"Not yet studied: {len(new_topics)} topics, {len(new_concepts)} concept questions "
+                       "(`examprep quiz`, `examprep quiz --concepts`).", style="dim"))
+
+
+def _item_label(item: str) -> str:
+    kind, _, name = item.partition(":")
+    return name if kind == "topic" else f"concept {name}"

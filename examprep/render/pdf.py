@@ -1,0 +1,239 @@
+"""PDF bytes from Typst sources: compile, merge, and the worker processes that compile in parallel.
+
+The PDF is compiled by the ``typst`` Python package (it bundles the compiler and its fonts: no TeX,
+no network, no system fonts). Everything is deterministic: built-in fonts only, no creation date,
+so the same source gives byte-identical PDFs on any machine.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from examprep.errors import ExamprepError
+from examprep.render.typst.latex import typst_string
+
+
+class TypstCompileError(ExamprepError):
+    """The Typst compiler rejected a document; the message is Typst's own."""
+
+    exit_code = 1
+
+
+
+def compile_pdf(source: str, font_folder: str | None = None) -> bytes:
+    """PDF bytes of a Typst source: built-in fonts only (plus the fonts in ``font_folder``, for
+    names they cannot show: see examprep.render.fonts), no timestamp, no packages.
+
+    Raises TypstCompileError with Typst's message (and the offending source line) when the
+    compiler rejects the document.
+    """
+    import typst
+
+    try:
+        if font_folder:
+            return typst.compile(source.encode("utf-8"), ignore_system_fonts=True, pdf_tags=False,
+                                 font_paths=[font_folder])
+        return typst.compile(source.encode("utf-8"), ignore_system_fonts=True, pdf_tags=False)
+    except typst.TypstError as err:
+        where = _error_line(source, getattr(err, "diagnostic", "") or "")
+        raise TypstCompileError(f"typst could not typeset the document: {err.message}{where}") from None
+
+
+def compile_png(source: str, ppi: int = 144) -> bytes:
+    """The first page of a Typst source as PNG bytes (built-in fonts only)."""
+    import typst
+
+    try:
+        data = typst.compile(source.encode("utf-8"), format="png", ppi=ppi, ignore_system_fonts=True)
+    except typst.TypstError as err:
+        where = _error_line(source, getattr(err, "diagnostic", "") or "")
+        raise TypstCompileError(f"typst could not typeset the document: {err.message}{where}") from None
+    return data[0] if isinstance(data, list) else data
+
+
+def write_figure(path: str | os.PathLike, title: str, blocks: list, footer: str | None = None) -> Path:
+    """A figure of document blocks written atomically, as a PDF or (by the file's suffix) a PNG."""
+    from examprep.fileio import atomic_write_bytes
+    from examprep.render.typst.blocks import figure_source
+
+    source = figure_source(title, blocks, footer)
+    path = Path(path)
+    return atomic_write_bytes(path, compile_png(source) if path.suffix.lower() == ".png" else compile_pdf(source))
+
+
+def page_count(pdf: bytes) -> int:
+    """Pages of a PDF written by Typst (the /Count of its page tree's root)."""
+    counts = [int(n) for n in re.findall(rb"/Type\s*/Pages\b[^>]*?/Count\s+(\d+)", pdf)]
+    counts += [int(n) for n in re.findall(rb"/Count\s+(\d+)[^>]*?/Type\s*/Pages\b", pdf)]
+    if not counts:
+        raise RuntimeError("cannot find the page count of a Typst PDF")     # a Typst output change
+    return max(counts)
+
+
+def merge_pdfs(parts: list[bytes], *, title: str = "", author: str = "", even: bool = True) -> bytes:
+    """One PDF of the pages of ``parts`` in order, each page placed as a vector image (Typst
+    imports PDF pages losslessly). ``even``: pad every part to an even page count, so that each
+    part starts on a recto when printed double-sided. Deterministic, like every compile here."""
+    import tempfile
+
+    import typst
+
+    if len(parts) == 1 and not even:
+        return parts[0]
+    lines = [f"#set document(title: {typst_string(title)}, author: {typst_string(author)}, date: none)",
+             '#set page(paper: "a4", margin: 0pt)']
+    with tempfile.TemporaryDirectory(prefix="examprep-merge-") as tmp:
+        for i, pdf in enumerate(parts):
+            name = f"part{i:04d}.pdf"
+            with open(f"{tmp}/{name}", "wb") as fh:
+                fh.write(pdf)
+            n = page_count(pdf)
+            lines += [f'#image("{name}", page: {p}, width: 100%, height: 100%)' for p in range(1, n + 1)]
+            if even and n % 2:
+                lines.append("#page[]")
+        try:
+            return typst.compile("\n".join(lines).encode(), root=tmp, ignore_system_fonts=True, pdf_tags=False)
+        except typst.TypstError as err:
+            raise TypstCompileError(f"typst could not assemble the PDF: {err.message}") from None
+
+
+_MAIN_UNSET = object()
+
+
+class PdfWorkers:
+    """Worker processes for Typst compiles, each replaced after two compiles; ``submit`` returns
+    an object whose ``result()`` gives the value or raises the worker's exception.
+
+    Typst memoises layout in a process-wide cache that typst-py never evicts (about 40 MB per
+    copy of a midterm's solutions stays behind after each compile), so long runs compile in
+    short-lived processes; they also let the problems and solutions compile in parallel with the
+    Python work. multiprocessing.Pool (not ProcessPoolExecutor, whose max_tasks_per_child can
+    deadlock on Python 3.11) with the forkserver start method, so no thread state is forked.
+    Falls back to threads (Typst releases the GIL) where processes cannot start.
+    """
+
+    TASK_TIMEOUT = 1800      # seconds: a worker killed by the system must not hang the command
+    STARTUP_TIMEOUT = 120    # seconds for the first worker to answer (well under one on an idle machine)
+
+    def __init__(self, workers: int | None = None):
+        import multiprocessing
+        import os
+
+        if workers is None:      # one per CPU this process may use, at most 8 (memory: ~0.6 GB each)
+            cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 2)
+            workers = max(2, min(cpus, 8))
+
+        self._threads = None
+        self._pool = None
+        self._main_spec = _MAIN_UNSET
+        try:
+            method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+            ctx = multiprocessing.get_context(method)
+            if method == "forkserver":
+                ctx.set_forkserver_preload(["examprep.render.pdf", "typst"])
+            self._skip_main_in_workers()
+            # Ctrl-C reaches the whole process group: the workers ignore it and the parent, which
+            # got it too, stops them (__exit__); they printed KeyboardInterrupt tracebacks before.
+            self._pool = ctx.Pool(workers, maxtasksperchild=2, initializer=_ignore_interrupts)
+            try:     # workers that cannot start are replaced forever, silently: check that one answers
+                self._pool.apply_async(os.getpid).get(timeout=self.STARTUP_TIMEOUT)
+            except Exception:
+                self._stop()
+                raise OSError("the PDF worker processes did not start") from None
+        except (OSError, ValueError, NotImplementedError, ImportError):     # no processes here: threads
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._restore_main()
+            self._pool = None
+            self._threads = ThreadPoolExecutor(max_workers=workers)
+        except BaseException:            # Ctrl-C while the pool starts: leave no process behind
+            self._stop()
+            self._restore_main()
+            raise
+
+    def _skip_main_in_workers(self) -> None:
+        """A new worker re-runs the parent's main script unless __main__ names a module ending in
+        ".__main__" (multiprocessing.spawn). For the `examprep` console script that re-run imports
+        examprep again, from the current directory first: a folder named "examprep" there made
+        every worker fail at start. The workers need nothing from __main__, so for the pool's life
+        __main__ names examprep's own entry module, which multiprocessing then skips."""
+        import importlib.machinery
+        import sys
+
+        main = sys.modules.get("__main__")
+        if main is not None and getattr(main, "__spec__", None) is None:
+            self._main_spec = None
+            main.__spec__ = importlib.machinery.ModuleSpec("examprep.__main__", None)
+
+    def _restore_main(self) -> None:
+        import sys
+
+        if self._main_spec is not _MAIN_UNSET and "__main__" in sys.modules:
+            sys.modules["__main__"].__spec__ = self._main_spec
+            self._main_spec = _MAIN_UNSET
+
+    def submit(self, fn, *args, **kwargs):
+        if self._pool is None:
+            return self._threads.submit(fn, *args, **kwargs)
+        return _Pending(self._pool.apply_async(fn, args, kwargs))
+
+    def __enter__(self) -> "PdfWorkers":
+        return self
+
+    def _stop(self) -> None:
+        """Stop the workers at once (an error or Ctrl-C in the parent). terminate() signals them
+        itself; killing them first deadlocks it when one dies holding the task queue's lock (an
+        idle worker waits for a task holding it), and so could a worker dying of Ctrl-C: which is
+        why they ignore SIGINT."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+
+    def __exit__(self, kind, err, tb) -> None:
+        try:
+            if self._pool is None and self._threads is not None:
+                self._threads.shutdown(wait=kind is None, cancel_futures=kind is not None)
+            elif kind is None:
+                self._pool.close()
+                self._pool.join()
+            else:
+                self._stop()
+        finally:
+            self._restore_main()
+
+
+def _ignore_interrupts() -> None:
+    """A PDF worker's initializer: Ctrl-C is the parent's to handle."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@dataclass
+class _Pending:
+    async_result: Any
+
+    def result(self) -> Any:
+        import multiprocessing
+
+        try:
+            return self.async_result.get(timeout=PdfWorkers.TASK_TIMEOUT)
+        except multiprocessing.TimeoutError:
+            raise TypstCompileError("a PDF worker gave no result (killed for lack of memory?)") from None
+
+
+def _error_line(source: str, diagnostic: str) -> str:
+    m = re.search(r":(\d+):(\d+)", diagnostic)
+    if not m:
+        return ""
+    lines = source.splitlines()
+    n = int(m.group(1))
+    if 1 <= n <= len(lines):
+        snippet = lines[n - 1].strip()
+        return f" (source line {n}: {snippet[:120]})"
+    return ""
+

@@ -1,0 +1,31 @@
+"""Practice sheets: recipes → problems → printable PDFs, Markdown, answer keys, answer templates
+and Moodle XML; per-student variants keyed by a secret.
+
+    recipes.py    a sheet's plan (TOML, bundled in examprep/bank, or a list of topics)
+    variants.py   the roster, the secret and the HMAC that gives each student a variant
+    build.py      the sheet's copies, their problems, figures and instructions
+    write.py      the outputs, rendered in memory and written all or nothing; make_sheet
+
+This package's names are re-exported here: ``examprep.sheets.make_sheet`` is the `examprep
+sheet` command's one function.
+"""
+from __future__ import annotations
+
+from examprep.sheets.build import (Copy, Progress, Sheet, build_problems, build_sheet, font_plan, instructions,
+                                   printed_texts, solution_extras)
+from examprep.sheets.recipes import (MAX_PROBLEMS, Item, SheetError, SheetRecipe, bundled_recipes, load_recipe,
+                                     parse_recipe, recipe_from_topics, with_difficulty)
+from examprep.sheets.variants import (LEGACY_WARNING, MAX_STUDENTS, SECRET_KDF, Student, check_pairing, check_secret,
+                                      derivation, new_secret, read_roster, read_secret, stretch_secret, variant_digest,
+                                      variant_seed, write_secret)
+from examprep.sheets.write import (DEFAULT_FORMATS, FORMATS, PDF_CHUNK, SAMPLE_RECIPES, SAMPLE_SEED, Result,
+                                   check_output_dir, make_key, make_sheet, parse_formats, planned_paths, render_outputs,
+                                   sample_outputs, write_outputs)
+
+__all__ = ["Copy", "DEFAULT_FORMATS", "FORMATS", "Item", "LEGACY_WARNING", "MAX_PROBLEMS", "MAX_STUDENTS", "PDF_CHUNK",
+           "Progress", "Result", "SAMPLE_RECIPES", "SAMPLE_SEED", "SECRET_KDF", "Sheet", "SheetError", "SheetRecipe",
+           "Student", "build_problems", "build_sheet", "bundled_recipes", "check_output_dir", "check_pairing",
+           "check_secret", "derivation", "font_plan", "instructions", "load_recipe", "make_key", "make_sheet",
+           "new_secret", "parse_formats", "parse_recipe", "planned_paths", "printed_texts", "read_roster",
+           "read_secret", "recipe_from_topics", "render_outputs", "sample_outputs", "solution_extras",
+           "stretch_secret", "variant_digest", "variant_seed", "with_difficulty", "write_outputs", "write_secret"]

@@ -1,0 +1,276 @@
+"""Sheet recipes: a sheet's plan, read from TOML (bundled ones live in ``examprep/bank``) or made
+from a list of topics.
+
+A recipe names the sheet and lists its problems:
+
+    [sheet]
+    title = "Midterm practice exam"
+    course = "Deep Learning"
+    minutes = 180          # time allowed, printed; the parts' estimates should add up to about this
+    calculator = true      # printed in the instructions
+    difficulty = 2         # default level of each problem (1–3)
+    instructions = "…"     # optional extra paragraph
+
+    [[problem]]
+    topic = "receptive-field"
+    difficulty = 2         # optional, overrides the sheet's
+    count = 1              # optional
+    calculator_free = false
+"""
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from examprep.errors import ExamprepError, ParamError
+from examprep.fileio import read_user_text
+
+MAX_PROBLEMS = 200
+
+
+class SheetError(ExamprepError):
+    """A bad recipe, roster, secret or output location; the message says where and how to fix it."""
+
+
+
+@dataclass(frozen=True)
+class Item:
+    """One line of a recipe: ``count`` problems of ``topic`` at ``difficulty``."""
+
+    topic: str
+    difficulty: int
+    count: int = 1
+    calculator_free: bool = False
+    tolerance: Any = None        # a Tolerance for its numeric parts (the recipe's tolerance = "…"), or None
+
+
+@dataclass(frozen=True)
+class SheetRecipe:
+    name: str
+    title: str
+    items: tuple[Item, ...]
+    course: str = ""
+    minutes: int | None = None
+    calculator: bool = True
+    instructions: str = ""
+    source: str = ""
+
+    @property
+    def problem_count(self) -> int:
+        return sum(i.count for i in self.items)
+
+
+_SHEET_KEYS = {"title": str, "course": str, "minutes": int, "calculator": bool, "difficulty": int,
+               "instructions": str, "name": str, "tolerance": str}
+_ITEM_KEYS = {"topic": str, "difficulty": int, "count": int, "calculator_free": bool, "tolerance": str}
+_TOP_KEYS = {"sheet", "problem"}
+
+
+def _line_of(text: str, key: str, table: str | None = None, index: int = 0) -> int | None:
+    """The 1-based line where ``key`` is set: at the top level, or in the ``index``-th [table] or
+    [[table]] (``key`` "" gives that table's header line). TOML parsers do not report where a key
+    is, so we find it."""
+    lines = text.splitlines()
+    headers = [n for n, line in enumerate(lines) if re.match(r"\s*\[", line)]
+    if table is None:
+        lo, hi = 0, headers[0] if headers else len(lines)
+    else:
+        mine = [n for n in headers if re.match(rf"\s*\[\[?\s*\"?{re.escape(table)}\"?\s*\]\]?\s*(#.*)?$", lines[n])]
+        if index >= len(mine):
+            return None
+        if key == "":
+            return mine[index] + 1
+        lo = mine[index] + 1
+        hi = next((n for n in headers if n > mine[index]), len(lines))
+    for n in range(lo, hi):
+        if re.match(rf'\s*"?{re.escape(key)}"?\s*=', lines[n]):
+            return n + 1
+    return None
+
+
+def _type_name(t: type) -> str:
+    return {str: "a string", int: "an integer", bool: "true or false"}[t]
+
+
+def parse_recipe(text: str, source: str, default_name: str = "sheet") -> SheetRecipe:
+    """A recipe from TOML text; ``source`` (a file name) is used in messages.
+
+    Raises SheetError naming the file, line and key of the first problem found: malformed TOML,
+    an unknown key, a value of the wrong type or range, an unknown topic or level.
+    """
+    from examprep import generators
+
+    def fail(msg: str, line: int | None) -> SheetError:
+        return SheetError(f"{source}{f':{line}' if line else ''}: {msg}")
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        m = re.search(r"\(at line (\d+), column (\d+)\)", str(err))
+        what = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(err))
+        raise fail(f"not valid TOML: {what}", int(m.group(1)) if m else None) from None
+    for key in data:
+        if key not in _TOP_KEYS:
+            close = difflib.get_close_matches(key, sorted(_TOP_KEYS), n=1)
+            hint = f"; did you mean [{close[0]}]?" if close else "; a recipe has a [sheet] table and [[problem]] tables"
+            raise fail(f"unknown key {key!r}{hint}", _line_of(text, key) or _line_of(text, "", key))
+    sheet = data.get("sheet", {})
+    if not isinstance(sheet, dict):
+        raise fail("'sheet' must be a table: [sheet]", _line_of(text, "sheet"))
+    for key, value in sheet.items():
+        if key not in _SHEET_KEYS:
+            close = difflib.get_close_matches(key, sorted(_SHEET_KEYS), n=1)
+            hint = f"; did you mean {close[0]}?" if close else f"; known keys: {', '.join(sorted(_SHEET_KEYS))}"
+            raise fail(f"[sheet]: unknown key {key!r}{hint}", _line_of(text, key, "sheet"))
+        want = _SHEET_KEYS[key]
+        if not isinstance(value, want) or (want is int and isinstance(value, bool)):
+            raise fail(f"[sheet] {key}: expected {_type_name(want)}, got {value!r}", _line_of(text, key, "sheet"))
+    title = sheet.get("title", "").strip()
+    if not title:
+        raise fail("[sheet] title: give the sheet a title, e.g. title = \"Midterm practice\"",
+                   _line_of(text, "title", "sheet") or _line_of(text, "", "sheet"))
+    minutes = sheet.get("minutes")
+    if minutes is not None and not 1 <= minutes <= 600:
+        raise fail(f"[sheet] minutes: expected 1 to 600, got {minutes}", _line_of(text, "minutes", "sheet"))
+    default_level = sheet.get("difficulty", 1)
+    if default_level not in (1, 2, 3):
+        raise fail(f"[sheet] difficulty: expected 1, 2 or 3, got {default_level}", _line_of(text, "difficulty", "sheet"))
+
+    def tolerance(spec: str | None, line: int | None) -> Any:
+        # "sigfigs-strict:3": the rule of every number, vector and matrix part that is not exact by
+        # its nature (the parts --tolerance RULE reaches), read by the one parser of tolerance text
+        from examprep.answers import parse_tolerance
+
+        try:
+            return None if spec is None else parse_tolerance(spec)
+        except ParamError as err:
+            raise fail(str(err), line) from None
+
+    sheet_tolerance = tolerance(sheet.get("tolerance"), _line_of(text, "tolerance", "sheet"))
+    name = sheet.get("name", default_name).strip() or default_name
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
+        raise fail(f"[sheet] name: letters, digits, '-', '_' and '.' only, got {name!r}", _line_of(text, "name", "sheet"))
+    problems = data.get("problem")
+    if problems is None or problems == []:
+        raise fail("no problems: add at least one [[problem]] table with a topic (see `examprep topics`)", None)
+    if not isinstance(problems, list) or not all(isinstance(p, dict) for p in problems):
+        raise fail("'problem' must be an array of tables: [[problem]]", _line_of(text, "problem"))
+    items = []
+    for i, entry in enumerate(problems):
+        where = f"problem {i + 1}"
+        for key, value in entry.items():
+            line = _line_of(text, key, "problem", i)
+            if key not in _ITEM_KEYS:
+                close = difflib.get_close_matches(key, sorted(_ITEM_KEYS), n=1)
+                hint = f"; did you mean {close[0]}?" if close else f"; known keys: {', '.join(sorted(_ITEM_KEYS))}"
+                raise fail(f"{where}: unknown key {key!r}{hint}", line)
+            want = _ITEM_KEYS[key]
+            if not isinstance(value, want) or (want is int and isinstance(value, bool)):
+                raise fail(f"{where} {key}: expected {_type_name(want)}, got {value!r}", line)
+        if "topic" not in entry:
+            raise fail(f"{where}: missing topic (see `examprep topics`)", _line_of(text, "", "problem", i))
+        line = _line_of(text, "topic", "problem", i)
+        try:
+            gen = generators.get_drawable(entry["topic"], "a sheet")
+        except ParamError as err:
+            raise fail(f"{where}: {err}", line) from None
+        level = entry.get("difficulty", default_level)
+        if level not in gen.levels:
+            raise fail(f"{where} difficulty: {gen.name} has levels {', '.join(map(str, gen.levels))}, got {level}",
+                       _line_of(text, "difficulty", "problem", i) or line)
+        count = entry.get("count", 1)
+        if not 1 <= count <= MAX_PROBLEMS:
+            raise fail(f"{where} count: expected 1 to {MAX_PROBLEMS}, got {count}", _line_of(text, "count", "problem", i))
+        cf = entry.get("calculator_free", False)
+        if cf and not gen.calculator_free:
+            raise fail(f"{where} calculator_free: {gen.name} has no calculator-free variant",
+                       _line_of(text, "calculator_free", "problem", i))
+        own = tolerance(entry.get("tolerance"), _line_of(text, "tolerance", "problem", i))
+        items.append(Item(gen.name, level, count, cf, own or sheet_tolerance))
+    total = sum(i.count for i in items)
+    if total > MAX_PROBLEMS:
+        raise fail(f"{total} problems: a sheet holds at most {MAX_PROBLEMS}", None)
+    return SheetRecipe(name=name, title=title, items=tuple(items), course=sheet.get("course", "").strip(),
+                       minutes=minutes, calculator=sheet.get("calculator", True),
+                       instructions=sheet.get("instructions", "").strip(), source=source)
+
+
+def _bank_files() -> dict[str, str]:
+    """Bundled recipe names → TOML text (bank files with a [sheet] table)."""
+    out = {}
+    bank = resources.files("examprep") / "bank"
+    for entry in sorted(bank.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".toml"):
+            text = entry.read_text(encoding="utf-8")
+            if re.search(r"^\s*\[sheet\]", text, re.M):
+                out[entry.name[:-5]] = text
+    return out
+
+
+def bundled_recipes() -> dict[str, SheetRecipe]:
+    """Every recipe shipped with examprep, by name."""
+    return {name: parse_recipe(text, f"examprep/bank/{name}.toml", name) for name, text in _bank_files().items()}
+
+
+def load_recipe(spec: str) -> SheetRecipe:
+    """A bundled recipe by name (``midterm``) or the user's own TOML file.
+
+    Raises SheetError for an unknown name (with the close ones) or an unreadable or bad file.
+    """
+    bank = _bank_files()
+    if spec in bank:
+        return parse_recipe(bank[spec], f"examprep/bank/{spec}.toml", spec)
+    path = Path(spec)
+    if spec.endswith(".toml") or path.exists() or os.sep in spec:
+        text = read_user_text(path, f"--recipe {spec}", error=SheetError)
+        return parse_recipe(text, str(path), path.stem)
+    close = difflib.get_close_matches(spec, sorted(bank), n=2, cutoff=0.5)
+    hint = f"did you mean {' or '.join(close)}? " if close else ""
+    raise SheetError(f"unknown recipe {spec!r}; {hint}bundled recipes: {', '.join(sorted(bank))}; "
+                     "or give a .toml file")
+
+
+def recipe_from_topics(topics: list[str], *, count: int = 1, difficulty: int = 1,
+                       calculator_free: bool = False, title: str = "Practice sheet") -> SheetRecipe:
+    """An ad-hoc recipe: ``count`` problems of each topic. Raises ParamError for bad values."""
+    from examprep import generators
+
+    if not topics:
+        raise ParamError("--topics: give at least one topic (see `examprep topics`)")
+    if not 1 <= count <= MAX_PROBLEMS:
+        raise ParamError(f"--count: expected 1 to {MAX_PROBLEMS}, got {count}")
+    if difficulty not in (1, 2, 3):
+        raise ParamError(f"--difficulty: expected 1, 2 or 3, got {difficulty}")
+    if count * len(topics) > MAX_PROBLEMS:
+        raise ParamError(f"--count: {count * len(topics)} problems; a sheet holds at most {MAX_PROBLEMS}")
+    items = []
+    for t in topics:
+        gen = generators.get_drawable(t, "a sheet")
+        if difficulty not in gen.levels:
+            raise ParamError(f"--difficulty: {gen.name} has levels {', '.join(map(str, gen.levels))}, got {difficulty}")
+        if calculator_free and not gen.calculator_free:
+            raise ParamError(f"--calculator-free: {gen.name} has no calculator-free variant")
+        items.append(Item(gen.name, difficulty, count, calculator_free))
+    return SheetRecipe(name="practice", title=title, items=tuple(items), source="--topics")
+
+
+def with_difficulty(recipe: SheetRecipe, difficulty: int) -> SheetRecipe:
+    """The recipe with every problem at ``difficulty``; ParamError if a topic lacks that level."""
+    from dataclasses import replace
+
+    from examprep import generators
+
+    if difficulty not in (1, 2, 3):
+        raise ParamError(f"--difficulty: expected 1, 2 or 3, got {difficulty}")
+    for item in recipe.items:
+        levels = generators.get(item.topic).levels
+        if difficulty not in levels:
+            raise ParamError(f"--difficulty: {item.topic} has levels {', '.join(map(str, levels))}, got {difficulty}")
+    return replace(recipe, items=tuple(replace(i, difficulty=difficulty) for i in recipe.items))
+

@@ -1,0 +1,223 @@
+"""Per-student variants: the roster, the secret and the HMAC that gives each student a seed and
+the variant code printed on the sheet.
+
+With a roster and a secret, each student gets a variant. The secret (at least 128 random bits,
+written as hex by `examprep secret`) is stretched once per sheet with scrypt (n = 2¹⁶, r = 8,
+p = 1, salt "examprep-variant-key-v2" ‖ len ‖ sheet id: about 0.3 s and 64 MiB on a laptop core),
+and each student's base seed is the first 48 bits of HMAC-SHA256(stretched key,
+"examprep-sheet-variant" ‖ len ‖ sheet id ‖ len ‖ student id) (each field UTF-8 with a 4-byte
+big-endian length, so no two (sheet, student) pairs share a message). The printed variant code
+comes from other bits of the same digest: it reveals nothing about the seed, and testing a guess
+of the secret against it costs one scrypt, so a million guesses take days, not seconds. The key
+holds every variant and records how they were derived (``meta["variants"]``); a grader picks the
+variant by student id.
+
+Sheets made before the stretching (HMAC under the secret itself, which also accepted short
+passphrases) are regenerated with ``legacy=True`` (`--legacy-secret`), which warns.
+"""
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import hmac
+import io
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from examprep.fileio import read_user_bytes, read_user_text
+from examprep.sheets.recipes import SheetError
+
+MAX_STUDENTS = 5000
+MIN_SECRET_BYTES = 16                 # --legacy-secret: the old rule (any 16 bytes)
+MIN_SECRET_HEX = 32                   # 128 bits, as `examprep secret` (64) or secrets.token_hex(16) write
+MIN_SECRET_DISTINCT = 8               # hex digits used: "0000…" or "abab…" is not random
+SECRET_KDF = {"name": "scrypt", "n": 2 ** 16, "r": 8, "p": 1, "dklen": 32}
+SECRET_SALT_TAG = b"examprep-variant-key-v2"
+
+
+@dataclass(frozen=True)
+class Student:
+    id: str
+    name: str = ""
+
+
+_ID_COLUMNS = ("id", "studentid", "student", "sid", "studentnumber", "idnumber", "matriculationnumber",
+               "matrikelnummer", "username", "login")
+_NAME_COLUMNS = ("name", "fullname", "studentname")
+_FIRST = ("firstname", "givenname", "first", "given")
+_LAST = ("lastname", "surname", "familyname", "last", "family")
+
+
+def _norm(header: str) -> str:
+    return re.sub(r"[\s_\-.]", "", header.strip().lower())
+
+
+def read_roster(path: str | os.PathLike) -> list[Student]:
+    """Students from a CSV file with a header row: an id column (id, student_id, sid, ID number…)
+    and optionally a name (name, or first and last name). Comma, semicolon or tab separated.
+
+    Raises SheetError for a missing or unreadable file, no id column, an empty id, a duplicate id
+    (with both line numbers) or no students.
+    """
+    p = Path(path)
+    raw = read_user_text(p, f"--roster {p}", error=SheetError, decode_hint="save the roster as UTF-8 CSV")
+    lines = raw.splitlines()
+    first = next((ln for ln in lines if ln.strip()), "")
+    if not first:
+        raise SheetError(f"--roster {p}: empty file; expected a header row with an id column, then one row per student")
+    bare = re.sub(r'"[^"]*"', "", first)       # separators inside quoted headers do not count
+    delimiter = max(",;\t", key=bare.count) if any(c in bare for c in ",;\t") else ","
+    reader = csv.reader(io.StringIO(raw), delimiter=delimiter)
+    try:
+        rows = [(reader.line_num, row) for row in reader]
+    except csv.Error as err:
+        raise SheetError(f"--roster {p}:{reader.line_num}: not valid CSV ({err})") from None
+    rows = [(n, r) for n, r in rows if any(c.strip() for c in r)]
+    header_line, header = rows[0]
+    norm = [_norm(h) for h in header]
+    id_col = next((norm.index(c) for c in _ID_COLUMNS if c in norm), None)
+    if id_col is None:
+        raise SheetError(f"--roster {p}:{header_line}: no id column; the header row has "
+                         f"{', '.join(repr(h) for h in header) or 'nothing'}; name one column 'id' (or student_id)")
+    name_col = next((norm.index(c) for c in _NAME_COLUMNS if c in norm), None)
+    first_col = next((norm.index(c) for c in _FIRST if c in norm), None)
+    last_col = next((norm.index(c) for c in _LAST if c in norm), None)
+    students, seen = [], {}
+    def cell(row: list[str], i: int | None) -> str:
+        return row[i].strip() if i is not None and i < len(row) else ""
+
+    for line, row in rows[1:]:
+        sid = cell(row, id_col)
+        if not sid:
+            raise SheetError(f"--roster {p}:{line}: empty student id")
+        if len(sid) > 64 or any(ord(c) < 32 for c in sid):
+            raise SheetError(f"--roster {p}:{line}: student id {sid[:20]!r}… is not an id (at most 64 printable characters)")
+        if sid in seen:
+            raise SheetError(f"--roster {p}:{line}: duplicate student id {sid!r} (also on line {seen[sid]})")
+        seen[sid] = line
+        name = cell(row, name_col) or " ".join(x for x in (cell(row, first_col), cell(row, last_col)) if x)
+        students.append(Student(sid, name))
+    if not students:
+        raise SheetError(f"--roster {p}: no students below the header row")
+    if len(students) > MAX_STUDENTS:
+        raise SheetError(f"--roster {p}: {len(students)} students; at most {MAX_STUDENTS} per sheet")
+    return students
+
+
+LEGACY_WARNING = ("--legacy-secret: variants derived the old way, from the secret itself without stretching, "
+                  "so one printed variant code lets anyone test a million guesses of the secret in seconds; "
+                  "use it only to regenerate a sheet made before examprep stretched secrets, and make new sheets "
+                  "with a secret from `examprep secret FILE`")
+
+
+_MAKE_SECRET = "make one with `examprep secret FILE`"
+
+
+def check_secret(secret: bytes, where: str = "the secret", *, legacy: bool = False) -> bytes:
+    """``secret`` if it is one examprep accepts, else SheetError naming ``where``.
+
+    Accepted: at least 32 hex digits (128 bits) using at least 8 different digits, as
+    `examprep secret` and ``secrets.token_hex(16)`` or longer write. With ``legacy`` (sheets made
+    before key stretching): any 16 bytes or more, as then.
+    """
+    if not secret:
+        raise SheetError(f"{where}: the file is empty; {_MAKE_SECRET}")
+    if legacy:
+        if len(secret) < MIN_SECRET_BYTES:
+            raise SheetError(f"{where}: {len(secret)} bytes is too short even for --legacy-secret "
+                             f"(at least {MIN_SECRET_BYTES})")
+        return secret
+    text = secret.decode("ascii", "replace")
+    if not re.fullmatch(r"[0-9a-fA-F]+", text):
+        why = "it is not hexadecimal"
+    elif len(text) < MIN_SECRET_HEX:
+        why = f"{len(text)} hex digits; at least {MIN_SECRET_HEX} (128 bits) are needed"
+    elif len(set(text.lower())) < MIN_SECRET_DISTINCT:
+        why = f"only {len(set(text.lower()))} different hex digits: not random"
+    else:
+        return secret
+    raise SheetError(f"{where}: not a random secret ({why}); {_MAKE_SECRET} (a sheet made with this one before "
+                     f"examprep stretched secrets regenerates with --legacy-secret)")
+
+
+def read_secret(path: str | os.PathLike, *, legacy: bool = False) -> bytes:
+    """The variant secret: the file's bytes without surrounding whitespace, checked by check_secret.
+
+    Raises SheetError for a missing, unreadable, empty or weak secret.
+    """
+    p = Path(path)
+    secret = read_user_bytes(p, f"--secret-file {p}", error=SheetError, missing_hint=_MAKE_SECRET).strip()
+    return check_secret(secret, f"--secret-file {p}", legacy=legacy)
+
+
+def new_secret() -> str:
+    """A fresh 256-bit secret as 64 hex digits (what `examprep secret` writes)."""
+    import secrets
+
+    return secrets.token_hex(32)
+
+
+def write_secret(path: str | os.PathLike, *, force: bool = False) -> Path:
+    """Write a new secret to ``path`` (mode 0600, atomically). Refuses to replace an existing file
+    unless ``force``: the variants of every sheet made with it hang on that file."""
+    from examprep.fileio import atomic_write_bytes, check_output_file
+
+    target = check_output_file(path, "", force=force)
+    return atomic_write_bytes(target, (new_secret() + "\n").encode("ascii"), private=True)
+
+
+def _field(value: str) -> bytes:
+    raw = value.encode("utf-8")
+    return len(raw).to_bytes(4, "big") + raw
+
+
+def stretch_secret(secret: bytes, sheet_id: str) -> bytes:
+    """The key a sheet's variants are derived from: scrypt of the secret (lower-case hex text)
+    with the sheet id in the salt, so each guess at the secret costs one scrypt (SECRET_KDF)."""
+    kdf = SECRET_KDF
+    return hashlib.scrypt(secret.strip().lower(), salt=SECRET_SALT_TAG + _field(sheet_id), n=kdf["n"], r=kdf["r"],
+                          p=kdf["p"], dklen=kdf["dklen"], maxmem=256 * kdf["n"] * kdf["r"])
+
+
+def derivation(legacy: bool) -> dict:
+    """How a sheet's variants were derived, as recorded in its key (``meta["variants"]``)."""
+    message = "'examprep-sheet-variant' ‖ len ‖ sheet id ‖ len ‖ student id (4-byte big-endian lengths, UTF-8)"
+    out = {"version": 1 if legacy else 2,
+           "key": "the secret file's bytes (--legacy-secret: no stretching)" if legacy else
+                  f"scrypt(lower-case secret, salt '{SECRET_SALT_TAG.decode()}' ‖ len ‖ sheet id)",
+           "hmac": f"HMAC-SHA256(key, {message})", "seed": "digest bytes 0-5, big-endian",
+           "code": "base32 of digest bytes 16-20"}
+    if not legacy:
+        out["kdf"] = dict(SECRET_KDF)
+    return out
+
+
+def variant_digest(key: bytes, sheet_id: str, student_id: str) -> bytes:
+    """HMAC-SHA256(key, tag ‖ len ‖ sheet id ‖ len ‖ student id): an unambiguous encoding. ``key``
+    is the stretched secret (stretch_secret), or the secret itself for a legacy sheet."""
+    msg = b"examprep-sheet-variant" + _field(sheet_id) + _field(student_id)
+    return hmac.new(key, msg, hashlib.sha256).digest()
+
+
+def variant_seed(key: bytes, sheet_id: str, student_id: str) -> tuple[int, str]:
+    """The student's base seed (48 bits, JSON-safe) and printed variant code ("ABCD-EFGH").
+
+    The code comes from different bits of the digest than the seed, so it reveals nothing about it.
+    """
+    digest = variant_digest(key, sheet_id, student_id)
+    seed = int.from_bytes(digest[:6], "big")
+    code = base64.b32encode(digest[16:21]).decode()
+    return seed, f"{code[:4]}-{code[4:]}"
+
+
+def check_pairing(roster: list[Student] | None, secret: bytes | None) -> None:
+    """The roster/secret rule, checked once (by build_sheet, before any problem is built): a roster
+    needs a secret (the variants are derived from it) and a secret is only used with a roster.
+    Raises SheetError naming the missing option."""
+    if roster is not None and secret is None:
+        raise SheetError("--roster needs --secret-file: the variants are derived from a secret only you hold")
+    if secret is not None and roster is None:
+        raise SheetError("--secret-file is only used with --roster (one variant per student)")

@@ -1,0 +1,288 @@
+"""A sheet's outputs: rendered in memory (PDFs in worker processes), then written all or nothing;
+``make_sheet`` is the `examprep sheet` command's one function."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from examprep.errors import ParamError
+from examprep.fileio import OutputError, safe_name, write_files
+from examprep.sheets.build import Progress, Sheet, build_sheet, font_plan
+from examprep.sheets.recipes import SheetError, bundled_recipes, load_recipe, recipe_from_topics, with_difficulty
+from examprep.sheets.variants import LEGACY_WARNING, Student, derivation, read_roster, read_secret
+
+FORMATS = ("pdf", "md", "moodle")
+DEFAULT_FORMATS = ("pdf", "md")
+PDF_CHUNK = 8          # copies per Typst compile: bounds memory; chunks are joined into one PDF
+
+
+def render_outputs(sheet: Sheet, formats: tuple[str, ...] = DEFAULT_FORMATS,
+                   progress: Progress | None = None, font_files: list | None = None) -> dict[str, bytes]:
+    """Every output file of the sheet, rendered in memory: relative path → bytes.
+
+    Always the key (``key.json``) and answer template(s); "pdf" adds problems.pdf and
+    solutions.pdf, "md" problems.md and solutions.md, "moodle" moodle.xml.
+    ``progress("PDF parts", done, total)`` is called as each PDF part is typeset (and joined).
+    ``font_files``: extra fonts for the PDFs (default: font_plan's, for names the bundled fonts lack).
+    Raises TypstCompileError (nothing is written) when Typst rejects a document.
+    """
+    from examprep.render import fonts
+
+    if font_files is None:
+        font_files = font_plan(sheet).files if "pdf" in formats else []
+    with fonts.font_folder(font_files) as folder:
+        return _render_outputs(sheet, formats, progress, folder)
+
+
+def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress | None,
+                    font_folder: str | None) -> dict[str, bytes]:
+    from examprep import keys
+    from examprep.render import pdf
+    from examprep.render.typst.sheet import sheet_source
+
+    out: dict[str, bytes] = {}
+    # The PDFs compile in worker processes while Python renders the rest. A long run of variants
+    # compiles in chunks of PDF_CHUNK copies (Typst holds a document's whole layout in memory),
+    # which are then joined into one PDF.
+    with pdf.PdfWorkers() as pool:
+        chunks: dict[str, list] = {}
+        if "pdf" in formats:
+            groups = [sheet.copies[i:i + PDF_CHUNK] for i in range(0, len(sheet.copies), PDF_CHUNK)]
+            for name, solutions in (("problems.pdf", False), ("solutions.pdf", True)):
+                chunks[name] = [pool.submit(pdf.compile_pdf,
+                                            sheet_source(sheet, solutions=solutions, copies=g), font_folder)
+                                for g in groups]
+        out["key.json"] = (keys.key_to_json(make_key(sheet)) + "\n").encode("utf-8")
+        if sheet.variants:
+            for copy in sheet.copies:
+                out[f"answers/{safe_name(copy.student.id)}.toml"] = keys.answer_template(
+                    copy.problems, title=sheet.recipe.title, student_id=copy.student.id,
+                    name=copy.student.name).encode("utf-8")
+        else:
+            out["answers.toml"] = keys.answer_template(sheet.copies[0].problems,
+                                                       title=sheet.recipe.title).encode("utf-8")
+        if "md" in formats:
+            from examprep.render.markdown import sheet_markdown
+
+            out["problems.md"] = sheet_markdown(sheet, solutions=False).encode("utf-8")
+            out["solutions.md"] = sheet_markdown(sheet, solutions=True).encode("utf-8")
+        if "moodle" in formats:
+            from examprep.render import moodle
+
+            out["moodle.xml"] = moodle.sheet_xml(sheet).encode("utf-8")
+        total = sum(len(f) for f in chunks.values()) + sum(1 for f in chunks.values() if len(f) > 1)
+        done = 0
+        merges = {}
+        for name, futures in chunks.items():
+            parts = []
+            for f in futures:
+                parts.append(f.result())
+                done += 1
+                if progress:
+                    progress("PDF parts", done, total)
+            if len(parts) == 1:
+                out[name] = parts[0]
+            else:
+                title = sheet.recipe.title + (" — solutions" if name == "solutions.pdf" else "")
+                merges[name] = pool.submit(pdf.merge_pdfs, parts, title=title, author=sheet.recipe.course)
+        for name, future in merges.items():
+            out[name] = future.result()
+            done += 1
+            if progress:
+                progress("PDF parts", done, total)
+    return {name: out[name] for name in sorted(out, key=_output_order)}
+
+
+_ORDER = ("problems.pdf", "solutions.pdf", "problems.md", "solutions.md", "key.json", "answers.toml", "moodle.xml")
+
+
+def _output_order(name: str) -> tuple[int, str]:
+    return (_ORDER.index(name) if name in _ORDER else len(_ORDER), name)
+
+
+def make_key(sheet: Sheet):
+    from examprep import keys
+
+    r = sheet.recipe
+    meta = {"sheet_id": sheet.sheet_id, "recipe": r.name, "recipe_source": r.source, "seed": sheet.seed,
+            "course": r.course, "minutes": r.minutes, "points": sheet.copies[0].points,
+            "estimated_minutes": round(sheet.copies[0].minutes, 1)}
+    if sheet.variants:
+        meta["variants"] = derivation(sheet.legacy)
+        meta["names"] = {c.student.id: c.student.name for c in sheet.copies}
+        return keys.Key(title=r.title, problems=[], meta=meta,
+                        variants={c.student.id: c.problems for c in sheet.copies},
+                        variant_codes={c.student.id: c.code for c in sheet.copies})
+    return keys.Key(title=r.title, problems=sheet.copies[0].problems, meta=meta)
+
+
+def planned_paths(sheet_variants: bool, formats: tuple[str, ...], roster: list[Student] | None = None) -> list[str]:
+    """The relative paths a sheet will write (checked for overwrites before anything is built)."""
+    paths = ["key.json"]
+    if sheet_variants and roster is not None:
+        paths += [f"answers/{safe_name(s.id)}.toml" for s in roster]
+    else:
+        paths.append("answers.toml")
+    if "pdf" in formats:
+        paths += ["problems.pdf", "solutions.pdf"]
+    if "md" in formats:
+        paths += ["problems.md", "solutions.md"]
+    if "moodle" in formats:
+        paths.append("moodle.xml")
+    return sorted(paths, key=_output_order)
+
+
+def check_output_dir(out_dir: Path, paths: list[str], force: bool) -> None:
+    """Refuse to overwrite (without ``force``) and fail early on a directory we cannot write."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise OutputError(f"--out {out_dir}: exists and is not a directory")
+    existing = [p for p in paths if (out_dir / p).exists()]
+    if existing and not force:
+        more = f" and {len(existing) - 1} more" if len(existing) > 1 else ""
+        raise OutputError(f"{out_dir / existing[0]}{more} already exist{'s' if len(existing) == 1 else ''}; "
+                          "use --force to overwrite, or --out another directory")
+    probe = out_dir
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir():
+        raise OutputError(f"--out {out_dir}: cannot create it, {probe} is not a directory")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise OutputError(f"--out {out_dir}: cannot write there (permission denied)")
+
+
+def write_outputs(out_dir: Path, outputs: dict[str, bytes], force: bool) -> list[Path]:
+    """Write every output into ``out_dir``, all or nothing (examprep.fileio.write_files), after the
+    same checks as before the work: nothing is overwritten without ``force``."""
+    check_output_dir(out_dir, list(outputs), force)
+    return write_files({out_dir / rel: data for rel, data in outputs.items()}, overwrite=force)
+
+
+@dataclass
+class Result:
+    sheet: Sheet
+    out_dir: Path
+    written: list[Path]
+    warnings: list[str] = field(default_factory=list)
+
+
+def _old_derivation(out_dir: Path, legacy: bool) -> str | None:
+    """A warning when --force replaces a key whose variants were derived the other way."""
+    import json
+
+    try:
+        meta = json.loads((out_dir / "key.json").read_text(encoding="utf-8")).get("meta", {})
+    except (OSError, ValueError, AttributeError):
+        return None
+    recorded = meta.get("variants") if isinstance(meta, dict) else None
+    if recorded is None:
+        return None
+    old = not isinstance(recorded, dict) or recorded.get("version", 1) == 1
+    if old and not legacy:
+        return (f"{out_dir / 'key.json'} held variants derived the old way; these differ from them "
+                "(add --legacy-secret to regenerate that sheet instead)")
+    if legacy and not old:
+        return f"{out_dir / 'key.json'} held variants from a stretched secret; --legacy-secret derives other ones"
+    return None
+
+
+def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, count: int | None = None,
+               difficulty: int | None = None, seed: int = 0, roster: str | None = None,
+               secret_file: str | None = None, formats: str | None = None, out: str | None = None,
+               force: bool = False, title: str | None = None, course: str | None = None,
+               legacy_secret: bool = False, progress: Progress | None = None) -> Result:
+    """The `examprep sheet` command: validate everything, build, render in memory, then write.
+
+    Raises ExamprepError subclasses (usage: ParamError; recipe, roster, secret: SheetError;
+    output: OutputError; Typst: TypstCompileError) before anything is written. Ctrl-C stops it
+    with nothing written, as KeyboardInterrupt("nothing was written").
+    """
+    try:
+        return _make_sheet(recipe=recipe, topics=topics, count=count, difficulty=difficulty, seed=seed, roster=roster,
+                           secret_file=secret_file, formats=formats, out=out, force=force, title=title, course=course,
+                           legacy_secret=legacy_secret, progress=progress)
+    except KeyboardInterrupt:     # the workers are stopped and the temporaries removed on the way here
+        raise KeyboardInterrupt("nothing was written") from None
+
+
+def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | None, difficulty: int | None,
+                seed: int, roster: str | None, secret_file: str | None, formats: str | None, out: str | None,
+                force: bool, title: str | None, course: str | None, legacy_secret: bool,
+                progress: Progress | None) -> Result:
+    from dataclasses import replace
+
+    fmts = parse_formats(formats)
+    if recipe and topics:
+        raise ParamError("give either --recipe or --topics, not both")
+    if topics:
+        names = [t.strip() for spec in topics for t in spec.split(",") if t.strip()]
+        r = recipe_from_topics(names, count=1 if count is None else count, difficulty=1 if difficulty is None else difficulty)
+    else:
+        if count is not None:
+            raise ParamError("--count applies to --topics; a recipe sets the count of each problem")
+        r = load_recipe(recipe or "midterm")
+        if difficulty is not None:
+            r = with_difficulty(r, difficulty)
+    if title is not None:
+        if not title.strip():
+            raise ParamError("--title: give a non-empty title")
+        r = replace(r, title=title.strip())
+    if course is not None:
+        r = replace(r, course=course.strip())
+    students = read_roster(roster) if roster else None
+    if legacy_secret and not secret_file:
+        raise SheetError("--legacy-secret goes with --roster and --secret-file (it regenerates old variants)")
+    secret = read_secret(secret_file, legacy=legacy_secret) if secret_file else None
+    out_dir = Path(out) if out else Path(r.name)
+    check_output_dir(out_dir, planned_paths(students is not None, fmts, students), force)
+    warnings = [LEGACY_WARNING] if legacy_secret else []
+    if students is not None and force:
+        replaced = _old_derivation(out_dir, legacy_secret)
+        warnings += [replaced] if replaced else []
+    sheet = build_sheet(r, seed, roster=students, secret=secret, legacy=legacy_secret, progress=progress)
+    fonts = font_plan(sheet) if "pdf" in fmts else None
+    warnings += fonts.warnings if fonts else []
+    outputs = render_outputs(sheet, fmts, progress, fonts.files if fonts else [])
+    written = write_outputs(out_dir, outputs, force)
+    return Result(sheet, out_dir, written, warnings)
+
+
+def parse_formats(spec: str | None) -> tuple[str, ...]:
+    """"pdf,md,moodle" → ("pdf", "md", "moodle"); ParamError naming an unknown format."""
+    if spec is None:
+        return DEFAULT_FORMATS
+    names = [f.strip().lower() for f in spec.split(",") if f.strip()]
+    if not names:
+        raise ParamError(f"--format: give one or more of {', '.join(FORMATS)}")
+    for n in names:
+        if n not in FORMATS:
+            alias = {"markdown": "md", "xml": "moodle", "typst": "pdf"}.get(n)
+            hint = f"; did you mean {alias}?" if alias else ""
+            raise ParamError(f"--format: unknown format {n!r}{hint}; choose from {', '.join(FORMATS)}")
+    return tuple(f for f in FORMATS if f in names)
+
+
+# ------------------------------------------------------------------------------------------ samples
+
+SAMPLE_SEED = 2024
+SAMPLE_RECIPES = ("midterm", "cnn", "rnn", "transformer")
+
+
+def sample_outputs(with_pdf: bool = True) -> dict[str, bytes]:
+    """The repository's sample sheets: bundled recipes at seed SAMPLE_SEED, as paths relative to
+    the repository root (problems/NAME.md|pdf, solutions/NAME.md|pdf, solutions/NAME-key.json)."""
+    out: dict[str, bytes] = {}
+    recipes = bundled_recipes()
+    for name in SAMPLE_RECIPES:
+        if name not in recipes:
+            continue
+        sheet = build_sheet(recipes[name], SAMPLE_SEED)
+        files = render_outputs(sheet, ("pdf", "md") if with_pdf else ("md",))
+        out[f"problems/{name}.md"] = files["problems.md"]
+        out[f"solutions/{name}.md"] = files["solutions.md"]
+        out[f"solutions/{name}-key.json"] = files["key.json"]
+        if with_pdf:
+            out[f"problems/{name}.pdf"] = files["problems.pdf"]
+            out[f"solutions/{name}.pdf"] = files["solutions.pdf"]
+    return out
+

@@ -1,0 +1,59 @@
+"""A help screen imports typer and the command tree only: numpy, sympy, torch, the generators, the
+renderers and rich's heavy parts load when a command runs (issue 26: start-up time). Each check
+runs the real console entry point in a fresh interpreter and reads its sys.modules."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from examprep.cli.app import COMMANDS
+
+HEAVY = ("numpy", "sympy", "torch", "safetensors", "sacrebleu", "typst", "fsrs", "rich.progress", "rich.live",
+         "examprep.generators", "examprep.engine", "examprep.solve", "examprep.render", "examprep.answers",
+         "examprep.grading", "examprep.quiz", "examprep.sheets", "examprep.train.model", "examprep.verify")
+
+PROBE = """
+import json, sys
+sys.argv = ["examprep", *sys.argv[1:]]
+from examprep.cli import main
+try:
+    main()
+except SystemExit:
+    pass
+sys.stdout.flush()
+print("\\nMODULES " + json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def loaded(args: list[str]) -> set[str]:
+    res = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, timeout=120,
+                         env={"COLUMNS": "100", "NO_COLOR": "1", "PATH": ""})
+    assert res.returncode == 0 and "Usage:" in res.stdout, res.stdout + res.stderr
+    return set(json.loads(res.stderr.rpartition("MODULES ")[2]))
+
+
+def heavy_in(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
+
+
+def test_examprep_help_imports_no_heavy_module():
+    modules = loaded(["--help"])
+    assert "typer" in modules and "examprep.cli.app" in modules
+    assert heavy_in(modules) == []
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_a_commands_help_imports_its_own_module_and_no_heavy_one(name):
+    modules = loaded([name, "--help"])
+    assert heavy_in(modules) == []
+    others = {f"examprep.cli.{m}" for m in COMMANDS.values()} - {f"examprep.cli.{COMMANDS[name]}"}
+    assert not others & modules, sorted(others & modules)
+
+
+def test_the_probe_sees_a_heavy_import():
+    # the check above is only worth something if a command that runs is seen loading numpy
+    res = subprocess.run([sys.executable, "-c", PROBE, "solve", "softmax", "--params", '{"x": [1, 2]}', "--json"],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "numpy" in json.loads(res.stderr.rpartition("MODULES ")[2])

@@ -1,0 +1,94 @@
+"""examprep.fileio: the one reader of the files a user names, the one all-or-nothing writer, and the
+one file name a student id gets."""
+import os
+import stat
+
+import pytest
+
+from examprep.errors import ExamprepError
+from examprep.fileio import (InputError, OutputError, atomic_write_bytes, read_user_bytes, read_user_text, safe_name,
+                             write_files)
+
+
+class MyError(ExamprepError):
+    pass
+
+
+def _message(path, **kw):
+    with pytest.raises(MyError) as info:
+        read_user_text(path, error=MyError, **kw)
+    assert "\n" not in str(info.value)
+    return str(info.value)
+
+
+def test_each_way_a_read_fails_is_one_line_in_the_callers_error_type(tmp_path):
+    assert _message(tmp_path / "nope.txt") == f"{tmp_path / 'nope.txt'}: no such file"
+    assert _message(tmp_path / "nope.txt", missing_hint="make one") == f"{tmp_path / 'nope.txt'}: no such file; make one"
+    assert _message(tmp_path, kind="key file") == f"{tmp_path}: a directory, not a key file"
+    (tmp_path / "link").symlink_to(tmp_path / "gone")
+    assert _message(tmp_path / "link").endswith("link: a dangling symbolic link: its target does not exist")
+    os.mkfifo(tmp_path / "pipe")
+    assert _message(tmp_path / "pipe").endswith("pipe: a named pipe, not a regular file")     # at once, no hang
+    (tmp_path / "latin.txt").write_bytes("ok\nCaf\xe9\n".encode("latin-1"))
+    assert _message(tmp_path / "latin.txt", decode_hint="save it as UTF-8") == \
+        f"{tmp_path / 'latin.txt'}: not UTF-8 text (line 2); save it as UTF-8"
+    assert _message(tmp_path / "nope.txt", where="--roster x") == "--roster x: no such file"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
+def test_an_unreadable_file_says_permission_denied(tmp_path):
+    f = tmp_path / "secret.txt"
+    f.write_text("x")
+    f.chmod(0)
+    assert _message(f) == f"{f}: permission denied"
+
+
+def test_the_size_limit_is_checked_before_reading(tmp_path):
+    f = tmp_path / "big.toml"
+    f.write_bytes(b"x" * 2000)
+    with pytest.raises(InputError, match=r"big.toml: 2 kB is over the 1 kB limit for one submission$"):
+        read_user_bytes(f, limit=1000, limit_what="one submission")
+    assert read_user_bytes(f) == b"x" * 2000
+
+
+def test_text_drops_a_byte_order_mark(tmp_path):
+    f = tmp_path / "bom.csv"
+    f.write_bytes(b"\xef\xbb\xbfid\n")
+    assert read_user_text(f) == "id\n"
+
+
+def test_write_files_is_all_or_nothing(tmp_path):
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file where a directory is needed")
+    files = {tmp_path / "out" / "a.txt": b"a", blocker / "b.txt": b"b"}
+    with pytest.raises(OutputError, match="blocker is a file, not a directory"):
+        write_files(files)
+    assert not (tmp_path / "out").exists()                       # the directory it made is gone too
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["blocker"]
+    written = write_files({tmp_path / "out" / "a.txt": b"a", tmp_path / "b.txt": b"b"})
+    assert [p.read_bytes() for p in written] == [b"a", b"b"]
+
+
+def test_files_get_open_modes_and_a_secret_stays_private(tmp_path):
+    umask = os.umask(0o022)
+    try:
+        plain = atomic_write_bytes(tmp_path / "plain", b"x")
+        private = atomic_write_bytes(tmp_path / "private", b"x", private=True)
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE(plain.stat().st_mode) == 0o644 and stat.S_IMODE(private.stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize("sid", ["s123", "Müller/1", "-rf", "..", "CON", "a b", "x" * 100, ""])
+def test_a_student_gets_the_same_file_name_on_a_sheet_and_in_the_grades(sid):
+    """The answer template a sheet writes and the feedback file grading writes are named alike."""
+    from examprep.render.report import unique_names
+    from examprep.sheets.variants import Student
+    from examprep.sheets.write import planned_paths
+
+    class Result:
+        student_id = sid
+
+    template = next(p for p in planned_paths(True, ("md",), [Student(sid)]) if p.startswith("answers/"))
+    assert template == f"answers/{safe_name(sid)}.toml" == f"answers/{unique_names([Result()])[0]}.toml"
+    assert not safe_name(sid).startswith(("-", ".")) and len(safe_name(sid)) <= 64 + 9
