@@ -10,6 +10,7 @@ import numpy as np
 from examprep.engine import ops
 from examprep.engine.activations import activation_backward, sigmoid_derivative_from_output, tanh_derivative_from_output
 from examprep.engine.attention import scaled_masked_softmax
+from examprep.engine.network import layer_output_shape
 from examprep.engine.norm import layer_norm_from_stats
 from examprep.engine.optim import clip_by_norm, sgd_step
 from examprep.engine.regression import mse_grad_b, mse_grad_w, mse_loss
@@ -35,8 +36,9 @@ OPS = {
     # rnn
     "gru-candidate": gru_candidate, "gru-blend": gru_blend, "rnn-jacobian": rnn_jacobian,
     "rnn-local-derivatives": rnn_local_derivatives, "lstm-cell-state": lstm_cell_state, "lstm-hidden": lstm_hidden,
-    # norm, attention
+    # norm, attention, network
     "layer-norm-from-stats": layer_norm_from_stats, "scaled-masked-softmax": scaled_masked_softmax,
+    "layer-output-shape": layer_output_shape,
 }
 
 

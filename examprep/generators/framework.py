@@ -210,18 +210,56 @@ def tolist(v: Any) -> Any:
     return v
 
 
+def value_blocks(name: str, value: Any, labels: Callable[[tuple[int, ...]], str] | None = None) -> list[Matrix]:
+    """A named value as Matrix blocks: one block for a number, vector or matrix; a value with three or
+    more axes (channels × H × W, heads × n × n, a C_out × C_in × k × k kernel) as one labelled matrix
+    per index of its leading axes — ``name[0]``, ``name[0, 1]`` (PyTorch's indexing), or what
+    ``labels(index)`` says — since the document model's matrices have two axes. A masked score (−∞)
+    is stored as None: JSON has no infinity; renderers show −∞."""
+    try:
+        arr = np.asarray(value, dtype=float)           # a masked None reads as NaN here: only the shape counts
+    except (TypeError, ValueError):                    # text, or a ragged list: shown as it is
+        arr = None
+    if arr is None or arr.ndim < 3:
+        return [Matrix(name, jsonable(value))]
+    label = labels or (lambda idx: f"{name}[{', '.join(map(str, idx))}]")
+    whole = np.asarray(value, dtype=object)
+    return [Matrix(label(idx), jsonable(np.asarray(whole[idx]).tolist())) for idx in np.ndindex(*arr.shape[:-2])]
+
+
 def steps_from(steps: Step | Iterable[Step | None] | None, part: str | None = None, prefix: str = "") -> list[SolutionStep]:
     """Worked-solution steps from solve's named steps (one Step, several, or None for a step the
-    instance does not have): formula as Math, values as Matrix blocks (a masked score, −∞, is stored
-    as None: JSON has no infinity; renderers show −∞)."""
+    instance does not have): formula as Math, values as Matrix blocks (see value_blocks: a value
+    with three or more axes becomes one matrix per channel or head)."""
     if steps is None:
         return []
     out = []
     for st in [steps] if isinstance(steps, Step) else steps:
         if st is None:
             continue
-        blocks = [Math(st.formula)] if st.formula else []
+        blocks: list = [Math(st.formula)] if st.formula else []
         for name, val in st.values.items():
-            blocks.append(Matrix(name, jsonable(val)))     # −∞ (masked) becomes None
+            blocks += value_blocks(name, val)
         out.append(SolutionStep(prefix + st.title, blocks, part))
+    return out
+
+
+def step_per_part(step: Step | None, parts: dict[str, str | None], prefix: str = "",
+                  titles: dict[str, str] | None = None) -> list[SolutionStep]:
+    """One named step whose values answer several parts, as one worked-solution step per part:
+    ``parts`` maps a value's name to the id of the part it answers (in the order shown); the formula
+    goes with the first, and values not named there go with the first too. ``titles`` (optional)
+    gives a later piece its own title (by value name); by default it is "<title>: <value name>"."""
+    if step is None:
+        return []
+    names = list(parts)
+    groups: dict[str, list[str]] = {n: [n] for n in names}
+    groups[names[0]] = [n for n in step.values if n not in names[1:]]
+    out = []
+    for i, n in enumerate(names):
+        blocks: list = [Math(step.formula)] if i == 0 and step.formula else []
+        for v in groups[n]:
+            blocks += value_blocks(v, step.values[v])
+        title = step.title if i == 0 else (titles or {}).get(n, f"{step.title}: {n}")
+        out.append(SolutionStep(prefix + title, blocks, parts[n]))
     return out
