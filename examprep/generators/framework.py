@@ -246,20 +246,23 @@ def steps_from(steps: Step | Iterable[Step | None] | None, part: str | None = No
 
 def step_per_part(step: Step | None, parts: dict[str, str | None], prefix: str = "",
                   titles: dict[str, str] | None = None) -> list[SolutionStep]:
-    """One named step whose values answer several parts, as one worked-solution step per part:
-    ``parts`` maps a value's name to the id of the part it answers (in the order shown); the formula
-    goes with the first, and values not named there go with the first too. ``titles`` (optional)
-    gives a later piece its own title (by value name); by default it is "<title>: <value name>"."""
+    """One named step whose values answer several parts, as one worked-solution step per part.
+
+    ``parts`` maps what a part asks to its id, in the order shown: a value's name ("params"), or one
+    block of a value with channels (value_blocks' label, "output[1]"). The formula goes with the first
+    piece, and so does every value or block not named. ``titles`` (optional) gives a later piece its
+    own title; by default it is "<title>: <name>"."""
     if step is None:
         return []
-    names = list(parts)
-    groups: dict[str, list[str]] = {n: [n] for n in names}
-    groups[names[0]] = [n for n in step.values if n not in names[1:]]
+    keys = list(parts)
+    pieces: dict[str, list] = {k: [] for k in keys}
+    for name, val in step.values.items():
+        for block in value_blocks(name, val):
+            key = block.name if block.name in pieces else name if name in pieces else keys[0]
+            pieces[key].append(block)
     out = []
-    for i, n in enumerate(names):
-        blocks: list = [Math(step.formula)] if i == 0 and step.formula else []
-        for v in groups[n]:
-            blocks += value_blocks(v, step.values[v])
-        title = step.title if i == 0 else (titles or {}).get(n, f"{step.title}: {n}")
-        out.append(SolutionStep(prefix + title, blocks, parts[n]))
+    for i, k in enumerate(keys):
+        head: list = [Math(step.formula)] if i == 0 and step.formula else []
+        title = step.title if i == 0 else (titles or {}).get(k, f"{step.title}: {k}")
+        out.append(SolutionStep(prefix + title, head + pieces[k], parts[k]))
     return out
