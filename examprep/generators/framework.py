@@ -249,20 +249,22 @@ def step_per_part(step: Step | None, parts: dict[str, str | None], prefix: str =
     """One named step whose values answer several parts, as one worked-solution step per part.
 
     ``parts`` maps what a part asks to its id, in the order shown: a value's name ("params"), or one
-    block of a value with channels (value_blocks' label, "output[1]"). The formula goes with the first
-    piece, and so does every value or block not named. ``titles`` (optional) gives a later piece its
-    own title; by default it is "<title>: <name>"."""
+    block of a value with channels (value_blocks' label, "output[1]"); several names may map to one
+    part. The formula goes with the first piece, and so does every value or block not named.
+    ``titles`` (optional, by name) gives a later piece its own title; by default "<title>: <name>"."""
     if step is None:
         return []
     keys = list(parts)
-    pieces: dict[str, list] = {k: [] for k in keys}
+    order = list(dict.fromkeys(parts[k] for k in keys))            # one piece per part, in order
+    pieces: dict[str | None, list] = {pid: [] for pid in order}
     for name, val in step.values.items():
         for block in value_blocks(name, val):
-            key = block.name if block.name in pieces else name if name in pieces else keys[0]
-            pieces[key].append(block)
+            key = block.name if block.name in parts else name if name in parts else keys[0]
+            pieces[parts[key]].append(block)
     out = []
-    for i, k in enumerate(keys):
+    for i, pid in enumerate(order):
+        first = next(k for k in keys if parts[k] == pid)
         head: list = [Math(step.formula)] if i == 0 and step.formula else []
-        title = step.title if i == 0 else (titles or {}).get(k, f"{step.title}: {k}")
-        out.append(SolutionStep(prefix + title, head + pieces[k], parts[k]))
+        title = step.title if i == 0 else (titles or {}).get(first, f"{step.title}: {first}")
+        out.append(SolutionStep(prefix + title, head + pieces[pid], pid))
     return out
