@@ -99,10 +99,12 @@ def batch_norm(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
             Part("running_mean_new", "The running mean after this training step (momentum 0.1, PyTorch).", "vector",
                  tolist(t.running_mean_new), shape=(2,), points=1, minutes=1.5, exact=ex and ex.running_mean(0.1),
                  misconceptions=known.of("running_mean_new", tolist),
+                 recipe=solve.ecf("batch-norm", "running_mean_new", known.params, t, ("mean", "var")),
                  hint="PyTorch: new = (1 − momentum)·running + momentum·batch."),
             Part("running_var_new", "The running variance after this step (PyTorch).", "vector",
                  tolist(t.running_var_new), shape=(2,), points=2, minutes=2.5, exact=ex and ex.running_var(0.1, True),
                  misconceptions=known.of("running_var_new", tolist),
+                 recipe=solve.ecf("batch-norm", "running_var_new", known.params, t, ("mean", "var")),
                  hint="PyTorch updates it with the unbiased batch variance m/(m − 1)·σ²."),
         ]
         solution += step_per_part(steps.running, {"running_mean_new": "running_mean_new", "var_unbiased": "running_var_new",
