@@ -27,7 +27,7 @@ def all_generators() -> dict[str, Generator]:
     from examprep.generators import (  # noqa: F401  (imported to register)
         activation, attention, attention_from_model, attention_scores, avg_pool, batch_norm, causal_mask, conv2d,
         conv2d_channels,
-        cross_attention, dropout, logistic_regression,
+        cross_attention, dropout, logistic_regression, mlp_regression,
         dense_backward, gru_step, layer_norm, linear_regression, lora, lstm_step, max_pool, mlp_backprop, multi_head,
         network_shapes, param_count, positional_encoding, receptive_field, residual, rnn_step, rope, scaling_law,
         softmax_cross_entropy, vanishing_gradient,
