@@ -29,7 +29,8 @@ def all_generators() -> dict[str, Generator]:
         conv2d_channels,
         cross_attention, dropout, logistic_regression, mlp_regression,
         dense_backward, gru_step, layer_norm, linear_regression, lora, lstm_step, max_pool, mlp_backprop, multi_head,
-        network_shapes, param_count, positional_encoding, receptive_field, residual, rnn_step, rope, scaling_law, self_attention,
+        network_shapes, param_count, positional_encoding, receptive_field, residual, rnn_bptt, rnn_step, rope, scaling_law,
+        self_attention,
         softmax_cross_entropy, vanishing_gradient,
     )
     return REGISTRY
