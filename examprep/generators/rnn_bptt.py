@@ -18,6 +18,7 @@ from examprep.document import Matrix, Text
 from examprep.engine import ops
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, nice, step_per_part, steps_from, tolist
 from examprep.problem import Misconception, Part, Recipe
+from examprep.solve.contract import Step
 
 _ROWS = {"rnn": ["h"], "gru": ["r", "z", "n"], "lstm": ["i", "f", "g", "o"]}
 
@@ -105,7 +106,10 @@ def rnn_bptt(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         solution += step_per_part(st, {f"h_{k}": f"h_{k}"})
     for st in steps.backward:
         solution += steps_from(st, "grad_h1" if "grad_h_1" in st.values else None)
-    solution += step_per_part(steps.weights, {"grad_weight_hh": "grad_weight_hh"} | (
+    weights = steps.weights
+    if one and G > 1:           # a one-unit cell's G×1 gradients, shown as the vectors the parts ask for
+        weights = Step(weights.title, weights.formula, {k: np.ravel(v) for k, v in weights.values.items()})
+    solution += step_per_part(weights, {"grad_weight_hh": "grad_weight_hh"} | (
         {} if difficulty == 2 else {"grad_weight_ih": "grad_weight_ih"}), titles={"grad_weight_ih": "The same for W_ih"})
     if difficulty == 2:
         solution += step_per_part(steps.biases, {"grad_bias_ih": "grad_bias"})
