@@ -9,7 +9,7 @@ import re
 _SYMBOLS = {
     r"\sigma": "σ", r"\tanh": "tanh", r"\odot": "⊙", r"\cdot": "·", r"\sum": "Σ", r"\max": "max",
     r"\log": "log", r"\ln": "ln", r"\ell": "ℓ", r"\sqrt": "√", r"\partial": "∂", r"\alpha": "α", r"\beta": "β",
-    r"\gamma": "γ", r"\delta": "δ",
+    r"\gamma": "γ", r"\delta": "δ", r"\lambda": "λ", r"\dots": "…", r"\ldots": "…",
     r"\varepsilon": "ε", r"\epsilon": "ε", r"\mu": "μ", r"\eta": "η", r"\theta": "θ", r"\omega": "ω",
     r"\varphi": "φ", r"\phi": "φ", r"\prod": "Π", r"\Phi": "Φ", r"\infty": "∞", r"\le": "≤", r"\ge": "≥", r"\times": "×",
     r"\leftarrow": "←", r"\Rightarrow": "⇒", r"\mapsto": "↦", r"\top": "ᵀ", r"\in": "∈", r"\lceil": "⌈",
