@@ -157,7 +157,7 @@ def test_no_generated_problem_asks_the_same_computation_twice(tiny_dates, level)
     for seed in range(30):
         p = generators.build("attention-from-model", seed, level, options={"checkpoint": str(tiny_dates)})
         weights = np.asarray(p.part("weights").expected)
-        scores = np.asarray(p.part("scores").expected)
+        scores = np.asarray(p.part("scaled_scores").expected)
         assert len({tuple(np.round(r, 9)) for r in weights}) == len(weights), (seed, weights)
         assert all(np.ptp(r) > 0 for r in scores), (seed, scores)
 
