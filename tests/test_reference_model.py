@@ -267,7 +267,7 @@ def test_every_draw_has_distinct_nonzero_rows_live_dimensions_and_no_negative_ze
     for level in (1, 2, 3):
         for seed in range(60):
             p = generators.build("attention-from-model", seed, level, options=opts)
-            assert p.version == 4
+            assert p.version == 5
             Q, K, V = (np.asarray(p.params[n], dtype=float) for n in ("query", "key", "value"))
             for name, m in (("Q", Q), ("K", K), ("V", V)):
                 assert np.all(np.any(m, axis=1)), (seed, level, name, m)
