@@ -172,10 +172,11 @@ def batch_norm(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
              3: "Batch norm: evaluation mode, and Keras's momentum"}[difficulty]
     return Draft(title=title, params=params, statement=statement, parts=parts, solution=solution,
                  conventions={"axis": "statistics per feature, over the batch (down each column)",
-                              "variance": "biased (÷ m) to normalise; unbiased m/(m−1)·σ² for PyTorch's running variance",
-                              "eps": ("10⁻⁵" if eps else "0") + " inside the square root",
-                              "momentum": "PyTorch 0.1: new = 0.9·running + 0.1·batch"
-                              + ("; Keras 0.99: new = 0.99·moving + 0.01·batch" if difficulty == 3 else "")})
+                              "variance": "biased (÷ m) to normalise" + ("; unbiased m/(m−1)·σ² for PyTorch's running "
+                                                                         "variance" if difficulty > 1 else ""),
+                              "eps": ("10⁻⁵" if eps else "0") + " inside the square root"}
+                 | ({"momentum": "PyTorch 0.1: new = 0.9·running + 0.1·batch"
+                     + ("; Keras 0.99: new = 0.99·moving + 0.01·batch" if difficulty == 3 else "")} if difficulty > 1 else {}))
 
 
 class _Exact:

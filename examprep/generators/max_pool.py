@@ -107,6 +107,9 @@ def _same_padding(rng: Stream, calculator_free: bool) -> Draft:
     t = known.trace()
     if len(set(t.indices.ravel().tolist())) == t.indices.size:
         raise Degenerate("no input is the maximum of two windows: nothing adds up")
+    shared = [i for i in set(t.indices.ravel().tolist()) if np.count_nonzero(t.indices == i) > 1]
+    if any(np.ravel(t.grad_input)[i] == 0 for i in shared):
+        raise Degenerate("the windows' δ cancel at their shared maximum: the sum would not show")
     stride1 = engine.conv_output_size(n, 3, op="pool", stride=1, padding="same")
     pads = [before, after]
     pad_mis = [Misconception("stride-1-padding", [stride1.pad_before, stride1.pad_after],

@@ -102,8 +102,13 @@ def rnn_bptt(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                           misconceptions=known.of("grad_weight_ih", ifmt)))
     steps = solve.bptt.bptt_steps(known.params, t)
     solution = []
-    for k, st in enumerate(steps.forward, 1):
-        solution += step_per_part(st, {f"h_{k}": f"h_{k}"})
+    if cell == "rnn":
+        for k, st in enumerate(steps.forward, 1):
+            solution += step_per_part(st, {f"h_{k}": f"h_{k}"})
+    else:                       # a gated cell: each step's gates, from the unrolled pass's own per-step traces
+        named = solve.rnn.gru_steps if cell == "gru" else solve.rnn.lstm_steps
+        for k, (cell_trace, cell_known) in enumerate(zip(t.steps, step), 1):
+            solution += steps_from(named(cell_known.params, cell_trace), f"h_{k}", prefix=f"t = {k}: ")
     for st in steps.backward:
         solution += steps_from(st, "grad_h1" if "grad_h_1" in st.values else None)
     weights = steps.weights
