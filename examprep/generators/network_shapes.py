@@ -16,10 +16,10 @@ from typing import Any
 from examprep import solve
 from examprep.engine import ops
 from examprep.engine.network import layer_output_shape
-from examprep.document import Table, Text
+from examprep.document import Math, Table, Text
 from examprep.errors import ExamprepError
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, step_per_part, steps_from
-from examprep.problem import EXACT, Misconception, Part, Recipe
+from examprep.problem import EXACT, Misconception, Part, Recipe, SolutionStep
 
 _ACTIVATIONS = ("relu", "sigmoid", "tanh", "dropout")
 
@@ -141,6 +141,38 @@ def _shape_mistakes(layer: dict[str, Any], before: list[int]) -> tuple[Misconcep
     return tuple(out)
 
 
+def _arithmetic(layer: dict[str, Any], before: list[int], after: list[int], count: int) -> tuple[str, str]:
+    """The substituted formulas a worked table shows for one layer: its output size and its parameters
+    (the values are the engine's; this only writes the sums out)."""
+    kind = layer["type"]
+    size = ""
+    if kind in ("conv2d", "max-pool", "avg-pool"):
+        n, k = before[1], layer["kernel_size"]
+        s = layer.get("stride", 1 if kind == "conv2d" else k)
+        pad = layer.get("padding", 0)
+        size = (f"o = ⌈{n}/{s}⌉ = {after[1]}" if pad == "same" else
+                f"o = ⌊({n} + 2·{pad} − {k})/{s}⌋ + 1 = {after[1]}")
+    elif kind == "flatten":
+        size = "F = " + "·".join(map(str, before)) + f" = {after[0]}"
+    elif kind == "global-avg-pool":
+        size = f"{before[0]}×1×1: one mean per channel"
+    if kind == "conv2d":
+        per = before[0] // layer.get("groups", 1)
+        k = layer["kernel_size"]
+        weights = f"{layer['out_channels']}·{per}·{k}·{k}"
+        params = f"{weights} + {layer['out_channels']} = {count}" if layer.get("bias", True) else f"{weights} = {count}"
+    elif kind == "linear":
+        params = f"{before[0]}·{layer['out_features']} + {layer['out_features']} = {count}"
+    elif kind == "batch-norm":
+        params = f"2·{before[0]} = {count} (γ and β)"
+    else:
+        params = f"{count}: nothing to learn" if kind in _POOL_KINDS else ""
+    return size, params
+
+
+_POOL_KINDS = ("max-pool", "avg-pool", "global-avg-pool")
+
+
 def _per_layer(known: solve.Mistakes, answer: str, i: int, fmt) -> tuple[Misconception, ...]:
     """The table's mistakes of ``answer`` read at layer i (each computed once through the engine for the
     whole network; a mistaken method the engine refuses here, say padding counted once on a tiny input,
@@ -232,8 +264,19 @@ def network_shapes(rng: Stream, difficulty: int, calculator_free: bool) -> Draft
             solution += steps_from(st, None)
             continue
         order = {k: asked[k] for k in ("output_shape", "params") if k in asked}
-        solution += step_per_part(st, order, titles={"params": f"{names[i]}: parameters"})
-    solution += steps_from(steps.totals, "total_params")
+        size, count = _arithmetic(layers[i], ([input_shape] + shapes)[i], shapes[i], counts[i])
+        worked = {"output_shape": size, "params": count}
+        for piece in step_per_part(st, order, titles={"params": f"{names[i]}: parameters"}):
+            what = next(k for k, pid in order.items() if pid == piece.part)
+            extra = [Text(worked[what])] if worked[what] else []
+            if what == "output_shape" and "params" not in order and count:
+                extra.append(Text(count))
+            head = 1 if piece.blocks and isinstance(piece.blocks[0], Math) else 0    # the formula, then the sums
+            solution.append(SolutionStep(piece.title, piece.blocks[:head] + extra + piece.blocks[head:], piece.part))
+    (total,) = steps_from(steps.totals, "total_params")
+    addends = " + ".join(str(c) for c in counts if c)
+    solution.append(SolutionStep(total.title, total.blocks[:1] + [Text(f"{addends} = {t.total_params}")] + total.blocks[1:],
+                                 total.part))
     intro = ("Fill in the table for this network (PyTorch layers; shapes are channels first, [C, H, W], for one example). "
              "Parameters are the trainable weights and biases. A conv's padding p adds p on both sides"
              + ('; "same" padding is TensorFlow\'s: the output size is ⌈n/s⌉.' if difficulty == 3 else "."))
