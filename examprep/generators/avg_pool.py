@@ -69,9 +69,14 @@ def avg_pool(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     sums = t.output * t.divisors
     out_mis = known.of("output", tolist) + (
         Misconception("sum-not-mean", tolist(sums), "Average pooling divides each window's sum by its number of cells."),)
-    grad_mis = known.of("grad_input", tolist) + (
+    # level 1 asks max-pooling's routing of the same δ as a part: its value serves the table's max-routing mistake
+    mx = engine.max_pool(x, kernel, stride=stride, grad_output=delta) if difficulty == 1 else None
+    grad_mis = known.of("grad_input", tolist, skip={"max-routing"} if mx is not None else ()) + (
         Misconception("delta-ignored", tolist(known.trace(grad_output=tolist(np.ones_like(delta))).grad_input),
                       "Each cell receives its window's δ divided by N, not 1/N."),)
+    if mx is not None:
+        why = next(m.why for m in known.declared("grad_input") if m.id == "max-routing")
+        grad_mis = (Misconception("max-routing", tolist(mx.grad_input), why),) + grad_mis
     cf = calculator_free
     parts = [Part("output", "The pooled output $y$" + (" (PyTorch's default, count_include_pad=True: the zero "
                                                         "padding counts in the divisor)." if padding else "."),
@@ -106,8 +111,7 @@ def avg_pool(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                       hint="Every cell of a window gets δ/N of that window; a cell in several windows adds them up; "
                            "what lands on the padding is dropped."))
     solution += steps_from(steps.route, "grad_input")
-    if difficulty == 1:
-        mx = engine.max_pool(x, kernel, stride=stride, grad_output=delta)
+    if mx is not None:
         if np.array_equal(mx.grad_input, t.grad_input) or np.any(np.asarray(mx.indices) < 0):
             raise Degenerate("max routing equals average routing")
         parts.append(Part("max_grad_input", r"For comparison: $\partial L / \partial x$ if the layer were a 2×2 "

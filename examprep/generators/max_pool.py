@@ -99,12 +99,12 @@ def _same_padding(rng: Stream, calculator_free: bool) -> Draft:
     x = np.array(rng.sample(range(-9, 16), n * n), dtype=float).reshape(n, n)     # distinct: no ties
     if not calculator_free and rng.chance(1, 2):
         x = x / 2
-    size = engine.conv_output_size(n, 3, op="pool", stride=2, padding="same")
-    o, before, after = size.output_size, size.pad_before, size.pad_after
+    o = -(-n // 2)                                   # ⌈n/s⌉ cells per side: the shape δ is drawn in
     delta = rng.ints(-3, 3, (o, o), nonzero=True)
     params = {"input": tolist(x), "kernel_size": 3, "stride": 2, "padding": "same", "grad_output": tolist(delta)}
     known = solve.mistakes("max-pool", params)
     t = known.trace()
+    before, after = int(t.pad_before[0]), int(t.pad_after[0])       # the padding per side, [rows, columns] alike
     if len(set(t.indices.ravel().tolist())) == t.indices.size:
         raise Degenerate("no input is the maximum of two windows: nothing adds up")
     shared = [i for i in set(t.indices.ravel().tolist()) if np.count_nonzero(t.indices == i) > 1]

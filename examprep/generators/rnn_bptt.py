@@ -57,8 +57,9 @@ def rnn_bptt(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     topic = {"rnn": "rnn-cell", "gru": "gru-cell", "lstm": "lstm-cell"}[cell]
     states = [h0, t.hidden[0]]
     cells = [np.zeros(H), t.cell[0]] if cell == "lstm" else None
-    step = [solve.mistakes(topic, _cell_params(cell, x[k], states[k], cells[k] if cells else None, w_ih, w_hh, b))
-            for k in range(2)]
+    step = [solve.mistakes(topic, _cell_params(cell, x[k], states[k], cells[k] if cells else None, w_ih, w_hh, b),
+                           trace=cell_trace)        # the unrolled pass's own trace of that step: not computed again
+            for k, cell_trace in enumerate(t.steps)]
     restart = step[1].trace(h=tolist(h0), **({"c": [0.0] * H} if cell == "lstm" else {}))
     parts = [
         Part("h_1", "The first hidden state $h_1$.", kind, val(t.hidden[0]), shape=shape, points=1, minutes=1.5 * H * G,
