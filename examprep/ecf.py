@@ -11,9 +11,10 @@ import numpy as np
 from examprep.engine import ops
 from examprep.engine.activations import activation_backward, sigmoid_derivative_from_output, tanh_derivative_from_output
 from examprep.engine.attention import scaled_masked_softmax
-from examprep.engine.norm import layer_norm_from_stats
+from examprep.engine.network import layer_output_shape
+from examprep.engine.norm import batch_norm_from_stats, layer_norm_from_stats, running_update
 from examprep.engine.optim import clip_by_norm, sgd_step
-from examprep.engine.regression import mse_grad_b, mse_grad_w, mse_loss
+from examprep.engine.regression import bce_from_probs, bce_grad_b, bce_grad_w, mse_grad_b, mse_grad_w, mse_loss
 from examprep.engine.rnn import gru_blend, gru_candidate, lstm_cell_state, lstm_hidden, rnn_jacobian, rnn_local_derivatives
 from examprep.engine.softmax import cross_entropy_from_probs, mean_nll, minus_target, nll
 from examprep.problem import EcfRule
@@ -32,12 +33,15 @@ OPS = {
     "tanh-derivative-from-output": tanh_derivative_from_output,
     # regression, optim
     "mse-loss": mse_loss, "mse-grad-w": mse_grad_w, "mse-grad-b": mse_grad_b, "sgd-step": sgd_step,
+    "bce-from-probs": bce_from_probs, "bce-grad-w": bce_grad_w, "bce-grad-b": bce_grad_b,
     "clip-by-norm": clip_by_norm,
     # rnn
     "gru-candidate": gru_candidate, "gru-blend": gru_blend, "rnn-jacobian": rnn_jacobian,
     "rnn-local-derivatives": rnn_local_derivatives, "lstm-cell-state": lstm_cell_state, "lstm-hidden": lstm_hidden,
-    # norm, attention
+    # norm, attention, network
     "layer-norm-from-stats": layer_norm_from_stats, "scaled-masked-softmax": scaled_masked_softmax,
+    "layer-output-shape": layer_output_shape, "batch-norm-from-stats": batch_norm_from_stats,
+    "running-update": running_update,
 }
 
 

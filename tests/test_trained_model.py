@@ -158,7 +158,7 @@ def test_no_generated_problem_asks_the_same_computation_twice(tiny_dates, level)
     for seed in range(30):
         p = generators.build("attention-from-model", seed, level, options={"checkpoint": str(tiny_dates)})
         weights = np.asarray(p.part("weights").expected)
-        scores = np.asarray(p.part("scores").expected)
+        scores = np.asarray(p.part("scaled_scores").expected)
         assert len({tuple(np.round(r, 9)) for r in weights}) == len(weights), (seed, weights)
         assert all(np.ptp(r) > 0 for r in scores), (seed, scores)
 
@@ -275,7 +275,7 @@ def test_every_draw_has_distinct_nonzero_rows_live_dimensions_and_no_negative_ze
     for level in (1, 2, 3):
         for seed in range(60):
             p = generators.build("attention-from-model", seed, level, options=opts)
-            assert p.version == 4
+            assert p.version == 5
             Q, K, V = (np.asarray(p.params[n], dtype=float) for n in ("query", "key", "value"))
             for name, m in (("Q", Q), ("K", K), ("V", V)):
                 assert np.all(np.any(m, axis=1)), (seed, level, name, m)

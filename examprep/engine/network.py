@@ -173,3 +173,9 @@ def network_shapes(input_shape, layers, *, framework: str = "pytorch", count_inp
         macs.append(n_macs)
     return Trace(layer_names=names, output_shapes=shapes, params=params, macs=macs, total_params=sum(params),
                  total_macs=sum(macs))
+
+
+def layer_output_shape(input_shape, layer) -> list[int]:
+    """The output shape of one layer of network_shapes on ``input_shape`` (an ECF rule: a layer's
+    shape from a student's own shape of the layer before it)."""
+    return network_shapes(input_shape, [layer]).output_shapes[0]

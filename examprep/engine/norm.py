@@ -167,3 +167,29 @@ def batch_norm(x, gamma=1.0, beta=0.0, *, eps: float = 1e-5, training: bool = Tr
         trace.update(grad_input=grad_input, grad_gamma=grad_gamma, grad_beta=grad_beta)
     return trace
 
+
+
+def batch_norm_from_stats(x, mean, var, eps=1e-5, gamma=1.0, beta=0.0) -> np.ndarray:
+    """γ ⊙ (x − μ)/√(σ² + ε) + β per channel from given statistics (an ECF rule: batch norm's output from
+    a student's own mean and variance). x (N, C) or (N, C, H, W); mean, var, gamma, beta a number or (C,)."""
+    X = array("x", x, (2, 4))
+    c = X.shape[1]
+    shape = (1, c) + (1,) * (X.ndim - 2)
+    mu, v = _per_channel("mean", mean, c).reshape(shape), _per_channel("var", var, c).reshape(shape)
+    if np.any(v < 0):
+        raise ParamError("var: a variance cannot be negative")
+    g, b = _per_channel("gamma", gamma, c).reshape(shape), _per_channel("beta", beta, c).reshape(shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return g * (X - mu) / np.sqrt(v + number("eps", eps)) + b
+
+
+def running_update(running, batch, momentum=0.1, momentum_convention: str = "pytorch", batch_factor=1.0) -> np.ndarray:
+    """A running statistic after one step from a given batch statistic (an ECF rule): PyTorch's
+    (1 − momentum)·running + momentum·f·batch, or Keras's momentum·running + (1 − momentum)·f·batch, where
+    f (batch_factor) is m/(m − 1) for PyTorch's running variance from the biased batch variance, else 1."""
+    r, b = array("running", running, (0, 1)), array("batch", batch, (0, 1))
+    if r.ndim and b.ndim and r.shape != b.shape:
+        raise ShapeError(f"batch: expected {r.shape[0]} values (one per channel), got {b.shape[0]}")
+    m = number("momentum", momentum)
+    new = m if choice("momentum_convention", momentum_convention, BN_MOMENTUM) == "pytorch" else 1 - m
+    return (1 - new) * r + new * number("batch_factor", batch_factor) * b

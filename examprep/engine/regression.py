@@ -124,3 +124,34 @@ def logistic_regression(X, y, w, b=0.0, *, reduction: str = "mean", lr=None) -> 
         eta = number("lr", lr)
         trace.update(w_new=shape_w(wa - eta * gw), b_new=bb - eta * gb)
     return trace
+
+
+def _bce_parts(probs, target, reduction):
+    p, t = array("probs", probs, 1), array("target", target, 1)
+    same_shape("probs", p, t, "target")
+    return p, t, (p.shape[0] if choice("reduction", reduction, ("mean", "sum")) == "mean" else 1)
+
+
+def bce_from_probs(probs, target, reduction="mean") -> float:
+    """Binary cross-entropy −Σ [y log p + (1 − y) log(1 − p)] from given probabilities (mean or sum): an
+    ECF rule, the loss from a student's own probabilities."""
+    p, t, n = _bce_parts(probs, target, reduction)
+    if np.any((p <= 0) | (p >= 1)):
+        raise ParamError("probs: expected probabilities strictly between 0 and 1")
+    return float(-(t * np.log(p) + (1 - t) * np.log(1 - p)).sum() / n)
+
+
+def bce_grad_w(X, probs, target, reduction="mean") -> np.ndarray:
+    """∂L/∂w = Xᵀ(p − y) (÷ N for the mean) from given probabilities; X (N, d) or (N,) for one feature."""
+    p, t, n = _bce_parts(probs, target, reduction)
+    X_ = array("X", X, (1, 2))
+    if X_.shape[0] != p.shape[0]:
+        raise ShapeError(f"X: expected {p.shape[0]} rows (one per probability), got {X_.shape[0]}")
+    g = X_.T @ (p - t) / n
+    return float(g) if X_.ndim == 1 else g
+
+
+def bce_grad_b(probs, target, reduction="mean") -> float:
+    """∂L/∂b = Σ (p − y) (÷ N for the mean) from given probabilities."""
+    p, t, n = _bce_parts(probs, target, reduction)
+    return float((p - t).sum() / n)

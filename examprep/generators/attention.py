@@ -28,7 +28,7 @@ def _rows_degenerate(scaled: np.ndarray, allowed: np.ndarray) -> bool:
 
 
 @generator("attention", title="Attention weights by hand", syllabus="Transformer: scaled dot-product attention, causal mask",
-           version=1)
+           version=2)
 def attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     variant = "self" if rng.chance(1, 3) else "qkv"
     causal = difficulty >= 2
@@ -112,10 +112,13 @@ def attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         conventions = {"score": "unprojected dot product e_ij = x_i·x_j, no scaling", "softmax": "over j (each row)",
                        "mask": "causal: −∞ before the softmax for j > i" if causal else "none"}
     size = scaled.shape
-    asked = {"scaled_scores": "scores", "weights": "weights", "output": "output"}    # the part "scores" asks QKᵀ/√d_k
+    # the qkv variant asks the contract's scaled_scores (QKᵀ/√d_k); the lecture's unprojected variant the unscaled
+    # scores e_ij (its scale is 1, so they are its scaled scores too, the value the weights' ECF rule reads)
+    score_id = "scaled_scores" if variant == "qkv" else "scores"
+    asked = {"scaled_scores": score_id, "weights": "weights", "output": "output"}
     minutes = 1.0 + 0.5 * scaled.size
     parts = [
-        Part("scores", score_prompt, "matrix", jsonable(scaled), shape=size, points=2, minutes=round(minutes, 1),
+        Part(score_id, score_prompt, "matrix", jsonable(scaled), shape=size, points=2, minutes=round(minutes, 1),
              exact=exact_s, misconceptions=tuple(score_mis),
              hint="Entry (i, j) is the dot product of query row i with key row j"
                   + (", divided by √d_k." if variant == "qkv" else ".")),
@@ -130,8 +133,8 @@ def attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
              hint="Each output row is the weighted sum of the value rows, with that row's weights."),
     ]
     steps = solve.attention.attention_steps(known.params, tr)
-    solution = steps_from(steps.scores, "scores")
-    solution += steps_from((steps.scale, steps.mask) if variant == "qkv" else steps.mask, "scores")
+    solution = steps_from(steps.scores, score_id)
+    solution += steps_from((steps.scale, steps.mask) if variant == "qkv" else steps.mask, score_id)
     solution += steps_from(steps.softmax, "weights")
     if calculator_free:
         solution.append(SolutionStep("Exact weights", [Math(r"\alpha_{ij} = \frac{e^{s_{ij}}}{\sum_{j'} e^{s_{ij'}}}"),

@@ -117,7 +117,7 @@ def _check_rows(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> None:
 
 
 @generator("attention-from-model", title="Attention weights of a trained head",
-           syllabus="Transformer: scaled dot-product attention in a trained model", version=4,
+           syllabus="Transformer: scaled dot-product attention in a trained model", version=5,
            calculator_free=False, requires=("checkpoint",), requires_hint=HINT)
 def attention_from_model(rng: Stream, difficulty: int, calculator_free: bool, options: dict) -> Draft:
     trained = load_checkpoint(options["checkpoint"])
@@ -164,7 +164,7 @@ def attention_from_model(rng: Stream, difficulty: int, calculator_free: bool, op
         Matrix("V", jsonable(V), row_labels=klab)]
     shape = tr.weights.shape
     parts = [
-        Part("scores", r"The scaled scores $QK^\top / \sqrt{d_k}$.", "matrix", jsonable(scores), shape=shape,
+        Part("scaled_scores", r"The scaled scores $QK^\top / \sqrt{d_k}$.", "matrix", jsonable(scores), shape=shape,
              points=2, minutes=1 + 0.5 * tr.weights.size,
              misconceptions=(Misconception("no-scale", jsonable(_pos0(no_scale.scores)), "You forgot to divide by √d_k."),
                              Misconception("full-head-dk", jsonable(_pos0(full_dk.scaled_scores)),
@@ -174,7 +174,7 @@ def attention_from_model(rng: Stream, difficulty: int, calculator_free: bool, op
              shape=shape, points=3, minutes=2 + tr.weights.size,
              misconceptions=(Misconception("wrong-axis", jsonable(wrong_axis), "Softmax runs over the keys, along each row."),
                              Misconception("no-scale", jsonable(no_scale.weights), "You forgot to divide by √d_k.")),
-             ecf_rule=EcfRule("scaled-masked-softmax", {"scores": {"$ref": "scores"}, "scale": 1.0})),
+             ecf_rule=EcfRule("scaled-masked-softmax", {"scores": {"$ref": "scaled_scores"}, "scale": 1.0})),
         Part("output", r"The outputs $\alpha V$.", "matrix", jsonable(output), shape=output.shape, points=2,
              minutes=1 + 0.5 * tr.output.size,
              misconceptions=(Misconception("wrong-axis", jsonable(_pos0(ops.matmul(wrong_axis, V))),
@@ -182,7 +182,7 @@ def attention_from_model(rng: Stream, difficulty: int, calculator_free: bool, op
              ecf_rule=EcfRule("matmul", {"a": {"$ref": "weights"}, "b": jsonable(V)})),
     ]
     steps = solve.attention.attention_steps(known.params, tr)
-    solution = (steps_from((steps.scores, steps.scale), "scores") + steps_from(steps.softmax, "weights")
+    solution = (steps_from((steps.scores, steps.scale), "scaled_scores") + steps_from(steps.softmax, "weights")
                 + steps_from(steps.output, "output"))
     return Draft(title="Attention weights of a trained head", params=params, statement=statement, parts=parts,
                  solution=solution, conventions={"score": "QKᵀ/√d_k with the kept d_k", "softmax": "over the keys (rows)",

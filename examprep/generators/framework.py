@@ -181,18 +181,61 @@ def nice(x: float, sig: int = 3) -> str:
     return text
 
 
+def value_blocks(name: str, value: Any, labels: Callable[[tuple[int, ...]], str] | None = None) -> list[Matrix]:
+    """A named value as Matrix blocks: one block for a number, vector or matrix; a value with three or
+    more axes (channels × H × W, heads × n × n, a C_out × C_in × k × k kernel) as one labelled matrix
+    per index of its leading axes — ``name[0]``, ``name[0, 1]`` (PyTorch's indexing), or what
+    ``labels(index)`` says — since the document model's matrices have two axes. A masked score (−∞)
+    is stored as None: JSON has no infinity; renderers show −∞."""
+    try:
+        arr = np.asarray(value, dtype=float)           # a masked None reads as NaN here: only the shape counts
+    except (TypeError, ValueError):                    # text, or a ragged list: shown as it is
+        arr = None
+    if arr is None or arr.ndim < 3:
+        return [Matrix(name, jsonable(value))]
+    label = labels or (lambda idx: f"{name}[{', '.join(map(str, idx))}]")
+    whole = np.asarray(value, dtype=object)
+    return [Matrix(label(idx), jsonable(np.asarray(whole[idx]).tolist())) for idx in np.ndindex(*arr.shape[:-2])]
+
+
 def steps_from(steps: Step | Iterable[Step | None] | None, part: str | None = None, prefix: str = "") -> list[SolutionStep]:
     """Worked-solution steps from solve's named steps (one Step, several, or None for a step the
-    instance does not have): formula as Math, values as Matrix blocks (a masked score, −∞, is stored
-    as None: JSON has no infinity; renderers show −∞)."""
+    instance does not have): formula as Math, values as Matrix blocks (see value_blocks: a value
+    with three or more axes becomes one matrix per channel or head)."""
     if steps is None:
         return []
     out = []
     for st in [steps] if isinstance(steps, Step) else steps:
         if st is None:
             continue
-        blocks = [Math(st.formula)] if st.formula else []
+        blocks: list = [Math(st.formula)] if st.formula else []
         for name, val in st.values.items():
-            blocks.append(Matrix(name, jsonable(val)))     # −∞ (masked) becomes None
+            blocks += value_blocks(name, val)
         out.append(SolutionStep(prefix + st.title, blocks, part))
+    return out
+
+
+def step_per_part(step: Step | None, parts: dict[str, str | None], prefix: str = "",
+                  titles: dict[str, str] | None = None) -> list[SolutionStep]:
+    """One named step whose values answer several parts, as one worked-solution step per part.
+
+    ``parts`` maps what a part asks to its id, in the order shown: a value's name ("params"), or one
+    block of a value with channels (value_blocks' label, "output[1]"); several names may map to one
+    part. The formula goes with the first piece, and so does every value or block not named.
+    ``titles`` (optional, by name) gives a later piece its own title; by default "<title>: <name>"."""
+    if step is None:
+        return []
+    keys = list(parts)
+    order = list(dict.fromkeys(parts[k] for k in keys))            # one piece per part, in order
+    pieces: dict[str | None, list] = {pid: [] for pid in order}
+    for name, val in step.values.items():
+        for block in value_blocks(name, val):
+            key = block.name if block.name in parts else name if name in parts else keys[0]
+            pieces[parts[key]].append(block)
+    out = []
+    for i, pid in enumerate(order):
+        first = next(k for k in keys if parts[k] == pid)
+        head: list = [Math(step.formula)] if i == 0 and step.formula else []
+        title = step.title if i == 0 else (titles or {}).get(first, f"{step.title}: {first}")
+        out.append(SolutionStep(prefix + title, head + pieces[pid], pid))
     return out

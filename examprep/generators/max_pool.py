@@ -3,8 +3,10 @@
 Level 1: a 4×4 input, 2×2 windows with stride 2, one maximum per window.
 Level 2: the same with tied maxima: PyTorch routes δ to the first maximum in row-major order; the
 positions chosen are a part.
-Level 3: overlapping windows (2×2, stride 1) on a 4×4 input with ties: an input that is the maximum
-of several windows collects the sum of their gradients.
+Level 3: 3×3 windows with stride 2 and TensorFlow's "same" padding on a 4×4 or 5×5 input: the output is
+⌈n/s⌉, the padding P = max((o − 1)s + k − n, 0) goes ⌊P/2⌋ before and the rest after (padded cells are
+−∞, never the maximum), and the windows overlap, so an input that is the maximum of two windows collects
+the sum of their gradients.
 Calculator-free: integer entries (every answer is an integer).
 """
 from __future__ import annotations
@@ -17,30 +19,26 @@ from examprep.generators.framework import Degenerate, Draft, Stream, generator, 
 from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
 
 
-@generator("max-pool", title="Max-pooling forward and backward (gradient routing, ties)",
-           syllabus="CNNs: max-pooling forward and backward", version=1)
+@generator("max-pool", title="Max-pooling forward and backward (gradient routing, ties, \"same\" padding)",
+           syllabus="CNNs: max-pooling forward and backward, \"same\" padding", version=2)
 def max_pool(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
-    stride = 1 if difficulty == 3 else 2
+    if difficulty == 3:
+        return _same_padding(rng, calculator_free)
+    stride = 2
     if difficulty == 1:
         x = np.array(rng.sample(range(-5, 12), 16), dtype=float).reshape(4, 4)
         if not calculator_free and rng.chance(1, 2):
             x = x / 2
     else:
         x = rng.ints(0, 3, (4, 4))
-    fwd = engine.max_pool_backward(x, 2, np.zeros((4 // stride - (stride == 1), 4 // stride - (stride == 1))),
-                                   stride=stride)
+    fwd = engine.max_pool_backward(x, 2, np.zeros((2, 2)), stride=stride)
     ties = fwd.ties_count
     if difficulty == 1 and np.any(ties > 1):
         raise Degenerate("a tie at level 1")
     if difficulty == 2 and not (1 <= np.count_nonzero(ties > 1) <= 3):
         raise Degenerate("level 2 wants one to three windows with ties")
     delta = rng.ints(-3, 3, fwd.output.shape, nonzero=True)
-    if difficulty == 3:
-        if np.count_nonzero(ties > 1) < 2 or np.all(ties > 1):
-            raise Degenerate("level 3 wants some windows with ties")
     t = engine.max_pool_backward(x, 2, delta, stride=stride, ties="first")
-    if difficulty == 3 and len(set(t.indices.ravel().tolist())) == t.indices.size:
-        raise Degenerate("no input is the maximum of two windows: nothing adds up")
     params = {"input": jsonable(x), "kernel_size": 2, "stride": stride, "grad_output": jsonable(delta)}
     # the other rules for tied maxima: engine.max_pool_backward's named ties conventions (t is "first", PyTorch's)
     by_rule = {rule: engine.max_pool_backward(x, 2, delta, stride=stride, ties=rule)
@@ -48,10 +46,9 @@ def max_pool(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
 
     avg_kernel = np.full((2, 2), 0.25)
     avg = engine.conv2d(x, avg_kernel, stride=stride, grad_output=delta)
-    out_mis = [Misconception("average", jsonable(avg.output), "Max-pooling keeps each window's largest value, not its mean.")]
-    if stride == 2:
-        out_mis.append(Misconception("stride-1", jsonable(engine.max_pool(x, 2, stride=1).output),
-                                     "The windows do not overlap: stride 2 moves them 2 positions at a time."))
+    out_mis = [Misconception("average", jsonable(avg.output), "Max-pooling keeps each window's largest value, not its mean."),
+               Misconception("stride-1", jsonable(engine.max_pool(x, 2, stride=1).output),
+                             "The windows do not overlap: stride 2 moves them 2 positions at a time.")]
     grad_mis = [Misconception("average-spread", jsonable(avg.grad_input),
                               "That is average-pooling's backward pass; max-pooling sends all of δ to the maximum."),
                 Misconception("ones", jsonable(engine.max_pool_backward(x, 2, np.ones_like(delta), stride=stride).grad_input),
@@ -78,17 +75,11 @@ def max_pool(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
             Text("Scan each window row by row; the first entry equal to the maximum is the one PyTorch records."),
             Matrix("indices", jsonable(t.indices.astype(float)))], "indices"))
     parts.append(Part("grad_input", r"$\partial L / \partial x$ (the input's shape).", "matrix", jsonable(t.grad_input),
-                      shape=(4, 4), points=3 if difficulty == 3 else 2, minutes=3 if difficulty == 3 else 2,
+                      shape=(4, 4), points=2, minutes=2,
                       misconceptions=tuple(grad_mis), ecf_rule=EcfRule("solve:max-pool", params, "grad_input"),
-                      hint="Each δ goes to its window's maximum; every other entry gets 0"
-                           + ("; an entry that wins several windows collects their sum." if difficulty == 3 else ".")))
+                      hint="Each δ goes to its window's maximum; every other entry gets 0."))
     solution += steps_from(steps.route, "grad_input")
-    if difficulty == 3:
-        solution.append(SolutionStep("Overlapping windows add", [Text(
-            "With stride 1 the windows overlap, so one input can be the maximum of several windows: its gradient is "
-            "the sum of those windows' δ (PyTorch accumulates, it does not overwrite).")]))
-    statement = [Text(f"Max-pooling with 2×2 windows and stride {stride}, no padding"
-                      + (" (the windows overlap)" if stride == 1 else "") + ". Ties: the first maximum in row-major "
+    statement = [Text(f"Max-pooling with 2×2 windows and stride {stride}, no padding. Ties: the first maximum in row-major "
                       "order is the one that receives the gradient, as in PyTorch. Backpropagation has delivered "
                       "$\\delta = \\partial L / \\partial y$."),
                  Matrix("x", jsonable(x)), Matrix("δ", jsonable(delta))]
@@ -96,4 +87,82 @@ def max_pool(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                  solution=solution,
                  conventions={"window": f"2×2, stride {stride}, no padding",
                               "ties": "the first maximum in row-major order takes δ (PyTorch)",
-                              "overlap": "gradients add" if stride == 1 else "windows do not overlap"})
+                              "overlap": "windows do not overlap"})
+
+
+# A finite stand-in for −∞ where a mistaken padding is built by hand (no input comes near it)
+_FLOOR = -1000.0
+
+
+def _same_padding(rng: Stream, calculator_free: bool) -> Draft:
+    n = rng.choice([4, 5])
+    x = np.array(rng.sample(range(-9, 16), n * n), dtype=float).reshape(n, n)     # distinct: no ties
+    if not calculator_free and rng.chance(1, 2):
+        x = x / 2
+    o = -(-n // 2)                                   # ⌈n/s⌉ cells per side: the shape δ is drawn in
+    delta = rng.ints(-3, 3, (o, o), nonzero=True)
+    params = {"input": jsonable(x), "kernel_size": 3, "stride": 2, "padding": "same", "grad_output": jsonable(delta)}
+    known = solve.mistakes("max-pool", params)
+    t = known.trace()
+    before, after = int(t.pad_before[0]), int(t.pad_after[0])       # the padding per side, [rows, columns] alike
+    if len(set(t.indices.ravel().tolist())) == t.indices.size:
+        raise Degenerate("no input is the maximum of two windows: nothing adds up")
+    shared = [i for i in set(t.indices.ravel().tolist()) if np.count_nonzero(t.indices == i) > 1]
+    if any(np.ravel(t.grad_input)[i] == 0 for i in shared):
+        raise Degenerate("the windows' δ cancel at their shared maximum: the sum would not show")
+    stride1 = engine.conv_output_size(n, 3, op="pool", stride=1, padding="same")
+    pads = [before, after]
+    pad_mis = [Misconception("stride-1-padding", [stride1.pad_before, stride1.pad_after],
+                             "With stride s the output is ⌈n/s⌉ and P = (o − 1)s + k − n; k − 1 is the padding of stride 1.")]
+    if before != after:
+        pad_mis.append(Misconception("extra-before", [after, before],
+                                     "TensorFlow puts the odd cell of padding at the END (bottom, right)."))
+    pad_mis.append(Misconception("all-after", [0, before + after],
+                                 "TensorFlow splits P between the two ends: ⌊P/2⌋ before, the rest after."))
+    # the mistaken paddings, built by hand and pooled without padding through the engine
+    zero = np.pad(x, ((before, after), (before, after)))
+    at_start = np.pad(x, ((after, before), (after, before)), constant_values=_FLOOR)
+    zero_t = engine.max_pool(zero, 3, stride=2, grad_output=delta)
+    valid = engine.max_pool(x, 3, stride=2)
+    out_mis = [Misconception("valid-padding", jsonable(valid.output),
+                             '"Same" pads the input so that the output is ⌈n/s⌉ per side; you pooled without padding.'),
+               Misconception("zero-padding", jsonable(zero_t.output),
+                             "Max-pooling pads with −∞ (padded cells never win); a 0 would beat negative inputs.")]
+    if before != after:
+        out_mis.append(Misconception("extra-before", jsonable(engine.max_pool(at_start, 3, stride=2).output),
+                                     "TensorFlow puts the odd cell of padding at the end: the last window hangs over it."))
+    avg = engine.avg_pool(zero, 3, stride=2, grad_output=delta).grad_input[before:before + n, before:before + n]
+    grad_mis = [Misconception("zero-padding", jsonable(zero_t.grad_input[before:before + n, before:before + n]),
+                              "A padded cell is never the maximum: every δ goes to an input cell."),
+                Misconception("average-spread", jsonable(avg), "That is average-pooling's backward pass; max-pooling "
+                                                            "sends all of δ to the window's maximum."),
+                Misconception("ones", jsonable(known.trace(grad_output=jsonable(np.ones_like(delta))).grad_input),
+                              "The maximum receives the upstream gradient δ, not 1.")]
+    parts = [
+        Part("padding", "The padding of each spatial side, as [before, after] (the same for rows and columns).", "vector",
+             pads, shape=(2,), tolerance=EXACT, points=1, minutes=1.5, misconceptions=tuple(pad_mis),
+             hint="o = ⌈n/s⌉, P = max((o − 1)s + k − n, 0), before = ⌊P/2⌋, after = P − before."),
+        Part("output", "The pooled output $y$.", "matrix", jsonable(t.output), shape=t.output.shape, points=2,
+             minutes=0.6 * t.output.size + 1, misconceptions=tuple(out_mis),
+             hint="Each window's maximum; padded cells (−∞) never win."),
+        Part("grad_input", r"$\partial L / \partial x$ (the input's shape).", "matrix", jsonable(t.grad_input), shape=(n, n),
+             points=3, minutes=3, misconceptions=tuple(grad_mis), ecf_rule=EcfRule("solve:max-pool", params, "grad_input"),
+             hint="Each δ goes to its window's maximum; an input that wins two overlapping windows collects both δ."),
+    ]
+    steps = solve.pool.max_pool_steps(known.params, t)
+    pad = steps_from(steps.padding, "padding")[0]       # its values per dimension [h, w]; the part asks one side's pair
+    pad = SolutionStep(pad.title, pad.blocks + [Matrix("padding", pads)], pad.part)
+    solution = ([pad] + steps_from(steps.maximum, "output")
+                + steps_from(steps.route, "grad_input")
+                + [SolutionStep("Overlapping windows add", [Text(
+                    "3×3 windows with stride 2 overlap by one row or column, so one input can be the maximum of two "
+                    "windows: its gradient is the sum of their δ (PyTorch and TensorFlow accumulate).")])])
+    statement = [Text("Max-pooling with 3×3 windows, stride 2 and TensorFlow's \"same\" padding (tf.nn.max_pool2d, "
+                      "padding='SAME'): the output has ⌈n/s⌉ cells per side, the total padding P = max((o − 1)s + k − n, 0) "
+                      "is split ⌊P/2⌋ before and the rest after, and padded cells count as −∞. Backpropagation has "
+                      "delivered $\\delta = \\partial L / \\partial y$."),
+                 Matrix("x", jsonable(x)), Matrix("δ", jsonable(delta))]
+    return Draft(title="Max-pooling with TensorFlow's \"same\" padding", params=params, statement=statement, parts=parts,
+                 solution=solution, conventions={"window": "3×3, stride 2", "padding": "\"same\" (TensorFlow): ⌈n/s⌉, "
+                                                 "the extra cell at the end, padded cells −∞",
+                                                 "overlap": "gradients add"})

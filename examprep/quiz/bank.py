@@ -14,7 +14,7 @@ from examprep.errors import ExamprepError
 from examprep.fileio import read_user_text
 from examprep.problem import EXACT, Misconception, Part, Problem, SolutionStep, Tolerance
 
-CONCEPT_TOPICS = ("rnn", "attention", "transformer", "llm")
+CONCEPT_TOPICS = ("rnn", "attention", "transformer", "llm", "cnn", "training")
 CONCEPT_KINDS = ("choice", "integer", "number")
 # the facts the GRU/attention lecture asks students to know (its study checklist); every one is
 # taught by at least one question (tests/quiz/test_concepts.py)

@@ -9,7 +9,7 @@ import re
 _SYMBOLS = {
     r"\sigma": "σ", r"\tanh": "tanh", r"\odot": "⊙", r"\cdot": "·", r"\sum": "Σ", r"\max": "max",
     r"\log": "log", r"\ln": "ln", r"\ell": "ℓ", r"\sqrt": "√", r"\partial": "∂", r"\alpha": "α", r"\beta": "β",
-    r"\gamma": "γ", r"\delta": "δ",
+    r"\gamma": "γ", r"\delta": "δ", r"\lambda": "λ", r"\dots": "…", r"\ldots": "…", r"\big": "", r"\Big": "",
     r"\varepsilon": "ε", r"\epsilon": "ε", r"\mu": "μ", r"\eta": "η", r"\theta": "θ", r"\omega": "ω",
     r"\varphi": "φ", r"\phi": "φ", r"\prod": "Π", r"\Phi": "Φ", r"\infty": "∞", r"\le": "≤", r"\ge": "≥", r"\times": "×",
     r"\leftarrow": "←", r"\Rightarrow": "⇒", r"\mapsto": "↦", r"\top": "ᵀ", r"\in": "∈", r"\lceil": "⌈",
@@ -68,9 +68,9 @@ def to_text(latex: str) -> str:
             i += 5 if s.startswith(r"\text", i) else 7
             arg, i = _group(s, i)
             out.append(arg.replace("\\_", "_"))
-        elif s.startswith(r"\hat", i) or s.startswith(r"\tilde", i):
-            accent = "\u0302" if s.startswith(r"\hat", i) else "\u0303"
-            arg, i = _group(s, i + (4 if accent == "\u0302" else 6))
+        elif s.startswith((r"\hat", r"\widehat", r"\tilde"), i):
+            accent = "\u0303" if s.startswith(r"\tilde", i) else "\u0302"
+            arg, i = _group(s, i + len(re.match(r"\\[a-z]+", s[i:]).group(0)))
             out.append(to_text(arg) + accent)
         elif s[i] in "_^":
             table = _SUB if s[i] == "_" else _SUP

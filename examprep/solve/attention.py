@@ -414,7 +414,7 @@ def self_attention_steps(p: dict[str, Any], t: Trace) -> SelfAttentionSteps:
         Step("Weighted sums of the values" + per_head,
              r"\mathrm{head} = \alpha V" if h == 1 else r"\mathrm{head}_i = \alpha_i V_i", {"heads": t.heads}),
         Step("Concatenate the heads" + (" and project with W_O" if p["w_output"] is not None else ""),
-             r"O = \mathrm{concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)" + (r" W_O" if p["w_output"] is not None else ""),
+             r"O = \mathrm{concat}(\mathrm{head}_1, \text{…}, \mathrm{head}_h)" + (r" W_O" if p["w_output"] is not None else ""),
              {"concat": t.concat, "output": t.output}))
 
 

@@ -45,9 +45,9 @@ def bptt_steps(p: dict[str, Any], t: Trace) -> BPTTSteps:
     return BPTTSteps(
         forward, backward,
         Step("Weight gradients: the same weights act at every step, so their gradients are summed over time",
-             r"\frac{\partial L}{\partial W} = \sum_{t=1}^{T} \frac{\partial L}{\partial W}\Big|_t",
+             r"\frac{\partial L}{\partial W} = \sum_{t=1}^{T} \frac{\partial L}{\partial W}|_t",
              {"grad_weight_ih": t.grad_weight_ih, "grad_weight_hh": t.grad_weight_hh}),
-        Step("Bias gradients, summed over time", r"\frac{\partial L}{\partial b} = \sum_t \frac{\partial L}{\partial b}\Big|_t",
+        Step("Bias gradients, summed over time", r"\frac{\partial L}{\partial b} = \sum_t \frac{\partial L}{\partial b}|_t",
              {"grad_bias_ih": t.grad_bias_ih, "grad_bias_hh": t.grad_bias_hh}),
         Step("Gradients of the inputs and the initial state",
              r"\frac{\partial L}{\partial x_t},\ \frac{\partial L}{\partial h_0}", inputs))

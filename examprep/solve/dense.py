@@ -8,7 +8,7 @@ import numpy as np
 
 from examprep import engine
 from examprep.engine._core import Trace
-from examprep.solve.contract import Mistake, Param, Step, Topic
+from examprep.solve.contract import Ecf, Mistake, Param, Ref, Step, Topic
 
 _PHI = {"relu": r"\mathrm{ReLU}", "sigmoid": r"\sigma", "tanh": r"\tanh", "leaky-relu": r"\mathrm{LeakyReLU}",
         "gelu": r"\mathrm{GELU}"}
@@ -323,6 +323,24 @@ MLP_REGRESSION_MISTAKES = {
 }
 
 
+def _step_from(name: str) -> Ecf:
+    grad, old = {"w1_new": ("grad_w1", "w1"), "b1_new": ("grad_b1", "b1"), "w2_new": ("grad_w2", "w2"),
+                 "b2_new": ("grad_b2", "b2")}[name]
+    def args(p: dict[str, Any], t: Trace) -> dict[str, Any]:
+        base = np.zeros_like(t[grad]) if p[old] is None else np.asarray(p[old], dtype=float)
+        return {"param": base, "grad": Ref(grad), "lr": p["lr"]}
+    return Ecf("sgd-step", args)
+
+
+MLP_REGRESSION_ECF = {
+    "grad_hidden": (Ecf("matmul", lambda p, t: {"a": np.asarray(p["w2"], dtype=float).T, "b": Ref("grad_output_pre")}),),
+    "grad_hidden_pre": (Ecf("activation-backward", lambda p, t: {"grad_output": Ref("grad_hidden"), "x": t.hidden_pre,
+                                                                 "name": p["activation"]}),),
+    "w1_new": (_step_from("w1_new"),), "b1_new": (_step_from("b1_new"),),
+    "w2_new": (_step_from("w2_new"),), "b2_new": (_step_from("b2_new"),),
+}
+
+
 MLP_REGRESSION = Topic(
     "mlp-regression", "Two-layer network with a squared-error loss: forward, backward and one gradient-descent step",
     (Param("x", "vector (in)"), Param("target", "vector (out) or a number"), Param("w1", "matrix (H×in)"),
@@ -338,6 +356,7 @@ MLP_REGRESSION = Topic(
                                     output_activation=p["output_activation"], loss=p["loss"], lr=p["lr"]),
     mlp_regression_steps,
     mistakes=MLP_REGRESSION_MISTAKES,
+    ecf=MLP_REGRESSION_ECF,
     conventions=lambda p: {"layout": "weights out×in as torch.nn.Linear (W x); gradients are ∂L/∂(value)",
                            "loss": "½Σ(t − o)² (half sum of squared errors)" if p["loss"] == "half-sse"
                            else "mean of (t − o)² (torch.nn.MSELoss)",

@@ -62,6 +62,67 @@ def _with_bias(p: dict[str, Any]) -> bool:
     return any(isinstance(L, dict) and L.get("type") in ("conv2d", "linear") and L.get("bias", True) for L in p["layers"])
 
 
+_SHAPE_KEEPERS = ("relu", "sigmoid", "tanh", "dropout", "batch-norm")
+_POOLS = ("max-pool", "avg-pool", "global-avg-pool")
+
+
+def _pool_before_flatten(layers: list[Any]) -> int | None:
+    """The index of the pooling layer whose output the first flatten reads (activations, dropout and
+    batch norm in between keep the shape), or None."""
+    for i, L in enumerate(layers):
+        if isinstance(L, dict) and L.get("type") == "flatten":
+            j = i - 1
+            while j >= 0 and isinstance(layers[j], dict) and layers[j].get("type") in _SHAPE_KEEPERS:
+                j -= 1
+            return j if j >= 0 and isinstance(layers[j], dict) and layers[j].get("type") in _POOLS else None
+    return None
+
+
+def _unpooled_flatten(p: dict[str, Any]) -> list[Any]:
+    """The layers with the pooling before the flatten made a no-op (a ReLU keeps the shape): the flatten
+    then reads the shape from before the pooling."""
+    j = _pool_before_flatten(p["layers"])
+    return [{"type": "relu"} if i == j else L for i, L in enumerate(p["layers"])]
+
+
+def _plain_pools(p: dict[str, Any]) -> bool:
+    return any(isinstance(L, dict) and L.get("type") in ("max-pool", "avg-pool") for L in p["layers"]) and not any(
+        isinstance(L, dict) and L.get("type") in ("max-pool", "avg-pool") and (L.get("ceil_mode") or L.get("dilation", 1) != 1)
+        for L in p["layers"])
+
+
+def _pools_weighted(p: dict[str, Any], t: Trace) -> Trace:
+    """The network with each k×k pooling layer counted as a k×k filter per channel (a depthwise conv
+    without bias, k²·C weights): the same shapes, parameters where pooling has none."""
+    shapes = [list(p["input_shape"])] + [list(s) for s in t.output_shapes]
+    layers = []
+    for i, L in enumerate(p["layers"]):
+        if isinstance(L, dict) and L.get("type") in ("max-pool", "avg-pool"):
+            c = shapes[i][0]
+            L = {"type": "conv2d", "out_channels": c, "kernel_size": L["kernel_size"],
+                 "stride": L.get("stride", L["kernel_size"]), "padding": L.get("padding", 0), "groups": c, "bias": False}
+        layers.append(L)
+    return engine.network_shapes(p["input_shape"], layers, framework=p["framework"])
+
+
+def _grouped(p: dict[str, Any]) -> bool:
+    return any(isinstance(L, dict) and L.get("type") == "conv2d" and L.get("groups", 1) != 1 for L in p["layers"])
+
+
+def _ungrouped(p: dict[str, Any]) -> list[Any]:
+    return [{k: v for k, v in L.items() if k != "groups"} if isinstance(L, dict) and L.get("type") == "conv2d" else L
+            for L in p["layers"]]
+
+
+_POOL_WHY = "Pooling has nothing to learn: a maximum or an average has no weights and no bias (0 parameters)."
+_FLATTEN_WHY = ("Flatten the shape that reaches the flatten layer, after the pooling: F = C·H·W of the pooled "
+                "output, not of the layer before it.")
+
+
+def _flatten_after_pool(p: dict[str, Any]) -> bool:
+    return _pool_before_flatten(p["layers"]) is not None
+
+
 _PARAM_MISTAKES = (
     Mistake("no-bias", layers=_without_bias, when=_with_bias,
             why="Each conv filter and each linear output has a bias: add C_out (or F_out) to its weights."),
@@ -72,13 +133,22 @@ _PARAM_MISTAKES = (
                 "summary counts them too (4C)."),
     Mistake("padding-once", padding_sides=1, when=_padded_conv,
             why="Padding p adds p on BOTH sides of each dimension: n + 2p."),
+    Mistake("flatten-before-pool", layers=_unpooled_flatten, when=_flatten_after_pool, why=_FLATTEN_WHY),
+    Mistake("groups-ignored", layers=_ungrouped, when=_grouped,
+            why="A grouped (depthwise) conv's filter sees only its group's C_in/groups channels: "
+                "C_out·(C_in/groups)·k_h·k_w weights."),
 )
 
 NETWORK_MISTAKES = {
     "output_shapes": (Mistake("padding-once", padding_sides=1, when=_padded_conv,
-                              why="Padding p adds p on BOTH sides of each dimension: n + 2p."),),
-    "params": _PARAM_MISTAKES,
-    "total_params": _PARAM_MISTAKES,
+                              why="Padding p adds p on BOTH sides of each dimension: n + 2p."),
+                      Mistake("flatten-before-pool", layers=_unpooled_flatten, when=_flatten_after_pool,
+                              why=_FLATTEN_WHY)),
+    "params": _PARAM_MISTAKES + (
+        Mistake("pool-params", compute=lambda p, t: _pools_weighted(p, t).params, when=_plain_pools, why=_POOL_WHY),),
+    "total_params": _PARAM_MISTAKES + (
+        Mistake("pool-params", compute=lambda p, t: _pools_weighted(p, t).total_params, when=_plain_pools,
+                why=_POOL_WHY),),
 }
 
 

@@ -229,6 +229,25 @@ BATCH_NORM_MISTAKES = {
 }
 
 
+def _running_args(p: dict[str, Any], t: Trace, stat: str) -> dict[str, Any]:
+    m = np.asarray(p["x"]).size // np.shape(p["x"])[1]
+    unbiased = stat == "var" and p["running_var_update"] == "unbiased"
+    return {"running": np.asarray(p["running_mean" if stat == "mean" else "running_var"], dtype=float) * np.ones_like(t.mean),
+            "batch": Ref(stat), "momentum": p["momentum"] if p["training"] else 0.0,     # eval: nothing moves
+            "momentum_convention": p["momentum_convention"] if p["training"] else "pytorch",
+            "batch_factor": m / (m - 1) if unbiased else 1.0}
+
+
+BATCH_NORM_ECF = {
+    "output": (Ecf("batch-norm-from-stats", lambda p, t: {"x": np.asarray(p["x"], dtype=float), "mean": Ref("mean"),
+                                                          "var": Ref("var"), "eps": p["eps"],
+                                                          "gamma": np.asarray(p["gamma"], dtype=float) * np.ones_like(t.mean),
+                                                          "beta": np.asarray(p["beta"], dtype=float) * np.ones_like(t.mean)}),),
+    "running_mean_new": (Ecf("running-update", lambda p, t: _running_args(p, t, "mean")),),
+    "running_var_new": (Ecf("running-update", lambda p, t: _running_args(p, t, "var")),),
+}
+
+
 BATCH_NORM = Topic(
     "batch-norm", "Batch normalisation: training and evaluation, running statistics, backward",
     (Param("x", "N×C, or N×C×H×W (statistics per channel over every other axis)"),
@@ -249,6 +268,7 @@ BATCH_NORM = Topic(
                                 momentum_convention=p["momentum_convention"], running_var_update=p["running_var_update"]),
     batch_norm_steps,
     mistakes=BATCH_NORM_MISTAKES,
+    ecf=BATCH_NORM_ECF,
     conventions=lambda p: {"axis": "statistics per channel over the batch" + ("" if np.ndim(p["x"]) == 2 else
                                                                               " and every position"),
                            "mode": "training: batch statistics, running ones updated" if p["training"]

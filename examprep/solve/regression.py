@@ -8,7 +8,7 @@ import numpy as np
 
 from examprep import engine
 from examprep.engine._core import Trace
-from examprep.solve.contract import Mistake, Param, Step, Topic
+from examprep.solve.contract import Ecf, Mistake, Param, Ref, Step, Topic
 
 
 class LinearRegressionSteps(NamedTuple):
@@ -99,6 +99,21 @@ LOGISTIC_REGRESSION_MISTAKES = {
 }
 
 
+def _bce_args(p: dict[str, Any], with_x: bool = False) -> dict[str, Any]:
+    args = {"probs": Ref("probs"), "target": np.asarray(p["y"], dtype=float), "reduction": p["reduction"]}
+    return {"X": np.asarray(p["X"], dtype=float), **args} if with_x else args
+
+
+LOGISTIC_REGRESSION_ECF = {
+    "loss": (Ecf("bce-from-probs", lambda p, t: _bce_args(p)),),
+    "grad_w": (Ecf("bce-grad-w", lambda p, t: _bce_args(p, with_x=True)),),
+    "grad_b": (Ecf("bce-grad-b", lambda p, t: _bce_args(p)),),
+    "w_new": (Ecf("sgd-step", lambda p, t: {"param": np.asarray(p["w"], dtype=float), "grad": Ref("grad_w"),
+                                            "lr": p["lr"]}),),
+    "b_new": (Ecf("sgd-step", lambda p, t: {"param": float(p["b"]), "grad": Ref("grad_b"), "lr": p["lr"]}),),
+}
+
+
 LOGISTIC_REGRESSION = Topic(
     "logistic-regression", "Logistic regression: binary cross-entropy, its gradient and one gradient-descent step",
     (Param("X", "matrix (N×d), or vector (N) for one feature"), Param("y", "vector (N) of 0/1 labels"),
@@ -108,6 +123,7 @@ LOGISTIC_REGRESSION = Topic(
     lambda p: engine.logistic_regression(p["X"], p["y"], p["w"], p["b"], reduction=p["reduction"], lr=p["lr"]),
     logistic_regression_steps,
     mistakes=LOGISTIC_REGRESSION_MISTAKES,
+    ecf=LOGISTIC_REGRESSION_ECF,
     conventions=lambda p: {"loss": "binary cross-entropy from the logits (torch.nn.BCEWithLogitsLoss), "
                                    + ("mean" if p["reduction"] == "mean" else "sum") + " over the examples"},
     answer_names=lambda p, t: [n for n in ("logits", "probs", "loss", "grad_w", "grad_b", "w_new", "b_new") if n in t],

@@ -99,3 +99,21 @@ def test_batch_norm_refuses_one_value_per_channel_in_training():
     with pytest.raises(ParamError, match="more than one value per channel"):
         engine.batch_norm([[1.0, 2.0]])
     assert engine.batch_norm([[1.0, 2.0]], training=False).output.shape == (1, 2)
+
+
+def test_batch_norm_from_given_statistics_and_the_running_update_match_torch():
+    torch = pytest.importorskip("torch")
+    x = np.array([[1.0, 2.0], [3.0, -1.0], [0.0, 4.0]])
+    mean, var, gamma, beta = np.array([0.5, 1.0]), np.array([2.0, 0.25]), np.array([1.5, -1.0]), np.array([0.5, 0.0])
+    want = torch.nn.functional.batch_norm(torch.tensor(x), torch.tensor(mean), torch.tensor(var), torch.tensor(gamma),
+                                          torch.tensor(beta), training=False, eps=1e-5)
+    np.testing.assert_allclose(engine.norm.batch_norm_from_stats(x, mean, var, 1e-5, gamma, beta), want.numpy(),
+                               rtol=1e-12)
+    bn = torch.nn.BatchNorm1d(2, momentum=0.1, dtype=torch.float64)
+    bn.train()(torch.tensor(x))
+    batch_mean, batch_var = x.mean(0), x.var(0)
+    np.testing.assert_allclose(engine.norm.running_update(np.zeros(2), batch_mean), bn.running_mean.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(engine.norm.running_update(np.ones(2), batch_var, batch_factor=3 / 2),
+                               bn.running_var.numpy(), rtol=1e-12)
+    # Keras: moving = momentum·moving + (1 − momentum)·batch
+    np.testing.assert_allclose(engine.norm.running_update([1.0, 2.0], [3.0, 4.0], 0.99, "keras"), [1.02, 2.02])

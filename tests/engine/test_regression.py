@@ -79,3 +79,20 @@ def test_logistic_regression_exact_at_zero_weights():
 def test_logistic_loss_is_stable_for_large_logits():
     t = engine.logistic_regression([[1000.0], [-1000.0]], [0, 1], [1.0])
     assert np.isfinite(t.loss) and abs(t.loss - 1000.0) < 1e-9
+
+
+def test_bce_from_given_probabilities_matches_torch_binary_cross_entropy():
+    torch = pytest.importorskip("torch")
+    p = np.array([0.2, 0.75, 0.5, 0.9])
+    y = np.array([0.0, 1.0, 1.0, 0.0])
+    X = np.array([[1.0, -2.0], [0.5, 1.0], [-1.0, 0.0], [2.0, 3.0]])
+    for reduction in ("mean", "sum"):
+        want = torch.nn.functional.binary_cross_entropy(torch.tensor(p), torch.tensor(y), reduction=reduction)
+        assert regression.bce_from_probs(p, y, reduction) == pytest.approx(float(want), rel=1e-12)
+        # the gradient through the logits, by autograd: z with σ(z) = p
+        z = torch.tensor(np.log(p / (1 - p)), requires_grad=True)
+        torch.nn.functional.binary_cross_entropy_with_logits(z, torch.tensor(y), reduction=reduction).backward()
+        np.testing.assert_allclose(regression.bce_grad_w(X, p, y, reduction), X.T @ z.grad.numpy(), rtol=1e-12)
+        assert regression.bce_grad_b(p, y, reduction) == pytest.approx(float(z.grad.sum()), rel=1e-12)
+    with pytest.raises(Exception, match="probs"):
+        regression.bce_from_probs([0.0, 0.5], [0, 1])

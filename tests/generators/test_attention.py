@@ -1,4 +1,6 @@
 """attention: answers against torch."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -14,3 +16,36 @@ def test_attention_answers_match_torch():
         ref = REFERENCES["attention"](pr)
         np.testing.assert_allclose(p.part("weights").expected, ref["weights"], rtol=1e-12, atol=1e-14)
         np.testing.assert_allclose(p.part("output").expected, ref["output"], rtol=1e-11, atol=1e-12)
+
+
+FIXTURE = Path(__file__).parent / "fixtures" / "attention-v1-key.json"
+
+
+def test_a_key_written_before_the_rename_still_grades():
+    """attention version 1 named its QKᵀ/√d_k part `scores` (version 2: `scaled_scores`, the contract's name). A key
+    stores the whole Problem, so a version-1 key (written by examprep at 4415adb) grades as it did."""
+    from examprep.grading import grade_submission, self_test
+    from examprep.keys import read_key
+
+    key = read_key(FIXTURE)
+    (p,) = key.problems
+    assert (p.generator, p.version, [q.id for q in p.parts]) == ("attention", 1, ["scores", "weights", "output"])
+    checks, issues = self_test(key)
+    assert checks > 10 and issues == []
+    Q, K = (np.asarray(p.params[k]) for k in ("query", "key"))
+    unscaled = (Q @ K.T).tolist()                     # forgot 1/√d_k
+    res = grade_submission([p], {"q1.scores": unscaled, "q1.weights": p.part("weights").expected})
+    verdicts = {r.part_id: r.status for _, _, r in res.parts()}
+    assert verdicts == {"scores": "misconception", "weights": "correct", "output": "blank"}
+
+
+def test_the_scaled_part_is_named_as_the_contract_names_it():
+    for p in instances(["attention"], range(6)):
+        ids = [q.id for q in p.parts]
+        if p.params["variant"] == "qkv":          # QKᵀ/√d_k: the contract's scaled_scores
+            Q, K = (torch.tensor(p.params[k], dtype=torch.float64) for k in ("query", "key"))
+            np.testing.assert_allclose(p.part("scaled_scores").expected, (Q @ K.T / Q.shape[1] ** 0.5).numpy(),
+                                       rtol=1e-12)
+            assert "scores" not in ids
+        else:                                      # the lecture's unprojected e_ij, unscaled: the contract's scores
+            assert ids[0] == "scores"

@@ -126,3 +126,29 @@ def test_one_part_label_rule_past_26_parts():
     assert len({Problem.label(i) for i in range(1000)}) == 1000
     with pytest.raises(ValueError):
         Problem.label(-1)
+
+
+def test_a_value_with_channels_becomes_one_matrix_per_leading_index():
+    from examprep.generators.framework import value_blocks
+
+    blocks = value_blocks("K", np.arange(16.0).reshape(2, 2, 2, 2))
+    assert [b.name for b in blocks] == ["K[0, 0]", "K[0, 1]", "K[1, 0]", "K[1, 1]"]
+    assert blocks[2].values == [[8.0, 9.0], [10.0, 11.0]]
+    assert value_blocks("w", [[None, 1.0], [2.0, 3.0]])[0].values == [[None, 1.0], [2.0, 3.0]]   # −∞ stays None
+    heads = value_blocks("weights", np.array([[[0.5, 0.5], [1.0, -np.inf]]]))
+    assert [b.name for b in heads] == ["weights[0]"] and heads[0].values[1] == [1.0, None]
+    assert len(value_blocks("shapes", [[1, 2, 3], [4]])) == 1       # ragged: shown as it is
+
+
+def test_one_named_step_answers_several_parts():
+    from examprep.generators.framework import step_per_part
+    from examprep.solve.contract import Step
+
+    st = Step("Layer", "f", {"output_shape": [2, 3, 3], "params": 10, "macs": 90})
+    first, second = step_per_part(st, {"output_shape": "shape", "params": "count"})
+    assert (first.part, second.part) == ("shape", "count") and second.title == "Layer: params"
+    assert [b.name for b in first.blocks[1:]] == ["output_shape", "macs"] and first.blocks[0].latex == "f"
+    per_channel = step_per_part(Step("Out", "g", {"output": np.ones((2, 2, 2))}), {"output[0]": "y0", "output[1]": "y1"},
+                                titles={"output[1]": "Channel 1"})
+    assert [(s.title, s.part, [b.name for b in s.blocks if hasattr(b, "name")]) for s in per_channel] == [
+        ("Out", "y0", ["output[0]"]), ("Channel 1", "y1", ["output[1]"])]

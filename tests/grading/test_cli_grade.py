@@ -2,6 +2,8 @@
 batches with corrupt files mixed in, reports, Gradescope JSON, the key self-test on every topic."""
 import hashlib
 import json
+
+import numpy as np
 import os
 import re
 import subprocess
@@ -68,10 +70,14 @@ def test_hand_filled_template_grades_as_expected(sheet, tmp_path):
     d, key = sheet
     attention = key.problems[0]
     w = attention.part("weights").expected
+    first = attention.parts[0]                                 # the (scaled) scores, whichever variant was drawn
+    mistake = first.misconceptions[0]
+    wrong = np.exp(np.asarray(mistake.value, dtype=float))
+    wrong = np.round(wrong / wrong.sum(axis=1, keepdims=True), 3)
     answers = {
         "student_id": "ada",
-        "q1.scores": "[[1, 0], [-1, 0]]",                     # forgot 1/√d_k: misconception
-        "q1.weights": "[[0.731, 0.269], [0.269, 0.731]]",     # consistent with those scores: ECF
+        f"q1.{first.id}": json.dumps(mistake.value),          # a known mistake: misconception
+        "q1.weights": json.dumps(wrong.tolist()),              # consistent with those scores: ECF
         "q1.output": "",                                       # blank
         "q2.r": "0,5",                                         # decimal comma: unreadable, with a hint
         "q2.z": "0.182", "q2.n": "0.635", "q2.h_new": "−0.933",
@@ -79,7 +85,7 @@ def test_hand_filled_template_grades_as_expected(sheet, tmp_path):
         "q4.probs": "e^0/(1 + e^2 + 1)  e^2/(2 + e^2)  1/(e^2+2)", "q4.loss": "ln(2 + e^2)",
         "q4.grad_logits": "[-0.893, 0.787, 0.107]", "q4.derivation": "y_i - p_i",
     }
-    assert w[0][0] != 0.731                                    # the weights really are carried forward
+    assert not np.allclose(w, wrong, atol=1e-3)                # the weights really are carried forward
     sub = tmp_path / "ada.toml"
     sub.write_text(fill((d / "answers.toml").read_text(), answers), encoding="utf-8")
     res = run("grade", d / "key.json", sub, "--json", "-")
@@ -87,7 +93,7 @@ def test_hand_filled_template_grades_as_expected(sheet, tmp_path):
     data = json.loads(res.stdout)
     got = {f"{p['question']}.{part['part']}": (part["status"], part["misconception"])
            for p in data["submissions"][0]["problems"] for part in p["parts"]}
-    assert got["q1.scores"] == ("misconception", "no-scale")
+    assert got[f"q1.{first.id}"] == ("misconception", mistake.id)
     assert got["q1.weights"] == ("ecf", None)
     assert got["q1.output"] == ("blank", None)
     assert got["q2.r"] == ("unparseable", None)
@@ -100,8 +106,8 @@ def test_hand_filled_template_grades_as_expected(sheet, tmp_path):
 
     view = run("grade", d / "key.json", sub, "--no-color")
     assert view.exit_code == 0
-    for text in ("misconception (no-scale)", "carried forward", "use a decimal point", "no answer",
-                 "You forgot to divide by √d_k", "the sign is wrong"):
+    for text in (f"misconception ({mistake.id})", "carried forward", "use a decimal point", "no answer",
+                 mistake.explanation[:30], "the sign is wrong"):
         assert text in view.stdout, text
 
 
@@ -139,7 +145,8 @@ def test_batch_with_corrupt_files_grades_the_good_ones_and_leaves_inputs_untouch
     assert len(data["unreadable"]) == 5
     assert any("duplicate student id 's1'" in w for s in data["submissions"] for w in s["warnings"])
     rows = (tmp_path / "grades.csv").read_text().splitlines()
-    assert rows[0].startswith("student_id,name,source,variant,q1,q2,q3,q4,q1.scores") and len(rows) == 7
+    assert rows[0].startswith(f"student_id,name,source,variant,q1,q2,q3,q4,q1.{key.problems[0].parts[0].id}")
+    assert len(rows) == 7
     reports = sorted(p.name for p in (tmp_path / "reports").iterdir())
     assert reports == ["s1-2.md", "s1.md", "s2.md", "s3.md", "s4.md", "s5.md"]
     s5 = (tmp_path / "reports" / "s5.md").read_text()

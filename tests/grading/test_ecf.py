@@ -33,7 +33,7 @@ def softmax_rows(s):
 
 @pytest.fixture(scope="module")
 def attention():
-    p = generators.build("attention", 7, 1)
+    p = generators.build("attention", 8, 1)
     assert p.params["variant"] == "qkv" and not p.params["causal"]
     return p
 
@@ -43,20 +43,20 @@ def test_attention_chain_from_unscaled_scores(attention):
     scores = Q @ K.T                                # forgot 1/√d_k: a misconception
     weights = softmax_rows(scores)                  # consistent with the student's scores
     output = weights @ V                            # consistent with the student's weights
-    answers = {"q1": {"scores": str(scores.tolist()), "weights": str(sig(weights.tolist())),
+    answers = {"q1": {"scaled_scores": str(scores.tolist()), "weights": str(sig(weights.tolist())),
                       "output": str(sig(output.tolist()))}}
     res = grade_submission([attention], answers)
-    assert statuses(res) == {"scores": "misconception", "weights": "ecf", "output": "ecf"}
+    assert statuses(res) == {"scaled_scores": "misconception", "weights": "ecf", "output": "ecf"}
     parts = {r.part_id: r for _, _, r in res.parts()}
-    assert parts["scores"].misconception.id == "no-scale"
-    assert parts["weights"].ecf_from == ("scores",) and "carried forward" in parts["weights"].feedback
+    assert parts["scaled_scores"].misconception.id == "no-scale"
+    assert parts["weights"].ecf_from == ("scaled_scores",) and "carried forward" in parts["weights"].feedback
     assert res.score == attention.part("weights").points + attention.part("output").points
 
 
 def test_ecf_credit_is_configurable_and_can_be_turned_off(attention):
     Q, K = np.array(attention.params["query"]), np.array(attention.params["key"])
     weights = softmax_rows(Q @ K.T)
-    answers = {"q1.scores": (Q @ K.T).tolist(), "q1.weights": sig(weights.tolist())}
+    answers = {"q1.scaled_scores": (Q @ K.T).tolist(), "q1.weights": sig(weights.tolist())}
     half = grade_submission([attention], answers, settings=Settings(ecf_credit=0.5))
     assert statuses(half)["weights"] == "ecf"
     assert scores(half)["weights"] == pytest.approx(0.5 * attention.part("weights").points)
@@ -68,7 +68,7 @@ def test_ecf_credit_is_configurable_and_can_be_turned_off(attention):
 def test_inconsistent_later_part_gets_no_credit(attention):
     Q, K = np.array(attention.params["query"]), np.array(attention.params["key"])
     wrong_scores = (Q @ K.T + 1).tolist()
-    res = grade_submission([attention], {"q1.scores": wrong_scores, "q1.weights": "[[0.9, 0.1], [0.1, 0.9]]"})
+    res = grade_submission([attention], {"q1.scaled_scores": wrong_scores, "q1.weights": "[[0.9, 0.1], [0.1, 0.9]]"})
     assert statuses(res)["weights"] == "wrong"
 
 

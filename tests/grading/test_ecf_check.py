@@ -44,7 +44,7 @@ def test_a_key_written_before_grades_exactly_as_it_did():
 
 @pytest.fixture(scope="module")
 def attention():
-    p = generators.build("attention", 7, 1)
+    p = generators.build("attention", 8, 1)
     assert p.params["variant"] == "qkv" and not p.params["causal"]
     return p
 
@@ -62,7 +62,7 @@ def test_a_new_key_stores_each_rules_value_on_the_keys_own_answers(tmp_path, att
     assert raw["format_version"] == 1
     att, ce = raw["ecf_check"]["problems"]
     assert set(att) == {p.id for p in attention.parts if p.ecf_rule} == {"weights", "output"}
-    scores = np.array(attention.part("scores").expected)
+    scores = np.array(attention.part("scaled_scores").expected)
     weights = np.array(attention.part("weights").expected)
     value = np.array(attention.params["value"])
     np.testing.assert_allclose(att["weights"], softmax_rows(scores), rtol=1e-12)
@@ -82,7 +82,7 @@ def consistent_class(folder, attention):
     for i, factor in enumerate((1.0, 1.7, -0.6)):           # 1.0: forgot 1/√d_k, a named mistake
         scores = factor * q @ k.T
         weights = softmax_rows(scores)
-        answers = {"student_id": f"s{i}", "q1": {"scores": scores.tolist(), "weights": np.round(weights, 4).tolist(),
+        answers = {"student_id": f"s{i}", "q1": {"scaled_scores": scores.tolist(), "weights": np.round(weights, 4).tolist(),
                                                   "output": np.round(weights @ v, 4).tolist()}}
         (folder / f"s{i}.json").write_text(json.dumps(answers))
 

@@ -154,7 +154,7 @@ def test_each_unreadable_file_is_named_with_its_reason(graded):
     assert len(data["unreadable"]) == len(UNREADABLE)
 
 
-def test_each_bad_part_is_named_with_its_reason(graded):
+def test_each_bad_part_is_named_with_its_reason(graded, key_path):
     _, out, _ = graded
     data = json.loads((out / "g.json").read_text(encoding="utf-8"))
     by_id = {s["student_id"]: s for s in data["submissions"]}
@@ -167,7 +167,7 @@ def test_each_bad_part_is_named_with_its_reason(graded):
     assert "infinity is not a choice" in unreadable_parts("c_ninf")["prevents"]
     assert "not a choice" in unreadable_parts("c_big")["prevents"]
     assert "rows of different lengths" in unreadable_parts("rn")["loss"]
-    assert "rows of different lengths" in unreadable_parts("rm")["scores"]
+    assert "rows of different lengths" in unreadable_parts("rm")[address_of(key_path, "matrix")[1]]
     assert "unexpected character" in unreadable_parts("sur\udfff")["loss"]
 
 

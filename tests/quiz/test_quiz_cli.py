@@ -29,61 +29,61 @@ def attempts():
         return h.attempts()
 
 
-ATT = ["quiz", "--topic", "attention", "--seed", "7", "--count", "1"]
+ATT = ["quiz", "--topic", "attention", "--seed", "8", "--count", "1"]
 
 
 @pytest.fixture(scope="module")
-def att7():
-    return generators.build("attention", 7, 1)      # what ATT draws on an empty history (level 1)
+def att8():
+    return generators.build("attention", 8, 1)      # what ATT draws on an empty history (level 1)
 
 
-def test_a_correct_session_scores_full_marks_and_is_recorded(att7):
-    res = run(ATT, [*correct_answers(att7), ""])
+def test_a_correct_session_scores_full_marks_and_is_recorded(att8):
+    res = run(ATT, [*correct_answers(att8), ""])
     assert res.exit_code == 0, res.output
     assert res.output.count("✓ correct") == 3
     assert "Problem 1: 8/8 points" in res.output
     assert "Quiz summary" in res.output and "attention" in res.output
     rows = attempts()
-    assert [(a.part, a.status, a.score) for a in rows] == [("scores", "correct", 2), ("weights", "correct", 3),
+    assert [(a.part, a.status, a.score) for a in rows] == [("scaled_scores", "correct", 2), ("weights", "correct", 3),
                                                             ("output", "correct", 3)]
-    assert all(a.generator == "attention" and a.version == 1 and a.seed == 7 and a.mode == "quiz" for a in rows)
-    assert rows[0].answer == typed(att7.parts[0])
+    assert all(a.generator == "attention" and a.version == 2 and a.seed == 8 and a.mode == "quiz" for a in rows)
+    assert rows[0].answer == typed(att8.parts[0])
     with History() as h:
         assert h.card("topic:attention") is not None
 
 
-def test_a_misconception_is_named_explained_and_recorded(att7):
-    no_scale = next(m for m in att7.parts[0].misconceptions if m.id == "no-scale")
+def test_a_misconception_is_named_explained_and_recorded(att8):
+    no_scale = next(m for m in att8.parts[0].misconceptions if m.id == "no-scale")
     res = run(ATT, [json.dumps(no_scale.value), "q"])
     assert "forgot to divide by √d_k" in res.output
     (a,) = attempts()
     assert a.status == "misconception" and a.misconception == "no-scale" and "√d_k" in a.feedback
 
 
-def test_error_carried_forward_credits_a_consistent_later_part(att7):
+def test_error_carried_forward_credits_a_consistent_later_part(att8):
     weights = np.array([[0.6, 0.4], [0.4, 0.6]])                 # wrong, but used consistently in (c)
-    value = np.array(att7.params["value"])
-    res = run(ATT, [typed(att7.parts[0]), json.dumps(weights.tolist()), json.dumps((weights @ value).tolist()), ""])
+    value = np.array(att8.params["value"])
+    res = run(ATT, [typed(att8.parts[0]), json.dumps(weights.tolist()), json.dumps((weights @ value).tolist()), ""])
     assert "error carried forward" in res.output
     assert [a.status for a in attempts()] == ["correct", "wrong", "ecf"]
 
 
-def test_an_unreadable_answer_is_explained_and_asked_again_without_cost(att7):
-    res = run(ATT, ["[[0.5, 0], [-0.5", "1 2 3", *correct_answers(att7), ""])
+def test_an_unreadable_answer_is_explained_and_asked_again_without_cost(att8):
+    res = run(ATT, ["[[0.5, 0], [-0.5", "1 2 3", *correct_answers(att8), ""])
     assert res.output.count("Cannot read that") == 2
     assert "expected 2×2, got 3 entries" in res.output
     assert [a.status for a in attempts()] == ["correct"] * 3
 
 
-def test_control_characters_in_piped_input_are_echoed_escaped(att7):
-    res = run(ATT, ["\x1b[31mRED\x07", *correct_answers(att7), ""])
+def test_control_characters_in_piped_input_are_echoed_escaped(att8):
+    res = run(ATT, ["\x1b[31mRED\x07", *correct_answers(att8), ""])
     assert "\x1b" not in res.output and "\x07" not in res.output      # nothing reaches the terminal raw
     assert "\\x1b[31mRED\\x07" in res.output                        # shown, escaped
     assert [a.status for a in attempts()] == ["correct"] * 3
 
 
-def test_hint_then_solution_reveals_and_records_the_rest(att7):
-    res = run(ATT, [typed(att7.parts[0]), "?", "?", "s"])
+def test_hint_then_solution_reveals_and_records_the_rest(att8):
+    res = run(ATT, [typed(att8.parts[0]), "?", "?", "s"])
     assert "Hint: Exponentiate" in res.output
     assert "Formula: α" in res.output
     assert "worked solution" in res.output
@@ -96,24 +96,24 @@ def test_hint_then_solution_reveals_and_records_the_rest(att7):
         assert state(h, "topic:attention", now=time.time()).state == "Learning"   # rated Again
 
 
-def test_skip_and_quit_end_with_a_summary(att7):
+def test_skip_and_quit_end_with_a_summary(att8):
     res = run(ATT, ["skip", "q"])
     assert res.exit_code == 0
     assert "– skipped" in res.output and "Session ended." in res.output and "Quiz summary" in res.output
     assert [a.status for a in attempts()] == ["blank"]
 
 
-def test_ctrl_c_mid_session_keeps_the_answered_parts(att7, monkeypatch):
+def test_ctrl_c_mid_session_keeps_the_answered_parts(att8, monkeypatch):
     interrupt_after(monkeypatch, 1)
-    res = run(ATT, [typed(att7.parts[0]), typed(att7.parts[1])])
+    res = run(ATT, [typed(att8.parts[0]), typed(att8.parts[1])])
     assert res.exit_code == 130
     assert "Interrupted: every answered part is saved." in res.output
     assert "Quiz summary" in res.output and "Traceback" not in res.output
-    assert [(a.part, a.status) for a in attempts()] == [("scores", "correct")]
+    assert [(a.part, a.status) for a in attempts()] == [("scaled_scores", "correct")]
 
 
-def test_input_running_out_ends_the_session_cleanly(att7):
-    res = run(ATT, [typed(att7.parts[0])])
+def test_input_running_out_ends_the_session_cleanly(att8):
+    res = run(ATT, [typed(att8.parts[0])])
     assert res.exit_code == 0 and "Input ended." in res.output and len(attempts()) == 1
 
 
@@ -146,16 +146,16 @@ def test_a_damaged_history_is_reported_not_a_traceback(home):
     assert res.exit_code == 1 and res.output.startswith("error: ") and "move it aside" in res.output
 
 
-def test_no_color_is_respected(att7):
-    lines = [typed(att7.parts[0]), "q"]
+def test_no_color_is_respected(att8):
+    lines = [typed(att8.parts[0]), "q"]
     colour = re.compile(r"\x1b\[[0-9;]*3[0-9]m|\x1b\[[0-9;]*38;")
     assert colour.search(run(ATT, lines, env={"FORCE_COLOR": "1"}).output)
     assert not colour.search(run(ATT, lines, env={"FORCE_COLOR": "1", "NO_COLOR": "1"}).output)
     assert not colour.search(run([*ATT, "--no-color"], lines, env={"FORCE_COLOR": "1"}).output)
 
 
-def test_everything_fits_an_80_column_terminal(att7):
-    outputs = [run(ATT, [*correct_answers(att7)[:2], "1", "s"]).output,
+def test_everything_fits_an_80_column_terminal(att8):
+    outputs = [run(ATT, [*correct_answers(att8)[:2], "1", "s"]).output,
                run(["quiz", "--concepts", "--count", "2", "--seed", "1"], ["a", "b"]).output,
                run(["stats"]).output, run(["review", "--due"]).output,
                run(["quiz", "--exam", "--topic", "gru-step", "--seed", "2"], ["", "", "", "", ""]).output]
@@ -180,10 +180,10 @@ def test_concept_quiz_explains_every_answer():
     assert rows[0].generator == planned[0].generator and rows[0].version == bank.version
 
 
-def test_stats_reflect_the_sessions(att7):
+def test_stats_reflect_the_sessions(att8):
     assert "No attempts yet" in run(["stats"]).output
-    run(ATT, [*correct_answers(att7), ""])
-    no_scale = next(m for m in att7.parts[0].misconceptions if m.id == "no-scale")
+    run(ATT, [*correct_answers(att8), ""])
+    no_scale = next(m for m in att8.parts[0].misconceptions if m.id == "no-scale")
     run(ATT, [json.dumps(no_scale.value), "skip", "skip", ""])
     data = json.loads(run(["stats", "--json"]).output)
     (topic,) = data["topics"]
@@ -195,7 +195,7 @@ def test_stats_reflect_the_sessions(att7):
     assert "attention" in table and "50%" in table and "no-scale" in table
 
 
-def test_review_due_reflects_a_quiz_and_review_draws_a_new_variant(att7):
+def test_review_due_reflects_a_quiz_and_review_draws_a_new_variant(att8):
     assert "Nothing scheduled yet" in run(["review", "--due"]).output
     run(ATT, ["skip", "skip", "skip", ""])                        # failed: due again within minutes
     due = run(["review", "--due"]).output
@@ -215,8 +215,8 @@ def test_review_due_reflects_a_quiz_and_review_draws_a_new_variant(att7):
     assert len({a.seed for a in rows}) == 2                       # a new variant
 
 
-def test_nothing_due_means_no_review_session(att7):
-    run(ATT, [*correct_answers(att7), ""])
+def test_nothing_due_means_no_review_session(att8):
+    run(ATT, [*correct_answers(att8), ""])
     res = run(["review"])
     assert res.exit_code == 0 and "Nothing is due" in res.output
 

@@ -157,9 +157,9 @@ def test_variants_go_to_one_category_per_question_slot():
     sheet = sheets.build_sheet(sheets.load_recipe("cnn"), 1, roster=roster, secret=secret)
     root = ET.fromstring(moodle.sheet_xml(sheet).encode())
     cats = [q.findtext("category/text") for q in root.findall("question") if q.get("type") == "category"]
-    assert cats == [f"$course$/top/examprep/CNN practice sheet/q{k}" for k in range(1, 8)]
+    assert cats == [f"$course$/top/examprep/CNN practice sheet/q{k}" for k in range(1, 10)]
     names = [q.findtext("name/text") for q in root.findall("question") if q.get("type") != "category"]
-    assert len(names) == 14 and all(sheet.copies[0].code in n or sheet.copies[1].code in n for n in names)
+    assert len(names) == 18 and all(sheet.copies[0].code in n or sheet.copies[1].code in n for n in names)
 
 
 def test_symbol_names_are_subscripts_not_literal_underscores():

@@ -70,6 +70,11 @@ INSTANCES = [
     ("network-shapes", {"input_shape": [3, 32, 32], "layers": [
         {"type": "conv2d", "out_channels": 8, "kernel_size": 3, "padding": 1}, {"type": "batch-norm"}, {"type": "relu"},
         {"type": "max-pool", "kernel_size": 2}, {"type": "flatten"}, {"type": "linear", "out_features": 10}]}),
+    ("network-shapes", {"input_shape": [4, 9, 9], "layers": [
+        {"type": "conv2d", "out_channels": 4, "kernel_size": 3, "groups": 4}, {"type": "conv2d", "out_channels": 8,
+                                                                              "kernel_size": 1},
+        {"type": "max-pool", "kernel_size": 3, "stride": 2, "padding": "same"}, {"type": "global-avg-pool"},
+        {"type": "flatten"}, {"type": "linear", "out_features": 10}]}),
 ]
 IDS = [f"{t}-{i}" for i, (t, _) in enumerate(INSTANCES)]
 
@@ -102,6 +107,23 @@ def test_every_declared_mistake_computes_a_wrong_value(topic, params):
         if found:        # (none may apply: the scale mistakes of an explicitly unscaled attention)
             assert any(_differs(m.value, right[answer]) for m in found), \
                 f"{topic}.{answer}: no mistake differs from the answer on this instance"
+
+
+def test_network_shapes_mistakes_are_the_counts_they_name():
+    """Pooling given a k×k filter per channel, the flatten reading the shape before the pooling, a
+    grouped conv counted as a full one — each the count a student who makes it writes."""
+    p = {"input_shape": [3, 12, 12], "layers": [
+        {"type": "conv2d", "out_channels": 4, "kernel_size": 3, "padding": 1}, {"type": "relu"},
+        {"type": "conv2d", "out_channels": 4, "kernel_size": 3, "groups": 4}, {"type": "max-pool", "kernel_size": 2},
+        {"type": "flatten"}, {"type": "linear", "out_features": 10}]}
+    known = solve.mistakes("network-shapes", p)
+    ids = {a: {m.id: m.value for m in known.of(a)} for a in ("output_shapes", "params", "total_params")}
+    assert known.trace().params == [112, 0, 40, 0, 0, 1010]
+    assert ids["params"]["pool-params"][3] == 2 * 2 * 4                    # k²·C for a 2×2 pool on 4 channels
+    assert ids["output_shapes"]["flatten-before-pool"][4] == [4 * 10 * 10]  # C·H·W of the conv's 4×10×10
+    assert ids["params"]["flatten-before-pool"][5] == 400 * 10 + 10
+    assert ids["params"]["groups-ignored"][2] == 4 * 4 * 9 + 4
+    assert ids["total_params"]["pool-params"] == 112 + 40 + 16 + 1010
 
 
 def test_a_mistake_that_is_the_problems_own_convention_is_skipped():
