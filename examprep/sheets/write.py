@@ -265,7 +265,7 @@ def parse_formats(spec: str | None) -> tuple[str, ...]:
 # ------------------------------------------------------------------------------------------ samples
 
 SAMPLE_SEED = 2024
-SAMPLE_RECIPES = ("midterm", "cnn", "rnn", "transformer")
+SAMPLE_RECIPES = ("midterm", "cnn", "rnn", "transformer", "optimization")
 
 
 def sample_outputs(with_pdf: bool = True) -> dict[str, bytes]:
