@@ -246,3 +246,39 @@ def sparkline(values: list[float]) -> str:
     """Scores 0–1 as ▁▂▃▄▅▆▇█, oldest first."""
     ticks = "▁▂▃▄▅▆▇█"
     return "".join(ticks[min(int(v * 7 + 0.5), 7)] for v in values)
+
+
+def print_optimization(term: Any, result: Any, *, path: Any, now: float) -> None:
+    """What `examprep review --optimize` did (examprep.review_optimize.Optimization), in words."""
+    from datetime import datetime
+
+    from examprep.review_optimize import MIN_TRAINING_REVIEWS, default_parameters
+
+    out = term.console
+    since = (f"the parameters fitted on {datetime.fromtimestamp(result.previous_time):%Y-%m-%d}"
+             if result.previous is not None and result.previous_time else "FSRS's default parameters")
+    counted = (f"{result.training_reviews} of your {result.reviews} reviews came a day or more after the item's "
+               "previous review")
+    if result.outcome == "too-few":
+        out.print(f"Not enough reviews to fit your own parameters yet: {counted}, and the optimizer needs "
+                  f"{MIN_TRAINING_REVIEWS} (fsrs-rs fits all 21 of FSRS's parameters from {MIN_TRAINING_REVIEWS} on). "
+                  f"Keeping {since}.", markup=False, highlight=False)
+        out.print(f"Review on {MIN_TRAINING_REVIEWS - result.training_reviews} more days-apart occasions and run "
+                  "`examprep review --optimize` again.", markup=False, highlight=False, style="dim")
+        return
+    loss = (f"log loss on those reviews: {result.previous_log_loss:.4f} with {since}, "
+            f"{result.log_loss:.4f} fitted (lower is better)")
+    if result.outcome == "not-better":
+        out.print(f"Fitted FSRS parameters to your reviews ({counted}), but they predict them no better: {loss}. "
+                  f"Keeping {since}.", markup=False, highlight=False)
+        return
+    before = result.previous or default_parameters()
+    out.print(f"Fitted FSRS parameters to your reviews with {result.optimizer}: {counted}; {loss}.",
+              markup=False, highlight=False)
+    out.print("Stability after a first review (days until recall drops to 90 %): "
+              + ", ".join(f"{name} {b:.2f} → {a:.2f}" for name, b, a in
+                          zip(("Again", "Hard", "Good", "Easy"), before[:4], (result.parameters or ())[:4])),
+              markup=False, highlight=False)
+    out.print(f"Stored in {path} ({datetime.fromtimestamp(now):%Y-%m-%d %H:%M}); `examprep review` schedules with "
+              "them from now on. `examprep review --optimize --reset` returns to the defaults.",
+              markup=False, highlight=False, style="dim")

@@ -1,0 +1,202 @@
+"""`examprep review --optimize`: FSRS parameters fitted to the student's own log (fsrs-rs), checked on
+a simulated student whose true parameters are known, and the history that stores them."""
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from datetime import datetime, timedelta, timezone
+
+import fsrs
+import pytest
+from typer.testing import CliRunner
+
+from examprep import review, review_optimize
+from examprep.cli import app
+from examprep.history import _MIGRATIONS, SCHEMA_VERSION, History, _split_sql
+
+from tests.quiz import simulated_reviews as sim
+
+runner = CliRunner()
+NOON = datetime(2026, 3, 2, 12, tzinfo=timezone.utc)
+
+
+def store(history: History, log) -> None:
+    """A simulated log written the way examprep's reviews are: one review() per answer."""
+    for item, when, rating, _ in sim.rows(log):
+        review.review(history, item, rating, now=when)
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    """A simulated student: reviews of 100 items over 240 days to learn from, 60 other items to test on."""
+    train = sim.simulate(items=100, days=240, seed=10)
+    held_out = sim.simulate(items=60, days=240, seed=100)
+    return train, held_out, review_optimize.fit(sim.rows(train))
+
+
+def test_fitted_parameters_predict_held_out_reviews_better_than_the_defaults(fitted):
+    train, held_out, result = fitted
+    assert result.outcome == "fitted" and result.training_reviews > 1000
+    assert len(result.parameters) == 21
+    default, fit, true = (sim.log_loss(p, held_out) for p in (sim.DEFAULT, result.parameters, sim.TRUE))
+    assert true < default                                 # the simulated student does differ from the defaults
+    assert fit < default                                  # and the fit sees it, on reviews it never saw
+    assert fit - true < 0.5 * (default - true)            # closing at least half of the gap to the truth
+    # the optimizer's own report agrees, on the reviews it was fitted to
+    assert result.log_loss < result.previous_log_loss
+
+
+def test_the_fit_learns_that_this_student_forgets_faster(fitted):
+    _, _, result = fitted
+    # first-review stabilities (days) of Good and Easy move from the defaults towards the true halves
+    for rating in (2, 3):
+        assert abs(result.parameters[rating] - sim.TRUE[rating]) < abs(sim.DEFAULT[rating] - sim.TRUE[rating])
+
+
+def test_optimize_stores_the_parameters_with_date_and_counts_and_the_scheduler_uses_them(tmp_path, fitted):
+    train, _, result = fitted
+    with History(tmp_path / "h.sqlite3") as h:
+        store(h, train)
+        now = NOON.timestamp() + 400 * 86400
+        got = review_optimize.optimize(h, now=now)
+        assert got.outcome == "fitted" and got.parameters == pytest.approx(result.parameters)
+        row = h.fsrs_parameters()
+        assert row["time"] == now and row["reviews"] == got.reviews == sum(len(r) for r in train.values())
+        assert row["training_reviews"] == got.training_reviews and row["optimizer"].startswith("fsrs-rs-python ")
+        assert row["parameters"] == pytest.approx(list(result.parameters))
+        # a new item rated Good starts with the fitted first-review stability, as py-fsrs gives it
+        state = review.review(h, "concept:new-one", 3, now=now)
+        expected, _ = fsrs.Scheduler(parameters=row["parameters"], enable_fuzzing=False).review_card(
+            fsrs.Card(card_id=1, due=datetime.fromtimestamp(now, timezone.utc)), fsrs.Rating.Good,
+            datetime.fromtimestamp(now, timezone.utc))
+        assert state.stability == pytest.approx(expected.stability)
+        assert state.stability == pytest.approx(row["parameters"][2])
+        # optimizing again on the same log finds nothing better: the stored fit stays
+        again = review_optimize.optimize(h, now=now + 60)
+        assert again.outcome == "not-better" and h.fsrs_parameters()["time"] == now
+        # reset: the defaults again, for new reviews; the fit stays on record
+        assert review_optimize.reset(h, now=now + 120) is True
+        assert h.fsrs_parameters()["parameters"] is None and review.parameters(h) is None
+        assert review.review(h, "concept:another", 3, now=now + 120).stability == pytest.approx(sim.DEFAULT[2])
+        assert h.conn.execute("SELECT COUNT(*) FROM fsrs_parameters").fetchone()[0] == 2
+        assert review_optimize.reset(h, now=now + 180) is False
+
+
+def days_apart(n_items: int, reviews_each: int, *, same_day_extra: bool = False):
+    """A log in which every review after an item's first comes a day later (training reviews:
+    n_items × (reviews_each − 1)); with ``same_day_extra``, one more review an hour after each, which
+    is not a training review."""
+    log = []
+    for k in range(n_items):
+        for i in range(reviews_each):
+            when = NOON + timedelta(days=i * 2)
+            log.append((f"topic:t{k}", when.timestamp(), 3 if i % 3 else 1, None))
+            if same_day_extra:
+                log.append((f"topic:t{k}", (when + timedelta(hours=1)).timestamp(), 3, None))
+    return log
+
+
+def test_below_64_training_reviews_the_defaults_stay_and_nothing_is_stored(tmp_path):
+    log = days_apart(9, 8, same_day_extra=True)                   # 9 × 7 = 63 training reviews, 144 in all
+    hist = review_optimize.review_history(log)
+    assert (hist.reviews, hist.training_reviews) == (144, 63)
+    result = review_optimize.fit(log)
+    assert result.outcome == "too-few" and result.parameters is None and result.training_reviews == 63
+    with History(tmp_path / "h.sqlite3") as h:
+        for item, when, rating, _ in log:
+            review.review(h, item, rating, now=when)
+        assert review_optimize.optimize(h, now=NOON.timestamp()).outcome == "too-few"
+        assert h.fsrs_parameters() is None
+    enough = review_optimize.fit(days_apart(8, 9))                # 8 × 8 = 64
+    assert enough.outcome != "too-few" and enough.training_reviews == 64 and enough.parameters is not None
+
+
+def test_review_days_start_at_4_am_local_time(monkeypatch):
+    import time
+
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    try:
+        evening = datetime(2026, 3, 2, 23, tzinfo=timezone.utc).timestamp()
+        assert review_optimize.day_number(evening + 4 * 3600) == review_optimize.day_number(evening)   # 3 a.m.
+        assert review_optimize.day_number(evening + 6 * 3600) == review_optimize.day_number(evening) + 1
+        log = [("topic:a", evening, 3, None), ("topic:a", evening + 4 * 3600, 1, None),
+               ("topic:a", evening + 20 * 3600, 3, None)]
+        assert review_optimize.review_history(log).items == {"topic:a": [(0, 3), (0, 1), (1, 3)]}
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
+def test_a_version_1_history_is_migrated_and_keeps_its_reviews(tmp_path):
+    path = tmp_path / "old.sqlite3"
+    con = sqlite3.connect(path)
+    for statement in _split_sql(_MIGRATIONS[1]):
+        con.execute(statement)
+    con.execute("INSERT INTO reviews (item, time, rating) VALUES ('topic:attention', 1.0, 3)")
+    con.execute("PRAGMA user_version = 1")
+    con.commit()
+    con.close()
+    with History(path) as h:
+        assert h.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+        assert h.review_log() == [("topic:attention", 1.0, 3, None)] and h.fsrs_parameters() is None
+
+
+OPENER = """
+import sys
+from examprep.history import History
+with History(sys.argv[1]) as h:
+    h.save_fsrs_parameters([0.5] * 21, now=float(sys.argv[2]), reviews=1)
+"""
+
+
+def test_two_processes_migrating_and_storing_at_once_both_succeed(tmp_path):
+    path = tmp_path / "old.sqlite3"
+    con = sqlite3.connect(path)
+    for statement in _split_sql(_MIGRATIONS[1]):
+        con.execute(statement)
+    con.execute("PRAGMA user_version = 1")
+    con.commit()
+    con.close()
+    procs = [subprocess.Popen([sys.executable, "-c", OPENER, str(path), str(t)], stderr=subprocess.PIPE) for t in (1, 2)]
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err.decode()
+    with History(path) as h:
+        assert sorted(r[0] for r in h.conn.execute("SELECT time FROM fsrs_parameters")) == [1.0, 2.0]
+
+
+def test_the_command_fits_reports_and_resets(home, fitted):
+    train, _, _ = fitted
+    with History() as h:
+        store(h, train)
+    res = runner.invoke(app, ["review", "--optimize"], env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "Fitted FSRS parameters to your reviews with fsrs-rs-python" in text
+    assert "log loss on those reviews" in text and "Stored in" in text and "--optimize --reset" in text
+    res = runner.invoke(app, ["review", "--optimize", "--json"])
+    data = json.loads(res.output)
+    assert data["outcome"] == "not-better" and data["minimum_training_reviews"] == 64
+    res = runner.invoke(app, ["review", "--optimize", "--reset"])
+    assert res.exit_code == 0 and "Back to FSRS's default parameters" in res.output
+    with History() as h:
+        assert review.parameters(h) is None
+
+
+def test_the_command_below_the_threshold_says_so(home):
+    res = runner.invoke(app, ["review", "--optimize"], env={"COLUMNS": "80"})
+    text = " ".join(res.output.split())
+    assert res.exit_code == 0 and "Not enough reviews to fit your own parameters yet" in text
+    assert "needs 64" in text and "Keeping FSRS's default parameters" in text
+
+
+@pytest.mark.parametrize("args, message", [
+    (["review", "--reset"], "--reset goes with --optimize"),
+    (["review", "--optimize", "--due"], "--optimize and --due are separate"),
+])
+def test_option_mistakes_are_one_line_exit_2(home, args, message):
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2 and message in res.output and res.output.count("\n") == 1
