@@ -9,16 +9,21 @@ What the optimizer learns from. The log is the history's ``reviews`` table (one 
 item: "topic:<generator>" or "concept:<id>", its time and rating). Each item's reviews, in order,
 become one FSRS item per review after the first ("the history up to here, then this rating"), with
 the days between reviews counted as Anki counts them: calendar days whose boundary is 4 a.m. local
-time. A review on the same day as the item's previous one is kept in the history but is not a
-target; the others are the *training reviews*.
+time. A review on the same day as the item's previous one stays in the history but is not a
+target. fsrs-rs then sets aside, as outliers, items whose first interval is rare in the log: it
+groups them by (first rating, days from the first review to the second), drops the smallest groups
+until 20 items (or 5 %, if more) are dropped, and every group of fewer than 6 or with a first
+interval over 100 days (365 after Easy); so fewer than 20 items reviewed twice teach it nothing.
+What is left are the *training reviews* (``ReviewHistory.training_reviews``, counted with
+fsrs-rs's own filter).
 
-How many are enough (MIN_TRAINING_REVIEWS = 64). fsrs-rs itself returns the default weights for
-fewer than 8 training reviews and, below 64, fits only the four first-review stabilities (from
-the first ratings alone, "pre-training") and keeps the other 17 defaults; from 64 on it fits all 21.
-examprep asks for those 64, so that a fit is a fit of the whole model; below them it keeps the
-defaults and says how many more reviews are needed. Even above, fitted weights replace the ones in
-use only when they predict the student's own reviews better (a lower log loss than the weights
-now in use, on the same reviews), as Anki does.
+How many are enough (MIN_TRAINING_REVIEWS = 64). fsrs-rs returns the default weights for fewer
+than 8 training reviews and, below 64, fits only the four first-review stabilities ("pre-training"
+on the first intervals) and keeps the other 17 defaults; from 64 on it fits all 21 (fsrs-rs,
+training.rs, compute_parameters). examprep asks for those 64, so that a fit is a fit of the whole
+model; below them it keeps the weights in use and says how many more are needed. Even above,
+fitted weights replace the ones in use only when they predict the student's own reviews better
+(a lower log loss on the same reviews), as Anki does.
 """
 from __future__ import annotations
 
@@ -50,9 +55,23 @@ class ReviewHistory:
         return sum(len(h) for h in self.items.values())
 
     @property
-    def training_reviews(self) -> int:
-        """Reviews on a later day than their item's previous review: the optimizer's targets."""
+    def days_apart(self) -> int:
+        """Reviews on a later day than their item's previous review."""
         return sum(1 for h in self.items.values() for delta, _ in h[1:] if delta > 0)
+
+    @property
+    def training_reviews(self) -> int:
+        """The reviews fsrs-rs trains on: those days apart, less its outliers (its own filter,
+        as in its prepare_training_data)."""
+        from fsrs_rs_python import filter_outlier
+
+        items = self.fsrs_items()
+        first = [i for i in items if i.long_term_review_cnt() == 1]
+        later = [i for i in items if i.long_term_review_cnt() != 1]
+        if not first:
+            return 0
+        kept_first, kept_later = filter_outlier(first, later)
+        return len(kept_first) + len(kept_later)
 
     def fsrs_items(self) -> list[Any]:
         """fsrs-rs's FSRSItems: one per training review, holding the item's history up to it."""
@@ -103,6 +122,7 @@ class Optimization:
 
     outcome: str
     reviews: int
+    days_apart: int
     training_reviews: int
     parameters: tuple[float, ...] | None = None
     previous: tuple[float, ...] | None = None
@@ -118,15 +138,18 @@ def fit(log: Iterable[tuple], *, current: tuple[float, ...] | None = None) -> Op
     from fsrs_rs_python import DEFAULT_PARAMETERS, FSRS
 
     hist = review_history(log)
-    n, usable = hist.reviews, hist.training_reviews
+    n, apart, usable = hist.reviews, hist.days_apart, hist.training_reviews
     if usable < MIN_TRAINING_REVIEWS:
-        return Optimization("too-few", n, usable, previous=current)
+        return Optimization("too-few", n, apart, usable, previous=current)
     items = hist.fsrs_items()
-    fitted = tuple(float(w) for w in FSRS(list(DEFAULT_PARAMETERS)).compute_parameters(items))
+    try:
+        fitted = tuple(float(w) for w in FSRS(list(DEFAULT_PARAMETERS)).compute_parameters(items))
+    except ValueError:          # fsrs-rs's NotEnoughData: its pre-training found too little to go on
+        return Optimization("too-few", n, apart, usable, previous=current)
     in_use = current if current is not None else default_parameters()
     loss, before = log_loss(fitted, items), log_loss(in_use, items)
     outcome = "fitted" if loss < before and _schedulable(fitted) else "not-better"
-    return Optimization(outcome, n, usable, parameters=fitted, previous=current, log_loss=loss,
+    return Optimization(outcome, n, apart, usable, parameters=fitted, previous=current, log_loss=loss,
                         previous_log_loss=before, optimizer=optimizer_name())
 
 

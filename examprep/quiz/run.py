@@ -94,7 +94,7 @@ def run_optimize(*, reset: bool = False, no_color: bool = False, as_json: bool =
             return 0
         result = review_optimize.optimize(history, now=now)
         if as_json:
-            print(json.dumps({"outcome": result.outcome, "reviews": result.reviews,
+            print(json.dumps({"outcome": result.outcome, "reviews": result.reviews, "days_apart": result.days_apart,
                               "training_reviews": result.training_reviews,
                               "minimum_training_reviews": review_optimize.MIN_TRAINING_REVIEWS,
                               "parameters": result.parameters, "previous_parameters": result.previous,

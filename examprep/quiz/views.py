@@ -257,14 +257,15 @@ def print_optimization(term: Any, result: Any, *, path: Any, now: float) -> None
     out = term.console
     since = (f"the parameters fitted on {datetime.fromtimestamp(result.previous_time):%Y-%m-%d}"
              if result.previous is not None and result.previous_time else "FSRS's default parameters")
-    counted = (f"{result.training_reviews} of your {result.reviews} reviews came a day or more after the item's "
-               "previous review")
+    counted = (f"{result.training_reviews} of your {result.reviews} reviews can train it ({result.days_apart} came a "
+               "day or more after the item's previous review, less those whose first interval is too rare in your "
+               "log, which fsrs-rs sets aside)")
     if result.outcome == "too-few":
-        out.print(f"Not enough reviews to fit your own parameters yet: {counted}, and the optimizer needs "
-                  f"{MIN_TRAINING_REVIEWS} (fsrs-rs fits all 21 of FSRS's parameters from {MIN_TRAINING_REVIEWS} on). "
+        out.print(f"Not enough reviews to fit your own parameters yet: the optimizer needs {MIN_TRAINING_REVIEWS} "
+                  f"(fsrs-rs fits all 21 of FSRS's parameters from {MIN_TRAINING_REVIEWS} on); {counted}. "
                   f"Keeping {since}.", markup=False, highlight=False)
-        out.print(f"Review on {MIN_TRAINING_REVIEWS - result.training_reviews} more days-apart occasions and run "
-                  "`examprep review --optimize` again.", markup=False, highlight=False, style="dim")
+        out.print("Keep reviewing (`examprep review`) and run `examprep review --optimize` again in a few weeks.",
+                  markup=False, highlight=False, style="dim")
         return
     loss = (f"log loss on those reviews: {result.previous_log_loss:.4f} with {since}, "
             f"{result.log_loss:.4f} fitted (lower is better)")

@@ -38,7 +38,7 @@ def fitted():
 
 def test_fitted_parameters_predict_held_out_reviews_better_than_the_defaults(fitted):
     train, held_out, result = fitted
-    assert result.outcome == "fitted" and result.training_reviews > 1000
+    assert result.outcome == "fitted" and result.days_apart > 1000 and result.training_reviews > 500
     assert len(result.parameters) == 21
     default, fit, true = (sim.log_loss(p, held_out) for p in (sim.DEFAULT, result.parameters, sim.TRUE))
     assert true < default                                 # the simulated student does differ from the defaults
@@ -84,24 +84,25 @@ def test_optimize_stores_the_parameters_with_date_and_counts_and_the_scheduler_u
         assert review_optimize.reset(h, now=now + 180) is False
 
 
-def days_apart(n_items: int, reviews_each: int, *, same_day_extra: bool = False):
-    """A log in which every review after an item's first comes a day later (training reviews:
-    n_items × (reviews_each − 1)); with ``same_day_extra``, one more review an hour after each, which
-    is not a training review."""
+def days_apart(n_items: int, reviews_each: int, *, extra: int = 0, same_day_extra: bool = False):
+    """A log of items reviewed alike: first rated Good, then every two days (so fsrs-rs's outlier
+    filter keeps them all once there are 20). Training reviews: n_items × (reviews_each − 1) + extra
+    (one more review of the first ``extra`` items). With ``same_day_extra``, a second review an hour
+    after each, which is not a training review."""
     log = []
     for k in range(n_items):
-        for i in range(reviews_each):
+        for i in range(reviews_each + (1 if k < extra else 0)):
             when = NOON + timedelta(days=i * 2)
-            log.append((f"topic:t{k}", when.timestamp(), 3 if i % 3 else 1, None))
+            log.append((f"topic:t{k}", when.timestamp(), 1 if i % 3 == 2 else 3, None))
             if same_day_extra:
                 log.append((f"topic:t{k}", (when + timedelta(hours=1)).timestamp(), 3, None))
     return log
 
 
 def test_below_64_training_reviews_the_defaults_stay_and_nothing_is_stored(tmp_path):
-    log = days_apart(9, 8, same_day_extra=True)                   # 9 × 7 = 63 training reviews, 144 in all
+    log = days_apart(21, 4, same_day_extra=True)                  # 21 × 3 = 63 training reviews, 168 in all
     hist = review_optimize.review_history(log)
-    assert (hist.reviews, hist.training_reviews) == (144, 63)
+    assert (hist.reviews, hist.days_apart, hist.training_reviews) == (168, 63, 63)
     result = review_optimize.fit(log)
     assert result.outcome == "too-few" and result.parameters is None and result.training_reviews == 63
     with History(tmp_path / "h.sqlite3") as h:
@@ -109,8 +110,33 @@ def test_below_64_training_reviews_the_defaults_stay_and_nothing_is_stored(tmp_p
             review.review(h, item, rating, now=when)
         assert review_optimize.optimize(h, now=NOON.timestamp()).outcome == "too-few"
         assert h.fsrs_parameters() is None
-    enough = review_optimize.fit(days_apart(8, 9))                # 8 × 8 = 64
-    assert enough.outcome != "too-few" and enough.training_reviews == 64 and enough.parameters is not None
+    enough = review_optimize.fit(days_apart(21, 4, extra=1))      # 64
+    assert enough.training_reviews == 64 and enough.outcome != "too-few" and enough.parameters is not None
+
+
+def test_fewer_than_20_items_reviewed_twice_are_all_outliers_to_fsrs_rs():
+    hist = review_optimize.review_history(days_apart(19, 8))       # 19 × 7 = 133 reviews days apart
+    assert hist.days_apart == 133 and hist.training_reviews == 0
+    assert review_optimize.fit(days_apart(19, 8)).outcome == "too-few"
+
+
+def test_the_threshold_is_where_fsrs_rs_starts_fitting_every_weight():
+    """For growing prefixes of a simulated log, examprep fits exactly when fsrs-rs would change more
+    than the four first-review stabilities."""
+    from fsrs_rs_python import DEFAULT_PARAMETERS, FSRS
+
+    log = sim.simulate(items=100, days=240, seed=11)
+    names = list(log)
+    for k in (20, 30, 45, 60, 100):
+        rows = sim.rows({n: log[n] for n in names[:k]})
+        hist = review_optimize.review_history(rows)
+        try:
+            weights = FSRS(list(DEFAULT_PARAMETERS)).compute_parameters(hist.fsrs_items())
+            fits_all = list(weights[4:]) != list(DEFAULT_PARAMETERS[4:])
+        except ValueError:
+            fits_all = False
+        assert (hist.training_reviews >= review_optimize.MIN_TRAINING_REVIEWS) == fits_all, k
+        assert (review_optimize.fit(rows).outcome != "too-few") == fits_all, k
 
 
 def test_review_days_start_at_4_am_local_time(monkeypatch):
