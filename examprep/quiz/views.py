@@ -249,37 +249,47 @@ def sparkline(values: list[float]) -> str:
 
 
 def print_optimization(term: Any, result: Any, *, path: Any, now: float) -> None:
-    """What `examprep review --optimize` did (examprep.review_optimize.Optimization), in words."""
+    """What `examprep review --optimize` did (examprep.review_optimize.Optimization): the verdict,
+    the review counts and log losses as a small table, and what happens next."""
     from datetime import datetime
+
+    from rich import box
+    from rich.table import Table
 
     from examprep.review_optimize import MIN_TRAINING_REVIEWS, default_parameters
 
     out = term.console
-    since = (f"the parameters fitted on {datetime.fromtimestamp(result.previous_time):%Y-%m-%d}"
-             if result.previous is not None and result.previous_time else "FSRS's default parameters")
-    counted = (f"{result.training_reviews} of your {result.reviews} reviews can train it ({result.days_apart} came a "
-               "day or more after the item's previous review, less those whose first interval is too rare in your "
-               "log, which fsrs-rs sets aside)")
+    in_use = (f"the parameters fitted on {datetime.fromtimestamp(result.previous_time):%Y-%m-%d}"
+              if result.previous is not None and result.previous_time else "FSRS's default parameters")
+    table = Table(box=box.SIMPLE, show_header=False, pad_edge=False)
+    table.add_column(style="cyan")
+    table.add_column(justify="right")
+    table.add_column(style="dim")
+    table.add_row("your reviews", str(result.reviews), "")
+    table.add_row("a day or more apart", str(result.days_apart), "after the item's previous review")
+    table.add_row("training reviews", str(result.training_reviews),
+                  "less fsrs-rs's outliers (rare first intervals)")
     if result.outcome == "too-few":
-        out.print(f"Not enough reviews to fit your own parameters yet: the optimizer needs {MIN_TRAINING_REVIEWS} "
-                  f"(fsrs-rs fits all 21 of FSRS's parameters from {MIN_TRAINING_REVIEWS} on); {counted}. "
-                  f"Keeping {since}.", markup=False, highlight=False)
+        table.add_row("needed", str(MIN_TRAINING_REVIEWS), "where fsrs-rs fits all 21 parameters")
+        out.print(f"Not enough reviews to fit your own FSRS parameters yet; keeping {in_use}.", markup=False,
+                  highlight=False)
+        out.print(table)
         out.print("Keep reviewing (`examprep review`) and run `examprep review --optimize` again in a few weeks.",
                   markup=False, highlight=False, style="dim")
         return
-    loss = (f"log loss on those reviews: {result.previous_log_loss:.4f} with {since}, "
-            f"{result.log_loss:.4f} fitted (lower is better)")
+    table.add_row("log loss, in use", f"{result.previous_log_loss:.4f}", in_use)
+    table.add_row("log loss, fitted", f"{result.log_loss:.4f}", "lower is better; on the training reviews")
     if result.outcome == "not-better":
-        out.print(f"Fitted FSRS parameters to your reviews ({counted}), but they predict them no better: {loss}. "
-                  f"Keeping {since}.", markup=False, highlight=False)
+        out.print(f"Fitted FSRS parameters to your reviews, but they predict them no better; keeping {in_use}.",
+                  markup=False, highlight=False)
+        out.print(table)
         return
     before = result.previous or default_parameters()
-    out.print(f"Fitted FSRS parameters to your reviews with {result.optimizer}: {counted}; {loss}.",
-              markup=False, highlight=False)
-    out.print("Stability after a first review (days until recall drops to 90 %): "
-              + ", ".join(f"{name} {b:.2f} → {a:.2f}" for name, b, a in
-                          zip(("Again", "Hard", "Good", "Easy"), before[:4], (result.parameters or ())[:4])),
-              markup=False, highlight=False)
+    table.add_row("first-review stability", "", "days to 90 % recall")
+    for name, b, a in zip(("Again", "Hard", "Good", "Easy"), before[:4], (result.parameters or ())[:4]):
+        table.add_row(f"  after {name}", f"{a:.2f}", f"was {b:.2f}")
+    out.print(f"Fitted FSRS parameters to your reviews with {result.optimizer}.", markup=False, highlight=False)
+    out.print(table)
     out.print(f"Stored in {path} ({datetime.fromtimestamp(now):%Y-%m-%d %H:%M}); `examprep review` schedules with "
               "them from now on. `examprep review --optimize --reset` returns to the defaults.",
               markup=False, highlight=False, style="dim")

@@ -202,7 +202,8 @@ def test_the_command_fits_reports_and_resets(home, fitted):
     assert res.exit_code == 0, res.output
     text = " ".join(res.output.split())
     assert "Fitted FSRS parameters to your reviews with fsrs-rs-python" in text
-    assert "log loss on those reviews" in text and "Stored in" in text and "--optimize --reset" in text
+    assert "log loss, in use" in text and "log loss, fitted" in text and "training reviews" in text
+    assert "Stored in" in text and "--optimize --reset" in text
     res = runner.invoke(app, ["review", "--optimize", "--json"])
     data = json.loads(res.output)
     assert data["outcome"] == "not-better" and data["minimum_training_reviews"] == 64
@@ -215,8 +216,8 @@ def test_the_command_fits_reports_and_resets(home, fitted):
 def test_the_command_below_the_threshold_says_so(home):
     res = runner.invoke(app, ["review", "--optimize"], env={"COLUMNS": "80"})
     text = " ".join(res.output.split())
-    assert res.exit_code == 0 and "Not enough reviews to fit your own parameters yet" in text
-    assert "needs 64" in text and "Keeping FSRS's default parameters" in text
+    assert res.exit_code == 0 and "Not enough reviews to fit your own FSRS parameters yet" in text
+    assert "needed 64" in text and "keeping FSRS's default parameters" in text
 
 
 @pytest.mark.parametrize("args, message", [
