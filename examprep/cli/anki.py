@@ -8,13 +8,18 @@ import typer
 app = typer.Typer()
 
 
-@app.command()
+HELP = ("Write an Anki deck: concept questions and worked problems as flash cards (MathJax math).\n\n"
+        "Import the .apkg in Anki (File › Import). Notes have stable ids: importing a newer export of the same deck "
+        "updates its cards and keeps their review history instead of adding copies.")
+
+
+@app.command(help=HELP)
 def anki(
     out: str = typer.Option(..., "--out", "-o", metavar="FILE", help="The deck to write (e.g. examprep.apkg)."),
-    topics: Optional[list[str]] = typer.Option(None, "--topics", "-t", metavar="TOPIC[,TOPIC…]",
+    topics: Optional[list[str]] = typer.Option(None, "--topics", "-t", metavar="TOPICS",
                                                help="Problem topics (comma-separated or repeated; default: every "
                                                     "topic that needs no trained model; see `examprep topics`)."),
-    sections: Optional[list[str]] = typer.Option(None, "--sections", metavar="SECTION[,SECTION…]",
+    sections: Optional[list[str]] = typer.Option(None, "--sections", metavar="SECTIONS",
                                                  help="Concept sections (rnn, attention, transformer, llm, cnn, "
                                                       "training; default: all; none: no concept cards)."),
     problems: int = typer.Option(3, "--problems", "-n", help="Generated problems per topic (0: concept cards only)."),
@@ -26,11 +31,7 @@ def anki(
                                          help="Calculator-free variants where a topic has them."),
     force: bool = typer.Option(False, "--force", help="Replace an existing --out file."),
 ) -> None:
-    """Write an Anki deck: concept questions and worked problems as flash cards (MathJax math).
-
-    Import the .apkg in Anki (File › Import). Notes have stable ids: importing a newer export of the
-    same deck updates its cards and keeps their review history instead of adding copies.
-    """
+    """`examprep anki` (its help is HELP, one paragraph a line)."""
     from examprep.deck import split_names, write_deck
 
     summary = write_deck(out, force=force, topics=split_names(topics) if topics else None,
