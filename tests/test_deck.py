@@ -146,7 +146,7 @@ def test_the_command_writes_a_deck_and_says_what_is_in_it(tmp_path):
     assert res.exit_code == 0, res.output
     assert out.stat().st_size > 0
     assert f"wrote {out}" in res.output and "4 worked problems: 2 for each of 2 topics" in res.output
-    assert "concept cards in 1 sections (rnn)" in res.output
+    assert "concept cards in 1 section (rnn)" in res.output
 
 
 @pytest.mark.parametrize("args, message", [

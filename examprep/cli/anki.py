@@ -40,10 +40,11 @@ def anki(
     concepts, worked = sum(summary.concepts.values()), sum(summary.problems.values())
     lines = [f"wrote {summary.path} ({summary.bytes / 1024:.0f} KiB): {summary.notes} cards"]
     if summary.concepts:
-        lines.append(f"  {concepts} concept cards in {len(summary.concepts)} sections ({', '.join(summary.concepts)})")
+        n = len(summary.concepts)
+        lines.append(f"  {concepts} concept cards in {n} section{'s' if n > 1 else ''} ({', '.join(summary.concepts)})")
     if summary.problems:
         levels = ", ".join(map(str, sorted(summary.levels)))
         lines.append(f"  {worked} worked problems: {problems} for each of {len(summary.problems)} topics, "
                      f"level{'s' if len(summary.levels) > 1 else ''} {levels}, seeds {seed}…{seed + problems - 1}")
-    lines.append("Import it in Anki with File › Import; a later export of the same deck updates these cards.")
+    lines.append("Import it in Anki (File › Import); a later export updates these cards.")
     typer.echo("\n".join(lines))
