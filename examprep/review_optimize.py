@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Iterable
 
 from examprep.history import History
@@ -65,7 +66,7 @@ class ReviewHistory:
         as in its prepare_training_data)."""
         from fsrs_rs_python import filter_outlier
 
-        items = self.fsrs_items()
+        items = self._items
         first = [i for i in items if i.long_term_review_cnt() == 1]
         later = [i for i in items if i.long_term_review_cnt() != 1]
         if not first:
@@ -73,8 +74,12 @@ class ReviewHistory:
         kept_first, kept_later = filter_outlier(first, later)
         return len(kept_first) + len(kept_later)
 
+    @cached_property
+    def _items(self) -> list[Any]:
+        return self.fsrs_items()
+
     def fsrs_items(self) -> list[Any]:
-        """fsrs-rs's FSRSItems: one per training review, holding the item's history up to it."""
+        """fsrs-rs's FSRSItems: one per review days apart, holding the item's history up to it."""
         from fsrs_rs_python import FSRSItem, FSRSReview
 
         out = []
@@ -141,7 +146,7 @@ def fit(log: Iterable[tuple], *, current: tuple[float, ...] | None = None) -> Op
     n, apart, usable = hist.reviews, hist.days_apart, hist.training_reviews
     if usable < MIN_TRAINING_REVIEWS:
         return Optimization("too-few", n, apart, usable, previous=current)
-    items = hist.fsrs_items()
+    items = hist._items
     try:
         fitted = tuple(float(w) for w in FSRS(list(DEFAULT_PARAMETERS)).compute_parameters(items))
     except ValueError:          # fsrs-rs's NotEnoughData: its pre-training found too little to go on

@@ -227,3 +227,17 @@ def test_the_command_below_the_threshold_says_so(home):
 def test_option_mistakes_are_one_line_exit_2(home, args, message):
     res = runner.invoke(app, args)
     assert res.exit_code == 2 and message in res.output and res.output.count("\n") == 1
+
+
+def test_review_due_says_when_the_schedule_uses_fitted_parameters(home):
+    now = datetime.now(timezone.utc)
+    with History() as h:
+        review.review(h, "topic:attention", 3, now=now.timestamp())
+    res = runner.invoke(app, ["review", "--due"], env={"COLUMNS": "80"})
+    assert res.exit_code == 0 and "own FSRS parameters" not in res.output
+    with History() as h:
+        h.save_fsrs_parameters(list(sim.DEFAULT), now=datetime(2026, 5, 4, 12, tzinfo=timezone.utc).timestamp(),
+                               reviews=812)
+    res = runner.invoke(app, ["review", "--due"], env={"COLUMNS": "80"})
+    text = " ".join(res.output.split())
+    assert "Scheduled with your own FSRS parameters, fitted on 2026-05-04 to 812 reviews" in text
