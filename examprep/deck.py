@@ -94,6 +94,7 @@ def build_package(*, topics: list[str] | None = None, sections: list[str] | None
     from examprep import generators
     from examprep.quiz.bank import packaged_bank
     from examprep.render import anki as cards
+    from examprep.sheets.build import solution_extras
 
     if not 0 <= problems <= MAX_PROBLEMS:
         raise ParamError(f"--problems: expected 0 to {MAX_PROBLEMS} problems per topic, got {problems}")
@@ -132,7 +133,9 @@ def build_package(*, topics: list[str] | None = None, sections: list[str] | None
             level = difficulty if difficulty is not None else gen.levels[k % len(gen.levels)]
             problem = generators.build(gen.name, seed + k, level, calculator_free and gen.calculator_free)
             summary.levels.add(level)
-            deck.add_note(genanki.Note(model=problem_model, fields=cards.problem_fields(problem, title=gen.title),
+            figures = solution_extras([problem]).get(0, [])
+            deck.add_note(genanki.Note(model=problem_model,
+                                       fields=cards.problem_fields(problem, title=gen.title, figures=figures),
                                        guid=genanki.guid_for("examprep-problem", cards.note_key(problem)),
                                        tags=["examprep", f"examprep::problem::{gen.name}", f"examprep::level::{level}"]))
         summary.problems[gen.name] = len(deck.notes)

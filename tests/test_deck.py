@@ -176,3 +176,11 @@ def test_an_existing_deck_needs_force_and_a_missing_directory_is_named(tmp_path)
     assert res.exit_code == 0 and out.read_bytes()[:2] == b"PK"          # a zip, as .apkg files are
     res = runner.invoke(app, ["anki", "--out", str(tmp_path / "nowhere" / "d.apkg"), "--problems", "0"])
     assert res.exit_code == 2 and "does not exist; create it first" in res.output
+
+
+def test_problem_cards_carry_the_figures_their_solutions_draw():
+    pkg, _ = build_package(topics=["receptive-field", "attention"], sections=["none"], problems=1)
+    receptive, attention = (d.notes[0] for d in pkg.decks)
+    assert "Receptive field of the middle output" in receptive.fields[1] and "Span at the input" in receptive.fields[1]
+    assert "darker = larger" in attention.fields[1]            # the attention weights as a shaded table
+    assert "background:rgb(" in attention.fields[1]

@@ -97,15 +97,36 @@ def _quote_html(quote: str) -> str:
     return _math_text(quote) if "\\(" not in quote else html.escape(quote)
 
 
-def problem_fields(problem: Problem, *, title: str) -> list[str]:
+def figure_html(fig: Any) -> str:
+    """A figure the worked solution draws (sheets.build.solution_extras): a heatmap as a shaded
+    table, a receptive-field figure as the units each level reads, top layer first (as the
+    Markdown sheet writes it)."""
+    from examprep import document as d
+
+    if isinstance(fig, d.Heatmap):
+        return block_html(fig)
+    rows = []
+    for level in reversed(range(len(fig.sizes))):
+        units = fig.needed[level]
+        pad = sum(1 for u in units if u < 0 or u >= fig.sizes[level])
+        span = f"units {units[0]}…{units[-1]}" if len(units) > 1 else f"unit {units[0]}"
+        rows.append(f"<li>{html.escape(fig.labels[level])}: {span} ({len(units)} used"
+                    + (f", {pad} of them padding" if pad else "") + ")</li>")
+    return ("<p><strong>Receptive field of the middle output</strong> (units it depends on, top layer first):</p>"
+            f"<ul>{''.join(rows)}</ul><p>Span at the input: {fig.receptive_field} positions.</p>")
+
+
+def problem_fields(problem: Problem, *, title: str, figures: list | tuple = ()) -> list[str]:
     """The fields of a generated problem, in PROBLEM_FIELDS' order: the statement and the parts
-    asked (with their tolerance, as on a sheet), the worked solution, the answers, and where it
-    comes from (``examprep generate <generator> -d <level> -s <seed>`` rebuilds it)."""
+    asked (with their tolerance, as on a sheet), the worked solution with the figures it draws, the
+    answers, and where it comes from (``examprep generate <generator> -d <level> -s <seed>``
+    rebuilds it)."""
     parts = "".join(f"<p><strong>({Problem.label(i)})</strong> {_math_text(p.prompt)} "
                     f"<em>[{html.escape(p.tolerance.describe())}]</em></p>" for i, p in enumerate(problem.parts))
     front = f"<h3>{html.escape(problem.title)}</h3>" + _statement_html(problem) + parts
     solution = solution_html(problem)
     worked, _, answers = solution.partition("<h4>Answers</h4>")
+    worked += "".join(figure_html(f) for f in figures)
     cf = " --calculator-free" if problem.calculator_free else ""
     origin = (f"{html.escape(title)} · level {problem.difficulty} · "
               f"<code>examprep generate {html.escape(problem.generator)} -d {problem.difficulty} -s {problem.seed}{cf}</code>")
@@ -119,4 +140,5 @@ def note_key(problem: Problem) -> str:
 
 
 __all__ = ["CONCEPT_FIELDS", "CONCEPT_MODEL_ID", "CSS", "PROBLEM_FIELDS", "PROBLEM_MODEL_ID", "block_html",
-           "concept_fields", "models", "note_key", "problem_fields"]
+           "concept_fields", "figure_html", "models", "note_key",
+           "problem_fields"]
