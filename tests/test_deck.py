@@ -126,13 +126,23 @@ def test_calculator_free_variants_where_a_topic_has_them():
 
 
 def test_choice_concepts_show_their_choices_and_name_the_right_one():
-    pkg, _ = build_package(sections=["transformer"], problems=0)
+    from examprep.quiz.bank import concept_problem
+    from examprep.render.moodle import _math_text
+
+    pkg, _ = build_package(sections=["transformer", "attention"], problems=0)
     bank = packaged_bank()
-    choice = next(q for q in bank.questions.values() if q.topic == "transformer" and q.kind == "choice")
-    note = next(n for d in pkg.decks for n in d.notes if n.fields[-1] == choice.id)
-    assert note.fields[0].count("<li>") == len(choice.choices)
-    assert note.fields[1].startswith("abcdefgh"[choice.answer] + ")")
-    assert not re.search(r"\$[^$]+\$", note.fields[0] + note.fields[2])      # $…$ became \( … \)
+    choices = [q for q in bank.questions.values() if q.topic in ("transformer", "attention") and q.kind == "choice"]
+    letters = set()
+    for q in choices:
+        note = next(n for d in pkg.decks for n in d.notes if n.fields[-1] == q.id)
+        assert note.fields[0].count("<li>") == len(q.choices)
+        # the order the quiz shows at seed 0: the same letter is right in Anki and in `examprep quiz`
+        quiz = concept_problem(q, seed=0)
+        assert note.fields[1].startswith(f"{quiz.parts[0].expected})")
+        assert _math_text(q.choices[q.answer]) in note.fields[1]          # the right choice, spelled out
+        letters.add(quiz.parts[0].expected)
+        assert not re.search(r"\$[^$]+\$", note.fields[0] + note.fields[2])      # $…$ became \( … \)
+    assert len(letters) > 1            # the bank writes the right answer first; the cards must not
 
 
 def test_split_names_accepts_commas_and_repeats():

@@ -74,13 +74,19 @@ def models() -> tuple[Any, Any]:
 def concept_fields(concept: Any) -> list[str]:
     """The fields of a concept question (examprep.quiz.bank.Concept), in CONCEPT_FIELDS' order.
 
-    A choice question lists its choices in the bank's order, labelled a, b, c, …; the answer names
-    the correct one. The source is the lecture and section, then the verbatim quote."""
+    A choice question lists its choices labelled a, b, c, … in the order the quiz shows at seed 0
+    (drawn from the question's id: fixed across exports, and not the bank's order, where the right
+    answer is written first); the answer names the correct one. The source is the lecture and
+    section, then the verbatim quote."""
     question = f"<p>{_math_text(concept.question)}</p>"
     if concept.kind == "choice":
-        items = "".join(f"<li>{Problem.label(i)}) {_math_text(c)}</li>" for i, c in enumerate(concept.choices))
+        from examprep.generators import Stream
+
+        order = Stream("concept", concept.id, 0).shuffle(range(len(concept.choices)))
+        items = "".join(f"<li>{Problem.label(pos)}) {_math_text(concept.choices[orig])}</li>"
+                        for pos, orig in enumerate(order))
         question += f'<ul class="examprep-choices">{items}</ul>'
-        answer = f"{Problem.label(concept.answer)}) {_math_text(concept.choices[concept.answer])}"
+        answer = f"{Problem.label(order.index(concept.answer))}) {_math_text(concept.choices[concept.answer])}"
     else:
         from examprep.render.terminal import fmt_number
 
