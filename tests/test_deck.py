@@ -4,14 +4,13 @@ notes already there instead of adding copies."""
 import html
 import re
 
+import anki.collection as anki_collection   # Anki's own library: a dev dependency, never skipped
 import pytest
 from typer.testing import CliRunner
 
 from examprep.cli import app
 from examprep.deck import build_package, split_names, write_deck
 from examprep.quiz.bank import packaged_bank
-
-anki_collection = pytest.importorskip("anki.collection")   # a dev dependency: CI installs it
 
 runner = CliRunner()
 T0 = 1_767_225_600.0          # 2026-01-01, the notes' modification time of a first export
