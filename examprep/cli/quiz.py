@@ -60,8 +60,8 @@ def review(
     calculator_free: bool = typer.Option(False, "--calculator-free",
                                          help="Calculator-free variants where a topic has them."),
     optimize: bool = typer.Option(False, "--optimize",
-                                  help="Fit the scheduler's FSRS parameters to your own reviews (from 64 reviews "
-                                       "a day or more apart), instead of practising."),
+                                  help="Fit the scheduler's FSRS parameters to your own reviews (once the optimizer "
+                                       "has 64 to train on), instead of practising."),
     reset: bool = typer.Option(False, "--reset", help="With --optimize: return to FSRS's default parameters."),
     as_json: bool = typer.Option(False, "--json", help="With --due or --optimize: print the result as JSON."),
     no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour."),
