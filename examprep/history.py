@@ -26,7 +26,7 @@ from typing import Any, Iterator
 
 from examprep.errors import ExamprepError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 FILENAME = "history.sqlite3"
 
 # status values of a recorded part (the grading engine's, plus "revealed": the student asked for
@@ -86,6 +86,20 @@ _MIGRATIONS: dict[int, str] = {
         session_id INTEGER
     );
     CREATE INDEX reviews_item ON reviews (item, time);
+    """,
+    # 2: FSRS parameters fitted to the student's own review log (`examprep review --optimize`); the
+    # newest row is the one the scheduler uses, a row without parameters is a return to the defaults
+    2: """
+    CREATE TABLE fsrs_parameters (
+        id               INTEGER PRIMARY KEY,
+        time             REAL NOT NULL,         -- when they were fitted, or the reset (Unix seconds)
+        parameters       TEXT,                  -- JSON list of the FSRS-6 weights, NULL for the defaults
+        reviews          INTEGER NOT NULL DEFAULT 0,   -- reviews in the log when fitted
+        training_reviews INTEGER NOT NULL DEFAULT 0,   -- of them, those the optimizer learns from
+        log_loss         REAL,                  -- the fitted parameters' log loss on those reviews
+        previous_log_loss REAL,                 -- the parameters they replaced, on the same reviews
+        optimizer        TEXT                   -- the optimizer and its version
+    );
     """,
 }
 
@@ -309,6 +323,28 @@ class History:
     def cards(self) -> list[tuple[str, str, float, int]]:
         """Every card: (item, card JSON, due, number of reviews), soonest due first."""
         return [tuple(r) for r in self.conn.execute("SELECT item, card, due, reviews FROM cards ORDER BY due, item")]
+
+    def fsrs_parameters(self) -> dict[str, Any] | None:
+        """The newest stored FSRS parameters row (``parameters`` None after a reset), or None when
+        the defaults were never replaced."""
+        row = self.conn.execute("SELECT time, parameters, reviews, training_reviews, log_loss, previous_log_loss, "
+                                "optimizer FROM fsrs_parameters ORDER BY id DESC LIMIT 1").fetchone()
+        if row is None:
+            return None
+        keys = ("time", "parameters", "reviews", "training_reviews", "log_loss", "previous_log_loss", "optimizer")
+        out = dict(zip(keys, row))
+        out["parameters"] = json.loads(out["parameters"]) if out["parameters"] is not None else None
+        return out
+
+    def save_fsrs_parameters(self, parameters: list[float] | None, *, now: float, reviews: int = 0,
+                             training_reviews: int = 0, log_loss: float | None = None,
+                             previous_log_loss: float | None = None, optimizer: str | None = None) -> None:
+        """Store fitted parameters (None: back to the defaults) as the newest row, in one transaction."""
+        with self.transaction() as c:
+            c.execute("INSERT INTO fsrs_parameters (time, parameters, reviews, training_reviews, log_loss, "
+                      "previous_log_loss, optimizer) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                      (now, json.dumps([float(w) for w in parameters]) if parameters is not None else None,
+                       reviews, training_reviews, log_loss, previous_log_loss, optimizer))
 
     def review_log(self, item: str | None = None) -> list[tuple[str, float, int, float | None]]:
         sql = "SELECT item, time, rating, seconds FROM reviews"

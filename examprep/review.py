@@ -1,8 +1,10 @@
 """Spaced review: each topic (problem generator) and each concept card is an FSRS card.
 
 Scheduling is the ``fsrs`` library's (FSRS-6, py-fsrs; Ye et al., "A Stochastic Shortest Path
-Algorithm for Optimizing Spaced Repetition Scheduling", KDD 2022), with its default parameters,
-90 % desired retention and no interval fuzzing (a schedule is reproducible).
+Algorithm for Optimizing Spaced Repetition Scheduling", KDD 2022), with 90 % desired retention and no
+interval fuzzing (a schedule is reproducible). Its parameters are FSRS's defaults until
+`examprep review --optimize` fits the student's own (examprep.review_optimize) and stores them in
+the history; from then on every review is scheduled with the newest stored ones.
 
 A review's rating comes from what the student did, never from a self-assessment:
 
@@ -37,10 +39,18 @@ def split_item(item: str) -> tuple[str, str]:
     return kind, name
 
 
-def _scheduler() -> Any:
+def parameters(history: History) -> tuple[float, ...] | None:
+    """The FSRS parameters the history holds (fitted by `review --optimize`), or None: the defaults."""
+    row = history.fsrs_parameters()
+    return tuple(row["parameters"]) if row and row["parameters"] else None
+
+
+def _scheduler(history: History) -> Any:
     import fsrs
 
-    return fsrs.Scheduler(desired_retention=DESIRED_RETENTION, enable_fuzzing=False)
+    fitted = parameters(history)
+    extra = {"parameters": fitted} if fitted else {}
+    return fsrs.Scheduler(desired_retention=DESIRED_RETENTION, enable_fuzzing=False, **extra)
 
 
 def _utc(ts: float) -> datetime:
@@ -99,7 +109,7 @@ def review(history: History, item: str, rating_: int, *, now: float, seconds: fl
 
     if rating_ not in (1, 2, 3, 4):
         raise ValueError(f"rating must be 1 (Again) … 4 (Easy), got {rating_}")
-    scheduler = _scheduler()
+    scheduler = _scheduler(history)
 
     def update(old: str | None) -> tuple[str, float]:
         card = fsrs.Card.from_json(old) if old else fsrs.Card(card_id=_card_id(item), due=_utc(now))
@@ -123,13 +133,13 @@ def state(history: History, item: str, *, now: float) -> CardState | None:
     """The item's card, or None when it was never reviewed."""
     for it, js, _due, n in history.cards():
         if it == item:
-            return _state(it, js, n, now, _scheduler())
+            return _state(it, js, n, now, _scheduler(history))
     return None
 
 
 def all_cards(history: History, *, now: float) -> list[CardState]:
     """Every reviewed item, soonest due first."""
-    scheduler = _scheduler()
+    scheduler = _scheduler(history)
     return [_state(it, js, n, now, scheduler) for it, js, _due, n in history.cards()]
 
 

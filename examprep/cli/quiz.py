@@ -59,11 +59,22 @@ def review(
     count: int = typer.Option(20, "--count", "-n", help="At most this many items in one review."),
     calculator_free: bool = typer.Option(False, "--calculator-free",
                                          help="Calculator-free variants where a topic has them."),
-    as_json: bool = typer.Option(False, "--json", help="With --due: print the schedule as JSON."),
+    optimize: bool = typer.Option(False, "--optimize",
+                                  help="Fit the scheduler's FSRS parameters to your own reviews (once the optimizer "
+                                       "has 64 to train on), instead of practising."),
+    reset: bool = typer.Option(False, "--reset", help="With --optimize: return to FSRS's default parameters."),
+    as_json: bool = typer.Option(False, "--json", help="With --due or --optimize: print the result as JSON."),
     no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour."),
 ) -> None:
     """Spaced review (FSRS): practise the topics and concepts that are due, each topic with a new variant."""
-    from examprep.quiz import run_review
+    from examprep.errors import ParamError
+    from examprep.quiz import run_optimize, run_review
 
+    if reset and not optimize:
+        raise ParamError("--reset goes with --optimize (examprep review --optimize --reset)")
+    if optimize:
+        if due:
+            raise ParamError("--optimize and --due are separate uses of review; give one")
+        raise typer.Exit(run_optimize(reset=reset, no_color=no_color, as_json=as_json))
     raise typer.Exit(run_review(count=count, calculator_free=calculator_free, no_color=no_color, due=due,
                                 as_json=as_json))

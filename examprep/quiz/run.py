@@ -73,6 +73,38 @@ def run_review(*, count: int = 20, calculator_free: bool = False, no_color: bool
         return summary.exit_code
 
 
+def run_optimize(*, reset: bool = False, no_color: bool = False, as_json: bool = False) -> int:
+    """`examprep review --optimize [--reset]`: fit FSRS's parameters to the review log, or return to
+    the defaults. Returns the exit code."""
+    import json
+
+    from examprep import review_optimize
+    from examprep.quiz.views import print_optimization
+
+    term = Terminal(no_color=no_color)
+    with open_history() as history:
+        now = time.time()
+        if reset:
+            changed = review_optimize.reset(history, now=now)
+            if as_json:
+                print(json.dumps({"outcome": "reset" if changed else "already-default"}))
+            else:
+                term.show("Back to FSRS's default parameters; earlier fits stay on record in the history."
+                          if changed else "FSRS's default parameters are already in use.", markup=False)
+            return 0
+        result = review_optimize.optimize(history, now=now)
+        if as_json:
+            print(json.dumps({"outcome": result.outcome, "reviews": result.reviews, "days_apart": result.days_apart,
+                              "training_reviews": result.training_reviews,
+                              "minimum_training_reviews": review_optimize.MIN_TRAINING_REVIEWS,
+                              "parameters": result.parameters, "previous_parameters": result.previous,
+                              "log_loss": result.log_loss, "previous_log_loss": result.previous_log_loss,
+                              "optimizer": result.optimizer or None}))
+        else:
+            print_optimization(term, result, path=history.path, now=now)
+        return 0
+
+
 def run_due(*, no_color: bool = False, as_json: bool = False) -> None:
     """`examprep review --due`."""
     import json

@@ -139,6 +139,12 @@ def print_due(term: Terminal, history: History, *, now: float) -> None:
     if new_topics or new_concepts:
         out.print(Text(f"Not yet studied: {len(new_topics)} topics, {len(new_concepts)} concept questions "
                        "(`examprep quiz`, `examprep quiz --concepts`).", style="dim"))
+    fitted = history.fsrs_parameters()
+    if fitted and fitted["parameters"]:
+        from datetime import datetime
+
+        out.print(Text(f"Scheduled with your own FSRS parameters, fitted on {datetime.fromtimestamp(fitted['time']):%Y-%m-%d} "
+                       f"to {fitted['reviews']} reviews (`examprep review --optimize`).", style="dim"))
 
 
 def _item_label(item: str) -> str:

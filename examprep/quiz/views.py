@@ -246,3 +246,50 @@ def sparkline(values: list[float]) -> str:
     """Scores 0–1 as ▁▂▃▄▅▆▇█, oldest first."""
     ticks = "▁▂▃▄▅▆▇█"
     return "".join(ticks[min(int(v * 7 + 0.5), 7)] for v in values)
+
+
+def print_optimization(term: Any, result: Any, *, path: Any, now: float) -> None:
+    """What `examprep review --optimize` did (examprep.review_optimize.Optimization): the verdict,
+    the review counts and log losses as a small table, and what happens next."""
+    from datetime import datetime
+
+    from rich import box
+    from rich.table import Table
+
+    from examprep.review_optimize import MIN_TRAINING_REVIEWS, default_parameters
+
+    out = term.console
+    in_use = (f"the parameters fitted on {datetime.fromtimestamp(result.previous_time):%Y-%m-%d}"
+              if result.previous is not None and result.previous_time else "FSRS's default parameters")
+    table = Table(box=box.SIMPLE, show_header=False, pad_edge=False)
+    table.add_column(style="cyan")
+    table.add_column(justify="right")
+    table.add_column(style="dim")
+    table.add_row("your reviews", str(result.reviews), "")
+    table.add_row("a day or more apart", str(result.days_apart), "after the item's previous review")
+    table.add_row("training reviews", str(result.training_reviews),
+                  "less fsrs-rs's outliers (rare first intervals)")
+    if result.outcome == "too-few":
+        table.add_row("needed", str(MIN_TRAINING_REVIEWS), "where fsrs-rs fits all 21 parameters")
+        out.print(f"Not enough reviews to fit your own FSRS parameters yet; keeping {in_use}.", markup=False,
+                  highlight=False)
+        out.print(table)
+        out.print("Keep reviewing (`examprep review`) and run `examprep review --optimize` again in a few weeks.",
+                  markup=False, highlight=False, style="dim")
+        return
+    table.add_row("log loss, in use", f"{result.previous_log_loss:.4f}", in_use)
+    table.add_row("log loss, fitted", f"{result.log_loss:.4f}", "lower is better; on the training reviews")
+    if result.outcome == "not-better":
+        out.print(f"Fitted FSRS parameters to your reviews, but they predict them no better; keeping {in_use}.",
+                  markup=False, highlight=False)
+        out.print(table)
+        return
+    before = result.previous or default_parameters()
+    table.add_row("first-review stability", "", "days to 90 % recall")
+    for name, b, a in zip(("Again", "Hard", "Good", "Easy"), before[:4], (result.parameters or ())[:4]):
+        table.add_row(f"  after {name}", f"{a:.2f}", f"was {b:.2f}")
+    out.print(f"Fitted FSRS parameters to your reviews with {result.optimizer}.", markup=False, highlight=False)
+    out.print(table)
+    out.print(f"Stored in {path} ({datetime.fromtimestamp(now):%Y-%m-%d %H:%M}); `examprep review` schedules with "
+              "them from now on. `examprep review --optimize --reset` returns to the defaults.",
+              markup=False, highlight=False, style="dim")

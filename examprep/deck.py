@@ -1,0 +1,163 @@
+"""`examprep anki`: the concept bank and worked problems as an Anki deck (.apkg, written by genanki).
+
+What goes in:
+- every concept question of the chosen sections, one note each ("examprep concept": question and
+  choices → answer, explanation and the lecture's verbatim source), in the subdeck
+  ``examprep::Concepts::<section>``;
+- ``problems`` generated problems per chosen topic ("examprep problem": statement and parts →
+  worked solution and answers), in ``examprep::Problems::<topic>``. Problem k of a topic has seed
+  ``seed + k`` and, unless a level is given, the topic's levels in turn (1, 2, 3, 1, …).
+
+Stable identities: a note's GUID is derived from what it is — a concept's id, a problem's
+generator, level, seed and calculator-free flag — and the note types and decks have fixed ids, so
+importing a re-exported deck updates the notes already in the collection (and keeps their review
+history) instead of adding copies. The default seed is fixed (0) for the same reason: the same
+command gives the same problems.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from examprep.errors import ParamError
+
+DECK = "examprep"
+MAX_PROBLEMS = 50            # per topic: 50 × every topic is already ~1,750 cards
+
+
+@dataclass
+class DeckSummary:
+    """What was written: the file, its size, and the notes per subdeck."""
+
+    path: Path
+    bytes: int
+    concepts: dict[str, int] = field(default_factory=dict)      # section → notes
+    problems: dict[str, int] = field(default_factory=dict)      # topic → notes
+    levels: set[int] = field(default_factory=set)
+
+    @property
+    def notes(self) -> int:
+        return sum(self.concepts.values()) + sum(self.problems.values())
+
+
+def split_names(values: list[str] | None) -> list[str]:
+    """``--topics a,b --topics c`` → [a, b, c] (order kept, duplicates dropped)."""
+    out: list[str] = []
+    for v in values or []:
+        for name in v.split(","):
+            name = name.strip()
+            if name and name not in out:
+                out.append(name)
+    return out
+
+
+def deck_id(name: str) -> int:
+    """A fixed id for the deck ``name`` (Anki wants a 64-bit integer; this is 2^40 + a 48-bit hash)."""
+    return (1 << 40) + int.from_bytes(hashlib.blake2b(name.encode(), digest_size=6).digest(), "big")
+
+
+def _sections(sections: list[str] | None, bank: Any) -> list[str]:
+    from examprep.quiz.bank import CONCEPT_TOPICS
+
+    if sections is None:
+        return bank.topics()
+    if sections == ["none"]:
+        return []
+    for s in sections:
+        if s not in CONCEPT_TOPICS:
+            raise ParamError(f"--sections: unknown concept section {s!r}; expected some of {', '.join(CONCEPT_TOPICS)} "
+                             "(or none)")
+    return sections
+
+
+def _topics(topics: list[str] | None) -> list[Any]:
+    from examprep import generators
+
+    if topics is None:
+        return list(generators.load_all().values())
+    return [generators.get_drawable(t, "examprep anki") for t in topics]
+
+
+def build_package(*, topics: list[str] | None = None, sections: list[str] | None = None, problems: int = 3,
+                  difficulty: int | None = None, seed: int = 0, calculator_free: bool = False,
+                  ) -> tuple[Any, DeckSummary]:
+    """The genanki Package and what it holds. Every option is checked before any problem is built.
+
+    Raises ParamError (an unknown topic or section, a count or level out of range, a topic that
+    needs a trained model) and ConceptBankError (a damaged concept bank)."""
+    import genanki
+
+    from examprep import generators
+    from examprep.quiz.bank import packaged_bank
+    from examprep.render import anki as cards
+    from examprep.sheets.build import solution_extras
+
+    if not 0 <= problems <= MAX_PROBLEMS:
+        raise ParamError(f"--problems: expected 0 to {MAX_PROBLEMS} problems per topic, got {problems}")
+    if difficulty is not None and difficulty not in (1, 2, 3):
+        raise ParamError(f"--difficulty: expected 1, 2 or 3, got {difficulty}")
+    if seed < 0:
+        raise ParamError(f"--seed: expected a non-negative integer, got {seed}")
+    bank = packaged_bank()
+    chosen_sections = _sections(sections, bank)
+    gens = _topics(topics) if problems else []
+    if difficulty is not None:
+        for g in gens:
+            if difficulty not in g.levels:
+                raise ParamError(f"--difficulty: {g.name} has levels {', '.join(map(str, g.levels))}, got {difficulty}")
+    if not chosen_sections and not gens:
+        raise ParamError("nothing to export: give --problems 1 or more, or concept --sections")
+
+    concept_model, problem_model = cards.models()
+    summary = DeckSummary(path=Path(), bytes=0)
+    decks = []
+    for section in chosen_sections:
+        name = f"{DECK}::Concepts::{section}"
+        deck = genanki.Deck(deck_id(name), name)
+        for concept in bank.questions.values():
+            if concept.topic != section:
+                continue
+            deck.add_note(genanki.Note(model=concept_model, fields=cards.concept_fields(concept),
+                                       guid=genanki.guid_for("examprep-concept", concept.id),
+                                       tags=["examprep", f"examprep::concept::{section}"]))
+        summary.concepts[section] = len(deck.notes)
+        decks.append(deck)
+    for gen in gens:
+        name = f"{DECK}::Problems::{gen.name}"
+        deck = genanki.Deck(deck_id(name), name, description=f"{gen.title} — {gen.syllabus}")
+        for k in range(problems):
+            level = difficulty if difficulty is not None else gen.levels[k % len(gen.levels)]
+            problem = generators.build(gen.name, seed + k, level, calculator_free and gen.calculator_free)
+            summary.levels.add(level)
+            figures = solution_extras([problem]).get(0, [])
+            deck.add_note(genanki.Note(model=problem_model,
+                                       fields=cards.problem_fields(problem, title=gen.title, figures=figures),
+                                       guid=genanki.guid_for("examprep-problem", cards.note_key(problem)),
+                                       tags=["examprep", f"examprep::problem::{gen.name}", f"examprep::level::{level}"]))
+        summary.problems[gen.name] = len(deck.notes)
+        decks.append(deck)
+    return genanki.Package(decks), summary
+
+
+def write_deck(out: str | os.PathLike, *, force: bool = False, now: float | None = None, **options: Any) -> DeckSummary:
+    """Build the deck (``build_package``'s options) and write it to ``out`` atomically. ``now``
+    (Unix seconds, default the clock) is the notes' modification time: Anki's importer updates a
+    note already in the collection when the imported one is newer.
+
+    The output is checked before any work (a directory, a missing parent directory, an existing
+    file without ``force``: OutputError naming --out)."""
+    from examprep.fileio import atomic_write_bytes, check_output_file
+
+    target = check_output_file(out, "--out", force=force)
+    package, summary = build_package(**options)
+    with tempfile.TemporaryDirectory(prefix="examprep-anki-") as tmp:
+        staged = Path(tmp) / "deck.apkg"
+        package.write_to_file(str(staged), timestamp=now)
+        data = staged.read_bytes()
+    atomic_write_bytes(target, data)
+    summary.path, summary.bytes = target, len(data)
+    return summary
