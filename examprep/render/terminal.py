@@ -268,8 +268,9 @@ def print_problem(problem: Any, *, solution: bool = False, no_color: bool = Fals
     if problem.conventions:
         body.append(Text("Conventions: " + "; ".join(f"{k}: {v}" for k, v in problem.conventions.items()), style="dim"))
     for i, part in enumerate(problem.parts):
+        how = part.form() if part.kind == "written" else f"{part.form()} · {part.tolerance.describe()}"
         body.append(Text.assemble((f"({Problem.label(i)}) ", "bold"), inline(part.prompt),
-                                  (f"  [{part.points:g} pt · {part.form()} · {part.tolerance.describe()}]", "dim")))
+                                  (f"  [{part.points:g} pt · {how}]", "dim")))
     out.print(Panel(Group(*body), title=f"{head}{problem.title}", subtitle=meta, title_align="left",
                     subtitle_align="right", box=box.ROUNDED))
     if solution:
@@ -287,6 +288,9 @@ def print_worked_solution(problem: Any, out: Console) -> None:
     answers.add_column()
     for i, part in enumerate(problem.parts):
         exact = part.exact if isinstance(part.exact, str) else None
+        if part.kind == "written":
+            answers.add_row(f"({Problem.label(i)}) {part.id}", Text("marked by hand: see the model answer and rubric"))
+            continue
         answers.add_row(f"({Problem.label(i)}) {part.id}", Text(exact) if exact else value_renderable(part.expected, 4))
     steps.append(Panel(answers, title="answers", title_align="left", box=box.HEAVY, border_style="green", expand=False))
     out.print(Panel(Group(*steps), title="worked solution", title_align="left", box=box.ROUNDED))
