@@ -114,6 +114,25 @@ def print_solution(solution: Any, *, no_color: bool = False) -> None:
                     box=box.HEAVY, expand=False, border_style="green"))
 
 
+def print_topic_answers(t: Any, *, no_color: bool = False) -> None:
+    """One solve topic for a question's author: its parameters, then each answer a part may name
+    with its known mistakes (the feedback a student gets) and whether an ECF rule carries it."""
+    from examprep.solve import REQUIRED
+
+    out = console(no_color)
+    out.print(Text.assemble((t.name, "bold cyan"), "  ", (t.title, "dim")))
+    for p in t.params:
+        default = "required" if p.default is REQUIRED else "optional" if p.default is None else f"default {p.default!r}"
+        out.print(Padding(Text.assemble((p.name, "bold"), f"  {p.kind}", (f" · {default}", "dim")), (0, 0, 0, 2)))
+    out.print(Text("answers (a question part's answer = \"NAME\"):", style="dim"))
+    for a in t.answers:
+        ecf = t.ecf.get(a, ())
+        out.print(Padding(Text.assemble((a, "bold green"), (f"  ECF: {', '.join(e.op for e in ecf)}" if ecf else "", "dim")),
+                          (0, 0, 0, 2)))
+        for m in t.mistakes.get(a, ()):
+            out.print(Padding(Text.assemble((m.id, "yellow"), f"  {m.why}"), (0, 0, 0, 6)))
+
+
 def print_topic_list(topics: dict, *, no_color: bool = False) -> None:
     """The solve topics with their parameters (defaults in brackets) and answer names."""
     from examprep.solve import REQUIRED
