@@ -422,12 +422,34 @@ def draft(spec: QuestionSpec, seed: int) -> tuple[Any, list[tuple[str, str]]]:
                         f"{spec.topic} refuses every draw: {refused}")
 
 
+def _shares(weights: list[float], total: float) -> list[float]:
+    """``total`` split in proportion to ``weights``, in halves (largest remainders first); exact
+    shares where ``total`` is too small for halves."""
+    halves = round(total * 2)
+    if abs(halves / 2 - total) > 1e-9 or halves < len(weights):
+        s = sum(weights)
+        return [round(w * total / s, 6) for w in weights]
+    s = sum(weights)
+    raw = [w * halves / s for w in weights]
+    base = [max(1, int(r)) for r in raw]
+    order = sorted(range(len(raw)), key=lambda i: raw[i] - int(raw[i]), reverse=True)
+    k = 0
+    while sum(base) < halves:
+        base[order[k % len(order)]] += 1
+        k += 1
+    while sum(base) > halves:
+        i = max(range(len(base)), key=lambda j: base[j])
+        base[i] -= 1
+    return [b / 2 for b in base]
+
+
 def with_points(problem: Any, points: float | None = None, minutes: float | None = None) -> Any:
-    """The problem with its parts' points (and minutes) scaled to total ``points`` (``minutes``)."""
+    """The problem with its parts' points scaled to total ``points`` — in halves of a point, the
+    rounding's remainder given to the largest parts, so the sheet prints 4.5, not 4.28571 — and its
+    minutes scaled to total ``minutes``."""
     parts = problem.parts
     if points is not None:
-        total = sum(p.points for p in parts)
-        parts = [replace(p, points=round(p.points * points / total, 6)) for p in parts]
+        parts = [replace(p, points=v) for p, v in zip(parts, _shares([p.points for p in parts], points))]
     if minutes is not None:
         total = sum(p.minutes for p in parts)
         parts = [replace(p, minutes=round(p.minutes * minutes / total, 6)) for p in parts]
