@@ -28,8 +28,8 @@ from examprep.quiz.bank import ConceptBank, is_concept, item_of, stats_topic_of
 from examprep.quiz.hints import hint_text
 from examprep.quiz.outcomes import PartOutcome, ProblemOutcome, Summary
 from examprep.quiz.prompt import COMMANDS, Quit, Terminal, TimeUp
-from examprep.quiz.views import (answer_sheet, concept_explanation, exam_header, fmt_clock, part_feedback,
-                                 problem_panel, problem_result)
+from examprep.quiz.views import (answer_sheet, concept_explanation, exam_header, fmt_clock, model_answer_view,
+                                 part_feedback, problem_panel, problem_result)
 
 def check(part: Part, raw: str, earlier: dict[str, Any]) -> Any:
     """The grading engine's verdict on one typed answer (error carried forward from the earlier
@@ -231,6 +231,8 @@ class Session:
                 self.term.show("Type an answer, or ? for a hint, s for the solution, skip, q to quit.",
                                style="yellow", markup=False)
                 continue
+            if part.kind == "written":
+                return self.self_mark(outcome, part, raw, t0, hints)
             try:
                 result = check(part, raw, earlier)
             except AnswerParseError as err:
@@ -251,6 +253,30 @@ class Session:
             self.record(outcome, po)
             self.term.show(part_feedback(po, show_expected=not is_concept(problem)))
             return po.status
+
+    def self_mark(self, outcome: ProblemOutcome, part: Part, raw: str, t0: float, hints: int) -> str:
+        """A written part, once the student has typed an answer: the model answer and rubric, then
+        the student's own mark (0 to the part's points), recorded as status "marked"."""
+        self.term.show(model_answer_view(part))
+        seconds = self.clock() - t0
+        while True:
+            reply = self.ask(f"Your mark, 0 to {part.points:g} (by the rubric) › ").strip()
+            cmd = COMMANDS.get(reply.lower())
+            if cmd == "quit":
+                raise Quit()
+            try:
+                mark = float(reply)
+            except ValueError:
+                mark = -1.0
+            if 0 <= mark <= part.points:
+                break
+            self.term.show(f"Type a number from 0 to {part.points:g}.", style="yellow", markup=False)
+        po = PartOutcome(part, raw, "marked", mark, feedback="marked by yourself against the rubric",
+                         seconds=seconds, hints=hints)
+        outcome.parts.append(po)
+        self.record(outcome, po)
+        self.term.show(part_feedback(po, show_expected=False))
+        return po.status
 
     # -------------------------------------------------------------------------------- exam
 
@@ -307,6 +333,9 @@ class Session:
                 continue
             if cmd == "skip" or not raw:
                 answers.pop(key, None)
+                break
+            if part.kind == "written":            # any text: marked after the exam
+                answers[key] = raw
                 break
             try:
                 problem_text = wrong_shape(part, parse_only(part, raw), raw)

@@ -201,8 +201,8 @@ def parse_recipe(text: str, source: str, default_name: str = "sheet", base: Path
                 raise fail(f"{where} {key}: expected {_type_name(want)}, got {value!r}", line)
         kinds = [k for k in ("topic", "question", "concept") if k in entry]
         if len(kinds) != 1:
-            raise fail(f"{where}: give one of topic (see `examprep topics`), question = \"FILE.toml\" or concept = "
-                       f"\"ID\"" + (f", not {' and '.join(kinds)}" if kinds else ""),
+            raise fail(f"{where}: missing topic (see `examprep topics`), or question = \"FILE.toml\" or concept = \"ID\""
+                       if not kinds else f"{where}: give one of topic, question and concept, not {' and '.join(kinds)}",
                        _line_of(text, kinds[-1], "problem", i) if kinds else _line_of(text, "", "problem", i))
         at = lambda key: _line_of(text, key, "problem", i) or _line_of(text, "", "problem", i)     # noqa: E731
         extras = _extras(entry, where, at, fail)
