@@ -5,6 +5,7 @@ question file and builds its Problem through a solve topic (answers, known mista
 worked steps from the topic's tables, as the built-in generators use them); ``check.py`` draws a
 question many times and reports what would make it a poor exam question.
 """
-from examprep.authoring.question import QuestionError, QuestionSpec, build_question, load_question, parse_question
+from examprep.authoring.build import build_question, draft
+from examprep.authoring.question import QuestionError, QuestionSpec, load_question, parse_question
 
-__all__ = ["QuestionError", "QuestionSpec", "build_question", "load_question", "parse_question"]
+__all__ = ["QuestionError", "QuestionSpec", "build_question", "draft", "load_question", "parse_question"]

@@ -8,7 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from examprep.authoring.question import MAX_TRIES, PLACEHOLDER, QuestionError, QuestionSpec, draws
 from examprep.document import Matrix, Text
+from examprep.errors import ParamError
 from examprep.problem import EXACT, SIGFIGS3, Misconception, Part, Problem, SolutionStep
 
 
@@ -39,7 +41,6 @@ def _inline(v: Any) -> str:
 def statement(text: str, values: dict[str, Any]) -> list:
     """The question's text as blocks: a number or a short vector (at most 6 entries) inline as math,
     a matrix or a longer vector as its name in the text and a Matrix block after the paragraph."""
-    from examprep.authoring.question import PLACEHOLDER
     from examprep.render.markdown import name_latex
 
     if not text.strip():
@@ -63,8 +64,6 @@ def statement(text: str, values: dict[str, Any]) -> list:
 
 
 def prompt_text(prompt: str, values: dict[str, Any]) -> str:
-    from examprep.authoring.question import PLACEHOLDER
-
     return PLACEHOLDER.sub(lambda m: _inline(values[m.group(1)]), prompt)
 
 
@@ -85,7 +84,6 @@ def _kind(value: Any) -> tuple[str, tuple[int, ...] | None, Any] | None:
 def make_problem(spec: Any, seed: int, values: dict[str, Any]) -> tuple[Problem, list[tuple[str, str]]]:
     """The Problem for drawn ``values``, and the notes its check reports (part id, note)."""
     from examprep import solve
-    from examprep.authoring.question import QuestionError
     from examprep.generators.framework import _differs, _identical, steps_from
     from examprep.solve.contract import jsonable
     from examprep.values import snap
@@ -164,6 +162,30 @@ def _short(v: Any, n: int = 50) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+def build_question(spec: QuestionSpec, seed: int) -> Any:
+    """The Problem of the question for ``seed`` (bit for bit the same for the same file and seed)."""
+    return draft(spec, seed)[0]
+
+
+def draft(spec: QuestionSpec, seed: int) -> tuple[Any, list[tuple[str, str]]]:
+    """The Problem and what its check reports: (part id, note) for a known mistake the tolerance
+    cannot tell from the answer (left out of the part's mistakes) or an answer that cannot be graded."""
+    refused = None
+    for values, attempt in draws(spec, seed):
+        try:
+            problem, notes = make_problem(spec, seed, values)
+        except ParamError as err:        # the engine refuses this draw (a shape, a range): the next one
+            refused = err
+            if attempt + 1 >= MAX_TRIES:
+                break
+            continue
+        if attempt and refused is not None:
+            notes = [("", f"the engine refused {attempt} draw(s) before this one: {refused}")] + notes
+        return problem, notes
+    raise QuestionError(f"{spec.at('param:' + next(iter(spec.params), ''))}: [question.params]: "
+                        f"{spec.topic} refuses every draw: {refused}")
+
+
 def is_question_file(name: str) -> bool:
     """A topic argument that names a question file rather than a generator."""
     return name.endswith(".toml")
@@ -175,8 +197,7 @@ def build_many(topics: list[str], *, seed: int, count: int = 1, difficulty: int 
     files (``*.toml``) drawn with seeds seed, seed+1, … — in the order given. Every file is read
     (and refused, naming its line) before any problem is built."""
     from examprep import generators
-    from examprep.authoring.question import build_question, load_question
-    from examprep.errors import ParamError
+    from examprep.authoring.question import load_question
 
     files = {t: load_question(t) for t in topics if is_question_file(t)}
     if files and calculator_free:

@@ -50,7 +50,8 @@ class CheckResult:
 
 def check_question(path: str, draws: int = DRAWS, first_seed: int = 0) -> CheckResult:
     """Read the question (QuestionError for a bad file) and draw it with seeds first_seed, … ."""
-    from examprep.authoring.question import draft, load_question
+    from examprep.authoring.build import draft
+    from examprep.authoring.question import load_question
 
     spec = load_question(path)
     part_line = {p.id: p.line for p in spec.parts}

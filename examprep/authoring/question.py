@@ -110,9 +110,9 @@ _DRAW_KEYS = {"integers": {"integers", "size", "nonzero"}, "choice": {"choice", 
 
 
 def _line(text: str, key: str, table: str | None = None, index: int = 0) -> int | None:
-    from examprep.sheets.recipes import _line_of
+    from examprep.tomllines import line_of
 
-    return _line_of(text, key, table, index)
+    return line_of(text, key, table, index)
 
 
 def load_question(path: str | Path) -> QuestionSpec:
@@ -202,7 +202,7 @@ def parse_question(text: str, source: str) -> QuestionSpec:
             want = _PART_KEYS[key]
             if not isinstance(value, want) or isinstance(value, bool):
                 raise fail(f"{where} {key}: expected {_what(want)}, got {value!r}", line)
-        at = lambda key: _line(text, key, "question.part", i) or head     # noqa: E731
+        at = lambda key, i=i, head=head: _line(text, key, "question.part", i) or head     # noqa: E731
         kind = p.get("kind", "written" if "model_answer" in p and "answer" not in p else "answer")
         if kind not in ("answer", "written"):
             raise fail(f"{where} kind: \"written\" (answered in words) or \"answer\" (the default), got {kind!r}",
@@ -394,32 +394,6 @@ def _one(d: Draw, rng: Any) -> Any:
     if len(d.size) == 1:
         return flat
     return [flat[r * d.size[1]:(r + 1) * d.size[1]] for r in range(d.size[0])]
-
-
-def build_question(spec: QuestionSpec, seed: int) -> Any:
-    """The Problem of the question for ``seed`` (bit for bit the same for the same file and seed)."""
-    return draft(spec, seed)[0]
-
-
-def draft(spec: QuestionSpec, seed: int) -> tuple[Any, list[tuple[str, str]]]:
-    """The Problem and what its check reports: (part id, note) for a known mistake the tolerance
-    cannot tell from the answer (left out of the part's mistakes) or an answer that cannot be graded."""
-    from examprep.authoring.build import make_problem
-
-    refused = None
-    for values, attempt in draws(spec, seed):
-        try:
-            problem, notes = make_problem(spec, seed, values)
-        except ParamError as err:        # the engine refuses this draw (a shape, a range): the next one
-            refused = err
-            if attempt + 1 >= MAX_TRIES:
-                break
-            continue
-        if attempt and refused is not None:
-            notes = [("", f"the engine refused {attempt} draw(s) before this one: {refused}")] + notes
-        return problem, notes
-    raise QuestionError(f"{spec.at('param:' + next(iter(spec.params), ''))}: [question.params]: "
-                        f"{spec.topic} refuses every draw: {refused}")
 
 
 def _shares(weights: list[float], total: float) -> list[float]:

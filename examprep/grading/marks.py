@@ -57,7 +57,7 @@ def read_marks(path: str) -> tuple[list[Mark], list[str]]:
         if not any(cell.strip() for cell in row):
             continue
 
-        def cell(name: str) -> str:
+        def cell(name: str, row: list[str] = row) -> str:
             i = col.get(name)
             return row[i].strip() if i is not None and i < len(row) else ""
 

@@ -78,7 +78,8 @@ def build_item(item: Any, seed: int, calculator_free: bool = False) -> Any:
     """One recipe item's problem at ``seed``: a generator's (with its pins), a question file's or a
     concept question; then the item's points and minutes."""
     from examprep import generators
-    from examprep.authoring.question import build_question, with_points
+    from examprep.authoring.build import build_question
+    from examprep.authoring.question import with_points
 
     if item.question is not None:
         problem = build_question(item.question, seed)

@@ -40,6 +40,7 @@ from typing import Any
 
 from examprep.errors import ExamprepError, ParamError
 from examprep.fileio import read_user_text
+from examprep.tomllines import line_of as _line_of
 
 MAX_PROBLEMS = 200
 
@@ -93,28 +94,6 @@ _ITEM_KEYS = {"topic": str, "difficulty": int, "count": int, "calculator_free": 
               "params": dict, "points": (int, float), "minutes": (int, float), "seed": int, "question": str,
               "concept": str}
 _TOP_KEYS = {"sheet", "problem"}
-
-
-def _line_of(text: str, key: str, table: str | None = None, index: int = 0) -> int | None:
-    """The 1-based line where ``key`` is set: at the top level, or in the ``index``-th [table] or
-    [[table]] (``key`` "" gives that table's header line). TOML parsers do not report where a key
-    is, so we find it."""
-    lines = text.splitlines()
-    headers = [n for n, line in enumerate(lines) if re.match(r"\s*\[", line)]
-    if table is None:
-        lo, hi = 0, headers[0] if headers else len(lines)
-    else:
-        mine = [n for n in headers if re.match(rf"\s*\[\[?\s*\"?{re.escape(table)}\"?\s*\]\]?\s*(#.*)?$", lines[n])]
-        if index >= len(mine):
-            return None
-        if key == "":
-            return mine[index] + 1
-        lo = mine[index] + 1
-        hi = next((n for n in headers if n > mine[index]), len(lines))
-    for n in range(lo, hi):
-        if re.match(rf'\s*"?{re.escape(key)}"?\s*=', lines[n]):
-            return n + 1
-    return None
 
 
 def _type_name(t: Any) -> str:
@@ -204,7 +183,7 @@ def parse_recipe(text: str, source: str, default_name: str = "sheet", base: Path
             raise fail(f"{where}: missing topic (see `examprep topics`), or question = \"FILE.toml\" or concept = \"ID\""
                        if not kinds else f"{where}: give one of topic, question and concept, not {' and '.join(kinds)}",
                        _line_of(text, kinds[-1], "problem", i) if kinds else _line_of(text, "", "problem", i))
-        at = lambda key: _line_of(text, key, "problem", i) or _line_of(text, "", "problem", i)     # noqa: E731
+        at = lambda key, i=i: _line_of(text, key, "problem", i) or _line_of(text, "", "problem", i)     # noqa: E731
         extras = _extras(entry, where, at, fail)
         if kinds[0] != "topic":
             items.append(_authored(entry, kinds[0], where, at, fail, base, extras, sheet_tolerance, tolerance))
@@ -268,11 +247,12 @@ def _check_pins(name: str, level: int, cf: bool, pins: dict, seed: int | None, w
 def _authored(entry: dict, kind: str, where: str, at: Any, fail: Any, base: Path | None, extras: dict,
               sheet_tolerance: Any, tolerance: Any) -> Item:
     """An item that is a question file or a concept question (no levels, no pins)."""
-    for key in ("difficulty", "calculator_free", "params"):
+    lacks = {"difficulty": "levels", "calculator_free": "calculator-free variant",
+             "params": "generator parameters to pin"}
+    for key, what in lacks.items():
         if key in entry:
             raise fail(f"{where} {key}: a {'question file' if kind == 'question' else 'concept question'} has no "
-                       f"{'levels' if key == 'difficulty' else 'calculator-free variant' if key == 'calculator_free' else 'generator parameters to pin'}",
-                       at(key))
+                       f"{what}", at(key))
     count = entry.get("count", 1)
     if not 1 <= count <= MAX_PROBLEMS:
         raise fail(f"{where} count: expected 1 to {MAX_PROBLEMS}, got {count}", at("count"))
