@@ -38,13 +38,14 @@ def _inline(v: Any) -> str:
     return _scalar_text(v)
 
 
-def statement(text: str, values: dict[str, Any]) -> list:
+def statement(text: str, values: dict[str, Any], labels: dict[str, str] | None = None) -> list:
     """The question's text as blocks: a number or a short vector (at most 6 entries) inline as math,
     a matrix or a longer vector as its name in the text and a Matrix block after the paragraph."""
     from examprep.render.markdown import name_latex
 
     if not text.strip():
         return []
+    labels = labels or {}
     arrays: list[str] = []
 
     def sub(m: Any) -> str:
@@ -55,11 +56,11 @@ def statement(text: str, values: dict[str, Any]) -> list:
         if _is_array(v):
             if name not in arrays:
                 arrays.append(name)
-            return f"${name_latex(name)}$"
+            return f"${name_latex(labels.get(name) or name)}$"
         return _scalar_text(v)
 
     blocks: list = [Text(PLACEHOLDER.sub(sub, text.strip()))]
-    blocks += [Matrix(name, values[name]) for name in arrays]
+    blocks += [Matrix(labels.get(name) or name, values[name]) for name in arrays]
     return blocks
 
 
@@ -152,7 +153,7 @@ def make_problem(spec: Any, seed: int, values: dict[str, Any]) -> tuple[Problem,
                 blocks.append(Text("Rubric: " + "; ".join(p.rubric) + "."))
             solution.append(SolutionStep(f"Model answer ({p.id})", blocks, p.id))
     problem = Problem(generator=spec.generator, version=1, seed=seed, difficulty=1, title=spec.title,
-                      params=jsonable(values), statement=statement(spec.text, values), parts=parts,
+                      params=jsonable(values), statement=statement(spec.text, values, {k: d.label for k, d in spec.params.items() if d.label}), parts=parts,
                       solution=solution, conventions=conventions)
     return problem, notes
 

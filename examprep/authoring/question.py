@@ -27,7 +27,8 @@ beside the topic's steps in ``solve/<area>.py``) like every built-in problem.
     rubric = ["names p − y (1)", "explains the cancellation (1)"]
 
 Draws: ``{ integers = [lo, hi], size = N | [rows, cols], nonzero = true }``, ``{ choice = [...] }``
-(``size`` draws several), ``{ decimals = [lo, hi], step = 0.5, size = … }``. Every other value is
+(``size`` draws several), ``{ decimals = [lo, hi], step = 0.5, size = … }``; ``name = "W"`` names a
+matrix in the statement (default: the parameter's name). Every other value is
 fixed. A parameter that the topic does not take may still be drawn for the text or the condition.
 Errors (QuestionError, exit 2) name the file, the line and the key.
 """
@@ -62,6 +63,7 @@ class Draw:
     size: tuple[int, ...] = ()
     nonzero: bool = False
     step: float = 1.0
+    label: str = ""                # how the statement names a matrix (name = "W"); default the parameter's name
 
 
 @dataclass(frozen=True)
@@ -105,8 +107,8 @@ class QuestionSpec:
 _QUESTION_KEYS = {"id": str, "title": str, "solve": str, "text": str, "where": str, "params": dict, "part": list}
 _PART_KEYS = {"id": str, "answer": str, "kind": str, "prompt": str, "points": (int, float), "minutes": (int, float),
               "tolerance": str, "model_answer": str, "rubric": list, "hint": str}
-_DRAW_KEYS = {"integers": {"integers", "size", "nonzero"}, "choice": {"choice", "size"},
-              "decimals": {"decimals", "step", "size", "nonzero"}}
+_DRAW_KEYS = {"integers": {"integers", "size", "nonzero", "name"}, "choice": {"choice", "size", "name"},
+              "decimals": {"decimals", "step", "size", "nonzero", "name"}}
 
 
 def _line(text: str, key: str, table: str | None = None, index: int = 0) -> int | None:
@@ -326,10 +328,13 @@ def _draw(name: str, spec: Any, fail: Any) -> Draw:
                                                       for s in size) or len(size) > 2:
         raise fail(f"[question.params] {name} size: a count from 1 to 8, or [rows, cols], got {spec.get('size')!r}")
     value = spec[kind]
+    label = spec.get("name", "")
+    if not isinstance(label, str) or len(label) > 20:
+        raise fail(f"[question.params] {name} name: a short symbol such as \"W\", got {label!r}")
     if kind == "choice":
         if not isinstance(value, list) or not value:
             raise fail(f"[question.params] {name} choice: a non-empty list of values, got {value!r}")
-        return Draw("choice", value, tuple(size))
+        return Draw("choice", value, tuple(size), label=label)
     if (not isinstance(value, list) or len(value) != 2
             or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value) or value[0] > value[1]):
         raise fail(f"[question.params] {name} {kind}: [lo, hi] with lo ≤ hi, got {value!r}")
@@ -343,7 +348,7 @@ def _draw(name: str, spec: Any, fail: Any) -> Draw:
         raise fail(f"[question.params] {name} step: a number above 0, got {step!r}")
     if nonzero and value[0] == 0 == value[1]:
         raise fail(f"[question.params] {name}: nonzero draws from [0, 0]")
-    return Draw(kind, list(value), tuple(size), nonzero, float(step))
+    return Draw(kind, list(value), tuple(size), nonzero, float(step), label)
 
 
 def draws(spec: QuestionSpec, seed: int) -> Any:
