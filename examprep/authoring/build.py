@@ -85,6 +85,7 @@ def _kind(value: Any) -> tuple[str, tuple[int, ...] | None, Any] | None:
 def make_problem(spec: Any, seed: int, values: dict[str, Any]) -> tuple[Problem, list[tuple[str, str]]]:
     """The Problem for drawn ``values``, and the notes its check reports (part id, note)."""
     from examprep import solve
+    from examprep.answers.result import to_array
     from examprep.generators.framework import _differs, _identical, steps_from
     from examprep.solve.contract import jsonable
     from examprep.values import snap
@@ -123,8 +124,8 @@ def make_problem(spec: Any, seed: int, values: dict[str, Any]) -> tuple[Problem,
         expected = jsonable(value)
         if kind_name in ("number", "vector", "matrix"):
             expected = snap(expected)
-        if not np.all(np.isfinite(np.asarray(expected, dtype=float))):
-            notes.append((ps.id, f"cannot be graded: {ps.answer} is not finite ({expected})"))
+        if np.any(np.isnan(to_array(expected))):       # ±∞ is graded (a masked score); NaN equals nothing
+            notes.append((ps.id, f"cannot be graded: {ps.answer} is undefined (NaN) for these parameters"))
         part = Part(ps.id, prompt, kind_name, expected, tolerance=tol, points=ps.points, minutes=ps.minutes,
                     shape=shape, hint=ps.hint)
         kept: list[Misconception] = []
