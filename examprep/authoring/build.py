@@ -153,8 +153,9 @@ def make_problem(spec: Any, seed: int, values: dict[str, Any]) -> tuple[Problem,
             if p.rubric:
                 blocks.append(Text("Rubric: " + "; ".join(p.rubric) + "."))
             solution.append(SolutionStep(f"Model answer ({p.id})", blocks, p.id))
+    labels = {k: d.label for k, d in spec.params.items() if d.label}
     problem = Problem(generator=spec.generator, version=1, seed=seed, difficulty=1, title=spec.title,
-                      params=jsonable(values), statement=statement(spec.text, values, {k: d.label for k, d in spec.params.items() if d.label}), parts=parts,
+                      params=jsonable(values), statement=statement(spec.text, values, labels), parts=parts,
                       solution=solution, conventions=conventions)
     return problem, notes
 
