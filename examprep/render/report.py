@@ -143,16 +143,18 @@ def _class_table(results: list[SubmissionResult], shown: list[SubmissionResult],
     from rich.table import Table
 
     n_q = max((len(r.problems) for r in results), default=0) if per_question else 0
-    table = Table(box=box.SIMPLE_HEAVY, title=f"{len(results)} submission{'s' if len(results) != 1 else ''}")
+    table = Table(box=box.SIMPLE_HEAVY, title=f"{len(results)} submission{'s' if len(results) != 1 else ''}",
+                  pad_edge=per_question)     # the compact table gives its edges' two columns to the ids
     if id_width:
         table.add_column("student", no_wrap=True, overflow="ellipsis", max_width=id_width)
-    else:
-        table.add_column("student", overflow="fold")
+    else:                # ids stay whole (up to 24 characters): the flags wrap first
+        longest = max((len(printable(r.student_id)) for r in shown), default=7)
+        table.add_column("student", overflow="fold", min_width=min(max(longest, 7), 24))
     for q in range(1, n_q + 1):
         table.add_column(f"q{q}", justify="right", no_wrap=True)
     table.add_column("total", justify="right", style="bold", no_wrap=True)
     table.add_column("%", justify="right", no_wrap=True)
-    table.add_column("flags", style="dim", min_width=12)
+    table.add_column("flags", style="dim", min_width=12, max_width=15)     # flags wrap before an id is cut
     if len(shown) < len(results):
         table.caption = f"first {len(shown)} of {len(results)} students; --csv FILE lists them all"
     for res in shown:

@@ -399,7 +399,8 @@ def print_recipes(recipes: dict) -> None:
     width = max(40, shutil.get_terminal_size((80, 24)).columns) - 1
     for name, r in recipes.items():
         typer.echo(f"{name:<12} {r.title} — {plural(r.problem_count, 'problem')}{f', {r.minutes} min' if r.minutes else ''}")
-        items = [f"{i.topic}{f' ×{i.count}' if i.count > 1 else ''} (L{i.difficulty})" for i in r.items]
+        items = [f"{i.topic}{f' ×{i.count}' if i.count > 1 else ''}" + (f" (L{i.difficulty})" if i.generated else "")
+                 for i in r.items]
         line = " " * 13
         for k, item in enumerate(items):               # whole items per line, wrapped at the terminal's width
             piece = item + ("," if k < len(items) - 1 else "")

@@ -2,6 +2,7 @@
 with them), points and minutes, a fixed seed, a question file relative to the recipe and a concept
 question — and each bad item refused in one line naming the recipe's line."""
 import json
+import re
 import shutil
 from importlib import resources
 from pathlib import Path
@@ -116,3 +117,33 @@ def test_the_sheet_command_prints_it_and_its_key_self_tests(recipe, tmp_path):
     assert key.problems[1].pins == {"reduction": "sum"}
     test = runner.invoke(app, ["grade", str(out / "key.json"), "--self-test"])
     assert test.exit_code == 0 and "self-test passed" in test.stdout, test.output
+
+
+CHECKLIST = {   # the exam checklist's explain/sketch items (000_392edd5986859fa2.txt) → the facts its model answer states
+    "explain-vanishing-gradients": ["product", "W_hh", "vanish", "explod", "clipping", "tanh", "(−1, 1)", "LSTM"],
+    "explain-qkv": ["query", "key", "value", "√d_k", "encoder", "cross-attention", "decoder", "masked"],
+    "explain-positions-mask": ["permutation-invariant", "sin(pos/10000^{2i/d_model})", "−∞", "j > i", "parallel"],
+    "explain-lora": ["W₀", "B A", "r(d + k)", "d·k", "B starts at zero", "merged"],
+}
+
+
+def test_the_midterm_has_a_written_part_for_each_checklist_explain_item_within_its_three_hours():
+    problems = sheets.build_sheet(sheets.load_recipe("midterm"), 3).copies[0].problems
+    written = {p.generator.removeprefix("question:"): p for p in problems if all(x.kind == "written" for x in p.parts)}
+    assert set(written) == set(CHECKLIST)
+    # the 16 computations first, so they keep their seeds; the written parts last
+    assert len(problems) == 20 and not any(p.generator.startswith("question:") for p in problems[:16])
+    for qid, facts in CHECKLIST.items():
+        part = written[qid].parts[0]
+        assert all(f in part.model_answer for f in facts), (qid, [f for f in facts if f not in part.model_answer])
+    assert 165 <= sum(p.minutes for p in problems) <= 195
+
+
+@pytest.mark.parametrize("path", sorted(BANK.glob("*.toml")), ids=lambda p: p.name)
+def test_every_shipped_rubric_adds_up_to_its_parts_points(path):
+    from examprep.authoring import load_question
+
+    for part in load_question(path).parts:
+        if part.kind == "written":
+            marks = [float(m) for r in part.rubric for m in re.findall(r"\((\d+(?:\.\d+)?)\)\s*$", r)]
+            assert len(marks) == len(part.rubric) and sum(marks) == part.points, (path.name, part.id)
