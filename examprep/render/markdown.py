@@ -8,7 +8,7 @@ from typing import Any
 
 from examprep import document as d
 from examprep.exact import is_exact_form, to_latex
-from examprep.render import accepted, model_answer_text, part_note, plural
+from examprep.render import accepted, part_note, plural
 from examprep.values import rounded, snap
 from examprep.problem import Problem
 
@@ -136,8 +136,8 @@ def _md_value(v: Any) -> str:
 
 
 def _md_answer(part: Any) -> str:
-    if part.kind == "written":
-        return model_answer_text(part).replace("|", "\\|")
+    if part.kind == "written":          # the worked solution shows the model answer and rubric, once
+        return "the model answer and rubric above"
     if isinstance(part.exact, str) and part.exact:
         approx = f" \\approx {latex_value(part.expected)}" if isinstance(part.expected, (int, float)) else ""
         return f"${number(part.exact)}{approx}$"

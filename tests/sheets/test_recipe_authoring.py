@@ -112,7 +112,8 @@ def test_the_sheet_command_prints_it_and_its_key_self_tests(recipe, tmp_path):
     assert "## Problem 1 — Softmax of three logits" in md and "written answer, marked by hand" in md
     assert "How many gates does an LSTM cell have?" in md and "answer `q4.answer`" in md
     sol = (out / "solutions.md").read_text()
-    assert "Rubric: names p − y (1); explains the cancellation (1)." in sol and "| marked by hand |" in sol
+    assert "Rubric: names p − y (1); explains the cancellation (1)." in sol
+    assert "| (c) w1 | the model answer and rubric above | marked by hand | 3 |" in sol
     key = read_key(out / "key.json")
     assert key.problems[1].pins == {"reduction": "sum"}
     test = runner.invoke(app, ["grade", str(out / "key.json"), "--self-test"])

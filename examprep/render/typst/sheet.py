@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from examprep import document as d
-from examprep.render import accepted, choices_shown, model_answer_text, part_note, plural
+from examprep.render import accepted, choices_shown, part_note, plural
 from examprep.render.typst.blocks import block, heatmap, matrix_markup, number, receptive_field_figure, value_math
 from examprep.render.typst.latex import latex_to_typst, text, typst_string
 from examprep.problem import Problem
@@ -245,7 +245,7 @@ def _solution(p: Any, extras: list, strict: bool) -> list[str]:
     for i, part in enumerate(p.parts):
         shown = f"${value_math(part.expected)}$" if part.kind != "written" else ""
         if part.kind == "written":
-            shown = f"#{typst_string(model_answer_text(part))};"
+            shown = "the model answer and rubric above"      # the worked solution shows them, once
         elif isinstance(part.exact, str) and part.exact:
             shown = f"${number(part.exact)}$" + (f" $≈ {value_math(part.expected)}$"
                                                    if isinstance(part.expected, (int, float)) else "")
