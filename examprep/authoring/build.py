@@ -135,7 +135,7 @@ def make_problem(spec: Any, seed: int, values: dict[str, Any]) -> tuple[Problem,
                 continue           # the mistaken method gives the right answer here: nothing to diagnose
             if not _differs(part, v):
                 notes.append((ps.id, f"the tolerance ({tol.describe()}) cannot tell the answer from the mistake "
-                                     f"{m.id!r} ({_short(v)}); left out"))
+                                     f"{m.id!r} (at seed {seed}: {_short(expected)} against {_short(v)}); left out"))
                 continue
             if any(not _differs(Part(ps.id, "", kind_name, k.value, tolerance=tol, shape=shape), v) for k in kept):
                 continue
@@ -161,7 +161,15 @@ def make_problem(spec: Any, seed: int, values: dict[str, Any]) -> tuple[Problem,
 
 
 def _short(v: Any, n: int = 50) -> str:
-    text = str(v)
+    """A value in a check's message: numbers to 4 significant figures, cut at ``n`` characters."""
+    from examprep.generators import nice
+
+    def fmt(x: Any) -> str:
+        if isinstance(x, list):
+            return "[" + ", ".join(fmt(e) for e in x) + "]"
+        return nice(x, 4) if isinstance(x, (int, float)) and not isinstance(x, bool) else str(x)
+
+    text = fmt(v)
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
