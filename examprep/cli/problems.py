@@ -10,10 +10,24 @@ app = typer.Typer()
 
 @app.command()
 def topics(as_json: bool = typer.Option(False, "--json", help="Print the topics as JSON."),
+           answers: Optional[str] = typer.Option(
+               None, "--answers", metavar="TOPIC",
+               help="The answers a question file's parts may name for a solve TOPIC, with their known mistakes "
+                    "(as `examprep solve --list TOPIC`)."),
            no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour.")) -> None:
     """List the problem generators: name, title, syllabus item and levels."""
-    from examprep import generators
     from examprep.render import terminal
+
+    if answers is not None:
+        from examprep import solve
+
+        topic = solve.get_topic(answers)
+        if as_json:
+            typer.echo(solve.answers_json(topic))
+        else:
+            terminal.print_topic_answers(topic, no_color=no_color)
+        return
+    from examprep import generators
 
     gens = generators.all_generators()
     if as_json:

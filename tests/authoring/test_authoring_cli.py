@@ -98,3 +98,9 @@ def test_solve_list_topic_shows_its_answers_with_their_known_mistakes():
     assert loss["ecf"] == ["bce-from-probs"] and loss["mistakes"][0]["id"] == "other-reduction"
     bad = run("solve", "--list", "cross-entropyy")
     assert bad.exit_code == 2 and "did you mean cross-entropy" in bad.stderr
+
+
+def test_topics_answers_is_the_same_list_for_an_author():
+    assert run("topics", "--answers", "cross-entropy").stdout == run("solve", "--list", "cross-entropy").stdout
+    bad = run("topics", "--answers", "nope")
+    assert bad.exit_code == 2 and "unknown topic 'nope'" in bad.stderr
