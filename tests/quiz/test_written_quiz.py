@@ -46,3 +46,21 @@ def test_question_files_cannot_be_mixed_with_topics_and_a_bad_file_is_one_line(t
     bad.write_text(SOFTMAX.read_text().replace('solve = "cross-entropy"', 'solve = "nope"'))
     res = run(["quiz", "--question", str(bad)])
     assert res.exit_code == 2 and f"{bad}:9: [question] solve: unknown topic 'nope'" in res.output
+
+
+def test_after_an_exam_the_student_marks_their_written_answers_and_an_unmarked_one_stays_pending(tmp_path):
+    lora = SOFTMAX.parent / "explain-lora.toml"
+    recipe = tmp_path / "exam.toml"
+    recipe.write_text(f'[sheet]\ntitle = "Written"\nminutes = 10\n[[problem]]\nquestion = "{lora}"\n'
+                      f'[[problem]]\nquestion = "{SOFTMAX.parent / "explain-qkv.toml"}"\n')
+    lines = ["LoRA learns a rank-r update B A.", "Queries, keys and values.", "", "4", "2.5"]   # then input ends
+    res = run(["quiz", "--exam", "--recipe", str(recipe), "--seed", "1"], lines)
+    assert res.exit_code == 0, res.output
+    out = res.output
+    assert out.index("Mark your written answers") < out.index("model answer") < out.index("Your mark, 0 to 3")
+    assert "Type a number from 0 to 3." in out
+    with History() as h:
+        rows = {a.generator: a for a in h.attempts()}
+    assert (rows["question:explain-lora"].status, rows["question:explain-lora"].score) == ("marked", 2.5)
+    assert (rows["question:explain-qkv"].status, rows["question:explain-qkv"].score) == ("pending", 0.0)
+    assert "The written parts not marked stay to be marked." in out
