@@ -214,6 +214,8 @@ def build_many(topics: list[str], *, seed: int, count: int = 1, difficulty: int 
     if files and calculator_free:
         raise ParamError("--calculator-free: a question file has no calculator-free variant")
     names = [t for t in topics if not is_question_file(t)]
+    if files and not names and difficulty != 1:
+        raise ParamError(f"--difficulty: a question file has no levels (got {difficulty}); its draws are its own")
     if not files:
         return generators.build_many(topics, seed=seed, count=count, difficulty=difficulty,
                                      calculator_free=calculator_free, options=options)

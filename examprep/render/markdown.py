@@ -107,8 +107,8 @@ def problem(p: Any, *, solution: bool = False, number_: int | None = None, answe
     if p.conventions:
         out += ["Conventions: " + "; ".join(f"{k}: {v}" for k, v in p.conventions.items()) + ".", ""]
     for i, part in enumerate(p.parts):
-        out.append(f"**({Problem.label(i)})** {part.prompt} *[{part.points:g} pt; {part.form()}; "
-                   f"{accepted(part)}]*")
+        how = part.form() if part.kind == "written" else f"{part.form()}; {accepted(part)}"
+        out.append(f"**({Problem.label(i)})** {part.prompt} *[{part.points:g} pt; {how}]*")
         out.append("")
     if solution:
         out += ["### Worked solution", ""]

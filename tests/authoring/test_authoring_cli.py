@@ -104,3 +104,11 @@ def test_topics_answers_is_the_same_list_for_an_author():
     assert run("topics", "--answers", "cross-entropy").stdout == run("solve", "--list", "cross-entropy").stdout
     bad = run("topics", "--answers", "nope")
     assert bad.exit_code == 2 and "unknown topic 'nope'" in bad.stderr
+
+
+def test_generate_markdown_of_a_question_file_and_levels_it_does_not_have():
+    res = run("generate", SOFTMAX, "--seed", "2", "--markdown", "--solution")
+    assert res.exit_code == 0, res.output
+    assert "## Softmax of three logits" in res.stdout and "[2 pt; written answer (marked by hand)]" in res.stdout
+    bad = run("generate", SOFTMAX, "--difficulty", "2")
+    assert bad.exit_code == 2 and "--difficulty: a question file has no levels" in bad.stderr
