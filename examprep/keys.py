@@ -155,7 +155,8 @@ def answer_template(problems: list[Problem], *, title: str = "", student_id: str
         lines.append(f"[q{n}]  # {_toml_comment(p.title)} ({p.generator}, {p.points:g} points)")
         for i, part in enumerate(p.parts):
             lines.append(f"# ({Problem.label(i)}) {_toml_comment(inline(part.prompt))}")
-            lines.append(f"#     {part.form()}; {rule_text(part)}; {part.points:g} pt")
+            how = part.form() if part.kind == "written" else f"{part.form()}; {rule_text(part)}"
+            lines.append(f"#     {how}; {part.points:g} pt")
             lines.append(f'{_toml_key(part.id)} = ""')
         lines.append("")
     return "\n".join(lines)

@@ -14,7 +14,9 @@ from typing import Any
 
 from examprep.document import Block, blocks_from_list, blocks_to_list
 
-KINDS = ("number", "integer", "vector", "matrix", "expression", "choice")
+KINDS = ("number", "integer", "vector", "matrix", "expression", "choice", "written")
+# A "written" part is answered in words and marked by hand: it has no expected value, but a model
+# answer and a rubric (both printed in the solutions and the key).
 # The sign a part's variable may take; equivalence is checked there (sample points and sympy's
 # assumptions). "positive", the default, suits probabilities, sizes and rates.
 DOMAINS = ("positive", "real", "negative")
@@ -249,6 +251,12 @@ class Part:
     ecf_rule: EcfRule | None = None           # JSON: "recipe"
     hint: str = ""
     domains: tuple[tuple[str, str], ...] = ()
+    model_answer: str = ""                    # a "written" part's model answer
+    rubric: tuple[str, ...] = ()              # and how its points are given, one line per point or group
+
+    @property
+    def written(self) -> bool:
+        return self.kind == "written"
 
     def __post_init__(self) -> None:
         declared = dict(self.domains)
@@ -285,11 +293,13 @@ class Part:
             names = f" in {', '.join(self.variables)}" if self.variables else ""
             return f"exact expression{names}"
         if self.kind == "choice":
-            return "one of " + ", ".join(sorted(self.choices))   # sorted: the generator's order may give the answer away
+            return "one of " + ", ".join(sorted(self.choices))
+        if self.kind == "written":
+            return "written answer (marked by hand)"   # sorted: the generator's order may give the answer away
         return "number"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "prompt": self.prompt, "kind": self.kind, "expected": self.expected,
+        out = {"id": self.id, "prompt": self.prompt, "kind": self.kind, "expected": self.expected,
                 "tolerance": self.tolerance.to_dict(), "points": self.points, "minutes": self.minutes,
                 "shape": list(self.shape) if self.shape is not None else None, "exact": self.exact,
                 "variables": self.variable_domains if self.domains else list(self.variables),
@@ -297,6 +307,9 @@ class Part:
                 "misconceptions": [m.to_dict() for m in self.misconceptions],
                 "recipe": self.ecf_rule.to_dict() if self.ecf_rule else None,
                 "depends_on": self.depends_on, "hint": self.hint}
+        if self.kind == "written":            # only written parts carry these: other keys stay byte-identical
+            out |= {"model_answer": self.model_answer, "rubric": list(self.rubric)}
+        return out
 
     @staticmethod
     def from_dict(d: dict[str, Any]) -> "Part":
@@ -312,7 +325,7 @@ class Part:
                     variables=tuple(variables), choices=tuple(d.get("choices", ())),
                     misconceptions=tuple(Misconception.from_dict(m) for m in d.get("misconceptions", ())),
                     ecf_rule=EcfRule.from_dict(d["recipe"]) if d.get("recipe") else None, hint=d.get("hint", ""),
-                    domains=domains)
+                    domains=domains, model_answer=d.get("model_answer", ""), rubric=tuple(d.get("rubric", ())))
 
 
 @dataclass(frozen=True)
@@ -345,6 +358,7 @@ class Problem:
     conventions: dict[str, str] = field(default_factory=dict)
     calculator_free: bool = False
     variant: str = ""
+    pins: dict[str, Any] = field(default_factory=dict)    # parameters a recipe pinned (rebuilt with them)
 
     @property
     def points(self) -> float:
@@ -378,7 +392,7 @@ class Problem:
                 "difficulty": self.difficulty, "calculator_free": self.calculator_free, "variant": self.variant,
                 "title": self.title, "params": self.params, "conventions": self.conventions,
                 "statement": blocks_to_list(self.statement), "parts": [p.to_dict() for p in self.parts],
-                "solution": [s.to_dict() for s in self.solution]}
+                "solution": [s.to_dict() for s in self.solution]} | ({"pins": self.pins} if self.pins else {})
 
     @staticmethod
     def from_dict(d: dict[str, Any]) -> "Problem":
@@ -387,7 +401,7 @@ class Problem:
                        parts=[Part.from_dict(p) for p in d["parts"]],
                        solution=[SolutionStep.from_dict(s) for s in d["solution"]],
                        conventions=d.get("conventions", {}), calculator_free=d.get("calculator_free", False),
-                       variant=d.get("variant", ""))
+                       variant=d.get("variant", ""), pins=d.get("pins", {}))
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, allow_nan=False)

@@ -62,6 +62,8 @@ def check_part(part: Part, raw: Any, earlier: dict[str, Any] | None = None, *, e
     tolerance: overrides the part's own tolerance (per-part or per-run settings).
     Never raises for a bad answer: it becomes status "unparseable" with the reason as feedback.
     """
+    if part.kind == "written":
+        return written_result(part, raw)
     tol = tolerance or part.tolerance
     prep = prepared(part, tol)
     rule = prep.rule
@@ -80,6 +82,18 @@ def check_part(part: Part, raw: Any, earlier: dict[str, Any] | None = None, *, e
     if part.kind == "expression":
         return _check_expression(part, value, rule, raw, tol)
     return _check_numeric(part, value, rule, raw, tol, earlier if ecf else None, ecf_credit, prep)
+
+
+PENDING_FEEDBACK = "to be marked by hand"
+
+
+def written_result(part: Part, raw: Any) -> PartResult:
+    """A written part's verdict before it is marked: "pending", 0 points of its own, never wrong;
+    what the student wrote is kept (``raw``) for the marker. ``examprep grade --marks`` replaces
+    it with the marker's points (status "marked")."""
+    text = None if is_blank(raw) else str(raw)
+    return PartResult(part.id, "pending", 0.0, part.points, text, None, PENDING_FEEDBACK,
+                      "marked by hand against the rubric", raw=raw)
 
 
 def _check_choice(part: Part, value: str, rule: str, raw: Any) -> PartResult:

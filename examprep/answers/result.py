@@ -14,7 +14,9 @@ from examprep.answers.tokens import DECIMAL_COMMA
 from examprep.errors import ExamprepError
 from examprep.problem import Misconception, Part
 
-STATUSES = ("correct", "ecf", "misconception", "wrong", "blank", "unparseable")
+STATUSES = ("correct", "ecf", "misconception", "wrong", "blank", "unparseable", "pending", "marked")
+# "pending": a written part not yet marked by hand (0 points so far, never "wrong"); "marked": its
+# points and comment from the marker (examprep grade --marks)
 
 
 @dataclass(frozen=True)

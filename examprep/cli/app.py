@@ -21,7 +21,7 @@ from examprep.errors import ExamprepError, Interrupted, missing_extra
 
 # command → the module (under examprep.cli) that defines it; the order of `examprep --help`
 COMMANDS = {
-    "solve": "solve", "topics": "problems", "generate": "problems", "grade": "grade", "sheet": "sheet",
+    "solve": "solve", "topics": "problems", "generate": "problems", "check": "author", "grade": "grade", "sheet": "sheet",
     "secret": "sheet", "quiz": "quiz", "stats": "quiz", "review": "quiz", "train": "train", "translate": "train",
     "verify": "verify", "attention-map": "train", "anki": "anki",
 }
@@ -43,6 +43,8 @@ def _module(name: str) -> Any:
         from examprep.cli import train as module
     elif name == "anki":
         from examprep.cli import anki as module
+    elif name == "author":
+        from examprep.cli import author as module
     else:
         from examprep.cli import verify as module
     return module

@@ -31,6 +31,11 @@ def grade(
         None, "--tolerance", help="Override a tolerance: RULE:VALUE for every numeric part, or PART=RULE:VALUE "
                                   "(PART: q2.loss, q2 or loss); rules sigfigs, sigfigs-strict (exactly N "
                                   "figures written), decimals, rtol, atol, exact. Repeatable."),
+    marks: Optional[str] = typer.Option(
+        None, "--marks", help="Merge hand marks for written parts: a CSV of student_id, part (q3.w1), points, "
+                              "comment. A bad row (unknown student or part, too many points) is an error naming it."),
+    marks_template: Optional[str] = typer.Option(
+        None, "--marks-template", help="Write a CSV of every written part of every student, to fill in for --marks."),
     wide: bool = typer.Option(False, "--wide", help="The class table with every question's column, however wide."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No tables: only files, warnings and errors."),
     no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour."),
@@ -44,7 +49,8 @@ def grade(
 
     code = run_grade(key, submissions or [], self_test=self_test,
                      outputs=Outputs(csv=csv_out, json=json_out, report=report, gradescope=gradescope,
-                                     visibility=visibility, show_answers=show_answers),
+                                     visibility=visibility, show_answers=show_answers, marks=marks,
+                                     marks_template=marks_template),
                      settings=settings_from(no_ecf=no_ecf, ecf_credit=ecf_credit, tolerance=tolerance),
                      details=details, wide=wide, quiet=quiet, no_color=no_color)
     raise typer.Exit(code)

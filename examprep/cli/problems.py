@@ -10,10 +10,24 @@ app = typer.Typer()
 
 @app.command()
 def topics(as_json: bool = typer.Option(False, "--json", help="Print the topics as JSON."),
+           answers: Optional[str] = typer.Option(
+               None, "--answers", metavar="TOPIC",
+               help="The answers a question file's parts may name for a solve TOPIC, with their known mistakes "
+                    "(as `examprep solve --list TOPIC`)."),
            no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour.")) -> None:
     """List the problem generators: name, title, syllabus item and levels."""
-    from examprep import generators
     from examprep.render import terminal
+
+    if answers is not None:
+        from examprep import solve
+
+        topic = solve.get_topic(answers)
+        if as_json:
+            typer.echo(solve.answers_json(topic))
+        else:
+            terminal.print_topic_answers(topic, no_color=no_color)
+        return
+    from examprep import generators
 
     gens = generators.all_generators()
     if as_json:
@@ -24,7 +38,8 @@ def topics(as_json: bool = typer.Option(False, "--json", help="Print the topics 
 
 @app.command()
 def generate(
-    topic: list[str] = typer.Argument(..., help="One or more topics (see `examprep topics`)."),
+    topic: list[str] = typer.Argument(..., help="One or more topics (see `examprep topics`) or question files "
+                                                "(FILE.toml, see the README's \"Writing your own questions\")."),
     difficulty: int = typer.Option(1, "--difficulty", "-d", help="Level 1 (easiest) to 3."),
     seed: Optional[int] = typer.Option(None, "--seed", "-s", help="Seed (random when omitted; printed with each problem)."),
     count: int = typer.Option(1, "--count", "-n", help="Problems per topic (seeds seed, seed+1, …)."),
@@ -42,13 +57,14 @@ def generate(
     """Generate fresh, hand-computable problems with worked solutions."""
     import secrets
 
-    from examprep import generators, keys
+    from examprep import keys
+    from examprep.authoring.build import build_many
     from examprep.errors import missing_extra
 
     seed = secrets.randbelow(1_000_000) if seed is None else seed
     keys.check_outputs(key=key, template=template, force=force)      # before the work
     try:
-        problems = generators.build_many(topic, seed=seed, count=count, difficulty=difficulty,
+        problems = build_many(topic, seed=seed, count=count, difficulty=difficulty,
                                          calculator_free=calculator_free,
                                          options={"checkpoint": checkpoint} if checkpoint else None)
     except ImportError as err:            # a topic that reads a trained model, on the base install

@@ -25,6 +25,8 @@ def quiz(
     exam: bool = typer.Option(False, "--exam", help="Exam mode: no feedback until the end, timed, then a graded report."),
     recipe: Optional[str] = typer.Option(None, "--recipe", help="Exam: a sheet recipe's mix (e.g. midterm)."),
     minutes: Optional[float] = typer.Option(None, "--minutes", help="Exam: time limit in minutes (default: the estimate)."),
+    question: Optional[list[str]] = typer.Option(None, "--question", "-q",
+                                                 help="Practise your own question file (FILE.toml; repeatable)."),
     no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour."),
 ) -> None:
     """Practise: a fresh problem at a time, checked at once, with hints and worked solutions.
@@ -36,7 +38,7 @@ def quiz(
 
     opts = QuizOptions(topics=list(topic or []), count=count, difficulty=difficulty, seed=seed,
                        calculator_free=calculator_free, concepts=concepts, mode="exam" if exam else "quiz",
-                       recipe=recipe, minutes=minutes)
+                       recipe=recipe, minutes=minutes, questions=list(question or []))
     raise typer.Exit(run_quiz(opts, no_color=no_color))
 
 

@@ -17,7 +17,8 @@ def solve(
     as_json: bool = typer.Option(False, "--json", help="Print answer, steps and conventions as JSON."),
     batch: bool = typer.Option(False, "--batch",
                                help='Read {"id","topic","params"} JSON lines on stdin; write one answer line each.'),
-    list_topics: bool = typer.Option(False, "--list", help="List the topics with their parameters and defaults."),
+    list_topics: bool = typer.Option(False, "--list", help="List the topics with their parameters and defaults; "
+                                     "with a TOPIC, its answers and each one's known mistakes and ECF rule."),
     no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour."),
 ) -> None:
     """Compute an answer with its worked steps, straight from the numeric engine."""
@@ -25,6 +26,13 @@ def solve(
     from examprep.errors import ExamprepError
     from examprep.render import terminal
 
+    if list_topics and topic is not None:
+        t = solver.get_topic(topic)
+        if as_json:
+            typer.echo(solver.answers_json(t))
+        else:
+            terminal.print_topic_answers(t, no_color=no_color)
+        return
     if list_topics:
         if as_json:
             typer.echo(solver.topics_json())

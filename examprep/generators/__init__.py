@@ -9,6 +9,7 @@ figures.
 from __future__ import annotations
 
 import difflib
+import json
 from typing import Any
 
 from examprep.errors import ParamError, UnknownTopicError
@@ -17,7 +18,7 @@ from examprep.generators.framework import (
 )
 from examprep.problem import Problem
 
-__all__ = ["REGISTRY", "Degenerate", "Draft", "Generator", "Stream", "all_generators", "build", "build_many",
+__all__ = ["REGISTRY", "Degenerate", "Draft", "Generator", "PinError", "Stream", "all_generators", "build", "build_many",
            "catalogue_json", "figures", "generator", "get", "get_drawable", "load_all", "nice", "steps_from"]
 
 
@@ -59,12 +60,20 @@ def get(name: str) -> Generator:
     raise UnknownTopicError(f"unknown topic {name!r}{hint}")
 
 
+PIN_TRIES = 1000       # draws searched for one whose parameters match a recipe's pins
+
+
 def build(name: str, seed: int, difficulty: int = 1, calculator_free: bool = False,
-          options: dict[str, Any] | None = None) -> Problem:
+          options: dict[str, Any] | None = None, pins: dict[str, Any] | None = None) -> Problem:
     """The Problem of generator ``name`` for (seed, difficulty, calculator_free), deterministically.
 
-    Raises UnknownTopicError for an unknown name, ParamError for a level the generator lacks or a
-    calculator-free request it cannot meet.
+    ``pins`` (a recipe's ``params = {...}``): keys of the Problem's params and the values they must
+    have; the generator draws the rest, and its draws are searched in order (the same order for the
+    same seed, so a pinned problem rebuilds bit for bit) for the first that keeps every pin. The
+    pins are stored in the Problem.
+
+    Raises UnknownTopicError for an unknown name, ParamError for a level the generator lacks, a
+    calculator-free request it cannot meet, or pins no draw keeps (PinError).
     """
     gen = get(name)
     if difficulty not in gen.levels:
@@ -75,16 +84,50 @@ def build(name: str, seed: int, difficulty: int = 1, calculator_free: bool = Fal
     if missing:
         raise ParamError(f"--{missing[0]}: {name} needs one; {gen.requires_hint}")
     extra = {"options": options} if gen.requires else {}
-    for attempt in range(200):
+    for attempt in range(PIN_TRIES if pins else 200):
         rng = Stream(gen.name, gen.version, seed, difficulty, int(calculator_free), attempt)
         try:
-            draft = _check(gen.fn(rng, difficulty, calculator_free, **extra))
+            draft = gen.fn(rng, difficulty, calculator_free, **extra)
+            if pins:
+                unknown = [k for k in pins if k not in draft.params]
+                if unknown:
+                    raise PinError(f"params: {name} has no parameter {unknown[0]!r} at level {difficulty} "
+                                   f"(its parameters: {', '.join(draft.params)})")
+                if not all(_same(draft.params[k], v) for k, v in pins.items()):
+                    continue
+            draft = _check(draft)
         except Degenerate:
             continue
         return Problem(generator=gen.name, version=gen.version, seed=seed, difficulty=difficulty,
                        title=draft.title, params=draft.params, statement=draft.statement, parts=draft.parts,
-                       solution=draft.solution, conventions=draft.conventions, calculator_free=calculator_free)
+                       solution=draft.solution, conventions=draft.conventions, calculator_free=calculator_free,
+                       pins=dict(pins or {}))
+    if pins:
+        shown = ", ".join(f"{k} = {json.dumps(v)}" for k, v in pins.items())
+        raise PinError(f"params: no draw of {name} at level {difficulty} has {shown} in {PIN_TRIES} tries; pin "
+                       f"what the generator chooses among (`examprep generate {name} --json` shows its params), or "
+                       "write a question file with fixed values")
     raise RuntimeError(f"{name}: no non-degenerate instance in 200 draws (seed {seed})")  # a generator bug
+
+
+class PinError(ParamError):
+    """A recipe's pinned parameters that the generator does not have or never draws."""
+
+
+def _same(got: Any, want: Any) -> bool:
+    """A drawn parameter equals a pin (numbers to 1e-9, lists entry by entry)."""
+    import numpy as np
+
+    from examprep.solve.contract import jsonable
+
+    got = jsonable(got)
+    if isinstance(want, (list, int, float)) and not isinstance(want, bool) and not isinstance(got, (str, bool)):
+        try:
+            a, b = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
+        except (TypeError, ValueError):
+            return got == want
+        return a.shape == b.shape and bool(np.all(np.abs(a - b) <= 1e-9 * (1 + np.abs(b))))
+    return got == want
 
 
 def build_many(topics: list[str], *, seed: int, count: int = 1, difficulty: int = 1,

@@ -63,6 +63,8 @@ class Outputs:
     gradescope: str | None = None      # a directory: results.json (one submission) or <student>/results.json
     visibility: str = "visible"
     show_answers: bool = False
+    marks: str | None = None           # a CSV of hand marks for written parts, merged before any output
+    marks_template: str | None = None  # a CSV of every written part of every student, to fill in
 
     @property
     def to_stdout(self) -> bool:
@@ -76,6 +78,10 @@ def plan_files(batch: BatchResult, outputs: Outputs) -> list[tuple[Path, str]]:
     results = batch.results
     names = report.unique_names(results)
     planned: list[tuple[Path, str]] = []
+    if outputs.marks_template:
+        from examprep.grading.marks import template_text
+
+        planned.append((Path(outputs.marks_template), template_text(results)))
     if outputs.csv and outputs.csv != "-":
         planned.append((Path(outputs.csv), report.csv_text(results)))
     if outputs.json and outputs.json != "-":
@@ -169,6 +175,11 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
         return run_self_test(the_key, out)
     if not submissions:
         raise ParamError("missing SUBMISSION: give answer files or a directory (or --self-test to check the key)")
+    marks = None
+    if outputs.marks:                         # read (and refused) before any grading
+        from examprep.grading.marks import read_marks
+
+        marks = read_marks(outputs.marks)
     if outputs.csv == "-" and outputs.json == "-":
         raise ParamError("--csv - and --json - cannot both write to stdout")
 
@@ -178,8 +189,17 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
     finally:
         progress.stop()
     results = batch.results
+    if marks is not None:
+        from examprep.grading.marks import apply_marks
+
+        n_marked = apply_marks(results, marks[0], outputs.marks)
+        still = sum(1 for res in results for _, _, r in res.parts() if r.status == "pending")
+        err.print(f"merged {n_marked} hand mark{'s' if n_marked != 1 else ''} from {escape(outputs.marks)}"
+                  + (f"; {still} written part{'s' if still != 1 else ''} still to be marked" if still else ""))
     planned = plan_files(batch, outputs)
     inputs = {p.resolve() for p in collect(submissions)[0] if p.exists()} | {Path(key_path).resolve()}
+    if outputs.marks:
+        inputs.add(Path(outputs.marks).resolve())
     write_planned(planned, inputs)
 
     if outputs.csv == "-":

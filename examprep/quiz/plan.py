@@ -29,6 +29,7 @@ class QuizOptions:
     mode: str = "quiz"          # quiz | exam | review
     minutes: float | None = None
     recipe: str | None = None
+    questions: list[str] = field(default_factory=list)     # question files (--question FILE.toml)
 
 
 def validate(opts: QuizOptions) -> None:
@@ -37,6 +38,8 @@ def validate(opts: QuizOptions) -> None:
         raise ParamError("--recipe and --minutes belong to an exam: add --exam")
     if opts.mode == "exam" and opts.concepts:
         raise ParamError("--concepts cannot be combined with --exam")
+    if opts.questions and (opts.concepts or opts.topics or opts.mode == "exam"):
+        raise ParamError("--question practises question files on their own: drop --topic, --concepts and --exam")
     if opts.count is not None and not 1 <= opts.count <= 200:
         raise ParamError(f"--count: expected 1 to 200 problems, got {opts.count}")
     if opts.difficulty is not None and opts.difficulty not in (1, 2, 3):
@@ -276,3 +279,13 @@ def exam_from_recipe(spec: str, history: History | None, *, seed: int | None,
     problems = build_problems(recipe, seed_of=seed_of, calculator_free=calculator_free)
     minutes = float(recipe.minutes) if recipe.minutes else float(math.ceil(sum(p.minutes for p in problems)))
     return problems, recipe.title or f"Exam · {spec}", minutes
+
+
+def plan_questions(opts: QuizOptions) -> list[Problem]:
+    """Question files to practise: ``count`` draws of each (default 1), seeds seed, seed+1, …
+    (a fresh seed when none is given). Every file is read first (QuestionError names its line)."""
+    from examprep.authoring import build_question, load_question
+
+    specs = [load_question(path) for path in opts.questions]
+    seed = opts.seed if opts.seed is not None else fresh_seed(set())
+    return [build_question(spec, seed + k) for spec in specs for k in range(opts.count or 1)]

@@ -8,7 +8,9 @@ from typing import Any
 from examprep.errors import ParamError
 from examprep.history import History
 from examprep.quiz.bank import packaged_bank
-from examprep.quiz.plan import QuizOptions, plan_concepts, plan_exam, plan_problems, plan_review, validate
+from examprep.quiz.plan import (
+    QuizOptions, plan_concepts, plan_exam, plan_problems, plan_questions, plan_review, validate,
+)
 from examprep.quiz.prompt import Terminal
 from examprep.quiz.session import Session
 from examprep.quiz.stats import print_due, print_stats, stats_data
@@ -28,6 +30,8 @@ def run_quiz(opts: QuizOptions, *, no_color: bool = False) -> int:
         minutes = None
         if opts.mode == "exam":
             problems, title, minutes = plan_exam(opts, history)
+        elif opts.questions:
+            problems = plan_questions(opts)
         elif opts.concepts:
             problems = plan_concepts(opts, concept_bank, history, now=now)
         else:

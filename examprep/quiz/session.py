@@ -20,6 +20,7 @@ Modes
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any, Callable, Iterable
 
 from examprep.history import Attempt, History
@@ -28,8 +29,8 @@ from examprep.quiz.bank import ConceptBank, is_concept, item_of, stats_topic_of
 from examprep.quiz.hints import hint_text
 from examprep.quiz.outcomes import PartOutcome, ProblemOutcome, Summary
 from examprep.quiz.prompt import COMMANDS, Quit, Terminal, TimeUp
-from examprep.quiz.views import (answer_sheet, concept_explanation, exam_header, fmt_clock, part_feedback,
-                                 problem_panel, problem_result)
+from examprep.quiz.views import (answer_sheet, concept_explanation, exam_header, fmt_clock, model_answer_view,
+                                 part_feedback, problem_panel, problem_result)
 
 def check(part: Part, raw: str, earlier: dict[str, Any]) -> Any:
     """The grading engine's verdict on one typed answer (error carried forward from the earlier
@@ -231,6 +232,8 @@ class Session:
                 self.term.show("Type an answer, or ? for a hint, s for the solution, skip, q to quit.",
                                style="yellow", markup=False)
                 continue
+            if part.kind == "written":
+                return self.self_mark(outcome, part, raw, t0, hints)
             try:
                 result = check(part, raw, earlier)
             except AnswerParseError as err:
@@ -251,6 +254,54 @@ class Session:
             self.record(outcome, po)
             self.term.show(part_feedback(po, show_expected=not is_concept(problem)))
             return po.status
+
+    def self_mark(self, outcome: ProblemOutcome, part: Part, raw: str, t0: float, hints: int) -> str:
+        """A written part, once the student has typed an answer: the model answer and rubric, then
+        the student's own mark (0 to the part's points), recorded as status "marked"."""
+        self.term.show(model_answer_view(part))
+        seconds = self.clock() - t0
+        mark = self.ask_mark(part)
+        po = PartOutcome(part, raw, "marked", mark, feedback="marked by yourself against the rubric",
+                         seconds=seconds, hints=hints)
+        outcome.parts.append(po)
+        self.record(outcome, po)
+        self.term.show(part_feedback(po, show_expected=False))
+        return po.status
+
+    def ask_mark(self, part: Part) -> float:
+        """The student's own mark for a written part, 0 to its points (asked again until it is)."""
+        while True:
+            reply = self.ask(f"Your mark, 0 to {part.points:g} (by the rubric) › ").strip()
+            if COMMANDS.get(reply.lower()) == "quit":
+                raise Quit()
+            try:
+                mark = float(reply)
+            except ValueError:
+                mark = -1.0
+            if 0 <= mark <= part.points:
+                return mark
+            self.term.show(f"Type a number from 0 to {part.points:g}.", style="yellow", markup=False)
+
+    def mark_written(self, problems: list[Problem], answers: dict) -> dict[tuple[int, str], float]:
+        """After an exam: each written part the student answered, with the model answer and rubric,
+        marked by the student (untimed: the exam is over). Parts left unmarked (q, end of input)
+        stay pending."""
+        todo = [(n, i, part) for n, p in enumerate(problems, 1) for i, part in enumerate(p.parts)
+                if part.kind == "written" and answers.get((n, part.id))]
+        marks: dict[tuple[int, str], float] = {}
+        if not todo:
+            return marks
+        self.deadline = None
+        self.term.show("Mark your written answers against the model answers:", style="bold")
+        try:
+            for n, i, part in todo:
+                self.term.show(f"{n}{Problem.label(i)}. {part.prompt}\nYour answer: {answers[(n, part.id)]}",
+                               markup=False)
+                self.term.show(model_answer_view(part))
+                marks[(n, part.id)] = self.ask_mark(part)
+        except (Quit, EOFError, KeyboardInterrupt):
+            self.term.show("The written parts not marked stay to be marked.", style="yellow")
+        return marks
 
     # -------------------------------------------------------------------------------- exam
 
@@ -284,7 +335,8 @@ class Session:
             ended = "interrupted"
             self.term.show()
             self.term.show("Interrupted: the answers given so far are submitted.", style="bold yellow")
-        outcomes, report = self.grade_exam(problems, answers, seconds, reached)
+        marks = self.mark_written(problems, answers) if ended != "interrupted" else {}
+        outcomes, report = self.grade_exam(problems, answers, seconds, reached, marks)
         unreached = [stats_topic_of(p, self.bank) for n, p in enumerate(problems, 1) if n not in reached]
         return self.finish(outcomes, ended, report, unreached)
 
@@ -307,6 +359,9 @@ class Session:
                 continue
             if cmd == "skip" or not raw:
                 answers.pop(key, None)
+                break
+            if part.kind == "written":            # any text: marked after the exam
+                answers[key] = raw
                 break
             try:
                 problem_text = wrong_shape(part, parse_only(part, raw), raw)
@@ -340,7 +395,8 @@ class Session:
             self.exam_part(n, i, problems[n - 1].parts[i], problems, answers, seconds)
 
     def grade_exam(self, problems: list[Problem], answers: dict, seconds: dict,
-                   reached: set[int] | None = None) -> tuple[list[ProblemOutcome], Any]:
+                   reached: set[int] | None = None,
+                   marks: dict[tuple[int, str], float] | None = None) -> tuple[list[ProblemOutcome], Any]:
         """Grade the submission with the grader (examprep.grading: error carried forward within
         a problem), store every part's attempt and update each topic's review card: for the
         problems in ``reached`` only (default all; reached: a part answered or left blank), as an
@@ -351,6 +407,11 @@ class Session:
 
         submission = {address(n, pid): raw for (n, pid), raw in answers.items()}
         result = grade_submission(problems, submission, student_id="you")
+        for pr in result.problems:          # the student's own marks of their written parts
+            for k, r in enumerate(pr.parts):
+                if (pr.number, r.part_id) in (marks or {}):
+                    pr.parts[k] = replace(r, status="marked", score=marks[(pr.number, r.part_id)],
+                                          feedback="marked by yourself against the rubric")
         outcomes = []
         for pr in result.problems:
             if reached is not None and pr.number not in reached:

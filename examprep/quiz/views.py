@@ -50,7 +50,8 @@ def problem_panel(problem: Problem, number: int) -> Any:
     if not is_concept(problem):
         for i, part in enumerate(problem.parts):
             body.append(Text.assemble((f"({Problem.label(i)}) ", "bold"), inline(part.prompt)))
-            body.append(Text(f"    {part.points:g} pt · {_short_form(part)} · {part.tolerance.describe()}", style="dim"))
+            how = "" if part.kind == "written" else f" · {part.tolerance.describe()}"
+            body.append(Text(f"    {part.points:g} pt · {_short_form(part)}{how}", style="dim"))
         meta = (f"{problem.generator} · level {problem.difficulty} · seed {problem.seed}"
                 + (" · calculator-free" if problem.calculator_free else "") + f" · {problem.points:g} pt")
     else:
@@ -88,6 +89,10 @@ def part_feedback(po: PartOutcome, *, show_expected: bool = True) -> Any:
     from rich.text import Text
 
     pts = f"{po.score:g}/{po.part.points:g} pt"
+    if po.status == "marked":
+        return Text(f"✎ your mark · {pts}", style="bold cyan")
+    if po.status == "pending":
+        return Text(f"✎ to be marked by hand · {pts}", style="bold blue")
     if po.status == "correct":
         return Text(f"✓ correct · {pts}", style="bold green")
     if po.status == "ecf":
@@ -107,6 +112,22 @@ def part_feedback(po: PartOutcome, *, show_expected: bool = True) -> Any:
         lines.append(Text("Expected:", style="dim"))
         lines.append(Padding(_expected_renderable(po.part), (0, 0, 0, 2)))
     return Group(*lines)
+
+
+def model_answer_view(part: Any) -> Any:
+    """A written part's model answer and rubric, shown once the student has written theirs."""
+    from rich.console import Group
+    from rich.padding import Padding
+    from rich.panel import Panel
+    from rich.text import Text
+
+    from examprep.render.terminal import inline
+
+    body: list[Any] = [Text(inline(part.model_answer))]
+    if part.rubric:
+        body.append(Text("Rubric:", style="dim"))
+        body += [Padding(Text(f"• {inline(r)}"), (0, 0, 0, 2)) for r in part.rubric]
+    return Panel(Group(*body), title="model answer", title_align="left", border_style="cyan")
 
 
 def problem_result(outcome: ProblemOutcome) -> Any:

@@ -20,4 +20,17 @@ def part_note(part: Any, *, listed: bool = True) -> str:
     (``listed``: name a choice's options, where no answer box shows them)."""
     if part.kind == "choice":
         return "choose one: " + "; ".join(choices_shown(part)) if listed else "circle one"
+    if part.kind == "written":
+        return "written answer, marked by hand"
     return f"{part.form()}; {part.tolerance.describe()}"
+
+
+def accepted(part: Any) -> str:
+    """What a part accepts, in words: its tolerance, or "marked by hand" for a written part."""
+    return "marked by hand" if part.kind == "written" else part.tolerance.describe()
+
+
+def model_answer_text(part: Any) -> str:
+    """A written part's model answer with its rubric, on one line (answer tables print it)."""
+    rubric = f" Rubric: {'; '.join(part.rubric)}." if part.rubric else ""
+    return f"{part.model_answer}{rubric}"

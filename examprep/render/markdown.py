@@ -8,7 +8,7 @@ from typing import Any
 
 from examprep import document as d
 from examprep.exact import is_exact_form, to_latex
-from examprep.render import part_note, plural
+from examprep.render import accepted, part_note, plural
 from examprep.values import rounded, snap
 from examprep.problem import Problem
 
@@ -107,8 +107,8 @@ def problem(p: Any, *, solution: bool = False, number_: int | None = None, answe
     if p.conventions:
         out += ["Conventions: " + "; ".join(f"{k}: {v}" for k, v in p.conventions.items()) + ".", ""]
     for i, part in enumerate(p.parts):
-        out.append(f"**({Problem.label(i)})** {part.prompt} *[{part.points:g} pt; {part.form()}; "
-                   f"{part.tolerance.describe()}]*")
+        how = part.form() if part.kind == "written" else f"{part.form()}; {accepted(part)}"
+        out.append(f"**({Problem.label(i)})** {part.prompt} *[{part.points:g} pt; {how}]*")
         out.append("")
     if solution:
         out += ["### Worked solution", ""]
@@ -136,6 +136,8 @@ def _md_value(v: Any) -> str:
 
 
 def _md_answer(part: Any) -> str:
+    if part.kind == "written":          # the worked solution shows the model answer and rubric, once
+        return "the model answer and rubric above"
     if isinstance(part.exact, str) and part.exact:
         approx = f" \\approx {latex_value(part.expected)}" if isinstance(part.expected, (int, float)) else ""
         return f"${number(part.exact)}{approx}$"
@@ -199,7 +201,7 @@ def sheet_markdown(sheet: Any, *, solutions: bool) -> str:
             if p.conventions:
                 out += ["*Conventions:* " + "; ".join(f"{key}: {v}" for key, v in p.conventions.items()) + ".", ""]
             for i, part in enumerate(p.parts):
-                note = (part_note(part) if part.kind == "choice"
+                note = (part_note(part) if part.kind in ("choice", "written")
                         else f"{part.form()} · {part.tolerance.describe()}")
                 out += [f"**({Problem.label(i)})** {part.prompt} *[{part.points:g} pt · {note} · answer `q{k + 1}.{part.id}`]*",
                         ""]
@@ -214,7 +216,7 @@ def sheet_markdown(sheet: Any, *, solutions: bool) -> str:
                     out += [_md_block(b), ""]
             out += ["### Answers", "", "| Part | Answer | Accepted | Points |", "|---|---|---|---|"]
             for i, part in enumerate(p.parts):
-                out.append(f"| ({Problem.label(i)}) {part.id} | {_md_answer(part)} | {part.tolerance.describe()} | "
+                out.append(f"| ({Problem.label(i)}) {part.id} | {_md_answer(part)} | {accepted(part)} | "
                            f"{part.points:g} |")
             out.append("")
             for fig in copy.extras.get(k, []):

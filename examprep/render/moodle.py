@@ -24,7 +24,7 @@ from typing import Any
 from examprep import document as d
 from examprep.render import markdown
 from examprep.exact import is_exact_form
-from examprep.render import choices_shown
+from examprep.render import accepted, choices_shown, model_answer_text
 from examprep.problem import Problem
 
 _CLOZE_SPECIAL = re.compile(r'([}#~/"\\])')
@@ -193,7 +193,7 @@ def _part_fields(part: Any, weights: list[int]) -> str:
 
 def _prompt_html(part: Any, letter: str) -> str:
     return (f"<p><strong>({letter})</strong> {_math_text(part.prompt)} "
-            f"<em>[{part.points:g} pt; {html.escape(part.tolerance.describe())}]</em></p>")
+            f"<em>[{part.points:g} pt; {html.escape(accepted(part))}]</em></p>")
 
 
 def _statement_html(problem: Any) -> str:
@@ -210,8 +210,34 @@ def _text(parent: ET.Element, tag: str, value: str, fmt: str | None = None) -> E
     return el
 
 
+def _essay(problem: Any, name: str) -> ET.Element:
+    """A problem of written parts only as Moodle's essay question: graded by hand in Moodle, the
+    model answers and rubrics in its information for graders."""
+    q = ET.Element("question", {"type": "essay"})
+    _text(q, "name", name)
+    body = [_statement_html(problem)] + [_prompt_html(part, Problem.label(i)) for i, part in enumerate(problem.parts)]
+    _text(q, "questiontext", "".join(body), "html")
+    _text(q, "generalfeedback", solution_html(problem), "html")
+    ET.SubElement(q, "defaultgrade").text = f"{problem.points:g}"
+    ET.SubElement(q, "penalty").text = "0"
+    ET.SubElement(q, "hidden").text = "0"
+    ET.SubElement(q, "responseformat").text = "editor"
+    ET.SubElement(q, "responserequired").text = "1"
+    ET.SubElement(q, "responsefieldlines").text = str(min(max(5 * round(problem.points), 5), 40))
+    ET.SubElement(q, "attachments").text = "0"
+    info = "".join(f"<p><strong>({Problem.label(i)})</strong> {html.escape(model_answer_text(part))}</p>"
+                   for i, part in enumerate(problem.parts))
+    _text(q, "graderinfo", info, "html")
+    _text(q, "responsetemplate", "", "html")
+    return q
+
+
 def question(problem: Any, name: str) -> ET.Element:
-    """One problem as a Moodle <question> element (numerical or cloze)."""
+    """One problem as a Moodle <question> element: numerical, cloze, or essay for written parts
+    only. In a cloze a written part is printed without a field (Moodle's cloze has no essay
+    field): it is marked on paper or in a separate essay question."""
+    if problem.parts and all(part.kind == "written" for part in problem.parts):
+        return _essay(problem, name)
     single = (len(problem.parts) == 1 and problem.parts[0].kind in ("number", "integer")
               and isinstance(problem.parts[0].expected, (int, float)))
     q = ET.Element("question", {"type": "numerical" if single else "cloze"})
@@ -246,7 +272,8 @@ def question(problem: Any, name: str) -> ET.Element:
     body = [_statement_html(problem)]
     for i, part in enumerate(problem.parts):
         body.append(_prompt_html(part, Problem.label(i)))
-        body.append(f"<p>{_part_fields(part, weights[i])}</p>")
+        if part.kind != "written":
+            body.append(f"<p>{_part_fields(part, weights[i])}</p>")
     _text(q, "questiontext", "".join(body), "html")
     _text(q, "generalfeedback", solution_html(problem), "html")
     ET.SubElement(q, "penalty").text = "0.3333333"

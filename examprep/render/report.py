@@ -21,9 +21,20 @@ from examprep.problem import Problem
 from examprep.values import rounded
 
 STATUS_STYLE = {"correct": "green", "ecf": "cyan", "misconception": "yellow", "wrong": "red", "blank": "dim",
-                "unparseable": "magenta"}
+                "unparseable": "magenta", "pending": "blue", "marked": "green"}
 STATUS_WORD = {"correct": "correct", "ecf": "carried forward", "misconception": "misconception", "wrong": "wrong",
-               "blank": "no answer", "unparseable": "unreadable"}
+               "blank": "no answer", "unparseable": "unreadable", "pending": "to be marked by hand",
+               "marked": "marked by hand"}
+HAND = ("pending", "marked")       # a written part's statuses: shown in summaries only where a key has one
+
+
+def key_answer(part: Any) -> str:
+    """The key's answer to a part as text: its exact form or value, or a written part's model answer."""
+    if part.kind == "written":
+        from examprep.render import model_answer_text
+
+        return model_answer_text(part)
+    return part.exact or fmt_value(part.expected)
 
 
 def unique_names(results: list[SubmissionResult]) -> list[str]:
@@ -132,16 +143,18 @@ def _class_table(results: list[SubmissionResult], shown: list[SubmissionResult],
     from rich.table import Table
 
     n_q = max((len(r.problems) for r in results), default=0) if per_question else 0
-    table = Table(box=box.SIMPLE_HEAVY, title=f"{len(results)} submission{'s' if len(results) != 1 else ''}")
+    table = Table(box=box.SIMPLE_HEAVY, title=f"{len(results)} submission{'s' if len(results) != 1 else ''}",
+                  pad_edge=per_question)     # the compact table gives its edges' two columns to the ids
     if id_width:
         table.add_column("student", no_wrap=True, overflow="ellipsis", max_width=id_width)
-    else:
-        table.add_column("student", overflow="fold")
+    else:                # ids stay whole (up to 24 characters): the flags wrap first
+        longest = max((len(printable(r.student_id)) for r in shown), default=7)
+        table.add_column("student", overflow="fold", min_width=min(max(longest, 7), 24))
     for q in range(1, n_q + 1):
         table.add_column(f"q{q}", justify="right", no_wrap=True)
     table.add_column("total", justify="right", style="bold", no_wrap=True)
     table.add_column("%", justify="right", no_wrap=True)
-    table.add_column("flags", style="dim", min_width=12)
+    table.add_column("flags", style="dim", min_width=12, max_width=15)     # flags wrap before an id is cut
     if len(shown) < len(results):
         table.caption = f"first {len(shown)} of {len(results)} students; --csv FILE lists them all"
     for res in shown:
@@ -155,8 +168,8 @@ def _class_table(results: list[SubmissionResult], shown: list[SubmissionResult],
             else:
                 cells.append("")
         counts = res.counts()
-        notes = ", ".join(f"{counts[s]} {STATUS_WORD[s]}" for s in ("ecf", "misconception", "blank", "unparseable")
-                          if counts[s])
+        notes = ", ".join(f"{counts[s]} {STATUS_WORD[s] if s != 'pending' else 'to mark'}"
+                          for s in ("ecf", "misconception", "blank", "unparseable", "pending") if counts[s])
         if res.warnings:
             notes += ("; " if notes else "") + f"{len(res.warnings)} warning{'s' if len(res.warnings) > 1 else ''}"
         table.add_row(escape(res.student_id), *cells, f"{_points(res.score)}/{_points(res.max_score)}",
@@ -204,8 +217,8 @@ def feedback_view(res: SubmissionResult, *, show_answers: bool = False) -> Any:
             if show_answers and not r.full_marks:
                 part = pr.problem.parts[i]
                 body.append("  answer ", style="dim")
-                body.append(part.exact or fmt_value(part.expected))
-            if r.status not in ("correct", "blank"):
+                body.append(key_answer(part))
+            if r.status not in ("correct", "blank") and r.feedback != STATUS_WORD[r.status]:
                 body.append("\n" + printable(r.feedback))
             elif r.note:                 # how a correct answer was accepted (a decimal approximation, x > 0)
                 body.append("\n" + printable(r.note), style="dim")
@@ -218,7 +231,7 @@ def feedback_view(res: SubmissionResult, *, show_answers: bool = False) -> Any:
 
 
 SHORT = {"correct": "right", "ecf": "ECF", "misconception": "misc", "wrong": "wrong", "blank": "blank",
-         "unparseable": "unread"}
+         "unparseable": "unread", "pending": "todo", "marked": "hand"}
 
 
 def summary_view(results: list[SubmissionResult], top: int = 8) -> Any:
@@ -230,14 +243,16 @@ def summary_view(results: list[SubmissionResult], top: int = 8) -> Any:
 
     questions, mis = summarise(results)
     qt = Table(box=box.SIMPLE, title="class summary (parts per verdict)", title_justify="left", padding=(0, 1))
-    qt.add_column("question", no_wrap=True, overflow="ellipsis", max_width=16)
+    hand = any(q.statuses[s] for q in questions for s in HAND)
+    qt.add_column("question", no_wrap=True, overflow="ellipsis", max_width=11 if hand else 16)
     qt.add_column("mean", justify="right", no_wrap=True, min_width=11)
-    for s in STATUS_WORD:
+    shown_statuses = [s for s in STATUS_WORD if s not in HAND or any(q.statuses[s] for q in questions)]
+    for s in shown_statuses:
         qt.add_column(SHORT[s], justify="right", style=STATUS_STYLE[s], no_wrap=True, min_width=len(SHORT[s]))
     for q in questions:
         pct = 100 * q.mean / q.max_score if q.max_score else 0
         qt.add_row(escape(f"{q.label} {q.title}"), f"{_points(q.mean)}/{_points(q.max_score)} {pct:.0f}%",
-                   *[str(q.statuses[s] or "") for s in STATUS_WORD])
+                   *[str(q.statuses[s] or "") for s in shown_statuses])
     blocks: list[Any] = [qt]
     if mis:
         mt = Table(box=box.SIMPLE, title="most frequent misconceptions", title_justify="left")
@@ -287,7 +302,7 @@ def markdown_report(res: SubmissionResult, *, show_answers: bool = False) -> str
             cells = [f"({Problem.label(i)}) `{r.part_id}`", status, f"{_points(r.score)}/{_points(r.max_score)}", _md(shown)]
             if show_answers:
                 part = pr.problem.parts[i]
-                cells.append(_md(part.exact or fmt_value(part.expected)))
+                cells.append(_md(key_answer(part)))
             fb = r.note if r.status == "correct" else r.feedback
             if r.status in ("wrong", "unparseable"):
                 fb += f" — rule: {r.rule}"
@@ -306,7 +321,7 @@ def gradescope_json(res: SubmissionResult, *, visibility: str = "visible", show_
     for pr in res.problems:
         for i, r in enumerate(pr.parts):
             out = [f"{STATUS_WORD[r.status]}" + (f" ({r.misconception.id})" if r.misconception else "")]
-            if r.status != "correct":
+            if r.status != "correct" and r.feedback != STATUS_WORD[r.status]:
                 out.append(r.feedback)
             elif r.note:
                 out.append(r.note)
@@ -318,12 +333,14 @@ def gradescope_json(res: SubmissionResult, *, visibility: str = "visible", show_
             out.append(f"your answer: {shown}")
             if show_answers:
                 part = pr.problem.parts[i]
-                out.append(f"answer: {part.exact or fmt_value(part.expected)}")
+                out.append(f"answer: {key_answer(part)}")
             out.append(f"rule: {r.rule}")
-            tests.append({"name": f"q{pr.number}({Problem.label(i)}) {r.part_id} — {pr.problem.title}",
-                          "score": round(r.score, 4), "max_score": r.max_score, "output": "\n".join(out),
-                          "visibility": visibility,
-                          "status": "passed" if r.full_marks else "failed"})
+            test = {"name": f"q{pr.number}({Problem.label(i)}) {r.part_id} — {pr.problem.title}",
+                    "score": round(r.score, 4), "max_score": r.max_score, "output": "\n".join(out),
+                    "visibility": visibility, "status": "passed" if r.full_marks else "failed"}
+            if r.status == "pending":        # neither passed nor failed until it is marked
+                del test["status"]
+            tests.append(test)
     output = f"{res.student_id}: {_points(res.score)}/{_points(res.max_score)}"
     if res.warnings:
         output += "\n" + "\n".join(f"warning: {w}" for w in res.warnings)
@@ -351,7 +368,8 @@ def csv_text(results: list[SubmissionResult]) -> str:
         q_scores = [_points(res.problems[q].score) if q < len(res.problems) else "" for q in range(n_q)]
         mis = "; ".join(f"{a}:{r.misconception.id}" for a, _, r in res.parts() if r.misconception)
         w.writerow([_cell(res.student_id), _cell(res.name), _cell(res.source), _cell(res.variant), *q_scores,
-                    *[_points(per_part[a].score) if a in per_part else "" for a in addresses],
+                    *[("pending" if per_part[a].status == "pending" else _points(per_part[a].score))
+                      if a in per_part else "" for a in addresses],
                     _points(res.score), _points(res.max_score), f"{res.percent:.1f}", mis,
                     _cell(" | ".join(res.warnings)),
                     *[_cell(raw_text(per_part[a].raw) or "") if a in per_part else "" for a in addresses]])

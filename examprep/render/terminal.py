@@ -114,6 +114,25 @@ def print_solution(solution: Any, *, no_color: bool = False) -> None:
                     box=box.HEAVY, expand=False, border_style="green"))
 
 
+def print_topic_answers(t: Any, *, no_color: bool = False) -> None:
+    """One solve topic for a question's author: its parameters, then each answer a part may name
+    with its known mistakes (the feedback a student gets) and whether an ECF rule carries it."""
+    from examprep.solve import REQUIRED
+
+    out = console(no_color)
+    out.print(Text.assemble((t.name, "bold cyan"), "  ", (t.title, "dim")))
+    for p in t.params:
+        default = "required" if p.default is REQUIRED else "optional" if p.default is None else f"default {p.default!r}"
+        out.print(Padding(Text.assemble((p.name, "bold"), f"  {p.kind}", (f" · {default}", "dim")), (0, 0, 0, 2)))
+    out.print(Text("answers (a question part's answer = \"NAME\"):", style="dim"))
+    for a in t.answers:
+        ecf = t.ecf.get(a, ())
+        out.print(Padding(Text.assemble((a, "bold green"), (f"  ECF: {', '.join(e.op for e in ecf)}" if ecf else "", "dim")),
+                          (0, 0, 0, 2)))
+        for m in t.mistakes.get(a, ()):
+            out.print(Padding(Text.assemble((m.id, "yellow"), f"  {m.why}"), (0, 0, 0, 6)))
+
+
 def print_topic_list(topics: dict, *, no_color: bool = False) -> None:
     """The solve topics with their parameters (defaults in brackets) and answer names."""
     from examprep.solve import REQUIRED
@@ -268,8 +287,9 @@ def print_problem(problem: Any, *, solution: bool = False, no_color: bool = Fals
     if problem.conventions:
         body.append(Text("Conventions: " + "; ".join(f"{k}: {v}" for k, v in problem.conventions.items()), style="dim"))
     for i, part in enumerate(problem.parts):
+        how = part.form() if part.kind == "written" else f"{part.form()} · {part.tolerance.describe()}"
         body.append(Text.assemble((f"({Problem.label(i)}) ", "bold"), inline(part.prompt),
-                                  (f"  [{part.points:g} pt · {part.form()} · {part.tolerance.describe()}]", "dim")))
+                                  (f"  [{part.points:g} pt · {how}]", "dim")))
     out.print(Panel(Group(*body), title=f"{head}{problem.title}", subtitle=meta, title_align="left",
                     subtitle_align="right", box=box.ROUNDED))
     if solution:
@@ -287,6 +307,9 @@ def print_worked_solution(problem: Any, out: Console) -> None:
     answers.add_column()
     for i, part in enumerate(problem.parts):
         exact = part.exact if isinstance(part.exact, str) else None
+        if part.kind == "written":
+            answers.add_row(f"({Problem.label(i)}) {part.id}", Text("marked by hand: see the model answer and rubric"))
+            continue
         answers.add_row(f"({Problem.label(i)}) {part.id}", Text(exact) if exact else value_renderable(part.expected, 4))
     steps.append(Panel(answers, title="answers", title_align="left", box=box.HEAVY, border_style="green", expand=False))
     out.print(Panel(Group(*steps), title="worked solution", title_align="left", box=box.ROUNDED))
@@ -376,7 +399,8 @@ def print_recipes(recipes: dict) -> None:
     width = max(40, shutil.get_terminal_size((80, 24)).columns) - 1
     for name, r in recipes.items():
         typer.echo(f"{name:<12} {r.title} — {plural(r.problem_count, 'problem')}{f', {r.minutes} min' if r.minutes else ''}")
-        items = [f"{i.topic}{f' ×{i.count}' if i.count > 1 else ''} (L{i.difficulty})" for i in r.items]
+        items = [f"{i.topic}{f' ×{i.count}' if i.count > 1 else ''}" + (f" (L{i.difficulty})" if i.generated else "")
+                 for i in r.items]
         line = " " * 13
         for k, item in enumerate(items):               # whole items per line, wrapped at the terminal's width
             piece = item + ("," if k < len(items) - 1 else "")

@@ -61,16 +61,38 @@ def build_problems(recipe: SheetRecipe, base_seed: int | None = None, *, seed_of
     Problem k (from 0) uses seed ``base_seed + k``, or ``seed_of(topic, level, calculator_free,
     problems so far)`` (the quiz draws unattempted variants so). ``calculator_free``: every item
     calculator-free, as well as those the recipe marks."""
-    from examprep import generators
-
     out: list = []
     for item in recipe.items:
-        cf = item.calculator_free or calculator_free
-        for _ in range(item.count):
-            seed = base_seed + len(out) if seed_of is None else seed_of(item.topic, item.difficulty, cf, out)
-            problem = generators.build(item.topic, seed, item.difficulty, cf)
+        cf = (item.calculator_free or calculator_free) and item.generated
+        for k in range(item.count):
+            if item.seed is not None:          # the recipe fixed it: the same problem on every copy
+                seed = item.seed + k
+            else:
+                seed = base_seed + len(out) if seed_of is None else seed_of(item.topic, item.difficulty, cf, out)
+            problem = build_item(item, seed, cf)
             out.append(_with_tolerance(problem, item.tolerance) if item.tolerance is not None else problem)
     return out
+
+
+def build_item(item: Any, seed: int, calculator_free: bool = False) -> Any:
+    """One recipe item's problem at ``seed``: a generator's (with its pins), a question file's or a
+    concept question; then the item's points and minutes."""
+    from examprep import generators
+    from examprep.authoring.build import build_question
+    from examprep.authoring.question import with_points
+
+    if item.question is not None:
+        problem = build_question(item.question, seed)
+    elif item.concept is not None:
+        from examprep.quiz.bank import concept_problem, packaged_bank
+
+        bank = packaged_bank()
+        problem = concept_problem(bank.questions[item.concept], seed, bank.version)
+    else:
+        problem = generators.build(item.topic, seed, item.difficulty, calculator_free, pins=item.pins)
+    if item.points is not None or item.minutes is not None:
+        problem = with_points(problem, item.points, item.minutes)
+    return problem
 
 
 def _with_tolerance(problem: Any, tolerance: Any) -> Any:

@@ -16,6 +16,16 @@ A recipe names the sheet and lists its problems:
     difficulty = 2         # optional, overrides the sheet's
     count = 1              # optional
     calculator_free = false
+    params = { … }         # optional: pin some of the generator's parameters (keys of its Problem's params)
+    points = 10            # optional: the problem's points (its parts scaled), and its minutes
+    minutes = 12
+    seed = 7               # optional: this problem's seed on every copy (default: the sheet's seed + its position)
+
+    [[problem]]
+    question = "my-question.toml"   # an instructor's question file, relative to the recipe
+
+    [[problem]]
+    concept = "lstm-gate-count"     # a concept question of the bundled bank (printed with an answer box)
 """
 from __future__ import annotations
 
@@ -30,6 +40,7 @@ from typing import Any
 
 from examprep.errors import ExamprepError, ParamError
 from examprep.fileio import read_user_text
+from examprep.tomllines import line_of as _line_of
 
 MAX_PROBLEMS = 200
 
@@ -48,6 +59,17 @@ class Item:
     count: int = 1
     calculator_free: bool = False
     tolerance: Any = None        # a Tolerance for its numeric parts (the recipe's tolerance = "…"), or None
+    pins: dict[str, Any] | None = None     # the generator's pinned parameters (params = {...})
+    points: float | None = None            # the problem's points, its parts scaled to them
+    minutes: float | None = None
+    seed: int | None = None                # the problem's own seed (the same on every copy)
+    question: Any = None                   # a QuestionSpec (question = "FILE.toml"); topic is "question:<id>"
+    concept: str | None = None             # a concept question's id; topic is "concept:<id>"
+
+    @property
+    def generated(self) -> bool:
+        """A generator's problem (with levels), not a question file or a concept question."""
+        return self.question is None and self.concept is None
 
 
 @dataclass(frozen=True)
@@ -68,41 +90,24 @@ class SheetRecipe:
 
 _SHEET_KEYS = {"title": str, "course": str, "minutes": int, "calculator": bool, "difficulty": int,
                "instructions": str, "name": str, "tolerance": str}
-_ITEM_KEYS = {"topic": str, "difficulty": int, "count": int, "calculator_free": bool, "tolerance": str}
+_ITEM_KEYS = {"topic": str, "difficulty": int, "count": int, "calculator_free": bool, "tolerance": str,
+              "params": dict, "points": (int, float), "minutes": (int, float), "seed": int, "question": str,
+              "concept": str}
 _TOP_KEYS = {"sheet", "problem"}
 
 
-def _line_of(text: str, key: str, table: str | None = None, index: int = 0) -> int | None:
-    """The 1-based line where ``key`` is set: at the top level, or in the ``index``-th [table] or
-    [[table]] (``key`` "" gives that table's header line). TOML parsers do not report where a key
-    is, so we find it."""
-    lines = text.splitlines()
-    headers = [n for n, line in enumerate(lines) if re.match(r"\s*\[", line)]
-    if table is None:
-        lo, hi = 0, headers[0] if headers else len(lines)
-    else:
-        mine = [n for n in headers if re.match(rf"\s*\[\[?\s*\"?{re.escape(table)}\"?\s*\]\]?\s*(#.*)?$", lines[n])]
-        if index >= len(mine):
-            return None
-        if key == "":
-            return mine[index] + 1
-        lo = mine[index] + 1
-        hi = next((n for n in headers if n > mine[index]), len(lines))
-    for n in range(lo, hi):
-        if re.match(rf'\s*"?{re.escape(key)}"?\s*=', lines[n]):
-            return n + 1
-    return None
+def _type_name(t: Any) -> str:
+    return {str: "a string", int: "an integer", bool: "true or false", dict: "a table { name = value }",
+            (int, float): "a number"}[t]
 
 
-def _type_name(t: type) -> str:
-    return {str: "a string", int: "an integer", bool: "true or false"}[t]
-
-
-def parse_recipe(text: str, source: str, default_name: str = "sheet") -> SheetRecipe:
+def parse_recipe(text: str, source: str, default_name: str = "sheet", base: Path | None = None) -> SheetRecipe:
     """A recipe from TOML text; ``source`` (a file name) is used in messages.
 
     Raises SheetError naming the file, line and key of the first problem found: malformed TOML,
-    an unknown key, a value of the wrong type or range, an unknown topic or level.
+    an unknown key, a value of the wrong type or range, an unknown topic or level, a bad question
+    file (``base``: the directory question paths are relative to), an unknown concept, a pin the
+    generator does not have or never draws.
     """
     from examprep import generators
 
@@ -171,10 +176,18 @@ def parse_recipe(text: str, source: str, default_name: str = "sheet") -> SheetRe
                 hint = f"; did you mean {close[0]}?" if close else f"; known keys: {', '.join(sorted(_ITEM_KEYS))}"
                 raise fail(f"{where}: unknown key {key!r}{hint}", line)
             want = _ITEM_KEYS[key]
-            if not isinstance(value, want) or (want is int and isinstance(value, bool)):
+            if not isinstance(value, want) or (want is not bool and isinstance(value, bool)):
                 raise fail(f"{where} {key}: expected {_type_name(want)}, got {value!r}", line)
-        if "topic" not in entry:
-            raise fail(f"{where}: missing topic (see `examprep topics`)", _line_of(text, "", "problem", i))
+        kinds = [k for k in ("topic", "question", "concept") if k in entry]
+        if len(kinds) != 1:
+            raise fail(f"{where}: missing topic (see `examprep topics`), or question = \"FILE.toml\" or concept = \"ID\""
+                       if not kinds else f"{where}: give one of topic, question and concept, not {' and '.join(kinds)}",
+                       _line_of(text, kinds[-1], "problem", i) if kinds else _line_of(text, "", "problem", i))
+        at = lambda key, i=i: _line_of(text, key, "problem", i) or _line_of(text, "", "problem", i)     # noqa: E731
+        extras = _extras(entry, where, at, fail)
+        if kinds[0] != "topic":
+            items.append(_authored(entry, kinds[0], where, at, fail, base, extras, sheet_tolerance, tolerance))
+            continue
         line = _line_of(text, "topic", "problem", i)
         try:
             gen = generators.get_drawable(entry["topic"], "a sheet")
@@ -192,13 +205,78 @@ def parse_recipe(text: str, source: str, default_name: str = "sheet") -> SheetRe
             raise fail(f"{where} calculator_free: {gen.name} has no calculator-free variant",
                        _line_of(text, "calculator_free", "problem", i))
         own = tolerance(entry.get("tolerance"), _line_of(text, "tolerance", "problem", i))
-        items.append(Item(gen.name, level, count, cf, own or sheet_tolerance))
+        pins = entry.get("params")
+        if pins is not None:
+            _check_pins(gen.name, level, cf, pins, extras.get("seed"), f"{where} params", at("params"), fail)
+        items.append(Item(gen.name, level, count, cf, own or sheet_tolerance, pins=pins, **extras))
     total = sum(i.count for i in items)
     if total > MAX_PROBLEMS:
         raise fail(f"{total} problems: a sheet holds at most {MAX_PROBLEMS}", None)
     return SheetRecipe(name=name, title=title, items=tuple(items), course=sheet.get("course", "").strip(),
                        minutes=minutes, calculator=sheet.get("calculator", True),
                        instructions=sheet.get("instructions", "").strip(), source=source)
+
+
+def _extras(entry: dict, where: str, at: Any, fail: Any) -> dict[str, Any]:
+    """An item's points, minutes and seed, checked."""
+    out: dict[str, Any] = {}
+    for key, hi in (("points", 1000), ("minutes", 600)):
+        if key in entry:
+            v = float(entry[key])
+            if not 0 < v <= hi:
+                raise fail(f"{where} {key}: expected a number above 0 and at most {hi}, got {entry[key]}", at(key))
+            out[key] = v
+    if "seed" in entry:
+        if entry["seed"] < 0:
+            raise fail(f"{where} seed: expected a non-negative integer, got {entry['seed']}", at("seed"))
+        out["seed"] = entry["seed"]
+    return out
+
+
+def _check_pins(name: str, level: int, cf: bool, pins: dict, seed: int | None, where: str, line: int | None,
+                fail: Any) -> None:
+    """A pin the generator does not have, or that no draw keeps, refused now (naming the recipe's line)."""
+    from examprep import generators
+
+    try:
+        generators.build(name, seed or 0, level, cf, pins=pins)
+    except ParamError as err:
+        raise fail(f"{where}: {str(err).removeprefix('params: ')}", line) from None
+
+
+def _authored(entry: dict, kind: str, where: str, at: Any, fail: Any, base: Path | None, extras: dict,
+              sheet_tolerance: Any, tolerance: Any) -> Item:
+    """An item that is a question file or a concept question (no levels, no pins)."""
+    lacks = {"difficulty": "levels", "calculator_free": "calculator-free variant",
+             "params": "generator parameters to pin"}
+    for key, what in lacks.items():
+        if key in entry:
+            raise fail(f"{where} {key}: a {'question file' if kind == 'question' else 'concept question'} has no "
+                       f"{what}", at(key))
+    count = entry.get("count", 1)
+    if not 1 <= count <= MAX_PROBLEMS:
+        raise fail(f"{where} count: expected 1 to {MAX_PROBLEMS}, got {count}", at("count"))
+    own = tolerance(entry.get("tolerance"), at("tolerance")) or sheet_tolerance
+    if kind == "question":
+        from examprep.authoring import QuestionError, load_question
+
+        path = Path(entry["question"])
+        if not path.is_absolute() and base is not None:
+            path = base / path
+        try:
+            spec = load_question(path)
+        except QuestionError as err:
+            raise fail(f"{where} question: {err}", at("question")) from None
+        return Item(spec.generator, 1, count, False, own, question=spec, **extras)
+    from examprep.quiz.bank import packaged_bank
+
+    bank = packaged_bank()
+    cid = entry["concept"]
+    if cid not in bank.questions:
+        close = difflib.get_close_matches(cid, sorted(bank.questions), n=2, cutoff=0.5)
+        hint = f"; did you mean {' or '.join(close)}?" if close else "; `examprep quiz --list-concepts` lists them"
+        raise fail(f"{where} concept: no concept question {cid!r}{hint}", at("concept"))
+    return Item(f"concept:{cid}", 1, count, False, own, concept=cid, **extras)
 
 
 def _bank_files() -> dict[str, str]:
@@ -215,7 +293,13 @@ def _bank_files() -> dict[str, str]:
 
 def bundled_recipes() -> dict[str, SheetRecipe]:
     """Every recipe shipped with examprep, by name."""
-    return {name: parse_recipe(text, f"examprep/bank/{name}.toml", name) for name, text in _bank_files().items()}
+    return {name: parse_recipe(text, f"examprep/bank/{name}.toml", name, _bank_dir())
+            for name, text in _bank_files().items()}
+
+
+def _bank_dir() -> Path:
+    """The bundled bank's directory (its recipes' question files are relative to it)."""
+    return Path(str(resources.files("examprep") / "bank"))
 
 
 def load_recipe(spec: str) -> SheetRecipe:
@@ -225,11 +309,11 @@ def load_recipe(spec: str) -> SheetRecipe:
     """
     bank = _bank_files()
     if spec in bank:
-        return parse_recipe(bank[spec], f"examprep/bank/{spec}.toml", spec)
+        return parse_recipe(bank[spec], f"examprep/bank/{spec}.toml", spec, _bank_dir())
     path = Path(spec)
     if spec.endswith(".toml") or path.exists() or os.sep in spec:
         text = read_user_text(path, f"--recipe {spec}", error=SheetError)
-        return parse_recipe(text, str(path), path.stem)
+        return parse_recipe(text, str(path), path.stem, path.parent)
     close = difflib.get_close_matches(spec, sorted(bank), n=2, cutoff=0.5)
     hint = f"did you mean {' or '.join(close)}? " if close else ""
     raise SheetError(f"unknown recipe {spec!r}; {hint}bundled recipes: {', '.join(sorted(bank))}; "
@@ -269,8 +353,10 @@ def with_difficulty(recipe: SheetRecipe, difficulty: int) -> SheetRecipe:
     if difficulty not in (1, 2, 3):
         raise ParamError(f"--difficulty: expected 1, 2 or 3, got {difficulty}")
     for item in recipe.items:
+        if not item.generated:
+            continue
         levels = generators.get(item.topic).levels
         if difficulty not in levels:
             raise ParamError(f"--difficulty: {item.topic} has levels {', '.join(map(str, levels))}, got {difficulty}")
-    return replace(recipe, items=tuple(replace(i, difficulty=difficulty) for i in recipe.items))
+    return replace(recipe, items=tuple(replace(i, difficulty=difficulty) if i.generated else i for i in recipe.items))
 

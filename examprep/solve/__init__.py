@@ -12,7 +12,8 @@ from examprep.solve import (
 )
 from examprep.solve.batch import run_batch
 from examprep.solve.contract import (
-    REQUIRED, TOPICS, Ecf, Mistake, Mistakes, Param, Ref, Solution, Step, Topic, answer_only, compute, ecf, full_params,
+    REQUIRED, TOPICS, Ecf,
+    answers_json, Mistake, Mistakes, Param, Ref, Solution, Step, Topic, answer_only, compute, ecf, full_params,
     get_topic, jsonable, mistakes, read_params, register, resolve_params, solution_dict, solve, steps_of, to_json,
     topics_json,
 )
@@ -31,7 +32,8 @@ register(
 )
 
 __all__ = [
-    "REQUIRED", "TOPICS", "Ecf", "Mistake", "Mistakes", "Param", "Ref", "Solution", "Step", "Topic", "answer_only",
+    "REQUIRED", "TOPICS", "Ecf",
+    "answers_json", "Mistake", "Mistakes", "Param", "Ref", "Solution", "Step", "Topic", "answer_only",
     "compute", "ecf", "full_params", "get_topic", "jsonable", "mistakes", "read_params", "resolve_params", "run_batch",
     "solution_dict", "solve", "steps_of", "to_json", "topics_json",
 ]

@@ -427,3 +427,15 @@ def topics_json() -> str:
                                     "default": "required" if p.default is REQUIRED else jsonable(p.default)}
                                    for p in t.params],
                         "answer": list(t.answers)} for t in TOPICS.values()], ensure_ascii=False)
+
+
+def answers_json(t: Topic) -> str:
+    """One topic's answers for an author: each answer with its known mistakes (id, explanation) and
+    the operations of its ECF rules (`examprep solve --list TOPIC --json`)."""
+    return json.dumps({"topic": t.name, "title": t.title,
+                       "params": [{"name": p.name, "kind": p.kind,
+                                   "default": "required" if p.default is REQUIRED else jsonable(p.default)}
+                                  for p in t.params],
+                       "answers": [{"name": a, "mistakes": [{"id": m.id, "why": m.why} for m in t.mistakes.get(a, ())],
+                                    "ecf": [e.op for e in t.ecf.get(a, ())]} for a in t.answers]},
+                      ensure_ascii=False)

@@ -36,7 +36,7 @@ def midterm(tmp_path_factory):
     res = runner.invoke(app, ["sheet", "--recipe", "midterm", "--seed", "5", "--format", "md", "--out", str(d / "sheet")])
     assert res.exit_code == 0, res.output
     key = read_key(d / "sheet" / "key.json")
-    assert len(key.problems) == 16
+    assert len(key.problems) == 20          # 16 computations and 4 written parts (issue 20)
     submissions(key, d / "class")
     return d / "sheet" / "key.json", d / "class", grade_batch(key, [str(d / "class")], Settings()).results
 
@@ -69,14 +69,14 @@ def test_the_midterm_fits_any_width_with_whole_totals(midterm, width):
         row = next(line for line in text.splitlines() if line.strip().startswith(sid[:10]))
         assert total in row and f" {r.percent:.0f} " in row + " ", (sid, row)
     assert not any(cell == "…" for line in text.splitlines() for cell in line.split())
-    assert "q16" not in text and "--wide" in text          # per-question columns do not fit: said so
+    assert "q20" not in text and "--wide" in text          # per-question columns do not fit: said so
     assert "ada.lovelace@example.edu" in text               # ids whole in the compact table
 
 
 def test_per_question_columns_when_they_fit(midterm, small):
     _, _, results = midterm
-    wide_enough = render(class_table(results, width=160), 160)
-    assert "q16" in wide_enough and "--wide" not in wide_enough
+    wide_enough = render(class_table(results, width=200), 200)
+    assert "q20" in wide_enough and "--wide" not in wide_enough
     text = render(class_table(small, width=80), 80)
     assert all(f"q{q}" in text for q in (1, 2, 3)) and max(len(line) for line in text.splitlines()) <= 80
     for total in totals(small):
@@ -88,8 +88,8 @@ def test_wide_shows_every_column_whole_whatever_the_terminal(midterm):
     table = class_table(results, width=80, wide=True)
     assert table_width(table) > 80
     text = render(table, table_width(table))
-    header = next(line for line in text.splitlines() if "q16" in line)
-    assert all(f"q{q}" in header.split() for q in range(1, 17))
+    header = next(line for line in text.splitlines() if "q20" in line)
+    assert all(f"q{q}" in header.split() for q in range(1, 21))
     assert "…" not in text
     for total in totals(results):
         assert total in text
@@ -100,10 +100,10 @@ def test_the_cli_default_and_wide(midterm):
     res = runner.invoke(app, ["grade", str(key), str(folder), "--no-color"], env={"COLUMNS": "80"})
     assert res.exit_code == 0, res.output
     table = res.stdout.split("class summary")[0]
-    assert "q16" not in table and "--wide" in table
+    assert "q20" not in table and "--wide" in table
     for total in totals(results):
         assert total in table
     res = runner.invoke(app, ["grade", str(key), str(folder), "--no-color", "--wide"], env={"COLUMNS": "80"})
     assert res.exit_code == 0, res.output
     table = res.stdout.split("class summary")[0]
-    assert "q16" in table and "…" not in table
+    assert "q20" in table and "…" not in table

@@ -1,6 +1,7 @@
 """Moodle XML: the file's structure, and the cloze syntax of every question checked by a parser
 written here from Moodle's documentation (not our writer): weights, answer lists, tolerances,
 exactly one correct answer per field, escaped special characters."""
+import html
 import re
 from dataclasses import replace
 import xml.etree.ElementTree as ET
@@ -77,7 +78,12 @@ def test_structure(root, sheet):
     problems = sheet.copies[0].problems
     assert len(qs) == 1 + len(problems)
     for q, p in zip(qs[1:], problems):
-        assert q.get("type") in ("cloze", "numerical")
+        written = all(part.kind == "written" for part in p.parts)
+        assert q.get("type") == "essay" if written else q.get("type") in ("cloze", "numerical")
+        if written:      # graded by hand in Moodle: the model answers and rubrics are for the graders
+            assert q.findtext("defaultgrade") == f"{p.points:g}" and q.findtext("responseformat") == "editor"
+            info = html.unescape(q.findtext("graderinfo/text"))
+            assert all(part.model_answer in info and all(r in info for r in part.rubric) for part in p.parts)
         assert q.findtext("name/text").startswith(f"q{problems.index(p) + 1} {p.title}")
         assert q.find("questiontext").get("format") == "html" and q.findtext("questiontext/text")
         assert "Worked solution" in q.findtext("generalfeedback/text")

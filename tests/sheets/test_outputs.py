@@ -44,7 +44,7 @@ def test_every_output_is_written_and_listed(practice):
                      "solutions.pdf"]
     for name in names:
         assert str(out / name) in output
-    assert "Midterm practice exam: 16 problems" in output and "seed 11" in output
+    assert "Midterm practice exam: 20 problems" in output and "seed 11" in output
 
 
 def test_problems_pdf_reads_like_an_exam(practice):
@@ -97,10 +97,10 @@ def test_solutions_pdf_shows_answers_and_figures(practice):
 def test_key_and_template_are_the_graders_input(practice):
     out, _ = practice
     key = keys.read_key(out / "key.json")
-    assert key.title == "Midterm practice exam" and len(key.problems) == 16 and key.meta["seed"] == 11
+    assert key.title == "Midterm practice exam" and len(key.problems) == 20 and key.meta["seed"] == 11
     assert key.meta["sheet_id"] == "midterm-11"
     template = tomllib.loads((out / "answers.toml").read_text())
-    assert list(template) == ["student_id", "name"] + [f"q{k}" for k in range(1, 17)]
+    assert list(template) == ["student_id", "name"] + [f"q{k}" for k in range(1, 21)]
     assert set(template["q1"]) == {part.id for part in key.problems[0].parts}
 
 
@@ -109,8 +109,8 @@ def test_markdown_has_the_same_sheet(practice):
     problems = (out / "problems.md").read_text()
     solutions = (out / "solutions.md").read_text()
     assert problems.startswith("# Midterm practice exam\n") and "## Instructions" in problems
-    assert problems.count("## Problem ") == 16 and "### Worked solution" not in problems
-    assert solutions.count("### Worked solution") == 16 and "### Typical mistakes" in solutions
+    assert problems.count("## Problem ") == 20 and "### Worked solution" not in problems
+    assert solutions.count("### Worked solution") == 20 and "### Typical mistakes" in solutions
     assert "`q1.size_1`" in problems
 
 

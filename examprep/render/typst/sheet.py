@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from examprep import document as d
-from examprep.render import choices_shown, part_note, plural
+from examprep.render import accepted, choices_shown, part_note, plural
 from examprep.render.typst.blocks import block, heatmap, matrix_markup, number, receptive_field_figure, value_math
 from examprep.render.typst.latex import latex_to_typst, text, typst_string
 from examprep.problem import Problem
@@ -100,6 +100,17 @@ def _answer_box(part: Any) -> str:
     return "cell(5cm)"
 
 
+
+
+RULED_PER_POINT = 3           # a written part's ruled lines: three a point, from 4 to 18
+
+
+def _ruled(part: Any, ref: str) -> str:
+    """A written part's answer space: ruled lines, as many as its points deserve, and its reference."""
+    n = int(min(max(round(RULED_PER_POINT * float(part.points)), 4), 18))
+    lines = " ".join("v(0.75cm); line(length: 100%, stroke: 0.4pt + luma(70%));" for _ in range(n))
+    return (f"block(width: 100%, breakable: false, {{ {lines} align(right, text(size: 7pt, fill: ink, "
+            f"font: \"DejaVu Sans Mono\", {typst_string(ref)})) }})")
 
 
 def _room(part: Any) -> str:
@@ -208,6 +219,10 @@ def _problem(sheet: Any, copy: Any, k: int, solutions: bool, strict: bool) -> li
         prompt = f"[{text(part.prompt, strict=strict)}]"
         if solutions:
             out.append(f"#brief({typst_string(Problem.label(i))}, {prompt}, [{_pts(part.points)}], [#{typst_string(note)};])")
+        elif part.kind == "written":
+            ref = f"q{k + 1}.{part.id}"
+            out.append(f"#part({typst_string(Problem.label(i))}, {prompt}, [{_pts(part.points)}], [#{typst_string(note)};], "
+                       f"0cm, {_ruled(part, ref)})")
         else:
             ref = f"q{k + 1}.{part.id}"
             out.append(f"#part({typst_string(Problem.label(i))}, {prompt}, [{_pts(part.points)}], [#{typst_string(note)};], "
@@ -228,14 +243,16 @@ def _solution(p: Any, extras: list, strict: bool) -> list[str]:
     # the sticky title, the "Answers" title) alone at the bottom of a page
     cells = ["table.header([*Part*], [*Answer*], [*Accepted*], [*Points*])"]
     for i, part in enumerate(p.parts):
-        shown = f"${value_math(part.expected)}$"
-        if isinstance(part.exact, str) and part.exact:
+        shown = f"${value_math(part.expected)}$" if part.kind != "written" else ""
+        if part.kind == "written":
+            shown = "the model answer and rubric above"      # the worked solution shows them, once
+        elif isinstance(part.exact, str) and part.exact:
             shown = f"${number(part.exact)}$" + (f" $≈ {value_math(part.expected)}$"
                                                    if isinstance(part.expected, (int, float)) else "")
         elif isinstance(part.exact, list):
             shown = f"${value_math(part.exact)}$"
         cells += [f"[({Problem.label(i)}) #{typst_string(part.id)};]", f"[{shown}]",
-                  f"[#{typst_string(part.tolerance.describe())};]", f"[{part.points:g}]"]
+                  f"[#{typst_string(accepted(part))};]", f"[{part.points:g}]"]
     out.append("#block(sticky: true, above: 1.1em)[#text(weight: \"bold\", fill: shade)[Answers]]")
     out.append("#table(columns: (auto, 1fr, auto, auto), align: (left + horizon, left + horizon, left + horizon,"
                " center + horizon), stroke: 0.4pt + luma(65%), inset: (x: 5pt, y: 6pt),"

@@ -1,0 +1,236 @@
+"""An authored question's Problem from its drawn parameters: the statement with its placeholders as
+math (arrays as the document model's matrices), one part per answer asked (value, known mistakes
+and ECF rule from the solve topic's tables), written parts with their model answer and rubric, and
+the topic's named worked steps."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from examprep.authoring.question import MAX_TRIES, PLACEHOLDER, QuestionError, QuestionSpec, draws
+from examprep.document import Matrix, Text
+from examprep.errors import ParamError
+from examprep.problem import EXACT, SIGFIGS3, Misconception, Part, Problem, SolutionStep
+
+
+def _is_array(v: Any) -> bool:
+    return isinstance(v, (list, tuple))
+
+
+def _scalar_text(v: Any) -> str:
+    from examprep.generators import nice
+
+    if isinstance(v, bool) or isinstance(v, str):
+        return str(v)
+    if isinstance(v, (int, float)):
+        return f"${nice(v, 4)}$"
+    return str(v)
+
+
+def _inline(v: Any) -> str:
+    from examprep.generators import nice
+
+    if _is_array(v):
+        def row(x: Any) -> str:
+            return "[" + ", ".join(row(e) if _is_array(e) else nice(e, 4) for e in x) + "]"
+        return f"${row(v)}$"
+    return _scalar_text(v)
+
+
+def statement(text: str, values: dict[str, Any], labels: dict[str, str] | None = None) -> list:
+    """The question's text as blocks: a number or a short vector (at most 6 entries) inline as math,
+    a matrix or a longer vector as its name in the text and a Matrix block after the paragraph."""
+    from examprep.render.markdown import name_latex
+
+    if not text.strip():
+        return []
+    labels = labels or {}
+    arrays: list[str] = []
+
+    def sub(m: Any) -> str:
+        name = m.group(1)
+        v = values[name]
+        if _is_array(v) and len(v) <= 6 and not any(_is_array(e) for e in v):
+            return _inline(v)
+        if _is_array(v):
+            if name not in arrays:
+                arrays.append(name)
+            return f"${name_latex(labels.get(name) or name)}$"
+        return _scalar_text(v)
+
+    blocks: list = [Text(PLACEHOLDER.sub(sub, text.strip()))]
+    blocks += [Matrix(labels.get(name) or name, values[name]) for name in arrays]
+    return blocks
+
+
+def prompt_text(prompt: str, values: dict[str, Any]) -> str:
+    return PLACEHOLDER.sub(lambda m: _inline(values[m.group(1)]), prompt)
+
+
+def _kind(value: Any) -> tuple[str, tuple[int, ...] | None, Any] | None:
+    """(kind, shape, default tolerance) of an answer's value, or None for one a part cannot hold."""
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError):
+        return None
+    if arr.dtype.kind not in "iuf" or arr.ndim > 2:
+        return None
+    exact = arr.dtype.kind in "iu"
+    if arr.ndim == 0:
+        return ("integer" if exact else "number"), None, (EXACT if exact else SIGFIGS3)
+    return ("vector" if arr.ndim == 1 else "matrix"), tuple(arr.shape), (EXACT if exact else SIGFIGS3)
+
+
+def make_problem(spec: Any, seed: int, values: dict[str, Any]) -> tuple[Problem, list[tuple[str, str]]]:
+    """The Problem for drawn ``values``, and the notes its check reports (part id, note)."""
+    from examprep import solve
+    from examprep.answers.result import to_array
+    from examprep.generators.framework import _differs, _identical, steps_from
+    from examprep.solve.contract import jsonable
+    from examprep.values import snap
+
+    notes: list[tuple[str, str]] = []
+    parts: list[Part] = []
+    solution: list[SolutionStep] = []
+    conventions: dict[str, str] = {}
+    asked = {p.answer: p.id for p in spec.parts if p.kind == "answer"}
+    if spec.topic is not None:
+        topic = solve.get_topic(spec.topic)
+        names = {tp.name for tp in topic.params}
+        given = {k: v for k, v in values.items() if k in names}
+        topic, full, trace = solve.compute(spec.topic, given)     # ParamError: the caller redraws
+        known = solve.Mistakes(topic, full, trace)
+        conventions = dict(topic.conventions(full))
+        answers_here = set(topic.answer_names(full, trace)) if topic.answer_names else set(topic.answers)
+    for ps in spec.parts:
+        prompt = prompt_text(ps.prompt, values)
+        if ps.kind == "written":
+            parts.append(Part(ps.id, prompt, "written", None, tolerance=EXACT, points=ps.points, minutes=ps.minutes,
+                              model_answer=ps.model_answer, rubric=ps.rubric, hint=ps.hint))
+            continue
+        if ps.answer not in answers_here:
+            raise QuestionError(f"{spec.source}:{ps.line or ''}: part {ps.id}: {spec.topic} gives no {ps.answer!r} "
+                                f"for these parameters (it gives {', '.join(sorted(answers_here))})".replace(":: ", ": "))
+        value = trace[ps.answer]
+        kind = _kind(value)
+        if kind is None:
+            notes.append((ps.id, f"cannot be graded: {ps.answer} is not a number, vector or matrix"))
+            parts.append(Part(ps.id, prompt, "written", None, tolerance=EXACT, points=ps.points, minutes=ps.minutes,
+                              model_answer=str(jsonable(value)), hint=ps.hint))
+            continue
+        kind_name, shape, default_tol = kind
+        tol = ps.tolerance or default_tol
+        expected = jsonable(value)
+        if kind_name in ("number", "vector", "matrix"):
+            expected = snap(expected)
+        if np.any(np.isnan(to_array(expected))):       # ±∞ is graded (a masked score); NaN equals nothing
+            notes.append((ps.id, f"cannot be graded: {ps.answer} is undefined (NaN) for these parameters"))
+        part = Part(ps.id, prompt, kind_name, expected, tolerance=tol, points=ps.points, minutes=ps.minutes,
+                    shape=shape, hint=ps.hint)
+        kept: list[Misconception] = []
+        for m in known.of(ps.answer, jsonable):
+            v = snap(m.value) if kind_name != "integer" else m.value
+            if _identical(expected, v):
+                continue           # the mistaken method gives the right answer here: nothing to diagnose
+            if not _differs(part, v):
+                notes.append((ps.id, f"the tolerance ({tol.describe()}) cannot tell the answer from the mistake "
+                                     f"{m.id!r} (at seed {seed}: {_short(expected)} against {_short(v)}); left out"))
+                continue
+            if any(not _differs(Part(ps.id, "", kind_name, k.value, tolerance=tol, shape=shape), v) for k in kept):
+                continue
+            kept.append(Misconception(m.id, v, m.explanation))
+        rule = solve.ecf(spec.topic, ps.answer, full, trace, asked, jsonable)
+        parts.append(Part(ps.id, prompt, kind_name, expected, tolerance=tol, points=ps.points, minutes=ps.minutes,
+                          shape=shape, misconceptions=tuple(kept), ecf_rule=rule, hint=ps.hint))
+    if spec.topic is not None:
+        for st in solve.steps_of(topic.steps(full, trace)):
+            owner = next((asked[a] for a in st.values if a in asked), None)
+            solution += steps_from(st, owner)
+    for p in parts:
+        if p.kind == "written" and p.model_answer:
+            blocks: list = [Text(p.model_answer)]
+            if p.rubric:
+                blocks.append(Text("Rubric: " + "; ".join(p.rubric) + "."))
+            solution.append(SolutionStep(f"Model answer ({p.id})", blocks, p.id))
+    labels = {k: d.label for k, d in spec.params.items() if d.label}
+    problem = Problem(generator=spec.generator, version=1, seed=seed, difficulty=1, title=spec.title,
+                      params=jsonable(values), statement=statement(spec.text, values, labels), parts=parts,
+                      solution=solution, conventions=conventions)
+    return problem, notes
+
+
+def _short(v: Any, n: int = 50) -> str:
+    """A value in a check's message: numbers to 4 significant figures, cut at ``n`` characters."""
+    from examprep.generators import nice
+
+    def fmt(x: Any) -> str:
+        if isinstance(x, list):
+            return "[" + ", ".join(fmt(e) for e in x) + "]"
+        return nice(x, 4) if isinstance(x, (int, float)) and not isinstance(x, bool) else str(x)
+
+    text = fmt(v)
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def build_question(spec: QuestionSpec, seed: int) -> Any:
+    """The Problem of the question for ``seed`` (bit for bit the same for the same file and seed)."""
+    return draft(spec, seed)[0]
+
+
+def draft(spec: QuestionSpec, seed: int) -> tuple[Any, list[tuple[str, str]]]:
+    """The Problem and what its check reports: (part id, note) for a known mistake the tolerance
+    cannot tell from the answer (left out of the part's mistakes) or an answer that cannot be graded."""
+    refused = None
+    for values, attempt in draws(spec, seed):
+        try:
+            problem, notes = make_problem(spec, seed, values)
+        except ParamError as err:        # the engine refuses this draw (a shape, a range): the next one
+            refused = err
+            if attempt + 1 >= MAX_TRIES:
+                break
+            continue
+        if attempt and refused is not None:
+            notes = [("", f"the engine refused {attempt} draw(s) before this one: {refused}")] + notes
+        return problem, notes
+    raise QuestionError(f"{spec.at('param:' + next(iter(spec.params), ''))}: [question.params]: "
+                        f"{spec.topic} refuses every draw: {refused}")
+
+
+def is_question_file(name: str) -> bool:
+    """A topic argument that names a question file rather than a generator."""
+    return name.endswith(".toml")
+
+
+def build_many(topics: list[str], *, seed: int, count: int = 1, difficulty: int = 1, calculator_free: bool = False,
+               options: dict[str, Any] | None = None) -> list[Problem]:
+    """`examprep generate`'s problems: generators as generators.build_many builds them, and question
+    files (``*.toml``) drawn with seeds seed, seed+1, … — in the order given. Every file is read
+    (and refused, naming its line) before any problem is built."""
+    from examprep import generators
+    from examprep.authoring.question import load_question
+
+    files = {t: load_question(t) for t in topics if is_question_file(t)}
+    if files and calculator_free:
+        raise ParamError("--calculator-free: a question file has no calculator-free variant")
+    names = [t for t in topics if not is_question_file(t)]
+    if files and not names and difficulty != 1:
+        raise ParamError(f"--difficulty: a question file has no levels (got {difficulty}); its draws are its own")
+    if not files:
+        return generators.build_many(topics, seed=seed, count=count, difficulty=difficulty,
+                                     calculator_free=calculator_free, options=options)
+    if names:     # the generators' options are checked as generate checks them
+        generators.build_many(names, seed=seed, count=1, difficulty=difficulty, calculator_free=calculator_free,
+                              options=options)
+    if not 1 <= count <= 10_000:
+        raise ParamError(f"--count: expected 1 to 10000, got {count}")
+    if seed < 0:
+        raise ParamError(f"--seed: expected a non-negative integer, got {seed}")
+    out: list[Problem] = []
+    for t in topics:
+        if t in files:
+            out += [build_question(files[t], seed + i) for i in range(count)]
+        else:
+            out += generators.build_many([t], seed=seed, count=count, difficulty=difficulty,
+                                         calculator_free=calculator_free, options=options)
+    return out

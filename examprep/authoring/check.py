@@ -1,0 +1,92 @@
+"""`examprep check FILE.toml`: draw a question many times and report what would make it a poor
+exam question — draws the engine refuses or whose answers cannot be graded, known mistakes the
+stated tolerance cannot tell from the answer, too few different draws — each with its line.
+
+Exit status: 0 usable (warnings listed), 1 when more than 10% of the draws are degenerate or a part
+cannot be graded, 2 a bad file (QuestionError, raised before any draw)."""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+DRAWS = 50
+DEGENERATE_SHARE = 0.10
+
+
+@dataclass
+class Finding:
+    where: str                 # file:line
+    part: str                  # part id, or "" for the question
+    message: str
+    seeds: list[int] = field(default_factory=list)
+    fatal: bool = False
+
+
+@dataclass
+class CheckResult:
+    source: str
+    draws: int
+    distinct: int
+    degenerate: list[int]           # seeds with a finding
+    findings: list[Finding]
+    parts: int
+
+    @property
+    def degenerate_share(self) -> float:
+        return len(self.degenerate) / self.draws if self.draws else 0.0
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.degenerate_share > DEGENERATE_SHARE or any(f.fatal for f in self.findings) else 0
+
+    def verdict(self) -> str:
+        if any(f.fatal for f in self.findings):
+            return "not usable: a part cannot be graded"
+        if self.degenerate_share > DEGENERATE_SHARE:
+            return f"not usable: more than {DEGENERATE_SHARE:.0%} of the draws are degenerate"
+        return "usable" + (" (see the warnings)" if self.findings else "")
+
+
+def check_question(path: str, draws: int = DRAWS, first_seed: int = 0) -> CheckResult:
+    """Read the question (QuestionError for a bad file) and draw it with seeds first_seed, … ."""
+    from examprep.authoring.build import draft
+    from examprep.authoring.question import load_question
+
+    spec = load_question(path)
+    part_line = {p.id: p.line for p in spec.parts}
+    grouped: dict[tuple[str, str], Finding] = {}
+    degenerate: set[int] = set()
+    seen: set[str] = set()
+    for seed in range(first_seed, first_seed + draws):
+        problem, notes = draft(spec, seed)
+        seen.add(json.dumps(problem.params, sort_keys=True))
+        for part_id, note in notes:
+            where = f"{spec.source}:{part_line[part_id]}" if part_line.get(part_id) else spec.at("solve")
+            # one finding per kind of note: the mistake's id, or the note itself
+            m = re.search(r"the mistake '([^']+)'", note)
+            kind = m.group(1) if m else note
+            f = grouped.setdefault((part_id, kind), Finding(where, part_id, note, fatal=note.startswith("cannot be graded")))
+            if seed not in f.seeds:
+                f.seeds.append(seed)
+            degenerate.add(seed)
+    findings = list(grouped.values())
+    drawn = any(d.kind != "fixed" for d in spec.params.values())
+    if drawn and len(seen) < min(draws, 10):
+        findings.append(Finding(spec.at("params") if "params" in spec.lines else spec.source, "",
+                                f"only {len(seen)} different draws in {draws}: students sharing a seed range "
+                                "will see the same numbers; widen the draws"))
+    return CheckResult(spec.source, draws, len(seen), sorted(degenerate), findings, len(spec.parts))
+
+
+def report_lines(r: CheckResult) -> list[str]:
+    lines = []
+    for f in r.findings:
+        who = f"part {f.part}: " if f.part else ""
+        count = (f"in {len(f.seeds)} of {r.draws} draws (seed{'s' if len(f.seeds) > 1 else ''} "
+                 + ", ".join(map(str, f.seeds[:5])) + (", …" if len(f.seeds) > 5 else "") + "): ") if f.seeds else ""
+        lines.append(f"{'error' if f.fatal else 'warning'}: {f.where}: {who}{count}{f.message}")
+    lines.append(f"{r.source}: {r.parts} part{'s' if r.parts != 1 else ''}, {r.draws} draws, {r.distinct} different, "
+                 f"{len(r.degenerate)} degenerate ({r.degenerate_share:.0%}): {r.verdict()}")
+    return lines
+

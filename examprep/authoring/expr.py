@@ -1,0 +1,191 @@
+"""The safe evaluator of a question's ``where`` condition: a small expression language, parsed
+by Python's own parser (``ast.parse``, which only builds a tree) and evaluated here node by node
+over a whitelist — nothing is ever passed to ``eval``, no attribute, no import, no call but the
+functions below.
+
+Allowed: numbers, True/False, the question's parameter names, lists ``[a, b]``, indexing
+``logits[0]`` and ``w[1][0]`` (``w[1, 0]`` too), arithmetic ``+ - * / // % **``, comparisons
+(chained: ``0 < x <= 3``), ``and``, ``or``, ``not``, ``x if c else y``, and the functions
+distinct, min, max, sum, abs, len, all, any, round.
+
+``distinct(v)``: every entry of v (flattened) differs from every other.
+"""
+from __future__ import annotations
+
+import ast
+import operator
+from typing import Any
+
+import numpy as np
+
+
+class ExprError(ValueError):
+    """A condition that is not in the language, or fails on the values given; the message says why."""
+
+
+MAX_POWER = 64        # 10**64 is plenty for a condition; 9**9**9 would take the machine
+MAX_LENGTH = 500
+
+
+def _flat(v: Any) -> list:
+    return np.asarray(v, dtype=float).ravel().tolist()
+
+
+def _distinct(v: Any) -> bool:
+    flat = _flat(v)
+    return len(set(flat)) == len(flat)
+
+
+FUNCTIONS = {
+    "distinct": _distinct,
+    "min": lambda *a: min(_flat(a[0])) if len(a) == 1 else min(a),
+    "max": lambda *a: max(_flat(a[0])) if len(a) == 1 else max(a),
+    "sum": lambda v: sum(_flat(v)),
+    "abs": lambda v: np.abs(np.asarray(v, dtype=float)).tolist() if isinstance(v, list) else abs(v),
+    "len": lambda v: len(v),
+    "all": lambda v: all(_flat(v)),
+    "any": lambda v: any(_flat(v)),
+    "round": lambda v, n=0: round(v, int(n)),
+}
+
+_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
+_COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+            ast.Gt: operator.gt, ast.GtE: operator.ge, ast.In: lambda a, b: a in b,
+            ast.NotIn: lambda a, b: a not in b}
+
+
+def parse(text: str) -> ast.Expression:
+    """The condition's tree, checked against the language (ExprError for anything outside it)."""
+    if not isinstance(text, str) or not text.strip():
+        raise ExprError("empty condition")
+    if len(text) > MAX_LENGTH:
+        raise ExprError(f"condition longer than {MAX_LENGTH} characters")
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as err:
+        raise ExprError(f"not an expression: {err.msg} at column {err.offset}") from None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Expression, ast.Load, ast.And, ast.Or, ast.Not, ast.USub, ast.UAdd)):
+            continue
+        if isinstance(node, (ast.BoolOp, ast.UnaryOp, ast.Compare, ast.IfExp, ast.List, ast.Tuple, ast.Subscript,
+                             ast.Name)):
+            continue
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+            continue
+        if type(node) in _BINARY or type(node) in _COMPARE:
+            continue
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, bool)):
+            continue
+        if isinstance(node, ast.Call):
+            if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS or node.keywords:
+                name = node.func.id if isinstance(node.func, ast.Name) else ast.unparse(node.func)
+                raise ExprError(f"{name}(…) is not allowed; the functions are {', '.join(FUNCTIONS)}")
+            continue
+        if isinstance(node, ast.Attribute):
+            raise ExprError(f"'.{node.attr}' is not allowed: no attributes in a condition")
+        if isinstance(node, ast.Constant):
+            raise ExprError(f"{node.value!r} is not allowed: numbers and true/false only")
+        raise ExprError(f"'{ast.unparse(node)}' is not allowed in a condition")
+    return tree
+
+
+def names(text: str) -> set[str]:
+    """The parameter names a condition reads (function names excluded)."""
+    tree = parse(text)
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in called}
+
+
+def evaluate(text: str | ast.Expression, values: dict[str, Any]) -> Any:
+    """The condition's value on ``values`` (parameter name → number or nested list).
+
+    Raises ExprError for a name that is not a parameter, an index out of range, a division by zero
+    or a power too large, naming what went wrong."""
+    tree = parse(text) if isinstance(text, str) else text
+    return _eval(tree.body, values)
+
+
+def _eval(node: ast.AST, env: dict[str, Any]) -> Any:
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        if node.id in ("true", "True"):
+            return True
+        if node.id in ("false", "False"):
+            return False
+        if node.id not in env:
+            raise ExprError(f"unknown name {node.id!r} (the parameters are {', '.join(sorted(env)) or 'none'})")
+        return env[node.id]
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [_eval(e, env) for e in node.elts]
+    if isinstance(node, ast.BoolOp):
+        if isinstance(node.op, ast.And):
+            result: Any = True
+            for v in node.values:
+                result = _eval(v, env)
+                if not result:
+                    return result
+            return result
+        result = False
+        for v in node.values:
+            result = _eval(v, env)
+            if result:
+                return result
+        return result
+    if isinstance(node, ast.UnaryOp):
+        v = _eval(node.operand, env)
+        if isinstance(node.op, ast.Not):
+            return not v
+        _number(v, ast.unparse(node))
+        return -v if isinstance(node.op, ast.USub) else +v
+    if isinstance(node, ast.BinOp):
+        a, b = _eval(node.left, env), _eval(node.right, env)
+        _number(a, ast.unparse(node.left))
+        _number(b, ast.unparse(node.right))
+        if isinstance(node.op, ast.Pow) and abs(b) > MAX_POWER:
+            raise ExprError(f"power {b} too large in '{ast.unparse(node)}' (at most {MAX_POWER})")
+        try:
+            return _BINARY[type(node.op)](a, b)
+        except ZeroDivisionError:
+            raise ExprError(f"division by zero in '{ast.unparse(node)}'") from None
+        except OverflowError:
+            raise ExprError(f"'{ast.unparse(node)}' is too large") from None
+    if isinstance(node, ast.Compare):
+        left = _eval(node.left, env)
+        for op, right_node in zip(node.ops, node.comparators):
+            right = _eval(right_node, env)
+            try:
+                ok = _COMPARE[type(op)](left, right)
+            except TypeError:
+                raise ExprError(f"cannot compare in '{ast.unparse(node)}'") from None
+            if not ok:
+                return False
+            left = right
+        return True
+    if isinstance(node, ast.IfExp):
+        return _eval(node.body, env) if _eval(node.test, env) else _eval(node.orelse, env)
+    if isinstance(node, ast.Subscript):
+        v = _eval(node.value, env)
+        index = _eval(node.slice, env)
+        for i in index if isinstance(index, list) else [index]:
+            if isinstance(i, bool) or not isinstance(i, int) and not (isinstance(i, float) and i == int(i)):
+                raise ExprError(f"index {i!r} in '{ast.unparse(node)}' is not a whole number")
+            if not isinstance(v, list):
+                raise ExprError(f"'{ast.unparse(node.value)}' cannot be indexed that deep")
+            if not -len(v) <= int(i) < len(v):
+                raise ExprError(f"index {int(i)} out of range in '{ast.unparse(node)}' (length {len(v)})")
+            v = v[int(i)]
+        return v
+    if isinstance(node, ast.Call):
+        args = [_eval(a, env) for a in node.args]
+        try:
+            return FUNCTIONS[node.func.id](*args)        # type: ignore[attr-defined]
+        except (TypeError, ValueError) as err:
+            raise ExprError(f"'{ast.unparse(node)}': {err}") from None
+    raise ExprError(f"'{ast.unparse(node)}' is not allowed in a condition")     # parse() refuses it first
+
+
+def _number(v: Any, what: str) -> None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ExprError(f"'{what}' is not a number (index a list first: logits[0])")

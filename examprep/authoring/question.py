@@ -1,0 +1,435 @@
+"""Question files: an instructor's own question in TOML, drawn from a seed and computed by a solve
+topic, so it has the engine's worked steps, the answers' known mistakes and ECF rules (declared once
+beside the topic's steps in ``solve/<area>.py``) like every built-in problem.
+
+    [question]
+    id = "softmax-by-hand"
+    title = "Softmax of three logits"
+    solve = "cross-entropy"                  # an `examprep solve` topic (optional: written parts only)
+    text = "A classifier outputs the logits {logits} for one example of class {target}."
+    where = "distinct(logits)"               # redraw until it holds (see authoring/expr.py)
+
+    [question.params]                        # fixed values, or draws from the question's seed
+    logits = { integers = [-2, 3], size = 3 }
+    target = { choice = [0, 1, 2] }
+
+    [[question.part]]
+    answer = "probs"                         # an answer of the topic: `examprep solve --list cross-entropy`
+    prompt = "The softmax probabilities."
+    points = 2
+    tolerance = "sigfigs:3"
+
+    [[question.part]]
+    kind = "written"
+    prompt = "Why is this gradient so simple?"
+    points = 2
+    model_answer = "…"
+    rubric = ["names p − y (1)", "explains the cancellation (1)"]
+
+Draws: ``{ integers = [lo, hi], size = N | [rows, cols], nonzero = true }``, ``{ choice = [...] }``
+(``size`` draws several), ``{ decimals = [lo, hi], step = 0.5, size = … }``; ``name = "W"`` names a
+matrix in the statement (default: the parameter's name). Every other value is
+fixed. A parameter that the topic does not take may still be drawn for the text or the condition.
+Errors (QuestionError, exit 2) name the file, the line and the key.
+"""
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from examprep.authoring import expr
+from examprep.errors import ExamprepError, ParamError
+
+MAX_TRIES = 1000          # draws tried before a `where` condition is declared impossible
+PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+PREFIX = "question:"      # an authored Problem's generator is "question:<id>"
+
+
+class QuestionError(ExamprepError):
+    """A bad question file: one line naming the file, the line and the key."""
+
+
+@dataclass(frozen=True)
+class Draw:
+    """How one parameter gets its value: ``kind`` "fixed", "integers", "choice" or "decimals"."""
+
+    kind: str
+    value: Any = None              # fixed: the value; integers/decimals: [lo, hi]; choice: the options
+    size: tuple[int, ...] = ()
+    nonzero: bool = False
+    step: float = 1.0
+    label: str = ""                # how the statement names a matrix (name = "W"); default the parameter's name
+
+
+@dataclass(frozen=True)
+class PartSpec:
+    id: str
+    kind: str                      # "answer" (computed by the topic) or "written"
+    prompt: str
+    points: float
+    minutes: float
+    answer: str = ""
+    tolerance: Any = None          # a Tolerance, or None for the default of the answer's kind
+    model_answer: str = ""
+    rubric: tuple[str, ...] = ()
+    hint: str = ""
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class QuestionSpec:
+    id: str
+    title: str
+    topic: str | None
+    text: str
+    where: str | None
+    params: dict[str, Draw]
+    parts: tuple[PartSpec, ...]
+    source: str = ""
+    digest: str = ""               # of the file's text: a key names the version of the question it holds
+    lines: dict[str, int | None] = field(default_factory=dict, compare=False)    # "where", "param:x", …
+
+    @property
+    def generator(self) -> str:
+        return PREFIX + self.id
+
+    def at(self, key: str) -> str:
+        """``source:line`` for a key of the file (``source`` alone when the line is not known)."""
+        line = self.lines.get(key)
+        return f"{self.source}:{line}" if line else self.source
+
+
+_QUESTION_KEYS = {"id": str, "title": str, "solve": str, "text": str, "where": str, "params": dict, "part": list}
+_PART_KEYS = {"id": str, "answer": str, "kind": str, "prompt": str, "points": (int, float), "minutes": (int, float),
+              "tolerance": str, "model_answer": str, "rubric": list, "hint": str}
+_DRAW_KEYS = {"integers": {"integers", "size", "nonzero", "name"}, "choice": {"choice", "size", "name"},
+              "decimals": {"decimals", "step", "size", "nonzero", "name"}}
+
+
+def _line(text: str, key: str, table: str | None = None, index: int = 0) -> int | None:
+    from examprep.tomllines import line_of
+
+    return line_of(text, key, table, index)
+
+
+def load_question(path: str | Path) -> QuestionSpec:
+    """A question file read and checked (QuestionError naming the file, line and key)."""
+    from examprep.fileio import read_user_text
+
+    text = read_user_text(Path(path), str(path), error=QuestionError)
+    return parse_question(text, str(path))
+
+
+def parse_question(text: str, source: str) -> QuestionSpec:
+    """A question from TOML text; ``source`` names it in messages. Checks everything that can be
+    checked without drawing: keys and their types, the topic, answer names, tolerances, draws,
+    placeholders, the condition's syntax and names, the topic's required parameters."""
+    from examprep import solve
+    from examprep.answers import parse_tolerance
+
+    def fail(msg: str, line: int | None) -> QuestionError:
+        return QuestionError(f"{source}{f':{line}' if line else ''}: {msg}")
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        m = re.search(r"\(at line (\d+), column (\d+)\)", str(err))
+        what = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(err))
+        raise fail(f"not valid TOML: {what}", int(m.group(1)) if m else None) from None
+    for key in data:
+        if key != "question":
+            raise fail(f"unknown key {key!r}; a question file has one [question] table", _line(text, key)
+                       or _line(text, "", key))
+    q = data.get("question")
+    if not isinstance(q, dict):
+        raise fail("no [question] table (see the README's \"Writing your own questions\")", None)
+    qline = _line(text, "", "question")
+
+    def unknown(key: str, known: dict, where: str, line: int | None) -> QuestionError:
+        close = difflib.get_close_matches(key, sorted(known), n=1)
+        hint = f"; did you mean {close[0]}?" if close else f"; known keys: {', '.join(sorted(known))}"
+        return fail(f"{where}: unknown key {key!r}{hint}", line)
+
+    lines: dict[str, int | None] = {}
+    for key, value in q.items():
+        line = _line(text, key, "question")
+        lines[key] = line
+        if key not in _QUESTION_KEYS:
+            raise unknown(key, _QUESTION_KEYS, "[question]", line)
+        if not isinstance(value, _QUESTION_KEYS[key]):
+            raise fail(f"[question] {key}: expected {_what(_QUESTION_KEYS[key])}, got {value!r}",
+                       line or _line(text, "", f"question.{key}"))
+    qid = q.get("id", "").strip()
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", qid):
+        raise fail(f"[question] id: letters, digits, '-', '_' and '.' (at most 64), got {qid!r}"
+                   if qid else "[question] id: give the question an id, e.g. id = \"softmax-by-hand\"",
+                   lines.get("id") or qline)
+    title = q.get("title", "").strip() or qid
+    topic_name = q.get("solve")
+    topic = None
+    if topic_name is not None:
+        try:
+            topic = solve.get_topic(topic_name)
+        except ParamError as err:
+            raise fail(f"[question] solve: {err}", lines.get("solve")) from None
+
+    # parameters
+    params_line = _line(text, "", "question.params")
+    params: dict[str, Draw] = {}
+    for name, spec in q.get("params", {}).items():
+        line = _line(text, name, "question.params") or lines.get("params") or params_line
+        lines[f"param:{name}"] = line
+        params[name] = _draw(name, spec, lambda m, ln=line: fail(m, ln))
+
+    # parts
+    parts_raw = q.get("part", [])
+    if not parts_raw:
+        raise fail("no parts: add [[question.part]] tables (an answer of the topic, or kind = \"written\")", qline)
+    parts: list[PartSpec] = []
+    written = 0
+    for i, p in enumerate(parts_raw):
+        where = f"part {i + 1}"
+        head = _line(text, "", "question.part", i)
+        if not isinstance(p, dict):
+            raise fail(f"{where}: expected a table [[question.part]]", head)
+        for key, value in p.items():
+            line = _line(text, key, "question.part", i) or head
+            if key not in _PART_KEYS:
+                raise unknown(key, _PART_KEYS, where, line)
+            want = _PART_KEYS[key]
+            if not isinstance(value, want) or isinstance(value, bool):
+                raise fail(f"{where} {key}: expected {_what(want)}, got {value!r}", line)
+        at = lambda key, i=i, head=head: _line(text, key, "question.part", i) or head     # noqa: E731
+        kind = p.get("kind", "written" if "model_answer" in p and "answer" not in p else "answer")
+        if kind not in ("answer", "written"):
+            raise fail(f"{where} kind: \"written\" (answered in words) or \"answer\" (the default), got {kind!r}",
+                       at("kind"))
+        prompt = p.get("prompt", "").strip()
+        if not prompt:
+            raise fail(f"{where} prompt: say what the part asks, e.g. prompt = \"The softmax probabilities.\"", head)
+        points = float(p.get("points", 1))
+        if not 0 < points <= 100:
+            raise fail(f"{where} points: expected a number above 0 and at most 100, got {p.get('points')}",
+                       at("points"))
+        if kind == "written":
+            for key in ("answer", "tolerance"):
+                if key in p:
+                    raise fail(f"{where} {key}: a written part has no {key} (it is marked by hand)", at(key))
+            model = p.get("model_answer", "").strip()
+            if not model:
+                raise fail(f"{where} model_answer: a written part needs the model answer the marker reads", head)
+            rubric = p.get("rubric", [])
+            if not all(isinstance(r, str) and r.strip() for r in rubric):
+                raise fail(f"{where} rubric: a list of non-empty strings, e.g. [\"names p − y (1)\"]", at("rubric"))
+            written += 1
+            pid = p.get("id", f"w{written}")
+            minutes = float(p.get("minutes", max(2.0, 2.0 * points)))
+            spec = PartSpec(pid, "written", prompt, points, minutes, model_answer=model,
+                            rubric=tuple(r.strip() for r in rubric), hint=p.get("hint", ""), line=head)
+        else:
+            for key in ("model_answer", "rubric"):
+                if key in p:
+                    raise fail(f"{where} {key}: only a written part (kind = \"written\") has a {key}", at(key))
+            answer = p.get("answer")
+            if not answer:
+                raise fail(f"{where}: missing answer (an answer of the solve topic) or kind = \"written\"", head)
+            if topic is None:
+                raise fail(f"{where} answer: the question has no solve topic to compute {answer!r}; add "
+                           "solve = \"TOPIC\" to [question]", at("answer"))
+            if answer not in topic.answers:
+                close = difflib.get_close_matches(answer, topic.answers, n=1, cutoff=0.5)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                raise fail(f"{where} answer: {topic.name} has no answer {answer!r}; {hint}its answers: "
+                           f"{', '.join(topic.answers)} (see `examprep solve --list {topic.name}`)", at("answer"))
+            tolerance = None
+            if "tolerance" in p:
+                try:
+                    tolerance = parse_tolerance(p["tolerance"])
+                except ParamError as err:
+                    raise fail(f"{where} {err}", at("tolerance")) from None
+            minutes = float(p.get("minutes", max(1.5, 1.0 * points)))
+            spec = PartSpec(p.get("id", answer), "answer", prompt, points, minutes, answer=answer,
+                            tolerance=tolerance, hint=p.get("hint", ""), line=head)
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,39}", spec.id):
+            raise fail(f"{where} id: letters, digits and '_' (starting with a letter), got {spec.id!r}", at("id"))
+        if any(s.id == spec.id for s in parts):
+            raise fail(f"{where} id: {spec.id!r} is already the id of another part; give one of them id = \"…\"",
+                       at("id") if "id" in p else head)
+        if not 0 < spec.minutes <= 120:
+            raise fail(f"{where} minutes: expected a number above 0 and at most 120, got {spec.minutes:g}",
+                       at("minutes"))
+        parts.append(spec)
+
+    # placeholders, the condition, the topic's parameters
+    texts = [("text", q.get("text", ""), lines.get("text"))] + [
+        (f"part {i + 1} prompt", s.prompt, _line(text, "prompt", "question.part", i)) for i, s in enumerate(parts)]
+    used: set[str] = set()
+    for what, t, line in texts:
+        for name in PLACEHOLDER.findall(t):
+            if name not in params:
+                close = difflib.get_close_matches(name, list(params), n=1)
+                hint = f"; did you mean {{{close[0]}}}?" if close else "; add it to [question.params]"
+                raise fail(f"{what}: placeholder {{{name}}} is not a parameter{hint}", line)
+            used.add(name)
+    where_text = q.get("where")
+    if where_text is not None:
+        try:
+            read = expr.names(where_text)
+        except expr.ExprError as err:
+            raise fail(f"[question] where: {err}", lines.get("where")) from None
+        missing = sorted(read - set(params))
+        if missing:
+            raise fail(f"[question] where: {missing[0]!r} is not a parameter (the parameters are "
+                       f"{', '.join(params) or 'none'})", lines.get("where"))
+        used |= read
+    if topic is not None:
+        names = [tp.name for tp in topic.params]
+        for name in params:
+            if name not in names and name not in used:
+                close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                raise fail(f"[question.params] {name}: {topic.name} takes no parameter {name!r} and the text does "
+                           f"not use it; {hint}its parameters: {', '.join(names)}", lines.get(f"param:{name}"))
+        needed = [tp.name for tp in topic.params if tp.default is solve.REQUIRED and tp.name not in params]
+        if needed:
+            raise fail(f"[question.params]: {topic.name} needs {', '.join(needed)} (see `examprep solve --list "
+                       f"{topic.name}`)", params_line or qline)
+    digest = hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
+    return QuestionSpec(qid, title, topic.name if topic else None, q.get("text", ""), where_text, params, tuple(parts),
+                        source, digest, lines)
+
+
+def _what(t: Any) -> str:
+    names = {str: "a string", dict: "a table", list: "a list", (int, float): "a number"}
+    return names.get(t, str(t))
+
+
+def _draw(name: str, spec: Any, fail: Any) -> Draw:
+    if not isinstance(spec, dict):
+        return Draw("fixed", spec)
+    kinds = [k for k in _DRAW_KEYS if k in spec]
+    if len(kinds) != 1:
+        raise fail(f"[question.params] {name}: a draw has one of integers = [lo, hi], choice = [...], "
+                   f"decimals = [lo, hi] (with step); got keys {', '.join(spec) or 'none'}")
+    kind = kinds[0]
+    extra = sorted(set(spec) - _DRAW_KEYS[kind])
+    if extra:
+        raise fail(f"[question.params] {name}: unknown key {extra[0]!r} for a {kind} draw (keys: "
+                   f"{', '.join(sorted(_DRAW_KEYS[kind]))})")
+    size = spec.get("size", ())
+    if isinstance(size, int) and not isinstance(size, bool):
+        size = (size,)
+    if not isinstance(size, (tuple, list)) or not all(isinstance(s, int) and not isinstance(s, bool) and 1 <= s <= 8
+                                                      for s in size) or len(size) > 2:
+        raise fail(f"[question.params] {name} size: a count from 1 to 8, or [rows, cols], got {spec.get('size')!r}")
+    value = spec[kind]
+    label = spec.get("name", "")
+    if not isinstance(label, str) or len(label) > 20:
+        raise fail(f"[question.params] {name} name: a short symbol such as \"W\", got {label!r}")
+    if kind == "choice":
+        if not isinstance(value, list) or not value:
+            raise fail(f"[question.params] {name} choice: a non-empty list of values, got {value!r}")
+        return Draw("choice", value, tuple(size), label=label)
+    if (not isinstance(value, list) or len(value) != 2
+            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value) or value[0] > value[1]):
+        raise fail(f"[question.params] {name} {kind}: [lo, hi] with lo ≤ hi, got {value!r}")
+    if kind == "integers" and not all(isinstance(v, int) for v in value):
+        raise fail(f"[question.params] {name} integers: whole numbers [lo, hi], got {value!r}")
+    nonzero = spec.get("nonzero", False)
+    if not isinstance(nonzero, bool):
+        raise fail(f"[question.params] {name} nonzero: true or false, got {nonzero!r}")
+    step = spec.get("step", 1.0)
+    if kind == "decimals" and (isinstance(step, bool) or not isinstance(step, (int, float)) or step <= 0):
+        raise fail(f"[question.params] {name} step: a number above 0, got {step!r}")
+    if nonzero and value[0] == 0 == value[1]:
+        raise fail(f"[question.params] {name}: nonzero draws from [0, 0]")
+    return Draw(kind, list(value), tuple(size), nonzero, float(step), label)
+
+
+def draws(spec: QuestionSpec, seed: int) -> Any:
+    """The question's parameter draws for ``seed`` that satisfy ``where``, in order (attempt 0, 1,
+    …), as (values, attempt); QuestionError naming the ``where`` line after MAX_TRIES attempts."""
+    from examprep.generators import Stream
+
+    tree = expr.parse(spec.where) if spec.where else None
+    for attempt in range(MAX_TRIES):
+        rng = Stream("question", spec.id, seed, attempt)
+        values = {name: _one(d, rng) for name, d in spec.params.items()}
+        if tree is not None:
+            try:
+                ok = expr.evaluate(tree, values)
+            except expr.ExprError as err:
+                raise QuestionError(f"{spec.at('where')}: where: {err}") from None
+            if not ok:
+                continue
+        yield values, attempt
+    raise QuestionError(f"{spec.at('where')}: where: no draw satisfies {spec.where!r} in {MAX_TRIES} tries "
+                        f"(seed {seed}); widen the draws or relax the condition")
+
+
+def _one(d: Draw, rng: Any) -> Any:
+    if d.kind == "fixed":
+        return d.value
+    n = 1
+    for s in d.size:
+        n *= s
+
+    def scalar() -> Any:
+        if d.kind == "choice":
+            return rng.choice(d.value)
+        if d.kind == "integers":
+            while True:
+                v = rng.integer(d.value[0], d.value[1])
+                if not (d.nonzero and v == 0):
+                    return v
+        lo, hi = round(d.value[0] / d.step), round(d.value[1] / d.step)
+        while True:
+            k = rng.integer(lo, hi)
+            if not (d.nonzero and k == 0):
+                return round(k * d.step, 10)
+
+    if not d.size:
+        return scalar()
+    flat = [scalar() for _ in range(n)]
+    if len(d.size) == 1:
+        return flat
+    return [flat[r * d.size[1]:(r + 1) * d.size[1]] for r in range(d.size[0])]
+
+
+def _shares(weights: list[float], total: float) -> list[float]:
+    """``total`` split in proportion to ``weights``, in halves (largest remainders first); exact
+    shares where ``total`` is too small for halves."""
+    halves = round(total * 2)
+    if abs(halves / 2 - total) > 1e-9 or halves < len(weights):
+        s = sum(weights)
+        return [round(w * total / s, 6) for w in weights]
+    s = sum(weights)
+    raw = [w * halves / s for w in weights]
+    base = [max(1, int(r)) for r in raw]
+    order = sorted(range(len(raw)), key=lambda i: raw[i] - int(raw[i]), reverse=True)
+    k = 0
+    while sum(base) < halves:
+        base[order[k % len(order)]] += 1
+        k += 1
+    while sum(base) > halves:
+        i = max(range(len(base)), key=lambda j: base[j])
+        base[i] -= 1
+    return [b / 2 for b in base]
+
+
+def with_points(problem: Any, points: float | None = None, minutes: float | None = None) -> Any:
+    """The problem with its parts' points scaled to total ``points`` — in halves of a point, the
+    rounding's remainder given to the largest parts, so the sheet prints 4.5, not 4.28571 — and its
+    minutes scaled to total ``minutes``."""
+    parts = problem.parts
+    if points is not None:
+        parts = [replace(p, points=v) for p, v in zip(parts, _shares([p.points for p in parts], points))]
+    if minutes is not None:
+        total = sum(p.minutes for p in parts)
+        parts = [replace(p, minutes=round(p.minutes * minutes / total, 6)) for p in parts]
+    return replace(problem, parts=parts)

@@ -1,0 +1,42 @@
+"""`examprep check`: an instructor's question files, drawn many times and checked."""
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+app = typer.Typer()
+
+
+@app.command()
+def check(
+    files: list[str] = typer.Argument(..., help="Question files (FILE.toml; see the README's \"Writing your own "
+                                                "questions\")."),
+    draws: int = typer.Option(50, "--draws", "-n", help="Seeds to draw (0, 1, …)."),
+    seed: Optional[int] = typer.Option(None, "--seed", "-s", help="First seed (default 0)."),
+) -> None:
+    """Draw each question file 50 times: degenerate draws, mistakes the tolerance cannot tell apart.
+
+    Exit status: 0 usable (warnings listed); 1 more than 10% of the draws degenerate or a part
+    that cannot be graded; 2 a bad file (one line naming its file, line and key) or option.
+    Every file is checked; the exit status is the worst.
+    """
+    from examprep.authoring.check import check_question, report_lines
+    from examprep.errors import ExamprepError, ParamError
+
+    if not 1 <= draws <= 10_000:
+        raise ParamError(f"--draws: expected 1 to 10000, got {draws}")
+    if seed is not None and seed < 0:
+        raise ParamError(f"--seed: expected a non-negative integer, got {seed}")
+    code = 0
+    for path in files:
+        try:
+            result = check_question(path, draws, seed or 0)
+        except ExamprepError as err:           # one bad file never stops the others
+            typer.echo(f"error: {err}", err=True)
+            code = max(code, err.exit_code)
+            continue
+        for line in report_lines(result):
+            typer.echo(line)
+        code = max(code, result.exit_code)
+    raise typer.Exit(code)

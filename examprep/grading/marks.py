@@ -1,0 +1,146 @@
+"""Hand marks for written parts: `examprep grade KEY SUBS --marks marks.csv` merges them into
+every output, and `--marks-template FILE` writes the rows to fill in.
+
+marks.csv has a header row and the columns ``student_id``, ``part`` (as grades.json names it:
+q3.w1), ``points`` and ``comment`` (optional); other columns (the template's name, max_points and
+answer) are read past. A row with empty points is not marked yet: the part stays pending. Any other
+bad row (an unknown student or part, a part that is not written, points that are not a number,
+negative or above the part's, a part marked twice) is a MarksError naming the file and row; the
+command writes nothing then.
+"""
+from __future__ import annotations
+
+import csv
+import difflib
+import io
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+from examprep.errors import ExamprepError
+
+COLUMNS = ("student_id", "part", "points", "comment")
+TEMPLATE_COLUMNS = ("student_id", "name", "part", "max_points", "points", "comment", "answer", "prompt")
+
+
+class MarksError(ExamprepError):
+    """A marks file that cannot be merged: one line naming the file, the row and what is wrong."""
+
+
+@dataclass(frozen=True)
+class Mark:
+    student_id: str
+    address: str
+    points: float
+    comment: str
+    row: int
+
+
+def read_marks(path: str) -> tuple[list[Mark], list[str]]:
+    """The marks of a CSV file (MarksError for a bad header or value) and the rows left pending."""
+    from examprep.fileio import read_user_text
+
+    text = read_user_text(path, f"--marks {path}", error=MarksError)
+    reader = csv.reader(io.StringIO(text))
+    try:
+        header = [h.strip().lower() for h in next(reader)]
+    except StopIteration:
+        raise MarksError(f"{path}: empty; the first row names the columns {', '.join(COLUMNS)}") from None
+    missing = [c for c in COLUMNS[:3] if c not in header]
+    if missing:
+        raise MarksError(f"{path}: row 1: no {missing[0]!r} column; the header names {', '.join(COLUMNS)} "
+                         "(`--marks-template FILE` writes one to fill in)")
+    col = {c: header.index(c) for c in COLUMNS if c in header}
+    marks: list[Mark] = []
+    pending: list[str] = []
+    for n, row in enumerate(reader, 2):
+        if not any(cell.strip() for cell in row):
+            continue
+
+        def cell(name: str, row: list[str] = row) -> str:
+            i = col.get(name)
+            return row[i].strip() if i is not None and i < len(row) else ""
+
+        sid, addr, pts = cell("student_id"), cell("part"), cell("points")
+        if not sid or not addr:
+            raise MarksError(f"{path}: row {n}: {'student_id' if not sid else 'part'} is empty")
+        if not pts:
+            pending.append(f"{sid} {addr}")
+            continue
+        try:
+            value = float(pts)
+        except ValueError:
+            raise MarksError(f"{path}: row {n}: points {pts!r} is not a number") from None
+        if not math.isfinite(value) or value < 0:
+            raise MarksError(f"{path}: row {n}: points must be a number from 0 to the part's points, got {pts}")
+        marks.append(Mark(sid, addr, value, cell("comment"), n))
+    return marks, pending
+
+
+def apply_marks(results: list[Any], marks: list[Mark], path: str) -> int:
+    """Put each mark on its student's written part (status "marked", its points, the comment as
+    feedback). Checks every row before changing anything; returns the number of parts marked."""
+    by_id: dict[str, Any] = {}
+    for res in results:
+        by_id.setdefault(res.student_id, res)
+    seen: dict[tuple[str, str], int] = {}
+    targets = []
+    for m in marks:
+        res = by_id.get(m.student_id)
+        if res is None:
+            close = difflib.get_close_matches(m.student_id, list(by_id), n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else "; no graded submission has that id"
+            raise MarksError(f"{path}: row {m.row}: unknown student {m.student_id!r}{hint}")
+        parts = {addr: (pr, i, r) for addr, pr, i, r in _indexed(res)}
+        if m.address not in parts:
+            written = [a for a, (pr, i, r) in parts.items() if pr.problem.parts[i].kind == "written"]
+            close = difflib.get_close_matches(m.address, written, n=1, cutoff=0.5)
+            hint = (f"; did you mean {close[0]}?" if close
+                    else f"; {m.student_id}'s written parts: {', '.join(written) or 'none'}")
+            raise MarksError(f"{path}: row {m.row}: {m.student_id} has no part {m.address!r}{hint}")
+        pr, i, r = parts[m.address]
+        part = pr.problem.parts[i]
+        if part.kind != "written":
+            raise MarksError(f"{path}: row {m.row}: {m.address} is not a written part (it is graded "
+                             "automatically); only written parts take hand marks")
+        if m.points > part.points + 1e-9:
+            raise MarksError(f"{path}: row {m.row}: {m.points:g} points for {m.student_id} {m.address}, which is "
+                             f"worth {part.points:g}")
+        key = (m.student_id, m.address)
+        if key in seen:
+            raise MarksError(f"{path}: row {m.row}: {m.student_id} {m.address} is already marked in row {seen[key]}")
+        seen[key] = m.row
+        targets.append((pr, i, r, m))
+    for pr, i, r, m in targets:
+        pr.parts[i] = replace(r, status="marked", score=m.points,
+                              feedback=m.comment or f"marked by hand: {m.points:g} of {r.max_score:g}")
+    return len(targets)
+
+
+def _indexed(res: Any) -> Any:
+    from examprep.grading.grade import address
+
+    for pr in res.problems:
+        for i, r in enumerate(pr.parts):
+            yield address(pr.number, r.part_id), pr, i, r
+
+
+def template_text(results: list[Any]) -> str:
+    """Every written part of every graded student, one row each, with what they wrote and the
+    prompt, the points column empty (a mark already merged is filled in)."""
+    from examprep.answers import raw_text
+    from examprep.render.report import _cell
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(TEMPLATE_COLUMNS)
+    for res in results:
+        for addr, pr, i, r in _indexed(res):
+            part = pr.problem.parts[i]
+            if part.kind != "written":
+                continue
+            done = r.status == "marked"
+            w.writerow([_cell(res.student_id), _cell(res.name), addr, f"{part.points:g}",
+                        f"{r.score:g}" if done else "", _cell(r.feedback) if done else "",
+                        _cell(raw_text(r.raw) or ""), _cell(part.prompt)])
+    return buf.getvalue()

@@ -1,0 +1,114 @@
+"""The issue's example end to end from the CLI: `check` (exit 0/1/2), `generate FILE.toml
+--solution --key --template`, `grade --self-test` on its key, `solve --list TOPIC`, and a bad file
+in a batch of good ones."""
+import json
+from importlib import resources
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from examprep.cli import app
+from examprep.keys import read_key
+
+runner = CliRunner()
+BANK = Path(str(resources.files("examprep") / "bank" / "questions"))
+SOFTMAX = BANK / "softmax-by-hand.toml"
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args], env={"COLUMNS": "80", "NO_COLOR": "1"})
+
+
+@pytest.mark.parametrize("name", ["softmax-by-hand.toml", "dense-by-hand.toml"])
+def test_the_shipped_example_questions_pass_check(name):
+    res = run("check", BANK / name)
+    assert res.exit_code == 0, res.output
+    assert res.stdout.strip().endswith("0 degenerate (0%): usable")
+    assert "50 draws" in res.stdout
+
+
+def test_check_exits_1_when_the_tolerance_cannot_separate_a_mistake_and_names_the_part_line(tmp_path):
+    path = tmp_path / "loose.toml"
+    path.write_text(SOFTMAX.read_text().replace('answer = "grad_logits"', 'answer = "grad_logits"\ntolerance = "atol:1"'))
+    res = run("check", path)
+    assert res.exit_code == 1, res.output
+    assert f"warning: {path}:23: part grad_logits: in " in res.stdout
+    assert "cannot tell the answer from the mistake 'p-only'" in res.stdout
+    assert "not usable: more than 10% of the draws are degenerate" in res.stdout
+
+
+def test_check_exits_1_when_an_answer_cannot_be_graded(tmp_path):
+    # two channels in, one out: conv2d's output has three axes, which no part kind holds
+    path = tmp_path / "c3.toml"
+    path.write_text('[question]\nid = "c3"\nsolve = "conv2d"\n[question.params]\n'
+                    'input = [[[1, 2], [3, 4]], [[0, 1], [1, 0]]]\nkernel = [[[[1]], [[2]]]]\n'
+                    '[[question.part]]\nanswer = "output"\nprompt = "The output."\n')
+    res = run("check", path, "--draws", "3")
+    assert res.exit_code == 1, res.output
+    assert f"error: {path}:7: part output: in 3 of 3 draws" in res.stdout
+    assert "cannot be graded" in res.stdout and "not usable: a part cannot be graded" in res.stdout
+    assert "different draws" not in res.stdout          # a question of fixed values is meant to repeat
+
+
+def test_check_a_bad_file_exits_2_with_one_line_and_the_other_files_are_still_checked(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(SOFTMAX.read_text().replace('answer = "probs"', 'answer = "prob"'))
+    res = run("check", bad, SOFTMAX)
+    assert res.exit_code == 2
+    assert res.stderr.strip().startswith(f"error: {bad}:18: part 1 answer: cross-entropy has no answer 'prob'")
+    assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.output
+    assert f"{SOFTMAX}: 3 parts, 50 draws" in res.stdout
+
+
+def test_generate_a_question_file_with_its_solution_key_and_template_and_self_test_the_key(tmp_path):
+    key, template = tmp_path / "key.json", tmp_path / "answers.toml"
+    res = run("generate", SOFTMAX, "--seed", "3", "--solution", "--key", key, "--template", template)
+    assert res.exit_code == 0, res.output
+    assert "Softmax of three logits" in res.stdout and "Model answer (w1)" in res.stdout
+    assert "Rubric: names p − y (1); explains the cancellation (1)." in " ".join(res.stdout.split())
+    k = read_key(key)
+    kinds = [(p.id, p.kind) for p in k.problems[0].parts]
+    assert kinds == [("probs", "vector"), ("grad_logits", "vector"), ("w1", "written")]
+    assert "w1 = \"\"" in template.read_text() and "written answer (marked by hand)" in template.read_text()
+    test = run("grade", key, "--self-test")
+    assert test.exit_code == 0 and "self-test passed" in test.stdout, test.output
+
+
+def test_generate_mixes_question_files_and_generators(tmp_path):
+    res = run("generate", "dense-backward", SOFTMAX, "--seed", "1", "--json")
+    assert res.exit_code == 0, res.output
+    problems = json.loads(res.stdout)
+    assert [p["generator"] for p in problems] == ["dense-backward", "question:softmax-by-hand"]
+
+
+def test_generate_a_missing_question_file_is_one_line_exit_2(tmp_path):
+    res = run("generate", tmp_path / "nope.toml")
+    assert res.exit_code == 2 and "nope.toml" in res.stderr and "Traceback" not in res.output
+
+
+def test_solve_list_topic_shows_its_answers_with_their_known_mistakes():
+    res = run("solve", "--list", "cross-entropy")
+    assert res.exit_code == 0, res.output
+    out = res.stdout
+    for name in ("loss", "probs", "grad_logits", "y-minus-p", "p-only", "exp-only"):
+        assert name in out
+    as_json = json.loads(run("solve", "--list", "logistic-regression", "--json").stdout)
+    loss = next(a for a in as_json["answers"] if a["name"] == "loss")
+    assert loss["ecf"] == ["bce-from-probs"] and loss["mistakes"][0]["id"] == "other-reduction"
+    bad = run("solve", "--list", "cross-entropyy")
+    assert bad.exit_code == 2 and "did you mean cross-entropy" in bad.stderr
+
+
+def test_topics_answers_is_the_same_list_for_an_author():
+    assert run("topics", "--answers", "cross-entropy").stdout == run("solve", "--list", "cross-entropy").stdout
+    bad = run("topics", "--answers", "nope")
+    assert bad.exit_code == 2 and "unknown topic 'nope'" in bad.stderr
+
+
+def test_generate_markdown_of_a_question_file_and_levels_it_does_not_have():
+    res = run("generate", SOFTMAX, "--seed", "2", "--markdown", "--solution")
+    assert res.exit_code == 0, res.output
+    assert "## Softmax of three logits" in res.stdout and "[2 pt; written answer (marked by hand)]" in res.stdout
+    bad = run("generate", SOFTMAX, "--difficulty", "2")
+    assert bad.exit_code == 2 and "--difficulty: a question file has no levels" in bad.stderr

@@ -1,0 +1,102 @@
+"""Written parts in grading: pending (0 points, never wrong) in every output until `--marks`
+merges the marker's CSV; bad mark rows are errors naming the row; `--marks-template` lists every
+written part of every student."""
+import csv
+import io
+import json
+from importlib import resources
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from examprep.cli import app
+
+runner = CliRunner()
+SOFTMAX = Path(str(resources.files("examprep") / "bank" / "questions" / "softmax-by-hand.toml"))
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args], env={"COLUMNS": "80", "NO_COLOR": "1"})
+
+
+@pytest.fixture
+def graded(tmp_path):
+    key = tmp_path / "key.json"
+    assert run("generate", SOFTMAX, "--seed", "3", "--key", key).exit_code == 0
+    expected = json.loads(key.read_text())["problems"][0]["parts"]
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "ann.toml").write_text(f'student_id = "ann"\n[q1]\nprobs = "{expected[0]["expected"]}"\n'
+                                   'w1 = "The log cancels the exp: p - y."\n')
+    (subs / "ben.toml").write_text('student_id = "ben"\n[q1]\nw1 = "no idea"\n')
+    return tmp_path, key, subs
+
+
+def test_written_parts_are_pending_everywhere_until_marked(graded):
+    d, key, subs = graded
+    res = run("grade", key, subs, "--json", d / "g.json", "--csv", d / "g.csv", "--report", d / "rep",
+              "--gradescope", d / "gs")
+    assert res.exit_code == 0, res.output
+    g = json.loads((d / "g.json").read_text())
+    ann = next(s for s in g["submissions"] if s["student_id"] == "ann")
+    w1 = ann["problems"][0]["parts"][2]
+    assert (w1["part"], w1["status"], w1["score"], w1["max_score"]) == ("w1", "pending", 0, 2.0)
+    assert w1["feedback"] == "to be marked by hand" and w1["raw"] == "The log cancels the exp: p - y."
+    rows = list(csv.DictReader(io.StringIO((d / "g.csv").read_text())))
+    assert rows[0]["q1.w1"] == "pending" and rows[0]["total"] == "2"
+    assert "to be marked by hand" in (d / "rep" / "ann.md").read_text()
+    gs = json.loads((d / "gs" / "ann" / "results.json").read_text())
+    test = next(t for t in gs["tests"] if " w1 " in t["name"])
+    assert "status" not in test and test["output"].startswith("to be marked by hand")
+    assert "1 to mark" in " ".join(res.stdout.split())
+
+
+def test_marks_merge_into_totals_csv_json_reports_and_gradescope(graded):
+    d, key, subs = graded
+    assert run("grade", key, subs, "--marks-template", d / "marks.csv", "-q").exit_code == 0
+    rows = list(csv.DictReader(io.StringIO((d / "marks.csv").read_text())))
+    assert [(r["student_id"], r["part"], r["max_points"], r["points"]) for r in rows] == [
+        ("ann", "q1.w1", "2", ""), ("ben", "q1.w1", "2", "")]
+    assert rows[0]["answer"] == "The log cancels the exp: p - y." and "Why is this gradient" in rows[0]["prompt"]
+    text = (d / "marks.csv").read_text().replace("ann,,q1.w1,2,,", "ann,,q1.w1,2,1.5,Names p − y; say why")
+    (d / "marks.csv").write_text(text)
+    res = run("grade", key, subs, "--marks", d / "marks.csv", "--json", d / "g.json", "--csv", d / "g.csv",
+              "--report", d / "rep", "--gradescope", d / "gs")
+    assert res.exit_code == 0, res.output
+    assert "merged 1 hand mark from" in res.stderr and "1 written part still to be marked" in res.stderr
+    g = json.loads((d / "g.json").read_text())
+    ann = next(s for s in g["submissions"] if s["student_id"] == "ann")
+    w1 = ann["problems"][0]["parts"][2]
+    assert (w1["status"], w1["score"], w1["feedback"]) == ("marked", 1.5, "Names p − y; say why")
+    assert ann["score"] == pytest.approx(3.5)
+    rows = {r["student_id"]: r for r in csv.DictReader(io.StringIO((d / "g.csv").read_text()))}
+    assert rows["ann"]["q1.w1"] == "1.5" and rows["ann"]["total"] == "3.5" and rows["ben"]["q1.w1"] == "pending"
+    assert "marked by hand" in (d / "rep" / "ann.md").read_text()
+    gs = json.loads((d / "gs" / "ann" / "results.json").read_text())
+    assert gs["score"] == pytest.approx(3.5)
+
+
+@pytest.mark.parametrize("row, message", [
+    ("cam,q1.w1,1,", "row 2: unknown student 'cam'"),
+    ("ann,q1.w2,1,", "row 2: ann has no part 'q1.w2'; did you mean q1.w1?"),
+    ("ann,q1.probs,1,", "row 2: q1.probs is not a written part"),
+    ("ann,q1.w1,3,", "row 2: 3 points for ann q1.w1, which is worth 2"),
+    ("ann,q1.w1,-1,", "row 2: points must be a number from 0"),
+    ("ann,q1.w1,two,", "row 2: points 'two' is not a number"),
+    ("ann,q1.w1,1,\nann,q1.w1,2,", "row 3: ann q1.w1 is already marked in row 2"),
+])
+def test_a_bad_mark_row_is_one_error_naming_it_and_nothing_is_written(graded, row, message):
+    d, key, subs = graded
+    (d / "m.csv").write_text("student_id,part,points,comment\n" + row + "\n")
+    res = run("grade", key, subs, "--marks", d / "m.csv", "--json", d / "g.json")
+    assert res.exit_code == 2
+    assert res.stderr.strip() == f"error: {d / 'm.csv'}: {message}" or message in res.stderr, res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and not (d / "g.json").exists()
+
+
+def test_a_marks_file_without_the_columns_says_which(graded):
+    d, key, subs = graded
+    (d / "m.csv").write_text("id,part,score\nann,q1.w1,1\n")
+    res = run("grade", key, subs, "--marks", d / "m.csv")
+    assert res.exit_code == 2 and "row 1: no 'student_id' column" in res.stderr
