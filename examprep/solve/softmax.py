@@ -8,7 +8,7 @@ import numpy as np
 
 from examprep import engine
 from examprep.engine._core import Trace
-from examprep.solve.contract import Mistake, Param, Step, Topic
+from examprep.solve.contract import Ecf, Mistake, Param, Ref, Step, Topic
 
 
 class SoftmaxSteps(NamedTuple):
@@ -104,6 +104,13 @@ CROSS_ENTROPY_MISTAKES = {
 }
 
 
+# the gradient from the student's own probabilities: (p − q)/N, as the built-in generator grades it
+CROSS_ENTROPY_ECF = {
+    "grad_logits": (Ecf("minus-target", lambda p, t: {"probs": Ref("probs"), "target_dist": t.target_dist,
+                                                      "divide_by": _mean_over(p)}),),
+}
+
+
 CROSS_ENTROPY = Topic(
     "cross-entropy", "Softmax + cross-entropy loss and its gradient",
     (Param("logits", "vector (C) or matrix (N×C)"),
@@ -115,6 +122,7 @@ CROSS_ENTROPY = Topic(
                                    label_smoothing=p["label_smoothing"]),
     cross_entropy_steps,
     mistakes=CROSS_ENTROPY_MISTAKES,
+    ecf=CROSS_ENTROPY_ECF,
     conventions=lambda p: {"reduction": {"mean": "mean over the batch (PyTorch's default)", "sum": "sum over the batch",
                              "none": "one loss per example"}.get(p["reduction"], p["reduction"]),
                "label_smoothing": f"ε = {p['label_smoothing']}: target gets 1−ε+ε/C, others ε/C (PyTorch)"},

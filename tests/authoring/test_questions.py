@@ -172,3 +172,18 @@ def test_a_file_that_is_not_toml_names_its_line(tmp_path):
     path.write_text("[question]\nid = \n")
     with pytest.raises(QuestionError, match=rf"^{path}:2: not valid TOML"):
         load_question(path)
+
+
+def test_the_shipped_softmax_example_carries_wrong_probabilities_forward_into_the_gradient():
+    # solve's cross-entropy table declares the gradient's ECF rule (p − q)/N, so the authored
+    # question grades a gradient consistent with a student's wrong probabilities as the
+    # built-in generator does
+    p = build_question(load_question(SOFTMAX), 3)
+    rule = p.part("grad_logits").ecf_rule
+    assert rule is not None and rule.op == "minus-target" and rule.refs() == ["probs"]
+    target = p.params["target"]
+    wrong = [0.2, 0.3, 0.5]
+    consistent = [q - (1.0 if i == target else 0.0) for i, q in enumerate(wrong)]
+    r = check_part(p.part("grad_logits"), json.dumps(consistent), {"probs": wrong})
+    assert r.status == "ecf"
+    assert check_part(p.part("grad_logits"), json.dumps(consistent), {"probs": wrong}, ecf=False).status == "wrong"
