@@ -31,6 +31,7 @@ from torch import Tensor
 
 from examprep.fileio import read_user_bytes
 from examprep.train.errors import ConfigError, CorpusError
+from examprep.train.config import SEQ2SEQ
 from examprep.train.vocab import BOS, EOS, LEVELS, PAD, SEP, SPECIALS, UNK, Vocab, normalize  # noqa: F401  (the data's tokens)
 
 HELDOUT_PER_MILLE = 50                    # built-in tasks: 5% of sources are held out
@@ -239,7 +240,7 @@ class Example:
 
 
 def make_example(src_ids: Sequence[int], tgt_ids: Sequence[int], arch: str) -> Example:
-    if arch == "encoder-decoder":
+    if arch in SEQ2SEQ:
         tgt = [BOS, *tgt_ids, EOS]
         return Example([*src_ids, EOS], tgt[:-1], tgt[1:])
     seq = [BOS, *src_ids, SEP, *tgt_ids, EOS]

@@ -26,7 +26,9 @@ class TrainOptions:
     heldout: float = 0.05                      # corpus: share of sources held out (0: evaluate on training pairs)
     eval_size: int = 2000                      # built-in tasks: held-out pairs to evaluate on
     # model
-    arch: str = "encoder-decoder"
+    arch: str = "encoder-decoder"             # or decoder-only, rnn-seq2seq
+    cell: Optional[str] = None                 # rnn-seq2seq: gru (default) or lstm
+    attention: Optional[str] = None            # rnn-seq2seq: additive (default), dot or none
     d_model: int = 64                         # the defaults: the dates goal within a minute on 2 CPU cores
     layers: int = 1                            # encoder layers and decoder layers (each). dates: one of each
                                                # reaches the goal in 300-450 steps (18-34 s here) where 2+2
@@ -67,10 +69,29 @@ class TrainOptions:
 
 
 # Options a resumed run takes from its checkpoint (the rest come from the new command line).
-KEPT_ON_RESUME = ("task", "corpus", "swap", "tokens", "min_count", "heldout", "eval_size", "arch",
+KEPT_ON_RESUME = ("task", "corpus", "swap", "tokens", "min_count", "heldout", "eval_size", "arch", "cell", "attention",
                    "d_model", "layers", "heads", "d_ff", "dropout", "norm", "final_norm", "positions",
                    "share", "activation", "max_len", "batch_tokens", "lr_factor", "warmup",
                    "label_smoothing", "clip", "weight_decay", "seed")
+
+
+def check_architecture(arch: str, cell: Optional[str], attention: Optional[str]) -> None:
+    """The architecture options that only make sense together, checked before any work (and
+    before torch loads): --cell and --attention belong to --arch rnn-seq2seq."""
+    from examprep.train.config import ARCHS, CELLS, RNN_ATTENTION
+
+    if arch not in ARCHS:
+        raise ExamprepError(f"--arch: expected {', '.join(ARCHS)}, got {arch!r}")
+    if cell is not None and cell not in CELLS:
+        raise ExamprepError(f"--cell: expected {' or '.join(CELLS)}, got {cell!r}")
+    if attention is not None and attention not in RNN_ATTENTION:
+        raise ExamprepError(f"--attention: expected {', '.join(RNN_ATTENTION)}, got {attention!r}")
+    if arch != "rnn-seq2seq":
+        if cell is not None:
+            raise ExamprepError(f"--cell {cell}: the cell is the RNN's; it needs --arch rnn-seq2seq, not {arch}")
+        if attention is not None:
+            raise ExamprepError(f"--attention {attention}: {arch} always uses scaled dot-product attention; "
+                                f"--attention chooses the RNN's and needs --arch rnn-seq2seq")
 
 
 def quiet_waiting_threads() -> None:
@@ -79,6 +100,8 @@ def quiet_waiting_threads() -> None:
     one (two spinning threads on a busy 2-core machine trained 10x slower than one thread)."""
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+
+MAX_BEAM = 1000           # `examprep translate --beam`: a wider beam is a typo (each step scores K·V candidates)
 
 # `examprep attention-map`
 ATTENTION_KINDS = {"cross": "cross", "encoder": "encoder self", "decoder": "decoder self"}

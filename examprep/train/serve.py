@@ -41,14 +41,14 @@ class Translator:
     def load(cls, path: Path | str, device: str = "cpu", max_tokens: Optional[int] = None) -> "Translator":
         return cls(checkpoint.load(path, resolve_device(device)), max_tokens)
 
-    def translate(self, texts: Sequence[str]) -> list[str]:
+    def translate(self, texts: Sequence[str], beam: int = 1) -> list[str]:
         """One output per text, in order; a blank text gives an empty output (the model is not run
         on it: with nothing to read, it would still write something)."""
         self._check_lengths(texts)
         filled = [i for i, text in enumerate(texts) if text.strip()]
         outputs = [""] * len(texts)
         got = translate(self.model, [texts[i] for i in filled], self.loaded.source_vocab, self.loaded.target_vocab,
-                        max_new_tokens=self.max_tokens) if filled else []
+                        max_new_tokens=self.max_tokens, beam=beam) if filled else []
         for i, output in zip(filled, got):
             outputs[i] = output
         return outputs
