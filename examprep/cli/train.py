@@ -21,6 +21,8 @@ def train(
                                           help="Parallel corpus, one 'source<TAB>target[<TAB>…]' per line (UTF-8)."),
     swap: bool = typer.Option(False, "--swap", help="Corpus: translate the second column into the first."),
     tokens: str = typer.Option(DEFAULTS.tokens, "--tokens", help="Corpus vocabulary: char or word."),
+    lengths: Optional[str] = typer.Option(None, "--lengths", metavar="MIN-MAX",
+                                          help="reverse, sort, copy: string lengths \\[default: 4-16]."),
     heldout: float = typer.Option(DEFAULTS.heldout, "--heldout", help="Corpus: share of sources held out for evaluation."),
     arch: str = typer.Option(DEFAULTS.arch, "--arch", help="encoder-decoder, decoder-only or rnn-seq2seq."),
     cell: Optional[str] = typer.Option(None, "--cell", help="rnn-seq2seq: gru or lstm \\[default: gru]."),
@@ -66,12 +68,17 @@ def train(
     from examprep.train.options import check_architecture
 
     check_architecture(arch, cell, attention)
+    if lengths is not None:
+        from examprep.train.options import parse_lengths
+
+        parse_lengths(lengths, (task or "dates") if corpus is None else None)
     quiet_waiting_threads()
     from examprep.train.report import RichReporter, summary
     from examprep.train.trainer import train as run_training
 
     options = TrainOptions(
         task=task, corpus=str(corpus) if corpus else None, swap=swap, tokens=tokens, heldout=heldout,
+        lengths=lengths,
         arch=arch, cell=cell, attention=attention, d_model=d_model, layers=layers, heads=heads, d_ff=d_ff,
         dropout=dropout, norm=norm,
         final_norm=final_norm, positions=positions, share=share, steps=steps, minutes=minutes,

@@ -98,7 +98,8 @@ class DecoderOnlyStepper:
     def reorder(self, index: Tensor) -> None:
         self.tokens, self.real, self.next_pos = self.tokens[index], self.real[index], self.next_pos[index]
         for own, _ in self.caches:
-            own.k, own.v = own.k[index], own.v[index]
+            if own.k is not None:
+                own.k, own.v = own.k[index], own.v[index]
 
 
 @dataclass

@@ -3,7 +3,8 @@
 Metrics
 - token accuracy: teacher-forced argmax against the target tokens (EOS included);
 - exact match: the greedy output equals the target text;
-- BLEU: sacrebleu's corpus BLEU (13a tokenization) of the greedy outputs, for corpora.
+- BLEU: sacrebleu's corpus BLEU (13a tokenization) of the greedy outputs, for corpora;
+- chrF: sacrebleu's corpus chrF (character 6-grams, β = 2) of the same outputs, for corpora.
 """
 from __future__ import annotations
 
@@ -130,7 +131,21 @@ def evaluate(model: nn.Module, pairs: Sequence[tuple[str, str]], source_vocab: V
     }
     if bleu:
         metrics["bleu"] = corpus_bleu(hyps, refs)
+        metrics["chrf"] = corpus_chrf(hyps, refs)
     return metrics
+
+
+def _streams(references: Sequence[str | Sequence[str]]) -> list[list]:
+    refs = [[r] if isinstance(r, str) else list(r) for r in references]
+    width = max((len(r) for r in refs), default=1)
+    return [[r[i] if i < len(r) else None for r in refs] for i in range(width)]
+
+
+def corpus_chrf(hypotheses: Sequence[str], references: Sequence[str | Sequence[str]]) -> float:
+    """sacrebleu corpus chrF (0–100); each reference is a string or a list of them."""
+    import sacrebleu
+
+    return float(sacrebleu.corpus_chrf(list(hypotheses), _streams(references)).score)
 
 
 def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str | Sequence[str]]) -> float:

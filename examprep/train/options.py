@@ -25,6 +25,7 @@ class TrainOptions:
     min_count: int = 1                         # corpus, word level: rarer words become <unk>
     heldout: float = 0.05                      # corpus: share of sources held out (0: evaluate on training pairs)
     eval_size: int = 2000                      # built-in tasks: held-out pairs to evaluate on
+    lengths: Optional[str] = None              # reverse, sort, copy: "MIN-MAX" letters (default 4-16)
     # model
     arch: str = "encoder-decoder"             # or decoder-only, rnn-seq2seq
     cell: Optional[str] = None                 # rnn-seq2seq: gru (default) or lstm
@@ -69,10 +70,30 @@ class TrainOptions:
 
 
 # Options a resumed run takes from its checkpoint (the rest come from the new command line).
-KEPT_ON_RESUME = ("task", "corpus", "swap", "tokens", "min_count", "heldout", "eval_size", "arch", "cell", "attention",
+KEPT_ON_RESUME = ("task", "corpus", "swap", "tokens", "min_count", "heldout", "eval_size", "lengths", "arch", "cell", "attention",
                    "d_model", "layers", "heads", "d_ff", "dropout", "norm", "final_norm", "positions",
                    "share", "activation", "max_len", "batch_tokens", "lr_factor", "warmup",
                    "label_smoothing", "clip", "weight_decay", "seed")
+
+
+MAX_TASK_LENGTH = 200
+
+
+def parse_lengths(text: str, task: Optional[str]) -> tuple[int, int]:
+    """--lengths "MIN-MAX" of a string task (reverse, sort, copy) as (MIN, MAX); ExamprepError
+    naming what is wrong (a dates task, a corpus, a malformed or empty range)."""
+    import re
+
+    if task not in ("reverse", "sort", "copy"):
+        what = f"--task {task}" if task else "a corpus"
+        raise ExamprepError(f"--lengths {text}: only the string tasks reverse, sort and copy have lengths, not {what}")
+    found = re.fullmatch(r"\s*(\d+)\s*-\s*(\d+)\s*", text)
+    if not found:
+        raise ExamprepError(f"--lengths: expected MIN-MAX letters such as 4-60, got {text!r}")
+    low, high = int(found.group(1)), int(found.group(2))
+    if not 1 <= low <= high <= MAX_TASK_LENGTH:
+        raise ExamprepError(f"--lengths {text}: expected 1 ≤ MIN ≤ MAX ≤ {MAX_TASK_LENGTH}")
+    return low, high
 
 
 def check_architecture(arch: str, cell: Optional[str], attention: Optional[str]) -> None:

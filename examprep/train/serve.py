@@ -76,7 +76,16 @@ class Translator:
         device = self.model.lm_head.weight.device
         last = cfg.n_decoder_layers - 1
         with keep_attention(self.model):
-            if cfg.arch == "encoder-decoder":
+            if cfg.arch == "rnn-seq2seq":
+                if cfg.attention == "none":
+                    raise ConfigError("--attention: this model was trained with --attention none: it has no "
+                                      "attention to show")
+                self.model(_pad([ex.src]).to(device), _pad([ex.inp]).to(device))
+                name = "decoder.attention"
+                weights = self.model.attention_maps()[name][0].mean(0)
+                columns, rows = slice(0, len(src_ids) + 1), slice(0, len(out_ids) + 1)
+                source = [src_vocab.tokens[i] for i in src_ids] + ["<eos>"]
+            elif cfg.arch == "encoder-decoder":
                 self.model(_pad([ex.src]).to(device), _pad([ex.inp]).to(device))
                 name = f"decoder.layers.{last}.cross_attn"
                 weights = self.model.attention_maps()[name][0].mean(0)          # (T, S)

@@ -246,7 +246,7 @@ def _existing_parent(path: Path) -> Path:
 def _build_data(o: TrainOptions, d: Dist, vocabs: Optional[tuple[Vocab, Vocab]]) -> _Data:
     joint = o.arch == "decoder-only" or o.share == "all"
     if o.corpus is None:
-        task = get_task(o.task or "dates")
+        task = get_task(o.task or "dates", o.lengths)
         vocab = vocabs[0] if vocabs else task_vocab(task)
         stream = TaskStream(task, vocab, o.arch, o.batch_tokens, o.seed)
         if stream.batch_size < d.world:
