@@ -123,7 +123,7 @@ def beam_search(stepper, n_sources: int, *, beam: int, max_new_tokens: int, bos:
     last = torch.full((n_sources * k,), bos, dtype=torch.long, device=device)
     finished: list[list[Hypothesis]] = [[] for _ in range(n_sources)]
     done = [False] * n_sources
-    for step in range(max_new_tokens):
+    for _ in range(max_new_tokens):
         log_probs = stepper.step(last)                        # (N·K, V)
         vocab = log_probs.shape[-1]
         candidates = (scores.reshape(-1, 1) + log_probs).view(n_sources, k * vocab)
