@@ -22,6 +22,9 @@ def test_cpu_benchmark_runs_and_reports_every_figure(tmp_path):
     assert set(result["decode"]) == {"ours, KV cache", "ours, no cache", "nn.Transformer"}
     assert result["decode_same_tokens"] is True                 # same weights: the same greedy tokens
     assert "ratio ours / nn.Transformer" in res.stdout and "identical tokens: yes" in res.stdout
+    assert set(result["rnn"]) == {"additive", "dot", "none"}
+    assert all(r["ours_tokens_per_s"] > 0 and r["plain_tokens_per_s"] > 0 for r in result["rnn"].values())
+    assert "ratio ours / plain" in res.stdout
 
 
 def test_gpu_benchmark_runs_on_the_cpu_at_a_tiny_size_and_writes_as_it_goes(tmp_path):

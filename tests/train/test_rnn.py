@@ -192,3 +192,14 @@ def test_long_string_tasks_draw_the_lengths_asked(tmp_path):
     pairs = task.heldout_pairs(50, 0)
     assert all(40 <= len(s) <= 60 and t == s[::-1] for s, t in pairs)
     assert task.max_target_chars == 60 and get_task("reverse").lengths == (4, 16)
+
+
+@pytest.mark.parametrize("attention", ATTENTION)
+def test_the_benchmarks_plain_loop_computes_the_same_logits(attention):
+    from examprep.train.baseline import plain_rnn_loop
+
+    model = build_model(rnn_config(attention=attention, cell="lstm", n_encoder_layers=2)).eval()
+    src, tgt = torch.randint(5, 23, (3, 6)), torch.randint(5, 23, (3, 5))
+    with torch.no_grad():
+        torch.testing.assert_close(plain_rnn_loop(model, src, tgt), model(src, tgt, src_padded=False),
+                                   rtol=1e-5, atol=1e-5)
