@@ -104,3 +104,22 @@ def test_beam_search_refuses_a_beam_below_one():
     model = _model("rnn-seq2seq", 9)
     with pytest.raises(ValueError, match="at least 1"):
         beam_search(_stepper(model, [[5, 6]], 4), 1, beam=0, max_new_tokens=4, bos=BOS, eos=EOS)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_translate_with_a_beam_of_one_gives_the_greedy_translations(arch):
+    from examprep.train.data import TASKS, task_vocab
+    from examprep.train.evaluate import _beam, translate
+
+    vocab = task_vocab(TASKS["reverse"])
+    model = _model(arch, len(vocab), 3)
+    texts = ["abc", "hello", "zz", "qwertyuiop"]
+    greedy = translate(model, texts, vocab, vocab, max_new_tokens=9)
+    rows = [vocab.encode(t) for t in texts]
+    beamed = [vocab.decode(row) for row in _rows_to_eos(_beam(model, rows, 1, 9).tolist())]
+    assert beamed == greedy
+    assert len(translate(model, texts, vocab, vocab, max_new_tokens=9, beam=3)) == 4
+
+
+def _rows_to_eos(rows):
+    return [row[:row.index(EOS)] if EOS in row else row for row in rows]
