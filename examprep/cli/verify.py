@@ -44,7 +44,7 @@ def verify(
 
         with console(no_color).status("checking the engine against the trained model…"), one_thread():
             rows = verify_checkpoint(checkpoint, instances, seed)
-        _show(rows, as_json, f"engine vs the modules of {checkpoint} ({instances} held-out inputs, seed {seed})",
+        _show(rows, as_json, f"engine vs the model {checkpoint} ({instances} held-out inputs)",
               instances, seed, no_color)
         raise typer.Exit(0 if all(r.passed for r in rows) else 1)
     unknown = [t for t in topic if t not in REFERENCES]
