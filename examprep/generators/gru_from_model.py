@@ -54,11 +54,24 @@ def load_rnn(path: str | Path, generator_name: str, *, cell: str | None = None,
 
 
 def draw_source(rng: Stream, weights: Weights, lo: int, hi: int) -> tuple[list[int], str]:
-    """A short input of lo…hi tokens from the model's source vocabulary, as ids and text (the
-    text encodes back to the same ids)."""
-    from examprep.train.vocab import SPECIALS
+    """A short input of lo…hi tokens, as ids and text: a source sentence of the model's own corpus
+    when the file is still there (its vocabulary covers it), else tokens of its source vocabulary
+    (a built-in task's inputs are random strings anyway). The text encodes back to the same ids."""
+    from examprep.train.vocab import SPECIALS, UNK
 
-    vocab = weights.stored.source_vocab
+    vocab, data = weights.stored.source_vocab, weights.stored.data
+    corpus = data.get("corpus")
+    if corpus and Path(corpus).is_file():
+        column = 1 if data.get("swap") else 0
+        try:
+            lines = Path(corpus).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            lines = []
+        sources = sorted({cols[column] for cols in (line.split("\t") for line in lines) if len(cols) > column})
+        fitting = [t for t in sources if lo <= len(vocab.encode(t)) <= hi and UNK not in vocab.encode(t)]
+        if fitting:
+            text = rng.choice(fitting)
+            return vocab.encode(text), " ".join(text.split())
     regular = list(range(len(SPECIALS), len(vocab)))
     if not regular:
         raise ParamError(f"--checkpoint: {weights.stored.path} has no source tokens beyond the special ones")

@@ -115,3 +115,21 @@ def test_the_from_model_generators_are_listed_but_never_drawn_by_quiz_or_sheets(
         assert any(t["topic"] == name and t["requires"] == ["checkpoint"] for t in listing)
         with pytest.raises(ParamError, match="needs a trained model"):
             generators.get_drawable(name, "the quiz")
+
+
+def test_a_corpus_models_problems_read_a_sentence_of_its_corpus(tmp_path):
+    from examprep.train.vocab import Vocab
+
+    corpus = tmp_path / "pairs.tsv"
+    pairs = [("I am tired.", "Je suis fatigué."), ("We won.", "Nous avons gagné."), ("Go.", "Va !")]
+    corpus.write_text("".join(f"{e}\t{f}\n" for e, f in pairs), encoding="utf-8")
+    vocab = Vocab.build([t for p in pairs for t in p], "word")
+    torch.manual_seed(0)
+    model = build_model(small_config(arch="rnn-seq2seq", src_vocab_size=len(vocab), tgt_vocab_size=len(vocab),
+                                     n_encoder_layers=1, n_decoder_layers=1))
+    checkpoint.save(tmp_path / "run", 1, model, vocab, vocab,
+                    {"data": {"kind": "corpus", "corpus": str(corpus), "swap": True, "max_target_tokens": 9}})
+    french = {f for _, f in pairs}
+    texts = {generators.build(name, seed, 1, options={"checkpoint": str(tmp_path / "run")}).params["text"]
+             for name in NAMES for seed in range(4)}
+    assert texts <= french and len(texts) > 1
