@@ -243,7 +243,8 @@ def attention_report(checkpoint: Path, text: str, *, kind: str = "cross", layer:
     heads = [head] if head is not None else list(range(n_heads))
     report = AttentionReport(
         title=f"{m.name} of {checkpoint}: input {text!r} → output {att.output!r}",
-        heatmaps=[Heatmap(f"head {h}", [[round(float(v), 4) for v in row] for row in m.weights[h]],
+        heatmaps=[Heatmap(f"{cfg.attention} attention" if cfg.arch == "rnn-seq2seq" else f"head {h}",
+                          [[round(float(v), 4) for v in row] for row in m.weights[h]],
                           m.row_labels, m.col_labels) for h in heads])
     if alignment and translator.loaded.data.get("task") == "dates" and kind == "cross":
         from examprep.train.data import get_task
