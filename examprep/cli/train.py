@@ -28,6 +28,9 @@ def train(
     cell: Optional[str] = typer.Option(None, "--cell", help="rnn-seq2seq: gru or lstm \\[default: gru]."),
     attention: Optional[str] = typer.Option(
         None, "--attention", help="rnn-seq2seq: additive (Bahdanau), dot (Luong) or none \\[default: additive]."),
+    bidirectional: bool = typer.Option(
+        True, "--bidirectional/--unidirectional",
+        help="rnn-seq2seq: the encoder reads the source both ways (D/2 units each) or left to right only."),
     d_model: int = typer.Option(DEFAULTS.d_model, "--d-model", help="Width of the model."),
     layers: int = typer.Option(DEFAULTS.layers, "--layers", help="Encoder layers and decoder layers (each)."),
     heads: int = typer.Option(DEFAULTS.heads, "--heads", help="Attention heads."),
@@ -67,7 +70,7 @@ def train(
     dates) or a parallel corpus."""
     from examprep.train.options import check_architecture
 
-    check_architecture(arch, cell, attention)
+    check_architecture(arch, cell, attention, bidirectional)
     if lengths is not None:
         from examprep.train.options import parse_lengths
 
@@ -79,7 +82,8 @@ def train(
     options = TrainOptions(
         task=task, corpus=str(corpus) if corpus else None, swap=swap, tokens=tokens, heldout=heldout,
         lengths=lengths,
-        arch=arch, cell=cell, attention=attention, d_model=d_model, layers=layers, heads=heads, d_ff=d_ff,
+        arch=arch, cell=cell, attention=attention, bidirectional=bidirectional, d_model=d_model, layers=layers,
+        heads=heads, d_ff=d_ff,
         dropout=dropout, norm=norm,
         final_norm=final_norm, positions=positions, share=share, steps=steps, minutes=minutes,
         goal=goal, batch_tokens=batch_tokens, lr_factor=lr_factor, warmup=warmup,

@@ -30,6 +30,7 @@ class TrainOptions:
     arch: str = "encoder-decoder"             # or decoder-only, rnn-seq2seq
     cell: Optional[str] = None                 # rnn-seq2seq: gru (default) or lstm
     attention: Optional[str] = None            # rnn-seq2seq: additive (default), dot or none
+    bidirectional: bool = True                 # rnn-seq2seq: False reads the source left to right only
     d_model: int = 64                         # the defaults: the dates goal within a minute on 2 CPU cores
     layers: int = 1                            # encoder layers and decoder layers (each). dates: one of each
                                                # reaches the goal in 300-450 steps (18-34 s here) where 2+2
@@ -70,10 +71,10 @@ class TrainOptions:
 
 
 # Options a resumed run takes from its checkpoint (the rest come from the new command line).
-KEPT_ON_RESUME = ("task", "corpus", "swap", "tokens", "min_count", "heldout", "eval_size", "lengths", "arch", "cell", "attention",
-                   "d_model", "layers", "heads", "d_ff", "dropout", "norm", "final_norm", "positions",
-                   "share", "activation", "max_len", "batch_tokens", "lr_factor", "warmup",
-                   "label_smoothing", "clip", "weight_decay", "seed")
+KEPT_ON_RESUME = ("task", "corpus", "swap", "tokens", "min_count", "heldout", "eval_size", "lengths", "arch",
+                  "cell", "attention", "bidirectional", "d_model", "layers", "heads", "d_ff", "dropout",
+                  "norm", "final_norm", "positions", "share", "activation", "max_len", "batch_tokens",
+                  "lr_factor", "warmup", "label_smoothing", "clip", "weight_decay", "seed")
 
 
 MAX_TASK_LENGTH = 200
@@ -96,9 +97,9 @@ def parse_lengths(text: str, task: Optional[str]) -> tuple[int, int]:
     return low, high
 
 
-def check_architecture(arch: str, cell: Optional[str], attention: Optional[str]) -> None:
+def check_architecture(arch: str, cell: Optional[str], attention: Optional[str], bidirectional: bool = True) -> None:
     """The architecture options that only make sense together, checked before any work (and
-    before torch loads): --cell and --attention belong to --arch rnn-seq2seq."""
+    before torch loads): --cell, --attention and --unidirectional belong to --arch rnn-seq2seq."""
     from examprep.train.config import ARCHS, CELLS, RNN_ATTENTION
 
     if arch not in ARCHS:
@@ -113,6 +114,9 @@ def check_architecture(arch: str, cell: Optional[str], attention: Optional[str])
         if attention is not None:
             raise ExamprepError(f"--attention {attention}: {arch} always uses scaled dot-product attention; "
                                 f"--attention chooses the RNN's and needs --arch rnn-seq2seq")
+        if not bidirectional:
+            raise ExamprepError(f"--unidirectional: the RNN encoder's reading direction; it needs --arch rnn-seq2seq, "
+                                f"not {arch}")
 
 
 def quiet_waiting_threads() -> None:

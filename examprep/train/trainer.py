@@ -153,7 +153,7 @@ class _Data:
 
 
 def _check_options(o: TrainOptions) -> None:
-    check_architecture(o.arch, o.cell, o.attention)
+    check_architecture(o.arch, o.cell, o.attention, o.bidirectional)
     if o.task is not None and o.corpus is not None:
         raise ConfigError("give either --task or --corpus, not both")
     if o.precision not in PRECISIONS:
@@ -291,7 +291,7 @@ def _model_config(o: TrainOptions, data: _Data) -> TransformerConfig:
         n_decoder_layers=o.layers, dropout=o.dropout if o.dropout is not None else (0.1 if o.corpus else 0.0),
         norm=o.norm, final_norm=o.final_norm,
         positions=o.positions, max_len=o.max_len, share_embeddings=o.share, activation=o.activation,
-        pad_id=PAD, cell=o.cell or "gru", attention=o.attention or "additive")
+        pad_id=PAD, cell=o.cell or "gru", attention=o.attention or "additive", bidirectional=o.bidirectional)
 
 
 def _autocast(device: torch.device, precision: str):

@@ -172,6 +172,16 @@ def test_a_tiny_run_of_every_cell_and_attention_learns(tmp_path, cell, attention
     assert (loaded.config.cell, loaded.config.attention) == (cell, attention)
 
 
+def test_a_unidirectional_encoder_trains_and_is_kept_on_resume(tmp_path):
+    kw = dict(TINY, cell="gru", attention="dot", bidirectional=False, d_model=33)
+    result = train(TrainOptions(**kw, steps=20, out=str(tmp_path / "u")))
+    assert np.mean(result.losses[-5:]) < np.mean(result.losses[:5])
+    resumed = train(TrainOptions(**{**kw, "bidirectional": True}, steps=22, resume=True, out=str(tmp_path / "u")))
+    assert resumed.steps == 22
+    cfg = checkpoint.load(tmp_path / "u").config
+    assert cfg.bidirectional is False and cfg.d_model == 33
+
+
 def test_an_rnn_run_resumes_on_the_same_loss_curve(tmp_path):
     kw = dict(TINY, cell="lstm", attention="additive", dropout=0.2, save_every=6)
     straight = train(TrainOptions(**kw, steps=12, out=str(tmp_path / "a")))

@@ -59,6 +59,7 @@ def test_the_attention_map_of_an_rnn_is_its_additive_attention(rnn_run):
     (["--attention", "additive"], "--attention additive: encoder-decoder always uses scaled dot-product attention"),
     (["--arch", "decoder-only", "--attention", "dot"], "needs --arch rnn-seq2seq"),
     (["--cell", "lstm"], "--cell lstm: the cell is the RNN's; it needs --arch rnn-seq2seq"),
+    (["--unidirectional"], "--unidirectional: the RNN encoder's reading direction; it needs --arch rnn-seq2seq"),
     (["--arch", "rnn-seq2seq", "--cell", "rnn"], "--cell: expected gru or lstm, got 'rnn'"),
     (["--arch", "rnn-seq2seq", "--attention", "luong"], "--attention: expected none, additive, dot, got 'luong'"),
     (["--arch", "transformer"], "--arch: expected encoder-decoder, decoder-only, rnn-seq2seq, got 'transformer'"),

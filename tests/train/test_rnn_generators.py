@@ -42,9 +42,9 @@ def gru_run(tmp_path_factory):
     return _save(tmp_path_factory.mktemp("rnn"), "gru", cell="gru", attention="additive")
 
 
-@pytest.mark.parametrize("cell", ("gru", "lstm"))
-def test_the_numpy_encoder_and_bridge_equal_the_torch_model(tmp_path, cell):
-    run, model = _save(tmp_path, cell, cell=cell, attention="additive")
+@pytest.mark.parametrize("cell,bidirectional", [("gru", True), ("lstm", True), ("gru", False)])
+def test_the_numpy_encoder_and_bridge_equal_the_torch_model(tmp_path, cell, bidirectional):
+    run, model = _save(tmp_path, cell, cell=cell, attention="additive", bidirectional=bidirectional)
     weights = load_rnn(run, "test")
     ids = weights.stored.source_vocab.encode("kayak")
     annotations, finals = encoder_states(weights, ids)
