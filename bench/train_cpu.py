@@ -10,7 +10,13 @@ vocabulary of 1,000, batches of 64 pairs × 32 source and 32 target tokens. Prin
 - greedy decoding tokens/s for 64 output tokens: ours with the KV cache, ours re-running the
   decoder, and nn.Transformer re-running the decoder (its only way), with the ratios.
 
-Goals: training ≥ 1.0× nn.Transformer (matmul share ≥ 60%), decoding ≥ 3× nn.Transformer.
+Then the RNN encoder–decoder (examprep.train.rnn: a bidirectional GRU encoder, a GRU decoder, with
+additive, dot and no attention; d_model 256, the same vocabulary and batches) against the plain
+PyTorch loop over the same nn.GRU layers and weights (examprep.train.baseline.plain_rnn_loop: the
+decoder called once per token, W_1 h recomputed each step): training tokens/s and the ratio.
+
+Goals: training ≥ 1.0× nn.Transformer (matmul share ≥ 60%), decoding ≥ 3× nn.Transformer; the RNN
+seq2seq ≥ 1.0× its plain loop for every attention.
 Steps of the two models alternate so that a change of machine load hits both alike; medians are
 reported.
 
@@ -33,7 +39,8 @@ import torch  # noqa: E402
 from examprep.train.decode import greedy_encoder_decoder  # noqa: E402
 from examprep.train.flops import flops_per_step  # noqa: E402
 from examprep.train.config import TransformerConfig  # noqa: E402
-from examprep.train.baseline import TorchTransformer, matched_pair  # noqa: E402
+from examprep.train.baseline import TorchTransformer, matched_pair, plain_rnn_loop  # noqa: E402
+from examprep.train.model import build_model  # noqa: E402
 from examprep.train.trainer import smoothed_cross_entropy  # noqa: E402
 
 NEVER = -1   # an EOS id no model emits: every decode runs the full 64 steps
@@ -65,6 +72,48 @@ def train_step_fn(model, src, tgt, smoothing=0.1):
         opt.step()
         opt.zero_grad(set_to_none=True)
     return step
+
+
+def rnn_step_fn(model, src, tgt, plain: bool, smoothing=0.1):
+    """A training step of an rnn-seq2seq model: its own forward, or the plain loop over its modules."""
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
+    n_targets = tgt[:, 1:].numel()
+
+    def step():
+        logits = plain_rnn_loop(model, src, tgt[:, :-1]) if plain else model(src, tgt[:, :-1], src_padded=False)
+        loss = smoothed_cross_entropy(logits, tgt[:, 1:], smoothing) / n_targets
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+    return step
+
+
+def bench_rnn(args, vocab: int, batch: int, src_len: int, tgt_len: int) -> dict:
+    """Training tokens/s of the RNN seq2seq and of the plain loop over the same modules, per
+    attention; steps alternate, medians reported."""
+    g = torch.Generator().manual_seed(2)
+    src = torch.randint(5, vocab, (batch, src_len), generator=g)
+    tgt = torch.randint(5, vocab, (batch, tgt_len + 1), generator=g)
+    out = {}
+    for attention in ("additive", "dot", "none"):
+        cfg = TransformerConfig(arch="rnn-seq2seq", cell="gru", attention=attention, src_vocab_size=vocab,
+                                tgt_vocab_size=vocab, d_model=32 if args.quick else 256, n_encoder_layers=1,
+                                n_decoder_layers=1, dropout=0.1)
+        torch.manual_seed(0)
+        ours, plain = build_model(cfg).train(), build_model(cfg).train()
+        plain.load_state_dict(ours.state_dict())
+        steps = {"ours": rnn_step_fn(ours, src, tgt, False), "plain loop": rnn_step_fn(plain, src, tgt, True)}
+        for fn in steps.values():
+            fn()
+        times = {k: [] for k in steps}
+        for _ in range(max(args.steps // 2, 1)):
+            for name, fn in steps.items():
+                times[name].append(timed(fn))
+        rates = {k: batch * (src_len + tgt_len) / statistics.median(v) for k, v in times.items()}
+        out[attention] = {"ours_tokens_per_s": rates["ours"], "plain_tokens_per_s": rates["plain loop"],
+                          "ratio": rates["ours"] / rates["plain loop"]}
+    return out
 
 
 def timed(fn) -> float:
@@ -162,6 +211,13 @@ def main() -> None:
         print(f"  {name:26s} {r['tokens_per_s']:11,.0f}")
     print(f"  ratio KV cache / nn.Transformer: {result['decode_ratio_vs_nn_transformer']:.2f}x (goal >= 3x); "
           f"KV cache / no cache: {result['decode_ratio_vs_no_cache']:.2f}x; identical tokens: {'yes' if same else 'NO'}")
+    result["rnn"] = bench_rnn(args, cfg.tgt_vocab_size, batch, src_len, tgt_len)
+    print(f"rnn-seq2seq (GRU, d_model {32 if args.quick else 256}, 1+1 layers, bidirectional encoder), training "
+          f"tokens/s (median step)")
+    print("  attention        ours   plain loop   ratio ours / plain")
+    for attention, r in result["rnn"].items():
+        print(f"  {attention:9s} {r['ours_tokens_per_s']:10,.0f} {r['plain_tokens_per_s']:12,.0f} {r['ratio']:10.2f}x")
+    print("  (goal: >= 1.0x for every attention)")
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n")
 

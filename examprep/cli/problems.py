@@ -51,7 +51,8 @@ def generate(
     key: Optional[str] = typer.Option(None, "--key", help="Also write the answer key (JSON) for `examprep grade`."),
     template: Optional[str] = typer.Option(None, "--template", help="Also write a TOML answer file for students to fill."),
     checkpoint: Optional[str] = typer.Option(None, "--checkpoint", metavar="DIR",
-                                             help="A trained model, for topics that need one (attention-from-model)."),
+                                             help="A trained model, for the topics that need one (attention-from-model, "
+                                                  "gru-from-model, additive-attention-from-model)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing --key or --template file."),
 ) -> None:
     """Generate fresh, hand-computable problems with worked solutions."""

@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from examprep.errors import Interrupted
-from examprep.train.options import MAX_ALIGNMENT, TrainOptions, quiet_waiting_threads
+from examprep.train.options import MAX_ALIGNMENT, MAX_BEAM, TrainOptions, quiet_waiting_threads
 
 app = typer.Typer()
 DEFAULTS = TrainOptions()           # the defaults shown in --help (examprep.train.options imports no torch)
@@ -21,8 +21,16 @@ def train(
                                           help="Parallel corpus, one 'source<TAB>target[<TAB>…]' per line (UTF-8)."),
     swap: bool = typer.Option(False, "--swap", help="Corpus: translate the second column into the first."),
     tokens: str = typer.Option(DEFAULTS.tokens, "--tokens", help="Corpus vocabulary: char or word."),
+    lengths: Optional[str] = typer.Option(None, "--lengths", metavar="MIN-MAX",
+                                          help="reverse, sort, copy: string lengths \\[default: 4-16]."),
     heldout: float = typer.Option(DEFAULTS.heldout, "--heldout", help="Corpus: share of sources held out for evaluation."),
-    arch: str = typer.Option(DEFAULTS.arch, "--arch", help="encoder-decoder or decoder-only."),
+    arch: str = typer.Option(DEFAULTS.arch, "--arch", help="encoder-decoder, decoder-only or rnn-seq2seq."),
+    cell: Optional[str] = typer.Option(None, "--cell", help="rnn-seq2seq: gru or lstm \\[default: gru]."),
+    attention: Optional[str] = typer.Option(
+        None, "--attention", help="rnn-seq2seq: additive (Bahdanau), dot (Luong) or none \\[default: additive]."),
+    bidirectional: bool = typer.Option(
+        True, "--bidirectional/--unidirectional",
+        help="rnn-seq2seq: the encoder reads the source both ways (D/2 units each) or left to right only."),
     d_model: int = typer.Option(DEFAULTS.d_model, "--d-model", help="Width of the model."),
     layers: int = typer.Option(DEFAULTS.layers, "--layers", help="Encoder layers and decoder layers (each)."),
     heads: int = typer.Option(DEFAULTS.heads, "--heads", help="Attention heads."),
@@ -58,14 +66,25 @@ def train(
     resume: bool = typer.Option(False, "--resume", help="Continue the run in --out from its latest checkpoint."),
     seed: int = typer.Option(DEFAULTS.seed, "--seed", help="Seed of the data and of the initial weights."),
 ) -> None:
-    """Train the reference Transformer: on a built-in task (default: dates) or a parallel corpus."""
+    """Train the reference Transformer (or an RNN encoder–decoder): on a built-in task (default:
+    dates) or a parallel corpus."""
+    from examprep.train.options import check_architecture
+
+    check_architecture(arch, cell, attention, bidirectional)
+    if lengths is not None:
+        from examprep.train.options import parse_lengths
+
+        parse_lengths(lengths, (task or "dates") if corpus is None else None)
     quiet_waiting_threads()
     from examprep.train.report import RichReporter, summary
     from examprep.train.trainer import train as run_training
 
     options = TrainOptions(
         task=task, corpus=str(corpus) if corpus else None, swap=swap, tokens=tokens, heldout=heldout,
-        arch=arch, d_model=d_model, layers=layers, heads=heads, d_ff=d_ff, dropout=dropout, norm=norm,
+        lengths=lengths,
+        arch=arch, cell=cell, attention=attention, bidirectional=bidirectional, d_model=d_model, layers=layers,
+        heads=heads, d_ff=d_ff,
+        dropout=dropout, norm=norm,
         final_norm=final_norm, positions=positions, share=share, steps=steps, minutes=minutes,
         goal=goal, batch_tokens=batch_tokens, lr_factor=lr_factor, warmup=warmup,
         label_smoothing=label_smoothing, eval_every=eval_every, eval_size=eval_size, max_len=max_len,
@@ -89,9 +108,11 @@ def translate(
     device: str = typer.Option("cpu", "--device", help="auto, cpu or cuda."),
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens",
                                              help="Longest output in tokens \\[default: from training]."),
+    beam: int = typer.Option(1, "--beam", help="Beam width K; 1: greedy decoding."),
 ) -> None:
-    """Translate with a trained model (greedy decoding with a KV cache): one output line per TEXT, or
-    per line of stdin with '-'. Characters the model never saw are read as unknown, with a warning."""
+    """Translate with a trained model (greedy decoding with a KV cache, or beam search with --beam):
+    one output line per TEXT, or per line of stdin with '-'. Characters the model never saw are read
+    as unknown, with a warning."""
     import sys
 
     from examprep.errors import ExamprepError
@@ -101,6 +122,8 @@ def translate(
     from examprep.train.report import print_attention
     from examprep.train.serve import Translator
 
+    if not 1 <= beam <= MAX_BEAM:
+        raise ExamprepError(f"--beam: expected a beam width from 1 (greedy) to {MAX_BEAM}, got {beam}")
     if texts == ["-"]:
         texts = stdin_lines(sys.stdin, ExamprepError)
     elif "-" in texts:
@@ -113,7 +136,7 @@ def translate(
                 raise ExamprepError(f"{where} is {'empty' if not text else 'blank'}: give a sentence to "
                                     f"translate, or '-' to read lines from stdin")
     translator = Translator.load(checkpoint, device=device, max_tokens=max_tokens)
-    outputs = translator.translate(texts)
+    outputs = translator.translate(texts, beam=beam)
     kind = "characters" if translator.loaded.source_vocab.level == "char" else "words"
     for text, output in zip(texts, outputs):
         unknown = translator.unknown_tokens(text)

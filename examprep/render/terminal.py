@@ -332,11 +332,11 @@ def print_generators(gens: dict, *, no_color: bool = False) -> None:
 
 # ------------------------------------------------------------------------------------ verify
 
-def print_verify(rows: list, *, instances: int, seed: int, no_color: bool = False) -> None:
+def print_verify(rows: list, *, instances: int, seed: int, no_color: bool = False, title: str | None = None) -> None:
     """`examprep verify`: one row per topic (instances, largest differences, pass or FAIL) in 80
     columns for the longest topic, then each failing topic's first disagreement."""
     out = console(no_color)
-    table = Table(title=f"engine vs torch ({instances} random instances per topic, seed {seed})")
+    table = Table(title=title or f"engine vs torch ({instances} random instances per topic, seed {seed})")
     widest = max((len(r.topic) for r in rows), default=5)
     for col, just in (("topic", "left"), ("instances", "right"), ("max |diff|", "right"),
                       ("max rel", "right"), ("result", "left")):

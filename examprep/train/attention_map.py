@@ -63,7 +63,13 @@ def model_attention(translator: Translator, text: str) -> ModelAttention:
     maps: list[Map] = []
     produced = [_label(tgt_vocab.tokens[i]) for i in out_ids] + ["<eos>"]
     with keep_attention(model):
-        if cfg.arch == "encoder-decoder":
+        if cfg.arch == "rnn-seq2seq":
+            if cfg.attention != "none":                  # one attention, one "head": (1, T, S)
+                model(_pad([ex.src]).to(device), _pad([ex.inp]).to(device))
+                source = [_label(src_vocab.tokens[i]) for i in src_ids] + ["<eos>"]
+                w = model.attention_maps()["decoder.attention"][0].float().cpu().numpy()
+                maps.append(Map("decoder.attention", "cross", 0, w, produced, source))
+        elif cfg.arch == "encoder-decoder":
             model(_pad([ex.src]).to(device), _pad([ex.inp]).to(device))
             source = [_label(src_vocab.tokens[i]) for i in src_ids] + ["<eos>"]
             dec_in = ["<bos>"] + produced[:-1]
@@ -154,17 +160,23 @@ def alignment_rate(translator: Translator, sources: Sequence[str], layer: int = 
     """Per head of the cross-attention of `layer` (default: the last): the share of output
     characters whose most-attended source character lies in the matching field (day, month, year)."""
     cfg = translator.loaded.config
-    layer = layer % cfg.n_decoder_layers
-    hits = np.zeros(cfg.n_heads)
-    counted = np.zeros(cfg.n_heads)
+    layers, heads = _attention_shape(cfg)
+    layer = layer % layers
+    hits = np.zeros(heads)
+    counted = np.zeros(heads)
     for text in sources:
         att = model_attention(translator, text)
         cross = att.get("cross", layer)
-        for h in range(cfg.n_heads):
+        for h in range(heads):
             a, b = alignment_hits(cross.weights[h], text, att.output)
             hits[h] += a
             counted[h] += b
-    return {h: float(hits[h] / counted[h]) if counted[h] else 0.0 for h in range(cfg.n_heads)}
+    return {h: float(hits[h] / counted[h]) if counted[h] else 0.0 for h in range(heads)}
+
+
+def _attention_shape(cfg) -> tuple[int, int]:
+    """(decoder layers with cross-attention, heads): an RNN model has one attention of one head."""
+    return (1, 1) if cfg.arch == "rnn-seq2seq" else (cfg.n_decoder_layers, cfg.n_heads)
 
 
 def _count(n: int, noun: str) -> str:
@@ -214,19 +226,25 @@ def attention_report(checkpoint: Path, text: str, *, kind: str = "cross", layer:
     with one_thread():
         att = model_attention(translator, text)
     cfg = translator.loaded.config
-    n_layers = cfg.n_encoder_layers if kind == "encoder" else cfg.n_decoder_layers
+    if cfg.arch == "rnn-seq2seq" and (kind != "cross" or cfg.attention == "none"):
+        why = "was trained with --attention none" if cfg.attention == "none" else \
+            "has no self-attention (--kind cross shows its attention over the source)"
+        raise ExamprepError(f"--kind {kind}: this rnn-seq2seq model {why}")
+    n_layers, n_heads = _attention_shape(cfg)
+    n_layers = cfg.n_encoder_layers if kind == "encoder" else n_layers
     if not -n_layers <= layer < n_layers:
         raise ExamprepError(f"--layer: this model has {_count(n_layers, kind + ' layer')}, got {layer}")
     try:
         m = att.get(ATTENTION_KINDS[kind], layer % n_layers)
     except KeyError:
         raise ExamprepError(f"--kind: a {cfg.arch} model has no {kind} attention") from None
-    if head is not None and not 0 <= head < cfg.n_heads:
-        raise ExamprepError(f"--head: this model has {_count(cfg.n_heads, 'head')}, got {head}")
-    heads = [head] if head is not None else list(range(cfg.n_heads))
+    if head is not None and not 0 <= head < n_heads:
+        raise ExamprepError(f"--head: this model has {_count(n_heads, 'head')}, got {head}")
+    heads = [head] if head is not None else list(range(n_heads))
     report = AttentionReport(
         title=f"{m.name} of {checkpoint}: input {text!r} → output {att.output!r}",
-        heatmaps=[Heatmap(f"head {h}", [[round(float(v), 4) for v in row] for row in m.weights[h]],
+        heatmaps=[Heatmap(f"{cfg.attention} attention" if cfg.arch == "rnn-seq2seq" else f"head {h}",
+                          [[round(float(v), 4) for v in row] for row in m.weights[h]],
                           m.row_labels, m.col_labels) for h in heads])
     if alignment and translator.loaded.data.get("task") == "dates" and kind == "cross":
         from examprep.train.data import get_task

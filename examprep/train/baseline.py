@@ -157,3 +157,37 @@ def matched_pair(cfg: TransformerConfig, seed: int = 0, device: Optional[torch.d
                     p.normal_(0.0, 0.1)
     ours = EncoderDecoder(cfg).to(device)
     return copy_into(ours, ref), ref
+
+
+def plain_rnn_loop(model, src: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
+    """Teacher-forced logits of an examprep.train.rnn model computed the plain way, as the PyTorch
+    seq2seq tutorial writes it, over the model's own modules (so with its weights): the encoder
+    nn.GRU/LSTM over the (unpadded) source, then the decoder called once per target token for every
+    attention kind, and additive attention's W_1 h_j recomputed at every step. The reference that
+    bench/train_cpu.py times the model against; equal logits (tests/train/test_rnn.py)."""
+    import torch.nn.functional as F
+
+    from examprep.train.rnn import top_hidden
+
+    cfg = model.cfg
+    scale = math.sqrt(cfg.d_model)
+    annotations, final = model.encoder(model.dropout(model.src_embed(src) * scale))
+    annotations = model.dropout(annotations)
+    state = model._bridge(final)
+    y = model.dropout(model.tgt_embed(tgt_in) * scale)
+    features = []
+    for t in range(tgt_in.shape[1]):
+        if cfg.attention == "additive":
+            a = model.attention
+            scores = a.v(torch.tanh(a.key_proj(annotations) + a.query_proj(top_hidden(state))[:, None])).squeeze(-1)
+            context = torch.bmm(F.softmax(scores, dim=-1)[:, None], annotations)[:, 0]
+            out, state = model.decoder(torch.cat([y[:, t], context], dim=-1)[:, None], state)
+            features.append(torch.cat([out[:, 0], context], dim=-1))
+        else:
+            out, state = model.decoder(y[:, t:t + 1], state)
+            s = out[:, 0]
+            if cfg.attention == "dot":
+                weights = F.softmax(torch.bmm(annotations, s[:, :, None])[:, :, 0], dim=-1)
+                s = torch.cat([s, torch.bmm(weights[:, None], annotations)[:, 0]], dim=-1)
+            features.append(s)
+    return model.logits(model.dropout(torch.tanh(model.out_proj(torch.stack(features, dim=1)))))

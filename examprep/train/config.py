@@ -9,7 +9,10 @@ from typing import Optional
 
 from examprep.train.errors import ConfigError
 
-ARCHS = ("encoder-decoder", "decoder-only")
+ARCHS = ("encoder-decoder", "decoder-only", "rnn-seq2seq")
+SEQ2SEQ = ("encoder-decoder", "rnn-seq2seq")     # the architectures with an encoder and a decoder
+CELLS = ("gru", "lstm")                         # rnn-seq2seq: the recurrent cell
+RNN_ATTENTION = ("none", "additive", "dot")     # rnn-seq2seq: Bahdanau, Luong, or the bottleneck
 NORMS = ("post", "pre")
 POSITIONS = ("sinusoidal", "learned", "rope")
 SHARING = ("none", "output", "all")
@@ -39,13 +42,17 @@ class TransformerConfig:
     layer_norm_eps: float = 1e-5
     rope_base: float = 10000.0
     pad_id: int = 0
+    cell: str = "gru"                 # rnn-seq2seq only (see examprep.train.rnn)
+    attention: str = "additive"       # rnn-seq2seq only
+    bidirectional: bool = True        # rnn-seq2seq only: the encoder reads both ways
 
     def __post_init__(self) -> None:
         self._check_types()
         if self.final_norm is None:
             self.final_norm = self.norm == "pre"
         choices = {"arch": ARCHS, "norm": NORMS, "positions": POSITIONS,
-                   "share_embeddings": SHARING, "activation": ACTIVATIONS}
+                   "share_embeddings": SHARING, "activation": ACTIVATIONS, "cell": CELLS,
+                   "attention": RNN_ATTENTION}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ConfigError(f"{name}={getattr(self, name)!r} is not one of {', '.join(allowed)}")
@@ -53,9 +60,11 @@ class TransformerConfig:
                      "n_decoder_layers", "max_len"):
             if int(getattr(self, name)) < 1:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if self.arch == "encoder-decoder" and self.n_encoder_layers < 1:
+        if self.arch in SEQ2SEQ and self.n_encoder_layers < 1:
             raise ConfigError(f"n_encoder_layers must be at least 1, got {self.n_encoder_layers}")
-        if self.d_model % self.n_heads:
+        if self.arch == "rnn-seq2seq" and self.bidirectional and self.d_model % 2:
+            raise ConfigError(f"a bidirectional encoder needs an even d_model (half each way), got {self.d_model}")
+        if self.arch != "rnn-seq2seq" and self.d_model % self.n_heads:
             raise ConfigError(f"d_model={self.d_model} is not divisible by heads={self.n_heads}")
         if self.positions == "rope" and self.d_head % 2:
             raise ConfigError(f"RoPE needs an even head size; d_model/heads = {self.d_head}")
@@ -80,6 +89,8 @@ class TransformerConfig:
                 expected = "a finite number"
             elif f.type == "str":
                 ok, expected = isinstance(value, str), "a string"
+            elif f.type == "bool":
+                ok, expected = isinstance(value, bool), "true or false"
             else:                                   # Optional[bool]
                 ok, expected = value is None or isinstance(value, bool), "true, false or null"
             if not ok:
@@ -94,6 +105,10 @@ class TransformerConfig:
     def parameter_estimate(self) -> int:
         """About how many numbers the model holds (an upper bound: no tying, position tables counted)."""
         d, ff = self.d_model, self.d_ff
+        if self.arch == "rnn-seq2seq":           # gates × (input + hidden) weights per layer, ×2 for attention
+            gates = 3 if self.cell == "gru" else 4
+            rnn = gates * 2 * d * d * (self.n_encoder_layers + 2 * self.n_decoder_layers) + 6 * d * d
+            return rnn + (self.src_vocab_size + 2 * self.tgt_vocab_size) * d
         encoder = self.n_encoder_layers * (4 * d * d + 2 * d * ff) if self.arch == "encoder-decoder" else 0
         decoder = self.n_decoder_layers * (8 * d * d + 2 * d * ff)
         return encoder + decoder + (self.src_vocab_size + 2 * self.tgt_vocab_size + 2 * self.max_len) * d

@@ -31,6 +31,8 @@ from torch import Tensor
 
 from examprep.fileio import read_user_bytes
 from examprep.train.errors import ConfigError, CorpusError
+from examprep.train.config import SEQ2SEQ
+from examprep.train.options import parse_lengths
 from examprep.train.vocab import BOS, EOS, LEVELS, PAD, SEP, SPECIALS, UNK, Vocab, normalize  # noqa: F401  (the data's tokens)
 
 HELDOUT_PER_MILLE = 50                    # built-in tasks: 5% of sources are held out
@@ -127,8 +129,13 @@ class StringTask(Task):
     lengths = (4, 16)
     max_source_chars = max_target_chars = 16
 
-    def __init__(self, name: str, fn: Callable[[str], str]):
-        self.name, self.fn = name, fn
+    def __init__(self, name: str, fn: Callable[[str], str], lengths: tuple[int, int] = (4, 16)):
+        self.name, self.fn, self.lengths = name, fn, lengths
+        self.max_source_chars = self.max_target_chars = lengths[1]
+
+    def with_lengths(self, lengths: tuple[int, int]) -> "StringTask":
+        """The same task over strings of lengths[0]…lengths[1] letters (--lengths)."""
+        return StringTask(self.name, self.fn, lengths)
 
     def draw(self, rng: random.Random) -> tuple[str, str]:
         s = "".join(rng.choices(self.alphabet, k=rng.randint(*self.lengths)))
@@ -143,11 +150,15 @@ TASKS: dict[str, Task] = {
 }
 
 
-def get_task(name: str) -> Task:
+def get_task(name: str, lengths: Optional[str] = None) -> Task:
+    """The built-in task `name`; lengths "MIN-MAX" (--lengths) sets a string task's lengths."""
     if name not in TASKS:
         raise ConfigError(f"unknown task {name!r}; built-in tasks: {', '.join(TASKS)} "
                           f"(or give a tab-separated file with --corpus)")
-    return TASKS[name]
+    task = TASKS[name]
+    if lengths is not None:
+        task = task.with_lengths(parse_lengths(lengths, name))
+    return task
 
 
 def task_vocab(task: Task) -> Vocab:
@@ -239,7 +250,7 @@ class Example:
 
 
 def make_example(src_ids: Sequence[int], tgt_ids: Sequence[int], arch: str) -> Example:
-    if arch == "encoder-decoder":
+    if arch in SEQ2SEQ:
         tgt = [BOS, *tgt_ids, EOS]
         return Example([*src_ids, EOS], tgt[:-1], tgt[1:])
     seq = [BOS, *src_ids, SEP, *tgt_ids, EOS]

@@ -3,7 +3,8 @@
 Metrics
 - token accuracy: teacher-forced argmax against the target tokens (EOS included);
 - exact match: the greedy output equals the target text;
-- BLEU: sacrebleu's corpus BLEU (13a tokenization) of the greedy outputs, for corpora.
+- BLEU: sacrebleu's corpus BLEU (13a tokenization) of the greedy outputs, for corpora;
+- chrF: sacrebleu's corpus chrF (character 6-grams, β = 2) of the same outputs, for corpora.
 """
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ from typing import Sequence
 import torch
 from torch import nn
 
+from examprep.train.beam import (DecoderOnlyStepper, EncoderDecoderStepper, RNNStepper, beam_search,
+                                 greedy_rnn)
+from examprep.train.config import SEQ2SEQ
 from examprep.train.data import BOS, EOS, PAD, Vocab, _pad, make_example, normalize, prompt
 from examprep.train.decode import greedy_decoder_only, greedy_encoder_decoder, strip
 
@@ -25,8 +29,9 @@ def _chunks(n: int, size: int):
 @torch.no_grad()
 def translate(model: nn.Module, texts: Sequence[str], source_vocab: Vocab, target_vocab: Vocab, *,
               max_new_tokens: int, batch_size: int = 500, use_cache: bool = True,
-              autocast: contextlib.AbstractContextManager | None = None) -> list[str]:
-    """Greedy outputs for `texts`, in order. Sources are batched by length."""
+              autocast: contextlib.AbstractContextManager | None = None, beam: int = 1) -> list[str]:
+    """Greedy outputs for `texts` (beam > 1: beam search's, examprep.train.beam), in order.
+    Sources are batched by length."""
     was_training = model.training
     model.eval()
     device = model.lm_head.weight.device
@@ -38,7 +43,12 @@ def translate(model: nn.Module, texts: Sequence[str], source_vocab: Vocab, targe
         for chunk in _chunks(len(order), batch_size):
             rows = [ids[order[i]] for i in chunk]
             with autocast or contextlib.nullcontext():
-                if model.cfg.arch == "encoder-decoder":
+                if beam > 1:
+                    gen = _beam(model, rows, beam, max_new_tokens)
+                elif model.cfg.arch == "rnn-seq2seq":
+                    gen = greedy_rnn(model, _pad([r + [EOS] for r in rows]).to(device),
+                                     max_new_tokens=max_new_tokens, bos=BOS, eos=EOS)
+                elif model.cfg.arch == "encoder-decoder":
                     src = _pad([r + [EOS] for r in rows]).to(device)
                     gen = greedy_encoder_decoder(model, src, max_new_tokens=min(max_new_tokens, room - 1),
                                                  bos=BOS, eos=EOS, use_cache=use_cache)
@@ -52,6 +62,22 @@ def translate(model: nn.Module, texts: Sequence[str], source_vocab: Vocab, targe
     finally:
         model.train(was_training)
     return out
+
+
+def _beam(model: nn.Module, rows: list[list[int]], beam: int, max_new_tokens: int) -> torch.Tensor:
+    """Beam search's best outputs (B, ≤ max_new_tokens) for source ids `rows`, EOS-ended, padded."""
+    device = model.lm_head.weight.device
+    arch, room = model.cfg.arch, model.cfg.max_len
+    if arch == "decoder-only":
+        prompts = [prompt(r) for r in rows]
+        budget = max(min(max_new_tokens, room - max(len(p) for p in prompts)), 1)
+        stepper = DecoderOnlyStepper(model, prompts, budget)
+    else:
+        src = _pad([r + [EOS] for r in rows]).to(device)
+        budget = min(max_new_tokens, room - 1) if arch == "encoder-decoder" else max_new_tokens
+        stepper = RNNStepper(model, src) if arch == "rnn-seq2seq" else EncoderDecoderStepper(model, src, budget)
+    best = beam_search(stepper, len(rows), beam=beam, max_new_tokens=budget, bos=BOS, eos=EOS)
+    return _pad([h.tokens + [EOS] for h in best])
 
 
 @torch.no_grad()
@@ -70,7 +96,7 @@ def token_accuracy(model: nn.Module, pairs: Sequence[tuple[str, str]], source_vo
             batch = [examples[i] for i in chunk]
             inp, target = _pad([e.inp for e in batch]).to(device), _pad([e.out for e in batch]).to(device)
             with autocast or contextlib.nullcontext():
-                if arch == "encoder-decoder":
+                if arch in SEQ2SEQ:
                     logits = model(_pad([e.src for e in batch]).to(device), inp)
                 else:
                     logits = model(inp)
@@ -105,7 +131,21 @@ def evaluate(model: nn.Module, pairs: Sequence[tuple[str, str]], source_vocab: V
     }
     if bleu:
         metrics["bleu"] = corpus_bleu(hyps, refs)
+        metrics["chrf"] = corpus_chrf(hyps, refs)
     return metrics
+
+
+def _streams(references: Sequence[str | Sequence[str]]) -> list[list]:
+    refs = [[r] if isinstance(r, str) else list(r) for r in references]
+    width = max((len(r) for r in refs), default=1)
+    return [[r[i] if i < len(r) else None for r in refs] for i in range(width)]
+
+
+def corpus_chrf(hypotheses: Sequence[str], references: Sequence[str | Sequence[str]]) -> float:
+    """sacrebleu corpus chrF (0–100); each reference is a string or a list of them."""
+    import sacrebleu
+
+    return float(sacrebleu.corpus_chrf(list(hypotheses), _streams(references)).score)
 
 
 def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str | Sequence[str]]) -> float:

@@ -38,6 +38,13 @@ def flops_per_step(model: nn.Module, batch: int, src_len: int, tgt_len: int) -> 
     `model` is an EncoderDecoder, DecoderOnly or baseline.TorchTransformer (anything with `.cfg`
     and the same parameter layout: the count is by Linear layers and the config)."""
     cfg = model.cfg
+    if cfg.arch == "rnn-seq2seq":
+        # The cells' weights multiply every token's input and state; attention's scores and context
+        # cost about 2·D multiply-adds per (target, source) pair each way.
+        n_enc = sum(p.numel() for p in model.encoder.parameters())
+        n_dec = matmul_params(model) + sum(p.numel() for p in model.decoder.parameters())
+        pairs = 0 if cfg.attention == "none" else src_len * tgt_len
+        return batch * (6 * n_enc * src_len + 6 * n_dec * tgt_len + 12 * cfg.d_model * pairs)
     h, q = cfg.n_heads, cfg.d_head
     if cfg.arch == "decoder-only":
         n = matmul_params(model)

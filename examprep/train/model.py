@@ -178,10 +178,14 @@ class DecoderOnly(_Base):
         return [(KVCache(capacity), None) for _ in range(self.cfg.n_decoder_layers)]
 
 
-def build_model(cfg: TransformerConfig) -> EncoderDecoder | DecoderOnly:
+def build_model(cfg: TransformerConfig) -> nn.Module:
     """The model `cfg.arch` names, freshly initialised (seed with torch.manual_seed first). A model
     that does not fit in memory is a ConfigError naming its size."""
     try:
+        if cfg.arch == "rnn-seq2seq":
+            from examprep.train.rnn import RNNSeq2Seq
+
+            return RNNSeq2Seq(cfg)
         return EncoderDecoder(cfg) if cfg.arch == "encoder-decoder" else DecoderOnly(cfg)
     except (RuntimeError, MemoryError) as err:
         first = (str(err).strip().splitlines() or [type(err).__name__])[0]
@@ -194,7 +198,7 @@ def build_model(cfg: TransformerConfig) -> EncoderDecoder | DecoderOnly:
 def keep_attention(model: nn.Module) -> Iterator[nn.Module]:
     """Within the block every attention layer takes the explicit path and keeps its weights;
     read them with `model.attention_maps()`."""
-    layers = [m for m in model.modules() if isinstance(m, MultiHeadAttention)]
+    layers = [m for m in model.modules() if isinstance(m, MultiHeadAttention) or hasattr(m, "keep_weights")]
     for m in layers:
         m.keep_weights, m.weights = True, None
     try:

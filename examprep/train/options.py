@@ -25,8 +25,12 @@ class TrainOptions:
     min_count: int = 1                         # corpus, word level: rarer words become <unk>
     heldout: float = 0.05                      # corpus: share of sources held out (0: evaluate on training pairs)
     eval_size: int = 2000                      # built-in tasks: held-out pairs to evaluate on
+    lengths: Optional[str] = None              # reverse, sort, copy: "MIN-MAX" letters (default 4-16)
     # model
-    arch: str = "encoder-decoder"
+    arch: str = "encoder-decoder"             # or decoder-only, rnn-seq2seq
+    cell: Optional[str] = None                 # rnn-seq2seq: gru (default) or lstm
+    attention: Optional[str] = None            # rnn-seq2seq: additive (default), dot or none
+    bidirectional: bool = True                 # rnn-seq2seq: False reads the source left to right only
     d_model: int = 64                         # the defaults: the dates goal within a minute on 2 CPU cores
     layers: int = 1                            # encoder layers and decoder layers (each). dates: one of each
                                                # reaches the goal in 300-450 steps (18-34 s here) where 2+2
@@ -67,10 +71,52 @@ class TrainOptions:
 
 
 # Options a resumed run takes from its checkpoint (the rest come from the new command line).
-KEPT_ON_RESUME = ("task", "corpus", "swap", "tokens", "min_count", "heldout", "eval_size", "arch",
-                   "d_model", "layers", "heads", "d_ff", "dropout", "norm", "final_norm", "positions",
-                   "share", "activation", "max_len", "batch_tokens", "lr_factor", "warmup",
-                   "label_smoothing", "clip", "weight_decay", "seed")
+KEPT_ON_RESUME = ("task", "corpus", "swap", "tokens", "min_count", "heldout", "eval_size", "lengths", "arch",
+                  "cell", "attention", "bidirectional", "d_model", "layers", "heads", "d_ff", "dropout",
+                  "norm", "final_norm", "positions", "share", "activation", "max_len", "batch_tokens",
+                  "lr_factor", "warmup", "label_smoothing", "clip", "weight_decay", "seed")
+
+
+MAX_TASK_LENGTH = 200
+
+
+def parse_lengths(text: str, task: Optional[str]) -> tuple[int, int]:
+    """--lengths "MIN-MAX" of a string task (reverse, sort, copy) as (MIN, MAX); ExamprepError
+    naming what is wrong (a dates task, a corpus, a malformed or empty range)."""
+    import re
+
+    if task not in ("reverse", "sort", "copy"):
+        what = f"--task {task}" if task else "a corpus"
+        raise ExamprepError(f"--lengths {text}: only the string tasks reverse, sort and copy have lengths, not {what}")
+    found = re.fullmatch(r"\s*(\d+)\s*-\s*(\d+)\s*", text)
+    if not found:
+        raise ExamprepError(f"--lengths: expected MIN-MAX letters such as 4-60, got {text!r}")
+    low, high = int(found.group(1)), int(found.group(2))
+    if not 1 <= low <= high <= MAX_TASK_LENGTH:
+        raise ExamprepError(f"--lengths {text}: expected 1 ≤ MIN ≤ MAX ≤ {MAX_TASK_LENGTH}")
+    return low, high
+
+
+def check_architecture(arch: str, cell: Optional[str], attention: Optional[str], bidirectional: bool = True) -> None:
+    """The architecture options that only make sense together, checked before any work (and
+    before torch loads): --cell, --attention and --unidirectional belong to --arch rnn-seq2seq."""
+    from examprep.train.config import ARCHS, CELLS, RNN_ATTENTION
+
+    if arch not in ARCHS:
+        raise ExamprepError(f"--arch: expected {', '.join(ARCHS)}, got {arch!r}")
+    if cell is not None and cell not in CELLS:
+        raise ExamprepError(f"--cell: expected {' or '.join(CELLS)}, got {cell!r}")
+    if attention is not None and attention not in RNN_ATTENTION:
+        raise ExamprepError(f"--attention: expected {', '.join(RNN_ATTENTION)}, got {attention!r}")
+    if arch != "rnn-seq2seq":
+        if cell is not None:
+            raise ExamprepError(f"--cell {cell}: the cell is the RNN's; it needs --arch rnn-seq2seq, not {arch}")
+        if attention is not None:
+            raise ExamprepError(f"--attention {attention}: {arch} always uses scaled dot-product attention; "
+                                f"--attention chooses the RNN's and needs --arch rnn-seq2seq")
+        if not bidirectional:
+            raise ExamprepError(f"--unidirectional: the RNN encoder's reading direction; it needs --arch rnn-seq2seq, "
+                                f"not {arch}")
 
 
 def quiet_waiting_threads() -> None:
@@ -79,6 +125,8 @@ def quiet_waiting_threads() -> None:
     one (two spinning threads on a busy 2-core machine trained 10x slower than one thread)."""
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+
+MAX_BEAM = 1000           # `examprep translate --beam`: a wider beam is a typo (each step scores K·V candidates)
 
 # `examprep attention-map`
 ATTENTION_KINDS = {"cross": "cross", "encoder": "encoder self", "decoder": "decoder self"}

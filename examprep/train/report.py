@@ -13,6 +13,8 @@ def describe_metrics(metrics: dict) -> str:
              f"exact {100 * metrics['exact_match']:.2f}%"]
     if "bleu" in metrics:
         parts.append(f"BLEU {metrics['bleu']:.1f}")
+    if "chrf" in metrics:
+        parts.append(f"chrF {metrics['chrf']:.1f}")
     where = f"{metrics['pairs']:,} {metrics.get('split', 'held-out')} pairs"
     if metrics.get("sources", metrics["pairs"]) != metrics["pairs"]:
         where += f" ({metrics['sources']:,} sources)"

@@ -41,14 +41,14 @@ class Translator:
     def load(cls, path: Path | str, device: str = "cpu", max_tokens: Optional[int] = None) -> "Translator":
         return cls(checkpoint.load(path, resolve_device(device)), max_tokens)
 
-    def translate(self, texts: Sequence[str]) -> list[str]:
+    def translate(self, texts: Sequence[str], beam: int = 1) -> list[str]:
         """One output per text, in order; a blank text gives an empty output (the model is not run
         on it: with nothing to read, it would still write something)."""
         self._check_lengths(texts)
         filled = [i for i, text in enumerate(texts) if text.strip()]
         outputs = [""] * len(texts)
         got = translate(self.model, [texts[i] for i in filled], self.loaded.source_vocab, self.loaded.target_vocab,
-                        max_new_tokens=self.max_tokens) if filled else []
+                        max_new_tokens=self.max_tokens, beam=beam) if filled else []
         for i, output in zip(filled, got):
             outputs[i] = output
         return outputs
@@ -76,7 +76,16 @@ class Translator:
         device = self.model.lm_head.weight.device
         last = cfg.n_decoder_layers - 1
         with keep_attention(self.model):
-            if cfg.arch == "encoder-decoder":
+            if cfg.arch == "rnn-seq2seq":
+                if cfg.attention == "none":
+                    raise ConfigError("--attention: this model was trained with --attention none: it has no "
+                                      "attention to show")
+                self.model(_pad([ex.src]).to(device), _pad([ex.inp]).to(device))
+                name = "decoder.attention"
+                weights = self.model.attention_maps()[name][0].mean(0)
+                columns, rows = slice(0, len(src_ids) + 1), slice(0, len(out_ids) + 1)
+                source = [src_vocab.tokens[i] for i in src_ids] + ["<eos>"]
+            elif cfg.arch == "encoder-decoder":
                 self.model(_pad([ex.src]).to(device), _pad([ex.inp]).to(device))
                 name = f"decoder.layers.{last}.cross_attn"
                 weights = self.model.attention_maps()[name][0].mean(0)          # (T, S)

@@ -178,6 +178,47 @@ class Weights:
         return self._get(p + "weight", (d,)), self._get(p + "bias", (d,))
 
 
+    # ------------------------------------------------ examprep.train.rnn (arch "rnn-seq2seq")
+
+    def rnn_layer(self, side: str, layer: int = 0, reverse: bool = False) -> RNNLayer:
+        """Layer ``layer`` of the encoder's or decoder's nn.GRU/nn.LSTM (one direction): rows
+        [r; z; n] (GRU) or [i; f; g; o] (LSTM), as torch.nn.GRU/LSTM store them."""
+        cfg = self.stored.config
+        gates = 3 if cfg.cell == "gru" else 4
+        d = cfg.d_model
+        hidden = d // 2 if side == "encoder" and cfg.bidirectional else d
+        if side == "encoder":
+            inputs = d if layer == 0 else hidden * (2 if cfg.bidirectional else 1)
+        else:
+            inputs = d if layer > 0 or cfg.attention != "additive" else 2 * d
+        p = f"{side}.{{}}_l{layer}{'_reverse' if reverse else ''}"
+        return RNNLayer(self._get(p.format("weight_ih"), (gates * hidden, inputs)),
+                        self._get(p.format("weight_hh"), (gates * hidden, hidden)),
+                        self._get(p.format("bias_ih"), (gates * hidden,)), self._get(p.format("bias_hh"), (gates * hidden,)))
+
+    def bridge(self, cell_state: bool = False) -> tuple[Any, Any]:
+        """The bridge from the encoder's last states to the decoder's first (weight (D, D), bias (D,))."""
+        d = self.stored.config.d_model
+        p = "bridge_cell." if cell_state else "bridge."
+        return self._get(p + "weight", (d, d)), self._get(p + "bias", (d,))
+
+    def additive_attention(self) -> tuple[Any, Any, Any]:
+        """Bahdanau attention's (W_1, W_2, v): e_j = vᵀ tanh(W_1 h_j + W_2 s), each (D, D), v (D,)."""
+        d = self.stored.config.d_model
+        return (self._get("attention.key_proj.weight", (d, d)), self._get("attention.query_proj.weight", (d, d)),
+                self._get("attention.v.weight", (1, d))[0])
+
+
+@dataclass
+class RNNLayer:
+    """One direction of one layer of a torch.nn.GRU/LSTM: x W_ihᵀ + b_ih and h W_hhᵀ + b_hh per gate."""
+
+    weight_ih: Any
+    weight_hh: Any
+    bias_ih: Any
+    bias_hh: Any
+
+
 def read_weights(stored: Stored) -> Weights:
     """The weights of a checkpoint read by ``read``, with numpy (safetensors' numpy loader), as
     float64. Raises CheckpointError for a file that cannot be read, differs from the SHA-256 that
@@ -213,5 +254,5 @@ def read_checkpoint(path: Path | str) -> tuple[Stored, Weights]:
     return stored, read_weights(stored)
 
 
-__all__ = ["FILES", "FORMAT", "VERSION", "SelfAttention", "Stored", "Weights", "read", "read_checkpoint",
+__all__ = ["FILES", "FORMAT", "VERSION", "RNNLayer", "SelfAttention", "Stored", "Weights", "read", "read_checkpoint",
            "read_json", "read_weights", "resolve"]

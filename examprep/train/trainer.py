@@ -43,7 +43,7 @@ from examprep.train.evaluate import evaluate
 from examprep.train.flops import flops_per_step, peak_flops
 from examprep.train.config import TransformerConfig
 from examprep.train.model import build_model
-from examprep.train.options import KEPT_ON_RESUME, PRECISIONS, TrainOptions
+from examprep.train.options import KEPT_ON_RESUME, PRECISIONS, TrainOptions, check_architecture
 from examprep.train.report import Reporter
 
 
@@ -153,6 +153,7 @@ class _Data:
 
 
 def _check_options(o: TrainOptions) -> None:
+    check_architecture(o.arch, o.cell, o.attention, o.bidirectional)
     if o.task is not None and o.corpus is not None:
         raise ConfigError("give either --task or --corpus, not both")
     if o.precision not in PRECISIONS:
@@ -245,7 +246,7 @@ def _existing_parent(path: Path) -> Path:
 def _build_data(o: TrainOptions, d: Dist, vocabs: Optional[tuple[Vocab, Vocab]]) -> _Data:
     joint = o.arch == "decoder-only" or o.share == "all"
     if o.corpus is None:
-        task = get_task(o.task or "dates")
+        task = get_task(o.task or "dates", o.lengths)
         vocab = vocabs[0] if vocabs else task_vocab(task)
         stream = TaskStream(task, vocab, o.arch, o.batch_tokens, o.seed)
         if stream.batch_size < d.world:
@@ -290,7 +291,7 @@ def _model_config(o: TrainOptions, data: _Data) -> TransformerConfig:
         n_decoder_layers=o.layers, dropout=o.dropout if o.dropout is not None else (0.1 if o.corpus else 0.0),
         norm=o.norm, final_norm=o.final_norm,
         positions=o.positions, max_len=o.max_len, share_embeddings=o.share, activation=o.activation,
-        pad_id=PAD)
+        pad_id=PAD, cell=o.cell or "gru", attention=o.attention or "additive", bidirectional=o.bidirectional)
 
 
 def _autocast(device: torch.device, precision: str):
@@ -446,7 +447,7 @@ class _Run:
         for group in self.optimizer.param_groups:
             group["lr"] = noam_lr(step, self.cfg.d_model, o.warmup, o.lr_factor)
         with amp:
-            if self.cfg.arch == "encoder-decoder":
+            if self.cfg.arch != "decoder-only":
                 logits = train_model(batch.src, batch.inp, src_padded=batch.src_padded)
             else:
                 logits = train_model(batch.inp)

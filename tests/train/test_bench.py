@@ -22,6 +22,9 @@ def test_cpu_benchmark_runs_and_reports_every_figure(tmp_path):
     assert set(result["decode"]) == {"ours, KV cache", "ours, no cache", "nn.Transformer"}
     assert result["decode_same_tokens"] is True                 # same weights: the same greedy tokens
     assert "ratio ours / nn.Transformer" in res.stdout and "identical tokens: yes" in res.stdout
+    assert set(result["rnn"]) == {"additive", "dot", "none"}
+    assert all(r["ours_tokens_per_s"] > 0 and r["plain_tokens_per_s"] > 0 for r in result["rnn"].values())
+    assert "ratio ours / plain" in res.stdout
 
 
 def test_gpu_benchmark_runs_on_the_cpu_at_a_tiny_size_and_writes_as_it_goes(tmp_path):
@@ -38,3 +41,18 @@ def test_gpu_benchmark_runs_on_the_cpu_at_a_tiny_size_and_writes_as_it_goes(tmp_
     assert rows[0]["flop_formula"].startswith("6·N + 12·L·H·Q·T per token")
     assert "MFU vs 989" in (tmp_path / "gpu" / "summary.md").read_text()
     assert json.loads((tmp_path / "gpu" / "env.json").read_text())["tiny"] is True
+
+
+def test_exact_match_by_length_reports_every_band(tmp_path):
+    from examprep.train.trainer import TrainOptions, train
+
+    train(TrainOptions(task="copy", lengths="4-30", arch="rnn-seq2seq", attention="none", d_model=32, layers=1,
+                       batch_tokens=300, eval_size=20, eval_every=1000, steps=3, out=str(tmp_path / "run")))
+    out = tmp_path / "bands.json"
+    res = subprocess.run([PYTHON, "bench/exact_by_length.py", str(tmp_path / "run"), "--pairs", "40", "--band", "10",
+                          "--json", str(out)], cwd=REPO, env=ENV, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    [result] = json.loads(out.read_text())
+    assert list(result["bands"]) == ["4-13", "14-23", "24-30"] and result["task"] == "copy"
+    assert sum(b["pairs"] for b in result["bands"].values()) == result["pairs"] == 40
+    assert "rnn-seq2seq gru attention=none" in res.stdout
