@@ -23,7 +23,7 @@ from examprep.errors import ExamprepError, Interrupted, missing_extra
 COMMANDS = {
     "solve": "solve", "topics": "problems", "generate": "problems", "grade": "grade", "sheet": "sheet",
     "secret": "sheet", "quiz": "quiz", "stats": "quiz", "review": "quiz", "train": "train", "translate": "train",
-    "verify": "verify", "attention-map": "train",
+    "verify": "verify", "attention-map": "train", "fill-mask": "lm", "finetune": "lm",
 }
 
 
@@ -41,6 +41,8 @@ def _module(name: str) -> Any:
         from examprep.cli import quiz as module
     elif name == "train":
         from examprep.cli import train as module
+    elif name == "lm":
+        from examprep.cli import lm as module
     else:
         from examprep.cli import verify as module
     return module

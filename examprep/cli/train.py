@@ -20,9 +20,12 @@ def train(
     corpus: Optional[Path] = typer.Option(None, "--corpus", metavar="FILE",
                                           help="Parallel corpus, one 'source<TAB>target[<TAB>…]' per line (UTF-8)."),
     swap: bool = typer.Option(False, "--swap", help="Corpus: translate the second column into the first."),
-    tokens: str = typer.Option(DEFAULTS.tokens, "--tokens", help="Corpus vocabulary: char or word."),
+    tokens: Optional[str] = typer.Option(
+        None, "--tokens", help="Corpus vocabulary: char or word \\[default: char; word for --objective mlm]."),
     heldout: float = typer.Option(DEFAULTS.heldout, "--heldout", help="Corpus: share of sources held out for evaluation."),
-    arch: str = typer.Option(DEFAULTS.arch, "--arch", help="encoder-decoder or decoder-only."),
+    arch: str = typer.Option(DEFAULTS.arch, "--arch", help="encoder-decoder, decoder-only or encoder-only."),
+    objective: str = typer.Option(DEFAULTS.objective, "--objective",
+                                  help="seq2seq (translate), or mlm: BERT's masked LM (with --arch encoder-only)."),
     d_model: int = typer.Option(DEFAULTS.d_model, "--d-model", help="Width of the model."),
     layers: int = typer.Option(DEFAULTS.layers, "--layers", help="Encoder layers and decoder layers (each)."),
     heads: int = typer.Option(DEFAULTS.heads, "--heads", help="Attention heads."),
@@ -58,22 +61,33 @@ def train(
     resume: bool = typer.Option(False, "--resume", help="Continue the run in --out from its latest checkpoint."),
     seed: int = typer.Option(DEFAULTS.seed, "--seed", help="Seed of the data and of the initial weights."),
 ) -> None:
-    """Train the reference Transformer: on a built-in task (default: dates) or a parallel corpus."""
+    """Train the reference Transformer: on a built-in task (default: dates) or a parallel corpus;
+    or, with --arch encoder-only --objective mlm, a BERT-style masked LM on their sentences."""
+    from examprep.train.options import check_objective
+
+    check_objective(arch, objective)
+    tokens = tokens or ("word" if objective == "mlm" else "char")
     quiet_waiting_threads()
     from examprep.train.report import RichReporter, summary
     from examprep.train.trainer import train as run_training
 
     options = TrainOptions(
         task=task, corpus=str(corpus) if corpus else None, swap=swap, tokens=tokens, heldout=heldout,
-        arch=arch, d_model=d_model, layers=layers, heads=heads, d_ff=d_ff, dropout=dropout, norm=norm,
+        arch=arch, objective=objective, d_model=d_model, layers=layers, heads=heads, d_ff=d_ff, dropout=dropout, norm=norm,
         final_norm=final_norm, positions=positions, share=share, steps=steps, minutes=minutes,
         goal=goal, batch_tokens=batch_tokens, lr_factor=lr_factor, warmup=warmup,
         label_smoothing=label_smoothing, eval_every=eval_every, eval_size=eval_size, max_len=max_len,
         device=device, threads=threads, precision=precision,
         compile=compile, out=str(out) if out else None, resume=resume, seed=seed)
-    result = run_training(options, reporter=RichReporter())
-    if result.is_main:
-        typer.echo(summary(result))
+    if objective == "mlm":
+        from examprep.train.mlm import summary as mlm_summary, train_mlm
+
+        result = train_mlm(options, reporter=RichReporter())
+        typer.echo(mlm_summary(result))
+    else:
+        result = run_training(options, reporter=RichReporter())
+        if result.is_main:
+            typer.echo(summary(result))
     if result.stopped == "interrupted":
         raise typer.Exit(Interrupted.exit_code)
 

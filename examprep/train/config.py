@@ -9,7 +9,7 @@ from typing import Optional
 
 from examprep.train.errors import ConfigError
 
-ARCHS = ("encoder-decoder", "decoder-only")
+ARCHS = ("encoder-decoder", "decoder-only", "encoder-only")
 NORMS = ("post", "pre")
 POSITIONS = ("sinusoidal", "learned", "rope")
 SHARING = ("none", "output", "all")
@@ -28,7 +28,7 @@ class TransformerConfig:
     n_heads: int = 4
     d_ff: int = 512
     n_encoder_layers: int = 2         # unused by decoder-only
-    n_decoder_layers: int = 2
+    n_decoder_layers: int = 2         # unused by encoder-only
     dropout: float = 0.1
     norm: str = "post"
     final_norm: Optional[bool] = None  # None: on for pre-norm, off for post-norm
@@ -49,11 +49,11 @@ class TransformerConfig:
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ConfigError(f"{name}={getattr(self, name)!r} is not one of {', '.join(allowed)}")
-        for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "n_heads", "d_ff",
-                     "n_decoder_layers", "max_len"):
+        for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "n_heads", "d_ff", "max_len") \
+                + (("n_decoder_layers",) if self.arch != "encoder-only" else ()):
             if int(getattr(self, name)) < 1:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if self.arch == "encoder-decoder" and self.n_encoder_layers < 1:
+        if self.arch != "decoder-only" and self.n_encoder_layers < 1:
             raise ConfigError(f"n_encoder_layers must be at least 1, got {self.n_encoder_layers}")
         if self.d_model % self.n_heads:
             raise ConfigError(f"d_model={self.d_model} is not divisible by heads={self.n_heads}")
@@ -61,7 +61,7 @@ class TransformerConfig:
             raise ConfigError(f"RoPE needs an even head size; d_model/heads = {self.d_head}")
         if not 0.0 <= self.dropout < 1.0:
             raise ConfigError(f"dropout must be in [0, 1), got {self.dropout}")
-        if (self.arch == "decoder-only" or self.share_embeddings == "all") \
+        if (self.arch != "encoder-decoder" or self.share_embeddings == "all") \
                 and self.src_vocab_size != self.tgt_vocab_size:
             raise ConfigError(f"{self.arch} with share_embeddings={self.share_embeddings!r} needs one "
                               f"vocabulary, got {self.src_vocab_size} source and {self.tgt_vocab_size} "
@@ -87,15 +87,15 @@ class TransformerConfig:
         for name in ("layer_norm_eps", "rope_base"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive, got {getattr(self, name)}")
-        if self.n_encoder_layers < 0 or self.pad_id < 0:
-            name = "n_encoder_layers" if self.n_encoder_layers < 0 else "pad_id"
-            raise ConfigError(f"{name} must be at least 0, got {getattr(self, name)}")
+        for name in ("n_encoder_layers", "n_decoder_layers", "pad_id"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name} must be at least 0, got {getattr(self, name)}")
 
     def parameter_estimate(self) -> int:
         """About how many numbers the model holds (an upper bound: no tying, position tables counted)."""
         d, ff = self.d_model, self.d_ff
-        encoder = self.n_encoder_layers * (4 * d * d + 2 * d * ff) if self.arch == "encoder-decoder" else 0
-        decoder = self.n_decoder_layers * (8 * d * d + 2 * d * ff)
+        encoder = self.n_encoder_layers * (4 * d * d + 2 * d * ff) if self.arch != "decoder-only" else 0
+        decoder = self.n_decoder_layers * (8 * d * d + 2 * d * ff) if self.arch != "encoder-only" else 0
         return encoder + decoder + (self.src_vocab_size + 2 * self.tgt_vocab_size + 2 * self.max_len) * d
 
     def check_size(self) -> None:

@@ -182,6 +182,9 @@ def build_model(cfg: TransformerConfig) -> EncoderDecoder | DecoderOnly:
     """The model `cfg.arch` names, freshly initialised (seed with torch.manual_seed first). A model
     that does not fit in memory is a ConfigError naming its size."""
     try:
+        if cfg.arch == "encoder-only":
+            from examprep.train.bert import EncoderOnly     # the BERT-style model has a file of its own
+            return EncoderOnly(cfg)
         return EncoderDecoder(cfg) if cfg.arch == "encoder-decoder" else DecoderOnly(cfg)
     except (RuntimeError, MemoryError) as err:
         first = (str(err).strip().splitlines() or [type(err).__name__])[0]
