@@ -10,6 +10,10 @@ vocabulary of 1,000, batches of 64 pairs × 32 source and 32 target tokens. Prin
 - greedy decoding tokens/s for 64 output tokens: ours with the KV cache, ours re-running the
   decoder, and nn.Transformer re-running the decoder (its only way), with the ratios.
 
+- fine-tuning steps/s of LoRA (rank 4 on q and v of every attention block, examprep.train.lora)
+  against full fine-tuning of the same model, with the trainable parameters and AdamW's state
+  measured after the steps.
+
 Goals: training ≥ 1.0× nn.Transformer (matmul share ≥ 60%), decoding ≥ 3× nn.Transformer.
 Steps of the two models alternate so that a change of machine load hits both alike; medians are
 reported.
@@ -65,6 +69,46 @@ def train_step_fn(model, src, tgt, smoothing=0.1):
         opt.step()
         opt.zero_grad(set_to_none=True)
     return step
+
+
+def finetune_step_fn(model, src, tgt, params):
+    """One fine-tuning step of `params` (the rest of the model frozen or not), as examprep finetune."""
+    opt = torch.optim.AdamW(params, lr=1e-4, betas=(0.9, 0.999), weight_decay=0.0)
+    n_targets = tgt[:, 1:].numel()
+
+    def step():
+        loss = smoothed_cross_entropy(model(src, tgt[:, :-1], src_padded=False), tgt[:, 1:], 0.0) / n_targets
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+    return step, opt
+
+
+def finetune_rates(cfg, src, tgt, steps: int, rank: int = 4) -> dict:
+    """Median steps/s of LoRA and of full fine-tuning, alternated; trainable counts and optimizer bytes."""
+    from examprep.train.finetune import optimizer_bytes
+    from examprep.train.lora import add_adapters
+    from examprep.train.model import build_model
+
+    torch.manual_seed(2)
+    full = build_model(cfg).train()
+    lora = build_model(cfg).train()
+    lora.load_state_dict(full.state_dict())
+    adapted = add_adapters(lora, rank, float(rank), ("q", "v"))
+    runs = {"full fine-tuning": finetune_step_fn(full, src, tgt, list(full.parameters())),
+            f"LoRA r={rank} on q,v": finetune_step_fn(lora, src, tgt, list(adapted.parameters()))}
+    for fn, _ in runs.values():
+        fn()
+        fn()
+    times = {k: [] for k in runs}
+    for _ in range(steps):
+        for name, (fn, _) in runs.items():
+            times[name].append(timed(fn))
+    trainable = {"full fine-tuning": full.num_params(count_position_tables=True),
+                 f"LoRA r={rank} on q,v": adapted.trainable}
+    return {name: {"steps_per_s": 1 / statistics.median(times[name]), "trainable": trainable[name],
+                   "optimizer_bytes": optimizer_bytes(opt)} for name, (_, opt) in runs.items()}
 
 
 def timed(fn) -> float:
@@ -134,6 +178,9 @@ def main() -> None:
             dtimes[name].append(timed(fn))
     decode = {name: {"tokens_per_s": batch * out_len / statistics.median(ts)} for name, ts in dtimes.items()}
 
+    finetune = finetune_rates(cfg, src, tgt, args.steps)
+    lora_name = next(k for k in finetune if k.startswith("LoRA"))
+
     base_t, base_d = train["nn.Transformer"]["tokens_per_s"], decode["nn.Transformer"]["tokens_per_s"]
     result = {
         "machine": {"threads": torch.get_num_threads(), "torch": torch.__version__,
@@ -146,6 +193,8 @@ def main() -> None:
         "decode": decode, "decode_same_tokens": same,
         "decode_ratio_vs_nn_transformer": decode["ours, KV cache"]["tokens_per_s"] / base_d,
         "decode_ratio_vs_no_cache": decode["ours, KV cache"]["tokens_per_s"] / decode["ours, no cache"]["tokens_per_s"],
+        "finetune": finetune,
+        "finetune_ratio_lora_vs_full": finetune[lora_name]["steps_per_s"] / finetune["full fine-tuning"]["steps_per_s"],
     }
 
     print(f"machine: {result['machine']['threads']} threads, torch {torch.__version__}, "
@@ -162,6 +211,10 @@ def main() -> None:
         print(f"  {name:26s} {r['tokens_per_s']:11,.0f}")
     print(f"  ratio KV cache / nn.Transformer: {result['decode_ratio_vs_nn_transformer']:.2f}x (goal >= 3x); "
           f"KV cache / no cache: {result['decode_ratio_vs_no_cache']:.2f}x; identical tokens: {'yes' if same else 'NO'}")
+    print("fine-tuning (median step)     steps/s   trainable params   AdamW state")
+    for name, r in finetune.items():
+        print(f"  {name:26s} {r['steps_per_s']:7.2f} {r['trainable']:18,} {r['optimizer_bytes']:11,} bytes")
+    print(f"  ratio LoRA / full fine-tuning: {result['finetune_ratio_lora_vs_full']:.2f}x steps/s")
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n")
 

@@ -118,9 +118,14 @@ class EncoderOnly(nn.Module):
         mask = (tokens != self.cfg.pad_id)[:, None, None, :] if bool((tokens == self.cfg.pad_id).any()) else None
         return self.encoder(x, mask, self.positions.rotation(pos))
 
-    def forward(self, tokens: Tensor) -> Tensor:
-        h = self.mlm_norm(F.gelu(self.mlm_dense(self.hidden(tokens))))
-        return self.lm_head(h)
+    def forward(self, tokens: Tensor, where: Optional[Tensor] = None) -> Tensor:
+        """Logits (B, T, V); with where (B, T) boolean, only at those positions: (N, V). Training
+        asks only for the masked positions, as BERT's gather does: the output layer over a large
+        vocabulary is most of the work, and 85% of it would be thrown away."""
+        h = self.hidden(tokens)
+        if where is not None:
+            h = h[where]
+        return self.lm_head(self.mlm_norm(F.gelu(self.mlm_dense(h))))
 
     def num_params(self, count_position_tables: bool = False) -> int:
         seen = {id(p): p for p in self.parameters()}
@@ -139,12 +144,11 @@ def masked_accuracy(model: EncoderOnly, batches: Sequence[tuple[Tensor, Tensor]]
     loss = 0.0
     try:
         for inputs, labels in batches:
-            logits = model(inputs)
             chosen = labels != PAD
-            right += int(((logits.argmax(-1) == labels) & chosen).sum())
+            logits = model(inputs, chosen)
+            right += int((logits.argmax(-1) == labels[chosen]).sum())
             total += int(chosen.sum())
-            loss += float(F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), labels.reshape(-1),
-                                          ignore_index=PAD, reduction="sum"))
+            loss += float(F.cross_entropy(logits.float(), labels[chosen], reduction="sum"))
     finally:
         model.train(was_training)
     return {"masked_accuracy": right / max(total, 1), "masked_tokens": total,

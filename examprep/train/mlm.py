@@ -163,10 +163,11 @@ class _MlmRun:
                     lr = noam_lr(step, self.cfg.d_model, o.warmup, o.lr_factor)
                     for group in opt.param_groups:
                         group["lr"] = lr
+                    where = labels != PAD
                     with amp:
-                        logits = self.model(inputs)
-                    chosen = int((labels != PAD).sum())
-                    loss_sum = smoothed_cross_entropy(logits, labels, o.label_smoothing)
+                        logits = self.model(inputs, where)
+                    chosen = int(where.sum())
+                    loss_sum = smoothed_cross_entropy(logits, labels[where], o.label_smoothing)
                     (loss_sum / max(chosen, 1)).backward()
                     torch.nn.utils.clip_grad_norm_(self.model.parameters(), o.clip)
                     opt.step()

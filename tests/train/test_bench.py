@@ -22,6 +22,11 @@ def test_cpu_benchmark_runs_and_reports_every_figure(tmp_path):
     assert set(result["decode"]) == {"ours, KV cache", "ours, no cache", "nn.Transformer"}
     assert result["decode_same_tokens"] is True                 # same weights: the same greedy tokens
     assert "ratio ours / nn.Transformer" in res.stdout and "identical tokens: yes" in res.stdout
+    lora, full = result["finetune"]["LoRA r=4 on q,v"], result["finetune"]["full fine-tuning"]
+    assert lora["steps_per_s"] > 0 and full["steps_per_s"] > 0 and result["finetune_ratio_lora_vs_full"] > 0
+    assert lora["trainable"] == 6 * 4 * (32 + 32)        # 3 attention blocks × (q, v), r = 4, d = k = 32
+    assert lora["optimizer_bytes"] < full["optimizer_bytes"]
+    assert "ratio LoRA / full fine-tuning" in res.stdout
 
 
 def test_gpu_benchmark_runs_on_the_cpu_at_a_tiny_size_and_writes_as_it_goes(tmp_path):

@@ -69,6 +69,8 @@ def test_the_encoder_reads_both_directions_and_ignores_padding():
     padded = torch.tensor([[BOS, 10, 11, 12, EOS, PAD, PAD]])
     torch.testing.assert_close(model(padded)[:, :5], model(a))
     assert model.lm_head.weight is model.src_embed.weight           # tied, as BERT's
+    where = torch.tensor([[False, True, False, True, False]])
+    torch.testing.assert_close(model(a, where), model(a)[where])      # the head at the masked positions only
 
 
 def _corpus(tmp_path):
