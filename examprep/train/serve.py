@@ -29,8 +29,11 @@ class AttentionView:
 class Translator:
     def __init__(self, loaded: checkpoint.Loaded, max_tokens: Optional[int] = None):
         self.loaded = loaded
-        self.model = loaded.model.eval()
         cfg = loaded.config
+        if cfg.arch == "encoder-only":
+            raise ConfigError(f"{loaded.path} is a masked LM (encoder-only): it fills in gaps, it does not "
+                              f"translate; use examprep fill-mask --checkpoint {loaded.path} \"... [MASK] ...\"")
+        self.model = loaded.model.eval()
         if max_tokens is None:
             max_tokens = int(loaded.data.get("max_target_tokens", cfg.max_len - 1))
         self.max_tokens = max_tokens

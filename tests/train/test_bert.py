@@ -105,6 +105,10 @@ def test_train_a_tiny_masked_lm_then_fill_mask(tmp_path):
     lines = res.stdout.splitlines()
     assert [lines[0], lines[4]] == ["[MASK] 1:", "[MASK] 2:"] and len(lines) == 8
     assert all(line.startswith("  ") and line.endswith("%") for line in lines[1:4] + lines[5:])
+    for command in (["translate", "-c", out, "w1 is"], ["attention-map", "-c", out, "w1 is", "--kind", "encoder"]):
+        res = run(*command)               # a masked LM does not translate: one line, not a traceback
+        assert res.exit_code == 2 and "is a masked LM (encoder-only)" in res.stderr
+        assert len(res.stderr.splitlines()) == 1
     res = run("fill-mask", "-c", out, "w1 is [MASK] qqq")
     assert res.exit_code == 0 and res.stderr == "warning: words this model never saw, read as unknown: 'qqq'\n"
 
