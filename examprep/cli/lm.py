@@ -20,9 +20,9 @@ def fill_mask(
     text: str = typer.Argument(..., help="A sentence with one or more [MASK], e.g. \"Je suis [MASK] .\""),
     checkpoint: Path = typer.Option(..., "--checkpoint", "-c", metavar="DIR",
                                     help="A masked-LM run (train --arch encoder-only --objective mlm) or step directory."),
-    top_k: int = typer.Option(5, "--top-k", "-k", help=f"Tokens shown per [MASK] (1 to {MAX_TOP_K})."),
+    top_k: int = typer.Option(5, "--top-k", "-k", help=f"Words shown per [MASK] (1 to {MAX_TOP_K})."),
 ) -> None:
-    """Fill in each [MASK] of TEXT: the model's top-k tokens with their probabilities."""
+    """Fill in each [MASK] of TEXT: the masked LM's top-k words with their probabilities."""
     from examprep.errors import ExamprepError
 
     if not 1 <= top_k <= MAX_TOP_K:
