@@ -232,6 +232,33 @@ def apply_adapter(model: torch.nn.Module, meta: dict, tensors: dict, where: Path
     return adapted
 
 
+def is_adapter(path: Path | str) -> bool:
+    """Whether path is an adapter run or step directory of `examprep finetune` (not a checkpoint)."""
+    path = Path(path)
+    if (path / ADAPTER_JSON).is_file():
+        return True
+    step_dir = read_latest(path)[0] if path.is_dir() else None
+    return step_dir is not None and (step_dir / ADAPTER_JSON).is_file()
+
+
+def load_adapted(path: Path | str, device: str | torch.device = "cpu") -> checkpoint.Loaded:
+    """The base model an adapter names, with the adapter added (not merged), as a checkpoint.Loaded;
+    CheckpointError if the base is gone or its weights are not those the adapter was trained on."""
+    step_dir, meta, tensors = read_adapter(path)
+    base = meta.get("base", {})
+    base_path = Path(str(base.get("path", "")))
+    if not (base_path / stored.WEIGHTS).is_file():
+        raise CheckpointError(f"{step_dir / ADAPTER_JSON} names the base model {base_path}, which is gone; "
+                              f"merge the adapter where the base is (finetune --merge)")
+    if file_sha256(base_path / stored.WEIGHTS) != base.get("sha256"):
+        raise CheckpointError(f"the base model {base_path} changed after the adapter in {step_dir} was trained on it")
+    loaded = checkpoint.load(base_path, device)
+    apply_adapter(loaded.model, meta, tensors, step_dir)
+    loaded.model.eval()
+    return checkpoint.Loaded(step_dir, loaded.model, loaded.config, loaded.source_vocab, loaded.target_vocab,
+                             {**loaded.meta, "data": {**loaded.data, **meta.get("data", {})}})
+
+
 # ------------------------------------------------------------------ the run
 
 def _data(p: Plan, o: FinetuneOptions, cfg: TransformerConfig, d):
@@ -418,7 +445,7 @@ def summary(r: FinetuneResult, o: FinetuneOptions) -> str:
     if r.merged is not None:
         lines.append(f"merged model: {r.merged}")
         lines.append(f"try it: examprep translate --checkpoint {r.run_dir / 'merged'} \"...\"")
-    elif o.full and r.checkpoint is not None:
+    elif r.checkpoint is not None:
         lines.append(f"try it: examprep translate --checkpoint {r.run_dir} \"...\"")
     return "\n".join(lines)
 
@@ -435,5 +462,5 @@ def describe_counts(r: FinetuneResult, o: FinetuneOptions, d_model: int) -> str:
             f"bytes, two fp32 moments of every weight)")
 
 
-__all__ = ["FinetuneResult", "Plan", "apply_adapter", "describe_counts", "finetune", "plan", "read_adapter",
-           "save_adapter", "summary"]
+__all__ = ["FinetuneResult", "Plan", "apply_adapter", "describe_counts", "finetune", "is_adapter", "load_adapted",
+           "plan", "read_adapter", "save_adapter", "summary"]

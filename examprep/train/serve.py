@@ -42,6 +42,10 @@ class Translator:
 
     @classmethod
     def load(cls, path: Path | str, device: str = "cpu", max_tokens: Optional[int] = None) -> "Translator":
+        from examprep.train.finetune import is_adapter, load_adapted
+
+        if is_adapter(path):                      # a LoRA adapter of `examprep finetune`: its base model with it
+            return cls(load_adapted(path, resolve_device(device)), max_tokens)
         return cls(checkpoint.load(path, resolve_device(device)), max_tokens)
 
     def translate(self, texts: Sequence[str]) -> list[str]:

@@ -145,6 +145,15 @@ def test_adapter_only_checkpoints_resume_to_the_uninterrupted_run(base, tmp_path
     assert run("train", *BASE, "--steps", "3", "--seed", "1", "--out", other).exit_code == 0
     res = run("finetune", "-c", other, "--lora-rank", "2", *FT, "--steps", "12", "--out", resumed, "--resume")
     assert res.exit_code == 2 and "was trained on other weights" in res.stderr
+    # translate with an adapter whose base changed: one line, not a model with the wrong weights
+    base_weights = checkpoint.latest(base) / "model.safetensors"
+    saved = base_weights.read_bytes()
+    try:
+        base_weights.write_bytes(saved[:-4] + b"\x00\x00\x00\x00")
+        res = run("translate", "-c", resumed, "29 Nov 2026")
+        assert res.exit_code == 2 and "changed after the adapter" in res.stderr and len(res.stderr.splitlines()) == 1
+    finally:
+        base_weights.write_bytes(saved)
 
 
 def test_merge_writes_a_plain_checkpoint_with_the_adapter_models_outputs(base, tmp_path):
@@ -161,7 +170,11 @@ def test_merge_writes_a_plain_checkpoint_with_the_adapter_models_outputs(base, t
     src, tgt = _inputs(merged.config)
     with torch.no_grad():
         torch.testing.assert_close(merged.model(src, tgt), adapted.eval()(src, tgt), rtol=1e-5, atol=1e-5)
-    assert run("translate", "-c", out / "merged", "29 Nov 2026").exit_code == 0
+    dates = ["29 Nov 2026", "Sunday, 1 March 1925", "3/4/2001"]
+    merged_out = run("translate", "-c", out / "merged", *dates)
+    adapter_out = run("translate", "-c", out, *dates)             # the adapter directory: base + adapter
+    assert merged_out.exit_code == 0 and adapter_out.exit_code == 0, adapter_out.output
+    assert adapter_out.stdout == merged_out.stdout and len(adapter_out.stdout.splitlines()) == 3
 
 
 def test_full_fine_tuning_trains_every_weight_and_writes_a_checkpoint(base, tmp_path):
