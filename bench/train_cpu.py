@@ -120,7 +120,8 @@ def print_finetune(finetune: dict, cfg=None, batch=0, src_len=0, tgt_len=0) -> N
     print("fine-tuning (median step)     steps/s   trainable params   AdamW state")
     for name, r in finetune.items():
         print(f"  {name:26s} {r['steps_per_s']:7.2f} {r['trainable']:18,} {r['optimizer_bytes']:11,} bytes")
-    print(f"  ratio LoRA / full fine-tuning: {finetune[lora]['steps_per_s'] / finetune['full fine-tuning']['steps_per_s']:.2f}x steps/s")
+    ratio = finetune[lora]["steps_per_s"] / finetune["full fine-tuning"]["steps_per_s"]
+    print(f"  ratio LoRA / full fine-tuning: {ratio:.2f}x steps/s")
 
 
 def timed(fn) -> float:

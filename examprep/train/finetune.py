@@ -36,6 +36,7 @@ import torch
 from examprep.train import checkpoint, stored
 from examprep.train.checkpoint import _fsync_dir, _write_json
 from examprep.train.config import TransformerConfig
+from examprep.train.data import collate
 from examprep.train.errors import CheckpointError, ConfigError, DivergedError, WriteError
 from examprep.train.evaluate import evaluate
 from examprep.train.lora import Adapted, add_adapters, check_rank, merge, parse_targets
@@ -358,8 +359,6 @@ def finetune(o: FinetuneOptions, reporter: Optional[Reporter] = None) -> Finetun
                     lr = p.lr * min(1.0, step / o.warmup) if o.warmup else p.lr
                     for group in opt.param_groups:
                         group["lr"] = lr
-                    from examprep.train.data import collate
-
                     batch = collate(data.stream.examples(step)).to(d.device)
                     logits = model(batch.src, batch.inp, src_padded=batch.src_padded) \
                         if cfg.arch == "encoder-decoder" else model(batch.inp)

@@ -10,6 +10,7 @@ two runs, is measured on the same gaps. Training batches are masked afresh at ev
 """
 from __future__ import annotations
 
+import math
 import random
 import time
 from dataclasses import asdict
@@ -22,7 +23,7 @@ from examprep.train import checkpoint
 from examprep.train.bert import MASK_ID, masked_accuracy, mask_tokens, mlm_vocab
 from examprep.train.data import BOS, EOS, PAD, CorpusStream, Example, _bucket, _pad, get_task, read_corpus
 from examprep.train.distributed import setup, teardown
-from examprep.train.errors import CheckpointError, ConfigError, CorpusError
+from examprep.train.errors import CheckpointError, ConfigError, CorpusError, DivergedError
 from examprep.train.model import build_model
 from examprep.train.config import TransformerConfig
 from examprep.train.options import KEPT_ON_RESUME, TrainOptions
@@ -109,7 +110,7 @@ class _MlmRun:
             torch.manual_seed(o.seed)
             self.model, self.state = build_model(self.cfg), None
         self.model.to(device).train()
-        self.heldout = [(i.to(device), l.to(device)) for i, l in self.heldout]
+        self.heldout = [(inputs.to(device), labels.to(device)) for inputs, labels in self.heldout]
         self.goal = o.goal if o.goal else None
 
     def _fixed_masks(self, rows: list[list[int]], size: int = 256) -> list:
@@ -173,8 +174,7 @@ class _MlmRun:
                     opt.step()
                     opt.zero_grad(set_to_none=True)
                     loss = float(loss_sum.detach()) / max(chosen, 1)
-                    if loss != loss or loss in (float("inf"), float("-inf")):
-                        from examprep.train.errors import DivergedError
+                    if not math.isfinite(loss):
                         raise DivergedError(f"the loss became {loss} at step {step}; stopped without saving, the "
                                             f"last good checkpoint {last or '(none yet)'} is kept; try a lower "
                                             f"--lr-factor")
