@@ -63,8 +63,10 @@ def train(
 ) -> None:
     """Train the reference Transformer: on a built-in task (default: dates) or a parallel corpus;
     or, with --arch encoder-only --objective mlm, a BERT-style masked LM on their sentences."""
-    from examprep.train.options import check_objective
+    from examprep.train.options import check_objective, resumed_model_kind
 
+    if resume:
+        arch, objective = resumed_model_kind(out, arch, objective)
     check_objective(arch, objective)
     tokens = tokens or ("word" if objective == "mlm" else "char")
     quiet_waiting_threads()

@@ -246,6 +246,8 @@ def summary(result: TrainResult) -> str:
                      f"(at step {last['step']:,})")
     if result.checkpoint is not None:
         lines.append(f"checkpoint: {result.checkpoint}")
+        if result.stopped == "interrupted":
+            lines.append(f"continue with: examprep train --out {result.run_dir} --resume")
         lines.append(f"try it: examprep fill-mask --checkpoint {result.run_dir} \"... {'[MASK]'} ...\"")
     return "\n".join(lines)
 

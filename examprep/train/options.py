@@ -74,6 +74,23 @@ KEPT_ON_RESUME = ("task", "corpus", "swap", "tokens", "min_count", "heldout", "e
                    "label_smoothing", "clip", "weight_decay", "seed")
 
 
+def resumed_model_kind(out: Optional[Path], arch: str, objective: str) -> tuple[str, str]:
+    """--resume keeps the run's architecture and objective: (arch, objective) as its latest
+    checkpoint saved them, or as given when there is none to read (the trainer then says why)."""
+    import json
+
+    from examprep.train.rundir import read_latest
+
+    step_dir = read_latest(out)[0] if out is not None else None
+    try:
+        saved = json.loads((step_dir / "config.json").read_text(encoding="utf-8")).get("training", {})
+    except (AttributeError, TypeError, OSError, ValueError):
+        return arch, objective
+    if not isinstance(saved, dict):
+        return arch, objective
+    return str(saved.get("arch", arch)), str(saved.get("objective", objective))
+
+
 def check_objective(arch: str, objective: str) -> None:
     """--objective against --arch, before torch loads: a masked LM reads the whole sentence, so it
     is encoder-only, and an encoder alone has no decoder to translate with."""

@@ -118,7 +118,7 @@ def test_masked_lm_runs_resume_where_they_stopped(tmp_path):
     straight, resumed = tmp_path / "straight", tmp_path / "resumed"
     assert run("train", *TINY, "--corpus", corpus, "--steps", "20", "--eval-every", "10", "--out", straight).exit_code == 0
     assert run("train", *TINY, "--corpus", corpus, "--steps", "10", "--eval-every", "10", "--out", resumed).exit_code == 0
-    res = run("train", "--arch", "encoder-only", "--objective", "mlm", "--steps", "20", "--out", resumed, "--resume")
+    res = run("train", "--steps", "20", "--out", resumed, "--resume")          # the run's arch and objective kept
     assert res.exit_code == 0, res.output
     a, b = checkpoint.load(straight).model.state_dict(), checkpoint.load(resumed).model.state_dict()
     for key in a:
