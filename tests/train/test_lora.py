@@ -18,7 +18,7 @@ from .helpers import small_config
 
 runner = CliRunner()
 BASE = ["--d-model", "16", "--heads", "2", "--d-ff", "32", "--batch-tokens", "300", "--eval-size", "10"]
-FT = ["--batch-tokens", "300", "--eval-size", "10", "--eval-every", "5", "--task", "dates-dmy"]
+FT = ["--batch-tokens", "300", "--eval-size", "10", "--eval-every", "5", "--task", "dates-dmy", "--threads", "1"]
 
 
 def run(*args):
