@@ -15,6 +15,10 @@ additive, dot and no attention; d_model 256, the same vocabulary and batches) ag
 PyTorch loop over the same nn.GRU layers and weights (examprep.train.baseline.plain_rnn_loop: the
 decoder called once per token, W_1 h recomputed each step): training tokens/s and the ratio.
 
+Then fine-tuning steps/s of LoRA (rank 4 on q and v of every attention block, examprep.train.lora)
+against full fine-tuning of the same model, with the trainable parameters and AdamW's state
+measured after the steps.
+
 Goals: training ≥ 1.0× nn.Transformer (matmul share ≥ 60%), decoding ≥ 3× nn.Transformer; the RNN
 seq2seq ≥ 1.0× its plain loop for every attention.
 Steps of the two models alternate so that a change of machine load hits both alike; medians are
@@ -116,6 +120,59 @@ def bench_rnn(args, vocab: int, batch: int, src_len: int, tgt_len: int) -> dict:
     return out
 
 
+def finetune_step_fn(model, src, tgt, params):
+    """One fine-tuning step of `params` (the rest of the model frozen or not), as examprep finetune."""
+    opt = torch.optim.AdamW(params, lr=1e-4, betas=(0.9, 0.999), weight_decay=0.0)
+    n_targets = tgt[:, 1:].numel()
+
+    def step():
+        loss = smoothed_cross_entropy(model(src, tgt[:, :-1], src_padded=False), tgt[:, 1:], 0.0) / n_targets
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+    return step, opt
+
+
+def finetune_rates(cfg, src, tgt, steps: int, rank: int = 4) -> dict:
+    """Median steps/s of LoRA and of full fine-tuning, alternated; trainable counts and optimizer bytes."""
+    from examprep.train.finetune import optimizer_bytes
+    from examprep.train.lora import add_adapters
+    from examprep.train.model import build_model
+
+    torch.manual_seed(2)
+    full = build_model(cfg).train()
+    lora = build_model(cfg).train()
+    lora.load_state_dict(full.state_dict())
+    adapted = add_adapters(lora, rank, float(rank), ("q", "v"))
+    runs = {"full fine-tuning": finetune_step_fn(full, src, tgt, list(full.parameters())),
+            f"LoRA r={rank} on q,v": finetune_step_fn(lora, src, tgt, list(adapted.parameters()))}
+    for fn, _ in runs.values():
+        fn()
+        fn()
+    times = {k: [] for k in runs}
+    for _ in range(steps):
+        for name, (fn, _) in runs.items():
+            times[name].append(timed(fn))
+    trainable = {"full fine-tuning": full.num_params(count_position_tables=True),
+                 f"LoRA r={rank} on q,v": adapted.trainable}
+    return {name: {"steps_per_s": 1 / statistics.median(times[name]), "trainable": trainable[name],
+                   "optimizer_bytes": optimizer_bytes(opt)} for name, (_, opt) in runs.items()}
+
+
+def print_finetune(finetune: dict, cfg=None, batch=0, src_len=0, tgt_len=0) -> None:
+    if cfg is not None:
+        print(f"machine: {torch.get_num_threads()} threads, torch {torch.__version__}; model: d_model {cfg.d_model}, "
+              f"{cfg.n_heads} heads, {cfg.n_encoder_layers}+{cfg.n_decoder_layers} layers, d_ff {cfg.d_ff}; "
+              f"batch {batch} x ({src_len} + {tgt_len}) tokens")
+    lora = next(k for k in finetune if k.startswith("LoRA"))
+    print("fine-tuning (median step)     steps/s   trainable params   AdamW state")
+    for name, r in finetune.items():
+        print(f"  {name:26s} {r['steps_per_s']:7.2f} {r['trainable']:18,} {r['optimizer_bytes']:11,} bytes")
+    ratio = finetune[lora]["steps_per_s"] / finetune["full fine-tuning"]["steps_per_s"]
+    print(f"  ratio LoRA / full fine-tuning: {ratio:.2f}x steps/s")
+
+
 def timed(fn) -> float:
     t = time.perf_counter()
     fn()
@@ -129,6 +186,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=None, help="torch threads (default: all cores)")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
     ap.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test of this script")
+    ap.add_argument("--finetune-only", action="store_true",
+                    help="only LoRA against full fine-tuning (skips nn.Transformer and decoding)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads or os.cpu_count() or 1)
 
@@ -140,11 +199,17 @@ def main() -> None:
         cfg = TransformerConfig(src_vocab_size=1000, tgt_vocab_size=1000, d_model=256, n_heads=4, d_ff=1024,
                                 n_encoder_layers=3, n_decoder_layers=3, dropout=0.1, final_norm=True)
         batch, src_len, tgt_len, out_len = 64, 32, 32, 64
-    ours, ref = matched_pair(cfg, seed=0)
     g = torch.Generator().manual_seed(0)
     src = torch.randint(5, cfg.src_vocab_size, (batch, src_len), generator=g)
     tgt = torch.randint(5, cfg.tgt_vocab_size, (batch, tgt_len + 1), generator=g)
     tokens = batch * (src_len + tgt_len)
+    if args.finetune_only:
+        finetune = finetune_rates(cfg, src, tgt, args.steps)
+        print_finetune(finetune, cfg, batch, src_len, tgt_len)
+        if args.json:
+            args.json.write_text(json.dumps({"finetune": finetune}, indent=2) + "\n")
+        return
+    ours, ref = matched_pair(cfg, seed=0)
 
     rate = matmul_rate((128, 256) if args.quick else (1024, 2048))
     flops = flops_per_step(ours, batch, src_len, tgt_len)
@@ -183,6 +248,9 @@ def main() -> None:
             dtimes[name].append(timed(fn))
     decode = {name: {"tokens_per_s": batch * out_len / statistics.median(ts)} for name, ts in dtimes.items()}
 
+    finetune = finetune_rates(cfg, src, tgt, args.steps)
+    lora_name = next(k for k in finetune if k.startswith("LoRA"))
+
     base_t, base_d = train["nn.Transformer"]["tokens_per_s"], decode["nn.Transformer"]["tokens_per_s"]
     result = {
         "machine": {"threads": torch.get_num_threads(), "torch": torch.__version__,
@@ -195,6 +263,8 @@ def main() -> None:
         "decode": decode, "decode_same_tokens": same,
         "decode_ratio_vs_nn_transformer": decode["ours, KV cache"]["tokens_per_s"] / base_d,
         "decode_ratio_vs_no_cache": decode["ours, KV cache"]["tokens_per_s"] / decode["ours, no cache"]["tokens_per_s"],
+        "finetune": finetune,
+        "finetune_ratio_lora_vs_full": finetune[lora_name]["steps_per_s"] / finetune["full fine-tuning"]["steps_per_s"],
     }
 
     print(f"machine: {result['machine']['threads']} threads, torch {torch.__version__}, "
@@ -218,6 +288,7 @@ def main() -> None:
     for attention, r in result["rnn"].items():
         print(f"  {attention:9s} {r['ours_tokens_per_s']:10,.0f} {r['plain_tokens_per_s']:12,.0f} {r['ratio']:10.2f}x")
     print("  (goal: >= 1.0x for every attention)")
+    print_finetune(finetune)
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n")
 

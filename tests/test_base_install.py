@@ -28,10 +28,13 @@ COMMANDS = [
     ["generate", "attention-from-model", "--checkpoint", "runs/x", "--seed", "1"],
     ["verify", "-n", "1"],
     ["attention-map", "--checkpoint", "runs/x", "29 Nov 2026"],
+    ["train", "--arch", "encoder-only", "--objective", "mlm", "--steps", "1"],
+    ["fill-mask", "--checkpoint", "runs/x", "Je suis [MASK] ."],
+    ["finetune", "--checkpoint", "runs/x", "--lora-rank", "4", "--out", "runs/y"],
 ]
 
 
-@pytest.mark.parametrize("args", COMMANDS, ids=lambda a: a[0])
+@pytest.mark.parametrize("args", COMMANDS, ids=lambda a: " ".join(a[:3]))
 def test_a_command_that_needs_the_trainer_says_how_to_install_it(args, tmp_path):
     res = subprocess.run([sys.executable, "-c", HIDE, *args], capture_output=True, text=True, timeout=120,
                          cwd=tmp_path)

@@ -7,6 +7,7 @@
     grade.py      grade                      sheet.py      sheet, secret
     quiz.py       quiz, stats, review        train.py      train, translate, attention-map
     verify.py     verify                     anki.py       anki
+    lm.py         fill-mask, finetune
 
 Each command parses its options, calls one function of its feature and renders what it returns;
 heavy modules (numpy, sympy, torch, the generators and renderers) are imported inside the commands,

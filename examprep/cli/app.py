@@ -23,7 +23,7 @@ from examprep.errors import ExamprepError, Interrupted, missing_extra
 COMMANDS = {
     "solve": "solve", "topics": "problems", "generate": "problems", "check": "author", "grade": "grade", "sheet": "sheet",
     "secret": "sheet", "quiz": "quiz", "stats": "quiz", "review": "quiz", "train": "train", "translate": "train",
-    "verify": "verify", "attention-map": "train", "anki": "anki",
+    "verify": "verify", "attention-map": "train", "fill-mask": "lm", "finetune": "lm", "anki": "anki",
 }
 
 
@@ -45,6 +45,8 @@ def _module(name: str) -> Any:
         from examprep.cli import anki as module
     elif name == "author":
         from examprep.cli import author as module
+    elif name == "lm":
+        from examprep.cli import lm as module
     else:
         from examprep.cli import verify as module
     return module

@@ -20,11 +20,15 @@ def train(
     corpus: Optional[Path] = typer.Option(None, "--corpus", metavar="FILE",
                                           help="Parallel corpus, one 'source<TAB>target[<TAB>…]' per line (UTF-8)."),
     swap: bool = typer.Option(False, "--swap", help="Corpus: translate the second column into the first."),
-    tokens: str = typer.Option(DEFAULTS.tokens, "--tokens", help="Corpus vocabulary: char or word."),
+    tokens: Optional[str] = typer.Option(
+        None, "--tokens", help="Corpus vocabulary: char or word \\[default: char; word for --objective mlm]."),
     lengths: Optional[str] = typer.Option(None, "--lengths", metavar="MIN-MAX",
                                           help="reverse, sort, copy: string lengths \\[default: 4-16]."),
     heldout: float = typer.Option(DEFAULTS.heldout, "--heldout", help="Corpus: share of sources held out for evaluation."),
-    arch: str = typer.Option(DEFAULTS.arch, "--arch", help="encoder-decoder, decoder-only or rnn-seq2seq."),
+    arch: str = typer.Option(DEFAULTS.arch, "--arch",
+                             help="encoder-decoder, decoder-only, rnn-seq2seq or encoder-only."),
+    objective: str = typer.Option(DEFAULTS.objective, "--objective",
+                                  help="seq2seq (translate), or mlm: BERT's masked LM (with --arch encoder-only)."),
     cell: Optional[str] = typer.Option(None, "--cell", help="rnn-seq2seq: gru or lstm \\[default: gru]."),
     attention: Optional[str] = typer.Option(
         None, "--attention", help="rnn-seq2seq: additive (Bahdanau), dot (Luong) or none \\[default: additive]."),
@@ -67,10 +71,15 @@ def train(
     seed: int = typer.Option(DEFAULTS.seed, "--seed", help="Seed of the data and of the initial weights."),
 ) -> None:
     """Train the reference Transformer (or an RNN encoder–decoder): on a built-in task (default:
-    dates) or a parallel corpus."""
-    from examprep.train.options import check_architecture
+    dates) or a parallel corpus; or, with --arch encoder-only --objective mlm, a BERT-style masked
+    LM on their sentences."""
+    from examprep.train.options import check_architecture, check_objective, resumed_model_kind
 
+    if resume:
+        arch, objective = resumed_model_kind(out, arch, objective)
+    check_objective(arch, objective)
     check_architecture(arch, cell, attention, bidirectional)
+    tokens = tokens or ("word" if objective == "mlm" else "char")
     if lengths is not None:
         from examprep.train.options import parse_lengths
 
@@ -82,17 +91,22 @@ def train(
     options = TrainOptions(
         task=task, corpus=str(corpus) if corpus else None, swap=swap, tokens=tokens, heldout=heldout,
         lengths=lengths,
-        arch=arch, cell=cell, attention=attention, bidirectional=bidirectional, d_model=d_model, layers=layers,
-        heads=heads, d_ff=d_ff,
-        dropout=dropout, norm=norm,
+        arch=arch, objective=objective, cell=cell, attention=attention, bidirectional=bidirectional,
+        d_model=d_model, layers=layers, heads=heads, d_ff=d_ff, dropout=dropout, norm=norm,
         final_norm=final_norm, positions=positions, share=share, steps=steps, minutes=minutes,
         goal=goal, batch_tokens=batch_tokens, lr_factor=lr_factor, warmup=warmup,
         label_smoothing=label_smoothing, eval_every=eval_every, eval_size=eval_size, max_len=max_len,
         device=device, threads=threads, precision=precision,
         compile=compile, out=str(out) if out else None, resume=resume, seed=seed)
-    result = run_training(options, reporter=RichReporter())
-    if result.is_main:
-        typer.echo(summary(result))
+    if objective == "mlm":
+        from examprep.train.mlm import summary as mlm_summary, train_mlm
+
+        result = train_mlm(options, reporter=RichReporter())
+        typer.echo(mlm_summary(result))
+    else:
+        result = run_training(options, reporter=RichReporter())
+        if result.is_main:
+            typer.echo(summary(result))
     if result.stopped == "interrupted":
         raise typer.Exit(Interrupted.exit_code)
 

@@ -9,7 +9,7 @@ from typing import Optional
 
 from examprep.train.errors import ConfigError
 
-ARCHS = ("encoder-decoder", "decoder-only", "rnn-seq2seq")
+ARCHS = ("encoder-decoder", "decoder-only", "rnn-seq2seq", "encoder-only")
 SEQ2SEQ = ("encoder-decoder", "rnn-seq2seq")     # the architectures with an encoder and a decoder
 CELLS = ("gru", "lstm")                         # rnn-seq2seq: the recurrent cell
 RNN_ATTENTION = ("none", "additive", "dot")     # rnn-seq2seq: Bahdanau, Luong, or the bottleneck
@@ -31,7 +31,7 @@ class TransformerConfig:
     n_heads: int = 4
     d_ff: int = 512
     n_encoder_layers: int = 2         # unused by decoder-only
-    n_decoder_layers: int = 2
+    n_decoder_layers: int = 2         # unused by encoder-only
     dropout: float = 0.1
     norm: str = "post"
     final_norm: Optional[bool] = None  # None: on for pre-norm, off for post-norm
@@ -56,11 +56,11 @@ class TransformerConfig:
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ConfigError(f"{name}={getattr(self, name)!r} is not one of {', '.join(allowed)}")
-        for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "n_heads", "d_ff",
-                     "n_decoder_layers", "max_len"):
+        for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "n_heads", "d_ff", "max_len") \
+                + (("n_decoder_layers",) if self.arch != "encoder-only" else ()):
             if int(getattr(self, name)) < 1:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if self.arch in SEQ2SEQ and self.n_encoder_layers < 1:
+        if self.arch != "decoder-only" and self.n_encoder_layers < 1:
             raise ConfigError(f"n_encoder_layers must be at least 1, got {self.n_encoder_layers}")
         if self.arch == "rnn-seq2seq" and self.bidirectional and self.d_model % 2:
             raise ConfigError(f"a bidirectional encoder needs an even d_model (half each way), got {self.d_model}")
@@ -70,7 +70,7 @@ class TransformerConfig:
             raise ConfigError(f"RoPE needs an even head size; d_model/heads = {self.d_head}")
         if not 0.0 <= self.dropout < 1.0:
             raise ConfigError(f"dropout must be in [0, 1), got {self.dropout}")
-        if (self.arch == "decoder-only" or self.share_embeddings == "all") \
+        if (self.arch != "encoder-decoder" or self.share_embeddings == "all") \
                 and self.src_vocab_size != self.tgt_vocab_size:
             raise ConfigError(f"{self.arch} with share_embeddings={self.share_embeddings!r} needs one "
                               f"vocabulary, got {self.src_vocab_size} source and {self.tgt_vocab_size} "
@@ -98,9 +98,9 @@ class TransformerConfig:
         for name in ("layer_norm_eps", "rope_base"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive, got {getattr(self, name)}")
-        if self.n_encoder_layers < 0 or self.pad_id < 0:
-            name = "n_encoder_layers" if self.n_encoder_layers < 0 else "pad_id"
-            raise ConfigError(f"{name} must be at least 0, got {getattr(self, name)}")
+        for name in ("n_encoder_layers", "n_decoder_layers", "pad_id"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name} must be at least 0, got {getattr(self, name)}")
 
     def parameter_estimate(self) -> int:
         """About how many numbers the model holds (an upper bound: no tying, position tables counted)."""
@@ -109,8 +109,8 @@ class TransformerConfig:
             gates = 3 if self.cell == "gru" else 4
             rnn = gates * 2 * d * d * (self.n_encoder_layers + 2 * self.n_decoder_layers) + 6 * d * d
             return rnn + (self.src_vocab_size + 2 * self.tgt_vocab_size) * d
-        encoder = self.n_encoder_layers * (4 * d * d + 2 * d * ff) if self.arch == "encoder-decoder" else 0
-        decoder = self.n_decoder_layers * (8 * d * d + 2 * d * ff)
+        encoder = self.n_encoder_layers * (4 * d * d + 2 * d * ff) if self.arch != "decoder-only" else 0
+        decoder = self.n_decoder_layers * (8 * d * d + 2 * d * ff) if self.arch != "encoder-only" else 0
         return encoder + decoder + (self.src_vocab_size + 2 * self.tgt_vocab_size + 2 * self.max_len) * d
 
     def check_size(self) -> None:

@@ -2,6 +2,7 @@
 
 Built-in tasks (character level, deterministic by seed):
   dates    "29 Nov 2026", "November 29, 2026", "29/11/2026", … -> "2026-11-29"   (the default)
+  dates-dmy  the same inputs -> "29-11-2026" (day-month-year: `examprep finetune`'s example)
   reverse  "kqzfa" -> "afzqk"      sort "kqzfa" -> "afkqz"      copy "kqzfa" -> "kqzfa"
 Every task holds out about 5% of its sources (chosen by a hash, so the same everywhere): training
 never draws them and evaluation draws only them.
@@ -122,6 +123,22 @@ class DatesTask(Task):
         return rng.choice(self.formats)(d), d.isoformat()
 
 
+class DatesDmyTask(DatesTask):
+    """The dates task with a new output format, day-month-year ("29-11-2026"): the fine-tuning
+    example of `examprep finetune` (same inputs and characters as dates; the held-out dates are
+    the dates task's, so a model fine-tuned from a dates model never saw them)."""
+
+    name = "dates-dmy"
+
+    def key(self, source: str, target: str) -> str:
+        day, month, year = target.split("-")
+        return f"{year}-{month}-{day}"
+
+    def draw(self, rng: random.Random) -> tuple[str, str]:
+        d = dt.date.fromordinal(rng.randint(self.first, self.last))
+        return rng.choice(self.formats)(d), f"{d.day:02d}-{d.month:02d}-{d.year}"
+
+
 class StringTask(Task):
     """Random lowercase strings of 4–16 letters, mapped by `fn`."""
 
@@ -144,6 +161,7 @@ class StringTask(Task):
 
 TASKS: dict[str, Task] = {
     "dates": DatesTask(),
+    "dates-dmy": DatesDmyTask(),
     "reverse": StringTask("reverse", lambda s: s[::-1]),
     "sort": StringTask("sort", lambda s: "".join(sorted(s))),
     "copy": StringTask("copy", lambda s: s),

@@ -186,6 +186,9 @@ def build_model(cfg: TransformerConfig) -> nn.Module:
             from examprep.train.rnn import RNNSeq2Seq
 
             return RNNSeq2Seq(cfg)
+        if cfg.arch == "encoder-only":
+            from examprep.train.bert import EncoderOnly     # the BERT-style model has a file of its own
+            return EncoderOnly(cfg)
         return EncoderDecoder(cfg) if cfg.arch == "encoder-decoder" else DecoderOnly(cfg)
     except (RuntimeError, MemoryError) as err:
         first = (str(err).strip().splitlines() or [type(err).__name__])[0]

@@ -27,10 +27,11 @@ class TrainOptions:
     eval_size: int = 2000                      # built-in tasks: held-out pairs to evaluate on
     lengths: Optional[str] = None              # reverse, sort, copy: "MIN-MAX" letters (default 4-16)
     # model
-    arch: str = "encoder-decoder"             # or decoder-only, rnn-seq2seq
+    arch: str = "encoder-decoder"             # or decoder-only, rnn-seq2seq, encoder-only
     cell: Optional[str] = None                 # rnn-seq2seq: gru (default) or lstm
     attention: Optional[str] = None            # rnn-seq2seq: additive (default), dot or none
     bidirectional: bool = True                 # rnn-seq2seq: False reads the source left to right only
+    objective: str = "seq2seq"                 # seq2seq (translate), or mlm (masked LM, encoder-only)
     d_model: int = 64                         # the defaults: the dates goal within a minute on 2 CPU cores
     layers: int = 1                            # encoder layers and decoder layers (each). dates: one of each
                                                # reaches the goal in 300-450 steps (18-34 s here) where 2+2
@@ -72,7 +73,7 @@ class TrainOptions:
 
 # Options a resumed run takes from its checkpoint (the rest come from the new command line).
 KEPT_ON_RESUME = ("task", "corpus", "swap", "tokens", "min_count", "heldout", "eval_size", "lengths", "arch",
-                  "cell", "attention", "bidirectional", "d_model", "layers", "heads", "d_ff", "dropout",
+                  "objective", "cell", "attention", "bidirectional", "d_model", "layers", "heads", "d_ff", "dropout",
                   "norm", "final_norm", "positions", "share", "activation", "max_len", "batch_tokens",
                   "lr_factor", "warmup", "label_smoothing", "clip", "weight_decay", "seed")
 
@@ -117,6 +118,98 @@ def check_architecture(arch: str, cell: Optional[str], attention: Optional[str],
         if not bidirectional:
             raise ExamprepError(f"--unidirectional: the RNN encoder's reading direction; it needs --arch rnn-seq2seq, "
                                 f"not {arch}")
+
+
+def resumed_model_kind(out: Optional[Path], arch: str, objective: str) -> tuple[str, str]:
+    """--resume keeps the run's architecture and objective: (arch, objective) as its latest
+    checkpoint saved them, or as given when there is none to read (the trainer then says why)."""
+    import json
+
+    from examprep.train.rundir import read_latest
+
+    step_dir = read_latest(out)[0] if out is not None else None
+    try:
+        saved = json.loads((step_dir / "config.json").read_text(encoding="utf-8")).get("training", {})
+    except (AttributeError, TypeError, OSError, ValueError):
+        return arch, objective
+    if not isinstance(saved, dict):
+        return arch, objective
+    return str(saved.get("arch", arch)), str(saved.get("objective", objective))
+
+
+def check_objective(arch: str, objective: str) -> None:
+    """--objective against --arch, before torch loads: a masked LM reads the whole sentence, so it
+    is encoder-only, and an encoder alone has no decoder to translate with."""
+    from examprep.train.errors import ConfigError
+
+    if objective not in ("seq2seq", "mlm"):
+        raise ConfigError(f"--objective {objective!r} is not one of seq2seq, mlm")
+    if objective == "mlm" and arch != "encoder-only":
+        raise ConfigError(f"--objective mlm needs --arch encoder-only: a masked LM reads the words on both "
+                          f"sides of a gap, which a {arch} model's causal decoder cannot")
+    if objective == "seq2seq" and arch == "encoder-only":
+        raise ConfigError("--arch encoder-only has no decoder to translate with; add --objective mlm")
+
+
+@dataclass
+class FinetuneOptions:
+    """Every option of `examprep finetune` (see `examprep finetune --help` for each)."""
+
+    checkpoint: str = ""                       # the base model: a run or step directory of `examprep train`
+    rank: Optional[int] = None                 # LoRA rank r (required unless full)
+    alpha: Optional[float] = None              # LoRA α; None: α = r (scale 1, as Hu et al. set α to their first r)
+    targets: str = "q,v"                       # projections adapted in every attention block
+    full: bool = False                         # full fine-tuning instead (every weight trained; the comparison)
+    task: Optional[str] = None                 # None: the checkpoint's own data
+    corpus: Optional[str] = None
+    swap: Optional[bool] = None                # None: as the checkpoint was trained
+    heldout: float = 0.05
+    eval_size: int = 2000
+    lr: Optional[float] = None                 # None: 3e-3 for LoRA, 1e-3 for full fine-tuning
+    warmup: int = 20                           # linear warm-up steps, then a constant rate
+    batch_tokens: int = 6000
+    seed: int = 0
+    steps: Optional[int] = None
+    minutes: Optional[float] = None            # neither steps nor minutes: 1 minute
+    goal: Optional[float] = None               # None: 0.995 exact match for tasks, off for corpora; 0: off
+    eval_every: int = 50
+    device: str = "auto"
+    threads: Optional[int] = None
+    out: Optional[str] = None
+    resume: bool = False
+    merge: bool = False                        # also write OUT/merged, a plain checkpoint with B·A·α/r added
+
+
+# `examprep finetune`: the projections LoRA may adapt in every attention block
+LORA_TARGETS = ("q", "k", "v", "o")
+
+
+def parse_targets(text: str) -> tuple[str, ...]:
+    """"q,v" -> ("q", "v"); ConfigError naming an unknown, repeated or missing target."""
+    from examprep.train.errors import ConfigError
+
+    names = [t.strip() for t in text.split(",")]
+    if not text.strip() or any(not t for t in names):
+        raise ConfigError(f"--targets {text!r}: expected a comma-separated list of {', '.join(LORA_TARGETS)}, "
+                          f"e.g. q,v")
+    unknown = [t for t in names if t not in LORA_TARGETS]
+    if unknown:
+        raise ConfigError(f"--targets: unknown target {unknown[0]!r}; choose from {', '.join(LORA_TARGETS)} "
+                          f"(the query, key, value and output projections of every attention block)")
+    if len(set(names)) != len(names):
+        raise ConfigError(f"--targets {text!r} names a projection twice")
+    return tuple(t for t in LORA_TARGETS if t in names)
+
+
+def check_rank(rank: int, d_model: int) -> None:
+    """A LoRA rank must be in 1 … min(d, k) = d_model (the adapted matrices are d_model × d_model)."""
+    from examprep.train.errors import ConfigError
+
+    if rank < 1:
+        raise ConfigError(f"--lora-rank must be at least 1, got {rank}")
+    if rank > d_model:
+        raise ConfigError(f"--lora-rank {rank} is above min(d, k) = {d_model}: the adapted projections are "
+                          f"{d_model}×{d_model}, so B·A cannot have a rank above {d_model}")
 
 
 def quiet_waiting_threads() -> None:

@@ -9,6 +9,10 @@ from typing import Optional
 
 
 def describe_metrics(metrics: dict) -> str:
+    if "masked_accuracy" in metrics:                     # a masked LM (examprep.train.mlm)
+        return (f"masked-token acc {100 * metrics['masked_accuracy']:.2f}% · loss {metrics['masked_loss']:.3f} "
+                f"on {metrics['masked_tokens']:,} masked tokens of {metrics['sentences']:,} "
+                f"{metrics.get('split', 'held-out')} sentences")
     parts = [f"token acc {100 * metrics['token_accuracy']:.2f}%",
              f"exact {100 * metrics['exact_match']:.2f}%"]
     if "bleu" in metrics:
@@ -90,7 +94,8 @@ class RichReporter(Reporter):
             self.note(f"{where}: {stats}")
 
     def evaluation(self, step, train_seconds, metrics):
-        self.last_eval = f"exact {100 * metrics['exact_match']:.1f}%"
+        self.last_eval = f"exact {100 * metrics['exact_match']:.1f}%" if "exact_match" in metrics \
+            else f"masked {100 * metrics['masked_accuracy']:.1f}%"
         if "bleu" in metrics:
             self.last_eval += f" · BLEU {metrics['bleu']:.1f}"
         self.note(f"step {step:,} ({train_seconds:.1f}s): {describe_metrics(metrics)}")

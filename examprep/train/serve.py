@@ -29,8 +29,11 @@ class AttentionView:
 class Translator:
     def __init__(self, loaded: checkpoint.Loaded, max_tokens: Optional[int] = None):
         self.loaded = loaded
-        self.model = loaded.model.eval()
         cfg = loaded.config
+        if cfg.arch == "encoder-only":
+            raise ConfigError(f"{loaded.path} is a masked LM (encoder-only): it fills in gaps, it does not "
+                              f"translate; use examprep fill-mask --checkpoint {loaded.path} \"... [MASK] ...\"")
+        self.model = loaded.model.eval()
         if max_tokens is None:
             max_tokens = int(loaded.data.get("max_target_tokens", cfg.max_len - 1))
         self.max_tokens = max_tokens
@@ -39,6 +42,10 @@ class Translator:
 
     @classmethod
     def load(cls, path: Path | str, device: str = "cpu", max_tokens: Optional[int] = None) -> "Translator":
+        from examprep.train.finetune import is_adapter, load_adapted
+
+        if is_adapter(path):                      # a LoRA adapter of `examprep finetune`: its base model with it
+            return cls(load_adapted(path, resolve_device(device)), max_tokens)
         return cls(checkpoint.load(path, resolve_device(device)), max_tokens)
 
     def translate(self, texts: Sequence[str], beam: int = 1) -> list[str]:

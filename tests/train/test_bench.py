@@ -25,6 +25,15 @@ def test_cpu_benchmark_runs_and_reports_every_figure(tmp_path):
     assert set(result["rnn"]) == {"additive", "dot", "none"}
     assert all(r["ours_tokens_per_s"] > 0 and r["plain_tokens_per_s"] > 0 for r in result["rnn"].values())
     assert "ratio ours / plain" in res.stdout
+    lora, full = result["finetune"]["LoRA r=4 on q,v"], result["finetune"]["full fine-tuning"]
+    assert lora["steps_per_s"] > 0 and full["steps_per_s"] > 0 and result["finetune_ratio_lora_vs_full"] > 0
+    assert lora["trainable"] == 6 * 4 * (32 + 32)        # 3 attention blocks × (q, v), r = 4, d = k = 32
+    assert lora["optimizer_bytes"] < full["optimizer_bytes"]
+    assert "ratio LoRA / full fine-tuning" in res.stdout
+    res = subprocess.run([PYTHON, "bench/train_cpu.py", "--quick", "--finetune-only", "--steps", "1", "--threads", "1",
+                          "--json", str(out)], cwd=REPO, env=ENV, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert set(json.loads(out.read_text())) == {"finetune"} and "nn.Transformer" not in res.stdout
 
 
 def test_gpu_benchmark_runs_on_the_cpu_at_a_tiny_size_and_writes_as_it_goes(tmp_path):

@@ -92,7 +92,7 @@ def test_task_batches_are_a_function_of_seed_and_step():
 
 
 def test_unknown_task_names_the_choices():
-    with pytest.raises(ConfigError, match="dates, reverse, sort, copy"):
+    with pytest.raises(ConfigError, match="dates, dates-dmy, reverse, sort, copy"):
         get_task("translate")
 
 

@@ -62,7 +62,7 @@ def test_the_attention_map_of_an_rnn_is_its_additive_attention(rnn_run):
     (["--unidirectional"], "--unidirectional: the RNN encoder's reading direction; it needs --arch rnn-seq2seq"),
     (["--arch", "rnn-seq2seq", "--cell", "rnn"], "--cell: expected gru or lstm, got 'rnn'"),
     (["--arch", "rnn-seq2seq", "--attention", "luong"], "--attention: expected none, additive, dot, got 'luong'"),
-    (["--arch", "transformer"], "--arch: expected encoder-decoder, decoder-only, rnn-seq2seq, got 'transformer'"),
+    (["--arch", "transformer"], "--arch: expected encoder-decoder, decoder-only, rnn-seq2seq, encoder-only, got 'transformer'"),
     (["--lengths", "4-60"], "only the string tasks reverse, sort and copy have lengths, not --task dates"),
     (["--task", "copy", "--lengths", "60-4"], "expected 1 ≤ MIN ≤ MAX ≤ 200"),
     (["--task", "copy", "--lengths", "long"], "expected MIN-MAX letters such as 4-60, got 'long'"),
@@ -80,3 +80,14 @@ def test_a_beam_outside_its_range_is_refused(rnn_run):
     for beam in ("0", "1001"):
         res = run("translate", "-c", out, "--beam", beam, "abc")
         assert res.exit_code == 2 and "--beam: expected a beam width from 1 (greedy) to 1000" in res.output
+
+
+def test_the_rnn_models_from_issue_22s_commands_are_one_line_errors(rnn_run, tmp_path):
+    # LoRA adapts the Transformer's attention projections and fill-mask needs a masked LM: an RNN
+    # checkpoint is refused in one line before any work, not a traceback
+    out, _ = rnn_run
+    res = run("finetune", "-c", out, "--lora-rank", "2", "--steps", "1", "--out", tmp_path / "ft")
+    assert res.exit_code == 2 and "is an RNN encoder-decoder; finetune adapts the Transformer's" in res.output
+    assert len(res.output.strip().splitlines()) == 1 and not (tmp_path / "ft").exists()
+    res = run("fill-mask", "-c", out, "a [MASK] b")
+    assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1 and "Traceback" not in res.output
