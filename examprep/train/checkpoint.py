@@ -155,6 +155,17 @@ def _reason(err: BaseException) -> str:
     return lines[0] if lines else type(err).__name__
 
 
+def load_for_resume(out: Optional[Path | str]) -> Loaded:
+    """The latest checkpoint of the run --resume continues, on the CPU: ConfigError without --out,
+    CheckpointError naming the problem when the run holds none that can be read."""
+    if out is None:
+        raise ConfigError("--resume needs --out DIR: the run to continue")
+    step_dir, problem = read_latest(out)
+    if step_dir is None:
+        raise CheckpointError(f"--resume: {problem}" if problem else f"--resume: {out} holds no checkpoint to resume")
+    return load(step_dir, "cpu")
+
+
 def load(path: Path | str, device: str | torch.device = "cpu") -> Loaded:
     """Load a checkpoint (run or step directory) and check that config, vocabulary and weights fit:
     examprep.train.stored reads and checks the files, torch builds the model and loads the weights."""

@@ -284,7 +284,8 @@ def finetune(o: FinetuneOptions, reporter: Optional[Reporter] = None) -> Finetun
     """Fine-tune as `o` says; raises TrainError subclasses for user errors (before any work for
     everything that needs no model)."""
     from examprep.train.distributed import setup, teardown
-    from examprep.train.trainer import _StopSignal, _check_writable_dir, _rng_state, _set_rng_state, smoothed_cross_entropy
+    from examprep.train.trainer import (_StopSignal, _check_writable_dir, _rng_state, _set_rng_state, smoothed_cross_entropy,
+                                        stop_reason)
 
     p = plan(o)
     reporter = reporter or Reporter()
@@ -379,12 +380,7 @@ def finetune(o: FinetuneOptions, reporter: Optional[Reporter] = None) -> Finetun
                     train_seconds += elapsed
                     losses.append(loss)
                     reporter.step(step, train_seconds, loss, batch.global_tokens / max(elapsed, 1e-9), None, lr)
-                    if stop.requested:
-                        stopped = "interrupted"
-                    elif o.steps is not None and step >= o.steps:
-                        stopped = "steps"
-                    elif seconds_total is not None and train_seconds >= seconds_total:
-                        stopped = "time"
+                    stopped = stop_reason(stop.requested, step, o.steps, train_seconds, seconds_total)
                     metrics = None
                     if step % o.eval_every == 0 or stopped in ("steps", "time"):
                         metrics = {**evaluate(model, data.heldout, data.source_vocab, data.target_vocab,

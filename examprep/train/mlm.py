@@ -30,7 +30,7 @@ from examprep.train.options import KEPT_ON_RESUME, TrainOptions
 from examprep.train.report import Reporter
 from examprep.train.trainer import (
     RunLog, TrainResult, _autocast, _check_options, _check_writable_dir, _default_out, _rng_state,
-    _set_rng_state, _StopSignal, noam_lr, smoothed_cross_entropy,
+    _set_rng_state, _StopSignal, noam_lr, smoothed_cross_entropy, stop_reason,
 )
 
 TASK_PAIRS = 20_000            # built-in task: pairs drawn for the sentences
@@ -58,15 +58,9 @@ class _MlmRun:
         self.reporter, self.device = reporter, device
         resumed = None
         if o.resume:
-            if o.out is None:
-                raise ConfigError("--resume needs --out DIR: the run to continue")
-            step_dir, problem = checkpoint.read_latest(o.out)
-            if step_dir is None:
-                raise CheckpointError(f"--resume: {problem}" if problem else
-                                      f"--resume: {o.out} holds no checkpoint to resume")
-            resumed = checkpoint.load(step_dir, "cpu")
+            resumed = checkpoint.load_for_resume(o.out)
             if resumed.config.arch != "encoder-only":
-                raise CheckpointError(f"--resume: {step_dir} is a {resumed.config.arch} checkpoint, not a masked LM")
+                raise CheckpointError(f"--resume: {resumed.path} is a {resumed.config.arch} checkpoint, not a masked LM")
             saved = resumed.meta.get("training", {})
             o = TrainOptions(**{**asdict(o), **{k: saved[k] for k in KEPT_ON_RESUME if k in saved}})
         elif o.out is not None and checkpoint.latest(o.out) is not None:
@@ -188,12 +182,7 @@ class _MlmRun:
                     log.write([{"step": step, "loss": loss, "lr": lr}])
                     self.reporter.step(step, train_seconds, loss, window[0] / max(window[1], 1e-9), None, lr)
                     window = [0, 0.0]
-                    if stop.requested:
-                        stopped = "interrupted"
-                    elif o.steps is not None and step >= o.steps:
-                        stopped = "steps"
-                    elif seconds_total is not None and train_seconds >= seconds_total:
-                        stopped = "time"
+                    stopped = stop_reason(stop.requested, step, o.steps, train_seconds, seconds_total)
                     metrics = None
                     if step % o.eval_every == 0 or stopped in ("steps", "time"):
                         metrics = self._evaluate()

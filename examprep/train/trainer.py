@@ -38,7 +38,7 @@ from examprep.train.data import (
     split_heldout, task_vocab,
 )
 from examprep.train.distributed import Dist, setup, teardown
-from examprep.train.errors import CheckpointError, ConfigError, DeviceError, DivergedError, WriteError
+from examprep.train.errors import ConfigError, DeviceError, DivergedError, WriteError
 from examprep.train.evaluate import evaluate
 from examprep.train.flops import flops_per_step, peak_flops
 from examprep.train.config import TransformerConfig
@@ -79,6 +79,19 @@ def smoothed_cross_entropy(logits: torch.Tensor, targets: torch.Tensor, smoothin
     """Sum over taught positions (targets != PAD) of PyTorch's label-smoothed cross-entropy."""
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), targets.reshape(-1),
                            ignore_index=PAD, label_smoothing=smoothing, reduction="sum")
+
+
+def stop_reason(interrupted: bool, step: int, steps: Optional[int], train_seconds: float,
+                seconds_total: Optional[float]) -> Optional[str]:
+    """Why a run stops after this step: "interrupted" (Ctrl-C), "steps" (--steps reached), "time"
+    (--minutes used), or None to go on."""
+    if interrupted:
+        return "interrupted"
+    if steps is not None and step >= steps:
+        return "steps"
+    if seconds_total is not None and train_seconds >= seconds_total:
+        return "time"
+    return None
 
 
 class RunLog:
@@ -346,13 +359,7 @@ class _Run:
         self.state: Optional[dict] = None
         resumed = None
         if o.resume:
-            if o.out is None:
-                raise ConfigError("--resume needs --out DIR: the run to continue")
-            step_dir, problem = checkpoint.read_latest(o.out)
-            if step_dir is None:
-                raise CheckpointError(f"--resume: {problem}" if problem else
-                                      f"--resume: {o.out} holds no checkpoint to resume")
-            resumed = checkpoint.load(step_dir, "cpu")
+            resumed = checkpoint.load_for_resume(o.out)
             saved = resumed.meta.get("training", {})
             o = TrainOptions(**{**asdict(o), **{k: saved[k] for k in KEPT_ON_RESUME if k in saved}})
             self.state = resumed.trainer_state()
