@@ -27,7 +27,7 @@ def sheet(
                                        help="Regenerate a sheet made before examprep stretched secrets "
                                             "(old derivation; warns)."),
     formats: Optional[str] = typer.Option(None, "--format", "-f",
-                                          help="Comma-separated: pdf, md, moodle \\[default: pdf,md]. "
+                                          help="Comma-separated: pdf, md, moodle, qti21, canvas, blackboard \\[default: pdf,md]. "
                                                "The key and answer template are always written."),
     out: Optional[str] = typer.Option(None, "--out", "-o", help="Output directory \\[default: the recipe's name]."),
     force: bool = typer.Option(False, "--force", help="Overwrite existing outputs."),

@@ -12,7 +12,8 @@ from examprep.sheets.build import Progress, Sheet, build_sheet, font_plan
 from examprep.sheets.recipes import SheetError, bundled_recipes, load_recipe, recipe_from_topics, with_difficulty
 from examprep.sheets.variants import LEGACY_WARNING, Student, derivation, read_roster, read_secret
 
-FORMATS = ("pdf", "md", "moodle")
+FORMATS = ("pdf", "md", "moodle", "qti21", "canvas", "blackboard")
+LMS_FILES = {"moodle": "moodle.xml", "qti21": "qti21.zip", "canvas": "canvas.zip", "blackboard": "blackboard.txt"}
 DEFAULT_FORMATS = ("pdf", "md")
 PDF_CHUNK = 8          # copies per Typst compile: bounds memory; chunks are joined into one PDF
 
@@ -22,7 +23,8 @@ def render_outputs(sheet: Sheet, formats: tuple[str, ...] = DEFAULT_FORMATS,
     """Every output file of the sheet, rendered in memory: relative path → bytes.
 
     Always the key (``key.json``) and answer template(s); "pdf" adds problems.pdf and
-    solutions.pdf, "md" problems.md and solutions.md, "moodle" moodle.xml.
+    solutions.pdf, "md" problems.md and solutions.md, "moodle" moodle.xml, "qti21" qti21.zip,
+    "canvas" canvas.zip, "blackboard" blackboard.txt.
     ``progress("PDF parts", done, total)`` is called as each PDF part is typeset (and joined).
     ``font_files``: extra fonts for the PDFs (default: font_plan's, for names the bundled fonts lack).
     Raises TypstCompileError (nothing is written) when Typst rejects a document.
@@ -71,6 +73,10 @@ def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress |
             from examprep.render import moodle
 
             out["moodle.xml"] = moodle.sheet_xml(sheet).encode("utf-8")
+        if "qti21" in formats:
+            from examprep.render import qti21
+
+            out["qti21.zip"] = qti21.package(sheet)
         total = sum(len(f) for f in chunks.values()) + sum(1 for f in chunks.values() if len(f) > 1)
         done = 0
         merges = {}
@@ -94,7 +100,8 @@ def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress |
     return {name: out[name] for name in sorted(out, key=_output_order)}
 
 
-_ORDER = ("problems.pdf", "solutions.pdf", "problems.md", "solutions.md", "key.json", "answers.toml", "moodle.xml")
+_ORDER = ("problems.pdf", "solutions.pdf", "problems.md", "solutions.md", "key.json", "answers.toml", "moodle.xml", "qti21.zip",
+          "canvas.zip", "blackboard.txt")
 
 
 def _output_order(name: str) -> tuple[int, str]:
@@ -128,8 +135,7 @@ def planned_paths(sheet_variants: bool, formats: tuple[str, ...], roster: list[S
         paths += ["problems.pdf", "solutions.pdf"]
     if "md" in formats:
         paths += ["problems.md", "solutions.md"]
-    if "moodle" in formats:
-        paths.append("moodle.xml")
+    paths += [LMS_FILES[f] for f in formats if f in LMS_FILES]
     return sorted(paths, key=_output_order)
 
 
@@ -256,7 +262,8 @@ def parse_formats(spec: str | None) -> tuple[str, ...]:
         raise ParamError(f"--format: give one or more of {', '.join(FORMATS)}")
     for n in names:
         if n not in FORMATS:
-            alias = {"markdown": "md", "xml": "moodle", "typst": "pdf"}.get(n)
+            alias = {"markdown": "md", "xml": "moodle", "typst": "pdf", "qti": "qti21", "qti2": "qti21",
+                     "qti12": "canvas", "bb": "blackboard"}.get(n)
             hint = f"; did you mean {alias}?" if alias else ""
             raise ParamError(f"--format: unknown format {n!r}{hint}; choose from {', '.join(FORMATS)}")
     return tuple(f for f in FORMATS if f in names)
