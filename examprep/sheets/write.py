@@ -77,6 +77,10 @@ def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress |
             from examprep.render import qti21
 
             out["qti21.zip"] = qti21.package(sheet)
+        if "canvas" in formats:
+            from examprep.render import canvas
+
+            out["canvas.zip"] = canvas.package(sheet)[0]
         total = sum(len(f) for f in chunks.values()) + sum(1 for f in chunks.values() if len(f) > 1)
         done = 0
         merges = {}
@@ -248,6 +252,10 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
     sheet = build_sheet(r, seed, roster=students, secret=secret, legacy=legacy_secret, progress=progress)
     fonts = font_plan(sheet) if "pdf" in fmts else None
     warnings += fonts.warnings if fonts else []
+    if "canvas" in fmts:
+        from examprep.render import canvas
+
+        warnings += canvas.package(sheet)[1]       # parts Canvas cannot take (cheap: no PDFs)
     outputs = render_outputs(sheet, fmts, progress, fonts.files if fonts else [])
     written = write_outputs(out_dir, outputs, force)
     return Result(sheet, out_dir, written, warnings)
