@@ -79,17 +79,27 @@ def number_text(x: float) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
+_GREEK = {n: chr(c) for n, c in (("alpha", 945), ("beta", 946), ("gamma", 947), ("delta", 948), ("epsilon", 949),
+                                  ("varepsilon", 949), ("eta", 951), ("theta", 952), ("lambda", 955), ("mu", 956),
+                                  ("pi", 960), ("rho", 961), ("sigma", 963), ("tau", 964), ("phi", 966), ("omega", 969),
+                                  ("Delta", 916), ("Sigma", 931))}
+_SYMBOLS = {"cdot": "·", "times": "×", "top": "ᵀ", "odot": "⊙", "partial": "∂", "ldots": "…", "dots": "…",
+            "cdots": "…", "sqrt": "√", "infty": "∞", "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "in": "∈",
+            "to": "→", "approx": "≈", "neq": "≠", "sum": "Σ", "prod": "∏", "quad": " ", "ast": "*"}
+
+
 def plain(text: str) -> str:
-    """Text with $…$ LaTeX for a plain-text field: the LaTeX kept, the dollars dropped, a few
-    commands spelled as Unicode."""
+    """Text with $…$ LaTeX for a plain-text field: the dollars dropped, \\frac{a}{b} as (a)/(b),
+    Greek letters and common symbols as Unicode, other commands (\\mathrm, \\log) as their names."""
     def one(m: re.Match) -> str:
         s = m.group(1)
-        for cmd, uni in ((r"\sigma", "σ"), (r"\sqrt", "√"), (r"\cdot", "·"), (r"\times", "×"), (r"\top", "ᵀ"),
-                         (r"\mathrm", ""), (r"\operatorname", ""), (r"\log", "log"), (r"\exp", "exp"),
-                         (r"\alpha", "α"), (r"\beta", "β"), (r"\eta", "η"), (r"\lambda", "λ"), (r"\odot", "⊙"),
-                         (r"\tanh", "tanh"), (r"\partial", "∂"), (r"\ldots", "…"), (r"\dots", "…")):
-            s = s.replace(cmd, uni)
-        return s.replace("{", "").replace("}", "")
+        for _ in range(3):
+            s = re.sub(r"\\sqrt\{([^{}]*)\}", r"√(\1)", s)
+            s = re.sub(r"([_^])\{([^{}]*)\}", r"\1\2", s)
+            s = re.sub(r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"(\1)/(\2)", s)
+        s = re.sub(r"\\([A-Za-z]+)", lambda c: _GREEK.get(c.group(1)) or _SYMBOLS.get(c.group(1)) or
+                   ("" if c.group(1) in ("mathrm", "operatorname", "text", "mathbf", "left", "right") else c.group(1)), s)
+        return s.replace("{", "").replace("}", "").replace("\\", "")
     return re.sub(r"\$([^$]+)\$", one, text)
 
 

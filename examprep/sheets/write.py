@@ -81,6 +81,10 @@ def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress |
             from examprep.render import canvas
 
             out["canvas.zip"] = canvas.package(sheet)[0]
+        if "blackboard" in formats:
+            from examprep.render import blackboard
+
+            out |= blackboard.files(sheet)[0]
         total = sum(len(f) for f in chunks.values()) + sum(1 for f in chunks.values() if len(f) > 1)
         done = 0
         merges = {}
@@ -139,7 +143,11 @@ def planned_paths(sheet_variants: bool, formats: tuple[str, ...], roster: list[S
         paths += ["problems.pdf", "solutions.pdf"]
     if "md" in formats:
         paths += ["problems.md", "solutions.md"]
-    paths += [LMS_FILES[f] for f in formats if f in LMS_FILES]
+    for f in formats:
+        if f == "blackboard" and sheet_variants and roster is not None:
+            paths += [f"blackboard/{safe_name(s.id)}.txt" for s in roster]
+        elif f in LMS_FILES:      # a long Blackboard file is split (blackboard-1.txt…): write_outputs checks those
+            paths.append(LMS_FILES[f])
     return sorted(paths, key=_output_order)
 
 
@@ -256,6 +264,10 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
         from examprep.render import canvas
 
         warnings += canvas.package(sheet)[1]       # parts Canvas cannot take (cheap: no PDFs)
+    if "blackboard" in fmts:
+        from examprep.render import blackboard
+
+        warnings += blackboard.files(sheet)[1]
     outputs = render_outputs(sheet, fmts, progress, fonts.files if fonts else [])
     written = write_outputs(out_dir, outputs, force)
     return Result(sheet, out_dir, written, warnings)
