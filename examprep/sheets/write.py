@@ -60,10 +60,10 @@ def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress |
             for copy in sheet.copies:
                 out[f"answers/{safe_name(copy.student.id)}.toml"] = keys.answer_template(
                     copy.problems, title=sheet.recipe.title, student_id=copy.student.id,
-                    name=copy.student.name).encode("utf-8")
+                    name=copy.student.name, decimal_comma=sheet.recipe.decimal_comma).encode("utf-8")
         else:
-            out["answers.toml"] = keys.answer_template(sheet.copies[0].problems,
-                                                       title=sheet.recipe.title).encode("utf-8")
+            out["answers.toml"] = keys.answer_template(sheet.copies[0].problems, title=sheet.recipe.title,
+                                                       decimal_comma=sheet.recipe.decimal_comma).encode("utf-8")
         if "md" in formats:
             from examprep.render.markdown import sheet_markdown
 
@@ -123,6 +123,8 @@ def make_key(sheet: Sheet):
     meta = {"sheet_id": sheet.sheet_id, "recipe": r.name, "recipe_source": r.source, "seed": sheet.seed,
             "course": r.course, "minutes": r.minutes, "points": sheet.copies[0].points,
             "estimated_minutes": round(sheet.copies[0].minutes, 1)}
+    if r.decimal_comma:     # grade reads answers with decimal commas and ';' separators, without a flag
+        meta["decimal_comma"] = True
     if sheet.variants:
         meta["variants"] = derivation(sheet.legacy)
         meta["names"] = {c.student.id: c.student.name for c in sheet.copies}
@@ -208,7 +210,7 @@ def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, co
                difficulty: int | None = None, seed: int = 0, roster: str | None = None,
                secret_file: str | None = None, formats: str | None = None, out: str | None = None,
                force: bool = False, title: str | None = None, course: str | None = None,
-               legacy_secret: bool = False, progress: Progress | None = None) -> Result:
+               legacy_secret: bool = False, progress: Progress | None = None, decimal_comma: bool = False) -> Result:
     """The `examprep sheet` command: validate everything, build, render in memory, then write.
 
     Raises ExamprepError subclasses (usage: ParamError; recipe, roster, secret: SheetError;
@@ -218,7 +220,7 @@ def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, co
     try:
         return _make_sheet(recipe=recipe, topics=topics, count=count, difficulty=difficulty, seed=seed, roster=roster,
                            secret_file=secret_file, formats=formats, out=out, force=force, title=title, course=course,
-                           legacy_secret=legacy_secret, progress=progress)
+                           legacy_secret=legacy_secret, progress=progress, decimal_comma=decimal_comma)
     except KeyboardInterrupt:     # the workers are stopped and the temporaries removed on the way here
         raise KeyboardInterrupt("nothing was written") from None
 
@@ -226,7 +228,7 @@ def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, co
 def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | None, difficulty: int | None,
                 seed: int, roster: str | None, secret_file: str | None, formats: str | None, out: str | None,
                 force: bool, title: str | None, course: str | None, legacy_secret: bool,
-                progress: Progress | None) -> Result:
+                progress: Progress | None, decimal_comma: bool = False) -> Result:
     from dataclasses import replace
 
     fmts = parse_formats(formats)
@@ -247,6 +249,8 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
         r = replace(r, title=title.strip())
     if course is not None:
         r = replace(r, course=course.strip())
+    if decimal_comma:
+        r = replace(r, decimal_comma=True)
     students = read_roster(roster) if roster else None
     if legacy_secret and not secret_file:
         raise SheetError("--legacy-secret goes with --roster and --secret-file (it regenerates old variants)")
