@@ -3,7 +3,6 @@ a part's scalar answers with their tolerances, and deterministic zip files."""
 from __future__ import annotations
 
 import io
-import math
 import re
 import zipfile
 from dataclasses import dataclass
@@ -122,7 +121,3 @@ def zip_bytes(files: dict[str, bytes]) -> bytes:
             info.external_attr = 0o644 << 16
             z.writestr(info, data)
     return buf.getvalue()
-
-
-def finite(x: float) -> bool:
-    return math.isfinite(float(x))

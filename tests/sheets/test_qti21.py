@@ -199,3 +199,14 @@ def test_a_mistyped_format_names_the_right_one(tmp_path):
     res = CliRunner().invoke(app, ["sheet", "--recipe", "cnn", "--format", "qti", "--out", str(tmp_path / "o")])
     assert res.exit_code == 2 and res.output.startswith("error: --format: unknown format 'qti'; did you mean qti21?")
     assert res.output.count("\n") == 1 and not (tmp_path / "o").exists()
+
+
+def test_every_lms_file_is_refused_overwriting_without_force(tmp_path):
+    args = ["sheet", "--recipe", "cnn", "--seed", "3", "--format", "qti21,canvas,blackboard", "--out", str(tmp_path / "o")]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    before = {p.name: p.read_bytes() for p in (tmp_path / "o").iterdir()}
+    assert {"qti21.zip", "canvas.zip", "blackboard.txt"} <= set(before)
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 2 and "already exist" in res.output and res.output.count("\n") == 1
+    assert {p.name: p.read_bytes() for p in (tmp_path / "o").iterdir()} == before
+    assert CliRunner().invoke(app, args + ["--force"]).exit_code == 0
