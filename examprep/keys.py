@@ -139,16 +139,22 @@ def _toml_comment(text: str) -> str:
     return " ".join(text.split())
 
 
-def answer_template(problems: list[Problem], *, title: str = "", student_id: str = "", name: str = "") -> str:
+def answer_template(problems: list[Problem], *, title: str = "", student_id: str = "", name: str = "",
+                    decimal_comma: bool = False) -> str:
     """A TOML answer file for students to fill: one [qN] table per problem, one key per part,
-    each with a comment giving the prompt, the expected form and shape, and the tolerance."""
+    each with a comment giving the prompt, the expected form and shape, and the tolerance.
+    ``decimal_comma``: the header asks for decimal commas and ';' between list entries."""
     from examprep.answers import rule_text
     from examprep.render.terminal import inline
 
     lines = [f"# examprep answer file{' — ' + title if title else ''}",
-             "# Fill in each answer between the quotes. Numbers: 0.245, -0.5, 1/3, 2e-3, 50%;",
-             "# exact forms: e^2/(1+e^2), ln 2, sqrt(2)/2; vectors [0.1, 0.2, 0.7]; matrices [[1, 2], [3, 4]].",
-             "# Use a decimal point, not a comma. Leave an answer empty to skip it.", "",
+             *(["# This sheet uses DECIMAL COMMAS. Numbers: 0,245, -0,5, 1/3, 2e-3, 50%;",
+                "# exact forms: e^2/(1+e^2), ln 2, sqrt(2)/2; separate list entries with ';':",
+                "# vectors [0,1; 0,2; 0,7]; matrices [[1; 2]; [3; 4]]. Leave an answer empty to skip it."]
+               if decimal_comma else
+               ["# Fill in each answer between the quotes. Numbers: 0.245, -0.5, 1/3, 2e-3, 50%;",
+                "# exact forms: e^2/(1+e^2), ln 2, sqrt(2)/2; vectors [0.1, 0.2, 0.7]; matrices [[1, 2], [3, 4]].",
+                "# Use a decimal point, not a comma. Leave an answer empty to skip it."]), "",
              f"student_id = {json.dumps(student_id, ensure_ascii=False)}",
              f"name = {json.dumps(name, ensure_ascii=False)}", ""]
     for n, p in enumerate(problems, 1):

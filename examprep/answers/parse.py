@@ -22,8 +22,10 @@ one-line message and, where it helps, a hint.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import re
-from typing import Any
+from typing import Any, Iterator
 
 
 from examprep.answers.evaluate import check_exponents
@@ -319,17 +321,50 @@ def _refuse_ambiguous_e(tokens: list[Token]) -> None:
                                    f"or {other}")
 
 
+_DECIMAL_COMMA_MODE: contextvars.ContextVar[bool] = contextvars.ContextVar("decimal_comma", default=False)
+_COMMA = re.compile(r",")
+
+
+@contextlib.contextmanager
+def decimal_comma(on: bool = True) -> Iterator[None]:
+    """Within the block, answers are read with decimal commas ("0,245") and ";" between list
+    entries ("[0,1; 0,9]", "[[1; 2]; [3; 4]]"), as a sheet made with --decimal-comma asks for."""
+    token = _DECIMAL_COMMA_MODE.set(bool(on))
+    try:
+        yield
+    finally:
+        _DECIMAL_COMMA_MODE.reset(token)
+
+
+def decimal_comma_on() -> bool:
+    return _DECIMAL_COMMA_MODE.get()
+
+
+def from_decimal_comma(text: str) -> str:
+    """Text written with decimal commas and ';' list separators, as the parser reads it (decimal
+    points and ',' separators). A comma that is not between two digits is refused: lists take ';'."""
+    for m in _COMMA.finditer(text):
+        i = m.start()
+        if not (0 < i < len(text) - 1 and text[i - 1].isdigit() and text[i + 1].isdigit()):
+            raise AnswerParseError(f"',' at column {i + 1}: this sheet uses decimal commas (0,5); "
+                                   "separate entries with ';', e.g. [0,1; 0,9]")
+    return text.replace(",", ".").replace(";", ",")
+
+
 def parse_text(text: str, *, variables: tuple[str, ...] | frozenset[str] = (), scalar: bool = False,
                integer: bool = False, expression: bool = False) -> Any:
     """Parse typed text into a node (scalar) or nested lists of nodes (vector, matrix).
 
-    ``scalar``: the part expects one value, so a decimal comma ("0,5") is refused with a hint.
+    ``scalar``: the part expects one value, so a decimal comma ("0,5") is refused with a hint
+    (unless inside ``decimal_comma()``, where commas are decimal and ';' separates entries).
     ``expression``: the text is an expression part's answer, where "2e" means 2·e, so a number
     written "<number>e[+-]<digits>" without spaces is refused as ambiguous ("2e+1": write
     2*e + 1 or 2e1); elsewhere it is scientific notation.
     Raises AnswerParseError (one line, with the column and a hint) for anything else.
     """
     check_size(text)
+    if _DECIMAL_COMMA_MODE.get():
+        text = from_decimal_comma(text)
     norm = normalise(text)
     if not norm:
         raise AnswerParseError("empty answer")

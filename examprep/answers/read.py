@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from examprep.answers.evaluate import evaluate, evaluate_all, unparse
-from examprep.answers.parse import fast_number, parse_text, shape_of
+from examprep.answers.parse import decimal_comma_on, fast_number, parse_text, shape_of
 from examprep.answers.raw import big_int, check_list, type_word
 from examprep.answers.result import Expr
 from examprep.answers.tokens import DECIMAL_COMMA, MAX_CHARS, MAX_ENTRIES, AnswerParseError
@@ -54,8 +54,8 @@ _PLAIN_LIST = re.compile(r"\s*\[[\d\s.,eE+\-\[\]]*\]\s*")
 def _plain_list(text: str) -> list | None:
     """Bracketed lists of plain decimal numbers ("[[0.5, 0], [-0.5, 0]]") read without the parser;
     None for anything else (the parser then reads it, with the same result)."""
-    if len(text) > MAX_CHARS or not _PLAIN_LIST.fullmatch(text) or DECIMAL_COMMA.search(text):
-        return None
+    if len(text) > MAX_CHARS or not _PLAIN_LIST.fullmatch(text) or DECIMAL_COMMA.search(text) or decimal_comma_on():
+        return None       # (with decimal commas, a "," in a list is an error the parser names)
     try:
         value = json.loads(text)
     except (ValueError, RecursionError):

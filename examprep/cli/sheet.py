@@ -27,13 +27,17 @@ def sheet(
                                        help="Regenerate a sheet made before examprep stretched secrets "
                                             "(old derivation; warns)."),
     formats: Optional[str] = typer.Option(None, "--format", "-f",
-                                          help="Comma-separated: pdf, md, moodle \\[default: pdf,md]. "
+                                          help="Comma-separated: pdf, md, moodle, qti21, canvas, blackboard \\[default: pdf,md]. "
                                                "The key and answer template are always written."),
     out: Optional[str] = typer.Option(None, "--out", "-o", help="Output directory \\[default: the recipe's name]."),
     force: bool = typer.Option(False, "--force", help="Overwrite existing outputs."),
     title: Optional[str] = typer.Option(None, "--title", help="Title printed on the sheet (overrides the recipe's)."),
     course: Optional[str] = typer.Option(None, "--course", help="Course name printed in the header."),
     list_recipes: bool = typer.Option(False, "--list", help="List the bundled recipes and exit."),
+    decimal_comma: bool = typer.Option(False, "--decimal-comma",
+                                       help="Answers are written with decimal commas (0,245) and ';' between list "
+                                            "entries; the answer file says so and grade applies it (recipe: "
+                                            "decimal_comma = true)."),
 ) -> None:
     """Print a practice sheet: problems and solutions (PDF, Markdown), key, answer template, Moodle XML."""
     import secrets
@@ -49,7 +53,7 @@ def sheet(
             recipe=recipe, topics=topics, count=count, difficulty=difficulty,
             seed=secrets.randbelow(1_000_000) if seed is None else seed, roster=roster, secret_file=secret_file,
             formats=formats, out=out, force=force, title=title, course=course, legacy_secret=legacy_secret,
-            progress=progress)
+            progress=progress, decimal_comma=decimal_comma)
     print_sheet_summary(result)
 
 

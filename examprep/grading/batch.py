@@ -105,7 +105,10 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
         sources: dict[str, list[str]] = {}
         for s in subs:
             sources.setdefault(s.student_id, []).append(s.source)
-        _grade_all(key, subs, settings, results, unreadable, ids, sources, progress)
+        from examprep.answers.parse import decimal_comma
+
+        with decimal_comma(bool(getattr(key, "meta", {}).get("decimal_comma"))):   # the sheet's setting, in its key
+            _grade_all(key, subs, settings, results, unreadable, ids, sources, progress)
     finally:
         if gc_was_enabled:
             gc.enable()

@@ -208,7 +208,10 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
         print(report.json_text(batch))
     show_details = details if details is not None else len(results) == 1
     if not quiet and not outputs.to_stdout:
-        _show_results(out, results, show_details=show_details, show_answers=outputs.show_answers, wide=wide)
+        from examprep.answers.parse import decimal_comma
+
+        with decimal_comma(bool(the_key.meta.get("decimal_comma"))):      # values shown as the students write them
+            _show_results(out, results, show_details=show_details, show_answers=outputs.show_answers, wide=wide)
     for warning in batch.warnings:          # about the key: once, not per student
         err.print(f"[yellow]warning[/]: {escape(key_path)}: {escape(warning)}")
     for note in batch.notes:

@@ -45,6 +45,16 @@ def moodle_number(x: float) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
+# question_bank::fraction_options_full: the only answer grades Moodle accepts (percent)
+FRACTIONS = ("100", "90", "83.33333", "80", "75", "70", "66.66667", "60", "50", "40", "33.33333", "30", "25", "20",
+             "16.66667", "14.28571", "12.5", "11.11111", "10", "5", "0")
+
+
+def moodle_fraction(credit: float) -> str:
+    """A mistake's partial credit (0-1) as the largest grade Moodle accepts that does not exceed it."""
+    return next(f for f in FRACTIONS if float(f) <= 100 * float(credit) + 1e-9)
+
+
 def tolerance_of(part: Any, expected: float) -> float:
     """The part's tolerance at ``expected`` as Moodle's absolute error (0 for exact answers)."""
     if part.tolerance.rule == "exact" or part.kind == "integer":
@@ -134,11 +144,12 @@ def _flat(value: Any) -> list:
     return [value]
 
 
-def _numerical_field(part: Any, expected: float, wrongs: list[tuple[float, str]], weight: int) -> str:
+def _numerical_field(part: Any, expected: float, wrongs: list[tuple[float, str] | tuple[float, str, float]],
+                     weight: int) -> str:
     tol = tolerance_of(part, expected)
     answers = [f"={moodle_number(expected)}:{moodle_number(tol)}#{cloze_escape('Correct.')}"]
     seen = set()
-    for value, why in wrongs:
+    for value, why, *credit in wrongs:
         if value is None or not math.isfinite(value) or abs(value - expected) <= tol * (1 + 1e-9):
             continue
         key = round(value, 12)
@@ -146,7 +157,8 @@ def _numerical_field(part: Any, expected: float, wrongs: list[tuple[float, str]]
             continue
         seen.add(key)
         wtol = min(tolerance_of(part, value), (abs(value - expected) - tol) / 2)    # never overlaps the right one
-        answers.append(f"%0%{moodle_number(value)}:{moodle_number(wtol)}#{cloze_escape(why)}")
+        grade = moodle_fraction(credit[0] if credit else 0.0)
+        answers.append(f"%{grade}%{moodle_number(value)}:{moodle_number(wtol)}#{cloze_escape(why)}")
     return f"{{{weight}:NUMERICAL:{'~'.join(answers)}}}"
 
 
@@ -173,13 +185,14 @@ def _part_fields(part: Any, weights: list[int]) -> str:
     if not isinstance(expected, (list, int, float)) or isinstance(expected, bool):
         return f"{{{weights[0]}:SHORTANSWER:={cloze_escape(str(part.exact or expected))}}}"
     values = _flat(expected)
-    mis = [(_flat(m.value) if isinstance(m.value, list) else [m.value], m.explanation) for m in part.misconceptions]
+    mis = [(_flat(m.value) if isinstance(m.value, list) else [m.value], m.explanation, m.credit)
+           for m in part.misconceptions]
     fields = []
     for j, v in enumerate(values):
         wrongs = []
-        for vals, why in mis:
+        for vals, why, credit in mis:
             if len(vals) == len(values) and isinstance(vals[j], (int, float)) and not isinstance(vals[j], bool):
-                wrongs.append((float(vals[j]), why))
+                wrongs.append((float(vals[j]), why, credit))
         fields.append(_numerical_field(part, float(v), wrongs, weights[j]))
     if not isinstance(expected, list):
         return fields[0]
@@ -250,17 +263,17 @@ def question(problem: Any, name: str) -> ET.Element:
         ET.SubElement(q, "penalty").text = "0.3333333"
         ET.SubElement(q, "hidden").text = "0"
         expected = float(part.expected)
-        answers = [(expected, 100, "Correct.")]
-        answers += [(float(m.value), 0, m.explanation) for m in part.misconceptions
+        answers = [(expected, "100", "Correct.")]
+        answers += [(float(m.value), moodle_fraction(m.credit), m.explanation) for m in part.misconceptions
                     if isinstance(m.value, (int, float)) and not isinstance(m.value, bool)]
         tol = tolerance_of(part, expected)
         for value, fraction, why in answers:
-            if fraction == 0 and abs(value - expected) <= tol:
+            if fraction != "100" and abs(value - expected) <= tol:
                 continue
-            a = ET.SubElement(q, "answer", {"fraction": str(fraction), "format": "moodle_auto_format"})
+            a = ET.SubElement(q, "answer", {"fraction": fraction, "format": "moodle_auto_format"})
             ET.SubElement(a, "text").text = moodle_number(value)
             ET.SubElement(a, "tolerance").text = moodle_number(
-                tol if fraction else min(tolerance_of(part, value), (abs(value - expected) - tol) / 2))
+                tol if fraction == "100" else min(tolerance_of(part, value), (abs(value - expected) - tol) / 2))
             _text(a, "feedback", html.escape(why), "html")
         ET.SubElement(q, "units")      # none: every answer is a pure number
         ET.SubElement(q, "unitgradingtype").text = "0"

@@ -51,7 +51,18 @@ def unique_names(results: list[SubmissionResult]) -> list[str]:
 
 
 def fmt_value(value: Any, digits: int = 4) -> str:
-    """A parsed answer in one line: numbers to ``digits`` significant figures, lists bracketed."""
+    """A parsed answer in one line: numbers to ``digits`` significant figures, lists bracketed;
+    with decimal commas (examprep.answers.parse.decimal_comma) "0,5" and "[0,1; 0,9]"."""
+    from examprep.answers.parse import decimal_comma_on
+
+    if decimal_comma_on() and isinstance(value, (float, list)):
+        if isinstance(value, list):
+            return "[" + "; ".join(fmt_value(v, digits) for v in value) + "]"
+        return _fmt_value(value, digits).replace(".", ",")
+    return _fmt_value(value, digits)
+
+
+def _fmt_value(value: Any, digits: int) -> str:
     if value is None:
         return "—"
     if isinstance(value, bool):

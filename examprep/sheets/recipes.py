@@ -82,6 +82,7 @@ class SheetRecipe:
     calculator: bool = True
     instructions: str = ""
     source: str = ""
+    decimal_comma: bool = False     # answers written 0,245 with ';' between list entries (Moodle's locale habit)
 
     @property
     def problem_count(self) -> int:
@@ -89,7 +90,7 @@ class SheetRecipe:
 
 
 _SHEET_KEYS = {"title": str, "course": str, "minutes": int, "calculator": bool, "difficulty": int,
-               "instructions": str, "name": str, "tolerance": str}
+               "instructions": str, "name": str, "tolerance": str, "decimal_comma": bool}
 _ITEM_KEYS = {"topic": str, "difficulty": int, "count": int, "calculator_free": bool, "tolerance": str,
               "params": dict, "points": (int, float), "minutes": (int, float), "seed": int, "question": str,
               "concept": str}
@@ -214,7 +215,8 @@ def parse_recipe(text: str, source: str, default_name: str = "sheet", base: Path
         raise fail(f"{total} problems: a sheet holds at most {MAX_PROBLEMS}", None)
     return SheetRecipe(name=name, title=title, items=tuple(items), course=sheet.get("course", "").strip(),
                        minutes=minutes, calculator=sheet.get("calculator", True),
-                       instructions=sheet.get("instructions", "").strip(), source=source)
+                       instructions=sheet.get("instructions", "").strip(), source=source,
+                       decimal_comma=sheet.get("decimal_comma", False))
 
 
 def _extras(entry: dict, where: str, at: Any, fail: Any) -> dict[str, Any]:

@@ -12,7 +12,8 @@ from examprep.sheets.build import Progress, Sheet, build_sheet, font_plan
 from examprep.sheets.recipes import SheetError, bundled_recipes, load_recipe, recipe_from_topics, with_difficulty
 from examprep.sheets.variants import LEGACY_WARNING, Student, derivation, read_roster, read_secret
 
-FORMATS = ("pdf", "md", "moodle")
+FORMATS = ("pdf", "md", "moodle", "qti21", "canvas", "blackboard")
+LMS_FILES = {"moodle": "moodle.xml", "qti21": "qti21.zip", "canvas": "canvas.zip", "blackboard": "blackboard.txt"}
 DEFAULT_FORMATS = ("pdf", "md")
 PDF_CHUNK = 8          # copies per Typst compile: bounds memory; chunks are joined into one PDF
 
@@ -22,7 +23,8 @@ def render_outputs(sheet: Sheet, formats: tuple[str, ...] = DEFAULT_FORMATS,
     """Every output file of the sheet, rendered in memory: relative path → bytes.
 
     Always the key (``key.json``) and answer template(s); "pdf" adds problems.pdf and
-    solutions.pdf, "md" problems.md and solutions.md, "moodle" moodle.xml.
+    solutions.pdf, "md" problems.md and solutions.md, "moodle" moodle.xml, "qti21" qti21.zip,
+    "canvas" canvas.zip, "blackboard" blackboard.txt.
     ``progress("PDF parts", done, total)`` is called as each PDF part is typeset (and joined).
     ``font_files``: extra fonts for the PDFs (default: font_plan's, for names the bundled fonts lack).
     Raises TypstCompileError (nothing is written) when Typst rejects a document.
@@ -58,10 +60,10 @@ def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress |
             for copy in sheet.copies:
                 out[f"answers/{safe_name(copy.student.id)}.toml"] = keys.answer_template(
                     copy.problems, title=sheet.recipe.title, student_id=copy.student.id,
-                    name=copy.student.name).encode("utf-8")
+                    name=copy.student.name, decimal_comma=sheet.recipe.decimal_comma).encode("utf-8")
         else:
-            out["answers.toml"] = keys.answer_template(sheet.copies[0].problems,
-                                                       title=sheet.recipe.title).encode("utf-8")
+            out["answers.toml"] = keys.answer_template(sheet.copies[0].problems, title=sheet.recipe.title,
+                                                       decimal_comma=sheet.recipe.decimal_comma).encode("utf-8")
         if "md" in formats:
             from examprep.render.markdown import sheet_markdown
 
@@ -71,6 +73,18 @@ def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress |
             from examprep.render import moodle
 
             out["moodle.xml"] = moodle.sheet_xml(sheet).encode("utf-8")
+        if "qti21" in formats:
+            from examprep.render import qti21
+
+            out["qti21.zip"] = qti21.package(sheet)
+        if "canvas" in formats:
+            from examprep.render import canvas
+
+            out["canvas.zip"] = canvas.package(sheet)[0]
+        if "blackboard" in formats:
+            from examprep.render import blackboard
+
+            out |= blackboard.files(sheet)[0]
         total = sum(len(f) for f in chunks.values()) + sum(1 for f in chunks.values() if len(f) > 1)
         done = 0
         merges = {}
@@ -94,7 +108,8 @@ def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress |
     return {name: out[name] for name in sorted(out, key=_output_order)}
 
 
-_ORDER = ("problems.pdf", "solutions.pdf", "problems.md", "solutions.md", "key.json", "answers.toml", "moodle.xml")
+_ORDER = ("problems.pdf", "solutions.pdf", "problems.md", "solutions.md", "key.json", "answers.toml", "moodle.xml", "qti21.zip",
+          "canvas.zip", "blackboard.txt")
 
 
 def _output_order(name: str) -> tuple[int, str]:
@@ -108,6 +123,8 @@ def make_key(sheet: Sheet):
     meta = {"sheet_id": sheet.sheet_id, "recipe": r.name, "recipe_source": r.source, "seed": sheet.seed,
             "course": r.course, "minutes": r.minutes, "points": sheet.copies[0].points,
             "estimated_minutes": round(sheet.copies[0].minutes, 1)}
+    if r.decimal_comma:     # grade reads answers with decimal commas and ';' separators, without a flag
+        meta["decimal_comma"] = True
     if sheet.variants:
         meta["variants"] = derivation(sheet.legacy)
         meta["names"] = {c.student.id: c.student.name for c in sheet.copies}
@@ -128,8 +145,11 @@ def planned_paths(sheet_variants: bool, formats: tuple[str, ...], roster: list[S
         paths += ["problems.pdf", "solutions.pdf"]
     if "md" in formats:
         paths += ["problems.md", "solutions.md"]
-    if "moodle" in formats:
-        paths.append("moodle.xml")
+    for f in formats:
+        if f == "blackboard" and sheet_variants and roster is not None:
+            paths += [f"blackboard/{safe_name(s.id)}.txt" for s in roster]
+        elif f in LMS_FILES:      # a long Blackboard file is split (blackboard-1.txt…): write_outputs checks those
+            paths.append(LMS_FILES[f])
     return sorted(paths, key=_output_order)
 
 
@@ -190,7 +210,7 @@ def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, co
                difficulty: int | None = None, seed: int = 0, roster: str | None = None,
                secret_file: str | None = None, formats: str | None = None, out: str | None = None,
                force: bool = False, title: str | None = None, course: str | None = None,
-               legacy_secret: bool = False, progress: Progress | None = None) -> Result:
+               legacy_secret: bool = False, progress: Progress | None = None, decimal_comma: bool = False) -> Result:
     """The `examprep sheet` command: validate everything, build, render in memory, then write.
 
     Raises ExamprepError subclasses (usage: ParamError; recipe, roster, secret: SheetError;
@@ -200,7 +220,7 @@ def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, co
     try:
         return _make_sheet(recipe=recipe, topics=topics, count=count, difficulty=difficulty, seed=seed, roster=roster,
                            secret_file=secret_file, formats=formats, out=out, force=force, title=title, course=course,
-                           legacy_secret=legacy_secret, progress=progress)
+                           legacy_secret=legacy_secret, progress=progress, decimal_comma=decimal_comma)
     except KeyboardInterrupt:     # the workers are stopped and the temporaries removed on the way here
         raise KeyboardInterrupt("nothing was written") from None
 
@@ -208,7 +228,7 @@ def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, co
 def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | None, difficulty: int | None,
                 seed: int, roster: str | None, secret_file: str | None, formats: str | None, out: str | None,
                 force: bool, title: str | None, course: str | None, legacy_secret: bool,
-                progress: Progress | None) -> Result:
+                progress: Progress | None, decimal_comma: bool = False) -> Result:
     from dataclasses import replace
 
     fmts = parse_formats(formats)
@@ -229,6 +249,8 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
         r = replace(r, title=title.strip())
     if course is not None:
         r = replace(r, course=course.strip())
+    if decimal_comma:
+        r = replace(r, decimal_comma=True)
     students = read_roster(roster) if roster else None
     if legacy_secret and not secret_file:
         raise SheetError("--legacy-secret goes with --roster and --secret-file (it regenerates old variants)")
@@ -242,6 +264,14 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
     sheet = build_sheet(r, seed, roster=students, secret=secret, legacy=legacy_secret, progress=progress)
     fonts = font_plan(sheet) if "pdf" in fmts else None
     warnings += fonts.warnings if fonts else []
+    if "canvas" in fmts:
+        from examprep.render import canvas
+
+        warnings += canvas.package(sheet)[1]       # parts Canvas cannot take (cheap: no PDFs)
+    if "blackboard" in fmts:
+        from examprep.render import blackboard
+
+        warnings += blackboard.files(sheet)[1]
     outputs = render_outputs(sheet, fmts, progress, fonts.files if fonts else [])
     written = write_outputs(out_dir, outputs, force)
     return Result(sheet, out_dir, written, warnings)
@@ -256,7 +286,8 @@ def parse_formats(spec: str | None) -> tuple[str, ...]:
         raise ParamError(f"--format: give one or more of {', '.join(FORMATS)}")
     for n in names:
         if n not in FORMATS:
-            alias = {"markdown": "md", "xml": "moodle", "typst": "pdf"}.get(n)
+            alias = {"markdown": "md", "xml": "moodle", "typst": "pdf", "qti": "qti21", "qti2": "qti21",
+                     "qti12": "canvas", "bb": "blackboard"}.get(n)
             hint = f"; did you mean {alias}?" if alias else ""
             raise ParamError(f"--format: unknown format {n!r}{hint}; choose from {', '.join(FORMATS)}")
     return tuple(f for f in FORMATS if f in names)
