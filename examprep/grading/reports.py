@@ -65,6 +65,7 @@ class Outputs:
     show_answers: bool = False
     marks: str | None = None           # a CSV of hand marks for written parts, merged before any output
     marks_template: str | None = None  # a CSV of every written part of every student, to fill in
+    analysis: str | None = None        # a directory: item-analysis.json/.csv and analysis.pdf
 
     @property
     def to_stdout(self) -> bool:
@@ -200,7 +201,13 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
     inputs = {p.resolve() for p in collect(submissions)[0] if p.exists()} | {Path(key_path).resolve()}
     if outputs.marks:
         inputs.add(Path(outputs.marks).resolve())
+    analysis = _plan_analysis(results, outputs.analysis, key_path) if outputs.analysis else None
     write_planned(planned, inputs)
+    if analysis is not None:
+        from examprep.grading import analysis_files
+
+        analysis_files.write(analysis[2], inputs)
+        planned += [(path, "") for path, _ in analysis[2]]
 
     if outputs.csv == "-":
         print(report.csv_text(results), end="")
@@ -209,6 +216,10 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
     show_details = details if details is not None else len(results) == 1
     if not quiet and not outputs.to_stdout:
         _show_results(out, results, show_details=show_details, show_answers=outputs.show_answers, wide=wide)
+    if analysis is not None and not quiet and not outputs.to_stdout:
+        from examprep.render.analysis import terminal_summary
+
+        out.print(terminal_summary(analysis[0], analysis[1].left_out))
     for warning in batch.warnings:          # about the key: once, not per student
         err.print(f"[yellow]warning[/]: {escape(key_path)}: {escape(warning)}")
     for note in batch.notes:
@@ -226,6 +237,20 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
     elif not quiet:
         err.print(graded)
     return batch.exit_code
+
+
+def _plan_analysis(results: list[SubmissionResult], out_dir: str, key_path: str) -> tuple[Any, Any, Any]:
+    """(analysis, its ItemData, its planned files) of a graded class, from the same records as grades.json."""
+    from examprep.grading import analysis_files
+    from examprep.grading.analysis import item_data
+    from examprep.grading.grade import summarise
+
+    explanations: dict[str, str] = {}
+    for _, m, _, e in summarise(results)[1]:       # as analyze reads grades.json's summary: the first wins
+        explanations.setdefault(m, e)
+    data = item_data([r.to_dict() for r in results], explanations)
+    result, files = analysis_files.plan(data, out_dir, title=f"Item analysis of {Path(key_path).name}")
+    return result, data, files
 
 
 def _show_results(out: Any, results: list[SubmissionResult], *, show_details: bool, show_answers: bool,
