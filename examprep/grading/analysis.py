@@ -56,7 +56,11 @@ def item_data(submissions: list[dict[str, Any]], explanations: dict[str, str] | 
     SubmissionResult.to_dict writes them). Written parts with any pending cell are left out."""
     index: dict[str, int] = {}
     question_of: list[str] = []
-    cells: list[tuple[int, int, float, float, str, str | None]] = []
+    rows: list[int] = []
+    cols: list[int] = []
+    earned: list[float] = []
+    possible: list[float] = []
+    flags: list[tuple[int, int, str, str | None]] = []      # the cells that are not simply scored
     pending: set[str] = set()
     titles: dict[str, str] = {}
     variants: dict[str, list[str]] = {}
@@ -64,36 +68,48 @@ def item_data(submissions: list[dict[str, Any]], explanations: dict[str, str] | 
     for i, sub in enumerate(submissions):
         for pr in sub["problems"]:
             q = pr["question"]
-            titles.setdefault(q, pr.get("title", ""))
-            variants.setdefault(q, [""] * n)[i] = str(pr.get("variant") or "")
+            if q not in variants:
+                variants[q] = [""] * n
+                titles[q] = pr.get("title", "")
+            variants[q][i] = str(pr.get("variant") or "")
             for part in pr["parts"]:
                 addr = f"{q}.{part['part']}"
                 j = index.get(addr)
                 if j is None:
                     j = index[addr] = len(question_of)
                     question_of.append(q)
-                status = part["status"]
+                rows.append(i)
+                cols.append(j)
+                earned.append(part["score"])
+                possible.append(part["max_score"])
+                status, mis = part["status"], part.get("misconception")
                 if status == "pending":
                     pending.add(addr)
-                cells.append((i, j, float(part["score"]), float(part["max_score"]), status, part.get("misconception")))
+                elif mis or status in ("blank", "unparseable"):
+                    flags.append((i, j, status, mis))
     keep = sorted((a for a in index if a not in pending), key=lambda a: (_qnum(a), index[a]))
-    column = {index[a]: c for c, a in enumerate(keep)}
+    column = np.full(len(index), -1)
+    for c, a in enumerate(keep):
+        column[index[a]] = c
     k = len(keep)
     scores = np.full((n, k), np.nan)
     maxima = np.full((n, k), np.nan)
+    r, c = np.asarray(rows, dtype=int), column[np.asarray(cols, dtype=int)] if cols else np.zeros(0, int)
+    kept = c >= 0
+    scores[r[kept], c[kept]] = np.asarray(earned, dtype=float)[kept]
+    maxima[r[kept], c[kept]] = np.asarray(possible, dtype=float)[kept]
     blank, unreadable = [0] * k, [0] * k
     mistakes: list[dict[str, list[int]]] = [{} for _ in range(k)]
-    for i, j, score, top, status, mis in cells:
-        c = column.get(j)
-        if c is None:
+    for i, j, status, mis in flags:
+        cc = int(column[j])
+        if cc < 0:
             continue
-        scores[i, c], maxima[i, c] = score, top
         if status == "blank":
-            blank[c] += 1
+            blank[cc] += 1
         elif status == "unparseable":
-            unreadable[c] += 1
+            unreadable[cc] += 1
         if mis:
-            mistakes[c].setdefault(mis, []).append(i)
+            mistakes[cc].setdefault(mis, []).append(i)
     return ItemData(students=[str(s.get("student_id", "")) for s in submissions], parts=keep,
                     question_of=[question_of[index[a]] for a in keep], scores=scores, maxima=maxima,
                     blank=blank, unreadable=unreadable, mistakes=mistakes, explanations=dict(explanations or {}),
