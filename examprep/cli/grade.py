@@ -39,6 +39,12 @@ def grade(
     analysis: Optional[str] = typer.Option(
         None, "--analysis", help="Write an item analysis in this directory: item-analysis.json/.csv, analysis.pdf "
                                  "(difficulty, discrimination, misconceptions, Cronbach's alpha, variant groups)."),
+    gradebook: Optional[tuple[str, str]] = typer.Option(
+        None, "--gradebook", metavar="LMS FILE",
+        help="Write the grade-import CSV of an LMS: canvas, moodle, blackboard or brightspace (see the README)."),
+    roster: Optional[str] = typer.Option(
+        None, "--roster", help="The class roster for --gradebook (id, name, email, username, sis_id): every student "
+                               "gets a row; one with no submission an empty cell, listed."),
     wide: bool = typer.Option(False, "--wide", help="The class table with every question's column, however wide."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No tables: only files, warnings and errors."),
     no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour."),
@@ -53,7 +59,8 @@ def grade(
     code = run_grade(key, submissions or [], self_test=self_test,
                      outputs=Outputs(csv=csv_out, json=json_out, report=report, gradescope=gradescope,
                                      visibility=visibility, show_answers=show_answers, marks=marks,
-                                     marks_template=marks_template, analysis=analysis),
+                                     marks_template=marks_template, analysis=analysis,
+                                     gradebook=gradebook if gradebook and gradebook[0] else None, roster=roster),
                      settings=settings_from(no_ecf=no_ecf, ecf_credit=ecf_credit, tolerance=tolerance),
                      details=details, wide=wide, quiet=quiet, no_color=no_color)
     raise typer.Exit(code)

@@ -66,6 +66,8 @@ class Outputs:
     marks: str | None = None           # a CSV of hand marks for written parts, merged before any output
     marks_template: str | None = None  # a CSV of every written part of every student, to fill in
     analysis: str | None = None        # a directory: item-analysis.json/.csv and analysis.pdf
+    gradebook: tuple[str, str] | None = None    # (LMS, FILE): the LMS's grade-import CSV
+    roster: str | None = None          # the class roster: who should have submitted, and their LMS identifiers
 
     @property
     def to_stdout(self) -> bool:
@@ -183,6 +185,17 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
         marks = read_marks(outputs.marks)
     if outputs.csv == "-" and outputs.json == "-":
         raise ParamError("--csv - and --json - cannot both write to stdout")
+    roster = None
+    if outputs.gradebook:
+        from examprep.grading.gradebook import check_lms
+
+        check_lms(outputs.gradebook[0])
+    if outputs.roster:
+        if not outputs.gradebook:
+            raise ParamError("--roster: only --gradebook reads it; add --gradebook LMS FILE")
+        from examprep.sheets.variants import read_roster
+
+        roster = read_roster(outputs.roster)
 
     progress = _ProgressBar(err)
     try:
@@ -198,7 +211,15 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
         err.print(f"merged {n_marked} hand mark{'s' if n_marked != 1 else ''} from {escape(outputs.marks)}"
                   + (f"; {still} written part{'s' if still != 1 else ''} still to be marked" if still else ""))
     planned = plan_files(batch, outputs)
+    book = None
+    if outputs.gradebook:
+        from examprep.grading.gradebook import build
+
+        book = build(outputs.gradebook[0], results, title=the_key.title or Path(key_path).stem, roster=roster)
+        planned.append((Path(outputs.gradebook[1]), book.text))
     inputs = {p.resolve() for p in collect(submissions)[0] if p.exists()} | {Path(key_path).resolve()}
+    if outputs.roster:
+        inputs.add(Path(outputs.roster).resolve())
     if outputs.marks:
         inputs.add(Path(outputs.marks).resolve())
     analysis = _plan_analysis(results, outputs.analysis, key_path) if outputs.analysis else None
@@ -228,6 +249,12 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
         for res in results:
             for w in res.warnings:
                 err.print(f"[yellow]warning[/]: {escape(res.source)}: {escape(w)}")
+    if book is not None:
+        for w in book.warnings:
+            err.print(f"[yellow]warning[/]: --gradebook: {escape(w)}")
+        if book.missing:
+            err.print(f"[yellow]no submission[/] from {len(book.missing)} student{'s' if len(book.missing) != 1 else ''} "
+                      f"on the roster (an empty cell in the gradebook, not 0): {escape(', '.join(book.missing))}")
     for line in batch.unreadable:
         err.print(f"[red]unreadable[/]: {escape(line)}")
     _say_written(err, planned, outputs, len(results))
