@@ -22,7 +22,7 @@ from examprep.errors import ExamprepError, Interrupted, missing_extra
 # command → the module (under examprep.cli) that defines it; the order of `examprep --help`
 COMMANDS = {
     "solve": "solve", "topics": "problems", "generate": "problems", "check": "author", "grade": "grade",
-    "analyze": "grade", "sheet": "sheet",
+    "analyze": "grade", "gradescope-autograder": "grade", "sheet": "sheet",
     "secret": "sheet", "quiz": "quiz", "stats": "quiz", "review": "quiz", "train": "train", "translate": "train",
     "verify": "verify", "attention-map": "train", "anki": "anki",
 }

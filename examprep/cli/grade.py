@@ -85,3 +85,28 @@ def analyze(
     from examprep.grading.analysis_files import run_analyze
 
     raise typer.Exit(run_analyze(grades, out, quiet=quiet, no_color=no_color))
+
+
+AUTOGRADER_HELP = ("Write the autograder zip of a key for a Gradescope programming assignment.\n\n"
+                   "setup.sh installs Python 3.11 when the image's is older, the dependencies pinned to the versions "
+                   "running here and the bundled examprep wheel; run_autograder grades the submitted answer file and "
+                   "writes results.json, one test per part.")
+
+
+@app.command("gradescope-autograder", help=AUTOGRADER_HELP)
+def gradescope_autograder(
+    key: str = typer.Argument(..., help="The answer key written by `examprep sheet` or `generate --key`."),
+    out: str = typer.Option("autograder.zip", "--out", help="The zip to write."),
+    visibility: str = typer.Option("visible", "--visibility",
+                                   help="Visibility of the tests: visible, hidden, after_due_date, after_published."),
+    show_answers: bool = typer.Option(False, "--show-answers", help="Show the key's answers in the feedback."),
+) -> None:
+    """`examprep gradescope-autograder` (its help is AUTOGRADER_HELP, one paragraph a line)."""
+    from rich.console import Console
+
+    from examprep.grading.autograder import build_zip
+
+    info = build_zip(key, out, visibility=visibility, show_answers=show_answers)
+    Console(stderr=True, highlight=False).print(
+        f"wrote {out}: setup.sh, run_autograder, key.json ({info['parts']} parts, {info['points']:g} points), "
+        f"{info['wheel']}, requirements.txt ({len(info['requirements'])} pinned), README.md")
