@@ -134,3 +134,20 @@ def test_analyze_bad_files_one_line_exit_2(tmp_path, content, message):
 def test_analyze_missing_file(tmp_path):
     res = run("analyze", tmp_path / "none.json")
     assert res.exit_code == 2 and "none.json" in res.stderr and "Traceback" not in res.output
+
+
+@pytest.mark.parametrize("matrix", [[[2, 0, 1]], [[2, 1, 1]] * 4], ids=["one student", "all correct"])
+def test_undefined_statistics_read_undefined_on_the_terminal_and_null_in_json(tmp_path, matrix):
+    from tests.grading.test_analysis import grades
+
+    f = tmp_path / "grades.json"
+    f.write_text(json.dumps({"format": "examprep-grades", "submissions": grades(matrix, [2, 1, 1])}))
+    res = run("analyze", f, "--out", tmp_path / "an")
+    assert res.exit_code == 0, res.output
+    shown = " ".join(res.stdout.split())
+    assert "α undefined" in shown and "SEM undefined" in shown and "nan" not in shown.lower()
+    r = strict_load(tmp_path / "an" / "item-analysis.json")
+    assert r["alpha"] is None and all(p["discrimination"] is None for p in r["parts"])
+    from examprep.render.pdf import page_count
+
+    assert page_count((tmp_path / "an" / "analysis.pdf").read_bytes()) >= 1
