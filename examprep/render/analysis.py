@@ -125,7 +125,7 @@ def _histogram(totals: list[float], points: float, width: float = 15.0, height: 
     out.append(f"  #place(dx: 1cm, dy: {height}cm, line(length: {width}cm, stroke: 0.6pt))")
     out.append(f"  #place(dx: 1cm, dy: 0cm, line(angle: 90deg, length: {height}cm, stroke: 0.6pt))")
     for i, c in enumerate(counts):
-        h = height * int(c) / peak
+        h = (height - 0.5) * int(c) / peak      # headroom for the tallest bar's count
         x = 1 + i * bw
         if c:
             out.append(f"  #place(dx: {x + 0.05:.3f}cm, dy: {height - h:.3f}cm, rect(width: {bw - 0.1:.3f}cm, "
