@@ -26,7 +26,9 @@ def run(*args, **kw):
 def graded(tmp_path_factory):
     d = tmp_path_factory.mktemp("midterm")
     (d / "roster.csv").write_text("id,name\n" + "".join(f"s{i:03d},Student {i}\n" for i in range(STUDENTS)))
-    assert run("secret", d / "secret.txt").exit_code == 0
+    # a fixed secret: the same variants (and so the same statistics) on every run
+    (d / "secret.txt").write_text("5d1c0f3e9a7b24681357ace02468bdf19e8c7a6b5d4f3e2a1c0b9d8e7f6a5b4c\n")
+    (d / "secret.txt").chmod(0o600)
     res = run("sheet", "--recipe", "midterm", "--seed", "2024", "--roster", d / "roster.csv", "--secret-file",
               d / "secret.txt", "--format", "md", "--out", d / "class")
     assert res.exit_code == 0, res.output
@@ -93,10 +95,17 @@ def test_variant_labels_reach_grades_json_and_group_the_attention_question(grade
     labels = [next(pr for pr in s["problems"] if pr["question"] == "q15")["variant"] for s in g["submissions"]]
     assert set(labels) == {"self", "qkv"}
     assert labels == [key.variants[s["student_id"]][14].variant for s in g["submissions"]]
-    [group] = strict_load(d / "an" / "item-analysis.json")["groups"]
-    assert group["question"] == "q15"
-    sizes = {v["variant"]: v["students"] for v in group["variants"]}
+    groups = {g["question"]: g for g in strict_load(d / "an" / "item-analysis.json")["groups"]}
+    # the structural choices of the midterm: attention (q15), backprop's activation (q6), the loss (q8)
+    assert set(groups) == {"q6", "q8", "q15"}
+    sizes = {v["variant"]: v["students"] for v in groups["q15"]["variants"]}
     assert sizes == {"self": labels.count("self"), "qkv": labels.count("qkv")}
+    for g in groups.values():
+        big = all(v["students"] >= 10 for v in g["variants"])
+        assert (g["spread"] is not None) == big and ("too small" in g["note"]) == (not big)
+        if big:
+            d_ = [v["difficulty"] for v in g["variants"]]
+            assert g["spread"] == pytest.approx(max(d_) - min(d_), abs=1e-4) and g["flag"] == (g["spread"] > 0.15)
 
 
 def test_analyze_reruns_from_grades_json_alone(graded, tmp_path):
