@@ -21,7 +21,8 @@ from examprep.errors import ExamprepError, Interrupted, missing_extra
 
 # command → the module (under examprep.cli) that defines it; the order of `examprep --help`
 COMMANDS = {
-    "solve": "solve", "topics": "problems", "generate": "problems", "check": "author", "grade": "grade", "sheet": "sheet",
+    "solve": "solve", "topics": "problems", "generate": "problems", "check": "author", "grade": "grade",
+    "analyze": "grade", "gradescope-autograder": "grade", "sheet": "sheet",
     "secret": "sheet", "quiz": "quiz", "stats": "quiz", "review": "quiz", "train": "train", "translate": "train",
     "verify": "verify", "attention-map": "train", "fill-mask": "lm", "finetune": "lm", "anki": "anki",
 }

@@ -36,6 +36,15 @@ def grade(
                               "comment. A bad row (unknown student or part, too many points) is an error naming it."),
     marks_template: Optional[str] = typer.Option(
         None, "--marks-template", help="Write a CSV of every written part of every student, to fill in for --marks."),
+    analysis: Optional[str] = typer.Option(
+        None, "--analysis", help="Write an item analysis in this directory: item-analysis.json/.csv, analysis.pdf "
+                                 "(difficulty, discrimination, misconceptions, Cronbach's alpha, variant groups)."),
+    gradebook: Optional[tuple[str, str]] = typer.Option(
+        None, "--gradebook", metavar="LMS FILE",
+        help="Write the grade-import CSV of an LMS: canvas, moodle, blackboard or brightspace (see the README)."),
+    roster: Optional[str] = typer.Option(
+        None, "--roster", help="The class roster for --gradebook (id, name, email, username, sis_id): every student "
+                               "gets a row; one with no submission an empty cell, listed."),
     wide: bool = typer.Option(False, "--wide", help="The class table with every question's column, however wide."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No tables: only files, warnings and errors."),
     no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour."),
@@ -50,7 +59,54 @@ def grade(
     code = run_grade(key, submissions or [], self_test=self_test,
                      outputs=Outputs(csv=csv_out, json=json_out, report=report, gradescope=gradescope,
                                      visibility=visibility, show_answers=show_answers, marks=marks,
-                                     marks_template=marks_template),
+                                     marks_template=marks_template, analysis=analysis,
+                                     gradebook=gradebook if gradebook and gradebook[0] else None, roster=roster),
                      settings=settings_from(no_ecf=no_ecf, ecf_credit=ecf_credit, tolerance=tolerance),
                      details=details, wide=wide, quiet=quiet, no_color=no_color)
     raise typer.Exit(code)
+
+
+ANALYZE_HELP = ("Item analysis of a graded class, from grades.json (no key or submissions needed).\n\n"
+                "Per part and question: difficulty (mean fraction of the points earned), discrimination (item-rest "
+                "correlation), blanks, unreadable answers, the three most frequent misconceptions and their share "
+                "among the top and bottom 27% of students; for the test: mean, sd, Cronbach's alpha and its "
+                "standard error of measurement; per question, students grouped by the variant they drew. Written "
+                "parts still to be marked are left out.")
+
+
+@app.command(help=ANALYZE_HELP)
+def analyze(
+    grades: str = typer.Argument(..., help="The grades file written by `examprep grade --json`."),
+    out: Optional[str] = typer.Option(None, "--out", help="Write item-analysis.json/.csv and analysis.pdf here."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary: only the files written."),
+    no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour."),
+) -> None:
+    """`examprep analyze` (its help is ANALYZE_HELP, one paragraph a line)."""
+    from examprep.grading.analysis_files import run_analyze
+
+    raise typer.Exit(run_analyze(grades, out, quiet=quiet, no_color=no_color))
+
+
+AUTOGRADER_HELP = ("Write the autograder zip of a key for a Gradescope programming assignment.\n\n"
+                   "setup.sh installs Python 3.11 when the image's is older, the dependencies pinned to the versions "
+                   "running here and the bundled examprep wheel; run_autograder grades the submitted answer file and "
+                   "writes results.json, one test per part.")
+
+
+@app.command("gradescope-autograder", help=AUTOGRADER_HELP)
+def gradescope_autograder(
+    key: str = typer.Argument(..., help="The answer key written by `examprep sheet` or `generate --key`."),
+    out: str = typer.Option("autograder.zip", "--out", help="The zip to write."),
+    visibility: str = typer.Option("visible", "--visibility",
+                                   help="Visibility of the tests: visible, hidden, after_due_date, after_published."),
+    show_answers: bool = typer.Option(False, "--show-answers", help="Show the key's answers in the feedback."),
+) -> None:
+    """`examprep gradescope-autograder` (its help is AUTOGRADER_HELP, one paragraph a line)."""
+    from rich.console import Console
+
+    from examprep.grading.autograder import build_zip
+
+    info = build_zip(key, out, visibility=visibility, show_answers=show_answers)
+    Console(stderr=True, highlight=False).print(
+        f"wrote {out}: setup.sh, run_autograder, key.json ({info['parts']} parts, {info['points']:g} points), "
+        f"{info['wheel']}, requirements.txt ({len(info['requirements'])} pinned), README.md")

@@ -102,7 +102,7 @@ def build(name: str, seed: int, difficulty: int = 1, calculator_free: bool = Fal
         return Problem(generator=gen.name, version=gen.version, seed=seed, difficulty=difficulty,
                        title=draft.title, params=draft.params, statement=draft.statement, parts=draft.parts,
                        solution=draft.solution, conventions=draft.conventions, calculator_free=calculator_free,
-                       pins=dict(pins or {}))
+                       variant=draft.variant, pins=dict(pins or {}))
     if pins:
         shown = ", ".join(f"{k} = {json.dumps(v)}" for k, v in pins.items())
         raise PinError(f"params: no draw of {name} at level {difficulty} has {shown} in {PIN_TRIES} tries; pin "

@@ -28,7 +28,7 @@ def _rows_degenerate(scaled: np.ndarray, allowed: np.ndarray) -> bool:
 
 
 @generator("attention", title="Attention weights by hand", syllabus="Transformer: scaled dot-product attention, causal mask",
-           version=2)
+           version=3)
 def attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     variant = "self" if rng.chance(1, 3) else "qkv"
     causal = difficulty >= 2
@@ -142,4 +142,4 @@ def attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     solution += steps_from(steps.output, "output")
     return Draft(title="Scaled dot-product attention" if variant == "qkv" else "Self-attention (unprojected)",
                  params={"variant": variant, "cross": cross, **params}, statement=statement, parts=parts,
-                 solution=solution, conventions=conventions)
+                 solution=solution, conventions=conventions, variant="cross" if cross else variant)

@@ -91,6 +91,7 @@ class Draft:
     parts: list[Part]
     solution: list[SolutionStep]
     conventions: dict[str, str] = field(default_factory=dict)
+    variant: str = ""      # the structural choice drawn (a short label), which item analysis groups by
 
 
 @dataclass(frozen=True)

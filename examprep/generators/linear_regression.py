@@ -22,7 +22,7 @@ _OTHER = {"mse": "half-mse", "half-mse": "mse"}
 
 
 @generator("linear-regression", title="Linear regression: loss, gradient, one gradient-descent step",
-           syllabus="Linear regression: MSE, its gradient and gradient descent (½·MSE vs MSE)", version=2)
+           syllabus="Linear regression: MSE, its gradient and gradient descent (½·MSE vs MSE)", version=3)
 def linear_regression(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     N = 4
     d = 1 if difficulty == 1 else 2
@@ -137,4 +137,5 @@ def linear_regression(rng: Stream, difficulty: int, calculator_free: bool) -> Dr
                  solution=solution,
                  conventions={"loss": {"mse": "MSE = (1/N) Σ (ŷ − y)² (torch.nn.MSELoss)",
                                        "half-mse": "½·MSE = (1/2N) Σ (ŷ − y)²"}[loss],
-                              "step": "w ← w − η ∂L/∂w (plain gradient descent, full batch)"})
+                              "step": "w ← w − η ∂L/∂w (plain gradient descent, full batch)"},
+                 variant=loss)

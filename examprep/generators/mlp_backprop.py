@@ -21,7 +21,7 @@ _ACT_TEXT = {"relu": r"\mathrm{ReLU}", "sigmoid": r"\sigma", "tanh": r"\tanh", "
 
 
 @generator("mlp-backprop", title="Backprop through a two-layer network", calculator_free=False,
-           syllabus="Backprop: forward/backward pass of a small net with softmax + cross-entropy", version=2)
+           syllabus="Backprop: forward/backward pass of a small net with softmax + cross-entropy", version=3)
 def mlp_backprop(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     n_in, H, C = {1: (2, 2, 2), 2: (2, 2, 3), 3: (2, 3, 3)}[difficulty]
     act = {1: "relu", 2: rng.choice(["relu", "sigmoid"]), 3: rng.choice(["tanh", "sigmoid", "leaky-relu"])}[difficulty]
@@ -146,4 +146,5 @@ def mlp_backprop(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                  solution=solution,
                  conventions={"activation": act + (" (ReLU'(0) = 0)" if act == "relu" else ""),
                               "loss": "softmax + cross-entropy, natural log, one example",
-                              "layout": "weights out×in (torch.nn.Linear)", "classes": "0-based"})
+                              "layout": "weights out×in (torch.nn.Linear)", "classes": "0-based"},
+                 variant=act)

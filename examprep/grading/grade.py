@@ -103,7 +103,7 @@ class SubmissionResult:
                 "score": round(self.score, 6), "max_score": self.max_score, "percent": round(self.percent, 2),
                 "warnings": self.warnings,
                 "problems": [{"question": pr.label, "generator": pr.problem.generator, "title": pr.problem.title,
-                              "score": round(pr.score, 6), "max_score": pr.max_score,
+                              "variant": pr.problem.variant, "score": round(pr.score, 6), "max_score": pr.max_score,
                               "parts": [r.to_dict() for r in pr.parts]} for pr in self.problems]}
 
 

@@ -65,6 +65,9 @@ class Outputs:
     show_answers: bool = False
     marks: str | None = None           # a CSV of hand marks for written parts, merged before any output
     marks_template: str | None = None  # a CSV of every written part of every student, to fill in
+    analysis: str | None = None        # a directory: item-analysis.json/.csv and analysis.pdf
+    gradebook: tuple[str, str] | None = None    # (LMS, FILE): the LMS's grade-import CSV
+    roster: str | None = None          # the class roster: who should have submitted, and their LMS identifiers
 
     @property
     def to_stdout(self) -> bool:
@@ -182,6 +185,17 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
         marks = read_marks(outputs.marks)
     if outputs.csv == "-" and outputs.json == "-":
         raise ParamError("--csv - and --json - cannot both write to stdout")
+    roster = None
+    if outputs.gradebook:
+        from examprep.grading.gradebook import check_lms
+
+        check_lms(outputs.gradebook[0])
+    if outputs.roster:
+        if not outputs.gradebook:
+            raise ParamError("--roster: only --gradebook reads it; add --gradebook LMS FILE")
+        from examprep.sheets.variants import read_roster
+
+        roster = read_roster(outputs.roster)
 
     progress = _ProgressBar(err)
     try:
@@ -197,10 +211,24 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
         err.print(f"merged {n_marked} hand mark{'s' if n_marked != 1 else ''} from {escape(outputs.marks)}"
                   + (f"; {still} written part{'s' if still != 1 else ''} still to be marked" if still else ""))
     planned = plan_files(batch, outputs)
+    book = None
+    if outputs.gradebook:
+        from examprep.grading.gradebook import build
+
+        book = build(outputs.gradebook[0], results, title=the_key.title or Path(key_path).stem, roster=roster)
+        planned.append((Path(outputs.gradebook[1]), book.text))
     inputs = {p.resolve() for p in collect(submissions)[0] if p.exists()} | {Path(key_path).resolve()}
+    if outputs.roster:
+        inputs.add(Path(outputs.roster).resolve())
     if outputs.marks:
         inputs.add(Path(outputs.marks).resolve())
+    analysis = _plan_analysis(results, outputs.analysis, key_path) if outputs.analysis else None
     write_planned(planned, inputs)
+    if analysis is not None:
+        from examprep.grading import analysis_files
+
+        analysis_files.write(analysis[2], inputs)
+        planned += [(path, "") for path, _ in analysis[2]]
 
     if outputs.csv == "-":
         print(report.csv_text(results), end="")
@@ -212,6 +240,10 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
 
         with decimal_comma(bool(the_key.meta.get("decimal_comma"))):      # values shown as the students write them
             _show_results(out, results, show_details=show_details, show_answers=outputs.show_answers, wide=wide)
+    if analysis is not None and not quiet and not outputs.to_stdout:
+        from examprep.render.analysis import terminal_summary
+
+        out.print(terminal_summary(analysis[0], analysis[1].left_out))
     for warning in batch.warnings:          # about the key: once, not per student
         err.print(f"[yellow]warning[/]: {escape(key_path)}: {escape(warning)}")
     for note in batch.notes:
@@ -220,6 +252,12 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
         for res in results:
             for w in res.warnings:
                 err.print(f"[yellow]warning[/]: {escape(res.source)}: {escape(w)}")
+    if book is not None:
+        for w in book.warnings:
+            err.print(f"[yellow]warning[/]: --gradebook: {escape(w)}")
+        if book.missing:
+            err.print(f"[yellow]no submission[/] from {len(book.missing)} student{'s' if len(book.missing) != 1 else ''} "
+                      f"on the roster (an empty cell in the gradebook, not 0): {escape(', '.join(book.missing))}")
     for line in batch.unreadable:
         err.print(f"[red]unreadable[/]: {escape(line)}")
     _say_written(err, planned, outputs, len(results))
@@ -229,6 +267,20 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
     elif not quiet:
         err.print(graded)
     return batch.exit_code
+
+
+def _plan_analysis(results: list[SubmissionResult], out_dir: str, key_path: str) -> tuple[Any, Any, Any]:
+    """(analysis, its ItemData, its planned files) of a graded class, from the same records as grades.json."""
+    from examprep.grading import analysis_files
+    from examprep.grading.analysis import item_data
+    from examprep.grading.grade import summarise
+
+    explanations: dict[str, str] = {}
+    for _, m, _, e in summarise(results)[1]:       # as analyze reads grades.json's summary: the first wins
+        explanations.setdefault(m, e)
+    data = item_data([r.to_dict() for r in results], explanations)
+    result, files = analysis_files.plan(data, out_dir, title=f"Item analysis of {Path(key_path).name}")
+    return result, data, files
 
 
 def _show_results(out: Any, results: list[SubmissionResult], *, show_details: bool, show_answers: bool,

@@ -42,6 +42,9 @@ SECRET_SALT_TAG = b"examprep-variant-key-v2"
 class Student:
     id: str
     name: str = ""
+    email: str = ""         # the identifiers an LMS gradebook matches students on (grade --gradebook)
+    username: str = ""
+    sis_id: str = ""
 
 
 _ID_COLUMNS = ("id", "studentid", "student", "sid", "studentnumber", "idnumber", "matriculationnumber",
@@ -49,6 +52,9 @@ _ID_COLUMNS = ("id", "studentid", "student", "sid", "studentnumber", "idnumber",
 _NAME_COLUMNS = ("name", "fullname", "studentname")
 _FIRST = ("firstname", "givenname", "first", "given")
 _LAST = ("lastname", "surname", "familyname", "last", "family")
+_EMAIL = ("email", "emailaddress", "mail")
+_USERNAME = ("username", "login", "loginid", "sisloginid", "user")
+_SIS_ID = ("sisid", "sisuserid", "orgdefinedid", "sisnumber")
 
 
 def _norm(header: str) -> str:
@@ -57,7 +63,8 @@ def _norm(header: str) -> str:
 
 def read_roster(path: str | os.PathLike) -> list[Student]:
     """Students from a CSV file with a header row: an id column (id, student_id, sid, ID number…)
-    and optionally a name (name, or first and last name). Comma, semicolon or tab separated.
+    and optionally a name (name, or first and last name) and the identifiers an LMS matches on
+    (email, username, sis_id). Comma, semicolon or tab separated.
 
     Raises SheetError for a missing or unreadable file, no id column, an empty id, a duplicate id
     (with both line numbers) or no students.
@@ -85,6 +92,8 @@ def read_roster(path: str | os.PathLike) -> list[Student]:
     name_col = next((norm.index(c) for c in _NAME_COLUMNS if c in norm), None)
     first_col = next((norm.index(c) for c in _FIRST if c in norm), None)
     last_col = next((norm.index(c) for c in _LAST if c in norm), None)
+    email_col, username_col, sis_col = (next((norm.index(c) for c in names if c in norm), None)
+                                        for names in (_EMAIL, _USERNAME, _SIS_ID))
     students, seen = [], {}
     def cell(row: list[str], i: int | None) -> str:
         return row[i].strip() if i is not None and i < len(row) else ""
@@ -99,7 +108,8 @@ def read_roster(path: str | os.PathLike) -> list[Student]:
             raise SheetError(f"--roster {p}:{line}: duplicate student id {sid!r} (also on line {seen[sid]})")
         seen[sid] = line
         name = cell(row, name_col) or " ".join(x for x in (cell(row, first_col), cell(row, last_col)) if x)
-        students.append(Student(sid, name))
+        students.append(Student(sid, name, email=cell(row, email_col), username=cell(row, username_col),
+                                sis_id=cell(row, sis_col)))
     if not students:
         raise SheetError(f"--roster {p}: no students below the header row")
     if len(students) > MAX_STUDENTS:

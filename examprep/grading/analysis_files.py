@@ -1,0 +1,74 @@
+"""The files of an item analysis (item-analysis.json, item-analysis.csv, analysis.pdf) and the
+`examprep analyze GRADES.json` command; `grade --analysis DIR` plans the same files."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from examprep.grading.analysis import ItemData, analyse, csv_text, from_grades
+
+FILES = ("item-analysis.json", "item-analysis.csv", "analysis.pdf")
+
+
+def plan(data: ItemData, out_dir: str | Path, title: str = "Item analysis") -> tuple[dict[str, Any],
+                                                                                   list[tuple[Path, bytes]]]:
+    """The analysis and the files it writes in ``out_dir`` (nothing written yet)."""
+    from examprep.render.analysis import typst_source
+    from examprep.render.pdf import compile_pdf
+
+    result = analyse(data)
+    totals = np.nansum(data.scores, axis=1).tolist() if data.scores.size else [0.0] * len(data.students)
+    out = Path(out_dir)
+    text = json.dumps(result, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    pdf = compile_pdf(typst_source(result, totals, title=title, left_out=data.left_out))
+    return result, [(out / FILES[0], text.encode()), (out / FILES[1], csv_text(result).encode()), (out / FILES[2], pdf)]
+
+
+def write(planned: list[tuple[Path, bytes]], inputs: set[Path] = frozenset()) -> None:
+    from examprep.errors import ParamError
+    from examprep.fileio import atomic_write_bytes
+
+    for path, _ in planned:
+        if path.resolve() in inputs:
+            raise ParamError(f"{path}: the analysis would overwrite an input file; choose another --out")
+    for path, data in planned:
+        atomic_write_bytes(path, data)
+
+
+def read_grades(path: str) -> ItemData:
+    """ItemData of a grades.json; InputError names the file and what is wrong."""
+    from examprep.fileio import InputError
+    from examprep.fileio import read_user_text
+
+    text = read_user_text(path)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise InputError(f"{path}: line {err.lineno}: not JSON ({err.msg}); give the file `examprep grade --json` "
+                         "wrote") from None
+    return from_grades(data, where=path)
+
+
+def run_analyze(grades: str, out_dir: str | None, *, quiet: bool = False, no_color: bool = False) -> int:
+    """`examprep analyze GRADES.json [--out DIR]`: the summary on the terminal, the files in DIR."""
+    from rich.console import Console
+
+    from examprep.render.analysis import terminal_summary
+    from examprep.render.report import escape
+    from examprep.render.terminal import console
+
+    data = read_grades(grades)
+    err = Console(stderr=True, no_color=no_color, highlight=False, soft_wrap=True)
+    if out_dir:
+        result, planned = plan(data, out_dir, title=f"Item analysis of {Path(grades).name}")
+        write(planned, {Path(grades).resolve()})
+    else:
+        result, planned = analyse(data), []
+    if not quiet:
+        console(no_color).print(terminal_summary(result, data.left_out))
+    for path, _ in planned:
+        err.print(f"wrote {escape(str(path))}")
+    return 0

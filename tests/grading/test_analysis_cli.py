@@ -1,0 +1,162 @@
+"""`grade --analysis DIR` and `examprep analyze GRADES.json --out DIR` (issue 23) on a class graded
+from the midterm with one variant per student: the files, the variant labels in grades.json, the
+groups of the attention question (self-attention or Q/K/V, drawn per student), the PDF's pages,
+the summary at 80 columns, and bad input."""
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from examprep.cli import app
+from examprep.keys import read_key
+from tests.grading.simulated_class import write_class
+
+runner = CliRunner()
+STUDENTS = 40
+
+
+def run(*args, **kw):
+    return runner.invoke(app, [str(a) for a in args], env={"COLUMNS": "80", "NO_COLOR": "1"}, **kw)
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    d = tmp_path_factory.mktemp("midterm")
+    (d / "roster.csv").write_text("id,name\n" + "".join(f"s{i:03d},Student {i}\n" for i in range(STUDENTS)))
+    # a fixed secret: the same variants (and so the same statistics) on every run
+    (d / "secret.txt").write_text("5d1c0f3e9a7b24681357ace02468bdf19e8c7a6b5d4f3e2a1c0b9d8e7f6a5b4c\n")
+    (d / "secret.txt").chmod(0o600)
+    res = run("sheet", "--recipe", "midterm", "--seed", "2024", "--roster", d / "roster.csv", "--secret-file",
+              d / "secret.txt", "--format", "md", "--out", d / "class")
+    assert res.exit_code == 0, res.output
+    key = read_key(d / "class" / "key.json")
+    write_class(key, d / "subs")
+    res = run("grade", d / "class" / "key.json", d / "subs", "--json", d / "grades.json", "--analysis", d / "an")
+    assert res.exit_code == 0, res.output
+    return d, key, res
+
+
+def strict_load(path):
+    def refuse(name):
+        raise AssertionError(f"{name} in {path}")
+    return json.loads(path.read_text(), parse_constant=refuse)
+
+
+def test_grade_analysis_writes_the_files_with_the_issues_schema(graded):
+    d, key, res = graded
+    r = strict_load(d / "an" / "item-analysis.json")
+    assert list(r) == ["students", "mean", "sd", "alpha", "sem", "parts", "questions", "groups"]
+    assert r["students"] == STUDENTS
+    for p in r["parts"]:
+        assert list(p) == ["part", "points", "difficulty", "discrimination", "blank", "unreadable", "misconceptions"]
+        assert len(p["misconceptions"]) <= 3
+        for m in p["misconceptions"]:
+            assert set(m) == {"misconception", "count", "explanation", "top_share", "bottom_share"}
+            assert m["explanation"]
+    assert [q["question"] for q in r["questions"]] == [f"q{n}" for n in range(1, 17)]   # 17–20 written, pending
+    rows = list(csv.DictReader(io.StringIO((d / "an" / "item-analysis.csv").read_text())))
+    assert [row["item"] for row in rows if row["kind"] == "part"] == [p["part"] for p in r["parts"]]
+    assert (d / "an" / "analysis.pdf").read_bytes().startswith(b"%PDF")
+    assert "Item analysis:" in res.stdout and "q17.w1, q18.w1, q19.w1, q20.w1" in res.stdout
+
+
+def test_statistics_match_numpy_on_the_graded_matrix(graded):
+    """The same statistics from grades.json with plain numpy: totals, mean, sd, α over the parts
+    every student has, one part's item-rest r."""
+    d, key, _ = graded
+    g = json.loads((d / "grades.json").read_text())
+    r = strict_load(d / "an" / "item-analysis.json")
+    cells = {}
+    for i, sub in enumerate(g["submissions"]):
+        for pr in sub["problems"]:
+            for part in pr["parts"]:
+                if part["status"] != "pending":
+                    cells[(i, f"{pr['question']}.{part['part']}")] = part["score"]
+    names = [p["part"] for p in r["parts"]]
+    X = np.array([[cells.get((i, a), np.nan) for a in names] for i in range(STUDENTS)])
+    T = np.nansum(X, axis=1)
+    assert r["mean"] == pytest.approx(T.mean(), abs=1e-4) and r["sd"] == pytest.approx(T.std(ddof=1), abs=1e-4)
+    C = X[:, ~np.isnan(X).any(axis=0)]
+    k = C.shape[1]
+    alpha = k / (k - 1) * (1 - C.var(axis=0, ddof=1).sum() / C.sum(1).var(ddof=1))
+    assert r["alpha"] == pytest.approx(alpha, abs=1e-4)
+    assert r["sem"] == pytest.approx(C.sum(1).std(ddof=1) * np.sqrt(1 - alpha), abs=1e-4)
+    j = names.index("q1.receptive_field") if "q1.receptive_field" in names else 0
+    x, rest = X[:, j], T - X[:, j]
+    assert r["parts"][j]["discrimination"] == pytest.approx(np.corrcoef(x, rest)[0, 1], abs=1e-4)
+
+
+def test_variant_labels_reach_grades_json_and_group_the_attention_question(graded):
+    d, key, _ = graded
+    g = json.loads((d / "grades.json").read_text())
+    labels = [next(pr for pr in s["problems"] if pr["question"] == "q15")["variant"] for s in g["submissions"]]
+    assert set(labels) == {"self", "qkv"}
+    assert labels == [key.variants[s["student_id"]][14].variant for s in g["submissions"]]
+    groups = {g["question"]: g for g in strict_load(d / "an" / "item-analysis.json")["groups"]}
+    # the structural choices of the midterm: attention (q15), backprop's activation (q6), the loss (q8)
+    assert set(groups) == {"q6", "q8", "q15"}
+    sizes = {v["variant"]: v["students"] for v in groups["q15"]["variants"]}
+    assert sizes == {"self": labels.count("self"), "qkv": labels.count("qkv")}
+    for g in groups.values():
+        big = all(v["students"] >= 10 for v in g["variants"])
+        assert (g["spread"] is not None) == big and ("too small" in g["note"]) == (not big)
+        if big:
+            d_ = [v["difficulty"] for v in g["variants"]]
+            assert g["spread"] == pytest.approx(max(d_) - min(d_), abs=1e-4) and g["flag"] == (g["spread"] > 0.15)
+
+
+def test_analyze_reruns_from_grades_json_alone(graded, tmp_path):
+    d, _, _ = graded
+    res = run("analyze", d / "grades.json", "--out", tmp_path)
+    assert res.exit_code == 0, res.output
+    assert strict_load(tmp_path / "item-analysis.json") == strict_load(d / "an" / "item-analysis.json")
+    for line in res.stdout.splitlines():
+        assert len(line) <= 80, line
+
+
+def test_analysis_pdf_pages(graded, tmp_path):
+    d, _, _ = graded
+    from examprep.render.pdf import page_count
+
+    pdf = (d / "an" / "analysis.pdf").read_bytes()
+    assert page_count(pdf) == 2
+
+
+@pytest.mark.parametrize("content, message", [
+    ("{", "line 1: not JSON"),
+    ('{"submissions": []}', "not a grades file"),
+    ('{"format": "examprep-grades", "submissions": [{"student_id": "a", "problems": [{"question": "q1"}]}]}',
+     "submission 1 (a): malformed"),
+])
+def test_analyze_bad_files_one_line_exit_2(tmp_path, content, message):
+    f = tmp_path / "g.json"
+    f.write_text(content)
+    res = run("analyze", f)
+    assert res.exit_code == 2
+    assert message in res.stderr and "Traceback" not in res.output
+    assert len(res.stderr.strip().splitlines()) == 1
+
+
+def test_analyze_missing_file(tmp_path):
+    res = run("analyze", tmp_path / "none.json")
+    assert res.exit_code == 2 and "none.json" in res.stderr and "Traceback" not in res.output
+
+
+@pytest.mark.parametrize("matrix", [[[2, 0, 1]], [[2, 1, 1]] * 4], ids=["one student", "all correct"])
+def test_undefined_statistics_read_undefined_on_the_terminal_and_null_in_json(tmp_path, matrix):
+    from tests.grading.test_analysis import grades
+
+    f = tmp_path / "grades.json"
+    f.write_text(json.dumps({"format": "examprep-grades", "submissions": grades(matrix, [2, 1, 1])}))
+    res = run("analyze", f, "--out", tmp_path / "an")
+    assert res.exit_code == 0, res.output
+    shown = " ".join(res.stdout.split())
+    assert "α undefined" in shown and "SEM undefined" in shown and "nan" not in shown.lower()
+    r = strict_load(tmp_path / "an" / "item-analysis.json")
+    assert r["alpha"] is None and all(p["discrimination"] is None for p in r["parts"])
+    from examprep.render.pdf import page_count
+
+    assert page_count((tmp_path / "an" / "analysis.pdf").read_bytes()) >= 1
