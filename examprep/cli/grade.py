@@ -36,6 +36,7 @@ def grade(
                               "comment. A bad row (unknown student or part, too many points) is an error naming it."),
     marks_template: Optional[str] = typer.Option(
         None, "--marks-template", help="Write a CSV of every written part of every student, to fill in for --marks."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --marks-template file (its marks are lost)."),
     wide: bool = typer.Option(False, "--wide", help="The class table with every question's column, however wide."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No tables: only files, warnings and errors."),
     no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour."),
@@ -50,7 +51,7 @@ def grade(
     code = run_grade(key, submissions or [], self_test=self_test,
                      outputs=Outputs(csv=csv_out, json=json_out, report=report, gradescope=gradescope,
                                      visibility=visibility, show_answers=show_answers, marks=marks,
-                                     marks_template=marks_template),
+                                     marks_template=marks_template, force=force),
                      settings=settings_from(no_ecf=no_ecf, ecf_credit=ecf_credit, tolerance=tolerance),
                      details=details, wide=wide, quiet=quiet, no_color=no_color)
     raise typer.Exit(code)

@@ -100,3 +100,24 @@ def test_a_marks_file_without_the_columns_says_which(graded):
     (d / "m.csv").write_text("id,part,score\nann,q1.w1,1\n")
     res = run("grade", key, subs, "--marks", d / "m.csv")
     assert res.exit_code == 2 and "row 1: no 'student_id' column" in res.stderr
+
+
+def test_an_existing_marks_template_is_never_overwritten_without_force(graded):
+    d, key, subs = graded
+    (d / "marks.csv").write_text("student_id,part,points,comment\nann,q1.w1,1.5,filled in\n")
+    res = run("grade", key, subs, "--marks-template", d / "marks.csv", "--json", d / "g.json")
+    assert res.exit_code == 2, res.output
+    assert res.stderr.strip() == f"error: --marks-template {d / 'marks.csv'}: already exists; use --force to replace it"
+    assert "filled in" in (d / "marks.csv").read_text() and not (d / "g.json").exists()
+    res = run("grade", key, subs, "--marks-template", d / "marks.csv", "--force", "-q")
+    assert res.exit_code == 0, res.output
+    assert "filled in" not in (d / "marks.csv").read_text()
+
+
+def test_the_marks_file_as_its_own_template_is_refused_before_merging(graded):
+    d, key, subs = graded
+    (d / "marks.csv").write_text("student_id,part,points,comment\nann,q1.w1,1.5,\n")
+    res = run("grade", key, subs, "--marks", d / "marks.csv", "--marks-template", d / "marks.csv", "--force")
+    assert res.exit_code == 2 and "hand mark" not in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and "is the --marks file being merged" in res.stderr
+    assert (d / "marks.csv").read_text().endswith("1.5,\n")
