@@ -362,13 +362,13 @@ def draws(spec: QuestionSpec, seed: int) -> Any:
         values = {name: _one(d, rng) for name, d in spec.params.items()}
         if tree is not None:
             try:
-                ok = expr.evaluate(tree, values)
+                ok = expr.condition(tree, values)
             except expr.ExprError as err:
-                raise QuestionError(f"{spec.at('where')}: where: {err}") from None
+                raise QuestionError(f"{spec.at('where')}: [question] where: {err}") from None
             if not ok:
                 continue
         yield values, attempt
-    raise QuestionError(f"{spec.at('where')}: where: no draw satisfies {spec.where!r} in {MAX_TRIES} tries "
+    raise QuestionError(f"{spec.at('where')}: [question] where: no draw satisfies {spec.where!r} in {MAX_TRIES} tries "
                         f"(seed {seed}); widen the draws or relax the condition")
 
 

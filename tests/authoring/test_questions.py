@@ -163,8 +163,23 @@ def test_bad_files_are_one_line_naming_file_line_and_key(tmp_path, change, line,
 def test_a_condition_no_draw_satisfies_names_the_where_line(tmp_path):
     path = tmp_path / "q.toml"
     path.write_text(GOOD.replace('where = "distinct(logits)"', 'where = "sum(logits) > 100"'))
-    with pytest.raises(QuestionError, match=rf"^{path}:11: where: no draw satisfies .* in 1000 tries"):
+    with pytest.raises(QuestionError, match=rf"^{path}:11: \[question\] where: no draw satisfies .* in 1000 tries"):
         build_question(load_question(path), 0)
+
+
+@pytest.mark.parametrize("where, message", [
+    ("((((2**64)**64)**64)**64)**64 > 0", "is too large"),
+    ("-" * 400 + "1 > 0", "nested too deeply"),
+    ("sum(logits, 5) > 0", "sum() takes 1 argument, got 2"),
+    ("logits if True else 0", "the condition gives a list, not true/false"),
+])
+def test_a_bad_condition_is_one_line_with_the_same_prefix_at_read_or_draw_time(tmp_path, where, message):
+    path = tmp_path / "q.toml"
+    path.write_text(GOOD.replace('where = "distinct(logits)"', f'where = "{where}"'))
+    with pytest.raises(QuestionError) as info:
+        build_question(load_question(path), 0)
+    msg = str(info.value)
+    assert msg.startswith(f"{path}:11: [question] where: ") and message in msg and "\n" not in msg, msg
 
 
 def test_a_file_that_is_not_toml_names_its_line(tmp_path):
