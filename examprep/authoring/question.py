@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import math
 import re
 import tomllib
 from dataclasses import dataclass, field, replace
@@ -46,6 +47,8 @@ from examprep.authoring import expr
 from examprep.errors import ExamprepError, ParamError
 
 MAX_TRIES = 1000          # draws tried before a `where` condition is declared impossible
+MAX_BOUND = 10**9         # |lo|, |hi| of a draw, and of a decimals draw's range in steps: hand-computable,
+                          # and within what the Stream draws uniformly (a 2**64 span would never end)
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 PREFIX = "question:"      # an authored Problem's generator is "question:<id>"
 
@@ -340,12 +343,21 @@ def _draw(name: str, spec: Any, fail: Any) -> Draw:
         raise fail(f"[question.params] {name} {kind}: [lo, hi] with lo ≤ hi, got {value!r}")
     if kind == "integers" and not all(isinstance(v, int) for v in value):
         raise fail(f"[question.params] {name} integers: whole numbers [lo, hi], got {value!r}")
+    if not all(math.isfinite(v) and abs(v) <= MAX_BOUND for v in value):
+        raise fail(f"[question.params] {name} {kind}: bounds from -{MAX_BOUND:,} to {MAX_BOUND:,}, got {value!r}")
     nonzero = spec.get("nonzero", False)
     if not isinstance(nonzero, bool):
         raise fail(f"[question.params] {name} nonzero: true or false, got {nonzero!r}")
     step = spec.get("step", 1.0)
-    if kind == "decimals" and (isinstance(step, bool) or not isinstance(step, (int, float)) or step <= 0):
+    if kind == "decimals" and (isinstance(step, bool) or not isinstance(step, (int, float)) or not 0 < step < math.inf):
         raise fail(f"[question.params] {name} step: a number above 0, got {step!r}")
+    if kind == "decimals":
+        lo_k, hi_k = value[0] / step, value[1] / step
+        if not (abs(lo_k) <= MAX_BOUND and abs(hi_k) <= MAX_BOUND):
+            raise fail(f"[question.params] {name} step: {step!r} cuts {value!r} into more than {MAX_BOUND:,} steps "
+                       "either side of 0; take a larger step")
+        if nonzero and round(lo_k) == 0 == round(hi_k):
+            raise fail(f"[question.params] {name}: nonzero draws from {value!r} in steps of {step:g}: only 0 is left")
     if nonzero and value[0] == 0 == value[1]:
         raise fail(f"[question.params] {name}: nonzero draws from [0, 0]")
     return Draw(kind, list(value), tuple(size), nonzero, float(step), label)

@@ -147,6 +147,14 @@ GOOD = SOFTMAX.read_text()
     (("[[question.part]]\nanswer = \"grad_logits\"", "[[question.part]]\nanswer = \"probs\""), 23,
      "'probs' is already the id of another part"),
     (('points = 2\ntolerance', 'points = "two"\ntolerance'), 20, "points: expected a number"),
+    (("integers = [-2, 3]", "integers = [-9999999999999999999999, 9999999999999999999999]"), 14,
+     "logits integers: bounds from -1,000,000,000 to 1,000,000,000"),
+    (("integers = [-2, 3]", "decimals = [-1e308, 1e308], step = 1e-300"), 14, "logits decimals: bounds from"),
+    (("integers = [-2, 3]", "decimals = [-1, 1], step = 1e-300"), 14,
+     "logits step: 1e-300 cuts [-1, 1] into more than 1,000,000,000 steps"),
+    (("integers = [-2, 3]", "decimals = [-1, 1], step = inf"), 14, "logits step: a number above 0, got inf"),
+    (("integers = [-2, 3]", "decimals = [nan, 1]"), 14, "logits decimals: bounds from"),
+    (("integers = [-2, 3]", "decimals = [-0.2, 0.2], step = 1, nonzero = true"), 14, "only 0 is left"),
 ])
 def test_bad_files_are_one_line_naming_file_line_and_key(tmp_path, change, line, message):
     old, new = change
