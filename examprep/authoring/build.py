@@ -182,19 +182,25 @@ def draft(spec: QuestionSpec, seed: int) -> tuple[Any, list[tuple[str, str]]]:
     """The Problem and what its check reports: (part id, note) for a known mistake the tolerance
     cannot tell from the answer (left out of the part's mistakes) or an answer that cannot be graded."""
     refused = None
-    for values, attempt in draws(spec, seed):
-        try:
-            problem, notes = make_problem(spec, seed, values)
-        except ParamError as err:        # the engine refuses this draw (a shape, a range): the next one
-            refused = err
-            if attempt + 1 >= MAX_TRIES:
-                break
-            continue
-        if attempt and refused is not None:
-            notes = [("", f"the engine refused {attempt} draw(s) before this one: {refused}")] + notes
-        return problem, notes
-    raise QuestionError(f"{spec.at('param:' + next(iter(spec.params), ''))}: [question.params]: "
-                        f"{spec.topic} refuses every draw: {refused}")
+    try:
+        for values, attempt in draws(spec, seed):
+            try:
+                problem, notes = make_problem(spec, seed, values)
+            except ParamError as err:        # the engine refuses this draw (a shape, a range): the next one
+                refused = err
+                if attempt + 1 >= MAX_TRIES:
+                    break
+                continue
+            if attempt and refused is not None:
+                notes = [("", f"the engine refused {attempt} draw(s) before this one: {refused}")] + notes
+            return problem, notes
+    except QuestionError:
+        if refused is None:          # no draw ever satisfied `where`: the condition is to blame
+            raise
+    # draws satisfied `where` but the topic refused every one: blame the parameter it names
+    named = str(refused).split(":", 1)[0].strip()
+    param = named if named in spec.params else next(iter(spec.params), "")
+    raise QuestionError(f"{spec.at('param:' + param)}: [question.params]: {spec.topic} refuses every draw: {refused}")
 
 
 def is_question_file(name: str) -> bool:

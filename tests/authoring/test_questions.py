@@ -190,6 +190,21 @@ def test_a_bad_condition_is_one_line_with_the_same_prefix_at_read_or_draw_time(t
     assert msg.startswith(f"{path}:11: [question] where: ") and message in msg and "\n" not in msg, msg
 
 
+@pytest.mark.parametrize("target, line, message", [
+    ('target = { choice = [0, 1, 2] }\nreduction = "max"', 16, "reduction: expected one of 'mean', 'sum', 'none'"),
+    ("target = { choice = [5, 6] }", 15, "target: class index must be in [0, 2]"),
+    ("target = { choice = [0, 1, 2], size = [2, 2] }", 15, "target: for a single logits vector"),
+])
+def test_a_topic_refusing_every_draw_is_blamed_on_its_parameter_not_on_where(tmp_path, target, line, message):
+    path = tmp_path / "q.toml"
+    path.write_text(GOOD.replace("target = { choice = [0, 1, 2] }", target))
+    with pytest.raises(QuestionError) as info:
+        build_question(load_question(path), 0)
+    msg = str(info.value)
+    assert msg.startswith(f"{path}:{line}: [question.params]: cross-entropy refuses every draw: ") and message in msg, msg
+    assert "where" not in msg
+
+
 def test_a_file_that_is_not_toml_names_its_line(tmp_path):
     path = tmp_path / "q.toml"
     path.write_text("[question]\nid = \n")
