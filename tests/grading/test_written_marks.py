@@ -95,6 +95,21 @@ def test_a_bad_mark_row_is_one_error_naming_it_and_nothing_is_written(graded, ro
     assert len(res.stderr.strip().splitlines()) == 1 and not (d / "g.json").exists()
 
 
+@pytest.mark.parametrize("rows, message", [
+    ("ann,,q1.w1,2,1,5,,,\n", "row 2: 9 cells where the header has 8 (a decimal comma?"),
+    ("ann,,q1.w1,2,1\n", "row 2: 5 cells where the header has 8"),
+    ('ann,,q1.w1,2,1,"good,,\n', "line 2: not valid CSV"),
+    ("ann,,q1.w1,3,1,,,\n", "row 2: max_points 3 for ann q1.w1, which is worth 2"),
+])
+def test_a_malformed_template_row_is_an_error_not_a_wrong_mark(graded, rows, message):
+    d, key, subs = graded
+    (d / "m.csv").write_text("student_id,name,part,max_points,points,comment,answer,prompt\n" + rows)
+    res = run("grade", key, subs, "--marks", d / "m.csv", "--json", d / "g.json")
+    assert res.exit_code == 2, res.output
+    assert res.stderr.strip().startswith(f"error: {d / 'm.csv'}: {message}"), res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and not (d / "g.json").exists()
+
+
 def test_a_marks_file_without_the_columns_says_which(graded):
     d, key, subs = graded
     (d / "m.csv").write_text("id,part,score\nann,q1.w1,1\n")
