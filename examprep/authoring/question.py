@@ -414,12 +414,12 @@ def _one(d: Draw, rng: Any) -> Any:
 
 
 def _shares(weights: list[float], total: float) -> list[float]:
-    """``total`` split in proportion to ``weights``, in halves (largest remainders first); exact
-    shares where ``total`` is too small for halves."""
+    """``total`` split in proportion to ``weights``, in halves of a point (largest remainders
+    first, every share at least half a point), summing exactly to ``total``. ParamError where
+    ``total`` is not in halves or too small to give every part a half (a recipe checks it first)."""
     halves = round(total * 2)
     if abs(halves / 2 - total) > 1e-9 or halves < len(weights):
-        s = sum(weights)
-        return [round(w * total / s, 6) for w in weights]
+        raise ParamError(f"points: {total:g} cannot be split in halves of a point over {len(weights)} parts")
     s = sum(weights)
     raw = [w * halves / s for w in weights]
     base = [max(1, int(r)) for r in raw]
