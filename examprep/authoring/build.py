@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from examprep.authoring.question import MAX_TRIES, PLACEHOLDER, QuestionError, QuestionSpec, draws
+from examprep.authoring.question import MAX_TRIES, QuestionError, QuestionSpec, draws, substitute
 from examprep.document import Matrix, Text
 from examprep.errors import ParamError
 from examprep.problem import EXACT, SIGFIGS3, Misconception, Part, Problem, SolutionStep
@@ -48,8 +48,7 @@ def statement(text: str, values: dict[str, Any], labels: dict[str, str] | None =
     labels = labels or {}
     arrays: list[str] = []
 
-    def sub(m: Any) -> str:
-        name = m.group(1)
+    def sub(name: str) -> str:
         v = values[name]
         if _is_array(v) and len(v) <= 6 and not any(_is_array(e) for e in v):
             return _inline(v)
@@ -59,13 +58,13 @@ def statement(text: str, values: dict[str, Any], labels: dict[str, str] | None =
             return f"${name_latex(labels.get(name) or name)}$"
         return _scalar_text(v)
 
-    blocks: list = [Text(PLACEHOLDER.sub(sub, text.strip()))]
+    blocks: list = [Text(substitute(text.strip(), sub))]
     blocks += [Matrix(labels.get(name) or name, values[name]) for name in arrays]
     return blocks
 
 
 def prompt_text(prompt: str, values: dict[str, Any]) -> str:
-    return PLACEHOLDER.sub(lambda m: _inline(values[m.group(1)]), prompt)
+    return substitute(prompt, lambda name: _inline(values[name]))
 
 
 def _kind(value: Any) -> tuple[str, tuple[int, ...] | None, Any] | None:

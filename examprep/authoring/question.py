@@ -49,12 +49,35 @@ from examprep.errors import ExamprepError, ParamError
 MAX_TRIES = 1000          # draws tried before a `where` condition is declared impossible
 MAX_BOUND = 10**9         # |lo|, |hi| of a draw, and of a decimals draw's range in steps: hand-computable,
                           # and within what the Stream draws uniformly (a 2**64 span would never end)
-PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_BRACES = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}|[{}]")    # {{ and }} are literal braces
 PREFIX = "question:"      # an authored Problem's generator is "question:<id>"
 
 
 class QuestionError(ExamprepError):
     """A bad question file: one line naming the file, the line and the key."""
+
+
+def placeholders(text: str) -> list[str]:
+    """The parameter names ``text`` substitutes ({name}), in order. ValueError naming the column for
+    any other brace: ``{x.attr}``, ``{x:.3f}``, an unclosed ``{x`` (``{{`` and ``}}`` are literal braces)."""
+    found = []
+    for m in _BRACES.finditer(text):
+        if m.group(1):
+            found.append(m.group(1))
+        elif m.group(0) in "{}":
+            end = text.find("}", m.start() + 1) if m.group(0) == "{" else m.start()
+            snippet = text[m.start(): end + 1] if end >= 0 else text[m.start(): m.start() + 20]
+            what = "an unclosed '{'" if m.group(0) == "{" and end < 0 else f"{snippet!r}"
+            raise ValueError(f"{what} at column {m.start() + 1} is not a placeholder: write {{name}} with a "
+                             "parameter's name ({{ and }} for a literal brace)")
+    return found
+
+
+def substitute(text: str, value: Any) -> str:
+    """``text`` with each {name} replaced by ``value(name)``, and {{ and }} by single braces."""
+    def one(m: Any) -> str:
+        return m.group(0)[0] if m.group(0) in ("{{", "}}") else value(m.group(1)) if m.group(1) else m.group(0)
+    return _BRACES.sub(one, text)
 
 
 @dataclass(frozen=True)
@@ -273,7 +296,11 @@ def parse_question(text: str, source: str) -> QuestionSpec:
         (f"part {i + 1} prompt", s.prompt, _line(text, "prompt", "question.part", i)) for i, s in enumerate(parts)]
     used: set[str] = set()
     for what, t, line in texts:
-        for name in PLACEHOLDER.findall(t):
+        try:
+            found = placeholders(t)
+        except ValueError as err:
+            raise fail(f"{what}: {err}", line) from None
+        for name in found:
             if name not in params:
                 close = difflib.get_close_matches(name, list(params), n=1)
                 hint = f"; did you mean {{{close[0]}}}?" if close else "; add it to [question.params]"

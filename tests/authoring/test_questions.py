@@ -133,6 +133,12 @@ GOOD = SOFTMAX.read_text()
     (('solve = "cross-entropy"', 'solve = "cross-entropyy"'), 9, "unknown topic 'cross-entropyy'"),
     (('answer = "probs"', 'answer = "prob"'), 18, "cross-entropy has no answer 'prob'; did you mean 'probs'?"),
     (("{target}", "{targt}"), 10, "placeholder {targt} is not a parameter; did you mean {target}?"),
+    (("{target}", "{target.__class__}"), 10, "text: '{target.__class__}' at column 67 is not a placeholder"),
+    (("{target}", "{target:.3f}"), 10, "'{target:.3f}' at column 67 is not a placeholder"),
+    (("{target}", "{target"), 10, "an unclosed '{' at column 67 is not a placeholder"),
+    (("{target}", "target}"), 10, "'}' at column 73 is not a placeholder"),
+    (('prompt = "The softmax probabilities."', 'prompt = "The {logits[0]} one."'), 19,
+     "part 1 prompt: '{logits[0]}' at column 5 is not a placeholder"),
     (('where = "distinct(logits)"', 'where = "distinct(logit)"'), 11, "'logit' is not a parameter"),
     (('where = "distinct(logits)"', 'where = "eval(1)"'), 11, "eval(…) is not allowed"),
     (('tolerance = "sigfigs:3"', 'tolerance = "sigfig"'), 21, "tolerance 'sigfig'"),
@@ -203,6 +209,13 @@ def test_a_topic_refusing_every_draw_is_blamed_on_its_parameter_not_on_where(tmp
     msg = str(info.value)
     assert msg.startswith(f"{path}:{line}: [question.params]: cross-entropy refuses every draw: ") and message in msg, msg
     assert "where" not in msg
+
+
+def test_doubled_braces_print_one_literal_brace_and_placeholders_still_substitute(tmp_path):
+    path = tmp_path / "q.toml"
+    path.write_text(GOOD.replace("for one example of class {target}.", "for class {target} (the set {{0, 1, 2}})."))
+    text = build_question(load_question(path), 3).statement[0].text
+    assert text.endswith("(the set {0, 1, 2}).") and "{target}" not in text and "class $" in text
 
 
 def test_a_file_that_is_not_toml_names_its_line(tmp_path):
