@@ -82,7 +82,13 @@ def _kind(value: Any) -> tuple[str, tuple[int, ...] | None, Any] | None:
 
 
 def make_problem(spec: Any, seed: int, values: dict[str, Any]) -> tuple[Problem, list[tuple[str, str]]]:
-    """The Problem for drawn ``values``, and the notes its check reports (part id, note)."""
+    """The Problem for drawn ``values``, and the notes its check reports (part id, note). numpy's
+    floating-point warnings never reach the terminal: an answer they make non-finite is a note."""
+    with np.errstate(all="ignore"):
+        return _make_problem(spec, seed, values)
+
+
+def _make_problem(spec: Any, seed: int, values: dict[str, Any]) -> tuple[Problem, list[tuple[str, str]]]:
     from examprep import solve
     from examprep.answers.result import to_array
     from examprep.generators.framework import _differs, _identical, steps_from
@@ -98,7 +104,9 @@ def make_problem(spec: Any, seed: int, values: dict[str, Any]) -> tuple[Problem,
         topic = solve.get_topic(spec.topic)
         names = {tp.name for tp in topic.params}
         given = {k: v for k, v in values.items() if k in names}
-        topic, full, trace = solve.compute(spec.topic, given)     # ParamError: the caller redraws
+        overflow: list[str] = []            # numpy's reports (never printed: a draw's note says it)
+        with np.errstate(all="call", call=lambda kind, flag: overflow.append(kind)):
+            topic, full, trace = solve.compute(spec.topic, given)     # ParamError: the caller redraws
         known = solve.Mistakes(topic, full, trace)
         conventions = dict(topic.conventions(full))
         answers_here = set(topic.answer_names(full, trace)) if topic.answer_names else set(topic.answers)
@@ -125,6 +133,9 @@ def make_problem(spec: Any, seed: int, values: dict[str, Any]) -> tuple[Problem,
             expected = snap(expected)
         if np.any(np.isnan(to_array(expected))):       # ±∞ is graded (a masked score); NaN equals nothing
             notes.append((ps.id, f"cannot be graded: {ps.answer} is undefined (NaN) for these parameters"))
+        elif overflow and not np.all(np.isfinite(to_array(expected))):     # ±∞ from an overflow, not a mask
+            notes.append((ps.id, f"degenerate: {ps.answer} is not finite for these parameters ({overflow[0]} "
+                                 "in the computation); draw smaller numbers"))
         part = Part(ps.id, prompt, kind_name, expected, tolerance=tol, points=ps.points, minutes=ps.minutes,
                     shape=shape, hint=ps.hint)
         kept: list[Misconception] = []

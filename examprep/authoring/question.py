@@ -339,7 +339,19 @@ def _what(t: Any) -> str:
     return names.get(t, str(t))
 
 
+def _too_large(value: Any) -> Any:
+    """The first number in ``value`` (nested lists too) that is not finite or beyond ±MAX_BOUND, or None."""
+    if isinstance(value, list):
+        return next((bad for v in value if (bad := _too_large(v)) is not None), None)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return None if (math.isfinite(value) and abs(value) <= MAX_BOUND) else value
+    return None
+
+
 def _draw(name: str, spec: Any, fail: Any) -> Draw:
+    bad = _too_large(spec.get("choice") if isinstance(spec, dict) else spec)
+    if bad is not None:           # exp(1e308) overflows: a hand computation needs hand-sized numbers
+        raise fail(f"[question.params] {name}: values from -{MAX_BOUND:,} to {MAX_BOUND:,}, got {bad!r}")
     if not isinstance(spec, dict):
         return Draw("fixed", spec)
     kinds = [k for k in _DRAW_KEYS if k in spec]

@@ -112,3 +112,35 @@ def test_generate_markdown_of_a_question_file_and_levels_it_does_not_have():
     assert "## Softmax of three logits" in res.stdout and "[2 pt; written answer (marked by hand)]" in res.stdout
     bad = run("generate", SOFTMAX, "--difficulty", "2")
     assert bad.exit_code == 2 and "--difficulty: a question file has no levels" in bad.stderr
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_overflowing_draws_print_no_numpy_warning(tmp_path):
+    # exp(z) of the 'exp-only' mistake overflows for logits near 10^9: numpy warns unless silenced
+    path = tmp_path / "big.toml"
+    path.write_text(SOFTMAX.read_text().replace("integers = [-2, 3]", "integers = [-999999999, 999999999]"))
+    for args in (("check", path, "--draws", "3"), ("generate", path, "--seed", "1", "--solution")):
+        res = run(*args)
+        assert res.exit_code == 0, res.output
+        assert "RuntimeWarning" not in res.output and "encountered" not in res.output, res.output
+
+
+def test_an_answer_made_infinite_by_an_overflow_is_degenerate_not_usable(tmp_path, monkeypatch):
+    import numpy as np
+
+    from examprep import solve
+
+    real = solve.compute
+
+    def overflowing(topic, given):          # a topic whose answer overflows for these numbers
+        topic, full, trace = real(topic, given)
+        trace["probs"] = np.exp(np.array([1000.0, 0.0, 0.0]))
+        return topic, full, trace
+
+    monkeypatch.setattr(solve, "compute", overflowing)
+    res = run("check", SOFTMAX, "--draws", "4")
+    assert res.exit_code == 1, res.output
+    text = " ".join(res.stdout.split())
+    assert f"{SOFTMAX}:17: part probs: in 4 of 4 draws" in text
+    assert "degenerate: probs is not finite for these parameters (overflow in the computation)" in text
+    assert "4 degenerate (100%): not usable" in res.stdout and "Warning" not in res.stderr
