@@ -21,6 +21,8 @@ def check(
     that cannot be graded; 2 a bad file (one line naming its file, line and key) or option.
     Every file is checked; the exit status is the worst.
     """
+    import shutil
+
     from examprep.authoring.check import check_question, report_lines
     from examprep.errors import ExamprepError, ParamError
 
@@ -36,7 +38,7 @@ def check(
             typer.echo(f"error: {err}", err=True)
             code = max(code, err.exit_code)
             continue
-        for line in report_lines(result):
+        for line in report_lines(result, width=shutil.get_terminal_size().columns):
             typer.echo(line)
         code = max(code, result.exit_code)
     raise typer.Exit(code)

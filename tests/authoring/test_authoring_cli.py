@@ -20,11 +20,16 @@ def run(*args):
     return runner.invoke(app, [str(a) for a in args], env={"COLUMNS": "80", "NO_COLOR": "1"})
 
 
+def flat(text):
+    """The output with its wrapping undone (check wraps each line to the terminal's width)."""
+    return " ".join(text.split())
+
+
 @pytest.mark.parametrize("name", ["softmax-by-hand.toml", "dense-by-hand.toml"])
 def test_the_shipped_example_questions_pass_check(name):
     res = run("check", BANK / name)
     assert res.exit_code == 0, res.output
-    assert res.stdout.strip().endswith("0 degenerate (0%): usable")
+    assert flat(res.stdout).endswith("0 degenerate (0%): usable")
     assert "50 draws" in res.stdout
 
 
@@ -33,9 +38,9 @@ def test_check_exits_1_when_the_tolerance_cannot_separate_a_mistake_and_names_th
     path.write_text(SOFTMAX.read_text().replace('answer = "grad_logits"', 'answer = "grad_logits"\ntolerance = "atol:1"'))
     res = run("check", path)
     assert res.exit_code == 1, res.output
-    assert f"warning: {path}:23: part grad_logits: in " in res.stdout
-    assert "cannot tell the answer from the mistake 'p-only'" in res.stdout
-    assert "not usable: more than 10% of the draws are degenerate" in res.stdout
+    assert f"warning: {path}:23: part grad_logits: in " in flat(res.stdout)
+    assert "cannot tell the answer from the mistake 'p-only'" in flat(res.stdout)
+    assert "not usable: more than 10% of the draws are degenerate" in flat(res.stdout)
 
 
 def test_check_exits_1_when_an_answer_cannot_be_graded(tmp_path):
@@ -46,8 +51,8 @@ def test_check_exits_1_when_an_answer_cannot_be_graded(tmp_path):
                     '[[question.part]]\nanswer = "output"\nprompt = "The output."\n')
     res = run("check", path, "--draws", "3")
     assert res.exit_code == 1, res.output
-    assert f"error: {path}:7: part output: in 3 of 3 draws" in res.stdout
-    assert "cannot be graded" in res.stdout and "not usable: a part cannot be graded" in res.stdout
+    assert f"error: {path}:7: part output: in 3 of 3 draws" in flat(res.stdout)
+    assert "cannot be graded" in res.stdout and "not usable: a part cannot be graded" in flat(res.stdout)
     assert "different draws" not in res.stdout          # a question of fixed values is meant to repeat
 
 
@@ -144,3 +149,17 @@ def test_an_answer_made_infinite_by_an_overflow_is_degenerate_not_usable(tmp_pat
     assert f"{SOFTMAX}:17: part probs: in 4 of 4 draws" in text
     assert "degenerate: probs is not finite for these parameters (overflow in the computation)" in text
     assert "4 degenerate (100%): not usable" in res.stdout and "Warning" not in res.stderr
+
+
+def test_check_groups_redraws_into_one_warning_that_is_not_degenerate_and_wraps_to_80_columns(tmp_path):
+    path = tmp_path / "q.toml"
+    path.write_text(SOFTMAX.read_text().replace("target = { choice = [0, 1, 2] }", "target = { choice = [0, 1, 5] }"))
+    res = run("check", path)
+    assert res.exit_code == 0, res.output
+    text = flat(res.stdout)
+    assert text.count("warning:") == 1 and f"warning: {path}:15: in 16 of 50 draws" in text
+    assert "the engine refused 76 draws before one it could use (redrawn, not degenerate): target: class index" in text
+    assert "0 degenerate (0%): usable (see the warnings)" in text
+    lines = res.stdout.splitlines()
+    assert all(len(line) <= 80 or line.startswith("warning: /") and " " not in line[9:] for line in lines), lines
+    assert all(line.startswith(("warning:", "  ", str(path))) for line in lines)
