@@ -163,3 +163,23 @@ def test_check_groups_redraws_into_one_warning_that_is_not_degenerate_and_wraps_
     lines = res.stdout.splitlines()
     assert all(len(line) <= 80 or line.startswith("warning: /") and " " not in line[9:] for line in lines), lines
     assert all(line.startswith(("warning:", "  ", str(path))) for line in lines)
+
+
+def test_topics_answers_maps_a_generator_to_the_solve_topic_its_parts_come_from():
+    res = run("topics", "--answers", "softmax-cross-entropy")
+    assert res.exit_code == 0, res.output
+    assert res.stdout.startswith("cross-entropy  Softmax + cross-entropy loss")
+    assert res.stderr.strip() == ("note: softmax-cross-entropy is a generator; its parts' answers are those of the "
+                                  "solve topic cross-entropy")
+    assert run("topics", "--answers", "RNN-STEP").stdout.startswith("rnn-cell ")
+
+
+def test_topics_answers_of_a_model_generator_says_it_takes_solve_topics():
+    res = run("topics", "--answers", "attention-from-model")
+    assert res.exit_code == 2 and len(res.stderr.strip().splitlines()) == 1
+    assert "--answers takes a solve topic (`examprep solve --list` names them)" in res.stderr
+
+
+def test_an_unknown_topic_in_another_case_gets_the_did_you_mean():
+    res = run("solve", "CROSS-ENTROPY", "--list")
+    assert res.exit_code == 2 and "did you mean cross-entropy?" in res.stderr
