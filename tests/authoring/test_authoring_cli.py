@@ -183,3 +183,10 @@ def test_topics_answers_of_a_model_generator_says_it_takes_solve_topics():
 def test_an_unknown_topic_in_another_case_gets_the_did_you_mean():
     res = run("solve", "CROSS-ENTROPY", "--list")
     assert res.exit_code == 2 and "did you mean cross-entropy?" in res.stderr
+
+
+def test_solve_list_topic_has_no_trailing_spaces_and_wraps_explanations_under_their_first_line():
+    lines = run("solve", "--list", "cross-entropy").stdout.splitlines()
+    assert lines and all(line == line.rstrip() and len(line) <= 80 for line in lines), lines
+    first = next(i for i, line in enumerate(lines) if line.startswith("      double-softmax  "))
+    assert lines[first + 1].startswith("        loss: the loss takes log of p directly")
