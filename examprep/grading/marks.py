@@ -129,9 +129,25 @@ def apply_marks(results: list[Any], marks: list[Mark], path: str) -> int:
         seen[key] = m.row
         targets.append((pr, i, r, m))
     for pr, i, r, m in targets:
-        pr.parts[i] = replace(r, status="marked", score=m.points,
-                              feedback=m.comment or f"marked by hand: {m.points:g} of {r.max_score:g}")
+        pr.parts[i] = replace(r, status="marked", score=m.points, feedback=m.comment or _no_comment(m.points, r.max_score))
     return len(targets)
+
+
+def _no_comment(points: float, max_points: float) -> str:
+    """The feedback of a mark given without a comment (never written back into a template)."""
+    return f"marked by hand: {points:g} of {max_points:g}"
+
+
+def _text_cell(text: str) -> str:
+    """A CSV cell of text a person reads and edits: its line breaks kept (the csv module quotes the
+    cell), anything else unprintable escaped, and no leading = + - @ that a spreadsheet would run."""
+    from examprep.answers.files import printable
+    from examprep.render.report import CELL_LIMIT
+
+    text = "\n".join(printable(line) for line in str(text).replace("\r\n", "\n").split("\n"))
+    if len(text) > CELL_LIMIT:
+        text = text[:CELL_LIMIT - 1] + "…"
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
 def _indexed(res: Any) -> Any:
@@ -157,7 +173,8 @@ def template_text(results: list[Any]) -> str:
             if part.kind != "written":
                 continue
             done = r.status == "marked"
+            comment = r.feedback if done and r.feedback != _no_comment(r.score, r.max_score) else ""
             w.writerow([_cell(res.student_id), _cell(res.name), addr, f"{part.points:g}",
-                        f"{r.score:g}" if done else "", _cell(r.feedback) if done else "",
-                        _cell(raw_text(r.raw) or ""), _cell(part.prompt)])
+                        f"{r.score:g}" if done else "", _text_cell(comment),
+                        _text_cell(raw_text(r.raw) or ""), _text_cell(part.prompt)])
     return buf.getvalue()

@@ -136,3 +136,19 @@ def test_the_marks_file_as_its_own_template_is_refused_before_merging(graded):
     assert res.exit_code == 2 and "hand mark" not in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1 and "is the --marks file being merged" in res.stderr
     assert (d / "marks.csv").read_text().endswith("1.5,\n")
+
+
+def test_the_template_keeps_line_breaks_and_only_the_markers_own_comments(graded):
+    d, key, subs = graded
+    (subs / "ben.toml").write_text('student_id = "ben"\n[q1]\nw1 = """Line one.\nLine two."""\n')
+    assert run("grade", key, subs, "--marks-template", d / "marks.csv", "-q").exit_code == 0
+    rows = list(csv.DictReader(io.StringIO((d / "marks.csv").read_text(), newline="")))
+    assert rows[1]["answer"] == "Line one.\nLine two." and "\\n" not in (d / "marks.csv").read_text()
+    (d / "m.csv").write_text("student_id,part,points,comment\nann,q1.w1,1.5,\nben,q1.w1,1,Say why.\n")
+    res = run("grade", key, subs, "--marks", d / "m.csv", "--marks-template", d / "marks.csv", "--force", "-q")
+    assert res.exit_code == 0, res.output
+    rows = {r["student_id"]: r for r in csv.DictReader(io.StringIO((d / "marks.csv").read_text(), newline=""))}
+    assert (rows["ann"]["points"], rows["ann"]["comment"]) == ("1.5", "")          # not "marked by hand: 1.5 of 2"
+    assert (rows["ben"]["points"], rows["ben"]["comment"]) == ("1", "Say why.")
+    res = run("grade", key, subs, "--marks", d / "marks.csv", "--json", d / "g.json")
+    assert res.exit_code == 0 and "merged 2 hand marks" in res.stderr, res.output      # the template reads back
