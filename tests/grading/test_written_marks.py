@@ -152,3 +152,13 @@ def test_the_template_keeps_line_breaks_and_only_the_markers_own_comments(graded
     assert (rows["ben"]["points"], rows["ben"]["comment"]) == ("1", "Say why.")
     res = run("grade", key, subs, "--marks", d / "marks.csv", "--json", d / "g.json")
     assert res.exit_code == 0 and "merged 2 hand marks" in res.stderr, res.output      # the template reads back
+
+
+def test_a_score_with_parts_still_to_mark_says_how_many_points_wait(graded):
+    d, key, subs = graded
+    res = run("grade", key, subs / "ann.toml")
+    assert res.exit_code == 0, res.output
+    assert res.stdout.splitlines()[0].startswith("ann  2/7 (29%) · 2 pt to mark  ")
+    (d / "m.csv").write_text("student_id,part,points,comment\nann,q1.w1,1.5,\n")
+    res = run("grade", key, subs / "ann.toml", "--marks", d / "m.csv")
+    assert res.stdout.splitlines()[0].startswith("ann  3.5/7 (50%)  ") and "to mark" not in res.stdout.splitlines()[0]
