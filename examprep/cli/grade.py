@@ -22,28 +22,36 @@ def grade(
         None, metavar="SUBMISSION...", help="Answer files (.toml, .json, a class .csv) or directories of them."),
     self_test: bool = typer.Option(False, "--self-test",
                                    help="Check the key: its answers earn full marks, its misconceptions are named."),
-    csv_out: Optional[str] = typer.Option(None, "--csv", metavar="FILE", help="Write one row per student to this CSV ('-': stdout)."),
-    json_out: Optional[str] = typer.Option(None, "--json", metavar="FILE", help="Write every result as JSON to this file ('-': stdout)."),
-    report: Optional[str] = typer.Option(None, "--report", metavar="DIR", help="Write a Markdown feedback file per student here."),
+    csv_out: Optional[str] = typer.Option(None, "--csv", metavar="FILE",
+                                          help="Write one row per student to this CSV ('-': stdout)."),
+    json_out: Optional[str] = typer.Option(None, "--json", metavar="FILE",
+                                           help="Write every result as JSON to this file ('-': stdout)."),
+    report: Optional[str] = typer.Option(None, "--report", metavar="DIR",
+                                         help="Write a Markdown feedback file per student here."),
     gradescope: Optional[str] = typer.Option(
-        None, "--gradescope", metavar="DIR", help="Write Gradescope results.json here (one submission: DIR/results.json; "
-                                   "several: DIR/<student>/results.json)."),
+        None, "--gradescope", metavar="DIR",
+        help="Write Gradescope results.json here (one submission: DIR/results.json; several: "
+             "DIR/<student>/results.json)."),
     visibility: str = typer.Option("visible", "--gradescope-visibility", metavar="WHEN",
                                    help="Visibility of Gradescope tests: visible, hidden, after_due_date, after_published."),
     details: bool = typer.Option(False, "--details", help="Per-student feedback (default: on for a single submission)."),
     no_details: bool = typer.Option(False, "--no-details", help="No per-student feedback, only the class table."),
     show_answers: bool = typer.Option(False, "--show-answers", help="Show the key's answers in feedback and reports."),
     no_ecf: bool = typer.Option(False, "--no-ecf", help="No credit for errors carried forward from earlier parts."),
-    ecf_credit: float = typer.Option(1.0, "--ecf-credit", metavar="SHARE", help="Share of a part's points for a carried-forward error (0-1)."),
+    ecf_credit: float = typer.Option(1.0, "--ecf-credit", metavar="SHARE",
+                                     help="Share of a part's points for a carried-forward error (0-1)."),
     tolerance: Optional[list[str]] = typer.Option(
-        None, "--tolerance", metavar="RULE", help="Override a tolerance: RULE:VALUE for every numeric part, or PART=RULE:VALUE "
-                                  "(PART: q2.loss, q2 or loss); rules sigfigs, sigfigs-strict (exactly N "
-                                  "figures written), decimals, rtol, atol, exact. Repeatable."),
+        None, "--tolerance", metavar="RULE",
+        help="Override a tolerance: RULE:VALUE for every numeric part, or PART=RULE:VALUE (PART: q2.loss, q2 or "
+             "loss); rules sigfigs, sigfigs-strict (exactly N figures written), decimals, rtol, atol, exact. "
+             "Repeatable."),
     marks: Optional[str] = typer.Option(
-        None, "--marks", metavar="FILE", help="Merge hand marks for written parts: a CSV of student_id, part (q3.w1), points, "
-                              "comment. A bad row (unknown student or part, too many points) is an error naming it."),
+        None, "--marks", metavar="FILE",
+        help="Merge hand marks for written parts: a CSV of student_id, part (q3.w1), points, comment. A bad row "
+             "(unknown student or part, too many points) is an error naming it."),
     marks_template: Optional[str] = typer.Option(
-        None, "--marks-template", metavar="FILE", help="Write a CSV of every written part of every student, to fill in for --marks."),
+        None, "--marks-template", metavar="FILE",
+            help="Write a CSV of every written part of every student, to fill in for --marks."),
     force: bool = typer.Option(False, "--force", help="Replace an existing --marks-template file (its marks are lost)."),
     wide: bool = typer.Option(False, "--wide", help="The class table with every question's column, however wide."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No tables: only files, warnings and errors."),
