@@ -65,6 +65,9 @@ def _sections(sections: list[str] | None, bank: Any) -> list[str]:
 
     if sections is None:
         return bank.topics()
+    if not sections:
+        raise ParamError(f"--sections: an empty list; give some of {', '.join(CONCEPT_TOPICS)}, or none for no concept "
+                         "cards")
     if sections == ["none"]:
         return []
     for s in sections:
@@ -79,6 +82,9 @@ def _topics(topics: list[str] | None) -> list[Any]:
 
     if topics is None:
         return list(generators.load_all().values())
+    if not topics:
+        raise ParamError("--topics: an empty list; give topic names (see `examprep topics`), or leave it out for every "
+                         "topic")
     return [generators.get_drawable(t, "examprep anki") for t in topics]
 
 
@@ -152,6 +158,11 @@ def write_deck(out: str | os.PathLike, *, force: bool = False, now: float | None
     file without ``force``: OutputError naming --out)."""
     from examprep.fileio import atomic_write_bytes, check_output_file
 
+    if not str(out).strip():
+        raise ParamError("--out: the path is empty; give the deck's file, e.g. --out examprep.apkg")
+    if Path(out).suffix.lower() != ".apkg":
+        raise ParamError(f"--out {out}: an Anki deck is a .apkg file (Anki imports no other); e.g. "
+                         f"--out {Path(out).with_suffix('.apkg') if Path(out).suffix else str(out) + '.apkg'}")
     target = check_output_file(out, "--out", force=force)
     package, summary = build_package(**options)
     with tempfile.TemporaryDirectory(prefix="examprep-anki-") as tmp:

@@ -167,6 +167,10 @@ def test_the_command_writes_a_deck_and_says_what_is_in_it(tmp_path):
     (["--difficulty", "4"], "--difficulty: expected 1, 2 or 3"),
     (["--problems", "0", "--sections", "none"], "nothing to export"),
     (["--seed", "-3"], "--seed: expected a non-negative integer"),
+    (["--topics", ""], "--topics: an empty list; give topic names"),
+    (["--topics", " , "], "--topics: an empty list"),
+    (["--sections", ""], "--sections: an empty list; give some of rnn"),
+    (["--topics", "RNN-STEP"], "unknown topic 'RNN-STEP'; did you mean rnn-step?"),
 ])
 def test_bad_options_are_one_line_exit_2_and_write_nothing(tmp_path, args, message):
     out = tmp_path / "deck.apkg"
@@ -174,6 +178,18 @@ def test_bad_options_are_one_line_exit_2_and_write_nothing(tmp_path, args, messa
     assert res.exit_code == 2, res.output
     assert message in res.output and res.output.count("\n") == 1 and "Traceback" not in res.output
     assert not out.exists()
+
+
+@pytest.mark.parametrize("out, message", [
+    ("deck.txt", "--out deck.txt: an Anki deck is a .apkg file (Anki imports no other); e.g. --out deck.apkg"),
+    ("deck", "--out deck: an Anki deck is a .apkg file (Anki imports no other); e.g. --out deck.apkg"),
+    ("", "--out: the path is empty; give the deck's file, e.g. --out examprep.apkg"),
+])
+def test_an_out_path_that_is_not_an_apkg_is_refused_before_any_work(tmp_path, monkeypatch, out, message):
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(app, ["anki", "--out", out, "--problems", "0"])
+    assert res.exit_code == 2 and res.output.strip() == f"error: {message}", res.output
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_an_existing_deck_needs_force_and_a_missing_directory_is_named(tmp_path):

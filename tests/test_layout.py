@@ -183,3 +183,13 @@ def test_generators_use_named_steps_and_no_second_engine_call_through_solve(path
                 f"{path.name}:{node.lineno}: a step chosen by its title"
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "steps":
             raise AssertionError(f"{path.name}:{node.lineno}: steps picked by position")
+
+
+def test_the_default_output_directory_of_every_bundled_recipe_is_ignored_by_git():
+    # `examprep sheet -r midterm` (the README's first command) writes midterm/ where it runs
+    from examprep.sheets.recipes import bundled_recipes
+
+    ignored = set((ROOT / ".gitignore").read_text().split())
+    for name in bundled_recipes():
+        assert f"/{name}/" in ignored, name
+    assert "/sheet/" in ignored          # --topics without a recipe

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from examprep.authoring.question import MAX_TRIES, PLACEHOLDER, QuestionError, QuestionSpec, draws
+from examprep.authoring.question import MAX_TRIES, QuestionError, QuestionSpec, draws, substitute
 from examprep.document import Matrix, Text
 from examprep.errors import ParamError
 from examprep.problem import EXACT, SIGFIGS3, Misconception, Part, Problem, SolutionStep
@@ -48,8 +48,7 @@ def statement(text: str, values: dict[str, Any], labels: dict[str, str] | None =
     labels = labels or {}
     arrays: list[str] = []
 
-    def sub(m: Any) -> str:
-        name = m.group(1)
+    def sub(name: str) -> str:
         v = values[name]
         if _is_array(v) and len(v) <= 6 and not any(_is_array(e) for e in v):
             return _inline(v)
@@ -59,13 +58,13 @@ def statement(text: str, values: dict[str, Any], labels: dict[str, str] | None =
             return f"${name_latex(labels.get(name) or name)}$"
         return _scalar_text(v)
 
-    blocks: list = [Text(PLACEHOLDER.sub(sub, text.strip()))]
+    blocks: list = [Text(substitute(text.strip(), sub))]
     blocks += [Matrix(labels.get(name) or name, values[name]) for name in arrays]
     return blocks
 
 
 def prompt_text(prompt: str, values: dict[str, Any]) -> str:
-    return PLACEHOLDER.sub(lambda m: _inline(values[m.group(1)]), prompt)
+    return substitute(prompt, lambda name: _inline(values[name]))
 
 
 def _kind(value: Any) -> tuple[str, tuple[int, ...] | None, Any] | None:
@@ -83,7 +82,13 @@ def _kind(value: Any) -> tuple[str, tuple[int, ...] | None, Any] | None:
 
 
 def make_problem(spec: Any, seed: int, values: dict[str, Any]) -> tuple[Problem, list[tuple[str, str]]]:
-    """The Problem for drawn ``values``, and the notes its check reports (part id, note)."""
+    """The Problem for drawn ``values``, and the notes its check reports (part id, note). numpy's
+    floating-point warnings never reach the terminal: an answer they make non-finite is a note."""
+    with np.errstate(all="ignore"):
+        return _make_problem(spec, seed, values)
+
+
+def _make_problem(spec: Any, seed: int, values: dict[str, Any]) -> tuple[Problem, list[tuple[str, str]]]:
     from examprep import solve
     from examprep.answers.result import to_array
     from examprep.generators.framework import _differs, _identical, steps_from
@@ -99,7 +104,9 @@ def make_problem(spec: Any, seed: int, values: dict[str, Any]) -> tuple[Problem,
         topic = solve.get_topic(spec.topic)
         names = {tp.name for tp in topic.params}
         given = {k: v for k, v in values.items() if k in names}
-        topic, full, trace = solve.compute(spec.topic, given)     # ParamError: the caller redraws
+        overflow: list[str] = []            # numpy's reports (never printed: a draw's note says it)
+        with np.errstate(all="call", call=lambda kind, flag: overflow.append(kind)):
+            topic, full, trace = solve.compute(spec.topic, given)     # ParamError: the caller redraws
         known = solve.Mistakes(topic, full, trace)
         conventions = dict(topic.conventions(full))
         answers_here = set(topic.answer_names(full, trace)) if topic.answer_names else set(topic.answers)
@@ -126,6 +133,9 @@ def make_problem(spec: Any, seed: int, values: dict[str, Any]) -> tuple[Problem,
             expected = snap(expected)
         if np.any(np.isnan(to_array(expected))):       # ±∞ is graded (a masked score); NaN equals nothing
             notes.append((ps.id, f"cannot be graded: {ps.answer} is undefined (NaN) for these parameters"))
+        elif overflow and not np.all(np.isfinite(to_array(expected))):     # ±∞ from an overflow, not a mask
+            notes.append((ps.id, f"degenerate: {ps.answer} is not finite for these parameters ({overflow[0]} "
+                                 "in the computation); draw smaller numbers"))
         part = Part(ps.id, prompt, kind_name, expected, tolerance=tol, points=ps.points, minutes=ps.minutes,
                     shape=shape, hint=ps.hint)
         kept: list[Misconception] = []
@@ -182,19 +192,25 @@ def draft(spec: QuestionSpec, seed: int) -> tuple[Any, list[tuple[str, str]]]:
     """The Problem and what its check reports: (part id, note) for a known mistake the tolerance
     cannot tell from the answer (left out of the part's mistakes) or an answer that cannot be graded."""
     refused = None
-    for values, attempt in draws(spec, seed):
-        try:
-            problem, notes = make_problem(spec, seed, values)
-        except ParamError as err:        # the engine refuses this draw (a shape, a range): the next one
-            refused = err
-            if attempt + 1 >= MAX_TRIES:
-                break
-            continue
-        if attempt and refused is not None:
-            notes = [("", f"the engine refused {attempt} draw(s) before this one: {refused}")] + notes
-        return problem, notes
-    raise QuestionError(f"{spec.at('param:' + next(iter(spec.params), ''))}: [question.params]: "
-                        f"{spec.topic} refuses every draw: {refused}")
+    try:
+        for values, attempt in draws(spec, seed):
+            try:
+                problem, notes = make_problem(spec, seed, values)
+            except ParamError as err:        # the engine refuses this draw (a shape, a range): the next one
+                refused = err
+                if attempt + 1 >= MAX_TRIES:
+                    break
+                continue
+            if attempt and refused is not None:
+                notes = [("", f"the engine refused {attempt} draw(s) before this one: {refused}")] + notes
+            return problem, notes
+    except QuestionError:
+        if refused is None:          # no draw ever satisfied `where`: the condition is to blame
+            raise
+    # draws satisfied `where` but the topic refused every one: blame the parameter it names
+    named = str(refused).split(":", 1)[0].strip()
+    param = named if named in spec.params else next(iter(spec.params), "")
+    raise QuestionError(f"{spec.at('param:' + param)}: [question.params]: {spec.topic} refuses every draw: {refused}")
 
 
 def is_question_file(name: str) -> bool:

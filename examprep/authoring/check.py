@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 DRAWS = 50
 DEGENERATE_SHARE = 0.10
+REFUSED = re.compile(r"the engine refused (\d+) draw\(s\) before this one: (.*)", re.S)
 
 
 @dataclass
@@ -58,10 +59,20 @@ def check_question(path: str, draws: int = DRAWS, first_seed: int = 0) -> CheckR
     grouped: dict[tuple[str, str], Finding] = {}
     degenerate: set[int] = set()
     seen: set[str] = set()
+    redrawn: dict[str, list] = {}          # the engine's refusal → [draws refused, seeds, where]
     for seed in range(first_seed, first_seed + draws):
         problem, notes = draft(spec, seed)
         seen.add(json.dumps(problem.params, sort_keys=True))
         for part_id, note in notes:
+            refused = REFUSED.match(note)
+            if refused:          # redrawn until the engine took one: a cost, not a degenerate draw
+                reason = refused.group(2)
+                named = reason.split(":", 1)[0].strip()
+                entry = redrawn.setdefault(reason, [0, [], spec.at(f"param:{named}" if named in spec.params
+                                                                      else "solve")])
+                entry[0] += int(refused.group(1))
+                entry[1].append(seed)
+                continue
             where = f"{spec.source}:{part_line[part_id]}" if part_line.get(part_id) else spec.at("solve")
             # one finding per kind of note: the mistake's id, or the note itself
             m = re.search(r"the mistake '([^']+)'", note)
@@ -71,6 +82,9 @@ def check_question(path: str, draws: int = DRAWS, first_seed: int = 0) -> CheckR
                 f.seeds.append(seed)
             degenerate.add(seed)
     findings = list(grouped.values())
+    for reason, (count, seeds, where) in redrawn.items():
+        findings.append(Finding(where, "", f"the engine refused {count} draw{'s' if count != 1 else ''} before one it "
+                                           f"could use (redrawn, not degenerate): {reason}", seeds))
     drawn = any(d.kind != "fixed" for d in spec.params.values())
     if drawn and len(seen) < min(draws, 10):
         findings.append(Finding(spec.at("params") if "params" in spec.lines else spec.source, "",
@@ -79,7 +93,19 @@ def check_question(path: str, draws: int = DRAWS, first_seed: int = 0) -> CheckR
     return CheckResult(spec.source, draws, len(seen), sorted(degenerate), findings, len(spec.parts))
 
 
-def report_lines(r: CheckResult) -> list[str]:
+def report_lines(r: CheckResult, width: int | None = None) -> list[str]:
+    """The report, one finding a line, then the verdict; with ``width``, each wrapped to it (the
+    continuation indented by two spaces, a path never broken)."""
+    lines = _report_lines(r)
+    if width is None:
+        return lines
+    import textwrap
+
+    return [textwrap.fill(line, width=max(width, 40), subsequent_indent="  ", break_long_words=False,
+                          break_on_hyphens=False) for line in lines]
+
+
+def _report_lines(r: CheckResult) -> list[str]:
     lines = []
     for f in r.findings:
         who = f"part {f.part}: " if f.part else ""

@@ -24,6 +24,9 @@ class ExprError(ValueError):
 
 
 MAX_POWER = 64        # 10**64 is plenty for a condition; 9**9**9 would take the machine
+MAX_BITS = 1024       # every intermediate whole number: nesting powers ((2**64)**64)**64 must not hang
+MAX_DEPTH = 40        # of the expression's tree: 400 nested minus signs must not exhaust the stack
+MAX_ROUND = 20        # round(x, n): |n| at most this (round(5, -10**60) would compute 10**(10**60))
 MAX_LENGTH = 500
 
 
@@ -48,6 +51,19 @@ FUNCTIONS = {
     "round": lambda v, n=0: round(v, int(n)),
 }
 
+ARITY = {"distinct": (1, 1), "min": (1, None), "max": (1, None), "sum": (1, 1), "abs": (1, 1), "len": (1, 1),
+         "all": (1, 1), "any": (1, 1), "round": (1, 2)}
+
+
+def _arity(name: str) -> str:
+    lo, hi = ARITY[name]
+    if hi is None:
+        return "one or more arguments"
+    if lo == hi:
+        return "1 argument" if lo == 1 else f"{lo} arguments"
+    return f"{lo} or {hi} arguments"
+
+
 _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
            ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
 _COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
@@ -61,10 +77,18 @@ def parse(text: str) -> ast.Expression:
         raise ExprError("empty condition")
     if len(text) > MAX_LENGTH:
         raise ExprError(f"condition longer than {MAX_LENGTH} characters")
+    source = text.strip()
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        tree = ast.parse(source, mode="eval")
     except SyntaxError as err:
-        raise ExprError(f"not an expression: {err.msg} at column {err.offset}") from None
+        column = err.offset if err.offset and 0 < err.offset <= len(source) else len(source)
+        at = f"at column {column}" if column < len(source) else f"at the end (column {len(source)})"
+        raise ExprError(f"not an expression: {err.msg} {at}") from None
+    except (RecursionError, MemoryError):
+        raise ExprError(f"nested too deeply (at most {MAX_DEPTH} levels)") from None
+    depth = _depth(tree)
+    if depth > MAX_DEPTH:
+        raise ExprError(f"nested too deeply ({depth} levels; at most {MAX_DEPTH})")
     for node in ast.walk(tree):
         if isinstance(node, (ast.Expression, ast.Load, ast.And, ast.Or, ast.Not, ast.USub, ast.UAdd)):
             continue
@@ -81,6 +105,10 @@ def parse(text: str) -> ast.Expression:
             if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS or node.keywords:
                 name = node.func.id if isinstance(node.func, ast.Name) else ast.unparse(node.func)
                 raise ExprError(f"{name}(…) is not allowed; the functions are {', '.join(FUNCTIONS)}")
+            lo, hi = ARITY[node.func.id]
+            if len(node.args) < lo or hi is not None and len(node.args) > hi:
+                raise ExprError(f"{node.func.id}() takes {_arity(node.func.id)}, got {len(node.args)} in "
+                                f"'{ast.unparse(node)}'")
             continue
         if isinstance(node, ast.Attribute):
             raise ExprError(f"'.{node.attr}' is not allowed: no attributes in a condition")
@@ -88,6 +116,16 @@ def parse(text: str) -> ast.Expression:
             raise ExprError(f"{node.value!r} is not allowed: numbers and true/false only")
         raise ExprError(f"'{ast.unparse(node)}' is not allowed in a condition")
     return tree
+
+
+def _depth(tree: ast.AST) -> int:
+    """The tree's depth, counted without recursion (the tree may be deeper than the stack)."""
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, d = stack.pop()
+        deepest = max(deepest, d)
+        stack.extend((child, d + 1) for child in ast.iter_child_nodes(node))
+    return deepest
 
 
 def names(text: str) -> set[str]:
@@ -104,6 +142,15 @@ def evaluate(text: str | ast.Expression, values: dict[str, Any]) -> Any:
     or a power too large, naming what went wrong."""
     tree = parse(text) if isinstance(text, str) else text
     return _eval(tree.body, values)
+
+
+def condition(text: str | ast.Expression, values: dict[str, Any]) -> bool:
+    """Whether the condition holds on ``values``: its value must be true/false or a number (a list
+    is an ExprError: `logits` alone is not a condition, `distinct(logits)` is)."""
+    v = evaluate(text, values)
+    if isinstance(v, list):
+        raise ExprError("the condition gives a list, not true/false; compare it or use distinct/all/any")
+    return bool(v)
 
 
 def _eval(node: ast.AST, env: dict[str, Any]) -> Any:
@@ -143,14 +190,20 @@ def _eval(node: ast.AST, env: dict[str, Any]) -> Any:
         a, b = _eval(node.left, env), _eval(node.right, env)
         _number(a, ast.unparse(node.left))
         _number(b, ast.unparse(node.right))
-        if isinstance(node.op, ast.Pow) and abs(b) > MAX_POWER:
-            raise ExprError(f"power {b} too large in '{ast.unparse(node)}' (at most {MAX_POWER})")
+        if isinstance(node.op, ast.Pow):
+            if abs(b) > MAX_POWER:
+                raise ExprError(f"power {b} too large in '{ast.unparse(node)}' (at most {MAX_POWER})")
+            if isinstance(a, int) and isinstance(b, int) and b > 0 and (abs(a).bit_length() - 1) * b > MAX_BITS:
+                raise ExprError(f"'{ast.unparse(node)}' is too large (a whole number of more than {MAX_BITS} bits)")
         try:
-            return _BINARY[type(node.op)](a, b)
+            result = _BINARY[type(node.op)](a, b)
         except ZeroDivisionError:
             raise ExprError(f"division by zero in '{ast.unparse(node)}'") from None
         except OverflowError:
             raise ExprError(f"'{ast.unparse(node)}' is too large") from None
+        if isinstance(result, int) and result.bit_length() > MAX_BITS:
+            raise ExprError(f"'{ast.unparse(node)}' is too large (a whole number of more than {MAX_BITS} bits)")
+        return result
     if isinstance(node, ast.Compare):
         left = _eval(node.left, env)
         for op, right_node in zip(node.ops, node.comparators):
@@ -178,9 +231,15 @@ def _eval(node: ast.AST, env: dict[str, Any]) -> Any:
             v = v[int(i)]
         return v
     if isinstance(node, ast.Call):
+        name = node.func.id                              # type: ignore[attr-defined]
         args = [_eval(a, env) for a in node.args]
+        if name == "round" and len(args) == 2 and not (isinstance(args[1], (int, float)) and abs(args[1]) <= MAX_ROUND):
+            raise ExprError(f"round()'s digits must be a number from -{MAX_ROUND} to {MAX_ROUND} in "
+                            f"'{ast.unparse(node)}'")
         try:
-            return FUNCTIONS[node.func.id](*args)        # type: ignore[attr-defined]
+            return FUNCTIONS[name](*args)
+        except OverflowError:
+            raise ExprError(f"'{ast.unparse(node)}' is too large") from None
         except (TypeError, ValueError) as err:
             raise ExprError(f"'{ast.unparse(node)}': {err}") from None
     raise ExprError(f"'{ast.unparse(node)}' is not allowed in a condition")     # parse() refuses it first

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import math
 import re
 import tomllib
 from dataclasses import dataclass, field, replace
@@ -46,12 +47,37 @@ from examprep.authoring import expr
 from examprep.errors import ExamprepError, ParamError
 
 MAX_TRIES = 1000          # draws tried before a `where` condition is declared impossible
-PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+MAX_BOUND = 10**9         # |lo|, |hi| of a draw, and of a decimals draw's range in steps: hand-computable,
+                          # and within what the Stream draws uniformly (a 2**64 span would never end)
+_BRACES = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}|[{}]")    # {{ and }} are literal braces
 PREFIX = "question:"      # an authored Problem's generator is "question:<id>"
 
 
 class QuestionError(ExamprepError):
     """A bad question file: one line naming the file, the line and the key."""
+
+
+def placeholders(text: str) -> list[str]:
+    """The parameter names ``text`` substitutes ({name}), in order. ValueError naming the column for
+    any other brace: ``{x.attr}``, ``{x:.3f}``, an unclosed ``{x`` (``{{`` and ``}}`` are literal braces)."""
+    found = []
+    for m in _BRACES.finditer(text):
+        if m.group(1):
+            found.append(m.group(1))
+        elif m.group(0) in "{}":
+            end = text.find("}", m.start() + 1) if m.group(0) == "{" else m.start()
+            snippet = text[m.start(): end + 1] if end >= 0 else text[m.start(): m.start() + 20]
+            what = "an unclosed '{'" if m.group(0) == "{" and end < 0 else f"{snippet!r}"
+            raise ValueError(f"{what} at column {m.start() + 1} is not a placeholder: write {{name}} with a "
+                             "parameter's name ({{ and }} for a literal brace)")
+    return found
+
+
+def substitute(text: str, value: Any) -> str:
+    """``text`` with each {name} replaced by ``value(name)``, and {{ and }} by single braces."""
+    def one(m: Any) -> str:
+        return m.group(0)[0] if m.group(0) in ("{{", "}}") else value(m.group(1)) if m.group(1) else m.group(0)
+    return _BRACES.sub(one, text)
 
 
 @dataclass(frozen=True)
@@ -270,7 +296,11 @@ def parse_question(text: str, source: str) -> QuestionSpec:
         (f"part {i + 1} prompt", s.prompt, _line(text, "prompt", "question.part", i)) for i, s in enumerate(parts)]
     used: set[str] = set()
     for what, t, line in texts:
-        for name in PLACEHOLDER.findall(t):
+        try:
+            found = placeholders(t)
+        except ValueError as err:
+            raise fail(f"{what}: {err}", line) from None
+        for name in found:
             if name not in params:
                 close = difflib.get_close_matches(name, list(params), n=1)
                 hint = f"; did you mean {{{close[0]}}}?" if close else "; add it to [question.params]"
@@ -309,7 +339,19 @@ def _what(t: Any) -> str:
     return names.get(t, str(t))
 
 
+def _too_large(value: Any) -> Any:
+    """The first number in ``value`` (nested lists too) that is not finite or beyond ±MAX_BOUND, or None."""
+    if isinstance(value, list):
+        return next((bad for v in value if (bad := _too_large(v)) is not None), None)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return None if (math.isfinite(value) and abs(value) <= MAX_BOUND) else value
+    return None
+
+
 def _draw(name: str, spec: Any, fail: Any) -> Draw:
+    bad = _too_large(spec.get("choice") if isinstance(spec, dict) else spec)
+    if bad is not None:           # exp(1e308) overflows: a hand computation needs hand-sized numbers
+        raise fail(f"[question.params] {name}: values from -{MAX_BOUND:,} to {MAX_BOUND:,}, got {bad!r}")
     if not isinstance(spec, dict):
         return Draw("fixed", spec)
     kinds = [k for k in _DRAW_KEYS if k in spec]
@@ -340,12 +382,21 @@ def _draw(name: str, spec: Any, fail: Any) -> Draw:
         raise fail(f"[question.params] {name} {kind}: [lo, hi] with lo ≤ hi, got {value!r}")
     if kind == "integers" and not all(isinstance(v, int) for v in value):
         raise fail(f"[question.params] {name} integers: whole numbers [lo, hi], got {value!r}")
+    if not all(math.isfinite(v) and abs(v) <= MAX_BOUND for v in value):
+        raise fail(f"[question.params] {name} {kind}: bounds from -{MAX_BOUND:,} to {MAX_BOUND:,}, got {value!r}")
     nonzero = spec.get("nonzero", False)
     if not isinstance(nonzero, bool):
         raise fail(f"[question.params] {name} nonzero: true or false, got {nonzero!r}")
     step = spec.get("step", 1.0)
-    if kind == "decimals" and (isinstance(step, bool) or not isinstance(step, (int, float)) or step <= 0):
+    if kind == "decimals" and (isinstance(step, bool) or not isinstance(step, (int, float)) or not 0 < step < math.inf):
         raise fail(f"[question.params] {name} step: a number above 0, got {step!r}")
+    if kind == "decimals":
+        lo_k, hi_k = value[0] / step, value[1] / step
+        if not (abs(lo_k) <= MAX_BOUND and abs(hi_k) <= MAX_BOUND):
+            raise fail(f"[question.params] {name} step: {step!r} cuts {value!r} into more than {MAX_BOUND:,} steps "
+                       "either side of 0; take a larger step")
+        if nonzero and round(lo_k) == 0 == round(hi_k):
+            raise fail(f"[question.params] {name}: nonzero draws from {value!r} in steps of {step:g}: only 0 is left")
     if nonzero and value[0] == 0 == value[1]:
         raise fail(f"[question.params] {name}: nonzero draws from [0, 0]")
     return Draw(kind, list(value), tuple(size), nonzero, float(step), label)
@@ -362,13 +413,13 @@ def draws(spec: QuestionSpec, seed: int) -> Any:
         values = {name: _one(d, rng) for name, d in spec.params.items()}
         if tree is not None:
             try:
-                ok = expr.evaluate(tree, values)
+                ok = expr.condition(tree, values)
             except expr.ExprError as err:
-                raise QuestionError(f"{spec.at('where')}: where: {err}") from None
+                raise QuestionError(f"{spec.at('where')}: [question] where: {err}") from None
             if not ok:
                 continue
         yield values, attempt
-    raise QuestionError(f"{spec.at('where')}: where: no draw satisfies {spec.where!r} in {MAX_TRIES} tries "
+    raise QuestionError(f"{spec.at('where')}: [question] where: no draw satisfies {spec.where!r} in {MAX_TRIES} tries "
                         f"(seed {seed}); widen the draws or relax the condition")
 
 
@@ -402,12 +453,12 @@ def _one(d: Draw, rng: Any) -> Any:
 
 
 def _shares(weights: list[float], total: float) -> list[float]:
-    """``total`` split in proportion to ``weights``, in halves (largest remainders first); exact
-    shares where ``total`` is too small for halves."""
+    """``total`` split in proportion to ``weights``, in halves of a point (largest remainders
+    first, every share at least half a point), summing exactly to ``total``. ParamError where
+    ``total`` is not in halves or too small to give every part a half (a recipe checks it first)."""
     halves = round(total * 2)
     if abs(halves / 2 - total) > 1e-9 or halves < len(weights):
-        s = sum(weights)
-        return [round(w * total / s, 6) for w in weights]
+        raise ParamError(f"points: {total:g} cannot be split in halves of a point over {len(weights)} parts")
     s = sum(weights)
     raw = [w * halves / s for w in weights]
     base = [max(1, int(r)) for r in raw]

@@ -34,8 +34,8 @@ def anki(
     """`examprep anki` (its help is HELP, one paragraph a line)."""
     from examprep.deck import split_names, write_deck
 
-    summary = write_deck(out, force=force, topics=split_names(topics) if topics else None,
-                         sections=split_names(sections) if sections else None, problems=problems,
+    summary = write_deck(out, force=force, topics=split_names(topics) if topics is not None else None,
+                         sections=split_names(sections) if sections is not None else None, problems=problems,
                          difficulty=difficulty, seed=seed, calculator_free=calculator_free)
     concepts, worked = sum(summary.concepts.values()), sum(summary.problems.values())
     lines = [f"wrote {summary.path} ({summary.bytes / 1024:.0f} KiB): {summary.notes} cards"]

@@ -5,22 +5,28 @@ from typing import Optional
 
 import typer
 
+from examprep.cli.usage import paragraphs
+
 app = typer.Typer()
 
 
-@app.command()
+CHECK_HELP = paragraphs("""Draw each question file 50 times: degenerate draws, mistakes the tolerance cannot tell apart.
+
+    Exit status: 0 usable (warnings listed); 1 more than 10% of the draws degenerate or a part
+    that cannot be graded; 2 a bad file (one line naming its file, line and key) or option.
+    Every file is checked; the exit status is the worst.""")
+
+
+@app.command(help=CHECK_HELP)
 def check(
     files: list[str] = typer.Argument(..., help="Question files (FILE.toml; see the README's \"Writing your own "
                                                 "questions\")."),
     draws: int = typer.Option(50, "--draws", "-n", help="Seeds to draw (0, 1, …)."),
     seed: Optional[int] = typer.Option(None, "--seed", "-s", help="First seed (default 0)."),
 ) -> None:
-    """Draw each question file 50 times: degenerate draws, mistakes the tolerance cannot tell apart.
+    """`examprep check` (its help is CHECK_HELP, one paragraph a line)."""
+    import shutil
 
-    Exit status: 0 usable (warnings listed); 1 more than 10% of the draws degenerate or a part
-    that cannot be graded; 2 a bad file (one line naming its file, line and key) or option.
-    Every file is checked; the exit status is the worst.
-    """
     from examprep.authoring.check import check_question, report_lines
     from examprep.errors import ExamprepError, ParamError
 
@@ -36,7 +42,7 @@ def check(
             typer.echo(f"error: {err}", err=True)
             code = max(code, err.exit_code)
             continue
-        for line in report_lines(result):
+        for line in report_lines(result, width=shutil.get_terminal_size().columns):
             typer.echo(line)
         code = max(code, result.exit_code)
     raise typer.Exit(code)

@@ -5,64 +5,83 @@ from typing import Optional
 
 import typer
 
+from examprep.cli.usage import paragraphs
+
 app = typer.Typer()
 
-@app.command()
+GRADE_HELP = paragraphs("""Grade answer files against a key: scores, feedback, misconceptions, carried-forward errors.
+
+    Exit status: 0 every submission graded (or the self-test passed); 1 some could not be read
+    (each is listed with its reason) or the self-test failed; 2 a usage error.""")
+
+
+@app.command(help=GRADE_HELP)
 def grade(
-    key: str = typer.Argument(..., help="The answer key written by `examprep generate --key` (or a sheet)."),
+    key: str = typer.Argument(..., metavar="KEY", help="The answer key written by `examprep generate --key` (or a sheet)."),
     submissions: Optional[list[str]] = typer.Argument(
-        None, help="Answer files (.toml, .json, a class .csv) or directories of them."),
+        None, metavar="SUBMISSION...", help="Answer files (.toml, .json, a class .csv) or directories of them."),
     self_test: bool = typer.Option(False, "--self-test",
                                    help="Check the key: its answers earn full marks, its misconceptions are named."),
-    csv_out: Optional[str] = typer.Option(None, "--csv", help="Write one row per student to this CSV ('-': stdout)."),
-    json_out: Optional[str] = typer.Option(None, "--json", help="Write every result as JSON to this file ('-': stdout)."),
-    report: Optional[str] = typer.Option(None, "--report", help="Write a Markdown feedback file per student here."),
+    csv_out: Optional[str] = typer.Option(None, "--csv", metavar="FILE",
+                                          help="Write one row per student to this CSV ('-': stdout)."),
+    json_out: Optional[str] = typer.Option(None, "--json", metavar="FILE",
+                                           help="Write every result as JSON to this file ('-': stdout)."),
+    report: Optional[str] = typer.Option(None, "--report", metavar="DIR",
+                                         help="Write a Markdown feedback file per student here."),
     gradescope: Optional[str] = typer.Option(
-        None, "--gradescope", help="Write Gradescope results.json here (one submission: DIR/results.json; "
-                                   "several: DIR/<student>/results.json)."),
-    visibility: str = typer.Option("visible", "--gradescope-visibility",
+        None, "--gradescope", metavar="DIR",
+        help="Write Gradescope results.json here (one submission: DIR/results.json; several: "
+             "DIR/<student>/results.json)."),
+    visibility: str = typer.Option("visible", "--gradescope-visibility", metavar="WHEN",
                                    help="Visibility of Gradescope tests: visible, hidden, after_due_date, after_published."),
-    details: Optional[bool] = typer.Option(None, "--details/--no-details",
-                                           help="Per-student feedback (default: on for a single submission)."),
+    details: bool = typer.Option(False, "--details", help="Per-student feedback (default: on for a single submission)."),
+    no_details: bool = typer.Option(False, "--no-details", help="No per-student feedback, only the class table."),
     show_answers: bool = typer.Option(False, "--show-answers", help="Show the key's answers in feedback and reports."),
     no_ecf: bool = typer.Option(False, "--no-ecf", help="No credit for errors carried forward from earlier parts."),
-    ecf_credit: float = typer.Option(1.0, "--ecf-credit", help="Share of a part's points for a carried-forward error (0-1)."),
+    ecf_credit: float = typer.Option(1.0, "--ecf-credit", metavar="SHARE",
+                                     help="Share of a part's points for a carried-forward error (0-1)."),
     tolerance: Optional[list[str]] = typer.Option(
-        None, "--tolerance", help="Override a tolerance: RULE:VALUE for every numeric part, or PART=RULE:VALUE "
-                                  "(PART: q2.loss, q2 or loss); rules sigfigs, sigfigs-strict (exactly N "
-                                  "figures written), decimals, rtol, atol, exact. Repeatable."),
+        None, "--tolerance", metavar="RULE",
+        help="Override a tolerance: RULE:VALUE for every numeric part, or PART=RULE:VALUE (PART: q2.loss, q2 or "
+             "loss); rules sigfigs, sigfigs-strict (exactly N figures written), decimals, rtol, atol, exact. "
+             "Repeatable."),
     marks: Optional[str] = typer.Option(
-        None, "--marks", help="Merge hand marks for written parts: a CSV of student_id, part (q3.w1), points, "
-                              "comment. A bad row (unknown student or part, too many points) is an error naming it."),
+        None, "--marks", metavar="FILE",
+        help="Merge hand marks for written parts: a CSV of student_id, part (q3.w1), points, comment. A bad row "
+             "(unknown student or part, too many points) is an error naming it."),
     marks_template: Optional[str] = typer.Option(
-        None, "--marks-template", help="Write a CSV of every written part of every student, to fill in for --marks."),
+        None, "--marks-template", metavar="FILE",
+            help="Write a CSV of every written part of every student, to fill in for --marks."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --marks-template file (its marks are lost)."),
     analysis: Optional[str] = typer.Option(
-        None, "--analysis", help="Write an item analysis in this directory: item-analysis.json/.csv, analysis.pdf "
-                                 "(difficulty, discrimination, misconceptions, Cronbach's alpha, variant groups)."),
+        None, "--analysis", metavar="DIR",
+        help="Write an item analysis in this directory: item-analysis.json/.csv, analysis.pdf "
+             "(difficulty, discrimination, misconceptions, Cronbach's alpha, variant groups)."),
     gradebook: Optional[tuple[str, str]] = typer.Option(
         None, "--gradebook", metavar="LMS FILE",
         help="Write the grade-import CSV of an LMS: canvas, moodle, blackboard or brightspace (see the README)."),
     roster: Optional[str] = typer.Option(
-        None, "--roster", help="The class roster for --gradebook (id, name, email, username, sis_id): every student "
-                               "gets a row; one with no submission an empty cell, listed."),
+        None, "--roster", metavar="FILE",
+        help="The class roster for --gradebook (id, name, email, username, sis_id): every student "
+             "gets a row; one with no submission an empty cell, listed."),
     wide: bool = typer.Option(False, "--wide", help="The class table with every question's column, however wide."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No tables: only files, warnings and errors."),
     no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour."),
 ) -> None:
-    """Grade answer files against a key: scores, feedback, misconceptions, carried-forward errors.
-
-    Exit status: 0 every submission graded (or the self-test passed); 1 some could not be read
-    (each is listed with its reason) or the self-test failed; 2 a usage error.
-    """
+    """`examprep grade` (its help is GRADE_HELP, one paragraph a line)."""
+    from examprep.errors import ParamError
     from examprep.grading import Outputs, run_grade, settings_from
+
+    if details and no_details:
+        raise ParamError("--details and --no-details: give one")
 
     code = run_grade(key, submissions or [], self_test=self_test,
                      outputs=Outputs(csv=csv_out, json=json_out, report=report, gradescope=gradescope,
                                      visibility=visibility, show_answers=show_answers, marks=marks,
-                                     marks_template=marks_template, analysis=analysis,
+                                     marks_template=marks_template, force=force, analysis=analysis,
                                      gradebook=gradebook if gradebook and gradebook[0] else None, roster=roster),
                      settings=settings_from(no_ecf=no_ecf, ecf_credit=ecf_credit, tolerance=tolerance),
-                     details=details, wide=wide, quiet=quiet, no_color=no_color)
+                     details=True if details else False if no_details else None, wide=wide, quiet=quiet, no_color=no_color)
     raise typer.Exit(code)
 
 

@@ -19,9 +19,12 @@ def topics(as_json: bool = typer.Option(False, "--json", help="Print the topics 
     from examprep.render import terminal
 
     if answers is not None:
-        from examprep import solve
+        from examprep import generators, solve
 
-        topic = solve.get_topic(answers)
+        topic = generators.topic_for_answers(answers)
+        if topic.name != answers.strip().lower():
+            typer.echo(f"note: {answers} is a generator; its parts' answers are those of the solve topic "
+                       f"{topic.name}", err=True)
         if as_json:
             typer.echo(solve.answers_json(topic))
         else:

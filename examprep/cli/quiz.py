@@ -6,10 +6,18 @@ from typing import Optional
 
 import typer
 
+from examprep.cli.usage import paragraphs
+
 app = typer.Typer()
 
 
-@app.command()
+QUIZ_HELP = paragraphs("""Practise: a fresh problem at a time, checked at once, with hints and worked solutions.
+
+    At a prompt: ? hint · s worked solution · skip · q quit. Ctrl-C ends the session and keeps
+    every answer. Answers may be piped on stdin (one line per prompt).""")
+
+
+@app.command(help=QUIZ_HELP)
 def quiz(
     topic: Optional[list[str]] = typer.Option(None, "--topic", "-t",
                                               help="Topic to practise (repeatable; default: all, weakest first). "
@@ -29,11 +37,7 @@ def quiz(
                                                  help="Practise your own question file (FILE.toml; repeatable)."),
     no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour."),
 ) -> None:
-    """Practise: a fresh problem at a time, checked at once, with hints and worked solutions.
-
-    At a prompt: ? hint · s worked solution · skip · q quit. Ctrl-C ends the session and keeps
-    every answer. Answers may be piped on stdin (one line per prompt).
-    """
+    """`examprep quiz` (its help is QUIZ_HELP, one paragraph a line)."""
     from examprep.quiz import QuizOptions, run_quiz
 
     opts = QuizOptions(topics=list(topic or []), count=count, difficulty=difficulty, seed=seed,

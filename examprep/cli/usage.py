@@ -11,6 +11,14 @@ _EXPECTED = {"int": "an integer", "float": "a number", "bool": "true or false", 
              "path": "a path"}
 
 
+def paragraphs(text: str) -> str:
+    """A command's help text with each paragraph on one line: the help screen wraps a line to the
+    terminal, but keeps a docstring's own line breaks inside a paragraph, breaking it mid-sentence."""
+    import inspect
+
+    return "\n\n".join(" ".join(p.split()) for p in inspect.cleandoc(text).split("\n\n") if p.strip())
+
+
 def _option_name(param: Any) -> str:
     """How the user wrote (or would write) a parameter: its long option, else its metavar."""
     opts = list(getattr(param, "opts", None) or [])

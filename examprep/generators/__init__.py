@@ -52,11 +52,46 @@ def get_drawable(name: str, where: str) -> Generator:
     return gen
 
 
+def solve_topics_of(name: str) -> list[str]:
+    """The solve topics whose answers the generator ``name``'s problems ask (found by building one,
+    level 1, seed 0); [] for a generator that needs a trained model. UnknownTopicError for a name
+    that is not a generator."""
+    from examprep.solve.contract import consulted_topics
+
+    gen = get(name)
+    if gen.requires:
+        return []
+    with consulted_topics() as used:
+        build(gen.name, 0, gen.levels[0], False)
+    return list(used)
+
+
+def topic_for_answers(name: str) -> Any:
+    """The solve topic whose answers `examprep topics --answers NAME` lists: NAME itself, or, for a
+    generator that `examprep topics` lists, the one solve topic its parts come from. UnknownTopicError
+    (saying that --answers takes a solve topic, and which one a generator uses) otherwise."""
+    from examprep import solve
+
+    try:
+        return solve.get_topic(name)
+    except UnknownTopicError as err:
+        name = next((g for g in all_generators() if g.lower() == name.strip().lower()), "")
+        if not name:
+            raise
+        used = solve_topics_of(name)
+        if len(used) == 1:
+            return solve.get_topic(used[0])
+        uses = f"its parts come from {', '.join(used)}" if used else "it computes its answers from a trained model"
+        raise UnknownTopicError(f"--answers takes a solve topic (`examprep solve --list` names them); {name} is a "
+                                f"generator and {uses}") from err
+
+
 def get(name: str) -> Generator:
     gens = all_generators()
     if name in gens:
         return gens[name]
-    close = difflib.get_close_matches(name, list(gens), n=3, cutoff=0.4)
+    close = ([g for g in gens if g.lower() == name.strip().lower()]      # RNN-STEP: rnn-step
+             or difflib.get_close_matches(name.strip().lower(), list(gens), n=3, cutoff=0.4))
     hint = f"; did you mean {', '.join(close)}?" if close else "; see `examprep topics`"
     raise UnknownTopicError(f"unknown topic {name!r}{hint}")
 

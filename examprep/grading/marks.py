@@ -3,10 +3,12 @@ every output, and `--marks-template FILE` writes the rows to fill in.
 
 marks.csv has a header row and the columns ``student_id``, ``part`` (as grades.json names it:
 q3.w1), ``points`` and ``comment`` (optional); other columns (the template's name, max_points and
-answer) are read past. A row with empty points is not marked yet: the part stays pending. Any other
-bad row (an unknown student or part, a part that is not written, points that are not a number,
-negative or above the part's, a part marked twice) is a MarksError naming the file and row; the
-command writes nothing then.
+answer) are read past, except that a ``max_points`` that disagrees with the part's points is an
+error (the file was made for another key). A row with empty points is not marked yet: the part
+stays pending. Any other bad row (more or fewer cells than the header — a decimal comma —, an
+unterminated quote, an unknown student or part, a part that is not written, points that are not a
+number, negative or above the part's, a part marked twice) is a MarksError naming the file and row;
+the command writes nothing then.
 """
 from __future__ import annotations
 
@@ -34,6 +36,7 @@ class Mark:
     points: float
     comment: str
     row: int
+    max_points: str = ""           # as the template wrote it; checked against the part's points
 
 
 def read_marks(path: str) -> tuple[list[Mark], list[str]]:
@@ -41,21 +44,27 @@ def read_marks(path: str) -> tuple[list[Mark], list[str]]:
     from examprep.fileio import read_user_text
 
     text = read_user_text(path, f"--marks {path}", error=MarksError)
-    reader = csv.reader(io.StringIO(text))
+    reader = csv.reader(io.StringIO(text), strict=True)
     try:
-        header = [h.strip().lower() for h in next(reader)]
-    except StopIteration:
-        raise MarksError(f"{path}: empty; the first row names the columns {', '.join(COLUMNS)}") from None
+        rows = list(reader)
+    except csv.Error as err:        # an unterminated quote, a stray one inside a cell
+        raise MarksError(f"{path}: line {reader.line_num}: not valid CSV: {err} (a quote left open?)") from None
+    if not rows:
+        raise MarksError(f"{path}: empty; the first row names the columns {', '.join(COLUMNS)}")
+    header = [h.strip().lower() for h in rows[0]]
     missing = [c for c in COLUMNS[:3] if c not in header]
     if missing:
         raise MarksError(f"{path}: row 1: no {missing[0]!r} column; the header names {', '.join(COLUMNS)} "
                          "(`--marks-template FILE` writes one to fill in)")
-    col = {c: header.index(c) for c in COLUMNS if c in header}
+    col = {c: header.index(c) for c in (*COLUMNS, "max_points") if c in header}
     marks: list[Mark] = []
     pending: list[str] = []
-    for n, row in enumerate(reader, 2):
+    for n, row in enumerate(rows[1:], 2):
         if not any(cell.strip() for cell in row):
             continue
+        if len(row) != len(header):
+            raise MarksError(f"{path}: row {n}: {len(row)} cells where the header has {len(header)} (a decimal "
+                             "comma? write 2.5, or quote a cell that holds a comma)")
 
         def cell(name: str, row: list[str] = row) -> str:
             i = col.get(name)
@@ -73,7 +82,7 @@ def read_marks(path: str) -> tuple[list[Mark], list[str]]:
             raise MarksError(f"{path}: row {n}: points {pts!r} is not a number") from None
         if not math.isfinite(value) or value < 0:
             raise MarksError(f"{path}: row {n}: points must be a number from 0 to the part's points, got {pts}")
-        marks.append(Mark(sid, addr, value, cell("comment"), n))
+        marks.append(Mark(sid, addr, value, cell("comment"), n, cell("max_points")))
     return marks, pending
 
 
@@ -103,6 +112,14 @@ def apply_marks(results: list[Any], marks: list[Mark], path: str) -> int:
         if part.kind != "written":
             raise MarksError(f"{path}: row {m.row}: {m.address} is not a written part (it is graded "
                              "automatically); only written parts take hand marks")
+        if m.max_points:
+            try:
+                stated = float(m.max_points)
+            except ValueError:
+                stated = math.nan
+            if not abs(stated - part.points) <= 1e-9:
+                raise MarksError(f"{path}: row {m.row}: max_points {m.max_points} for {m.student_id} {m.address}, "
+                                 f"which is worth {part.points:g} (a template of another key?)")
         if m.points > part.points + 1e-9:
             raise MarksError(f"{path}: row {m.row}: {m.points:g} points for {m.student_id} {m.address}, which is "
                              f"worth {part.points:g}")
@@ -112,9 +129,25 @@ def apply_marks(results: list[Any], marks: list[Mark], path: str) -> int:
         seen[key] = m.row
         targets.append((pr, i, r, m))
     for pr, i, r, m in targets:
-        pr.parts[i] = replace(r, status="marked", score=m.points,
-                              feedback=m.comment or f"marked by hand: {m.points:g} of {r.max_score:g}")
+        pr.parts[i] = replace(r, status="marked", score=m.points, feedback=m.comment or _no_comment(m.points, r.max_score))
     return len(targets)
+
+
+def _no_comment(points: float, max_points: float) -> str:
+    """The feedback of a mark given without a comment (never written back into a template)."""
+    return f"marked by hand: {points:g} of {max_points:g}"
+
+
+def _text_cell(text: str) -> str:
+    """A CSV cell of text a person reads and edits: its line breaks kept (the csv module quotes the
+    cell), anything else unprintable escaped, and no leading = + - @ that a spreadsheet would run."""
+    from examprep.answers.files import printable
+    from examprep.render.report import CELL_LIMIT
+
+    text = "\n".join(printable(line) for line in str(text).replace("\r\n", "\n").split("\n"))
+    if len(text) > CELL_LIMIT:
+        text = text[:CELL_LIMIT - 1] + "…"
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
 def _indexed(res: Any) -> Any:
@@ -140,7 +173,8 @@ def template_text(results: list[Any]) -> str:
             if part.kind != "written":
                 continue
             done = r.status == "marked"
+            comment = r.feedback if done and r.feedback != _no_comment(r.score, r.max_score) else ""
             w.writerow([_cell(res.student_id), _cell(res.name), addr, f"{part.points:g}",
-                        f"{r.score:g}" if done else "", _cell(r.feedback) if done else "",
-                        _cell(raw_text(r.raw) or ""), _cell(part.prompt)])
+                        f"{r.score:g}" if done else "", _text_cell(comment),
+                        _text_cell(raw_text(r.raw) or ""), _text_cell(part.prompt)])
     return buf.getvalue()

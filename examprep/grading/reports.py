@@ -68,10 +68,24 @@ class Outputs:
     analysis: str | None = None        # a directory: item-analysis.json/.csv and analysis.pdf
     gradebook: tuple[str, str] | None = None    # (LMS, FILE): the LMS's grade-import CSV
     roster: str | None = None          # the class roster: who should have submitted, and their LMS identifiers
+    force: bool = False                # replace an existing marks template (a filled-in one would be lost)
 
     @property
     def to_stdout(self) -> bool:
         return "-" in (self.csv, self.json)
+
+
+def check_marks_options(outputs: Outputs) -> None:
+    """Before any work: a marks template is filled in by hand, so an existing one is replaced only
+    with --force, and never the --marks file being merged. Raises ExamprepError."""
+    if not outputs.marks_template:
+        return
+    from examprep.fileio import check_output_file
+
+    if outputs.marks and Path(outputs.marks).resolve() == Path(outputs.marks_template).resolve():
+        raise ParamError(f"--marks-template {outputs.marks_template}: is the --marks file being merged; "
+                         "choose another path")
+    check_output_file(outputs.marks_template, "--marks-template", force=outputs.force)
 
 
 def plan_files(batch: BatchResult, outputs: Outputs) -> list[tuple[Path, str]]:
@@ -170,6 +184,7 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
     if outputs.visibility not in VISIBILITIES:
         raise ParamError(f"--gradescope-visibility: expected one of {', '.join(VISIBILITIES)}, "
                          f"got {outputs.visibility!r}")
+    check_marks_options(outputs)
     the_key = keys.read_key(key_path)
     check_tolerance_targets(settings, the_key)
     if self_test:

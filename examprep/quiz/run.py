@@ -77,6 +77,9 @@ def run_review(*, count: int = 20, calculator_free: bool = False, no_color: bool
         return summary.exit_code
 
 
+NO_HISTORY = "No review history yet: --optimize learns from the reviews `examprep quiz` keeps."
+
+
 def run_optimize(*, reset: bool = False, no_color: bool = False, as_json: bool = False) -> int:
     """`examprep review --optimize [--reset]`: fit FSRS's parameters to the review log, or return to
     the defaults. Returns the exit code."""
@@ -85,7 +88,15 @@ def run_optimize(*, reset: bool = False, no_color: bool = False, as_json: bool =
     from examprep import review_optimize
     from examprep.quiz.views import print_optimization
 
+    from examprep.history import default_path
+
     term = Terminal(no_color=no_color)
+    if not default_path().exists():        # never create a database just to find it empty
+        if as_json:
+            print(json.dumps({"outcome": "already-default"} if reset else {"outcome": "no-history", "reviews": 0}))
+        else:
+            term.show("FSRS's default parameters are already in use." if reset else NO_HISTORY, markup=False)
+        return 0
     with open_history() as history:
         now = time.time()
         if reset:
@@ -97,6 +108,9 @@ def run_optimize(*, reset: bool = False, no_color: bool = False, as_json: bool =
                           if changed else "FSRS's default parameters are already in use.", markup=False)
             return 0
         result = review_optimize.optimize(history, now=now)
+        if result.reviews == 0 and not as_json:
+            term.show(NO_HISTORY, markup=False)
+            return 0
         if as_json:
             print(json.dumps({"outcome": result.outcome, "reviews": result.reviews, "days_apart": result.days_apart,
                               "training_reviews": result.training_reviews,

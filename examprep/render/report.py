@@ -195,6 +195,12 @@ def escape(text: str) -> str:
     return escape(printable(text))
 
 
+def _to_mark(res: SubmissionResult) -> str:
+    """" · 3 pt to mark" when written parts wait for hand marks: the score is not final yet."""
+    pending = sum(r.max_score for _, _, r in res.parts() if r.status == "pending")
+    return f" · {_points(pending)} pt to mark" if pending else ""
+
+
 def feedback_view(res: SubmissionResult, *, show_answers: bool = False) -> Any:
     """One student's feedback: per question, each part's result and score, the answer as read,
     then the feedback and (when wrong) the rule; the key's answer too with ``show_answers``."""
@@ -207,6 +213,7 @@ def feedback_view(res: SubmissionResult, *, show_answers: bool = False) -> Any:
     blocks: list[Any] = []
     head = Text.assemble((printable(res.student_id), "bold"), (f"  {printable(res.name)}" if res.name else "", ""),
                          (f"  {_points(res.score)}/{_points(res.max_score)} ({res.percent:.0f}%)", "bold"),
+                         (_to_mark(res), STATUS_STYLE["pending"]),
                          (f"  variant {printable(res.variant)}" if res.variant else "", "dim"),
                          (f"  {printable(res.source)}", "dim"))
     blocks.append(head)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import os
+import textwrap
 from typing import Any
 
 from rich import box
@@ -123,14 +124,22 @@ def print_topic_answers(t: Any, *, no_color: bool = False) -> None:
     out.print(Text.assemble((t.name, "bold cyan"), "  ", (t.title, "dim")))
     for p in t.params:
         default = "required" if p.default is REQUIRED else "optional" if p.default is None else f"default {p.default!r}"
-        out.print(Padding(Text.assemble((p.name, "bold"), f"  {p.kind}", (f" · {default}", "dim")), (0, 0, 0, 2)))
+        out.print(Padding(Text.assemble((p.name, "bold"), f"  {p.kind}", (f" · {default}", "dim")), (0, 0, 0, 2),
+                          expand=False))        # no padding to the terminal's width: `| grep` sees clean lines
     out.print(Text("answers (a question part's answer = \"NAME\"):", style="dim"))
     for a in t.answers:
         ecf = t.ecf.get(a, ())
         out.print(Padding(Text.assemble((a, "bold green"), (f"  ECF: {', '.join(e.op for e in ecf)}" if ecf else "", "dim")),
-                          (0, 0, 0, 2)))
+                          (0, 0, 0, 2), expand=False))
         for m in t.mistakes.get(a, ()):
-            out.print(Padding(Text.assemble((m.id, "yellow"), f"  {m.why}"), (0, 0, 0, 6)))
+            # the explanation wrapped under its own first word, the id standing out to its left
+            lines = textwrap.wrap(f"{m.id}  {m.why}", width=max(out.width - 6, 30), subsequent_indent="  ",
+                                  break_long_words=False, break_on_hyphens=False)
+            for i, line in enumerate(lines):        # one print a line: a block would pad them to its widest
+                text = Text(line)
+                if i == 0:
+                    text.stylize("yellow", 0, len(m.id))
+                out.print(Padding(text, (0, 0, 0, 6), expand=False))
 
 
 def print_topic_list(topics: dict, *, no_color: bool = False) -> None:

@@ -188,6 +188,7 @@ def parse_recipe(text: str, source: str, default_name: str = "sheet", base: Path
         extras = _extras(entry, where, at, fail)
         if kinds[0] != "topic":
             items.append(_authored(entry, kinds[0], where, at, fail, base, extras, sheet_tolerance, tolerance))
+            _check_points_fit(items[-1], where, at, fail)
             continue
         line = _line_of(text, "topic", "problem", i)
         try:
@@ -210,6 +211,7 @@ def parse_recipe(text: str, source: str, default_name: str = "sheet", base: Path
         if pins is not None:
             _check_pins(gen.name, level, cf, pins, extras.get("seed"), f"{where} params", at("params"), fail)
         items.append(Item(gen.name, level, count, cf, own or sheet_tolerance, pins=pins, **extras))
+        _check_points_fit(items[-1], where, at, fail)
     total = sum(i.count for i in items)
     if total > MAX_PROBLEMS:
         raise fail(f"{total} problems: a sheet holds at most {MAX_PROBLEMS}", None)
@@ -227,12 +229,36 @@ def _extras(entry: dict, where: str, at: Any, fail: Any) -> dict[str, Any]:
             v = float(entry[key])
             if not 0 < v <= hi:
                 raise fail(f"{where} {key}: expected a number above 0 and at most {hi}, got {entry[key]}", at(key))
+            if key == "points" and abs(v * 2 - round(v * 2)) > 1e-9:
+                raise fail(f"{where} points: whole or half points (its parts are scaled in halves), got {entry[key]}",
+                           at(key))
             out[key] = v
     if "seed" in entry:
         if entry["seed"] < 0:
             raise fail(f"{where} seed: expected a non-negative integer, got {entry['seed']}", at("seed"))
         out["seed"] = entry["seed"]
     return out
+
+
+def _check_points_fit(item: Any, where: str, at: Any, fail: Any) -> None:
+    """An item's ``points`` gives every part at least half a point (parts are scaled in halves)."""
+    if item.points is None:
+        return
+    if item.question is not None:
+        n = len(item.question.parts)
+    elif item.concept is not None:
+        from examprep.quiz.bank import concept_problem, packaged_bank
+
+        bank = packaged_bank()
+        n = len(concept_problem(bank.questions[item.concept], 0, bank.version).parts)
+    else:
+        from examprep import generators
+
+        n = len(generators.build(item.topic, item.seed or 0, item.difficulty, item.calculator_free,
+                                 pins=item.pins).parts)
+    if item.points * 2 < n - 1e-9:
+        raise fail(f"{where} points: {item.points:g} cannot give each of its {n} parts half a point; give at least "
+                   f"{n / 2:g}", at("points"))
 
 
 def _check_pins(name: str, level: int, cf: bool, pins: dict, seed: int | None, where: str, line: int | None,

@@ -15,8 +15,9 @@ from __future__ import annotations
 import difflib
 import json
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
@@ -198,12 +199,31 @@ def register(*topics: Topic) -> dict[str, Topic]:
 
 # ------------------------------------------------------------------------------------ the API
 
+_RECORDERS: list[list[str]] = []       # open consulted_topics() blocks
+
+
+@contextmanager
+def consulted_topics() -> Iterator[list[str]]:
+    """The names of the topics get_topic returns within the block, in order, once each: which
+    solve topics a generator's problem takes its answers from."""
+    seen: list[str] = []
+    _RECORDERS.append(seen)
+    try:
+        yield seen
+    finally:
+        _RECORDERS.remove(seen)
+
+
 def get_topic(name: Any) -> Topic:
     if not isinstance(name, str):
         raise UnknownTopicError(f"topic: expected a topic name, got {name!r}")
     if name in TOPICS:
+        for seen in _RECORDERS:
+            if name not in seen:
+                seen.append(name)
         return TOPICS[name]
-    close = difflib.get_close_matches(name, list(TOPICS), n=3, cutoff=0.5)
+    close = ([t for t in TOPICS if t.lower() == name.strip().lower()]
+             or difflib.get_close_matches(name.strip().lower(), list(TOPICS), n=3, cutoff=0.5))
     hint = f"; did you mean {', '.join(close)}?" if close else "; see `examprep solve --list`"
     raise UnknownTopicError(f"unknown topic {name!r}{hint}")
 

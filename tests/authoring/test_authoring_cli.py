@@ -20,11 +20,16 @@ def run(*args):
     return runner.invoke(app, [str(a) for a in args], env={"COLUMNS": "80", "NO_COLOR": "1"})
 
 
+def flat(text):
+    """The output with its wrapping undone (check wraps each line to the terminal's width)."""
+    return " ".join(text.split())
+
+
 @pytest.mark.parametrize("name", ["softmax-by-hand.toml", "dense-by-hand.toml"])
 def test_the_shipped_example_questions_pass_check(name):
     res = run("check", BANK / name)
     assert res.exit_code == 0, res.output
-    assert res.stdout.strip().endswith("0 degenerate (0%): usable")
+    assert flat(res.stdout).endswith("0 degenerate (0%): usable")
     assert "50 draws" in res.stdout
 
 
@@ -33,9 +38,9 @@ def test_check_exits_1_when_the_tolerance_cannot_separate_a_mistake_and_names_th
     path.write_text(SOFTMAX.read_text().replace('answer = "grad_logits"', 'answer = "grad_logits"\ntolerance = "atol:1"'))
     res = run("check", path)
     assert res.exit_code == 1, res.output
-    assert f"warning: {path}:23: part grad_logits: in " in res.stdout
-    assert "cannot tell the answer from the mistake 'p-only'" in res.stdout
-    assert "not usable: more than 10% of the draws are degenerate" in res.stdout
+    assert f"warning: {path}:23: part grad_logits: in " in flat(res.stdout)
+    assert "cannot tell the answer from the mistake 'p-only'" in flat(res.stdout)
+    assert "not usable: more than 10% of the draws are degenerate" in flat(res.stdout)
 
 
 def test_check_exits_1_when_an_answer_cannot_be_graded(tmp_path):
@@ -46,8 +51,8 @@ def test_check_exits_1_when_an_answer_cannot_be_graded(tmp_path):
                     '[[question.part]]\nanswer = "output"\nprompt = "The output."\n')
     res = run("check", path, "--draws", "3")
     assert res.exit_code == 1, res.output
-    assert f"error: {path}:7: part output: in 3 of 3 draws" in res.stdout
-    assert "cannot be graded" in res.stdout and "not usable: a part cannot be graded" in res.stdout
+    assert f"error: {path}:7: part output: in 3 of 3 draws" in flat(res.stdout)
+    assert "cannot be graded" in res.stdout and "not usable: a part cannot be graded" in flat(res.stdout)
     assert "different draws" not in res.stdout          # a question of fixed values is meant to repeat
 
 
@@ -112,3 +117,76 @@ def test_generate_markdown_of_a_question_file_and_levels_it_does_not_have():
     assert "## Softmax of three logits" in res.stdout and "[2 pt; written answer (marked by hand)]" in res.stdout
     bad = run("generate", SOFTMAX, "--difficulty", "2")
     assert bad.exit_code == 2 and "--difficulty: a question file has no levels" in bad.stderr
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_overflowing_draws_print_no_numpy_warning(tmp_path):
+    # exp(z) of the 'exp-only' mistake overflows for logits near 10^9: numpy warns unless silenced
+    path = tmp_path / "big.toml"
+    path.write_text(SOFTMAX.read_text().replace("integers = [-2, 3]", "integers = [-999999999, 999999999]"))
+    for args in (("check", path, "--draws", "3"), ("generate", path, "--seed", "1", "--solution")):
+        res = run(*args)
+        assert res.exit_code == 0, res.output
+        assert "RuntimeWarning" not in res.output and "encountered" not in res.output, res.output
+
+
+def test_an_answer_made_infinite_by_an_overflow_is_degenerate_not_usable(tmp_path, monkeypatch):
+    import numpy as np
+
+    from examprep import solve
+
+    real = solve.compute
+
+    def overflowing(topic, given):          # a topic whose answer overflows for these numbers
+        topic, full, trace = real(topic, given)
+        trace["probs"] = np.exp(np.array([1000.0, 0.0, 0.0]))
+        return topic, full, trace
+
+    monkeypatch.setattr(solve, "compute", overflowing)
+    res = run("check", SOFTMAX, "--draws", "4")
+    assert res.exit_code == 1, res.output
+    text = " ".join(res.stdout.split())
+    assert f"{SOFTMAX}:17: part probs: in 4 of 4 draws" in text
+    assert "degenerate: probs is not finite for these parameters (overflow in the computation)" in text
+    assert "4 degenerate (100%): not usable" in res.stdout and "Warning" not in res.stderr
+
+
+def test_check_groups_redraws_into_one_warning_that_is_not_degenerate_and_wraps_to_80_columns(tmp_path):
+    path = tmp_path / "q.toml"
+    path.write_text(SOFTMAX.read_text().replace("target = { choice = [0, 1, 2] }", "target = { choice = [0, 1, 5] }"))
+    res = run("check", path)
+    assert res.exit_code == 0, res.output
+    text = flat(res.stdout)
+    assert text.count("warning:") == 1 and f"warning: {path}:15: in 16 of 50 draws" in text
+    assert "the engine refused 76 draws before one it could use (redrawn, not degenerate): target: class index" in text
+    assert "0 degenerate (0%): usable (see the warnings)" in text
+    lines = res.stdout.splitlines()
+    assert all(len(line) <= 80 or line.startswith("warning: /") and " " not in line[9:] for line in lines), lines
+    assert all(line.startswith(("warning:", "  ", str(path))) for line in lines)
+
+
+def test_topics_answers_maps_a_generator_to_the_solve_topic_its_parts_come_from():
+    res = run("topics", "--answers", "softmax-cross-entropy")
+    assert res.exit_code == 0, res.output
+    assert res.stdout.startswith("cross-entropy  Softmax + cross-entropy loss")
+    assert res.stderr.strip() == ("note: softmax-cross-entropy is a generator; its parts' answers are those of the "
+                                  "solve topic cross-entropy")
+    assert run("topics", "--answers", "RNN-STEP").stdout.startswith("rnn-cell ")
+
+
+def test_topics_answers_of_a_model_generator_says_it_takes_solve_topics():
+    res = run("topics", "--answers", "attention-from-model")
+    assert res.exit_code == 2 and len(res.stderr.strip().splitlines()) == 1
+    assert "--answers takes a solve topic (`examprep solve --list` names them)" in res.stderr
+
+
+def test_an_unknown_topic_in_another_case_gets_the_did_you_mean():
+    res = run("solve", "CROSS-ENTROPY", "--list")
+    assert res.exit_code == 2 and "did you mean cross-entropy?" in res.stderr
+
+
+def test_solve_list_topic_has_no_trailing_spaces_and_wraps_explanations_under_their_first_line():
+    lines = run("solve", "--list", "cross-entropy").stdout.splitlines()
+    assert lines and all(line == line.rstrip() and len(line) <= 80 for line in lines), lines
+    first = next(i for i, line in enumerate(lines) if line.startswith("      double-softmax  "))
+    assert lines[first + 1].startswith("        loss: the loss takes log of p directly")

@@ -43,6 +43,12 @@ def test_conditions_evaluate_like_python_would(text, want):
     ("t = 1", "not an expression"),
     ("", "empty condition"),
     ("min(logits, key=abs)", "is not allowed"),
+    ("-" * 400 + "1 > 0", "nested too deeply"),
+    ("sum(logits, 5) > 0", r"sum() takes 1 argument, got 2 in 'sum(logits, 5)'"),
+    ("round(1, 2, 3) > 0", r"round() takes 1 or 2 arguments, got 3"),
+    ("distinct() ", r"distinct() takes 1 argument, got 0"),
+    ("logits[0] +", "not an expression: invalid syntax at the end (column 11)"),
+    ("logits[0] + * 2", "at column 13"),
 ])
 def test_anything_outside_the_language_is_refused_before_it_runs(text, message):
     with pytest.raises(ExprError, match=message.replace("(", r"\(").replace(")", r"\)").replace("…", ".")):
@@ -62,6 +68,35 @@ def test_anything_outside_the_language_is_refused_before_it_runs(text, message):
 def test_conditions_that_fail_on_the_values_say_why(text, message):
     with pytest.raises(ExprError, match=message):
         evaluate(text, VALUES)
+
+
+@pytest.mark.parametrize("text", [
+    "((((2**64)**64)**64)**64)**64 > 0",        # each power <= 64 passes; nested, 2**(64**5) would hang
+    "(2**64)**64 > 0",
+    "(2**60 * 2**60) ** 20 > 0",
+    "9**64 * 9**64 * 9**64 * 9**64 * 9**64 * 9**64 > 0",
+])
+def test_no_condition_can_build_a_number_too_large_to_compute(text):
+    with pytest.raises(ExprError, match="too large"):
+        evaluate(text, VALUES)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("round(5, -10**60) > 0", r"round\(\)'s digits must be a number from -20 to 20"),
+])
+def test_functions_on_huge_numbers_are_errors_not_hangs_or_tracebacks(text, message):
+    with pytest.raises(ExprError, match=message):
+        evaluate(text, VALUES)
+
+
+@pytest.mark.parametrize("text", ["logits if True else 0", "logits", "[t, 1]"])
+def test_a_condition_whose_value_is_a_list_is_refused(text):
+    with pytest.raises(ExprError, match="gives a list, not true/false"):
+        expr.condition(text, VALUES)
+
+
+def test_a_condition_of_a_number_or_boolean_holds_when_it_is_true():
+    assert expr.condition("t - 2", VALUES) is False and expr.condition("distinct(logits)", VALUES) is True
 
 
 def test_names_lists_the_parameters_a_condition_reads_not_its_functions():

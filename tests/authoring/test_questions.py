@@ -133,6 +133,12 @@ GOOD = SOFTMAX.read_text()
     (('solve = "cross-entropy"', 'solve = "cross-entropyy"'), 9, "unknown topic 'cross-entropyy'"),
     (('answer = "probs"', 'answer = "prob"'), 18, "cross-entropy has no answer 'prob'; did you mean 'probs'?"),
     (("{target}", "{targt}"), 10, "placeholder {targt} is not a parameter; did you mean {target}?"),
+    (("{target}", "{target.__class__}"), 10, "text: '{target.__class__}' at column 67 is not a placeholder"),
+    (("{target}", "{target:.3f}"), 10, "'{target:.3f}' at column 67 is not a placeholder"),
+    (("{target}", "{target"), 10, "an unclosed '{' at column 67 is not a placeholder"),
+    (("{target}", "target}"), 10, "'}' at column 73 is not a placeholder"),
+    (('prompt = "The softmax probabilities."', 'prompt = "The {logits[0]} one."'), 19,
+     "part 1 prompt: '{logits[0]}' at column 5 is not a placeholder"),
     (('where = "distinct(logits)"', 'where = "distinct(logit)"'), 11, "'logit' is not a parameter"),
     (('where = "distinct(logits)"', 'where = "eval(1)"'), 11, "eval(…) is not allowed"),
     (('tolerance = "sigfigs:3"', 'tolerance = "sigfig"'), 21, "tolerance 'sigfig'"),
@@ -147,6 +153,14 @@ GOOD = SOFTMAX.read_text()
     (("[[question.part]]\nanswer = \"grad_logits\"", "[[question.part]]\nanswer = \"probs\""), 23,
      "'probs' is already the id of another part"),
     (('points = 2\ntolerance', 'points = "two"\ntolerance'), 20, "points: expected a number"),
+    (("integers = [-2, 3]", "integers = [-9999999999999999999999, 9999999999999999999999]"), 14,
+     "logits integers: bounds from -1,000,000,000 to 1,000,000,000"),
+    (("integers = [-2, 3]", "decimals = [-1e308, 1e308], step = 1e-300"), 14, "logits decimals: bounds from"),
+    (("integers = [-2, 3]", "decimals = [-1, 1], step = 1e-300"), 14,
+     "logits step: 1e-300 cuts [-1, 1] into more than 1,000,000,000 steps"),
+    (("integers = [-2, 3]", "decimals = [-1, 1], step = inf"), 14, "logits step: a number above 0, got inf"),
+    (("integers = [-2, 3]", "decimals = [nan, 1]"), 14, "logits decimals: bounds from"),
+    (("integers = [-2, 3]", "decimals = [-0.2, 0.2], step = 1, nonzero = true"), 14, "only 0 is left"),
 ])
 def test_bad_files_are_one_line_naming_file_line_and_key(tmp_path, change, line, message):
     old, new = change
@@ -163,8 +177,45 @@ def test_bad_files_are_one_line_naming_file_line_and_key(tmp_path, change, line,
 def test_a_condition_no_draw_satisfies_names_the_where_line(tmp_path):
     path = tmp_path / "q.toml"
     path.write_text(GOOD.replace('where = "distinct(logits)"', 'where = "sum(logits) > 100"'))
-    with pytest.raises(QuestionError, match=rf"^{path}:11: where: no draw satisfies .* in 1000 tries"):
+    with pytest.raises(QuestionError, match=rf"^{path}:11: \[question\] where: no draw satisfies .* in 1000 tries"):
         build_question(load_question(path), 0)
+
+
+@pytest.mark.parametrize("where, message", [
+    ("((((2**64)**64)**64)**64)**64 > 0", "is too large"),
+    ("-" * 400 + "1 > 0", "nested too deeply"),
+    ("sum(logits, 5) > 0", "sum() takes 1 argument, got 2"),
+    ("logits if True else 0", "the condition gives a list, not true/false"),
+])
+def test_a_bad_condition_is_one_line_with_the_same_prefix_at_read_or_draw_time(tmp_path, where, message):
+    path = tmp_path / "q.toml"
+    path.write_text(GOOD.replace('where = "distinct(logits)"', f'where = "{where}"'))
+    with pytest.raises(QuestionError) as info:
+        build_question(load_question(path), 0)
+    msg = str(info.value)
+    assert msg.startswith(f"{path}:11: [question] where: ") and message in msg and "\n" not in msg, msg
+
+
+@pytest.mark.parametrize("target, line, message", [
+    ('target = { choice = [0, 1, 2] }\nreduction = "max"', 16, "reduction: expected one of 'mean', 'sum', 'none'"),
+    ("target = { choice = [5, 6] }", 15, "target: class index must be in [0, 2]"),
+    ("target = { choice = [0, 1, 2], size = [2, 2] }", 15, "target: for a single logits vector"),
+])
+def test_a_topic_refusing_every_draw_is_blamed_on_its_parameter_not_on_where(tmp_path, target, line, message):
+    path = tmp_path / "q.toml"
+    path.write_text(GOOD.replace("target = { choice = [0, 1, 2] }", target))
+    with pytest.raises(QuestionError) as info:
+        build_question(load_question(path), 0)
+    msg = str(info.value)
+    assert msg.startswith(f"{path}:{line}: [question.params]: cross-entropy refuses every draw: ") and message in msg, msg
+    assert "where" not in msg
+
+
+def test_doubled_braces_print_one_literal_brace_and_placeholders_still_substitute(tmp_path):
+    path = tmp_path / "q.toml"
+    path.write_text(GOOD.replace("for one example of class {target}.", "for class {target} (the set {{0, 1, 2}})."))
+    text = build_question(load_question(path), 3).statement[0].text
+    assert text.endswith("(the set {0, 1, 2}).") and "{target}" not in text and "class $" in text
 
 
 def test_a_file_that_is_not_toml_names_its_line(tmp_path):

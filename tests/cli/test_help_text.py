@@ -54,3 +54,19 @@ def test_integer_options_say_integer(name):
     res = CliRunner().invoke(app, [name, "--help"], env={"COLUMNS": "200", "NO_COLOR": "1"})
     rows = [line for line in res.output.splitlines() if "--count" in line or "--seed" in line]
     assert rows and all("INTEGER" in row for row in rows), rows
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_help_paragraphs_are_one_line_each_so_80_columns_never_break_them_mid_sentence(name):
+    # the help screen joins the first paragraph's lines, but keeps a line break inside a later one
+    text = command(name).help or ""
+    assert all("\n" not in paragraph for paragraph in text.split("\n\n")[1:]), (name, text)
+
+
+def test_grade_help_at_80_columns_gives_the_option_help_room():
+    res = CliRunner().invoke(app, ["grade", "--help"], env={"COLUMNS": "80", "NO_COLOR": "1"})
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert any("--self-test" in line and "Check the key: its answers earn full" in line for line in lines), res.output
+    assert "1 some could not be read (each is listed" in " ".join(res.output.split())
+    assert not any(line.rstrip().endswith("could not be read") for line in lines)

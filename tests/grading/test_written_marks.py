@@ -95,8 +95,70 @@ def test_a_bad_mark_row_is_one_error_naming_it_and_nothing_is_written(graded, ro
     assert len(res.stderr.strip().splitlines()) == 1 and not (d / "g.json").exists()
 
 
+@pytest.mark.parametrize("rows, message", [
+    ("ann,,q1.w1,2,1,5,,,\n", "row 2: 9 cells where the header has 8 (a decimal comma?"),
+    ("ann,,q1.w1,2,1\n", "row 2: 5 cells where the header has 8"),
+    ('ann,,q1.w1,2,1,"good,,\n', "line 2: not valid CSV"),
+    ("ann,,q1.w1,3,1,,,\n", "row 2: max_points 3 for ann q1.w1, which is worth 2"),
+])
+def test_a_malformed_template_row_is_an_error_not_a_wrong_mark(graded, rows, message):
+    d, key, subs = graded
+    (d / "m.csv").write_text("student_id,name,part,max_points,points,comment,answer,prompt\n" + rows)
+    res = run("grade", key, subs, "--marks", d / "m.csv", "--json", d / "g.json")
+    assert res.exit_code == 2, res.output
+    assert res.stderr.strip().startswith(f"error: {d / 'm.csv'}: {message}"), res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and not (d / "g.json").exists()
+
+
 def test_a_marks_file_without_the_columns_says_which(graded):
     d, key, subs = graded
     (d / "m.csv").write_text("id,part,score\nann,q1.w1,1\n")
     res = run("grade", key, subs, "--marks", d / "m.csv")
     assert res.exit_code == 2 and "row 1: no 'student_id' column" in res.stderr
+
+
+def test_an_existing_marks_template_is_never_overwritten_without_force(graded):
+    d, key, subs = graded
+    (d / "marks.csv").write_text("student_id,part,points,comment\nann,q1.w1,1.5,filled in\n")
+    res = run("grade", key, subs, "--marks-template", d / "marks.csv", "--json", d / "g.json")
+    assert res.exit_code == 2, res.output
+    assert res.stderr.strip() == f"error: --marks-template {d / 'marks.csv'}: already exists; use --force to replace it"
+    assert "filled in" in (d / "marks.csv").read_text() and not (d / "g.json").exists()
+    res = run("grade", key, subs, "--marks-template", d / "marks.csv", "--force", "-q")
+    assert res.exit_code == 0, res.output
+    assert "filled in" not in (d / "marks.csv").read_text()
+
+
+def test_the_marks_file_as_its_own_template_is_refused_before_merging(graded):
+    d, key, subs = graded
+    (d / "marks.csv").write_text("student_id,part,points,comment\nann,q1.w1,1.5,\n")
+    res = run("grade", key, subs, "--marks", d / "marks.csv", "--marks-template", d / "marks.csv", "--force")
+    assert res.exit_code == 2 and "hand mark" not in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and "is the --marks file being merged" in res.stderr
+    assert (d / "marks.csv").read_text().endswith("1.5,\n")
+
+
+def test_the_template_keeps_line_breaks_and_only_the_markers_own_comments(graded):
+    d, key, subs = graded
+    (subs / "ben.toml").write_text('student_id = "ben"\n[q1]\nw1 = """Line one.\nLine two."""\n')
+    assert run("grade", key, subs, "--marks-template", d / "marks.csv", "-q").exit_code == 0
+    rows = list(csv.DictReader(io.StringIO((d / "marks.csv").read_text(), newline="")))
+    assert rows[1]["answer"] == "Line one.\nLine two." and "\\n" not in (d / "marks.csv").read_text()
+    (d / "m.csv").write_text("student_id,part,points,comment\nann,q1.w1,1.5,\nben,q1.w1,1,Say why.\n")
+    res = run("grade", key, subs, "--marks", d / "m.csv", "--marks-template", d / "marks.csv", "--force", "-q")
+    assert res.exit_code == 0, res.output
+    rows = {r["student_id"]: r for r in csv.DictReader(io.StringIO((d / "marks.csv").read_text(), newline=""))}
+    assert (rows["ann"]["points"], rows["ann"]["comment"]) == ("1.5", "")          # not "marked by hand: 1.5 of 2"
+    assert (rows["ben"]["points"], rows["ben"]["comment"]) == ("1", "Say why.")
+    res = run("grade", key, subs, "--marks", d / "marks.csv", "--json", d / "g.json")
+    assert res.exit_code == 0 and "merged 2 hand marks" in res.stderr, res.output      # the template reads back
+
+
+def test_a_score_with_parts_still_to_mark_says_how_many_points_wait(graded):
+    d, key, subs = graded
+    res = run("grade", key, subs / "ann.toml")
+    assert res.exit_code == 0, res.output
+    assert res.stdout.splitlines()[0].startswith("ann  2/7 (29%) · 2 pt to mark  ")
+    (d / "m.csv").write_text("student_id,part,points,comment\nann,q1.w1,1.5,\n")
+    res = run("grade", key, subs / "ann.toml", "--marks", d / "m.csv")
+    assert res.stdout.splitlines()[0].startswith("ann  3.5/7 (50%)  ") and "to mark" not in res.stdout.splitlines()[0]

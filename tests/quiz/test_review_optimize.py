@@ -214,10 +214,25 @@ def test_the_command_fits_reports_and_resets(home, fitted):
 
 
 def test_the_command_below_the_threshold_says_so(home):
+    with History() as h:
+        review.review(h, "topic:attention", 3, now=NOON.timestamp())
     res = runner.invoke(app, ["review", "--optimize"], env={"COLUMNS": "80"})
     text = " ".join(res.output.split())
     assert res.exit_code == 0 and "Not enough reviews to fit your own FSRS parameters yet" in text
     assert "needed 64" in text and "keeping FSRS's default parameters" in text
+
+
+@pytest.mark.parametrize("args, message", [
+    (["review", "--optimize"], "No review history yet: --optimize learns from the reviews `examprep quiz` keeps."),
+    (["review", "--optimize", "--reset"], "FSRS's default parameters are already in use."),
+    (["review", "--optimize", "--json"], '{"outcome": "no-history", "reviews": 0}'),
+])
+def test_optimize_without_a_history_says_so_in_one_line_and_creates_nothing(home, args, message):
+    from examprep.history import default_path
+
+    res = runner.invoke(app, args, env={"COLUMNS": "80"})
+    assert res.exit_code == 0 and res.output.strip() == message, res.output
+    assert not default_path().exists()
 
 
 @pytest.mark.parametrize("args, message", [

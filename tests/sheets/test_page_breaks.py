@@ -52,3 +52,24 @@ def test_in_the_solutions_each_problem_and_each_answers_table_starts_with_conten
                 rest = text[m.end():]
                 assert re.match(r"\(a\)|\((?:[a-z])\)|Step 1\.", rest), (
                     f"page {n}: {title.splitlines()[0]!r} is not followed by its content on the page")
+
+
+def test_the_end_marker_shares_its_page_with_the_last_part_and_no_page_is_empty(sheet_pdfs):
+    # the midterm's page 22 once held "— end of the sheet —" alone: the marker followed the last,
+    # page-filling part instead of travelling inside its unbreakable block
+    sheet, pages = sheet_pdfs
+    problems = pages["problems.pdf"]
+    copy = sheet.copies[0]
+    n, last = len(copy.problems), copy.problems[-1].parts[-1]
+    marker = _page_of(problems, "end of the sheet")
+    assert re.search(rf"\bq{n}\.{re.escape(last.id)}\b", problems[marker]), f"marker alone on page {marker + 1}"
+    written = [i for i, text in enumerate(problems) if text.strip()]
+    assert written == list(range(len(written))) and len(problems) - len(written) <= 1   # one blank back at most
+    for i in written:
+        body = re.sub(r"\s+", " ", problems[i])
+        body = re.sub(r"page \d+ of \d+|— end of the sheet —", "", body).replace(copy_footer(sheet), "")
+        assert len(body.strip()) > 40, f"page {i + 1} is empty apart from its footer: {problems[i]!r}"
+
+
+def copy_footer(sheet) -> str:
+    return f"{sheet.recipe.title} · {sheet.sheet_id}"

@@ -81,6 +81,9 @@ def test_an_unpinned_problem_writes_no_pins_field_so_old_keys_stay_byte_identica
     ('question = "q/softmax.toml"', 'question = "q/nope.toml"', 7, "problem 1 question:"),
     ('concept = "lstm-gate-count"', 'concept = "lstm-gate-cnt"', 20, "no concept question 'lstm-gate-cnt'; did you mean"),
     ("points = 10", "points = 0", 8, "points: expected a number above 0"),
+    ("points = 10", "points = 1", 8, "problem 1 points: 1 cannot give each of its 3 parts half a point; give at least 1.5"),
+    ("points = 10", "points = 2.3", 8, "problem 1 points: whole or half points"),
+    ("minutes = 8", "minutes = 8\npoints = 0.5", 14, "problem 2 points: 0.5 cannot give each of its"),
     ("seed = 7", "seed = -1", 17, "seed: expected a non-negative integer"),
     ('question = "q/softmax.toml"', 'question = "q/softmax.toml"\ndifficulty = 2', 8, "a question file has no levels"),
     ('concept = "lstm-gate-count"', 'concept = "lstm-gate-count"\ntopic = "residual"', 20,
@@ -101,6 +104,15 @@ def test_a_bad_question_file_in_a_recipe_names_both_files(recipe):
         sheets.load_recipe(str(recipe))
     msg = str(info.value)
     assert msg.startswith(f"{recipe}:7: problem 1 question: ") and "softmax.toml:18: part 1 answer" in msg
+
+
+@pytest.mark.parametrize("points, shares", [(1.5, [0.5, 0.5, 0.5]), (3, [1, 1, 1]), (4, [1, 2, 1]),
+                                            (7, [2, 3, 2]), (8.5, [2.5, 3.5, 2.5]), (25, [7, 11, 7])])
+def test_recipe_points_split_in_halves_that_sum_exactly(recipe, points, shares):
+    recipe.write_text(RECIPE.replace("points = 10", f"points = {points}"))
+    q1 = sheets.build_sheet(sheets.load_recipe(str(recipe)), 5).copies[0].problems[0]
+    assert [p.points for p in q1.parts] == shares and sum(p.points for p in q1.parts) == points
+    assert q1.points == points
 
 
 def test_the_sheet_command_prints_it_and_its_key_self_tests(recipe, tmp_path):

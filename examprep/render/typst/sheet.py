@@ -48,11 +48,13 @@ _PREAMBLE = r"""
   #text(size: 12pt, weight: "bold")[Problem #n] #h(0.5em) #text(size: 12pt)[#title] #h(1fr) #text(size: 9pt, fill: ink)[#info]
   #v(-0.55em) #line(length: 100%, stroke: 0.5pt + luma(60%))
 ]
-#let part(label, prompt, pts, note, room, box-body) = block(breakable: false, above: 1.1em, width: 100%)[
+#let end-marker = [#v(1.2em) #align(center, text(size: 9pt, fill: ink)[— end of the sheet —])]
+#let part(label, prompt, pts, note, room, box-body, after: none) = block(breakable: false, above: 1.1em, width: 100%)[
   #grid(columns: (1.7em, 1fr, auto), column-gutter: 4pt, [*(#label)*], prompt, text(size: 9pt, fill: ink)[#pts])
   #pad(left: 1.7em, top: -0.2em)[#text(size: 8.5pt, fill: ink)[#note]]
   #v(room)
   #pad(left: 1.7em, box-body)
+  #after
 ]
 #let labelled(name, rows, cols, n, cells) = {
   let top = if cols.len() > 0 { 1 } else { 0 }
@@ -209,8 +211,15 @@ def _step_body(step: Any, strict: bool) -> list[str]:
     return [f"#pad(left: 1em)[{block(b, strict=strict)}]" for b in step.blocks]
 
 
+def _after(end: bool) -> str:
+    return ", after: end-marker" if end else ""
+
+
 def _problem(sheet: Any, copy: Any, k: int, solutions: bool, strict: bool) -> list[str]:
+    """One problem's Typst lines; the last part of a problem sheet's last problem carries the end
+    marker inside its unbreakable block, so the marker never sits alone on a page of its own."""
     p = copy.problems[k]
+    last = not solutions and k == len(copy.problems) - 1
     info = f"{plural(p.points, 'point')} · about {round(p.minutes)} min"
     out = [f"#problem-head({k + 1}, [#{typst_string(p.title)};], [{info}])"]
     out += _statement(p, strict)
@@ -222,11 +231,12 @@ def _problem(sheet: Any, copy: Any, k: int, solutions: bool, strict: bool) -> li
         elif part.kind == "written":
             ref = f"q{k + 1}.{part.id}"
             out.append(f"#part({typst_string(Problem.label(i))}, {prompt}, [{_pts(part.points)}], [#{typst_string(note)};], "
-                       f"0cm, {_ruled(part, ref)})")
+                       f"0cm, {_ruled(part, ref)}{_after(last and i == len(p.parts) - 1)})")
         else:
             ref = f"q{k + 1}.{part.id}"
             out.append(f"#part({typst_string(Problem.label(i))}, {prompt}, [{_pts(part.points)}], [#{typst_string(note)};], "
-                       f"{_room(part)}, answer({typst_string(Problem.label(i))}, {typst_string(ref)}, {_answer_box(part)}))")
+                       f"{_room(part)}, answer({typst_string(Problem.label(i))}, {typst_string(ref)}, {_answer_box(part)})"
+                       f"{_after(last and i == len(p.parts) - 1)})")
     if solutions:
         out += _solution(p, copy.extras.get(k, []), strict)
     return out
@@ -301,8 +311,6 @@ def sheet_source(sheet: Any, *, solutions: bool, strict: bool = False, copies: l
         lines += _header(sheet, copy, solutions, guide, strict)
         for k in range(len(copy.problems)):
             lines += _problem(sheet, copy, k, solutions, strict)
-        if not solutions:
-            lines.append("#v(1.5em)#align(center, text(size: 9pt, fill: ink)[— end of the sheet —])")
         lines.append("#metadata(none) <copy-end>")
     # an even number of pages, as each joined chunk has: printed double-sided, the next file or
     # the next run of this one never starts on the back of the last page
