@@ -1,8 +1,31 @@
 """Where a key is set in a TOML file: tomllib reports no positions, so recipes and question
-files find a key's line here to name it in their errors."""
+files find a key's line here to name it in their errors; and tomllib's own failures as a message
+and a line."""
 from __future__ import annotations
 
 import re
+import tomllib
+from typing import Any
+
+
+class TomlError(ValueError):
+    """Text that is not valid TOML: ``what`` went wrong, at ``line`` (None when unknown)."""
+
+    def __init__(self, what: str, line: int | None):
+        super().__init__(what)
+        self.what, self.line = what, line
+
+
+def loads(text: str) -> dict[str, Any]:
+    """tomllib.loads, with every failure (a syntax error, nesting too deep for the parser) as one
+    TomlError whose message carries no position and whose line is tomllib's."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        m = re.search(r"\(at line (\d+), column (\d+)\)", str(err))
+        raise TomlError(re.sub(r"\s*\(at line \d+, column \d+\)", "", str(err)), int(m.group(1)) if m else None) from None
+    except RecursionError:
+        raise TomlError("nested too deeply", None) from None
 
 
 def line_of(text: str, key: str, table: str | None = None, index: int = 0) -> int | None:

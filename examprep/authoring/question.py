@@ -38,12 +38,12 @@ import difflib
 import hashlib
 import math
 import re
-import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from examprep.authoring import expr
+from examprep import tomllines
 from examprep.errors import ExamprepError, ParamError
 
 MAX_TRIES = 1000          # draws tried before a `where` condition is declared impossible
@@ -162,11 +162,9 @@ def parse_question(text: str, source: str) -> QuestionSpec:
         return QuestionError(f"{source}{f':{line}' if line else ''}: {msg}")
 
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        m = re.search(r"\(at line (\d+), column (\d+)\)", str(err))
-        what = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(err))
-        raise fail(f"not valid TOML: {what}", int(m.group(1)) if m else None) from None
+        data = tomllines.loads(text)
+    except tomllines.TomlError as err:
+        raise fail(f"not valid TOML: {err.what}", err.line) from None
     for key in data:
         if key != "question":
             raise fail(f"unknown key {key!r}; a question file has one [question] table", _line(text, key)

@@ -32,7 +32,6 @@ from __future__ import annotations
 import difflib
 import os
 import re
-import tomllib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -40,6 +39,7 @@ from typing import Any
 
 from examprep.errors import ExamprepError, ParamError
 from examprep.fileio import read_user_text
+from examprep import tomllines
 from examprep.tomllines import line_of as _line_of
 
 MAX_PROBLEMS = 200
@@ -116,11 +116,9 @@ def parse_recipe(text: str, source: str, default_name: str = "sheet", base: Path
         return SheetError(f"{source}{f':{line}' if line else ''}: {msg}")
 
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        m = re.search(r"\(at line (\d+), column (\d+)\)", str(err))
-        what = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(err))
-        raise fail(f"not valid TOML: {what}", int(m.group(1)) if m else None) from None
+        data = tomllines.loads(text)
+    except tomllines.TomlError as err:
+        raise fail(f"not valid TOML: {err.what}", err.line) from None
     for key in data:
         if key not in _TOP_KEYS:
             close = difflib.get_close_matches(key, sorted(_TOP_KEYS), n=1)

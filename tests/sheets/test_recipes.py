@@ -84,6 +84,7 @@ def test_a_users_recipe_file(tmp_path):
 
 @pytest.mark.parametrize("text, where, message", [
     ('[sheet]\ntitle = "Q"\n\n[[problem]]\ntopic = "attention\n', ":5", "not valid TOML"),
+    ('[sheet]\ntitle = "Q"\nx = ' + "[" * 900 + "]" * 900 + "\n", "", "not valid TOML: nested too deeply"),
     ('[sheet]\ntitle = "Q"\ncolour = "red"\n[[problem]]\ntopic = "attention"\n', ":3", "unknown key 'colour'"),
     ('[sheet]\ntitle = "Q"\nminutes = "long"\n[[problem]]\ntopic = "attention"\n', ":3", "minutes: expected an integer"),
     ('[sheet]\ntitle = "Q"\n[[problem]]\ntopic = "attention"\n[[problem]]\ntopic = "gru"\n', ":6",
