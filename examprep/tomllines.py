@@ -26,6 +26,11 @@ def loads(text: str) -> dict[str, Any]:
         raise TomlError(re.sub(r"\s*\(at line \d+, column \d+\)", "", str(err)), int(m.group(1)) if m else None) from None
     except RecursionError:
         raise TomlError("nested too deeply", None) from None
+    except ValueError as err:           # an integer past Python's digit limit
+        what = str(err)
+        if "integer string conversion" in what:
+            what = "an integer of more than 4,300 digits"
+        raise TomlError((what.splitlines() or ["unreadable"])[0], None) from None
 
 
 def line_of(text: str, key: str, table: str | None = None, index: int = 0) -> int | None:

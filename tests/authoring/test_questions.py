@@ -226,6 +226,9 @@ def test_a_file_that_is_not_toml_names_its_line(tmp_path):
     path.write_text("[question]\nid = " + "[" * 900 + "]" * 900 + "\n")      # tomllib's recursion limit
     with pytest.raises(QuestionError, match=rf"^{path}: not valid TOML: nested too deeply$"):
         load_question(path)
+    path.write_text("[question]\nid = " + "1" * 5000 + "\n")                # Python's int digit limit
+    with pytest.raises(QuestionError, match=rf"^{path}: not valid TOML: an integer of more than 4,300 digits$"):
+        load_question(path)
 
 
 def test_the_shipped_softmax_example_carries_wrong_probabilities_forward_into_the_gradient():
