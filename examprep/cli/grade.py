@@ -119,13 +119,14 @@ def gradescope_autograder(
     visibility: str = typer.Option("visible", "--visibility",
                                    help="Visibility of the tests: visible, hidden, after_due_date, after_published."),
     show_answers: bool = typer.Option(False, "--show-answers", help="Show the key's answers in the feedback."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --out zip."),
 ) -> None:
     """`examprep gradescope-autograder` (its help is AUTOGRADER_HELP, one paragraph a line)."""
     from rich.console import Console
 
     from examprep.grading.autograder import build_zip
 
-    info = build_zip(key, out, visibility=visibility, show_answers=show_answers)
+    info = build_zip(key, out, visibility=visibility, show_answers=show_answers, force=force)
     Console(stderr=True, highlight=False).print(
         f"wrote {out}: setup.sh, run_autograder, key.json ({info['parts']} parts, {info['points']:g} points), "
         f"{info['wheel']}, requirements.txt ({len(info['requirements'])} pinned), README.md")

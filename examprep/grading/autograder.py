@@ -147,7 +147,27 @@ def _repack(tmp: Path) -> Path:
     return path
 
 
-def build_zip(key_path: str, out: str, *, visibility: str = "visible", show_answers: bool = False) -> dict[str, Any]:
+def check_out(key_path: str, out: str, force: bool) -> None:
+    """--out before any work: a .zip path, not the key itself, not a folder, and not an existing
+    file unless --force."""
+    target = Path(out)
+    if not out.strip():
+        raise ParamError("--out: the path is empty")
+    if target.suffix.lower() != ".zip":
+        raise ParamError(f"--out {out}: Gradescope takes a .zip; give a path ending in .zip")
+    if target.is_dir():
+        raise ParamError(f"--out {out}: is a directory; give the zip's path")
+    if target.exists():
+        if Path(key_path).exists() and target.resolve() == Path(key_path).resolve():
+            raise ParamError(f"--out {out}: the zip would overwrite the key it is built from; choose another path")
+        if not force:
+            raise ParamError(f"--out {out}: exists; add --force to replace it")
+    if not target.parent.is_dir():
+        raise ParamError(f"--out {out}: the folder {target.parent} does not exist")
+
+
+def build_zip(key_path: str, out: str, *, visibility: str = "visible", show_answers: bool = False,
+              force: bool = False) -> dict[str, Any]:
     """Write the autograder zip; returns what it holds (for the summary)."""
     from examprep import __version__, keys
     from examprep.fileio import atomic_write_bytes, read_user_bytes
@@ -155,6 +175,7 @@ def build_zip(key_path: str, out: str, *, visibility: str = "visible", show_answ
 
     if visibility not in VISIBILITIES:
         raise ParamError(f"--visibility: expected one of {', '.join(VISIBILITIES)}, got {visibility!r}")
+    check_out(key_path, out, force)
     key = keys.read_key(key_path)
     key_bytes = read_user_bytes(key_path)
     problems = key.problems or next(iter(key.variants.values()), [])

@@ -160,3 +160,23 @@ def test_missing_key_is_one_line_exit_2(tmp_path):
     res = run("gradescope-autograder", tmp_path / "nokey.json", "--out", tmp_path / "a.zip")
     assert res.exit_code == 2 and "nokey.json" in res.stderr and "Traceback" not in res.output
     assert not (tmp_path / "a.zip").exists()
+
+
+def test_the_zip_never_overwrites_its_key_or_an_existing_file_and_is_a_zip(tmp_path):
+    key = tmp_path / "key.json"
+    assert run("generate", "softmax-cross-entropy", "--seed", "1", "--key", key).exit_code == 0
+    before = key.read_bytes()
+    (tmp_path / "old.zip").write_bytes(b"keep")
+    for out, message in [(key, "must"), (tmp_path / "old.zip", "exists; add --force to replace it"),
+                         (tmp_path / "a.txt", "Gradescope takes a .zip"), (tmp_path / "no" / "a.zip", "does not exist")]:
+        res = run("gradescope-autograder", key, "--out", out)
+        assert res.exit_code == 2 and "Traceback" not in res.output, res.output
+        assert len(res.stderr.strip().splitlines()) == 1, res.stderr
+        if message != "must":
+            assert message in res.stderr, res.stderr
+    key_copy = tmp_path / "copy.zip"            # the key itself under a .zip name: never overwritten
+    key_copy.write_bytes(before)
+    res = run("gradescope-autograder", key_copy, "--out", key_copy, "--force")
+    assert res.exit_code == 2 and "would overwrite the key it is built from" in res.stderr, res.stderr
+    assert key.read_bytes() == before and key_copy.read_bytes() == before
+    assert (tmp_path / "old.zip").read_bytes() == b"keep" and not (tmp_path / "a.txt").exists()
