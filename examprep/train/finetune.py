@@ -216,6 +216,7 @@ def read_adapter(path: Path | str) -> tuple[Path, dict, dict]:
     if not isinstance(meta.get("version"), int) or meta["version"] > ADAPTER_VERSION:
         raise CheckpointError(f"{step_dir / ADAPTER_JSON} is adapter version {meta.get('version')!r}; this examprep "
                               f"reads version {ADAPTER_VERSION}")
+    _check_adapter_meta(meta, step_dir / ADAPTER_JSON)
     problem = hash_problem(step_dir, meta)
     if problem is not None:
         raise CheckpointError(problem)
@@ -226,13 +227,26 @@ def read_adapter(path: Path | str) -> tuple[Path, dict, dict]:
     return step_dir, meta, tensors
 
 
+def _check_adapter_meta(meta: dict, where: Path) -> None:
+    """adapter.json's rank, alpha and targets (the file holds the other files' checksums, not its
+    own): CheckpointError naming the file and the field."""
+    rank, alpha, targets = meta.get("rank"), meta.get("alpha"), meta.get("targets")
+    if not isinstance(rank, int) or isinstance(rank, bool) or rank < 1:
+        raise CheckpointError(f"{where}: rank must be a whole number of at least 1, got {rank!r}")
+    if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not (math.isfinite(alpha) and alpha > 0):
+        raise CheckpointError(f"{where}: alpha must be a positive number, got {alpha!r}")
+    if not isinstance(targets, list) or not targets or not all(isinstance(t, str) for t in targets):
+        raise CheckpointError(f"{where}: targets must be a list of projections such as [\"q\", \"v\"], got {targets!r}")
+
+
 def apply_adapter(model: torch.nn.Module, meta: dict, tensors: dict, where: Path) -> Adapted:
     """Add the adapters adapter.json describes to model and load their values."""
     try:
         adapted = add_adapters(model, int(meta["rank"]), float(meta["alpha"]), parse_targets(",".join(meta["targets"])))
         adapted.load_state_dict(tensors)
-    except (KeyError, TypeError, ValueError, ConfigError) as err:
-        raise CheckpointError(f"{where}: the adapter does not fit this model: {err}") from None
+    except (KeyError, TypeError, ValueError, RuntimeError, ConfigError) as err:
+        first = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        raise CheckpointError(f"{where}: the adapter does not fit this model: {first}") from None
     return adapted
 
 

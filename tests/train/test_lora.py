@@ -214,3 +214,22 @@ def test_bad_finetune_input_is_one_line_before_any_work(base, tmp_path):
         assert res.exit_code == 2, (args, res.output)
         assert said in res.stderr and len(res.stderr.splitlines()) == 1, (args, res.stderr)
         assert not never.exists()
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("rank", -4, "rank must be a whole number of at least 1, got -4"),
+    ("rank", 99, "the adapter does not fit this model"),
+    ("alpha", 0, "alpha must be a positive number, got 0"),
+    ("targets", "q", "targets must be a list of projections"),
+])
+def test_an_edited_adapter_json_is_one_line_naming_it(base, tmp_path, field, value, message):
+    # adapter.json holds the other files' checksums, not its own: its fields are checked on reading
+    out = tmp_path / "ft"
+    assert run("finetune", "-c", base, "--lora-rank", "2", *FT, "--steps", "1", "--out", out).exit_code == 0
+    meta_path = out / "step-000001" / "adapter.json"
+    meta = json.loads(meta_path.read_text())
+    meta[field] = value
+    meta_path.write_text(json.dumps(meta))
+    res = run("translate", "-c", out, "29 Nov 2026")
+    assert res.exit_code == 2 and message in res.stderr, res.output
+    assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.output
