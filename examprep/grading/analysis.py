@@ -124,21 +124,38 @@ def from_grades(data: Any, where: str = "grades.json") -> ItemData:
     subs = data.get("submissions")
     if not isinstance(subs, list):
         raise InputError(f"{where}: \"submissions\" is missing or not a list")
+    if not subs:
+        raise InputError(f"{where}: no submissions to analyse")
+    seen: set[str] = set()
     for n, sub in enumerate(subs, 1):
+        sid = sub.get("student_id", "?") if isinstance(sub, dict) else "?"
         try:
             for pr in sub["problems"]:
                 str(pr["question"])
                 for part in pr["parts"]:
-                    float(part["score"]), float(part["max_score"]), part["part"], part["status"]
+                    part["part"], part["status"]
+                    score, top = float(part["score"]), float(part["max_score"])
+                    _check_score(score, top, f"{where}: submission {n} ({sid}), {pr['question']}.{part['part']}")
         except (KeyError, TypeError, ValueError) as err:
-            sid = sub.get("student_id", "?") if isinstance(sub, dict) else "?"
             raise InputError(f"{where}: submission {n} ({sid}): malformed problems/parts ({type(err).__name__}: "
                              f"{err}); write the file again with `examprep grade --json`") from None
+        if sid in seen:
+            raise InputError(f"{where}: submission {n}: student {sid!r} appears twice; each student once")
+        seen.add(sid)
     explanations = {}
     for m in (data.get("summary") or {}).get("misconceptions", []) or []:
         if isinstance(m, dict) and m.get("misconception"):
             explanations.setdefault(str(m["misconception"]), str(m.get("explanation", "")))
     return item_data(subs, explanations)
+
+
+def _check_score(score: float, top: float, what: str) -> None:
+    """A part's score and maximum as grade writes them: finite, maximum above 0, 0 ≤ score ≤ maximum."""
+    if not (np.isfinite(score) and np.isfinite(top)) or top <= 0:
+        raise InputError(f"{what}: score {score:g} of {top:g} is not a score examprep grade writes "
+                         "(finite, out of a positive maximum)")
+    if not -1e-9 <= score <= top + 1e-9:
+        raise InputError(f"{what}: score {score:g} is outside 0 … {top:g}")
 
 
 def _qnum(addr: str) -> int:

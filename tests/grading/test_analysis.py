@@ -209,3 +209,21 @@ def test_bad_grades_files_are_named():
     with pytest.raises(InputError, match=r"g.json: submission 1 \(s0\): malformed"):
         from_grades({"format": "examprep-grades", "submissions": [{"student_id": "s0", "problems": [{"x": 1}]}]},
                     "g.json")
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda subs: subs[0]["problems"][0]["parts"][0].update(score=50.0),
+     r"submission 1 \(s0\), q1.a: score 50 is outside 0 … 2"),
+    (lambda subs: subs[1]["problems"][0]["parts"][1].update(max_score=-5),
+     r"submission 2 \(s1\), q1.b: score .* of -5"),
+    (lambda subs: subs[0]["problems"][0]["parts"][0].update(score=float("nan")), r"q1.a: score nan of 2 is not a score"),
+    (lambda subs: subs[2].update(student_id="s0"), r"submission 3: student 's0' appears twice"),
+    (lambda subs: subs.clear(), r"no submissions to analyse"),
+])
+def test_a_grades_file_with_impossible_scores_is_refused_naming_the_cell(edit, message):
+    # a hand-edited grades.json would otherwise give difficulties above 1 or a class of nobody
+    subs = grades([[2, 1], [1, 0], [0, 1]], [2, 1])
+    edit(subs)
+    with pytest.raises(InputError, match=message) as info:
+        from_grades({"format": "examprep-grades", "submissions": subs}, "g.json")
+    assert str(info.value).startswith("g.json: ") and "\n" not in str(info.value)
