@@ -266,3 +266,28 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, private: bool = 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def write_outputs(planned: list[tuple[Path, str | bytes]], inputs: set[Path]) -> None:
+    """Write the planned files (text or bytes), after checking them all: none would overwrite an
+    input, no two share a path, none is a folder or lies under a file — so a run that fails its
+    checks writes nothing."""
+    seen: dict[Path, Path] = {}
+    for path, _ in planned:
+        real = path.resolve()
+        if real in inputs:
+            raise OutputError(f"{path}: an output would overwrite an input file; choose another path")
+        if real in seen:
+            raise OutputError(f"{path}: two outputs would be written to this one file ({seen[real]} too); "
+                             "give each its own path")
+        seen[real] = path
+        if path.is_dir():
+            raise OutputError(f"{path}: is a folder; an output needs a file's path")
+        above = next((a for a in path.parents if a.exists()), None)
+        if above is not None and not above.is_dir():
+            raise OutputError(f"{path}: {above} is a file, not a folder")
+    for path, data in planned:
+        if isinstance(data, bytes):
+            atomic_write_bytes(path, data)
+        else:
+            atomic_write_text(path, data)

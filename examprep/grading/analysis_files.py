@@ -28,14 +28,10 @@ def plan(data: ItemData, out_dir: str | Path, title: str = "Item analysis") -> t
 
 
 def write(planned: list[tuple[Path, bytes]], inputs: set[Path] = frozenset()) -> None:
-    from examprep.errors import ParamError
-    from examprep.fileio import atomic_write_bytes
+    """Write the analysis's files after the checks every grading output gets (fileio.write_outputs)."""
+    from examprep.fileio import write_outputs
 
-    for path, _ in planned:
-        if path.resolve() in inputs:
-            raise ParamError(f"{path}: the analysis would overwrite an input file; choose another --out")
-    for path, data in planned:
-        atomic_write_bytes(path, data)
+    write_outputs(list(planned), set(inputs))
 
 
 def read_grades(path: str) -> ItemData:

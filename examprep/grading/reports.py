@@ -115,17 +115,6 @@ def plan_files(batch: BatchResult, outputs: Outputs) -> list[tuple[Path, str]]:
     return planned
 
 
-def write_planned(planned: list[tuple[Path, str]], inputs: set[Path]) -> None:
-    """Write the planned files, after checking that none would overwrite an input."""
-    from examprep.fileio import atomic_write_text
-
-    for path, _ in planned:
-        if path.resolve() in inputs:
-            raise ParamError(f"{path}: an output would overwrite an input file; choose another path")
-    for path, text in planned:
-        atomic_write_text(path, text)
-
-
 class _ProgressBar:
     """A live bar on stderr for a long class on a terminal (PROGRESS_FROM submissions or more)."""
 
@@ -238,11 +227,10 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
     if outputs.marks:
         inputs.add(Path(outputs.marks).resolve())
     analysis = _plan_analysis(results, outputs.analysis, key_path) if outputs.analysis else None
-    write_planned(planned, inputs)
-    if analysis is not None:
-        from examprep.grading import analysis_files
+    from examprep.fileio import write_outputs
 
-        analysis_files.write(analysis[2], inputs)
+    write_outputs(planned + (analysis[2] if analysis is not None else []), inputs)    # all checked, then written
+    if analysis is not None:
         planned += [(path, "") for path, _ in analysis[2]]
 
     if outputs.csv == "-":

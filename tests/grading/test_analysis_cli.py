@@ -160,3 +160,16 @@ def test_undefined_statistics_read_undefined_on_the_terminal_and_null_in_json(tm
     from examprep.render.pdf import page_count
 
     assert page_count((tmp_path / "an" / "analysis.pdf").read_bytes()) >= 1
+
+
+def test_a_grade_run_that_fails_its_output_checks_writes_nothing(graded, tmp_path):
+    # every output is checked before the first is written: --analysis under a file, or two outputs
+    # on one path, used to leave --json written behind an error
+    d, _, _ = graded
+    (tmp_path / "a.log").write_text("a log\n")
+    for json_out, extra, message in [
+            (tmp_path / "g.json", ["--analysis", tmp_path / "a.log"], "is a file, not a folder"),
+            (tmp_path / "both.json", ["--csv", tmp_path / "both.json"], "two outputs would be written to this one file")]:
+        res = run("grade", d / "class" / "key.json", d / "subs", "-q", "--json", json_out, *extra)
+        assert res.exit_code == 2 and message in res.stderr, res.output
+        assert not json_out.exists() and (tmp_path / "a.log").read_text() == "a log\n"
