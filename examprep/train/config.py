@@ -66,7 +66,7 @@ class TransformerConfig:
             raise ConfigError(f"a bidirectional encoder needs an even d_model (half each way), got {self.d_model}")
         if self.arch != "rnn-seq2seq" and self.d_model % self.n_heads:
             raise ConfigError(f"d_model={self.d_model} is not divisible by heads={self.n_heads}")
-        if self.positions == "rope" and self.d_head % 2:
+        if self.positions == "rope" and self.arch != "rnn-seq2seq" and self.d_head % 2:      # an RNN has no heads
             raise ConfigError(f"RoPE needs an even head size; d_model/heads = {self.d_head}")
         if not 0.0 <= self.dropout < 1.0:
             raise ConfigError(f"dropout must be in [0, 1), got {self.dropout}")

@@ -213,3 +213,15 @@ def test_the_benchmarks_plain_loop_computes_the_same_logits(attention):
     with torch.no_grad():
         torch.testing.assert_close(plain_rnn_loop(model, src, tgt), model(src, tgt, src_padded=False),
                                    rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("d_model", [36, 30])
+def test_an_rnn_takes_any_even_d_model_the_transformers_head_rules_do_not_apply(d_model):
+    # d_model 36 with 4 "heads" is a head size of 9 (odd: RoPE would refuse it) and 30 does not
+    # divide by 4; an RNN has neither heads nor RoPE
+    model = build_model(rnn_config(d_model=d_model))
+    src = torch.randint(5, 23, (2, 5))
+    tgt = torch.randint(5, 23, (2, 4))
+    assert model(src, tgt).shape == (2, 4, 23)
+    with pytest.raises(ConfigError, match="bidirectional encoder needs an even d_model"):
+        rnn_config(d_model=d_model + 1)
