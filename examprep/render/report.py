@@ -385,19 +385,21 @@ def csv_text(results: list[SubmissionResult]) -> str:
         per_part = {addr: r for addr, _, r in res.parts()}
         q_scores = [_points(res.problems[q].score) if q < len(res.problems) else "" for q in range(n_q)]
         mis = "; ".join(f"{a}:{r.misconception.id}" for a, _, r in res.parts() if r.misconception)
-        w.writerow([_cell(res.student_id), _cell(res.name), _cell(res.source), _cell(res.variant), *q_scores,
+        w.writerow([safe_cell(res.student_id), safe_cell(res.name), safe_cell(res.source), safe_cell(res.variant), *q_scores,
                     *[("pending" if per_part[a].status == "pending" else _points(per_part[a].score))
                       if a in per_part else "" for a in addresses],
                     _points(res.score), _points(res.max_score), f"{res.percent:.1f}", mis,
-                    _cell(" | ".join(res.warnings)),
-                    *[_cell(raw_text(per_part[a].raw) or "") if a in per_part else "" for a in addresses]])
+                    safe_cell(" | ".join(res.warnings)),
+                    *[safe_cell(raw_text(per_part[a].raw) or "") if a in per_part else "" for a in addresses]])
     return buf.getvalue()
 
 
 CELL_LIMIT = 32_000        # a spreadsheet cell holds 32,767 characters
 
 
-def _cell(text: str) -> str:
+def safe_cell(text: str) -> str:
+    """A CSV cell a spreadsheet shows as text: printable, at most CELL_LIMIT characters, and a leading
+    =, +, -, @, tab or CR (a formula) prefixed with '."""
     text = printable(text)          # no ESC sequence for a terminal that shows the file, no lone surrogate
     if len(text) > CELL_LIMIT:
         text = text[:CELL_LIMIT - 1] + "…"
@@ -431,4 +433,4 @@ def json_text(batch: BatchResult) -> str:
 
 
 __all__ = ["address", "class_table", "csv_text", "feedback_view", "gradescope_json", "json_text", "markdown_report",
-           "safe_name", "summary_view", "unique_names"]
+           "safe_cell", "safe_name", "summary_view", "unique_names"]

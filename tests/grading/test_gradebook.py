@@ -114,3 +114,17 @@ def test_roster_without_id_column(course):
     (d / "bad-roster.csv").write_text("email\na@b\n")
     res = run("grade", d / "key.json", d / "subs", "--gradebook", "canvas", d / "x.csv", "--roster", d / "bad-roster.csv")
     assert res.exit_code == 2 and "no id column" in res.stderr and not (d / "x.csv").exists()
+
+
+@pytest.mark.parametrize("lms", ["canvas", "moodle", "blackboard", "brightspace"])
+def test_a_roster_name_that_looks_like_a_formula_is_written_as_text(course, tmp_path, lms):
+    d = course[0]
+    (tmp_path / "roster.csv").write_text('id,name,email,username,sis_id\n'
+                                         'ada,"=HYPERLINK(""http://x"")",ada@uni.example,@alove,1001\n')
+    out = tmp_path / "book.csv"
+    res = run("grade", d / "key.json", d / "subs", "-q", "--gradebook", lms, out, "--roster", tmp_path / "roster.csv")
+    assert res.exit_code == 0, res.output
+    cells = [c for row in csv.reader(io.StringIO(out.read_text(), newline="")) for c in row]
+    assert not any(c[:1] in ("=", "+", "-", "@") for c in cells), cells
+    if lms in ("canvas", "moodle"):                 # the LMSs with a full-name column keep the name, as text
+        assert "'=HYPERLINK(\"http://x\")" in cells, cells
