@@ -436,6 +436,10 @@ def print_sheet_summary(result: Any) -> None:
     shown = [p for p in result.written if p.parent == result.out_dir]
     for path in shown:
         typer.echo(f"  {path}")
-    hidden = len(result.written) - len(shown)
-    if hidden:
-        typer.echo(f"  {result.out_dir / 'answers'}/ ({plural(hidden, 'answer template')}, one per student)")
+    folders: dict[Any, int] = {}               # per-student files, counted by their folder
+    for path in result.written:
+        if path.parent != result.out_dir:
+            folders[path.parent] = folders.get(path.parent, 0) + 1
+    for folder, count in folders.items():
+        kind = "answer template" if folder.name == "answers" else "file"
+        typer.echo(f"  {folder}/ ({plural(count, kind)}, one per student)")

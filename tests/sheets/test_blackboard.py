@@ -114,6 +114,9 @@ def test_variants_get_a_file_each(tmp_path):
     assert res.exit_code == 0, res.output
     for sid in ("a1", "b2"):
         assert parse((tmp_path / "o" / "blackboard" / f"{sid}.txt").read_bytes())
+    # the summary counts each per-student folder on its own (it said "4 answer templates" for 2 students)
+    assert f"{tmp_path / 'o' / 'answers'}/ (2 answer templates, one per student)" in res.stdout
+    assert f"{tmp_path / 'o' / 'blackboard'}/ (2 files, one per student)" in res.stdout
 
 
 def test_sheet_command_writes_the_file(tmp_path):
