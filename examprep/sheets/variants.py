@@ -104,9 +104,11 @@ def read_roster(path: str | os.PathLike) -> list[Student]:
             raise SheetError(f"--roster {p}:{line}: empty student id")
         if len(sid) > 64 or any(ord(c) < 32 for c in sid):
             raise SheetError(f"--roster {p}:{line}: student id {sid[:20]!r}… is not an id (at most 64 printable characters)")
-        if sid in seen:
-            raise SheetError(f"--roster {p}:{line}: duplicate student id {sid!r} (also on line {seen[sid]})")
-        seen[sid] = line
+        if sid.casefold() in seen:         # S1 and s1 would share a file on macOS and Windows
+            other, at = seen[sid.casefold()]
+            same = "" if other == sid else f" ({other!r} differs only in case: their files would collide)"
+            raise SheetError(f"--roster {p}:{line}: duplicate student id {sid!r}{same} (also on line {at})")
+        seen[sid.casefold()] = (sid, line)
         name = cell(row, name_col) or " ".join(x for x in (cell(row, first_col), cell(row, last_col)) if x)
         students.append(Student(sid, name, email=cell(row, email_col), username=cell(row, username_col),
                                 sis_id=cell(row, sis_col)))

@@ -99,6 +99,9 @@ def test_rosters_in_common_shapes(tmp_path, text, expected):
 @pytest.mark.parametrize("text, message", [
     ("name,email\nAda,a@x\n", r"roster.csv:1: no id column; the header row has 'name', 'email'"),
     ("id,name\ns1,Ada\ns2,Bob\ns1,Cy\n", r"roster.csv:4: duplicate student id 's1' \(also on line 2\)"),
+    ("id,name\nS1,Ada\ns2,Bob\ns1,Cy\n",
+     r"roster.csv:4: duplicate student id 's1' \('S1' differs only in case: their files would collide\) "
+     r"\(also on line 2\)"),
     ("id,name\ns1,Ada\n,Bob\n", r"roster.csv:3: empty student id"),
     ("", r"roster.csv: empty file"),
     ("id,name\n", r"roster.csv: no students"),
