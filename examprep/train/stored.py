@@ -75,6 +75,10 @@ def read(path: Path | str) -> Stored:
     Raises CheckpointError naming the file for anything missing, damaged, foreign or newer."""
     step_dir = resolve(path)
     missing = [f for f in FILES if not (step_dir / f).is_file()]
+    if missing and (step_dir / "adapter.json").is_file():      # train/finetune.py's ADAPTER_JSON
+        raise CheckpointError(f"{step_dir} is a LoRA adapter (examprep finetune), not a model checkpoint: "
+                              "translate and attention-map read it; elsewhere give its base model or the "
+                              "checkpoint --merge writes")
     if missing:
         raise CheckpointError(f"checkpoint {step_dir} is missing {', '.join(missing)}")
     meta = read_json(step_dir / "config.json")

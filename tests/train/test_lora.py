@@ -233,3 +233,14 @@ def test_an_edited_adapter_json_is_one_line_naming_it(base, tmp_path, field, val
     res = run("translate", "-c", out, "29 Nov 2026")
     assert res.exit_code == 2 and message in res.stderr, res.output
     assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.output
+
+
+def test_commands_that_need_a_model_name_an_adapter_directory_as_one(base, tmp_path):
+    out = tmp_path / "ft"
+    assert run("finetune", "-c", base, "--lora-rank", "2", *FT, "--steps", "1", "--out", out).exit_code == 0
+    for args in (["fill-mask", "-c", out, "a [MASK] b"], ["verify", "--checkpoint", out],
+                 ["finetune", "-c", out, "--lora-rank", "2", "--steps", "1", "--out", tmp_path / "again"]):
+        res = run(*args)
+        assert res.exit_code == 2 and "is a LoRA adapter (examprep finetune), not a model checkpoint" in res.stderr, \
+            (args, res.output)
+        assert len(res.stderr.strip().splitlines()) == 1
