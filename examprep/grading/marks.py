@@ -162,7 +162,7 @@ def template_text(results: list[Any]) -> str:
     """Every written part of every graded student, one row each, with what they wrote and the
     prompt, the points column empty (a mark already merged is filled in)."""
     from examprep.answers import raw_text
-    from examprep.render.report import _cell
+    from examprep.render.report import safe_cell
 
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -174,7 +174,7 @@ def template_text(results: list[Any]) -> str:
                 continue
             done = r.status == "marked"
             comment = r.feedback if done and r.feedback != _no_comment(r.score, r.max_score) else ""
-            w.writerow([_cell(res.student_id), _cell(res.name), addr, f"{part.points:g}",
+            w.writerow([safe_cell(res.student_id), safe_cell(res.name), addr, f"{part.points:g}",
                         f"{r.score:g}" if done else "", _text_cell(comment),
                         _text_cell(raw_text(r.raw) or ""), _text_cell(part.prompt)])
     return buf.getvalue()
