@@ -26,11 +26,11 @@ from examprep.train.distributed import setup, teardown
 from examprep.train.errors import CheckpointError, ConfigError, CorpusError, DivergedError
 from examprep.train.model import build_model
 from examprep.train.config import TransformerConfig
-from examprep.train.options import KEPT_ON_RESUME, TrainOptions
+from examprep.train.options import TrainOptions
 from examprep.train.report import Reporter
 from examprep.train.trainer import (
-    RunLog, TrainResult, _autocast, _check_options, _check_writable_dir, _default_out, _rng_state,
-    _set_rng_state, _StopSignal, noam_lr, smoothed_cross_entropy, stop_reason,
+    RunLog, TrainResult, _autocast, _check_options, _check_writable_dir, _rng_state,
+    _set_rng_state, _StopSignal, noam_lr, open_run, smoothed_cross_entropy, stop_reason,
 )
 
 TASK_PAIRS = 20_000            # built-in task: pairs drawn for the sentences
@@ -56,20 +56,10 @@ def sentences_of(o: TrainOptions) -> tuple[list[str], list[str]]:
 class _MlmRun:
     def __init__(self, o: TrainOptions, reporter: Reporter, device: torch.device):
         self.reporter, self.device = reporter, device
-        resumed = None
-        if o.resume:
-            resumed = checkpoint.load_for_resume(o.out)
-            if resumed.config.arch != "encoder-only":
-                raise CheckpointError(f"--resume: {resumed.path} is a {resumed.config.arch} checkpoint, not a masked LM")
-            saved = resumed.meta.get("training", {})
-            o = TrainOptions(**{**asdict(o), **{k: saved[k] for k in KEPT_ON_RESUME if k in saved}})
-        elif o.out is not None and checkpoint.latest(o.out) is not None:
-            raise ConfigError(f"{o.out} already holds a checkpoint; add --resume to continue it or "
-                              f"choose another --out")
+        o, resumed, self.run_dir = open_run(o)
+        if resumed and resumed.config.arch != "encoder-only":
+            raise CheckpointError(f"--resume: {resumed.path} is a {resumed.config.arch} checkpoint, not a masked LM")
         self.o = o
-        self.run_dir = Path(o.out) if o.out else _default_out(o)
-        if self.run_dir.exists() and not self.run_dir.is_dir():
-            raise ConfigError(f"--out {self.run_dir} is a file; give a directory")
         _check_writable_dir(self.run_dir)
         checkpoint.remove_stale_temporaries(self.run_dir)
         train, heldout = sentences_of(o)

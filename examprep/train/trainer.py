@@ -339,6 +339,21 @@ def _set_rng_state(state: dict, device: torch.device) -> None:
         torch.cuda.set_rng_state(state["cuda"], device)
 
 
+def open_run(o: TrainOptions) -> tuple[TrainOptions, Optional[checkpoint.Loaded], Path]:
+    """(options, the checkpoint --resume continues or None, run dir); --out: no checkpoint unless --resume, no file."""
+    resumed = None
+    if o.resume:
+        resumed = checkpoint.load_for_resume(o.out)
+        saved = resumed.meta.get("training", {})
+        o = TrainOptions(**{**asdict(o), **{k: saved[k] for k in KEPT_ON_RESUME if k in saved}})
+    elif o.out is not None and checkpoint.latest(o.out) is not None:
+        raise ConfigError(f"{o.out} already holds a checkpoint; add --resume to continue it or choose another --out")
+    run_dir = Path(o.out) if o.out else _default_out(o)
+    if run_dir.exists() and not run_dir.is_dir():
+        raise ConfigError(f"--out {run_dir} is a file; give a directory")
+    return o, resumed, run_dir
+
+
 def train(options: TrainOptions, reporter: Optional[Reporter] = None,
           on_step: Optional[Callable[[int, torch.nn.Module], None]] = None) -> TrainResult:
     """Train as `options` say; returns what happened. on_step(step, model) runs after every
@@ -357,19 +372,10 @@ class _Run:
         self.reporter = reporter if d.main else Reporter()
         self.precision = _resolve_precision(o.precision, d.device)
         self.state: Optional[dict] = None
-        resumed = None
-        if o.resume:
-            resumed = checkpoint.load_for_resume(o.out)
-            saved = resumed.meta.get("training", {})
-            o = TrainOptions(**{**asdict(o), **{k: saved[k] for k in KEPT_ON_RESUME if k in saved}})
+        o, resumed, self.run_dir = open_run(o)
+        if resumed:
             self.state = resumed.trainer_state()
-        elif o.out is not None and checkpoint.latest(o.out) is not None:
-            raise ConfigError(f"{o.out} already holds a checkpoint; add --resume to continue it or "
-                              f"choose another --out")
         self.o = o
-        self.run_dir = Path(o.out) if o.out else _default_out(o)
-        if self.run_dir.exists() and not self.run_dir.is_dir():
-            raise ConfigError(f"--out {self.run_dir} is a file; give a directory")
         if d.main:
             _check_writable_dir(self.run_dir)                   # before any work, like every other --out
             checkpoint.remove_stale_temporaries(self.run_dir)    # what a killed checkpoint write left
