@@ -11,8 +11,9 @@
 
 Each command parses its options, calls one function of its feature and renders what it returns;
 heavy modules (numpy, sympy, torch, the generators and renderers) are imported inside the commands,
-so `examprep --help` imports typer and this package only. A command module never imports this
-package's names: the app imports the command modules, not the reverse.
+so `examprep --help` imports typer, app.py and usage.py only (the commands it lists are
+app.SUMMARIES). A command module never imports this package's names: the app imports the command
+modules, not the reverse.
 """
 from __future__ import annotations
 

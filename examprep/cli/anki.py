@@ -1,5 +1,4 @@
 """`examprep anki`: the concept bank and worked problems as an Anki deck (the work is examprep.deck)."""
-from __future__ import annotations
 
 from typing import Optional
 

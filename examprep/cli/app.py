@@ -2,6 +2,12 @@
 (examprep/cli/<group>.py), imported only when a command runs or its help is shown, and the one
 error handler (``ExamprepGroup.main``).
 
+Help screens are click's plain ones (typer's ``rich_markup_mode=None``): typer's rich help imports
+rich's console, markdown and syntax machinery, which cost more than the rest of a help screen
+together (issue 26: `examprep --help` within 3.5× a bare interpreter). `examprep --help` lists the
+commands from SUMMARIES, so it imports no command module; a test keeps SUMMARIES equal to each
+command's own help.
+
 The handler turns everything a user can cause into one line on stderr: our own errors
 (``error: …``, their exit code), every value typer or click rejects (``error: --opt: …``, exit 2),
 a command that needs the trainer's packages on the base install, Ctrl-C (``interrupted``, 130)
@@ -16,7 +22,7 @@ import typer
 from typer.core import TyperGroup
 
 from examprep import __version__
-from examprep.cli.usage import USAGE_EXIT, plain_metavar, usage_line
+from examprep.cli.usage import USAGE_EXIT, HelpContext, plain_metavar, usage_line
 from examprep.errors import ExamprepError, Interrupted, missing_extra
 
 # command → the module (under examprep.cli) that defines it; the order of `examprep --help`
@@ -25,6 +31,36 @@ COMMANDS = {
     "analyze": "grade", "gradescope-autograder": "grade", "sheet": "sheet",
     "secret": "sheet", "quiz": "quiz", "stats": "quiz", "review": "quiz", "train": "train", "translate": "train",
     "verify": "verify", "attention-map": "train", "fill-mask": "lm", "finetune": "lm", "anki": "anki",
+}
+
+# command → the first paragraph of its help, as `examprep --help` lists it (tests/cli/test_help_text.py
+# checks each against the command's own help, so an edit there fails the suite until it is copied here)
+SUMMARIES = {
+    "solve": "Compute an answer with its worked steps, straight from the numeric engine.",
+    "topics": "List the problem generators: name, title, syllabus item and levels.",
+    "generate": "Generate fresh, hand-computable problems with worked solutions.",
+    "check": "Draw each question file 50 times: degenerate draws, mistakes the tolerance cannot tell apart.",
+    "grade": "Grade answer files against a key: scores, feedback, misconceptions, carried-forward errors.",
+    "analyze": "Item analysis of a graded class, from grades.json (no key or submissions needed).",
+    "gradescope-autograder": "Write the autograder zip of a key for a Gradescope programming assignment.",
+    "sheet": "Print a practice sheet: problems and solutions (PDF, Markdown), key, answer template, Moodle XML.",
+    "secret": "Write a new 256-bit random secret (hex) for per-student variants: `sheet --secret-file FILE`.",
+    "quiz": "Practise: a fresh problem at a time, checked at once, with hints and worked solutions.",
+    "stats": "Your progress: accuracy and trend per topic, time per problem, frequent misconceptions.",
+    "review": "Spaced review (FSRS): practise the topics and concepts that are due, each topic with a new variant.",
+    "train": "Train the reference Transformer (or an RNN encoder–decoder): on a built-in task (default: dates) "
+             "or a parallel corpus; or, with --arch encoder-only --objective mlm, a BERT-style masked LM on "
+             "their sentences.",
+    "translate": "Translate with a trained model (greedy decoding with a KV cache, or beam search with --beam): "
+                 "one output line per TEXT, or per line of stdin with '-'. Characters the model never saw are "
+                 "read as unknown, with a warning.",
+    "verify": "Check the numeric engine against torch on random instances of every topic torch computes (or, "
+              "with --checkpoint, against a trained RNN encoder–decoder's modules on real inputs).",
+    "attention-map": "Show a trained model's attention per layer and head (and the dates alignment rate).",
+    "fill-mask": "Fill in each [MASK] of TEXT: the masked LM's top-k words with their probabilities.",
+    "finetune": "Fine-tune a trained model with LoRA (Hu et al. 2021): freeze it, train low-rank adapters on the "
+                "chosen projections, save only the adapters (or, with --full, train every weight).",
+    "anki": "Write an Anki deck: concept questions and worked problems as flash cards (MathJax math).",
 }
 
 
@@ -53,13 +89,28 @@ def _module(name: str) -> Any:
     return module
 
 
+def _load(name: str) -> Any:
+    """The click command ``name``, built from its module's typer app alone: the module's other
+    commands (train's module has three, with sixty options between them) are not built."""
+    module_app = _module(COMMANDS[name]).app
+    info = next(i for i in module_app.registered_commands
+                if (i.name or i.callback.__name__.replace("_", "-")) == name)
+    one = typer.Typer(rich_markup_mode=None, pretty_exceptions_enable=False, add_completion=False)
+    one.registered_commands.append(info)
+    cmd = typer.main.get_command(one)
+    cmd.context_class = HelpContext
+    return cmd
+
+
 def _command_name(args: list[str]) -> str:
     return next((a for a in args if a in COMMANDS), "this command")
 
 
 class ExamprepGroup(TyperGroup):
     """The command group: commands loaded on demand, examprep's one error handler, plain help
-    metavars."""
+    screens with plain metavars."""
+
+    context_class = HelpContext
 
     def list_commands(self, ctx: Any) -> list[str]:
         return list(COMMANDS)
@@ -68,8 +119,7 @@ class ExamprepGroup(TyperGroup):
         if cmd_name not in COMMANDS:
             return None
         if cmd_name not in self.commands:
-            group = typer.main.get_group(_module(COMMANDS[cmd_name]).app)
-            self.commands.update(group.commands)
+            self.commands[cmd_name] = _load(cmd_name)
         cmd = self.commands[cmd_name]
         for param in cmd.get_params(ctx):
             plain_metavar(param)
@@ -80,6 +130,20 @@ class ExamprepGroup(TyperGroup):
         for param in params:
             plain_metavar(param)
         return params
+
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)
+        if option is not None and option.default is None:
+            # typer leaves the flag's default None, and coercing None builds a pydantic adapter: 40 ms
+            # of imports in `examprep COMMAND --help`, where this group's --help is not given
+            option.default = False
+        return option
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """The commands with their whole first paragraph (click would cut it to one line), from
+        SUMMARIES: listing them imports no command module."""
+        with formatter.section("Commands"):
+            formatter.write_dl(list(SUMMARIES.items()))
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         from difflib import get_close_matches
@@ -154,6 +218,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 

@@ -1,5 +1,4 @@
 """`examprep check`: an instructor's question files, drawn many times and checked."""
-from __future__ import annotations
 
 from typing import Optional
 

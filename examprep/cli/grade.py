@@ -1,5 +1,4 @@
 """`examprep grade`: answer files against a key (the work is examprep.grading.reports.run_grade)."""
-from __future__ import annotations
 
 from typing import Optional
 

@@ -1,6 +1,5 @@
 """`examprep fill-mask` and `examprep finetune`: the BERT-style masked LM used, and LoRA fine-tuning
 of a trained model (the work is in examprep.train.bert and examprep.train.finetune)."""
-from __future__ import annotations
 
 from pathlib import Path
 from typing import Optional
@@ -58,20 +57,20 @@ def finetune(
                                     help="The base model: a run or step directory of `examprep train`."),
     lora_rank: Optional[int] = typer.Option(None, "--lora-rank", metavar="R", help="LoRA rank r (1 to d_model)."),
     lora_alpha: Optional[float] = typer.Option(None, "--lora-alpha", metavar="A",
-                                               help="LoRA α: the update is (α/r)·B A \\[default: α = r]."),
+                                               help="LoRA α: the update is (α/r)·B A [default: α = r]."),
     targets: str = typer.Option(DEFAULTS.targets, "--targets",
                                 help="Projections adapted in every attention block: any of q, k, v, o."),
     full: bool = typer.Option(False, "--full", help="Fine-tune every weight instead of LoRA (the comparison)."),
     task: Optional[str] = typer.Option(None, "--task",
-                                       help="Built-in task, e.g. dates-dmy \\[default: the checkpoint's own data]."),
+                                       help="Built-in task, e.g. dates-dmy [default: the checkpoint's own data]."),
     corpus: Optional[Path] = typer.Option(None, "--corpus", metavar="FILE", help="A 'source<TAB>target' corpus."),
-    lr: Optional[float] = typer.Option(None, "--lr", help="Learning rate \\[default: 3e-3 LoRA, 1e-3 --full]."),
+    lr: Optional[float] = typer.Option(None, "--lr", help="Learning rate [default: 3e-3 LoRA, 1e-3 --full]."),
     warmup: int = typer.Option(DEFAULTS.warmup, "--warmup", help="Linear warm-up steps, then a constant rate."),
     batch_tokens: int = typer.Option(DEFAULTS.batch_tokens, "--batch-tokens", help="Source + target tokens per step."),
     steps: Optional[int] = typer.Option(None, "--steps", help="Train until this step (counted across --resume)."),
-    minutes: Optional[float] = typer.Option(None, "--minutes", help="Minutes of training \\[default: 1 unless --steps]."),
+    minutes: Optional[float] = typer.Option(None, "--minutes", help="Minutes of training [default: 1 unless --steps]."),
     goal: Optional[float] = typer.Option(
-        None, "--goal", help="Stop at this held-out exact match \\[default: 0.995 for tasks, off for corpora; 0: off]."),
+        None, "--goal", help="Stop at this held-out exact match [default: 0.995 for tasks, off for corpora; 0: off]."),
     eval_every: int = typer.Option(DEFAULTS.eval_every, "--eval-every", help="Steps between evaluations (and saves)."),
     eval_size: int = typer.Option(DEFAULTS.eval_size, "--eval-size", help="Built-in tasks: held-out examples."),
     out: Path = typer.Option(..., "--out", metavar="DIR", help="Where the adapter (or the model, --full) is written."),

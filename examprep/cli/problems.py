@@ -1,5 +1,4 @@
 """`examprep topics` and `examprep generate`: the problem generators and fresh problems."""
-from __future__ import annotations
 
 from typing import Optional
 

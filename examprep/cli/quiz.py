@@ -1,6 +1,5 @@
 """`examprep quiz`, `examprep stats` and `examprep review`: practice at the prompt, progress, and
 spaced review (the work is examprep.quiz.run)."""
-from __future__ import annotations
 
 from typing import Optional
 

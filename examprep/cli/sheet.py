@@ -1,5 +1,4 @@
 """`examprep sheet` and `examprep secret`: printed practice sheets and the secret of their variants."""
-from __future__ import annotations
 
 from typing import Optional
 
@@ -27,9 +26,9 @@ def sheet(
                                        help="Regenerate a sheet made before examprep stretched secrets "
                                             "(old derivation; warns)."),
     formats: Optional[str] = typer.Option(None, "--format", "-f",
-                                          help="Comma-separated: pdf, md, moodle, qti21, canvas, blackboard \\[default: pdf,md]. "
+                                          help="Comma-separated: pdf, md, moodle, qti21, canvas, blackboard [default: pdf,md]. "
                                                "The key and answer template are always written."),
-    out: Optional[str] = typer.Option(None, "--out", "-o", help="Output directory \\[default: the recipe's name]."),
+    out: Optional[str] = typer.Option(None, "--out", "-o", help="Output directory [default: the recipe's name]."),
     force: bool = typer.Option(False, "--force", help="Overwrite existing outputs."),
     title: Optional[str] = typer.Option(None, "--title", help="Title printed on the sheet (overrides the recipe's)."),
     course: Optional[str] = typer.Option(None, "--course", help="Course name printed in the header."),

@@ -1,5 +1,4 @@
 """`examprep solve`: an answer and its worked steps, straight from the numeric engine."""
-from __future__ import annotations
 
 import sys
 from typing import Optional

@@ -1,6 +1,5 @@
 """`examprep train`, `examprep translate` and `examprep attention-map`: the course's Transformer,
 trained, used and looked into (the work is in examprep.train, where torch is imported)."""
-from __future__ import annotations
 
 from pathlib import Path
 from typing import List, Optional
@@ -21,17 +20,17 @@ def train(
                                           help="Parallel corpus, one 'source<TAB>target[<TAB>…]' per line (UTF-8)."),
     swap: bool = typer.Option(False, "--swap", help="Corpus: translate the second column into the first."),
     tokens: Optional[str] = typer.Option(
-        None, "--tokens", help="Corpus vocabulary: char or word \\[default: char; word for --objective mlm]."),
+        None, "--tokens", help="Corpus vocabulary: char or word [default: char; word for --objective mlm]."),
     lengths: Optional[str] = typer.Option(None, "--lengths", metavar="MIN-MAX",
-                                          help="reverse, sort, copy: string lengths \\[default: 4-16]."),
+                                          help="reverse, sort, copy: string lengths [default: 4-16]."),
     heldout: float = typer.Option(DEFAULTS.heldout, "--heldout", help="Corpus: share of sources held out for evaluation."),
     arch: str = typer.Option(DEFAULTS.arch, "--arch",
                              help="encoder-decoder, decoder-only, rnn-seq2seq or encoder-only."),
     objective: str = typer.Option(DEFAULTS.objective, "--objective",
                                   help="seq2seq (translate), or mlm: BERT's masked LM (with --arch encoder-only)."),
-    cell: Optional[str] = typer.Option(None, "--cell", help="rnn-seq2seq: gru or lstm \\[default: gru]."),
+    cell: Optional[str] = typer.Option(None, "--cell", help="rnn-seq2seq: gru or lstm [default: gru]."),
     attention: Optional[str] = typer.Option(
-        None, "--attention", help="rnn-seq2seq: additive (Bahdanau), dot (Luong) or none \\[default: additive]."),
+        None, "--attention", help="rnn-seq2seq: additive (Bahdanau), dot (Luong) or none [default: additive]."),
     bidirectional: bool = typer.Option(
         True, "--bidirectional/--unidirectional",
         help="rnn-seq2seq: the encoder reads the source both ways (D/2 units each) or left to right only."),
@@ -40,18 +39,18 @@ def train(
     heads: int = typer.Option(DEFAULTS.heads, "--heads", help="Attention heads."),
     d_ff: int = typer.Option(DEFAULTS.d_ff, "--d-ff", help="Inner width of the feed-forward blocks."),
     dropout: Optional[float] = typer.Option(
-        None, "--dropout", help="Dropout \\[default: 0 for built-in tasks, whose examples never repeat; 0.1 for corpora]."),
+        None, "--dropout", help="Dropout [default: 0 for built-in tasks, whose examples never repeat; 0.1 for corpora]."),
     norm: str = typer.Option(DEFAULTS.norm, "--norm", help="post (the paper) or pre LayerNorm."),
     final_norm: Optional[bool] = typer.Option(
         None, "--final-norm/--no-final-norm",
-        help="Extra LayerNorm after each stack, as torch.nn.Transformer \\[default: with pre-norm]."),
+        help="Extra LayerNorm after each stack, as torch.nn.Transformer [default: with pre-norm]."),
     positions: str = typer.Option(DEFAULTS.positions, "--positions", help="sinusoidal, learned or rope."),
     share: str = typer.Option(DEFAULTS.share, "--share", help="Tied embeddings: all (one vocabulary), output, none."),
     steps: Optional[int] = typer.Option(None, "--steps", help="Train until this step (counted across --resume)."),
     minutes: Optional[float] = typer.Option(None, "--minutes",
-                                            help="Minutes of training, evaluation excluded \\[default: 1 unless --steps]."),
+                                            help="Minutes of training, evaluation excluded [default: 1 unless --steps]."),
     goal: Optional[float] = typer.Option(
-        None, "--goal", help="Stop at this held-out exact match \\[default: 0.995 for tasks, off for corpora; 0: off]."),
+        None, "--goal", help="Stop at this held-out exact match [default: 0.995 for tasks, off for corpora; 0: off]."),
     batch_tokens: int = typer.Option(DEFAULTS.batch_tokens, "--batch-tokens",
                                      help="Source + target tokens per step, all processes together."),
     lr_factor: float = typer.Option(DEFAULTS.lr_factor, "--lr-factor", help="Scale of the paper's learning-rate schedule."),
@@ -66,7 +65,7 @@ def train(
                                 help="CPU threads; 0: the cores other programs leave free (at least 1)."),
     precision: str = typer.Option(DEFAULTS.precision, "--precision", help="auto (bf16 on CUDA, else fp32), fp32 or bf16."),
     compile: bool = typer.Option(False, "--compile", help="torch.compile the model."),
-    out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="Run directory \\[default: runs/NAME-TIME]."),
+    out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="Run directory [default: runs/NAME-TIME]."),
     resume: bool = typer.Option(False, "--resume", help="Continue the run in --out from its latest checkpoint."),
     seed: int = typer.Option(DEFAULTS.seed, "--seed", help="Seed of the data and of the initial weights."),
 ) -> None:
@@ -121,7 +120,7 @@ def translate(
     attention: bool = typer.Option(False, "--attention", help="Also show what the last layer attends to."),
     device: str = typer.Option("cpu", "--device", help="auto, cpu or cuda."),
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens",
-                                             help="Longest output in tokens \\[default: from training]."),
+                                             help="Longest output in tokens [default: from training]."),
     beam: int = typer.Option(1, "--beam", help="Beam width K; 1: greedy decoding."),
 ) -> None:
     """Translate with a trained model (greedy decoding with a KV cache, or beam search with --beam):

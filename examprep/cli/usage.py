@@ -1,9 +1,11 @@
 """What the command line shows for a value typer (or its click core) rejected: one line naming the
-option and what was expected; and the plain metavars of the help screens."""
+option and what was expected; and the help screens' formatter and plain metavars."""
 from __future__ import annotations
 
 import re
 from typing import Any
+
+from typer._click import Context, HelpFormatter
 
 USAGE_EXIT = 2
 
@@ -63,6 +65,31 @@ def usage_line(err: Any) -> str:
         return message[:1].lower() + message[1:].replace(". Did you mean", "; did you mean") + \
             ("" if "did you mean" in message.lower() else "; see examprep --help")
     return message[:1].lower() + message[1:]
+
+
+_NO_BREAK_HYPHEN = "\u2011"
+
+
+class NoHyphenBreakFormatter(HelpFormatter):
+    """click's help formatter, except that a line never breaks after a hyphen: "sigfigs-strict",
+    "carried-forward" or "item-analysis.json" split over two lines reads as two words. The text is
+    wrapped with non-breaking hyphens, which are turned back into hyphens at the end."""
+
+    def write_text(self, text: str) -> None:
+        super().write_text(text.replace("-", _NO_BREAK_HYPHEN))
+
+    def write_dl(self, rows: Any, col_max: int = 30, col_spacing: int = 2) -> None:
+        rows = [(first, second.replace("-", _NO_BREAK_HYPHEN)) for first, second in rows]
+        super().write_dl(rows, col_max, col_spacing)
+
+    def getvalue(self) -> str:
+        return super().getvalue().replace(_NO_BREAK_HYPHEN, "-")
+
+
+class HelpContext(Context):
+    """The context of examprep's group and commands: help through NoHyphenBreakFormatter."""
+
+    formatter_class = NoHyphenBreakFormatter
 
 
 _TYPE_METAVARS = {"<int>": "INTEGER", "<float>": "NUMBER", "<str>": "TEXT", "<list[str]>": "TEXT",

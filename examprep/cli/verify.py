@@ -1,5 +1,4 @@
 """`examprep verify`: the numeric engine against its torch references (examprep.verify)."""
-from __future__ import annotations
 
 from pathlib import Path
 from typing import Optional

@@ -72,3 +72,61 @@ def test_grade_help_at_80_columns_gives_the_option_help_room():
     assert "Check the key:" in row and len(row.rstrip()) - row.index("Check the key:") >= 30, res.output
     assert "1 some could not be read (each is listed" in " ".join(res.output.split())
     assert not any(line.rstrip().endswith("could not be read") for line in lines)
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_the_commands_list_is_each_commands_own_first_paragraph():
+    # `examprep --help` lists app.SUMMARIES without importing a command module: they must not drift apart
+    from examprep.cli.app import SUMMARIES
+
+    assert list(SUMMARIES) == list(REGISTRY)
+    for name in COMMANDS:
+        assert SUMMARIES[name] == flat(command(name).help.split("\n\n")[0]), name
+
+
+def test_examprep_help_at_80_columns_lists_every_command_with_its_whole_summary():
+    from examprep.cli.app import SUMMARIES
+
+    res = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    assert res.output.startswith("Usage: examprep [OPTIONS] COMMAND [ARGS]...\n")
+    assert all(len(line) <= 80 for line in res.output.splitlines()), res.output
+    head, _, listing = res.output.partition("\nCommands:\n")
+    assert "Practise, print and grade" in head and "--version" in head and "-h, --help" in head
+    rows = [line.split()[0] for line in listing.splitlines() if line.startswith("  ") and line[2] != " "]
+    assert rows == list(REGISTRY)
+    text = flat(listing)
+    for name, summary in SUMMARIES.items():
+        assert f"{name} {summary}" in text, name          # whole, not cut to a line with "..."
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_command_help_at_80_columns_keeps_its_paragraphs_and_every_option_with_its_help(name):
+    res = CliRunner().invoke(app, [name, "--help"], env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    out = res.output
+    assert out.startswith(f"Usage: examprep {name} [OPTIONS]") and "\nOptions:\n" in out, out
+    assert all(len(line) <= 80 for line in out.splitlines()), out
+    text = flat(out)
+    cmd = command(name)
+    for paragraph in cmd.help.split("\n\n"):              # the description and its exit-status paragraph
+        assert flat(paragraph) in text, paragraph
+    if any(p.param_type_name == "argument" for p in cmd.params):
+        assert "\nArguments:\n" in out
+    for param in cmd.params:
+        for opt in param.opts + param.secondary_opts if param.param_type_name == "option" else []:
+            assert re.search(rf"(^|[\s,/]){re.escape(opt)}\b", out, re.M), (name, opt)
+        assert flat(param.help or "") in text, (name, param.name)
+
+
+@pytest.mark.parametrize("name", ["grade", "train", "sheet", "generate"])
+def test_help_never_breaks_a_line_after_a_hyphen(name):
+    # "sigfigs-" / "strict" on two lines reads as two words; click's wrapper would break there
+    res = CliRunner().invoke(app, [name, "--help"], env={"COLUMNS": "80"})
+    broken = [line for line in res.output.splitlines() if re.search(r"\w-$", line.rstrip())]
+    assert broken == [], broken
+    if name == "grade":
+        assert "sigfigs-strict" in res.output and "carried-forward" in res.output

@@ -9,7 +9,10 @@ import pytest
 
 from examprep.cli.app import COMMANDS
 
-HEAVY = ("numpy", "sympy", "torch", "safetensors", "sacrebleu", "typst", "fsrs", "rich.progress", "rich.live",
+HEAVY = ("numpy", "sympy", "torch", "safetensors", "sacrebleu", "typst", "fsrs",
+         # typer's rich help (rich's console, markdown and syntax machinery: markdown_it, pygments) and its
+         # pydantic coercion, which a help screen never needs
+         "rich", "markdown_it", "pygments", "typer.rich_utils", "pydantic", "pydantic_core",
          "examprep.generators", "examprep.engine", "examprep.solve", "examprep.render", "examprep.answers",
          "examprep.grading", "examprep.quiz", "examprep.sheets", "examprep.train.model", "examprep.verify")
 
@@ -37,10 +40,12 @@ def heavy_in(modules: set[str]) -> list[str]:
     return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
 
 
-def test_examprep_help_imports_no_heavy_module():
+def test_examprep_help_imports_no_heavy_module_and_no_command_module():
     modules = loaded(["--help"])
     assert "typer" in modules and "examprep.cli.app" in modules
     assert heavy_in(modules) == []
+    # the Commands list comes from app.SUMMARIES: no command module is imported to list them
+    assert sorted(m for m in modules if m.startswith("examprep.cli.")) == ["examprep.cli.app", "examprep.cli.usage"]
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
@@ -49,6 +54,18 @@ def test_a_commands_help_imports_its_own_module_and_no_heavy_one(name):
     assert heavy_in(modules) == []
     others = {f"examprep.cli.{m}" for m in COMMANDS.values()} - {f"examprep.cli.{COMMANDS[name]}"}
     assert not others & modules, sorted(others & modules)
+
+
+def test_a_command_is_built_alone_not_with_the_rest_of_its_module():
+    # train's module holds train, translate and attention-map (sixty options): translate builds one
+    import typer
+
+    from examprep.cli import app
+
+    group = typer.main.get_command(app)
+    cmd = group.get_command(typer.Context(group), "translate")
+    assert cmd.name == "translate" and "--beam" in {o for p in cmd.params for o in p.opts}
+    assert set(group.commands) == {"translate"}
 
 
 def test_the_probe_sees_a_heavy_import():
