@@ -35,6 +35,10 @@ SUFFIXES = (".toml", ".json", ".csv", ".tsv")
 ID_COLUMNS = ("student_id", "student id", "id", "student", "username", "email", "email address", "sis user id")
 NAME_COLUMNS = ("name", "full name", "student name")
 _ADDRESS = re.compile(r"^q\d+\.")
+# what an answer template (keys.answer_template) says of its sheet, in comments: the sheet's title on
+# its first line, and each question's generator and points beside its table
+_TEMPLATE_TITLE = re.compile(r"\A\ufeff?# examprep answer file(?: — (.*))?$", re.M)
+_TEMPLATE_QUESTION = re.compile(r"^\[q(\d+)\][ \t]*# (.*) \(([^(),]+), ([^(),]+) points?\)[ \t]*$", re.M)
 
 
 class SubmissionError(ExamprepError):
@@ -55,6 +59,27 @@ class Submission:
     variant: str = ""
     id_from: str = "file"
     warnings: list[str] = field(default_factory=list)
+    template: TemplateMark | None = None
+
+
+@dataclass(frozen=True)
+class TemplateMark:
+    """The sheet an answer template was written for, as its comments say: the sheet's title and,
+    per question number, its title, generator and points (grading refuses a file made for another
+    sheet or variant)."""
+
+    title: str
+    questions: dict[int, tuple[str, str, str]]
+
+
+def template_mark(text: str) -> TemplateMark | None:
+    """What a filled-in answer template says of its sheet; None for a file not made from one."""
+    head = _TEMPLATE_TITLE.match(text)
+    if head is None:
+        return None
+    questions = {int(n): (" ".join(title.split()), gen.strip(), pts.strip())
+                 for n, title, gen, pts in _TEMPLATE_QUESTION.findall(text)}
+    return TemplateMark((head.group(1) or "").strip(), questions)
 
 
 def printable(text: Any) -> str:
@@ -188,7 +213,9 @@ def _read_toml(text: str, path: Path) -> list[Submission]:
         raise SubmissionError(f"{path}: invalid TOML: {_decoding_failure(err)}") from None
     if _too_deep(data):
         raise SubmissionError(f"{path}: invalid TOML: nested too deeply (more than {MAX_NESTING} levels)")
-    return [_from_mapping(data, path, "toml")]
+    sub = _from_mapping(data, path, "toml")
+    sub.template = template_mark(text)
+    return [sub]
 
 
 def _read_json(text: str, path: Path) -> list[Submission]:

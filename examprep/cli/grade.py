@@ -51,7 +51,8 @@ def grade(
     marks_template: Optional[str] = typer.Option(
         None, "--marks-template", metavar="FILE",
             help="Write a CSV of every written part of every student, to fill in for --marks."),
-    force: bool = typer.Option(False, "--force", help="Replace an existing --marks-template file (its marks are lost)."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --marks-template file (its marks are lost) "
+                                                      "or an earlier --analysis."),
     analysis: Optional[str] = typer.Option(
         None, "--analysis", metavar="DIR",
         help="Write an item analysis in this directory: item-analysis.json/.csv, analysis.pdf "
@@ -95,14 +96,16 @@ ANALYZE_HELP = ("Item analysis of a graded class, from grades.json (no key or su
 @app.command(help=ANALYZE_HELP)
 def analyze(
     grades: str = typer.Argument(..., help="The grades file written by `examprep grade --json`."),
-    out: Optional[str] = typer.Option(None, "--out", help="Write item-analysis.json/.csv and analysis.pdf here."),
+    out: Optional[str] = typer.Option(None, "--out", metavar="DIR",
+                                      help="Write item-analysis.json/.csv and analysis.pdf here."),
+    force: bool = typer.Option(False, "--force", help="Replace an earlier analysis in --out."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary: only the files written."),
     no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour."),
 ) -> None:
     """`examprep analyze` (its help is ANALYZE_HELP, one paragraph a line)."""
     from examprep.grading.analysis_files import run_analyze
 
-    raise typer.Exit(run_analyze(grades, out, quiet=quiet, no_color=no_color))
+    raise typer.Exit(run_analyze(grades, out, quiet=quiet, no_color=no_color, force=force))
 
 
 AUTOGRADER_HELP = ("Write the autograder zip of a key for a Gradescope programming assignment.\n\n"

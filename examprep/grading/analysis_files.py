@@ -27,6 +27,24 @@ def plan(data: ItemData, out_dir: str | Path, title: str = "Item analysis") -> t
     return result, [(out / FILES[0], text.encode()), (out / FILES[1], csv_text(result).encode()), (out / FILES[2], pdf)]
 
 
+def check_out_dir(out_dir: str | Path, option: str, *, force: bool) -> None:
+    """Before the work: an earlier analysis in ``out_dir`` (any of FILES) is replaced only with
+    ``force``, as `sheet` and `anki` replace their outputs; OutputError names the option and file."""
+    from examprep.fileio import OutputError
+
+    out = Path(out_dir)
+    existing = [name for name in FILES if (out / name).exists()]
+    if existing and not force:
+        more = f" (and {len(existing) - 1} more of an earlier analysis)" if len(existing) > 1 else ""
+        raise OutputError(f"{option} {out}: {out / existing[0]} already exists{more}; use --force to replace "
+                          "it, or another directory")
+
+
+def pdf_title(title: str | None, fallback: str) -> str:
+    """analysis.pdf's heading: the exam's title (the key's, which grades.json records), else the file's name."""
+    return f"Item analysis: {title}" if title and title.strip() else f"Item analysis of {fallback}"
+
+
 def write(planned: list[tuple[Path, bytes]], inputs: set[Path] = frozenset()) -> None:
     """Write the analysis's files after the checks every grading output gets (fileio.write_outputs)."""
     from examprep.fileio import write_outputs
@@ -34,32 +52,43 @@ def write(planned: list[tuple[Path, bytes]], inputs: set[Path] = frozenset()) ->
     write_outputs(list(planned), set(inputs))
 
 
-def read_grades(path: str) -> ItemData:
-    """ItemData of a grades.json; InputError names the file and what is wrong."""
+def _load(path: str) -> Any:
     from examprep.fileio import InputError
     from examprep.fileio import read_user_text
 
     text = read_user_text(path)
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as err:
         raise InputError(f"{path}: line {err.lineno}: not JSON ({err.msg}); give the file `examprep grade --json` "
                          "wrote") from None
-    return from_grades(data, where=path)
 
 
-def run_analyze(grades: str, out_dir: str | None, *, quiet: bool = False, no_color: bool = False) -> int:
-    """`examprep analyze GRADES.json [--out DIR]`: the summary on the terminal, the files in DIR."""
+def read_grades(path: str) -> tuple[ItemData, str | None]:
+    """ItemData of a grades.json and the exam's title it records (its key's; None in a file from
+    before it did); InputError names the file and what is wrong."""
+    data = _load(path)
+    key = data.get("key") if isinstance(data, dict) else None
+    title = key.get("title") if isinstance(key, dict) else None
+    return from_grades(data, where=path), title if isinstance(title, str) else None
+
+
+def run_analyze(grades: str, out_dir: str | None, *, quiet: bool = False, no_color: bool = False,
+                force: bool = False) -> int:
+    """`examprep analyze GRADES.json [--out DIR] [--force]`: the summary on the terminal, the files in
+    DIR (an earlier analysis there only replaced with ``force``)."""
     from rich.console import Console
 
     from examprep.render.analysis import terminal_summary
     from examprep.render.report import escape
     from examprep.render.terminal import console
 
-    data = read_grades(grades)
+    if out_dir:
+        check_out_dir(out_dir, "--out", force=force)
+    data, title = read_grades(grades)
     err = Console(stderr=True, no_color=no_color, highlight=False, soft_wrap=True)
     if out_dir:
-        result, planned = plan(data, out_dir, title=f"Item analysis of {Path(grades).name}")
+        result, planned = plan(data, out_dir, title=pdf_title(title, Path(grades).name))
         write(planned, {Path(grades).resolve()})
     else:
         result, planned = analyse(data), []

@@ -23,6 +23,7 @@ class BatchResult:
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     key_info: dict[str, Any] = field(default_factory=dict)
+    other_sheet: list[str] = field(default_factory=list)    # the unreadable ones made for another sheet
 
     @property
     def exit_code(self) -> int:
@@ -57,6 +58,32 @@ def problems_for(key: Any, student_id: str, variant: str = "") -> tuple[list[Pro
     return key.problems, "", ""
 
 
+def other_sheet(key: Any, problems: list[Problem], sub: Any, variant: str) -> str | None:
+    """Why a filled-in answer template was made for another sheet than ``key`` (or another variant
+    than the student's ``problems``), or None. The template names its sheet's title on its first
+    line and each question's generator and points beside it (keys.answer_template); a file with
+    neither (JSON, CSV, a template's header deleted) is not judged."""
+    mark = getattr(sub, "template", None)
+    if mark is None:
+        return None
+    if mark.title and key.title and mark.title.strip() != key.title.strip():
+        return f"answers for sheet {mark.title!r}, not this key's {key.title!r}"
+    if not mark.questions:
+        return None
+    other = f"answers for {'another variant' if key.variants else 'another sheet'} of {key.title!r}"
+    which = f"{sub.student_id}'s variant has" if key.variants else "this key has"
+    for n, problem in enumerate(problems, 1):
+        got = mark.questions.get(n)
+        want = (" ".join(problem.title.split()), problem.generator, f"{problem.points:g}")
+        if got is not None and got != want:
+            return (f"{other}: its q{n} is {got[0]!r} ({got[1]}, {got[2]} points), {which} "
+                    f"{want[0]!r} ({want[1]}, {want[2]} points)")
+    if set(mark.questions) != set(range(1, len(problems) + 1)):
+        count = len(mark.questions)
+        return f"{other}: it has {count} question{'s' if count != 1 else ''}, {which} {len(problems)}"
+    return None
+
+
 def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *, key_path: str | None = None,
                 progress: Any = None) -> BatchResult:
     """Read every submission under ``paths`` (files or directories), grade the readable ones and
@@ -82,11 +109,12 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
 
     drift = ecf_drift(key)
     settings = replace(settings or Settings(), ecf_off=frozenset(drift.parts))
-    key_info = {"examprep_version": key.examprep_version, "format_version": key.format_version,
+    key_info = {"title": key.title, "examprep_version": key.examprep_version, "format_version": key.format_version,
                 "ecf_check": "absent" if key.ecf_check is None else "differs" if drift.parts else "passed",
                 "ecf_without_credit": drift.addresses}
     subs = []
     unreadable: list[str] = []
+    other: list[str] = []
     results: list[SubmissionResult] = []
     ids: Counter = Counter()
     # A class makes millions of small acyclic objects: the cyclic collector would rescan them
@@ -108,7 +136,7 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
         from examprep.answers.parse import decimal_comma
 
         with decimal_comma(bool(getattr(key, "meta", {}).get("decimal_comma"))):   # the sheet's setting, in its key
-            _grade_all(key, subs, settings, results, unreadable, ids, sources, progress)
+            _grade_all(key, subs, settings, results, unreadable, ids, sources, progress, other)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -116,11 +144,13 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
     if dups:
         notes.append(f"duplicate student ids (each graded separately): {', '.join(map(repr, dups[:10]))}"
                      + (" …" if len(dups) > 10 else ""))
-    return BatchResult(results, unreadable, notes, drift.warnings, key_info)
+    return BatchResult(results, unreadable, notes, drift.warnings, key_info, other)
 
 
 def _grade_all(key: Any, subs: list, settings: Settings | None, results: list, unreadable: list[str], ids: Counter,
-               sources: dict[str, list[str]], progress: Any) -> None:
+               sources: dict[str, list[str]], progress: Any, other: list[str]) -> None:
+    """Grade ``subs`` into ``results``; the unreadable ones go to ``unreadable`` (and to ``other``
+    too when made for another sheet)."""
     from examprep.answers.files import SubmissionError
 
     for i, sub in enumerate(subs):
@@ -128,6 +158,11 @@ def _grade_all(key: Any, subs: list, settings: Settings | None, results: list, u
             problems, variant, warning = problems_for(key, sub.student_id, sub.variant)
         except SubmissionError as err:
             unreadable.append(f"{sub.source}: {err}")
+            continue
+        reason = other_sheet(key, problems, sub, variant)
+        if reason is not None:
+            unreadable.append(f"{sub.source}: {reason}")
+            other.append(unreadable[-1])
             continue
         try:
             res = grade_submission(problems, sub.answers, student_id=sub.student_id, name=sub.name, source=sub.source,

@@ -68,16 +68,21 @@ class Outputs:
     analysis: str | None = None        # a directory: item-analysis.json/.csv and analysis.pdf
     gradebook: tuple[str, str] | None = None    # (LMS, FILE): the LMS's grade-import CSV
     roster: str | None = None          # the class roster: who should have submitted, and their LMS identifiers
-    force: bool = False                # replace an existing marks template (a filled-in one would be lost)
+    force: bool = False                # replace an existing marks template (a filled-in one would be lost) or analysis
 
     @property
     def to_stdout(self) -> bool:
         return "-" in (self.csv, self.json)
 
 
-def check_marks_options(outputs: Outputs) -> None:
+def check_replaced_outputs(outputs: Outputs) -> None:
     """Before any work: a marks template is filled in by hand, so an existing one is replaced only
-    with --force, and never the --marks file being merged. Raises ExamprepError."""
+    with --force, and never the --marks file being merged; an earlier --analysis is replaced only
+    with --force too. Raises ExamprepError."""
+    if outputs.analysis:
+        from examprep.grading.analysis_files import check_out_dir
+
+        check_out_dir(outputs.analysis, "--analysis", force=outputs.force)
     if not outputs.marks_template:
         return
     from examprep.fileio import check_output_file
@@ -173,7 +178,7 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
     if outputs.visibility not in VISIBILITIES:
         raise ParamError(f"--gradescope-visibility: expected one of {', '.join(VISIBILITIES)}, "
                          f"got {outputs.visibility!r}")
-    check_marks_options(outputs)
+    check_replaced_outputs(outputs)
     the_key = keys.read_key(key_path)
     check_tolerance_targets(settings, the_key)
     if self_test:
@@ -207,6 +212,9 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
     finally:
         progress.stop()
     results = batch.results
+    if len(submissions) == 1 and Path(submissions[0]).is_file() and not results and batch.other_sheet:
+        # one answer file, made for another sheet: the wrong KEY or file was given, a usage error
+        raise ParamError(batch.other_sheet[0])
     if marks is not None:
         from examprep.grading.marks import apply_marks
 
@@ -226,7 +234,7 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
         inputs.add(Path(outputs.roster).resolve())
     if outputs.marks:
         inputs.add(Path(outputs.marks).resolve())
-    analysis = _plan_analysis(results, outputs.analysis, key_path) if outputs.analysis else None
+    analysis = _plan_analysis(results, outputs.analysis, key_path, the_key.title) if outputs.analysis else None
     from examprep.fileio import write_outputs
 
     write_outputs(planned + (analysis[2] if analysis is not None else []), inputs)    # all checked, then written
@@ -272,7 +280,8 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
     return batch.exit_code
 
 
-def _plan_analysis(results: list[SubmissionResult], out_dir: str, key_path: str) -> tuple[Any, Any, Any]:
+def _plan_analysis(results: list[SubmissionResult], out_dir: str, key_path: str,
+                   title: str | None) -> tuple[Any, Any, Any]:
     """(analysis, its ItemData, its planned files) of a graded class, from the same records as grades.json."""
     from examprep.grading import analysis_files
     from examprep.grading.analysis import item_data
@@ -282,7 +291,7 @@ def _plan_analysis(results: list[SubmissionResult], out_dir: str, key_path: str)
     for _, m, _, e in summarise(results)[1]:       # as analyze reads grades.json's summary: the first wins
         explanations.setdefault(m, e)
     data = item_data([r.to_dict() for r in results], explanations)
-    result, files = analysis_files.plan(data, out_dir, title=f"Item analysis of {Path(key_path).name}")
+    result, files = analysis_files.plan(data, out_dir, title=analysis_files.pdf_title(title, Path(key_path).name))
     return result, data, files
 
 

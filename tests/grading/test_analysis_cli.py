@@ -173,3 +173,40 @@ def test_a_grade_run_that_fails_its_output_checks_writes_nothing(graded, tmp_pat
         res = run("grade", d / "class" / "key.json", d / "subs", "-q", "--json", json_out, *extra)
         assert res.exit_code == 2 and message in res.stderr, res.output
         assert not json_out.exists() and (tmp_path / "a.log").read_text() == "a log\n"
+
+
+def test_an_earlier_analysis_is_replaced_only_with_force(graded, tmp_path):
+    # as `sheet` and `anki` do: refused in one line before any work, exit 2, the old files untouched
+    d, _, _ = graded
+    out = tmp_path / "an"
+    out.mkdir()
+    (out / "analysis.pdf").write_bytes(b"an earlier analysis")
+    for args, option in [(["analyze", d / "grades.json", "--out", out], "--out"),
+                         (["grade", d / "class" / "key.json", d / "subs", "-q", "--json", tmp_path / "g.json",
+                           "--analysis", out], "--analysis")]:
+        res = run(*args)
+        assert res.exit_code == 2, res.output
+        assert res.stderr.startswith(f"error: {option} {out}: {out / 'analysis.pdf'} already exists; use --force")
+        assert res.stderr.count("\n") == 1 and "Traceback" not in res.output
+        assert (out / "analysis.pdf").read_bytes() == b"an earlier analysis"
+        assert not (out / "item-analysis.json").exists() and not (tmp_path / "g.json").exists()
+    res = run("analyze", d / "grades.json", "--out", out, "--force", "-q")
+    assert res.exit_code == 0, res.output
+    assert (out / "analysis.pdf").read_bytes().startswith(b"%PDF")
+    res = run("grade", d / "class" / "key.json", d / "subs", "-q", "--analysis", out, "--force")
+    assert res.exit_code == 0, res.output
+    assert strict_load(out / "item-analysis.json") == strict_load(d / "an" / "item-analysis.json")
+
+
+def test_analysis_pdf_is_titled_after_the_exam_not_the_key_file(graded, tmp_path):
+    from pypdf import PdfReader
+
+    d, key, _ = graded
+    assert key.title and key.title != "key.json"
+    assert json.loads((d / "grades.json").read_text())["key"]["title"] == key.title
+    res = run("analyze", d / "grades.json", "--out", tmp_path / "re", "-q")
+    assert res.exit_code == 0, res.output
+    for pdf in (d / "an" / "analysis.pdf", tmp_path / "re" / "analysis.pdf"):
+        first = " ".join(PdfReader(pdf).pages[0].extract_text().split())
+        assert first.startswith(f"Item analysis: {key.title}"), first[:80]
+        assert "key.json" not in first and "grades.json" not in first

@@ -118,7 +118,7 @@ def test_with_the_same_engine_new_and_old_keys_grade_alike(attention_key):
     new, err = grade_json(attention_key)
     old, _ = grade_json(attention_key, "old.json")
     assert statuses(new) == statuses(old) == [["misconception", "ecf", "ecf"]] + [["wrong", "ecf", "ecf"]] * 2
-    assert new["key"] == {"examprep_version": "0.0.9", "format_version": 1, "ecf_check": "passed",
+    assert new["key"] == {"title": "k", "examprep_version": "0.0.9", "format_version": 1, "ecf_check": "passed",
                           "ecf_without_credit": []}
     assert new["warnings"] == [] and "carried-forward rule" not in err
 

@@ -1,0 +1,90 @@
+"""An answer file made for another sheet (or another student's variant) is refused, not graded
+part by part with warnings: the template names its sheet's title on its first line and each
+question's title, generator and points beside it (keys.answer_template). In a batch it is one
+unreadable line and the batch goes on; given alone it is one error line, exit 2."""
+import json
+
+from typer.testing import CliRunner
+
+from examprep.answers.files import read_file, template_mark
+from examprep.cli import app
+from examprep.generators import build
+from examprep.keys import Key, answer_template, write_key
+
+runner = CliRunner()
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args], env={"COLUMNS": "80", "NO_COLOR": "1"})
+
+
+def sheet(tmp_path, name, title, generators, seed=1):
+    problems = [build(g, seed) for g in generators]
+    write_key(tmp_path / f"{name}.json", Key(title, problems))
+    (tmp_path / f"{name}.toml").write_text(answer_template(problems, title=title, student_id=name) + "\n")
+    return problems
+
+
+def test_the_template_says_which_sheet_it_is_for(tmp_path):
+    problems = sheet(tmp_path, "a", "Midterm (resit)", ["softmax-cross-entropy", "rnn-step"])
+    (sub,), errors = read_file(tmp_path / "a.toml")
+    assert errors == [] and sub.template.title == "Midterm (resit)"
+    assert sub.template.questions == {n: (p.title, p.generator, f"{p.points:g}") for n, p in enumerate(problems, 1)}
+    assert template_mark('q1 = {a = "1"}\n') is None                  # not made from a template: not judged
+
+
+def test_a_file_for_another_sheet_given_alone_is_one_error_line_exit_2(tmp_path):
+    sheet(tmp_path, "a", "Midterm", ["softmax-cross-entropy", "rnn-step"])
+    sheet(tmp_path, "b", "CNN quiz", ["max-pool"])
+    res = run("grade", tmp_path / "a.json", tmp_path / "b.toml", "--json", tmp_path / "g.json")
+    assert res.exit_code == 2, res.output
+    assert res.stderr == f"error: {tmp_path / 'b.toml'}: answers for sheet 'CNN quiz', not this key's 'Midterm'\n"
+    assert res.stdout == "" and not (tmp_path / "g.json").exists()
+
+
+def test_in_a_batch_it_is_unreadable_and_the_others_are_graded(tmp_path):
+    sheet(tmp_path, "a", "Midterm", ["softmax-cross-entropy", "rnn-step"])
+    sheet(tmp_path, "b", "CNN quiz", ["max-pool"])
+    res = run("grade", tmp_path / "a.json", tmp_path / "a.toml", tmp_path / "b.toml", "-q", "--json", tmp_path / "g.json")
+    assert res.exit_code == 1, res.output
+    assert f"unreadable: {tmp_path / 'b.toml'}: answers for sheet 'CNN quiz', not this key's 'Midterm'" in res.stderr
+    data = json.loads((tmp_path / "g.json").read_text())
+    assert [s["student_id"] for s in data["submissions"]] == ["a"]
+    assert len(data["unreadable"]) == 1 and "answers for sheet 'CNN quiz'" in data["unreadable"][0]
+
+
+def test_same_title_but_other_questions_is_another_sheet(tmp_path):
+    sheet(tmp_path, "a", "Quiz 3", ["softmax-cross-entropy", "rnn-step"])
+    sheet(tmp_path, "b", "Quiz 3", ["softmax-cross-entropy", "max-pool"])
+    sheet(tmp_path, "c", "Quiz 3", ["softmax-cross-entropy"])
+    res = run("grade", tmp_path / "a.json", tmp_path / "b.toml")
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1, res.output
+    assert res.stderr.startswith(f"error: {tmp_path / 'b.toml'}: answers for another sheet of 'Quiz 3': its q2 is ")
+    assert "(max-pool, " in res.stderr and "this key has" in res.stderr and "(rnn-step, " in res.stderr
+    res = run("grade", tmp_path / "a.json", tmp_path / "c.toml")
+    assert res.exit_code == 2 and "it has 1 question, this key has 2" in res.stderr, res.output
+
+
+def test_another_students_variant_is_refused(tmp_path):
+    one, two = build("softmax-cross-entropy", 1), build("rnn-step", 1)
+    write_key(tmp_path / "key.json", Key("Exam", [], variants={"s1": [one], "s2": [two]},
+                                         variant_codes={"s1": "AAAA", "s2": "BBBB"}))
+    (tmp_path / "s1.toml").write_text(answer_template([one], title="Exam", student_id="s1") + "\n")
+    # s1 answered on s2's template (its id changed): s1's variant is another question
+    (tmp_path / "s1-on-s2.toml").write_text(answer_template([two], title="Exam", student_id="s1") + "\n")
+    res = run("grade", tmp_path / "key.json", tmp_path / "s1.toml", "-q")
+    assert res.exit_code == 0, res.output
+    res = run("grade", tmp_path / "key.json", tmp_path / "s1-on-s2.toml")
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1, res.output
+    assert res.stderr.startswith(f"error: {tmp_path / 's1-on-s2.toml'}: answers for another variant of 'Exam': its q1 is "
+                                 f"{two.title!r} (rnn-step, ")
+    assert f"s1's variant has {one.title!r}" in res.stderr
+
+
+def test_a_file_made_for_this_sheet_is_graded_even_with_its_header_edited(tmp_path):
+    sheet(tmp_path, "a", "Midterm", ["softmax-cross-entropy", "rnn-step"])
+    text = (tmp_path / "a.toml").read_text()
+    (tmp_path / "nohead.toml").write_text(text.split("\n", 1)[1])         # first line deleted: not judged
+    for f in ("a.toml", "nohead.toml"):
+        res = run("grade", tmp_path / "a.json", tmp_path / f, "-q")
+        assert res.exit_code == 0, res.output
