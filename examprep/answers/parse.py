@@ -323,6 +323,10 @@ def _refuse_ambiguous_e(tokens: list[Token]) -> None:
 
 _DECIMAL_COMMA_MODE: contextvars.ContextVar[bool] = contextvars.ContextVar("decimal_comma", default=False)
 _COMMA = re.compile(r",")
+# on a decimal-comma sheet a point between a 1–3 digit lead and groups of three digits ("2.000",
+# "1.234.567", "1.500,5") is how the comma locales group thousands: read as a decimal point it
+# would silently make 2000 into 2
+_GROUPED = re.compile(r"(?<![\d.,])[1-9]\d{0,2}(?:\.\d{3})+(?![\d.eE])(?:,\d+)?")
 
 
 @contextlib.contextmanager
@@ -342,7 +346,19 @@ def decimal_comma_on() -> bool:
 
 def from_decimal_comma(text: str) -> str:
     """Text written with decimal commas and ';' list separators, as the parser reads it (decimal
-    points and ',' separators). A comma that is not between two digits is refused: lists take ';'."""
+    points and ',' separators). A comma that is not between two digits is refused: lists take ';'.
+    A point that may group thousands ("2.000": two thousand, or two?) is refused as ambiguous: a
+    decimal point elsewhere ("0.5", "2.5", "1234.5") is read as one, as before."""
+    g = _GROUPED.search(text)
+    if g:
+        number = g.group(0)
+        grouped = number.replace(".", "")
+        if number.count(".") == 1 and "," not in number:
+            raise AnswerParseError(f"{number!r} at column {g.start() + 1} is ambiguous on this decimal-comma sheet: "
+                                   f"a point groups thousands there ({grouped}) or marks decimals "
+                                   f"({number.replace('.', ',')}); write {grouped} or {number.replace('.', ',')}")
+        raise AnswerParseError(f"{number!r} at column {g.start() + 1}: write numbers without a thousands separator "
+                               f"on this decimal-comma sheet: {grouped}")
     for m in _COMMA.finditer(text):
         i = m.start()
         if not (0 < i < len(text) - 1 and text[i - 1].isdigit() and text[i + 1].isdigit()):
@@ -392,8 +408,11 @@ def parse_text(text: str, *, variables: tuple[str, ...] | frozenset[str] = (), s
 
 
 def fast_number(text: str) -> float | None:
-    """A plain decimal number ("0.245", "-2e-3") without the parser, or None."""
+    """A plain decimal number ("0.245", "-2e-3") without the parser, or None (also for "2.000" on a
+    decimal-comma sheet, which the parser refuses as ambiguous)."""
     if len(text) < 40 and PLAIN_NUMBER.fullmatch(text):
+        if _DECIMAL_COMMA_MODE.get() and _GROUPED.search(text):
+            return None
         try:
             return float(text)
         except ValueError:

@@ -108,3 +108,43 @@ def test_a_recipe_sets_it_and_a_bad_value_is_one_line(tmp_path):
     (tmp_path / "bad.toml").write_text('[sheet]\ntitle = "T"\ndecimal_comma = "yes"\n\n[[problem]]\ntopic = "activation"\n')
     res = runner.invoke(app, ["sheet", "--recipe", str(tmp_path / "bad.toml"), "--out", str(tmp_path / "b")])
     assert res.exit_code == 2 and res.output.count("\n") == 1 and "decimal_comma: expected true or false" in res.output
+
+
+@pytest.mark.parametrize("text, message", [
+    ("2.000", "'2.000' at column 1 is ambiguous on this decimal-comma sheet: a point groups thousands there (2000) "
+              "or marks decimals (2,000); write 2000 or 2,000"),
+    ("-1.234", "'1.234' at column 2 is ambiguous"),
+    ("[0,5; 1.000]", "'1.000' at column 7 is ambiguous"),
+    ("1.234.567", "'1.234.567' at column 1: write numbers without a thousands separator on this decimal-comma "
+                  "sheet: 1234567"),
+    ("1.500,5", "write numbers without a thousands separator on this decimal-comma sheet: 1500,5"),
+])
+def test_a_point_that_may_group_thousands_is_refused_as_ambiguous(text, message):
+    # in a comma locale "2.000" is two thousand; read as a decimal point it silently became 2
+    with decimal_comma(), pytest.raises(AnswerParseError) as err:
+        parse_text(text)
+    assert message in str(err.value)
+
+
+@pytest.mark.parametrize("text, value", [("0.125", 0.125), ("2.5", 2.5), ("1234.567", 1234.567), ("2.000e3", 2000.0),
+                                         ("12.34", 12.34)])
+def test_a_point_that_cannot_group_thousands_is_still_a_decimal_point(text, value):
+    with decimal_comma():
+        assert evaluate_all(parse_text(text)) == pytest.approx(value)
+    assert evaluate_all(parse_text("2.000")) == 2.0                 # and on a decimal-point sheet, as before
+
+
+def test_grade_names_the_part_whose_point_is_ambiguous_and_grades_the_rest(comma_sheet, tmp_path):
+    key = json.loads((comma_sheet / "key.json").read_text())
+    n, part = next((k, p["parts"][0]) for k, p in enumerate(key["problems"], 1)
+                   if isinstance(p["parts"][0]["expected"], (int, float)))
+    text = re.sub(rf"(\[q{n}\]\n{part['id']} = )\"[^\"]*\"", r'\1"2.000"', _answers(key, _comma))
+    (tmp_path / "ada.toml").write_text(text)
+    res = runner.invoke(app, ["grade", str(comma_sheet / "key.json"), str(tmp_path / "ada.toml"), "--json", "-"],
+                        env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    parts = {f"{pr['question']}.{p['part']}": p for pr in data["submissions"][0]["problems"] for p in pr["parts"]}
+    odd = parts.pop(f"q{n}.{part['id']}")
+    assert odd["status"] == "unparseable" and "'2.000' at column 1 is ambiguous" in odd["feedback"]
+    assert all(p["status"] == "correct" for p in parts.values())
