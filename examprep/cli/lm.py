@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from examprep.errors import Interrupted
-from examprep.train.options import FinetuneOptions, quiet_waiting_threads
+from examprep.train.options import FinetuneOptions, quiet_waiting_threads, with_article
 
 app = typer.Typer()
 DEFAULTS = FinetuneOptions()
@@ -35,7 +35,7 @@ def fill_mask(
 
     loaded = ckpt.load(checkpoint, "cpu")
     if loaded.config.arch != "encoder-only":
-        raise ExamprepError(f"{loaded.path} is a {loaded.config.arch} model; fill-mask needs a masked LM "
+        raise ExamprepError(f"{loaded.path} is {with_article(loaded.config.arch)} model; fill-mask needs a masked LM "
                             f"(examprep train --arch encoder-only --objective mlm)")
     answers = fill(loaded.model, loaded.source_vocab, text, top_k)
     unknown = unknown_words(loaded.source_vocab, text)

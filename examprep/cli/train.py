@@ -151,12 +151,22 @@ def translate(
     translator = Translator.load(checkpoint, device=device, max_tokens=max_tokens)
     outputs = translator.translate(texts, beam=beam)
     kind = "characters" if translator.loaded.source_vocab.level == "char" else "words"
+    # an output line is empty when the model ends at once, as an untrained one does: said on stderr,
+    # once for the lot when no input got a token, so that stdout keeps one line per input
+    silent = [text for text, output in zip(texts, outputs) if text.strip() and not output]
+    everything = len(silent) > 1 and len(silent) == sum(1 for text in texts if text.strip())
+    if everything:
+        typer.echo(f"warning: the model produced no tokens for any of the {len(silent)} inputs: it ends every "
+                   f"output at once, as an untrained or barely trained model does", err=True)
     for text, output in zip(texts, outputs):
+        shown = text if len(text) <= 40 else text[:40] + "…"
         unknown = translator.unknown_tokens(text)
         if unknown:
-            shown = text if len(text) <= 40 else text[:40] + "…"
             typer.echo(f"warning: {shown!r} has {kind} this model never saw, read as unknown: "
                        + ", ".join(repr(t.strip() or t) for t in unknown), err=True)
+        if text.strip() and not output and not everything:
+            typer.echo(f"warning: {shown!r}: the model produced no tokens: it ended the output at once, as an "
+                       f"untrained or barely trained model does", err=True)
         typer.echo(output)
         if attention and text.strip():
             print_attention(translator.attention(text))

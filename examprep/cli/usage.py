@@ -29,6 +29,18 @@ def _option_name(param: Any) -> str:
     return (getattr(param, "metavar", None) or getattr(param, "name", "") or "value").upper()
 
 
+def _near_options(err: Any) -> list[str]:
+    """The options a mistyped one may have meant: those it begins (--lr → --lr-factor) if any, else
+    click's close matches; --help only when that is what was begun."""
+    typed = err.option_name
+    ctx = getattr(err, "ctx", None)
+    known = [o for p in (ctx.command.get_params(ctx) if ctx is not None else [])
+             for o in (*getattr(p, "opts", ()), *getattr(p, "secondary_opts", ())) if o.startswith("-")]
+    begun = sorted(o for o in known if o.startswith(typed) and o != typed and len(typed) > 2)
+    picks = begun or sorted(err.possibilities or [])
+    return [o for o in picks if o not in ("--help", "-h") or typed.startswith("--h")][:3]
+
+
 def usage_line(err: Any) -> str:
     """One line for a value typer (or its click core) rejected: ``--opt: what was expected, got 'x'``."""
     from typer._click import exceptions as ce
@@ -47,7 +59,8 @@ def usage_line(err: Any) -> str:
                 str(errors[0].get("msg", what))
         return f"{_option_name(err.param)}: {what}"
     if isinstance(err, ce.NoSuchOption):
-        near = f"; did you mean {' or '.join(sorted(err.possibilities))}?" if err.possibilities else ""
+        near = _near_options(err)
+        near = f"; did you mean {' or '.join(near)}?" if near else ""
         return f"{err.option_name}: no such option{near} (see --help)"
     if isinstance(err, ce.BadOptionUsage):
         message = err.message.rstrip(".")

@@ -16,6 +16,7 @@ import torch
 
 from examprep.train.data import MONTHS, WEEKDAYS, _pad, make_example
 from examprep.train.model import keep_attention
+from examprep.train.options import with_article
 from examprep.train.serve import Translator
 
 FIELDS = ("year", "month", "day")
@@ -237,7 +238,7 @@ def attention_report(checkpoint: Path, text: str, *, kind: str = "cross", layer:
     try:
         m = att.get(ATTENTION_KINDS[kind], layer % n_layers)
     except KeyError:
-        raise ExamprepError(f"--kind: a {cfg.arch} model has no {kind} attention") from None
+        raise ExamprepError(f"--kind: {with_article(cfg.arch)} model has no {kind} attention") from None
     if head is not None and not 0 <= head < n_heads:
         raise ExamprepError(f"--head: this model has {_count(n_heads, 'head')}, got {head}")
     heads = [head] if head is not None else list(range(n_heads))

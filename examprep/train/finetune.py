@@ -93,7 +93,7 @@ def plan(o: FinetuneOptions) -> Plan:
         raise ConfigError("--lora-rank R is required (or --full to fine-tune every weight)")
     targets = parse_targets(o.targets) if not o.full else ()
     if o.alpha is not None and not (o.alpha > 0 and math.isfinite(o.alpha)):
-        raise ConfigError(f"--lora-alpha must be positive, got {o.alpha}")
+        raise ConfigError(f"--lora-alpha must be a finite positive number, got {o.alpha}")
     if o.task is not None and o.corpus is not None:
         raise ConfigError("give either --task or --corpus, not both")
     for name in ("batch_tokens", "eval_every", "eval_size"):
@@ -109,7 +109,7 @@ def plan(o: FinetuneOptions) -> Plan:
         raise ConfigError(f"--goal must be in (0, 1] (held-out exact match; 0: off), got {o.goal}")
     lr = o.lr if o.lr is not None else (1e-3 if o.full else 3e-3)
     if not (lr > 0 and math.isfinite(lr)):
-        raise ConfigError(f"--lr must be positive, got {lr}")
+        raise ConfigError(f"--lr must be a finite positive number, got {lr}")
     base = stored.read(o.checkpoint)
     cfg = base.config
     if cfg.arch == "encoder-only":

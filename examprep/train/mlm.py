@@ -26,7 +26,7 @@ from examprep.train.distributed import setup, teardown
 from examprep.train.errors import CheckpointError, ConfigError, CorpusError, DivergedError
 from examprep.train.model import build_model
 from examprep.train.config import TransformerConfig
-from examprep.train.options import TrainOptions
+from examprep.train.options import TrainOptions, with_article
 from examprep.train.report import Reporter
 from examprep.train.trainer import (
     RunLog, TrainResult, _autocast, _check_options, _check_writable_dir, _rng_state,
@@ -58,7 +58,7 @@ class _MlmRun:
         self.reporter, self.device = reporter, device
         o, resumed, self.run_dir = open_run(o)
         if resumed and resumed.config.arch != "encoder-only":
-            raise CheckpointError(f"--resume: {resumed.path} is a {resumed.config.arch} checkpoint, not a masked LM")
+            raise CheckpointError(f"--resume: {resumed.path} is {with_article(resumed.config.arch)} checkpoint, not a masked LM")
         self.o = o
         _check_writable_dir(self.run_dir)
         checkpoint.remove_stale_temporaries(self.run_dir)

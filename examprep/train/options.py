@@ -137,6 +137,12 @@ def resumed_model_kind(out: Optional[Path], arch: str, objective: str) -> tuple[
     return str(saved.get("arch", arch)), str(saved.get("objective", objective))
 
 
+def with_article(arch: str) -> str:
+    """An architecture's name with its article, as said aloud: "an encoder-decoder", "a decoder-only",
+    "an rnn-seq2seq" (ar-en-en), "an encoder-only"."""
+    return f"{'an' if arch[:1] in 'aeior' else 'a'} {arch}"
+
+
 def check_objective(arch: str, objective: str) -> None:
     """--objective against --arch, before torch loads: a masked LM reads the whole sentence, so it
     is encoder-only, and an encoder alone has no decoder to translate with."""
@@ -146,7 +152,7 @@ def check_objective(arch: str, objective: str) -> None:
         raise ConfigError(f"--objective {objective!r} is not one of seq2seq, mlm")
     if objective == "mlm" and arch != "encoder-only":
         raise ConfigError(f"--objective mlm needs --arch encoder-only: a masked LM reads the words on both "
-                          f"sides of a gap, which a {arch} model's causal decoder cannot")
+                          f"sides of a gap, which {with_article(arch)} model's causal decoder cannot")
     if objective == "seq2seq" and arch == "encoder-only":
         raise ConfigError("--arch encoder-only has no decoder to translate with; add --objective mlm")
 

@@ -188,7 +188,7 @@ def _check_options(o: TrainOptions) -> None:
         raise ConfigError(f"--batch-tokens {o.batch_tokens} is more than the {MAX_BATCH_TOKENS:,} tokens a "
                           f"step can hold in memory; use a smaller --batch-tokens")
     if not (o.lr_factor > 0 and math.isfinite(o.lr_factor)):
-        raise ConfigError(f"--lr-factor must be positive, got {o.lr_factor}")
+        raise ConfigError(f"--lr-factor must be a finite positive number, got {o.lr_factor}")
     if o.goal is not None and not 0.0 <= o.goal <= 1.0:
         raise ConfigError(f"--goal must be in (0, 1] (held-out exact match; 0: off), got {o.goal}")
     if o.seed < 0:

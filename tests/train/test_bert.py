@@ -127,7 +127,10 @@ def test_masked_lm_runs_resume_where_they_stopped(tmp_path):
 
 def test_bad_objectives_and_fill_mask_input_are_one_line_before_any_work(tmp_path):
     for args, said in [(["--objective", "mlm"], "--objective mlm needs --arch encoder-only"),
-                       (["--objective", "mlm", "--arch", "decoder-only"], "decoder-only model's causal decoder"),
+                       (["--objective", "mlm", "--arch", "decoder-only"], "which a decoder-only model's causal decoder"),
+                       (["--objective", "mlm", "--arch", "rnn-seq2seq"], "which an rnn-seq2seq model's causal decoder"),
+                       (["--objective", "mlm", "--arch", "encoder-decoder"],
+                        "which an encoder-decoder model's causal decoder"),
                        (["--arch", "encoder-only"], "add --objective mlm"),
                        (["--arch", "encoder-only", "--objective", "clm"], "is not one of seq2seq, mlm")]:
         res = run("train", *args, "--out", tmp_path / "never")
@@ -138,6 +141,7 @@ def test_bad_objectives_and_fill_mask_input_are_one_line_before_any_work(tmp_pat
                "200", "--eval-size", "10", "--steps", "1", "--out", out).exit_code == 0
     res = run("fill-mask", "-c", out, "a [MASK] c")
     assert res.exit_code == 2 and "fill-mask needs a masked LM" in res.stderr and len(res.stderr.splitlines()) == 1
+    assert "is an encoder-decoder model" in res.stderr, res.stderr
     for text, said in [("no gap here", "TEXT has no [MASK]"), ("[MASK]", "--top-k: expected a count from 1 to 100")]:
         res = run("fill-mask", "-c", out, text, *(["--top-k", "0"] if text == "[MASK]" else []))
         assert res.exit_code == 2 and said in res.stderr and len(res.stderr.splitlines()) == 1, res.output

@@ -188,3 +188,22 @@ def test_an_out_directory_that_cannot_be_written_exits_2_before_any_work(tmp_pat
     assert res.stderr.startswith(f"error: --out {out}: cannot write a run directory there") and \
         res.stderr.count("\n") == 1, res.stderr
     assert "training on" not in res.output and not os.path.lexists(out)
+
+
+def test_translate_says_when_the_model_produced_no_tokens(tmp_path, monkeypatch):
+    # an untrained model ends its output at once: stdout keeps one (empty) line per input, and
+    # stderr says why instead of leaving blank lines unexplained
+    out = tmp_path / "run"
+    assert run("train", *TINY, "--steps", "1", "--out", out).exit_code == 0
+    from examprep.train.serve import Translator
+
+    said = {"abc": "", "qrs": "srq"}
+    monkeypatch.setattr(Translator, "translate", lambda self, texts, beam=1: [said.get(t, "") for t in texts])
+    res = run("translate", "-c", out, "abc", "qrs")
+    assert res.exit_code == 0 and res.stdout == "\nsrq\n", res.output
+    assert res.stderr == ("warning: 'abc': the model produced no tokens: it ended the output at once, as an "
+                          "untrained or barely trained model does\n")
+    res = run("translate", "-c", out, "-", input="abc\n\nxyz\n")
+    assert res.exit_code == 0 and res.stdout == "\n\n\n", res.output
+    assert res.stderr == ("warning: the model produced no tokens for any of the 2 inputs: it ends every output at "
+                          "once, as an untrained or barely trained model does\n")
