@@ -1,5 +1,7 @@
-"""Every option's help text reaches `--help` whole: rich reads "[word: …]" as a markup tag and
-drops it unless escaped, which once printed "Longest output in tokens ." for a documented default."""
+"""The help screens (click's plain help, issue 26): every option's help text reaches `--help` whole
+(rich's help once read "[word: …]" as a markup tag and dropped it, printing "Longest output in
+tokens ."), `examprep --help` lists each command with its own first paragraph, and at 80 columns
+every paragraph, argument and option is there, no line is longer and none breaks after a hyphen."""
 import re
 
 import pytest
