@@ -63,7 +63,9 @@ def test_train_then_translate_with_the_result(tmp_path):
     # characters outside the vocabulary: translated, with one warning per input naming them
     res = run("translate", "-c", out, "ab日c本日", "abc")
     assert res.exit_code == 0 and len(res.stdout.splitlines()) == 2
-    assert res.stderr == "warning: 'ab日c本日' has characters this model never saw, read as unknown: '日', '本'\n"
+    unknown = "warning: 'ab日c本日' has characters this model never saw, read as unknown: '日', '本'"
+    # (a model this small may still end its outputs at once: that is said too, on its own line)
+    assert [line for line in res.stderr.splitlines() if "the model produced no tokens" not in line] == [unknown]
 
 
 def test_translate_refuses_blank_text_and_max_tokens_below_one(tmp_path):
@@ -108,7 +110,9 @@ def test_translate_dash_must_be_the_only_text_and_stdin_must_be_utf8(tmp_path):
     assert res.exit_code == 2 and res.stdout == "", res.output
     assert res.stderr.startswith("error: stdin line 2 is not UTF-8") and res.stderr.count("\n") == 1
     res = run("translate", "-c", tmp_path, "-", input="abc\r\nab\n")
-    assert res.exit_code == 0 and len(res.stdout.splitlines()) == 2 and res.stderr == ""
+    assert res.exit_code == 0 and len(res.stdout.splitlines()) == 2, res.output
+    # an untrained model may end its outputs at once, which is said; nothing else is
+    assert all("the model produced no tokens" in line for line in res.stderr.splitlines()), res.stderr
 
 
 def test_help_shows_the_bracketed_defaults():
