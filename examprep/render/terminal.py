@@ -441,5 +441,5 @@ def print_sheet_summary(result: Any) -> None:
         if path.parent != result.out_dir:
             folders[path.parent] = folders.get(path.parent, 0) + 1
     for folder, count in folders.items():
-        kind = "answer template" if folder.name == "answers" else "file"
+        kind = {"answers": "answer template", "problems": "PDF", "solutions": "PDF"}.get(folder.name, "file")
         typer.echo(f"  {folder}/ ({plural(count, kind)}, one per student)")

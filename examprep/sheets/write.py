@@ -19,12 +19,15 @@ PDF_CHUNK = 8          # copies per Typst compile: bounds memory; chunks are joi
 
 
 def render_outputs(sheet: Sheet, formats: tuple[str, ...] = DEFAULT_FORMATS,
-                   progress: Progress | None = None, font_files: list | None = None) -> dict[str, bytes]:
+                   progress: Progress | None = None, font_files: list | None = None,
+                   split: bool = False) -> dict[str, bytes]:
     """Every output file of the sheet, rendered in memory: relative path → bytes.
 
     Always the key (``key.json``) and answer template(s); "pdf" adds problems.pdf and
     solutions.pdf, "md" problems.md and solutions.md, "moodle" moodle.xml, "qti21" qti21.zip,
     "canvas" canvas.zip, "blackboard" blackboard.txt.
+    ``split`` (variants with "pdf"): each student's copy as a PDF of its own too,
+    problems/<id>.pdf and solutions/<id>.pdf (ids made safe as the answer templates' are).
     ``progress("PDF parts", done, total)`` is called as each PDF part is typeset (and joined).
     ``font_files``: extra fonts for the PDFs (default: font_plan's, for names the bundled fonts lack).
     Raises TypstCompileError (nothing is written) when Typst rejects a document.
@@ -34,11 +37,11 @@ def render_outputs(sheet: Sheet, formats: tuple[str, ...] = DEFAULT_FORMATS,
     if font_files is None:
         font_files = font_plan(sheet).files if "pdf" in formats else []
     with fonts.font_folder(font_files) as folder:
-        return _render_outputs(sheet, formats, progress, folder)
+        return _render_outputs(sheet, formats, progress, folder, split and sheet.variants and "pdf" in formats)
 
 
 def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress | None,
-                    font_folder: str | None) -> dict[str, bytes]:
+                    font_folder: str | None, split: bool = False) -> dict[str, bytes]:
     from examprep import keys
     from examprep.render import pdf
     from examprep.render.typst.sheet import sheet_source
@@ -47,13 +50,17 @@ def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress |
     # The PDFs compile in worker processes while Python renders the rest. A long run of variants
     # compiles in chunks of PDF_CHUNK copies (Typst holds a document's whole layout in memory),
     # which are then joined into one PDF.
+    # Each chunk also reads back its copies' page counts, from which --split cuts each student's
+    # pages out of the chunk in the same worker (no second layout).
     with pdf.PdfWorkers() as pool:
         chunks: dict[str, list] = {}
         if "pdf" in formats:
             groups = [sheet.copies[i:i + PDF_CHUNK] for i in range(0, len(sheet.copies), PDF_CHUNK)]
             for name, solutions in (("problems.pdf", False), ("solutions.pdf", True)):
-                chunks[name] = [pool.submit(pdf.compile_pdf,
-                                            sheet_source(sheet, solutions=solutions, copies=g), font_folder)
+                title = sheet.recipe.title + (" — solutions" if solutions else "")
+                chunks[name] = [pool.submit(pdf.compile_copies, sheet_source(sheet, solutions=solutions, copies=g),
+                                            font_folder, split=split, titles=[_copy_title(title, c) for c in g],
+                                            author=sheet.recipe.course or "examprep")
                                 for g in groups]
         out["key.json"] = (keys.key_to_json(make_key(sheet)) + "\n").encode("utf-8")
         if sheet.variants:
@@ -90,8 +97,11 @@ def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress |
         merges = {}
         for name, futures in chunks.items():
             parts = []
-            for f in futures:
-                parts.append(f.result())
+            for g, f in enumerate(futures):
+                part, _, singles = f.result()
+                parts.append(part)
+                for copy, single in zip(sheet.copies[g * PDF_CHUNK:(g + 1) * PDF_CHUNK], singles):
+                    out[f"{name[:-4]}/{safe_name(copy.student.id)}.pdf"] = single
                 done += 1
                 if progress:
                     progress("PDF parts", done, total)
@@ -106,6 +116,12 @@ def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress |
             if progress:
                 progress("PDF parts", done, total)
     return {name: out[name] for name in sorted(out, key=_output_order)}
+
+
+def _copy_title(title: str, copy) -> str:
+    """A student's own PDF's title: the sheet's, then the student."""
+    s = copy.student
+    return f"{title} — {s.name} ({s.id})" if s and s.name else f"{title} — {s.id}" if s else title
 
 
 _ORDER = ("problems.pdf", "solutions.pdf", "problems.md", "solutions.md", "key.json", "answers.toml", "moodle.xml", "qti21.zip",
@@ -134,7 +150,8 @@ def make_key(sheet: Sheet):
     return keys.Key(title=r.title, problems=sheet.copies[0].problems, meta=meta)
 
 
-def planned_paths(sheet_variants: bool, formats: tuple[str, ...], roster: list[Student] | None = None) -> list[str]:
+def planned_paths(sheet_variants: bool, formats: tuple[str, ...], roster: list[Student] | None = None,
+                  split: bool = False) -> list[str]:
     """The relative paths a sheet will write (checked for overwrites before anything is built)."""
     paths = ["key.json"]
     if sheet_variants and roster is not None:
@@ -143,6 +160,8 @@ def planned_paths(sheet_variants: bool, formats: tuple[str, ...], roster: list[S
         paths.append("answers.toml")
     if "pdf" in formats:
         paths += ["problems.pdf", "solutions.pdf"]
+        if split and sheet_variants and roster is not None:
+            paths += [f"{kind}/{safe_name(s.id)}.pdf" for kind in ("problems", "solutions") for s in roster]
     if "md" in formats:
         paths += ["problems.md", "solutions.md"]
     for f in formats:
@@ -210,7 +229,8 @@ def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, co
                difficulty: int | None = None, seed: int = 0, roster: str | None = None,
                secret_file: str | None = None, formats: str | None = None, out: str | None = None,
                force: bool = False, title: str | None = None, course: str | None = None,
-               legacy_secret: bool = False, progress: Progress | None = None, decimal_comma: bool = False) -> Result:
+               legacy_secret: bool = False, progress: Progress | None = None, decimal_comma: bool = False,
+               split: bool = False) -> Result:
     """The `examprep sheet` command: validate everything, build, render in memory, then write.
 
     Raises ExamprepError subclasses (usage: ParamError; recipe, roster, secret: SheetError;
@@ -220,7 +240,8 @@ def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, co
     try:
         return _make_sheet(recipe=recipe, topics=topics, count=count, difficulty=difficulty, seed=seed, roster=roster,
                            secret_file=secret_file, formats=formats, out=out, force=force, title=title, course=course,
-                           legacy_secret=legacy_secret, progress=progress, decimal_comma=decimal_comma)
+                           legacy_secret=legacy_secret, progress=progress, decimal_comma=decimal_comma,
+                           split=split)
     except KeyboardInterrupt:     # the workers are stopped and the temporaries removed on the way here
         raise KeyboardInterrupt("nothing was written") from None
 
@@ -228,7 +249,7 @@ def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, co
 def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | None, difficulty: int | None,
                 seed: int, roster: str | None, secret_file: str | None, formats: str | None, out: str | None,
                 force: bool, title: str | None, course: str | None, legacy_secret: bool,
-                progress: Progress | None, decimal_comma: bool = False) -> Result:
+                progress: Progress | None, decimal_comma: bool = False, split: bool = False) -> Result:
     from dataclasses import replace
 
     fmts = parse_formats(formats)
@@ -252,11 +273,15 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
     if decimal_comma:
         r = replace(r, decimal_comma=True)
     students = read_roster(roster) if roster else None
+    if split and students is None:
+        raise ParamError("--split writes one PDF per student: give --roster and --secret-file too")
+    if split and "pdf" not in fmts:
+        raise ParamError("--split writes one PDF per student: add pdf to --format")
     if legacy_secret and not secret_file:
         raise SheetError("--legacy-secret goes with --roster and --secret-file (it regenerates old variants)")
     secret = read_secret(secret_file, legacy=legacy_secret) if secret_file else None
     out_dir = Path(out) if out else Path(r.name)
-    check_output_dir(out_dir, planned_paths(students is not None, fmts, students), force)
+    check_output_dir(out_dir, planned_paths(students is not None, fmts, students, split), force)
     warnings = [LEGACY_WARNING] if legacy_secret else []
     if students is not None and force:
         replaced = _old_derivation(out_dir, legacy_secret)
@@ -272,7 +297,7 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
         from examprep.render import blackboard
 
         warnings += blackboard.files(sheet)[1]
-    outputs = render_outputs(sheet, fmts, progress, fonts.files if fonts else [])
+    outputs = render_outputs(sheet, fmts, progress, fonts.files if fonts else [], split=split)
     written = write_outputs(out_dir, outputs, force)
     return Result(sheet, out_dir, written, warnings)
 

@@ -7,22 +7,23 @@ from typing import Any
 
 from examprep import document as d
 from examprep.render import accepted, choices_shown, part_note, plural
+from examprep.render.pdf import COPY_PAGES
 from examprep.render.typst.blocks import block, heatmap, matrix_markup, number, receptive_field_figure, value_math
 from examprep.render.typst.latex import latex_to_typst, text, typst_string
 from examprep.problem import Problem
 
 _PREAMBLE = r"""
 #set page(paper: "a4", margin: (x: 1.8cm, top: 1.6cm, bottom: 1.9cm), footer: context {
+  let c = counter("copy").get().first()
   let p = here().page()
-  let starts = query(<copy-start>).filter(m => m.location().page() <= p)
-  if starts.len() > 0 {
-    let s = starts.last()
-    let ends = query(<copy-end>).filter(m => m.location().page() >= s.location().page())
-    if ends.len() > 0 and p <= ends.first().location().page() {
+  if c > 0 {
+    let start = query(label("copy-" + str(c)))
+    let end = locate(label("copy-" + str(c) + "-end"))
+    if p <= end.page() {
       let n = counter(page).get().first()
-      let total = counter(page).at(ends.first().location()).first()
+      let total = counter(page).at(end).first()
       set text(size: 8pt, fill: luma(40%))
-      [#s.value #h(1fr) page #n of #total]
+      [#start.first().value #h(1fr) page #n of #total]
     }
   }
 })
@@ -307,11 +308,16 @@ def sheet_source(sheet: Any, *, solutions: bool, strict: bool = False, copies: l
             foot = f"{r.title} · {sheet.sheet_id}"
         if solutions:
             foot += " · solutions"
-        lines.append(f"#counter(page).update(1)\n#metadata({typst_string(foot)}) <copy-start>")
+        # the footer finds its copy's two labels by the copy counter (a filler page between copies
+        # is past the copy's end): querying every copy's markers on each page grew with the class
+        lines.append(f"#counter(page).update(1)\n#counter(\"copy\").step()\n"
+                     f"#metadata({typst_string(foot)}) <copy-{c + 1}>")
         lines += _header(sheet, copy, solutions, guide, strict)
         for k in range(len(copy.problems)):
             lines += _problem(sheet, copy, k, solutions, strict)
-        lines.append("#metadata(none) <copy-end>")
+        # the copy's end, and its page count, which the PDF compile reads back (render.pdf.compile_copies)
+        lines.append(f"#metadata(none) <copy-{c + 1}-end>\n"
+                     f"#context [#metadata(counter(page).get().first()) <{COPY_PAGES}>]")
     # an even number of pages, as each joined chunk has: printed double-sided, the next file or
     # the next run of this one never starts on the back of the last page
     lines.append('#pagebreak(to: "odd", weak: true)')
