@@ -214,6 +214,14 @@ def test_roster_errors_write_nothing(tmp_path):
     assert res.exit_code == 2 and "the file is empty" in res.output and not (tmp_path / "o").exists()
     res = _run(["-r", "cnn", "--roster", str(tmp_path / "roster.csv"), "--out", str(tmp_path / "o")])
     assert res.exit_code == 2 and "--roster needs --secret-file" in res.output
+    (tmp_path / "secret.txt").write_text(SECRET)
+    (tmp_path / "roster.csv").write_text("student_id,name\ns101,Ada Lovelace\ns102,Turing, Alan\n")
+    res = _run(["-r", "cnn", "--roster", str(tmp_path / "roster.csv"), "--secret-file", str(tmp_path / "secret.txt"),
+                "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2 and res.output == (
+        f"error: --roster {tmp_path / 'roster.csv'}:3: 3 fields, but the header row has 2 (an unquoted comma inside a "
+        "name? put the cell in double quotes); extra: ' Alan'\n")
+    assert not (tmp_path / "o").exists()
 
 
 def test_existing_outputs_need_force(tmp_path):
