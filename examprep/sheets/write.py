@@ -190,11 +190,66 @@ def check_output_dir(out_dir: Path, paths: list[str], force: bool) -> None:
         raise OutputError(f"--out {out_dir}: cannot write there (permission denied)")
 
 
+MANIFEST = ".examprep-files.json"     # in the output directory: the files the last run wrote there
+
+
 def write_outputs(out_dir: Path, outputs: dict[str, bytes], force: bool) -> list[Path]:
     """Write every output into ``out_dir``, all or nothing (examprep.fileio.write_files), after the
-    same checks as before the work: nothing is overwritten without ``force``."""
+    same checks as before the work: nothing is overwritten without ``force``. Then MANIFEST lists
+    them, with the earlier files it listed that are still there (a run without --force beside
+    another one's outputs replaces none of them)."""
+    import json
+
+    from examprep.fileio import atomic_write_bytes
+
     check_output_dir(out_dir, list(outputs), force)
-    return write_files({out_dir / rel: data for rel, data in outputs.items()}, overwrite=force)
+    earlier = {rel for rel in earlier_files(out_dir) if (out_dir / rel).is_file()} if not force else set()
+    written = write_files({out_dir / rel: data for rel, data in outputs.items()}, overwrite=force)
+    listing = {"written_by": "examprep sheet", "files": sorted(earlier | set(outputs))}
+    try:
+        atomic_write_bytes(out_dir / MANIFEST, (json.dumps(listing, indent=1) + "\n").encode("utf-8"))
+    except OutputError:       # the outputs are written; only a later --force cannot tidy after them
+        pass
+    return written
+
+
+def earlier_files(out_dir: Path) -> set[str]:
+    """The files (relative paths) an earlier run of `examprep sheet` wrote in ``out_dir``: those its
+    MANIFEST lists; for a run made before there was one, the per-student files its key names
+    (answers/ID.toml, blackboard/ID.txt). Paths that leave the directory are never included."""
+    import json
+
+    try:
+        listing = json.loads((out_dir / MANIFEST).read_text(encoding="utf-8"))
+        files = [f for f in listing["files"] if isinstance(f, str)]
+    except (OSError, ValueError, KeyError, TypeError):
+        try:
+            names = json.loads((out_dir / "key.json").read_text(encoding="utf-8"))["meta"]["names"]
+            files = [f"{folder}/{safe_name(str(sid))}.{ext}" for sid in names
+                     for folder, ext in (("answers", "toml"), ("blackboard", "txt"))]
+        except (OSError, ValueError, KeyError, TypeError):
+            return set()
+    return {f for f in files if f and not Path(f).is_absolute() and ".." not in Path(f).parts}
+
+
+def remove_stale(out_dir: Path, earlier: set[str], written: list[Path]) -> list[Path]:
+    """Remove the files an earlier run wrote (``earlier``) that this run did not write again, and the
+    folders that leaves empty: a rebuild with --force leaves exactly its own files. Returns them."""
+    now = {p.relative_to(out_dir).as_posix() for p in written}
+    removed = []
+    for rel in sorted(earlier - now - {MANIFEST}):
+        path = out_dir / rel
+        if path.is_file() and not path.is_symlink():
+            try:
+                path.unlink()
+            except OSError:
+                continue
+            removed.append(path)
+            parent = path.parent
+            while parent != out_dir and not any(parent.iterdir()):
+                parent.rmdir()
+                parent = parent.parent
+    return removed
 
 
 @dataclass
@@ -203,6 +258,7 @@ class Result:
     out_dir: Path
     written: list[Path]
     warnings: list[str] = field(default_factory=list)
+    removed: list[Path] = field(default_factory=list)     # an earlier run's files this one replaced
 
 
 def _old_derivation(out_dir: Path, legacy: bool) -> str | None:
@@ -298,8 +354,9 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
 
         warnings += blackboard.files(sheet)[1]
     outputs = render_outputs(sheet, fmts, progress, fonts.files if fonts else [], split=split)
+    earlier = earlier_files(out_dir) if force else set()
     written = write_outputs(out_dir, outputs, force)
-    return Result(sheet, out_dir, written, warnings)
+    return Result(sheet, out_dir, written, warnings, remove_stale(out_dir, earlier, written))
 
 
 def parse_formats(spec: str | None) -> tuple[str, ...]:

@@ -65,7 +65,7 @@ def test_split_files_are_listed_and_named_from_safe_ids(split_class):
     assert sorted(p.name for p in (out / "solutions").iterdir()) == sorted(p.name for p in (out / "problems").iterdir())
     assert f"{out / 'problems'}/ (3 PDFs, one per student)" in output
     assert f"{out / 'solutions'}/ (3 PDFs, one per student)" in output
-    assert not [p for p in out.rglob(".*")]                          # no temporary files left
+    assert [p.name for p in out.rglob(".*")] == [".examprep-files.json"]      # no temporary files left
 
 
 def test_split_pdfs_carry_the_students_title(split_class):
