@@ -56,7 +56,9 @@ def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress |
         chunks: dict[str, list] = {}
         if "pdf" in formats:
             groups = [sheet.copies[i:i + PDF_CHUNK] for i in range(0, len(sheet.copies), PDF_CHUNK)]
-            for name, solutions in (("problems.pdf", False), ("solutions.pdf", True)):
+            # the solutions first: their chunks take about three times as long, and with the short
+            # ones last the workers finish together instead of one waiting on the other
+            for name, solutions in (("solutions.pdf", True), ("problems.pdf", False)):
                 title = sheet.recipe.title + (" — solutions" if solutions else "")
                 chunks[name] = [pool.submit(pdf.compile_copies, sheet_source(sheet, solutions=solutions, copies=g),
                                             font_folder, split=split, titles=[_copy_title(title, c) for c in g],
