@@ -3,13 +3,17 @@
 1. One 20-problem sheet (20 topics at level 2) with problems and solutions PDFs.
    Goal (issue 6): ≤ 2 s.  Baseline, measured in the same run: building the same 20 problems
    alone (generators only) — the ratio is what rendering and typesetting cost on top.
-2. The midterm for 200 students (one variant each, from a roster and a secret), problems and
-   solutions PDFs. Goal: ≤ 60 s.  Baseline, measured in the same run: the common midterm sheet
-   (one copy) end to end — the ratio says how the per-student work scales (200 would be linear,
-   less is the parallel compile).
+2. Exam variants (issue 26): the midterm for a class (one variant each, from a roster and a
+   secret), problems and solutions PDFs, key and answer templates, against the common midterm
+   sheet (one copy, the same outputs) end to end, measured in the same run:
+     acceptance check  40 variants ≤ 10× one common sheet
+     the class         200 variants ≤ 45× one common sheet, and ≤ 30 s on 2 cores
+3. Where a student's CPU time goes: each stage of a variant run timed in this process (CPU
+   seconds, all threads; Typst lays out in several), per student.
 
-Usage: python bench/sheet.py [--students 200] [--repeat 3]
-The machine's load average is printed: on a shared box the wall-clock figures move with it.
+Usage: python bench/sheet.py [--students 200] [--acceptance 40] [--repeat 3] [--quick]
+(--quick: the acceptance check and the breakdown only). The machine's load average is printed
+before and after: on a shared box the wall-clock figures move with it, the ratios less.
 """
 from __future__ import annotations
 
@@ -35,76 +39,109 @@ def timed(fn, repeat: int) -> float:
     return statistics.median(runs)
 
 
-def cpu_per_student(secret: Path, n: int = 8) -> float:
-    """CPU seconds per student of the variant run's work (build, both PDFs, key, templates),
-    measured in this process: unlike wall-clock time it does not move with the machine's load."""
+SECRET = "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae\n"
+
+
+def load() -> str:
+    return "/".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
+
+
+def cpu_breakdown(n: int = 8) -> dict[str, float]:
+    """CPU seconds per student of each stage of a variant run (in this process, one stage after
+    the other): unlike wall-clock time these do not move with the machine's load."""
     from examprep import keys
-    from examprep.render.pdf import compile_pdf
+    from examprep.render.markdown import sheet_markdown
+    from examprep.render.pdf import compile_copies, merge_pdfs
     from examprep.render.typst.sheet import sheet_source
+    from examprep.sheets.write import PDF_CHUNK
 
     roster = [sheets.Student(f"c{i}", f"Student {i}") for i in range(n)]
-    t0 = time.process_time()
-    sheet = sheets.build_sheet(sheets.load_recipe("midterm"), 7, roster=roster, secret=sheets.read_secret(secret))
-    for solutions in (False, True):
-        compile_pdf(sheet_source(sheet, solutions=solutions))
-    keys.key_to_json(sheets.make_key(sheet))
-    for copy in sheet.copies:
-        keys.answer_template(copy.problems, student_id=copy.student.id)
-    return (time.process_time() - t0) / n
+    stages: dict[str, float] = {}
+
+    def stage(name, fn):
+        t0 = time.process_time()
+        value = fn()
+        stages[name] = (time.process_time() - t0) / n
+        return value
+
+    sheet = stage("generation (problems, figures; scrypt once)", lambda: sheets.build_sheet(
+        sheets.load_recipe("midterm"), 7, roster=roster, secret=SECRET.strip().encode()))
+    groups = [sheet.copies[i:i + PDF_CHUNK] for i in range(0, n, PDF_CHUNK)]
+    sources = stage("Typst source", lambda: [sheet_source(sheet, solutions=s, copies=g)
+                                             for s in (False, True) for g in groups])
+    pdfs = stage("Typst layout and PDF", lambda: [compile_copies(src)[0] for src in sources])
+    stage("joining the chunks", lambda: [merge_pdfs(pdfs[:len(groups)]), merge_pdfs(pdfs[len(groups):])])
+    stage("key", lambda: keys.key_to_json(sheets.make_key(sheet)))
+    stage("answer templates", lambda: [keys.answer_template(c.problems, student_id=c.student.id)
+                                       for c in sheet.copies])
+    stage("Markdown (with --format md)", lambda: [sheet_markdown(sheet, solutions=s) for s in (False, True)])
+    return stages
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--students", type=int, default=200)
+    ap.add_argument("--acceptance", type=int, default=40)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--quick", action="store_true", help="the acceptance check and the breakdown only")
     args = ap.parse_args()
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"examprep sheet benchmark — {os.cpu_count()} CPUs, load average {load:.1f}")
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    print(f"examprep sheet benchmark — {cpus} CPUs, load average {load()} (1/5/15 min)")
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        topics = sorted(generators.load_all())[:20]
-        recipe = sheets.recipe_from_topics(topics, difficulty=2)
         n = [0]
+        if not args.quick:
+            topics = sorted(generators.load_all())[:20]
+            recipe = sheets.recipe_from_topics(topics, difficulty=2)
 
-        def one_sheet() -> None:
-            n[0] += 1
-            sheets.make_sheet(topics=[",".join(topics)], difficulty=2, seed=7, formats="pdf",
-                              out=str(tmp / f"twenty-{n[0]}"))
+            def one_sheet() -> None:
+                n[0] += 1
+                sheets.make_sheet(topics=[",".join(topics)], difficulty=2, seed=7, formats="pdf",
+                                  out=str(tmp / f"twenty-{n[0]}"))
 
-        def problems_only() -> None:
-            sheets.build_problems(recipe, 7)
+            t_sheet = timed(one_sheet, args.repeat)
+            t_build = timed(lambda: sheets.build_problems(recipe, 7), args.repeat)
+            print(f"20-problem sheet, problems + solutions PDF   {t_sheet:7.2f} s   (goal ≤ 2 s)")
+            print(f"  baseline: the same 20 problems, generators only  {t_build:7.3f} s   "
+                  f"ratio {t_sheet / t_build:6.1f}×")
 
-        t_sheet = timed(one_sheet, args.repeat)
-        t_build = timed(problems_only, args.repeat)
-        print(f"20-problem sheet, problems + solutions PDF   {t_sheet:7.2f} s   (goal ≤ 2 s)")
-        print(f"  baseline: the same 20 problems, generators only  {t_build:7.3f} s   "
-              f"ratio {t_sheet / t_build:6.1f}×")
-
-        roster = tmp / "roster.csv"
-        roster.write_text("student_id,name\n" + "".join(f"s{1000 + i},Student {i}\n" for i in range(args.students)))
         secret = tmp / "secret.txt"
-        secret.write_text("2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae\n")
+        secret.write_text(SECRET)
 
         def common() -> None:
             n[0] += 1
             sheets.make_sheet(recipe="midterm", seed=7, formats="pdf", out=str(tmp / f"mid-{n[0]}"))
 
-        def variants() -> None:
+        def variants(count: int) -> float:
+            roster = tmp / f"roster-{count}.csv"
+            roster.write_text("student_id,name\n" + "".join(f"s{1000 + i},Student {i}\n" for i in range(count)))
             n[0] += 1
+            t0 = time.perf_counter()
             sheets.make_sheet(recipe="midterm", seed=7, formats="pdf", roster=str(roster), secret_file=str(secret),
                               out=str(tmp / f"var-{n[0]}"))
+            return time.perf_counter() - t0
 
+        common()                                       # imports and the PDF workers' first start
         t_common = timed(common, args.repeat)
-        t_var = timed(variants, 1)
-        per = cpu_per_student(secret)
-        print(f"midterm, {args.students} student variants, problems + solutions PDF   {t_var:7.2f} s   (goal ≤ 60 s)")
-        print(f"  baseline: the common midterm sheet (1 copy)   {t_common:7.2f} s   ratio {t_var / t_common:6.1f}× "
-              f"for {args.students} copies ({t_var / args.students:.3f} s per student)")
-        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-        print(f"  CPU time per student (8 variants built, typeset and keyed in one process): {per:.3f} s → "
-              f"{args.students} students ≈ {per * args.students:.0f} CPU-s, ≈ {per * args.students / cpus:.0f} s "
-              f"on {cpus} idle CPUs (the wall-clock floor, whatever the load)")
+        print(f"the common midterm sheet (1 copy: problems + solutions PDF, key, template)   {t_common:7.2f} s   baseline")
+        runs = [(args.acceptance, 10.0, None)] + ([] if args.quick else [(args.students, 45.0, 30.0)])
+        for count, goal, seconds in runs:
+            t = variants(count)
+            label = "acceptance check" if seconds is None else "the class"
+            wall = f"   (goal ≤ {seconds:.0f} s)" if seconds else ""
+            print(f"{label}: {count} variants, problems + solutions PDF, key   {t:7.2f} s{wall}")
+            print(f"  ratio {t / t_common:6.1f}× the common sheet (goal ≤ {goal:.0f}×)   "
+                  f"{t / count:.3f} s per student")
+
+        stages = cpu_breakdown()
+        total = sum(v for k, v in stages.items() if not k.startswith("Markdown"))
+        print(f"CPU seconds per student (8 variants, each stage in this process; {cpus} CPUs):")
+        for name, value in stages.items():
+            print(f"  {name:<46} {value:6.3f} s")
+        print(f"  {'total without Markdown':<46} {total:6.3f} s → {args.students} students ≈ "
+              f"{total * args.students:.0f} CPU-s, ≥ {total * args.students / cpus:.0f} s on {cpus} idle CPUs")
+    print(f"load average after the run {load()}")
 
 
 if __name__ == "__main__":

@@ -32,6 +32,9 @@ def sheet(
     force: bool = typer.Option(False, "--force", help="Overwrite existing outputs."),
     title: Optional[str] = typer.Option(None, "--title", help="Title printed on the sheet (overrides the recipe's)."),
     course: Optional[str] = typer.Option(None, "--course", help="Course name printed in the header."),
+    split: bool = typer.Option(False, "--split",
+                               help="With --roster: each student's copy as a PDF of its own too, "
+                                    "problems/ID.pdf and solutions/ID.pdf (to e-mail or upload)."),
     list_recipes: bool = typer.Option(False, "--list", help="List the bundled recipes and exit."),
     decimal_comma: bool = typer.Option(False, "--decimal-comma",
                                        help="Answers are written with decimal commas (0,245) and ';' between list "
@@ -52,7 +55,7 @@ def sheet(
             recipe=recipe, topics=topics, count=count, difficulty=difficulty,
             seed=secrets.randbelow(1_000_000) if seed is None else seed, roster=roster, secret_file=secret_file,
             formats=formats, out=out, force=force, title=title, course=course, legacy_secret=legacy_secret,
-            progress=progress, decimal_comma=decimal_comma)
+            progress=progress, decimal_comma=decimal_comma, split=split)
     print_sheet_summary(result)
 
 

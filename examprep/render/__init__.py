@@ -1,12 +1,65 @@
 """Renderers of Problems and documents: terminal (rich), Markdown, Typst PDF, Moodle XML, reports."""
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+import contextvars
+import re
+from typing import Any, Iterator
+
+_DECIMAL_COMMA: contextvars.ContextVar[bool] = contextvars.ContextVar("render_decimal_comma", default=False)
+_DECIMAL = re.compile(r"(?<![\w.,])(\d+)\.(\d+)(?![\w.])")     # 0.25, −1.5, 2.5%; not 1.2.3, v1.2, x.5
+_THOUSANDS = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?![\w.,])")    # 65,536: a narrow space instead
+_MATH = re.compile(r"(\$[^$]+\$)")
+
+
+@contextlib.contextmanager
+def decimal_comma(on: bool = True) -> Iterator[None]:
+    """Within the block, the sheet renderers (Typst, Markdown) print decimal commas: 0,25 — a sheet
+    made with --decimal-comma, whose answers are written so too."""
+    token = _DECIMAL_COMMA.set(bool(on))
+    try:
+        yield
+    finally:
+        _DECIMAL_COMMA.reset(token)
+
+
+def decimal_comma_on() -> bool:
+    return _DECIMAL_COMMA.get()
+
+
+def decimals(text: str, comma: str = ",") -> str:
+    """``text`` with its decimal numbers written with ``comma`` (0.25 → 0,25) and a narrow space
+    between groups of thousands (65,536 → 65 536) when decimal_comma() is on, else unchanged.
+    ``comma``: what stands for the comma (in math, a form that is not a list separator)."""
+    if not _DECIMAL_COMMA.get() or not ("." in text or "," in text):
+        return text
+    text = _THOUSANDS.sub(lambda m: m.group(0).replace(",", "\u202f"), text)    # 65,536 would read 65.536
+    return _DECIMAL.sub(lambda m: f"{m.group(1)}{comma}{m.group(2)}", text)
+
+
+def answer_form(part: Any) -> str:
+    """A part's expected form (Part.form(): "vector of 2 [a, b, …]"), with ';' between list entries
+    within decimal_comma(), as such a sheet's answers are written: "[a; b; …]"."""
+    form = part.form()
+    if _DECIMAL_COMMA.get() and "[" in form:
+        head, _, rest = form.partition("[")
+        return f"{head}[{rest.replace(', ', '; ')}"
+    return form
+
+
+def prose_decimals(text: str, math_comma: str) -> str:
+    """decimals() for a paragraph with $…$ inline math: plain commas in the words, ``math_comma``
+    inside the math."""
+    if not _DECIMAL_COMMA.get() or not ("." in text or "," in text):
+        return text
+    return "".join(decimals(piece, math_comma if piece.startswith("$") and piece.endswith("$") and len(piece) > 1
+                            else ",") for piece in _MATH.split(text))
 
 
 def plural(n: float, word: str) -> str:
-    """"1 problem", "2 problems", "0.5 points": a count and its noun, agreeing in number."""
-    return f"{n:g} {word}{'' if n == 1 else 's'}"
+    """"1 problem", "2 problems", "0.5 points": a count and its noun, agreeing in number (0,5 points
+    within decimal_comma())."""
+    return decimals(f"{n:g} {word}{'' if n == 1 else 's'}")
 
 
 def choices_shown(part: Any) -> list[str]:
@@ -22,12 +75,12 @@ def part_note(part: Any, *, listed: bool = True) -> str:
         return "choose one: " + "; ".join(choices_shown(part)) if listed else "circle one"
     if part.kind == "written":
         return "written answer, marked by hand"
-    return f"{part.form()}; {part.tolerance.describe()}"
+    return decimals(f"{answer_form(part)}; {part.tolerance.describe()}")
 
 
 def accepted(part: Any) -> str:
     """What a part accepts, in words: its tolerance, or "marked by hand" for a written part."""
-    return "marked by hand" if part.kind == "written" else part.tolerance.describe()
+    return "marked by hand" if part.kind == "written" else decimals(part.tolerance.describe())
 
 
 def model_answer_text(part: Any) -> str:

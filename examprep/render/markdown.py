@@ -8,7 +8,7 @@ from typing import Any
 
 from examprep import document as d
 from examprep.exact import is_exact_form, to_latex
-from examprep.render import accepted, part_note, plural
+from examprep.render import accepted, answer_form, decimal_comma, decimals, part_note, plural, prose_decimals
 from examprep.values import rounded, snap
 from examprep.problem import Problem
 
@@ -33,8 +33,11 @@ def number(x: Any, digits: int = 4) -> str:
     s = rounded(snap(f), digits)
     if "e" in s:
         mantissa, exponent = s.split("e")
-        return rf"{mantissa} \times 10^{{{int(exponent)}}}"
-    return s
+        s = rf"{mantissa} \times 10^{{{int(exponent)}}}"
+    return decimals(s, MATH_COMMA)
+
+
+MATH_COMMA = "{,}"      # a decimal comma in LaTeX math: braced, so not spaced as punctuation
 
 
 def latex_value(values: Any, digits: int = 4) -> str:
@@ -71,9 +74,9 @@ def name_latex(name: str) -> str:
 
 def block(b: Any) -> str:
     if isinstance(b, d.Text):
-        return b.text
+        return prose_decimals(b.text, MATH_COMMA)
     if isinstance(b, d.Math):
-        return f"$$\n{b.latex}\n$$"
+        return f"$$\n{decimals(b.latex, MATH_COMMA)}\n$$"
     if isinstance(b, d.Matrix):
         if isinstance(b.values, list) and b.values and isinstance(b.values[0], list) and (b.row_labels or b.col_labels):
             head = ["", *(b.col_labels or [""] * len(b.values[0]))]
@@ -90,7 +93,7 @@ def block(b: Any) -> str:
         head = ["", *b.col_labels]
         lines = [f"**{b.title}**", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for label, row in zip(b.row_labels or [""] * len(b.values), b.values):
-            lines.append("| " + " | ".join([label, *(f"{float(v):.2f}" for v in row)]) + " |")
+            lines.append("| " + " | ".join([label, *(decimals(f"{float(v):.2f}") for v in row)]) + " |")
         return "\n".join(lines)
     raise TypeError(f"unknown block {b!r}")
 
@@ -168,7 +171,13 @@ def _md_figure(fig: Any) -> list[str]:
 
 def sheet_markdown(sheet: Any, *, solutions: bool) -> str:
     """The sheet as Markdown with LaTeX math: the same content as the PDF (header, instructions,
-    score table, problems; with ``solutions`` the worked steps, answers and typical mistakes)."""
+    score table, problems; with ``solutions`` the worked steps, answers and typical mistakes);
+    numbers with decimal commas for a recipe with ``decimal_comma``, as its answers are written."""
+    with decimal_comma(sheet.recipe.decimal_comma):
+        return _sheet_markdown(sheet, solutions)
+
+
+def _sheet_markdown(sheet: Any, solutions: bool) -> str:
     r = sheet.recipe
     guide = sheet.instructions()
     out: list[str] = []
@@ -185,13 +194,14 @@ def sheet_markdown(sheet: Any, *, solutions: bool) -> str:
         elif not solutions:
             out += ["**Name:** ______________________ · **Student ID:** ______________", ""]
         if solutions:
-            out += [guide[1], ""]
+            out += [prose_decimals(guide[1], MATH_COMMA), ""]
         else:
-            out += ["## Instructions", ""] + [f"- {line}" for line in guide] + [""]
+            out += ["## Instructions", ""] + [f"- {prose_decimals(line, MATH_COMMA)}" for line in guide] + [""]
             n = len(copy.problems)
             out += ["| Problem | " + " | ".join(str(k + 1) for k in range(n)) + " | Total |",
                     "|---|" + "---|" * (n + 1),
-                    "| Points | " + " | ".join(f"{p.points:g}" for p in copy.problems) + f" | {copy.points:g} |",
+                    "| Points | " + " | ".join(decimals(f"{p.points:g}") for p in copy.problems)
+                    + f" | {decimals(f'{copy.points:g}')} |",
                     "| Score |" + " |" * (n + 1), ""]
         for k, p in enumerate(copy.problems):
             out += [f"## Problem {k + 1} — {p.title}", "", f"*{plural(p.points, 'point')} · about {round(p.minutes)} min*",
@@ -199,29 +209,30 @@ def sheet_markdown(sheet: Any, *, solutions: bool) -> str:
             for b in p.statement:
                 out += [_md_block(b), ""]
             if p.conventions:
-                out += ["*Conventions:* " + "; ".join(f"{key}: {v}" for key, v in p.conventions.items()) + ".", ""]
+                out += ["*Conventions:* " + prose_decimals("; ".join(f"{key}: {v}" for key, v in p.conventions.items()),
+                                                           MATH_COMMA) + ".", ""]
             for i, part in enumerate(p.parts):
                 note = (part_note(part) if part.kind in ("choice", "written")
-                        else f"{part.form()} · {part.tolerance.describe()}")
-                out += [f"**({Problem.label(i)})** {part.prompt} *[{part.points:g} pt · {note} · answer `q{k + 1}.{part.id}`]*",
-                        ""]
+                        else decimals(f"{answer_form(part)} · {part.tolerance.describe()}"))
+                out += [f"**({Problem.label(i)})** {prose_decimals(part.prompt, MATH_COMMA)} "
+                        f"*[{decimals(f'{part.points:g}')} pt · {note} · answer `q{k + 1}.{part.id}`]*", ""]
             if not solutions:
                 continue
             letters = {part.id: Problem.label(i) for i, part in enumerate(p.parts)}
             out += ["### Worked solution", ""]
             for n, st in enumerate(p.solution, 1):
                 target = f" → ({letters[st.part]})" if st.part in letters else ""
-                out += [f"**Step {n}. {st.title}**{target}", ""]
+                out += [f"**Step {n}. {prose_decimals(st.title, MATH_COMMA)}**{target}", ""]
                 for b in st.blocks:
                     out += [_md_block(b), ""]
             out += ["### Answers", "", "| Part | Answer | Accepted | Points |", "|---|---|---|---|"]
             for i, part in enumerate(p.parts):
                 out.append(f"| ({Problem.label(i)}) {part.id} | {_md_answer(part)} | {accepted(part)} | "
-                           f"{part.points:g} |")
+                           f"{decimals(f'{part.points:g}')} |")
             out.append("")
             for fig in copy.extras.get(k, []):
                 out += _md_figure(fig)
-            mistakes = [f"- ({Problem.label(i)}) {_md_value(m.value)} — {m.explanation}"
+            mistakes = [f"- ({Problem.label(i)}) {_md_value(m.value)} — {prose_decimals(m.explanation, MATH_COMMA)}"
                         for i, part in enumerate(p.parts) for m in part.misconceptions]
             if mistakes:
                 out += ["### Typical mistakes", ""] + mistakes + [""]

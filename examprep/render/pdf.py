@@ -42,6 +42,63 @@ def compile_pdf(source: str, font_folder: str | None = None) -> bytes:
         raise TypstCompileError(f"typst could not typeset the document: {err.message}{where}") from None
 
 
+COPY_PAGES = "copy-pages"     # the label of the metadata that ends each copy of a sheet: its page count
+
+
+def compile_copies(source: str, font_folder: str | None = None, *, split: bool = False,
+                   titles: list[str] | None = None, author: str = "") -> tuple[bytes, list[int], list[bytes]]:
+    """A sheet's PDF (examprep.render.typst.sheet.sheet_source) with each copy's page count, read
+    back from the laid-out document (the ``<copy-pages>`` metadata that ends each copy) at no extra
+    layout cost; with ``split``, one PDF more per copy, holding only that copy's pages, titled
+    from ``titles`` (one per copy) and ``author``.
+
+    Copies start on odd pages, so copy k starts on page 1 + the sum of the earlier counts, each
+    rounded up to an even number. Raises TypstCompileError as compile_pdf does.
+    """
+    import json
+    import tempfile
+
+    import typst
+
+    with tempfile.TemporaryDirectory(prefix="examprep-sheet-") as tmp:
+        main = Path(tmp) / "main.typ"
+        main.write_text(source, encoding="utf-8")
+        fonts = {"font_paths": [font_folder]} if font_folder else {}
+        try:
+            compiler = typst.Compiler(str(main), root=tmp, ignore_system_fonts=True, **fonts)
+            pdf = compiler.compile(pdf_tags=False)
+            pages = [int(n) for n in json.loads(compiler.query(f"<{COPY_PAGES}>", field="value"))]
+        except typst.TypstError as err:
+            where = _error_line(source, getattr(err, "diagnostic", "") or "")
+            raise TypstCompileError(f"typst could not typeset the document: {err.message}{where}") from None
+        if not split:
+            return pdf, pages, []
+        (Path(tmp) / "sheet.pdf").write_bytes(pdf)
+        singles, first = [], 1
+        for k, n in enumerate(pages):
+            title = titles[k] if titles and k < len(titles) else ""
+            singles.append(_assemble(tmp, [("sheet.pdf", range(first, first + n))], title, author))
+            first += n + n % 2
+        return pdf, pages, singles
+
+
+def _assemble(folder: str, pieces: list[tuple[str, range]], title: str, author: str, even: bool = False) -> bytes:
+    """One PDF of the given pages of the PDF files in ``folder``, in order, each placed as a vector
+    image (Typst imports PDF pages losslessly); ``even``: each piece padded to an even page count."""
+    import typst
+
+    lines = [f"#set document(title: {typst_string(title)}, author: {typst_string(author)}, date: none)",
+             '#set page(paper: "a4", margin: 0pt)']
+    for name, pages in pieces:
+        lines += [f'#image("{name}", page: {p}, width: 100%, height: 100%)' for p in pages]
+        if even and len(pages) % 2:
+            lines.append("#page[]")
+    try:
+        return typst.compile("\n".join(lines).encode(), root=folder, ignore_system_fonts=True, pdf_tags=False)
+    except typst.TypstError as err:
+        raise TypstCompileError(f"typst could not assemble the PDF: {err.message}") from None
+
+
 def compile_png(source: str, ppi: int = 144) -> bytes:
     """The first page of a Typst source as PNG bytes (built-in fonts only)."""
     import typst
@@ -79,25 +136,16 @@ def merge_pdfs(parts: list[bytes], *, title: str = "", author: str = "", even: b
     part starts on a recto when printed double-sided. Deterministic, like every compile here."""
     import tempfile
 
-    import typst
-
     if len(parts) == 1 and not even:
         return parts[0]
-    lines = [f"#set document(title: {typst_string(title)}, author: {typst_string(author)}, date: none)",
-             '#set page(paper: "a4", margin: 0pt)']
     with tempfile.TemporaryDirectory(prefix="examprep-merge-") as tmp:
+        pieces = []
         for i, pdf in enumerate(parts):
             name = f"part{i:04d}.pdf"
             with open(f"{tmp}/{name}", "wb") as fh:
                 fh.write(pdf)
-            n = page_count(pdf)
-            lines += [f'#image("{name}", page: {p}, width: 100%, height: 100%)' for p in range(1, n + 1)]
-            if even and n % 2:
-                lines.append("#page[]")
-        try:
-            return typst.compile("\n".join(lines).encode(), root=tmp, ignore_system_fonts=True, pdf_tags=False)
-        except typst.TypstError as err:
-            raise TypstCompileError(f"typst could not assemble the PDF: {err.message}") from None
+            pieces.append((name, range(1, page_count(pdf) + 1)))
+        return _assemble(tmp, pieces, title, author, even=even)
 
 
 _MAIN_UNSET = object()

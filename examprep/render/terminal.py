@@ -375,10 +375,12 @@ class SheetProgress:
 
         if sys.stderr.isatty():
             from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                                       TimeRemainingColumn)
 
             self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+                                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                                console=Console(stderr=True), transient=True)
             self.bar.start()
         return self
 
@@ -441,5 +443,9 @@ def print_sheet_summary(result: Any) -> None:
         if path.parent != result.out_dir:
             folders[path.parent] = folders.get(path.parent, 0) + 1
     for folder, count in folders.items():
-        kind = "answer template" if folder.name == "answers" else "file"
+        kind = {"answers": "answer template", "problems": "PDF", "solutions": "PDF"}.get(folder.name, "file")
         typer.echo(f"  {folder}/ ({plural(count, kind)}, one per student)")
+    removed = getattr(result, "removed", [])
+    if removed:
+        names = ", ".join(str(p.relative_to(result.out_dir)) for p in removed[:3]) + (", …" if len(removed) > 3 else "")
+        typer.echo(f"  removed {plural(len(removed), 'file')} of the run this one replaced: {names}")

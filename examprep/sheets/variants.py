@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from examprep.fileio import read_user_bytes, read_user_text
+from examprep.render import plural
 from examprep.sheets.recipes import SheetError
 
 MAX_STUDENTS = 5000
@@ -66,8 +67,8 @@ def read_roster(path: str | os.PathLike) -> list[Student]:
     and optionally a name (name, or first and last name) and the identifiers an LMS matches on
     (email, username, sis_id). Comma, semicolon or tab separated.
 
-    Raises SheetError for a missing or unreadable file, no id column, an empty id, a duplicate id
-    (with both line numbers) or no students.
+    Raises SheetError for a missing or unreadable file, no id column, a row with more (non-empty)
+    fields than the header row, an empty id, a duplicate id (with both line numbers) or no students.
     """
     p = Path(path)
     raw = read_user_text(p, f"--roster {p}", error=SheetError, decode_hint="save the roster as UTF-8 CSV")
@@ -99,6 +100,12 @@ def read_roster(path: str | os.PathLike) -> list[Student]:
         return row[i].strip() if i is not None and i < len(row) else ""
 
     for line, row in rows[1:]:
+        extra = [c for c in row[len(header):] if c.strip()]
+        if extra:       # a name with an unquoted separator: its second half would be lost, silently
+            sep = {",": "comma", ";": "semicolon", "\t": "tab"}[delimiter]
+            raise SheetError(f"--roster {p}:{line}: {plural(len(row), 'field')}, but the header row has "
+                             f"{len(header)} (an unquoted {sep} inside a name? put the cell in double quotes); "
+                             f"extra: {extra[0][:30]!r}")
         sid = cell(row, id_col)
         if not sid:
             raise SheetError(f"--roster {p}:{line}: empty student id")

@@ -19,12 +19,15 @@ PDF_CHUNK = 8          # copies per Typst compile: bounds memory; chunks are joi
 
 
 def render_outputs(sheet: Sheet, formats: tuple[str, ...] = DEFAULT_FORMATS,
-                   progress: Progress | None = None, font_files: list | None = None) -> dict[str, bytes]:
+                   progress: Progress | None = None, font_files: list | None = None,
+                   split: bool = False) -> dict[str, bytes]:
     """Every output file of the sheet, rendered in memory: relative path → bytes.
 
     Always the key (``key.json``) and answer template(s); "pdf" adds problems.pdf and
     solutions.pdf, "md" problems.md and solutions.md, "moodle" moodle.xml, "qti21" qti21.zip,
     "canvas" canvas.zip, "blackboard" blackboard.txt.
+    ``split`` (variants with "pdf"): each student's copy as a PDF of its own too,
+    problems/<id>.pdf and solutions/<id>.pdf (ids made safe as the answer templates' are).
     ``progress("PDF parts", done, total)`` is called as each PDF part is typeset (and joined).
     ``font_files``: extra fonts for the PDFs (default: font_plan's, for names the bundled fonts lack).
     Raises TypstCompileError (nothing is written) when Typst rejects a document.
@@ -34,11 +37,11 @@ def render_outputs(sheet: Sheet, formats: tuple[str, ...] = DEFAULT_FORMATS,
     if font_files is None:
         font_files = font_plan(sheet).files if "pdf" in formats else []
     with fonts.font_folder(font_files) as folder:
-        return _render_outputs(sheet, formats, progress, folder)
+        return _render_outputs(sheet, formats, progress, folder, split and sheet.variants and "pdf" in formats)
 
 
 def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress | None,
-                    font_folder: str | None) -> dict[str, bytes]:
+                    font_folder: str | None, split: bool = False) -> dict[str, bytes]:
     from examprep import keys
     from examprep.render import pdf
     from examprep.render.typst.sheet import sheet_source
@@ -47,13 +50,19 @@ def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress |
     # The PDFs compile in worker processes while Python renders the rest. A long run of variants
     # compiles in chunks of PDF_CHUNK copies (Typst holds a document's whole layout in memory),
     # which are then joined into one PDF.
+    # Each chunk also reads back its copies' page counts, from which --split cuts each student's
+    # pages out of the chunk in the same worker (no second layout).
     with pdf.PdfWorkers() as pool:
         chunks: dict[str, list] = {}
         if "pdf" in formats:
             groups = [sheet.copies[i:i + PDF_CHUNK] for i in range(0, len(sheet.copies), PDF_CHUNK)]
-            for name, solutions in (("problems.pdf", False), ("solutions.pdf", True)):
-                chunks[name] = [pool.submit(pdf.compile_pdf,
-                                            sheet_source(sheet, solutions=solutions, copies=g), font_folder)
+            # the solutions first: their chunks take about three times as long, and with the short
+            # ones last the workers finish together instead of one waiting on the other
+            for name, solutions in (("solutions.pdf", True), ("problems.pdf", False)):
+                title = sheet.recipe.title + (" — solutions" if solutions else "")
+                chunks[name] = [pool.submit(pdf.compile_copies, sheet_source(sheet, solutions=solutions, copies=g),
+                                            font_folder, split=split, titles=[_copy_title(title, c) for c in g],
+                                            author=sheet.recipe.course or "examprep")
                                 for g in groups]
         out["key.json"] = (keys.key_to_json(make_key(sheet)) + "\n").encode("utf-8")
         if sheet.variants:
@@ -90,8 +99,11 @@ def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress |
         merges = {}
         for name, futures in chunks.items():
             parts = []
-            for f in futures:
-                parts.append(f.result())
+            for g, f in enumerate(futures):
+                part, _, singles = f.result()
+                parts.append(part)
+                for copy, single in zip(sheet.copies[g * PDF_CHUNK:(g + 1) * PDF_CHUNK], singles):
+                    out[f"{name[:-4]}/{safe_name(copy.student.id)}.pdf"] = single
                 done += 1
                 if progress:
                     progress("PDF parts", done, total)
@@ -106,6 +118,12 @@ def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress |
             if progress:
                 progress("PDF parts", done, total)
     return {name: out[name] for name in sorted(out, key=_output_order)}
+
+
+def _copy_title(title: str, copy) -> str:
+    """A student's own PDF's title: the sheet's, then the student."""
+    s = copy.student
+    return f"{title} — {s.name} ({s.id})" if s and s.name else f"{title} — {s.id}" if s else title
 
 
 _ORDER = ("problems.pdf", "solutions.pdf", "problems.md", "solutions.md", "key.json", "answers.toml", "moodle.xml", "qti21.zip",
@@ -134,7 +152,8 @@ def make_key(sheet: Sheet):
     return keys.Key(title=r.title, problems=sheet.copies[0].problems, meta=meta)
 
 
-def planned_paths(sheet_variants: bool, formats: tuple[str, ...], roster: list[Student] | None = None) -> list[str]:
+def planned_paths(sheet_variants: bool, formats: tuple[str, ...], roster: list[Student] | None = None,
+                  split: bool = False) -> list[str]:
     """The relative paths a sheet will write (checked for overwrites before anything is built)."""
     paths = ["key.json"]
     if sheet_variants and roster is not None:
@@ -143,6 +162,8 @@ def planned_paths(sheet_variants: bool, formats: tuple[str, ...], roster: list[S
         paths.append("answers.toml")
     if "pdf" in formats:
         paths += ["problems.pdf", "solutions.pdf"]
+        if split and sheet_variants and roster is not None:
+            paths += [f"{kind}/{safe_name(s.id)}.pdf" for kind in ("problems", "solutions") for s in roster]
     if "md" in formats:
         paths += ["problems.md", "solutions.md"]
     for f in formats:
@@ -171,11 +192,66 @@ def check_output_dir(out_dir: Path, paths: list[str], force: bool) -> None:
         raise OutputError(f"--out {out_dir}: cannot write there (permission denied)")
 
 
+MANIFEST = ".examprep-files.json"     # in the output directory: the files the last run wrote there
+
+
 def write_outputs(out_dir: Path, outputs: dict[str, bytes], force: bool) -> list[Path]:
     """Write every output into ``out_dir``, all or nothing (examprep.fileio.write_files), after the
-    same checks as before the work: nothing is overwritten without ``force``."""
+    same checks as before the work: nothing is overwritten without ``force``. Then MANIFEST lists
+    them, with the earlier files it listed that are still there (a run without --force beside
+    another one's outputs replaces none of them)."""
+    import json
+
+    from examprep.fileio import atomic_write_bytes
+
     check_output_dir(out_dir, list(outputs), force)
-    return write_files({out_dir / rel: data for rel, data in outputs.items()}, overwrite=force)
+    earlier = {rel for rel in earlier_files(out_dir) if (out_dir / rel).is_file()} if not force else set()
+    written = write_files({out_dir / rel: data for rel, data in outputs.items()}, overwrite=force)
+    listing = {"written_by": "examprep sheet", "files": sorted(earlier | set(outputs))}
+    try:
+        atomic_write_bytes(out_dir / MANIFEST, (json.dumps(listing, indent=1) + "\n").encode("utf-8"))
+    except OutputError:       # the outputs are written; only a later --force cannot tidy after them
+        pass
+    return written
+
+
+def earlier_files(out_dir: Path) -> set[str]:
+    """The files (relative paths) an earlier run of `examprep sheet` wrote in ``out_dir``: those its
+    MANIFEST lists; for a run made before there was one, the per-student files its key names
+    (answers/ID.toml, blackboard/ID.txt). Paths that leave the directory are never included."""
+    import json
+
+    try:
+        listing = json.loads((out_dir / MANIFEST).read_text(encoding="utf-8"))
+        files = [f for f in listing["files"] if isinstance(f, str)]
+    except (OSError, ValueError, KeyError, TypeError):
+        try:
+            names = json.loads((out_dir / "key.json").read_text(encoding="utf-8"))["meta"]["names"]
+            files = [f"{folder}/{safe_name(str(sid))}.{ext}" for sid in names
+                     for folder, ext in (("answers", "toml"), ("blackboard", "txt"))]
+        except (OSError, ValueError, KeyError, TypeError):
+            return set()
+    return {f for f in files if f and not Path(f).is_absolute() and ".." not in Path(f).parts}
+
+
+def remove_stale(out_dir: Path, earlier: set[str], written: list[Path]) -> list[Path]:
+    """Remove the files an earlier run wrote (``earlier``) that this run did not write again, and the
+    folders that leaves empty: a rebuild with --force leaves exactly its own files. Returns them."""
+    now = {p.relative_to(out_dir).as_posix() for p in written}
+    removed = []
+    for rel in sorted(earlier - now - {MANIFEST}):
+        path = out_dir / rel
+        if path.is_file() and not path.is_symlink():
+            try:
+                path.unlink()
+            except OSError:
+                continue
+            removed.append(path)
+            parent = path.parent
+            while parent != out_dir and not any(parent.iterdir()):
+                parent.rmdir()
+                parent = parent.parent
+    return removed
 
 
 @dataclass
@@ -184,6 +260,7 @@ class Result:
     out_dir: Path
     written: list[Path]
     warnings: list[str] = field(default_factory=list)
+    removed: list[Path] = field(default_factory=list)     # an earlier run's files this one replaced
 
 
 def _old_derivation(out_dir: Path, legacy: bool) -> str | None:
@@ -210,7 +287,8 @@ def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, co
                difficulty: int | None = None, seed: int = 0, roster: str | None = None,
                secret_file: str | None = None, formats: str | None = None, out: str | None = None,
                force: bool = False, title: str | None = None, course: str | None = None,
-               legacy_secret: bool = False, progress: Progress | None = None, decimal_comma: bool = False) -> Result:
+               legacy_secret: bool = False, progress: Progress | None = None, decimal_comma: bool = False,
+               split: bool = False) -> Result:
     """The `examprep sheet` command: validate everything, build, render in memory, then write.
 
     Raises ExamprepError subclasses (usage: ParamError; recipe, roster, secret: SheetError;
@@ -220,7 +298,8 @@ def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, co
     try:
         return _make_sheet(recipe=recipe, topics=topics, count=count, difficulty=difficulty, seed=seed, roster=roster,
                            secret_file=secret_file, formats=formats, out=out, force=force, title=title, course=course,
-                           legacy_secret=legacy_secret, progress=progress, decimal_comma=decimal_comma)
+                           legacy_secret=legacy_secret, progress=progress, decimal_comma=decimal_comma,
+                           split=split)
     except KeyboardInterrupt:     # the workers are stopped and the temporaries removed on the way here
         raise KeyboardInterrupt("nothing was written") from None
 
@@ -228,7 +307,7 @@ def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, co
 def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | None, difficulty: int | None,
                 seed: int, roster: str | None, secret_file: str | None, formats: str | None, out: str | None,
                 force: bool, title: str | None, course: str | None, legacy_secret: bool,
-                progress: Progress | None, decimal_comma: bool = False) -> Result:
+                progress: Progress | None, decimal_comma: bool = False, split: bool = False) -> Result:
     from dataclasses import replace
 
     fmts = parse_formats(formats)
@@ -252,11 +331,15 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
     if decimal_comma:
         r = replace(r, decimal_comma=True)
     students = read_roster(roster) if roster else None
+    if split and students is None:
+        raise ParamError("--split writes one PDF per student: give --roster and --secret-file too")
+    if split and "pdf" not in fmts:
+        raise ParamError("--split writes one PDF per student: add pdf to --format")
     if legacy_secret and not secret_file:
         raise SheetError("--legacy-secret goes with --roster and --secret-file (it regenerates old variants)")
     secret = read_secret(secret_file, legacy=legacy_secret) if secret_file else None
     out_dir = Path(out) if out else Path(r.name)
-    check_output_dir(out_dir, planned_paths(students is not None, fmts, students), force)
+    check_output_dir(out_dir, planned_paths(students is not None, fmts, students, split), force)
     warnings = [LEGACY_WARNING] if legacy_secret else []
     if students is not None and force:
         replaced = _old_derivation(out_dir, legacy_secret)
@@ -272,9 +355,10 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
         from examprep.render import blackboard
 
         warnings += blackboard.files(sheet)[1]
-    outputs = render_outputs(sheet, fmts, progress, fonts.files if fonts else [])
+    outputs = render_outputs(sheet, fmts, progress, fonts.files if fonts else [], split=split)
+    earlier = earlier_files(out_dir) if force else set()
     written = write_outputs(out_dir, outputs, force)
-    return Result(sheet, out_dir, written, warnings)
+    return Result(sheet, out_dir, written, warnings, remove_stale(out_dir, earlier, written))
 
 
 def parse_formats(spec: str | None) -> tuple[str, ...]:

@@ -39,11 +39,14 @@ def practice(tmp_path_factory):
 
 def test_every_output_is_written_and_listed(practice):
     out, output = practice
-    names = sorted(p.name for p in out.iterdir())
+    names = sorted(p.name for p in out.iterdir() if p.name != ".examprep-files.json")
     assert names == ["answers.toml", "key.json", "moodle.xml", "problems.md", "problems.pdf", "solutions.md",
                      "solutions.pdf"]
     for name in names:
         assert str(out / name) in output
+    # the manifest lists what the run wrote (a later --force removes what it does not write again)
+    assert json.loads((out / ".examprep-files.json").read_text())["files"] == sorted(names)
+    assert ".examprep-files" not in output
     assert "Midterm practice exam: 20 problems" in output and "seed 11" in output
 
 
@@ -214,6 +217,14 @@ def test_roster_errors_write_nothing(tmp_path):
     assert res.exit_code == 2 and "the file is empty" in res.output and not (tmp_path / "o").exists()
     res = _run(["-r", "cnn", "--roster", str(tmp_path / "roster.csv"), "--out", str(tmp_path / "o")])
     assert res.exit_code == 2 and "--roster needs --secret-file" in res.output
+    (tmp_path / "secret.txt").write_text(SECRET)
+    (tmp_path / "roster.csv").write_text("student_id,name\ns101,Ada Lovelace\ns102,Turing, Alan\n")
+    res = _run(["-r", "cnn", "--roster", str(tmp_path / "roster.csv"), "--secret-file", str(tmp_path / "secret.txt"),
+                "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2 and res.output == (
+        f"error: --roster {tmp_path / 'roster.csv'}:3: 3 fields, but the header row has 2 (an unquoted comma inside a "
+        "name? put the cell in double quotes); extra: ' Alan'\n")
+    assert not (tmp_path / "o").exists()
 
 
 def test_existing_outputs_need_force(tmp_path):
@@ -225,7 +236,7 @@ def test_existing_outputs_need_force(tmp_path):
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     res = _run(["-r", "cnn", "-s", "2", "-f", "md", "--out", str(out), "--force"])
     assert res.exit_code == 0 and {p.name: p.read_bytes() for p in out.iterdir()} != before
-    assert not [p for p in out.iterdir() if p.name.startswith(".")]      # no temporary files left
+    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == [".examprep-files.json"]   # no temporaries
 
 
 def test_unwritable_output_directory(tmp_path):
@@ -293,3 +304,64 @@ def test_points_and_counts_agree_in_number():
 
     assert plural(1, "problem") == "1 problem" and plural(2, "problem") == "2 problems"
     assert plural(1.0, "point") == "1 point" and plural(0.5, "point") == "0.5 points" and plural(0, "point") == "0 points"
+
+
+# ------------------------------------------------------------------------ rebuilding with --force
+
+def _files(folder):
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+
+
+def _class_run(tmp_path, roster: str, *extra: str):
+    (tmp_path / "roster.csv").write_text(roster)
+    (tmp_path / "secret.txt").write_text(SECRET)
+    return _run(["-r", "cnn", "-s", "3", "--roster", str(tmp_path / "roster.csv"), "--secret-file",
+                 str(tmp_path / "secret.txt"), "--out", str(tmp_path / "o"), *extra])
+
+
+def test_force_over_a_roster_run_leaves_exactly_the_new_runs_files(tmp_path):
+    out = tmp_path / "o"
+    assert _class_run(tmp_path, ROSTER, "-f", "pdf,md,blackboard", "--split").exit_code == 0
+    (out / "notes.txt").write_text("mine")                       # the user's own files stay
+    (out / "answers" / "README.txt").write_text("mine too")
+    res = _class_run(tmp_path, "student_id,name\ns101,Ada Lovelace\ns104,Edsger Dijkstra\n", "-f", "pdf", "--force")
+    assert res.exit_code == 0, res.output
+    fresh = tmp_path / "fresh"
+    assert _run(["-r", "cnn", "-s", "3", "--roster", str(tmp_path / "roster.csv"), "--secret-file",
+                 str(tmp_path / "secret.txt"), "-f", "pdf", "--out", str(fresh)]).exit_code == 0
+    assert _files(out) == sorted(_files(fresh) + ["notes.txt", "answers/README.txt"])
+    assert not (out / "blackboard").exists() and not (out / "problems").exists()     # emptied folders go too
+    assert "removed 13 files of the run this one replaced: answers/s102.toml, answers/s103.toml, blackboard/s101.txt, …" \
+        in res.output
+
+
+def test_force_over_a_run_from_before_the_manifest_removes_its_students_files(tmp_path):
+    from examprep.sheets.write import MANIFEST
+
+    out = tmp_path / "o"
+    assert _class_run(tmp_path, ROSTER, "-f", "md").exit_code == 0
+    (out / MANIFEST).unlink()                                      # as an older examprep left it
+    assert _class_run(tmp_path, "student_id,name\ns101,Ada Lovelace\n", "-f", "md", "--force").exit_code == 0
+    assert sorted(p.name for p in (out / "answers").iterdir()) == ["s101.toml"]
+
+
+def test_a_manifest_never_reaches_outside_the_output_folder(tmp_path):
+    from examprep.sheets.write import MANIFEST
+
+    out = tmp_path / "o"
+    assert _class_run(tmp_path, ROSTER, "-f", "md").exit_code == 0
+    (tmp_path / "precious.txt").write_text("keep")
+    (out / MANIFEST).write_text(json.dumps({"files": ["../precious.txt", str(tmp_path / "precious.txt")]}))
+    assert _class_run(tmp_path, ROSTER, "-f", "md", "--force").exit_code == 0
+    assert (tmp_path / "precious.txt").read_text() == "keep"
+
+
+def test_a_run_without_force_beside_another_keeps_both_in_the_manifest(tmp_path):
+    from examprep.sheets.write import MANIFEST
+
+    out = tmp_path / "o"
+    assert _run(["-r", "cnn", "-s", "1", "-f", "md", "--out", str(out)]).exit_code == 0
+    assert _run(["-r", "cnn", "-s", "1", "-f", "moodle", "--out", str(out), "--force"]).exit_code == 0
+    listed = json.loads((out / MANIFEST).read_text())["files"]
+    assert listed == ["answers.toml", "key.json", "moodle.xml"] and sorted(p.name for p in out.iterdir()) == [
+        MANIFEST, "answers.toml", "key.json", "moodle.xml"]

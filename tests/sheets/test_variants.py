@@ -89,6 +89,7 @@ def test_roster_and_secret_go_together():
     ("Student ID;First name;Last name\n 7 ;Ada;Lovelace\n\n8;Alan;Turing\n", [("7", "Ada Lovelace"), ("8", "Alan Turing")]),
     ("\ufeffID number,Email address\nA-1,a@x.org\n", [("A-1", "")]),
     ('sid\t"name, full"\nx\tq\n', [("x", "")]),
+    ('id,name\ns1,"Lovelace, Ada"\ns2,Alan,,\n', [("s1", "Lovelace, Ada"), ("s2", "Alan")]),   # empty trailing cells
 ])
 def test_rosters_in_common_shapes(tmp_path, text, expected):
     f = tmp_path / "roster.csv"
@@ -103,6 +104,10 @@ def test_rosters_in_common_shapes(tmp_path, text, expected):
      r"roster.csv:4: duplicate student id 's1' \('S1' differs only in case: their files would collide\) "
      r"\(also on line 2\)"),
     ("id,name\ns1,Ada\n,Bob\n", r"roster.csv:3: empty student id"),
+    ("id,name\ns1,Ada\ns2,Lovelace, Ada\n",
+     r"roster.csv:3: 3 fields, but the header row has 2 \(an unquoted comma inside a name\? put the cell in double "
+     r"quotes\); extra: ' Ada'"),
+    ("id;name\ns1;Ada;Lovelace\n", r"roster.csv:2: 3 fields, but the header row has 2 \(an unquoted semicolon"),
     ("", r"roster.csv: empty file"),
     ("id,name\n", r"roster.csv: no students"),
 ])

@@ -7,10 +7,12 @@ from typing import Any, Iterable
 
 from examprep import document as d
 from examprep.exact import is_exact_form, to_latex
+from examprep.render import decimals
 from examprep.values import rounded, snap
 from examprep.render.typst.latex import latex_to_typst, math_display, math_inline, text, typst_string
 
 _SHADE = 'rgb("#3a6ea5")'
+MATH_COMMA = '#","'      # a decimal comma in Typst math: text, so neither a list separator nor spaced as one
 
 
 def number(x: Any, digits: int = 4) -> str:
@@ -31,8 +33,8 @@ def number(x: Any, digits: int = 4) -> str:
     s = rounded(snap(f), digits)      # float noise of an exact 0 (a cancelled gradient) shows as 0
     if "e" in s:
         mant, exp = s.split("e")
-        return f"{mant} times 10^({int(exp)})".replace("times", "×")
-    return s
+        s = f"{mant} times 10^({int(exp)})".replace("times", "×")
+    return decimals(s, MATH_COMMA)
 
 
 def value_math(values: Any, digits: int = 4) -> str:
@@ -124,7 +126,7 @@ def heatmap(values: list[list[float]], row_labels: Iterable[str] = (), col_label
             w = 0.0 if v is None else min(max(float(v), 0.0), 1.0)
             shade = round(100 - 70 * w)
             ink = "white" if w > 0.55 else "black"
-            cells.append(f"table.cell(fill: luma({shade}%))[#text(fill: {ink}, size: 8pt)[{float(w):.2f}]]")
+            cells.append(f"table.cell(fill: luma({shade}%))[#text(fill: {ink}, size: 8pt)[{decimals(f'{float(w):.2f}')}]]")
     head = f"#text(size: 8.5pt, style: \"italic\", {typst_string(title)}) \\ " if title else ""
     return (f"#block(breakable: false)[{head}#table(columns: {ncol + (1 if rows else 0)}, align: center + horizon, "
             f"stroke: 0.3pt + luma(60%), inset: 4pt, {', '.join(cells)})]")

@@ -303,7 +303,9 @@ def latex_to_typst(latex: str, *, strict: bool = False) -> str:
     ``strict``: raise UnsupportedLatex for anything outside the subset (used by the tests);
     otherwise an unknown macro is printed upright by name, so a document still compiles.
     """
-    return _Parser(latex, strict).sequence().strip()
+    from examprep.render import decimals
+
+    return decimals(_Parser(latex, strict).sequence().strip(), '#","')
 
 
 
@@ -313,13 +315,15 @@ _INLINE = re.compile(r"\$([^$]+)\$")
 def text(value: str, *, strict: bool = False) -> str:
     """Markup for a paragraph with ``$…$`` inline LaTeX: text as string literals, math converted."""
     out, pos = [], 0
+    from examprep.render import decimals
+
     for m in _INLINE.finditer(value):
         if m.start() > pos:
-            out.append(f"#{typst_string(value[pos:m.start()])};")
+            out.append(f"#{typst_string(decimals(value[pos:m.start()]))};")
         out.append(math_inline(m.group(1), strict=strict))
         pos = m.end()
     if pos < len(value):
-        out.append(f"#{typst_string(value[pos:])};")
+        out.append(f"#{typst_string(decimals(value[pos:]))};")
     return "".join(out)
 
 

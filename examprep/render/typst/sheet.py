@@ -6,23 +6,24 @@ import math
 from typing import Any
 
 from examprep import document as d
-from examprep.render import accepted, choices_shown, part_note, plural
+from examprep.render import accepted, choices_shown, decimal_comma, decimals, part_note, plural
+from examprep.render.pdf import COPY_PAGES
 from examprep.render.typst.blocks import block, heatmap, matrix_markup, number, receptive_field_figure, value_math
 from examprep.render.typst.latex import latex_to_typst, text, typst_string
 from examprep.problem import Problem
 
 _PREAMBLE = r"""
 #set page(paper: "a4", margin: (x: 1.8cm, top: 1.6cm, bottom: 1.9cm), footer: context {
+  let c = counter("copy").get().first()
   let p = here().page()
-  let starts = query(<copy-start>).filter(m => m.location().page() <= p)
-  if starts.len() > 0 {
-    let s = starts.last()
-    let ends = query(<copy-end>).filter(m => m.location().page() >= s.location().page())
-    if ends.len() > 0 and p <= ends.first().location().page() {
+  if c > 0 {
+    let start = query(label("copy-" + str(c)))
+    let end = locate(label("copy-" + str(c) + "-end"))
+    if p <= end.page() {
       let n = counter(page).get().first()
-      let total = counter(page).at(ends.first().location()).first()
+      let total = counter(page).at(end).first()
       set text(size: 8pt, fill: luma(40%))
-      [#s.value #h(1fr) page #n of #total]
+      [#start.first().value #h(1fr) page #n of #total]
     }
   }
 })
@@ -87,7 +88,7 @@ _PREAMBLE = r"""
 
 
 def _pts(x: float) -> str:
-    return f"{x:g} pt" if x == 1 else f"{x:g} pts"
+    return decimals(f"{x:g} pt" if x == 1 else f"{x:g} pts")
 
 
 def _answer_box(part: Any) -> str:
@@ -128,7 +129,7 @@ def _statement(problem: Any, strict: bool) -> list[str]:
     out = [block(b, strict=strict) for b in problem.statement]
     if problem.conventions:
         conv = "; ".join(f"{k}: {v}" for k, v in problem.conventions.items())
-        out.append(f"#text(size: 8.5pt, fill: ink)[#emph[Conventions.] #{typst_string(conv)};]")
+        out.append(f"#text(size: 8.5pt, fill: ink)[#emph[Conventions.] #{typst_string(decimals(conv))};]")
     return [f"#keep[{piece}]" for piece in out]
 
 
@@ -171,7 +172,7 @@ def _score_table(copy: Any) -> str:
     """Problem / Points / Score rows for the grader, in rows of equal columns (at most 14)."""
     n = len(copy.problems)
     labels = [str(k + 1) for k in range(n)] + ["Total"]
-    points = [f"{p.points:g}" for p in copy.problems] + [f"{copy.points:g}"]
+    points = [decimals(f"{p.points:g}") for p in copy.problems] + [decimals(f"{copy.points:g}")]
     rows = math.ceil(len(labels) / 14)
     per = math.ceil(len(labels) / rows)
     tables = []
@@ -247,7 +248,7 @@ def _solution(p: Any, extras: list, strict: bool) -> list[str]:
     out = ["#block(sticky: true, above: 1.2em)[#text(weight: \"bold\", fill: shade)[Worked solution]]"]
     for n, step in enumerate(p.solution, 1):
         target = f"→ ({letters[step.part]})" if step.part in letters else ""
-        out.append(f"#step([Step {n}. #{typst_string(step.title)};], [{target}])")
+        out.append(f"#step([Step {n}. #{typst_string(decimals(step.title))};], [{target}])")
         out += _step_body(step, strict)
     # a table.header repeats on each page the table spans, and Typst never leaves it (nor, through
     # the sticky title, the "Answers" title) alone at the bottom of a page
@@ -262,7 +263,7 @@ def _solution(p: Any, extras: list, strict: bool) -> list[str]:
         elif isinstance(part.exact, list):
             shown = f"${value_math(part.exact)}$"
         cells += [f"[({Problem.label(i)}) #{typst_string(part.id)};]", f"[{shown}]",
-                  f"[#{typst_string(accepted(part))};]", f"[{part.points:g}]"]
+                  f"[#{typst_string(accepted(part))};]", f"[{decimals(f'{part.points:g}')}]"]
     out.append("#block(sticky: true, above: 1.1em)[#text(weight: \"bold\", fill: shade)[Answers]]")
     out.append("#table(columns: (auto, 1fr, auto, auto), align: (left + horizon, left + horizon, left + horizon,"
                " center + horizon), stroke: 0.4pt + luma(65%), inset: (x: 5pt, y: 6pt),"
@@ -275,7 +276,8 @@ def _solution(p: Any, extras: list, strict: bool) -> list[str]:
     mistakes = []
     for i, part in enumerate(p.parts):
         for m in part.misconceptions:
-            mistakes += [f"[({Problem.label(i)})]", f"[${value_math(m.value)}$]", f"[#{typst_string(m.explanation)};]"]
+            mistakes += [f"[({Problem.label(i)})]", f"[${value_math(m.value)}$]",
+                         f"[#{typst_string(decimals(m.explanation))};]"]
     if mistakes:
         out.append("#block(sticky: true, above: 1.1em)[#text(weight: \"bold\", fill: shade)[Typical mistakes]]")
         out.append(f"#text(size: 9pt, table(columns: (auto, auto, 1fr), stroke: none, inset: (x: 4pt, y: 5pt), "
@@ -292,8 +294,14 @@ def sheet_source(sheet: Any, *, solutions: bool, strict: bool = False, copies: l
     Problems: header with course, title, name and student-id fields (printed for a variant),
     instructions with the tolerance rule, a score table, then each problem with its parts, points,
     room to work and an answer box shaped like the answer. Solutions: the same problems with the
-    worked steps, an answers table, figures and the typical mistakes.
+    worked steps, an answers table, figures and the typical mistakes. With the recipe's
+    ``decimal_comma``, numbers are printed with decimal commas (0,25), as its answers are written.
     """
+    with decimal_comma(sheet.recipe.decimal_comma):      # numbers as the sheet's answers are written
+        return _sheet_source(sheet, solutions, strict, copies)
+
+
+def _sheet_source(sheet: Any, solutions: bool, strict: bool, copies: list | None) -> str:
     r = sheet.recipe
     lines = [f"#set document(title: {typst_string(r.title + (' — solutions' if solutions else ''))}, "
              f"author: {typst_string(r.course or 'examprep')}, date: none)", _PREAMBLE]
@@ -307,11 +315,16 @@ def sheet_source(sheet: Any, *, solutions: bool, strict: bool = False, copies: l
             foot = f"{r.title} · {sheet.sheet_id}"
         if solutions:
             foot += " · solutions"
-        lines.append(f"#counter(page).update(1)\n#metadata({typst_string(foot)}) <copy-start>")
+        # the footer finds its copy's two labels by the copy counter (a filler page between copies
+        # is past the copy's end): querying every copy's markers on each page grew with the class
+        lines.append(f"#counter(page).update(1)\n#counter(\"copy\").step()\n"
+                     f"#metadata({typst_string(foot)}) <copy-{c + 1}>")
         lines += _header(sheet, copy, solutions, guide, strict)
         for k in range(len(copy.problems)):
             lines += _problem(sheet, copy, k, solutions, strict)
-        lines.append("#metadata(none) <copy-end>")
+        # the copy's end, and its page count, which the PDF compile reads back (render.pdf.compile_copies)
+        lines.append(f"#metadata(none) <copy-{c + 1}-end>\n"
+                     f"#context [#metadata(counter(page).get().first()) <{COPY_PAGES}>]")
     # an even number of pages, as each joined chunk has: printed double-sided, the next file or
     # the next run of this one never starts on the back of the last page
     lines.append('#pagebreak(to: "odd", weak: true)')

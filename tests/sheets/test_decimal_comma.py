@@ -1,0 +1,62 @@
+"""--decimal-comma: the sheets print numbers as their answers are written (0,25; lists with ';'),
+in the PDFs (read back with pypdf) and the Markdown; without it nothing changes."""
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from examprep.cli import app
+from tests.sheets.helpers import pdf_text
+
+runner = CliRunner()
+POINT = re.compile(r"\d\.\d")           # a decimal point between two digits
+
+
+@pytest.fixture(scope="module")
+def both(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("dc")
+    for name, extra in (("comma", ["--decimal-comma"]), ("point", [])):
+        res = runner.invoke(app, ["sheet", "-r", "midterm", "-s", "2024", "-f", "pdf,md", "--out", str(tmp / name),
+                                  *extra])
+        assert res.exit_code == 0, res.output
+    return tmp / "comma", tmp / "point"
+
+
+@pytest.mark.parametrize("name", ["problems.md", "solutions.md"])
+def test_markdown_prints_decimal_commas(both, name):
+    comma, point = both
+    text, plain = (comma / name).read_text(), (point / name).read_text()
+    assert POINT.search(plain) and not POINT.search(text), POINT.search(text)
+    assert re.search(r"\d\{,\}\d", text) or name == "problems.md"       # in math: 0{,}25, not spaced as a list
+    assert re.search(r"\d,\d", text)                                    # in words and tables: 0,5 pt
+    # the same sheet otherwise: decimal commas back to points, list entries back to ', '
+    back = re.sub(r"(\d)\{,\}(\d)", r"\1.\2", re.sub(r"(?<![\d,])(\d+),(\d+)", r"\1.\2", text))
+    back = re.sub(r"\[[^\]\n]*;[^\n]*?\](?= ·)", lambda m: m.group(0).replace("; ", ", "), back)
+    back = back.replace("65\u202f536", "65,536")                       # a thousands separator, not a comma
+    assert back == plain
+
+
+def test_answer_forms_ask_for_semicolons(both):
+    text = (both[0] / "problems.md").read_text()
+    assert "vector of 2 [a; b; …]" in text and "2×2 matrix [[a; b]; [c; d]]" in text
+    assert "[a, b" not in text
+
+
+@pytest.mark.parametrize("name", ["problems.pdf", "solutions.pdf"])
+def test_pdfs_print_decimal_commas(both, name):
+    comma, point = both
+    text, pages = pdf_text((comma / name).read_bytes())
+    plain, plain_pages = pdf_text((point / name).read_bytes())
+    assert POINT.search(plain) and not POINT.search(text), POINT.search(text)
+    assert re.search(r"\d,\d", text) and pages == plain_pages
+    # the same letters and digits otherwise, in the same order (pypdf's spacing and its pieces of
+    # tall brackets aside): only the separators changed
+    def letters(x: str) -> str:
+        return re.sub(r"[\W_]", "", x)
+    assert letters(text) == letters(plain)
+
+
+def test_keys_and_templates_are_unchanged_by_the_rendering(both):
+    comma, point = both
+    assert (comma / "answers.toml").read_text() != (point / "answers.toml").read_text()      # its own header
+    assert "DECIMAL COMMAS" in (comma / "answers.toml").read_text()
