@@ -171,6 +171,10 @@ def _id_text(value: Any) -> str:
 def _from_mapping(data: dict[str, Any], path: Path, fmt: str) -> Submission:
     if data.get("format") == "examprep-key":
         raise SubmissionError(f"{path}: this is an answer key, not a submission")
+    if data.get("format") == "examprep-grades":
+        raise SubmissionError(f"{path}: this is a class's grades (grade --json), not a submission")
+    if {"students", "alpha", "parts", "questions"} <= data.keys():
+        raise SubmissionError(f"{path}: this is an item analysis (item-analysis.json), not a submission")
     meta = data
     answers = data.get("answers") if isinstance(data.get("answers"), dict) else data
     sid = _id_text(meta.get("student_id", meta.get("id", meta.get("student", ""))))
@@ -266,6 +270,10 @@ def _read_csv_rows(reader: Any, path: Path) -> tuple[list[Submission], list[Subm
         raise SubmissionError(f"{path}: invalid CSV at line {reader.line_num}: {err}") from None
     header = [h.strip().lstrip("\ufeff") for h in header]
     lower = [h.lower() for h in header]
+    if {"item", "difficulty", "discrimination"} <= set(lower):
+        raise SubmissionError(f"{path}: this is an item analysis (item-analysis.csv), not a submission")
+    if {"total", "max", "percent", "misconceptions", "warnings"} <= set(lower):
+        raise SubmissionError(f"{path}: this is a class's grades (grade --csv), not a submission")
     id_col = next((lower.index(c) for c in ID_COLUMNS if c in lower), None)
     name_col = next((lower.index(c) for c in NAME_COLUMNS if c in lower), None)
     variant_col = lower.index("variant") if "variant" in lower else None

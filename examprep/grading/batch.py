@@ -58,30 +58,37 @@ def problems_for(key: Any, student_id: str, variant: str = "") -> tuple[list[Pro
     return key.problems, "", ""
 
 
-def other_sheet(key: Any, problems: list[Problem], sub: Any, variant: str) -> str | None:
-    """Why a filled-in answer template was made for another sheet than ``key`` (or another variant
-    than the student's ``problems``), or None. The template names its sheet's title on its first
-    line and each question's generator and points beside it (keys.answer_template); a file with
-    neither (JSON, CSV, a template's header deleted) is not judged."""
+def other_sheet(key: Any, problems: list[Problem], sub: Any, variant: str) -> tuple[str | None, str | None]:
+    """(why, note): why a filled-in answer template was made for another sheet than ``key`` (or
+    another variant than the student's ``problems``), or None; and a note to warn with when only
+    its title line differs. The template names its sheet's title on its first line and each
+    question's title, generator and points beside it (keys.answer_template).
+
+    Comments are not answers, and students edit them: only positive evidence refuses a file — a
+    question whose comment still reads as the template wrote it and names another generator than
+    the key's question of that number (or a number the key does not have). A title line alone
+    (a student may add a name to it), points (an instructor may reweigh after the exam), an edited
+    or deleted comment, a question left out: graded as usual, the title with a warning.
+    """
     mark = getattr(sub, "template", None)
     if mark is None:
-        return None
-    if mark.title and key.title and mark.title.strip() != key.title.strip():
-        return f"answers for sheet {mark.title!r}, not this key's {key.title!r}"
-    if not mark.questions:
-        return None
-    other = f"answers for {'another variant' if key.variants else 'another sheet'} of {key.title!r}"
+        return None, None
+    titled = bool(mark.title and key.title and mark.title.strip() != key.title.strip())
     which = f"{sub.student_id}'s variant has" if key.variants else "this key has"
-    for n, problem in enumerate(problems, 1):
-        got = mark.questions.get(n)
-        want = (" ".join(problem.title.split()), problem.generator, f"{problem.points:g}")
-        if got is not None and got != want:
-            return (f"{other}: its q{n} is {got[0]!r} ({got[1]}, {got[2]} points), {which} "
-                    f"{want[0]!r} ({want[1]}, {want[2]} points)")
-    if set(mark.questions) != set(range(1, len(problems) + 1)):
-        count = len(mark.questions)
-        return f"{other}: it has {count} question{'s' if count != 1 else ''}, {which} {len(problems)}"
-    return None
+    for n, (title, generator, _points) in sorted(mark.questions.items()):
+        if n > len(problems):
+            why = f"its q{n} is {title!r} ({generator}), {which} {len(problems)} question{'s' if len(problems) != 1 else ''}"
+        elif generator != problems[n - 1].generator:
+            want = problems[n - 1]
+            why = f"its q{n} is {title!r} ({generator}), {which} {' '.join(want.title.split())!r} ({want.generator})"
+        else:
+            continue
+        if titled:
+            return f"answers for sheet {mark.title!r}, not this key's {key.title!r}: {why}", None
+        return f"answers for {'another variant' if key.variants else 'another sheet'} of {key.title!r}: {why}", None
+    if titled:
+        return None, f"the file's first line names the sheet {mark.title!r}, not this key's {key.title!r}"
+    return None, None
 
 
 def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *, key_path: str | None = None,
@@ -159,7 +166,9 @@ def _grade_all(key: Any, subs: list, settings: Settings | None, results: list, u
         except SubmissionError as err:
             unreadable.append(f"{sub.source}: {err}")
             continue
-        reason = other_sheet(key, problems, sub, variant)
+        reason, note = other_sheet(key, problems, sub, variant)
+        if note is not None:
+            sub.warnings.append(note)
         if reason is not None:
             unreadable.append(f"{sub.source}: {reason}")
             other.append(unreadable[-1])

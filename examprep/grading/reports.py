@@ -93,6 +93,31 @@ def check_replaced_outputs(outputs: Outputs) -> None:
     check_output_file(outputs.marks_template, "--marks-template", force=outputs.force)
 
 
+def check_outputs_beside_submissions(submissions: list[str], outputs: Outputs) -> None:
+    """Before any work: an output written straight into a folder of submissions would be read as a
+    student by the next `grade` of that folder (grades.json, item-analysis.csv, results.json…), so
+    such an output is refused in one line. Sub-folders are not searched, so a folder inside is fine.
+    Raises ParamError."""
+    from examprep.answers.files import SUFFIXES
+
+    folders = {Path(s).resolve(): s for s in submissions if Path(s).is_dir()}
+    if not folders:
+        return
+    files = [("--csv", outputs.csv), ("--json", outputs.json), ("--marks-template", outputs.marks_template)]
+    if outputs.gradebook:
+        files.append(("--gradebook", outputs.gradebook[1]))
+    dirs = [("--analysis", outputs.analysis), ("--gradescope", outputs.gradescope)]
+    for option, path in files:
+        if path and path != "-" and Path(path).suffix.lower() in SUFFIXES and Path(path).resolve().parent in folders:
+            raise ParamError(f"{option} {path}: is inside the submissions folder "
+                             f"{folders[Path(path).resolve().parent]}, where the next grading would read it as a "
+                             "student; write it elsewhere")
+    for option, path in dirs:
+        if path and Path(path).resolve() in folders:
+            raise ParamError(f"{option} {path}: is the submissions folder itself, where the next grading would "
+                             "read its files as students; choose another folder")
+
+
 def plan_files(batch: BatchResult, outputs: Outputs) -> list[tuple[Path, str]]:
     """Every file a run writes, with its text, named after the students (examprep.fileio.safe_name)."""
     from examprep.render import report
@@ -187,6 +212,7 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
         return run_self_test(the_key, out)
     if not submissions:
         raise ParamError("missing SUBMISSION: give answer files or a directory (or --self-test to check the key)")
+    check_outputs_beside_submissions(submissions, outputs)
     marks = None
     if outputs.marks:                         # read (and refused) before any grading
         from examprep.grading.marks import read_marks

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -322,6 +323,11 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
         r = load_recipe(recipe or "midterm")
         if difficulty is not None:
             r = with_difficulty(r, difficulty)
+    for option, value in (("--title", title), ("--course", course)):
+        bad = next((c for c in value or "" if unicodedata.category(c) in ("Cc", "Zl", "Zp")), None)
+        if bad is not None:
+            raise ParamError(f"{option}: a line break or control character ({bad!r}) cannot be printed in one "
+                             "line of the sheet and its answer files; write it on one line")
     if title is not None:
         if not title.strip():
             raise ParamError("--title: give a non-empty title")

@@ -365,3 +365,24 @@ def test_a_run_without_force_beside_another_keeps_both_in_the_manifest(tmp_path)
     listed = json.loads((out / MANIFEST).read_text())["files"]
     assert listed == ["answers.toml", "key.json", "moodle.xml"] and sorted(p.name for p in out.iterdir()) == [
         MANIFEST, "answers.toml", "key.json", "moodle.xml"]
+
+
+def test_a_title_or_course_with_a_line_break_is_refused_before_anything_is_written(tmp_path):
+    """A newline in --title made the answer template's first comment line spill into invalid TOML:
+    every student's submission was then unreadable."""
+    from typer.testing import CliRunner
+
+    from examprep.cli import app
+
+    runner = CliRunner()
+    for option in ("--title", "--course"):
+        out = tmp_path / option.strip("-")
+        res = runner.invoke(app, ["sheet", "--recipe", "cnn", "--seed", "3", "--format", "md", "--out", str(out),
+                                  option, "Midterm\nPart B"])
+        assert res.exit_code == 2, res.output
+        assert res.stderr.startswith(f"error: {option}: a line break or control character ('\\n')"), res.stderr
+        assert res.stderr.count("\n") == 1 and not out.exists()
+    recipe = tmp_path / "r.toml"
+    recipe.write_text('[sheet]\ntitle = "Midterm\\nPart B"\n\n[[problem]]\ngenerator = "max-pool"\n')
+    res = runner.invoke(app, ["sheet", "--recipe", str(recipe), "--format", "md", "--out", str(tmp_path / "r")])
+    assert res.exit_code == 2 and f"{recipe}:2: [sheet] title: a line break" in res.stderr, res.output

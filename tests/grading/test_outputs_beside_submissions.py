@@ -1,0 +1,62 @@
+"""examprep's own outputs are never graded as students: an output written straight into the folder
+of submissions is refused before any work (the next grading of that folder would read it), and a
+grades file or item analysis copied among the submissions is unreadable with its reason, not a
+phantom student scored on its numbers."""
+import json
+
+from typer.testing import CliRunner
+
+from examprep.cli import app
+from examprep.generators import build
+from examprep.keys import Key, answer_template, write_key
+
+runner = CliRunner()
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args], env={"COLUMNS": "80", "NO_COLOR": "1"})
+
+
+def class_folder(tmp_path):
+    problems = [build("softmax-cross-entropy", 1), build("rnn-step", 1)]
+    write_key(tmp_path / "key.json", Key("Quiz", problems))
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    for sid in ("s1", "s2", "s3"):
+        (subs / f"{sid}.toml").write_text(answer_template(problems, title="Quiz", student_id=sid) + "\n")
+    return subs
+
+
+def test_an_output_inside_the_submissions_folder_is_refused_before_any_work(tmp_path):
+    subs = class_folder(tmp_path)
+    before = sorted(p.name for p in subs.iterdir())
+    for option, path in [("--json", subs / "grades.json"), ("--csv", subs / "grades.csv"),
+                         ("--analysis", subs), ("--marks-template", subs / "marks.csv")]:
+        res = run("grade", tmp_path / "key.json", subs, option, path, "-q")
+        assert res.exit_code == 2, (option, res.output)
+        assert res.stderr.startswith(f"error: {option} {path}: is ") and res.stderr.count("\n") == 1, res.stderr
+        assert "submissions folder" in res.stderr and "Traceback" not in res.output
+        assert sorted(p.name for p in subs.iterdir()) == before          # nothing written
+    # a sub-folder is not searched: an analysis there is fine
+    res = run("grade", tmp_path / "key.json", subs, "--analysis", subs / "analysis", "-q")
+    assert res.exit_code == 0, res.output
+
+
+def test_grades_and_analyses_copied_among_the_submissions_are_not_students(tmp_path):
+    subs = class_folder(tmp_path)
+    out = tmp_path / "out"
+    res = run("grade", tmp_path / "key.json", subs, "-q", "--json", tmp_path / "g.json", "--csv", tmp_path / "g.csv",
+              "--analysis", out)
+    assert res.exit_code == 0, res.output
+    for src, name in [(tmp_path / "g.json", "grades.json"), (tmp_path / "g.csv", "grades.csv"),
+                      (out / "item-analysis.json", "item-analysis.json"), (out / "item-analysis.csv", "item-analysis.csv")]:
+        (subs / name).write_bytes(src.read_bytes())
+    res = run("grade", tmp_path / "key.json", subs, "-q", "--json", tmp_path / "g2.json")
+    assert res.exit_code == 1, res.output
+    data = json.loads((tmp_path / "g2.json").read_text())
+    assert sorted(s["student_id"] for s in data["submissions"]) == ["s1", "s2", "s3"]
+    text = " ".join(res.stderr.split())
+    assert "grades.json: this is a class's grades (grade --json), not a submission" in text
+    assert "grades.csv: this is a class's grades (grade --csv), not a submission" in text
+    assert "item-analysis.json: this is an item analysis (item-analysis.json), not a submission" in text
+    assert "item-analysis.csv: this is an item analysis (item-analysis.csv), not a submission" in text
