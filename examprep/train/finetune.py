@@ -103,8 +103,8 @@ def plan(o: FinetuneOptions) -> Plan:
         raise ConfigError(f"--warmup must be at least 0, got {o.warmup}")
     if o.steps is not None and o.steps < 1:
         raise ConfigError(f"--steps must be at least 1, got {o.steps}")
-    if o.minutes is not None and o.minutes <= 0:
-        raise ConfigError(f"--minutes must be positive, got {o.minutes}")
+    if o.minutes is not None and not (math.isfinite(o.minutes) and o.minutes > 0):
+        raise ConfigError(f"--minutes must be a finite positive number, got {o.minutes}")
     if o.goal is not None and not 0.0 <= o.goal <= 1.0:
         raise ConfigError(f"--goal must be in (0, 1] (held-out exact match; 0: off), got {o.goal}")
     lr = o.lr if o.lr is not None else (1e-3 if o.full else 3e-3)

@@ -173,8 +173,8 @@ def _check_options(o: TrainOptions) -> None:
         raise ConfigError(f"--precision {o.precision!r} is not one of {', '.join(PRECISIONS)}")
     if o.steps is not None and o.steps < 1:
         raise ConfigError(f"--steps must be at least 1, got {o.steps}")
-    if o.minutes is not None and o.minutes <= 0:
-        raise ConfigError(f"--minutes must be positive, got {o.minutes}")
+    if o.minutes is not None and not (math.isfinite(o.minutes) and o.minutes > 0):
+        raise ConfigError(f"--minutes must be a finite positive number, got {o.minutes}")
     for name in ("batch_tokens", "warmup", "eval_every", "eval_size"):
         if getattr(o, name) < 1:
             raise ConfigError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(o, name)}")

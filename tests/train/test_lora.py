@@ -208,6 +208,7 @@ def test_bad_finetune_input_is_one_line_before_any_work(base, tmp_path):
         (["-c", base], "--lora-rank R is required"),
         (["-c", base, "--lora-rank", "2", "--lora-alpha", "0"], "--lora-alpha must be a finite positive number"),
         (["-c", base, "--lora-rank", "2", "--lr", "inf"], "--lr must be a finite positive number, got inf"),
+        (["-c", base, "--lora-rank", "2", "--minutes", "nan"], "--minutes must be a finite positive number, got nan"),
         (["-c", tmp_path / "missing", "--lora-rank", "2"], "does not exist"),
     ]
     for args, said in cases:

@@ -265,6 +265,9 @@ def test_bad_options_are_clear_errors(tmp_path):
 @pytest.mark.parametrize("overrides, message", [
     (dict(lr_factor=-1.0), "--lr-factor must be a finite positive number, got -1.0"),
     (dict(lr_factor=float("inf")), "--lr-factor must be a finite positive number, got inf"),
+    (dict(minutes=float("nan")), "--minutes must be a finite positive number, got nan"),
+    (dict(minutes=float("inf")), "--minutes must be a finite positive number, got inf"),
+    (dict(minutes=0.0), "--minutes must be a finite positive number, got 0.0"),
     (dict(threads=-1), "--threads must be at least 0"),
     (dict(threads=100000), "--threads 100000 is more than"),
     (dict(goal=2.0), r"--goal must be in \(0, 1\]"),
