@@ -145,6 +145,8 @@ def answer_template(problems: list[Problem], *, title: str = "", student_id: str
     each with a comment giving the prompt, the expected form and shape, and the tolerance.
     ``decimal_comma``: the header asks for decimal commas and ';' between list entries."""
     from examprep.answers import rule_text
+    from examprep.render import answer_form, decimals
+    from examprep.render import decimal_comma as render_comma
     from examprep.render.terminal import inline
 
     lines = [f"# examprep answer file{' — ' + title if title else ''}",
@@ -161,8 +163,11 @@ def answer_template(problems: list[Problem], *, title: str = "", student_id: str
         lines.append(f"[q{n}]  # {_toml_comment(p.title)} ({p.generator}, {p.points:g} points)")
         for i, part in enumerate(p.parts):
             lines.append(f"# ({Problem.label(i)}) {_toml_comment(inline(part.prompt))}")
-            how = part.form() if part.kind == "written" else f"{part.form()}; {rule_text(part)}"
-            lines.append(f"#     {how}; {part.points:g} pt")
+            with render_comma(decimal_comma):          # a decimal-comma sheet's forms: [a; b], 0,001
+                form = answer_form(part)
+                how = decimals(form if part.kind == "written" else f"{form}; {rule_text(part)}")
+                points = decimals(f"{part.points:g}")
+            lines.append(f"#     {how}; {points} pt")
             lines.append(f'{_toml_key(part.id)} = ""')
         lines.append("")
     return "\n".join(lines)

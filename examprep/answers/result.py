@@ -99,11 +99,21 @@ def shape_feedback(want: tuple[int, ...], got: tuple[int, ...], raw: Any = None)
     if len(want) == 2 and len(got) == 2 and want == got[::-1]:
         msg += " — transposed?"
     elif len(want) == 2 and len(got) == 1 and got[0] == want[0] * want[1]:
-        msg += " — write the rows: [[a, b], [c, d]] or [a b; c d]"
-    elif isinstance(raw, str) and DECIMAL_COMMA.search(raw):
+        from examprep.answers.parse import decimal_comma_on
+
+        # on a decimal-comma sheet ';' separates entries, so rows are bracketed
+        msg += (" — write the rows: [[a; b]; [c; d]]" if decimal_comma_on()
+                else " — write the rows: [[a, b], [c, d]] or [a b; c d]")
+    elif isinstance(raw, str) and DECIMAL_COMMA.search(raw) and not _comma_sheet():
         m = DECIMAL_COMMA.search(raw)
         msg += f" — a decimal comma in {m.group(0)!r}? Use a decimal point ({m.group(1)}.{m.group(2)})"
     return msg
+
+
+def _comma_sheet() -> bool:
+    from examprep.answers.parse import decimal_comma_on
+
+    return decimal_comma_on()
 
 
 def where_text(idx: tuple[int, ...]) -> str:

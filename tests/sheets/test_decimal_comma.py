@@ -60,3 +60,24 @@ def test_keys_and_templates_are_unchanged_by_the_rendering(both):
     comma, point = both
     assert (comma / "answers.toml").read_text() != (point / "answers.toml").read_text()      # its own header
     assert "DECIMAL COMMAS" in (comma / "answers.toml").read_text()
+
+
+def test_the_answer_template_asks_for_the_sheets_own_forms(both):
+    """A decimal-comma template asked for "[[a, b], [c, d]]" and "±0.001": the comma would have split
+    the entries and the point was the ambiguity the sheet refuses. It asks as the sheet does."""
+    comma, point = both
+    text, plain = (comma / "answers.toml").read_text(), (point / "answers.toml").read_text()
+    comments = [line for line in text.splitlines() if line.startswith("#     ")]
+    assert comments and not any(POINT.search(line) for line in comments)
+    assert "2×2 matrix [[a; b]; [c; d]]" in text and "[a, b" not in "\n".join(comments)
+    assert "2×2 matrix [[a, b], [c, d]]" in plain          # a decimal-point sheet as it was
+
+
+def test_a_flat_answer_for_a_matrix_is_told_the_sheets_row_form():
+    from examprep.answers.parse import decimal_comma
+    from examprep.answers.result import shape_feedback
+
+    assert shape_feedback((2, 2), (4,), "[1 2; 3 4]").endswith("write the rows: [[a, b], [c, d]] or [a b; c d]")
+    with decimal_comma(True):
+        # ';' separates entries there: the only row form is bracketed rows
+        assert shape_feedback((2, 2), (4,), "[0,5 -2; 3 1,5]").endswith("write the rows: [[a; b]; [c; d]]")
