@@ -209,6 +209,14 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
     if self_test:
         if submissions:
             raise ParamError("--self-test checks the key alone: give no SUBMISSION")
+        given = [option for option, value in (("--csv", outputs.csv), ("--json", outputs.json),
+                                              ("--report", outputs.report), ("--gradescope", outputs.gradescope),
+                                              ("--marks", outputs.marks), ("--marks-template", outputs.marks_template),
+                                              ("--analysis", outputs.analysis), ("--gradebook", outputs.gradebook),
+                                              ("--roster", outputs.roster)) if value]
+        if given:
+            raise ParamError(f"--self-test checks the key alone and writes nothing: {', '.join(given)} "
+                             f"{'has' if len(given) == 1 else 'have'} no class to report on")
         return run_self_test(the_key, out)
     if not submissions:
         raise ParamError("missing SUBMISSION: give answer files or a directory (or --self-test to check the key)")

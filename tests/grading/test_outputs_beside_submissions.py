@@ -60,3 +60,17 @@ def test_grades_and_analyses_copied_among_the_submissions_are_not_students(tmp_p
     assert "grades.csv: this is a class's grades (grade --csv), not a submission" in text
     assert "item-analysis.json: this is an item analysis (item-analysis.json), not a submission" in text
     assert "item-analysis.csv: this is an item analysis (item-analysis.csv), not a submission" in text
+
+
+def test_self_test_refuses_outputs_it_would_ignore(tmp_path):
+    """`grade KEY --self-test --analysis DIR` said 'self-test passed' and wrote nothing: an option
+    silently ignored is refused instead."""
+    class_folder(tmp_path)
+    for option, value in [("--analysis", tmp_path / "an"), ("--json", tmp_path / "g.json"), ("--csv", tmp_path / "g.csv")]:
+        res = run("grade", tmp_path / "key.json", "--self-test", option, value)
+        assert res.exit_code == 2, (option, res.output)
+        assert res.stderr == (f"error: --self-test checks the key alone and writes nothing: {option} has no class "
+                              "to report on\n"), res.stderr
+        assert not value.exists()
+    res = run("grade", tmp_path / "key.json", "--self-test")
+    assert res.exit_code == 0 and "self-test passed" in res.stdout, res.output
