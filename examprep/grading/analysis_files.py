@@ -29,10 +29,14 @@ def plan(data: ItemData, out_dir: str | Path, title: str = "Item analysis") -> t
 
 def check_out_dir(out_dir: str | Path, option: str, *, force: bool) -> None:
     """Before the work: an earlier analysis in ``out_dir`` (any of FILES) is replaced only with
-    ``force``, as `sheet` and `anki` replace their outputs; OutputError names the option and file."""
+    ``force``, as `sheet` and `anki` replace their outputs; a path whose parent folder is missing
+    is refused (a typo would scatter analyses). OutputError names the option and file."""
     from examprep.fileio import OutputError
 
     out = Path(out_dir)
+    if not out.exists() and not out.parent.exists():
+        raise OutputError(f"{option} {out}: the folder {out.parent} does not exist (a typo?); create it first — "
+                          "only the last folder of the path is made")
     existing = [name for name in FILES if (out / name).exists()]
     if existing and not force:
         more = f" (and {len(existing) - 1} more of an earlier analysis)" if len(existing) > 1 else ""

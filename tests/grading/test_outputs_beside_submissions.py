@@ -74,3 +74,19 @@ def test_self_test_refuses_outputs_it_would_ignore(tmp_path):
         assert not value.exists()
     res = run("grade", tmp_path / "key.json", "--self-test")
     assert res.exit_code == 0 and "self-test passed" in res.stdout, res.output
+
+
+def test_an_analysis_folder_under_a_missing_folder_is_refused(tmp_path):
+    """`analyze --out nonexist/sub` made both folders; `generate` refuses such a path (a typo would
+    scatter outputs): so do --out and --analysis, before any work."""
+    subs = class_folder(tmp_path)
+    res = run("grade", tmp_path / "key.json", subs, "-q", "--json", tmp_path / "g.json")
+    assert res.exit_code == 0, res.output
+    for args in (["analyze", tmp_path / "g.json", "--out"], ["grade", tmp_path / "key.json", subs, "--analysis"]):
+        target = tmp_path / "nonexist" / "sub"
+        res = run(*args, target)
+        assert res.exit_code == 2, res.output
+        assert f"{target}: the folder {target.parent} does not exist" in res.stderr and res.stderr.count("\n") == 1
+        assert not target.parent.exists()
+    res = run("analyze", tmp_path / "g.json", "--out", tmp_path / "an")        # one new folder: made
+    assert res.exit_code == 0 and (tmp_path / "an" / "item-analysis.json").exists(), res.output
