@@ -2,7 +2,8 @@
 misconceptions are distinct, statements are hand-computable, JSON round-trips, recipes recompute.
 
 Each check runs on every generator × level × calculator-free variant (one test each) and, inside
-it, on every seed of CI_SEEDS: the same problems as one test per seed, without pytest's own cost
+it, on every seed of a fixed set: SAMPLED (the first 5 of CI_SEEDS) by default, the other 15 of
+CI_SEEDS under `-m slow` — one test per variant instead of one per seed, without pytest's own cost
 per test repeated 23,000 times. A failure lists every seed that failed, not only the first."""
 import functools
 import json
@@ -27,13 +28,21 @@ def _variants() -> list[tuple[str, int, bool]]:
 
 VARIANTS = _variants()
 IDS = [f"{name}-L{level}-{'cf' if cf else 'std'}" for name, level, cf in VARIANTS]
+SAMPLED = CI_SEEDS[:5]              # the default run: every variant on these seeds
+MORE = CI_SEEDS[5:]                 # -m slow: the rest of CI_SEEDS
 
 
 @functools.cache
-def _problems(name: str, level: int, calculator_free: bool) -> tuple[Problem, ...]:
-    """The variant's problems on CI_SEEDS, built once for all the checks below (built when a test
+def _problems(name: str, level: int, calculator_free: bool, seeds: range = SAMPLED) -> tuple[Problem, ...]:
+    """The variant's problems on seeds, built once for all the checks below (built when a test
     first needs them, so that selecting other tests does not build them)."""
-    return tuple(generators.build(name, seed, level, calculator_free) for seed in CI_SEEDS)
+    return tuple(generators.build(name, seed, level, calculator_free) for seed in seeds)
+
+
+def _params(calculator_free_only: bool = False) -> list:
+    return [p for v, i in zip(VARIANTS, IDS) if v[2] or not calculator_free_only
+            for p in (pytest.param((*v, SAMPLED), id=i),
+                      pytest.param((*v, MORE), id=f"{i}-more-seeds", marks=pytest.mark.slow))]
 
 
 def _on_every_seed(check, problems) -> None:
@@ -47,20 +56,24 @@ def _on_every_seed(check, problems) -> None:
     assert not failed, f"{len(failed)} of {len(problems)} seeds failed:\n" + "\n".join(failed)
 
 
-@pytest.fixture(params=VARIANTS, ids=IDS)
+@pytest.fixture(params=_params())
 def problems(request) -> tuple[Problem, ...]:
     return _problems(*request.param)
 
 
-@pytest.fixture(params=[v for v in VARIANTS if v[2]], ids=[i for v, i in zip(VARIANTS, IDS) if v[2]])
+@pytest.fixture(params=_params(calculator_free_only=True))
 def calculator_free_problems(request) -> tuple[Problem, ...]:
     return _problems(*request.param)
 
 
-def test_every_variant_is_built_on_every_ci_seed():
-    assert len(VARIANTS) == len({(n, lv, cf) for n, lv, cf in VARIANTS}) and len(CI_SEEDS) >= 20
+def test_the_default_and_the_slow_run_together_cover_every_variant_on_every_ci_seed():
+    assert len(VARIANTS) == len(set(VARIANTS)) and len(CI_SEEDS) >= 20
+    assert sorted([*SAMPLED, *MORE]) == list(CI_SEEDS) and len(SAMPLED) >= 5
+    gens = generators.load_all()
+    assert {n for n, _, _ in VARIANTS} == set(gens)
+    assert {(n, lv) for n, lv, _ in VARIANTS} == {(n, lv) for n, g in gens.items() for lv in g.levels}
     assert [(p.generator, p.difficulty, p.calculator_free, p.seed) for v in VARIANTS[:2] for p in _problems(*v)] == \
-        [(n, lv, cf, s) for n, lv, cf in VARIANTS[:2] for s in CI_SEEDS]
+        [(n, lv, cf, s) for n, lv, cf in VARIANTS[:2] for s in SAMPLED]
 
 
 def test_at_least_the_first_four_generators_are_registered():
