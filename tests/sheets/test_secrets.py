@@ -9,8 +9,7 @@ import base64
 import hashlib
 import hmac
 import json
-import os
-import secrets
+import random
 import stat
 import struct
 
@@ -24,6 +23,11 @@ from examprep.sheets import SheetError, Student
 runner = CliRunner()
 HEX = "7c1e5b0a93d24f68e1b7a0c5d3f29e4a6b8c0d1e2f3a4b5c6d7e8f9012345678"
 ROSTER = [Student("s1", "Ada"), Student("s2", "Alan")]
+# Random-looking secrets of the shapes os.urandom and secrets.token_hex give, drawn from a fixed seed:
+# the same tests on every run (and in every pytest-xdist worker, which must collect the same ids).
+_DRAW = random.Random(2615)
+URANDOM_B64 = base64.urlsafe_b64encode(_DRAW.randbytes(24)).rstrip(b"=")
+TOKEN_HEX_16, TOKEN_HEX_32 = _DRAW.randbytes(16).hex().encode(), _DRAW.randbytes(32).hex().encode()
 
 
 def _msg(sheet_id: str, student_id: str) -> bytes:
@@ -47,15 +51,14 @@ def _code(digest: bytes) -> str:
     b"abab" * 16,                            # two digits
     b"0123456789abcde",                      # 15 hex digits
     b"0123456789abcdef0123456789abcde",      # 31 hex digits
-    base64.urlsafe_b64encode(os.urandom(24)).rstrip(b"="),
+    URANDOM_B64,                             # 32 base64url characters of 24 random bytes
 ])
 def test_weak_or_non_hex_secrets_are_refused(secret):
     with pytest.raises(SheetError, match="examprep secret"):
         sheets.check_secret(secret)
 
 
-@pytest.mark.parametrize("secret", [secrets.token_hex(16).encode(), secrets.token_hex(32).encode(),
-                                    b"0123456789ABCDEF0123456789abcdef", HEX.encode()])
+@pytest.mark.parametrize("secret", [TOKEN_HEX_16, TOKEN_HEX_32, b"0123456789ABCDEF0123456789abcdef", HEX.encode()])
 def test_random_hex_secrets_are_accepted(secret):
     assert sheets.check_secret(secret) == secret
 
