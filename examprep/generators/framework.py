@@ -18,7 +18,7 @@ import numpy as np
 from examprep.document import Math, Matrix
 from examprep.problem import Misconception, Part, Problem, SolutionStep
 from examprep.solve.contract import Step, jsonable
-from examprep.values import snap
+from examprep.values import flat_floats, snap
 
 
 class Degenerate(Exception):
@@ -125,15 +125,28 @@ def generator(name: str, *, title: str, syllabus: str, version: int = 1, levels:
     return wrap
 
 
-def _differs(part: Part, value: Any) -> bool:
-    """True when ``value`` is clearly different from the part's expected answer."""
+_EXPECTED: Any = object()      # _differs' default: the part's own expected answer
+
+
+def _differs(part: Part, value: Any, expected: Any = _EXPECTED) -> bool:
+    """True when ``value`` is clearly different from the part's expected answer (or from ``expected``
+    where given: an earlier mistake's value, checked with the part's tolerance)."""
+    expected = part.expected if expected is _EXPECTED else expected
     if part.kind in ("choice",) or part.kind == "expression" and not isinstance(value, (int, float, list)):
-        return value != part.expected
+        return value != expected
+    got, want = flat_floats(value), flat_floats(expected)
+    if got is not None and want is not None:       # plain numbers: the same rule as below, without numpy
+        if got[1] != want[1]:
+            return True
+        if not all(math.isfinite(g) for g in got[0]):
+            return True
+        accepts = part.tolerance.accepts
+        return any(not accepts(g, w) for g, w in zip(got[0], want[0]))
     try:
         got = np.asarray(value, dtype=float)
-        want = np.asarray(part.expected, dtype=float)
+        want = np.asarray(expected, dtype=float)
     except (TypeError, ValueError):
-        return value != part.expected
+        return value != expected
     if got.shape != want.shape:
         return True
     if not np.all(np.isfinite(got)):
@@ -143,6 +156,9 @@ def _differs(part: Part, value: Any) -> bool:
 
 def _identical(expected: Any, value: Any) -> bool:
     """Equal up to float rounding: the mistake and the right method agree on this instance."""
+    a, b = flat_floats(expected), flat_floats(value)
+    if a is not None and b is not None:            # plain numbers: the same rule as below, without numpy
+        return a[1] == b[1] and all(abs(x - y) <= 1e-9 * (1 + abs(x)) for x, y in zip(a[0], b[0]))
     try:
         a, b = np.asarray(expected, dtype=float), np.asarray(value, dtype=float)
     except (TypeError, ValueError):
@@ -151,21 +167,30 @@ def _identical(expected: Any, value: Any) -> bool:
 
 
 def _check(draft: Draft) -> Draft:
+    """Float noise snapped to 0 in numeric answers and mistakes; a mistake that gives the right
+    answer dropped (nothing to diagnose), one within tolerance of it Degenerate, one equal to an
+    earlier mistake dropped (the first explanation kept). A part with nothing to change is kept as
+    it is (dataclasses.replace re-runs its checks)."""
     parts = []
     for part in draft.parts:
+        mistakes = part.misconceptions
+        expected = part.expected
         if part.kind in ("number", "vector", "matrix"):
-            part = replace(part, expected=snap(part.expected),
-                           misconceptions=tuple(replace(m, value=snap(m.value)) for m in part.misconceptions))
+            expected = snap(expected)
+            snapped = tuple(m if (v := snap(m.value)) is m.value else replace(m, value=v) for m in mistakes)
+            if expected is not part.expected or any(a is not b for a, b in zip(snapped, mistakes)):
+                part = replace(part, expected=expected, misconceptions=snapped)
+                mistakes = snapped
         kept: list[Misconception] = []
-        for m in part.misconceptions:
-            if _identical(part.expected, m.value):
+        for m in mistakes:
+            if _identical(expected, m.value):
                 continue    # the mistaken method gives the right answer here: nothing to diagnose
             if not _differs(part, m.value):
                 raise Degenerate(f"misconception {m.id} equals the answer of part {part.id}")
-            if any(not _differs(replace(part, expected=k.value), m.value) for k in kept):
+            if any(not _differs(part, m.value, k.value) for k in kept):
                 continue    # the same wrong value as an earlier mistake: keep the first explanation
             kept.append(m)
-        parts.append(replace(part, misconceptions=tuple(kept)))
+        parts.append(part if len(kept) == len(mistakes) else replace(part, misconceptions=tuple(kept)))
     draft.parts = parts
     return draft
 
