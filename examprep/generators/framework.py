@@ -128,13 +128,14 @@ def generator(name: str, *, title: str, syllabus: str, version: int = 1, levels:
 _EXPECTED: Any = object()      # _differs' default: the part's own expected answer
 
 
-def _differs(part: Part, value: Any, expected: Any = _EXPECTED) -> bool:
+def _differs(part: Part, value: Any, expected: Any = _EXPECTED, flats: tuple | None = None) -> bool:
     """True when ``value`` is clearly different from the part's expected answer (or from ``expected``
-    where given: an earlier mistake's value, checked with the part's tolerance)."""
+    where given: an earlier mistake's value, checked with the part's tolerance). ``flats``: the two
+    values' flat_floats, where the caller has them already."""
     expected = part.expected if expected is _EXPECTED else expected
     if part.kind in ("choice",) or part.kind == "expression" and not isinstance(value, (int, float, list)):
         return value != expected
-    got, want = flat_floats(value), flat_floats(expected)
+    got, want = flats or (flat_floats(value), flat_floats(expected))
     if got is not None and want is not None:       # plain numbers: the same rule as below, without numpy
         if got[1] != want[1]:
             return True
@@ -154,9 +155,9 @@ def _differs(part: Part, value: Any, expected: Any = _EXPECTED) -> bool:
     return any(not part.tolerance.accepts(g, w) for g, w in zip(got.ravel(), want.ravel()))
 
 
-def _identical(expected: Any, value: Any) -> bool:
+def _identical(expected: Any, value: Any, flats: tuple | None = None) -> bool:
     """Equal up to float rounding: the mistake and the right method agree on this instance."""
-    a, b = flat_floats(expected), flat_floats(value)
+    a, b = flats or (flat_floats(expected), flat_floats(value))
     if a is not None and b is not None:            # plain numbers: the same rule as below, without numpy
         return a[1] == b[1] and all(abs(x - y) <= 1e-9 * (1 + abs(x)) for x, y in zip(a[0], b[0]))
     try:
@@ -170,10 +171,13 @@ def _check(draft: Draft) -> Draft:
     """Float noise snapped to 0 in numeric answers and mistakes; a mistake that gives the right
     answer dropped (nothing to diagnose), one within tolerance of it Degenerate, one equal to an
     earlier mistake dropped (the first explanation kept). A part with nothing to change is kept as
-    it is (dataclasses.replace re-runs its checks)."""
+    it is (dataclasses.replace re-runs its checks); each value is flattened once."""
     parts = []
     for part in draft.parts:
         mistakes = part.misconceptions
+        if not mistakes and part.kind not in ("number", "vector", "matrix"):
+            parts.append(part)
+            continue
         expected = part.expected
         if part.kind in ("number", "vector", "matrix"):
             expected = snap(expected)
@@ -181,16 +185,18 @@ def _check(draft: Draft) -> Draft:
             if expected is not part.expected or any(a is not b for a, b in zip(snapped, mistakes)):
                 part = replace(part, expected=expected, misconceptions=snapped)
                 mistakes = snapped
-        kept: list[Misconception] = []
+        want = flat_floats(expected)
+        kept: list[tuple[Misconception, Any]] = []
         for m in mistakes:
-            if _identical(expected, m.value):
+            got = flat_floats(m.value)
+            if _identical(expected, m.value, (want, got)):
                 continue    # the mistaken method gives the right answer here: nothing to diagnose
-            if not _differs(part, m.value):
+            if not _differs(part, m.value, expected, (got, want)):
                 raise Degenerate(f"misconception {m.id} equals the answer of part {part.id}")
-            if any(not _differs(part, m.value, k.value) for k in kept):
+            if any(not _differs(part, m.value, k.value, (got, k_flat)) for k, k_flat in kept):
                 continue    # the same wrong value as an earlier mistake: keep the first explanation
-            kept.append(m)
-        parts.append(part if len(kept) == len(mistakes) else replace(part, misconceptions=tuple(kept)))
+            kept.append((m, got))
+        parts.append(part if len(kept) == len(mistakes) else replace(part, misconceptions=tuple(m for m, _ in kept)))
     draft.parts = parts
     return draft
 

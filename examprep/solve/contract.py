@@ -392,10 +392,14 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         if value.dtype.kind in "iub":
             return value.astype(int).tolist()
+        if value.dtype.kind == "f" and np.isfinite(value).all():
+            return value.tolist()          # already Python floats in nested lists: nothing to convert
         return jsonable(value.tolist())
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
+        if all(type(v) is int or type(v) is float and math.isfinite(v) for v in value):
+            return list(value)              # plain finite numbers (no bool, no numpy scalar): as they are
         return [jsonable(v) for v in value]
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
