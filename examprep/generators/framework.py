@@ -32,9 +32,11 @@ class Stream:
     def __init__(self, *key: Any):
         self._key = "\x1f".join(map(str, key)).encode()
         self._n = 0
+        self._keyed = hashlib.blake2b(self._key + b"\x1e", digest_size=8)    # the key hashed once, copied per draw
 
     def bits64(self) -> int:
-        h = hashlib.blake2b(self._key + b"\x1e" + str(self._n).encode(), digest_size=8)
+        h = self._keyed.copy()
+        h.update(b"%d" % self._n)
         self._n += 1
         return int.from_bytes(h.digest(), "big")
 
@@ -68,7 +70,7 @@ class Stream:
 
     def ints(self, lo: int, hi: int, shape: tuple[int, ...], nonzero: bool = False) -> np.ndarray:
         vals = []
-        for _ in range(int(np.prod(shape))):
+        for _ in range(math.prod(shape)):
             v = self.integer(lo, hi)
             while nonzero and v == 0:
                 v = self.integer(lo, hi)

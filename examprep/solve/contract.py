@@ -295,14 +295,28 @@ class Mistakes:
     """
 
     def __init__(self, topic: Topic, params: dict[str, Any], trace: Trace | None = None,
-                 cache: dict[str, Trace] | None = None):
+                 cache: dict[Any, Trace] | None = None, reprs: dict[int, tuple[Any, str]] | None = None):
         self.topic, self.params = topic, params
         self._cache = {} if cache is None else cache
+        self._reprs = {} if reprs is None else reprs
         if trace is not None:
-            self._cache.setdefault(_key(params), trace)
+            self._cache.setdefault(self._key(params), trace)
+
+    def _key(self, p: Mapping[str, Any]) -> tuple:
+        """The cache key of parameters ``p``: each (name, repr(value)) in name order. A value object
+        met before (the problem's own arrays, in every mistake's parameters) is not written again: a
+        problem's parameters are built anew, never changed in place once given to its table."""
+        out = []
+        for k in sorted(p):
+            v = p[k]
+            seen = self._reprs.get(id(v))
+            if seen is None or seen[0] is not v:
+                seen = self._reprs[id(v)] = (v, repr(v))     # the value kept: its id is not reused meanwhile
+            out.append((k, seen[1]))
+        return tuple(out)
 
     def _trace_for(self, p: dict[str, Any]) -> Trace:
-        k = _key(p)
+        k = self._key(p)
         if k not in self._cache:
             self._cache[k] = self.topic.compute(p)
         return self._cache[k]
@@ -317,7 +331,7 @@ class Mistakes:
 
     def at(self, **conventions: Any) -> "Mistakes":
         """The table for the problem with ``conventions`` changed (sharing computed traces)."""
-        return Mistakes(self.topic, {**self.params, **conventions}, cache=self._cache)
+        return Mistakes(self.topic, {**self.params, **conventions}, cache=self._cache, reprs=self._reprs)
 
     def declared(self, answer: str) -> tuple[Mistake, ...]:
         return self.topic.mistakes.get(answer, ())
@@ -359,10 +373,6 @@ class Mistakes:
                 if value is not None:
                     out.append(Misconception(m.id, fmt(value), m.why))
         return tuple(out)
-
-
-def _key(p: Mapping[str, Any]) -> str:
-    return repr(sorted(p.items()))
 
 
 def mistakes(topic_name: str, params: dict[str, Any], trace: Trace | None = None) -> Mistakes:
