@@ -54,6 +54,21 @@ def _nested(flat: list[float], shape: tuple[int, ...]) -> Any:
     return [_nested(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
 
 
+def snap_flat(value: Any, found: tuple[list[float], tuple[int, ...]], *, relative: float = NOISE_RELATIVE,
+              absolute: float = NOISE_ABSOLUTE) -> tuple[Any, tuple[list[float], tuple[int, ...]]]:
+    """snap() of a value whose flat_floats ``found`` the caller has: the snapped value and its
+    flat_floats (``value`` and ``found`` themselves where nothing is noise)."""
+    flat, shape = found
+    if not all(math.isfinite(x) for x in flat):
+        return value, found
+    scale = max(map(abs, flat), default=0.0)
+    cut = max(relative * scale, absolute)
+    if not any(x != 0 and abs(x) < cut for x in flat):
+        return value, found
+    flat = [0.0 if abs(x) < cut else x for x in flat]
+    return _nested(flat, shape), (flat, shape)
+
+
 def snap(value: Any, *, relative: float = NOISE_RELATIVE, absolute: float = NOISE_ABSOLUTE) -> Any:
     """Round-off noise to exact zeros: an entry below ``relative`` times its array's largest
     magnitude, or below ``absolute``, is 0. A number, or nested lists of numbers; anything else
@@ -63,14 +78,7 @@ def snap(value: Any, *, relative: float = NOISE_RELATIVE, absolute: float = NOIS
         return value
     found = flat_floats(value)
     if found is not None:           # the common case, in plain Python: the same rule as below
-        flat, shape = found
-        if not all(math.isfinite(x) for x in flat):
-            return value
-        scale = max(map(abs, flat), default=0.0)
-        cut = max(relative * scale, absolute)
-        if not any(x != 0 and abs(x) < cut for x in flat):
-            return value
-        return _nested([0.0 if abs(x) < cut else x for x in flat], shape)
+        return snap_flat(value, found, relative=relative, absolute=absolute)[0]
     import numpy as np
 
     try:

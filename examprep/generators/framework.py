@@ -18,7 +18,7 @@ import numpy as np
 from examprep.document import Math, Matrix
 from examprep.problem import Misconception, Part, Problem, SolutionStep
 from examprep.solve.contract import Step, jsonable
-from examprep.values import flat_floats, snap
+from examprep.values import flat_floats, snap, snap_flat
 
 
 class Degenerate(Exception):
@@ -169,6 +169,14 @@ def _identical(expected: Any, value: Any, flats: tuple | None = None) -> bool:
     return a.shape == b.shape and bool(np.all(np.abs(a - b) <= 1e-9 * (1 + np.abs(a))))
 
 
+def _snapped(value: Any, flat: Any) -> tuple[Any, Any]:
+    """snap(value) and its flat_floats, given the value's flat_floats (None: snap through numpy)."""
+    if flat is None:
+        value = snap(value)
+        return value, flat_floats(value)
+    return snap_flat(value, flat)
+
+
 def _check(draft: Draft) -> Draft:
     """Float noise snapped to 0 in numeric answers and mistakes; a mistake that gives the right
     answer dropped (nothing to diagnose), one within tolerance of it Degenerate, one equal to an
@@ -181,16 +189,21 @@ def _check(draft: Draft) -> Draft:
             parts.append(part)
             continue
         expected = part.expected
-        if part.kind in ("number", "vector", "matrix"):
-            expected = snap(expected)
-            snapped = tuple(m if (v := snap(m.value)) is m.value else replace(m, value=v) for m in mistakes)
-            if expected is not part.expected or any(a is not b for a, b in zip(snapped, mistakes)):
-                part = replace(part, expected=expected, misconceptions=snapped)
-                mistakes = snapped
         want = flat_floats(expected)
+        flats = [flat_floats(m.value) for m in mistakes]
+        if part.kind in ("number", "vector", "matrix"):
+            expected, want = _snapped(expected, want)
+            snapped, changed = [], expected is not part.expected
+            for i, m in enumerate(mistakes):
+                value, flats[i] = _snapped(m.value, flats[i])
+                if value is not m.value:
+                    m, changed = replace(m, value=value), True
+                snapped.append(m)
+            if changed:
+                mistakes = tuple(snapped)
+                part = replace(part, expected=expected, misconceptions=mistakes)
         kept: list[tuple[Misconception, Any]] = []
-        for m in mistakes:
-            got = flat_floats(m.value)
+        for m, got in zip(mistakes, flats):
             if _identical(expected, m.value, (want, got)):
                 continue    # the mistaken method gives the right answer here: nothing to diagnose
             if not _differs(part, m.value, expected, (got, want)):
