@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from examprep.document import Math, Matrix
-from examprep.problem import Misconception, Part, Problem, SolutionStep
+from examprep.problem import Misconception, Part, Problem, SolutionStep, float_noise
 from examprep.solve.contract import Step, jsonable
 from examprep.values import flat_floats, snap, snap_flat
 
@@ -130,10 +130,27 @@ def generator(name: str, *, title: str, syllabus: str, version: int = 1, levels:
 _EXPECTED: Any = object()      # _differs' default: the part's own expected answer
 
 
-def _differs(part: Part, value: Any, expected: Any = _EXPECTED, flats: tuple | None = None) -> bool:
+def _limits(tolerance: Any, flat: list[float]) -> list[float | None] | None:
+    """Per entry of an expected value, the largest |answer − entry| ``tolerance.accepts`` allows
+    (None for a non-finite entry: only itself is right); None for a rule that reads the digits
+    written ("sigfigs-strict"), which only ``accepts`` applies."""
+    if tolerance.rule == "sigfigs-strict":
+        return None
+    out: list[float | None] = []
+    for w in flat:
+        if math.isfinite(w):
+            b = tolerance.bound(w)
+            out.append(b + float_noise(max(abs(w), b)))
+        else:
+            out.append(None)
+    return out
+
+
+def _differs(part: Part, value: Any, expected: Any = _EXPECTED, flats: tuple | None = None,
+             limits: list | None = None) -> bool:
     """True when ``value`` is clearly different from the part's expected answer (or from ``expected``
     where given: an earlier mistake's value, checked with the part's tolerance). ``flats``: the two
-    values' flat_floats, where the caller has them already."""
+    values' flat_floats, and ``limits`` the expected value's _limits, where the caller has them."""
     expected = part.expected if expected is _EXPECTED else expected
     if part.kind in ("choice",) or part.kind == "expression" and not isinstance(value, (int, float, list)):
         return value != expected
@@ -143,6 +160,8 @@ def _differs(part: Part, value: Any, expected: Any = _EXPECTED, flats: tuple | N
             return True
         if not all(math.isfinite(g) for g in got[0]):
             return True
+        if limits is not None:                     # Tolerance.accepts with its bounds computed once
+            return any(g != w if lim is None else abs(g - w) > lim for g, w, lim in zip(got[0], want[0], limits))
         accepts = part.tolerance.accepts
         return any(not accepts(g, w) for g, w in zip(got[0], want[0]))
     try:
@@ -202,16 +221,18 @@ def _check(draft: Draft) -> Draft:
             if changed:
                 mistakes = tuple(snapped)
                 part = replace(part, expected=expected, misconceptions=mistakes)
-        kept: list[tuple[Misconception, Any]] = []
+        kept: list[tuple[Misconception, Any, Any]] = []
+        numeric = part.kind not in ("choice", "expression")
+        limits = _limits(part.tolerance, want[0]) if numeric and want is not None else None
         for m, got in zip(mistakes, flats):
             if _identical(expected, m.value, (want, got)):
                 continue    # the mistaken method gives the right answer here: nothing to diagnose
-            if not _differs(part, m.value, expected, (got, want)):
+            if not _differs(part, m.value, expected, (got, want), limits):
                 raise Degenerate(f"misconception {m.id} equals the answer of part {part.id}")
-            if any(not _differs(part, m.value, k.value, (got, k_flat)) for k, k_flat in kept):
+            if any(not _differs(part, m.value, k.value, (got, k_flat), k_limits) for k, k_flat, k_limits in kept):
                 continue    # the same wrong value as an earlier mistake: keep the first explanation
-            kept.append((m, got))
-        parts.append(part if len(kept) == len(mistakes) else replace(part, misconceptions=tuple(m for m, _ in kept)))
+            kept.append((m, got, _limits(part.tolerance, got[0]) if numeric and got is not None else None))
+        parts.append(part if len(kept) == len(mistakes) else replace(part, misconceptions=tuple(m for m, _, _ in kept)))
     draft.parts = parts
     return draft
 
