@@ -188,6 +188,17 @@ def _identical(expected: Any, value: Any, flats: tuple | None = None) -> bool:
     return a.shape == b.shape and bool(np.all(np.abs(a - b) <= 1e-9 * (1 + np.abs(a))))
 
 
+_UNSET: Any = object()
+
+
+def _kept_limits(part: Part, kept: list) -> list | None:
+    """A kept mistake's _limits, computed the first time a later mistake is compared with it."""
+    if kept[2] is _UNSET:
+        numeric = part.kind not in ("choice", "expression") and kept[1] is not None
+        kept[2] = _limits(part.tolerance, kept[1][0]) if numeric else None
+    return kept[2]
+
+
 def _snapped(value: Any, flat: Any) -> tuple[Any, Any]:
     """snap(value) and its flat_floats, given the value's flat_floats (None: snap through numpy)."""
     if flat is None:
@@ -221,18 +232,18 @@ def _check(draft: Draft) -> Draft:
             if changed:
                 mistakes = tuple(snapped)
                 part = replace(part, expected=expected, misconceptions=mistakes)
-        kept: list[tuple[Misconception, Any, Any]] = []
+        kept: list[list] = []     # [mistake, its flat_floats, its _limits once a later mistake needs them]
         numeric = part.kind not in ("choice", "expression")
-        limits = _limits(part.tolerance, want[0]) if numeric and want is not None else None
+        limits = _limits(part.tolerance, want[0]) if mistakes and numeric and want is not None else None
         for m, got in zip(mistakes, flats):
             if _identical(expected, m.value, (want, got)):
                 continue    # the mistaken method gives the right answer here: nothing to diagnose
             if not _differs(part, m.value, expected, (got, want), limits):
                 raise Degenerate(f"misconception {m.id} equals the answer of part {part.id}")
-            if any(not _differs(part, m.value, k.value, (got, k_flat), k_limits) for k, k_flat, k_limits in kept):
+            if any(not _differs(part, m.value, k[0].value, (got, k[1]), _kept_limits(part, k)) for k in kept):
                 continue    # the same wrong value as an earlier mistake: keep the first explanation
-            kept.append((m, got, _limits(part.tolerance, got[0]) if numeric and got is not None else None))
-        parts.append(part if len(kept) == len(mistakes) else replace(part, misconceptions=tuple(m for m, _, _ in kept)))
+            kept.append([m, got, _UNSET])
+        parts.append(part if len(kept) == len(mistakes) else replace(part, misconceptions=tuple(k[0] for k in kept)))
     draft.parts = parts
     return draft
 
