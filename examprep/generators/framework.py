@@ -266,6 +266,9 @@ def value_blocks(name: str, value: Any, labels: Callable[[tuple[int, ...]], str]
     per index of its leading axes — ``name[0]``, ``name[0, 1]`` (PyTorch's indexing), or what
     ``labels(index)`` says — since the document model's matrices have two axes. A masked score (−∞)
     is stored as None: JSON has no infinity; renderers show −∞."""
+    found = flat_floats(value)
+    if found is not None and len(found[1]) < 3:       # plain numbers (most values): their shape without numpy
+        return [Matrix(name, jsonable(value))]
     try:
         arr = np.asarray(value, dtype=float)           # a masked None reads as NaN here: only the shape counts
     except (TypeError, ValueError):                    # text, or a ragged list: shown as it is

@@ -54,13 +54,13 @@ def self_attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draft
     w_o = rng.ints(-1, 1, (2, 2), nonzero=True) if difficulty == 3 else None
     if len({tuple(r) for r in X}) < n or not np.any(X @ w_q) or not np.any(X @ w_k):
         raise Degenerate("repeated tokens or a zero projection")
+    if np.array_equal(w_v[:, 0], w_v[:, 1]):       # checked before the engine call: a redraw costs no engine work
+        raise Degenerate("both heads would read the same values")
     params = {"x": jsonable(X), "w_query": jsonable(w_q), "w_key": jsonable(w_k), "w_value": jsonable(w_v), "num_heads": heads,
               "w_output": jsonable(w_o) if w_o is not None else None, "causal": difficulty == 3}
     known = solve.mistakes("self-attention", params)
     t = known.trace()
     scaled = t.scaled_scores if heads > 1 else t.scaled_scores[None]
-    if np.array_equal(w_v[:, 0], w_v[:, 1]):
-        raise Degenerate("both heads would read the same values")
     for h_scores in scaled:
         for row, ok in zip(h_scores, t.allowed):
             if ok.sum() > 1 and not 0 < np.ptp(row[ok]) <= 4:
