@@ -128,26 +128,44 @@ def generator(name: str, *, title: str, syllabus: str, version: int = 1, levels:
 
 
 _EXPECTED: Any = object()      # _differs' default: the part's own expected answer
+_UNSET: Any = object()
 
 
-def _limits(tolerance: Any, flat: list[float]) -> list[float | None] | None:
+class _Limits:
     """Per entry of an expected value, the largest |answer − entry| ``tolerance.accepts`` allows
-    (None for a non-finite entry: only itself is right); None for a rule that reads the digits
-    written ("sigfigs-strict"), which only ``accepts`` applies."""
-    if tolerance.rule == "sigfigs-strict":
-        return None
-    out: list[float | None] = []
-    for w in flat:
-        if math.isfinite(w):
-            b = tolerance.bound(w)
-            out.append(b + float_noise(max(abs(w), b)))
-        else:
-            out.append(None)
-    return out
+    (None for a non-finite entry: only itself is right), each computed the first time a comparison
+    reaches it — most mistakes differ at their first entry."""
+
+    __slots__ = ("tolerance", "flat", "cache")
+
+    def __init__(self, tolerance: Any, flat: list[float]):
+        self.tolerance, self.flat, self.cache = tolerance, flat, [_UNSET] * len(flat)
+
+    def exceeded_by(self, got: list[float]) -> bool:
+        """True where some entry of ``got`` (finite, of the same length) is outside its limit."""
+        cache, flat = self.cache, self.flat
+        for i, g in enumerate(got):
+            w, lim = flat[i], cache[i]
+            if lim is _UNSET:
+                if math.isfinite(w):
+                    b = self.tolerance.bound(w)
+                    lim = b + float_noise(max(abs(w), b))
+                else:
+                    lim = None
+                cache[i] = lim
+            if (g != w) if lim is None else abs(g - w) > lim:
+                return True
+        return False
+
+
+def _limits(tolerance: Any, flat: list[float]) -> _Limits | None:
+    """The _Limits of an expected value; None for a rule that reads the digits written
+    ("sigfigs-strict"), which only ``accepts`` applies."""
+    return None if tolerance.rule == "sigfigs-strict" else _Limits(tolerance, flat)
 
 
 def _differs(part: Part, value: Any, expected: Any = _EXPECTED, flats: tuple | None = None,
-             limits: list | None = None) -> bool:
+             limits: _Limits | None = None) -> bool:
     """True when ``value`` is clearly different from the part's expected answer (or from ``expected``
     where given: an earlier mistake's value, checked with the part's tolerance). ``flats``: the two
     values' flat_floats, and ``limits`` the expected value's _limits, where the caller has them."""
@@ -161,7 +179,7 @@ def _differs(part: Part, value: Any, expected: Any = _EXPECTED, flats: tuple | N
         if not all(math.isfinite(g) for g in got[0]):
             return True
         if limits is not None:                     # Tolerance.accepts with its bounds computed once
-            return any(g != w if lim is None else abs(g - w) > lim for g, w, lim in zip(got[0], want[0], limits))
+            return limits.exceeded_by(got[0])
         accepts = part.tolerance.accepts
         return any(not accepts(g, w) for g, w in zip(got[0], want[0]))
     try:
@@ -188,10 +206,7 @@ def _identical(expected: Any, value: Any, flats: tuple | None = None) -> bool:
     return a.shape == b.shape and bool(np.all(np.abs(a - b) <= 1e-9 * (1 + np.abs(a))))
 
 
-_UNSET: Any = object()
-
-
-def _kept_limits(part: Part, kept: list) -> list | None:
+def _kept_limits(part: Part, kept: list) -> _Limits | None:
     """A kept mistake's _limits, computed the first time a later mistake is compared with it."""
     if kept[2] is _UNSET:
         numeric = part.kind not in ("choice", "expression") and kept[1] is not None
