@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from examprep.document import Math, Matrix
-from examprep.problem import Misconception, Part, Problem, SolutionStep, float_noise
+from examprep.problem import Part, Problem, SolutionStep, float_noise
 from examprep.solve.contract import Step, jsonable
 from examprep.values import flat_floats, snap, snap_flat
 
