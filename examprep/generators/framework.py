@@ -69,12 +69,17 @@ class Stream:
         return self.integer(1, denominator) <= numerator
 
     def ints(self, lo: int, hi: int, shape: tuple[int, ...], nonzero: bool = False) -> np.ndarray:
-        vals = []
-        for _ in range(math.prod(shape)):
-            v = self.integer(lo, hi)
-            while nonzero and v == 0:
-                v = self.integer(lo, hi)
-            vals.append(v)
+        span, count = hi - lo + 1, math.prod(shape)     # integer(lo, hi) per entry, inlined: the same draws
+        if span <= 0 and count:
+            raise ValueError(f"empty range [{lo}, {hi}]")
+        limit = (1 << 64) - (1 << 64) % span if count else 0
+        bits, vals = self.bits64, []
+        for _ in range(count):
+            while True:
+                v = bits()
+                if v < limit and (lo + v % span != 0 or not nonzero):
+                    break
+            vals.append(lo + v % span)
         return np.array(vals, dtype=float).reshape(shape)
 
     def decimals(self, lo: float, hi: float, step: float, shape: tuple[int, ...], nonzero: bool = False) -> np.ndarray:
