@@ -189,3 +189,20 @@ def test_value_blocks_splits_three_axes_and_keeps_two_as_one_matrix():
     assert value_blocks("W", [[1, 2], [3, 4]]) == [Matrix("W", [[1, 2], [3, 4]])]
     assert [b.name for b in value_blocks("y", [[[1, 2]], [[3, 4]]])] == ["y[0]", "y[1]"]
     assert value_blocks("s", [[None, 1.0], [2.0, 3.0]]) == [Matrix("s", [[None, 1.0], [2.0, 3.0]])]
+
+
+@pytest.mark.parametrize("lo, hi, shape, nonzero", [(-1, 1, (2, 3), False), (-2, 2, (4,), True), (0, 9, (), False),
+                                                    (-1, 1, (3, 3), True), (5, 5, (2,), False)])
+def test_stream_ints_draws_what_integer_draws_entry_by_entry(lo, hi, shape, nonzero):
+    from examprep.generators import Stream
+
+    fast, slow = Stream("ints", 1), Stream("ints", 1)
+    want = []
+    for _ in range(math.prod(shape)):
+        v = slow.integer(lo, hi)
+        while nonzero and v == 0:
+            v = slow.integer(lo, hi)
+        want.append(v)
+    got = fast.ints(lo, hi, shape, nonzero)
+    assert got.shape == shape and got.ravel().tolist() == want
+    assert fast.bits64() == slow.bits64()                  # and the stream goes on from the same place
