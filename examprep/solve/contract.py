@@ -399,6 +399,11 @@ def ecf(topic_name: str, answer: str, params: dict[str, Any], trace: Trace,
 
 def jsonable(value: Any) -> Any:
     """Numpy values to JSON values; NaN and ±∞ become None (JSON has no such numbers)."""
+    kind = type(value)
+    if kind is float:                       # plain values first: most calls are on them
+        return value if math.isfinite(value) else None
+    if kind is int or kind is str or value is None:
+        return value
     if isinstance(value, np.ndarray):
         if value.dtype.kind in "iub":
             return value.astype(int).tolist()
