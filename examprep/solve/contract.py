@@ -299,6 +299,7 @@ class Mistakes:
         self.topic, self.params = topic, params
         self._cache = {} if cache is None else cache
         self._reprs = {} if reprs is None else reprs
+        self._own_key: tuple | None = None
         if trace is not None:
             self._cache.setdefault(self._key(params), trace)
 
@@ -316,14 +317,19 @@ class Mistakes:
         return tuple(out)
 
     def _trace_for(self, p: dict[str, Any]) -> Trace:
-        k = self._key(p)
+        if p is self.params:                 # the problem's own trace, asked for by most mistakes: key once
+            if self._own_key is None:
+                self._own_key = self._key(p)
+            k = self._own_key
+        else:
+            k = self._key(p)
         if k not in self._cache:
-            self._cache[k] = self.topic.compute(p)
+            self._cache[k] = self.topic.compute(dict(p) if p is self.params else p)
         return self._cache[k]
 
     def trace(self, **conventions: Any) -> Trace:
         """The engine's trace for this problem with ``conventions`` changed."""
-        return self._trace_for({**self.params, **conventions})
+        return self._trace_for({**self.params, **conventions} if conventions else self.params)
 
     def call(self, params: Mapping[str, Any]) -> Trace:
         """The engine's trace for other parameters of the same topic (defaults filled in; cached too)."""
