@@ -10,6 +10,7 @@ gradient cancels) becomes 0, so keys and sheets show 0.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 NOISE_RELATIVE = 1e-12       # an entry this small relative to its array's largest magnitude is noise
@@ -25,6 +26,49 @@ def rounded(x: float, digits: int) -> str:
     return f"{f:.{digits}g}"
 
 
+def flat_floats(value: Any) -> tuple[list[float], tuple[int, ...]] | None:
+    """A number or regular nested lists of numbers (int or float, not bool) as its entries in row-major
+    order and its shape, in plain Python (a generator's small answers: cheaper than numpy); None for
+    anything else (text, None, a bool, a ragged list, numpy values), which callers hand to numpy."""
+    t = type(value)
+    if t is float or t is int:
+        return [float(value)], ()
+    if t is not list:
+        return None
+    if not value:
+        return [], (0,)
+    if all(type(v) is float or type(v) is int for v in value):
+        return [float(v) for v in value], (len(value),)
+    rows = [flat_floats(v) for v in value]
+    if rows[0] is None or not rows[0][1] or any(r is None or r[1] != rows[0][1] for r in rows):
+        return None
+    return [x for r in rows for x in r[0]], (len(value), *rows[0][1])
+
+
+def _nested(flat: list[float], shape: tuple[int, ...]) -> Any:
+    if not shape:
+        return flat[0]
+    if len(shape) == 1:
+        return flat
+    step = len(flat) // shape[0] if shape[0] else 0
+    return [_nested(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+
+def snap_flat(value: Any, found: tuple[list[float], tuple[int, ...]], *, relative: float = NOISE_RELATIVE,
+              absolute: float = NOISE_ABSOLUTE) -> tuple[Any, tuple[list[float], tuple[int, ...]]]:
+    """snap() of a value whose flat_floats ``found`` the caller has: the snapped value and its
+    flat_floats (``value`` and ``found`` themselves where nothing is noise)."""
+    flat, shape = found
+    if not all(math.isfinite(x) for x in flat):
+        return value, found
+    scale = max(map(abs, flat), default=0.0)
+    cut = max(relative * scale, absolute)
+    if not any(x != 0 and abs(x) < cut for x in flat):
+        return value, found
+    flat = [0.0 if abs(x) < cut else x for x in flat]
+    return _nested(flat, shape), (flat, shape)
+
+
 def snap(value: Any, *, relative: float = NOISE_RELATIVE, absolute: float = NOISE_ABSOLUTE) -> Any:
     """Round-off noise to exact zeros: an entry below ``relative`` times its array's largest
     magnitude, or below ``absolute``, is 0. A number, or nested lists of numbers; anything else
@@ -32,6 +76,9 @@ def snap(value: Any, *, relative: float = NOISE_RELATIVE, absolute: float = NOIS
     no noise. A value that changed comes back as floats (a 0-d value as one float)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, list)):
         return value
+    found = flat_floats(value)
+    if found is not None:           # the common case, in plain Python: the same rule as below
+        return snap_flat(value, found, relative=relative, absolute=absolute)[0]
     import numpy as np
 
     try:

@@ -63,7 +63,7 @@ def array(name: str, value: Any, ndim: int | tuple[int, ...] | None = None) -> n
             raise ShapeError(f"{name}: expected {want}, got {_describe(arr)}")
     if arr.size == 0:
         raise ShapeError(f"{name}: expected a non-empty array, got an empty one")
-    if not np.all(np.isfinite(arr)):
+    if not np.isfinite(arr).all():
         raise ParamError(f"{name}: every value must be finite, got NaN or infinity")
     return arr
 
@@ -86,6 +86,9 @@ def matrix(name: str, value: Any, shape: tuple[int | None, int | None] | None = 
 
 
 def number(name: str, value: Any) -> float:
+    if type(value) is float or type(value) is int:      # the common case, before the slower ABC checks
+        if math.isfinite(value):
+            return float(value)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise ParamError(f"{name}: expected a number, got {_describe(value)}")
     out = float(value)
@@ -96,6 +99,8 @@ def number(name: str, value: Any) -> float:
 
 def integer(name: str, value: Any, minimum: int | None = None) -> int:
     """An int (a float with an integral value is accepted: JSON writers emit 3.0)."""
+    if type(value) is int and (minimum is None or value >= minimum):    # the common case, before the ABC checks
+        return value
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise ParamError(f"{name}: expected an integer, got {_describe(value)}")
     if isinstance(value, numbers.Integral):

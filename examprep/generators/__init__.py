@@ -25,6 +25,9 @@ __all__ = ["REGISTRY", "Degenerate", "Draft", "Generator", "PinError", "Stream",
 def all_generators() -> dict[str, Generator]:
     """Every registered generator, those that need options (a checkpoint) included. The modules are
     imported here, once, when first asked for (each registers itself on import)."""
+    global _LOADED
+    if _LOADED:                      # build() asks on every problem: the import statement is not free
+        return REGISTRY
     from examprep.generators import (  # noqa: F401  (imported to register)
         activation, additive_attention_from_model, attention, attention_from_model, attention_scores, avg_pool,
         batch_norm, causal_mask, conv2d, conv2d_channels, cross_attention, dense_backward, dropout, gru_from_model,
@@ -33,7 +36,11 @@ def all_generators() -> dict[str, Generator]:
         optimizer_step, param_count, positional_encoding, receptive_field, residual, rnn_bptt, rnn_step, rope,
         scaling_law, self_attention, softmax_cross_entropy, vanishing_gradient,
     )
+    _LOADED = True
     return REGISTRY
+
+
+_LOADED = False
 
 
 def load_all() -> dict[str, Generator]:

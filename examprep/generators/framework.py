@@ -16,9 +16,9 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from examprep.document import Math, Matrix
-from examprep.problem import Misconception, Part, Problem, SolutionStep
+from examprep.problem import Part, Problem, SolutionStep, float_noise
 from examprep.solve.contract import Step, jsonable
-from examprep.values import snap
+from examprep.values import flat_floats, snap, snap_flat
 
 
 class Degenerate(Exception):
@@ -32,9 +32,11 @@ class Stream:
     def __init__(self, *key: Any):
         self._key = "\x1f".join(map(str, key)).encode()
         self._n = 0
+        self._keyed = hashlib.blake2b(self._key + b"\x1e", digest_size=8)    # the key hashed once, copied per draw
 
     def bits64(self) -> int:
-        h = hashlib.blake2b(self._key + b"\x1e" + str(self._n).encode(), digest_size=8)
+        h = self._keyed.copy()
+        h.update(b"%d" % self._n)
         self._n += 1
         return int.from_bytes(h.digest(), "big")
 
@@ -67,12 +69,17 @@ class Stream:
         return self.integer(1, denominator) <= numerator
 
     def ints(self, lo: int, hi: int, shape: tuple[int, ...], nonzero: bool = False) -> np.ndarray:
-        vals = []
-        for _ in range(int(np.prod(shape))):
-            v = self.integer(lo, hi)
-            while nonzero and v == 0:
-                v = self.integer(lo, hi)
-            vals.append(v)
+        span, count = hi - lo + 1, math.prod(shape)     # integer(lo, hi) per entry, inlined: the same draws
+        if span <= 0 and count:
+            raise ValueError(f"empty range [{lo}, {hi}]")
+        limit = (1 << 64) - (1 << 64) % span if count else 0
+        bits, vals = self.bits64, []
+        for _ in range(count):
+            while True:
+                v = bits()
+                if v < limit and (lo + v % span != 0 or not nonzero):
+                    break
+            vals.append(lo + v % span)
         return np.array(vals, dtype=float).reshape(shape)
 
     def decimals(self, lo: float, hi: float, step: float, shape: tuple[int, ...], nonzero: bool = False) -> np.ndarray:
@@ -125,15 +132,66 @@ def generator(name: str, *, title: str, syllabus: str, version: int = 1, levels:
     return wrap
 
 
-def _differs(part: Part, value: Any) -> bool:
-    """True when ``value`` is clearly different from the part's expected answer."""
+_EXPECTED: Any = object()      # _differs' default: the part's own expected answer
+_UNSET: Any = object()
+
+
+class _Limits:
+    """Per entry of an expected value, the largest |answer − entry| ``tolerance.accepts`` allows
+    (None for a non-finite entry: only itself is right), each computed the first time a comparison
+    reaches it — most mistakes differ at their first entry."""
+
+    __slots__ = ("tolerance", "flat", "cache")
+
+    def __init__(self, tolerance: Any, flat: list[float]):
+        self.tolerance, self.flat, self.cache = tolerance, flat, [_UNSET] * len(flat)
+
+    def exceeded_by(self, got: list[float]) -> bool:
+        """True where some entry of ``got`` (finite, of the same length) is outside its limit."""
+        cache, flat = self.cache, self.flat
+        for i, g in enumerate(got):
+            w, lim = flat[i], cache[i]
+            if lim is _UNSET:
+                if math.isfinite(w):
+                    b = self.tolerance.bound(w)
+                    lim = b + float_noise(max(abs(w), b))
+                else:
+                    lim = None
+                cache[i] = lim
+            if (g != w) if lim is None else abs(g - w) > lim:
+                return True
+        return False
+
+
+def _limits(tolerance: Any, flat: list[float]) -> _Limits | None:
+    """The _Limits of an expected value; None for a rule that reads the digits written
+    ("sigfigs-strict"), which only ``accepts`` applies."""
+    return None if tolerance.rule == "sigfigs-strict" else _Limits(tolerance, flat)
+
+
+def _differs(part: Part, value: Any, expected: Any = _EXPECTED, flats: tuple | None = None,
+             limits: _Limits | None = None) -> bool:
+    """True when ``value`` is clearly different from the part's expected answer (or from ``expected``
+    where given: an earlier mistake's value, checked with the part's tolerance). ``flats``: the two
+    values' flat_floats, and ``limits`` the expected value's _limits, where the caller has them."""
+    expected = part.expected if expected is _EXPECTED else expected
     if part.kind in ("choice",) or part.kind == "expression" and not isinstance(value, (int, float, list)):
-        return value != part.expected
+        return value != expected
+    got, want = flats or (flat_floats(value), flat_floats(expected))
+    if got is not None and want is not None:       # plain numbers: the same rule as below, without numpy
+        if got[1] != want[1]:
+            return True
+        if not all(math.isfinite(g) for g in got[0]):
+            return True
+        if limits is not None:                     # Tolerance.accepts with its bounds computed once
+            return limits.exceeded_by(got[0])
+        accepts = part.tolerance.accepts
+        return any(not accepts(g, w) for g, w in zip(got[0], want[0]))
     try:
         got = np.asarray(value, dtype=float)
-        want = np.asarray(part.expected, dtype=float)
+        want = np.asarray(expected, dtype=float)
     except (TypeError, ValueError):
-        return value != part.expected
+        return value != expected
     if got.shape != want.shape:
         return True
     if not np.all(np.isfinite(got)):
@@ -141,8 +199,11 @@ def _differs(part: Part, value: Any) -> bool:
     return any(not part.tolerance.accepts(g, w) for g, w in zip(got.ravel(), want.ravel()))
 
 
-def _identical(expected: Any, value: Any) -> bool:
+def _identical(expected: Any, value: Any, flats: tuple | None = None) -> bool:
     """Equal up to float rounding: the mistake and the right method agree on this instance."""
+    a, b = flats or (flat_floats(expected), flat_floats(value))
+    if a is not None and b is not None:            # plain numbers: the same rule as below, without numpy
+        return a[1] == b[1] and all(abs(x - y) <= 1e-9 * (1 + abs(x)) for x, y in zip(a[0], b[0]))
     try:
         a, b = np.asarray(expected, dtype=float), np.asarray(value, dtype=float)
     except (TypeError, ValueError):
@@ -150,22 +211,79 @@ def _identical(expected: Any, value: Any) -> bool:
     return a.shape == b.shape and bool(np.all(np.abs(a - b) <= 1e-9 * (1 + np.abs(a))))
 
 
+def _kept_limits(part: Part, kept: list) -> _Limits | None:
+    """A kept mistake's _limits, computed the first time a later mistake is compared with it."""
+    if kept[2] is _UNSET:
+        numeric = part.kind not in ("choice", "expression") and kept[1] is not None
+        kept[2] = _limits(part.tolerance, kept[1][0]) if numeric else None
+    return kept[2]
+
+
+def _differs_from_kept(part: Part, value: Any, got: tuple, finite: bool, kept: list) -> bool:
+    """_differs(part, value, kept mistake's value), for a value of plain numbers (``got``: its
+    flat_floats; ``finite``: all its entries are)."""
+    limits = _kept_limits(part, kept)
+    if kept[1] is None or limits is None:
+        return _differs(part, value, kept[0].value, (got, kept[1]), limits)
+    return kept[1][1] != got[1] or not finite or limits.exceeded_by(got[0])
+
+
+def _snapped(value: Any, flat: Any) -> tuple[Any, Any]:
+    """snap(value) and its flat_floats, given the value's flat_floats (None: snap through numpy)."""
+    if flat is None:
+        value = snap(value)
+        return value, flat_floats(value)
+    return snap_flat(value, flat)
+
+
 def _check(draft: Draft) -> Draft:
+    """Float noise snapped to 0 in numeric answers and mistakes; a mistake that gives the right
+    answer dropped (nothing to diagnose), one within tolerance of it Degenerate, one equal to an
+    earlier mistake dropped (the first explanation kept). A part with nothing to change is kept as
+    it is (dataclasses.replace re-runs its checks); each value is flattened once."""
     parts = []
     for part in draft.parts:
+        mistakes = part.misconceptions
+        if not mistakes and part.kind not in ("number", "vector", "matrix"):
+            parts.append(part)
+            continue
+        expected = part.expected
+        want = flat_floats(expected)
+        flats = [flat_floats(m.value) for m in mistakes]
         if part.kind in ("number", "vector", "matrix"):
-            part = replace(part, expected=snap(part.expected),
-                           misconceptions=tuple(replace(m, value=snap(m.value)) for m in part.misconceptions))
-        kept: list[Misconception] = []
-        for m in part.misconceptions:
-            if _identical(part.expected, m.value):
+            expected, want = _snapped(expected, want)
+            snapped, changed = [], expected is not part.expected
+            for i, m in enumerate(mistakes):
+                value, flats[i] = _snapped(m.value, flats[i])
+                if value is not m.value:
+                    m, changed = replace(m, value=value), True
+                snapped.append(m)
+            if changed:
+                mistakes = tuple(snapped)
+                part = replace(part, expected=expected, misconceptions=mistakes)
+        kept: list[list] = []     # [mistake, its flat_floats, its _limits once a later mistake needs them]
+        numeric = part.kind not in ("choice", "expression")
+        limits = _limits(part.tolerance, want[0]) if mistakes and numeric and want is not None else None
+        for m, got in zip(mistakes, flats):
+            if limits is not None and got is not None:      # plain numbers: _identical and _differs inlined
+                same_shape = got[1] == want[1]
+                if same_shape and all(abs(x - y) <= 1e-9 * (1 + abs(x)) for x, y in zip(want[0], got[0])):
+                    continue    # the right answer by another way
+                finite = all(math.isfinite(g) for g in got[0])
+                if same_shape and finite and not limits.exceeded_by(got[0]):
+                    raise Degenerate(f"misconception {m.id} equals the answer of part {part.id}")
+                if not all(_differs_from_kept(part, m.value, got, finite, k) for k in kept):
+                    continue    # the same wrong value as an earlier mistake
+                kept.append([m, got, _UNSET])
+                continue
+            if _identical(expected, m.value, (want, got)):
                 continue    # the mistaken method gives the right answer here: nothing to diagnose
-            if not _differs(part, m.value):
+            if not _differs(part, m.value, expected, (got, want), limits):
                 raise Degenerate(f"misconception {m.id} equals the answer of part {part.id}")
-            if any(not _differs(replace(part, expected=k.value), m.value) for k in kept):
+            if any(not _differs(part, m.value, k[0].value, (got, k[1]), _kept_limits(part, k)) for k in kept):
                 continue    # the same wrong value as an earlier mistake: keep the first explanation
-            kept.append(m)
-        parts.append(replace(part, misconceptions=tuple(kept)))
+            kept.append([m, got, _UNSET])
+        parts.append(part if len(kept) == len(mistakes) else replace(part, misconceptions=tuple(k[0] for k in kept)))
     draft.parts = parts
     return draft
 
@@ -188,6 +306,9 @@ def value_blocks(name: str, value: Any, labels: Callable[[tuple[int, ...]], str]
     per index of its leading axes — ``name[0]``, ``name[0, 1]`` (PyTorch's indexing), or what
     ``labels(index)`` says — since the document model's matrices have two axes. A masked score (−∞)
     is stored as None: JSON has no infinity; renderers show −∞."""
+    found = flat_floats(value)
+    if found is not None and len(found[1]) < 3:       # plain numbers (most values): their shape without numpy
+        return [Matrix(name, jsonable(value))]
     try:
         arr = np.asarray(value, dtype=float)           # a masked None reads as NaN here: only the shape counts
     except (TypeError, ValueError):                    # text, or a ragged list: shown as it is

@@ -38,6 +38,21 @@ def _exact_rows(scaled: np.ndarray, allowed: np.ndarray, values: np.ndarray) -> 
     return weights, out
 
 
+def _refuse_flat_or_spread_scores(Q: np.ndarray, K: np.ndarray, heads: int, causal: bool) -> None:
+    """The engine's check below, on the drawn integers before the engine is called (two draws in
+    three fail it): each head's scores QₕKₕᵀ are integers and its scale 1/√(d_k/h) is 1/2 or 1, so
+    the scaled spread c·ptp is exact and the same draws are refused."""
+    n, d_k = Q.shape
+    c = 1.0 / np.sqrt(d_k / heads)
+    allowed = np.tri(n, dtype=bool) if causal else np.ones((n, n), dtype=bool)
+    size = d_k // heads
+    for h in range(heads):
+        scores = Q[:, h * size:(h + 1) * size] @ K[:, h * size:(h + 1) * size].T
+        for row, ok in zip(scores, allowed):
+            if ok.sum() > 1 and not 0 < c * np.ptp(row[ok]) <= 4:
+                raise Degenerate("a row of equal scores (uniform weights), or one so spread that a weight is ~0")
+
+
 @generator("self-attention", title="Self-attention with projections: heads, concat and W_O",
            syllabus="Transformer: self-attention with Q/K/V projections, multi-head attention", version=1)
 def self_attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
@@ -54,13 +69,14 @@ def self_attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draft
     w_o = rng.ints(-1, 1, (2, 2), nonzero=True) if difficulty == 3 else None
     if len({tuple(r) for r in X}) < n or not np.any(X @ w_q) or not np.any(X @ w_k):
         raise Degenerate("repeated tokens or a zero projection")
+    if np.array_equal(w_v[:, 0], w_v[:, 1]):       # checked before the engine call: a redraw costs no engine work
+        raise Degenerate("both heads would read the same values")
+    _refuse_flat_or_spread_scores(X @ w_q, X @ w_k, heads, difficulty == 3)
     params = {"x": jsonable(X), "w_query": jsonable(w_q), "w_key": jsonable(w_k), "w_value": jsonable(w_v), "num_heads": heads,
               "w_output": jsonable(w_o) if w_o is not None else None, "causal": difficulty == 3}
     known = solve.mistakes("self-attention", params)
     t = known.trace()
     scaled = t.scaled_scores if heads > 1 else t.scaled_scores[None]
-    if np.array_equal(w_v[:, 0], w_v[:, 1]):
-        raise Degenerate("both heads would read the same values")
     for h_scores in scaled:
         for row, ok in zip(h_scores, t.allowed):
             if ok.sum() > 1 and not 0 < np.ptp(row[ok]) <= 4:

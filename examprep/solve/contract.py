@@ -295,21 +295,41 @@ class Mistakes:
     """
 
     def __init__(self, topic: Topic, params: dict[str, Any], trace: Trace | None = None,
-                 cache: dict[str, Trace] | None = None):
+                 cache: dict[Any, Trace] | None = None, reprs: dict[int, tuple[Any, str]] | None = None):
         self.topic, self.params = topic, params
         self._cache = {} if cache is None else cache
+        self._reprs = {} if reprs is None else reprs
+        self._own_key: tuple | None = None
         if trace is not None:
-            self._cache.setdefault(_key(params), trace)
+            self._cache.setdefault(self._key(params), trace)
+
+    def _key(self, p: Mapping[str, Any]) -> tuple:
+        """The cache key of parameters ``p``: each (name, repr(value)) in name order. A value object
+        met before (the problem's own arrays, in every mistake's parameters) is not written again: a
+        problem's parameters are built anew, never changed in place once given to its table."""
+        out = []
+        for k in sorted(p):
+            v = p[k]
+            seen = self._reprs.get(id(v))
+            if seen is None or seen[0] is not v:
+                seen = self._reprs[id(v)] = (v, repr(v))     # the value kept: its id is not reused meanwhile
+            out.append((k, seen[1]))
+        return tuple(out)
 
     def _trace_for(self, p: dict[str, Any]) -> Trace:
-        k = _key(p)
+        if p is self.params:                 # the problem's own trace, asked for by most mistakes: key once
+            if self._own_key is None:
+                self._own_key = self._key(p)
+            k = self._own_key
+        else:
+            k = self._key(p)
         if k not in self._cache:
-            self._cache[k] = self.topic.compute(p)
+            self._cache[k] = self.topic.compute(dict(p) if p is self.params else p)
         return self._cache[k]
 
     def trace(self, **conventions: Any) -> Trace:
         """The engine's trace for this problem with ``conventions`` changed."""
-        return self._trace_for({**self.params, **conventions})
+        return self._trace_for({**self.params, **conventions} if conventions else self.params)
 
     def call(self, params: Mapping[str, Any]) -> Trace:
         """The engine's trace for other parameters of the same topic (defaults filled in; cached too)."""
@@ -317,7 +337,7 @@ class Mistakes:
 
     def at(self, **conventions: Any) -> "Mistakes":
         """The table for the problem with ``conventions`` changed (sharing computed traces)."""
-        return Mistakes(self.topic, {**self.params, **conventions}, cache=self._cache)
+        return Mistakes(self.topic, {**self.params, **conventions}, cache=self._cache, reprs=self._reprs)
 
     def declared(self, answer: str) -> tuple[Mistake, ...]:
         return self.topic.mistakes.get(answer, ())
@@ -361,10 +381,6 @@ class Mistakes:
         return tuple(out)
 
 
-def _key(p: Mapping[str, Any]) -> str:
-    return repr(sorted(p.items()))
-
-
 def mistakes(topic_name: str, params: dict[str, Any], trace: Trace | None = None) -> Mistakes:
     """The mistakes table of a topic for one problem (its parameters completed with the topic's
     defaults: ``.params``), computing the problem's own trace once (``.trace()``; or give it)."""
@@ -389,13 +405,22 @@ def ecf(topic_name: str, answer: str, params: dict[str, Any], trace: Trace,
 
 def jsonable(value: Any) -> Any:
     """Numpy values to JSON values; NaN and ±∞ become None (JSON has no such numbers)."""
+    kind = type(value)
+    if kind is float:                       # plain values first: most calls are on them
+        return value if math.isfinite(value) else None
+    if kind is int or kind is str or value is None:
+        return value
     if isinstance(value, np.ndarray):
         if value.dtype.kind in "iub":
             return value.astype(int).tolist()
+        if value.dtype.kind == "f" and np.isfinite(value).all():
+            return value.tolist()          # already Python floats in nested lists: nothing to convert
         return jsonable(value.tolist())
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
+        if all(type(v) is int or type(v) is float and math.isfinite(v) for v in value):
+            return list(value)              # plain finite numbers (no bool, no numpy scalar): as they are
         return [jsonable(v) for v in value]
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
