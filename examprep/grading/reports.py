@@ -221,6 +221,9 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
     if not submissions:
         raise ParamError("missing SUBMISSION: give answer files or a directory (or --self-test to check the key)")
     check_outputs_beside_submissions(submissions, outputs)
+    if len(submissions) == 1 and not Path(submissions[0]).exists() and not Path(submissions[0]).is_symlink():
+        # the one path given is a typo: a usage error, as a missing KEY is (in a batch it is one unreadable line)
+        raise ParamError(f"{submissions[0]}: no such answer file or folder")
     marks = None
     if outputs.marks:                         # read (and refused) before any grading
         from examprep.grading.marks import read_marks

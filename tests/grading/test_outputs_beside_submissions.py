@@ -90,3 +90,13 @@ def test_an_analysis_folder_under_a_missing_folder_is_refused(tmp_path):
         assert not target.parent.exists()
     res = run("analyze", tmp_path / "g.json", "--out", tmp_path / "an")        # one new folder: made
     assert res.exit_code == 0 and (tmp_path / "an" / "item-analysis.json").exists(), res.output
+
+
+def test_one_missing_submission_is_a_usage_error_and_in_a_batch_one_unreadable_line(tmp_path):
+    subs = class_folder(tmp_path)
+    res = run("grade", tmp_path / "key.json", tmp_path / "missing.toml", "--json", tmp_path / "g.json")
+    assert res.exit_code == 2 and res.stdout == "", res.output
+    assert res.stderr == f"error: {tmp_path / 'missing.toml'}: no such answer file or folder\n"
+    assert not (tmp_path / "g.json").exists()
+    res = run("grade", tmp_path / "key.json", subs / "s1.toml", tmp_path / "missing.toml", "-q")
+    assert res.exit_code == 1 and "unreadable: " in res.stderr and "missing.toml: no such file" in res.stderr
