@@ -41,10 +41,16 @@ class Stored:
 
 
 def resolve(path: Path | str) -> Path:
-    """A step directory from a run directory (its `latest`) or a step directory itself."""
+    """A step directory from a run directory (its `latest`), the `latest` pointer file itself, or a
+    step directory."""
     path = Path(path)
     if not path.exists():
         raise CheckpointError(f"checkpoint {path} does not exist")
+    if path.name == "latest" and path.is_file():           # the run's pointer itself: follow it
+        step_dir, problem = read_latest(path.parent)
+        if problem is not None:
+            raise CheckpointError(problem)
+        return step_dir
     if not path.is_dir():
         hint = f" ({path.parent} here)" if (path.parent / "config.json").is_file() else ""
         raise CheckpointError(f"checkpoint {path} is a file, but a directory is expected: the run directory "

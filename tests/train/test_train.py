@@ -212,9 +212,13 @@ def test_a_broken_latest_pointer_or_a_file_path_is_named_in_the_error(tmp_path):
     with pytest.raises(CheckpointError, match=r"config.json is a file, but a directory is expected: the run "
                                               r"directory or the step directory that holds config.json \(.*step-000003 here\)"):
         checkpoint.load(step_dir / "config.json")
+    # the pointer file itself, as a user may tab-complete it: followed to its step directory
+    assert checkpoint.resolve(tmp_path / "run" / "latest") == step_dir
     (tmp_path / "run" / "latest").write_text("step-000999\n")
     with pytest.raises(CheckpointError, match=r"latest names step-000999, which does not exist"):
         checkpoint.load(tmp_path / "run")
+    with pytest.raises(CheckpointError, match=r"latest names step-000999, which does not exist"):
+        checkpoint.load(tmp_path / "run" / "latest")
     with pytest.raises(CheckpointError, match=r"--resume: .*latest names step-000999, which does not exist"):
         train(_options(tmp_path, steps=5, resume=True))
     (tmp_path / "run" / "latest").write_text("\n")
