@@ -159,17 +159,16 @@ def answer_template(problems: list[Problem], *, title: str = "", student_id: str
                 "# Use a decimal point, not a comma. Leave an answer empty to skip it."]), "",
              f"student_id = {json.dumps(student_id, ensure_ascii=False)}",
              f"name = {json.dumps(name, ensure_ascii=False)}", ""]
-    for n, p in enumerate(problems, 1):
-        lines.append(f"[q{n}]  # {_toml_comment(p.title)} ({p.generator}, {p.points:g} points)")
-        for i, part in enumerate(p.parts):
-            lines.append(f"# ({Problem.label(i)}) {_toml_comment(inline(part.prompt))}")
-            with render_comma(decimal_comma):          # a decimal-comma sheet's forms: [a; b], 0,001
+    with render_comma(decimal_comma):          # a decimal-comma sheet's forms: [a; b], 0,001
+        for n, p in enumerate(problems, 1):
+            lines.append(f"[q{n}]  # {_toml_comment(p.title)} ({p.generator}, {p.points:g} points)")
+            for i, part in enumerate(p.parts):
+                lines.append(f"# ({Problem.label(i)}) {_toml_comment(inline(part.prompt))}")
                 form = answer_form(part)
                 how = decimals(form if part.kind == "written" else f"{form}; {rule_text(part)}")
-                points = decimals(f"{part.points:g}")
-            lines.append(f"#     {how}; {points} pt")
-            lines.append(f'{_toml_key(part.id)} = ""')
-        lines.append("")
+                lines.append(f"#     {how}; {decimals(f'{part.points:g}')} pt")
+                lines.append(f'{_toml_key(part.id)} = ""')
+            lines.append("")
     return "\n".join(lines)
 
 

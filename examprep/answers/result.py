@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from examprep.answers.parse import decimal_comma_on
 from examprep.answers.raw import raw_text
 from examprep.answers.tokens import DECIMAL_COMMA
 from examprep.errors import ExamprepError
@@ -96,24 +97,17 @@ def shape_text(shape: tuple[int, ...]) -> str:
 def shape_feedback(want: tuple[int, ...], got: tuple[int, ...], raw: Any = None) -> str:
     """Why an array answer has the wrong shape, in words ("expected 2×3, got 3×2 — transposed?")."""
     msg = f"expected {shape_text(want)}, got {shape_text(got)}"
+    comma_sheet = decimal_comma_on()
     if len(want) == 2 and len(got) == 2 and want == got[::-1]:
         msg += " — transposed?"
     elif len(want) == 2 and len(got) == 1 and got[0] == want[0] * want[1]:
-        from examprep.answers.parse import decimal_comma_on
-
         # on a decimal-comma sheet ';' separates entries, so rows are bracketed
-        msg += (" — write the rows: [[a; b]; [c; d]]" if decimal_comma_on()
+        msg += (" — write the rows: [[a; b]; [c; d]]" if comma_sheet
                 else " — write the rows: [[a, b], [c, d]] or [a b; c d]")
-    elif isinstance(raw, str) and DECIMAL_COMMA.search(raw) and not _comma_sheet():
+    elif isinstance(raw, str) and DECIMAL_COMMA.search(raw) and not comma_sheet:
         m = DECIMAL_COMMA.search(raw)
         msg += f" — a decimal comma in {m.group(0)!r}? Use a decimal point ({m.group(1)}.{m.group(2)})"
     return msg
-
-
-def _comma_sheet() -> bool:
-    from examprep.answers.parse import decimal_comma_on
-
-    return decimal_comma_on()
 
 
 def where_text(idx: tuple[int, ...]) -> str:

@@ -1,37 +1,23 @@
 """Renderers of Problems and documents: terminal (rich), Markdown, Typst PDF, Moodle XML, reports."""
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import re
-from typing import Any, Iterator
+from typing import Any
 
-_DECIMAL_COMMA: contextvars.ContextVar[bool] = contextvars.ContextVar("render_decimal_comma", default=False)
+# One setting for a decimal-comma sheet, read and written alike: the renderers print its numbers
+# within the same block in which the parser reads its answers (examprep.answers.parse).
+from examprep.answers.parse import decimal_comma, decimal_comma_on  # noqa: F401  (the renderers' API too)
+
 _DECIMAL = re.compile(r"(?<![\w.,])(\d+)\.(\d+)(?![\w.])")     # 0.25, −1.5, 2.5%; not 1.2.3, v1.2, x.5
 _THOUSANDS = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?![\w.,])")    # 65,536: a narrow space instead
 _MATH = re.compile(r"(\$[^$]+\$)")
-
-
-@contextlib.contextmanager
-def decimal_comma(on: bool = True) -> Iterator[None]:
-    """Within the block, the sheet renderers (Typst, Markdown) print decimal commas: 0,25 — a sheet
-    made with --decimal-comma, whose answers are written so too."""
-    token = _DECIMAL_COMMA.set(bool(on))
-    try:
-        yield
-    finally:
-        _DECIMAL_COMMA.reset(token)
-
-
-def decimal_comma_on() -> bool:
-    return _DECIMAL_COMMA.get()
 
 
 def decimals(text: str, comma: str = ",") -> str:
     """``text`` with its decimal numbers written with ``comma`` (0.25 → 0,25) and a narrow space
     between groups of thousands (65,536 → 65 536) when decimal_comma() is on, else unchanged.
     ``comma``: what stands for the comma (in math, a form that is not a list separator)."""
-    if not _DECIMAL_COMMA.get() or not ("." in text or "," in text):
+    if not decimal_comma_on() or not ("." in text or "," in text):
         return text
     text = _THOUSANDS.sub(lambda m: m.group(0).replace(",", "\u202f"), text)    # 65,536 would read 65.536
     return _DECIMAL.sub(lambda m: f"{m.group(1)}{comma}{m.group(2)}", text)
@@ -41,7 +27,7 @@ def answer_form(part: Any) -> str:
     """A part's expected form (Part.form(): "vector of 2 [a, b, …]"), with ';' between list entries
     within decimal_comma(), as such a sheet's answers are written: "[a; b; …]"."""
     form = part.form()
-    if _DECIMAL_COMMA.get() and "[" in form:
+    if decimal_comma_on() and "[" in form:
         head, _, rest = form.partition("[")
         return f"{head}[{rest.replace(', ', '; ')}"
     return form
@@ -50,7 +36,7 @@ def answer_form(part: Any) -> str:
 def prose_decimals(text: str, math_comma: str) -> str:
     """decimals() for a paragraph with $…$ inline math: plain commas in the words, ``math_comma``
     inside the math."""
-    if not _DECIMAL_COMMA.get() or not ("." in text or "," in text):
+    if not decimal_comma_on() or not ("." in text or "," in text):
         return text
     return "".join(decimals(piece, math_comma if piece.startswith("$") and piece.endswith("$") and len(piece) > 1
                             else ",") for piece in _MATH.split(text))
