@@ -219,15 +219,6 @@ def _kept_limits(part: Part, kept: list) -> _Limits | None:
     return kept[2]
 
 
-def _differs_from_kept(part: Part, value: Any, got: tuple, finite: bool, kept: list) -> bool:
-    """_differs(part, value, kept mistake's value), for a value of plain numbers (``got``: its
-    flat_floats; ``finite``: all its entries are)."""
-    limits = _kept_limits(part, kept)
-    if kept[1] is None or limits is None:
-        return _differs(part, value, kept[0].value, (got, kept[1]), limits)
-    return kept[1][1] != got[1] or not finite or limits.exceeded_by(got[0])
-
-
 def _snapped(value: Any, flat: Any) -> tuple[Any, Any]:
     """snap(value) and its flat_floats, given the value's flat_floats (None: snap through numpy)."""
     if flat is None:
@@ -265,17 +256,6 @@ def _check(draft: Draft) -> Draft:
         numeric = part.kind not in ("choice", "expression")
         limits = _limits(part.tolerance, want[0]) if mistakes and numeric and want is not None else None
         for m, got in zip(mistakes, flats):
-            if limits is not None and got is not None:      # plain numbers: _identical and _differs inlined
-                same_shape = got[1] == want[1]
-                if same_shape and all(abs(x - y) <= 1e-9 * (1 + abs(x)) for x, y in zip(want[0], got[0])):
-                    continue    # the right answer by another way
-                finite = all(math.isfinite(g) for g in got[0])
-                if same_shape and finite and not limits.exceeded_by(got[0]):
-                    raise Degenerate(f"misconception {m.id} equals the answer of part {part.id}")
-                if not all(_differs_from_kept(part, m.value, got, finite, k) for k in kept):
-                    continue    # the same wrong value as an earlier mistake
-                kept.append([m, got, _UNSET])
-                continue
             if _identical(expected, m.value, (want, got)):
                 continue    # the mistaken method gives the right answer here: nothing to diagnose
             if not _differs(part, m.value, expected, (got, want), limits):
