@@ -17,16 +17,12 @@ import numpy as np
 
 from examprep import engine, solve
 from examprep.document import Matrix, Text
-from examprep.generators.framework import Degenerate, Draft, Stream, generator, jsonable, steps_from
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, jsonable, plain_array, steps_from
 from examprep.generators.gru_from_model import decoder_start, draw_source, encoder_states, load_rnn
 from examprep.problem import EcfRule, Misconception, Part, SolutionStep
 
 HINT = ("train one with `examprep train --arch rnn-seq2seq --attention additive --task reverse --out runs/gru` "
         "(a few minutes on a CPU), then pass --checkpoint runs/gru")
-
-
-def _r2(a) -> np.ndarray:
-    return np.round(np.asarray(a, dtype=float), 2) + 0.0        # two decimals; never "-0.0"
 
 
 @generator("additive-attention-from-model", title="Bahdanau attention of a trained model",
@@ -46,8 +42,8 @@ def additive_attention_from_model(rng: Stream, difficulty: int, calculator_free:
     terms = v * np.tanh(keys_full + query_full)                        # (m, D): each unit's share of e_j
     units = sorted(np.argsort(-np.ptp(terms, axis=0))[:units_n].tolist())
     dims = sorted(np.argsort(-np.ptp(annotations[positions], axis=0))[:2].tolist())
-    K, q, vv = _r2(keys_full[:, units]), _r2(query_full[units]), _r2(v[units])
-    V = _r2(annotations[np.ix_(positions, dims)])
+    K, q, vv = plain_array(keys_full[:, units], 2), plain_array(query_full[units], 2), plain_array(v[units], 2)
+    V = plain_array(annotations[np.ix_(positions, dims)], 2)
     if not np.all(vv) or len({tuple(r) for r in K.tolist()}) < m:
         raise Degenerate("a kept unit's v rounded to zero, or two keys are equal")
     eye = np.eye(units_n).tolist()
@@ -73,15 +69,15 @@ def additive_attention_from_model(rng: Stream, difficulty: int, calculator_free:
         Matrix("k (W_1 h_j)", params["key"], row_labels=labels), Matrix("q (W_2 s_0)", params["query"]),
         Matrix("v", params["v"]), Matrix("h_j (values)", params["value"], row_labels=labels)]
     parts = [
-        Part("scores", r"The scores $e_j = v^\top \tanh(k_j + q)$.", "vector", jsonable(_pos0(tr.scores)),
+        Part("scores", r"The scores $e_j = v^\top \tanh(k_j + q)$.", "vector", jsonable(plain_array(tr.scores)),
              shape=(m,), points=3, minutes=2.0 * m * units_n / 2,
-             misconceptions=(Misconception("no-tanh", jsonable(_pos0((K + q) @ vv)),
+             misconceptions=(Misconception("no-tanh", jsonable(plain_array((K + q) @ vv)),
                                            "tanh comes before the product with v: e_j = vᵀ tanh(k_j + q)."),)),
-        Part("weights", r"The attention weights $\alpha = \mathrm{softmax}(e)$.", "vector", jsonable(_pos0(tr.weights)),
+        Part("weights", r"The attention weights $\alpha = \mathrm{softmax}(e)$.", "vector", jsonable(plain_array(tr.weights)),
              shape=(m,), points=2, minutes=1.0 + m, misconceptions=known.of("weights", jsonable),
              ecf_rule=EcfRule("scaled-masked-softmax", {"scores": {"$ref": "scores"}, "scale": 1.0})),
         Part("context", r"The context $c = \sum_j \alpha_j h_j$ (the two kept dimensions).", "vector",
-             jsonable(_pos0(tr.output)), shape=(2,), points=2, minutes=2.0, misconceptions=known.of("output", jsonable),
+             jsonable(plain_array(tr.output)), shape=(2,), points=2, minutes=2.0, misconceptions=known.of("output", jsonable),
              ecf_rule=EcfRule("matmul", {"a": {"$ref": "weights"}, "b": jsonable(V)})),
     ]
     steps = solve.attention.attention_steps(known.params, tr)
@@ -98,6 +94,3 @@ def additive_attention_from_model(rng: Stream, difficulty: int, calculator_free:
                               "softmax": "over the source positions", "query": "s_0, the decoder's first state",
                               "projections": "given: q = W_2 s_0 and k_j = W_1 h_j (so W_q = W_k = I below)"})
 
-
-def _pos0(a) -> np.ndarray:
-    return np.asarray(a, dtype=float) + 0.0

@@ -13,7 +13,7 @@ parameters, so a problem names the exact model it came from.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,7 +21,7 @@ from examprep import engine, solve
 from examprep.engine import ops
 from examprep.document import Matrix, Text
 from examprep.errors import ParamError
-from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, jsonable, plain_array, steps_from
 from examprep.problem import Misconception, Part, EcfRule
 
 if TYPE_CHECKING:
@@ -94,12 +94,7 @@ def head_qkv(weights: Weights, text: str, head: int) -> tuple[np.ndarray, np.nda
 
 
 def _round(a: np.ndarray, factor: float) -> np.ndarray:
-    return _pos0(np.round(a * factor * 2) / 2)   # steps of 0.5
-
-
-def _pos0(a: Any) -> np.ndarray:
-    """``a`` as floats with every -0.0 made 0.0 (so a problem never shows "-0")."""
-    return np.asarray(a, dtype=float) + 0.0
+    return plain_array(np.round(a * factor * 2) / 2)   # steps of 0.5
 
 
 def _check_rows(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> None:
@@ -147,7 +142,7 @@ def attention_from_model(rng: Stream, difficulty: int, calculator_free: bool, op
     no_scale = known.trace(scale=1.0)
     full_dk = known.trace(scale=1.0 / np.sqrt(q.shape[1]))
     wrong_axis = engine.softmax(tr.scaled_scores.T).probs.T
-    scores, weights, output = _pos0(tr.scaled_scores), _pos0(tr.weights), _pos0(tr.output)
+    scores, weights, output = plain_array(tr.scaled_scores), plain_array(tr.weights), plain_array(tr.output)
     qlab = [f"{toks[i]!r}@{i}" for i in qpos]
     klab = [f"{toks[j]!r}@{j}" for j in kpos]
     params = {"checkpoint_sha256": trained.sha256, "text": text, "head": head, "query_positions": qpos,
@@ -166,8 +161,8 @@ def attention_from_model(rng: Stream, difficulty: int, calculator_free: bool, op
     parts = [
         Part("scaled_scores", r"The scaled scores $QK^\top / \sqrt{d_k}$.", "matrix", jsonable(scores), shape=shape,
              points=2, minutes=1 + 0.5 * tr.weights.size,
-             misconceptions=(Misconception("no-scale", jsonable(_pos0(no_scale.scores)), "You forgot to divide by √d_k."),
-                             Misconception("full-head-dk", jsonable(_pos0(full_dk.scaled_scores)),
+             misconceptions=(Misconception("no-scale", jsonable(plain_array(no_scale.scores)), "You forgot to divide by √d_k."),
+                             Misconception("full-head-dk", jsonable(plain_array(full_dk.scaled_scores)),
                                            f"The problem keeps {dims} dimensions, so d_k = {dims} here, not the "
                                            f"model's {q.shape[1]}."))),
         Part("weights", r"The attention weights $\alpha = \mathrm{softmax}$ of each row.", "matrix", jsonable(weights),
@@ -177,7 +172,7 @@ def attention_from_model(rng: Stream, difficulty: int, calculator_free: bool, op
              ecf_rule=EcfRule("scaled-masked-softmax", {"scores": {"$ref": "scaled_scores"}, "scale": 1.0})),
         Part("output", r"The outputs $\alpha V$.", "matrix", jsonable(output), shape=output.shape, points=2,
              minutes=1 + 0.5 * tr.output.size,
-             misconceptions=(Misconception("wrong-axis", jsonable(_pos0(ops.matmul(wrong_axis, V))),
+             misconceptions=(Misconception("wrong-axis", jsonable(plain_array(ops.matmul(wrong_axis, V))),
                                            "Your weights were normalised over the queries."),),
              ecf_rule=EcfRule("matmul", {"a": {"$ref": "weights"}, "b": jsonable(V)})),
     ]

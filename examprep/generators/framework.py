@@ -268,6 +268,13 @@ def _check(draft: Draft) -> Draft:
     return draft
 
 
+def plain_array(a: Any, decimals: int | None = None) -> np.ndarray:
+    """``a`` as floats (rounded to ``decimals`` where given) with every -0.0 made 0.0, so that a
+    problem never shows "-0" (the from-model generators' slices of real weights)."""
+    arr = np.asarray(a, dtype=float)
+    return (arr if decimals is None else np.round(arr, decimals)) + 0.0
+
+
 def nice(x: float, sig: int = 3) -> str:
     """A number as printed in a statement: at most ``sig`` significant digits, no trailing zeros."""
     x = float(x)

@@ -20,7 +20,7 @@ import numpy as np
 from examprep import engine, solve
 from examprep.document import Matrix, Text
 from examprep.errors import ParamError
-from examprep.generators.framework import Degenerate, Draft, Stream, generator, jsonable, steps_from
+from examprep.generators.framework import Degenerate, Draft, Stream, generator, jsonable, plain_array, steps_from
 from examprep.problem import Part
 
 if TYPE_CHECKING:
@@ -121,10 +121,6 @@ def decoder_start(weights: Weights, finals: list) -> np.ndarray:
     return np.tanh(w @ np.concatenate([h for h, _ in finals]) + b)
 
 
-def _r1(a) -> np.ndarray:
-    return np.round(np.asarray(a, dtype=float), 1) + 0.0        # one decimal; never "-0.0"
-
-
 @generator("gru-from-model", title="One GRU step of a trained model",
            syllabus="RNN/GRU: gates and forward step in a trained model", version=1,
            calculator_free=False, requires=("checkpoint",), requires_hint=HINT)
@@ -143,9 +139,9 @@ def gru_from_model(rng: Stream, difficulty: int, calculator_free: bool, options:
     units = sorted(rng.sample(range(hidden), units_n))
     dims = sorted(np.argsort(-np.abs(x_full[t]))[:dims_n].tolist())
     rows = [g * hidden + u for g in range(3) for u in units]
-    x, h = _r1(x_full[t][dims]), _r1(h_full[units])
-    w_ih, w_hh = _r1(w.weight_ih[np.ix_(rows, dims)]), _r1(w.weight_hh[np.ix_(rows, units)])
-    b_ih, b_hh = _r1(w.bias_ih[rows]), _r1(w.bias_hh[rows])
+    x, h = plain_array(x_full[t][dims], 1), plain_array(h_full[units], 1)
+    w_ih, w_hh = plain_array(w.weight_ih[np.ix_(rows, dims)], 1), plain_array(w.weight_hh[np.ix_(rows, units)], 1)
+    b_ih, b_hh = plain_array(w.bias_ih[rows], 1), plain_array(w.bias_hh[rows], 1)
     if not np.any(h) or not np.any(x):
         raise Degenerate("the slice's state or input rounded to zero")
     if not np.all(np.any(w_ih, axis=1) | np.any(w_hh, axis=1)):
