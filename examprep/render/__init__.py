@@ -48,6 +48,18 @@ def plural(n: float, word: str) -> str:
     return decimals(f"{n:g} {word}{'' if n == 1 else 's'}")
 
 
+def receptive_field_rows(fig: Any) -> list[str]:
+    """A receptive-field figure (document.ReceptiveField) in words, one line per layer, top layer
+    first: "conv 2: units 3…7 (5 used, 1 of them padding)" — the text renderers' form of it."""
+    rows = []
+    for level in reversed(range(len(fig.sizes))):
+        units = fig.needed[level]
+        pad = sum(1 for u in units if u < 0 or u >= fig.sizes[level])
+        span = f"units {units[0]}…{units[-1]}" if len(units) > 1 else f"unit {units[0]}"
+        rows.append(f"{fig.labels[level]}: {span} ({len(units)} used" + (f", {pad} of them padding" if pad else "") + ")")
+    return rows
+
+
 def choices_shown(part: Any) -> list[str]:
     """A choice part's options in alphabetical order: the order the generator lists them in
     (the correct one first, often) must not leak onto paper."""

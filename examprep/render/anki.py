@@ -111,13 +111,9 @@ def figure_html(fig: Any) -> str:
 
     if isinstance(fig, d.Heatmap):
         return block_html(fig)
-    rows = []
-    for level in reversed(range(len(fig.sizes))):
-        units = fig.needed[level]
-        pad = sum(1 for u in units if u < 0 or u >= fig.sizes[level])
-        span = f"units {units[0]}…{units[-1]}" if len(units) > 1 else f"unit {units[0]}"
-        rows.append(f"<li>{html.escape(fig.labels[level])}: {span} ({len(units)} used"
-                    + (f", {pad} of them padding" if pad else "") + ")</li>")
+    from examprep.render import receptive_field_rows
+
+    rows = [f"<li>{html.escape(row)}</li>" for row in receptive_field_rows(fig)]
     return ("<p><strong>Receptive field of the middle output</strong> (units it depends on, top layer first):</p>"
             f"<ul>{''.join(rows)}</ul><p>Span at the input: {fig.receptive_field} positions.</p>")
 

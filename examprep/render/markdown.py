@@ -8,7 +8,8 @@ from typing import Any
 
 from examprep import document as d
 from examprep.exact import is_exact_form, to_latex
-from examprep.render import accepted, answer_form, decimal_comma, decimals, part_note, plural, prose_decimals
+from examprep.render import (accepted, answer_form, decimal_comma, decimals, part_note, plural, prose_decimals,
+                             receptive_field_rows)
 from examprep.values import rounded, snap
 from examprep.problem import Problem
 
@@ -159,12 +160,7 @@ def _md_figure(fig: Any) -> list[str]:
     if isinstance(fig, d.Heatmap):
         return [block(fig), ""]
     lines = ["**Receptive field of the middle output** (units it depends on, top layer first):", ""]
-    for level in reversed(range(len(fig.sizes))):
-        units = fig.needed[level]
-        pad = sum(1 for u in units if u < 0 or u >= fig.sizes[level])
-        span = f"units {units[0]}…{units[-1]}" if len(units) > 1 else f"unit {units[0]}"
-        lines.append(f"- {fig.labels[level]}: {span} ({len(units)} used"
-                     + (f", {pad} of them padding" if pad else "") + ")")
+    lines += [f"- {row}" for row in receptive_field_rows(fig)]
     lines += ["", f"Span at the input: {fig.receptive_field} positions.", ""]
     return lines
 
