@@ -63,34 +63,35 @@ def matmul_rate(sizes=(1024, 2048), repeats=5) -> float:
     return best
 
 
-def train_step_fn(model, src, tgt, smoothing=0.1):
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
+def _step(forward, params: list, opt, tgt, smoothing: float):
+    """One training step: label-smoothed cross-entropy of ``forward()``'s logits per target token,
+    backward, gradients clipped to norm 1, the optimizer's step."""
     n_targets = tgt[:, 1:].numel()
-    ours = not isinstance(model, TorchTransformer)
 
     def step():
-        logits = model(src, tgt[:, :-1], src_padded=False) if ours else model(src, tgt[:, :-1])
-        loss = smoothed_cross_entropy(logits, tgt[:, 1:], smoothing) / n_targets
+        loss = smoothed_cross_entropy(forward(), tgt[:, 1:], smoothing) / n_targets
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
         opt.zero_grad(set_to_none=True)
     return step
+
+
+def train_step_fn(model, src, tgt, smoothing=0.1):
+    params = list(model.parameters())
+    opt = torch.optim.AdamW(params, lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
+    if isinstance(model, TorchTransformer):
+        return _step(lambda: model(src, tgt[:, :-1]), params, opt, tgt, smoothing)
+    return _step(lambda: model(src, tgt[:, :-1], src_padded=False), params, opt, tgt, smoothing)
 
 
 def rnn_step_fn(model, src, tgt, plain: bool, smoothing=0.1):
     """A training step of an rnn-seq2seq model: its own forward, or the plain loop over its modules."""
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
-    n_targets = tgt[:, 1:].numel()
-
-    def step():
-        logits = plain_rnn_loop(model, src, tgt[:, :-1]) if plain else model(src, tgt[:, :-1], src_padded=False)
-        loss = smoothed_cross_entropy(logits, tgt[:, 1:], smoothing) / n_targets
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-    return step
+    params = list(model.parameters())
+    opt = torch.optim.AdamW(params, lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
+    if plain:
+        return _step(lambda: plain_rnn_loop(model, src, tgt[:, :-1]), params, opt, tgt, smoothing)
+    return _step(lambda: model(src, tgt[:, :-1], src_padded=False), params, opt, tgt, smoothing)
 
 
 def bench_rnn(args, vocab: int, batch: int, src_len: int, tgt_len: int) -> dict:
@@ -123,15 +124,7 @@ def bench_rnn(args, vocab: int, batch: int, src_len: int, tgt_len: int) -> dict:
 def finetune_step_fn(model, src, tgt, params):
     """One fine-tuning step of `params` (the rest of the model frozen or not), as examprep finetune."""
     opt = torch.optim.AdamW(params, lr=1e-4, betas=(0.9, 0.999), weight_decay=0.0)
-    n_targets = tgt[:, 1:].numel()
-
-    def step():
-        loss = smoothed_cross_entropy(model(src, tgt[:, :-1], src_padded=False), tgt[:, 1:], 0.0) / n_targets
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, 1.0)
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-    return step, opt
+    return _step(lambda: model(src, tgt[:, :-1], src_padded=False), params, opt, tgt, 0.0), opt
 
 
 def finetune_rates(cfg, src, tgt, steps: int, rank: int = 4) -> dict:
