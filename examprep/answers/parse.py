@@ -22,16 +22,14 @@ one-line message and, where it helps, a hint.
 """
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import re
-from typing import Any, Iterator
-
+from typing import Any
 
 from examprep.answers.evaluate import check_exponents
 from examprep.answers.tokens import (CONSTANTS, DECIMAL_COMMA, FUNCTION_ALIASES, FUNCTIONS, MAX_DEPTH, MAX_ENTRIES,
                                      MAX_OPERATIONS, PLAIN_NUMBER, AnswerParseError, Token, check_size, normalise,
                                      tokenize)
+from examprep.decimal_comma import decimal_comma, decimal_comma_on  # noqa: F401  (answers' API too)
 
 _REFUSED_OPS = {
     "=": "type only the value, without 'x =' or an equation",
@@ -321,27 +319,11 @@ def _refuse_ambiguous_e(tokens: list[Token]) -> None:
                                    f"or {other}")
 
 
-_DECIMAL_COMMA_MODE: contextvars.ContextVar[bool] = contextvars.ContextVar("decimal_comma", default=False)
 _COMMA = re.compile(r",")
 # on a decimal-comma sheet a point between a 1–3 digit lead and groups of three digits ("2.000",
 # "1.234.567", "1.500,5") is how the comma locales group thousands: read as a decimal point it
 # would silently make 2000 into 2
 _GROUPED = re.compile(r"(?<![\d.,])[1-9]\d{0,2}(?:\.\d{3})+(?![\d.eE])(?:,\d+)?")
-
-
-@contextlib.contextmanager
-def decimal_comma(on: bool = True) -> Iterator[None]:
-    """Within the block, answers are read with decimal commas ("0,245") and ";" between list
-    entries ("[0,1; 0,9]", "[[1; 2]; [3; 4]]"), as a sheet made with --decimal-comma asks for."""
-    token = _DECIMAL_COMMA_MODE.set(bool(on))
-    try:
-        yield
-    finally:
-        _DECIMAL_COMMA_MODE.reset(token)
-
-
-def decimal_comma_on() -> bool:
-    return _DECIMAL_COMMA_MODE.get()
 
 
 def from_decimal_comma(text: str) -> str:
@@ -379,7 +361,7 @@ def parse_text(text: str, *, variables: tuple[str, ...] | frozenset[str] = (), s
     Raises AnswerParseError (one line, with the column and a hint) for anything else.
     """
     check_size(text)
-    if _DECIMAL_COMMA_MODE.get():
+    if decimal_comma_on():
         text = from_decimal_comma(text)
     norm = normalise(text)
     if not norm:
@@ -411,7 +393,7 @@ def fast_number(text: str) -> float | None:
     """A plain decimal number ("0.245", "-2e-3") without the parser, or None (also for "2.000" on a
     decimal-comma sheet, which the parser refuses as ambiguous)."""
     if len(text) < 40 and PLAIN_NUMBER.fullmatch(text):
-        if _DECIMAL_COMMA_MODE.get() and _GROUPED.search(text):
+        if decimal_comma_on() and _GROUPED.search(text):
             return None
         try:
             return float(text)

@@ -4,9 +4,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-# One setting for a decimal-comma sheet, read and written alike: the renderers print its numbers
-# within the same block in which the parser reads its answers (examprep.answers.parse).
-from examprep.answers.parse import decimal_comma, decimal_comma_on  # noqa: F401  (the renderers' API too)
+# one setting for a decimal-comma sheet, read and printed alike (examprep.decimal_comma)
+from examprep.decimal_comma import decimal_comma, decimal_comma_on  # noqa: F401  (the renderers' API too)
 
 _DECIMAL = re.compile(r"(?<![\w.,])(\d+)\.(\d+)(?![\w.])")     # 0.25, −1.5, 2.5%; not 1.2.3, v1.2, x.5
 _THOUSANDS = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?![\w.,])")    # 65,536: a narrow space instead
