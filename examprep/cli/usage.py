@@ -109,6 +109,15 @@ _TYPE_METAVARS = {"<int>": "INTEGER", "<float>": "NUMBER", "<str>": "TEXT", "<li
                   "<Path>": "PATH", "<path>": "PATH"}
 
 
+def usage_piece(param: Any) -> str:
+    """An argument as the usage line shows it, in the POSIX style: KEY when required, [KEY] when
+    not, FILES... when it takes several (typer writes {KEY}, {topic}... and [SUBMISSION...]...)."""
+    name = (param.metavar or param.name or "arg").upper().removesuffix("...")
+    if param.nargs != 1:
+        name += "..."
+    return name if param.required else f"[{name}]"
+
+
 def plain_metavar(param: Any) -> None:
     """Help shows INTEGER, NUMBER, TEXT (click's words) instead of typer's <int>, <float>, <str>,
     and nothing for a flag, which takes no value (typer printed <bool>)."""
@@ -117,6 +126,7 @@ def plain_metavar(param: Any) -> None:
         shown = param.display_type(None)
         if shown in _TYPE_METAVARS:        # an argument's label is its name; only the type column changes
             param.display_type = lambda ctx, word=_TYPE_METAVARS[shown]: word
+        param.get_usage_pieces = lambda ctx, piece=usage_piece(param): [piece]
         return
     if kind != "option" or param.metavar is not None:
         return

@@ -124,6 +124,25 @@ def test_command_help_at_80_columns_keeps_its_paragraphs_and_every_option_with_i
         assert flat(param.help or "") in text, (name, param.name)
 
 
+@pytest.mark.parametrize("name", COMMANDS)
+def test_usage_line_writes_arguments_in_the_posix_style(name):
+    # typer wrote {KEY}, {topic}... and [SUBMISSION...]...: required arguments bare and upper-case,
+    # optional ones in brackets, several with one "..."
+    out = CliRunner().invoke(app, [name, "--help"], env={"COLUMNS": "80"}).output
+    usage = out.splitlines()[0]
+    assert "{" not in usage and "}" not in usage and "]..." not in usage and "......" not in usage, usage
+    for param in command(name).params:
+        if param.param_type_name == "argument":
+            word = (param.metavar or param.name).upper().removesuffix("...")
+            word += "..." if param.nargs != 1 else ""
+            assert (f" {word}" if param.required else f" [{word}]") in usage, (usage, param.name)
+
+
+def test_usage_line_of_grade_names_its_key_and_its_submissions():
+    out = CliRunner().invoke(app, ["grade", "--help"], env={"COLUMNS": "80"}).output
+    assert out.startswith("Usage: examprep grade [OPTIONS] KEY [SUBMISSION...]\n"), out
+
+
 @pytest.mark.parametrize("name", ["grade", "train", "sheet", "generate"])
 def test_help_never_breaks_a_line_after_a_hyphen(name):
     # "sigfigs-" / "strict" on two lines reads as two words; click's wrapper would break there
