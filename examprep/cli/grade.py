@@ -51,8 +51,8 @@ def grade(
     marks_template: Optional[str] = typer.Option(
         None, "--marks-template", metavar="FILE",
             help="Write a CSV of every written part of every student, to fill in for --marks."),
-    force: bool = typer.Option(False, "--force", help="Replace an existing --marks-template file (its marks are lost) "
-                                                      "or an earlier --analysis."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --csv, --json or --gradebook file, "
+                                                      "a --marks-template (its marks are lost) or an earlier --analysis."),
     analysis: Optional[str] = typer.Option(
         None, "--analysis", metavar="DIR",
         help="Write an item analysis in this directory: item-analysis.json/.csv, analysis.pdf "

@@ -68,7 +68,7 @@ class Outputs:
     analysis: str | None = None        # a directory: item-analysis.json/.csv and analysis.pdf
     gradebook: tuple[str, str] | None = None    # (LMS, FILE): the LMS's grade-import CSV
     roster: str | None = None          # the class roster: who should have submitted, and their LMS identifiers
-    force: bool = False                # replace an existing marks template (a filled-in one would be lost) or analysis
+    force: bool = False                # replace earlier grades files, a marks template (a filled-in one would be lost) or analysis
 
     @property
     def to_stdout(self) -> bool:
@@ -79,18 +79,35 @@ def check_replaced_outputs(outputs: Outputs) -> None:
     """Before any work: a marks template is filled in by hand, so an existing one is replaced only
     with --force, and never the --marks file being merged; an earlier --analysis is replaced only
     with --force too. Raises ExamprepError."""
+    from examprep.fileio import check_output_file
+
     if outputs.analysis:
         from examprep.grading.analysis_files import check_out_dir
 
         check_out_dir(outputs.analysis, "--analysis", force=outputs.force)
     if not outputs.marks_template:
         return
-    from examprep.fileio import check_output_file
 
     if outputs.marks and Path(outputs.marks).resolve() == Path(outputs.marks_template).resolve():
         raise ParamError(f"--marks-template {outputs.marks_template}: is the --marks file being merged; "
                          "choose another path")
     check_output_file(outputs.marks_template, "--marks-template", force=outputs.force)
+
+
+def check_earlier_grades(outputs: Outputs, named_inputs: list[str]) -> None:
+    """Before any work: an existing grades CSV, grades JSON or gradebook file (another class's
+    grades, or an earlier grading) is replaced only with --force. A path that is one of the named
+    inputs is left to the write check, which refuses it as an input. Raises OutputError."""
+    from examprep.fileio import OutputError
+
+    inputs = {Path(p).resolve() for p in named_inputs}
+    files = [("--csv", outputs.csv), ("--json", outputs.json)]
+    if outputs.gradebook:
+        files.append(("--gradebook", outputs.gradebook[1]))
+    for option, path in files:
+        if path and path != "-" and not outputs.force and Path(path).is_file() and Path(path).resolve() not in inputs:
+            raise OutputError(f"{option} {path}: already exists (earlier grades?); use --force to replace it, "
+                              "or another name")
 
 
 def check_outputs_beside_submissions(submissions: list[str], outputs: Outputs) -> None:
@@ -221,6 +238,7 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
     if not submissions:
         raise ParamError("missing SUBMISSION: give answer files or a directory (or --self-test to check the key)")
     check_outputs_beside_submissions(submissions, outputs)
+    check_earlier_grades(outputs, [key_path, *submissions])
     if len(submissions) == 1 and not Path(submissions[0]).exists() and not Path(submissions[0]).is_symlink():
         # the one path given is a typo: a usage error, as a missing KEY is (in a batch it is one unreadable line)
         raise ParamError(f"{submissions[0]}: no such answer file or folder")

@@ -430,7 +430,9 @@ def test_grade_with_a_strict_tolerance_from_the_command_line(tmp_path):
     assert first["bo"]["status"] == "correct"
     assert first["ada"]["status"] == "wrong" and "written with 4 significant figures; give exactly 3" in first["ada"]["feedback"]
     assert first["ada"]["rule"] == "to 3 significant figures, written with exactly 3"
-    res = runner.invoke(app, ["grade", str(tmp_path / "key.json"), str(tmp_path / "ada.json"), "--json", str(out)])
+    res = runner.invoke(app, ["grade", str(tmp_path / "key.json"), str(tmp_path / "ada.json"), "--json", str(out),
+                              "--force"])
+    assert res.exit_code == 0, res.output
     assert json.loads(out.read_text())["submissions"][0]["problems"][0]["parts"][0]["status"] == "correct"   # lenient default
     res = runner.invoke(app, ["grade", str(tmp_path / "key.json"), str(tmp_path / "ada.json"), "--tolerance",
                               "sigfigs-strict:3,atol=0.001"])

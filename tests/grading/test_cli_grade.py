@@ -333,3 +333,37 @@ def test_keys_in_other_encodings_and_broken_keys(sheet, tmp_path):
     for name, msg in [("bin.json", "binary"), ("cut.json", "invalid JSON at line"), ("damaged.json", "damaged key")]:
         res = run("grade", tmp_path / name, "--self-test")
         assert res.exit_code == 2 and msg in res.stderr, res.stderr
+
+
+@pytest.mark.parametrize("option", ["--json", "--csv", "--gradebook"])
+def test_earlier_grades_are_replaced_only_with_force(sheet, tmp_path, option):
+    # grades.json of another class (or an earlier grading) is not lost to a reused name
+    d, key = sheet
+    sub = tmp_path / "s.toml"
+    sub.write_text(fill((d / "answers.toml").read_text(), {"student_id": "ada"}))
+    earlier = tmp_path / "grades.out"
+    earlier.write_text("the other class's grades\n")
+    report = tmp_path / "rep"
+    target = ["--gradebook", "canvas", earlier] if option == "--gradebook" else [option, earlier]
+    res = run("grade", d / "key.json", sub, *target, "--report", report, "--quiet")
+    assert res.exit_code == 2, res.output
+    assert res.stderr == f"error: {option} {earlier}: already exists (earlier grades?); use --force to replace it, " \
+                         "or another name\n"
+    assert earlier.read_text() == "the other class's grades\n" and not report.exists()     # refused before any work
+    res = run("grade", d / "key.json", sub, *target, "--report", report, "--quiet", "--force")
+    assert res.exit_code == 0, res.output
+    assert earlier.read_text() != "the other class's grades\n" and (report / "ada.md").exists()
+
+
+def test_a_new_grades_file_and_stdout_need_no_force(sheet, tmp_path):
+    d, key = sheet
+    sub = tmp_path / "s.toml"
+    sub.write_text(fill((d / "answers.toml").read_text(), {"student_id": "ada"}))
+    res = run("grade", d / "key.json", sub, "--json", tmp_path / "g.json", "--quiet")
+    assert res.exit_code == 0 and json.loads((tmp_path / "g.json").read_text())["submissions"]
+    res = run("grade", d / "key.json", sub, "--csv", "-")
+    assert res.exit_code == 0 and res.stdout.startswith("student_id")
+    res = run("grade", d / "key.json", sub, "--csv", sub)             # an input: refused as one, --force or not
+    assert res.exit_code == 2 and "overwrite an input" in res.stderr
+    res = run("grade", d / "key.json", sub, "--csv", sub, "--force")
+    assert res.exit_code == 2 and "overwrite an input" in res.stderr
