@@ -97,7 +97,7 @@ def run_analyze(grades: str, out_dir: str | None, *, quiet: bool = False, no_col
     else:
         result, planned = analyse(data), []
     if not quiet:
-        console(no_color).print(terminal_summary(result, data.left_out))
+        console(no_color).print(terminal_summary(result, data.left_out, title=pdf_title(title, Path(grades).name)))
     for path, _ in planned:
         err.print(f"wrote {escape(str(path))}")
     return 0

@@ -307,9 +307,10 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
         with decimal_comma(bool(the_key.meta.get("decimal_comma"))):      # values shown as the students write them
             _show_results(out, results, show_details=show_details, show_answers=outputs.show_answers, wide=wide)
     if analysis is not None and not quiet and not outputs.to_stdout:
+        from examprep.grading.analysis_files import pdf_title
         from examprep.render.analysis import terminal_summary
 
-        out.print(terminal_summary(analysis[0], analysis[1].left_out))
+        out.print(terminal_summary(analysis[0], analysis[1].left_out, title=pdf_title(the_key.title, Path(key_path).name)))
     for warning in batch.warnings:          # about the key: once, not per student
         err.print(f"[yellow]warning[/]: {escape(key_path)}: {escape(warning)}")
     for note in batch.notes:

@@ -210,3 +210,19 @@ def test_analysis_pdf_is_titled_after_the_exam_not_the_key_file(graded, tmp_path
         first = " ".join(PdfReader(pdf).pages[0].extract_text().split())
         assert first.startswith(f"Item analysis: {key.title}"), first[:80]
         assert "key.json" not in first and "grades.json" not in first
+
+
+def test_the_terminal_summary_is_headed_by_the_exams_title_as_the_pdf_is(graded, tmp_path):
+    d, key, res = graded
+    stats = f"{STUDENTS} students · mean "
+    for out in (res.stdout, run("analyze", d / "grades.json").stdout):
+        lines = out.splitlines()
+        head = next(i for i, line in enumerate(lines) if line.startswith("Item analysis"))
+        assert lines[head] == f"Item analysis: {key.title}", lines[head:head + 2]
+        assert lines[head + 1].startswith(stats), lines[head:head + 2]
+    # a grades.json from before it recorded the exam's title: headed by the file's name
+    old = json.loads((d / "grades.json").read_text())
+    del old["key"]["title"]
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    lines = run("analyze", tmp_path / "old.json").stdout.splitlines()
+    assert lines[0] == "Item analysis of old.json" and lines[1].startswith(stats), lines[:2]
