@@ -326,6 +326,35 @@ _COMMA = re.compile(r",")
 _GROUPED = re.compile(r"(?<![\d.,])[1-9]\d{0,2}(?:\.\d{3})+(?![\d.eE])(?:,\d+)?")
 
 
+# thousands grouped with a space, a no-break or thin space or an apostrophe ("4 832", "4’832",
+# "1'234,5"): an apostrophe is never an answer's character, a space is only where one value is asked
+_SPACED = re.compile("(?<![\\d.,])[1-9]\\d{0,2}(?:[ \u00a0\u202f\u2009'’]\\d{3})+(?![\\d'’])(?:[.,]\\d+)?")
+_APOSTROPHE = re.compile("['’]")
+# a decimal part with no leading zero (",75" where 0,75 or 0.75 was meant), at the start or after a sign
+_BARE_FRACTION = re.compile(r"^\s*([-+−]?)\s*,(\d+)\s*$")
+
+
+def _refuse_grouped_thousands(text: str, scalar: bool) -> None:
+    """Thousands grouped with spaces or apostrophes, and a decimal part written without its zero:
+    refused with the number as it should be written (on this sheet's decimal mark)."""
+    mark = "," if decimal_comma_on() else "."
+    for g in _SPACED.finditer(text):
+        number = g.group(0)
+        if scalar or _APOSTROPHE.search(number):
+            digits = re.sub("[ \u00a0\u202f\u2009'’]", "", number)
+            written = re.sub("[.,]", mark, digits)
+            pieces = re.split("[    ]", number)
+            also = f", or a product with *: {'*'.join(pieces)}" if len(pieces) == 2 and number.isascii() \
+                and not re.search("[.,]", number) else ""
+            raise AnswerParseError(f"{number!r} at column {g.start() + 1}: write numbers without a thousands "
+                                   f"separator: {written}{also}")
+    if scalar:
+        m = _BARE_FRACTION.match(text)
+        if m:
+            raise AnswerParseError(f"{text.strip()!r}: write the zero before the decimal {'comma' if mark == ',' else 'point'}: "
+                                   f"{m.group(1).replace('−', '-')}0{mark}{m.group(2)}")
+
+
 def from_decimal_comma(text: str) -> str:
     """Text written with decimal commas and ';' list separators, as the parser reads it (decimal
     points and ',' separators). A comma that is not between two digits is refused: lists take ';'.
@@ -361,6 +390,7 @@ def parse_text(text: str, *, variables: tuple[str, ...] | frozenset[str] = (), s
     Raises AnswerParseError (one line, with the column and a hint) for anything else.
     """
     check_size(text)
+    _refuse_grouped_thousands(text, scalar)
     if decimal_comma_on():
         text = from_decimal_comma(text)
     norm = normalise(text)

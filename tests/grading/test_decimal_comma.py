@@ -148,3 +148,44 @@ def test_grade_names_the_part_whose_point_is_ambiguous_and_grades_the_rest(comma
     odd = parts.pop(f"q{n}.{part['id']}")
     assert odd["status"] == "unparseable" and "'2.000' at column 1 is ambiguous" in odd["feedback"]
     assert all(p["status"] == "correct" for p in parts.values())
+
+
+@pytest.mark.parametrize("comma", [True, False])
+@pytest.mark.parametrize("text, message", [
+    ("4 832", "'4 832' at column 1: write numbers without a thousands separator: 4832, or a product with *: 4*832"),
+    ("4\u202f832", "write numbers without a thousands separator: 4832"),
+    ("1 234 567", "'1 234 567' at column 1: write numbers without a thousands separator: 1234567"),
+    ("4’832", "'4’832' at column 1: write numbers without a thousands separator: 4832"),
+    ("-4'832", "\"4'832\" at column 2: write numbers without a thousands separator: 4832"),
+])
+def test_thousands_grouped_with_spaces_or_apostrophes_are_named_where_one_value_is_asked(comma, text, message):
+    # "4 832" was "expected one number, got 2 values" and "4’832" "unexpected \"'\"": neither says what to write
+    with decimal_comma(comma), pytest.raises(AnswerParseError) as err:
+        parse_text(text, scalar=True)
+    assert str(err.value) == message or message in str(err.value), str(err.value)
+
+
+def test_the_number_to_write_uses_the_sheets_decimal_mark():
+    with decimal_comma(), pytest.raises(AnswerParseError, match=r"separator: 4832,5$"):
+        parse_text("4 832,5", scalar=True)
+    with pytest.raises(AnswerParseError, match=r"separator: 4832\.5$"):
+        parse_text("4 832,5", scalar=True)
+
+
+def test_spaces_still_separate_the_entries_of_a_vector_and_an_apostrophe_is_named_there_too():
+    assert evaluate_all(parse_text("4 832")) == [4.0, 832.0]
+    with decimal_comma():
+        assert evaluate_all(parse_text("[4; 832]")) == [4.0, 832.0]
+    with pytest.raises(AnswerParseError, match="thousands separator: 4832"):
+        parse_text("[4'832, 1]")
+
+
+@pytest.mark.parametrize("comma, text, message", [
+    (True, ",75", "',75': write the zero before the decimal comma: 0,75"),
+    (True, "−,5", "'−,5': write the zero before the decimal comma: -0,5"),
+    (False, ",75", "',75': write the zero before the decimal point: 0.75"),
+])
+def test_a_decimal_part_without_its_zero_is_named(comma, text, message):
+    with decimal_comma(comma), pytest.raises(AnswerParseError) as err:
+        parse_text(text, scalar=True)
+    assert str(err.value) == message
