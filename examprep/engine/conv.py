@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from examprep.engine._core import Trace, array, boolean, choice, int_tuple, integer, number, shape_str
+from examprep.engine._core import Trace, array, boolean, choice, int_tuple, integer, number, pad, shape_str
 from examprep.errors import ParamError, ShapeError
 
 
@@ -232,7 +232,7 @@ def conv2d(input, kernel, *, stride=1, padding: Any = 0, dilation=1, bias: Any =
     d = int_tuple("dilation", dilation, dims, minimum=1)
     pads = _pads(padding, w.shape, x.shape, s, d)
     b = number("bias", bias)
-    xp = np.pad(x, pads)
+    xp = pad(x, pads)
     outs = []
     for i in range(dims):
         eff = d[i] * (w.shape[i] - 1) + 1
@@ -331,7 +331,7 @@ def conv2d_channels(input, kernel, *, stride=1, padding: Any = 0, dilation=1, bi
     if b.ndim == 1 and b.shape[0] != c_out:
         raise ShapeError(f"bias: expected {c_out} values (one per output channel) or 0, got {b.shape[0]}")
     b = np.broadcast_to(b, (c_out,)).astype(float)
-    xp = np.pad(x, [(0, 0)] + pads)
+    xp = pad(x, [(0, 0)] + pads)
     outs = []
     for i in range(2):
         eff = d[i] * (kernel_hw[i] - 1) + 1
