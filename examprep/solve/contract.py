@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
-from examprep.engine._core import Trace
+from examprep.engine._core import Trace, all_finite
 from examprep.errors import ParamError, UnknownTopicError
 
 if TYPE_CHECKING:       # imported where used: `examprep solve` needs neither (start-up time)
@@ -413,7 +413,7 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         if value.dtype.kind in "iub":
             return value.astype(int).tolist()
-        if value.dtype.kind == "f" and np.isfinite(value).all():
+        if value.dtype.kind == "f" and all_finite(value):
             return value.tolist()          # already Python floats in nested lists: nothing to convert
         return jsonable(value.tolist())
     if isinstance(value, dict):
