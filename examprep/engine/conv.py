@@ -7,6 +7,7 @@ max((out − 1)·s + d·(k − 1) + 1 − n, 0) is split with the extra pixel at
 """
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -195,9 +196,13 @@ def _pads(padding: Any, kernel: tuple[int, ...], sizes: tuple[int, ...], stride:
     return [(p, p)] * dims
 
 
+@functools.lru_cache(maxsize=1024)
 def window_index(out: int, k: int, s: int, d: int) -> np.ndarray:
-    """Index array (out, k): position in the padded input of kernel tap t for output o."""
-    return np.arange(out)[:, None] * s + np.arange(k)[None, :] * d
+    """Index array (out, k): position in the padded input of kernel tap t for output o. Cached (the
+    same few geometries recur in every problem) and read-only, since every caller shares it."""
+    idx = np.arange(out)[:, None] * s + np.arange(k)[None, :] * d
+    idx.flags.writeable = False
+    return idx
 
 
 def conv2d(input, kernel, *, stride=1, padding: Any = 0, dilation=1, bias: Any = 0.0, groups=1,
