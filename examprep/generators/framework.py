@@ -73,13 +73,17 @@ class Stream:
         if span <= 0 and count:
             raise ValueError(f"empty range [{lo}, {hi}]")
         limit = (1 << 64) - (1 << 64) % span if count else 0
-        bits, vals = self.bits64, []
+        copy, n, from_bytes, vals = self._keyed.copy, self._n, int.from_bytes, []
         for _ in range(count):
-            while True:
-                v = bits()
+            while True:                 # bits64(), inlined: the same hash of (key, counter) per draw
+                h = copy()
+                h.update(b"%d" % n)
+                n += 1
+                v = from_bytes(h.digest(), "big")
                 if v < limit and (lo + v % span != 0 or not nonzero):
                     break
             vals.append(lo + v % span)
+        self._n = n
         return np.array(vals, dtype=float).reshape(shape)
 
     def decimals(self, lo: float, hi: float, step: float, shape: tuple[int, ...], nonzero: bool = False) -> np.ndarray:

@@ -206,3 +206,27 @@ def test_stream_ints_draws_what_integer_draws_entry_by_entry(lo, hi, shape, nonz
     got = fast.ints(lo, hi, shape, nonzero)
     assert got.shape == shape and got.ravel().tolist() == want
     assert fast.bits64() == slow.bits64()                  # and the stream goes on from the same place
+
+
+@given(st.integers(-5, 2), st.integers(0, 6), st.sampled_from([(), (1,), (3,), (2, 4), (2, 1, 3)]), st.booleans(),
+       st.integers(0, 3))
+def test_stream_ints_draws_what_integer_draws_entry_by_entry(lo, width, shape, nonzero, before):
+    """Stream.ints inlines bits64 (issue 26): the same values as integer(lo, hi) per entry (redrawing a 0
+    where nonzero), and the stream left at the same counter, so later draws are unchanged too."""
+    from examprep.generators import Stream
+
+    hi = lo + width
+    if nonzero and lo == hi == 0:
+        return
+    fast, slow = Stream("t", lo, width), Stream("t", lo, width)
+    for _ in range(before):
+        fast.bits64(), slow.bits64()
+    want = []
+    for _ in range(math.prod(shape)):
+        v = slow.integer(lo, hi)
+        while nonzero and v == 0:
+            v = slow.integer(lo, hi)
+        want.append(float(v))
+    got = fast.ints(lo, hi, shape, nonzero)
+    assert got.shape == shape and got.dtype == float and got.ravel().tolist() == want
+    assert fast.bits64() == slow.bits64()
