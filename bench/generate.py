@@ -17,8 +17,9 @@ included (recorded while building them: solve topics' computes and the examprep.
 generator calls itself, outermost calls only) — and "over all" is the problem's time over that: the
 framework's own overhead (drawing, documents, checks, worked steps) beside all the engine work a
 problem needs. The replay is engine calls only, no worked steps (the baseline's solve.solve builds
-them), so a generator whose problems make few, cheap calls can replay faster than its baseline. The goal is judged on the first ratio ("overhead", against the one engine call);
-the last one says how much of it is engine work a problem cannot skip.
+them), so a generator whose problems make few, cheap calls can replay faster than its baseline. The
+goal is judged on the first ratio ("overhead", against the one engine call); the last one says how
+much of it is engine work a problem cannot skip.
 
 Rates are per CPU-second of this process (time.process_time), so a machine shared with other work
 slows both sides alike; --wall measures wall-clock time instead.

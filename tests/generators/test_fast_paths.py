@@ -214,9 +214,9 @@ def test_stream_ints_draws_what_integer_draws_entry_by_entry(lo, hi, shape, nonz
 
 @given(st.integers(-5, 2), st.integers(0, 6), st.sampled_from([(), (1,), (3,), (2, 4), (2, 1, 3)]), st.booleans(),
        st.integers(0, 3))
-def test_stream_ints_draws_what_integer_draws_entry_by_entry(lo, width, shape, nonzero, before):
+def test_stream_ints_equals_integer_per_entry_for_any_range_and_counter(lo, width, shape, nonzero, before):
     """Stream.ints inlines bits64 (issue 26): the same values as integer(lo, hi) per entry (redrawing a 0
-    where nonzero), and the stream left at the same counter, so later draws are unchanged too."""
+    where nonzero) from any counter, and the stream left at the same counter (the test above, drawn)."""
     from examprep.generators import Stream
 
     hi = lo + width
