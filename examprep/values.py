@@ -26,6 +26,9 @@ def rounded(x: float, digits: int) -> str:
     return f"{f:.{digits}g}"
 
 
+_PLAIN = {float, int}
+
+
 def flat_floats(value: Any) -> tuple[list[float], tuple[int, ...]] | None:
     """A number or regular nested lists of numbers (int or float, not bool) as its entries in row-major
     order and its shape, in plain Python (a generator's small answers: cheaper than numpy); None for
@@ -37,8 +40,8 @@ def flat_floats(value: Any) -> tuple[list[float], tuple[int, ...]] | None:
         return None
     if not value:
         return [], (0,)
-    if all(type(v) is float or type(v) is int for v in value):
-        return [float(v) for v in value], (len(value),)
+    if set(map(type, value)) <= _PLAIN:           # every entry an int or a float (the loop in C)
+        return list(map(float, value)), (len(value),)
     rows = [flat_floats(v) for v in value]
     if rows[0] is None or not rows[0][1] or any(r is None or r[1] != rows[0][1] for r in rows):
         return None
@@ -59,11 +62,11 @@ def snap_flat(value: Any, found: tuple[list[float], tuple[int, ...]], *, relativ
     """snap() of a value whose flat_floats ``found`` the caller has: the snapped value and its
     flat_floats (``value`` and ``found`` themselves where nothing is noise)."""
     flat, shape = found
-    if not all(math.isfinite(x) for x in flat):
+    if not math.isfinite(sum(flat)) and not all(map(math.isfinite, flat)):    # a finite sum: all finite
         return value, found
     scale = max(map(abs, flat), default=0.0)
     cut = max(relative * scale, absolute)
-    if not any(x != 0 and abs(x) < cut for x in flat):
+    if min(map(abs, flat), default=cut) >= cut or not any(x != 0 and abs(x) < cut for x in flat):
         return value, found
     flat = [0.0 if abs(x) < cut else x for x in flat]
     return _nested(flat, shape), (flat, shape)

@@ -44,26 +44,36 @@ def shape_str(shape: tuple[int, ...]) -> str:
     return "×".join(str(d) for d in shape) if shape else "scalar"
 
 
+def all_finite(arr: np.ndarray) -> bool:
+    """True where every entry of a numeric array is finite. A small array is summed in plain Python
+    (a finite sum needs finite entries; a sum that overflows falls back to the entry-wise check):
+    cheaper than np.isfinite(arr).all() on the engine's 2×2…4×4 values."""
+    if arr.size <= 64 and math.isfinite(sum(arr.ravel().tolist())):
+        return True
+    return bool(np.isfinite(arr).all())
+
+
 def array(name: str, value: Any, ndim: int | tuple[int, ...] | None = None) -> np.ndarray:
     """``value`` as a finite float64 array; ``ndim`` restricts the number of dimensions."""
-    if isinstance(value, (bool, np.bool_)) or isinstance(value, str):
-        raise ParamError(f"{name}: expected numbers, got {_describe(value)}")
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (ValueError, TypeError):
-        raise ParamError(f"{name}: expected a number or a rectangular array of numbers (rows of equal "
-                         f"length), got {_describe(value)}") from None
-    if arr.dtype == object:
-        raise ParamError(f"{name}: expected a rectangular array of numbers, got {_describe(value)}")
-    if ndim is not None:
+    if type(value) is np.ndarray and value.dtype == np.float64:     # already one (what np.asarray returns)
+        arr = value
+    else:
+        if isinstance(value, (bool, np.bool_)) or isinstance(value, str):
+            raise ParamError(f"{name}: expected numbers, got {_describe(value)}")
+        try:
+            arr = np.asarray(value, dtype=np.float64)
+        except (ValueError, TypeError):
+            raise ParamError(f"{name}: expected a number or a rectangular array of numbers (rows of equal "
+                             f"length), got {_describe(value)}") from None
+        if arr.dtype == object:
+            raise ParamError(f"{name}: expected a rectangular array of numbers, got {_describe(value)}")
+    if ndim is not None and (arr.ndim != ndim if type(ndim) is int else arr.ndim not in ndim):
         allowed = (ndim,) if isinstance(ndim, int) else ndim
-        if arr.ndim not in allowed:
-            want = " or ".join({0: "a number", 1: "a vector", 2: "a matrix"}.get(d, f"{d}-D array")
-                               for d in allowed)
-            raise ShapeError(f"{name}: expected {want}, got {_describe(arr)}")
+        want = " or ".join({0: "a number", 1: "a vector", 2: "a matrix"}.get(d, f"{d}-D array") for d in allowed)
+        raise ShapeError(f"{name}: expected {want}, got {_describe(arr)}")
     if arr.size == 0:
         raise ShapeError(f"{name}: expected a non-empty array, got an empty one")
-    if not np.isfinite(arr).all():
+    if not all_finite(arr):
         raise ParamError(f"{name}: every value must be finite, got NaN or infinity")
     return arr
 
@@ -142,6 +152,20 @@ def same_shape(name: str, a: np.ndarray, ref: np.ndarray, ref_name: str) -> None
     if a.shape != ref.shape:
         raise ShapeError(f"{name}: expected the shape of {ref_name} "
                          f"{'×'.join(map(str, ref.shape)) or 'scalar'}, got {'×'.join(map(str, a.shape)) or 'scalar'}")
+
+
+def pad(x: np.ndarray, widths: Any, value: float = 0) -> np.ndarray:
+    """``x`` with ``value`` added around it: ``widths`` one (before, after) per axis, as
+    ``np.pad(x, widths, constant_values=value)`` gives it (same values, same dtype), built as one
+    filled array and one slice assignment — np.pad's generality costs ~20 µs a call on the engine's
+    tiny arrays."""
+    shape, where = [], []
+    for n, (before, after) in zip(x.shape, widths):
+        shape.append(before + n + after)
+        where.append(slice(before, before + n))
+    out = np.full(shape, value, dtype=x.dtype)
+    out[tuple(where)] = x
+    return out
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:

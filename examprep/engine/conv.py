@@ -7,11 +7,12 @@ max((out − 1)·s + d·(k − 1) + 1 − n, 0) is split with the extra pixel at
 """
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
 
-from examprep.engine._core import Trace, array, boolean, choice, int_tuple, integer, number, shape_str
+from examprep.engine._core import Trace, array, boolean, choice, int_tuple, integer, number, pad, shape_str
 from examprep.errors import ParamError, ShapeError
 
 
@@ -195,9 +196,13 @@ def _pads(padding: Any, kernel: tuple[int, ...], sizes: tuple[int, ...], stride:
     return [(p, p)] * dims
 
 
+@functools.lru_cache(maxsize=1024)
 def window_index(out: int, k: int, s: int, d: int) -> np.ndarray:
-    """Index array (out, k): position in the padded input of kernel tap t for output o."""
-    return np.arange(out)[:, None] * s + np.arange(k)[None, :] * d
+    """Index array (out, k): position in the padded input of kernel tap t for output o. Cached (the
+    same few geometries recur in every problem) and read-only, since every caller shares it."""
+    idx = np.arange(out)[:, None] * s + np.arange(k)[None, :] * d
+    idx.flags.writeable = False
+    return idx
 
 
 def conv2d(input, kernel, *, stride=1, padding: Any = 0, dilation=1, bias: Any = 0.0, groups=1,
@@ -232,7 +237,7 @@ def conv2d(input, kernel, *, stride=1, padding: Any = 0, dilation=1, bias: Any =
     d = int_tuple("dilation", dilation, dims, minimum=1)
     pads = _pads(padding, w.shape, x.shape, s, d)
     b = number("bias", bias)
-    xp = np.pad(x, pads)
+    xp = pad(x, pads)
     outs = []
     for i in range(dims):
         eff = d[i] * (w.shape[i] - 1) + 1
@@ -331,7 +336,7 @@ def conv2d_channels(input, kernel, *, stride=1, padding: Any = 0, dilation=1, bi
     if b.ndim == 1 and b.shape[0] != c_out:
         raise ShapeError(f"bias: expected {c_out} values (one per output channel) or 0, got {b.shape[0]}")
     b = np.broadcast_to(b, (c_out,)).astype(float)
-    xp = np.pad(x, [(0, 0)] + pads)
+    xp = pad(x, [(0, 0)] + pads)
     outs = []
     for i in range(2):
         eff = d[i] * (kernel_hw[i] - 1) + 1

@@ -17,6 +17,27 @@ _KEYS = {
 }
 
 
+def _int(where: str, key: str, value, minimum: int) -> int:
+    """integer(f"{where}.{key}", …), the name written only when the value is wrong: a table of
+    eighteen layers builds ~100 such names per call, and mistakes call it a dozen times a problem."""
+    if type(value) is int and value >= minimum:
+        return value
+    return integer(f"{where}.{key}", value, minimum)
+
+
+def _pair(where: str, key: str, value, minimum: int) -> tuple[int, ...]:
+    """int_tuple(f"{where}.{key}", value, 2, minimum), the name written only when needed."""
+    if type(value) is int and value >= minimum:
+        return (value, value)
+    return int_tuple(f"{where}.{key}", value, 2, minimum=minimum)
+
+
+def _bool(where: str, key: str, value) -> bool:
+    if value is True or value is False:
+        return value
+    return boolean(f"{where}.{key}", value)
+
+
 def _pool_size(n: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
     num = n + 2 * p - d * (k - 1) - 1
     out = (-(-num // s) if ceil_mode else num // s) + 1
@@ -63,7 +84,9 @@ def network_shapes(input_shape, layers, *, framework: str = "pytorch", count_inp
     for i, layer in enumerate(layers):
         if not isinstance(layer, dict) or "type" not in layer:
             raise ParamError(f"layers[{i}]: expected an object with a \"type\" ({', '.join(LAYER_TYPES)}), got {layer!r}")
-        kind = choice(f"layers[{i}].type", layer["type"], LAYER_TYPES)
+        kind = layer["type"]
+        if type(kind) is not str or kind not in LAYER_TYPES:
+            kind = choice(f"layers[{i}].type", kind, LAYER_TYPES)
         where = f"layers[{i}] ({kind})"
         unknown = set(layer) - {"type", "name"} - _KEYS.get(kind, set())
         if unknown:
@@ -82,12 +105,12 @@ def network_shapes(input_shape, layers, *, framework: str = "pytorch", count_inp
             for key in ("out_channels", "kernel_size"):
                 if key not in layer:
                     raise ParamError(f"{where}: missing {key}")
-            c_out = integer(f"{where}.out_channels", layer["out_channels"], 1)
-            k = int_tuple(f"{where}.kernel_size", layer["kernel_size"], 2, minimum=1)
-            s = int_tuple(f"{where}.stride", layer.get("stride", 1), 2, minimum=1)
-            d = int_tuple(f"{where}.dilation", layer.get("dilation", 1), 2, minimum=1)
-            groups = integer(f"{where}.groups", layer.get("groups", 1), 1)
-            bias = boolean(f"{where}.bias", layer.get("bias", True))
+            c_out = _int(where, "out_channels", layer["out_channels"], 1)
+            k = _pair(where, "kernel_size", layer["kernel_size"], 1)
+            s = _pair(where, "stride", layer.get("stride", 1), 1)
+            d = _pair(where, "dilation", layer.get("dilation", 1), 1)
+            groups = _int(where, "groups", layer.get("groups", 1), 1)
+            bias = _bool(where, "bias", layer.get("bias", True))
             if c_in % groups or c_out % groups:
                 raise ParamError(f"{where}: groups {groups} must divide the input channels ({c_in}) and out_channels "
                                  f"({c_out})")
@@ -100,7 +123,7 @@ def network_shapes(input_shape, layers, *, framework: str = "pytorch", count_inp
                 else:
                     padding = 0
             if not out_hw:
-                p = int_tuple(f"{where}.padding", padding, 2, minimum=0)
+                p = _pair(where, "padding", padding, 0)
                 for j in range(2):
                     eff = d[j] * (k[j] - 1) + 1
                     span = shape[j + 1] + padding_sides * p[j]
@@ -116,10 +139,10 @@ def network_shapes(input_shape, layers, *, framework: str = "pytorch", count_inp
         elif kind in ("max-pool", "avg-pool"):
             if "kernel_size" not in layer:
                 raise ParamError(f"{where}: missing kernel_size")
-            k = int_tuple(f"{where}.kernel_size", layer["kernel_size"], 2, minimum=1)
-            s = int_tuple(f"{where}.stride", layer.get("stride", list(k)), 2, minimum=1)
-            d = int_tuple(f"{where}.dilation", layer.get("dilation", 1), 2, minimum=1)
-            ceil_mode = boolean(f"{where}.ceil_mode", layer.get("ceil_mode", False))
+            k = _pair(where, "kernel_size", layer["kernel_size"], 1)
+            s = _pair(where, "stride", layer.get("stride", list(k)), 1)
+            d = _pair(where, "dilation", layer.get("dilation", 1), 1)
+            ceil_mode = _bool(where, "ceil_mode", layer.get("ceil_mode", False))
             if "count_include_pad" in layer:
                 boolean(f"{where}.count_include_pad", layer["count_include_pad"])
             padding = layer.get("padding", 0)
@@ -133,7 +156,7 @@ def network_shapes(input_shape, layers, *, framework: str = "pytorch", count_inp
                 params.append(0)
                 macs.append(0)
                 continue
-            p = int_tuple(f"{where}.padding", 0 if padding == "valid" else padding, 2, minimum=0)
+            p = _pair(where, "padding", 0 if padding == "valid" else padding, 0)
             out_hw = []
             for j in range(2):
                 if p[j] > k[j] // 2:
@@ -159,8 +182,8 @@ def network_shapes(input_shape, layers, *, framework: str = "pytorch", count_inp
                                  "add {\"type\": \"flatten\"} before it")
             if "out_features" not in layer:
                 raise ParamError(f"{where}: missing out_features")
-            out_f = integer(f"{where}.out_features", layer["out_features"], 1)
-            bias = boolean(f"{where}.bias", layer.get("bias", True))
+            out_f = _int(where, "out_features", layer["out_features"], 1)
+            bias = _bool(where, "bias", layer.get("bias", True))
             n_params = shape[0] * out_f + (out_f if bias else 0)
             n_macs = shape[0] * out_f
             shape = [out_f]

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from examprep.engine._core import Trace, array, boolean, choice, int_tuple, shape_str
+from examprep.engine._core import Trace, array, boolean, choice, int_tuple, pad, shape_str
 from examprep.engine.conv import pool_output_size, same_padding, window_index
 from examprep.errors import ParamError, ShapeError
 
@@ -128,10 +128,10 @@ def max_pool(input, kernel_size, *, stride=None, padding: Any = 0, dilation=1, c
     """
     x = _input(input)
     geo = _Geometry(x, kernel_size, stride, padding, dilation, ceil_mode, allow_same=True)
-    xp = np.pad(x, geo.pad_width(), constant_values=-np.inf)
+    xp = pad(x, geo.pad_width(), -np.inf)
     plane = int(np.prod(geo.spatial))
     index = np.broadcast_to(np.arange(plane).reshape(geo.spatial), x.shape)
-    ip = np.pad(index, geo.pad_width(), constant_values=-1)
+    ip = pad(index, geo.pad_width(), -1)
     windows = geo.windows(xp)
     arg = windows.argmax(axis=-1)                              # the first maximum, row-major
     out = np.take_along_axis(windows, arg[..., None], axis=-1)[..., 0]
@@ -169,7 +169,7 @@ def avg_pool(input, kernel_size, *, stride=None, padding: Any = 0, count_include
     count_include_pad = boolean("count_include_pad", count_include_pad)
     geo = _Geometry(x, kernel_size, stride, padding, 1, ceil_mode, allow_same=False)
     width = geo.pad_width()
-    xp = np.pad(x, width)
+    xp = pad(x, width)
     plane = int(np.prod(geo.spatial))
     # which cells count: those of the zero-padded input (count_include_pad) or of the input itself;
     # the cells a ceil_mode window reaches beyond the padding never count
@@ -177,9 +177,9 @@ def avg_pool(input, kernel_size, *, stride=None, padding: Any = 0, count_include
     if count_include_pad:
         padded_shape = [n + b + a for n, (b, a) in zip(x.shape[-geo.dims:], geo.pads)]
         ones = np.ones(([x.shape[0]] if geo.channels else []) + padded_shape)
-        counted = np.pad(ones, lead + [(0, e) for e in geo.extra])
+        counted = pad(ones, lead + [(0, e) for e in geo.extra])
     else:
-        counted = np.pad(np.ones(x.shape), width)
+        counted = pad(np.ones(x.shape), width)
     windows = geo.windows(xp)
     divisors = geo.windows(counted).sum(axis=-1)
     out = windows.sum(axis=-1) / divisors
@@ -187,7 +187,7 @@ def avg_pool(input, kernel_size, *, stride=None, padding: Any = 0, count_include
     if grad_output is not None:
         g = _grad(grad_output, trace["output"].shape).reshape(out.shape)
         index = np.broadcast_to(np.arange(plane).reshape(geo.spatial), x.shape)
-        ip = geo.windows(np.pad(index, width, constant_values=-1))       # (C, OH, OW, K)
+        ip = geo.windows(pad(index, width, -1))       # (C, OH, OW, K)
         share = np.broadcast_to((g / divisors)[..., None], ip.shape)
         grad = np.zeros((ip.shape[0], plane + 1))                  # the last column collects the padding
         for c in range(ip.shape[0]):

@@ -36,6 +36,22 @@ def _check_spread(scores: np.ndarray) -> None:
         raise Degenerate("scores too close (uniform weights) or too far apart (one-hot weights)")
 
 
+def _dot(a: list, b: list) -> float:
+    return sum(x * y for x, y in zip(a, b))
+
+
+def _bilinear(s: list, W: list, H: list) -> list:
+    """sᵀ W h_j for each row h_j of H, in plain Python (exact on the generator's small integers)."""
+    sW = [sum(s[i] * W[i][k] for i in range(len(s))) for k in range(len(W[0]))]
+    return [_dot(sW, h) for h in H]
+
+
+def _check_spread_exact(scores: list) -> None:
+    """_check_spread on integer scores computed before the engine call (the same bounds, exact values)."""
+    if not 0.5 <= max(scores) - min(scores) <= 4:
+        raise Degenerate("scores too close (uniform weights) or too far apart (one-hot weights)")
+
+
 def _score_part(pid: str, prompt: str, value, mis: list, ecf_rule: EcfRule | None = None) -> Part:
     return Part(pid, prompt, "vector", jsonable(value), shape=(3,), points=1, minutes=2, misconceptions=tuple(mis),
                 ecf_rule=ecf_rule)
@@ -56,6 +72,25 @@ def _additive_by_hand(s, H, W1, W2, v, act: str = "tanh") -> np.ndarray:
 def attention_scores(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     s = rng.ints(-1, 2, (2,), nonzero=True)
     H = np.array(rng.sample(_STATES, 3), dtype=float)        # three different encoder states
+    # each level's draws, taken here where they fall in the stream anyway (nothing is drawn in between), so
+    # that its integer scores' spread is checked before any engine call: half of the draws fail it
+    sv, hv = s.tolist(), H.tolist()
+    if difficulty == 1 or (difficulty == 2 and calculator_free):
+        W = rng.ints(-1, 1, (2, 2))
+        if W[0, 1] == W[1, 0]:           # a symmetric W would hide the transposition mistake
+            W[0, 1] = -W[1, 0] if W[1, 0] else 1.0
+        _check_spread_exact(_bilinear(sv, W.tolist(), hv) if difficulty == 2 else [_dot(sv, h) for h in hv])
+    elif difficulty == 2:
+        W1 = rng.decimals(-1, 1, 0.5, (2, 2))
+        W2 = rng.decimals(-1, 1, 0.5, (2, 2))
+        v = rng.decimals(-2, 2, 0.5, (2,), nonzero=True)
+        if not np.any(W1) or not np.any(W2) or np.array_equal(W1, W2):
+            raise Degenerate("a zero or repeated additive weight")
+    else:
+        u = rng.ints(-1, 1, (2,), nonzero=True)
+        w = rng.ints(-1, 1, (2,), nonzero=True)
+        _check_spread_exact(_bilinear(sv, [[a * b for b in w.tolist()] for a in u.tolist()], hv))
+        d_big, r = rng.choice([256, 512, 1024]), rng.choice([8, 16, 32])
     base = {"query": jsonable(s), "key": jsonable(H), "value": jsonable(H)}
     known = solve.mistakes("attention", base | {"score": "dot"})       # every score form below, through the engine
     dot = known.trace()
@@ -75,9 +110,6 @@ def attention_scores(rng: Stream, difficulty: int, calculator_free: bool) -> Dra
     extra: dict = {}
 
     if difficulty == 1 or (difficulty == 2 and calculator_free):
-        W = rng.ints(-1, 1, (2, 2))
-        if W[0, 1] == W[1, 0]:           # a symmetric W would hide the transposition mistake
-            W[0, 1] = -W[1, 0] if W[1, 0] else 1.0
         bil = known.trace(score="bilinear", weight=jsonable(W))
         _check_spread(dot.scores if difficulty == 1 else bil.scores)
         parts.append(_score_part("bilinear_scores", "The bilinear scores " + FORM_TEXT["bilinear"] + ".", bil.scores, [
@@ -90,11 +122,6 @@ def attention_scores(rng: Stream, difficulty: int, calculator_free: bool) -> Dra
         extra = {"score": "bilinear", "weight": jsonable(W)}
         form = "dot" if difficulty == 1 else "bilinear"
     elif difficulty == 2:
-        W1 = rng.decimals(-1, 1, 0.5, (2, 2))
-        W2 = rng.decimals(-1, 1, 0.5, (2, 2))
-        v = rng.decimals(-2, 2, 0.5, (2,), nonzero=True)
-        if not np.any(W1) or not np.any(W2) or np.array_equal(W1, W2):
-            raise Degenerate("a zero or repeated additive weight")
         add_p = base | {"score": "additive", "w_query": jsonable(W2), "w_key": jsonable(W1), "v": jsonable(v)}
         add = known.trace(**{k: add_p[k] for k in ("score", "w_query", "w_key", "v")})
         _check_spread(add.scores)
@@ -113,13 +140,10 @@ def attention_scores(rng: Stream, difficulty: int, calculator_free: bool) -> Dra
         form = "additive"
         conventions["additive"] = "W₁ on the encoder state h_j, W₂ on the decoder state s (the lecture's e = bᵀtanh(W₁h + W₂s))"
     else:
-        u = rng.ints(-1, 1, (2,), nonzero=True)
-        w = rng.ints(-1, 1, (2,), nonzero=True)
         W = ops.matmul([[x] for x in jsonable(u)], [jsonable(w)])     # u wᵀ, the outer product
         bil_p = base | {"score": "bilinear", "weight": jsonable(W)}
         bil = known.trace(score="bilinear", weight=jsonable(W))
         _check_spread(bil.scores)
-        d_big, r = rng.choice([256, 512, 1024]), rng.choice([8, 16, 32])
         counts = engine.lora(d_big, d_big, r)           # the same low-rank bookkeeping: r(d + k) against d·k
         statement += [Matrix("u", jsonable(u)), Matrix("w", jsonable(w)),
                       Text(f"A reduced-rank bilinear score uses $W = u w^\\top$ (rank 1). For the counting part, take query "

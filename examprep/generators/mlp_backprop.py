@@ -34,6 +34,13 @@ def mlp_backprop(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     target = rng.integer(0, C - 1)
     params = {"x": jsonable(x), "target": target, "w1": jsonable(w1), "b1": jsonable(b1), "activation": act,
               "w2": jsonable(w2), "b2": jsonable(b2)}
+    # the hidden pre-activations' checks before the engine call (half of the draws fail them): W1 x + b1 of
+    # halves and small integers is exact in plain Python, the engine's value to the bit
+    pre = [sum(w * v for w, v in zip(row, params["x"])) + b for row, b in zip(params["w1"], params["b1"])]
+    if act in ("relu", "leaky-relu") and (all(v <= 0 for v in pre) or 0 in pre):
+        raise Degenerate("no active hidden unit, or a pre-activation at the kink")
+    if act == "relu" and difficulty > 1 and all(v > 0 for v in pre):
+        raise Degenerate("every ReLU active: the activation's gate shows nothing")
     t = solve.mistakes("mlp-backprop", params).trace()
     a = t.hidden_pre
     if act in ("relu", "leaky-relu") and (np.all(a <= 0) or np.any(a == 0)):

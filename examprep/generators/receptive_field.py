@@ -76,12 +76,40 @@ def figures(problem: Problem) -> list:
     return [fig] if fig is not None else []
 
 
+def _refuse_before_the_engine(n0: int, layers: list[dict], same: tuple[int, int] | None, difficulty: int) -> None:
+    """The draws the checks below refuse after the engine calls, refused before them (two in three
+    draws fail one): a stack whose sizes are all exact quotients (num = n + 2p − d(k−1) − 1 divisible
+    by s: the integers the engine's floor reads; a stack the engine refuses is refused there too), and
+    a "same" layer with no padding or, at level 3, an even split (engine.conv.same_padding, the
+    function the engine calls)."""
+    n, exact = n0, True
+    for L in layers:
+        num = n + 2 * L["padding"] - L["dilation"] * (L["kernel_size"] - 1) - 1
+        if num < 0:              # a kernel larger than the padded input: the engine refuses it below
+            exact = False
+            break
+        exact = exact and num % L["stride"] == 0
+        n = num // L["stride"] + 1
+    if exact:
+        raise Degenerate("no floor anywhere: the floor misconception would not show")
+    if same is not None:
+        _, before, after = engine.conv.same_padding(same[0], same[1], 2)
+        if before == after and difficulty == 3:
+            raise Degenerate("even split: the 'extra pad at the end' point does not show")
+        if before + after == 0:
+            raise Degenerate("no padding needed")
+
+
 @generator("receptive-field", title="Conv/pool output sizes, receptive field, same padding",
            syllabus="CNNs: receptive field, same padding, max-pooling", version=1, figures=figures)
 def receptive_field(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     kinds = ["conv", "conv"] if difficulty == 1 else ["conv", "pool", "conv"]
     layers = [_layer(rng, k, difficulty) for k in kinds]
     n0 = rng.integer(20, 64) if difficulty == 1 else rng.integer(28, 128)
+    if difficulty >= 2:      # the "same" layer's draws: the next ones in the stream, whether drawn here or below
+        n_same = rng.integer(15, 64)
+        k_same = rng.choice([2, 4]) if difficulty == 3 else rng.choice([3, 5])
+    _refuse_before_the_engine(n0, layers, (n_same, k_same) if difficulty >= 2 else None, difficulty)
     sizes = solve.mistakes("conv-output-size", _args(n0, layers[0]))     # each engine call once, cached
     _size = lambda n, L, **override: sizes.call(_args(n, L, **override))  # noqa: E731
     traces = []
@@ -151,8 +179,6 @@ def receptive_field(rng: Stream, difficulty: int, calculator_free: bool) -> Draf
     solution += steps_from(solve.conv.receptive_field_steps({"layers": rf_layers}, rf), "receptive_field")
     params = {"input_size": n0, "layers": layers}
     if difficulty >= 2:
-        n_same = rng.integer(15, 64)
-        k_same = rng.choice([2, 4]) if difficulty == 3 else rng.choice([3, 5])
         s_same = 2
         same_params = {"input_size": n_same, "kernel_size": k_same, "stride": s_same, "padding": "same"}
         same = sizes.call(same_params)

@@ -10,6 +10,7 @@ Calculator-free: W_Q is even at level 1 (the scaled scores are integers) and eve
 """
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -38,18 +39,25 @@ def _exact_rows(scaled: np.ndarray, allowed: np.ndarray, values: np.ndarray) -> 
     return weights, out
 
 
-def _refuse_flat_or_spread_scores(Q: np.ndarray, K: np.ndarray, heads: int, causal: bool) -> None:
+def _matmul(a: list, b: list) -> list:
+    """a @ b of small integer-valued float lists, in plain Python: exact, as numpy's is on such values."""
+    return [[sum(x * y for x, y in zip(row, col)) for col in zip(*b)] for row in a]
+
+
+def _refuse_flat_or_spread_scores(Q: list, K: list, heads: int, causal: bool) -> None:
     """The engine's check below, on the drawn integers before the engine is called (two draws in
     three fail it): each head's scores QₕKₕᵀ are integers and its scale 1/√(d_k/h) is 1/2 or 1, so
-    the scaled spread c·ptp is exact and the same draws are refused."""
-    n, d_k = Q.shape
-    c = 1.0 / np.sqrt(d_k / heads)
-    allowed = np.tri(n, dtype=bool) if causal else np.ones((n, n), dtype=bool)
+    the scaled spread c·ptp is exact and the same draws are refused. Plain Python on the rows (lists):
+    ten draws a problem are refused here."""
+    n, d_k = len(Q), len(Q[0])
+    c = 1.0 / math.sqrt(d_k / heads)
     size = d_k // heads
     for h in range(heads):
-        scores = Q[:, h * size:(h + 1) * size] @ K[:, h * size:(h + 1) * size].T
-        for row, ok in zip(scores, allowed):
-            if ok.sum() > 1 and not 0 < c * np.ptp(row[ok]) <= 4:
+        lo, hi = h * size, (h + 1) * size
+        for i in range(n):
+            q = Q[i][lo:hi]
+            row = [sum(a * b for a, b in zip(q, K[j][lo:hi])) for j in range(i + 1 if causal else n)]
+            if len(row) > 1 and not 0 < c * (max(row) - min(row)) <= 4:
                 raise Degenerate("a row of equal scores (uniform weights), or one so spread that a weight is ~0")
 
 
@@ -67,11 +75,13 @@ def self_attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draft
     w_k = rng.ints(-1, 1, (2, d_k))
     w_v = rng.ints(-1, 2, (2, 2))
     w_o = rng.ints(-1, 1, (2, 2), nonzero=True) if difficulty == 3 else None
-    if len({tuple(r) for r in X}) < n or not np.any(X @ w_q) or not np.any(X @ w_k):
+    rows = X.tolist()                               # the checks before the engine call in plain Python (exact
+    Q, K = _matmul(rows, w_q.tolist()), _matmul(rows, w_k.tolist())     # integers): a redraw costs no engine work
+    if len({tuple(r) for r in rows}) < n or not any(map(any, Q)) or not any(map(any, K)):
         raise Degenerate("repeated tokens or a zero projection")
-    if np.array_equal(w_v[:, 0], w_v[:, 1]):       # checked before the engine call: a redraw costs no engine work
+    if all(a == b for a, b in w_v.tolist()):
         raise Degenerate("both heads would read the same values")
-    _refuse_flat_or_spread_scores(X @ w_q, X @ w_k, heads, difficulty == 3)
+    _refuse_flat_or_spread_scores(Q, K, heads, difficulty == 3)
     params = {"x": jsonable(X), "w_query": jsonable(w_q), "w_key": jsonable(w_k), "w_value": jsonable(w_v), "num_heads": heads,
               "w_output": jsonable(w_o) if w_o is not None else None, "causal": difficulty == 3}
     known = solve.mistakes("self-attention", params)

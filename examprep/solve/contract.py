@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
-from examprep.engine._core import Trace
+from examprep.engine._core import Trace, all_finite
 from examprep.errors import ParamError, UnknownTopicError
 
 if TYPE_CHECKING:       # imported where used: `examprep solve` needs neither (start-up time)
@@ -91,12 +91,18 @@ class Mistake:
     def applies(self, p: Mapping[str, Any]) -> bool:
         return self.when is None or bool(self.when(p))
 
-    def params(self, p: Mapping[str, Any]) -> dict[str, Any] | None:
-        """The mistaken parameters for problem parameters ``p``, or None where they are ``p``."""
+    def changes(self, p: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The parameters this mistake changes in problem parameters ``p`` (name → mistaken value),
+        or None where they are ``p``'s own."""
         changed = {k: (v(p) if callable(v) else v) for k, v in self.conventions.items()}
         if all(k in p and p[k] == v for k, v in changed.items()):
             return None
-        return {**p, **changed}
+        return changed
+
+    def params(self, p: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The mistaken parameters for problem parameters ``p``, or None where they are ``p``."""
+        changed = self.changes(p)
+        return None if changed is None else {**p, **changed}
 
     def __repr__(self) -> str:
         how = ", ".join(f"{k}={v!r}" for k, v in self.conventions.items()) if self.conventions else "compute=…"
@@ -300,6 +306,7 @@ class Mistakes:
         self._cache = {} if cache is None else cache
         self._reprs = {} if reprs is None else reprs
         self._own_key: tuple | None = None
+        self._own_map: dict[str, str] | None = None
         if trace is not None:
             self._cache.setdefault(self._key(params), trace)
 
@@ -307,14 +314,26 @@ class Mistakes:
         """The cache key of parameters ``p``: each (name, repr(value)) in name order. A value object
         met before (the problem's own arrays, in every mistake's parameters) is not written again: a
         problem's parameters are built anew, never changed in place once given to its table."""
-        out = []
-        for k in sorted(p):
-            v = p[k]
-            seen = self._reprs.get(id(v))
-            if seen is None or seen[0] is not v:
-                seen = self._reprs[id(v)] = (v, repr(v))     # the value kept: its id is not reused meanwhile
-            out.append((k, seen[1]))
-        return tuple(out)
+        return tuple([(k, self._repr(p[k])) for k in sorted(p)])
+
+    def _repr(self, v: Any) -> str:
+        seen = self._reprs.get(id(v))
+        if seen is None or seen[0] is not v:
+            seen = self._reprs[id(v)] = (v, repr(v))     # the value kept: its id is not reused meanwhile
+        return seen[1]
+
+    def _changed(self, changed: Mapping[str, Any]) -> Trace:
+        """The trace of this problem's parameters with ``changed`` ones: keyed as _key({**params,
+        **changed}) keys it (the same key, so the cache is shared with every other way in) from the
+        problem's own key, without building the parameters unless the engine is called."""
+        if self._own_key is None:
+            self._own_key = self._key(self.params)
+        if self._own_map is None:
+            self._own_map = dict(self._own_key)
+        k = tuple(sorted({**self._own_map, **{n: self._repr(v) for n, v in changed.items()}}.items()))
+        if k not in self._cache:
+            self._cache[k] = self.topic.compute({**self.params, **changed})
+        return self._cache[k]
 
     def _trace_for(self, p: dict[str, Any]) -> Trace:
         if p is self.params:                 # the problem's own trace, asked for by most mistakes: key once
@@ -329,7 +348,7 @@ class Mistakes:
 
     def trace(self, **conventions: Any) -> Trace:
         """The engine's trace for this problem with ``conventions`` changed."""
-        return self._trace_for({**self.params, **conventions} if conventions else self.params)
+        return self._changed(conventions) if conventions else self._trace_for(self.params)
 
     def call(self, params: Mapping[str, Any]) -> Trace:
         """The engine's trace for other parameters of the same topic (defaults filled in; cached too)."""
@@ -349,8 +368,8 @@ class Mistakes:
             return None
         if mistake.compute is not None:
             return mistake.compute(self.params, self._trace_for(self.params))
-        p = mistake.params(self.params)
-        return None if p is None else self._trace_for(p)[answer]
+        changed = mistake.changes(self.params)
+        return None if changed is None else self._changed(changed)[answer]
 
     def get(self, answer: str, mistake_id: str, fmt: Callable[[Any], Any] = lambda v: v,
             field: str | None = None) -> Misconception:
@@ -413,7 +432,7 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         if value.dtype.kind in "iub":
             return value.astype(int).tolist()
-        if value.dtype.kind == "f" and np.isfinite(value).all():
+        if value.dtype.kind == "f" and all_finite(value):
             return value.tolist()          # already Python floats in nested lists: nothing to convert
         return jsonable(value.tolist())
     if isinstance(value, dict):

@@ -63,3 +63,27 @@ def test_a_layer_whose_output_would_be_empty_is_named():
         engine.network_shapes([1, 8, 8], [{"type": "conv2d", "filters": 3, "kernel_size": 3}])
     with pytest.raises(ParamError, match="groups"):
         engine.network_shapes([3, 8, 8], [{"type": "conv2d", "out_channels": 4, "kernel_size": 3, "groups": 2}])
+
+
+L1 = r"layers\[1\] "
+
+
+@pytest.mark.parametrize("layer, message", [
+    ({"type": "conv2d", "out_channels": 0, "kernel_size": 3}, L1 + r"\(conv2d\)\.out_channels: expected an integer ≥ 1, got 0"),
+    ({"type": "conv2d", "out_channels": 2, "kernel_size": [3, 0]},
+     L1 + r"\(conv2d\)\.kernel_size\[1\]: expected an integer ≥ 1, got 0"),
+    ({"type": "conv2d", "out_channels": 2, "kernel_size": 3, "stride": 1.5},
+     L1 + r"\(conv2d\)\.stride: expected an integer, got 1\.5"),
+    ({"type": "conv2d", "out_channels": 2, "kernel_size": 3, "padding": -1},
+     L1 + r"\(conv2d\)\.padding: expected an integer ≥ 0, got -1"),
+    ({"type": "conv2d", "out_channels": 2, "kernel_size": 3, "bias": "yes"}, L1 + r"\(conv2d\)\.bias: expected true or false"),
+    ({"type": "max-pool", "kernel_size": 2, "ceil_mode": 2}, L1 + r"\(max-pool\)\.ceil_mode: expected true or false"),
+    ({"type": "max-pool", "kernel_size": True}, L1 + r"\(max-pool\)\.kernel_size: expected an integer, got True"),
+    ({"type": "Conv2d", "out_channels": 2, "kernel_size": 3}, r"layers\[1\]\.type: expected one of 'conv2d'"),
+    ({"type": 7}, r"layers\[1\]\.type: expected one of"),
+])
+def test_network_shapes_errors_name_the_layer_and_option(layer, message):
+    """Each option's check names the layer and option (the fast paths of issue 26 write the name only
+    for a wrong value: these are the wrong values)."""
+    with pytest.raises(ParamError, match=f"^{message}"):
+        engine.network_shapes([1, 8, 8], [{"type": "relu"}, layer])

@@ -1,6 +1,8 @@
 """attention-scores: against torch."""
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 torch = pytest.importorskip("torch")
 
@@ -25,3 +27,28 @@ def test_attention_scores_match_torch():
         ref = REFERENCES["attention"]({k: p.params[k] for k in p.params if k != "score"} | {"score": p.params["score"]})
         close(p.part("weights").expected, ref["weights"])
         close(p.part("context").expected, ref["output"])
+
+
+SMALL = st.integers(-2, 2).map(float)
+
+
+@given(st.lists(SMALL, min_size=2, max_size=2), st.lists(st.lists(SMALL, min_size=2, max_size=2), min_size=3, max_size=3),
+       st.lists(st.lists(SMALL, min_size=2, max_size=2), min_size=2, max_size=2))
+def test_spread_checked_before_the_engine_is_the_engines(s, H, W):
+    """attention-scores checks its integer scores' spread before the engine call (issue 26): the plain
+    Python dot and bilinear scores are the engine's to the bit, so the same draws are refused."""
+    from examprep import engine
+    from examprep.generators.attention_scores import _bilinear, _check_spread, _check_spread_exact, _dot
+    from examprep.generators.framework import Degenerate
+
+    for mine, theirs in (([_dot(s, h) for h in H], engine.attention(s, H, H, score="dot").scores),
+                         (_bilinear(s, W, H), engine.attention(s, H, H, score="bilinear", weight=W).scores)):
+        assert mine == theirs.tolist()
+        outcomes = []
+        for check, scores in ((_check_spread_exact, mine), (_check_spread, theirs)):
+            try:
+                check(scores)
+                outcomes.append(True)
+            except Degenerate:
+                outcomes.append(False)
+        assert outcomes[0] == outcomes[1]

@@ -1,10 +1,13 @@
 """receptive-field: sizes and receptive fields against real torch layers and autograd; its
 figure against the engine and a brute-force dependency trace."""
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from examprep import engine, generators
 from examprep.generators.receptive_field import receptive_field_figure as receptive_field_figure_of
 from examprep.document import ReceptiveFieldFigure
+from examprep.errors import ParamError
 from examprep.render.pdf import compile_pdf
 from examprep.render.typst.blocks import receptive_field_figure
 from tests.generators.helpers import CI_SEEDS, instances
@@ -61,3 +64,42 @@ def test_receptive_field_figure_compiles():
     p = generators.build("receptive-field", 1, 3)
     fig = receptive_field_figure_of(p.params["input_size"], p.params["layers"])
     compile_pdf("#set document(date: none)\n" + receptive_field_figure(fig))
+
+
+LAYER = st.fixed_dictionaries({"type": st.sampled_from(["conv", "conv", "max-pool"]), "kernel_size": st.integers(1, 9),
+                               "stride": st.integers(1, 3), "padding": st.integers(0, 4), "dilation": st.integers(1, 3)})
+
+
+@given(st.integers(1, 130), st.lists(LAYER, min_size=1, max_size=4), st.integers(1, 70), st.integers(1, 6),
+       st.sampled_from([2, 3]))
+def test_refusal_before_the_engine_refuses_exactly_what_the_engine_based_checks_refuse(n0, layers, n_same, k_same,
+                                                                                       difficulty):
+    """The generator refuses its draws before any engine call (issue 26); the rule it replaced ran
+    each layer through conv-output-size and read the quotients, then the "same" layer's padding."""
+    from examprep.generators.framework import Degenerate
+    from examprep.generators.receptive_field import _refuse_before_the_engine
+
+    for L in layers:
+        if L["type"] == "max-pool":
+            L.update(kernel_size=2, stride=2, padding=0, dilation=1)
+    refused_by_engine, n, quotients = False, n0, []
+    for L in layers:
+        try:
+            tr = engine.conv_output_size(n, L["kernel_size"], stride=L["stride"], padding=L["padding"],
+                                         dilation=L["dilation"], op="pool" if L["type"] == "max-pool" else "conv")
+        except ParamError:
+            refused_by_engine = True
+            break
+        quotients.append(tr.quotient)
+        n = tr.output_size
+    same = engine.conv_output_size(n_same, k_same, stride=2, padding="same")
+    expected = (refused_by_engine or all(q == int(q) for q in quotients)
+                or same.pad_before == same.pad_after and difficulty == 3 or same.pad_before + same.pad_after == 0)
+    try:
+        _refuse_before_the_engine(n0, layers, (n_same, k_same), difficulty)
+        refused = False
+    except Degenerate:
+        refused = True
+    # refused early ⇒ refused by the engine-based rule; not refused early ⇒ only the engine's own refusal remains
+    assert not refused or expected
+    assert refused or not expected or refused_by_engine

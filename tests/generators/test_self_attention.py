@@ -3,6 +3,8 @@ scores; scaled_dot_product_attention for each head's output), and the exact form
 variant."""
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 torch = pytest.importorskip("torch")
 
@@ -65,3 +67,34 @@ def test_calculator_free_weights_are_exact():
             if part.exact and part.id.startswith("weights"):
                 got = np.vectorize(eval_exact)(np.array(part.exact, dtype=object)).astype(float)
                 agree(got, part.expected, rtol=1e-12)
+
+
+INTS = st.integers(-2, 2).map(float)
+
+
+@given(st.sampled_from([(1, False, 2), (2, False, 2), (2, True, 3)]), st.data())
+def test_refusal_before_the_engine_is_the_engines_own_check(case, data):
+    """The draws refused before the engine call (issue 26: plain Python on the drawn integers) are
+    exactly those whose engine scaled scores have a row (of allowed keys) flat or spread beyond 4 —
+    the check the generator applies again to the engine's trace."""
+    import numpy as np
+
+    from examprep import engine
+    from examprep.generators.framework import Degenerate
+    from examprep.generators.self_attention import _matmul, _refuse_flat_or_spread_scores
+
+    heads, causal, n = case
+    d_k = 4 if heads == 1 else 2
+    x = data.draw(st.lists(st.lists(INTS, min_size=2, max_size=2), min_size=n, max_size=n))
+    w_q = data.draw(st.lists(st.lists(INTS, min_size=d_k, max_size=d_k), min_size=2, max_size=2))
+    w_k = data.draw(st.lists(st.lists(INTS, min_size=d_k, max_size=d_k), min_size=2, max_size=2))
+    t = engine.self_attention(x, w_q, w_k, [[1.0, 0.0], [0.0, 1.0]], num_heads=heads, causal=causal)
+    scaled = t.scaled_scores if heads > 1 else t.scaled_scores[None]
+    engine_refuses = any(ok.sum() > 1 and not 0 < np.ptp(row[ok]) <= 4
+                         for h_scores in scaled for row, ok in zip(h_scores, t.allowed))
+    try:
+        _refuse_flat_or_spread_scores(_matmul(x, w_q), _matmul(x, w_k), heads, causal)
+        refused = False
+    except Degenerate:
+        refused = True
+    assert refused == engine_refuses

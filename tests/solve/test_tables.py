@@ -242,3 +242,29 @@ def test_solve_keeps_the_contracts_resets_though_the_engine_has_none():
     with pytest.raises(ParamError, match="reset: expected one of 'after', 'before', got 'none'"):
         solve.solve("gru-cell", GRU | {"reset": "none"})
     assert solve.mistakes("gru-cell", GRU).trace(reset="none").n.shape == (2,)
+
+
+def test_a_mistakes_engine_call_is_made_once_whichever_way_it_is_asked_for():
+    """trace(**changes), a declared mistake's value and call(params) share one cache key (issue 26: a
+    mistake is keyed from the problem's own key and its changes, without building its parameters)."""
+    from examprep.solve import contract
+
+    params = {"x": [1.0, -1.0], "h": [0.5, 0.0], "weight_ih": [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.5, 0.5],
+                                                                 [1.0, -1.0], [0.0, 0.5]],
+              "weight_hh": [[0.5, 0.0], [0.0, 0.5], [1.0, 0.0], [0.0, 1.0], [0.5, 0.5], [-0.5, 0.5]]}
+    topic = contract.get_topic("gru-cell")
+    calls = []
+    table = contract.Mistakes(topic, contract.resolve_params(topic, params))
+    real = topic.compute
+    object.__setattr__(topic, "compute", lambda p: calls.append(dict(p)) or real(p))
+    try:
+        via_trace = table.trace(convention="pytorch")
+        via_call = table.call({**params, "convention": "pytorch"})
+        swapped = next(m for m in table.declared("h_new") if m.conventions.get("convention") == "pytorch")
+        via_value = table.value(swapped, "h_new")
+    finally:
+        object.__setattr__(topic, "compute", real)
+    assert via_trace is via_call
+    assert via_value is via_trace["h_new"]
+    assert len(calls) == 1 and calls[0]["convention"] == "pytorch"
+    assert table.trace()["h_new"].tolist() != via_trace["h_new"].tolist()
