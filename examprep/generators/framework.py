@@ -260,19 +260,6 @@ def _check(draft: Draft) -> Draft:
         numeric = part.kind not in ("choice", "expression")
         limits = _limits(part.tolerance, want[0]) if mistakes and numeric and want is not None else None
         for m, got in zip(mistakes, flats):
-            if limits is not None and got is not None:     # plain numbers (most mistakes): the rules below, inlined
-                values, shape = got
-                if shape == want[1] and all(abs(x - y) <= 1e-9 * (1 + abs(x)) for x, y in zip(want[0], values)):
-                    continue                                               # _identical
-                finite = math.isfinite(sum(values)) or all(map(math.isfinite, values))
-                if finite and shape == want[1] and not limits.exceeded_by(values):     # not _differs
-                    raise Degenerate(f"misconception {m.id} equals the answer of part {part.id}")
-                if any(finite and k[1][1] == shape and not _kept_limits(part, k).exceeded_by(values)
-                       if k[1] is not None else not _differs(part, m.value, k[0].value, (got, k[1]), _kept_limits(part, k))
-                       for k in kept):
-                    continue
-                kept.append([m, got, _UNSET])
-                continue
             if _identical(expected, m.value, (want, got)):
                 continue    # the mistaken method gives the right answer here: nothing to diagnose
             if not _differs(part, m.value, expected, (got, want), limits):
