@@ -2,8 +2,20 @@ import os
 import subprocess
 import sys
 
-import pytest
-from hypothesis import HealthCheck, settings
+# One thread per core: each pytest-xdist worker (one per core) gets its share of the cores for
+# torch's OpenMP threads and numpy's OpenBLAS threads, and so do the commands the tests run in
+# subprocesses, which inherit it. Left alone, every worker's libraries start a thread per core, and
+# threads whose core the other worker keeps busy spin-wait at every operation: the torch-heavy test
+# files took twice the CPU time. Set before numpy or torch is imported (neither is, yet, in a
+# worker); a value already in the environment is kept. Results do not change: the suite compares
+# whatever a BLAS sums to 1e-12 relative, and the trainer's tests already ran on one thread.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    _workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)
+    for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_name, str(max(1, (os.cpu_count() or 1) // _workers)))
+
+import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
 
 # A fixed profile in CI: derandomized, so a run is reproducible; "dev" explores more.
 settings.register_profile(
