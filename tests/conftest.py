@@ -49,13 +49,29 @@ def pytest_configure(config):
 @pytest.fixture(scope="session")
 def tiny_dates(tmp_path_factory):
     """A tiny dates model trained for 40 steps (a few seconds): real weights, real checkpoint files.
-    Shared by the reference-model tests; a test that alters checkpoint files works on a copy."""
-    out = tmp_path_factory.mktemp("tiny") / "dates"
+    Shared by the reference-model tests; a test that alters checkpoint files works on a copy.
+
+    Trained once per run: pytest-xdist's workers share one temporary root (the parent of each
+    worker's own), and the first worker to get there trains while the others wait on a lock."""
+    import fcntl
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent
+    out, done = root / "tiny-dates" / "dates", root / "tiny-dates.done"
+    with open(root / "tiny-dates.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            _train_tiny_dates(out)
+            done.touch()
+    return out
+
+
+def _train_tiny_dates(out):
     res = subprocess.run([sys.executable, "-m", "examprep", "train", "--steps", "40", "--d-model", "32", "--layers", "1",
                           "--heads", "2", "--d-ff", "64", "--out", str(out), "--eval-every", "40", "--eval-size", "50",
                           "--seed", "3"], capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stdout + res.stderr
-    return out
 
 
 # The files that take longest (CPU seconds measured on the project's 2-core machine) start first, the
