@@ -80,17 +80,36 @@ def _train_tiny_dates(out):
     assert res.returncode == 0, res.stdout + res.stderr
 
 
-# The files that take longest (CPU seconds measured on the project's 2-core machine) start first, the
-# rest follow in their usual order. pytest-xdist's workers (pyproject's addopts: --dist loadfile,
-# --no-loadscope-reorder) take whole files in this order, so the two longest do not end the run on
-# one worker while the other is idle. Only the order changes; every test runs.
+# The files that take longest start first, longest first; the rest follow in their usual order
+# (each under 3 CPU-s). pytest-xdist's workers (pyproject's addopts: --dist loadfile,
+# --no-loadscope-reorder) take whole files in this order, so the run ends on small files that keep
+# both workers busy to the last second instead of one long file while the other worker idles. The
+# figures: CPU seconds of each file on the project's 2-core machine (Dec 2026; PDF compiles in the
+# worker processes of examprep.render.pdf not counted, so the sheets files sit a little higher).
+# Only the order changes; every test runs.
 LONGEST_FIRST = (
-    "tests/train/test_train.py",          # 65 s: the dates default reaching its goal
-    "tests/train/test_distributed.py",    # 19 s: two torchrun processes
-    "tests/train/test_bench.py",          # 16 s: the trainer's benchmarks at a tiny size
-    "tests/test_trained_model.py",        # 13 s
-    "tests/sheets/test_outputs.py",       # 12 s: the midterm's PDFs
-    "tests/grading/test_analysis_cli.py",  # 12 s: a class of 40 graded
+    "tests/train/test_train.py",          # 60 s: the dates default reaching its goal (52 s)
+    "tests/train/test_distributed.py",    # 17 s: two torchrun processes
+    "tests/sheets/test_outputs.py",       # 14 s: the midterm's PDFs
+    "tests/sheets/test_split.py",         # 12 s: class PDFs split per student
+    "tests/train/test_bench.py",          # 12 s: the trainer's benchmarks at a tiny size
+    "tests/grading/test_analysis_cli.py",  # 11 s: a class of 40 graded
+    "tests/test_trained_model.py",        # 9 s
+    "tests/sheets/test_page_breaks.py",   # 9 s
+    "tests/train/test_model.py",          # 8 s
+    "tests/sheets/test_decimal_comma.py",  # 8 s
+    "tests/train/test_cli_train.py",      # 7 s (and waits for Ctrl-C)
+    "tests/sheets/test_interrupt.py",     # 5 s (and waits for Ctrl-C)
+    "tests/train/test_rnn.py",            # 6 s
+    "tests/generators/test_framework.py",  # 6 s
+    "tests/sheets/test_typst_math.py",    # 5 s
+    "tests/grading/test_autograder.py",   # 5 s
+    "tests/sheets/test_qti21.py",         # 5 s
+    "tests/verify/test_references.py",    # 4 s
+    "tests/generators/test_sweep_digest.py",  # 4 s
+    "tests/sheets/test_fonts.py",         # 3 s
+    "tests/test_layout.py",               # 3 s
+    "tests/engine/test_network.py",       # 3 s
 )
 
 
