@@ -1,5 +1,4 @@
 import os
-import subprocess
 import sys
 
 # One thread per core: each pytest-xdist worker (one per core) gets its share of the cores for
@@ -74,10 +73,23 @@ def tiny_dates(tmp_path_factory):
 
 
 def _train_tiny_dates(out):
-    res = subprocess.run([sys.executable, "-m", "examprep", "train", "--steps", "40", "--d-model", "32", "--layers", "1",
-                          "--heads", "2", "--d-ff", "64", "--out", str(out), "--eval-every", "40", "--eval-size", "50",
-                          "--seed", "3"], capture_output=True, text=True, timeout=300)
-    assert res.returncode == 0, res.stdout + res.stderr
+    # In this process, through the command itself (a subprocess cost a second torch import, more
+    # than the training), on one thread so that the weights are the same on any machine and load;
+    # the caller's thread count and random state are left as they were.
+    import torch
+    from typer.testing import CliRunner
+
+    from examprep.cli import app
+
+    threads = torch.get_num_threads()
+    try:
+        with torch.random.fork_rng():
+            res = CliRunner().invoke(app, ["train", "--steps", "40", "--d-model", "32", "--layers", "1", "--heads", "2",
+                                           "--d-ff", "64", "--out", str(out), "--eval-every", "40", "--eval-size", "50",
+                                           "--seed", "3", "--threads", "1"])
+    finally:
+        torch.set_num_threads(threads)
+    assert res.exit_code == 0, res.output
 
 
 # The files that take longest start first, longest first; the rest follow in their usual order
