@@ -33,7 +33,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 def pytest_configure(config):
     # Once per run, in the main process (pytest-xdist's workers have `workerinput`): byte-compile
-    # examprep, so that its hundreds of `python -m examprep` subprocesses (and the workers) load it
+    # examprep, so that the suite's many `python -m examprep` subprocesses (and the workers) load it
     # instead of compiling every module they import again. Where PYTHONDONTWRITEBYTECODE is set no
     # process writes .pyc files, and the suite spent 0.4 CPU-s compiling in every short command.
     # compileall skips what is up to date; Python checks each file against its source's mtime and
