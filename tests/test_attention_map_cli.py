@@ -59,9 +59,15 @@ def test_layer_and_head_errors_read_well_for_a_one_layer_model(tiny_dates):
 def test_the_command_leaves_the_callers_torch_thread_count_alone(tiny_dates):
     import torch
 
+    # a count of our own, neither 1 (what the command sets while it works) nor the pytest-xdist
+    # worker's pinned count, so that a command that does not restore it fails here
     before = torch.get_num_threads()
-    assert _run("-c", str(tiny_dates), "1 Jan 2000", "--alignment", "5").exit_code == 0
-    assert torch.get_num_threads() == before
+    torch.set_num_threads(3)
+    try:
+        assert _run("-c", str(tiny_dates), "1 Jan 2000", "--alignment", "5").exit_code == 0
+        assert torch.get_num_threads() == 3
+    finally:
+        torch.set_num_threads(before)
 
 
 @pytest.mark.parametrize("count", ["-1", "2001", "100000000000"])

@@ -1,8 +1,6 @@
 """A trained model at work: attention maps, the dates alignment rate, and problems drawn from a
 trained head (issue 9). `verify` has its own module (tests/verify/test_verify.py)."""
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -239,10 +237,10 @@ def test_config_that_does_not_fit_the_weights_is_an_error_not_a_traceback(tiny_d
 
 def test_a_model_of_another_task_is_refused_with_the_dates_task_named(tmp_path):
     out = tmp_path / "reverse"
-    res = subprocess.run([sys.executable, "-m", "examprep", "train", "--task", "reverse", "--steps", "1", "--d-model", "16",
-                          "--layers", "1", "--heads", "2", "--d-ff", "32", "--out", str(out), "--eval-every", "1",
-                          "--eval-size", "10"], capture_output=True, text=True, timeout=300)
-    assert res.returncode == 0, res.stdout + res.stderr
+    # trained in this process (the command, not a subprocess: a second torch import cost more than the step)
+    res = runner.invoke(app, ["train", "--task", "reverse", "--steps", "1", "--d-model", "16", "--layers", "1",
+                              "--heads", "2", "--d-ff", "32", "--out", str(out), "--eval-every", "1", "--eval-size", "10"])
+    assert res.exit_code == 0, res.output
     res = _generate(out)
     assert res.exit_code == 2, res.output
     assert "trained on the dates task" in res.output and "examprep train" in res.output and "'reverse'" in res.output

@@ -300,11 +300,10 @@ class Batch:
 
 
 def _pad(rows: Sequence[Sequence[int]]) -> Tensor:
+    # One tensor from padded lists: a quarter of the time of a tensor per row copied in (each step
+    # pads three of them; the dates default spent 4 % of its training time here).
     width = max(len(r) for r in rows)
-    t = torch.full((len(rows), width), PAD, dtype=torch.long)
-    for i, r in enumerate(rows):
-        t[i, : len(r)] = torch.tensor(r, dtype=torch.long)
-    return t
+    return torch.tensor([[*r, *([PAD] * (width - len(r)))] for r in rows], dtype=torch.long)
 
 
 def collate(examples: Sequence[Example], rank: int = 0, world: int = 1) -> Batch:
