@@ -42,7 +42,9 @@ _PREAMBLE = r"""
       else if x == c + 1 { (right: br, top: if y == 0 { br }, bottom: if y == r - 1 { br }) },
     ..range(r).map(_ => ([], ..range(c).map(_ => box(width: 100%, height: 100%, stroke: 0.5pt + luma(45%))), [])).flatten())
 }
-#let answer(label, ref, body) = grid(columns: (auto, auto, 1fr), column-gutter: 8pt,
+#let answer(label, ref, body) = stack(dir: ltr, align(horizon, text(size: 9pt)[Answer (#label)]), 8pt,
+  align(horizon, body), 8pt, 1fr, align(bottom, text(size: 7pt, fill: ink, font: "DejaVu Sans Mono", ref)))
+#let answer-wide(label, ref, body) = grid(columns: (auto, auto, 1fr), column-gutter: 8pt,
   align: (left + horizon, left + horizon, right + bottom),
   text(size: 9pt)[Answer (#label)], body, text(size: 7pt, fill: ink, font: "DejaVu Sans Mono", ref))
 #let problem-head(n, title, info) = block(sticky: true, above: 1.6em, below: 0.8em, width: 100%)[
@@ -67,13 +69,13 @@ _PREAMBLE = r"""
     body += (text(size: 8pt, fill: ink, rows.at(i, default: "")), [], ..cells.slice(i * n, i * n + n), [])
   }
   let br = 0.7pt + black
-  block(breakable: false, grid(columns: 2, column-gutter: 4pt, align: horizon, [#name $=$], table(
+  block(breakable: false, stack(dir: ltr, spacing: 4pt, align(horizon, [#name $=$]), align(horizon, table(
     columns: (auto, 3pt) + n * (auto,) + (3pt,), align: right + horizon,
     inset: (x, y) => if x == 1 or x == n + 2 { (x: 0pt, y: 3pt) } else { (x: 4pt, y: 3pt) },
     stroke: (x, y) => if y < top { none } else if x == 1 {
       (left: br, top: if y == top { br }, bottom: if y == last { br })
     } else if x == n + 2 { (right: br, top: if y == top { br }, bottom: if y == last { br }) },
-    ..body)))
+    ..body))))
 }
 #show math.equation.where(block: true): set align(left)
 #show math.equation.where(block: true): it => pad(left: 1.2em, it)
@@ -103,6 +105,12 @@ def _answer_box(part: Any) -> str:
     return "cell(5cm)"
 
 
+
+
+def _answer_call(part: Any) -> str:
+    """The answer line's function: boxes of their own width sit in a stack, laid out once;
+    a choice's full-width row of options needs the grid, which shrinks it beside the reference."""
+    return "answer-wide" if part.kind == "choice" and part.choices else "answer"
 
 
 RULED_PER_POINT = 3           # a written part's ruled lines: three a point, from 4 to 18
@@ -236,7 +244,7 @@ def _problem(sheet: Any, copy: Any, k: int, solutions: bool, strict: bool) -> li
         else:
             ref = f"q{k + 1}.{part.id}"
             out.append(f"#part({typst_string(Problem.label(i))}, {prompt}, [{_pts(part.points)}], [#{typst_string(note)};], "
-                       f"{_room(part)}, answer({typst_string(Problem.label(i))}, {typst_string(ref)}, {_answer_box(part)})"
+                       f"{_room(part)}, {_answer_call(part)}({typst_string(Problem.label(i))}, {typst_string(ref)}, {_answer_box(part)})"
                        f"{_after(last and i == len(p.parts) - 1)})")
     if solutions:
         out += _solution(p, copy.extras.get(k, []), strict)
