@@ -83,6 +83,20 @@ _PREAMBLE = r"""
   #grid(columns: (1.7em, 1fr, auto), column-gutter: 4pt, [*(#label)*], [#prompt #text(size: 8.5pt, fill: ink)[(#note)]],
     text(size: 9pt, fill: ink)[#pts])
 ]
+// the typical mistakes: label, value and explanation in rows, every other row shaded, as a table
+// of (auto, auto, 1fr) columns would show them; a table lays each cell out two or three times
+// (column widths, row height, the row), these rows once after measuring the first two columns
+#let mistakes(..rows) = context {
+  let rows = rows.pos()
+  let w1 = calc.max(..rows.map(r => measure(r.at(0)).width)) + 8pt
+  let w2 = calc.max(..rows.map(r => measure(r.at(1)).width)) + 8pt
+  layout(size => for (i, r) in rows.enumerate() {
+    block(above: 0pt, below: 0pt, breakable: false, width: 100%, fill: if calc.odd(i) { luma(96%) },
+      stack(dir: ltr, align(horizon, box(width: w1, inset: (x: 4pt, y: 5pt), r.at(0))),
+        align(horizon, box(width: w2, inset: (x: 4pt, y: 5pt), r.at(1))),
+        align(horizon, box(width: size.width - w1 - w2, inset: (x: 4pt, y: 5pt), r.at(2)))))
+  })
+}
 #let keep(body) = block(sticky: true, width: 100%, above: 0.9em, below: 0.9em, body)
 #let step(title, target) = block(sticky: true, above: 0.9em, below: 0.5em)[
   *#title* #h(0.4em) #text(size: 9pt, fill: ink)[#target]]
@@ -284,13 +298,11 @@ def _solution(p: Any, extras: list, strict: bool) -> list[str]:
     mistakes = []
     for i, part in enumerate(p.parts):
         for m in part.misconceptions:
-            mistakes += [f"[({Problem.label(i)})]", f"[${value_math(m.value)}$]",
-                         f"[#{typst_string(decimals(m.explanation))};]"]
+            mistakes.append(f"([({Problem.label(i)})], [${value_math(m.value)}$], "
+                            f"[#{typst_string(decimals(m.explanation))};])")
     if mistakes:
         out.append("#block(sticky: true, above: 1.1em)[#text(weight: \"bold\", fill: shade)[Typical mistakes]]")
-        out.append(f"#text(size: 9pt, table(columns: (auto, auto, 1fr), stroke: none, inset: (x: 4pt, y: 5pt), "
-                   f"align: (left + horizon, left + horizon, left + horizon), "
-                   f"fill: (x, y) => if calc.odd(y) {{ luma(96%) }}, {', '.join(mistakes)}))")
+        out.append(f"#text(size: 9pt, mistakes({', '.join(mistakes)}))")
     return out
 
 
