@@ -52,8 +52,14 @@ _PREAMBLE = r"""
   #v(-0.55em) #line(length: 100%, stroke: 0.5pt + luma(60%))
 ]
 #let end-marker = [#v(1.2em) #align(center, text(size: 9pt, fill: ink)[— end of the sheet —])]
+// a part's label, prompt and points side by side, as a grid of (1.7em, 1fr, auto) columns would
+// place them; the grid lays the prompt out twice and the points three times, this once each
+#let label-row(label, prompt, pts) = layout(size => {
+  let w = measure(pts).width
+  stack(dir: ltr, block(width: 1.7em)[*(#label)*], 4pt, block(width: size.width - 1.7em - 8pt - w, prompt), 4pt, pts)
+})
 #let part(label, prompt, pts, note, room, box-body, after: none) = block(breakable: false, above: 1.1em, width: 100%)[
-  #grid(columns: (1.7em, 1fr, auto), column-gutter: 4pt, [*(#label)*], prompt, text(size: 9pt, fill: ink)[#pts])
+  #label-row(label, prompt, text(size: 9pt, fill: ink)[#pts])
   #pad(left: 1.7em, top: -0.2em)[#text(size: 8.5pt, fill: ink)[#note]]
   #v(room)
   #pad(left: 1.7em, box-body)
@@ -80,8 +86,7 @@ _PREAMBLE = r"""
 #show math.equation.where(block: true): set align(left)
 #show math.equation.where(block: true): it => pad(left: 1.2em, it)
 #let brief(label, prompt, pts, note) = block(breakable: false, above: 0.7em, width: 100%)[
-  #grid(columns: (1.7em, 1fr, auto), column-gutter: 4pt, [*(#label)*], [#prompt #text(size: 8.5pt, fill: ink)[(#note)]],
-    text(size: 9pt, fill: ink)[#pts])
+  #label-row(label, [#prompt #text(size: 8.5pt, fill: ink)[(#note)]], text(size: 9pt, fill: ink)[#pts])
 ]
 // the typical mistakes: label, value and explanation in rows, every other row shaded, as a table
 // of (auto, auto, 1fr) columns would show them; a table lays each cell out two or three times
