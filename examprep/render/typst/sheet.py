@@ -42,8 +42,11 @@ _PREAMBLE = r"""
       else if x == c + 1 { (right: br, top: if y == 0 { br }, bottom: if y == r - 1 { br }) },
     ..range(r).map(_ => ([], ..range(c).map(_ => box(width: 100%, height: 100%, stroke: 0.5pt + luma(45%))), [])).flatten())
 }
-#let answer(label, ref, body) = stack(dir: ltr, align(horizon, text(size: 9pt)[Answer (#label)]), 8pt,
-  align(horizon, body), 8pt, 1fr, align(bottom, text(size: 7pt, fill: ink, font: "DejaVu Sans Mono", ref)))
+// (in an unbreakable block: a stack whose children align to its middle or bottom would otherwise
+// stretch to the height left on the page)
+#let answer(label, ref, body) = block(breakable: false, stack(dir: ltr,
+  align(horizon, text(size: 9pt)[Answer (#label)]), 8pt, align(horizon, body), 8pt, 1fr,
+  align(bottom, text(size: 7pt, fill: ink, font: "DejaVu Sans Mono", ref))))
 #let answer-wide(label, ref, body) = grid(columns: (auto, auto, 1fr), column-gutter: 8pt,
   align: (left + horizon, left + horizon, right + bottom),
   text(size: 9pt)[Answer (#label)], body, text(size: 7pt, fill: ink, font: "DejaVu Sans Mono", ref))
