@@ -13,8 +13,9 @@ import pytest
 
 from examprep.render.typst.sheet import _PREAMBLE
 
-def _pixels(png: bytes) -> "np.ndarray":
-    """The 8-bit RGBA samples of a PNG as Typst writes it (any row filter), one row each."""
+
+def _pixels(png: bytes):
+    """The 8-bit RGBA samples of a PNG as Typst writes it (any row filter): a numpy array, one row each."""
     import numpy as np
 
     pos, idat, width, height = 8, b"", 0, 0

@@ -266,7 +266,8 @@ def _problem(sheet: Any, copy: Any, k: int, solutions: bool, strict: bool) -> li
         else:
             ref = f"q{k + 1}.{part.id}"
             out.append(f"#part({typst_string(Problem.label(i))}, {prompt}, [{_pts(part.points)}], [#{typst_string(note)};], "
-                       f"{_room(part)}, {_answer_call(part)}({typst_string(Problem.label(i))}, {typst_string(ref)}, {_answer_box(part)})"
+                       f"{_room(part)}, {_answer_call(part)}({typst_string(Problem.label(i))}, "
+                       f"{typst_string(ref)}, {_answer_box(part)})"
                        f"{_after(last and i == len(p.parts) - 1)})")
     if solutions:
         out += _solution(p, copy.extras.get(k, []), strict)
