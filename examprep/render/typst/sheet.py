@@ -42,7 +42,12 @@ _PREAMBLE = r"""
       else if x == c + 1 { (right: br, top: if y == 0 { br }, bottom: if y == r - 1 { br }) },
     ..range(r).map(_ => ([], ..range(c).map(_ => box(width: 100%, height: 100%, stroke: 0.5pt + luma(45%))), [])).flatten())
 }
-#let answer(label, ref, body) = grid(columns: (auto, auto, 1fr), column-gutter: 8pt,
+// (in an unbreakable block: a stack whose children align to its middle or bottom would otherwise
+// stretch to the height left on the page)
+#let answer(label, ref, body) = block(breakable: false, stack(dir: ltr,
+  align(horizon, text(size: 9pt)[Answer (#label)]), 8pt, align(horizon, body), 8pt, 1fr,
+  align(bottom, text(size: 7pt, fill: ink, font: "DejaVu Sans Mono", ref))))
+#let answer-wide(label, ref, body) = grid(columns: (auto, auto, 1fr), column-gutter: 8pt,
   align: (left + horizon, left + horizon, right + bottom),
   text(size: 9pt)[Answer (#label)], body, text(size: 7pt, fill: ink, font: "DejaVu Sans Mono", ref))
 #let problem-head(n, title, info) = block(sticky: true, above: 1.6em, below: 0.8em, width: 100%)[
@@ -50,8 +55,14 @@ _PREAMBLE = r"""
   #v(-0.55em) #line(length: 100%, stroke: 0.5pt + luma(60%))
 ]
 #let end-marker = [#v(1.2em) #align(center, text(size: 9pt, fill: ink)[— end of the sheet —])]
+// a part's label, prompt and points side by side, as a grid of (1.7em, 1fr, auto) columns would
+// place them; the grid lays the prompt out twice and the points three times, this once each
+#let label-row(label, prompt, pts) = layout(size => {
+  let w = measure(pts).width
+  stack(dir: ltr, block(width: 1.7em)[*(#label)*], 4pt, block(width: size.width - 1.7em - 8pt - w, prompt), 4pt, pts)
+})
 #let part(label, prompt, pts, note, room, box-body, after: none) = block(breakable: false, above: 1.1em, width: 100%)[
-  #grid(columns: (1.7em, 1fr, auto), column-gutter: 4pt, [*(#label)*], prompt, text(size: 9pt, fill: ink)[#pts])
+  #label-row(label, prompt, text(size: 9pt, fill: ink)[#pts])
   #pad(left: 1.7em, top: -0.2em)[#text(size: 8.5pt, fill: ink)[#note]]
   #v(room)
   #pad(left: 1.7em, box-body)
@@ -67,20 +78,33 @@ _PREAMBLE = r"""
     body += (text(size: 8pt, fill: ink, rows.at(i, default: "")), [], ..cells.slice(i * n, i * n + n), [])
   }
   let br = 0.7pt + black
-  block(breakable: false, grid(columns: 2, column-gutter: 4pt, align: horizon, [#name $=$], table(
+  block(breakable: false, stack(dir: ltr, spacing: 4pt, align(horizon, [#name $=$]), align(horizon, table(
     columns: (auto, 3pt) + n * (auto,) + (3pt,), align: right + horizon,
     inset: (x, y) => if x == 1 or x == n + 2 { (x: 0pt, y: 3pt) } else { (x: 4pt, y: 3pt) },
     stroke: (x, y) => if y < top { none } else if x == 1 {
       (left: br, top: if y == top { br }, bottom: if y == last { br })
     } else if x == n + 2 { (right: br, top: if y == top { br }, bottom: if y == last { br }) },
-    ..body)))
+    ..body))))
 }
 #show math.equation.where(block: true): set align(left)
 #show math.equation.where(block: true): it => pad(left: 1.2em, it)
 #let brief(label, prompt, pts, note) = block(breakable: false, above: 0.7em, width: 100%)[
-  #grid(columns: (1.7em, 1fr, auto), column-gutter: 4pt, [*(#label)*], [#prompt #text(size: 8.5pt, fill: ink)[(#note)]],
-    text(size: 9pt, fill: ink)[#pts])
+  #label-row(label, [#prompt #text(size: 8.5pt, fill: ink)[(#note)]], text(size: 9pt, fill: ink)[#pts])
 ]
+// the typical mistakes: label, value and explanation in rows, every other row shaded, as a table
+// of (auto, auto, 1fr) columns would show them; a table lays each cell out two or three times
+// (column widths, row height, the row), these rows once after measuring the first two columns
+#let mistakes(..rows) = context {
+  let rows = rows.pos()
+  let w1 = calc.max(..rows.map(r => measure(r.at(0)).width)) + 8pt
+  let w2 = calc.max(..rows.map(r => measure(r.at(1)).width)) + 8pt
+  layout(size => for (i, r) in rows.enumerate() {
+    block(above: 0pt, below: 0pt, breakable: false, width: 100%, fill: if calc.odd(i) { luma(96%) },
+      stack(dir: ltr, align(horizon, box(width: w1, inset: (x: 4pt, y: 5pt), r.at(0))),
+        align(horizon, box(width: w2, inset: (x: 4pt, y: 5pt), r.at(1))),
+        align(horizon, box(width: size.width - w1 - w2, inset: (x: 4pt, y: 5pt), r.at(2)))))
+  })
+}
 #let keep(body) = block(sticky: true, width: 100%, above: 0.9em, below: 0.9em, body)
 #let step(title, target) = block(sticky: true, above: 0.9em, below: 0.5em)[
   *#title* #h(0.4em) #text(size: 9pt, fill: ink)[#target]]
@@ -103,6 +127,12 @@ def _answer_box(part: Any) -> str:
     return "cell(5cm)"
 
 
+
+
+def _answer_call(part: Any) -> str:
+    """The answer line's function: boxes of their own width sit in a stack, laid out once;
+    a choice's full-width row of options needs the grid, which shrinks it beside the reference."""
+    return "answer-wide" if part.kind == "choice" and part.choices else "answer"
 
 
 RULED_PER_POINT = 3           # a written part's ruled lines: three a point, from 4 to 18
@@ -236,7 +266,8 @@ def _problem(sheet: Any, copy: Any, k: int, solutions: bool, strict: bool) -> li
         else:
             ref = f"q{k + 1}.{part.id}"
             out.append(f"#part({typst_string(Problem.label(i))}, {prompt}, [{_pts(part.points)}], [#{typst_string(note)};], "
-                       f"{_room(part)}, answer({typst_string(Problem.label(i))}, {typst_string(ref)}, {_answer_box(part)})"
+                       f"{_room(part)}, {_answer_call(part)}({typst_string(Problem.label(i))}, "
+                       f"{typst_string(ref)}, {_answer_box(part)})"
                        f"{_after(last and i == len(p.parts) - 1)})")
     if solutions:
         out += _solution(p, copy.extras.get(k, []), strict)
@@ -276,13 +307,11 @@ def _solution(p: Any, extras: list, strict: bool) -> list[str]:
     mistakes = []
     for i, part in enumerate(p.parts):
         for m in part.misconceptions:
-            mistakes += [f"[({Problem.label(i)})]", f"[${value_math(m.value)}$]",
-                         f"[#{typst_string(decimals(m.explanation))};]"]
+            mistakes.append(f"([({Problem.label(i)})], [${value_math(m.value)}$], "
+                            f"[#{typst_string(decimals(m.explanation))};])")
     if mistakes:
         out.append("#block(sticky: true, above: 1.1em)[#text(weight: \"bold\", fill: shade)[Typical mistakes]]")
-        out.append(f"#text(size: 9pt, table(columns: (auto, auto, 1fr), stroke: none, inset: (x: 4pt, y: 5pt), "
-                   f"align: (left + horizon, left + horizon, left + horizon), "
-                   f"fill: (x, y) => if calc.odd(y) {{ luma(96%) }}, {', '.join(mistakes)}))")
+        out.append(f"#text(size: 9pt, mistakes({', '.join(mistakes)}))")
     return out
 
 
