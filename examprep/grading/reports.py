@@ -68,7 +68,7 @@ class Outputs:
     analysis: str | None = None        # a directory: item-analysis.json/.csv and analysis.pdf
     gradebook: tuple[str, str] | None = None    # (LMS, FILE): the LMS's grade-import CSV
     roster: str | None = None          # the class roster: who should have submitted, and their LMS identifiers
-    force: bool = False                # replace earlier grades files, a marks template (a filled-in one would be lost) or analysis
+    force: bool = False                # replace earlier grades files, a marks template (its marks would be lost), an analysis
 
     @property
     def to_stdout(self) -> bool:
