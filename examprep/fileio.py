@@ -283,6 +283,9 @@ def write_outputs(planned: list[tuple[Path, str | bytes]], inputs: set[Path]) ->
         seen[real] = path
         if path.is_dir():
             raise OutputError(f"{path}: is a folder; an output needs a file's path")
+        if path.exists() and not path.is_file():      # renamed over, a device or pipe would be replaced
+            raise OutputError(f"{path}: is not a regular file (a device, pipe or socket); give a file's path"
+                              " (or - where the option writes to stdout)")
         above = next((a for a in path.parents if a.exists()), None)
         if above is not None and not above.is_dir():
             raise OutputError(f"{path}: {above} is a file, not a folder")

@@ -96,16 +96,29 @@ def check_replaced_outputs(outputs: Outputs) -> None:
 
 def check_earlier_grades(outputs: Outputs, named_inputs: list[str]) -> None:
     """Before any work: an existing grades CSV, grades JSON or gradebook file (another class's
-    grades, or an earlier grading) is replaced only with --force. A path that is one of the named
-    inputs is left to the write check, which refuses it as an input. Raises OutputError."""
+    grades, or an earlier grading) is replaced only with --force; one that is a named input (the key,
+    a submission, --marks, --roster) is refused as an input, --force or not; a device or pipe is
+    refused (it would be renamed over); an empty name is refused. Raises ExamprepError."""
     from examprep.fileio import OutputError
 
-    inputs = {Path(p).resolve() for p in named_inputs}
+    inputs = {Path(p).resolve() for p in named_inputs if p}
     files = [("--csv", outputs.csv), ("--json", outputs.json)]
     if outputs.gradebook:
         files.append(("--gradebook", outputs.gradebook[1]))
+        if outputs.gradebook[1] == "-":
+            raise ParamError("--gradebook: '-' (stdout) is not offered for a gradebook; give a file name")
     for option, path in files:
-        if path and path != "-" and not outputs.force and Path(path).is_file() and Path(path).resolve() not in inputs:
+        if path == "":
+            raise ParamError(f"{option}: an empty file name; give a file name (or - for stdout)")
+        if not path or path == "-":
+            continue
+        target = Path(path)
+        if target.resolve() in inputs:
+            raise OutputError(f"{option} {path}: an output would overwrite an input file; choose another path")
+        if target.exists() and not target.is_file() and not target.is_dir():
+            raise OutputError(f"{option} {path}: is not a regular file (a device, pipe or socket); give a file's "
+                              "path, or - for stdout")
+        if target.is_file() and not outputs.force:
             raise OutputError(f"{option} {path}: already exists (earlier grades?); use --force to replace it, "
                               "or another name")
 
@@ -238,7 +251,7 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
     if not submissions:
         raise ParamError("missing SUBMISSION: give answer files or a directory (or --self-test to check the key)")
     check_outputs_beside_submissions(submissions, outputs)
-    check_earlier_grades(outputs, [key_path, *submissions])
+    check_earlier_grades(outputs, [key_path, *submissions, outputs.marks, outputs.roster])
     if len(submissions) == 1 and not Path(submissions[0]).exists() and not Path(submissions[0]).is_symlink():
         # the one path given is a typo: a usage error, as a missing KEY is (in a batch it is one unreadable line)
         raise ParamError(f"{submissions[0]}: no such answer file or folder")

@@ -367,3 +367,47 @@ def test_a_new_grades_file_and_stdout_need_no_force(sheet, tmp_path):
     assert res.exit_code == 2 and "overwrite an input" in res.stderr
     res = run("grade", d / "key.json", sub, "--csv", sub, "--force")
     assert res.exit_code == 2 and "overwrite an input" in res.stderr
+
+
+def test_a_pipe_or_device_as_a_grades_file_is_refused_not_renamed_over(sheet, tmp_path):
+    # the atomic write renamed a grades file over it: as root, --json /dev/null replaced the device
+    d, key = sheet
+    sub = tmp_path / "s.toml"
+    sub.write_text(fill((d / "answers.toml").read_text(), {"student_id": "ada"}))
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    for option in ("--json", "--csv"):
+        res = run("grade", d / "key.json", sub, option, fifo, "--force", "--quiet")
+        assert res.exit_code == 2 and "is not a regular file (a device, pipe or socket)" in res.stderr, res.output
+        assert fifo.is_fifo()
+
+
+def test_gradebook_to_stdout_and_empty_names_are_refused(sheet, tmp_path):
+    d, key = sheet
+    sub = tmp_path / "s.toml"
+    sub.write_text(fill((d / "answers.toml").read_text(), {"student_id": "ada"}))
+    res = run("grade", d / "key.json", sub, "--gradebook", "canvas", "-")
+    assert res.exit_code == 2 and "--gradebook: '-' (stdout) is not offered" in res.stderr
+    assert not (tmp_path / "-").exists() and not os.path.exists("-")
+    for option in ("--json", "--csv"):
+        res = run("grade", d / "key.json", sub, option, "")
+        assert res.exit_code == 2 and res.stderr == f"error: {option}: an empty file name; give a file name (or - for stdout)\n"
+
+
+def test_marks_and_roster_files_are_inputs_refused_at_once_with_or_without_force(sheet, tmp_path):
+    # the "already exists; use --force" advice led to a second refusal ("would overwrite an input")
+    d, key = sheet
+    sub = tmp_path / "s.toml"
+    sub.write_text(fill((d / "answers.toml").read_text(), {"student_id": "ada"}))
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id,name\nada,Ada\n")
+    marks = tmp_path / "marks.csv"
+    marks.write_text("student_id,part,points\n")
+    for extra in ([], ["--force"]):
+        res = run("grade", d / "key.json", sub, "--roster", roster, "--gradebook", "canvas", roster, *extra)
+        assert res.exit_code == 2 and res.stderr == (f"error: --gradebook {roster}: an output would overwrite an input "
+                                                     "file; choose another path\n"), res.output
+        res = run("grade", d / "key.json", sub, "--marks", marks, "--json", marks, *extra)
+        assert res.exit_code == 2 and res.stderr == (f"error: --json {marks}: an output would overwrite an input "
+                                                     "file; choose another path\n"), res.output
+    assert roster.read_text() == "id,name\nada,Ada\n" and marks.read_text() == "student_id,part,points\n"
