@@ -328,7 +328,8 @@ _GROUPED = re.compile(r"(?<![\d.,])[1-9]\d{0,2}(?:\.\d{3})+(?![\d.eE])(?:,\d+)?"
 
 # thousands grouped with a space, a no-break or thin space or an apostrophe ("4 832", "4’832",
 # "1'234,5"): an apostrophe is never an answer's character, a space is only where one value is asked
-_SPACED = re.compile("(?<![\\d.,])[1-9]\\d{0,2}(?:[ \u00a0\u202f\u2009'’]\\d{3})+(?![\\d'’])(?:[.,]\\d+)?")
+_SPACED = re.compile("(?<![\\d.,eE])[1-9]\\d{0,2}(?:[ \u00a0\u202f\u2009'’]\\d{3})+(?![\\d'’])(?:[.,]\\d+)?"
+                     "(?:[eE][-+]?\\d+)?")
 _APOSTROPHE = re.compile("['’]")
 # a decimal part with no leading zero (",75" where 0,75 or 0.75 was meant), at the start or after a sign
 _BARE_FRACTION = re.compile(r"^\s*([-+−]?)\s*,(\d+)\s*$")
@@ -345,7 +346,7 @@ def _refuse_grouped_thousands(text: str, scalar: bool) -> None:
             written = re.sub("[.,]", mark, digits)
             pieces = re.split("[    ]", number)
             also = f", or a product with *: {'*'.join(pieces)}" if len(pieces) == 2 and number.isascii() \
-                and not re.search("[.,]", number) else ""
+                and not re.search("[.,eE]", number) else ""
             raise AnswerParseError(f"{number!r} at column {g.start() + 1}: write numbers without a thousands "
                                    f"separator: {written}{also}")
     if scalar:
@@ -372,6 +373,10 @@ def from_decimal_comma(text: str) -> str:
                                f"on this decimal-comma sheet: {grouped}")
     for m in _COMMA.finditer(text):
         i = m.start()
+        bare = re.match(r"\d+", text[i + 1:])
+        if bare and (i == 0 or text[i - 1] in " [(;+-−*/"):          # ",75": the zero left out
+            raise AnswerParseError(f"',{bare.group(0)}' at column {i + 1}: write the zero before the decimal comma: "
+                                   f"0,{bare.group(0)}")
         if not (0 < i < len(text) - 1 and text[i - 1].isdigit() and text[i + 1].isdigit()):
             raise AnswerParseError(f"',' at column {i + 1}: this sheet uses decimal commas (0,5); "
                                    "separate entries with ';', e.g. [0,1; 0,9]")

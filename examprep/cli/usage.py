@@ -127,6 +127,8 @@ def plain_metavar(param: Any) -> None:
         if shown in _TYPE_METAVARS:        # an argument's label is its name; only the type column changes
             param.display_type = lambda ctx, word=_TYPE_METAVARS[shown]: word
         param.get_usage_pieces = lambda ctx, piece=usage_piece(param): [piece]
+        if param.metavar is None:          # the Arguments section as the usage line: TOPIC..., not topic...
+            param.metavar = usage_piece(param).strip("[]")
         return
     if kind != "option" or param.metavar is not None:
         return

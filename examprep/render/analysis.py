@@ -38,7 +38,9 @@ def terminal_summary(result: dict[str, Any], left_out: list[str] = (), limit: in
     from rich.table import Table
     from rich.text import Text
 
-    out: list[Any] = ([Text(title, style="bold"), Text(headline(result), style="bold")] if title
+    from examprep.answers.files import printable      # a title from a file never drives the terminal
+
+    out: list[Any] = ([Text(printable(title), style="bold"), Text(headline(result), style="bold")] if title
                       else [Text("Item analysis: " + headline(result), style="bold")])
     review = to_review(result)
     if review:

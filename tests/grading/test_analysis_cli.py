@@ -226,3 +226,12 @@ def test_the_terminal_summary_is_headed_by_the_exams_title_as_the_pdf_is(graded,
     (tmp_path / "old.json").write_text(json.dumps(old))
     lines = run("analyze", tmp_path / "old.json").stdout.splitlines()
     assert lines[0] == "Item analysis of old.json" and lines[1].startswith(stats), lines[:2]
+
+
+def test_control_characters_in_the_title_do_not_reach_the_terminal(graded, tmp_path):
+    d, key, _ = graded
+    data = json.loads((d / "grades.json").read_text())
+    data["key"]["title"] = "line1\nline2\x1b[31mred"
+    (tmp_path / "g.json").write_text(json.dumps(data))
+    out = run("analyze", tmp_path / "g.json").stdout
+    assert "\x1b" not in out and out.splitlines()[0] == "Item analysis: line1\\nline2\\x1b[31mred", out[:200]

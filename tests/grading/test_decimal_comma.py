@@ -26,7 +26,7 @@ def test_decimal_commas_and_semicolon_lists_are_read(text, value):
     assert flat(got) == pytest.approx(flat(value)) and str(got).count("[") == str(value).count("[")
 
 
-@pytest.mark.parametrize("text, column", [("[1, 2]", 3), (",5", 1), ("1,", 2)])
+@pytest.mark.parametrize("text, column", [("[1, 2]", 3), ("1,", 2), ("[1 , 2]", 4)])
 def test_a_comma_that_is_not_decimal_is_named(text, column):
     with decimal_comma(), pytest.raises(AnswerParseError, match=rf"^',' at column {column}: this sheet uses decimal commas"):
         parse_text(text)
@@ -189,3 +189,24 @@ def test_a_decimal_part_without_its_zero_is_named(comma, text, message):
     with decimal_comma(comma), pytest.raises(AnswerParseError) as err:
         parse_text(text, scalar=True)
     assert str(err.value) == message
+
+
+@pytest.mark.parametrize("text, message", [
+    (",5", "',5' at column 1: write the zero before the decimal comma: 0,5"),
+    ("[,75; 1]", "',75' at column 2: write the zero before the decimal comma: 0,75"),
+    ("[1; -,5]", "',5' at column 6: write the zero before the decimal comma: 0,5"),
+])
+def test_a_decimal_comma_without_its_zero_is_named_in_a_list_too(text, message):
+    with decimal_comma(), pytest.raises(AnswerParseError) as err:
+        parse_text(text)
+    assert str(err.value) == message
+
+
+@pytest.mark.parametrize("comma", [True, False])
+def test_an_exponent_stays_with_the_number_to_write(comma):
+    # "4 832e3" must not be told to write 4832 (a thousand times smaller)
+    with decimal_comma(comma), pytest.raises(AnswerParseError) as err:
+        parse_text("4 832e3", scalar=True)
+    assert str(err.value) == "'4 832e3' at column 1: write numbers without a thousands separator: 4832e3"
+    with decimal_comma(comma):                        # no group is read out of the exponent: two values,
+        assert len(parse_text("1e3 000", scalar=True)) == 2      # which the part's reader refuses as such
