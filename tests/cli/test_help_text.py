@@ -136,6 +136,7 @@ def test_usage_line_writes_arguments_in_the_posix_style(name):
             word = (param.metavar or param.name).upper().removesuffix("...")
             word += "..." if param.nargs != 1 else ""
             assert (f" {word}" if param.required else f" [{word}]") in usage, (usage, param.name)
+            assert re.search(rf"^  {re.escape(word)} ", out.partition("\nArguments:\n")[2], re.M), (name, word)
 
 
 def test_usage_line_of_grade_names_its_key_and_its_submissions():
