@@ -335,12 +335,19 @@ def test_keys_in_other_encodings_and_broken_keys(sheet, tmp_path):
         assert res.exit_code == 2 and msg in res.stderr, res.stderr
 
 
-@pytest.mark.parametrize("option", ["--json", "--csv", "--gradebook"])
-def test_earlier_grades_are_replaced_only_with_force(sheet, tmp_path, option):
-    # grades.json of another class (or an earlier grading) is not lost to a reused name
-    d, key = sheet
+
+@pytest.fixture
+def ada(sheet, tmp_path):
+    """The sheet's folder and one student's filled-in answer file (for the output-path tests)."""
+    d, _ = sheet
     sub = tmp_path / "s.toml"
     sub.write_text(fill((d / "answers.toml").read_text(), {"student_id": "ada"}))
+    return d, sub
+
+@pytest.mark.parametrize("option", ["--json", "--csv", "--gradebook"])
+def test_earlier_grades_are_replaced_only_with_force(ada, tmp_path, option):
+    # grades.json of another class (or an earlier grading) is not lost to a reused name
+    d, sub = ada
     earlier = tmp_path / "grades.out"
     earlier.write_text("the other class's grades\n")
     report = tmp_path / "rep"
@@ -355,10 +362,8 @@ def test_earlier_grades_are_replaced_only_with_force(sheet, tmp_path, option):
     assert earlier.read_text() != "the other class's grades\n" and (report / "ada.md").exists()
 
 
-def test_a_new_grades_file_and_stdout_need_no_force(sheet, tmp_path):
-    d, key = sheet
-    sub = tmp_path / "s.toml"
-    sub.write_text(fill((d / "answers.toml").read_text(), {"student_id": "ada"}))
+def test_a_new_grades_file_and_stdout_need_no_force(ada, tmp_path):
+    d, sub = ada
     res = run("grade", d / "key.json", sub, "--json", tmp_path / "g.json", "--quiet")
     assert res.exit_code == 0 and json.loads((tmp_path / "g.json").read_text())["submissions"]
     res = run("grade", d / "key.json", sub, "--csv", "-")
@@ -369,11 +374,9 @@ def test_a_new_grades_file_and_stdout_need_no_force(sheet, tmp_path):
     assert res.exit_code == 2 and "overwrite an input" in res.stderr
 
 
-def test_a_pipe_or_device_as_a_grades_file_is_refused_not_renamed_over(sheet, tmp_path):
+def test_a_pipe_or_device_as_a_grades_file_is_refused_not_renamed_over(ada, tmp_path):
     # the atomic write renamed a grades file over it: as root, --json /dev/null replaced the device
-    d, key = sheet
-    sub = tmp_path / "s.toml"
-    sub.write_text(fill((d / "answers.toml").read_text(), {"student_id": "ada"}))
+    d, sub = ada
     fifo = tmp_path / "pipe.json"
     os.mkfifo(fifo)
     for option in ("--json", "--csv"):
@@ -382,10 +385,8 @@ def test_a_pipe_or_device_as_a_grades_file_is_refused_not_renamed_over(sheet, tm
         assert fifo.is_fifo()
 
 
-def test_gradebook_to_stdout_and_empty_names_are_refused(sheet, tmp_path):
-    d, key = sheet
-    sub = tmp_path / "s.toml"
-    sub.write_text(fill((d / "answers.toml").read_text(), {"student_id": "ada"}))
+def test_gradebook_to_stdout_and_empty_names_are_refused(ada, tmp_path):
+    d, sub = ada
     res = run("grade", d / "key.json", sub, "--gradebook", "canvas", "-")
     assert res.exit_code == 2 and "--gradebook: '-' (stdout) is not offered" in res.stderr
     assert not (tmp_path / "-").exists() and not os.path.exists("-")
@@ -394,11 +395,9 @@ def test_gradebook_to_stdout_and_empty_names_are_refused(sheet, tmp_path):
         assert res.exit_code == 2 and res.stderr == f"error: {option}: an empty file name; give a file name (or - for stdout)\n"
 
 
-def test_marks_and_roster_files_are_inputs_refused_at_once_with_or_without_force(sheet, tmp_path):
+def test_marks_and_roster_files_are_inputs_refused_at_once_with_or_without_force(ada, tmp_path):
     # the "already exists; use --force" advice led to a second refusal ("would overwrite an input")
-    d, key = sheet
-    sub = tmp_path / "s.toml"
-    sub.write_text(fill((d / "answers.toml").read_text(), {"student_id": "ada"}))
+    d, sub = ada
     roster = tmp_path / "roster.csv"
     roster.write_text("id,name\nada,Ada\n")
     marks = tmp_path / "marks.csv"
