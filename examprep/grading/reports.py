@@ -79,14 +79,13 @@ def check_replaced_outputs(outputs: Outputs) -> None:
     """Before any work: a marks template is filled in by hand, so an existing one is replaced only
     with --force, and never the --marks file being merged; an earlier --analysis is replaced only
     with --force too. Raises ExamprepError."""
-    from examprep.fileio import check_output_file
-
     if outputs.analysis:
         from examprep.grading.analysis_files import check_out_dir
 
         check_out_dir(outputs.analysis, "--analysis", force=outputs.force)
     if not outputs.marks_template:
         return
+    from examprep.fileio import check_output_file
 
     if outputs.marks and Path(outputs.marks).resolve() == Path(outputs.marks_template).resolve():
         raise ParamError(f"--marks-template {outputs.marks_template}: is the --marks file being merged; "
@@ -302,7 +301,12 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
         inputs.add(Path(outputs.roster).resolve())
     if outputs.marks:
         inputs.add(Path(outputs.marks).resolve())
-    analysis = _plan_analysis(results, outputs.analysis, key_path, the_key.title) if outputs.analysis else None
+    analysis = None
+    if outputs.analysis:
+        from examprep.grading.analysis_files import pdf_title
+
+        heading = pdf_title(the_key.title, Path(key_path).name)       # analysis.pdf's and the terminal's
+        analysis = _plan_analysis(results, outputs.analysis, heading)
     from examprep.fileio import write_outputs
 
     write_outputs(planned + (analysis[2] if analysis is not None else []), inputs)    # all checked, then written
@@ -320,10 +324,9 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
         with decimal_comma(bool(the_key.meta.get("decimal_comma"))):      # values shown as the students write them
             _show_results(out, results, show_details=show_details, show_answers=outputs.show_answers, wide=wide)
     if analysis is not None and not quiet and not outputs.to_stdout:
-        from examprep.grading.analysis_files import pdf_title
         from examprep.render.analysis import terminal_summary
 
-        out.print(terminal_summary(analysis[0], analysis[1].left_out, title=pdf_title(the_key.title, Path(key_path).name)))
+        out.print(terminal_summary(analysis[0], analysis[1].left_out, title=heading))
     for warning in batch.warnings:          # about the key: once, not per student
         err.print(f"[yellow]warning[/]: {escape(key_path)}: {escape(warning)}")
     for note in batch.notes:
@@ -349,9 +352,9 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
     return batch.exit_code
 
 
-def _plan_analysis(results: list[SubmissionResult], out_dir: str, key_path: str,
-                   title: str | None) -> tuple[Any, Any, Any]:
-    """(analysis, its ItemData, its planned files) of a graded class, from the same records as grades.json."""
+def _plan_analysis(results: list[SubmissionResult], out_dir: str, heading: str) -> tuple[Any, Any, Any]:
+    """(analysis, its ItemData, its planned files, analysis.pdf headed ``heading``) of a graded class,
+    from the same records as grades.json."""
     from examprep.grading import analysis_files
     from examprep.grading.analysis import item_data
     from examprep.grading.grade import summarise
@@ -360,7 +363,7 @@ def _plan_analysis(results: list[SubmissionResult], out_dir: str, key_path: str,
     for _, m, _, e in summarise(results)[1]:       # as analyze reads grades.json's summary: the first wins
         explanations.setdefault(m, e)
     data = item_data([r.to_dict() for r in results], explanations)
-    result, files = analysis_files.plan(data, out_dir, title=analysis_files.pdf_title(title, Path(key_path).name))
+    result, files = analysis_files.plan(data, out_dir, title=heading)
     return result, data, files
 
 

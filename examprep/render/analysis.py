@@ -30,8 +30,8 @@ def headline(result: dict[str, Any]) -> str:
             f"α {fmt(result['alpha'])} · SEM {fmt(result['sem'], '.1f')}")
 
 
-def terminal_summary(result: dict[str, Any], left_out: list[str] = (), limit: int = 8, title: str | None = None) -> Any:
-    """A rich Group: the headline (under ``title``, the exam's, as analysis.pdf is titled), the parts
+def terminal_summary(result: dict[str, Any], left_out: list[str], *, title: str, limit: int = 8) -> Any:
+    """A rich Group: the headline (under ``title``, analysis.pdf's heading), the parts
     to review and why, the top misconceptions with their share among the top and bottom 27%, and the
     variant groups; each table capped at ``limit`` rows (the files hold everything)."""
     from rich.console import Group
@@ -40,8 +40,7 @@ def terminal_summary(result: dict[str, Any], left_out: list[str] = (), limit: in
 
     from examprep.answers.files import printable      # a title from a file never drives the terminal
 
-    out: list[Any] = ([Text(printable(title), style="bold"), Text(headline(result), style="bold")] if title
-                      else [Text("Item analysis: " + headline(result), style="bold")])
+    out: list[Any] = [Text(printable(title), style="bold"), Text(headline(result), style="bold")]
     review = to_review(result)
     if review:
         t = Table(title=f"Parts to review ({len(review)} of {len(result['parts'])})", title_justify="left",
