@@ -268,27 +268,35 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     return atomic_write_bytes(path, text.encode("utf-8"))
 
 
+def check_target(path: Path, inputs: set[Path], where: str | None = None) -> None:
+    """One output's path, before anything is written: not one of ``inputs`` (resolved paths), not a
+    folder, not a device, pipe or socket (an atomic write would rename over it), not under a file.
+    OutputError names ``where`` (the option and path; default the path)."""
+    where = where or str(path)
+    if path.resolve() in inputs:
+        raise OutputError(f"{where}: an output would overwrite an input file; choose another path")
+    if path.is_dir():
+        raise OutputError(f"{where}: is a folder; an output needs a file's path")
+    if path.exists() and not path.is_file():
+        raise OutputError(f"{where}: is not a regular file (a device, pipe or socket); give a file's path"
+                          " (or - where the option writes to stdout)")
+    above = next((a for a in path.parents if a.exists()), None)
+    if above is not None and not above.is_dir():
+        raise OutputError(f"{where}: {above} is a file, not a folder")
+
+
 def write_outputs(planned: list[tuple[Path, str | bytes]], inputs: set[Path]) -> None:
     """Write the planned files (text or bytes), after checking them all: none would overwrite an
     input, no two share a path, none is a folder or lies under a file — so a run that fails its
     checks writes nothing."""
     seen: dict[Path, Path] = {}
     for path, _ in planned:
+        check_target(path, inputs)
         real = path.resolve()
-        if real in inputs:
-            raise OutputError(f"{path}: an output would overwrite an input file; choose another path")
         if real in seen:
             raise OutputError(f"{path}: two outputs would be written to this one file ({seen[real]} too); "
                              "give each its own path")
         seen[real] = path
-        if path.is_dir():
-            raise OutputError(f"{path}: is a folder; an output needs a file's path")
-        if path.exists() and not path.is_file():      # renamed over, a device or pipe would be replaced
-            raise OutputError(f"{path}: is not a regular file (a device, pipe or socket); give a file's path"
-                              " (or - where the option writes to stdout)")
-        above = next((a for a in path.parents if a.exists()), None)
-        if above is not None and not above.is_dir():
-            raise OutputError(f"{path}: {above} is a file, not a folder")
     for path, data in planned:
         if isinstance(data, bytes):
             atomic_write_bytes(path, data)

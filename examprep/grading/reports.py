@@ -95,10 +95,10 @@ def check_replaced_outputs(outputs: Outputs) -> None:
 
 def check_earlier_grades(outputs: Outputs, named_inputs: list[str]) -> None:
     """Before any work: an existing grades CSV, grades JSON or gradebook file (another class's
-    grades, or an earlier grading) is replaced only with --force; one that is a named input (the key,
-    a submission, --marks, --roster) is refused as an input, --force or not; a device or pipe is
-    refused (it would be renamed over); an empty name is refused. Raises ExamprepError."""
-    from examprep.fileio import OutputError
+    grades, or an earlier grading) is replaced only with --force; fileio.check_target's refusals (a
+    named input — the key, a submission, --marks, --roster —, a folder, a device or pipe) come here
+    too, --force or not, naming the option; an empty name is refused. Raises ExamprepError."""
+    from examprep.fileio import OutputError, check_target
 
     inputs = {Path(p).resolve() for p in named_inputs if p}
     files = [("--csv", outputs.csv), ("--json", outputs.json)]
@@ -112,11 +112,7 @@ def check_earlier_grades(outputs: Outputs, named_inputs: list[str]) -> None:
         if not path or path == "-":
             continue
         target = Path(path)
-        if target.resolve() in inputs:
-            raise OutputError(f"{option} {path}: an output would overwrite an input file; choose another path")
-        if target.exists() and not target.is_file() and not target.is_dir():
-            raise OutputError(f"{option} {path}: is not a regular file (a device, pipe or socket); give a file's "
-                              "path, or - for stdout")
+        check_target(target, inputs, f"{option} {path}")           # the write's own checks, before any work
         if target.is_file() and not outputs.force:
             raise OutputError(f"{option} {path}: already exists (earlier grades?); use --force to replace it, "
                               "or another name")
