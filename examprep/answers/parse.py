@@ -328,8 +328,9 @@ _GROUPED = re.compile(r"(?<![\d.,])[1-9]\d{0,2}(?:\.\d{3})+(?![\d.eE])(?:,\d+)?"
 
 # thousands grouped with a space, a no-break or thin space or an apostrophe ("4 832", "4’832",
 # "1'234,5"): an apostrophe is never an answer's character, a space is only where one value is asked
-_SPACED = re.compile("(?<![\\d.,eE])[1-9]\\d{0,2}(?:[ \u00a0\u202f\u2009'’]\\d{3})+(?![\\d'’])(?:[.,]\\d+)?"
-                     "(?:[eE][-+]?\\d+)?")
+_SPACES = " \u00a0\u202f\u2009"
+_SEPARATORS = f"[{_SPACES}'’]"
+_SPACED = re.compile(f"(?<![\\d.,eE])[1-9]\\d{{0,2}}(?:{_SEPARATORS}\\d{{3}})+(?![\\d'’])(?:[.,]\\d+)?(?:[eE][-+]?\\d+)?")
 _APOSTROPHE = re.compile("['’]")
 # a decimal part with no leading zero (",75" where 0,75 or 0.75 was meant), at the start or after a sign
 _BARE_FRACTION = re.compile(r"^\s*([-+−]?)\s*,(\d+)\s*$")
@@ -342,9 +343,9 @@ def _refuse_grouped_thousands(text: str, scalar: bool) -> None:
     for g in _SPACED.finditer(text):
         number = g.group(0)
         if scalar or _APOSTROPHE.search(number):
-            digits = re.sub("[ \u00a0\u202f\u2009'’]", "", number)
+            digits = re.sub(_SEPARATORS, "", number)
             written = re.sub("[.,]", mark, digits)
-            pieces = re.split("[    ]", number)
+            pieces = re.split(f"[{_SPACES}]", number)
             also = f", or a product with *: {'*'.join(pieces)}" if len(pieces) == 2 and number.isascii() \
                 and not re.search("[.,eE]", number) else ""
             raise AnswerParseError(f"{number!r} at column {g.start() + 1}: write numbers without a thousands "

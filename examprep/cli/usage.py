@@ -126,9 +126,10 @@ def plain_metavar(param: Any) -> None:
         shown = param.display_type(None)
         if shown in _TYPE_METAVARS:        # an argument's label is its name; only the type column changes
             param.display_type = lambda ctx, word=_TYPE_METAVARS[shown]: word
-        param.get_usage_pieces = lambda ctx, piece=usage_piece(param): [piece]
+        piece = usage_piece(param)
+        param.get_usage_pieces = lambda ctx: [piece]
         if param.metavar is None:          # the Arguments section as the usage line: TOPIC..., not topic...
-            param.metavar = usage_piece(param).strip("[]")
+            param.metavar = piece.strip("[]")
         return
     if kind != "option" or param.metavar is not None:
         return
