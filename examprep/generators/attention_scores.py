@@ -18,7 +18,7 @@ import numpy as np
 from examprep import engine, solve
 from examprep.engine import ops
 from examprep.document import Math, Matrix, Text
-from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
+from examprep.generators.framework import Degenerate, Draft, Stream, exact_matmul, generator, steps_from, jsonable
 from examprep.exact import softmax_entry, weighted_sum
 from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
 
@@ -30,26 +30,17 @@ FORM_TEXT = {"dot": r"$e_j = s^\top h_j$", "bilinear": r"$e_j = s^\top W h_j$",
 _STATES = [(a, b) for a in range(-1, 3) for b in range(-1, 3) if (a, b) != (0, 0)]
 
 
-def _check_spread(scores: np.ndarray) -> None:
-    """The softmaxed scores must differ (else uniform weights) but not by more than 4 (else one-hot weights)."""
-    if not 0.5 <= np.ptp(scores) <= 4:
-        raise Degenerate("scores too close (uniform weights) or too far apart (one-hot weights)")
-
-
-def _dot(a: list, b: list) -> float:
-    return sum(x * y for x, y in zip(a, b))
-
-
-def _bilinear(s: list, W: list, H: list) -> list:
-    """sᵀ W h_j for each row h_j of H, in plain Python (exact on the generator's small integers)."""
-    sW = [sum(s[i] * W[i][k] for i in range(len(s))) for k in range(len(W[0]))]
-    return [_dot(sW, h) for h in H]
-
-
-def _check_spread_exact(scores: list) -> None:
-    """_check_spread on integer scores computed before the engine call (the same bounds, exact values)."""
+def _check_spread(scores) -> None:
+    """The softmaxed scores (an engine vector, or the exact list of them computed before the engine
+    call) must differ (else uniform weights) but not by more than 4 (else one-hot weights)."""
     if not 0.5 <= max(scores) - min(scores) <= 4:
         raise Degenerate("scores too close (uniform weights) or too far apart (one-hot weights)")
+
+
+def _scores(s: list, W: list | None, H: list) -> list:
+    """sᵀ h_j, or sᵀ W h_j, for each row h_j of H: exact (small integers), before any engine call."""
+    query = exact_matmul([s], W) if W is not None else [s]
+    return exact_matmul(query, [list(col) for col in zip(*H)])[0]
 
 
 def _score_part(pid: str, prompt: str, value, mis: list, ecf_rule: EcfRule | None = None) -> Part:
@@ -79,7 +70,7 @@ def attention_scores(rng: Stream, difficulty: int, calculator_free: bool) -> Dra
         W = rng.ints(-1, 1, (2, 2))
         if W[0, 1] == W[1, 0]:           # a symmetric W would hide the transposition mistake
             W[0, 1] = -W[1, 0] if W[1, 0] else 1.0
-        _check_spread_exact(_bilinear(sv, W.tolist(), hv) if difficulty == 2 else [_dot(sv, h) for h in hv])
+        _check_spread(_scores(sv, W.tolist() if difficulty == 2 else None, hv))
     elif difficulty == 2:
         W1 = rng.decimals(-1, 1, 0.5, (2, 2))
         W2 = rng.decimals(-1, 1, 0.5, (2, 2))
@@ -89,7 +80,7 @@ def attention_scores(rng: Stream, difficulty: int, calculator_free: bool) -> Dra
     else:
         u = rng.ints(-1, 1, (2,), nonzero=True)
         w = rng.ints(-1, 1, (2,), nonzero=True)
-        _check_spread_exact(_bilinear(sv, [[a * b for b in w.tolist()] for a in u.tolist()], hv))
+        _check_spread(_scores(sv, exact_matmul([[a] for a in u.tolist()], [w.tolist()]), hv))
         d_big, r = rng.choice([256, 512, 1024]), rng.choice([8, 16, 32])
     base = {"query": jsonable(s), "key": jsonable(H), "value": jsonable(H)}
     known = solve.mistakes("attention", base | {"score": "dot"})       # every score form below, through the engine

@@ -272,6 +272,13 @@ def _check(draft: Draft) -> Draft:
     return draft
 
 
+def exact_matmul(a: list, b: list) -> list[list[float]]:
+    """a @ b of nested lists of small integers or halves, in plain Python: exact, so the engine's value
+    to the bit, without numpy's per-call cost — for a generator's checks of its draws before the
+    engine is called."""
+    return [[sum(x * y for x, y in zip(row, col)) for col in zip(*b)] for row in a]
+
+
 def plain_array(a: Any, decimals: int | None = None) -> np.ndarray:
     """``a`` as floats (rounded to ``decimals`` where given) with every -0.0 made 0.0, so that a
     problem never shows "-0" (the from-model generators' slices of real weights)."""

@@ -18,7 +18,8 @@ import numpy as np
 from examprep import solve
 from examprep.document import Matrix, Text
 from examprep.engine import ops
-from examprep.generators.framework import Degenerate, Draft, Stream, generator, step_per_part, steps_from, jsonable
+from examprep.generators.framework import (Degenerate, Draft, Stream, exact_matmul, generator, step_per_part, steps_from,
+                                          jsonable)
 from examprep.exact import softmax_entry, weighted_sum
 from examprep.problem import Misconception, Part, EcfRule, SolutionStep
 
@@ -37,11 +38,6 @@ def _exact_rows(scaled: np.ndarray, allowed: np.ndarray, values: np.ndarray) -> 
         weights.append([softmax_entry(exps, idx.index(j)) if j in idx else "0" for j in range(n)])
         out.append([weighted_sum(exps, [values[j, c] for j in idx]) for c in range(values.shape[1])])
     return weights, out
-
-
-def _matmul(a: list, b: list) -> list:
-    """a @ b of small integer-valued float lists, in plain Python: exact, as numpy's is on such values."""
-    return [[sum(x * y for x, y in zip(row, col)) for col in zip(*b)] for row in a]
 
 
 def _refuse_flat_or_spread_scores(Q: list, K: list, heads: int, causal: bool) -> None:
@@ -76,7 +72,7 @@ def self_attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draft
     w_v = rng.ints(-1, 2, (2, 2))
     w_o = rng.ints(-1, 1, (2, 2), nonzero=True) if difficulty == 3 else None
     rows = X.tolist()                               # the checks before the engine call in plain Python (exact
-    Q, K = _matmul(rows, w_q.tolist()), _matmul(rows, w_k.tolist())     # integers): a redraw costs no engine work
+    Q, K = exact_matmul(rows, w_q.tolist()), exact_matmul(rows, w_k.tolist())     # integers): a redraw costs no engine work
     if len({tuple(r) for r in rows}) < n or not any(map(any, Q)) or not any(map(any, K)):
         raise Degenerate("repeated tokens or a zero projection")
     if all(a == b for a, b in w_v.tolist()):

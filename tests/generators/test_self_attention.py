@@ -81,7 +81,8 @@ def test_refusal_before_the_engine_is_the_engines_own_check(case, data):
 
     from examprep import engine
     from examprep.generators.framework import Degenerate
-    from examprep.generators.self_attention import _matmul, _refuse_flat_or_spread_scores
+    from examprep.generators.framework import exact_matmul
+    from examprep.generators.self_attention import _refuse_flat_or_spread_scores
 
     heads, causal, n = case
     d_k = 4 if heads == 1 else 2
@@ -93,7 +94,7 @@ def test_refusal_before_the_engine_is_the_engines_own_check(case, data):
     engine_refuses = any(ok.sum() > 1 and not 0 < np.ptp(row[ok]) <= 4
                          for h_scores in scaled for row, ok in zip(h_scores, t.allowed))
     try:
-        _refuse_flat_or_spread_scores(_matmul(x, w_q), _matmul(x, w_k), heads, causal)
+        _refuse_flat_or_spread_scores(exact_matmul(x, w_q), exact_matmul(x, w_k), heads, causal)
         refused = False
     except Degenerate:
         refused = True
