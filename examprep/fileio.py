@@ -156,8 +156,9 @@ def check_writable(path: str | os.PathLike) -> Path:
     except OSError as err:                       # e.g. a name too long for the file system
         raise _cannot_write(target, err) from None
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        real = _through_link(target)             # where write_files will put the temporary file
+        real.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
         os.close(fd)
         os.unlink(tmp)
     except OSError as err:
@@ -216,7 +217,8 @@ def write_files(files: dict[Path, bytes], *, overwrite: bool = True, private: bo
     that removes the temporaries and the directories this call created; a failure raises
     OutputError naming the file. ``overwrite=False``: a target that appeared meanwhile is an
     error. Files get the mode a plain open() would give (0666 & ~umask), or 0600 with ``private``.
-    Returns the targets, in order."""
+    A target that is a symbolic link is written through: the file it points to gets the new
+    content and the link stays (as an editor saves a linked file). Returns the targets, in order."""
     temps: list[tuple[str, Path]] = []
     created: list[Path] = []
     umask = os.umask(0)
@@ -224,6 +226,7 @@ def write_files(files: dict[Path, bytes], *, overwrite: bool = True, private: bo
     target = None
     try:
         for target, data in ((Path(t), d) for t, d in files.items()):
+            target = _through_link(target)
             missing = [d for d in (target.parent, *target.parent.parents) if not d.exists()]
             target.parent.mkdir(parents=True, exist_ok=True)
             created += reversed(missing)
@@ -256,7 +259,13 @@ def write_files(files: dict[Path, bytes], *, overwrite: bool = True, private: bo
         if isinstance(err, OSError):
             raise _cannot_write(target if target is not None else Path(err.filename or "."), err) from None
         raise
-    return [t for _, t in temps]
+    return [Path(t) for t in files]
+
+
+def _through_link(target: Path) -> Path:
+    """The file a write to ``target`` should replace: ``target`` itself, or where it points when it
+    is a symbolic link (followed to the end; a dangling link's target is created)."""
+    return Path(os.path.realpath(target)) if target.is_symlink() else target
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, private: bool = False) -> Path:

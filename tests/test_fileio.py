@@ -79,6 +79,35 @@ def test_files_get_open_modes_and_a_secret_stays_private(tmp_path):
     assert stat.S_IMODE(plain.stat().st_mode) == 0o644 and stat.S_IMODE(private.stat().st_mode) == 0o600
 
 
+def test_a_linked_output_is_written_through_and_the_link_kept(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "grades.json").write_text("old")
+    link = tmp_path / "grades.json"
+    link.symlink_to(shared / "grades.json")
+    dangling = tmp_path / "new.json"
+    dangling.symlink_to(shared / "new.json")
+    relative = tmp_path / "rel.json"
+    relative.symlink_to(os.path.join("shared", "rel.json"))
+    written = write_files({link: b"new", dangling: b"made", relative: b"rel"})
+    assert written == [link, dangling, relative]
+    assert all(p.is_symlink() for p in written)                  # no link replaced by a plain file
+    assert (shared / "grades.json").read_text() == "new"
+    assert (shared / "new.json").read_text() == "made" and (shared / "rel.json").read_text() == "rel"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["grades.json", "new.json", "rel.json", "shared"]
+    assert sorted(p.name for p in shared.iterdir()) == ["grades.json", "new.json", "rel.json"]   # no temporaries left
+
+
+def test_a_write_through_a_link_into_a_file_path_fails_in_one_line_and_leaves_nothing(tmp_path):
+    blocker = tmp_path / "blocker"
+    blocker.write_text("x")
+    link = tmp_path / "out.json"
+    link.symlink_to(blocker / "out.json")                        # points under a file
+    with pytest.raises(OutputError, match="blocker is a file, not a directory"):
+        atomic_write_bytes(link, b"y")
+    assert link.is_symlink() and blocker.read_text() == "x"
+
+
 @pytest.mark.parametrize("sid", ["s123", "Müller/1", "-rf", "..", "CON", "a b", "x" * 100, ""])
 def test_a_student_gets_the_same_file_name_on_a_sheet_and_in_the_grades(sid):
     """The answer template a sheet writes and the feedback file grading writes are named alike."""

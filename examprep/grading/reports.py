@@ -97,7 +97,8 @@ def check_earlier_grades(outputs: Outputs, named_inputs: list[str]) -> None:
     """Before any work: an existing grades CSV, grades JSON or gradebook file (another class's
     grades, or an earlier grading) is replaced only with --force; fileio.check_target's refusals (a
     named input — the key, a submission, --marks, --roster —, a folder, a device or pipe) come here
-    too, --force or not, naming the option; an empty name is refused. Raises ExamprepError."""
+    too, --force or not, naming the option; an empty name, two options naming one file and a folder
+    that does not exist are refused. Raises ExamprepError."""
     from examprep.fileio import OutputError, check_target
 
     inputs = {Path(p).resolve() for p in named_inputs if p}
@@ -106,6 +107,7 @@ def check_earlier_grades(outputs: Outputs, named_inputs: list[str]) -> None:
         files.append(("--gradebook", outputs.gradebook[1]))
         if outputs.gradebook[1] == "-":
             raise ParamError("--gradebook: '-' (stdout) is not offered for a gradebook; give a file name")
+    seen: dict[Path, str] = {}
     for option, path in files:
         if path == "":
             raise ParamError(f"{option}: an empty file name; give a file name (or - for stdout)")
@@ -113,6 +115,12 @@ def check_earlier_grades(outputs: Outputs, named_inputs: list[str]) -> None:
             continue
         target = Path(path)
         check_target(target, inputs, f"{option} {path}")           # the write's own checks, before any work
+        if target.resolve() in seen:
+            raise ParamError(f"{seen[target.resolve()]} and {option} {path} name one file; give each its own path")
+        seen[target.resolve()] = f"{option} {path}"
+        if not target.parent.is_dir():            # as generate and sheet: a typo never makes folders
+            raise OutputError(f"{option} {path}: the directory {target.parent} does not exist; create it first "
+                              f"(mkdir -p {target.parent})")
         if target.is_file() and not outputs.force:
             raise OutputError(f"{option} {path}: already exists (earlier grades?); use --force to replace it, "
                               "or another name")

@@ -169,7 +169,11 @@ def test_a_grade_run_that_fails_its_output_checks_writes_nothing(graded, tmp_pat
     (tmp_path / "a.log").write_text("a log\n")
     for json_out, extra, message in [
             (tmp_path / "g.json", ["--analysis", tmp_path / "a.log"], "is a file, not a folder"),
-            (tmp_path / "both.json", ["--csv", tmp_path / "both.json"], "two outputs would be written to this one file")]:
+            (tmp_path / "both.json", ["--csv", tmp_path / "both.json"],
+             f"--csv {tmp_path / 'both.json'} and --json {tmp_path / 'both.json'} name one file"),
+            (tmp_path / "an" / "item-analysis.json", ["--analysis", tmp_path / "an"],
+             "two outputs would be written to this one file")]:
+        (tmp_path / "an").mkdir(exist_ok=True)
         res = run("grade", d / "class" / "key.json", d / "subs", "-q", "--json", json_out, *extra)
         assert res.exit_code == 2 and message in res.stderr, res.output
         assert not json_out.exists() and (tmp_path / "a.log").read_text() == "a log\n"

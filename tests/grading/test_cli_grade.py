@@ -410,3 +410,40 @@ def test_marks_and_roster_files_are_inputs_refused_at_once_with_or_without_force
         assert res.exit_code == 2 and res.stderr == (f"error: --json {marks}: an output would overwrite an input "
                                                      "file; choose another path\n"), res.output
     assert roster.read_text() == "id,name\nada,Ada\n" and marks.read_text() == "student_id,part,points\n"
+
+
+@pytest.mark.parametrize("option", ["--json", "--csv", "--gradebook"])
+def test_a_grades_file_in_a_missing_folder_is_refused_before_any_work(ada, tmp_path, option):
+    # as generate and sheet refuse it: a typo in the folder never creates folders, nor any output
+    d, sub = ada
+    target = tmp_path / "typo" / "grades.out"
+    report = tmp_path / "rep"
+    args = ["--gradebook", "canvas", target] if option == "--gradebook" else [option, target]
+    res = run("grade", d / "key.json", sub, *args, "--report", report, "--quiet", "--force")
+    assert res.exit_code == 2, res.output
+    assert res.stderr == (f"error: {option} {target}: the directory {target.parent} does not exist; "
+                          f"create it first (mkdir -p {target.parent})\n")
+    assert not target.parent.exists() and not report.exists()
+
+
+def test_two_grades_options_naming_one_file_are_named_by_option(ada, tmp_path):
+    d, sub = ada
+    (tmp_path / "sub").mkdir()
+    one, same = tmp_path / "g.out", tmp_path / "sub" / ".." / "g.out"
+    res = run("grade", d / "key.json", sub, "--csv", one, "--json", same, "--quiet")
+    assert res.exit_code == 2 and res.stderr == f"error: --csv {one} and --json {same} name one file; " \
+                                                "give each its own path\n", res.output
+    assert not one.exists()
+
+
+def test_a_linked_grades_file_is_updated_through_its_link(ada, tmp_path):
+    # an instructor's grades.json linked into a shared folder: the link stays, the shared file is new
+    d, sub = ada
+    (tmp_path / "shared").mkdir()
+    shared = tmp_path / "shared" / "grades.json"
+    shared.write_text("{}")
+    link = tmp_path / "grades.json"
+    link.symlink_to(shared)
+    res = run("grade", d / "key.json", sub, "--json", link, "--force", "--quiet")
+    assert res.exit_code == 0, res.output
+    assert link.is_symlink() and json.loads(shared.read_text())["submissions"][0]["student_id"] == "ada"

@@ -124,6 +124,7 @@ def graded(tmp_path_factory, key_path):
     tmp = tmp_path_factory.mktemp("hostile")
     folder = hostile_class(tmp, key_path)
     out = tmp / "out"
+    out.mkdir()                                     # a file option's folder must exist (--report makes its own)
     res = run("grade", key_path, folder, "--json", out / "g.json", "--csv", out / "g.csv", "--report", out / "rep",
               "--gradescope", out / "gs", "--no-color")
     return folder, out, res
