@@ -33,6 +33,13 @@ def _live_members(pgid: int) -> list[int]:
     return out
 
 
+def _ctrl_c_as_at_a_terminal() -> None:
+    """In the child before exec: SIGINT handled by default, as a shell gives a command it starts in
+    the foreground — a suite started in the background by a non-interactive shell inherits it ignored,
+    and the command would never see the Ctrl-C this test sends."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_during_the_pdfs_stops_everything_and_writes_nothing(tmp_path):
     (tmp_path / "roster.csv").write_text("id,name\n" + "".join(f"s{i},Student {i}\n" for i in range(24)))
     (tmp_path / "secret.txt").write_text(SECRET)
@@ -40,7 +47,8 @@ def test_ctrl_c_during_the_pdfs_stops_everything_and_writes_nothing(tmp_path):
     proc = subprocess.Popen(
         [sys.executable, "-m", "examprep", "sheet", "-r", "midterm", "-s", "1", "--roster", str(tmp_path / "roster.csv"),
          "--secret-file", str(tmp_path / "secret.txt"), "-f", "pdf,md", "--out", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, start_new_session=True)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, start_new_session=True,
+        preexec_fn=_ctrl_c_as_at_a_terminal)
     try:
         first = proc.stderr.readline()                  # blocks until the first PDF part is typeset
         assert first.startswith("typeset 1 of "), first + proc.stderr.read()

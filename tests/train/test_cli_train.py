@@ -24,6 +24,13 @@ def run(*args, input=None, env=None):
     return runner.invoke(app, [str(a) for a in args], input=input, env=env)
 
 
+def _ctrl_c_as_at_a_terminal() -> None:
+    """In the child before exec: SIGINT handled by default, as a shell gives a command it starts in
+    the foreground — a suite started in the background by a non-interactive shell inherits it ignored,
+    and the command would never see the Ctrl-C this test sends."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_help_lists_the_trainer_commands_without_importing_torch():
     code = ("import sys; from typer.testing import CliRunner; from examprep.cli import app; "
             "res = CliRunner().invoke(app, ['--help']); "
@@ -164,7 +171,7 @@ def test_ctrl_c_saves_a_checkpoint_and_exits_cleanly_then_resume_continues(tmp_p
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     proc = subprocess.Popen([PYTHON, "-m", "examprep", "train", *TINY, "--steps", "100000", "--eval-every", "20",
                              "--out", str(out)], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, preexec_fn=_ctrl_c_as_at_a_terminal)
     deadline = time.time() + 120
     while time.time() < deadline and proc.poll() is None and checkpoint.latest(out) is None:
         time.sleep(0.2)                                      # training is under way once step 20 is saved
