@@ -29,6 +29,10 @@ runner = CliRunner()
 VISIBILITIES = {"hidden", "after_due_date", "after_published", "visible"}
 
 
+# Gradescope's machine has no checkout of ours: with PYTHONPATH pointing at one, pip saw its examprep
+# as installed and skipped the wheel, and the autograder ran this checkout's code
+AWAY = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
 def run(*args):
     return runner.invoke(app, [str(a) for a in args], env={"COLUMNS": "80", "NO_COLOR": "1"})
 
@@ -47,14 +51,14 @@ def tree(tmp_path_factory):
         z.extractall(root / "source")
         modes = {i.filename: i.external_attr >> 16 for i in z.infolist()}
     venv = root / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120, env=AWAY)
     [wheel] = (root / "source").glob("examprep-*.whl")
     vpy = venv / "bin" / "python"
     res = subprocess.run([sys.executable, "-m", "pip", "--python", str(vpy), "install", "--no-deps", "--no-index", "-q",
-                          str(wheel)], capture_output=True, text=True, timeout=300)
+                          str(wheel)], capture_output=True, text=True, timeout=300, env=AWAY)
     assert res.returncode == 0, res.stderr
     site = subprocess.run([str(vpy), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+                          capture_output=True, text=True, check=True, env=AWAY).stdout.strip()
     here = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     Path(site, "_dependencies_installed_here.pth").write_text("\n".join(sorted(here)) + "\n")
     key = read_key(d / "key.json")
@@ -72,7 +76,7 @@ def answers(key, right=True):
 def run_autograder(root):
     shutil.rmtree(root / "results")
     (root / "results").mkdir()
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"AUTOGRADER_ROOT": str(root)}
+    env = AWAY | {"AUTOGRADER_ROOT": str(root)}
     res = subprocess.run(["bash", str(root / "source" / "run_autograder")], capture_output=True, text=True, env=env,
                          timeout=300, cwd=root)       # away from this checkout, whose examprep/ would shadow the wheel's
     assert res.returncode == 0, res.stderr
@@ -119,7 +123,7 @@ def test_the_fresh_environment_runs_the_bundled_wheel(tree):
     _, root, _, _ = tree
     vpy = root / "venv" / "bin" / "python"
     where = subprocess.run([str(vpy), "-c", "import examprep; print(examprep.__file__)"], capture_output=True,
-                           text=True, check=True, cwd=root).stdout.strip()     # cwd: not this checkout
+                           text=True, check=True, cwd=root, env=AWAY).stdout.strip()     # cwd: not this checkout
     assert Path(where).resolve().is_relative_to((root / "venv").resolve())
 
 
