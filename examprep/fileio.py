@@ -173,8 +173,14 @@ def check_output_file(path: str | os.PathLike, option: str, *, force: bool = Fal
     exist (never created silently: a typo would otherwise scatter files), a parent that is a file,
     and an existing file unless ``force``. Returns the path.
     """
+    raw = os.fspath(path)
     target = Path(path)
-    where = f"{option} {target}" if option else str(target)
+    where = f"{option} {raw}" if option else raw
+    if not raw.strip():
+        raise OutputError(f"{option or 'output'}: an empty file name; give a file name")
+    if raw.endswith(("/", os.sep)) and not target.is_dir():   # Path() drops it: k.json/ would be written as k.json
+        raise OutputError(f"{where}: ends with '/' (a folder's name); give a file name")
+    target = _through_link(target, where)        # a link: its target's folder must exist
     try:
         if target.is_dir():
             example = target / ("key.json" if option == "--key" else "answers.toml" if option == "--template" else "FILE")
@@ -216,7 +222,8 @@ def write_files(files: dict[Path, bytes], *, overwrite: bool = True, private: bo
     they renamed into place, with Ctrl-C held off for those few renames. A failure or Ctrl-C before
     that removes the temporaries and the directories this call created; a failure raises
     OutputError naming the file. ``overwrite=False``: a target that appeared meanwhile is an
-    error. Files get the mode a plain open() would give (0666 & ~umask), or 0600 with ``private``.
+    error. A new file gets the mode a plain open() would give (0666 & ~umask), a replaced one keeps
+    its own, and ``private`` makes 0600 either way.
     A target that is a symbolic link is written through: the file it points to gets the new
     content and the link stays (as an editor saves a linked file). Returns the targets, in order."""
     temps: list[tuple[str, Path]] = []
@@ -233,7 +240,7 @@ def write_files(files: dict[Path, bytes], *, overwrite: bool = True, private: bo
             fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
             temps.append((tmp, target))
             if not private:                     # mkstemp makes 0600: private from the start
-                os.chmod(tmp, 0o666 & ~umask)
+                os.chmod(tmp, _kept_mode(target, 0o666 & ~umask))
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
                 fh.flush()
@@ -262,10 +269,44 @@ def write_files(files: dict[Path, bytes], *, overwrite: bool = True, private: bo
     return [Path(t) for t in files]
 
 
-def _through_link(target: Path) -> Path:
+def _kept_mode(target: Path, default: int) -> int:
+    """The permission bits a replaced file keeps (a grades file made private stays private), else
+    ``default``: what a plain open() would give a new file."""
+    try:
+        st = os.stat(target)
+    except OSError:
+        return default
+    return stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else default
+
+
+def real_path(path: str | os.PathLike) -> Path:
+    """``path`` with every symbolic link followed, for comparing paths (an output that is an input,
+    two outputs on one file). Never raises: a link loop stays as it is (Path.resolve raises
+    RuntimeError on one); reading or writing it then fails with its own one-line error."""
+    return Path(os.path.realpath(path))
+
+
+def _through_link(target: Path, where: str | None = None) -> Path:
     """The file a write to ``target`` should replace: ``target`` itself, or where it points when it
-    is a symbolic link (followed to the end; a dangling link's target is created)."""
-    return Path(os.path.realpath(target)) if target.is_symlink() else target
+    is a symbolic link (followed to the end; a dangling link's target is created, in a folder that
+    must exist: a link never makes folders). Raises OutputError for a link loop or a link into a
+    missing folder, naming ``where`` (default the path)."""
+    if not target.is_symlink():
+        return target
+    where = where or str(target)
+    real = real_path(target)
+    try:
+        os.stat(target)
+    except FileNotFoundError:                    # dangling: the file it names is created
+        pass
+    except OSError as err:                       # a loop (ELOOP), a link through a file (ENOTDIR)
+        under = next((a for a in real.parents if a.exists() and not a.is_dir()), None)
+        reason = f"{under} is a file, not a directory" if under else err.strerror or str(err)
+        raise OutputError(f"{where}: cannot write ({reason})") from None
+    if not real.parent.is_dir():
+        raise OutputError(f"{where}: a symbolic link to {real}, whose folder does not exist; "
+                          f"create it first (mkdir -p {real.parent})")
+    return real
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, private: bool = False) -> Path:
@@ -277,13 +318,17 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     return atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def check_target(path: Path, inputs: set[Path], where: str | None = None) -> None:
+def check_target(path: str | os.PathLike, inputs: set[Path], where: str | None = None) -> None:
     """One output's path, before anything is written: not one of ``inputs`` (resolved paths), not a
     folder, not a device, pipe or socket (an atomic write would rename over it), not under a file.
     OutputError names ``where`` (the option and path; default the path)."""
-    where = where or str(path)
-    if path.resolve() in inputs:
+    where = where or os.fspath(path)
+    if os.fspath(path).endswith(("/", os.sep)):    # Path() drops it: g.csv/ would be written as g.csv
+        raise OutputError(f"{where}: ends with '/' (a folder's name); an output needs a file's path")
+    path = Path(path)
+    if real_path(path) in inputs:
         raise OutputError(f"{where}: an output would overwrite an input file; choose another path")
+    _through_link(path, where)
     if path.is_dir():
         raise OutputError(f"{where}: is a folder; an output needs a file's path")
     if path.exists() and not path.is_file():
@@ -301,7 +346,7 @@ def write_outputs(planned: list[tuple[Path, str | bytes]], inputs: set[Path]) ->
     seen: dict[Path, Path] = {}
     for path, _ in planned:
         check_target(path, inputs)
-        real = path.resolve()
+        real = real_path(path)
         if real in seen:
             raise OutputError(f"{path}: two outputs would be written to this one file ({seen[real]} too); "
                              "give each its own path")

@@ -176,13 +176,19 @@ def _toml_key(name: str) -> str:
     return name if all(c.isalnum() or c in "_-" for c in name) and name.isascii() else json.dumps(name)
 
 
-def check_outputs(*, key: str | Path | None = None, template: str | Path | None = None, force: bool = False) -> None:
+def check_outputs(*, key: str | Path | None = None, template: str | Path | None = None, force: bool = False,
+                  inputs: list[str] = ()) -> None:
     """Before any work: --key and --template name files that can be written (a missing directory
-    is refused, never created: a typo would scatter keys). Raises OutputError naming the option."""
-    from examprep.fileio import check_output_file
+    is refused, never created: a typo would scatter keys) and none of ``inputs`` (the question
+    files being built: --force never replaces one, links followed). Raises OutputError naming the
+    option."""
+    from examprep.fileio import OutputError, check_output_file, real_path
 
+    read = {real_path(p) for p in inputs}
     for option, path in (("--key", key), ("--template", template)):
         if path is not None:
+            if real_path(path) in read:
+                raise OutputError(f"{option} {path}: is an input being read; choose another path")
             check_output_file(path, option, force=force)
 
 
@@ -194,9 +200,9 @@ def save(problems: list[Problem], *, key: str | Path | None = None, template: st
     same file, or when one exists and ``force`` is not set (a filled-in answer file or the key a
     class is graded against must never be replaced by accident). Nothing is written then.
     """
-    from examprep.fileio import OutputError
+    from examprep.fileio import OutputError, real_path
 
-    if key is not None and template is not None and Path(key).resolve() == Path(template).resolve():
+    if key is not None and template is not None and real_path(key) == real_path(template):
         raise OutputError(f"--key and --template name the same file ({key})")
     if not force:
         for option, path in (("--key", key), ("--template", template)):

@@ -6,7 +6,7 @@ import stat
 import pytest
 
 from examprep.errors import ExamprepError
-from examprep.fileio import (InputError, OutputError, atomic_write_bytes, read_user_bytes, read_user_text, safe_name,
+from examprep.fileio import (InputError, OutputError, atomic_write_bytes, check_output_file, check_target, read_user_bytes, read_user_text, safe_name,
                              write_files)
 
 
@@ -106,6 +106,55 @@ def test_a_write_through_a_link_into_a_file_path_fails_in_one_line_and_leaves_no
     with pytest.raises(OutputError, match="blocker is a file, not a directory"):
         atomic_write_bytes(link, b"y")
     assert link.is_symlink() and blocker.read_text() == "x"
+
+
+def test_a_replaced_file_keeps_its_permissions(tmp_path):
+    # grades made private (chmod 600) stayed private only until the next --force
+    umask = os.umask(0o022)
+    try:
+        kept = tmp_path / "grades.json"
+        kept.write_text("old")
+        os.chmod(kept, 0o600)
+        atomic_write_bytes(kept, b"new")
+        shared = tmp_path / "shared.json"
+        shared.write_text("old")
+        os.chmod(shared, 0o640)
+        link = tmp_path / "link.json"
+        link.symlink_to(shared)
+        atomic_write_bytes(link, b"new")
+        fresh = atomic_write_bytes(tmp_path / "fresh.json", b"x")
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600 and kept.read_text() == "new"
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o640 and shared.read_text() == "new"
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o644
+
+
+def test_link_loops_and_links_into_missing_folders_are_one_line_and_make_nothing(tmp_path):
+    loop1, loop2 = tmp_path / "loop1", tmp_path / "loop2"
+    loop1.symlink_to(loop2)
+    loop2.symlink_to(loop1)
+    into = tmp_path / "into.json"
+    into.symlink_to(tmp_path / "missing" / "x.json")
+    for check in (lambda p: check_target(p, set(), f"--json {p.name}"),
+                  lambda p: check_output_file(p, "--json"),
+                  lambda p: atomic_write_bytes(p, b"x")):
+        with pytest.raises(OutputError, match="loop1: cannot write [(]Too many levels of symbolic links[)]"):
+            check(loop1)
+        with pytest.raises(OutputError, match=f"into.json: a symbolic link to {tmp_path / 'missing' / 'x.json'}, "
+                                              "whose folder does not exist; create it first"):
+            check(into)
+    assert not (tmp_path / "missing").exists() and loop1.is_symlink() and into.is_symlink()
+
+
+def test_an_output_named_as_a_folder_or_empty_is_refused(tmp_path):
+    with pytest.raises(OutputError, match="^--csv g.csv/: ends with '/'"):
+        check_target(str(tmp_path / "g.csv") + "/", set(), "--csv g.csv/")
+    with pytest.raises(OutputError, match="ends with '/'"):
+        check_output_file(str(tmp_path / "k.json") + "/", "--key")
+    with pytest.raises(OutputError, match="^--key: an empty file name; give a file name$"):
+        check_output_file("", "--key")
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("sid", ["s123", "Müller/1", "-rf", "..", "CON", "a b", "x" * 100, ""])

@@ -102,3 +102,27 @@ def test_key_naming_a_directory_says_so_with_or_without_force(tmp_path, force):
     assert res.exit_code == 2 and res.stderr.count("\n") == 1, res.output
     assert res.stderr == f"error: --key {tmp_path}: is a directory; give a file name such as {tmp_path / 'key.json'}\n"
     assert "Is a directory" not in res.stderr and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("option", ["--key", "--template"])
+def test_a_question_file_being_built_is_never_replaced_even_with_force(tmp_path, option):
+    # `generate q.toml --key q.toml --force` replaced the instructor's question file with the key
+    from pathlib import Path
+
+    import examprep
+
+    source = Path(examprep.__file__).parent / "bank" / "questions" / "softmax-by-hand.toml"
+    question = tmp_path / "q.toml"
+    question.write_bytes(source.read_bytes())
+    link = tmp_path / "link.json"
+    link.symlink_to(question)
+    for target in (question, link):
+        res = run("generate", str(question), "--seed", "1", option, str(target), "--force")
+        assert res.exit_code == 2 and res.stderr == f"error: {option} {target}: is an input being read; " \
+                                                    "choose another path\n", res.output
+    assert question.read_bytes() == source.read_bytes() and link.is_symlink()
+
+
+def test_an_empty_key_name_is_refused_as_empty_not_as_a_directory():
+    res = run("generate", "attention", "--seed", "7", "--key", "")
+    assert res.exit_code == 2 and res.stderr == "error: --key: an empty file name; give a file name\n"

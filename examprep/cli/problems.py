@@ -58,6 +58,7 @@ def generate(
     force: bool = typer.Option(False, "--force", help="Replace an existing --key or --template file."),
 ) -> None:
     """Generate fresh, hand-computable problems with worked solutions."""
+    import os
     import secrets
 
     from examprep import keys
@@ -65,7 +66,8 @@ def generate(
     from examprep.errors import missing_extra
 
     seed = secrets.randbelow(1_000_000) if seed is None else seed
-    keys.check_outputs(key=key, template=template, force=force)      # before the work
+    keys.check_outputs(key=key, template=template, force=force,      # before the work
+                       inputs=[t for t in topic if os.path.isfile(t)])
     try:
         problems = build_many(topic, seed=seed, count=count, difficulty=difficulty,
                                          calculator_free=calculator_free,

@@ -85,9 +85,9 @@ def check_replaced_outputs(outputs: Outputs) -> None:
         check_out_dir(outputs.analysis, "--analysis", force=outputs.force)
     if not outputs.marks_template:
         return
-    from examprep.fileio import check_output_file
+    from examprep.fileio import check_output_file, real_path
 
-    if outputs.marks and Path(outputs.marks).resolve() == Path(outputs.marks_template).resolve():
+    if outputs.marks and real_path(outputs.marks) == real_path(outputs.marks_template):
         raise ParamError(f"--marks-template {outputs.marks_template}: is the --marks file being merged; "
                          "choose another path")
     check_output_file(outputs.marks_template, "--marks-template", force=outputs.force)
@@ -99,25 +99,22 @@ def check_earlier_grades(outputs: Outputs, named_inputs: list[str]) -> None:
     named input — the key, a submission, --marks, --roster —, a folder, a device or pipe) come here
     too, --force or not, naming the option; an empty name, two options naming one file and a folder
     that does not exist are refused. Raises ExamprepError."""
-    from examprep.fileio import OutputError, check_target
+    from examprep.fileio import OutputError, check_target, real_path
 
-    inputs = {Path(p).resolve() for p in named_inputs if p}
+    inputs = {real_path(p) for p in named_inputs if p}
     files = [("--csv", outputs.csv), ("--json", outputs.json)]
     if outputs.gradebook:
         files.append(("--gradebook", outputs.gradebook[1]))
         if outputs.gradebook[1] == "-":
             raise ParamError("--gradebook: '-' (stdout) is not offered for a gradebook; give a file name")
-    seen: dict[Path, str] = {}
+    _one_path_each(outputs)
     for option, path in files:
         if path == "":
             raise ParamError(f"{option}: an empty file name; give a file name (or - for stdout)")
         if not path or path == "-":
             continue
         target = Path(path)
-        check_target(target, inputs, f"{option} {path}")           # the write's own checks, before any work
-        if target.resolve() in seen:
-            raise ParamError(f"{seen[target.resolve()]} and {option} {path} name one file; give each its own path")
-        seen[target.resolve()] = f"{option} {path}"
+        check_target(path, inputs, f"{option} {path}")             # the write's own checks, before any work
         if not target.parent.is_dir():            # as generate and sheet: a typo never makes folders
             raise OutputError(f"{option} {path}: the directory {target.parent} does not exist; create it first "
                               f"(mkdir -p {target.parent})")
@@ -126,14 +123,36 @@ def check_earlier_grades(outputs: Outputs, named_inputs: list[str]) -> None:
                               "or another name")
 
 
+def _one_path_each(outputs: Outputs) -> None:
+    """Before any work: no two outputs — files (--csv, --json, --gradebook, --marks-template) or
+    folders (--report, --gradescope, --analysis) — on one path (links followed): a file and a folder
+    of one name failed half-way, after the first was written; two folders mixed their files.
+    Raises ParamError naming both options."""
+    from examprep.fileio import real_path
+
+    named = [("--csv", outputs.csv), ("--json", outputs.json),
+             ("--gradebook", outputs.gradebook[1] if outputs.gradebook else None),
+             ("--marks-template", outputs.marks_template), ("--report", outputs.report),
+             ("--gradescope", outputs.gradescope), ("--analysis", outputs.analysis)]
+    seen: dict[Path, str] = {}
+    for option, path in named:
+        if not path or path == "-":
+            continue
+        real = real_path(path)
+        if real in seen:
+            raise ParamError(f"{seen[real]} and {option} {path} name one path; give each its own")
+        seen[real] = f"{option} {path}"
+
+
 def check_outputs_beside_submissions(submissions: list[str], outputs: Outputs) -> None:
     """Before any work: an output written straight into a folder of submissions would be read as a
     student by the next `grade` of that folder (grades.json, item-analysis.csv, results.json…), so
     such an output is refused in one line. Sub-folders are not searched, so a folder inside is fine.
     Raises ParamError."""
     from examprep.answers.files import SUFFIXES
+    from examprep.fileio import real_path
 
-    folders = {Path(s).resolve(): s for s in submissions if Path(s).is_dir()}
+    folders = {real_path(s): s for s in submissions if Path(s).is_dir()}
     if not folders:
         return
     files = [("--csv", outputs.csv), ("--json", outputs.json), ("--marks-template", outputs.marks_template)]
@@ -141,12 +160,12 @@ def check_outputs_beside_submissions(submissions: list[str], outputs: Outputs) -
         files.append(("--gradebook", outputs.gradebook[1]))
     dirs = [("--analysis", outputs.analysis), ("--gradescope", outputs.gradescope)]
     for option, path in files:
-        if path and path != "-" and Path(path).suffix.lower() in SUFFIXES and Path(path).resolve().parent in folders:
+        if path and path != "-" and Path(path).suffix.lower() in SUFFIXES and real_path(path).parent in folders:
             raise ParamError(f"{option} {path}: is inside the submissions folder "
-                             f"{folders[Path(path).resolve().parent]}, where the next grading would read it as a "
+                             f"{folders[real_path(path).parent]}, where the next grading would read it as a "
                              "student; write it elsewhere")
     for option, path in dirs:
-        if path and Path(path).resolve() in folders:
+        if path and real_path(path) in folders:
             raise ParamError(f"{option} {path}: is the submissions folder itself, where the next grading would "
                              "read its files as students; choose another folder")
 
@@ -300,11 +319,13 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
 
         book = build(outputs.gradebook[0], results, title=the_key.title or Path(key_path).stem, roster=roster)
         planned.append((Path(outputs.gradebook[1]), book.text))
-    inputs = {p.resolve() for p in collect(submissions)[0] if p.exists()} | {Path(key_path).resolve()}
+    from examprep.fileio import real_path
+
+    inputs = {real_path(p) for p in collect(submissions)[0] if p.exists()} | {real_path(key_path)}
     if outputs.roster:
-        inputs.add(Path(outputs.roster).resolve())
+        inputs.add(real_path(outputs.roster))
     if outputs.marks:
-        inputs.add(Path(outputs.marks).resolve())
+        inputs.add(real_path(outputs.marks))
     analysis = None
     if outputs.analysis:
         from examprep.grading.analysis_files import pdf_title

@@ -170,7 +170,7 @@ def test_a_grade_run_that_fails_its_output_checks_writes_nothing(graded, tmp_pat
     for json_out, extra, message in [
             (tmp_path / "g.json", ["--analysis", tmp_path / "a.log"], "is a file, not a folder"),
             (tmp_path / "both.json", ["--csv", tmp_path / "both.json"],
-             f"--csv {tmp_path / 'both.json'} and --json {tmp_path / 'both.json'} name one file"),
+             f"--csv {tmp_path / 'both.json'} and --json {tmp_path / 'both.json'} name one path"),
             (tmp_path / "an" / "item-analysis.json", ["--analysis", tmp_path / "an"],
              "two outputs would be written to this one file")]:
         (tmp_path / "an").mkdir(exist_ok=True)

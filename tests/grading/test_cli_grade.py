@@ -431,8 +431,8 @@ def test_two_grades_options_naming_one_file_are_named_by_option(ada, tmp_path):
     (tmp_path / "sub").mkdir()
     one, same = tmp_path / "g.out", tmp_path / "sub" / ".." / "g.out"
     res = run("grade", d / "key.json", sub, "--csv", one, "--json", same, "--quiet")
-    assert res.exit_code == 2 and res.stderr == f"error: --csv {one} and --json {same} name one file; " \
-                                                "give each its own path\n", res.output
+    assert res.exit_code == 2 and res.stderr == f"error: --csv {one} and --json {same} name one path; " \
+                                                "give each its own\n", res.output
     assert not one.exists()
 
 
@@ -447,3 +447,32 @@ def test_a_linked_grades_file_is_updated_through_its_link(ada, tmp_path):
     res = run("grade", d / "key.json", sub, "--json", link, "--force", "--quiet")
     assert res.exit_code == 0, res.output
     assert link.is_symlink() and json.loads(shared.read_text())["submissions"][0]["student_id"] == "ada"
+
+
+@pytest.mark.parametrize("file_option, folder_option", [("--csv", "--report"), ("--json", "--analysis"),
+                                                         ("--csv", "--gradescope"), ("--marks-template", "--report"),
+                                                         ("--gradebook", "--report"), ("--report", "--analysis")])
+def test_a_file_and_a_folder_output_on_one_path_are_refused_before_any_work(ada, tmp_path, file_option, folder_option):
+    # the file was written, then the folder failed on it (or the folder's files, then the file)
+    d, sub = ada
+    both = tmp_path / "g.x"
+    first = ["--gradebook", "canvas", both] if file_option == "--gradebook" else [file_option, both]
+    res = run("grade", d / "key.json", sub, "--quiet", *first, folder_option, both)
+    assert res.exit_code == 2, res.output
+    assert res.stderr.startswith("error: ") and f"{folder_option} {both} name one path; give each its own" in res.stderr
+    assert not both.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["s.toml"]
+
+
+def test_output_links_that_loop_or_point_into_a_missing_folder_are_refused(ada, tmp_path):
+    d, sub = ada
+    (tmp_path / "loop1").symlink_to(tmp_path / "loop2")
+    (tmp_path / "loop2").symlink_to(tmp_path / "loop1")
+    (tmp_path / "dm.json").symlink_to(tmp_path / "missing" / "x.json")
+    res = run("grade", d / "key.json", sub, "--json", tmp_path / "loop1", "--force", "--quiet")
+    assert res.exit_code == 2 and res.stderr == f"error: --json {tmp_path / 'loop1'}: cannot write " \
+                                                "(Too many levels of symbolic links)\n", res.output
+    res = run("grade", d / "key.json", sub, "--csv", tmp_path / "dm.json", "--quiet")
+    assert res.exit_code == 2 and "whose folder does not exist; create it first" in res.stderr, res.output
+    res = run("grade", d / "key.json", sub, "--csv", f"{tmp_path / 'g.csv'}/", "--quiet")
+    assert res.exit_code == 2 and "ends with '/' (a folder's name)" in res.stderr, res.output
+    assert not (tmp_path / "missing").exists() and not (tmp_path / "g.csv").exists()
