@@ -128,7 +128,10 @@ def build_wheel(tmp: Path) -> Path:
                               "-q", "-w", str(out), str(tree)], capture_output=True, text=True)
         wheels = sorted(out.glob("examprep-*.whl"))
         if res.returncode != 0 or not wheels:
-            raise AutograderError("could not build the examprep wheel: " + (res.stderr.strip().splitlines() or ["?"])[-1])
+            lines = [ln.strip() for ln in res.stderr.splitlines() if ln.strip() and not ln.lstrip().startswith("hint:")]
+            reason = next((ln for ln in reversed(lines) if ln.lower().startswith("error")), lines[-1] if lines else "?")
+            raise AutograderError(f"could not build the examprep wheel ({reason}); examprep's install provides "
+                                  "setuptools>=70.1: reinstall with pip install -e '.[train]'")
         return wheels[0]
     return _repack(tmp)
 

@@ -184,3 +184,29 @@ def test_the_zip_never_overwrites_its_key_or_an_existing_file_and_is_a_zip(tmp_p
     assert res.exit_code == 2 and "would overwrite the key it is built from" in res.stderr, res.stderr
     assert key.read_bytes() == before and key_copy.read_bytes() == before
     assert (tmp_path / "old.zip").read_bytes() == b"keep" and not (tmp_path / "a.txt").exists()
+
+
+def test_a_failed_wheel_build_says_why_and_what_to_do(tmp_path, monkeypatch):
+    # a venv with setuptools 65.5 (no bdist_wheel): pip's last line was "hint: See above for details."
+    from examprep.grading import autograder
+
+    stderr = ("  error: subprocess-exited-with-error\n  × Building wheel for examprep (pyproject.toml) did not run"
+              " successfully.\n  error: invalid command 'bdist_wheel'\n  hint: See above for details.\n")
+    monkeypatch.setattr(autograder.subprocess, "run",
+                        lambda *a, **k: subprocess.CompletedProcess(a, 1, stdout="", stderr=stderr))
+    with pytest.raises(autograder.AutograderError) as err:
+        autograder.build_wheel(tmp_path)
+    assert str(err.value) == ("could not build the examprep wheel (error: invalid command 'bdist_wheel'); examprep's "
+                              "install provides setuptools>=70.1: reinstall with pip install -e '.[train]'")
+
+
+def test_the_install_provides_a_setuptools_that_builds_wheels_offline():
+    # build_wheel runs pip without build isolation (nothing downloaded): the environment's setuptools
+    # must have bdist_wheel, which setuptools has itself from 70.1
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    reqs = [Requirement(r) for r in metadata.requires("examprep") or []]
+    [setuptools] = [r for r in reqs if r.name == "setuptools" and not r.marker]
+    assert not setuptools.specifier.contains("70.0") and setuptools.specifier.contains("70.1")
+    assert Version(metadata.version("setuptools")) >= Version("70.1")
