@@ -121,6 +121,27 @@ def check_earlier_grades(outputs: Outputs, named_inputs: list[str]) -> None:
         if target.is_file() and not outputs.force:
             raise OutputError(f"{option} {path}: already exists (earlier grades?); use --force to replace it, "
                               "or another name")
+    if not outputs.force:
+        _check_earlier_folders(outputs)
+
+
+def _check_earlier_folders(outputs: Outputs) -> None:
+    """Feedback (--report DIR: DIR/<student>.md) and Gradescope results (--gradescope DIR:
+    DIR/results.json or DIR/<student>/results.json) of an earlier grading in the folder are
+    replaced only with --force, as grades files, an analysis and a sheet are. Raises OutputError."""
+    from examprep.fileio import OutputError
+
+    for option, folder, pattern in (("--report", outputs.report, "*.md"),
+                                    ("--gradescope", outputs.gradescope, "results.json")):
+        if not folder or not Path(folder).is_dir():
+            continue
+        found = sorted(Path(folder).glob(pattern))
+        if option == "--gradescope":
+            found += sorted(Path(folder).glob(f"*/{pattern}"))
+        if found:
+            more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+            raise OutputError(f"{option} {folder}: {found[0]} already exists{more}, of an earlier grading; "
+                              "use --force to replace, or another folder")
 
 
 def _one_path_each(outputs: Outputs) -> None:

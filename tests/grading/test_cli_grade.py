@@ -476,3 +476,20 @@ def test_output_links_that_loop_or_point_into_a_missing_folder_are_refused(ada, 
     res = run("grade", d / "key.json", sub, "--csv", f"{tmp_path / 'g.csv'}/", "--quiet")
     assert res.exit_code == 2 and "ends with '/' (a folder's name)" in res.stderr, res.output
     assert not (tmp_path / "missing").exists() and not (tmp_path / "g.csv").exists()
+
+
+@pytest.mark.parametrize("option, earlier", [("--report", "ada.md"), ("--gradescope", "results.json"),
+                                             ("--gradescope", "bo/results.json")])
+def test_an_earlier_gradings_feedback_is_replaced_only_with_force(ada, tmp_path, option, earlier):
+    # --report and --gradescope replaced last week's files silently, where every other output asks
+    d, sub = ada
+    folder = tmp_path / "out"
+    (folder / earlier).parent.mkdir(parents=True)
+    (folder / earlier).write_text("last week\n")
+    res = run("grade", d / "key.json", sub, option, folder, "--quiet")
+    assert res.exit_code == 2 and res.stderr == (f"error: {option} {folder}: {folder / earlier} already exists, of an "
+                                                 "earlier grading; use --force to replace, or another folder\n"), res.output
+    assert (folder / earlier).read_text() == "last week\n" and len(list(folder.rglob("*"))) == earlier.count("/") + 1
+    res = run("grade", d / "key.json", sub, option, folder, "--quiet", "--force")
+    assert res.exit_code == 0, res.output
+    assert (folder / ("ada.md" if option == "--report" else "results.json")).read_text() != "last week\n"
