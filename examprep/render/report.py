@@ -126,15 +126,28 @@ def class_table(results: list[SubmissionResult], limit: int | None = 200, *, wid
     many were left out: the CSV export has them all)."""
     shown = results if limit is None or len(results) <= limit else results[:limit]
     table = _class_table(results, shown, per_question=True)
-    if wide or width is None or table_width(table, minimum=True) <= width:
+    if wide or width is None:
         return table
-    table = _class_table(results, shown, per_question=True, id_width=16)      # long ids end in "…"
-    if table_width(table, minimum=True) <= width:
-        return table
-    table = _class_table(results, shown, per_question=False)
+    for layout in ({"per_question": True}, {"per_question": True, "id_width": 16}):   # long ids end in "…"
+        table = _class_table(results, shown, **layout)
+        if table_width(table, minimum=True) <= width:
+            return _flags_to_width(results, shown, layout, table, width)
+    layout = {"per_question": False}
+    table = _flags_to_width(results, shown, layout, _class_table(results, shown, **layout), width)
     table.caption = ((table.caption + "; ") if table.caption else "") + \
         f"scores per question do not fit in {width} columns: --wide shows them, --csv FILE has them"
     return table
+
+
+def _flags_to_width(results: list[SubmissionResult], shown: list[SubmissionResult], layout: dict[str, Any],
+                    table: Any, width: int) -> Any:
+    """The table again with its flags column as wide as the terminal leaves it (15 columns fit
+    beside any id, so more is only given where the table's natural width has room: at 80 columns
+    a row's flags wrapped after 15 characters in a 55-column table)."""
+    room = width - table_width(table)
+    if room <= 0:
+        return table
+    return _class_table(results, shown, **layout, flags_width=15 + room)
 
 
 def table_width(table: Any, minimum: bool = False) -> int:
@@ -149,7 +162,7 @@ def table_width(table: Any, minimum: bool = False) -> int:
 
 
 def _class_table(results: list[SubmissionResult], shown: list[SubmissionResult], per_question: bool,
-                 id_width: int | None = None) -> Any:
+                 id_width: int | None = None, flags_width: int = 15) -> Any:
     from rich import box
     from rich.table import Table
 
@@ -165,7 +178,7 @@ def _class_table(results: list[SubmissionResult], shown: list[SubmissionResult],
         table.add_column(f"q{q}", justify="right", no_wrap=True)
     table.add_column("total", justify="right", style="bold", no_wrap=True)
     table.add_column("%", justify="right", no_wrap=True)
-    table.add_column("flags", style="dim", min_width=12, max_width=15)     # flags wrap before an id is cut
+    table.add_column("flags", style="dim", min_width=12, max_width=flags_width)    # they wrap before an id is cut
     if len(shown) < len(results):
         table.caption = f"first {len(shown)} of {len(results)} students; --csv FILE lists them all"
     for res in shown:

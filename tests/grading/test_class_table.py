@@ -107,3 +107,14 @@ def test_the_cli_default_and_wide(midterm):
     assert res.exit_code == 0, res.output
     table = res.stdout.split("class summary")[0]
     assert "q20" in table and "…" not in table
+
+
+def test_flags_take_the_width_the_terminal_leaves(midterm):
+    # at 80 columns the flags wrapped after 15 characters in a 65-column table ("31 no answer, 4 to" / "mark")
+    _, _, results = midterm
+    text = render(class_table(results, width=80), 80)
+    assert max(len(line) for line in text.splitlines()) <= 80
+    for sid, r in zip(IDS, results):
+        row = next(line for line in text.splitlines() if line.strip().startswith(sid[:10]))
+        counts = r.counts()
+        assert f"{counts['blank']} no answer, {counts['pending']} to mark" in row, row
