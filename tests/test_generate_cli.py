@@ -126,3 +126,9 @@ def test_a_question_file_being_built_is_never_replaced_even_with_force(tmp_path,
 def test_an_empty_key_name_is_refused_as_empty_not_as_a_directory():
     res = run("generate", "attention", "--seed", "7", "--key", "")
     assert res.exit_code == 2 and res.stderr == "error: --key: an empty file name; give a file name\n"
+
+
+def test_json_and_markdown_together_are_refused_not_one_silently_dropped():
+    res = run("generate", "attention", "--seed", "7", "--json", "--markdown")
+    assert res.exit_code == 2 and res.stderr == "error: --json and --markdown: choose one (each prints the problems " \
+                                                "in its own format)\n" and res.stdout == ""

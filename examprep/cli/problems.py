@@ -65,6 +65,10 @@ def generate(
     from examprep.authoring.build import build_many
     from examprep.errors import missing_extra
 
+    if as_json and markdown:                    # one output format on stdout: JSON alone was printed
+        from examprep.errors import ParamError
+
+        raise ParamError("--json and --markdown: choose one (each prints the problems in its own format)")
     seed = secrets.randbelow(1_000_000) if seed is None else seed
     keys.check_outputs(key=key, template=template, force=force,      # before the work
                        inputs=[t for t in topic if os.path.isfile(t)])
