@@ -18,6 +18,7 @@ import numpy as np
 from examprep import solve
 from examprep.document import Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
+from examprep.values import allclose
 from examprep.exact import softmax_entry, weighted_sum
 from examprep.problem import EXACT, Misconception, Part, SolutionStep
 
@@ -29,7 +30,7 @@ SENTENCES = (("the", "girl", "kicked", "the", "ball"), ("I", "am", "a", "student
 def _same_entries(value, expected: np.ndarray) -> bool:
     """A wrong-shape answer whose entries, read row by row, are the right ones: it cannot be told apart from the
     answer typed flat, so it diagnoses nothing."""
-    return np.allclose(np.ravel(value), np.ravel(expected))
+    return allclose(np.ravel(value), np.ravel(expected))
 
 
 def _shape(pid: str, prompt: str, value: list, mis: list) -> Part:
