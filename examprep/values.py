@@ -96,3 +96,32 @@ def snap(value: Any, *, relative: float = NOISE_RELATIVE, absolute: float = NOIS
         return value
     arr = np.where(tiny, 0.0, arr)
     return float(arr) if arr.ndim == 0 else arr.tolist()
+
+
+def allclose(a: Any, b: Any, *, rtol: float = 1e-05, atol: float = 1e-08) -> bool:
+    """np.allclose(a, b, rtol, atol) for a generator's checks of its tiny values, in plain Python: every
+    entry |a − b| ≤ atol + rtol·|b|, infinities close only to themselves, NaN to nothing — numpy's rule
+    and its float operations, without its ~90 µs a call. Numbers, nested lists or numpy arrays of the
+    same shape; anything else (broadcasting, bools, complex numbers) goes to numpy itself."""
+    fa, fb = _entries(a), _entries(b)
+    if fa is None or fb is None or fa[1] != fb[1]:
+        import numpy as np
+
+        return bool(np.allclose(a, b, rtol=rtol, atol=atol))
+    isfinite = math.isfinite
+    for x, y in zip(fa[0], fb[0]):
+        if x == y:
+            continue
+        if not (isfinite(x) and isfinite(y) and abs(x - y) <= atol + rtol * abs(y)):
+            return False
+    return True
+
+
+def _entries(value: Any) -> tuple[list, tuple[int, ...]] | None:
+    """A number, nested lists or a numpy array as (entries in row-major order, shape), every entry an int
+    or a float; None otherwise."""
+    if hasattr(value, "dtype") and hasattr(value, "ravel"):     # a numpy array or scalar (no numpy import here)
+        if value.dtype.kind != "f":         # integers, bools and the rest: numpy's own promotion rules
+            return None
+        return value.ravel().tolist(), value.shape
+    return flat_floats(value)

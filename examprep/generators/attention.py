@@ -14,17 +14,19 @@ import numpy as np
 from examprep import solve
 from examprep.engine import ops
 from examprep.document import Math, Matrix, Text
-from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
+from examprep.generators.framework import Degenerate, Draft, Stream, exact_matmul, generator, steps_from, jsonable
 from examprep.exact import softmax_entry, weighted_sum
 from examprep.problem import Misconception, Part, SolutionStep
 
 
-def _rows_degenerate(scaled: np.ndarray, allowed: np.ndarray) -> bool:
-    for row, ok in zip(scaled, allowed.astype(bool)):
-        vals = row[ok]
-        if len(vals) >= 2 and np.ptp(vals) == 0:
-            return True
-    return False
+def _flat_scores(Q: list, K: list, causal: bool) -> bool:
+    """A row of equal allowed scores (uniform weights), or no score but 0, decided before the engine call
+    (a quarter of the draws): the scores QKᵀ of the drawn integers are integers, exact in plain Python,
+    and the scale (1 or 1/√4) keeps equal scores equal and different ones apart — the engine's rule on
+    its scaled_scores and allowed mask, to the bit."""
+    scores = exact_matmul(Q, [list(col) for col in zip(*K)])
+    rows = [row[:i + 1] if causal else row for i, row in enumerate(scores)]
+    return any(len(r) >= 2 and min(r) == max(r) for r in rows) or not any(map(any, scores))
 
 
 @generator("attention", title="Attention weights by hand", syllabus="Transformer: scaled dot-product attention, causal mask",
@@ -55,12 +57,12 @@ def attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
             K = rng.ints(-hi, hi, (m, d))
         V = rng.ints(-2, 3, (m, 2))
         scale = None
+    if _flat_scores(Q.tolist(), K.tolist(), causal):
+        raise Degenerate("a row of equal scores")
     params = {"query": jsonable(Q), "key": jsonable(K), "value": jsonable(V), "causal": causal,
               "scale": scale}
     known = solve.mistakes("attention", params)
     tr = known.trace()
-    if _rows_degenerate(tr.scaled_scores, tr.allowed) or not np.any(tr.scores):
-        raise Degenerate("a row of equal scores")
     s = tr.scale
     scaled, allowed = tr.scaled_scores, tr.allowed
     tokens = [f"t{i + 1}" for i in range(n)]

@@ -48,14 +48,13 @@ def _score_part(pid: str, prompt: str, value, mis: list, ecf_rule: EcfRule | Non
                 ecf_rule=ecf_rule)
 
 
-def _additive_by_hand(s, H, W1, W2, v, act: str = "tanh") -> np.ndarray:
-    """vᵀ φ(W₁h_j + W₂s) through the engine's dense layers and activations (φ = tanh, or a mistaken one)."""
-    out = []
-    for h in H:
-        pre = engine.dense(h, W1).output + engine.dense(s, W2).output
-        hidden = pre if act == "identity" else engine.activation(act, pre).output
-        out.append(float(engine.dense(hidden, v[None, :]).output[0]))
-    return np.array(out)
+def _additive_by_hand(s, H, W1, W2, v, acts: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """vᵀ φ(W₁h_j + W₂s) through the engine's dense layers and activations, for each φ in ``acts``
+    (mistaken ones: "identity", "sigmoid"); W₂s and each W₁h_j computed once for all of them."""
+    query = engine.dense(s, W2).output
+    pres = [engine.dense(h, W1).output + query for h in H]
+    return {act: np.array([float(engine.dense(pre if act == "identity" else engine.activation(act, pre).output,
+                                              v[None, :]).output[0]) for pre in pres]) for act in acts}
 
 
 @generator("attention-scores", title="Attention score forms: dot, bilinear, additive",
@@ -117,10 +116,11 @@ def attention_scores(rng: Stream, difficulty: int, calculator_free: bool) -> Dra
         add = known.trace(**{k: add_p[k] for k in ("score", "w_query", "w_key", "v")})
         _check_spread(add.scores)
         swapped = known.trace(score="additive", w_query=jsonable(W1), w_key=jsonable(W2), v=jsonable(v))
+        by_hand = _additive_by_hand(s, H, W1, W2, v, ("identity", "sigmoid"))
         parts.append(_score_part("additive_scores", "The additive (Bahdanau) scores " + FORM_TEXT["additive"] + ".", add.scores, [
-            Misconception("no-tanh", jsonable(_additive_by_hand(s, H, W1, W2, v, "identity")),
+            Misconception("no-tanh", jsonable(by_hand["identity"]),
                           "Apply tanh to W₁h_j + W₂s before the dot product with v."),
-            Misconception("sigmoid", jsonable(_additive_by_hand(s, H, W1, W2, v, "sigmoid")), "The nonlinearity is tanh, not σ."),
+            Misconception("sigmoid", jsonable(by_hand["sigmoid"]), "The nonlinearity is tanh, not σ."),
             Misconception("swapped-weights", jsonable(swapped.scores),
                           "W₁ multiplies the encoder state h_j and W₂ the decoder state s.")],
             EcfRule("solve:attention", add_p, "scores")))

@@ -21,6 +21,7 @@ import numpy as np
 from examprep import solve
 from examprep.document import Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, step_per_part, steps_from, jsonable
+from examprep.values import allclose
 from examprep.exact import frac
 from examprep.problem import Misconception, Part, SolutionStep
 
@@ -70,7 +71,7 @@ def batch_norm(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     t = known.trace()
     train = known.at(training=True) if difficulty == 3 else known
     tt = train.trace()
-    if np.any(np.abs(tt.mean - running_mean) < 1e-9) or np.allclose(tt.var, running_var):
+    if np.any(np.abs(tt.mean - running_mean) < 1e-9) or allclose(tt.var, running_var):
         raise Degenerate("the batch statistics equal the running ones: eval and training look alike")
     if np.any((np.abs(t.output) < 1e-3) & (np.abs(t.output) > 0)):
         raise Degenerate("an output that ε alone keeps off 0 (it would print as −1.25e−06)")

@@ -36,9 +36,15 @@ def _exact_weights(scores: np.ndarray, allowed: np.ndarray) -> list:
     return out
 
 
-def _check_rows(scores: np.ndarray, allowed: np.ndarray) -> None:
-    for row, ok in zip(scores, allowed.astype(bool)):
-        if ok.sum() >= 2 and np.ptp(row[ok]) == 0:
+def _check_rows(scores: list, alignment: str) -> None:
+    """Refuse a row of equal allowed scores (uniform weights) before the engine call (a fifth of the
+    draws): query i may attend keys j ≤ i, or j ≤ i + (m − n) bottom-right aligned — the engine's causal
+    mask — and the drawn scores are integers, compared exactly."""
+    n, m = len(scores), len(scores[0])
+    shift = m - n if alignment == "bottom-right" else 0
+    for i, row in enumerate(scores):
+        ok = row[:max(0, min(m, i + shift + 1))]
+        if len(ok) >= 2 and min(ok) == max(ok):
             raise Degenerate("a row of equal allowed scores")
 
 
@@ -52,10 +58,10 @@ def causal_mask(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         n = m = rng.choice([3, 4]) if difficulty == 1 else 3
         alignment = "top-left"
     S = rng.ints(-2, 2, (n, m))
+    _check_rows(S.tolist(), alignment)
     params = {"scores": jsonable(S), "alignment": alignment, "scale": 1.0}
     known = solve.mistakes("causal-mask", params)
     tr = known.trace()
-    _check_rows(S, tr.allowed)
     top_left = known.trace(alignment="top-left")
     queries = [f"q{m - n + i + 1}" for i in range(n)]       # absolute positions: the new tokens come last
     keys = [f"k{j + 1}" for j in range(m)]

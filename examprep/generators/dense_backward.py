@@ -13,6 +13,7 @@ from examprep import engine, solve
 from examprep.engine import ops
 from examprep.document import Math, Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
+from examprep.values import allclose
 from examprep.problem import Misconception, Part, EcfRule, SolutionStep
 
 
@@ -25,7 +26,7 @@ def dense_backward(rng: Stream, difficulty: int, calculator_free: bool) -> Draft
          else rng.ints(-2, 2, (n_out, n_in), nonzero=True))
     b = rng.ints(-2, 2, (n_out,))
     x = rng.ints(-2, 2, (2, n_in) if batch else (n_in,), nonzero=True)
-    if n_out == n_in and np.allclose(W, W.T):
+    if n_out == n_in and allclose(W, W.T):
         raise Degenerate("a symmetric W hides the transpose")
     target = None
     if difficulty == 2:
@@ -39,7 +40,7 @@ def dense_backward(rng: Stream, difficulty: int, calculator_free: bool) -> Draft
     known = solve.mistakes("dense", params)
     t = known.trace()
     square = n_in == n_out
-    if np.allclose(np.ravel(t.grad_weight.T), np.ravel(t.grad_weight)):
+    if allclose(np.ravel(t.grad_weight.T), np.ravel(t.grad_weight)):
         raise Degenerate("∂L/∂W reads the same transposed: the transposition mistake would not show")
 
     # mistaken methods, each through the engine: solve's table for the output, this problem's own after it

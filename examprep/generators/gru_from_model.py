@@ -21,6 +21,7 @@ from examprep import engine, solve
 from examprep.document import Matrix, Text
 from examprep.errors import ParamError
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, jsonable, plain_array, steps_from
+from examprep.values import allclose
 from examprep.problem import Part
 
 if TYPE_CHECKING:
@@ -150,7 +151,7 @@ def gru_from_model(rng: Stream, difficulty: int, calculator_free: bool, options:
               "bias_ih": jsonable(b_ih), "bias_hh": jsonable(b_hh), "convention": "pytorch", "reset": "after"}
     known = solve.mistakes("gru-cell", params)
     g = known.trace()
-    if np.any(np.abs(g.z - 0.5) < 1e-9) or np.allclose(g.h_new, known.trace(convention="lecture").h_new):
+    if np.any(np.abs(g.z - 0.5) < 1e-9) or allclose(g.h_new, known.trace(convention="lecture").h_new):
         raise Degenerate("the two blends agree: the convention would not show")
     scalar = units_n == 1
     kind, shape = ("number", None) if scalar else ("vector", (units_n,))

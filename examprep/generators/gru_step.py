@@ -18,6 +18,15 @@ from examprep.exact import frac
 from examprep.problem import Misconception, Part, SolutionStep
 
 
+def _update_half(x: list, h: list, w_ih: list, w_hh: list, b_ih: list, b_hh: list) -> bool:
+    """The engine-based refusal below (an update gate z = σ(0) = 1/2) before the engine call: on halves
+    pre_z = W_iz x + b_iz + W_hz h + b_hz is a sum of quarters, exact in plain Python — the engine's to
+    the bit, and z is within 1e-12 of 1/2 only where it is 0 (a fifth of the draws)."""
+    H = len(h)
+    return any(sum(w * v for w, v in zip(w_ih[k], x)) + b_ih[k] + sum(w * v for w, v in zip(w_hh[k], h)) + b_hh[k] == 0
+               for k in range(H, 2 * H))
+
+
 @generator("gru-step", title="One GRU step by hand", syllabus="RNN/GRU: gates and forward step", version=1)
 def gru_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     exact: dict = {}
@@ -47,6 +56,8 @@ def gru_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
             b_ih = rng.decimals(-0.5, 0.5, 0.5, (3 * H,))
             b_hh = rng.decimals(-0.5, 0.5, 0.5, (3 * H,))
         shown_ih, shown_hh = jsonable(w_ih), jsonable(w_hh)
+        if _update_half(x.tolist(), h.tolist(), w_ih.tolist(), w_hh.tolist(), b_ih.tolist(), b_hh.tolist()):
+            raise Degenerate("z = 1/2 makes both blends equal")
     if not np.any(h):
         raise Degenerate("h = 0 hides the blend and the reset")
     params = {"x": jsonable(x), "h": jsonable(h), "weight_ih": jsonable(w_ih), "weight_hh": jsonable(w_hh),

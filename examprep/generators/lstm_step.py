@@ -32,6 +32,15 @@ def _tanh_of_fraction(q: Fraction) -> str:
     return f"({e} - 1)/({e} + 1)"
 
 
+def _gates_alike(x: list, h: list, w_ih: list, w_hh: list, b_ih: list) -> bool:
+    """The engine-based refusals below that its pre-activations decide (pre_i = pre_f, or pre_g = 0 so
+    g = tanh 0 = 0), before the engine call: on halves every pre-activation W_ih x + b_ih + W_hh h is a
+    sum of quarters, exact in plain Python — the engine's to the bit (a quarter of the draws fail it)."""
+    pre = [sum(w * v for w, v in zip(ri, x)) + b + sum(w * v for w, v in zip(rh, h)) for ri, rh, b in zip(w_ih, w_hh, b_ih)]
+    H = len(h)
+    return any(pre[k] == pre[H + k] or pre[2 * H + k] == 0 for k in range(H))
+
+
 @generator("lstm-step", title="One LSTM step by hand", syllabus="LSTM: gates i, f, o, candidate g, cell and hidden state",
            version=2)
 def lstm_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
@@ -67,6 +76,8 @@ def lstm_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         w_ih = rng.decimals(-1, 1, 0.5, (4 * H, n_in))
         w_hh = rng.decimals(-1, 1, 0.5, (4 * H, H))
         b_ih = np.zeros(4 * H) if difficulty == 1 else rng.decimals(-0.5, 0.5, 0.5, (4 * H,))
+        if _gates_alike(x.tolist(), h.tolist(), w_ih.tolist(), w_hh.tolist(), b_ih.tolist()):
+            raise Degenerate("i = f, or a zero candidate: the draw is refused before the engine call")
         shown_ih = jsonable(w_ih)
     b_hh = np.zeros(4 * H)
     params = {"x": jsonable(x), "h": jsonable(h), "c": jsonable(c), "weight_ih": jsonable(w_ih), "weight_hh": jsonable(w_hh),

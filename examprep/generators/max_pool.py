@@ -15,8 +15,21 @@ import numpy as np
 
 from examprep import engine, solve
 from examprep.document import Matrix, Text
+from examprep.engine.conv import same_padding
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
 from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
+
+
+def _maxima_per_window(x: list) -> list[int]:
+    """How many entries equal the maximum of each 2×2 window (stride 2) of a 4×4 input, row by row:
+    the engine's ties_count (it does not depend on δ), for the checks of a draw before the engine
+    call — compared exactly, as the engine compares (a quarter of the level-2 draws fail them)."""
+    out = []
+    for r in (0, 2):
+        for c in (0, 2):
+            window = x[r][c:c + 2] + x[r + 1][c:c + 2]
+            out.append(window.count(max(window)))
+    return out
 
 
 @generator("max-pool", title="Max-pooling forward and backward (gradient routing, ties, \"same\" padding)",
@@ -31,14 +44,14 @@ def max_pool(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
             x = x / 2
     else:
         x = rng.ints(0, 3, (4, 4))
-    fwd = engine.max_pool_backward(x, 2, np.zeros((2, 2)), stride=stride)
-    ties = fwd.ties_count
-    if difficulty == 1 and np.any(ties > 1):
+    tied = sum(count > 1 for count in _maxima_per_window(x.tolist()))
+    if difficulty == 1 and tied:
         raise Degenerate("a tie at level 1")
-    if difficulty == 2 and not (1 <= np.count_nonzero(ties > 1) <= 3):
+    if difficulty == 2 and not 1 <= tied <= 3:
         raise Degenerate("level 2 wants one to three windows with ties")
-    delta = rng.ints(-3, 3, fwd.output.shape, nonzero=True)
+    delta = rng.ints(-3, 3, (2, 2), nonzero=True)
     t = engine.max_pool_backward(x, 2, delta, stride=stride, ties="first")
+    ties = t.ties_count
     params = {"input": jsonable(x), "kernel_size": 2, "stride": stride, "grad_output": jsonable(delta)}
     # the other rules for tied maxima: engine.max_pool_backward's named ties conventions (t is "first", PyTorch's)
     by_rule = {rule: engine.max_pool_backward(x, 2, delta, stride=stride, ties=rule)
@@ -94,6 +107,27 @@ def max_pool(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
 _FLOOR = -1000.0
 
 
+def _check_shared_maxima(x: list, delta: list) -> None:
+    """Refuse a level-3 draw before the engine call (a fifth of them) where no input is the maximum of
+    two 3×3 windows (stride 2, "same" padding), or where the windows' δ cancel at a shared maximum.
+    The engine's rule on its indices and grad_input, in plain Python: the padding is −∞ (never a
+    maximum), the inputs are distinct (one maximum a window), and δ's integer sums are exact."""
+    n = len(x)
+    o, before, _ = same_padding(n, 3, 2)
+    takes: dict[int, list[float]] = {}
+    for a in range(o):
+        rows = range(max(0, 2 * a - before), min(n, 2 * a - before + 3))
+        for b in range(o):
+            cols = range(max(0, 2 * b - before), min(n, 2 * b - before + 3))
+            _, r, c = max((x[r][c], r, c) for r in rows for c in cols)
+            takes.setdefault(r * n + c, []).append(delta[a][b])
+    shared = [sum(d) for d in takes.values() if len(d) > 1]
+    if not shared:
+        raise Degenerate("no input is the maximum of two windows: nothing adds up")
+    if 0 in shared:
+        raise Degenerate("the windows' δ cancel at their shared maximum: the sum would not show")
+
+
 def _same_padding(rng: Stream, calculator_free: bool) -> Draft:
     n = rng.choice([4, 5])
     x = np.array(rng.sample(range(-9, 16), n * n), dtype=float).reshape(n, n)     # distinct: no ties
@@ -101,15 +135,11 @@ def _same_padding(rng: Stream, calculator_free: bool) -> Draft:
         x = x / 2
     o = -(-n // 2)                                   # ⌈n/s⌉ cells per side: the shape δ is drawn in
     delta = rng.ints(-3, 3, (o, o), nonzero=True)
+    _check_shared_maxima(x.tolist(), delta.tolist())
     params = {"input": jsonable(x), "kernel_size": 3, "stride": 2, "padding": "same", "grad_output": jsonable(delta)}
     known = solve.mistakes("max-pool", params)
     t = known.trace()
     before, after = int(t.pad_before[0]), int(t.pad_after[0])       # the padding per side, [rows, columns] alike
-    if len(set(t.indices.ravel().tolist())) == t.indices.size:
-        raise Degenerate("no input is the maximum of two windows: nothing adds up")
-    shared = [i for i in set(t.indices.ravel().tolist()) if np.count_nonzero(t.indices == i) > 1]
-    if any(np.ravel(t.grad_input)[i] == 0 for i in shared):
-        raise Degenerate("the windows' δ cancel at their shared maximum: the sum would not show")
     stride1 = engine.conv_output_size(n, 3, op="pool", stride=1, padding="same")
     pads = [before, after]
     pad_mis = [Misconception("stride-1-padding", [stride1.pad_before, stride1.pad_after],

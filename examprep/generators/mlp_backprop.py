@@ -15,6 +15,7 @@ from examprep import engine, solve
 from examprep.engine import ops
 from examprep.document import Math, Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
+from examprep.values import allclose
 from examprep.problem import Misconception, Part, EcfRule, SolutionStep
 
 _ACT_TEXT = {"relu": r"\mathrm{ReLU}", "sigmoid": r"\sigma", "tanh": r"\tanh", "leaky-relu": r"\mathrm{LeakyReLU}_{0.01}"}
@@ -50,7 +51,7 @@ def mlp_backprop(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     if np.ptp(t.logits) == 0 or not np.any(t.grad_w1) or t.probs.max() > 0.9:
         raise Degenerate("uniform or saturated logits (tiny gradients), or a zero first-layer gradient")
     for g in (t.grad_w1, t.grad_w2):
-        if np.allclose(np.ravel(g.T), np.ravel(g)):
+        if allclose(np.ravel(g.T), np.ravel(g)):
             raise Degenerate("a weight gradient reads the same transposed: the transposition mistake would not show")
     if act == "leaky-relu" and np.all(a > 0):
         raise Degenerate("leaky ReLU all positive: its slope α never shows")

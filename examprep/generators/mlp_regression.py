@@ -22,6 +22,13 @@ from examprep.problem import Misconception, Part
 _HALVES = (-1.0, -0.5, 0.5, 1.0)
 
 
+def _singular(w: list) -> bool:
+    """A 2×2 matrix of halves is singular: its determinant (a sum of quarters, exact in plain Python) is 0 —
+    exactly where np.linalg.matrix_rank gives rank < 2 (its SVD's ~30 µs, on every draw)."""
+    (a, b), (c, d) = w
+    return a * d - b * c == 0
+
+
 @generator("mlp-regression", title="Backprop through a sigmoid network with ½·SSE, one update",
            syllabus="Forward/backward propagation: a small sigmoid MLP, squared error, gradient descent", version=1,
            calculator_free=False)
@@ -34,7 +41,7 @@ def mlp_regression(rng: Stream, difficulty: int, calculator_free: bool) -> Draft
     b2 = rng.decimals(-0.5, 0.5, 0.5, (n_out,))
     target = np.array([rng.choice([0.0, 1.0]) for _ in range(n_out)])
     lr = float(rng.choice([0.5, 1.0]))
-    if np.linalg.matrix_rank(w1) < 2 or (n_out == 2 and np.linalg.matrix_rank(w2) < 2):
+    if _singular(w1.tolist()) or (n_out == 2 and _singular(w2.tolist())):
         raise Degenerate("a singular weight matrix hides which unit is which")
     params = {"x": jsonable(x), "target": jsonable(target) if n_out > 1 else float(target[0]), "w1": jsonable(w1),
               "b1": jsonable(b1), "w2": jsonable(w2), "b2": jsonable(b2), "activation": "sigmoid",

@@ -16,6 +16,7 @@ from examprep import solve
 from examprep.engine import ops
 from examprep.document import Math, Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, step_per_part, steps_from, jsonable
+from examprep.values import allclose
 from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
 
 _CHOICES = ("AdamW", "Adam with L2 (weight_decay in torch.optim.Adam)")
@@ -116,7 +117,7 @@ def _adaptive(rng: Stream) -> Draft:
              minutes=4, misconceptions=known.of("params_new", jsonable),
              hint="m̂₂ = m₂/(1 − 0.9²), v̂₂ = v₂/(1 − 0.999²), p₂ = p₁ − η m̂₂/(√v̂₂ + ε)."),
     ]
-    if np.allclose(rt.params_new, t.params_per_step[0], atol=5e-3):
+    if allclose(rt.params_new, t.params_per_step[0], atol=5e-3):
         raise Degenerate("RMSprop's and Adam's first steps agree to the answers' precision")
     rs = solve.optim.optimizer_steps(r_known.params, rt)
     steps = solve.optim.optimizer_steps(known.params, t)
@@ -149,7 +150,7 @@ def _decay(rng: Stream) -> Draft:
     wt = w_known.trace()
     l_known = solve.mistakes("optimizer-step", l2)
     lt = l_known.trace()
-    if np.allclose(wt.params_new, lt.params_new, atol=0.02):
+    if allclose(wt.params_new, lt.params_new, atol=0.02):
         raise Degenerate("the two decays agree to the answers' precision")
     no_decay = w_known.trace(weight_decay=0.0)
     parts = [

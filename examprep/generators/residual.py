@@ -19,6 +19,17 @@ from examprep.generators.framework import Degenerate, Draft, Stream, generator, 
 from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
 
 
+def _dead_or_kinked(x: list, w1: list, b1: list, w2: list, delta: list) -> bool:
+    """The engine's refusal of a level-2 draw (a pre-activation at the kink, no active unit, or no
+    gradient through the branch) before its call, in plain Python: on integers and halves every sum
+    below is exact — the engine's branch_pre and grad_branch to the bit (half of the draws fail it)."""
+    a = [sum(w * v for w, v in zip(row, x)) + b for row, b in zip(w1, b1)]                # W₁x + b₁
+    if 0 in a or max(a) < 0:
+        return True
+    grad_pre = [sum(w2[i][j] * delta[i] for i in range(len(delta))) if a[j] > 0 else 0.0 for j in range(len(a))]
+    return not any(sum(w1[i][j] * grad_pre[i] for i in range(len(a))) for j in range(len(x)))   # W₁ᵀ(W₂ᵀδ ⊙ ReLU'(a))
+
+
 @generator("residual", title="Residual connection: the gradient through y = x + F(x)",
            syllabus="Residual connections: gradient flow through the skip (the +1 path)", version=2)
 def residual(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
@@ -30,11 +41,11 @@ def residual(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         w = float(rng.choice([-2, -1, 1, 2, 3] if calculator_free else [-1.5, -1, -0.5, 0.5, 1, 1.5, 2]))
         b = float(rng.integer(-2, 2))
         delta = float(rng.choice([-2, -1, 1, 2, 3]))
+        if w * x + b == 0:                 # the engine's branch_pre, exact: refused before its call
+            raise Degenerate("pre-activation at the ReLU kink")
         params = {"x": x, "w1": w, "b1": [b], "activation": "relu", "grad_output": delta}
         known = solve.mistakes("residual", params)
         t = known.trace()
-        if t.branch_pre == 0:
-            raise Degenerate("pre-activation at the ReLU kink")
         kind, shape, val = "number", None, float
         statement = [Text("A residual unit with one feature: $y = x + F(x)$, $F(x) = \\mathrm{ReLU}(w x + b)$ "
                           "(the worked solution writes $W_1 = w$, $b_1 = b$). "
@@ -47,12 +58,12 @@ def residual(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         b1 = rng.ints(-1, 1, (2,))
         w2 = rng.ints(-1, 1, (2, 2), nonzero=True) if calculator_free else rng.decimals(-1, 1, 0.5, (2, 2), nonzero=True)
         delta = rng.ints(-2, 2, (2,), nonzero=True)
+        if _dead_or_kinked(x.tolist(), w1.tolist(), b1.tolist(), w2.tolist(), delta.tolist()):
+            raise Degenerate("kink, dead branch or zero branch gradient: the two paths do not both show")
         params = {"x": jsonable(x), "w1": jsonable(w1), "b1": jsonable(b1), "w2": jsonable(w2), "activation": "relu",
                   "grad_output": jsonable(delta)}
         known = solve.mistakes("residual", params)
         t = known.trace()
-        if np.any(t.branch_pre == 0) or not np.any(t.branch_pre > 0) or not np.any(t.grad_branch):
-            raise Degenerate("kink, dead branch or zero branch gradient: the two paths do not both show")
         kind, shape, val = "vector", (2,), jsonable
         statement = [Text("A residual block with a two-layer branch: $y = x + F(x)$, "
                           "$F(x) = W_2\\,\\mathrm{ReLU}(W_1 x + b_1)$ (no bias after $W_2$; weights out×in). "

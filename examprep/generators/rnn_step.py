@@ -15,6 +15,7 @@ from examprep import solve
 from examprep.engine.rnn import rnn_jacobian
 from examprep.document import Math, Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
+from examprep.values import allclose
 from examprep.exact import exp_term
 from examprep.problem import Misconception, Part, EcfRule, SolutionStep
 
@@ -97,7 +98,7 @@ def _two_steps(rng: Stream, calculator_free: bool) -> Draft:
     u = unroll.trace()
     h1, h2 = u.hidden
     J2 = u.jacobians[1]
-    if np.any(u.pre_activations == 0) or np.allclose(J2, J2.T) or not np.any(h1) or np.array_equal(h1, h0):
+    if np.any(u.pre_activations == 0) or allclose(J2, J2.T) or not np.any(h1) or np.array_equal(h1, h0):
         raise Degenerate("a kink, a symmetric Jacobian or a trivial first step")
     if nl == "relu" and (np.all(u.pre_activations[1] > 0) or np.all(u.pre_activations[1] < 0)):
         raise Degenerate("ReLU mask all on or all off at step 2: the diag(φ') factor shows nothing")

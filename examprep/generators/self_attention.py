@@ -69,15 +69,16 @@ def self_attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draft
     else:
         w_q = rng.ints(-1, 1, (2, d_k))
     w_k = rng.ints(-1, 1, (2, d_k))
-    w_v = rng.ints(-1, 2, (2, 2))
-    w_o = rng.ints(-1, 1, (2, 2), nonzero=True) if difficulty == 3 else None
     rows = X.tolist()                               # the checks before the engine call in plain Python (exact
     Q, K = exact_matmul(rows, w_q.tolist()), exact_matmul(rows, w_k.tolist())     # integers): a redraw costs no engine work
     if len({tuple(r) for r in rows}) < n or not any(map(any, Q)) or not any(map(any, K)):
         raise Degenerate("repeated tokens or a zero projection")
+    _refuse_flat_or_spread_scores(Q, K, heads, difficulty == 3)
+    # W_V and W_O come next in the stream: drawn only for a draw whose scores passed (nine in ten fail)
+    w_v = rng.ints(-1, 2, (2, 2))
+    w_o = rng.ints(-1, 1, (2, 2), nonzero=True) if difficulty == 3 else None
     if all(a == b for a, b in w_v.tolist()):
         raise Degenerate("both heads would read the same values")
-    _refuse_flat_or_spread_scores(Q, K, heads, difficulty == 3)
     params = {"x": jsonable(X), "w_query": jsonable(w_q), "w_key": jsonable(w_k), "w_value": jsonable(w_v), "num_heads": heads,
               "w_output": jsonable(w_o) if w_o is not None else None, "causal": difficulty == 3}
     known = solve.mistakes("self-attention", params)

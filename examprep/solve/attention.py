@@ -10,6 +10,7 @@ from examprep import engine
 from examprep.engine import ops
 from examprep.engine._core import Trace
 from examprep.solve.contract import Ecf, Mistake, Param, Ref, Step, Topic
+from examprep.values import allclose
 
 
 def _given(p: dict[str, Any], name: str) -> bool:
@@ -436,7 +437,7 @@ def _self_by_columns(t: Trace) -> Any:
 
 def _square_projection(p: dict[str, Any]) -> bool:
     w = np.asarray(p["w_query"], dtype=float)
-    return w.shape[0] == w.shape[1] and not np.allclose(w, w.T)
+    return w.shape[0] == w.shape[1] and not allclose(w, w.T)
 
 
 SELF_ATTENTION_MISTAKES = {

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 import numpy as np
 
 from examprep.engine._core import Trace, all_finite
-from examprep.errors import ParamError, UnknownTopicError
+from examprep.errors import ExamprepError, ParamError, UnknownTopicError
 
 if TYPE_CHECKING:       # imported where used: `examprep solve` needs neither (start-up time)
     from examprep.problem import EcfRule as Recipe, Misconception
@@ -307,6 +307,7 @@ class Mistakes:
         self._reprs = {} if reprs is None else reprs
         self._own_key: tuple | None = None
         self._own_map: dict[str, str] | None = None
+        self._values: dict[tuple[int, str], tuple[Mistake, Any, BaseException | None]] = {}
         if trace is not None:
             self._cache.setdefault(self._key(params), trace)
 
@@ -363,7 +364,21 @@ class Mistakes:
 
     def value(self, mistake: Mistake, answer: str) -> Any:
         """The value ``mistake`` gives for ``answer`` (read from trace field ``answer``), or None where
-        it is this problem's own convention or does not apply."""
+        it is this problem's own convention or does not apply. Worked out once per table (its ``when``,
+        its changed parameters, its engine call or compute function), as is an engine refusal (raised
+        again): a generator that reads one value in pieces (network-shapes, once per layer) asks again."""
+        seen = self._values.get((id(mistake), answer))
+        if seen is None or seen[0] is not mistake:
+            try:
+                seen = (mistake, self._value(mistake, answer), None)
+            except ExamprepError as err:
+                seen = (mistake, None, err)
+            self._values[(id(mistake), answer)] = seen
+        if seen[2] is not None:
+            raise seen[2].with_traceback(None)
+        return seen[1]
+
+    def _value(self, mistake: Mistake, answer: str) -> Any:
         if not mistake.applies(self.params):
             return None
         if mistake.compute is not None:

@@ -49,3 +49,37 @@ def test_the_scaled_part_is_named_as_the_contract_names_it():
             assert "scores" not in ids
         else:                                      # the lecture's unprojected e_ij, unscaled: the contract's scores
             assert ids[0] == "scores"
+
+
+def test_draws_refused_before_the_engine_are_the_ones_its_scores_refuse():
+    """attention refuses a draw with a row of equal allowed scores, or no nonzero score, on the integer
+    scores QKᵀ before its engine call (issue 26): over the generator's draws (self: Q = K, d = 2, scale 1;
+    qkv and cross: d = 4, scale 1/√d_k), exactly the draws the engine's scaled scores and mask refuse."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from examprep import engine
+    from examprep.generators.attention import _flat_scores
+
+    seen = set()
+
+    @settings(max_examples=500, deadline=None)
+    @given(st.sampled_from(["self", "qkv", "cross"]), st.sampled_from([2, 3]), st.booleans(), st.sampled_from([1, 2]),
+           st.booleans(), st.data())
+    def check(variant, n, causal, hi, even, data):
+        d = 2 if variant == "self" else 4
+        m = 3 if variant == "cross" else n
+        causal = causal and variant != "cross"
+        entries = st.integers(-hi, hi).map(float)
+        Q = data.draw(st.lists(st.lists(entries, min_size=d, max_size=d), min_size=n, max_size=n))
+        if even:
+            Q = [[2 * v for v in row] for row in Q]
+        K = Q if variant == "self" else data.draw(st.lists(st.lists(entries, min_size=d, max_size=d), min_size=m, max_size=m))
+        t = engine.attention(Q, K, [[1.0, 0.0]] * m, causal=causal, scale=1.0 if variant == "self" else None)
+        flat = any(len(row[ok]) >= 2 and np.ptp(row[ok]) == 0 for row, ok in zip(t.scaled_scores, t.allowed.astype(bool)))
+        refused = bool(flat or not np.any(t.scores))
+        assert _flat_scores(Q, K, causal) is refused
+        seen.add(refused)
+
+    check()
+    assert seen == {True, False}

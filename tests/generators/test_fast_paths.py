@@ -234,3 +234,43 @@ def test_stream_ints_equals_integer_per_entry_for_any_range_and_counter(lo, widt
     got = fast.ints(lo, hi, shape, nonzero)
     assert got.shape == shape and got.dtype == float and got.ravel().tolist() == want
     assert fast.bits64() == slow.bits64()
+
+
+CLOSE_BASE = st.one_of(NUMBERS.filter(lambda x: not isinstance(x, int)), st.floats(-1e3, 1e3, allow_nan=False))
+
+
+@st.composite
+def close_pairs(draw) -> tuple[Any, Any, float, float]:
+    """Two values of one shape whose entries are equal, at numpy's bound atol + rtol·|b| (a hair
+    inside or outside it), far apart, infinite or NaN; as floats, lists or float arrays."""
+    rtol, atol = draw(st.sampled_from([(1e-05, 1e-08), (0.0, 5e-3), (0.0, 0.02), (1e-9, 0.0), (0.1, 0.0)]))
+    shape = draw(st.sampled_from([(), (1,), (3,), (2, 2), (2, 1, 2)]))
+    b = [draw(CLOSE_BASE) for _ in range(math.prod(shape))]
+    a = []
+    for y in b:
+        k = draw(st.sampled_from([0.0, 0.5, 1.0, 1 - 1e-15, 1 + 1e-15, 1.0000001, 2.0, -1.0, -1.0000001, math.nan]))
+        a.append(y + k * (atol + rtol * abs(y)) if math.isfinite(y) else draw(st.sampled_from([y, -y, 0.0])))
+    form = draw(st.sampled_from(["array", "list", "mixed"]))
+    as_value = (lambda v: np.array(v, dtype=float).reshape(shape)) if form != "list" else (
+        lambda v: np.array(v, dtype=float).reshape(shape).tolist() if shape else v[0])
+    va, vb = as_value(a), as_value(b)
+    if form == "mixed":
+        vb = vb.tolist() if shape else float(vb)
+    return va, vb, rtol, atol
+
+
+@given(close_pairs())
+def test_allclose_matches_numpy_allclose(pair):
+    from examprep.values import allclose
+
+    a, b, rtol, atol = pair
+    assert allclose(a, b, rtol=rtol, atol=atol) is bool(np.allclose(a, b, rtol=rtol, atol=atol))
+    assert allclose(b, a, rtol=rtol, atol=atol) is bool(np.allclose(b, a, rtol=rtol, atol=atol))
+
+
+def test_allclose_leaves_broadcasting_and_integers_to_numpy():
+    from examprep.values import allclose
+
+    assert allclose(np.ones((2, 2)), 1.0) and not allclose(np.ones((2, 2)), [1.0, 2.0])
+    assert allclose(np.array([1, 2]), np.array([1, 2])) and not allclose(np.array([1, 2]), [1.0, 2.1])
+    assert not allclose([1.0, 2.0], [1.0, 2.0 + 3e-5]) and allclose([1.0, 2.0], [1.0, 2.0 + 1e-5])

@@ -51,3 +51,19 @@ def test_backprop_with_the_updated_weights_is_a_named_mistake():
     mis = {m.id: m.value for m in p.part("grad_hidden").misconceptions}
     stale = np.asarray(p.part("w2_new").expected).T @ np.asarray(p.part("grad_output_pre").expected)
     agree(mis["updated-w2"], stale)
+
+
+def test_the_singular_weight_check_is_numpys_rank_on_every_matrix_of_halves():
+    """mlp-regression refuses a singular W by its exact determinant (issue 26: matrix_rank's SVD on every
+    draw): on all 256 matrices of the generator's halves, exactly where np.linalg.matrix_rank < 2."""
+    import itertools
+
+    from examprep.generators.mlp_regression import _singular
+
+    halves = (-1.0, -0.5, 0.5, 1.0)
+    decisions = set()
+    for a, b, c, d in itertools.product(halves, repeat=4):
+        rank_deficient = bool(np.linalg.matrix_rank(np.array([[a, b], [c, d]])) < 2)
+        assert _singular([[a, b], [c, d]]) is rank_deficient
+        decisions.add(rank_deficient)
+    assert decisions == {True, False}

@@ -268,3 +268,45 @@ def test_a_mistakes_engine_call_is_made_once_whichever_way_it_is_asked_for():
     assert via_value is via_trace["h_new"]
     assert len(calls) == 1 and calls[0]["convention"] == "pytorch"
     assert table.trace()["h_new"].tolist() != via_trace["h_new"].tolist()
+
+
+def test_a_mistakes_value_is_worked_out_once_per_table_refusals_included():
+    """network-shapes reads each mistake's per-layer value once per layer: the value (a compute
+    function's too) and an engine refusal are worked out once per table and given again (issue 26);
+    another table of the same problem works them out afresh."""
+    from examprep.errors import ExamprepError
+    from examprep.solve import contract
+
+    params = {"input_shape": [1, 6, 6], "layers": [
+        {"type": "conv2d", "out_channels": 2, "kernel_size": 3, "padding": 1}, {"type": "max-pool", "kernel_size": 2},
+        {"type": "flatten"}, {"type": "linear", "out_features": 3}]}
+    topic = contract.get_topic("network-shapes")
+    declared = {m.id: m for m in topic.mistakes["params"]}
+    pool = declared["pool-params"]                       # a compute mistake: the pooling counted as a filter
+    computes = []
+    real = pool.compute
+    pool.compute = lambda p, t: computes.append(1) or real(p, t)
+    try:
+        table = contract.mistakes("network-shapes", params)
+        first = [table.value(pool, "params")[i] for i in range(4)]
+        assert [table.value(pool, "params")[i] for i in range(4)] == first == [20, 8, 0, 2 * 9 * 3 + 3]
+        assert len(computes) == 1
+        assert table.value(pool, "params") is table.value(pool, "params")
+        contract.mistakes("network-shapes", params).value(pool, "params")
+        assert len(computes) == 2                                                        # another table: afresh
+        total = next(m for m in topic.mistakes["total_params"] if m.id == "pool-params")
+        assert table.value(total, "total_params") == sum(first)                         # another mistake: its own
+    finally:
+        pool.compute = real
+
+    calls = []
+    real_compute = topic.compute
+    refusing = contract.Mistakes(topic, contract.resolve_params(topic, params))
+    object.__setattr__(topic, "compute", lambda p: calls.append(1) or (_ for _ in ()).throw(ParamError("layers[0]: refused")))
+    try:
+        for _ in range(3):
+            with pytest.raises(ExamprepError, match=r"layers\[0\]: refused"):
+                refusing.value(declared["no-bias"], "params")
+    finally:
+        object.__setattr__(topic, "compute", real_compute)
+    assert len(calls) == 1
