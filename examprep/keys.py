@@ -123,16 +123,9 @@ def _printable(text: str) -> str:
 
 
 def _shown(value: Any) -> str:
-    """A value from a key as an error names it: JSON ("one", -5, Infinity), short, printable."""
-    if isinstance(value, dict):
-        return "a table"
-    try:
-        text = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):            # not reached for parsed JSON; a safe fallback
-        text = repr(value)
-    if isinstance(value, list) and len(text) > 40:
-        return f"a list of {len(value)}"
-    return _printable(text if len(text) <= 40 else text[:40] + "…")
+    from examprep.answers.files import shown
+
+    return shown(value)
 
 
 def _number(value: Any) -> bool:

@@ -100,6 +100,19 @@ def excerpt(text: Any, n: int = 40) -> str:
     return "'" + printable(text[:n]) + ("…" if len(text) > n else "") + "'"
 
 
+def shown(value: Any) -> str:
+    """A value read from a JSON file as an error message names it: as JSON ("one", -5, Infinity,
+    null, [-1], {"a": 1}), at most 40 characters, printable; a longer list as "a list of N", a
+    longer table as "a table"."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):            # not a JSON value (not reached for parsed JSON)
+        text = repr(value)
+    if isinstance(value, (list, dict)) and len(text) > 40:
+        return f"a list of {len(value)}" if isinstance(value, list) else "a table"
+    return printable(text if len(text) <= 40 else text[:40] + "…")
+
+
 def decode(data: bytes, where: str) -> str:
     """Bytes to text: BOMs (UTF-8, UTF-16, UTF-32), UTF-8, UTF-16 without a BOM, then
     Windows-1252/Latin-1. Raises SubmissionError for an empty or binary file."""

@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from examprep.answers.files import printable, shown
+from examprep.answers.result import STATUSES
 from examprep.fileio import InputError
 
 TAIL = 0.27              # Kelley's upper and lower groups
@@ -128,25 +130,70 @@ def from_grades(data: Any, where: str = "grades.json") -> ItemData:
         raise InputError(f"{where}: no submissions to analyse")
     seen: set[str] = set()
     for n, sub in enumerate(subs, 1):
-        sid = sub.get("student_id", "?") if isinstance(sub, dict) else "?"
-        try:
-            for pr in sub["problems"]:
-                str(pr["question"])
-                for part in pr["parts"]:
-                    part["part"], part["status"]
-                    score, top = float(part["score"]), float(part["max_score"])
-                    _check_score(score, top, f"{where}: submission {n} ({sid}), {pr['question']}.{part['part']}")
-        except (KeyError, TypeError, ValueError) as err:
-            raise InputError(f"{where}: submission {n} ({sid}): malformed problems/parts ({type(err).__name__}: "
-                             f"{err}); write the file again with `examprep grade --json`") from None
+        sid = _check_submission(sub, f"{where}: submission {n}")
         if sid in seen:
-            raise InputError(f"{where}: submission {n}: student {sid!r} appears twice; each student once")
+            raise InputError(f"{where}: submission {n}: student {printable(sid)!r} appears twice; each student once")
         seen.add(sid)
+    summary = data.get("summary", {})
+    mistakes = summary.get("misconceptions", []) if isinstance(summary, dict) else None
+    if not isinstance(mistakes, list):
+        raise InputError(f"{where}: summary: must be a table with a list of misconceptions, got {shown(summary)}")
     explanations = {}
-    for m in (data.get("summary") or {}).get("misconceptions", []) or []:
-        if isinstance(m, dict) and m.get("misconception"):
-            explanations.setdefault(str(m["misconception"]), str(m.get("explanation", "")))
+    for k, m in enumerate(mistakes, 1):
+        if not isinstance(m, dict):
+            raise InputError(f"{where}: summary: misconception {k} must be a table, got {shown(m)}")
+        for name, value in (("misconception", m.get("misconception")), ("explanation", m.get("explanation", ""))):
+            if not isinstance(value, str):
+                raise InputError(f"{where}: summary: misconception {k}: {name} must be text, got {shown(value)}")
+        if m["misconception"]:
+            explanations.setdefault(m["misconception"], m.get("explanation", ""))
     return item_data(subs, explanations)
+
+
+def _check_submission(sub: Any, where: str) -> str:
+    """One submission of grades.json, every field analyze reads, as `grade --json` writes it; its
+    student id. InputError names the submission, the part and the field."""
+    if not isinstance(sub, dict):
+        raise InputError(f"{where}: must be a table, got {shown(sub)}")
+    sid = sub.get("student_id", "")
+    if not isinstance(sid, str):
+        raise InputError(f"{where}: student_id must be text, got {shown(sid)}")
+    where = f"{where} ({printable(sid)})"
+    problems = sub.get("problems")
+    if not isinstance(problems, list):
+        raise InputError(f"{where}: problems must be a list, got {shown(problems)}")
+    addresses: set[str] = set()
+    for pr in problems:
+        if not isinstance(pr, dict):
+            raise InputError(f"{where}: a problem must be a table, got {shown(pr)}")
+        q = pr.get("question")
+        if not isinstance(q, str) or not q:
+            raise InputError(f"{where}: a problem's question must be text (q1), got {shown(q)}")
+        at = f"{where}, {printable(q)}"
+        for name in ("title", "variant"):
+            if pr.get(name) is not None and not isinstance(pr[name], str):
+                raise InputError(f"{at}: {name} must be text, got {shown(pr[name])}")
+        if not isinstance(pr.get("parts"), list):
+            raise InputError(f"{at}: parts must be a list, got {shown(pr.get('parts'))}")
+        for part in pr["parts"]:
+            if not isinstance(part, dict) or not isinstance(part.get("part"), str) or not part["part"]:
+                raise InputError(f"{at}: a part must be a table with its id as text in \"part\", got {shown(part)}")
+            address = f"{q}.{part['part']}"
+            at_part = f"{where}, {printable(address)}"
+            if address in addresses:
+                raise InputError(f"{at_part}: the part appears twice")
+            addresses.add(address)
+            if part.get("status") not in STATUSES:
+                raise InputError(f"{at_part}: status must be one of {', '.join(STATUSES)}, got {shown(part.get('status'))}")
+            mis = part.get("misconception")
+            if mis is not None and not isinstance(mis, str):
+                raise InputError(f"{at_part}: misconception must be text or null, got {shown(mis)}")
+            for name in ("score", "max_score"):
+                v = part.get(name)
+                if isinstance(v, bool) or not isinstance(v, (int, float)):
+                    raise InputError(f"{at_part}: {name} must be a number, got {shown(v)}")
+            _check_score(float(part["score"]), float(part["max_score"]), at_part)
+    return sid
 
 
 def _check_score(score: float, top: float, what: str) -> None:

@@ -129,7 +129,10 @@ def test_analysis_pdf_pages(graded, tmp_path):
     ("{", "line 1: not JSON"),
     ('{"submissions": []}', "not a grades file"),
     ('{"format": "examprep-grades", "submissions": [{"student_id": "a", "problems": [{"question": "q1"}]}]}',
-     "submission 1 (a): malformed"),
+     "submission 1 (a), q1: parts must be a list, got null"),
+    ('{"format": "examprep-grades", "submissions": [{"student_id": "a", "problems": [{"question": "q1", "parts": '
+     '[{"part": "r", "status": "misconception", "score": 0, "max_score": 1, "misconception": {"a": 1}}]}]}]}',
+     'submission 1 (a), q1.r: misconception must be text or null, got {"a": 1}'),
 ])
 def test_analyze_bad_files_one_line_exit_2(tmp_path, content, message):
     f = tmp_path / "g.json"

@@ -64,7 +64,7 @@ CASES = [
     ("shape-negative", lambda r: part(r, 1, 0).update(shape=[-1]),
      "q2.probs: shape must be a list of 1 positive whole number, got [-1]"),
     ("no-problems", lambda r: r.update(problems=[]), "damaged key: it has no problems (nothing to grade)"),
-    ("problems-table", lambda r: r.update(problems={}), "damaged key: problems must be a list of problems, got a table"),
+    ("problems-table", lambda r: r.update(problems={}), "damaged key: problems must be a list of problems, got {}"),
     ("parts-null", lambda r: r["problems"][0].update(parts=None),
      "q1: parts must be a non-empty list of parts, got null"),
     ("duplicate-part", lambda r: r["problems"][0]["parts"].append(part(r)), 'q1: two parts have the id "r"'),
