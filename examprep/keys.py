@@ -197,10 +197,21 @@ def _check_problems(problems: list, path: Path, label: str) -> None:
                 raise KeyFileError(f"{where}: damaged key: a part must be a table, got {_shown(part)}")
             if not isinstance(part.get("id"), str) or not part["id"].strip():
                 raise KeyFileError(f"{where}: a part's id must be non-empty text, got {_shown(part.get('id'))}")
+            _check_id(part["id"], f"{where}: a part's id")
             if part["id"] in seen:
                 raise KeyFileError(f"{where}: two parts have the id {_shown(part['id'])}")
             seen.add(part["id"])
             _check_part(part, f"{where}.{_printable(part['id'])}")
+
+
+def _check_id(name: str, what: str) -> None:
+    """An id is an address (q2.loss in answer files, CSV columns, reports): examprep never writes
+    one with a control character (question files refuse them), and one would reach a terminal raw."""
+    from examprep.answers.files import unprintable_char
+
+    bad = unprintable_char(name)
+    if bad is not None:
+        raise KeyFileError(f"{what} {_shown(name)} holds a control character ({_printable(bad)})")
 
 
 def _check_part(part: dict, where: str) -> None:
@@ -258,6 +269,7 @@ def _check_misconception(m: Any, kind: str, where: str) -> None:
         raise KeyFileError(f"{where}: a misconception must be a table (id, value, explanation), got {_shown(m)}")
     if not isinstance(m.get("id"), str) or not m["id"]:
         raise KeyFileError(f"{where}: a misconception's id must be non-empty text, got {_shown(m.get('id'))}")
+    _check_id(m["id"], f"{where}: a misconception's id")
     mid = _printable(m["id"])
     if not isinstance(m.get("explanation"), str):
         raise KeyFileError(f"{where}: misconception {mid}: explanation must be text, got {_shown(m.get('explanation'))}")

@@ -55,7 +55,9 @@ class ItemData:
 
 def item_data(submissions: list[dict[str, Any]], explanations: dict[str, str] | None = None) -> ItemData:
     """The matrices of grades.json's ``submissions`` (each with problems → parts, as
-    SubmissionResult.to_dict writes them). Written parts with any pending cell are left out."""
+    SubmissionResult.to_dict writes them). Written parts with any pending cell are left out.
+    Every text (ids, misconceptions, titles, explanations) is made printable (answers.files.printable)
+    here, so no output of the analysis (terminal, JSON, CSV, PDF) gets a control character raw."""
     index: dict[str, int] = {}
     question_of: list[str] = []
     rows: list[int] = []
@@ -69,13 +71,13 @@ def item_data(submissions: list[dict[str, Any]], explanations: dict[str, str] | 
     n = len(submissions)
     for i, sub in enumerate(submissions):
         for pr in sub["problems"]:
-            q = pr["question"]
+            q = printable(pr["question"])      # text from a file: escaped once here for every output
             if q not in variants:
                 variants[q] = [""] * n
-                titles[q] = pr.get("title", "")
-            variants[q][i] = str(pr.get("variant") or "")
+                titles[q] = printable(pr.get("title") or "")
+            variants[q][i] = printable(pr.get("variant") or "")
             for part in pr["parts"]:
-                addr = f"{q}.{part['part']}"
+                addr = f"{q}.{printable(part['part'])}"
                 j = index.get(addr)
                 if j is None:
                     j = index[addr] = len(question_of)
@@ -84,7 +86,7 @@ def item_data(submissions: list[dict[str, Any]], explanations: dict[str, str] | 
                 cols.append(j)
                 earned.append(part["score"])
                 possible.append(part["max_score"])
-                status, mis = part["status"], part.get("misconception")
+                status, mis = part["status"], part.get("misconception") and printable(part["misconception"])
                 if status == "pending":
                     pending.add(addr)
                 elif mis or status in ("blank", "unparseable"):
@@ -112,9 +114,9 @@ def item_data(submissions: list[dict[str, Any]], explanations: dict[str, str] | 
             unreadable[cc] += 1
         if mis:
             mistakes[cc].setdefault(mis, []).append(i)
-    return ItemData(students=[str(s.get("student_id", "")) for s in submissions], parts=keep,
+    return ItemData(students=[printable(s.get("student_id", "")) for s in submissions], parts=keep,
                     question_of=[question_of[index[a]] for a in keep], scores=scores, maxima=maxima,
-                    blank=blank, unreadable=unreadable, mistakes=mistakes, explanations=dict(explanations or {}),
+                    blank=blank, unreadable=unreadable, mistakes=mistakes, explanations={printable(m): printable(e) for m, e in (explanations or {}).items()},
                     titles=titles, variants=variants, left_out=sorted(pending, key=lambda a: (_qnum(a), index[a])))
 
 

@@ -139,3 +139,33 @@ def test_keys_examprep_writes_all_load(tmp_path):
 @pytest.mark.parametrize("sample", sorted(SOLUTIONS.glob("*-key.json")), ids=lambda p: p.name)
 def test_sample_keys_load(sample):
     assert read_key(sample).problems
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda r: part(r, 1, 3)["misconceptions"][0].update(id="y\x1b[31mRED"),
+     "q2.derivation: a misconception's id \"y\\x1b[31mRED\" holds a control character (\\x1b)"),
+    (lambda r: part(r).update(id="../x\x1b"), "q1: a part's id \"../x\\x1b\" holds a control character (\\x1b)"),
+    (lambda r: part(r).update(id="r\u2028"), "q1: a part's id \"r\\u2028\" holds a control character (\\u2028)"),
+], ids=["misconception", "part", "line-separator"])
+def test_an_id_with_a_control_character_is_refused_never_printed_raw(made, tmp_path, change, message):
+    key = damaged(made, tmp_path, change)
+    res = run("grade", key, made[2])
+    assert (res.exit_code, res.stderr) == (2, f"error: {key}: {message}\n")
+    assert "\x1b" not in res.output
+
+
+def test_prose_with_control_characters_in_a_key_is_shown_escaped(made, tmp_path):
+    """Titles and explanations are prose: the key is graded, and they reach no output raw."""
+    def change(r):
+        r["title"] = "x\x1b[2Jy"
+        r["problems"][1]["title"] = "Soft\x1b[41mmax"
+        part(r, 1, 3)["misconceptions"][0]["explanation"] = "expl\x1b[2J\x07"
+    key = damaged(made, tmp_path, change)
+    sub = tmp_path / "bo.toml"
+    sub.write_text(made[2].read_text().replace('"ada"', '"bo"').replace('derivation = ""', 'derivation = "y_i - p_i"'))
+    res = run("grade", key, sub, "--analysis", tmp_path / "an")
+    assert res.exit_code == 0, res.output
+    assert "misconception (y-minus-p)" in res.output and "expl\\x1b[2J\\x07" in res.output
+    assert "Soft\\x1b[41mmax" in res.output
+    for text in (res.output, *(f.read_text() for f in (tmp_path / "an").glob("item-analysis.*"))):
+        assert "\x1b" not in text and "\x07" not in text
