@@ -97,7 +97,8 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
     list the unreadable ones with their reasons. Inputs are only read.
 
     progress: an optional callable(done, total) called after each graded submission.
-    Raises ParamError when ``paths`` holds no answer file at all (a usage error).
+    Raises ParamError when ``paths`` holds no answer file at all, is the key itself, or is one
+    answer file that cannot be graded (its reason: the wrong file was given; a usage error).
     """
     from pathlib import Path
 
@@ -105,11 +106,15 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
     from examprep.errors import ParamError
 
     files, notes = collect(paths)
+    skipped: list = []
     if key_path is not None:
         kp = Path(key_path).resolve()
         skipped = [f for f in files if f.exists() and f.resolve() == kp]
         files = [f for f in files if f not in skipped]
         notes += [f"{f}: skipped (the key itself)" for f in skipped]
+    if not files and skipped and len(paths) == 1 and Path(paths[0]).is_file():
+        raise ParamError(f"{paths[0]}: this is the key itself, given as a submission; give the students' answer "
+                         "files (.toml, .json, .csv) or a directory of them")
     if not files:
         raise ParamError("no answer files to grade: give SUBMISSION files (.toml, .json, .csv) or a directory of them")
     from dataclasses import replace
@@ -147,6 +152,10 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
     finally:
         if gc_was_enabled:
             gc.enable()
+    if len(paths) == 1 and Path(paths[0]).is_file() and not results and len(unreadable) == 1:
+        # one answer file given alone, and refused: the wrong file (or key) was given, a usage error,
+        # as a missing file is; in a batch the same file is one unreadable line and the rest is graded
+        raise ParamError(unreadable[0])
     dups = sorted(k for k, v in ids.items() if v > 1)
     if dups:
         notes.append(f"duplicate student ids (each graded separately): {', '.join(map(repr, dups[:10]))}"
