@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from examprep.grading.grade import Settings, SubmissionResult, grade_submission
+from examprep.grading.grade import Settings, SubmissionResult, address, grade_submission
 from examprep.grading.selftest import ecf_drift
 from examprep.problem import Problem
 
@@ -139,6 +139,10 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
                 got, errors = read_file(f)
             except Exception as err:      # noqa: BLE001 - a defect of ours must not stop the class; it is named
                 got, errors = [], [_internal(f, "read", err)]
+            if got and f.suffix.lower() in (".csv", ".tsv"):
+                stray = _no_part_column(key, f, got)
+                if stray:
+                    got, errors = [], [*errors, stray]
             subs += got
             unreadable += [str(e) for e in errors]
         ids.update(s.student_id for s in subs)
@@ -161,6 +165,27 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
         notes.append(f"duplicate student ids (each graded separately): {', '.join(map(repr, dups[:10]))}"
                      + (" …" if len(dups) > 10 else ""))
     return BatchResult(results, unreadable, notes, drift.warnings, key_info, other)
+
+
+def _no_part_column(key: Any, path: Any, subs: list) -> str | None:
+    """Why a class CSV is unreadable when none of its columns names a part of the key (a stray
+    spreadsheet, a,b,c): one line for the file, not an 'unknown part id' warning per student. A
+    column names a part as q1.probs, or as a bare part id where a variant has one problem."""
+    known: set[str] = set()
+    for problems in (key.problems, *key.variants.values()):
+        for n, problem in enumerate(problems, 1):
+            known.update(address(n, part.id) for part in problem.parts)
+            if len(problems) == 1:
+                known.update(part.id for part in problem.parts)
+    columns = list(dict.fromkeys(c for s in subs for c in s.answers))
+    if any(c in known for c in columns):
+        return None
+    from examprep.answers.files import excerpt
+
+    first = next((ps for ps in (key.problems, *key.variants.values()) if ps and ps[0].parts), None)
+    example = address(1, first[0].parts[0].id) if first else "q1.a"
+    shown = ", ".join(excerpt(c, 20) for c in columns[:5]) + (f" and {len(columns) - 5:,} more" if len(columns) > 5 else "")
+    return f"{path}: no column names a part of the key (its columns: {shown}; expected headers such as student_id,{example})"
 
 
 def _grade_all(key: Any, subs: list, settings: Settings | None, results: list, unreadable: list[str], ids: Counter,

@@ -81,3 +81,29 @@ def test_a_class_csv_given_alone_with_one_bad_row_still_grades_the_others(sheet,
     assert res.exit_code == 1
     assert [s["student_id"] for s in json.loads(res.stdout)["submissions"]] == ["ada"]
     assert "no variant for student id 'bo'" in res.stderr
+
+
+def test_a_csv_whose_header_names_no_part_of_the_key_is_unreadable_in_one_line(sheet, tmp_path):
+    nocols = tmp_path / "nocols.csv"
+    nocols.write_text("a,b,c\n1,2,3\n")
+    res = run("grade", sheet / "key.json", nocols)
+    assert (res.exit_code, res.stdout) == (2, "")
+    assert res.stderr == (f"error: {nocols}: no column names a part of the key (its columns: 'a', 'b', 'c'; "
+                          "expected headers such as student_id,q1.r)\n")
+    folder = tmp_path / "class"
+    folder.mkdir()
+    nocols.rename(folder / "nocols.csv")
+    (folder / "ada.toml").write_text((sheet / "ada.toml").read_text())
+    res = run("grade", sheet / "key.json", folder, "--no-details")
+    assert res.exit_code == 1 and "unknown part id" not in res.output and "nocols-row2" not in res.output
+    assert f"unreadable: {folder / 'nocols.csv'}: no column names a part of the key" in res.stderr
+    assert "graded 1 submission; 1 could not be read" in res.stderr
+
+
+@pytest.mark.parametrize("header", ["student_id,q1.r,extra", "student_id,r", "id,q1.z"])
+def test_a_csv_naming_one_part_of_the_key_is_graded(sheet, tmp_path, header):
+    path = tmp_path / "c.csv"
+    path.write_text(f"{header}\nada,0.5{',x' if header.count(',') == 2 else ''}\n")
+    res = run("grade", sheet / "key.json", path, "--json", "-")
+    assert res.exit_code == 0, res.output
+    assert [s["student_id"] for s in json.loads(res.stdout)["submissions"]] == ["ada"]
