@@ -116,7 +116,8 @@ def item_data(submissions: list[dict[str, Any]], explanations: dict[str, str] | 
             mistakes[cc].setdefault(mis, []).append(i)
     return ItemData(students=[printable(s.get("student_id", "")) for s in submissions], parts=keep,
                     question_of=[question_of[index[a]] for a in keep], scores=scores, maxima=maxima,
-                    blank=blank, unreadable=unreadable, mistakes=mistakes, explanations={printable(m): printable(e) for m, e in (explanations or {}).items()},
+                    blank=blank, unreadable=unreadable, mistakes=mistakes,
+                    explanations={printable(m): printable(e) for m, e in (explanations or {}).items()},
                     titles=titles, variants=variants, left_out=sorted(pending, key=lambda a: (_qnum(a), index[a])))
 
 
