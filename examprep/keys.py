@@ -16,6 +16,7 @@ part whose rule now computes something else. A key without it grades as keys alw
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -92,11 +93,16 @@ def read_key(path: str | Path) -> Key:
         raise KeyFileError(f"{p}: not a key (invalid JSON at line {err.lineno}, column {err.colno})") from None
     except RecursionError:
         raise KeyFileError(f"{p}: not a key (JSON nested too deeply)") from None
+    except ValueError:                         # an integer of more digits than Python converts (4300)
+        raise KeyFileError(f"{p}: damaged key (a number with thousands of digits)") from None
     if not isinstance(d, dict) or d.get("format") != "examprep-key":
         raise KeyFileError(f"{p}: not an examprep key (write one with `examprep generate ... --key FILE`)")
     version = d.get("format_version")
-    if not isinstance(version, int) or version > KEY_FORMAT:
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise KeyFileError(f"{p}: damaged key: format_version must be a whole number ≥ 1, got {_shown(version)}")
+    if version > KEY_FORMAT:
         raise KeyFileError(f"{p}: key format {version} is newer than this examprep reads ({KEY_FORMAT}); upgrade examprep")
+    _check_structure(d, p)
     try:
         check = d.get("ecf_check")
         key = Key(title=d.get("title", ""), problems=_problems(d["problems"], p, ""),
@@ -108,6 +114,175 @@ def read_key(path: str | Path) -> Key:
         raise KeyFileError(f"{p}: damaged key ({type(err).__name__}: {err})") from None
     _check_parts(key, p)
     return key
+
+
+def _printable(text: str) -> str:
+    from examprep.answers.files import printable
+
+    return printable(text)
+
+
+def _shown(value: Any) -> str:
+    from examprep.answers.files import shown
+
+    return shown(value)
+
+
+def _number(value: Any) -> bool:
+    """A JSON number that converts to a float (no bool; no integer beyond a float's range)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        float(value)
+    except OverflowError:
+        return False
+    return True
+
+
+def _is_array(value: Any, depth: int) -> bool:
+    """A non-empty list of numbers (depth 1) or of equally long non-empty lists of numbers (depth 2)."""
+    if not isinstance(value, list) or not value:
+        return False
+    if depth == 1:
+        return all(_number(v) for v in value)
+    return all(_is_array(row, 1) for row in value) and len({len(row) for row in value}) == 1
+
+
+def _is_numeric(value: Any) -> bool:
+    """A number or nested lists of numbers (a misconception's value of a numeric part)."""
+    return _number(value) or (isinstance(value, list) and all(_is_numeric(v) for v in value))
+
+
+PART_FIELDS = ("id", "prompt", "kind", "expected", "tolerance", "points", "minutes")
+PROBLEM_FIELDS = ("generator", "title", "statement", "parts", "solution")
+
+
+def _check_structure(d: dict, path: Path) -> None:
+    """Refuse, before anything is graded, a key whose JSON is not what examprep writes: one line
+    naming the key file and the field (q2.loss: points must be ...). Raises KeyFileError."""
+    for name, kind in (("title", str), ("meta", dict), ("variants", dict), ("variant_codes", dict)):
+        if name in d and not isinstance(d[name], kind):
+            raise KeyFileError(f"{path}: damaged key: {name} must be {'text' if kind is str else 'a table'}, "
+                               f"got {_shown(d[name])}")
+    problems = d.get("problems")
+    if not isinstance(problems, list):
+        raise KeyFileError(f"{path}: damaged key: problems must be a list of problems, got {_shown(problems)}")
+    variants = d.get("variants", {})
+    if not problems and not variants:
+        raise KeyFileError(f"{path}: damaged key: it has no problems (nothing to grade)")
+    _check_problems(problems, path, "")
+    for sid, ps in variants.items():
+        if not isinstance(ps, list) or not ps:
+            raise KeyFileError(f"{path}: damaged key: variant {_printable(sid)} must be a list of problems, got {_shown(ps)}")
+        _check_problems(ps, path, f"variant {_printable(sid)}: ")
+
+
+def _check_problems(problems: list, path: Path, label: str) -> None:
+    for n, problem in enumerate(problems, 1):
+        where = f"{path}: {label}q{n}"
+        if not isinstance(problem, dict):
+            raise KeyFileError(f"{where}: damaged key: a problem must be a table, got {_shown(problem)}")
+        for name in PROBLEM_FIELDS:
+            if name not in problem:
+                raise KeyFileError(f"{where}: damaged key: the problem has no {name!r}")
+        for name in ("generator", "title"):
+            if not isinstance(problem[name], str):
+                raise KeyFileError(f"{where}: {name} must be text, got {_shown(problem[name])}")
+        parts = problem["parts"]
+        if not isinstance(parts, list) or not parts:
+            raise KeyFileError(f"{where}: parts must be a non-empty list of parts, got {_shown(parts)}")
+        seen: set[str] = set()
+        for part in parts:
+            if not isinstance(part, dict):
+                raise KeyFileError(f"{where}: damaged key: a part must be a table, got {_shown(part)}")
+            if not isinstance(part.get("id"), str) or not part["id"].strip():
+                raise KeyFileError(f"{where}: a part's id must be non-empty text, got {_shown(part.get('id'))}")
+            _check_id(part["id"], f"{where}: a part's id")
+            if part["id"] in seen:
+                raise KeyFileError(f"{where}: two parts have the id {_shown(part['id'])}")
+            seen.add(part["id"])
+            _check_part(part, f"{where}.{_printable(part['id'])}")
+
+
+def _check_id(name: str, what: str) -> None:
+    """An id is an address (q2.loss in answer files, CSV columns, reports): examprep never writes
+    one with a control character (question files refuse them), and one would reach a terminal raw."""
+    from examprep.answers.files import unprintable_char
+
+    bad = unprintable_char(name)
+    if bad is not None:
+        raise KeyFileError(f"{what} {_shown(name)} holds a control character ({_printable(bad)})")
+
+
+def _check_part(part: dict, where: str) -> None:
+    """One part's fields, as grading reads them."""
+    from examprep.problem import KINDS
+
+    for name in PART_FIELDS:
+        if name not in part:
+            raise KeyFileError(f"{where}: damaged key: the part has no {name!r}")
+    kind = part["kind"]
+    if kind not in KINDS:
+        raise KeyFileError(f"{where}: kind must be one of {', '.join(KINDS)}, got {_shown(kind)}")
+    for name in ("points", "minutes"):
+        v = part[name]
+        if not _number(v) or not math.isfinite(v) or v < 0:
+            raise KeyFileError(f"{where}: {name} must be a finite number ≥ 0, got {_shown(v)}")
+    if not isinstance(part["prompt"], str):
+        raise KeyFileError(f"{where}: prompt must be text, got {_shown(part['prompt'])}")
+    if not isinstance(part["tolerance"], dict):
+        raise KeyFileError(f"{where}: tolerance must be a table (rule, value, atol), got {_shown(part['tolerance'])}")
+    expected, shape = part["expected"], part.get("shape")
+    depth = {"vector": 1, "matrix": 2}.get(kind)
+    if shape is not None and (not isinstance(shape, list) or len(shape) != (depth or len(shape)) or not shape or
+                              not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in shape)):
+        raise KeyFileError(f"{where}: shape must be a list of {depth or 'some'} positive whole "
+                           f"number{'s' if depth != 1 else ''}, got {_shown(shape)}")
+    if kind == "number" and not _number(expected):
+        raise KeyFileError(f"{where}: expected must be a number, got {_shown(expected)}")
+    if kind == "integer" and not (_number(expected) and (isinstance(expected, int) or expected.is_integer())):
+        raise KeyFileError(f"{where}: expected must be a whole number, got {_shown(expected)}")
+    if depth is not None:
+        if not _is_array(expected, depth):
+            raise KeyFileError(f"{where}: expected must be a {kind} ("
+                               f"{'a list of numbers' if depth == 1 else 'rows of numbers, all of one length'}), "
+                               f"got {_shown(expected)}")
+        got = [len(expected)] if depth == 1 else [len(expected), len(expected[0])]
+        if shape is not None and shape != got:
+            raise KeyFileError(f"{where}: expected has shape {got}, but shape says {shape}")
+    if kind in ("expression", "choice") and not (isinstance(expected, str) and expected.strip()):
+        raise KeyFileError(f"{where}: expected must be non-empty text, got {_shown(expected)}")
+    choices = part.get("choices", [])
+    if not isinstance(choices, list) or not all(isinstance(c, str) for c in choices):
+        raise KeyFileError(f"{where}: choices must be a list of texts, got {_shown(choices)}")
+    if kind == "choice" and expected not in choices:
+        raise KeyFileError(f"{where}: expected {_shown(expected)} is not one of the choices")
+    misconceptions = part.get("misconceptions", [])
+    if not isinstance(misconceptions, list):
+        raise KeyFileError(f"{where}: misconceptions must be a list, got {_shown(misconceptions)}")
+    for m in misconceptions:
+        _check_misconception(m, kind, where)
+
+
+def _check_misconception(m: Any, kind: str, where: str) -> None:
+    if not isinstance(m, dict):
+        raise KeyFileError(f"{where}: a misconception must be a table (id, value, explanation), got {_shown(m)}")
+    if not isinstance(m.get("id"), str) or not m["id"]:
+        raise KeyFileError(f"{where}: a misconception's id must be non-empty text, got {_shown(m.get('id'))}")
+    _check_id(m["id"], f"{where}: a misconception's id")
+    mid = _printable(m["id"])
+    if not isinstance(m.get("explanation"), str):
+        raise KeyFileError(f"{where}: misconception {mid}: explanation must be text, got {_shown(m.get('explanation'))}")
+    if "value" not in m:
+        raise KeyFileError(f"{where}: misconception {mid}: damaged key, it has no 'value'")
+    value = m["value"]
+    text_kind = kind in ("expression", "choice")
+    if kind != "written" and not (isinstance(value, str) if text_kind else _is_numeric(value)):
+        raise KeyFileError(f"{where}: misconception {mid}: value must be {'text' if text_kind else 'numeric'}, "
+                           f"got {_shown(value)}")
+    credit = m.get("credit", 0.0)
+    if not _number(credit) or not 0 <= credit <= 1:
+        raise KeyFileError(f"{where}: misconception {mid}: credit must be a number from 0 to 1, got {_shown(credit)}")
 
 
 def _problems(data: list, path: Path, label: str) -> list[Problem]:

@@ -188,6 +188,8 @@ def parse_question(text: str, source: str) -> QuestionSpec:
         if not isinstance(value, _QUESTION_KEYS[key]):
             raise fail(f"[question] {key}: expected {_what(_QUESTION_KEYS[key])}, got {value!r}",
                        line or _line(text, "", f"question.{key}"))
+        if key not in ("part", "params"):     # checked below, each with its own line
+            _printable_text(f"[question] {key}", key, value, lambda m, ln=line: fail(m, ln))
     qid = q.get("id", "").strip()
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", qid):
         raise fail(f"[question] id: letters, digits, '-', '_' and '.' (at most 64), got {qid!r}"
@@ -208,6 +210,7 @@ def parse_question(text: str, source: str) -> QuestionSpec:
     for name, spec in q.get("params", {}).items():
         line = _line(text, name, "question.params") or lines.get("params") or params_line
         lines[f"param:{name}"] = line
+        _printable_text(f"[question.params] {name}", name, spec, lambda m, ln=line: fail(m, ln))
         params[name] = _draw(name, spec, lambda m, ln=line: fail(m, ln))
 
     # parts
@@ -228,6 +231,7 @@ def parse_question(text: str, source: str) -> QuestionSpec:
             want = _PART_KEYS[key]
             if not isinstance(value, want) or isinstance(value, bool):
                 raise fail(f"{where} {key}: expected {_what(want)}, got {value!r}", line)
+            _printable_text(f"{where} {key}", key, value, lambda m, ln=line: fail(m, ln))
         at = lambda key, i=i, head=head: _line(text, key, "question.part", i) or head     # noqa: E731
         kind = p.get("kind", "written" if "model_answer" in p and "answer" not in p else "answer")
         if kind not in ("answer", "written"):
@@ -330,6 +334,35 @@ def parse_question(text: str, source: str) -> QuestionSpec:
     digest = hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
     return QuestionSpec(qid, title, topic.name if topic else None, q.get("text", ""), where_text, params, tuple(parts),
                         source, digest, lines)
+
+
+# The keys whose text is printed over several lines (a statement, a prompt, a model answer): a line
+# break or tab is text there; every other string (title, ids, rubric lines, parameter values) is
+# printed on one line of the sheet, its answer files and exports.
+_MULTILINE = {"text", "where", "prompt", "model_answer", "hint"}
+
+
+def _printable_text(what: str, key: str, value: Any, fail: Any) -> None:
+    """Refuse a string of the file (nested in lists and tables too) holding a character that no
+    sheet, answer file or export (XML refuses them) can print: the rule recipes' titles and
+    --title follow (answers.files.unprintable_char), line breaks and tabs allowed where text runs
+    over several lines."""
+    from examprep.answers.files import unprintable_char
+
+    if isinstance(value, dict):
+        for v in value.values():
+            _printable_text(what, key, v, fail)
+    elif isinstance(value, list):
+        for v in value:
+            _printable_text(what, key, v, fail)
+    elif isinstance(value, str):
+        multiline = key in _MULTILINE
+        bad = unprintable_char(value, "\n\t" if multiline else "")
+        if bad is not None:
+            raise fail(f"{what}: a control character ({bad!r}) cannot be printed in the sheet, its answer files "
+                       "and exports; remove it" if multiline else
+                       f"{what}: a line break or control character ({bad!r}) cannot be printed in one line of the "
+                       "sheet, its answer files and exports; write it on one line")
 
 
 def _what(t: Any) -> str:

@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from examprep.answers.files import printable, shown
+from examprep.answers.result import STATUSES
 from examprep.fileio import InputError
 
 TAIL = 0.27              # Kelley's upper and lower groups
@@ -53,7 +55,9 @@ class ItemData:
 
 def item_data(submissions: list[dict[str, Any]], explanations: dict[str, str] | None = None) -> ItemData:
     """The matrices of grades.json's ``submissions`` (each with problems → parts, as
-    SubmissionResult.to_dict writes them). Written parts with any pending cell are left out."""
+    SubmissionResult.to_dict writes them). Written parts with any pending cell are left out.
+    Every text (ids, misconceptions, titles, explanations) is made printable (answers.files.printable)
+    here, so no output of the analysis (terminal, JSON, CSV, PDF) gets a control character raw."""
     index: dict[str, int] = {}
     question_of: list[str] = []
     rows: list[int] = []
@@ -67,13 +71,13 @@ def item_data(submissions: list[dict[str, Any]], explanations: dict[str, str] | 
     n = len(submissions)
     for i, sub in enumerate(submissions):
         for pr in sub["problems"]:
-            q = pr["question"]
+            q = printable(pr["question"])      # text from a file: escaped once here for every output
             if q not in variants:
                 variants[q] = [""] * n
-                titles[q] = pr.get("title", "")
-            variants[q][i] = str(pr.get("variant") or "")
+                titles[q] = printable(pr.get("title") or "")
+            variants[q][i] = printable(pr.get("variant") or "")
             for part in pr["parts"]:
-                addr = f"{q}.{part['part']}"
+                addr = f"{q}.{printable(part['part'])}"
                 j = index.get(addr)
                 if j is None:
                     j = index[addr] = len(question_of)
@@ -82,7 +86,7 @@ def item_data(submissions: list[dict[str, Any]], explanations: dict[str, str] | 
                 cols.append(j)
                 earned.append(part["score"])
                 possible.append(part["max_score"])
-                status, mis = part["status"], part.get("misconception")
+                status, mis = part["status"], part.get("misconception") and printable(part["misconception"])
                 if status == "pending":
                     pending.add(addr)
                 elif mis or status in ("blank", "unparseable"):
@@ -110,9 +114,10 @@ def item_data(submissions: list[dict[str, Any]], explanations: dict[str, str] | 
             unreadable[cc] += 1
         if mis:
             mistakes[cc].setdefault(mis, []).append(i)
-    return ItemData(students=[str(s.get("student_id", "")) for s in submissions], parts=keep,
+    return ItemData(students=[printable(s.get("student_id", "")) for s in submissions], parts=keep,
                     question_of=[question_of[index[a]] for a in keep], scores=scores, maxima=maxima,
-                    blank=blank, unreadable=unreadable, mistakes=mistakes, explanations=dict(explanations or {}),
+                    blank=blank, unreadable=unreadable, mistakes=mistakes,
+                    explanations={printable(m): printable(e) for m, e in (explanations or {}).items()},
                     titles=titles, variants=variants, left_out=sorted(pending, key=lambda a: (_qnum(a), index[a])))
 
 
@@ -128,25 +133,70 @@ def from_grades(data: Any, where: str = "grades.json") -> ItemData:
         raise InputError(f"{where}: no submissions to analyse")
     seen: set[str] = set()
     for n, sub in enumerate(subs, 1):
-        sid = sub.get("student_id", "?") if isinstance(sub, dict) else "?"
-        try:
-            for pr in sub["problems"]:
-                str(pr["question"])
-                for part in pr["parts"]:
-                    part["part"], part["status"]
-                    score, top = float(part["score"]), float(part["max_score"])
-                    _check_score(score, top, f"{where}: submission {n} ({sid}), {pr['question']}.{part['part']}")
-        except (KeyError, TypeError, ValueError) as err:
-            raise InputError(f"{where}: submission {n} ({sid}): malformed problems/parts ({type(err).__name__}: "
-                             f"{err}); write the file again with `examprep grade --json`") from None
+        sid = _check_submission(sub, f"{where}: submission {n}")
         if sid in seen:
-            raise InputError(f"{where}: submission {n}: student {sid!r} appears twice; each student once")
+            raise InputError(f"{where}: submission {n}: student {printable(sid)!r} appears twice; each student once")
         seen.add(sid)
+    summary = data.get("summary", {})
+    mistakes = summary.get("misconceptions", []) if isinstance(summary, dict) else None
+    if not isinstance(mistakes, list):
+        raise InputError(f"{where}: summary: must be a table with a list of misconceptions, got {shown(summary)}")
     explanations = {}
-    for m in (data.get("summary") or {}).get("misconceptions", []) or []:
-        if isinstance(m, dict) and m.get("misconception"):
-            explanations.setdefault(str(m["misconception"]), str(m.get("explanation", "")))
+    for k, m in enumerate(mistakes, 1):
+        if not isinstance(m, dict):
+            raise InputError(f"{where}: summary: misconception {k} must be a table, got {shown(m)}")
+        for name, value in (("misconception", m.get("misconception")), ("explanation", m.get("explanation", ""))):
+            if not isinstance(value, str):
+                raise InputError(f"{where}: summary: misconception {k}: {name} must be text, got {shown(value)}")
+        if m["misconception"]:
+            explanations.setdefault(m["misconception"], m.get("explanation", ""))
     return item_data(subs, explanations)
+
+
+def _check_submission(sub: Any, where: str) -> str:
+    """One submission of grades.json, every field analyze reads, as `grade --json` writes it; its
+    student id. InputError names the submission, the part and the field."""
+    if not isinstance(sub, dict):
+        raise InputError(f"{where}: must be a table, got {shown(sub)}")
+    sid = sub.get("student_id", "")
+    if not isinstance(sid, str):
+        raise InputError(f"{where}: student_id must be text, got {shown(sid)}")
+    where = f"{where} ({printable(sid)})"
+    problems = sub.get("problems")
+    if not isinstance(problems, list):
+        raise InputError(f"{where}: problems must be a list, got {shown(problems)}")
+    addresses: set[str] = set()
+    for pr in problems:
+        if not isinstance(pr, dict):
+            raise InputError(f"{where}: a problem must be a table, got {shown(pr)}")
+        q = pr.get("question")
+        if not isinstance(q, str) or not q:
+            raise InputError(f"{where}: a problem's question must be text (q1), got {shown(q)}")
+        at = f"{where}, {printable(q)}"
+        for name in ("title", "variant"):
+            if pr.get(name) is not None and not isinstance(pr[name], str):
+                raise InputError(f"{at}: {name} must be text, got {shown(pr[name])}")
+        if not isinstance(pr.get("parts"), list):
+            raise InputError(f"{at}: parts must be a list, got {shown(pr.get('parts'))}")
+        for part in pr["parts"]:
+            if not isinstance(part, dict) or not isinstance(part.get("part"), str) or not part["part"]:
+                raise InputError(f"{at}: a part must be a table with its id as text in \"part\", got {shown(part)}")
+            address = f"{q}.{part['part']}"
+            at_part = f"{where}, {printable(address)}"
+            if address in addresses:
+                raise InputError(f"{at_part}: the part appears twice")
+            addresses.add(address)
+            if part.get("status") not in STATUSES:
+                raise InputError(f"{at_part}: status must be one of {', '.join(STATUSES)}, got {shown(part.get('status'))}")
+            mis = part.get("misconception")
+            if mis is not None and not isinstance(mis, str):
+                raise InputError(f"{at_part}: misconception must be text or null, got {shown(mis)}")
+            for name in ("score", "max_score"):
+                v = part.get(name)
+                if isinstance(v, bool) or not isinstance(v, (int, float)):
+                    raise InputError(f"{at_part}: {name} must be a number, got {shown(v)}")
+            _check_score(float(part["score"]), float(part["max_score"]), at_part)
+    return sid
 
 
 def _check_score(score: float, top: float, what: str) -> None:

@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from examprep.grading.grade import Settings, SubmissionResult, grade_submission
+from examprep.grading.grade import Settings, SubmissionResult, address, grade_submission
 from examprep.grading.selftest import ecf_drift
 from examprep.problem import Problem
 
@@ -97,7 +97,8 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
     list the unreadable ones with their reasons. Inputs are only read.
 
     progress: an optional callable(done, total) called after each graded submission.
-    Raises ParamError when ``paths`` holds no answer file at all (a usage error).
+    Raises ParamError when ``paths`` holds no answer file at all, is the key itself, or is one
+    answer file that cannot be graded (its reason: the wrong file was given; a usage error).
     """
     from pathlib import Path
 
@@ -105,11 +106,15 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
     from examprep.errors import ParamError
 
     files, notes = collect(paths)
+    skipped: list = []
     if key_path is not None:
         kp = Path(key_path).resolve()
         skipped = [f for f in files if f.exists() and f.resolve() == kp]
         files = [f for f in files if f not in skipped]
         notes += [f"{f}: skipped (the key itself)" for f in skipped]
+    if not files and skipped and len(paths) == 1 and Path(paths[0]).is_file():
+        raise ParamError(f"{paths[0]}: this is the key itself, given as a submission; give the students' answer "
+                         "files (.toml, .json, .csv) or a directory of them")
     if not files:
         raise ParamError("no answer files to grade: give SUBMISSION files (.toml, .json, .csv) or a directory of them")
     from dataclasses import replace
@@ -134,6 +139,10 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
                 got, errors = read_file(f)
             except Exception as err:      # noqa: BLE001 - a defect of ours must not stop the class; it is named
                 got, errors = [], [_internal(f, "read", err)]
+            if got and f.suffix.lower() in (".csv", ".tsv"):
+                stray = _no_part_column(key, f, got)
+                if stray:
+                    got, errors = [], [*errors, stray]
             subs += got
             unreadable += [str(e) for e in errors]
         ids.update(s.student_id for s in subs)
@@ -147,11 +156,36 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
     finally:
         if gc_was_enabled:
             gc.enable()
+    if len(paths) == 1 and Path(paths[0]).is_file() and not results and len(unreadable) == 1:
+        # one answer file given alone, and refused: the wrong file (or key) was given, a usage error,
+        # as a missing file is; in a batch the same file is one unreadable line and the rest is graded
+        raise ParamError(unreadable[0])
     dups = sorted(k for k, v in ids.items() if v > 1)
     if dups:
         notes.append(f"duplicate student ids (each graded separately): {', '.join(map(repr, dups[:10]))}"
                      + (" …" if len(dups) > 10 else ""))
     return BatchResult(results, unreadable, notes, drift.warnings, key_info, other)
+
+
+def _no_part_column(key: Any, path: Any, subs: list) -> str | None:
+    """Why a class CSV is unreadable when none of its columns names a part of the key (a stray
+    spreadsheet, a,b,c): one line for the file, not an 'unknown part id' warning per student. A
+    column names a part as q1.probs, or as a bare part id where a variant has one problem."""
+    known: set[str] = set()
+    for problems in (key.problems, *key.variants.values()):
+        for n, problem in enumerate(problems, 1):
+            known.update(address(n, part.id) for part in problem.parts)
+            if len(problems) == 1:
+                known.update(part.id for part in problem.parts)
+    columns = list(dict.fromkeys(c for s in subs for c in s.answers))
+    if any(c in known for c in columns):
+        return None
+    from examprep.answers.files import excerpt
+
+    first = next((ps for ps in (key.problems, *key.variants.values()) if ps and ps[0].parts), None)
+    example = address(1, first[0].parts[0].id) if first else "q1.a"
+    shown = ", ".join(excerpt(c, 20) for c in columns[:5]) + (f" and {len(columns) - 5:,} more" if len(columns) > 5 else "")
+    return f"{path}: no column names a part of the key (its columns: {shown}; expected headers such as student_id,{example})"
 
 
 def _grade_all(key: Any, subs: list, settings: Settings | None, results: list, unreadable: list[str], ids: Counter,

@@ -55,6 +55,7 @@ class Summary:
     saved: int = 0
     report: Any = None           # exam mode: the grading engine's result
     unreached: list[str] = field(default_factory=list)   # exam ended early: topics not reached, not recorded
+    unanswered: int = 0          # parts of the problem a practice session ended in, recorded as blank
 
     @property
     def exit_code(self) -> int:

@@ -8,7 +8,8 @@ interrupted session loses nothing. After each problem the topic's review card is
 examprep.review).
 
 At a prompt: ``?`` a hint (twice: the formula), ``s`` the worked solution (the problem's
-unanswered parts count as revealed), ``skip`` leave the part blank, ``q`` end the session.
+unanswered parts count as revealed), ``skip`` leave the part blank, ``q`` end the session (a
+problem left with some parts answered: the others count as blank, as at the end of input or Ctrl-C).
 An answer that cannot be read is explained and asked again; it never costs the attempt.
 
 Modes
@@ -88,6 +89,7 @@ class Session:
         self.deadline = self.started + minutes * 60 if minutes else None
         self.session_id = history.start_session(mode, options or {}, now=wall()) if history else None
         self.saved = 0
+        self.unanswered = 0       # parts of an unfinished problem recorded as blank when the session ended
 
     # ------------------------------------------------------------------------------- plumbing
 
@@ -105,7 +107,7 @@ class Session:
             raise TimeUp()      # where no alarm could interrupt the prompt, the late answer is void
         return line
 
-    def record(self, outcome: ProblemOutcome, part: PartOutcome) -> None:
+    def record(self, outcome: ProblemOutcome, part: PartOutcome, *, answered: bool = True) -> None:
         if self.history is None:
             return
         p = outcome.problem
@@ -117,7 +119,10 @@ class Session:
             calculator_free=p.calculator_free, problem_no=outcome.number, misconception=part.misconception,
             feedback=part.explanation or part.feedback or None, hints=part.hints, mode=self.mode,
             time=self.wall(), session_id=self.session_id))
-        self.saved += 1
+        if answered:
+            self.saved += 1
+        else:
+            self.unanswered += 1
 
     def schedule(self, outcome: ProblemOutcome) -> None:
         """Update the item's review card from how the problem went."""
@@ -136,7 +141,24 @@ class Session:
         if self.history is not None and self.session_id is not None:
             self.history.end_session(self.session_id, now=self.wall())
         return Summary(self.mode, outcomes, self.clock() - self.started, ended,
-                       str(self.history.path) if self.history else None, self.saved, report, unreached or [])
+                       str(self.history.path) if self.history else None, self.saved, report, unreached or [],
+                       unanswered=self.unanswered)
+
+    def close_unfinished(self, outcome: ProblemOutcome) -> None:
+        """The problem a session ended in (q, end of input, Ctrl-C) after some of its parts were
+        answered: the parts not answered count as blank, 0 points, recorded and scheduled as an
+        exam records a problem it reached. So the history holds the score the summary showed (1/6,
+        not the 1/1 of the one part answered): stats, weak-topic drawing and levels read it."""
+        if outcome.complete or not outcome.parts:
+            return
+        answered = {p.part.id for p in outcome.parts}
+        for part in outcome.problem.parts:
+            if part.id not in answered:
+                po = PartOutcome(part, "", "blank", 0.0, feedback="no answer: the session ended before this part")
+                outcome.parts.append(po)
+                self.record(outcome, po, answered=False)
+        outcome.complete = True
+        self.schedule(outcome)
 
     # ---------------------------------------------------------------------------- practice
 
@@ -159,6 +181,8 @@ class Session:
         except KeyboardInterrupt:
             ended = "interrupted"
             self.term.show()
+        if outcomes:
+            self.close_unfinished(outcomes[-1])
         outcomes = [o for o in outcomes if o.parts]
         return self.finish(outcomes, ended)
 

@@ -67,7 +67,7 @@ def print_stats(term: Terminal, data: dict, *, now: float) -> None:
         else:
             out.print("No attempts yet: run `examprep quiz` to start.")
         return
-    out.print(Text(f"{plural(data['problems'], 'problem')} ({plural(data['attempts'], 'answer')}) · "
+    out.print(Text(f"{plural(data['problems'], 'problem')} ({plural(data['attempts'], 'part')}) · "
                    f"{fmt_duration(data['seconds'])} of practice",
                    style="bold"))
     table = Table(box=box.SIMPLE_HEAVY, title="Progress by topic (weakest first)", title_justify="left")

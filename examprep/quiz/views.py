@@ -197,6 +197,11 @@ def print_summary(term: Terminal, summary: Summary) -> None:
         notes["interrupted"] = "Interrupted: every answered part is saved."
     if summary.ended in notes:
         out.print(Text(notes[summary.ended], style="yellow"))
+    if summary.unanswered:
+        n = summary.unanswered
+        out.print(Text(f"{plural(n, 'part')} of the unfinished problem {'was' if n == 1 else 'were'} not answered: "
+                       f"{'it counts' if n == 1 else 'they count'} as blank (0 points) in its score and your history.",
+                       style="dim"))
     if summary.unreached:
         n = len(summary.unreached)
         out.print(Text(f"{plural(n, 'problem')} not reached ({', '.join(dict.fromkeys(summary.unreached))}): "

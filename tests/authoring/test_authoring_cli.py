@@ -193,3 +193,23 @@ def test_solve_list_topic_has_no_trailing_spaces_and_wraps_explanations_under_th
     assert lines and all(line == line.rstrip() and len(line) <= 80 for line in lines), lines
     first = next(i for i, line in enumerate(lines) if line.startswith("      double-softmax  "))
     assert lines[first + 1].startswith("        loss: the loss takes log of p directly")
+
+
+def test_check_refuses_a_control_character_in_one_line_exit_2_and_the_other_files_are_still_checked(tmp_path):
+    bad = tmp_path / "bell.toml"
+    bad.write_text(SOFTMAX.read_text().replace('title = "Softmax of three logits"', 'title = "\\u0007bell\\u202e"'))
+    res = run("check", bad, SOFTMAX)
+    assert res.exit_code == 2
+    assert res.stderr.splitlines()[0] == (f"error: {bad}:8: [question] title: a line break or control character "
+                                          "('\\x07') cannot be printed in one line of the sheet, its answer files "
+                                          "and exports; write it on one line")
+    assert "softmax-by-hand.toml" in res.output and "\x07" not in res.output
+
+
+def test_generate_refuses_a_question_file_with_a_control_character_before_writing_anything(tmp_path):
+    bad = tmp_path / "vt.toml"
+    bad.write_text(SOFTMAX.read_text().replace('prompt = "The softmax probabilities."',
+                                               'prompt = "The softmax\\u000b probabilities."'))
+    res = run("generate", bad, "--seed", "1", "--key", tmp_path / "k.json", "--template", tmp_path / "a.toml")
+    assert res.exit_code == 2 and f"{bad}:19: part 1 prompt: a control character ('\\x0b')" in res.stderr
+    assert not (tmp_path / "k.json").exists() and not (tmp_path / "a.toml").exists()

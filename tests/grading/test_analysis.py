@@ -206,9 +206,63 @@ def test_parts_missing_from_some_variants():
 def test_bad_grades_files_are_named():
     with pytest.raises(InputError, match="not a grades file"):
         from_grades({"submissions": []}, "g.json")
-    with pytest.raises(InputError, match=r"g.json: submission 1 \(s0\): malformed"):
+    with pytest.raises(InputError, match=r"^g.json: submission 1 \(s0\): a problem's question must be text \(q1\), "
+                                         r"got null$"):
         from_grades({"format": "examprep-grades", "submissions": [{"student_id": "s0", "problems": [{"x": 1}]}]},
                     "g.json")
+
+
+def part0(subs, i=0):
+    return subs[i]["problems"][0]["parts"][0]
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda s: part0(s).update(misconception={"a": 1}),
+     'submission 1 (s0), q1.a: misconception must be text or null, got {"a": 1}'),
+    (lambda s: part0(s).update(misconception=["x"]), 'submission 1 (s0), q1.a: misconception must be text or null, '
+                                                     'got ["x"]'),
+    (lambda s: part0(s, 1).update(status="great"),
+     'submission 2 (s1), q1.a: status must be one of correct, ecf, misconception, wrong, blank, unparseable, '
+     'pending, marked, got "great"'),
+    (lambda s: part0(s).update(score="abc"), 'submission 1 (s0), q1.a: score must be a number, got "abc"'),
+    (lambda s: part0(s).update(score=True), "submission 1 (s0), q1.a: score must be a number, got true"),
+    (lambda s: part0(s).update(max_score=float("inf")), "submission 1 (s0), q1.a: score 2 of inf is not a score"),
+    (lambda s: part0(s).pop("max_score"), "submission 1 (s0), q1.a: max_score must be a number, got null"),
+    (lambda s: s[0]["problems"][0]["parts"].append(dict(part0(s))), "submission 1 (s0), q1.a: the part appears twice"),
+    (lambda s: s[0]["problems"][0]["parts"].append(7),
+     'submission 1 (s0), q1: a part must be a table with its id as text in "part", got 7'),
+    (lambda s: s[0]["problems"][0].update(title=["t"]), 'submission 1 (s0), q1: title must be text, got ["t"]'),
+    (lambda s: s[0]["problems"][0].update(parts="x"), 'submission 1 (s0), q1: parts must be a list, got "x"'),
+    (lambda s: s[0].update(problems=None), "submission 1 (s0): problems must be a list, got null"),
+    (lambda s: s[0].update(student_id=5), "submission 1: student_id must be text, got 5"),
+    (lambda s: s.__setitem__(0, "ada"), 'submission 1: must be a table, got "ada"'),
+    (lambda s: s[0].update(student_id="x\x1b[2J"), "submission 1 (x\\x1b[2J), q1.a: score nan"),
+])
+def test_every_field_analyze_reads_is_checked_naming_file_submission_and_field(edit, message):
+    subs = grades([[2, 1], [1, 0], [0, 1]], [2, 1])
+    if "nan" in message:
+        part0(subs).update(score=float("nan"))
+    edit(subs)
+    with pytest.raises(InputError) as info:
+        from_grades({"format": "examprep-grades", "submissions": subs}, "g.json")
+    assert str(info.value).startswith(f"g.json: {message}"), str(info.value)
+    assert "\n" not in str(info.value) and "\x1b" not in str(info.value)
+
+
+@pytest.mark.parametrize("summary, message", [
+    ([], "summary: must be a table with a list of misconceptions, got []"),
+    ({"misconceptions": {"a": 1}}, 'summary: must be a table with a list of misconceptions, got {"misconceptions": '),
+    ({"misconceptions": [{"misconception": {"a": 1}, "explanation": "x"}]},
+     'summary: misconception 1: misconception must be text, got {"a": 1}'),
+    ({"misconceptions": [{"misconception": "m", "explanation": 3}]},
+     "summary: misconception 1: explanation must be text, got 3"),
+    ({"misconceptions": [None]}, "summary: misconception 1 must be a table, got null"),
+])
+def test_the_summarys_misconceptions_are_checked(summary, message):
+    data = {"format": "examprep-grades", "submissions": grades([[2, 1], [1, 0]], [2, 1]), "summary": summary}
+    with pytest.raises(InputError) as info:
+        from_grades(data, "g.json")
+    assert str(info.value).startswith(f"g.json: {message}"), str(info.value)
 
 
 @pytest.mark.parametrize("edit, message", [

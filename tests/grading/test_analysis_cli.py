@@ -129,7 +129,10 @@ def test_analysis_pdf_pages(graded, tmp_path):
     ("{", "line 1: not JSON"),
     ('{"submissions": []}', "not a grades file"),
     ('{"format": "examprep-grades", "submissions": [{"student_id": "a", "problems": [{"question": "q1"}]}]}',
-     "submission 1 (a): malformed"),
+     "submission 1 (a), q1: parts must be a list, got null"),
+    ('{"format": "examprep-grades", "submissions": [{"student_id": "a", "problems": [{"question": "q1", "parts": '
+     '[{"part": "r", "status": "misconception", "score": 0, "max_score": 1, "misconception": {"a": 1}}]}]}]}',
+     'submission 1 (a), q1.r: misconception must be text or null, got {"a": 1}'),
 ])
 def test_analyze_bad_files_one_line_exit_2(tmp_path, content, message):
     f = tmp_path / "g.json"
@@ -239,3 +242,20 @@ def test_control_characters_in_the_title_do_not_reach_the_terminal(graded, tmp_p
     (tmp_path / "g.json").write_text(json.dumps(data))
     out = run("analyze", tmp_path / "g.json").stdout
     assert "\x1b" not in out and out.splitlines()[0] == "Item analysis: line1\\nline2\\x1b[31mred", out[:200]
+
+
+def test_control_characters_in_grades_json_reach_no_output_raw(graded, tmp_path):
+    d, key, _ = graded
+    data = json.loads((d / "grades.json").read_text())
+    for sub in data["submissions"]:
+        part = sub["problems"][0]["parts"][0]
+        part.update(status="misconception", score=0.0, misconception="evil\x1b[2J<script>")
+    data["submissions"][0]["problems"][0]["title"] = "t\x1b[31m"
+    data["summary"]["misconceptions"].append({"part": "q1.x", "misconception": "evil\x1b[2J<script>", "count": 1,
+                                              "explanation": "why\x07"})
+    (tmp_path / "g.json").write_text(json.dumps(data))
+    res = run("analyze", tmp_path / "g.json", "--out", tmp_path / "an")
+    assert res.exit_code == 0, res.output
+    assert "evil\\x1b[2J<script>" in res.stdout
+    for text in (res.output, *(f.read_text() for f in (tmp_path / "an").glob("item-analysis.*"))):
+        assert "\x1b" not in text and "\x07" not in text

@@ -47,7 +47,8 @@ def test_a_terminal_session_answers_hints_and_ctrl_c_keeps_the_answers(home):
     assert "Traceback" not in child.before
     with History() as h:
         rows = h.attempts()
-    assert [(a.part, a.status) for a in rows] == [(problem.parts[0].id, "correct")]
+    assert [(a.part, a.status) for a in rows] == [(problem.parts[0].id, "correct"),
+                                                  *((p.id, "blank") for p in problem.parts[1:])]
 
 
 def test_a_terminal_exam_is_submitted_when_time_runs_out(home):

@@ -56,8 +56,9 @@ def test_a_misconception_is_named_explained_and_recorded(att8):
     no_scale = next(m for m in att8.parts[0].misconceptions if m.id == "no-scale")
     res = run(ATT, [json.dumps(no_scale.value), "q"])
     assert "forgot to divide by √d_k" in res.output
-    (a,) = attempts()
+    a, *rest = attempts()
     assert a.status == "misconception" and a.misconception == "no-scale" and "√d_k" in a.feedback
+    assert [(r.part, r.status, r.score) for r in rest] == [("weights", "blank", 0), ("output", "blank", 0)]
 
 
 def test_error_carried_forward_credits_a_consistent_later_part(att8):
@@ -100,7 +101,9 @@ def test_skip_and_quit_end_with_a_summary(att8):
     res = run(ATT, ["skip", "q"])
     assert res.exit_code == 0
     assert "– skipped" in res.output and "Session ended." in res.output and "Quiz summary" in res.output
-    assert [a.status for a in attempts()] == ["blank"]
+    rows = attempts()
+    assert [a.status for a in rows] == ["blank"] * 3       # skipped, then the two parts q left unanswered
+    assert rows[0].feedback != rows[1].feedback == "no answer: the session ended before this part"
 
 
 def test_ctrl_c_mid_session_keeps_the_answered_parts(att8, monkeypatch):
@@ -109,12 +112,38 @@ def test_ctrl_c_mid_session_keeps_the_answered_parts(att8, monkeypatch):
     assert res.exit_code == 130
     assert "Interrupted: every answered part is saved." in res.output
     assert "Quiz summary" in res.output and "Traceback" not in res.output
-    assert [(a.part, a.status) for a in attempts()] == [("scaled_scores", "correct")]
+    assert [(a.part, a.status) for a in attempts()] == [("scaled_scores", "correct"), ("weights", "blank"),
+                                                          ("output", "blank")]
 
 
 def test_input_running_out_ends_the_session_cleanly(att8):
     res = run(ATT, [typed(att8.parts[0])])
-    assert res.exit_code == 0 and "Input ended." in res.output and len(attempts()) == 1
+    assert res.exit_code == 0 and "Input ended." in res.output
+    assert [a.status for a in attempts()] == ["correct", "blank", "blank"]
+
+
+def test_parts_left_unanswered_when_a_session_ends_count_as_not_correct_in_stats():
+    """1/6 in the quiz summary is 1/6 in `stats` (not 100 % of the one part answered): the
+    unfinished problem's other parts are recorded as blank, so the topic is weak, not mastered."""
+    res = run(["quiz", "--topic", "gru-step", "--seed", "7", "--count", "1"], ["0.5"])
+    assert res.exit_code == 0 and "Input ended." in res.output
+    assert "1/6" in res.output
+    assert "3 parts of the unfinished problem were not answered: they count as blank (0 points)" in \
+        " ".join(res.output.split())
+    assert "1 answer saved" in res.output
+    stats = json.loads(run(["stats", "--json"]).stdout)
+    (topic,) = stats["topics"]
+    assert (topic["topic"], topic["parts"], topic["accuracy"], topic["scores"]) == ("gru-step", 4, 0.1667, [0.1667])
+    text = run(["stats"]).output
+    assert "17%" in text and "100%" not in text
+    from examprep.quiz.plan import _problem_fractions
+    assert _problem_fractions(attempts())["gru-step"] == [(1, pytest.approx(1 / 6))]
+
+
+def test_a_problem_with_no_part_answered_is_not_recorded():
+    res = run(["quiz", "--topic", "gru-step", "--seed", "7", "--count", "1"], [])
+    assert res.exit_code == 0 and "No answers given; nothing recorded." in res.output
+    assert attempts() == []
 
 
 @pytest.mark.parametrize("args, message", [
