@@ -6,8 +6,8 @@ import stat
 import pytest
 
 from examprep.errors import ExamprepError
-from examprep.fileio import (InputError, OutputError, atomic_write_bytes, check_output_file, check_target, read_user_bytes, read_user_text, safe_name,
-                             write_files)
+from examprep.fileio import (InputError, OutputError, atomic_write_bytes, check_output_file, check_target,
+                             read_user_bytes, read_user_text, safe_name, write_files)
 
 
 class MyError(ExamprepError):
