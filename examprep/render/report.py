@@ -239,7 +239,7 @@ def feedback_view(res: SubmissionResult, *, show_answers: bool = False) -> Any:
         for i, r in enumerate(pr.parts):
             style = STATUS_STYLE[r.status]
             body = Text.assemble((STATUS_WORD[r.status], style + " bold"),
-                                 (f" ({r.misconception.id})" if r.misconception else "", style),
+                                 (f" ({printable(r.misconception.id)})" if r.misconception else "", style),
                                  (f"  {_points(r.score)}/{_points(r.max_score)}", "bold"))
             shown = answer_text(r)
             if shown is not None:
@@ -255,7 +255,7 @@ def feedback_view(res: SubmissionResult, *, show_answers: bool = False) -> Any:
                 body.append("\n" + printable(r.note), style="dim")
             if r.status in ("wrong", "unparseable"):
                 body.append(f"\nrule: {r.rule}", style="dim")
-            grid.add_row(Text(f"({Problem.label(i)}) {r.part_id}"), body)
+            grid.add_row(Text(f"({Problem.label(i)}) {printable(r.part_id)}"), body)
         title = f"q{pr.number} {pr.problem.title} — {_points(pr.score)}/{_points(pr.max_score)}"
         blocks.append(Panel(grid, title=escape(title), title_align="left", box=box.ROUNDED))
     return Group(*blocks)
@@ -328,9 +328,10 @@ def markdown_report(res: SubmissionResult, *, show_answers: bool = False) -> str
         head = "| part | result | score | your answer |" + (" answer |" if show_answers else "") + " feedback |"
         lines += [head, "|" + "---|" * (6 if show_answers else 5)]
         for i, r in enumerate(pr.parts):
-            status = STATUS_WORD[r.status] + (f" ({r.misconception.id})" if r.misconception else "")
+            status = STATUS_WORD[r.status] + (f" ({printable(r.misconception.id)})" if r.misconception else "")
             shown = answer_text(r) or "—"
-            cells = [f"({Problem.label(i)}) `{r.part_id}`", status, f"{_points(r.score)}/{_points(r.max_score)}", _md(shown)]
+            part = printable(r.part_id)
+            cells = [f"({Problem.label(i)}) `{part}`", status, f"{_points(r.score)}/{_points(r.max_score)}", _md(shown)]
             if show_answers:
                 part = pr.problem.parts[i]
                 cells.append(_md(key_answer(part)))
