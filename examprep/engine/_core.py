@@ -118,6 +118,9 @@ def integer(name: str, value: Any, minimum: int | None = None) -> int:
     else:
         if not math.isfinite(value) or value != int(value):
             raise ParamError(f"{name}: expected an integer, got {value!r}")
+        if abs(value) > 2 ** 53:          # 1e100 is 10000000000000000159…: not the integer the user wrote
+            raise ParamError(f"{name}: expected an integer, got {value!r} (a float this large is not an exact "
+                             "integer: write its digits)")
         out = int(value)
     if minimum is not None and out < minimum:
         raise ParamError(f"{name}: expected an integer ≥ {minimum}, got {out}")
@@ -154,6 +157,9 @@ def same_shape(name: str, a: np.ndarray, ref: np.ndarray, ref_name: str) -> None
                          f"{'×'.join(map(str, ref.shape)) or 'scalar'}, got {'×'.join(map(str, a.shape)) or 'scalar'}")
 
 
+MAX_PADDED = 10_000_000     # entries of a padded input (80 MB of float64): far beyond any problem by hand
+
+
 def pad(x: np.ndarray, widths: Any, value: float = 0) -> np.ndarray:
     """``x`` with ``value`` added around it: ``widths`` one (before, after) per axis, as
     ``np.pad(x, widths, constant_values=value)`` gives it (same values, same dtype), built as one
@@ -163,6 +169,10 @@ def pad(x: np.ndarray, widths: Any, value: float = 0) -> np.ndarray:
     for n, (before, after) in zip(x.shape, widths):
         shape.append(before + n + after)
         where.append(slice(before, before + n))
+    if math.prod(shape) > MAX_PADDED:
+        raise ParamError(f"padding: the padded input would be {'×'.join(map(str, shape))} "
+                         f"({math.prod(shape):,} entries); the engine computes hand-sized problems "
+                         f"(at most {MAX_PADDED:,} entries)")
     out = np.full(shape, value, dtype=x.dtype)
     out[tuple(where)] = x
     return out

@@ -172,3 +172,30 @@ def test_list_on_an_80_column_terminal_is_one_entry_per_topic():
     starts = {line.split()[0] for line in lines if line and not line.startswith(" ")}
     assert set(TOPICS) <= starts
     assert "    parameters x, weight, [bias], [grad_output]" in lines
+
+
+@pytest.mark.parametrize("topic, params", [
+    ("conv2d", {"input": [[1]], "kernel": [[1]], "padding": 100_000_000}),
+    ("max-pool", {"input": [[1, 2], [3, 4]], "kernel_size": 2, "padding": 1, "stride": 1}),   # within the cap
+    ("conv2d", {"input": [[1]], "kernel": [[1]], "padding": 5000}),        # would have allocated 800 MB
+])
+def test_a_padding_past_hand_size_is_one_line_not_a_memory_error(topic, params):
+    # padding 100000000 asked numpy for 284 PiB (a traceback)
+    res = run("solve", topic, "--params", json.dumps(params))
+    if params["padding"] == 1:
+        assert res.exit_code == 0, res.output
+        return
+    assert res.exit_code == 2 and res.stderr.startswith("error: padding: the padded input would be ")
+    assert "at most 10,000,000 entries" in res.stderr and len(res.stderr.splitlines()) == 1
+    feed = json.dumps({"id": "p", "topic": topic, "params": params}) + "\n"
+    out = json.loads(run("solve", "--batch", input=feed).output)
+    assert out["id"] == "p" and out["error"].startswith("padding: the padded input would be ")
+
+
+def test_a_float_too_large_to_be_an_exact_integer_is_refused():
+    # 1e100 was read as 10000000000000000159028911097599180468360808563945281389781327…
+    res = run("solve", "conv-output-size", "--params", json.dumps({"input_size": 1e100, "kernel_size": 3}))
+    assert res.exit_code == 2 and res.stderr == ("error: input_size: expected an integer, got 1e+100 (a float this "
+                                                 "large is not an exact integer: write its digits)\n")
+    res = run("solve", "conv-output-size", "--params", json.dumps({"input_size": 5.0, "kernel_size": 3}))
+    assert res.exit_code == 0 and "3" in res.output                  # 5.0 is still 5 (JSON writers emit it)
