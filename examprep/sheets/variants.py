@@ -99,6 +99,8 @@ def read_roster(path: str | os.PathLike) -> list[Student]:
     def cell(row: list[str], i: int | None) -> str:
         return row[i].strip() if i is not None and i < len(row) else ""
 
+    from examprep.answers.files import excerpt, unprintable_char
+
     for line, row in rows[1:]:
         extra = [c for c in row[len(header):] if c.strip()]
         if extra:       # a name with an unquoted separator: its second half would be lost, silently
@@ -109,7 +111,7 @@ def read_roster(path: str | os.PathLike) -> list[Student]:
         sid = cell(row, id_col)
         if not sid:
             raise SheetError(f"--roster {p}:{line}: empty student id")
-        if len(sid) > 64 or any(ord(c) < 32 for c in sid):
+        if len(sid) > 64 or unprintable_char(sid) is not None:
             raise SheetError(f"--roster {p}:{line}: student id {sid[:20]!r}… is not an id (at most 64 printable characters)")
         if sid.casefold() in seen:         # S1 and s1 would share a file on macOS and Windows
             other, at = seen[sid.casefold()]
@@ -117,6 +119,12 @@ def read_roster(path: str | os.PathLike) -> list[Student]:
             raise SheetError(f"--roster {p}:{line}: duplicate student id {sid!r}{same} (also on line {at})")
         seen[sid.casefold()] = (sid, line)
         name = cell(row, name_col) or " ".join(x for x in (cell(row, first_col), cell(row, last_col)) if x)
+        for what, text in (("name", name), ("email", cell(row, email_col)), ("username", cell(row, username_col)),
+                           ("sis_id", cell(row, sis_col))):
+            bad = unprintable_char(text)       # printed on the copy, in its template and the LMS files
+            if bad is not None:
+                raise SheetError(f"--roster {p}:{line}: the {what} {excerpt(text)} holds a control character "
+                                 f"({bad!r}); it would be printed on the copy and in its answer file")
         students.append(Student(sid, name, email=cell(row, email_col), username=cell(row, username_col),
                                 sis_id=cell(row, sis_col)))
     if not students:

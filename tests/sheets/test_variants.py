@@ -110,6 +110,11 @@ def test_rosters_in_common_shapes(tmp_path, text, expected):
     ("id;name\ns1;Ada;Lovelace\n", r"roster.csv:2: 3 fields, but the header row has 2 \(an unquoted semicolon"),
     ("", r"roster.csv: empty file"),
     ("id,name\n", r"roster.csv: no students"),
+    # a name printed on the copy and in its answer file: an escape sequence or a bell reached both
+    ("id;name\ns1;Ada\nh1;\x1b[31mRed\n", r"roster.csv:3: the name '\\x1b\[31mRed' holds a control character "
+                                           r"\('\\x1b'\); it would be printed on the copy and in its answer file"),
+    ("id,name,email\ns1,Ada,ada\x07@x.org\n", r"roster.csv:2: the email 'ada\\x07@x.org' holds a control character"),
+    ("id,name\ns\x7f1,Ada\n", r"roster.csv:2: student id 's\\x7f1'… is not an id"),
 ])
 def test_bad_rosters(tmp_path, text, message):
     f = tmp_path / "roster.csv"
