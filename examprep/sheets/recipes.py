@@ -32,7 +32,6 @@ from __future__ import annotations
 import difflib
 import os
 import re
-import unicodedata
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -140,8 +139,10 @@ def parse_recipe(text: str, source: str, default_name: str = "sheet", base: Path
     if not title:
         raise fail("[sheet] title: give the sheet a title, e.g. title = \"Midterm practice\"",
                    _line_of(text, "title", "sheet") or _line_of(text, "", "sheet"))
+    from examprep.answers.files import unprintable_char
+
     for key in ("title", "course"):
-        if any(unicodedata.category(c) in ("Cc", "Zl", "Zp") for c in sheet.get(key, "")):
+        if unprintable_char(sheet.get(key, "")) is not None:
             raise fail(f"[sheet] {key}: a line break or control character cannot be printed in one line of the "
                        "sheet and its answer files; write it on one line", _line_of(text, key, "sheet"))
     minutes = sheet.get("minutes")
