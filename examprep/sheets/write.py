@@ -50,7 +50,7 @@ def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress |
     out: dict[str, bytes] = {}
     # The PDFs compile in worker processes while Python renders the rest. A long run of variants
     # compiles in chunks of PDF_CHUNK copies (Typst holds a document's whole layout in memory),
-    # which are then joined into one PDF.
+    # which are then joined into one PDF (render.pdf.PdfJoin).
     # Each chunk also reads back its copies' page counts, from which --split cuts each student's
     # pages out of the chunk in the same worker (no second layout).
     with pdf.PdfWorkers() as pool:
@@ -95,29 +95,28 @@ def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress |
             from examprep.render import blackboard
 
             out |= blackboard.files(sheet)[0]
+        # a long run's chunks are joined here as they arrive, page objects copied as they are
+        # (pypdf), while the workers typeset the next ones
         total = sum(len(f) for f in chunks.values()) + sum(1 for f in chunks.values() if len(f) > 1)
         done = 0
-        merges = {}
         for name, futures in chunks.items():
-            parts = []
+            join = pdf.PdfJoin()
             for g, f in enumerate(futures):
                 part, _, singles = f.result()
-                parts.append(part)
+                if len(futures) == 1:
+                    out[name] = part
+                else:
+                    join.add(part)
                 for copy, single in zip(sheet.copies[g * PDF_CHUNK:(g + 1) * PDF_CHUNK], singles):
                     out[f"{name[:-4]}/{safe_name(copy.student.id)}.pdf"] = single
                 done += 1
                 if progress:
                     progress("PDF parts", done, total)
-            if len(parts) == 1:
-                out[name] = parts[0]
-            else:
-                title = sheet.recipe.title + (" — solutions" if name == "solutions.pdf" else "")
-                merges[name] = pool.submit(pdf.merge_pdfs, parts, title=title, author=sheet.recipe.course)
-        for name, future in merges.items():
-            out[name] = future.result()
-            done += 1
-            if progress:
-                progress("PDF parts", done, total)
+            if len(futures) > 1:
+                out[name] = join.pdf()
+                done += 1
+                if progress:
+                    progress("PDF parts", done, total)
     return {name: out[name] for name in sorted(out, key=_output_order)}
 
 
