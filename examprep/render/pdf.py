@@ -118,6 +118,7 @@ def split_pdf(pdf: bytes, pieces: list[tuple[range, str]], *, author: str) -> li
     out = []
     for pages, title in pieces:
         writer = PdfWriter()
+        writer.pdf_header = reader.pdf_header
         for i in pages:
             writer.add_page(reader.pages[i])
         if "/Lang" in root:
@@ -136,22 +137,28 @@ class PdfJoin:
     The pages are copied as they are (pypdf), not imported and typeset again: the same pages, the
     fonts embedded once per part. The title, author, language and XMP metadata are the first
     part's (every chunk of a sheet carries the same); the file identifier is the first part's
-    document identifier and a digest of all parts. Deterministic: the same bytes for the same parts.
+    document identifier and a digest of all parts. ``add``'s bookmarks make the document's outline
+    (shown when it opens). Deterministic: the same bytes for the same parts and bookmarks.
     """
 
     def __init__(self) -> None:
         self._writer = None
         self._parts: list[bytes] = []
         self._document_id = None      # the first part's: Typst derives it from the title and author
+        self._bookmarks: list[tuple[str, int]] = []
 
-    def add(self, pdf: bytes) -> None:
+    def add(self, pdf: bytes, bookmarks: list[tuple[str, int]] = ()) -> None:
+        """Append the pages of ``pdf``; ``bookmarks``: (title, page index in ``pdf``) for the outline."""
         import io
 
         from pypdf import PdfReader, PdfWriter
 
         reader = PdfReader(io.BytesIO(pdf))
+        first = len(self._writer.pages) if self._writer is not None else 0
+        self._bookmarks += [(title, first + page) for title, page in bookmarks]
         if self._writer is None:
             self._writer = PdfWriter(clone_from=reader)
+            self._writer.pdf_header = reader.pdf_header       # pypdf would write its own, %PDF-1.3
             ids = reader.trailer.get("/ID")
             self._document_id = ids[0] if ids else None
         else:
@@ -165,9 +172,13 @@ class PdfJoin:
         """The joined PDF (a single part is returned as it is, unless it needed padding)."""
         if not self._parts:
             raise ValueError("no PDF to join")
-        if len(self._parts) == 1 and page_count(self._parts[0]) % 2 == 0:
+        if len(self._parts) == 1 and page_count(self._parts[0]) % 2 == 0 and not self._bookmarks:
             return self._parts[0]
-        file_id = _pdf_id(*self._parts)
+        for title, page in self._bookmarks:
+            self._writer.add_outline_item(title=title, page_number=page)
+        if self._bookmarks:
+            self._writer.page_mode = "/UseOutlines"
+        file_id = _pdf_id(*self._parts, *(f"{title}\0{page}".encode("utf-8") for title, page in self._bookmarks))
         if self._document_id is not None:
             file_id[0] = self._document_id.clone(self._writer)
         return _write(self._writer, file_id)

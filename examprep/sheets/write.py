@@ -95,35 +95,43 @@ def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress |
             from examprep.render import blackboard
 
             out |= blackboard.files(sheet)[0]
-        # a long run's chunks are joined here as they arrive, page objects copied as they are
-        # (pypdf), while the workers typeset the next ones
+        # a class's chunks are joined here as they arrive, page objects copied as they are (pypdf),
+        # while the workers typeset the next ones; each student gets a bookmark
         total = sum(len(f) for f in chunks.values()) + sum(1 for f in chunks.values() if len(f) > 1)
         done = 0
         for name, futures in chunks.items():
             join = pdf.PdfJoin()
             for g, f in enumerate(futures):
-                part, _, singles = f.result()
-                if len(futures) == 1:
-                    out[name] = part
+                part, pages, singles = f.result()
+                group = sheet.copies[g * PDF_CHUNK:(g + 1) * PDF_CHUNK]
+                if sheet.variants:      # the class PDF's outline: each student at the first page of their copy
+                    starts = [sum(n + n % 2 for n in pages[:k]) for k in range(len(pages))]
+                    join.add(part, [(_student_label(c), start) for c, start in zip(group, starts)])
                 else:
-                    join.add(part)
-                for copy, single in zip(sheet.copies[g * PDF_CHUNK:(g + 1) * PDF_CHUNK], singles):
+                    out[name] = part
+                for copy, single in zip(group, singles):
                     out[f"{name[:-4]}/{safe_name(copy.student.id)}.pdf"] = single
                 done += 1
                 if progress:
                     progress("PDF parts", done, total)
-            if len(futures) > 1:
+            if sheet.variants:
                 out[name] = join.pdf()
+            if len(futures) > 1:
                 done += 1
                 if progress:
                     progress("PDF parts", done, total)
     return {name: out[name] for name in sorted(out, key=_output_order)}
 
 
+def _student_label(copy) -> str:
+    """A student as their copy's bookmark and PDF title name them: "name (id)", or the id alone."""
+    s = copy.student
+    return f"{s.name} ({s.id})" if s.name else s.id
+
+
 def _copy_title(title: str, copy) -> str:
     """A student's own PDF's title: the sheet's, then the student."""
-    s = copy.student
-    return f"{title} — {s.name} ({s.id})" if s and s.name else f"{title} — {s.id}" if s else title
+    return f"{title} — {_student_label(copy)}" if copy.student else title
 
 
 _ORDER = ("problems.pdf", "solutions.pdf", "problems.md", "solutions.md", "key.json", "answers.toml", "moodle.xml", "qti21.zip",
