@@ -1,8 +1,10 @@
-"""PDF bytes from Typst sources: compile, merge, and the worker processes that compile in parallel.
+"""PDF bytes from Typst sources: compile, join and split, and the worker processes that compile
+in parallel.
 
 The PDF is compiled by the ``typst`` Python package (it bundles the compiler and its fonts: no TeX,
-no network, no system fonts). Everything is deterministic: built-in fonts only, no creation date,
-so the same source gives byte-identical PDFs on any machine.
+no network, no system fonts); a class's chunks are joined, and a student's copy cut out, by pypdf,
+which copies pages as they are. Everything is deterministic: built-in fonts only, no creation date,
+file identifiers from the content, so the same source gives byte-identical PDFs on any machine.
 """
 from __future__ import annotations
 
@@ -79,7 +81,7 @@ def compile_copies(source: str, font_folder: str | None = None, *, split: bool =
     return pdf, pages, split_pdf(pdf, pieces, author=author)
 
 
-def _pdf_id(*pieces: bytes) -> "Any":
+def _pdf_id(*pieces: bytes) -> Any:
     """A PDF file identifier (its /ID pair) made from the content, as Typst makes its own: the same
     bytes in, the same identifier out, on any machine (pypdf would draw a random one)."""
     import hashlib
@@ -97,7 +99,7 @@ def _pdf_id(*pieces: bytes) -> "Any":
 def _write(writer: Any, file_id: Any) -> bytes:
     import io
 
-    writer._ID = file_id          # pypdf has no public setter; tests/sheets/test_split.py checks the /ID written
+    writer._ID = file_id          # pypdf has no public setter; tests/sheets/test_join.py checks the /ID written
     buffer = io.BytesIO()
     writer.write(buffer)
     return buffer.getvalue()
@@ -105,8 +107,9 @@ def _write(writer: Any, file_id: Any) -> bytes:
 
 def split_pdf(pdf: bytes, pieces: list[tuple[range, str]], *, author: str) -> list[bytes]:
     """One PDF per (pages, title) of ``pieces``: those pages (0-based) of ``pdf``, copied as they
-    are (pypdf: the same content streams, fonts and images, nothing typeset again), titled by
-    ``author``, in the source's language. Deterministic: the same bytes for the same inputs."""
+    are (pypdf: the same content streams, fonts and images, nothing typeset again), with that title,
+    ``author`` as author, the source's language and PDF version. Deterministic: the same bytes for
+    the same inputs."""
     import io
 
     from pypdf import PdfReader, PdfWriter
@@ -130,9 +133,9 @@ def split_pdf(pdf: bytes, pieces: list[tuple[range, str]], *, author: str) -> li
 
 
 class PdfJoin:
-    """One PDF of the pages of several Typst PDFs of one document (the chunks of a long run of
-    variants), in the order they are added, each padded to an even page count so that each starts
-    on a recto when printed double-sided.
+    """One PDF of the pages of several Typst PDFs of one document (the chunks of a class's copies),
+    in the order they are added, each padded to an even page count so that each starts on a
+    recto when printed double-sided.
 
     The pages are copied as they are (pypdf), not imported and typeset again: the same pages, the
     fonts embedded once per part. The title, author, language and XMP metadata are the first
