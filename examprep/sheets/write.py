@@ -53,10 +53,10 @@ def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress |
     # which are then joined into one PDF (render.pdf.PdfJoin).
     # Each chunk also reads back its copies' page counts, from which --split cuts each student's
     # pages out of the chunk in the same worker (no second layout).
-    with pdf.PdfWorkers() as pool:
+    groups = [sheet.copies[i:i + PDF_CHUNK] for i in range(0, len(sheet.copies), PDF_CHUNK)]
+    with pdf.PdfWorkers(tasks=2 * len(groups) if "pdf" in formats else 0) as pool:
         chunks: dict[str, list] = {}
         if "pdf" in formats:
-            groups = [sheet.copies[i:i + PDF_CHUNK] for i in range(0, len(sheet.copies), PDF_CHUNK)]
             # the solutions first: their chunks take about three times as long, and with the short
             # ones last the workers finish together instead of one waiting on the other
             for name, solutions in (("solutions.pdf", True), ("problems.pdf", False)):
