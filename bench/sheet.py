@@ -53,7 +53,6 @@ def cpu_breakdown(n: int = 8) -> dict[str, float]:
     from examprep.render.markdown import sheet_markdown
     from examprep.render.pdf import compile_copies, merge_pdfs
     from examprep.render.typst.sheet import sheet_source
-    from examprep.sheets.write import PDF_CHUNK
 
     roster = [sheets.Student(f"c{i}", f"Student {i}") for i in range(n)]
     stages: dict[str, float] = {}
@@ -66,7 +65,12 @@ def cpu_breakdown(n: int = 8) -> dict[str, float]:
 
     sheet = stage("generation (problems, figures; scrypt once)", lambda: sheets.build_sheet(
         sheets.load_recipe("midterm"), 7, roster=roster, secret=SECRET.strip().encode()))
-    groups = [sheet.copies[i:i + PDF_CHUNK] for i in range(0, n, PDF_CHUNK)]
+    # two chunks of n/2 copies, so that there is a join to time (a run of PDF_CHUNK copies or fewer
+    # has none); Typst's time per copy hardly depends on the chunk's size. pypdf (the join) is imported
+    # first: a run imports it once, not once per student
+    import pypdf  # noqa: F401
+    chunk = max(1, n // 2)
+    groups = [sheet.copies[i:i + chunk] for i in range(0, n, chunk)]
     sources = stage("Typst source", lambda: [sheet_source(sheet, solutions=s, copies=g)
                                              for s in (False, True) for g in groups])
     pdfs = stage("Typst layout and PDF", lambda: [compile_copies(src)[0] for src in sources])

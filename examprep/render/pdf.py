@@ -1,8 +1,10 @@
-"""PDF bytes from Typst sources: compile, merge, and the worker processes that compile in parallel.
+"""PDF bytes from Typst sources: compile, join and split, and the worker processes that compile
+in parallel.
 
 The PDF is compiled by the ``typst`` Python package (it bundles the compiler and its fonts: no TeX,
-no network, no system fonts). Everything is deterministic: built-in fonts only, no creation date,
-so the same source gives byte-identical PDFs on any machine.
+no network, no system fonts); a class's chunks are joined, and a student's copy cut out, by pypdf,
+which copies pages as they are. Everything is deterministic: built-in fonts only, no creation date,
+file identifiers from the content, so the same source gives byte-identical PDFs on any machine.
 """
 from __future__ import annotations
 
@@ -13,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from examprep.errors import ExamprepError
-from examprep.render.typst.latex import typst_string
 
 
 class TypstCompileError(ExamprepError):
@@ -71,32 +72,119 @@ def compile_copies(source: str, font_folder: str | None = None, *, split: bool =
         except typst.TypstError as err:
             where = _error_line(source, getattr(err, "diagnostic", "") or "")
             raise TypstCompileError(f"typst could not typeset the document: {err.message}{where}") from None
-        if not split:
-            return pdf, pages, []
-        (Path(tmp) / "sheet.pdf").write_bytes(pdf)
-        singles, first = [], 1
-        for k, n in enumerate(pages):
-            title = titles[k] if titles and k < len(titles) else ""
-            singles.append(_assemble(tmp, [("sheet.pdf", range(first, first + n))], title, author))
-            first += n + n % 2
-        return pdf, pages, singles
+    if not split:
+        return pdf, pages, []
+    pieces, first = [], 0
+    for k, n in enumerate(pages):
+        pieces.append((range(first, first + n), titles[k] if titles and k < len(titles) else ""))
+        first += n + n % 2
+    return pdf, pages, split_pdf(pdf, pieces, author=author)
 
 
-def _assemble(folder: str, pieces: list[tuple[str, range]], title: str, author: str, even: bool = False) -> bytes:
-    """One PDF of the given pages of the PDF files in ``folder``, in order, each placed as a vector
-    image (Typst imports PDF pages losslessly); ``even``: each piece padded to an even page count."""
-    import typst
+def _pdf_id(*pieces: bytes) -> Any:
+    """A PDF file identifier (its /ID pair) made from the content, as Typst makes its own: the same
+    bytes in, the same identifier out, on any machine (pypdf would draw a random one)."""
+    import hashlib
 
-    lines = [f"#set document(title: {typst_string(title)}, author: {typst_string(author)}, date: none)",
-             '#set page(paper: "a4", margin: 0pt)']
-    for name, pages in pieces:
-        lines += [f'#image("{name}", page: {p}, width: 100%, height: 100%)' for p in pages]
-        if even and len(pages) % 2:
-            lines.append("#page[]")
-    try:
-        return typst.compile("\n".join(lines).encode(), root=folder, ignore_system_fonts=True, pdf_tags=False)
-    except typst.TypstError as err:
-        raise TypstCompileError(f"typst could not assemble the PDF: {err.message}") from None
+    from pypdf.generic import ArrayObject, ByteStringObject
+
+    digest = hashlib.sha256()
+    for piece in pieces:
+        digest.update(len(piece).to_bytes(8, "big"))
+        digest.update(piece)
+    value = ByteStringObject(digest.digest()[:16])
+    return ArrayObject([value, value])
+
+
+def _write(writer: Any, file_id: Any) -> bytes:
+    import io
+
+    writer._ID = file_id          # pypdf has no public setter; tests/sheets/test_join.py checks the /ID written
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()
+
+
+def split_pdf(pdf: bytes, pieces: list[tuple[range, str]], *, author: str) -> list[bytes]:
+    """One PDF per (pages, title) of ``pieces``: those pages (0-based) of ``pdf``, copied as they
+    are (pypdf: the same content streams, fonts and images, nothing typeset again), with that title,
+    ``author`` as author, the source's language and PDF version. Deterministic: the same bytes for
+    the same inputs."""
+    import io
+
+    from pypdf import PdfReader, PdfWriter
+    from pypdf.generic import NameObject
+
+    reader = PdfReader(io.BytesIO(pdf))
+    root = reader.trailer["/Root"]
+    creator = (reader.metadata or {}).get("/Creator", "")
+    out = []
+    for pages, title in pieces:
+        writer = PdfWriter()
+        writer.pdf_header = reader.pdf_header
+        for i in pages:
+            writer.add_page(reader.pages[i])
+        if "/Lang" in root:
+            writer.root_object[NameObject("/Lang")] = root["/Lang"].clone(writer)
+        writer.add_metadata({"/Title": title, "/Author": author, "/Creator": creator})
+        out.append(_write(writer, _pdf_id(title.encode("utf-8"), author.encode("utf-8"), pdf,
+                                          f"{pages.start}:{pages.stop}".encode())))
+    return out
+
+
+class PdfJoin:
+    """One PDF of the pages of several Typst PDFs of one document (the chunks of a class's copies),
+    in the order they are added, each padded to an even page count so that each starts on a
+    recto when printed double-sided.
+
+    The pages are copied as they are (pypdf), not imported and typeset again: the same pages, the
+    fonts embedded once per part. The title, author, language and XMP metadata are the first
+    part's (every chunk of a sheet carries the same); the file identifier is the first part's
+    document identifier and a digest of all parts. ``add``'s bookmarks make the document's outline
+    (shown when it opens). Deterministic: the same bytes for the same parts and bookmarks.
+    """
+
+    def __init__(self) -> None:
+        self._writer = None
+        self._parts: list[bytes] = []
+        self._document_id = None      # the first part's: Typst derives it from the title and author
+        self._bookmarks: list[tuple[str, int]] = []
+
+    def add(self, pdf: bytes, bookmarks: list[tuple[str, int]] = ()) -> None:
+        """Append the pages of ``pdf``; ``bookmarks``: (title, page index in ``pdf``) for the outline."""
+        import io
+
+        from pypdf import PdfReader, PdfWriter
+
+        reader = PdfReader(io.BytesIO(pdf))
+        first = len(self._writer.pages) if self._writer is not None else 0
+        self._bookmarks += [(title, first + page) for title, page in bookmarks]
+        if self._writer is None:
+            self._writer = PdfWriter(clone_from=reader)
+            self._writer.pdf_header = reader.pdf_header       # pypdf would write its own, %PDF-1.3
+            ids = reader.trailer.get("/ID")
+            self._document_id = ids[0] if ids else None
+        else:
+            for page in reader.pages:
+                self._writer.add_page(page)
+        if len(self._writer.pages) % 2:
+            self._writer.add_blank_page()
+        self._parts.append(pdf)
+
+    def pdf(self) -> bytes:
+        """The joined PDF (a single part is returned as it is, unless it needed padding)."""
+        if not self._parts:
+            raise ValueError("no PDF to join")
+        if len(self._parts) == 1 and page_count(self._parts[0]) % 2 == 0 and not self._bookmarks:
+            return self._parts[0]
+        for title, page in self._bookmarks:
+            self._writer.add_outline_item(title=title, page_number=page)
+        if self._bookmarks:
+            self._writer.page_mode = "/UseOutlines"
+        file_id = _pdf_id(*self._parts, *(f"{title}\0{page}".encode("utf-8") for title, page in self._bookmarks))
+        if self._document_id is not None:
+            file_id[0] = self._document_id.clone(self._writer)
+        return _write(self._writer, file_id)
 
 
 def compile_png(source: str, ppi: int = 144) -> bytes:
@@ -130,22 +218,12 @@ def page_count(pdf: bytes) -> int:
     return max(counts)
 
 
-def merge_pdfs(parts: list[bytes], *, title: str = "", author: str = "", even: bool = True) -> bytes:
-    """One PDF of the pages of ``parts`` in order, each page placed as a vector image (Typst
-    imports PDF pages losslessly). ``even``: pad every part to an even page count, so that each
-    part starts on a recto when printed double-sided. Deterministic, like every compile here."""
-    import tempfile
-
-    if len(parts) == 1 and not even:
-        return parts[0]
-    with tempfile.TemporaryDirectory(prefix="examprep-merge-") as tmp:
-        pieces = []
-        for i, pdf in enumerate(parts):
-            name = f"part{i:04d}.pdf"
-            with open(f"{tmp}/{name}", "wb") as fh:
-                fh.write(pdf)
-            pieces.append((name, range(1, page_count(pdf) + 1)))
-        return _assemble(tmp, pieces, title, author, even=even)
+def merge_pdfs(parts: list[bytes]) -> bytes:
+    """One PDF of the pages of ``parts`` in order, each padded to an even page count (PdfJoin)."""
+    join = PdfJoin()
+    for pdf in parts:
+        join.add(pdf)
+    return join.pdf()
 
 
 _MAIN_UNSET = object()
@@ -161,18 +239,26 @@ class PdfWorkers:
     Python work. multiprocessing.Pool (not ProcessPoolExecutor, whose max_tasks_per_child can
     deadlock on Python 3.11) with the forkserver start method, so no thread state is forked.
     Falls back to threads (Typst releases the GIL) where processes cannot start.
+
+    ``tasks``: how many compiles the pool will be given. Where they outnumber the workers, each
+    worker is busy with a compile of its own for most of the run, and Typst, which lays out with a
+    thread per CPU, would only set its threads against the other workers' for the same cores: then
+    each worker's Typst uses one thread (RAYON_NUM_THREADS=1; a value the user set is kept). 40
+    midterm variants on 2 cores: 16.8 s against 18.3 s (mean of 4 alternating pairs). A single
+    sheet's two compiles keep Typst's threads, which take over the core the shorter one leaves.
     """
 
     TASK_TIMEOUT = 1800      # seconds: a worker killed by the system must not hang the command
     STARTUP_TIMEOUT = 120    # seconds for the first worker to answer (well under one on an idle machine)
 
-    def __init__(self, workers: int | None = None):
+    def __init__(self, workers: int | None = None, *, tasks: int = 0):
         import multiprocessing
         import os
 
         if workers is None:      # one per CPU this process may use, at most 8 (memory: ~0.6 GB each)
             cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 2)
             workers = max(2, min(cpus, 8))
+        typst_threads = 1 if tasks > workers and "RAYON_NUM_THREADS" not in os.environ else None
 
         self._threads = None
         self._pool = None
@@ -185,7 +271,8 @@ class PdfWorkers:
             self._skip_main_in_workers()
             # Ctrl-C reaches the whole process group: the workers ignore it and the parent, which
             # got it too, stops them (__exit__); they printed KeyboardInterrupt tracebacks before.
-            self._pool = ctx.Pool(workers, maxtasksperchild=2, initializer=_ignore_interrupts)
+            self._pool = ctx.Pool(workers, maxtasksperchild=2, initializer=_start_worker,
+                                  initargs=(typst_threads,))
             try:     # workers that cannot start are replaced forever, silently: check that one answers
                 self._pool.apply_async(os.getpid).get(timeout=self.STARTUP_TIMEOUT)
             except Exception:
@@ -254,11 +341,15 @@ class PdfWorkers:
             self._restore_main()
 
 
-def _ignore_interrupts() -> None:
-    """A PDF worker's initializer: Ctrl-C is the parent's to handle."""
+def _start_worker(typst_threads: int | None = None) -> None:
+    """A PDF worker's initializer: Ctrl-C is the parent's to handle; ``typst_threads``: the threads
+    Typst lays out with (read when its first compile starts its thread pool; default: one per CPU)."""
+    import os
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if typst_threads:
+        os.environ["RAYON_NUM_THREADS"] = str(typst_threads)
 
 
 @dataclass

@@ -50,13 +50,13 @@ def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress |
     out: dict[str, bytes] = {}
     # The PDFs compile in worker processes while Python renders the rest. A long run of variants
     # compiles in chunks of PDF_CHUNK copies (Typst holds a document's whole layout in memory),
-    # which are then joined into one PDF.
+    # which are then joined into one PDF (render.pdf.PdfJoin).
     # Each chunk also reads back its copies' page counts, from which --split cuts each student's
     # pages out of the chunk in the same worker (no second layout).
-    with pdf.PdfWorkers() as pool:
+    groups = [sheet.copies[i:i + PDF_CHUNK] for i in range(0, len(sheet.copies), PDF_CHUNK)]
+    with pdf.PdfWorkers(tasks=2 * len(groups) if "pdf" in formats else 0) as pool:
         chunks: dict[str, list] = {}
         if "pdf" in formats:
-            groups = [sheet.copies[i:i + PDF_CHUNK] for i in range(0, len(sheet.copies), PDF_CHUNK)]
             # the solutions first: their chunks take about three times as long, and with the short
             # ones last the workers finish together instead of one waiting on the other
             for name, solutions in (("solutions.pdf", True), ("problems.pdf", False)):
@@ -95,36 +95,43 @@ def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress |
             from examprep.render import blackboard
 
             out |= blackboard.files(sheet)[0]
+        # a class's chunks are joined here as they arrive, page objects copied as they are (pypdf),
+        # while the workers typeset the next ones; each student gets a bookmark
         total = sum(len(f) for f in chunks.values()) + sum(1 for f in chunks.values() if len(f) > 1)
         done = 0
-        merges = {}
         for name, futures in chunks.items():
-            parts = []
+            join = pdf.PdfJoin()
             for g, f in enumerate(futures):
-                part, _, singles = f.result()
-                parts.append(part)
-                for copy, single in zip(sheet.copies[g * PDF_CHUNK:(g + 1) * PDF_CHUNK], singles):
+                part, pages, singles = f.result()
+                group = sheet.copies[g * PDF_CHUNK:(g + 1) * PDF_CHUNK]
+                if sheet.variants:      # the class PDF's outline: each student at the first page of their copy
+                    starts = [sum(n + n % 2 for n in pages[:k]) for k in range(len(pages))]
+                    join.add(part, [(_student_label(c), start) for c, start in zip(group, starts)])
+                else:
+                    out[name] = part
+                for copy, single in zip(group, singles):
                     out[f"{name[:-4]}/{safe_name(copy.student.id)}.pdf"] = single
                 done += 1
                 if progress:
                     progress("PDF parts", done, total)
-            if len(parts) == 1:
-                out[name] = parts[0]
-            else:
-                title = sheet.recipe.title + (" — solutions" if name == "solutions.pdf" else "")
-                merges[name] = pool.submit(pdf.merge_pdfs, parts, title=title, author=sheet.recipe.course)
-        for name, future in merges.items():
-            out[name] = future.result()
-            done += 1
-            if progress:
-                progress("PDF parts", done, total)
+            if sheet.variants:
+                out[name] = join.pdf()
+            if len(futures) > 1:
+                done += 1
+                if progress:
+                    progress("PDF parts", done, total)
     return {name: out[name] for name in sorted(out, key=_output_order)}
+
+
+def _student_label(copy) -> str:
+    """A student as their copy's bookmark and PDF title name them: "name (id)", or the id alone."""
+    s = copy.student
+    return f"{s.name} ({s.id})" if s.name else s.id
 
 
 def _copy_title(title: str, copy) -> str:
     """A student's own PDF's title: the sheet's, then the student."""
-    s = copy.student
-    return f"{title} — {s.name} ({s.id})" if s and s.name else f"{title} — {s.id}" if s else title
+    return f"{title} — {_student_label(copy)}" if copy.student else title
 
 
 _ORDER = ("problems.pdf", "solutions.pdf", "problems.md", "solutions.md", "key.json", "answers.toml", "moodle.xml", "qti21.zip",

@@ -36,6 +36,13 @@ def _fonts_used(pdf: bytes) -> set[str]:
     return names
 
 
+def _streams(pdf: bytes) -> list[bytes]:
+    """What each page draws: its content stream, decoded."""
+    from pypdf import PdfReader
+
+    return [page.get_contents().get_data() for page in PdfReader(io.BytesIO(pdf)).pages]
+
+
 def _sheet(names: list[str]):
     roster = [Student(f"s{i}", name) for i, name in enumerate(names, 1)]
     return sheets.build_sheet(sheets.load_recipe("cnn"), 3, roster=roster, secret=SECRET)
@@ -52,9 +59,11 @@ def test_latin_only_sheets_are_the_same_bytes_whatever_fonts_are_installed(monke
     source = sheet_source(sheet, solutions=False)
     plain = compile_pdf(source)                   # built-in fonts only, as before this feature
     monkeypatch.setattr(fonts, "installed_font_files", lambda: [NOTO_CJK])
-    assert sheets.render_outputs(sheet, ("pdf",))["problems.pdf"] == plain
+    with_cjk = sheets.render_outputs(sheet, ("pdf",))["problems.pdf"]
     monkeypatch.setattr(fonts, "installed_font_files", lambda: [])
-    assert sheets.render_outputs(sheet, ("pdf",))["problems.pdf"] == plain
+    assert sheets.render_outputs(sheet, ("pdf",))["problems.pdf"] == with_cjk
+    # the class PDF (bookmarked for each student) holds the very pages Typst drew with its own fonts
+    assert _streams(with_cjk) == _streams(plain) and _fonts_used(with_cjk) == _fonts_used(plain)
 
 
 @needs_cjk

@@ -58,3 +58,34 @@ def test_an_error_in_the_parent_stops_idle_workers_without_hanging():
             "    print('stopped')\n")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0 and res.stdout == "stopped\n", res.stderr
+
+
+def _typst_threads() -> tuple[str | None, int | None]:
+    """In a worker: RAYON_NUM_THREADS, and the threads the process runs after a compile (Typst's
+    thread pool starts with its first compile and stays); None where /proc cannot tell."""
+    import os
+
+    pdf.compile_pdf("x")
+    tasks = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else None
+    return os.environ.get("RAYON_NUM_THREADS"), tasks
+
+
+def test_typst_lays_out_on_one_thread_per_worker_when_compiles_outnumber_workers(monkeypatch):
+    monkeypatch.delenv("RAYON_NUM_THREADS", raising=False)
+    with pdf.PdfWorkers(2, tasks=5) as pool:            # a class: every worker busy with a compile of its own
+        setting, threads = pool.submit(_typst_threads).result()
+    assert setting == "1" and threads in (None, 2)      # the worker's own thread and Typst's one
+    with pdf.PdfWorkers(2, tasks=2) as pool:            # one sheet: Typst keeps its thread per CPU
+        assert pool.submit(_typst_threads).result()[0] is None
+
+
+def test_a_typst_thread_count_the_user_set_is_kept():
+    # in a process of its own: the workers inherit the environment the fork server started with
+    import os
+
+    code = ("import os\nfrom examprep.render import pdf\n"
+            "with pdf.PdfWorkers(2, tasks=9) as pool:\n"
+            "    print(pool.submit(os.getenv, 'RAYON_NUM_THREADS').result())\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, RAYON_NUM_THREADS="3"))
+    assert res.returncode == 0 and res.stdout == "3\n", res.stderr[-2000:]
