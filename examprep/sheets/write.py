@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -182,10 +181,25 @@ def planned_paths(sheet_variants: bool, formats: tuple[str, ...], roster: list[S
     return sorted(paths, key=_output_order)
 
 
-def check_output_dir(out_dir: Path, paths: list[str], force: bool) -> None:
-    """Refuse to overwrite (without ``force``) and fail early on a directory we cannot write."""
+def check_output_dir(out_dir: Path, paths: list[str], force: bool, inputs: list[str] = ()) -> None:
+    """Refuse to overwrite (without ``force``) and fail early on a directory we cannot write; never,
+    --force or not, an output on one of ``inputs`` (the recipe, roster, secret and question files
+    being read); only the last folder of --out is made (a typo would scatter sheets)."""
+    from examprep.fileio import real_path
+
+    if out_dir.is_symlink() and not out_dir.exists():
+        raise OutputError(f"--out {out_dir}: a symbolic link to {real_path(out_dir)}, which does not exist; "
+                          f"create it first (mkdir -p {real_path(out_dir)})")
     if out_dir.exists() and not out_dir.is_dir():
         raise OutputError(f"--out {out_dir}: exists and is not a directory")
+    if not out_dir.exists() and not out_dir.parent.exists():
+        raise OutputError(f"--out {out_dir}: the folder {out_dir.parent} does not exist (a typo?); create it "
+                          "first — only the last folder of the path is made")
+    read = {real_path(i): i for i in inputs}
+    clash = next((p for p in paths if real_path(out_dir / p) in read), None)
+    if clash is not None:
+        raise OutputError(f"--out {out_dir}: would write {out_dir / clash}, an input being read "
+                          f"({read[real_path(out_dir / clash)]}); choose another --out, --force or not")
     existing = [p for p in paths if (out_dir / p).exists()]
     if existing and not force:
         more = f" and {len(existing) - 1} more" if len(existing) > 1 else ""
@@ -242,14 +256,18 @@ def earlier_files(out_dir: Path) -> set[str]:
     return {f for f in files if f and not Path(f).is_absolute() and ".." not in Path(f).parts}
 
 
-def remove_stale(out_dir: Path, earlier: set[str], written: list[Path]) -> list[Path]:
+def remove_stale(out_dir: Path, earlier: set[str], written: list[Path], keep: list[str] = ()) -> list[Path]:
     """Remove the files an earlier run wrote (``earlier``) that this run did not write again, and the
-    folders that leaves empty: a rebuild with --force leaves exactly its own files. Returns them."""
+    folders that leaves empty: a rebuild with --force leaves exactly its own files — never one of
+    ``keep`` (the inputs this run read). Returns them."""
+    from examprep.fileio import real_path
+
     now = {p.relative_to(out_dir).as_posix() for p in written}
+    kept = {real_path(k) for k in keep}
     removed = []
     for rel in sorted(earlier - now - {MANIFEST}):
         path = out_dir / rel
-        if path.is_file() and not path.is_symlink():
+        if path.is_file() and not path.is_symlink() and real_path(path) not in kept:
             try:
                 path.unlink()
             except OSError:
@@ -330,8 +348,10 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
         r = load_recipe(recipe or "midterm")
         if difficulty is not None:
             r = with_difficulty(r, difficulty)
+    from examprep.answers.files import unprintable_char
+
     for option, value in (("--title", title), ("--course", course)):
-        bad = next((c for c in value or "" if unicodedata.category(c) in ("Cc", "Zl", "Zp")), None)
+        bad = unprintable_char(value or "")
         if bad is not None:
             raise ParamError(f"{option}: a line break or control character ({bad!r}) cannot be printed in one "
                              "line of the sheet and its answer files; write it on one line")
@@ -351,8 +371,12 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
     if legacy_secret and not secret_file:
         raise SheetError("--legacy-secret goes with --roster and --secret-file (it regenerates old variants)")
     secret = read_secret(secret_file, legacy=legacy_secret) if secret_file else None
+    if out is not None and not out.strip():
+        raise ParamError("--out: an empty folder name; give a folder (without --out: the recipe's name)")
     out_dir = Path(out) if out else Path(r.name)
-    check_output_dir(out_dir, planned_paths(students is not None, fmts, students, split), force)
+    inputs = [p for p in (recipe, roster, secret_file, *(getattr(i.question, "source", "") for i in r.items))
+              if p and os.path.isfile(p)]
+    check_output_dir(out_dir, planned_paths(students is not None, fmts, students, split), force, inputs)
     warnings = [LEGACY_WARNING] if legacy_secret else []
     if students is not None and force:
         replaced = _old_derivation(out_dir, legacy_secret)
@@ -371,7 +395,7 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
     outputs = render_outputs(sheet, fmts, progress, fonts.files if fonts else [], split=split)
     earlier = earlier_files(out_dir) if force else set()
     written = write_outputs(out_dir, outputs, force)
-    return Result(sheet, out_dir, written, warnings, remove_stale(out_dir, earlier, written))
+    return Result(sheet, out_dir, written, warnings, remove_stale(out_dir, earlier, written, keep=inputs))
 
 
 def parse_formats(spec: str | None) -> tuple[str, ...]:

@@ -386,3 +386,40 @@ def test_a_title_or_course_with_a_line_break_is_refused_before_anything_is_writt
     recipe.write_text('[sheet]\ntitle = "Midterm\\nPart B"\n\n[[problem]]\ngenerator = "max-pool"\n')
     res = runner.invoke(app, ["sheet", "--recipe", str(recipe), "--format", "md", "--out", str(tmp_path / "r")])
     assert res.exit_code == 2 and f"{recipe}:2: [sheet] title: a line break" in res.stderr, res.output
+
+
+@pytest.mark.parametrize("name", ["answers.toml", "key.json", "problems.md"])
+def test_a_recipe_or_roster_inside_out_is_never_written_over_even_with_force(tmp_path, name):
+    # `sheet --recipe rr/answers.toml --out rr --force` replaced the recipe with the answer template
+    out = tmp_path / "rr"
+    out.mkdir()
+    recipe = out / name
+    recipe.write_text('[sheet]\ntitle = "Q"\n\n[[problem]]\ntopic = "attention"\n')
+    res = _run(["--recipe", str(recipe), "--out", str(out), "-f", "md", "--force"])
+    assert res.exit_code == 2 and res.stderr == (f"error: --out {out}: would write {recipe}, an input being read "
+                                                 f"({recipe}); choose another --out, --force or not\n"), res.output
+    assert recipe.read_text().startswith("[sheet]") and sorted(p.name for p in out.iterdir()) == [name]
+    (tmp_path / "secret.txt").write_text(SECRET)
+    roster = out / "answers"
+    roster.mkdir()
+    (roster / "s1.toml").write_text("id,name\ns1,Ada\n")          # a roster where s1's template would go
+    res = _run(["-r", "cnn", "--roster", str(roster / "s1.toml"), "--secret-file", str(tmp_path / "secret.txt"),
+                "--out", str(out), "-f", "md", "--force"])
+    assert res.exit_code == 2 and "an input being read" in res.stderr, res.output
+    assert (roster / "s1.toml").read_text() == "id,name\ns1,Ada\n"
+
+
+def test_out_must_be_named_and_only_its_last_folder_is_made(tmp_path):
+    res = _run(["-r", "cnn", "--out", "", "-f", "md"])
+    assert res.exit_code == 2 and res.stderr == "error: --out: an empty folder name; give a folder (without --out: " \
+                                                "the recipe's name)\n"
+    deep = tmp_path / "typo" / "sheet"
+    res = _run(["-r", "cnn", "--out", str(deep), "-f", "md"])
+    assert res.exit_code == 2 and res.stderr == (f"error: --out {deep}: the folder {deep.parent} does not exist (a "
+                                                 "typo?); create it first — only the last folder of the path is made\n")
+    (tmp_path / "link").symlink_to(tmp_path / "gone")
+    res = _run(["-r", "cnn", "--out", str(tmp_path / "link"), "-f", "md"])
+    assert res.exit_code == 2 and "a symbolic link to" in res.stderr and "which does not exist" in res.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link"]
+    res = _run(["-r", "cnn", "--out", str(tmp_path / "one"), "-f", "md"])        # the last folder is made
+    assert res.exit_code == 0 and (tmp_path / "one" / "key.json").is_file()
