@@ -62,6 +62,15 @@ def round_sigfigs(x: float, n: int) -> tuple[decimal.Decimal, decimal.Decimal]:
     return r, decimal.Decimal(5).scaleb(r.adjusted() - n)
 
 
+def _finite(v: int | float) -> bool:
+    """math.isfinite, without its OverflowError for an int too large for a float (10**400: not finite
+    for our purposes either)."""
+    try:
+        return math.isfinite(v)
+    except OverflowError:
+        return False
+
+
 @dataclass(frozen=True)
 class Tolerance:
     """How close an answer must be. One rule, stated to students in plain words by ``describe``.
@@ -87,8 +96,11 @@ class Tolerance:
             raise ValueError(f"unknown tolerance rule {self.rule!r} (expected one of {', '.join(RULES)})")
         for name in ("value", "atol"):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
-                raise ValueError(f"tolerance {self.rule}: {name} must be a finite number ≥ 0, got {v!r}")
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not _finite(v) or v < 0:
+                shown = repr(v) if len(repr(v)) <= 24 else repr(v)[:20] + "…"      # 10**400: not 401 digits
+                raise ValueError(f"tolerance {self.rule}: {name} must be a finite number ≥ 0, got {shown}")
+        if self.rule == "sigfigs" and self.value != int(self.value):     # "to 2 significant figures" for 2.5
+            raise ValueError(f"tolerance sigfigs: the figures must be a whole number, got {self.value!r}")
         if self.rule == "sigfigs-strict":
             if self.value != int(self.value) or not 1 <= self.value <= 15:
                 raise ValueError(f"tolerance sigfigs-strict: the figures must be a whole number from 1 to 15, "

@@ -195,6 +195,8 @@ def _check_submission(sub: Any, where: str) -> str:
                 v = part.get(name)
                 if isinstance(v, bool) or not isinstance(v, (int, float)):
                     raise InputError(f"{at_part}: {name} must be a number, got {shown(v)}")
+                if isinstance(v, int) and abs(v) > 1e300:            # float() of 10**400 overflows
+                    raise InputError(f"{at_part}: {name} {shown(v)} is not a score examprep grade writes")
             _check_score(float(part["score"]), float(part["max_score"]), at_part)
     return sid
 

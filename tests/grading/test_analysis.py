@@ -217,6 +217,8 @@ def part0(subs, i=0):
 
 
 @pytest.mark.parametrize("edit, message", [
+    (lambda s: part0(s).update(score=10 ** 400),          # float() of it overflowed: a traceback
+     "submission 1 (s0), q1.a: score 1000000000000000000000000000000000000000… is not a score examprep grade writes"),
     (lambda s: part0(s).update(misconception={"a": 1}),
      'submission 1 (s0), q1.a: misconception must be text or null, got {"a": 1}'),
     (lambda s: part0(s).update(misconception=["x"]), 'submission 1 (s0), q1.a: misconception must be text or null, '

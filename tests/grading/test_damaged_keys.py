@@ -77,6 +77,13 @@ CASES = [
     ("misconception-value", lambda r: part(r)["misconceptions"][0].update(value="x"),
      'q1.r: misconception swapped-gates: value must be numeric, got "x"'),
     ("missing-field", lambda r: part(r).pop("tolerance"), "q1.r: damaged key: the part has no 'tolerance'"),
+    # an int too large for a float was an OverflowError traceback from the tolerance's check
+    ("tolerance-huge", lambda r: part(r)["tolerance"].update(rule="sigfigs", value=10 ** 400),
+     "q1.r: tolerance sigfigs: value must be a finite number ≥ 0, got 10000000000000000000…"),
+    ("atol-huge", lambda r: part(r)["tolerance"].update(atol=10 ** 400),
+     "q1.r: tolerance " + "{rule}" + ": atol must be a finite number ≥ 0, got 10000000000000000000…"),
+    ("sigfigs-fraction", lambda r: part(r)["tolerance"].update(rule="sigfigs", value=2.5),
+     "q1.r: tolerance sigfigs: the figures must be a whole number, got 2.5"),
 ]
 
 
@@ -86,6 +93,8 @@ def test_damaged_key_is_refused_in_one_line_naming_file_and_field(made, tmp_path
     before = key.read_bytes()
     res = run("grade", key, made[2])
     assert res.exit_code == 2, res.output
+    if "{rule}" in message:
+        message = message.replace("{rule}", part(json.loads(key.read_text()))["tolerance"]["rule"])
     assert res.stderr == f"error: {key}: {message}\n"
     assert res.stdout == ""                                  # nothing graded, no empty class table
     assert key.read_bytes() == before
