@@ -197,6 +197,35 @@ def check_output_file(path: str | os.PathLike, option: str, *, force: bool = Fal
     return target
 
 
+def check_output_folder(path: str, option: str) -> Path:
+    """Before any work: ``path`` (given as ``option``) names a folder outputs can be written into.
+    Refuses, with OutputError naming the option: an empty name, '-', a link loop or a dangling link,
+    a file, and a folder whose parent does not exist (only the last folder of a path is made: a typo
+    would scatter outputs). Returns the path."""
+    if not path.strip():
+        raise OutputError(f"{option}: an empty folder name; give a folder")
+    if path == "-":
+        raise OutputError(f"{option}: '-' (stdout) is not offered for a folder of outputs; give a folder")
+    folder = Path(path)
+    where = f"{option} {path}"
+    if folder.is_symlink() and not folder.exists():
+        try:
+            os.stat(folder)
+        except FileNotFoundError:
+            raise OutputError(f"{where}: a symbolic link to {real_path(folder)}, which does not exist; create it "
+                              f"first (mkdir -p {real_path(folder)})") from None
+        except OSError as err:                   # a loop
+            raise OutputError(f"{where}: cannot write ({err.strerror or err})") from None
+    if folder.exists() and not folder.is_dir():
+        raise OutputError(f"{where}: is a file, not a folder")
+    if not folder.exists() and not folder.parent.is_dir():
+        if folder.parent.exists():
+            raise OutputError(f"{where}: cannot create it, {folder.parent} is not a directory")
+        raise OutputError(f"{where}: the folder {folder.parent} does not exist (a typo?); create it first — "
+                          "only the last folder of the path is made")
+    return folder
+
+
 class interrupts_held:
     """Ctrl-C ignored for the duration (main thread only): the renames that publish outputs take
     milliseconds and must not stop half-way."""

@@ -31,12 +31,9 @@ def check_out_dir(out_dir: str | Path, option: str, *, force: bool) -> None:
     """Before the work: an earlier analysis in ``out_dir`` (any of FILES) is replaced only with
     ``force``, as `sheet` and `anki` replace their outputs; a path whose parent folder is missing
     is refused (a typo would scatter analyses). OutputError names the option and file."""
-    from examprep.fileio import OutputError
+    from examprep.fileio import OutputError, check_output_folder
 
-    out = Path(out_dir)
-    if not out.exists() and not out.parent.exists():
-        raise OutputError(f"{option} {out}: the folder {out.parent} does not exist (a typo?); create it first — "
-                          "only the last folder of the path is made")
+    out = check_output_folder(str(out_dir), option)
     existing = [name for name in FILES if (out / name).exists()]
     if existing and not force:
         more = f" (and {len(existing) - 1} more of an earlier analysis)" if len(existing) > 1 else ""
@@ -87,13 +84,15 @@ def run_analyze(grades: str, out_dir: str | None, *, quiet: bool = False, no_col
     from examprep.render.report import escape
     from examprep.render.terminal import console
 
-    if out_dir:
+    if out_dir is not None:                 # '' and '-' are refused, never taken as "no folder"
         check_out_dir(out_dir, "--out", force=force)
     data, title = read_grades(grades)
     err = Console(stderr=True, no_color=no_color, highlight=False, soft_wrap=True)
     if out_dir:
         result, planned = plan(data, out_dir, title=pdf_title(title, Path(grades).name))
-        write(planned, {Path(grades).resolve()})
+        from examprep.fileio import real_path
+
+        write(planned, {real_path(grades)})
     else:
         result, planned = analyse(data), []
     if not quiet:

@@ -79,13 +79,19 @@ def check_replaced_outputs(outputs: Outputs) -> None:
     """Before any work: a marks template is filled in by hand, so an existing one is replaced only
     with --force, and never the --marks file being merged; an earlier --analysis is replaced only
     with --force too. Raises ExamprepError."""
-    if outputs.analysis:
+    from examprep.fileio import check_output_file, check_output_folder, real_path
+
+    if outputs.analysis is not None:
         from examprep.grading.analysis_files import check_out_dir
 
         check_out_dir(outputs.analysis, "--analysis", force=outputs.force)
-    if not outputs.marks_template:
+    for option, folder in (("--report", outputs.report), ("--gradescope", outputs.gradescope)):
+        if folder is not None:
+            check_output_folder(folder, option)
+    if outputs.marks_template is None:
         return
-    from examprep.fileio import check_output_file, real_path
+    if outputs.marks_template == "-":
+        raise ParamError("--marks-template: '-' (stdout) is not offered for a marks template; give a file name")
 
     if outputs.marks and real_path(outputs.marks) == real_path(outputs.marks_template):
         raise ParamError(f"--marks-template {outputs.marks_template}: is the --marks file being merged; "
@@ -110,7 +116,8 @@ def check_earlier_grades(outputs: Outputs, named_inputs: list[str]) -> None:
     _one_path_each(outputs)
     for option, path in files:
         if path == "":
-            raise ParamError(f"{option}: an empty file name; give a file name (or - for stdout)")
+            raise ParamError(f"{option}: an empty file name; give a file name"
+                             + (" (or - for stdout)" if option != "--gradebook" else ""))
         if not path or path == "-":
             continue
         target = Path(path)
@@ -121,23 +128,21 @@ def check_earlier_grades(outputs: Outputs, named_inputs: list[str]) -> None:
         if target.is_file() and not outputs.force:
             raise OutputError(f"{option} {path}: already exists (earlier grades?); use --force to replace it, "
                               "or another name")
-    if not outputs.force:
-        _check_earlier_folders(outputs)
 
 
-def _check_earlier_folders(outputs: Outputs) -> None:
-    """Feedback (--report DIR: DIR/<student>.md) and Gradescope results (--gradescope DIR:
-    DIR/results.json or DIR/<student>/results.json) of an earlier grading in the folder are
-    replaced only with --force, as grades files, an analysis and a sheet are. Raises OutputError."""
+def check_earlier_feedback(planned: list[tuple[Path, str]], outputs: Outputs) -> None:
+    """After planning, before writing: the feedback files (--report) and Gradescope results
+    (--gradescope) this run would write that already exist — an earlier grading's — are replaced
+    only with --force, as grades files, an analysis and a sheet are; other files in the folders are
+    never touched. Raises OutputError."""
     from examprep.fileio import OutputError
 
-    for option, folder, pattern in (("--report", outputs.report, "*.md"),
-                                    ("--gradescope", outputs.gradescope, "results.json")):
-        if not folder or not Path(folder).is_dir():
+    if outputs.force:
+        return
+    for option, folder in (("--report", outputs.report), ("--gradescope", outputs.gradescope)):
+        if not folder:
             continue
-        found = sorted(Path(folder).glob(pattern))
-        if option == "--gradescope":
-            found += sorted(Path(folder).glob(f"*/{pattern}"))
+        found = [p for p, _ in planned if p.is_relative_to(folder) and p.exists()]
         if found:
             more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
             raise OutputError(f"{option} {folder}: {found[0]} already exists{more}, of an earlier grading; "
@@ -334,6 +339,7 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
         err.print(f"merged {n_marked} hand mark{'s' if n_marked != 1 else ''} from {escape(outputs.marks)}"
                   + (f"; {still} written part{'s' if still != 1 else ''} still to be marked" if still else ""))
     planned = plan_files(batch, outputs)
+    check_earlier_feedback(planned, outputs)
     book = None
     if outputs.gradebook:
         from examprep.grading.gradebook import build

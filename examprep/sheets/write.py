@@ -185,16 +185,9 @@ def check_output_dir(out_dir: Path, paths: list[str], force: bool, inputs: list[
     """Refuse to overwrite (without ``force``) and fail early on a directory we cannot write; never,
     --force or not, an output on one of ``inputs`` (the recipe, roster, secret and question files
     being read); only the last folder of --out is made (a typo would scatter sheets)."""
-    from examprep.fileio import real_path
+    from examprep.fileio import check_output_folder, real_path
 
-    if out_dir.is_symlink() and not out_dir.exists():
-        raise OutputError(f"--out {out_dir}: a symbolic link to {real_path(out_dir)}, which does not exist; "
-                          f"create it first (mkdir -p {real_path(out_dir)})")
-    if out_dir.exists() and not out_dir.is_dir():
-        raise OutputError(f"--out {out_dir}: exists and is not a directory")
-    if not out_dir.exists() and not out_dir.parent.exists():
-        raise OutputError(f"--out {out_dir}: the folder {out_dir.parent} does not exist (a typo?); create it "
-                          "first — only the last folder of the path is made")
+    check_output_folder(str(out_dir), "--out")     # a file, a dangling link or loop, a missing parent, '-'
     read = {real_path(i): i for i in inputs}
     clash = next((p for p in paths if real_path(out_dir / p) in read), None)
     if clash is not None:

@@ -478,8 +478,7 @@ def test_output_links_that_loop_or_point_into_a_missing_folder_are_refused(ada, 
     assert not (tmp_path / "missing").exists() and not (tmp_path / "g.csv").exists()
 
 
-@pytest.mark.parametrize("option, earlier", [("--report", "ada.md"), ("--gradescope", "results.json"),
-                                             ("--gradescope", "bo/results.json")])
+@pytest.mark.parametrize("option, earlier", [("--report", "ada.md"), ("--gradescope", "results.json")])
 def test_an_earlier_gradings_feedback_is_replaced_only_with_force(ada, tmp_path, option, earlier):
     # --report and --gradescope replaced last week's files silently, where every other output asks
     d, sub = ada
@@ -493,3 +492,40 @@ def test_an_earlier_gradings_feedback_is_replaced_only_with_force(ada, tmp_path,
     res = run("grade", d / "key.json", sub, option, folder, "--quiet", "--force")
     assert res.exit_code == 0, res.output
     assert (folder / ("ada.md" if option == "--report" else "results.json")).read_text() != "last week\n"
+
+
+def test_only_the_files_a_grading_would_replace_count_as_earlier(ada, tmp_path):
+    # the instructor's notes.md in the report folder, or another class's bo/results.json beside a
+    # single submission's results.json, were counted as "(and 1 more)" of an earlier grading
+    d, sub = ada
+    (tmp_path / "rep").mkdir()
+    (tmp_path / "rep" / "notes.md").write_text("mine\n")
+    (tmp_path / "gs" / "bo").mkdir(parents=True)
+    (tmp_path / "gs" / "bo" / "results.json").write_text("{}\n")
+    res = run("grade", d / "key.json", sub, "--report", tmp_path / "rep", "--gradescope", tmp_path / "gs", "--quiet")
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "rep" / "notes.md").read_text() == "mine\n" and (tmp_path / "rep" / "ada.md").is_file()
+    assert (tmp_path / "gs" / "bo" / "results.json").read_text() == "{}\n" and (tmp_path / "gs" / "results.json").is_file()
+
+
+@pytest.mark.parametrize("option", ["--report", "--gradescope", "--analysis"])
+def test_folder_outputs_empty_dash_dangling_loop_or_missing_parent_are_one_line(ada, tmp_path, option):
+    # '' was silently ignored, '-' made a folder named '-', a dangling link or a loop failed after the
+    # CSV was written, and a missing parent was created
+    d, sub = ada
+    (tmp_path / "dangling").symlink_to(tmp_path / "gone")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    cases = [("", f"error: {option}: an empty folder name; give a folder\n"),
+             ("-", f"error: {option}: '-' (stdout) is not offered for a folder of outputs; give a folder\n"),
+             (str(tmp_path / "dangling"), f"error: {option} {tmp_path / 'dangling'}: a symbolic link to "
+                                          f"{tmp_path / 'gone'}, which does not exist; create it first "
+                                          f"(mkdir -p {tmp_path / 'gone'})\n"),
+             (str(tmp_path / "loop"), f"error: {option} {tmp_path / 'loop'}: cannot write (Too many levels of "
+                                      "symbolic links)\n"),
+             (str(tmp_path / "typo" / "out"), f"error: {option} {tmp_path / 'typo' / 'out'}: the folder "
+                                              f"{tmp_path / 'typo'} does not exist (a typo?); create it first — "
+                                              "only the last folder of the path is made\n")]
+    for folder, line in cases:
+        res = run("grade", d / "key.json", sub, option, folder, "--csv", tmp_path / "g.csv", "--quiet")
+        assert (res.exit_code, res.stderr) == (2, line), (folder, res.output)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dangling", "loop", "s.toml"]

@@ -245,7 +245,7 @@ def test_unwritable_output_directory(tmp_path):
     res = _run(["-r", "cnn", "-f", "md", "--out", str(blocker / "sub")])
     assert res.exit_code == 2 and res.output.startswith("error: --out") and "file.txt is not a directory" in res.output
     res = _run(["-r", "cnn", "-f", "md", "--out", str(blocker)])
-    assert res.exit_code == 2 and "exists and is not a directory" in res.output
+    assert res.exit_code == 2 and "is a file, not a folder" in res.output
 
 
 def test_a_typst_error_is_reported_and_leaves_no_pdf(tmp_path, monkeypatch):
