@@ -128,7 +128,12 @@ def class_table(results: list[SubmissionResult], limit: int | None = 200, *, wid
     table = _class_table(results, shown, per_question=True)
     if wide or width is None:
         return table
-    for layout in ({"per_question": True}, {"per_question": True, "id_width": 16}):   # long ids end in "…"
+    cut = {printable(r.student_id)[:15] if len(printable(r.student_id)) > 16 else printable(r.student_id)
+           for r in shown}
+    layouts = [{"per_question": True}]
+    if len(cut) == len({r.student_id for r in shown}):      # long ids end in "…" only while they stay apart
+        layouts.append({"per_question": True, "id_width": 16})
+    for layout in layouts:
         table = _class_table(results, shown, **layout)
         if table_width(table, minimum=True) <= width:
             return _flags_to_width(results, shown, layout, table, width)

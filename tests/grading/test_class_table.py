@@ -118,3 +118,13 @@ def test_flags_take_the_width_the_terminal_leaves(midterm):
         row = next(line for line in text.splitlines() if line.strip().startswith(sid[:10]))
         counts = r.counts()
         assert f"{counts['blank']} no answer, {counts['pending']} to mark" in row, row
+
+
+def test_ids_that_one_cut_would_make_alike_stay_whole(small):
+    # three ids sharing their first 15 characters all showed as "university-of-s…"
+    from dataclasses import replace
+
+    ids = [f"university-of-somewhere-cs231n-2026-student-000{i}" for i in (1, 2, 3)]
+    results = [replace(r, student_id=sid) for r, sid in zip(small, ids)]
+    text = render(class_table(results, width=80), 80)
+    assert all(sid in text for sid in ids) and max(len(line) for line in text.splitlines()) <= 80
