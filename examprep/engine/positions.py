@@ -18,6 +18,18 @@ def _positions(position, name: str = "position") -> tuple[np.ndarray, bool]:
     return np.array([integer(name, position, 0)], dtype=np.float64), True
 
 
+MAX_D_MODEL = 100_000      # the engine's encodings are arrays of d_model entries (GPT-3's d_model is 12,288)
+
+
+def _d_model(value: int, minimum: int) -> int:
+    """d_model as an integer ≥ ``minimum`` and at most MAX_D_MODEL: 100000000 ran for minutes and took
+    gigabytes before any answer."""
+    d = integer("d_model", value, minimum)
+    if d > MAX_D_MODEL:
+        raise ParamError(f"d_model: at most {MAX_D_MODEL:,} (the engine computes hand-sized problems), got {d:,}")
+    return d
+
+
 def positional_encoding(position, d_model: int, *, base: float = 10000.0) -> Trace:
     """Sinusoidal positional encoding (Vaswani et al. 2017, §3.5).
 
@@ -28,7 +40,7 @@ def positional_encoding(position, d_model: int, *, base: float = 10000.0) -> Tra
     Raises ParamError for a negative position, d_model < 1 or base ≤ 0.
     """
     pos, single = _positions(position)
-    d = integer("d_model", d_model, 1)
+    d = _d_model(d_model, 1)
     base = number("base", base)
     if base <= 0:
         raise ParamError(f"base: expected a positive number, got {base:g}")
@@ -123,7 +135,7 @@ def positional_encoding_relative(position: int, offset: int, d_model: int, *, ba
     """
     p = integer("position", position, 0)
     k = integer("offset", offset)
-    d = integer("d_model", d_model, 2)
+    d = _d_model(d_model, 2)
     if d % 2:
         raise ParamError(f"d_model: the relative-position identity needs whole (sin, cos) pairs, so an even d_model, got {d}")
     if p + k < 0:

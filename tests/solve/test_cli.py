@@ -199,3 +199,12 @@ def test_a_float_too_large_to_be_an_exact_integer_is_refused():
                                                  "large is not an exact integer: write its digits)\n")
     res = run("solve", "conv-output-size", "--params", json.dumps({"input_size": 5.0, "kernel_size": 3}))
     assert res.exit_code == 0 and "3" in res.output                  # 5.0 is still 5 (JSON writers emit it)
+
+
+@pytest.mark.parametrize("topic, params", [("positional-encoding", {"position": 1, "d_model": 100_000_000}),
+                                           ("positional-encoding-relative",
+                                            {"position": 1, "offset": 1, "d_model": 100_000_000})])
+def test_a_d_model_past_hand_size_is_one_line_not_minutes_and_gigabytes(topic, params):
+    res = run("solve", topic, "--params", json.dumps(params))
+    assert res.exit_code == 2 and res.stderr == ("error: d_model: at most 100,000 (the engine computes hand-sized "
+                                                 "problems), got 100,000,000\n"), res.output
