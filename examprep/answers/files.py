@@ -388,8 +388,20 @@ def collect(paths: list[str | Path]) -> tuple[list[Path], list[str]]:
     is not read has a note "PATH: skipped (why)" — hidden, a directory, a named pipe or other
     special file, a dangling link, a link that leads outside the directory given (a link to
     /etc/passwd must not become a class of students), or not an answer file."""
+    import os
+
     files: list[Path] = []
     notes: list[str] = []
+    seen: dict[str, Path] = {}
+
+    def add(q: Path) -> None:         # one file named twice (class/ada.toml class/ada.toml, or a folder and
+        real = os.path.realpath(q)    # a file in it) is graded once, not as two submissions of one student
+        if real in seen:
+            notes.append(f"{q}: skipped (the same file as {seen[real]}, given twice)")
+        else:
+            seen[real] = q
+            files.append(q)
+
     for arg in paths:
         p = Path(arg)
         if p.is_dir():
@@ -399,9 +411,9 @@ def collect(paths: list[str | Path]) -> tuple[list[Path], list[str]]:
                 if why:
                     notes.append(f"{q}: skipped ({why})")
                 else:
-                    files.append(q)
+                    add(q)
         else:
-            files.append(p)
+            add(p)
     return files, notes
 
 

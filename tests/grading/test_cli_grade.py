@@ -529,3 +529,13 @@ def test_folder_outputs_empty_dash_dangling_loop_or_missing_parent_are_one_line(
         res = run("grade", d / "key.json", sub, option, folder, "--csv", tmp_path / "g.csv", "--quiet")
         assert (res.exit_code, res.stderr) == (2, line), (folder, res.output)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dangling", "loop", "s.toml"]
+
+
+def test_one_file_named_twice_is_graded_once(ada, tmp_path):
+    # graded as two submissions of one student, "duplicate student id 'ada' (also in )"
+    d, sub = ada
+    res = run("grade", d / "key.json", sub, sub, "--json", "-")
+    assert res.exit_code == 0, res.output
+    assert [s["student_id"] for s in json.loads(res.stdout)["submissions"]] == ["ada"]
+    assert f"note: {sub}: skipped (the same file as {sub}, given twice)" in res.stderr
+    assert "duplicate" not in res.stderr

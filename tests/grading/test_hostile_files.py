@@ -255,8 +255,10 @@ def test_a_symlink_inside_the_folder_is_read(key_path, tmp_path):
     (tmp_path / "c").mkdir()
     (tmp_path / "c" / "real.json").write_text(json.dumps(good_answers(key_path, "r")))
     os.symlink("real.json", tmp_path / "c" / "alias.json")
-    files, notes = collect([tmp_path / "c"])
-    assert [f.name for f in files] == ["alias.json", "real.json"] and notes == []
+    files, notes = collect([tmp_path / "c"])            # read once: the link and its target are one file
+    assert [f.name for f in files] == ["alias.json"]
+    assert notes == [f"{tmp_path / 'c' / 'real.json'}: skipped (the same file as {tmp_path / 'c' / 'alias.json'}, "
+                     "given twice)"]
 
 
 def test_an_unreadable_file_is_quoted_only_as_a_short_escaped_excerpt(key_path, tmp_path):
