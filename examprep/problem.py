@@ -97,8 +97,9 @@ class Tolerance:
         for name in ("value", "atol"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not _finite(v) or v < 0:
-                shown = repr(v) if len(repr(v)) <= 24 else repr(v)[:20] + "…"      # 10**400: not 401 digits
-                raise ValueError(f"tolerance {self.rule}: {name} must be a finite number ≥ 0, got {shown}")
+                from examprep.answers.files import shown      # as a file's value is named: 10**400 shortened
+
+                raise ValueError(f"tolerance {self.rule}: {name} must be a finite number ≥ 0, got {shown(v)}")
         if self.rule == "sigfigs" and self.value != int(self.value):     # "to 2 significant figures" for 2.5
             raise ValueError(f"tolerance sigfigs: the figures must be a whole number, got {self.value!r}")
         if self.rule == "sigfigs-strict":
