@@ -178,9 +178,7 @@ def check_output_file(path: str | os.PathLike, option: str, *, force: bool = Fal
     where = f"{option} {raw}" if option else raw
     if not raw.strip():
         raise OutputError(f"{option or 'output'}: an empty file name; give a file name")
-    if raw.endswith(("/", os.sep)) and not target.is_dir():   # Path() drops it: k.json/ would be written as k.json
-        raise OutputError(f"{where}: ends with '/' (a folder's name); give a file name")
-    target = _through_link(target, where)        # a link: its target's folder must exist
+    target = _file_path(raw, where)
     try:
         if target.is_dir():
             example = target / ("key.json" if option == "--key" else "answers.toml" if option == "--template" else "FILE")
@@ -308,6 +306,15 @@ def _kept_mode(target: Path, default: int) -> int:
     return stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else default
 
 
+def _file_path(raw: str, where: str) -> Path:
+    """The file an output named ``raw`` writes: refuses a name ending in '/' (Path() drops it: g.csv/
+    would be written as g.csv) unless it names an existing folder (then the caller's own folder
+    message), and follows a link (_through_link: a loop, a link into a missing folder refused)."""
+    if raw.endswith(("/", os.sep)) and not Path(raw).is_dir():
+        raise OutputError(f"{where}: ends with '/' (a folder's name); an output needs a file's path")
+    return _through_link(Path(raw), where)
+
+
 def real_path(path: str | os.PathLike) -> Path:
     """``path`` with every symbolic link followed, for comparing paths (an output that is an input,
     two outputs on one file). Never raises: a link loop stays as it is (Path.resolve raises
@@ -352,12 +359,10 @@ def check_target(path: str | os.PathLike, inputs: set[Path], where: str | None =
     folder, not a device, pipe or socket (an atomic write would rename over it), not under a file.
     OutputError names ``where`` (the option and path; default the path)."""
     where = where or os.fspath(path)
-    if os.fspath(path).endswith(("/", os.sep)):    # Path() drops it: g.csv/ would be written as g.csv
-        raise OutputError(f"{where}: ends with '/' (a folder's name); an output needs a file's path")
+    _file_path(os.fspath(path), where)
     path = Path(path)
     if real_path(path) in inputs:
         raise OutputError(f"{where}: an output would overwrite an input file; choose another path")
-    _through_link(path, where)
     if path.is_dir():
         raise OutputError(f"{where}: is a folder; an output needs a file's path")
     if path.exists() and not path.is_file():
