@@ -21,6 +21,9 @@ from examprep.quiz.bank import concept_problem, packaged_bank
 from examprep.render import choices_shown, qti21
 
 QTI_DIR = Path(__file__).resolve().parents[3] / "shared" / "qti"      # ../shared/qti beside the repository
+# The IMS schemas are IMS's ("All Rights Reserved", used under their licence), not ours to ship: a clone with
+# nothing beside it skips the schema checks (CI has ../shared, so they run there); the other tests still run.
+NO_SCHEMAS = f"the IMS QTI 2.1 schemas are not in {QTI_DIR} (../shared/qti is not beside this checkout)"
 NS = {"q": qti21.QTI, "cp": qti21.CP}
 
 
@@ -46,24 +49,32 @@ class Xmlschema:
         return [str(e) for e in self.schema.iter_errors(data.decode("utf-8"))]
 
 
+def _schema_file(name: str) -> Path:
+    """The schema file in ../shared/qti; the test asking for it is skipped, saying why, where it is absent."""
+    path = QTI_DIR / name
+    if not path.is_file():
+        pytest.skip(NO_SCHEMAS)
+    return path
+
+
 @pytest.fixture(scope="session")
 def qti_schema():
-    return Libxml2(QTI_DIR / "imsqti_v2p1p2.xsd")
+    return Libxml2(_schema_file("imsqti_v2p1p2.xsd"))
 
 
 @pytest.fixture(scope="session")
 def cp_schema():
-    return Libxml2(QTI_DIR / "imscp_v1p1.xsd")
+    return Libxml2(_schema_file("imscp_v1p1.xsd"))
 
 
 @pytest.fixture(scope="session")
 def qti_xmlschema():
-    return Xmlschema(QTI_DIR / "imsqti_v2p1p2.xsd")
+    return Xmlschema(_schema_file("imsqti_v2p1p2.xsd"))
 
 
 @pytest.fixture(scope="session")
 def cp_xmlschema():
-    return Xmlschema(QTI_DIR / "imscp_v1p1.xsd")
+    return Xmlschema(_schema_file("imscp_v1p1.xsd"))
 
 
 def _valid(schema, data: bytes) -> None:
