@@ -24,6 +24,9 @@ parts in brackets (`[--seed N]`) belong in prose, not in code blocks.
 A command that does not parse passes only where the docs show it failing on purpose: its next line
 is exactly the usage error examprep prints for it (`error: --…`). (A command that parses and then
 refuses its input, `error: --attention additive: …`, is a command's own error: it parses.)
+
+The pages' relative links (README.md → docs/…, a page → another's heading) are checked here too:
+each leads to a file, and an anchor to one of its headings as GitHub names them.
 """
 from __future__ import annotations
 
@@ -246,3 +249,40 @@ def test_a_shown_usage_error_must_be_the_one_examprep_prints():
     with pytest.raises(ce.UsageError) as err:
         parse(["verify", "-n", "abc"])
     assert f"error: {usage_line(err.value)}" == "error: --instances: expected an integer, got 'abc'"
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor of a Markdown heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = heading.strip().lstrip("#").strip().lower()
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def _links(path: Path) -> list[tuple[int, str]]:
+    """The relative links of a page, outside code blocks and inline code."""
+    found = []
+    fence = False
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if line.lstrip().startswith("```"):
+            fence = not fence
+        if fence or line.startswith("    "):
+            continue
+        prose = re.sub(r"`[^`]*`", "", line)
+        found += [(number, target) for target in re.findall(r"\]\(([^)\s]+)\)", prose)
+                  if not re.match(r"[a-z]+:", target)]
+    return found
+
+
+def test_every_relative_link_of_the_docs_leads_to_a_file_and_heading():
+    broken = []
+    for page in DOCS:
+        for number, target in _links(page):
+            file, _, anchor = target.partition("#")
+            dest = (page.parent / file).resolve() if file else page
+            if not dest.exists():
+                broken.append(f"{page.relative_to(ROOT)}:{number}: {target} (no such file)")
+            elif anchor and anchor not in {_anchor(h) for h in dest.read_text(encoding="utf-8").splitlines()
+                                           if h.startswith("#")}:
+                broken.append(f"{page.relative_to(ROOT)}:{number}: {target} (no such heading)")
+    assert not broken, "\n".join(broken)
+    assert _anchor("## Recipes: pin, weigh, mix") == "recipes-pin-weigh-mix"
+    assert _anchor("## `examprep solve` — the engine") == "examprep-solve--the-engine"
