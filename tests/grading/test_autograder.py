@@ -109,6 +109,10 @@ def test_zip_layout_and_scripts(tree):
     [wheel] = src.glob("examprep-*.whl")
     assert f'install --no-deps "$HERE"/{wheel.name}' in setup
     assert "Zip file upload" in (src / "README.md").read_text()
+    # who submitted comes from Gradescope's metadata; a common sheet needs no roster
+    run_ag = (src / "run_autograder").read_text()
+    assert '--metadata "$ROOT/submission_metadata.json"' in run_ag and "--roster" not in run_ag
+    assert not (src / "roster.json").exists() and "one common sheet" in (src / "README.md").read_text()
 
 
 def test_requirements_pin_the_running_versions(tree):
@@ -374,3 +378,69 @@ def test_no_answer_file_says_why_each_file_was_skipped(tmp_path):
     (sub / "a.json").write_text(json.dumps({"student_id": "a"}))        # graded, the rest named
     assert "Also submitted, not read:\n  .answers.toml: skipped (a hidden file)" in results_for(
         str(tmp_path / "key.json"), str(sub))["output"]
+
+
+@pytest.fixture
+def no_wheel(monkeypatch, tmp_path):
+    """build_zip without building a wheel (the tree fixture above builds and installs a real one)."""
+    from examprep.grading import autograder
+
+    wheel = tmp_path / "examprep-0-py3-none-any.whl"
+    wheel.write_bytes(b"wheel")
+    monkeypatch.setattr(autograder, "build_wheel", lambda tmp: wheel)
+
+
+def test_the_roster_is_bundled_and_run_autograder_matches_submitters_on_it(classroom, tmp_path, no_wheel):
+    d, key = classroom
+    res = run("gradescope-autograder", d / "key.json", "--roster", d / "roster.csv", "--out", tmp_path / "a.zip")
+    assert res.exit_code == 0 and "roster.json (3 students)" in res.stderr and "note:" not in res.stderr, res.output
+    with zipfile.ZipFile(tmp_path / "a.zip") as z:
+        z.extractall(tmp_path / "source")
+    src = tmp_path / "source"
+    assert json.loads((src / "roster.json").read_text())["students"] == [
+        {"id": "s0001", "email": "ada@example.edu", "sis_id": "900001"},
+        {"id": "s0002", "email": "bob@example.edu", "sis_id": "900002"},
+        {"id": "s0003", "email": "cy@example.edu", "sis_id": "900003"}]
+    run_ag = (src / "run_autograder").read_text()
+    assert '--metadata "$ROOT/submission_metadata.json" --roster "$ROOT/source/roster.json"' in run_ag
+    assert "never the one the file names" in (src / "README.md").read_text()
+    # the container's entry point with the arguments run_autograder gives it
+    from examprep.grading.autograder import main
+
+    (tmp_path / "submission").mkdir()
+    (tmp_path / "submission" / "a.json").write_text(json.dumps(right(key.variants["s0002"], student_id="s0002")))
+    (tmp_path / "submission_metadata.json").write_text(json.dumps(gs_metadata(ADA)))
+    (tmp_path / "results").mkdir()
+    assert main([str(src / "key.json"), str(tmp_path / "submission"), str(tmp_path / "results"), "--metadata",
+                 str(tmp_path / "submission_metadata.json"), "--roster", str(src / "roster.json")]) == 0
+    data = json.loads((tmp_path / "results" / "results.json").read_text())
+    assert data["output"].startswith("s0001: ") and "submitted by s0001 (ada@example.edu)" in data["output"]
+
+
+def test_without_a_roster_only_the_sid_matches_the_keys_ids(classroom, tmp_path, no_wheel):
+    from examprep.grading.autograder import results_for
+
+    d, key = classroom
+    res = run("gradescope-autograder", d / "key.json", "--out", tmp_path / "a.zip")
+    assert res.exit_code == 0 and "note: 3 variants and no --roster" in res.stderr, res.output
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a.json").write_text(json.dumps(right(key.variants["s0002"], student_id="s0002")))
+    for user, verdict in [(BOB, "s0002: "), (ADA, "Ada Lovelace, ada@example.edu is not on the roster")]:
+        (tmp_path / "m.json").write_text(json.dumps(gs_metadata(user)))
+        data = results_for(str(d / "key.json"), str(tmp_path / "sub"), metadata=str(tmp_path / "m.json"))
+        assert verdict in data["output"], data["output"]
+
+
+@pytest.mark.parametrize("roster, message", [
+    ("id,email\ns0001,ada@example.edu\ns0002,ADA@example.edu\n", "the email 'ADA@example.edu' is both s0001's and s0002's"),
+    ("id,sis_id\ns0001,9\ns0002,9\n", "the sis_id '9' is both s0001's and s0002's"),
+    ("id\nx1\nx2\n", "none of its 2 students has a variant in the key"),
+    (None, "no such file"),
+])
+def test_a_roster_that_cannot_identify_submitters_is_refused_in_one_line(classroom, tmp_path, no_wheel, roster, message):
+    d, _ = classroom
+    if roster is not None:
+        (tmp_path / "r.csv").write_text(roster)
+    res = run("gradescope-autograder", d / "key.json", "--roster", tmp_path / "r.csv", "--out", tmp_path / "a.zip")
+    assert res.exit_code == 2 and message in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.output
+    assert not (tmp_path / "a.zip").exists()
