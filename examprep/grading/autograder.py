@@ -73,8 +73,7 @@ Made by `examprep gradescope-autograder` (examprep {version}, Python {python}) f
 Upload: in Gradescope, create a Programming Assignment, open Configure Autograder, choose
 "Zip file upload", upload this zip as it is, and wait for the image to build (setup.sh installs
 Python 3.11 when the image's is older, the pinned dependencies and examprep). Students submit one
-answer file (.toml or .json, as `examprep sheet` or `generate --template` gives them; with
-per-student variants it must keep its student_id or variant line).
+answer file (.toml or .json, as `examprep sheet` or `generate --template` gives them).
 
 {who}
 
@@ -90,7 +89,7 @@ WHO_VARIANTS = """The key has one variant per student: each submission is graded
 student Gradescope says submitted it (submission_metadata.json), never the one the file names.
 A submitter is matched by Gradescope's SID (against the roster's id, then its sis_id), else by
 e-mail (against the roster's email). {roster}"""
-WHO_ROSTER = "roster.json holds each student's id, e-mail and sis_id from the roster it was built with."
+WHO_ROSTER = "roster.json holds each student's id, e-mail and sis_id from the roster it was\nbuilt with."
 WHO_NO_ROSTER = ("Built without --roster: only the SID is matched, against the key's student ids; students whose\n"
                  "Gradescope SID is not their examprep id get a 0 with that reason.")
 ROSTER_FORMAT = "examprep-autograder-roster"
