@@ -286,19 +286,19 @@ def read_metadata(path: str | None) -> list[dict[str, Any]]:
     from examprep.fileio import read_user_bytes
 
     where = "Gradescope's submission metadata" + (f" ({path})" if path else "")
-    tail = "so this submission cannot be matched to a student's variant; nothing was graded: tell your instructor"
+    tail = "this submission cannot be matched to a student's variant; nothing was graded: tell your instructor"
     if not path:
-        raise Unidentified(f"{where} was not given, {tail}")
+        raise Unidentified(f"{where} was not given; {tail}")
     try:
         data = json.loads(read_user_bytes(path, where, error=Unidentified, kind="metadata file", limit=16 << 20,
                                           limit_what="submission metadata"))
     except Unidentified as err:
-        raise Unidentified(f"{err}: {tail}") from None
+        raise Unidentified(f"{err}; {tail}") from None
     except (ValueError, RecursionError):
-        raise Unidentified(f"{where} is not valid JSON, {tail}") from None
+        raise Unidentified(f"{where} is not valid JSON; {tail}") from None
     users = data.get("users") if isinstance(data, dict) else None
     if not isinstance(users, list) or not users or not all(isinstance(u, dict) for u in users):
-        raise Unidentified(f"{where} names no submitter (no \"users\" list), {tail}")
+        raise Unidentified(f"{where} names no submitter (no \"users\" list); {tail}")
     return users
 
 

@@ -325,7 +325,7 @@ def test_the_sid_matches_the_roster_id_then_its_sis_id_then_the_email(classroom,
     (gs_metadata(("eve@example.edu", "Eve", "s0009")), "Eve, eve@example.edu, SID s0009 is not on the roster"),
     (gs_metadata(ADA, BOB), "this group submission's members have different variants (s0001 (Ada Lovelace, "
                          "ada@example.edu) has variant AAAA; s0002 (Bob Byron, bob@example.edu, SID s0002) has variant BBBB)"),
-    (None, "submission_metadata.json): no such metadata file: so this submission cannot be matched"),
+    (None, "submission_metadata.json): no such metadata file; this submission cannot be matched"),
     ("{not json", "is not valid JSON"),
     (json.dumps({"users": []}), "names no submitter"),
 ])
