@@ -444,3 +444,20 @@ def test_a_roster_that_cannot_identify_submitters_is_refused_in_one_line(classro
     res = run("gradescope-autograder", d / "key.json", "--roster", tmp_path / "r.csv", "--out", tmp_path / "a.zip")
     assert res.exit_code == 2 and message in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.output
     assert not (tmp_path / "a.zip").exists()
+
+
+def test_the_summary_names_key_students_off_the_roster_and_an_unused_roster(classroom, tmp_path, no_wheel):
+    d, _ = classroom
+    (tmp_path / "r.csv").write_text("id,email\ns0001,ada@example.edu\ns0002,bob@example.edu\n")
+    res = run("gradescope-autograder", d / "key.json", "--roster", tmp_path / "r.csv", "--out", tmp_path / "a.zip")
+    assert res.exit_code == 0, res.output
+    assert "note: 1 of the key's students are not on --roster (s0003): their submissions will get a 0" in \
+        " ".join(res.stderr.split())
+    from examprep.generators import build
+    from examprep.keys import Key, write_key
+
+    write_key(tmp_path / "common.json", Key("Exam", [build("softmax-cross-entropy", 1)]))
+    res = run("gradescope-autograder", tmp_path / "common.json", "--roster", tmp_path / "r.csv", "--out", tmp_path / "b.zip")
+    assert res.exit_code == 0 and "--roster unused: the key has one common sheet" in " ".join(res.stderr.split())
+    with zipfile.ZipFile(tmp_path / "b.zip") as z:
+        assert "roster.json" not in z.namelist()
