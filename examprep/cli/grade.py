@@ -111,7 +111,10 @@ def analyze(
 AUTOGRADER_HELP = ("Write the autograder zip of a key for a Gradescope programming assignment.\n\n"
                    "setup.sh installs Python 3.11 when the image's is older, the dependencies pinned to the versions "
                    "running here and the bundled examprep wheel; run_autograder grades the submitted answer file and "
-                   "writes results.json, one test per part.")
+                   "writes results.json, one test per part.\n\n"
+                   "With a key of per-student variants each submission is graded against the variant of the student "
+                   "Gradescope says submitted it (its SID, else its e-mail, matched against --roster), never the one "
+                   "the file names.")
 
 
 @app.command("gradescope-autograder", help=AUTOGRADER_HELP)
@@ -122,13 +125,20 @@ def gradescope_autograder(
                                    help="Visibility of the tests: visible, hidden, after_due_date, after_published."),
     show_answers: bool = typer.Option(False, "--show-answers", help="Show the key's answers in the feedback."),
     force: bool = typer.Option(False, "--force", help="Replace an existing --out zip."),
+    roster: str = typer.Option(None, "--roster", help="The class roster CSV the sheet was made with: its id, email and "
+                               "sis_id columns identify Gradescope's submitters (without it only the SID is matched, "
+                               "against the key's ids)."),
 ) -> None:
     """`examprep gradescope-autograder` (its help is AUTOGRADER_HELP, one paragraph a line)."""
     from rich.console import Console
 
-    from examprep.grading.autograder import build_zip
+    from examprep.grading.autograder import autograder_notes, build_zip
 
-    info = build_zip(key, out, visibility=visibility, show_answers=show_answers, force=force)
-    Console(stderr=True, highlight=False).print(
+    info = build_zip(key, out, visibility=visibility, show_answers=show_answers, force=force, roster=roster)
+    console = Console(stderr=True, highlight=False)
+    console.print(
         f"wrote {out}: setup.sh, run_autograder, key.json ({info['parts']} parts, {info['points']:g} points), "
-        f"{info['wheel']}, requirements.txt ({len(info['requirements'])} pinned), README.md")
+        f"{info['wheel']}, requirements.txt ({len(info['requirements'])} pinned), README.md"
+        + (f", roster.json ({info['roster']} students)" if info["roster"] else ""))
+    for line in autograder_notes(info):
+        console.print(line)

@@ -92,11 +92,14 @@ def other_sheet(key: Any, problems: list[Problem], sub: Any, variant: str) -> tu
 
 
 def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *, key_path: str | None = None,
-                progress: Any = None) -> BatchResult:
+                progress: Any = None, submitter: tuple[str, str] | None = None) -> BatchResult:
     """Read every submission under ``paths`` (files or directories), grade the readable ones and
     list the unreadable ones with their reasons. Inputs are only read.
 
     progress: an optional callable(done, total) called after each graded submission.
+    submitter: (student id, how to name them) when the submission system says who submitted
+    (Gradescope's metadata): every submission is graded against that student's own variant, whatever
+    student_id or variant code it names, with a warning to the submitter when it names another.
     Raises ParamError when ``paths`` holds no answer file at all, is the key itself, or is one
     answer file that cannot be graded (its reason: the wrong file was given; a usage error).
     """
@@ -145,6 +148,8 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
                     got, errors = [], [*errors, stray]
             subs += got
             unreadable += [str(e) for e in errors]
+        if submitter is not None:
+            subs = [_as_submitter(key, s, *submitter) for s in subs]
         ids.update(s.student_id for s in subs)
         sources: dict[str, list[str]] = {}
         for s in subs:
@@ -165,6 +170,22 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
         notes.append(f"duplicate student ids (each graded separately): {', '.join(map(repr, dups[:10]))}"
                      + (" …" if len(dups) > 10 else ""))
     return BatchResult(results, unreadable, notes, drift.warnings, key_info, other)
+
+
+def _as_submitter(key: Any, sub: Any, student: str, shown: str) -> Any:
+    """``sub`` as ``student``'s: a file cannot choose whose variant it is graded against. An id or
+    variant code in it naming someone else is kept only in a warning."""
+    from dataclasses import replace
+
+    code = str(key.variant_codes.get(student, student))
+    named = sub.student_id if sub.id_from == "file" else ""
+    why = ""
+    if named and named.strip().casefold() != student.casefold():
+        why = f"this file names {named!r} but was submitted by {shown}"
+    elif sub.variant and sub.variant.strip().casefold() not in (code.casefold(), student.casefold()):
+        why = f"this file names variant {sub.variant!r} but was submitted by {shown}, whose variant is {code!r}"
+    warnings = [f"{why}: graded against your own variant", *sub.warnings] if why else list(sub.warnings)
+    return replace(sub, student_id=student, variant="", id_from="file", warnings=warnings)
 
 
 def _no_part_column(key: Any, path: Any, subs: list) -> str | None:
