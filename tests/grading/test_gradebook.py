@@ -125,7 +125,8 @@ def test_a_roster_name_that_looks_like_a_formula_is_written_as_text(course, tmp_
                                          'ada,"=HYPERLINK(""http://x"")",ada@uni.example,@alove,1001\n')
     out = tmp_path / "book.csv"
     res = run("grade", d / "key.json", d / "subs", "-q", "--gradebook", lms, out, "--roster", tmp_path / "roster.csv")
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 1, res.output           # bob and zed are not on this roster: named, not graded
+    assert "student id 'bob' is not on the roster" in res.stderr
     cells = [c for row in csv.reader(io.StringIO(out.read_text(), newline="")) for c in row]
     assert not any(c[:1] in ("=", "+", "-", "@") for c in cells), cells
     if lms in ("canvas", "moodle"):                 # the LMSs with a full-name column keep the name, as text
