@@ -130,7 +130,7 @@ def resolve(owner: Owner, roster: list[Any] | None) -> tuple[Owner, str]:
         else:                                       # Canvas: last name first, letters and digits only
             hit = [s for s in roster if s.name and _key(_last_first(s.name)) == want]
     if len(hit) == 1:
-        return Owner(owner.system, owner.lms_id, owner.name, hit[0].id), ""
+        return Owner(owner.system, owner.lms_id, hit[0].name or owner.name, hit[0].id), ""
     if hit:
         return owner, f"{len(hit)} roster students are called {owner.name!r}; add an lms_id column to the roster"
     return owner, "not on the roster (by its lms_id column or name)"
