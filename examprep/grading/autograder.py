@@ -223,9 +223,10 @@ def results_for(key_path: str, submission: str, *, visibility: str = "visible", 
     if batch.unreadable:
         return _zero("Your answer file could not be read:\n" + "\n".join(_short(u, submission) for u in batch.unreadable),
                      visibility)
-    if len(batch.results) != 1:
-        names = ", ".join(Path(r.source).name for r in batch.results)
-        return _zero(f"Submit exactly one answer file; this submission has {len(batch.results)}: {names}", visibility)
+    sources = [r.source for r in batch.results] + [src for c in batch.conflicts for src in c.sources]
+    if len(sources) != 1:
+        names = ", ".join(_short(src, submission) for src in sources)
+        return _zero(f"Submit exactly one answer file; this submission has {len(sources)}: {names}", visibility)
     return gradescope_json(batch.results[0], visibility=visibility, show_answers=show_answers)
 
 

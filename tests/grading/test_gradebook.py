@@ -100,8 +100,6 @@ def test_without_roster_ids_come_from_submissions_and_one_warning_names_the_empt
 
 @pytest.mark.parametrize("args, message", [
     (("--gradebook", "d2l", "x.csv"), "unknown LMS 'd2l'"),
-    (("--id-from-filename", "(unclosed"), "--id-from-filename '(unclosed': not a regular expression"),
-    (("--id-from-filename", r"s\d+"), "no group named id"),
     (("--gradebook", "canvas", "x.csv", "--roster", "none.csv"), "none.csv"),
 ])
 def test_bad_options_one_line_exit_2(course, args, message):
