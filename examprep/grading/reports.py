@@ -208,7 +208,7 @@ def plan_files(batch: BatchResult, outputs: Outputs) -> list[tuple[Path, str]]:
 
         planned.append((Path(outputs.marks_template), template_text(results)))
     if outputs.csv and outputs.csv != "-":
-        planned.append((Path(outputs.csv), report.csv_text(results)))
+        planned.append((Path(outputs.csv), report.csv_text(results, batch.conflicts)))
     if outputs.json and outputs.json != "-":
         planned.append((Path(outputs.json), report.json_text(batch) + "\n"))
     if outputs.report:
@@ -372,7 +372,7 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
         planned += [(path, "") for path, _ in analysis[2]]
 
     if outputs.csv == "-":
-        print(report.csv_text(results), end="")
+        print(report.csv_text(results, batch.conflicts), end="")
     if outputs.json == "-":
         print(report.json_text(batch))
     show_details = details if details is not None else len(results) == 1

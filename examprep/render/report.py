@@ -386,10 +386,12 @@ def gradescope_json(res: SubmissionResult, *, visibility: str = "visible", show_
 
 # ----------------------------------------------------------------------------- CSV / JSON
 
-def csv_text(results: list[SubmissionResult]) -> str:
+def csv_text(results: list[SubmissionResult], conflicts: Any = ()) -> str:
     """One row per student: id, name, source, per question and per part scores, total, max, %,
-    misconceptions, warnings, then per part the answer as written ("q1.loss answer").
-    Cells that a spreadsheet would run as a formula (=, +, -, @ first) are prefixed with '."""
+    misconceptions, warnings, then per part the answer as written ("q1.loss answer"); a student
+    in conflict (examprep.grading.identity.Conflict) has "conflict" as total, the sources and the
+    reason, and no scores. Cells that a spreadsheet would run as a formula (=, +, -, @ first) are
+    prefixed with '."""
     addresses: list[str] = []
     n_q = max((len(r.problems) for r in results), default=0)
     for res in results:
@@ -410,6 +412,9 @@ def csv_text(results: list[SubmissionResult]) -> str:
                     _points(res.score), _points(res.max_score), f"{res.percent:.1f}", mis,
                     safe_cell(" | ".join(res.warnings)),
                     *[safe_cell(raw_text(per_part[a].raw) or "") if a in per_part else "" for a in addresses]])
+    for c in conflicts:
+        w.writerow([safe_cell(c.student_id), "", safe_cell(" | ".join(c.sources)), "", *[""] * (n_q + len(addresses)),
+                    "conflict", "", "", "", safe_cell(f"conflict: {c.reason}"), *[""] * len(addresses)])
     return buf.getvalue()
 
 

@@ -148,7 +148,7 @@ def test_batch_with_corrupt_files_grades_the_good_ones_and_leaves_inputs_untouch
     assert "conflict: student 's1': 2 submissions with different answers" in res.stderr
     rows = (tmp_path / "grades.csv").read_text().splitlines()
     assert rows[0].startswith(f"student_id,name,source,variant,q1,q2,q3,q4,q1.{key.problems[0].parts[0].id}")
-    assert len(rows) == 5
+    assert len(rows) == 6 and rows[5].startswith("s1,,") and ",conflict,,,," in rows[5]      # s1: no scores
     reports = sorted(p.name for p in (tmp_path / "reports").iterdir())
     assert reports == ["s2.md", "s3.md", "s4.md", "s5.md"]
     listed = (tmp_path / "grades-conflicts.csv").read_text().splitlines()      # beside grades.json

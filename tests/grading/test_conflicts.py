@@ -62,7 +62,8 @@ def test_different_submissions_for_one_id_are_a_conflict_graded_from_neither(key
     put(c, "ada.json", answers(key, "s1"))
     put(c, "ada-again.json", answers(key, "s1", right=False))
     put(c, "bob.json", answers(key, "s2"))
-    res = run("grade", key[0], c, "--json", tmp_path / "g.json", "--gradebook", "canvas", tmp_path / "book.csv")
+    res = run("grade", key[0], c, "--json", tmp_path / "g.json", "--gradebook", "canvas", tmp_path / "book.csv",
+              "--csv", tmp_path / "g.csv")
     assert res.exit_code == 1, res.output
     assert sorted(graded(tmp_path / "g.json")) == ["s2"]
     data = json.loads((tmp_path / "g.json").read_text())
@@ -74,6 +75,8 @@ def test_different_submissions_for_one_id_are_a_conflict_graded_from_neither(key
     assert "remove all but one, or rerun with --newest" in lines[0]
     listed = list(csv.reader((tmp_path / "g-conflicts.csv").open()))
     assert listed[0] == ["student_id", "status", "reason", "sources"] and listed[1][:2] == ["s1", "conflict"]
+    rows = {r["student_id"]: r for r in csv.DictReader((tmp_path / "g.csv").open())}
+    assert (rows["s1"]["total"], rows["s1"]["percent"]) == ("conflict", "") and float(rows["s2"]["total"]) > 0
     book = {r[2]: r for r in csv.reader(io.StringIO((tmp_path / "book.csv").read_text(), newline=""))}
     assert book["s1"][5] == "" and float(book["s2"][5]) > 0          # an empty cell, as for a missing student
 
