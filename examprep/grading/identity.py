@@ -112,23 +112,32 @@ def _key(name: str) -> str:
     return re.sub(r"[^\w]", "", name.casefold())
 
 
-def resolve(owner: Owner, roster: list[Any] | None) -> tuple[Owner, str]:
+class RosterIndex:
+    """A roster's students by id, lms_id, full name and Canvas's "lastfirst" (built once per class)."""
+
+    def __init__(self, roster: list[Any]):
+        self.by: dict[str, dict[str, list[Any]]] = {"id": {}, "lms_id": {}, "Moodle": {}, "Canvas": {}}
+        for st in roster:
+            for what, value in (("id", st.id), ("lms_id", getattr(st, "lms_id", "")),
+                                ("Moodle", _key(st.name)), ("Canvas", _key(_last_first(st.name)))):
+                if value:
+                    self.by[what].setdefault(value, []).append(st)
+
+    def find(self, what: str, value: str) -> list[Any]:
+        return self.by[what].get(value, [])
+
+
+def resolve(owner: Owner, roster: RosterIndex | None) -> tuple[Owner, str]:
     """``owner`` with its student id from the roster (by lms_id, else by name: Moodle's full name,
     Canvas's "lastfirst"), and why none was found ("" when found or when there is no roster)."""
     if roster is None:
         return owner, ""
     if owner.system == "pattern":
         sid = owner.student_id or ""
-        hit = [s for s in roster if s.id == sid] or [s for s in roster if getattr(s, "lms_id", "") == sid]
-        return (Owner("pattern", name=hit[0].name, student_id=hit[0].id), "") if hit else \
+        hit = roster.find("id", sid) or roster.find("lms_id", sid)
+        return (Owner("pattern", name=hit[0].name, student_id=hit[0].id), "") if len(hit) == 1 else \
             (owner, f"--id-from-filename gives {sid!r}, which is not on the roster")
-    hit = [s for s in roster if getattr(s, "lms_id", "") and s.lms_id == owner.lms_id]
-    if not hit:
-        want = _key(owner.name)
-        if owner.system == "Moodle":
-            hit = [s for s in roster if s.name and _key(s.name) == want]
-        else:                                       # Canvas: last name first, letters and digits only
-            hit = [s for s in roster if s.name and _key(_last_first(s.name)) == want]
+    hit = roster.find("lms_id", owner.lms_id) or roster.find(owner.system, _key(owner.name))
     if len(hit) == 1:
         return Owner(owner.system, owner.lms_id, hit[0].name or owner.name, hit[0].id), ""
     if hit:
@@ -152,6 +161,7 @@ def sort_out(subs: list[Any], file_of: dict[int, Path], *, roster: list[Any] | N
     id(sub) to the file it came from) into the ones to grade, the conflicts and the unknown ids."""
     out = Sorted([])
     owners: dict[Path, tuple[Owner, str]] = {}
+    index = RosterIndex(roster) if roster is not None else None
     lms_named = 0
     claims: dict[str, list[tuple[Any, str]]] = {}
     kept: list[Any] = []
@@ -159,7 +169,7 @@ def sort_out(subs: list[Any], file_of: dict[int, Path], *, roster: list[Any] | N
         path = file_of[id(sub)]
         if path not in owners:
             found = owner_of(path, pattern)
-            owners[path] = resolve(found, roster) if found else (None, "")        # type: ignore[assignment]
+            owners[path] = resolve(found, index) if found else (None, "")        # type: ignore[assignment]
         owner, why = owners[path]
         if owner is None:
             kept.append(sub)

@@ -214,3 +214,16 @@ def test_two_names_of_one_file_in_the_folder_are_read_once_without_a_warning(key
     files, notes = collect([c], linked=linked)
     assert [f.name for f in files] == ["a.json"] and linked == {}
     assert notes == [f"{c / 'b.json'}: skipped (the same file as {c / 'a.json'}, given twice)"]
+
+
+def test_an_lms_upload_whose_owner_the_roster_lacks_is_named_and_without_a_roster_unchecked(key, tmp_path):
+    c = tmp_path / "class"
+    put(c, "Zed Zero_55555_assignsubmission_file_a.json", answers(key, "s0001"))
+    (tmp_path / "roster.csv").write_text(ROSTER)
+    res = run("grade", key[0], c, "--roster", tmp_path / "roster.csv", "--json", "-")
+    assert res.exit_code == 1 and json.loads(res.stdout)["submissions"] == []
+    assert ("unknown id: " + str(c / "Zed Zero_55555_assignsubmission_file_a.json") + ": Zed Zero's upload (Moodle "
+            "participant 55555) is not on the roster (by its lms_id column or name); not graded") in res.stderr
+    res = run("grade", key[0], c, "--json", "-")                 # no roster: the participant number is not an id
+    assert res.exit_code == 0 and json.loads(res.stdout)["submissions"][0]["student_id"] == "s0001"
+    assert "give --roster (with an lms_id column, or the students' names)" in res.stderr
