@@ -435,7 +435,8 @@ def collect(paths: list[str | Path], linked: dict[Path, str] | None = None) -> t
                     outside = st.st_nlink - names_here.get((st.st_dev, st.st_ino), 1)
                     if outside > 0:
                         linked[q] = (f"a hard link with {st.st_nlink} links, {outside} of them outside the folder "
-                                     f"{p}: graded; check it is this student's own file (cp -al and deduplicating tools make honest ones)")
+                                     f"{p}: graded; check it is this student's own file (cp -al and deduplicating "
+                                     "tools make honest ones)")
         else:
             add(p)
     return files, notes

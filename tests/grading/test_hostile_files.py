@@ -123,8 +123,8 @@ def hostile_class(tmp_path, key_path):
     return folder
 
 
-GRADED = [g for g in GOOD if g not in CLAIMED] + ["c_nan", "c_ninf", "c_big", "rn", "rm", "sur\udfff", "by", "unk", "x\x1b[2J<script>alert(1)</script>",
-                 "\x1b[2Jclear", "-rf"]
+GRADED = [g for g in GOOD if g not in CLAIMED] + ["c_nan", "c_ninf", "c_big", "rn", "rm", "sur\udfff", "by", "unk",
+                                                  "x\x1b[2J<script>alert(1)</script>", "\x1b[2Jclear", "-rf"]
 
 
 @pytest.fixture(scope="module")
