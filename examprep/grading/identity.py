@@ -58,11 +58,10 @@ class Conflict:
     student_id: str
     sources: list[str]
     reason: str
+    hint: str = "remove all but one, or rerun with --newest to take the newest file"
 
     def line(self) -> str:
-        return (f"student {self.student_id!r}: {self.reason}: {'; '.join(self.sources)}; not graded ("
-                + ("fix or remove the file" if "claims" in self.reason else
-                   "remove all but one, or rerun with --newest to take the newest file") + ")")
+        return f"student {self.student_id!r}: {self.reason}: {'; '.join(self.sources)}; not graded ({self.hint})"
 
     def to_dict(self) -> dict[str, Any]:
         return {"student_id": self.student_id, "status": "conflict", "reason": self.reason, "sources": self.sources}
@@ -151,8 +150,17 @@ def _last_first(name: str) -> str:
 
 
 def canonical(sub: Any) -> str:
-    """A submission's answers and variant as one string: two submissions are identical when these are."""
-    return json.dumps([sub.answers, sub.variant], sort_keys=True, default=repr)
+    """A submission's answers and variant as one string: two submissions are identical when these
+    are. Each part's answer as text (a number as JSON writes it, a string stripped), by its address
+    (q1.loss, nested tables flattened), blank answers left out: the file's format, key order,
+    comments and layout do not count; 0.5 and 0.50 differ."""
+    from examprep.grading.grade import flatten_answers
+
+    def text(value: Any) -> str:
+        return value.strip() if isinstance(value, str) else json.dumps(value, sort_keys=True, default=repr)
+
+    flat = {k: text(v) for k, v in flatten_answers(sub.answers).items()}
+    return json.dumps([{k: v for k, v in flat.items() if v}, sub.variant.strip()], sort_keys=True)
 
 
 def sort_out(subs: list[Any], file_of: dict[int, Path], *, roster: list[Any] | None = None,
@@ -207,7 +215,8 @@ def sort_out(subs: list[Any], file_of: dict[int, Path], *, roster: list[Any] | N
     for sid, claimed in claims.items():
         own = by_id.pop(sid, [])
         reason = claimed[0][1] + (f" (and {len(claimed) - 1} more)" if len(claimed) > 1 else "")
-        out.conflicts.append(Conflict(sid, [s.source for s, _ in claimed] + [s.source for s in own], reason))
+        out.conflicts.append(Conflict(sid, [s.source for s, _ in claimed] + [s.source for s in own], reason,
+                                      "fix or remove the file: its name says whose it is"))
     for sid, group in by_id.items():
         if len(group) == 1:
             out.subs.append(group[0])
@@ -223,7 +232,8 @@ def sort_out(subs: list[Any], file_of: dict[int, Path], *, roster: list[Any] | N
             out.subs.append(taken)
             continue
         reason = f"{len(group)} submissions with different answers" + (f" ({why})" if why else "")
-        out.conflicts.append(Conflict(sid, [s.source for s in group], reason))
+        out.conflicts.append(Conflict(sid, [s.source for s in group], reason,
+                                      "remove all but one" if why else Conflict.hint))
     order = {id(s): i for i, s in enumerate(subs)}
     out.subs.sort(key=lambda s: order[id(s)])
     out.conflicts.sort(key=lambda c: c.student_id)

@@ -98,11 +98,16 @@ def test_identical_answers_for_one_id_are_one_submission_noted(key, tmp_path):
     put(c, "a.json", answers(key, "s1"))
     (c / "b.toml").write_text('student_id = "s1"\n# downloaded twice\n' + "".join(
         f"{k!r} = {json.dumps(v)}\n".replace("'", '"') for k, v in answers(key).items()))
+    # the same answers as JSON values in nested tables, and as a class CSV's row with a blank column
+    put(c, "c.json", {"student_id": "s1", "q1": {k[3:]: json.loads(v) for k, v in answers(key).items()}})
+    (c / "d.csv").write_text("student_id," + ",".join(answers(key)) + ",q1.unanswered\ns1,"
+                             + ",".join(json.dumps(v) for v in answers(key).values()) + ",\n")
     res = run("grade", key[0], c, "--json", "-")
     assert res.exit_code == 0, res.output
     subs = json.loads(res.stdout)["submissions"]
     assert [s["student_id"] for s in subs] == ["s1"] and subs[0]["percent"] > 50
-    assert f"note: student 's1': 2 identical submissions ({c / 'a.json'}; {c / 'b.toml'}): graded once" in res.stderr
+    assert (f"note: student 's1': 4 identical submissions ({c / 'a.json'}; {c / 'b.toml'}; {c / 'c.json'}; "
+            f"{c / 'd.csv'}, row 2 (line 2)): graded once") in res.stderr
 
 
 def test_newest_takes_the_newest_file_and_says_why(key, tmp_path):
@@ -124,6 +129,7 @@ def test_newest_cannot_choose_between_equal_times(key, tmp_path):
     res = run("grade", key[0], c, "--json", "-", "--newest")
     assert res.exit_code == 1 and json.loads(res.stdout)["submissions"] == []
     assert "--newest cannot choose" in res.stderr and "same modification time" in res.stderr
+    assert res.stderr.rstrip().splitlines()[-2].endswith("; not graded (remove all but one)")
 
 
 # ----------------------------------------------------------------------------- the roster
