@@ -26,6 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from examprep.answers.files import excerpt
 from examprep.errors import ParamError
 
 MOODLE = re.compile(r"^(?P<name>.+?)_(?P<lms_id>\d+)_assignsubmission_[a-z]+_")
@@ -84,9 +85,9 @@ def id_pattern(text: str | None) -> re.Pattern[str] | None:
     try:
         pattern = re.compile(text)
     except re.error as err:
-        raise ParamError(f"--id-from-filename {text!r}: not a regular expression ({err})") from None
+        raise ParamError(f"--id-from-filename {excerpt(text, 80)}: not a regular expression ({err})") from None
     if "id" not in pattern.groupindex:
-        raise ParamError(f"--id-from-filename {text!r}: no group named id; write it as (?P<id>...), "
+        raise ParamError(f"--id-from-filename {excerpt(text, 80)}: no group named id; write it as (?P<id>...), "
                          r"e.g. '^(?P<id>s\d+)_'")
     return pattern
 

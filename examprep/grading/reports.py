@@ -412,8 +412,8 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
     graded = f"graded {len(results)} submission{'s' if len(results) != 1 else ''}"
     problems = [f"{n} {what}" for n, what in ((len(batch.unreadable), "could not be read"),
                                               (len(batch.conflicts), f"student{'s' if len(batch.conflicts) != 1 else ''} "
-                                                                     "in conflict (not graded)"),
-                                              (len(batch.unknown), "not on the roster (not graded)")) if n]
+                                                                     "in conflict"),
+                                              (len(batch.unknown), "not on the roster")) if n]
     if problems:
         err.print(f"{graded}; [red]{', '.join(problems)}[/] (listed above)")
     elif not quiet:
