@@ -26,7 +26,7 @@ class BatchResult:
     key_info: dict[str, Any] = field(default_factory=dict)
     other_sheet: list[str] = field(default_factory=list)    # the unreadable ones made for another sheet
     conflicts: list[Any] = field(default_factory=list)      # identity.Conflict
-    unknown: list[str] = field(default_factory=list)        # ids not on the roster: not graded
+    unknown: list[Any] = field(default_factory=list)        # identity.Unknown: ids not on the roster, not graded
 
     @property
     def exit_code(self) -> int:

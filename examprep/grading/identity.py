@@ -69,12 +69,24 @@ class Conflict:
 
 
 @dataclass
+class Unknown:
+    """An id not on the roster (or a file whose owner the roster lacks): named, not graded."""
+
+    student_id: str
+    sources: list[str]
+    line: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"student_id": self.student_id, "status": "unknown id", "reason": self.line, "sources": self.sources}
+
+
+@dataclass
 class Sorted:
     """The submissions to grade, the conflicts, the ids not on the roster (one line each) and notes."""
 
     subs: list[Any]
     conflicts: list[Conflict] = field(default_factory=list)
-    unknown: list[str] = field(default_factory=list)
+    unknown: list[Unknown] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
 
@@ -188,7 +200,7 @@ def sort_out(subs: list[Any], file_of: dict[int, Path], *, roster: list[Any] | N
                 lms_named += 1
                 kept.append(sub)
             else:
-                out.unknown.append(f"{sub.source}: {owner.said()} is {why}; not graded")
+                out.unknown.append(Unknown("", [sub.source], f"{sub.source}: {owner.said()} is {why}; not graded"))
             continue
         if sub.id_from == "file" and sub.student_id != owner.student_id:
             claims.setdefault(owner.student_id, []).append(
@@ -209,7 +221,8 @@ def sort_out(subs: list[Any], file_of: dict[int, Path], *, roster: list[Any] | N
                 unknown.setdefault(sub.student_id, []).append(sub.source)
         kept = [s for s in kept if s.student_id in on_roster]
         for sid, sources in unknown.items():
-            out.unknown.append(f"student id {sid!r} is not on the roster {roster_path}: {'; '.join(sources)}; not graded")
+            out.unknown.append(Unknown(sid, sources, f"student id {sid!r} is not on the roster {roster_path}: "
+                                                     f"{'; '.join(sources)}; not graded"))
     by_id: dict[str, list[Any]] = {}
     for sub in kept:
         by_id.setdefault(sub.student_id, []).append(sub)

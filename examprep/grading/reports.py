@@ -406,8 +406,8 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
         err.print(f"[red]unreadable[/]: {escape(line)}")
     for conflict in batch.conflicts:
         err.print(f"[red]conflict[/]: {escape(conflict.line())}")
-    for line in batch.unknown:
-        err.print(f"[red]unknown id[/]: {escape(line)}")
+    for unknown in batch.unknown:
+        err.print(f"[red]unknown id[/]: {escape(unknown.line)}")
     _say_written(err, planned, outputs, len(results))
     graded = f"graded {len(results)} submission{'s' if len(results) != 1 else ''}"
     problems = [f"{n} {what}" for n, what in ((len(batch.unreadable), "could not be read"),
@@ -445,8 +445,8 @@ def plan_conflicts(batch: BatchResult, outputs: Outputs) -> tuple[Path, str] | N
     w.writerow(["student_id", "status", "reason", "sources"])
     for c in batch.conflicts:
         w.writerow([safe_cell(c.student_id), "conflict", safe_cell(c.reason), safe_cell(" | ".join(c.sources))])
-    for line in batch.unknown:
-        w.writerow(["", "unknown id", safe_cell(line), ""])
+    for u in batch.unknown:
+        w.writerow([safe_cell(u.student_id), "unknown id", safe_cell(u.line), safe_cell(" | ".join(u.sources))])
     return path, buf.getvalue()
 
 

@@ -448,7 +448,7 @@ def json_text(batch: BatchResult) -> str:
     questions, mis = summarise(batch.results)
     data = {"format": "examprep-grades", "key": batch.key_info, "warnings": batch.warnings,
             "submissions": [r.to_dict() for r in batch.results], "unreadable": batch.unreadable, "notes": batch.notes,
-            "conflicts": [c.to_dict() for c in batch.conflicts], "unknown_ids": batch.unknown,
+            "conflicts": [c.to_dict() for c in batch.conflicts], "unknown_ids": [u.to_dict() for u in batch.unknown],
             "summary": {"questions": [{"question": q.label, "title": q.title, "mean": round(q.mean, 4),
                                        "max_score": q.max_score, "statuses": dict(q.statuses)} for q in questions],
                         "misconceptions": [{"part": a, "misconception": m, "count": c, "explanation": e}

@@ -145,6 +145,10 @@ def test_an_id_not_on_the_roster_is_named_and_not_graded(key, tmp_path):
     lines = [ln for ln in res.stderr.splitlines() if "s9999" in ln]
     assert lines == [f"unknown id: student id 's9999' is not on the roster {tmp_path / 'roster.csv'}: "
                      f"{c / 'who.json'}; not graded"]
+    unknown = json.loads((tmp_path / "g.json").read_text())["unknown_ids"]
+    assert [(u["student_id"], u["status"], u["sources"]) for u in unknown] == [("s9999", "unknown id", [str(c / "who.json")])]
+    listed = list(csv.DictReader((tmp_path / "g-conflicts.csv").open()))
+    assert [(r["student_id"], r["status"]) for r in listed] == [("s9999", "unknown id")]
 
 
 # ----------------------------------------------------------------------------- LMS download names
