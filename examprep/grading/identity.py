@@ -148,7 +148,7 @@ def resolve(owner: Owner, roster: RosterIndex | None) -> tuple[Owner, str]:
         sid = owner.student_id or ""
         hit = roster.find("id", sid) or roster.find("lms_id", sid)
         return (Owner("pattern", name=hit[0].name, student_id=hit[0].id), "") if len(hit) == 1 else \
-            (owner, f"--id-from-filename gives {sid!r}, which is not on the roster")
+            (owner, "not on the roster (by its id or lms_id column)")
     hit = roster.find("lms_id", owner.lms_id) or roster.find(owner.system, _key(owner.name))
     if len(hit) == 1:
         return Owner(owner.system, owner.lms_id, hit[0].name or owner.name, hit[0].id), ""

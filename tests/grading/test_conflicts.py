@@ -237,3 +237,17 @@ def test_an_lms_upload_whose_owner_the_roster_lacks_is_named_and_without_a_roste
     res = run("grade", key[0], c, "--json", "-")                 # no roster: the participant number is not an id
     assert res.exit_code == 0 and json.loads(res.stdout)["submissions"][0]["student_id"] == "s0001"
     assert "give --roster (with an lms_id column, or the students' names)" in res.stderr
+
+
+def test_id_from_filename_with_a_roster_names_an_owner_not_on_it(key, tmp_path):
+    c = tmp_path / "class"
+    put(c, "s0001_exam.json", answers(key))
+    put(c, "12346_exam.json", answers(key))                              # Bob's lms_id
+    put(c, "s0777_exam.json", answers(key))
+    (tmp_path / "roster.csv").write_text(ROSTER)
+    res = run("grade", key[0], c, "--roster", tmp_path / "roster.csv", "--id-from-filename", r"^(?P<id>\w+?)_exam",
+              "--json", "-")
+    assert res.exit_code == 1
+    assert sorted(s["student_id"] for s in json.loads(res.stdout)["submissions"]) == ["s0001", "s0002"]
+    assert (f"unknown id: student id 's0777' is not on the roster {tmp_path / 'roster.csv'}: {c / 's0777_exam.json'}; "
+            "not graded") in res.stderr
