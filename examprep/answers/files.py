@@ -382,20 +382,29 @@ def read_file(path: str | Path) -> tuple[list[Submission], list[SubmissionError]
         return [], [err]
 
 
-def collect(paths: list[str | Path]) -> tuple[list[Path], list[str]]:
+def collect(paths: list[str | Path], linked: dict[Path, str] | None = None) -> tuple[list[Path], list[str]]:
     """Expand the SUBMISSION arguments: files as given, directories to their answer files
     (.toml, .json, .csv, .tsv; not recursive). Returns (files, notes): every directory entry that
     is not read has a note "PATH: skipped (why)" — hidden, a directory, a named pipe or other
     special file, a dangling link, a link that leads outside the directory given (a link to
-    /etc/passwd must not become a class of students), or not an answer file."""
+    /etc/passwd must not become a class of students), or not an answer file. One file reached by
+    two names (given twice, a symbolic or a hard link beside it) is read once.
+
+    linked: where given, filled with a warning per file of a directory that is a hard link with
+    names outside the directory (its link count, beyond its names in the folder): it is read (``cp -al``
+    and deduplicating tools make honest ones), but it may be another file than the folder's own."""
     import os
 
     files: list[Path] = []
     notes: list[str] = []
-    seen: dict[str, Path] = {}
+    seen: dict[Any, Path] = {}
 
     def add(q: Path) -> None:         # one file named twice (class/ada.toml class/ada.toml, or a folder and
-        real = os.path.realpath(q)    # a file in it) is graded once, not as two submissions of one student
+        try:                          # a file in it) is graded once, not as two submissions of one student
+            st = q.stat()
+            real: Any = (st.st_dev, st.st_ino)
+        except OSError:
+            real = os.path.realpath(q)
         if real in seen:
             notes.append(f"{q}: skipped (the same file as {seen[real]}, given twice)")
         else:
@@ -406,12 +415,28 @@ def collect(paths: list[str | Path]) -> tuple[list[Path], list[str]]:
         p = Path(arg)
         if p.is_dir():
             root = p.resolve()
-            for q in sorted(p.iterdir(), key=lambda q: q.name):
+            entries = sorted(p.iterdir(), key=lambda q: q.name)
+            names_here: dict[tuple[int, int], int] = {}     # hard links: the names each file has in the folder
+            for q in entries:
+                try:
+                    st = q.lstat()
+                except OSError:
+                    continue
+                if stat.S_ISREG(st.st_mode):
+                    names_here[(st.st_dev, st.st_ino)] = names_here.get((st.st_dev, st.st_ino), 0) + 1
+            for q in entries:
                 why = _skip_reason(q, root)
                 if why:
                     notes.append(f"{q}: skipped ({why})")
-                else:
-                    add(q)
+                    continue
+                add(q)
+                if linked is not None and not q.is_symlink():
+                    st = q.stat()
+                    outside = st.st_nlink - names_here.get((st.st_dev, st.st_ino), 1)
+                    if outside > 0:
+                        linked[q] = (f"a hard link with {st.st_nlink} links, {outside} of them outside the folder "
+                                     f"{p}: graded; check it is this student's own file (cp -al and deduplicating "
+                                     "tools make honest ones)")
         else:
             add(p)
     return files, notes

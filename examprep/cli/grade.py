@@ -11,7 +11,9 @@ app = typer.Typer()
 GRADE_HELP = paragraphs("""Grade answer files against a key: scores, feedback, misconceptions, carried-forward errors.
 
     Exit status: 0 every submission graded (or the self-test passed); 1 some could not be read
-    (each is listed with its reason) or the self-test failed; 2 a usage error.""")
+    (each is listed with its reason), some students' submissions conflict (different answers for
+    one id, or a file claiming another's id: listed in conflicts.csv, not graded), an id is not on
+    the --roster, or the self-test failed; 2 a usage error.""")
 
 
 @app.command(help=GRADE_HELP)
@@ -62,8 +64,16 @@ def grade(
         help="Write the grade-import CSV of an LMS: canvas, moodle, blackboard or brightspace (see the README)."),
     roster: Optional[str] = typer.Option(
         None, "--roster", metavar="FILE",
-        help="The class roster for --gradebook (id, name, email, username, sis_id): every student "
-             "gets a row; one with no submission an empty cell, listed."),
+        help="The class roster (id, name, email, username, sis_id, lms_id): the only valid student ids (one not on "
+             "it is named, not graded); with --gradebook every student gets a row, one with no submission an "
+             "empty cell, listed."),
+    newest: bool = typer.Option(False, "--newest", help="A student with several different submissions: grade the "
+                                                        "newest file by modification time (said), not none."),
+    id_from_filename: Optional[str] = typer.Option(
+        None, "--id-from-filename", metavar="REGEX",
+        help="Each file's owner from its name: a regex with a group (?P<id>...) (its student id, or a roster "
+             "lms_id); a student_id inside the file that differs is a conflict. Moodle's and Canvas's download "
+             "names are recognised without it (checked with --roster)."),
     wide: bool = typer.Option(False, "--wide", help="The class table with every question's column, however wide."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No tables: only files, warnings and errors."),
     no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour."),
@@ -81,7 +91,8 @@ def grade(
                                      marks_template=marks_template, force=force, analysis=analysis,
                                      gradebook=gradebook if gradebook and gradebook[0] else None, roster=roster),
                      settings=settings_from(no_ecf=no_ecf, ecf_credit=ecf_credit, tolerance=tolerance),
-                     details=True if details else False if no_details else None, wide=wide, quiet=quiet, no_color=no_color)
+                     details=True if details else False if no_details else None, wide=wide, quiet=quiet, no_color=no_color,
+                     newest=newest, id_from_filename=id_from_filename)
     raise typer.Exit(code)
 
 

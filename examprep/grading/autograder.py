@@ -401,11 +401,14 @@ def results_for(key_path: str, submission: str, *, metadata: str | None = None, 
         return _zero(f"{err}. Submit one answer file (.toml or .json).", visibility)
     also = f"\nAlso submitted, not read:{not_read}" if skipped else ""
     if batch.unreadable:
-        return _zero("Your answer file could not be read:\n" + "\n".join(_short(u, submission) for u in batch.unreadable)
+        return _zero("Your answer file could not be read:
+" + "
+".join(_short(u, submission) for u in batch.unreadable)
                      + also, visibility)
-    if len(batch.results) != 1:
-        names = ", ".join(Path(r.source).name for r in batch.results)
-        return _zero(f"Submit exactly one answer file; this submission has {len(batch.results)}: {names}", visibility)
+    sources = [r.source for r in batch.results] + [src for c in batch.conflicts for src in c.sources]
+    if len(sources) != 1:
+        names = ", ".join(_short(src, submission) for src in sources)
+        return _zero(f"Submit exactly one answer file; this submission has {len(sources)}: {names}", visibility)
     data = gradescope_json(batch.results[0], visibility=visibility, show_answers=show_answers)
     data["output"] += also
     return data

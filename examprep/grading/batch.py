@@ -4,7 +4,6 @@ batch. The key's carried-forward rules are checked first against the values it s
 from __future__ import annotations
 
 import gc
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,8 +14,10 @@ from examprep.problem import Problem
 @dataclass
 class BatchResult:
     """A class's grading: the graded submissions, the unreadable ones (one line each, with the
-    reason), notes (directory entries skipped, duplicate ids), warnings about the key (a
-    carried-forward rule that changed since it was written) and key_info for grades.json."""
+    reason), notes (directory entries skipped, identical submissions of one id), warnings about the
+    key (a carried-forward rule that changed since it was written), key_info for grades.json, the
+    conflicts (examprep.grading.identity: students graded from none of their submissions) and the
+    ids not on the roster (one line each, not graded)."""
 
     results: list[SubmissionResult]
     unreadable: list[str]
@@ -24,10 +25,12 @@ class BatchResult:
     warnings: list[str] = field(default_factory=list)
     key_info: dict[str, Any] = field(default_factory=dict)
     other_sheet: list[str] = field(default_factory=list)    # the unreadable ones made for another sheet
+    conflicts: list[Any] = field(default_factory=list)      # identity.Conflict
+    unknown: list[Any] = field(default_factory=list)        # identity.Unknown: ids not on the roster, not graded
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.unreadable else 0
+        return 1 if self.unreadable or self.conflicts or self.unknown else 0
 
 
 def problems_for(key: Any, student_id: str, variant: str = "") -> tuple[list[Problem], str, str]:
@@ -92,9 +95,13 @@ def other_sheet(key: Any, problems: list[Problem], sub: Any, variant: str) -> tu
 
 
 def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *, key_path: str | None = None,
-                progress: Any = None, submitter: tuple[str, str] | None = None) -> BatchResult:
+                progress: Any = None, submitter: tuple[str, str] | None = None, roster: list[Any] | None = None,
+                roster_path: str = "", id_from_filename: str | None = None, newest: bool = False) -> BatchResult:
     """Read every submission under ``paths`` (files or directories), grade the readable ones and
-    list the unreadable ones with their reasons. Inputs are only read.
+    list the unreadable ones with their reasons. Inputs are only read. Before grading, submissions
+    are sorted out by owner and id (examprep.grading.identity.sort_out: ``roster``, the
+    ``id_from_filename`` pattern, ``newest``): a conflicted student or an id not on the roster is
+    listed, not graded.
 
     progress: an optional callable(done, total) called after each graded submission.
     submitter: (student id, how to name them) when the submission system says who submitted
@@ -107,8 +114,11 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
 
     from examprep.answers.files import collect, read_file
     from examprep.errors import ParamError
+    from examprep.grading.identity import id_pattern, sort_out
 
-    files, notes = collect(paths)
+    pattern = id_pattern(id_from_filename)
+    linked: dict[Path, str] = {}
+    files, notes = collect(paths, linked=linked)
     skipped: list = []
     if key_path is not None:
         kp = Path(key_path).resolve()
@@ -131,7 +141,7 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
     unreadable: list[str] = []
     other: list[str] = []
     results: list[SubmissionResult] = []
-    ids: Counter = Counter()
+    file_of: dict[int, Path] = {}
     # A class makes millions of small acyclic objects: the cyclic collector would rescan them
     # again and again (a third of the time on 10,000 students), so it waits until the end.
     gc_was_enabled = gc.isenabled()
@@ -146,30 +156,32 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
                 stray = _no_part_column(key, f, got)
                 if stray:
                     got, errors = [], [*errors, stray]
+            for sub in got:
+                file_of[id(sub)] = f
+                if f in linked:
+                    sub.warnings.append(linked[f])
             subs += got
             unreadable += [str(e) for e in errors]
         if submitter is not None:
-            subs = [_as_submitter(key, s, *submitter) for s in subs]
-        ids.update(s.student_id for s in subs)
-        sources: dict[str, list[str]] = {}
-        for s in subs:
-            sources.setdefault(s.student_id, []).append(s.source)
+            renamed = [_as_submitter(key, s, *submitter) for s in subs]
+            file_of = {id(new): file_of[id(old)] for old, new in zip(subs, renamed) if id(old) in file_of}
+            subs = renamed
+        sorted_out = sort_out(subs, file_of, roster=roster, roster_path=roster_path, pattern=pattern, newest=newest)
+        notes += sorted_out.notes
         from examprep.answers.parse import decimal_comma
 
         with decimal_comma(bool(getattr(key, "meta", {}).get("decimal_comma"))):   # the sheet's setting, in its key
-            _grade_all(key, subs, settings, results, unreadable, ids, sources, progress, other)
+            _grade_all(key, sorted_out.subs, settings, results, unreadable, progress, other)
     finally:
         if gc_was_enabled:
             gc.enable()
-    if len(paths) == 1 and Path(paths[0]).is_file() and not results and len(unreadable) == 1:
+    if len(paths) == 1 and Path(paths[0]).is_file() and not results and len(unreadable) == 1 \
+            and not sorted_out.conflicts and not sorted_out.unknown:
         # one answer file given alone, and refused: the wrong file (or key) was given, a usage error,
         # as a missing file is; in a batch the same file is one unreadable line and the rest is graded
         raise ParamError(unreadable[0])
-    dups = sorted(k for k, v in ids.items() if v > 1)
-    if dups:
-        notes.append(f"duplicate student ids (each graded separately): {', '.join(map(repr, dups[:10]))}"
-                     + (" …" if len(dups) > 10 else ""))
-    return BatchResult(results, unreadable, notes, drift.warnings, key_info, other)
+    return BatchResult(results, unreadable, notes, drift.warnings, key_info, other, sorted_out.conflicts,
+                       sorted_out.unknown)
 
 
 def _as_submitter(key: Any, sub: Any, student: str, shown: str) -> Any:
@@ -209,8 +221,8 @@ def _no_part_column(key: Any, path: Any, subs: list) -> str | None:
     return f"{path}: no column names a part of the key (its columns: {shown}; expected headers such as student_id,{example})"
 
 
-def _grade_all(key: Any, subs: list, settings: Settings | None, results: list, unreadable: list[str], ids: Counter,
-               sources: dict[str, list[str]], progress: Any, other: list[str]) -> None:
+def _grade_all(key: Any, subs: list, settings: Settings | None, results: list, unreadable: list[str],
+               progress: Any, other: list[str]) -> None:
     """Grade ``subs`` into ``results``; the unreadable ones go to ``unreadable`` (and to ``other``
     too when made for another sheet)."""
     from examprep.answers.files import SubmissionError
@@ -236,11 +248,10 @@ def _grade_all(key: Any, subs: list, settings: Settings | None, results: list, u
             continue
         res.variant = variant
         res.warnings = sub.warnings + ([warning] if warning else []) + res.warnings
-        if sub.id_from != "file":
+        if sub.id_from == "owner":
+            res.warnings.insert(0, f"no student_id in the file: using its owner's, {sub.student_id!r}")
+        elif sub.id_from != "file":
             res.warnings.insert(0, f"no student_id in the file: using {sub.student_id!r}")
-        if ids[sub.student_id] > 1:
-            others = [s for s in sources[sub.student_id] if s != sub.source]
-            res.warnings.insert(0, f"duplicate student id {sub.student_id!r} (also in {', '.join(others[:3])})")
         results.append(res)
         if progress is not None:
             progress(i + 1, len(subs))

@@ -54,9 +54,11 @@ def _fmt(score: float | None) -> str:
     return "" if score is None else f"{round(score, 4):g}"
 
 
-def build(lms: str, results: list[Any], *, title: str, roster: list[Any] | None = None) -> Gradebook:
+def build(lms: str, results: list[Any], *, title: str, roster: list[Any] | None = None,
+          conflicted: list[str] | None = None) -> Gradebook:
     """The gradebook CSV for ``lms`` of graded ``results`` (SubmissionResult) and, if given, the
-    ``roster`` (examprep.sheets.variants.Student)."""
+    ``roster`` (examprep.sheets.variants.Student). A ``conflicted`` student (examprep.grading.identity)
+    gets an empty cell, as a missing one does, and is not listed as missing: the conflict is."""
     lms = check_lms(lms)
     warnings: list[str] = []
     by_id: dict[str, Any] = {}
@@ -77,7 +79,7 @@ def build(lms: str, results: list[Any], *, title: str, roster: list[Any] | None 
         for st in roster:
             on_roster.add(st.id)
             res = by_id.get(st.id)
-            if res is None:
+            if res is None and st.id not in (conflicted or ()):
                 missing.append(st.id)
             rows.append(_Row(st.id, st.name or (res.name if res else ""), st.email, st.username, st.sis_id,
                              res.score if res is not None else None))
@@ -89,6 +91,7 @@ def build(lms: str, results: list[Any], *, title: str, roster: list[Any] | None 
             rows += [_Row(sid, by_id[sid].name, score=by_id[sid].score) for sid in extra]
     else:
         rows = [_Row(res.student_id, res.name, score=res.score) for res in by_id.values()]
+        rows += [_Row(sid) for sid in conflicted or () if sid not in by_id]      # an empty cell, as on a roster
     text, empty = _WRITERS[lms](rows, title, points)
     if empty:
         warnings.append(f"{', '.join(empty)} left empty: "

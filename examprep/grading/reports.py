@@ -208,7 +208,7 @@ def plan_files(batch: BatchResult, outputs: Outputs) -> list[tuple[Path, str]]:
 
         planned.append((Path(outputs.marks_template), template_text(results)))
     if outputs.csv and outputs.csv != "-":
-        planned.append((Path(outputs.csv), report.csv_text(results)))
+        planned.append((Path(outputs.csv), report.csv_text(results, batch.conflicts)))
     if outputs.json and outputs.json != "-":
         planned.append((Path(outputs.json), report.json_text(batch) + "\n"))
     if outputs.report:
@@ -261,11 +261,14 @@ def run_self_test(key: Any, out: Any) -> int:
 
 def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False, outputs: Outputs | None = None,
               settings: Settings | None = None, details: bool | None = None, wide: bool = False,
-              quiet: bool = False, no_color: bool = False) -> int:
+              quiet: bool = False, no_color: bool = False, newest: bool = False,
+              id_from_filename: str | None = None) -> int:
     """The `examprep grade` command: grade ``submissions`` (files or directories) against the key
     at ``key_path``, write the reports ``outputs`` asks for, and show the results. Returns the exit
     code: 0 every submission graded (or the self-test passed), 1 some could not be read (each is
-    listed with its reason) or the self-test failed. Raises ExamprepError for a usage error."""
+    listed with its reason), a student's submissions conflict or an id is not on the roster, or the
+    self-test failed. ``newest``, ``id_from_filename`` and ``outputs.roster``: how submissions are
+    sorted out by student (examprep.grading.identity). Raises ExamprepError for a usage error."""
     from rich.console import Console
 
     from examprep import keys
@@ -316,15 +319,14 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
 
         check_lms(outputs.gradebook[0])
     if outputs.roster:
-        if not outputs.gradebook:
-            raise ParamError("--roster: only --gradebook reads it; add --gradebook LMS FILE")
         from examprep.sheets.variants import read_roster
 
         roster = read_roster(outputs.roster)
 
     progress = _ProgressBar(err)
     try:
-        batch = grade_batch(the_key, submissions, settings, key_path=key_path, progress=progress)
+        batch = grade_batch(the_key, submissions, settings, key_path=key_path, progress=progress, roster=roster,
+                            roster_path=outputs.roster or "", id_from_filename=id_from_filename, newest=newest)
     finally:
         progress.stop()
     results = batch.results
@@ -344,8 +346,12 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
     if outputs.gradebook:
         from examprep.grading.gradebook import build
 
-        book = build(outputs.gradebook[0], results, title=the_key.title or Path(key_path).stem, roster=roster)
+        book = build(outputs.gradebook[0], results, title=the_key.title or Path(key_path).stem, roster=roster,
+                     conflicted=[c.student_id for c in batch.conflicts])
         planned.append((Path(outputs.gradebook[1]), book.text))
+    conflicts_list = plan_conflicts(batch, outputs)
+    if conflicts_list is not None:
+        planned.append(conflicts_list)
     from examprep.fileio import real_path
 
     inputs = {real_path(p) for p in collect(submissions)[0] if p.exists()} | {real_path(key_path)}
@@ -366,7 +372,7 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
         planned += [(path, "") for path, _ in analysis[2]]
 
     if outputs.csv == "-":
-        print(report.csv_text(results), end="")
+        print(report.csv_text(results, batch.conflicts), end="")
     if outputs.json == "-":
         print(report.json_text(batch))
     show_details = details if details is not None else len(results) == 1
@@ -383,6 +389,9 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
         err.print(f"[yellow]warning[/]: {escape(key_path)}: {escape(warning)}")
     for note in batch.notes:
         err.print(f"note: {escape(note)}")
+    stale = conflicts_file(outputs)
+    if stale is not None and not batch.conflicts and not batch.unknown and stale.exists():
+        err.print(f"note: {escape(str(stale))} is an earlier grading's: no conflicts now (remove it)")
     if not show_details or quiet or outputs.to_stdout:      # the feedback view shows them otherwise
         for res in results:
             for w in res.warnings:
@@ -395,13 +404,60 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
                       f"on the roster (an empty cell in the gradebook, not 0): {escape(', '.join(book.missing))}")
     for line in batch.unreadable:
         err.print(f"[red]unreadable[/]: {escape(line)}")
+    for conflict in batch.conflicts:
+        err.print(f"[red]conflict[/]: {escape(conflict.line())}")
+    for unknown in batch.unknown:
+        err.print(f"[red]unknown id[/]: {escape(unknown.line)}")
     _say_written(err, planned, outputs, len(results))
     graded = f"graded {len(results)} submission{'s' if len(results) != 1 else ''}"
-    if batch.unreadable:
-        err.print(f"{graded}; [red]{len(batch.unreadable)} could not be read[/] (listed above)")
+    problems = [f"{n} {what}" for n, what in ((len(batch.unreadable), "could not be read"),
+                                              (len(batch.conflicts), f"student{'s' if len(batch.conflicts) != 1 else ''} "
+                                                                     "in conflict"),
+                                              (len(batch.unknown), "not on the roster")) if n]
+    if problems:
+        err.print(f"{graded}; [red]{', '.join(problems)}[/] (listed above)")
     elif not quiet:
         err.print(graded)
     return batch.exit_code
+
+
+CONFLICTS_FILE = "conflicts.csv"        # in a --report or --gradescope folder; beside a file, STEM-conflicts.csv
+
+
+def plan_conflicts(batch: BatchResult, outputs: Outputs) -> tuple[Path, str] | None:
+    """The conflicts list (student_id, status, reason, sources) when some students are in conflict
+    or some ids are not on the roster (conflicts_file: where); None when there is nothing to list or
+    no output to put it beside."""
+    path = conflicts_file(outputs)
+    if path is None or not batch.conflicts and not batch.unknown:
+        return None
+    if path.exists() and not outputs.force:
+        from examprep.fileio import OutputError
+
+        raise OutputError(f"{path}: already exists, of an earlier grading; use --force to replace it")
+    import csv
+    import io
+
+    from examprep.render.report import safe_cell
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["student_id", "status", "reason", "sources"])
+    for c in batch.conflicts:
+        w.writerow([safe_cell(c.student_id), "conflict", safe_cell(c.reason), safe_cell(" | ".join(c.sources))])
+    for u in batch.unknown:
+        w.writerow([safe_cell(u.student_id), "unknown id", safe_cell(u.line), safe_cell(" | ".join(u.sources))])
+    return path, buf.getvalue()
+
+
+def conflicts_file(outputs: Outputs) -> Path | None:
+    """Where the conflicts list goes: beside the first of --json, --csv, --gradebook written to a
+    file, named after it (grades.json: grades-conflicts.csv), else conflicts.csv in the --report or
+    --gradescope folder; None without such an output."""
+    for f in (outputs.json, outputs.csv, outputs.gradebook[1] if outputs.gradebook else None):
+        if f and f != "-":
+            return Path(f).with_name(f"{Path(f).stem}-{CONFLICTS_FILE}")
+    return next((Path(d) / CONFLICTS_FILE for d in (outputs.report, outputs.gradescope) if d), None)
 
 
 def _plan_analysis(results: list[SubmissionResult], out_dir: str, heading: str) -> tuple[Any, Any, Any]:

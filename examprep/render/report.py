@@ -386,10 +386,12 @@ def gradescope_json(res: SubmissionResult, *, visibility: str = "visible", show_
 
 # ----------------------------------------------------------------------------- CSV / JSON
 
-def csv_text(results: list[SubmissionResult]) -> str:
+def csv_text(results: list[SubmissionResult], conflicts: Any = ()) -> str:
     """One row per student: id, name, source, per question and per part scores, total, max, %,
-    misconceptions, warnings, then per part the answer as written ("q1.loss answer").
-    Cells that a spreadsheet would run as a formula (=, +, -, @ first) are prefixed with '."""
+    misconceptions, warnings, then per part the answer as written ("q1.loss answer"); a student
+    in conflict (examprep.grading.identity.Conflict) has "conflict" as total, the sources and the
+    reason, and no scores. Cells that a spreadsheet would run as a formula (=, +, -, @ first) are
+    prefixed with '."""
     addresses: list[str] = []
     n_q = max((len(r.problems) for r in results), default=0)
     for res in results:
@@ -410,6 +412,9 @@ def csv_text(results: list[SubmissionResult]) -> str:
                     _points(res.score), _points(res.max_score), f"{res.percent:.1f}", mis,
                     safe_cell(" | ".join(res.warnings)),
                     *[safe_cell(raw_text(per_part[a].raw) or "") if a in per_part else "" for a in addresses]])
+    for c in conflicts:
+        w.writerow([safe_cell(c.student_id), "", safe_cell(" | ".join(c.sources)), "", *[""] * (n_q + len(addresses)),
+                    "conflict", "", "", "", safe_cell(f"conflict: {c.reason}"), *[""] * len(addresses)])
     return buf.getvalue()
 
 
@@ -443,6 +448,7 @@ def json_text(batch: BatchResult) -> str:
     questions, mis = summarise(batch.results)
     data = {"format": "examprep-grades", "key": batch.key_info, "warnings": batch.warnings,
             "submissions": [r.to_dict() for r in batch.results], "unreadable": batch.unreadable, "notes": batch.notes,
+            "conflicts": [c.to_dict() for c in batch.conflicts], "unknown_ids": [u.to_dict() for u in batch.unknown],
             "summary": {"questions": [{"question": q.label, "title": q.title, "mean": round(q.mean, 4),
                                        "max_score": q.max_score, "statuses": dict(q.statuses)} for q in questions],
                         "misconceptions": [{"part": a, "misconception": m, "count": c, "explanation": e}

@@ -46,6 +46,7 @@ class Student:
     email: str = ""         # the identifiers an LMS gradebook matches students on (grade --gradebook)
     username: str = ""
     sis_id: str = ""
+    lms_id: str = ""        # the LMS's own participant/user id (Moodle, Canvas download file names)
 
 
 _ID_COLUMNS = ("id", "studentid", "student", "sid", "studentnumber", "idnumber", "matriculationnumber",
@@ -56,6 +57,7 @@ _LAST = ("lastname", "surname", "familyname", "last", "family")
 _EMAIL = ("email", "emailaddress", "mail")
 _USERNAME = ("username", "login", "loginid", "sisloginid", "user")
 _SIS_ID = ("sisid", "sisuserid", "orgdefinedid", "sisnumber")
+_LMS_ID = ("lmsid", "canvasid", "canvasuserid", "moodleid", "participantid", "moodleparticipantid")
 
 
 def _norm(header: str) -> str:
@@ -65,7 +67,8 @@ def _norm(header: str) -> str:
 def read_roster(path: str | os.PathLike) -> list[Student]:
     """Students from a CSV file with a header row: an id column (id, student_id, sid, ID number…)
     and optionally a name (name, or first and last name) and the identifiers an LMS matches on
-    (email, username, sis_id). Comma, semicolon or tab separated.
+    (email, username, sis_id; lms_id: the LMS's own user id, in its download file
+    names). Comma, semicolon or tab separated.
 
     Raises SheetError for a missing or unreadable file, no id column, a row with more (non-empty)
     fields than the header row, an empty id, a duplicate id (with both line numbers) or no students.
@@ -93,8 +96,8 @@ def read_roster(path: str | os.PathLike) -> list[Student]:
     name_col = next((norm.index(c) for c in _NAME_COLUMNS if c in norm), None)
     first_col = next((norm.index(c) for c in _FIRST if c in norm), None)
     last_col = next((norm.index(c) for c in _LAST if c in norm), None)
-    email_col, username_col, sis_col = (next((norm.index(c) for c in names if c in norm), None)
-                                        for names in (_EMAIL, _USERNAME, _SIS_ID))
+    email_col, username_col, sis_col, lms_col = (next((norm.index(c) for c in names if c in norm), None)
+                                                 for names in (_EMAIL, _USERNAME, _SIS_ID, _LMS_ID))
     students, seen = [], {}
     def cell(row: list[str], i: int | None) -> str:
         return row[i].strip() if i is not None and i < len(row) else ""
@@ -120,13 +123,13 @@ def read_roster(path: str | os.PathLike) -> list[Student]:
         seen[sid.casefold()] = (sid, line)
         name = cell(row, name_col) or " ".join(x for x in (cell(row, first_col), cell(row, last_col)) if x)
         for what, text in (("name", name), ("email", cell(row, email_col)), ("username", cell(row, username_col)),
-                           ("sis_id", cell(row, sis_col))):
+                           ("sis_id", cell(row, sis_col)), ("lms_id", cell(row, lms_col))):
             bad = unprintable_char(text)       # printed on the copy, in its template and the LMS files
             if bad is not None:
                 raise SheetError(f"--roster {p}:{line}: the {what} {excerpt(text)} holds a control character "
                                  f"({bad!r}); it would be printed on the copy and in its answer file")
         students.append(Student(sid, name, email=cell(row, email_col), username=cell(row, username_col),
-                                sis_id=cell(row, sis_col)))
+                                sis_id=cell(row, sis_col), lms_id=cell(row, lms_col)))
     if not students:
         raise SheetError(f"--roster {p}: no students below the header row")
     if len(students) > MAX_STUDENTS:

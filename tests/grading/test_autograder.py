@@ -151,6 +151,9 @@ def test_run_autograder_grades_a_submission(tree):
 @pytest.mark.parametrize("files, message", [
     ({}, "no answer files"),
     ({"a.json": {"student_id": "a"}, "b.json": {"student_id": "b"}}, "exactly one answer file"),
+    # one id, different answers (issue 35): a conflict, still two files to name (was graded as two)
+    ({"a.json": {"student_id": "a", "q1.x": "1"}, "b.json": {"student_id": "a", "q1.x": "2"}},
+     "exactly one answer file; this submission has 2: a.json, b.json"),
     ({"a.json": "{not json"}, "could not be read"),
 ])
 def test_a_bad_submission_is_a_zero_with_the_reason(tree, files, message):

@@ -141,14 +141,18 @@ def test_batch_with_corrupt_files_grades_the_good_ones_and_leaves_inputs_untouch
     assert "could not be read" in res.stderr
     data = json.loads((tmp_path / "grades.json").read_text())
     ids = sorted(s["student_id"] for s in data["submissions"])
-    assert ids == ["s1", "s1", "s2", "s3", "s4", "s5"]
+    # s1 answered differently in good1.toml and class.csv: a conflict (issue 35), graded from neither
+    assert ids == ["s2", "s3", "s4", "s5"]
     assert len(data["unreadable"]) == 5
-    assert any("duplicate student id 's1'" in w for s in data["submissions"] for w in s["warnings"])
+    assert [(c["student_id"], c["status"]) for c in data["conflicts"]] == [("s1", "conflict")]
+    assert "conflict: student 's1': 2 submissions with different answers" in res.stderr
     rows = (tmp_path / "grades.csv").read_text().splitlines()
     assert rows[0].startswith(f"student_id,name,source,variant,q1,q2,q3,q4,q1.{key.problems[0].parts[0].id}")
-    assert len(rows) == 7
+    assert len(rows) == 6 and rows[5].startswith("s1,,") and ",conflict,,,," in rows[5]      # s1: no scores
     reports = sorted(p.name for p in (tmp_path / "reports").iterdir())
-    assert reports == ["s1-2.md", "s1.md", "s2.md", "s3.md", "s4.md", "s5.md"]
+    assert reports == ["s2.md", "s3.md", "s4.md", "s5.md"]
+    listed = (tmp_path / "grades-conflicts.csv").read_text().splitlines()      # beside grades.json
+    assert listed[0] == "student_id,status,reason,sources" and listed[1].startswith("s1,conflict,2 submissions")
     s5 = (tmp_path / "reports" / "s5.md").read_text()
     assert s5.startswith("# Feedback — s5") and "carried forward" in s5          # 10 follows from their 20
     assert "class summary" in res.stdout and "q3" in res.stdout

@@ -58,6 +58,10 @@ def nested_json(depth):
 
 
 GOOD = ["s0", "s1", "s2"]
+# issue 35: a list of fake entries claiming real students' ids (scaled down from 300 of 900) and an
+# honest resubmission, identical, of a good file: the claimed students are conflicts, graded from none
+CLAIMED = ["s0", "s1"]
+FAKES = 40
 # file name -> (the reason it is not graded, or None when it is graded with a bad part)
 UNREADABLE = {"deep.json": "nested too deeply", "deep.toml": "nested too deeply", "digits.json": "4,300 digits",
               "digits.toml": "4,300 digits"}
@@ -112,11 +116,15 @@ def hostile_class(tmp_path, key_path):
         f'[{nq}]\n{nid} = "<script>alert(2)</script> [y](javascript:z) \\u001b[31m"\n')
     (folder / "\x1b[2Jclear.toml").write_text(f'[{nq}]\n{nid} = "1"\n')
     (folder / "-rf.toml").write_text(f'student_id = "-rf"\n[{nq}]\n{nid} = "1"\n')
+    # issue 35, item 2: fakes claiming classmates' ids (sorted before them: the first won), a double upload
+    fakes = [{"student_id": CLAIMED[i % len(CLAIMED)], nq: {nid: str(i)}} for i in range(FAKES)]
+    (folder / "class-of-fakes.json").write_text(json.dumps(fakes))
+    (folder / "s2 (1).json").write_text(json.dumps(good_answers(key_path, "s2"), indent=2))
     return folder
 
 
-GRADED = GOOD + ["c_nan", "c_ninf", "c_big", "rn", "rm", "sur\udfff", "by", "unk", "x\x1b[2J<script>alert(1)</script>",
-                 "\x1b[2Jclear", "-rf"]
+GRADED = [g for g in GOOD if g not in CLAIMED] + ["c_nan", "c_ninf", "c_big", "rn", "rm", "sur\udfff", "by", "unk",
+                                                  "x\x1b[2J<script>alert(1)</script>", "\x1b[2Jclear", "-rf"]
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +148,7 @@ def test_the_batch_finishes_grades_every_good_file_and_writes_every_output(grade
         if s["student_id"] in GOOD:
             assert s["percent"] == 100.0, s
     rows = (out / "g.csv").read_text(encoding="utf-8").splitlines()
-    assert len(rows) == 1 + len(GRADED)
+    assert len(rows) == 1 + len(GRADED) + len(CLAIMED)         # a claimed student's row says "conflict", no score
     assert len(list((out / "rep").iterdir())) == len(GRADED) == len(list((out / "gs").iterdir()))
 
 
@@ -198,6 +206,21 @@ def test_a_five_thousand_digit_integer_is_unreadable_not_a_crash(tmp_path):
     for name in ("a.json", "a.toml"):
         subs, errors = read_file(tmp_path / name)
         assert not subs and "a number with more than 4,300 digits" in str(errors[0]), errors
+
+
+def test_every_claimed_student_is_a_conflict_named_with_every_file(graded):
+    folder, out, res = graded
+    data = json.loads((out / "g.json").read_text(encoding="utf-8"))
+    assert [c["student_id"] for c in data["conflicts"]] == CLAIMED
+    for sid in CLAIMED:
+        conflict = next(c for c in data["conflicts"] if c["student_id"] == sid)
+        assert conflict["status"] == "conflict" and str(folder / f"{sid}.json") in conflict["sources"]
+        assert len(conflict["sources"]) == 1 + FAKES // len(CLAIMED)
+        line = next(ln for ln in res.stderr.splitlines() if ln.startswith(f"conflict: student '{sid}'"))
+        assert all(src in line for src in conflict["sources"]) and "remove all but one" in line
+    listed = (out / "g-conflicts.csv").read_text(encoding="utf-8").splitlines()
+    assert [row.split(",")[0] for row in listed[1:]] == CLAIMED
+    assert "note: student 's2': 2 identical submissions" in res.stderr
 
 
 # ----------------------------------------------------------------------------- item 2: unknown part ids
@@ -282,7 +305,8 @@ def test_every_entry_not_graded_is_listed_with_its_reason(graded):
         assert any(name in ln and reason in ln for ln in res.stderr.splitlines()), name
     entries = {os.fsdecode(e) for e in os.listdir(os.fsencode(folder))}
     graded_sources = {s["source"].rsplit("/", 1)[-1] for s in data["submissions"]}
-    assert entries == graded_sources | set(UNREADABLE) | set(SKIPPED)
+    conflicted = {src.rsplit("/", 1)[-1].split(", item")[0] for c in data["conflicts"] for src in c["sources"]}
+    assert entries == graded_sources | conflicted | {"s2.json", "s2 (1).json"} | set(UNREADABLE) | set(SKIPPED)
 
 
 def test_a_fifo_given_by_name_is_refused_without_blocking(tmp_path):
