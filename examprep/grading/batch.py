@@ -92,17 +92,19 @@ def other_sheet(key: Any, problems: list[Problem], sub: Any, variant: str) -> tu
 
 
 def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *, key_path: str | None = None,
-                progress: Any = None) -> BatchResult:
+                progress: Any = None, limits: Any = None) -> BatchResult:
     """Read every submission under ``paths`` (files or directories), grade the readable ones and
     list the unreadable ones with their reasons. Inputs are only read.
 
     progress: an optional callable(done, total) called after each graded submission.
+    limits: what one file may hold (examprep.answers.files.Limits; its defaults when None): a file
+    over a limit is one unreadable line and the rest is graded.
     Raises ParamError when ``paths`` holds no answer file at all, is the key itself, or is one
     answer file that cannot be graded (its reason: the wrong file was given; a usage error).
     """
     from pathlib import Path
 
-    from examprep.answers.files import collect, read_file
+    from examprep.answers.files import DEFAULT_LIMITS, collect, read_file
     from examprep.errors import ParamError
 
     files, notes = collect(paths)
@@ -136,7 +138,7 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
     try:
         for f in files:
             try:
-                got, errors = read_file(f)
+                got, errors = read_file(f, limits or DEFAULT_LIMITS)
             except Exception as err:      # noqa: BLE001 - a defect of ours must not stop the class; it is named
                 got, errors = [], [_internal(f, "read", err)]
             if got and f.suffix.lower() in (".csv", ".tsv"):

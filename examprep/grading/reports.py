@@ -261,11 +261,12 @@ def run_self_test(key: Any, out: Any) -> int:
 
 def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False, outputs: Outputs | None = None,
               settings: Settings | None = None, details: bool | None = None, wide: bool = False,
-              quiet: bool = False, no_color: bool = False) -> int:
+              quiet: bool = False, no_color: bool = False, limits: Any = None) -> int:
     """The `examprep grade` command: grade ``submissions`` (files or directories) against the key
     at ``key_path``, write the reports ``outputs`` asks for, and show the results. Returns the exit
     code: 0 every submission graded (or the self-test passed), 1 some could not be read (each is
-    listed with its reason) or the self-test failed. Raises ExamprepError for a usage error."""
+    listed with its reason) or the self-test failed. Raises ExamprepError for a usage error.
+    ``limits``: what one file may hold (examprep.answers.files.Limits; its defaults when None)."""
     from rich.console import Console
 
     from examprep import keys
@@ -324,7 +325,7 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
 
     progress = _ProgressBar(err)
     try:
-        batch = grade_batch(the_key, submissions, settings, key_path=key_path, progress=progress)
+        batch = grade_batch(the_key, submissions, settings, key_path=key_path, progress=progress, limits=limits)
     finally:
         progress.stop()
     results = batch.results
