@@ -323,3 +323,21 @@ def test_no_output_name_starts_with_a_dash(graded):
     for folder in (out / "rep", out / "gs"):
         names = [p.name for p in folder.iterdir()]
         assert names and not any(n.startswith("-") for n in names), names
+
+
+# ----------------------------------------------------------------------------- issue 35 item 4: limits
+
+def test_every_limit_is_an_option_listed_in_help_with_its_default():
+    res = runner.invoke(app, ["grade", "--help"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0
+    text = " ".join(res.output.split())
+    for option in ("--max-class-size", "--max-class-rows", "--max-file-size", "--max-keys", "--max-nesting"):
+        assert option in text, option
+    assert ("a class file (CSV or JSON list) 16 MB and 100,000 rows; one student's answers (a file, a row, an item) "
+            "1 MB, 10,000 keys, nested 64 levels") in text
+
+
+def test_a_limit_that_is_not_positive_is_a_usage_error(key_path, tmp_path):
+    (tmp_path / "a.json").write_text(json.dumps(good_answers(key_path, "a")))
+    res = run("grade", key_path, tmp_path / "a.json", "--max-nesting", "0")
+    assert (res.exit_code, res.stderr) == (2, "error: --max-nesting: expected a positive number, got 0\n")
