@@ -1,0 +1,151 @@
+"""Peak memory of `examprep grade` on class files (issue 35 item 4): a class read as a stream takes
+memory linear in the submissions it keeps, never in the file's size.
+
+Each case is graded by `python -m examprep grade KEY CLASS... --json FILE -q` in its own process;
+its peak resident memory is the kernel's account of that child (os.wait4's rusage, ru_maxrss: the
+same figure as resource.getrusage(RUSAGE_CHILDREN), but per child).
+
+Baseline, measured in the same run: a 1,000-row class CSV (the interpreter, the key and the grader
+loaded, few results). The class at the raised limit (--rows, default 100,000 rows, with
+--max-class-rows and --max-class-size raised to it) is then reported as peak memory per 10,000 rows,
+and as the memory it adds over the baseline per 10,000 rows added: linear reading keeps this
+figure flat whatever the file's size (one CSV row and one JSON item hold a student's answers).
+Then the refusals: a 60 MB, 3-million-row CSV beside the 1,000-row class with the default limits
+(refused by its size before it is read), and the same file with --max-class-size raised to 100 MB
+(refused at its 100,001st row, read as a stream): the class must be graded in both, under 1 GB.
+
+Usage: python bench/grade_memory.py [--rows 100000] [--formats csv json]
+Goal (issue 35): the 60 MB file refused with the class graded under 1 GB peak resident memory;
+memory per 10,000 rows flat from the baseline to the raised limit.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from examprep import generators  # noqa: E402
+from examprep.keys import Key, write_key  # noqa: E402
+
+GOAL_MB = 1000
+TOPICS = [("softmax-cross-entropy", 1), ("gru-step", 1)]       # 8 parts: vectors, numbers, an expression
+
+
+def build_key(folder: Path) -> tuple[Path, dict[str, object]]:
+    """A key of TOPICS and one student's correct answers by column (q1.probs …)."""
+    problems = [generators.build(name, 7, level) for name, level in TOPICS]
+    path = folder / "key.json"
+    write_key(path, Key("memory bench", problems))
+    answers = {f"q{n}.{part.id}": part.exact or part.expected for n, p in enumerate(problems, 1) for part in p.parts}
+    return path, answers
+
+
+def cell(value: object) -> str:
+    text = json.dumps(value) if isinstance(value, (list, dict)) else str(value)
+    return '"' + text.replace('"', '""') + '"' if any(c in text for c in ',"\n') else text
+
+
+def write_class(path: Path, rows: int, answers: dict[str, object], fmt: str) -> int:
+    """A class file of ``rows`` students who all answer correctly; its size in bytes."""
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        if fmt == "csv":
+            fh.write("student_id," + ",".join(answers) + "\n")
+            tail = "," + ",".join(cell(v) for v in answers.values()) + "\n"
+            for start in range(0, rows, 10_000):
+                fh.write("".join(f"s{i:07d}{tail}" for i in range(start, min(rows, start + 10_000))))
+        else:
+            body = json.dumps(answers)[1:]
+            fh.write("[\n")
+            for start in range(0, rows, 10_000):
+                fh.write(",\n".join(f'{{"student_id": "s{i:07d}", {body}' for i in range(start, min(rows, start + 10_000))))
+                fh.write(",\n" if start + 10_000 < rows else "\n")
+            fh.write("]\n")
+    return path.stat().st_size
+
+
+def write_huge_csv(path: Path, rows: int = 3_000_000) -> int:
+    """A 60 MB CSV of 3 million short rows (what a spreadsheet export gone wrong, or an attacker, gives)."""
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        fh.write("student_id,q1.loss\n")
+        for start in range(0, rows, 100_000):
+            fh.write("".join(f"x{i:011d},{i % 97:02d}.250\n" for i in range(start, start + 100_000)))
+    return path.stat().st_size
+
+
+def grade(key: Path, files: list[Path], out: Path, options: list[str]) -> tuple[float, float, int, dict]:
+    """Grade ``files`` in a child process: (peak resident MB, seconds, exit status, grades.json)."""
+    out.unlink(missing_ok=True)          # a fresh output each time: replacing a large one costs memory of its own
+    cmd = [sys.executable, "-m", "examprep", "grade", str(key), *map(str, files), "--json", str(out), "-q",
+           "--no-color", *options]
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    stderr = proc.stderr.read() if proc.stderr else b""
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - t0
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1) or not out.exists():
+        sys.exit(f"{' '.join(cmd)} exited with {code}:\n{stderr.decode(errors='replace')[-2000:]}")
+    peak_mb = usage.ru_maxrss / 1024 if sys.platform != "darwin" else usage.ru_maxrss / 2**20
+    return peak_mb, seconds, code, json.loads(out.read_text(encoding="utf-8"))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=100_000, help="rows of the class at the raised limit")
+    ap.add_argument("--baseline-rows", type=int, default=1_000)
+    ap.add_argument("--formats", nargs="*", default=["csv", "json"], choices=["csv", "json"])
+    args = ap.parse_args()
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; peak resident memory of each "
+          f"`examprep grade` process (ru_maxrss)")
+    worst_ok = True
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        key, answers = build_key(folder)
+        out = folder / "grades.json"
+        base_file = folder / "class-base.csv"
+        write_class(base_file, args.baseline_rows, answers, "csv")
+        for fmt in args.formats:
+            small = folder / f"base.{fmt}"
+            write_class(small, args.baseline_rows, answers, fmt)
+            base_mb, base_s, _, data = grade(key, [small], out, [])
+            assert len(data["submissions"]) == args.baseline_rows, "the baseline class was not graded whole"
+            big = folder / f"class.{fmt}"
+            size = write_class(big, args.rows, answers, fmt)
+            raised = ["--max-class-rows", str(args.rows), "--max-class-size", f"{size / 1e6 + 0.001:.3f}"]
+            big_mb, big_s, code, data = grade(key, [big], out, raised)
+            graded = len(data["submissions"])
+            assert graded == args.rows and code == 0, (graded, code, data["unreadable"][:3])
+            per_base = base_mb / (args.baseline_rows / 10_000)
+            per_big = big_mb / (args.rows / 10_000)
+            added = (big_mb - base_mb) / ((args.rows - args.baseline_rows) / 10_000)
+            print(f"{fmt.upper():4} baseline {args.baseline_rows:>9,} rows {base_mb:7.0f} MB peak "
+                  f"({per_base:6.1f} MB per 10,000 rows) in {base_s:5.1f} s")
+            print(f"{fmt.upper():4} raised   {args.rows:>9,} rows {big_mb:7.0f} MB peak "
+                  f"({per_big:6.1f} MB per 10,000 rows; {added:5.1f} MB per 10,000 rows over the baseline) in "
+                  f"{big_s:5.1f} s; file {size / 1e6:.1f} MB; {graded:,} graded; {big_mb / base_mb:.2f}× the baseline")
+        huge = folder / "huge.csv"
+        size = write_huge_csv(huge)
+        for label, options, reason in [("default limits", [], "limit for a class file"),
+                                       ("--max-class-size 100", ["--max-class-size", "100"], "rows, over the limit")]:
+            peak_mb, seconds, code, data = grade(key, [base_file, huge], out, options)
+            graded = len(data["submissions"])
+            refused = [u for u in data["unreadable"] if "huge.csv" in u]
+            ok = (code == 1 and graded == args.baseline_rows and len(refused) == 1 and reason in refused[0]
+                  and peak_mb < GOAL_MB)
+            worst_ok = worst_ok and ok
+            print(f"60 MB CSV ({size / 1e6:.1f} MB, 3,000,000 rows) beside {args.baseline_rows:,} rows, {label}: "
+                  f"{peak_mb:.0f} MB peak in {seconds:.1f} s, {graded:,} graded, exit {code} "
+                  f"(goal < {GOAL_MB} MB and the class graded: {'ok' if ok else 'over'})")
+            print(f"     {refused[0] if refused else 'NOT REFUSED'}")
+    print("all within their goals" if worst_ok else "some over their goals")
+
+
+if __name__ == "__main__":
+    main()
