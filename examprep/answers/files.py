@@ -2,8 +2,9 @@
 one column per part, as a form or an LMS exports it).
 
 Files are read, never modified. Text may be UTF-8 (with or without a BOM), UTF-16 (with a BOM,
-or detected from its zero bytes) or, failing UTF-8, Windows-1252/Latin-1. Each unreadable file
-(malformed, binary, empty, over the size cap, nested more than MAX_NESTING levels, a number over
+or detected from its zero bytes) or, failing UTF-8, Windows-1252/Latin-1. A class file (CSV, JSON
+list) is read as a stream: memory holds its submissions, never its whole text. Each unreadable file
+(malformed, binary, empty, over one of its Limits — size, rows, keys, nesting —, a number over
 Python's digit limit, a key instead of a submission) becomes a SubmissionError with the file, and
 the line and column where the format says so; it never stops the other files, and it quotes
 the file's content only as a short, escaped ``excerpt``. In a directory, every entry that is not
@@ -346,8 +347,8 @@ def _too_deep_text(limits: Limits) -> str:
     return f"nested too deeply (more than {limits.nesting} levels); {_raise('nesting')}"
 
 
-def _too_many_keys(limits: Limits) -> str:
-    return f"more than {limits.keys:,} keys, over the limit for one submission; {_raise('keys')}"
+def _too_many_keys(limits: Limits, how: str = "") -> str:
+    return f"more than {limits.keys:,} keys{how}, over the limit for one submission; {_raise('keys')}"
 
 
 def _decoding_failure(err: Exception, limits: Limits) -> str:
@@ -390,7 +391,7 @@ def _toml_precheck(text: str, path: Path, limits: Limits) -> None:
             raise SubmissionError(f"{path}: invalid TOML: line {line}: {_too_deep_text(limits)}")
         total += depth
         if total > limits.keys:
-            raise SubmissionError(f"{path}: {_too_many_keys(limits)} (a dotted key counts once per table it names)")
+            raise SubmissionError(f"{path}: {_too_many_keys(limits, ' (a dotted key counts once per table it names)')}")
 
 
 def _read_toml(text: str, path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Submission]:
