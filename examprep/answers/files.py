@@ -15,7 +15,6 @@ CSV) or, when absent, from the file name (and the row number in a CSV).
 """
 from __future__ import annotations
 
-import codecs
 import csv
 import io
 import itertools
@@ -26,17 +25,19 @@ import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
-from examprep.errors import ExamprepError
-from examprep.fileio import not_regular, open_user_file, read_user_bytes, size_text
+from examprep.answers.limits import (DEFAULT_LIMITS, MAX_CLASS_FILE_BYTES, MAX_CLASS_ROWS, MAX_KEYS, MAX_NESTING,
+                                     MAX_SUBMISSION_BYTES, OPTIONS, Limits, SubmissionError, chunks_of, codec_of, decode,
+                                     raise_hint, read_bytes, shape, text_stream, too_deep, too_many_keys,
+                                     toml_precheck)
+from examprep.fileio import not_regular, size_text
 
-MAX_SUBMISSION_BYTES = 1_000_000          # one student's answers (a file, a CSV row, an item of a JSON list)
-MAX_KEYS = 10_000                         # keys in one student's answers (a sheet has a few hundred at most)
-MAX_NESTING = 64                          # tables and lists inside one another (a matrix answer needs 4)
-MAX_CLASS_FILE_BYTES = 16_000_000         # a class CSV or JSON list: 5,000 students take about 1 MB
-MAX_CLASS_ROWS = 100_000                  # rows of a class CSV, items of a JSON list
-_CHUNK = 1 << 16
+# the names this module has always offered, now kept in examprep.answers.limits
+__all__ = ["DEFAULT_LIMITS", "MAX_CLASS_FILE_BYTES", "MAX_CLASS_ROWS", "MAX_KEYS", "MAX_NESTING", "MAX_SUBMISSION_BYTES",
+           "OPTIONS", "Limits", "Submission", "SubmissionError", "TemplateMark", "collect", "decode", "excerpt",
+           "printable", "read_bytes", "read_file", "shown", "template_mark", "unprintable_char"]
+
 SUFFIXES = (".toml", ".json", ".csv", ".tsv")
 ID_COLUMNS = ("student_id", "student id", "id", "student", "username", "email", "email address", "sis user id")
 NAME_COLUMNS = ("name", "full name", "student name")
@@ -45,59 +46,6 @@ _ADDRESS = re.compile(r"^q\d+\.")
 # its first line, and each question's generator and points beside its table
 _TEMPLATE_TITLE = re.compile(r"\A\ufeff?# examprep answer file(?: — (.*))?$", re.M)
 _TEMPLATE_QUESTION = re.compile(r"^\[q(\d+)\][ \t]*# (.*) \(([^(),]+), ([^(),]+) points?\)[ \t]*$", re.M)
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What one file may hold, each raisable by a `grade` option (OPTIONS): a class file (CSV or
-    JSON list) ``class_bytes`` and ``class_rows``; one student's answers (a file, a row, an item)
-    ``file_bytes``, ``keys`` (every key of every table, or a CSV's answer columns) and
-    ``nesting`` (tables and lists inside one another). A file over a limit is refused in one line
-    naming the limit and its option; memory and time stay bounded by the limits, never by a file's
-    size."""
-
-    class_bytes: int = MAX_CLASS_FILE_BYTES
-    class_rows: int = MAX_CLASS_ROWS
-    file_bytes: int = MAX_SUBMISSION_BYTES
-    keys: int = MAX_KEYS
-    nesting: int = MAX_NESTING
-
-    def __post_init__(self) -> None:
-        from examprep.errors import ParamError
-
-        for name, option in OPTIONS.items():
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ParamError(f"{option}: expected a positive number, got {value!r}")
-
-    @classmethod
-    def from_options(cls, class_mb: float = MAX_CLASS_FILE_BYTES / 1e6, class_rows: int = MAX_CLASS_ROWS,
-                     file_mb: float = MAX_SUBMISSION_BYTES / 1e6, keys: int = MAX_KEYS,
-                     nesting: int = MAX_NESTING) -> Limits:
-        """The limits as `grade` takes them: sizes in MB (10⁶ bytes), counts as numbers."""
-        from examprep.errors import ParamError
-
-        sizes = {}
-        for name, mb in (("class_bytes", class_mb), ("file_bytes", file_mb)):
-            if not mb > 0 or mb == float("inf"):
-                raise ParamError(f"{OPTIONS[name]}: expected a positive number of MB, got {mb!r}")
-            sizes[name] = max(1, round(mb * 1e6))
-        return cls(class_rows=class_rows, keys=keys, nesting=nesting, **sizes)
-
-
-OPTIONS = {"class_bytes": "--max-class-size", "class_rows": "--max-class-rows", "file_bytes": "--max-file-size",
-           "keys": "--max-keys", "nesting": "--max-nesting"}
-DEFAULT_LIMITS = Limits()
-
-
-def _raise(name: str) -> str:
-    return f"raise it with {OPTIONS[name]}"
-
-
-class SubmissionError(ExamprepError):
-    """A submission that cannot be read (the message names the file and why)."""
-
-    exit_code = 1
 
 
 @dataclass
@@ -182,107 +130,6 @@ def shown(value: Any) -> str:
     return printable(text if len(text) <= 40 else text[:40] + "…")
 
 
-_BOMS = ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"),
-         (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
-_BLANK_BYTES = b" \t\r\n\x00\xef\xbb\xbf\xff\xfe"
-
-
-def decode(data: bytes, where: str) -> str:
-    """Bytes to text: BOMs (UTF-8, UTF-16, UTF-32), UTF-8, UTF-16 without a BOM, then
-    Windows-1252/Latin-1. Raises SubmissionError for an empty or binary file."""
-    codec, _ = _codec(lambda: [data], where)
-    return data.decode(codec)
-
-
-def _codec(chunks: Callable[[], Iterable[bytes]], where: str) -> tuple[str, str]:
-    """The codec that decode() reads a file's bytes with, and the file's first character that is
-    not white space (for a JSON file: "[" is a class list). ``chunks()`` gives the bytes in pieces
-    (the first one at least 4,096 bytes long unless it is all), once for each codec tried, so a
-    class file is read in bounded memory. Raises SubmissionError for an empty or binary file, or
-    text that its byte-order mark's codec cannot read."""
-    head = next(iter(chunks()), b"")[:4096]
-    for bom, codec in _BOMS:
-        if head.startswith(bom):
-            first = _decodes(chunks, codec, where)
-            if first is None:
-                raise SubmissionError(f"{where}: not valid {codec.upper()} text despite its byte-order mark")
-            return codec, first
-    if b"\x00" in head:
-        zeros_even = head[0::2].count(0)
-        zeros_odd = head[1::2].count(0)
-        half = len(head) // 2
-        codec = "utf-16-be" if zeros_even > 0.3 * half else "utf-16-le" if zeros_odd > 0.3 * half else ""
-        first = _decodes(chunks, codec, where) if codec else None
-        if first is None:
-            _decodes(chunks, "latin-1", where)          # an empty file is called empty, not binary
-            raise SubmissionError(f"{where}: a binary file, not a text answer file")
-        return codec, first
-    for codec in ("utf-8", "cp1252", "latin-1"):
-        first = _decodes(chunks, codec, where)
-        if first is not None:
-            return codec, first
-    raise AssertionError("latin-1 decodes every byte")
-
-
-def _decodes(chunks: Callable[[], Iterable[bytes]], codec: str, where: str) -> str | None:
-    """One pass over the bytes: the first character that is not white space when ``codec`` reads
-    them all, else None. Raises SubmissionError for an empty file (white space, NULs and byte-order
-    marks only) or a binary one (a NUL, or more than 1% control characters in the first 4,096)."""
-    decoder = codecs.getincrementaldecoder(codec)()
-    blank, ok, head, first, nul = True, True, "", "", False
-    for chunk in chunks():
-        if blank and chunk.strip(_BLANK_BYTES):
-            blank = False
-        if not ok:
-            continue                                   # read on only to know whether the file is empty
-        try:
-            text = decoder.decode(chunk)
-        except UnicodeDecodeError:
-            ok = False
-            continue
-        if len(head) < 4096:
-            head += text[:4096 - len(head)]
-        if not first:
-            first = text.lstrip()[:1]
-        nul = nul or "\x00" in text
-    if ok:
-        try:
-            decoder.decode(b"", final=True)
-        except UnicodeDecodeError:
-            ok = False
-    if blank:
-        raise SubmissionError(f"{where}: empty file")
-    if not ok:
-        return None
-    controls = sum(1 for c in head if ord(c) < 32 and c not in "\t\n\r\f")
-    if nul or controls > max(2, len(head) // 100):
-        raise SubmissionError(f"{where}: a binary file, not a text answer file")
-    return first
-
-
-def read_bytes(path: Path, limit: int, what: str = "one submission", option: str = "file_bytes") -> bytes:
-    """A regular file's bytes, up to ``limit`` (examprep.fileio.read_user_bytes: a pipe or a device
-    is refused at once; a file over the limit is refused, before and while it is read)."""
-    return read_user_bytes(path, error=SubmissionError, limit=limit, limit_what=f"{what}; {_raise(option)}")
-
-
-def _chunks(path: Path, limits: Limits) -> Callable[[], Iterator[bytes]]:
-    """The bytes of a class file in pieces, read afresh at each call, at most ``limits.class_bytes``."""
-    def read() -> Iterator[bytes]:
-        with open_user_file(path, error=SubmissionError, limit=limits.class_bytes,
-                            limit_what=f"a class file; {_raise('class_bytes')}") as fh:
-            while chunk := fh.read(_CHUNK):
-                yield chunk
-    return read
-
-
-def _text_stream(path: Path, codec: str, limits: Limits) -> io.TextIOWrapper:
-    """A class file as a text stream (lines as they are: a CSV reader wants them so)."""
-    raw = open_user_file(path, error=SubmissionError, limit=limits.class_bytes,
-                         limit_what=f"a class file; {_raise('class_bytes')}")
-    return io.TextIOWrapper(raw, encoding=codec, newline="")
-
-
 def _format_of(path: Path, text: str) -> str:
     suffix = path.suffix.lower()
     if suffix in (".toml", ".json", ".csv"):
@@ -322,39 +169,10 @@ def _from_mapping(data: dict[str, Any], path: Path, fmt: str) -> Submission:
     return Submission(path.stem, answers, str(path), name, variant, "filename")
 
 
-def _shape(data: Any, limits: Limits) -> str:
-    """Why parsed answers are over a limit ("" when they are not): tables and lists nested more
-    than ``limits.nesting`` levels, or more than ``limits.keys`` keys in all its tables (walked
-    without recursion; the walk stops at the first limit passed)."""
-    stack = [(data, 1)]
-    keys = 0
-    while stack:
-        value, depth = stack.pop()
-        if depth > limits.nesting:
-            return _too_deep_text(limits)
-        if isinstance(value, dict):
-            keys += len(value)
-            if keys > limits.keys:
-                return _too_many_keys(limits)
-            children = value.values()
-        else:
-            children = value
-        stack.extend((v, depth + 1) for v in children if isinstance(v, (dict, list)))
-    return ""
-
-
-def _too_deep_text(limits: Limits) -> str:
-    return f"nested too deeply (more than {limits.nesting} levels); {_raise('nesting')}"
-
-
-def _too_many_keys(limits: Limits, how: str = "") -> str:
-    return f"more than {limits.keys:,} keys{how}, over the limit for one submission; {_raise('keys')}"
-
-
 def _decoding_failure(err: Exception, limits: Limits) -> str:
     """Why a parser that is not ours gave up, in words: the nesting or the digit limit."""
     if isinstance(err, RecursionError):
-        return _too_deep_text(limits)
+        return too_deep(limits)
     if "digits" in str(err):                    # Python's cap on int(str): a denial-of-service guard
         return f"a number with more than {sys.get_int_max_str_digits():,} digits"
     return printable(str(err).split("\n")[0][:200])
@@ -362,47 +180,15 @@ def _decoding_failure(err: Exception, limits: Limits) -> str:
 
 # A TOML key as it opens a line, a table header or an item of an inline table: bare or quoted
 # segments joined by dots. Counted before tomllib parses a file (see _toml_precheck).
-_TOML_SEGMENT = r'(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\')'
-_TOML_KEY = re.compile(rf"(?:^[ \t]*(\[\[?)?|[{{,])[ \t]*({_TOML_SEGMENT}(?:[ \t]*\.[ \t]*{_TOML_SEGMENT})*)[ \t]*[\]=]",
-                       re.M)
-_TOML_SEGMENTS = re.compile(_TOML_SEGMENT)
-
-
-def _toml_precheck(text: str, path: Path, limits: Limits) -> None:
-    """Refuse, before tomllib sees it, a TOML file whose keys would make tomllib slow. tomllib
-    checks every prefix of a dotted key against its flags, walking each prefix from the root, so
-    one key of d segments under a table of depth h costs about (h + d)² steps: a 900 kB file of
-    long dotted keys took 563 s and 7.9 GB. Each key (a line's key, a table header, an inline
-    table's key) is counted once per table it names, with its table's depth: a key deeper than
-    ``limits.nesting`` or more than ``limits.keys`` in all is refused, which bounds tomllib's work
-    to about keys × nesting steps. Text inside strings that looks like a key can only count more,
-    never less."""
-    table = 0
-    total = 0
-    for m in _TOML_KEY.finditer(text):
-        key = m.group(2)
-        n = len(_TOML_SEGMENTS.findall(key)) if "." in key else 1
-        if m.group(1):                    # [table] or [[array.of.tables]]
-            table, depth = n, n
-        else:
-            depth = table + n
-        if depth > limits.nesting:
-            line = text.count("\n", 0, m.start(2)) + 1
-            raise SubmissionError(f"{path}: invalid TOML: line {line}: {_too_deep_text(limits)}")
-        total += depth
-        if total > limits.keys:
-            raise SubmissionError(f"{path}: {_too_many_keys(limits, ' (a dotted key counts once per table it names)')}")
-
-
 def _read_toml(text: str, path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Submission]:
-    _toml_precheck(text, path, limits)
+    toml_precheck(text, path, limits)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise SubmissionError(f"{path}: invalid TOML: {err}") from None
     except (RecursionError, ValueError) as err:
         raise SubmissionError(f"{path}: invalid TOML: {_decoding_failure(err, limits)}") from None
-    why = _shape(data, limits)
+    why = shape(data, limits)
     if why:
         raise SubmissionError(f"{path}: {'invalid TOML: ' if 'nested' in why else ''}{why}")
     sub = _from_mapping(data, path, "toml")
@@ -419,7 +205,7 @@ def _read_json(text: str, path: Path, limits: Limits = DEFAULT_LIMITS) -> list[S
     except (RecursionError, ValueError) as err:
         raise SubmissionError(f"{path}: invalid JSON: {_decoding_failure(err, limits)}") from None
     if isinstance(data, (dict, list)):
-        why = _shape(data, limits)
+        why = shape(data, limits)
         if why:
             raise SubmissionError(f"{path}: {'invalid JSON: ' if 'nested' in why else ''}{why}")
     if isinstance(data, list):              # a list given whole (not read from a file)
@@ -443,167 +229,28 @@ def _list_item(data: dict, path: Path, i: int) -> Submission:
     return s
 
 
-class _JSONText:
-    """A JSON text read in pieces: ``buf[pos:]`` is what is not consumed yet; the consumed text is
-    dropped (its lines and the current column counted) so memory holds about one item."""
-
-    def __init__(self, stream: Any, path: Path) -> None:
-        self.stream, self.path = stream, path
-        self.buf, self.pos, self.eof = "", 0, False
-        self.lines, self.column = 0, 0          # newlines dropped, characters since the last one
-
-    def more(self, at_least: int = _CHUNK) -> bool:
-        """Read more text (dropping what is consumed); False at the end of the file."""
-        if self.pos > len(self.buf) // 2 or self.pos > _CHUNK:
-            dropped = self.buf[:self.pos]
-            n = dropped.count("\n")
-            self.lines += n
-            self.column = len(dropped) - dropped.rfind("\n") - 1 if n else self.column + len(dropped)
-            self.buf, self.pos = self.buf[self.pos:], 0
-        chunk = self.stream.read(max(at_least, _CHUNK))
-        if not chunk:
-            self.eof = True
-            return False
-        self.buf += chunk
-        return True
-
-    def skip_space(self) -> str:
-        """The next character that is not white space ("" at the end), not consumed."""
-        while True:
-            while self.pos < len(self.buf) and self.buf[self.pos] in " \t\n\r":
-                self.pos += 1
-            if self.pos < len(self.buf):
-                return self.buf[self.pos]
-            if not self.more():
-                return ""
-
-    def fail(self, at: int, msg: str) -> SubmissionError:
-        newline = self.buf.rfind("\n", 0, at)
-        line = self.lines + self.buf.count("\n", 0, at) + 1
-        column = at - newline if newline >= 0 else self.column + at + 1
-        return SubmissionError(f"{self.path}: invalid JSON at line {line}, column {column}: {msg}")
-
-
-_JSON_STRUCTURE = re.compile(r'["\[\]{}]')
-_JSON_STRING_END = re.compile(r'["\\]')
-
-
 def _read_json_list(stream: Any, path: Path, limits: Limits) -> tuple[list[Submission], list[SubmissionError]]:
-    """A class's JSON list, one object per student, read as a stream: each item is parsed by
-    json.JSONDecoder.raw_decode as soon as it is whole (so the rules are json.loads's: NaN and
-    Infinity kept, the last of duplicate keys, Python's digit limit), and only the parsed
-    submissions are kept. An item over ``limits.file_bytes`` characters is skipped unparsed, named;
-    more than ``limits.class_rows`` items, or a file json.loads would refuse (a malformed item,
-    one that is not an object), refuses the whole file as json.loads would."""
-    decoder = json.JSONDecoder(parse_constant=_json_constant)
-    text = _JSONText(stream, path)
-    text.skip_space()
-    text.pos += 1                                    # the "[" (the caller saw it)
+    """A class's JSON list, one object per student, read as a stream (json_list.objects: json.loads's
+    rules, memory for about one item): only the submissions are kept. An item over a limit of one
+    submission is named and skipped; a file json.loads would refuse, an item nested too deeply or
+    more than ``limits.class_rows`` items refuse the whole file."""
+    from examprep.answers.json_list import objects
+
     subs: list[Submission] = []
     errors: list[SubmissionError] = []
-    i = 0
-    if text.skip_space() == "]":
-        text.pos += 1
-    else:
-        while True:
-            i += 1
-            if i > limits.class_rows:
-                return [], [SubmissionError(f"{path}: more than {limits.class_rows:,} items, over the limit for a "
-                                            f"class file; {_raise('class_rows')}")]
-            ch = text.skip_space()
-            if ch == "":
-                raise text.fail(text.pos, "Expecting value")
-            if ch != "{":
-                if ch in "]":
-                    raise text.fail(text.pos, "Expecting value")
-                raise SubmissionError(f"{path}: a JSON list must hold one object per student")
-            item = _json_item(text, decoder, limits)
-            if item is None:
-                errors.append(SubmissionError(f"{path}, item {i}: over the {size_text(limits.file_bytes)} limit for "
-                                              f"one submission; {_raise('file_bytes')}"))
+    try:
+        for i, item in objects(stream, path, limits, _json_constant):
+            why = (f"over the {size_text(limits.file_bytes)} limit for one submission; {raise_hint('file_bytes')}"
+                   if item is None else shape(item, limits))
+            if "nested" in why:
+                raise SubmissionError(f"{path}: invalid JSON: {why}")
+            if why:
+                errors.append(SubmissionError(f"{path}, item {i}: {why}"))
             else:
-                why = _shape(item, limits)
-                if "nested" in why:
-                    raise SubmissionError(f"{path}: invalid JSON: {why}")
-                if why:
-                    errors.append(SubmissionError(f"{path}, item {i}: {why}"))
-                else:
-                    subs.append(_list_item(item, path, i))
-            ch = text.skip_space()
-            if ch == ",":
-                text.pos += 1
-                continue
-            if ch == "]":
-                text.pos += 1
-                break
-            raise text.fail(text.pos, "Expecting ',' delimiter")
-    if text.skip_space():
-        raise text.fail(text.pos, "Extra data")
+                subs.append(_list_item(item, path, i))
+    except (RecursionError, ValueError) as err:
+        raise SubmissionError(f"{path}: invalid JSON: {_decoding_failure(err, limits)}") from None
     return subs, errors
-
-
-def _json_item(text: _JSONText, decoder: json.JSONDecoder, limits: Limits) -> dict | None:
-    """The object that starts at ``text.pos``, parsed, with ``text.pos`` past it; None for one
-    longer than ``limits.file_bytes`` (skipped without parsing). Raises SubmissionError where it
-    is malformed."""
-    while True:
-        try:
-            item, end = decoder.raw_decode(text.buf, text.pos)
-        except json.JSONDecodeError as err:
-            # cut off by the end of what is read (a string, a literal or a number not yet whole)?
-            cut = err.pos >= len(text.buf) - 16 or err.msg.startswith("Unterminated string")
-            if not cut or text.eof:
-                raise text.fail(err.pos, err.msg) from None
-            if len(text.buf) - text.pos > limits.file_bytes:
-                _skip_item(text)
-                return None
-            text.more(len(text.buf) - text.pos)      # doubling: each item is parsed O(1) times on average
-            continue
-        except (RecursionError, ValueError) as err:
-            raise SubmissionError(f"{text.path}: invalid JSON: {_decoding_failure(err, limits)}") from None
-        if end - text.pos > limits.file_bytes:
-            text.pos = end
-            return None
-        text.pos = end
-        return item
-
-
-def _skip_item(text: _JSONText) -> None:
-    """Move ``text.pos`` past the object that starts there without parsing it (brackets counted
-    outside strings)."""
-    depth, in_string = 0, False
-    while True:
-        buf = text.buf
-        while text.pos < len(buf):
-            if in_string:
-                m = _JSON_STRING_END.search(buf, text.pos)
-                if m is None:
-                    text.pos = len(buf)
-                    break
-                if m.group() == "\\":
-                    if m.end() >= len(buf):            # the escaped character is in the next piece
-                        text.pos = m.start()
-                        break
-                    text.pos = m.end() + 1
-                    continue
-                in_string, text.pos = False, m.end()
-                continue
-            m = _JSON_STRUCTURE.search(buf, text.pos)
-            if m is None:
-                text.pos = len(buf)
-                break
-            text.pos = m.end()
-            c = m.group()
-            if c == '"':
-                in_string = True
-            elif c in "[{":
-                depth += 1
-            else:
-                depth -= 1
-                if depth == 0:
-                    return
-        if not text.more():
-            raise text.fail(text.pos, "Unterminated object")
 
 
 def _json_constant(name: str) -> float:
@@ -651,7 +298,7 @@ def _read_csv_rows(reader: Any, path: Path, limits: Limits) -> tuple[list[Submis
         ignored = [header[i] for i in answer_cols if not re.fullmatch(r"[A-Za-z_]\w*", header[i])]
     answer_cols = [i for i in answer_cols if header[i] not in ignored]
     if len(answer_cols) > limits.keys:
-        raise SubmissionError(f"{path}: {len(answer_cols):,} answer columns: {_too_many_keys(limits)}")
+        raise SubmissionError(f"{path}: {len(answer_cols):,} answer columns: {too_many_keys(limits)}")
     if not answer_cols:
         # not a class file (a stray CSV, or a link to /etc/passwd): quote only the start of it
         raise SubmissionError(f"{path}: no column names a part (expected headers such as student_id,q1.probs; "
@@ -670,13 +317,13 @@ def _read_csv_rows(reader: Any, path: Path, limits: Limits) -> tuple[list[Submis
         row_no += 1
         if row_no - 1 > limits.class_rows:
             return [], [SubmissionError(f"{path}: more than {limits.class_rows:,} rows, over the limit for a class "
-                                        f"file; {_raise('class_rows')}")]
+                                        f"file; {raise_hint('class_rows')}")]
         if not any(cell.strip() for cell in row):
             continue
         where = f"{path}, row {row_no} (line {reader.line_num})"
         if sum(len(c) for c in row) > limits.file_bytes:
             errors.append(SubmissionError(f"{where}: over the {size_text(limits.file_bytes)} limit for one submission; "
-                                          f"{_raise('file_bytes')}"))
+                                          f"{raise_hint('file_bytes')}"))
             continue
         if len(row) > len(header):
             extra = [c for c in row[len(header):] if c.strip()]
@@ -721,16 +368,16 @@ def read_file(path: str | Path, limits: Limits = DEFAULT_LIMITS) -> tuple[list[S
 def _read_class_file(p: Path, limits: Limits) -> tuple[list[Submission], list[SubmissionError]]:
     """A .csv, .tsv or .json file, which may hold a class: decoded as decode() would (a first pass
     finds the codec), then read as a stream; a JSON object is one student's file, under its limits."""
-    chunks = _chunks(p, limits)
-    codec, first = _codec(chunks, str(p))
+    chunks = chunks_of(p, limits)
+    codec, first = codec_of(chunks, str(p))
     if p.suffix.lower() == ".json" and first != "[":
         size = sum(len(c) for c in chunks())
         if size > limits.file_bytes:
             raise SubmissionError(f"{p}: {size_text(size)} is over the {size_text(limits.file_bytes)} limit for one "
-                                  f"submission; {_raise('file_bytes')}")
+                                  f"submission; {raise_hint('file_bytes')}")
         return _read_json(b"".join(chunks()).decode(codec), p, limits), []
     try:
-        with _text_stream(p, codec, limits) as stream:
+        with text_stream(p, codec, limits) as stream:
             if p.suffix.lower() == ".json":
                 return _read_json_list(stream, p, limits)
             return _read_csv(stream, p, limits)
