@@ -10,6 +10,8 @@ loaded, few results). The class at the raised limit (--rows, default 100,000 row
 --max-class-rows and --max-class-size raised to it) is then reported as peak memory per 10,000 rows,
 and as the memory it adds over the baseline per 10,000 rows added: linear reading keeps this
 figure flat whatever the file's size (one CSV row and one JSON item hold a student's answers).
+"Reading alone" is the same file read by read_file in a child of its own: what the stream keeps
+(the parsed submissions) beside the file's own size; the rest of grading's memory is its results.
 Then the refusals: a 60 MB, 3-million-row CSV beside the 1,000-row class with the default limits
 (refused by its size before it is read), and the same file with --max-class-size raised to 100 MB
 (refused at its 100,001st row, read as a stream): the class must be graded in both, under 1 GB.
@@ -35,6 +37,19 @@ from examprep import generators  # noqa: E402
 from examprep.keys import Key, write_key  # noqa: E402
 
 GOAL_MB = 1000
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+# The reading alone, in a child of its own: what streaming keeps is the submissions
+READ_ONLY = """import sys
+from examprep.answers.files import Limits, read_file
+subs, errors = read_file(sys.argv[1], Limits(class_rows=int(sys.argv[2]), class_bytes=int(sys.argv[3])))
+assert len(subs) == int(sys.argv[2]) and not errors, errors[:3]
+"""
+# grades.json counted in a child too: a parent that grows passes its size on to the children it forks
+COUNT = """import json, sys
+data = json.load(open(sys.argv[1], encoding="utf-8"))
+print(json.dumps([len(data["submissions"]), data["unreadable"]]))
+"""
 TOPICS = [("softmax-cross-entropy", 1), ("gru-step", 1)]       # 8 parts: vectors, numbers, an expression
 
 
@@ -79,21 +94,37 @@ def write_huge_csv(path: Path, rows: int = 3_000_000) -> int:
     return path.stat().st_size
 
 
+def child(cmd: list[str]) -> tuple[float, float, int, str]:
+    """Run ``cmd``: (its peak resident MB, seconds, exit status, stderr)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV)
+    stderr = proc.stderr.read() if proc.stderr else b""
+    _, status, usage = os.wait4(proc.pid, 0)
+    peak_mb = usage.ru_maxrss / 1024 if sys.platform != "darwin" else usage.ru_maxrss / 2**20
+    return peak_mb, time.perf_counter() - t0, os.waitstatus_to_exitcode(status), stderr.decode(errors="replace")
+
+
+def read_only(path: Path, rows: int) -> tuple[float, float]:
+    """Peak resident MB and seconds of reading ``path`` alone (read_file), limits raised to it."""
+    peak_mb, seconds, code, stderr = child([sys.executable, "-c", READ_ONLY, str(path), str(rows),
+                                            str(path.stat().st_size)])
+    if code:
+        sys.exit(f"reading {path} failed:\n{stderr[-2000:]}")
+    return peak_mb, seconds
+
+
 def grade(key: Path, files: list[Path], out: Path, options: list[str]) -> tuple[float, float, int, dict]:
-    """Grade ``files`` in a child process: (peak resident MB, seconds, exit status, grades.json)."""
+    """Grade ``files`` in a child process: (peak resident MB, seconds, exit status, and of grades.json
+    the number of submissions and the unreadable lines)."""
     out.unlink(missing_ok=True)          # a fresh output each time: replacing a large one costs memory of its own
     cmd = [sys.executable, "-m", "examprep", "grade", str(key), *map(str, files), "--json", str(out), "-q",
            "--no-color", *options]
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    stderr = proc.stderr.read() if proc.stderr else b""
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - t0
-    code = os.waitstatus_to_exitcode(status)
+    peak_mb, seconds, code, stderr = child(cmd)
     if code not in (0, 1) or not out.exists():
-        sys.exit(f"{' '.join(cmd)} exited with {code}:\n{stderr.decode(errors='replace')[-2000:]}")
-    peak_mb = usage.ru_maxrss / 1024 if sys.platform != "darwin" else usage.ru_maxrss / 2**20
-    return peak_mb, seconds, code, json.loads(out.read_text(encoding="utf-8"))
+        sys.exit(f"{' '.join(cmd)} exited with {code}:\n{stderr[-2000:]}")
+    counted = subprocess.run([sys.executable, "-c", COUNT, str(out)], capture_output=True, text=True, check=True)
+    n, unreadable = json.loads(counted.stdout)
+    return peak_mb, seconds, code, {"submissions": n, "unreadable": unreadable}
 
 
 def main() -> None:
@@ -102,6 +133,7 @@ def main() -> None:
     ap.add_argument("--baseline-rows", type=int, default=1_000)
     ap.add_argument("--formats", nargs="*", default=["csv", "json"], choices=["csv", "json"])
     args = ap.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; peak resident memory of each "
           f"`examprep grade` process (ru_maxrss)")
     worst_ok = True
@@ -115,16 +147,21 @@ def main() -> None:
             small = folder / f"base.{fmt}"
             write_class(small, args.baseline_rows, answers, fmt)
             base_mb, base_s, _, data = grade(key, [small], out, [])
-            assert len(data["submissions"]) == args.baseline_rows, "the baseline class was not graded whole"
+            assert data["submissions"] == args.baseline_rows, "the baseline class was not graded whole"
             big = folder / f"class.{fmt}"
             size = write_class(big, args.rows, answers, fmt)
             raised = ["--max-class-rows", str(args.rows), "--max-class-size", f"{size / 1e6 + 0.001:.3f}"]
             big_mb, big_s, code, data = grade(key, [big], out, raised)
-            graded = len(data["submissions"])
+            graded = data["submissions"]
             assert graded == args.rows and code == 0, (graded, code, data["unreadable"][:3])
             per_base = base_mb / (args.baseline_rows / 10_000)
             per_big = big_mb / (args.rows / 10_000)
             added = (big_mb - base_mb) / ((args.rows - args.baseline_rows) / 10_000)
+            read_base, _ = read_only(small, args.baseline_rows)
+            read_big, read_s = read_only(big, args.rows)
+            print(f"{fmt.upper():4} reading alone: {read_base:5.0f} MB peak for {args.baseline_rows:,} rows, {read_big:5.0f} MB "
+                  f"for {args.rows:,} ({(read_big - read_base) / ((args.rows - args.baseline_rows) / 10_000):5.1f} MB per "
+                  f"10,000 rows added; the file is {size / 1e6 / (args.rows / 10_000):.1f} MB per 10,000) in {read_s:.1f} s")
             print(f"{fmt.upper():4} baseline {args.baseline_rows:>9,} rows {base_mb:7.0f} MB peak "
                   f"({per_base:6.1f} MB per 10,000 rows) in {base_s:5.1f} s")
             print(f"{fmt.upper():4} raised   {args.rows:>9,} rows {big_mb:7.0f} MB peak "
@@ -135,7 +172,7 @@ def main() -> None:
         for label, options, reason in [("default limits", [], "limit for a class file"),
                                        ("--max-class-size 100", ["--max-class-size", "100"], "rows, over the limit")]:
             peak_mb, seconds, code, data = grade(key, [base_file, huge], out, options)
-            graded = len(data["submissions"])
+            graded = data["submissions"]
             refused = [u for u in data["unreadable"] if "huge.csv" in u]
             ok = (code == 1 and graded == args.baseline_rows and len(refused) == 1 and reason in refused[0]
                   and peak_mb < GOAL_MB)
