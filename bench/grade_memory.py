@@ -18,7 +18,8 @@ Then the refusals: a 60 MB, 3-million-row CSV beside the 1,000-row class with th
 
 Usage: python bench/grade_memory.py [--rows 100000] [--formats csv json]
 Goal (issue 35): the 60 MB file refused with the class graded under 1 GB peak resident memory;
-memory per 10,000 rows flat from the baseline to the raised limit.
+memory linear in the rows kept: the memory added per 10,000 rows at the raised limit within 1.25×
+of that at a tenth of it.
 """
 from __future__ import annotations
 
@@ -133,6 +134,8 @@ def main() -> None:
     ap.add_argument("--baseline-rows", type=int, default=1_000)
     ap.add_argument("--formats", nargs="*", default=["csv", "json"], choices=["csv", "json"])
     args = ap.parse_args()
+    if args.rows // 10 <= args.baseline_rows:
+        ap.error(f"--rows: more than 10 × --baseline-rows ({args.baseline_rows:,}) needed")
     sys.stdout.reconfigure(line_buffering=True)
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; peak resident memory of each "
           f"`examprep grade` process (ru_maxrss)")
@@ -148,25 +151,29 @@ def main() -> None:
             write_class(small, args.baseline_rows, answers, fmt)
             base_mb, base_s, _, data = grade(key, [small], out, [])
             assert data["submissions"] == args.baseline_rows, "the baseline class was not graded whole"
-            big = folder / f"class.{fmt}"
-            size = write_class(big, args.rows, answers, fmt)
-            raised = ["--max-class-rows", str(args.rows), "--max-class-size", f"{size / 1e6 + 0.001:.3f}"]
-            big_mb, big_s, code, data = grade(key, [big], out, raised)
-            graded = data["submissions"]
-            assert graded == args.rows and code == 0, (graded, code, data["unreadable"][:3])
-            per_base = base_mb / (args.baseline_rows / 10_000)
-            per_big = big_mb / (args.rows / 10_000)
-            added = (big_mb - base_mb) / ((args.rows - args.baseline_rows) / 10_000)
             read_base, _ = read_only(small, args.baseline_rows)
-            read_big, read_s = read_only(big, args.rows)
-            print(f"{fmt.upper():4} reading alone: {read_base:5.0f} MB peak for {args.baseline_rows:,} rows, {read_big:5.0f} MB "
-                  f"for {args.rows:,} ({(read_big - read_base) / ((args.rows - args.baseline_rows) / 10_000):5.1f} MB per "
-                  f"10,000 rows added; the file is {size / 1e6 / (args.rows / 10_000):.1f} MB per 10,000) in {read_s:.1f} s")
-            print(f"{fmt.upper():4} baseline {args.baseline_rows:>9,} rows {base_mb:7.0f} MB peak "
-                  f"({per_base:6.1f} MB per 10,000 rows) in {base_s:5.1f} s")
-            print(f"{fmt.upper():4} raised   {args.rows:>9,} rows {big_mb:7.0f} MB peak "
-                  f"({per_big:6.1f} MB per 10,000 rows; {added:5.1f} MB per 10,000 rows over the baseline) in "
-                  f"{big_s:5.1f} s; file {size / 1e6:.1f} MB; {graded:,} graded; {big_mb / base_mb:.2f}× the baseline")
+            print(f"{fmt.upper():4} baseline {args.baseline_rows:>9,} rows: grade {base_mb:5.0f} MB peak in {base_s:5.1f} s; "
+                  f"reading alone {read_base:4.0f} MB")
+            added = []
+            for rows in (args.rows // 10, args.rows):
+                big = folder / f"class.{fmt}"
+                size = write_class(big, rows, answers, fmt)
+                raised = ["--max-class-rows", str(rows), "--max-class-size", f"{size / 1e6 + 0.001:.3f}"]
+                big_mb, big_s, code, data = grade(key, [big], out, raised)
+                assert data["submissions"] == rows and code == 0, (data["submissions"], code, data["unreadable"][:3])
+                read_mb, read_s = read_only(big, rows)
+                tens = (rows - args.baseline_rows) / 10_000
+                added.append((big_mb - base_mb) / tens)
+                per_file = size / 1e6 / (rows / 10_000)
+                print(f"{fmt.upper():4} raised   {rows:>9,} rows ({size / 1e6:5.1f} MB, {per_file:.1f} MB per "
+                      f"10,000): grade {big_mb:5.0f} MB peak ({big_mb / (rows / 10_000):6.1f} MB per 10,000 rows; "
+                      f"{added[-1]:5.1f} MB per 10,000 rows over the baseline; {big_mb / base_mb:5.2f}× the baseline) in "
+                      f"{big_s:5.1f} s; reading alone {read_mb:4.0f} MB ({(read_mb - read_base) / tens:4.1f} MB per 10,000 "
+                      f"rows over the baseline) in {read_s:4.1f} s")
+            linear = added[1] <= 1.25 * added[0]
+            worst_ok = worst_ok and linear
+            print(f"{fmt.upper():4} memory added per 10,000 rows at {args.rows:,} rows / at {args.rows // 10:,}: "
+                  f"{added[1] / added[0]:.2f} (goal ≤ 1.25, linear: {'ok' if linear else 'over'})")
         huge = folder / "huge.csv"
         size = write_huge_csv(huge)
         for label, options, reason in [("default limits", [], "limit for a class file"),
