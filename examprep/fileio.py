@@ -16,6 +16,7 @@ Names: ``safe_name`` is the one file name a student id gets, wherever a file is 
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import re
 import stat
@@ -53,9 +54,22 @@ def read_user_bytes(path: str | os.PathLike, where: str | None = None, *, error:
     """The bytes of a regular file the user named, or ``error`` with one line: ``where`` (default:
     the path), then "no such {kind}" (with ``missing_hint``), "a dangling symbolic link…", "a
     directory, not a {kind}", "a named pipe, not a regular file", "permission denied", "cannot read
-    (…)", or over ``limit`` bytes ("… is over the 1.0 MB limit for {limit_what}"). The file is
-    opened without blocking and checked once open, so a pipe or a device is refused at once
-    (reading one would wait forever or never end)."""
+    (…)", or over ``limit`` bytes ("… is over the 1.0 MB limit for {limit_what}"), checked before
+    reading and again while reading (a file that grows). The file is opened without blocking and
+    checked once open, so a pipe or a device is refused at once (reading one would wait forever or
+    never end)."""
+    with open_user_file(path, where, error=error, kind=kind, missing_hint=missing_hint, limit=limit,
+                        limit_what=limit_what) as fh:
+        return fh.read()
+
+
+def open_user_file(path: str | os.PathLike, where: str | None = None, *, error: type[ExamprepError] = InputError,
+                   kind: str = "file", missing_hint: str = "", limit: int | None = None,
+                   limit_what: str = "") -> io.BufferedReader:
+    """A regular file the user named, open for reading in binary, for a reader that streams it:
+    the same checks and messages as ``read_user_bytes`` (which reads through it). Past ``limit``
+    bytes a read raises ``error`` ("… grew past the 16.0 MB limit for {limit_what} while it was
+    read"), so a file that grows while it is read never takes more than the limit."""
     p = Path(path)
     where = str(p) if where is None else where
 
@@ -75,18 +89,55 @@ def read_user_bytes(path: str | os.PathLike, where: str | None = None, *, error:
     except OSError as err:
         raise fail(err) from None
     try:
-        with os.fdopen(fd, "rb") as fh:
-            info = os.fstat(fh.fileno())
-            if stat.S_ISDIR(info.st_mode):
-                raise error(f"{where}: a directory, not a {kind}")
-            if not stat.S_ISREG(info.st_mode):
-                raise error(f"{where}: {not_regular(info.st_mode)}")
-            if limit is not None and info.st_size > limit:
-                raise error(f"{where}: {size_text(info.st_size)} is over the {size_text(limit)} limit"
-                            + (f" for {limit_what}" if limit_what else ""))
-            return fh.read() if limit is None else fh.read(limit + 1)
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise error(f"{where}: a directory, not a {kind}")
+        if not stat.S_ISREG(info.st_mode):
+            raise error(f"{where}: {not_regular(info.st_mode)}")
+        if limit is not None and info.st_size > limit:
+            raise error(f"{where}: {size_text(info.st_size)} is over the {size_text(limit)} limit"
+                        + (f" for {limit_what}" if limit_what else ""))
     except OSError as err:
+        os.close(fd)
         raise fail(err) from None
+    except BaseException:
+        os.close(fd)
+        raise
+    grew = error(f"{where}: grew past the {size_text(limit)} limit" + (f" for {limit_what}" if limit_what else "")
+                 + " while it was read") if limit is not None else None
+    return io.BufferedReader(_Capped(fd, limit, grew, fail), 1 << 16)
+
+
+class _Capped(io.RawIOBase):
+    """A file descriptor read up to ``limit`` bytes: one more raises ``grew``; an OSError while
+    reading becomes ``fail(err)``."""
+
+    def __init__(self, fd: int, limit: int | None, grew: Exception | None, fail: Any) -> None:
+        self._file = io.FileIO(fd, "rb", closefd=True)
+        self._left = limit
+        self._grew = grew
+        self._fail = fail
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer)
+        if self._left is not None:
+            view = view[:self._left + 1]          # one byte past the limit is enough to know
+        try:
+            n = self._file.readinto(view)
+        except OSError as err:
+            raise self._fail(err) from None
+        if n and self._left is not None:
+            self._left -= n
+            if self._left < 0:
+                raise self._grew
+        return n or 0
+
+    def close(self) -> None:
+        self._file.close()
+        super().close()
 
 
 def read_user_text(path: str | os.PathLike, where: str | None = None, *, error: type[ExamprepError] = InputError,

@@ -2,8 +2,9 @@
 one column per part, as a form or an LMS exports it).
 
 Files are read, never modified. Text may be UTF-8 (with or without a BOM), UTF-16 (with a BOM,
-or detected from its zero bytes) or, failing UTF-8, Windows-1252/Latin-1. Each unreadable file
-(malformed, binary, empty, over the size cap, nested more than MAX_NESTING levels, a number over
+or detected from its zero bytes) or, failing UTF-8, Windows-1252/Latin-1. A class file (CSV, JSON
+list) is read as a stream: memory holds its submissions, never its whole text. Each unreadable file
+(malformed, binary, empty, over one of its Limits — size, rows, keys, nesting —, a number over
 Python's digit limit, a key instead of a submission) becomes a SubmissionError with the file, and
 the line and column where the format says so; it never stops the other files, and it quotes
 the file's content only as a short, escaped ``excerpt``. In a directory, every entry that is not
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import re
 import stat
@@ -25,12 +27,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from examprep.errors import ExamprepError
-from examprep.fileio import not_regular, read_user_bytes, size_text
+from examprep.answers.limits import (DEFAULT_LIMITS, MAX_CLASS_FILE_BYTES, MAX_CLASS_ROWS, MAX_KEYS, MAX_NESTING,
+                                     MAX_SUBMISSION_BYTES, OPTIONS, Limits, SubmissionError, chunks_of, codec_of, decode,
+                                     raise_hint, read_bytes, shape, text_stream, too_deep, too_many_keys,
+                                     toml_precheck)
+from examprep.fileio import not_regular, size_text
 
-MAX_SUBMISSION_BYTES = 1_000_000          # one student's answers (a file, or a CSV row)
-MAX_NESTING = 64                          # tables and lists inside one another (a matrix answer needs 4)
-MAX_CLASS_FILE_BYTES = 256_000_000        # a class CSV holds many students
+# the names this module has always offered, now kept in examprep.answers.limits
+__all__ = ["DEFAULT_LIMITS", "MAX_CLASS_FILE_BYTES", "MAX_CLASS_ROWS", "MAX_KEYS", "MAX_NESTING", "MAX_SUBMISSION_BYTES",
+           "OPTIONS", "Limits", "Submission", "SubmissionError", "TemplateMark", "collect", "decode", "excerpt",
+           "printable", "read_bytes", "read_file", "shown", "template_mark", "unprintable_char"]
+
 SUFFIXES = (".toml", ".json", ".csv", ".tsv")
 ID_COLUMNS = ("student_id", "student id", "id", "student", "username", "email", "email address", "sis user id")
 NAME_COLUMNS = ("name", "full name", "student name")
@@ -39,12 +46,6 @@ _ADDRESS = re.compile(r"^q\d+\.")
 # its first line, and each question's generator and points beside its table
 _TEMPLATE_TITLE = re.compile(r"\A\ufeff?# examprep answer file(?: — (.*))?$", re.M)
 _TEMPLATE_QUESTION = re.compile(r"^\[q(\d+)\][ \t]*# (.*) \(([^(),]+), ([^(),]+) points?\)[ \t]*$", re.M)
-
-
-class SubmissionError(ExamprepError):
-    """A submission that cannot be read (the message names the file and why)."""
-
-    exit_code = 1
 
 
 @dataclass
@@ -129,54 +130,6 @@ def shown(value: Any) -> str:
     return printable(text if len(text) <= 40 else text[:40] + "…")
 
 
-def decode(data: bytes, where: str) -> str:
-    """Bytes to text: BOMs (UTF-8, UTF-16, UTF-32), UTF-8, UTF-16 without a BOM, then
-    Windows-1252/Latin-1. Raises SubmissionError for an empty or binary file."""
-    if not data.strip(b" \t\r\n\x00\xef\xbb\xbf\xff\xfe"):
-        raise SubmissionError(f"{where}: empty file")
-    boms = ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"),
-            (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
-    text = None
-    for bom, codec in boms:
-        if data.startswith(bom):
-            try:
-                text = data.decode(codec)
-            except UnicodeDecodeError:
-                raise SubmissionError(f"{where}: not valid {codec.upper()} text despite its byte-order mark") from None
-            break
-    if text is None and b"\x00" in data[:4096]:
-        zeros_even = data[0:4096:2].count(0)
-        zeros_odd = data[1:4096:2].count(0)
-        half = len(data[:4096]) // 2
-        codec = "utf-16-be" if zeros_even > 0.3 * half else "utf-16-le" if zeros_odd > 0.3 * half else None
-        if codec:
-            try:
-                text = data.decode(codec)
-            except UnicodeDecodeError:
-                text = None
-        if text is None:
-            raise SubmissionError(f"{where}: a binary file, not a text answer file")
-    if text is None:
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            try:
-                text = data.decode("cp1252")
-            except UnicodeDecodeError:
-                text = data.decode("latin-1")
-    controls = sum(1 for c in text[:4096] if ord(c) < 32 and c not in "\t\n\r\f")
-    if "\x00" in text or controls > max(2, len(text[:4096]) // 100):
-        raise SubmissionError(f"{where}: a binary file, not a text answer file")
-    return text
-
-
-def read_bytes(path: Path, limit: int) -> bytes:
-    """A regular file's bytes, up to ``limit`` (examprep.fileio.read_user_bytes: a pipe or a device
-    is refused at once)."""
-    return read_user_bytes(path, error=SubmissionError, limit=limit,
-                           limit_what="a class file" if limit > MAX_SUBMISSION_BYTES else "one submission")
-
-
 def _format_of(path: Path, text: str) -> str:
     suffix = path.suffix.lower()
     if suffix in (".toml", ".json", ".csv"):
@@ -216,62 +169,88 @@ def _from_mapping(data: dict[str, Any], path: Path, fmt: str) -> Submission:
     return Submission(path.stem, answers, str(path), name, variant, "filename")
 
 
-def _too_deep(data: Any) -> bool:
-    """Are tables and lists nested more than MAX_NESTING levels (walked without recursion)?"""
-    stack = [(data, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if depth > MAX_NESTING:
-            return True
-        children = value.values() if isinstance(value, dict) else value
-        stack.extend((v, depth + 1) for v in children if isinstance(v, (dict, list)))
-    return False
-
-
-def _decoding_failure(err: Exception) -> str:
+def _decoding_failure(err: Exception, limits: Limits) -> str:
     """Why a parser that is not ours gave up, in words: the nesting or the digit limit."""
     if isinstance(err, RecursionError):
-        return f"nested too deeply (more than {MAX_NESTING} levels)"
+        return too_deep(limits)
     if "digits" in str(err):                    # Python's cap on int(str): a denial-of-service guard
         return f"a number with more than {sys.get_int_max_str_digits():,} digits"
     return printable(str(err).split("\n")[0][:200])
 
 
-def _read_toml(text: str, path: Path) -> list[Submission]:
+# A TOML key as it opens a line, a table header or an item of an inline table: bare or quoted
+# segments joined by dots. Counted before tomllib parses a file (see _toml_precheck).
+def _read_toml(text: str, path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Submission]:
+    toml_precheck(text, path, limits)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise SubmissionError(f"{path}: invalid TOML: {err}") from None
     except (RecursionError, ValueError) as err:
-        raise SubmissionError(f"{path}: invalid TOML: {_decoding_failure(err)}") from None
-    if _too_deep(data):
-        raise SubmissionError(f"{path}: invalid TOML: nested too deeply (more than {MAX_NESTING} levels)")
+        raise SubmissionError(f"{path}: invalid TOML: {_decoding_failure(err, limits)}") from None
+    why = shape(data, limits)
+    if why:
+        raise SubmissionError(f"{path}: {'invalid TOML: ' if 'nested' in why else ''}{why}")
     sub = _from_mapping(data, path, "toml")
     sub.template = template_mark(text)
     return [sub]
 
 
-def _read_json(text: str, path: Path) -> list[Submission]:
+def _read_json(text: str, path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Submission]:
+    """One student's JSON object (a class's JSON list is streamed by _read_json_list)."""
     try:
         data = json.loads(text, parse_constant=_json_constant)
     except json.JSONDecodeError as err:
         raise SubmissionError(f"{path}: invalid JSON at line {err.lineno}, column {err.colno}: {err.msg}") from None
     except (RecursionError, ValueError) as err:
-        raise SubmissionError(f"{path}: invalid JSON: {_decoding_failure(err)}") from None
-    if isinstance(data, (dict, list)) and _too_deep(data):
-        raise SubmissionError(f"{path}: invalid JSON: nested too deeply (more than {MAX_NESTING} levels)")
-    if isinstance(data, list):
-        if not all(isinstance(d, dict) for d in data):
-            raise SubmissionError(f"{path}: a JSON list must hold one object per student")
-        subs = [_from_mapping(d, path, "json") for d in data]
-        for i, s in enumerate(subs, 1):
-            s.source = f"{path}, item {i}"
-            if s.id_from == "filename":
-                s.student_id, s.id_from = f"{path.stem}-{i}", "row"
-        return subs
+        raise SubmissionError(f"{path}: invalid JSON: {_decoding_failure(err, limits)}") from None
+    if isinstance(data, (dict, list)):
+        why = shape(data, limits)
+        if why:
+            raise SubmissionError(f"{path}: {'invalid JSON: ' if 'nested' in why else ''}{why}")
+    if isinstance(data, list):              # a list given whole (not read from a file)
+        return _list_items(data, path)
     if not isinstance(data, dict):
         raise SubmissionError(f"{path}: expected a JSON object of answers, got {type(data).__name__}")
     return [_from_mapping(data, path, "json")]
+
+
+def _list_items(data: list, path: Path) -> list[Submission]:
+    if not all(isinstance(d, dict) for d in data):
+        raise SubmissionError(f"{path}: a JSON list must hold one object per student")
+    return [_list_item(d, path, i) for i, d in enumerate(data, 1)]
+
+
+def _list_item(data: dict, path: Path, i: int) -> Submission:
+    s = _from_mapping(data, path, "json")
+    s.source = f"{path}, item {i}"
+    if s.id_from == "filename":
+        s.student_id, s.id_from = f"{path.stem}-{i}", "row"
+    return s
+
+
+def _read_json_list(stream: Any, path: Path, limits: Limits) -> tuple[list[Submission], list[SubmissionError]]:
+    """A class's JSON list, one object per student, read as a stream (json_list.objects: json.loads's
+    rules, memory for about one item): only the submissions are kept. An item over a limit of one
+    submission is named and skipped; a file json.loads would refuse, an item nested too deeply or
+    more than ``limits.class_rows`` items refuse the whole file."""
+    from examprep.answers.json_list import objects
+
+    subs: list[Submission] = []
+    errors: list[SubmissionError] = []
+    try:
+        for i, item in objects(stream, path, limits, _json_constant):
+            why = (f"over the {size_text(limits.file_bytes)} limit for one submission; {raise_hint('file_bytes')}"
+                   if item is None else shape(item, limits))
+            if "nested" in why:
+                raise SubmissionError(f"{path}: invalid JSON: {why}")
+            if why:
+                errors.append(SubmissionError(f"{path}, item {i}: {why}"))
+            else:
+                subs.append(_list_item(item, path, i))
+    except (RecursionError, ValueError) as err:
+        raise SubmissionError(f"{path}: invalid JSON: {_decoding_failure(err, limits)}") from None
+    return subs, errors
 
 
 def _json_constant(name: str) -> float:
@@ -279,18 +258,23 @@ def _json_constant(name: str) -> float:
     return float("nan") if name == "NaN" else float("inf") if name == "Infinity" else float("-inf")
 
 
-def _read_csv(text: str, path: Path) -> tuple[list[Submission], list[SubmissionError]]:
-    first = text.split("\n", 1)[0]
-    delimiter = "\t" if path.suffix.lower() == ".tsv" or first.count("\t") > max(first.count(","), first.count(";")) \
-        else ";" if first.count(";") > first.count(",") else ","
-    previous_limit = csv.field_size_limit(MAX_CLASS_FILE_BYTES)     # the per-row cap is ours, below
+def _read_csv(stream: Any, path: Path, limits: Limits = DEFAULT_LIMITS) -> tuple[list[Submission], list[SubmissionError]]:
+    """A class CSV (or TSV) from a text stream (or a string), row by row: only the submissions are kept."""
+    if isinstance(stream, str):
+        stream = io.StringIO(stream, newline="")
+    first = stream.readline()
+    cut = first.split("\n", 1)[0]
+    delimiter = "\t" if path.suffix.lower() == ".tsv" or cut.count("\t") > max(cut.count(","), cut.count(";")) \
+        else ";" if cut.count(";") > cut.count(",") else ","
+    previous_limit = csv.field_size_limit(limits.class_bytes)       # the per-row cap is ours, below
     try:
-        return _read_csv_rows(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True), path)
+        reader = csv.reader(itertools.chain([first], stream), delimiter=delimiter, strict=True)
+        return _read_csv_rows(reader, path, limits)
     finally:
         csv.field_size_limit(previous_limit)
 
 
-def _read_csv_rows(reader: Any, path: Path) -> tuple[list[Submission], list[SubmissionError]]:
+def _read_csv_rows(reader: Any, path: Path, limits: Limits) -> tuple[list[Submission], list[SubmissionError]]:
     try:
         header = next(reader)
     except StopIteration:
@@ -313,6 +297,8 @@ def _read_csv_rows(reader: Any, path: Path) -> tuple[list[Submission], list[Subm
     else:   # a one-question form may name columns by bare part ids ("probs")
         ignored = [header[i] for i in answer_cols if not re.fullmatch(r"[A-Za-z_]\w*", header[i])]
     answer_cols = [i for i in answer_cols if header[i] not in ignored]
+    if len(answer_cols) > limits.keys:
+        raise SubmissionError(f"{path}: {len(answer_cols):,} answer columns: {too_many_keys(limits)}")
     if not answer_cols:
         # not a class file (a stray CSV, or a link to /etc/passwd): quote only the start of it
         raise SubmissionError(f"{path}: no column names a part (expected headers such as student_id,q1.probs; "
@@ -329,11 +315,15 @@ def _read_csv_rows(reader: Any, path: Path) -> tuple[list[Submission], list[Subm
             errors.append(SubmissionError(f"{path}: invalid CSV at line {reader.line_num}: {err}"))
             break
         row_no += 1
+        if row_no - 1 > limits.class_rows:
+            return [], [SubmissionError(f"{path}: more than {limits.class_rows:,} rows, over the limit for a class "
+                                        f"file; {raise_hint('class_rows')}")]
         if not any(cell.strip() for cell in row):
             continue
         where = f"{path}, row {row_no} (line {reader.line_num})"
-        if sum(len(c) for c in row) > MAX_SUBMISSION_BYTES:
-            errors.append(SubmissionError(f"{where}: over the {size_text(MAX_SUBMISSION_BYTES)} limit for one submission"))
+        if sum(len(c) for c in row) > limits.file_bytes:
+            errors.append(SubmissionError(f"{where}: over the {size_text(limits.file_bytes)} limit for one submission; "
+                                          f"{raise_hint('file_bytes')}"))
             continue
         if len(row) > len(header):
             extra = [c for c in row[len(header):] if c.strip()]
@@ -357,29 +347,42 @@ def _cell(row: list[str], i: int | None) -> str:
     return row[i].strip() if i is not None and i < len(row) else ""
 
 
-def read_file(path: str | Path) -> tuple[list[Submission], list[SubmissionError]]:
-    """The submissions in one file (one for TOML/JSON, one per row for CSV) and the errors that
-    made a file or a row unreadable. Never raises for bad content."""
+def read_file(path: str | Path, limits: Limits = DEFAULT_LIMITS) -> tuple[list[Submission], list[SubmissionError]]:
+    """The submissions in one file (one for TOML/JSON, one per row for CSV, one per item for a
+    JSON list) and the errors that made a file or a row unreadable. Never raises for bad content.
+    A class file (.csv, .tsv, .json) is streamed: memory holds its submissions, not its text."""
     p = Path(path)
     try:
-        limit = MAX_CLASS_FILE_BYTES if p.suffix.lower() in (".csv", ".tsv", ".json") else MAX_SUBMISSION_BYTES
-        data = read_bytes(p, limit)
+        if p.suffix.lower() in (".csv", ".tsv", ".json"):
+            return _read_class_file(p, limits)
+        data = read_bytes(p, limits.file_bytes)
         text = decode(data, str(p))
         fmt = _format_of(p, text)
         if fmt == "csv":
-            return _read_csv(text, p)
-        if len(data) > MAX_SUBMISSION_BYTES and fmt == "json" and not text.lstrip().startswith("["):
-            raise SubmissionError(f"{p}: {size_text(len(data))} is over the "
-                                  f"{size_text(MAX_SUBMISSION_BYTES)} limit for one submission")
-        subs = _read_toml(text, p) if fmt == "toml" else _read_json(text, p)
-        if fmt == "json" and len(subs) > 1:
-            big = [s for s in subs if len(json.dumps(s.answers, default=str)) > MAX_SUBMISSION_BYTES]
-            if big:
-                return ([s for s in subs if s not in big],
-                        [SubmissionError(f"{s.source}: over the limit for one submission") for s in big])
-        return subs, []
+            return _read_csv(text, p, limits)
+        return (_read_toml(text, p, limits) if fmt == "toml" else _read_json(text, p, limits)), []
     except SubmissionError as err:
         return [], [err]
+
+
+def _read_class_file(p: Path, limits: Limits) -> tuple[list[Submission], list[SubmissionError]]:
+    """A .csv, .tsv or .json file, which may hold a class: decoded as decode() would (a first pass
+    finds the codec), then read as a stream; a JSON object is one student's file, under its limits."""
+    chunks = chunks_of(p, limits)
+    codec, first = codec_of(chunks, str(p))
+    if p.suffix.lower() == ".json" and first != "[":
+        size = sum(len(c) for c in chunks())
+        if size > limits.file_bytes:
+            raise SubmissionError(f"{p}: {size_text(size)} is over the {size_text(limits.file_bytes)} limit for one "
+                                  f"submission; {raise_hint('file_bytes')}")
+        return _read_json(b"".join(chunks()).decode(codec), p, limits), []
+    try:
+        with text_stream(p, codec, limits) as stream:
+            if p.suffix.lower() == ".json":
+                return _read_json_list(stream, p, limits)
+            return _read_csv(stream, p, limits)
+    except UnicodeDecodeError:                     # the file changed since the first pass read it
+        raise SubmissionError(f"{p}: not valid {codec.upper()} text (the file changed while it was read)") from None
 
 
 def collect(paths: list[str | Path], linked: dict[Path, str] | None = None) -> tuple[list[Path], list[str]]:

@@ -10,6 +10,10 @@ app = typer.Typer()
 
 GRADE_HELP = paragraphs("""Grade answer files against a key: scores, feedback, misconceptions, carried-forward errors.
 
+    Limits per file (a file over one is named with the option that raises it, and skipped): a class
+    file (CSV or JSON list) 16 MB and 100,000 rows; one student's answers (a file, a row, an item)
+    1 MB, 10,000 keys, nested 64 levels.
+
     Exit status: 0 every submission graded (or the self-test passed); 1 some could not be read
     (each is listed with its reason), some students' submissions conflict (different answers for
     one id, or a file claiming another's id: listed in conflicts.csv, not graded), an id is not on
@@ -46,6 +50,16 @@ def grade(
         help="Override a tolerance: RULE:VALUE for every numeric part, or PART=RULE:VALUE (PART: q2.loss, q2 or "
              "loss); rules sigfigs, sigfigs-strict (exactly N figures written), decimals, rtol, atol, exact. "
              "Repeatable."),
+    max_class_size: float = typer.Option(16.0, "--max-class-size", metavar="MB",
+                                         help="Largest class file (CSV or JSON list) read, in MB."),
+    max_class_rows: int = typer.Option(100_000, "--max-class-rows", metavar="N",
+                                       help="Most rows (or JSON list items) in one class file."),
+    max_file_size: float = typer.Option(1.0, "--max-file-size", metavar="MB",
+                                        help="Largest answers of one student (a file, a CSV row, a list item), in MB."),
+    max_keys: int = typer.Option(10_000, "--max-keys", metavar="N",
+                                 help="Most keys in one student's answers (every table's, or a CSV's answer columns)."),
+    max_nesting: int = typer.Option(64, "--max-nesting", metavar="N",
+                                    help="Most tables and lists nested inside one another in one student's answers."),
     marks: Optional[str] = typer.Option(
         None, "--marks", metavar="FILE",
         help="Merge hand marks for written parts: a CSV of student_id, part (q3.w1), points, comment. A bad row "
@@ -79,6 +93,7 @@ def grade(
     no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour."),
 ) -> None:
     """`examprep grade` (its help is GRADE_HELP, one paragraph a line)."""
+    from examprep.answers.files import Limits
     from examprep.errors import ParamError
     from examprep.grading import Outputs, run_grade, settings_from
 
@@ -92,7 +107,8 @@ def grade(
                                      gradebook=gradebook if gradebook and gradebook[0] else None, roster=roster),
                      settings=settings_from(no_ecf=no_ecf, ecf_credit=ecf_credit, tolerance=tolerance),
                      details=True if details else False if no_details else None, wide=wide, quiet=quiet, no_color=no_color,
-                     newest=newest, id_from_filename=id_from_filename)
+                     newest=newest, id_from_filename=id_from_filename,
+                     limits=Limits.from_options(max_class_size, max_class_rows, max_file_size, max_keys, max_nesting))
     raise typer.Exit(code)
 
 

@@ -401,9 +401,7 @@ def results_for(key_path: str, submission: str, *, metadata: str | None = None, 
         return _zero(f"{err}. Submit one answer file (.toml or .json).", visibility)
     also = f"\nAlso submitted, not read:{not_read}" if skipped else ""
     if batch.unreadable:
-        return _zero("Your answer file could not be read:
-" + "
-".join(_short(u, submission) for u in batch.unreadable)
+        return _zero("Your answer file could not be read:\n" + "\n".join(_short(u, submission) for u in batch.unreadable)
                      + also, visibility)
     sources = [r.source for r in batch.results] + [src for c in batch.conflicts for src in c.sources]
     if len(sources) != 1:

@@ -96,7 +96,8 @@ def other_sheet(key: Any, problems: list[Problem], sub: Any, variant: str) -> tu
 
 def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *, key_path: str | None = None,
                 progress: Any = None, submitter: tuple[str, str] | None = None, roster: list[Any] | None = None,
-                roster_path: str = "", id_from_filename: str | None = None, newest: bool = False) -> BatchResult:
+                roster_path: str = "", id_from_filename: str | None = None, newest: bool = False,
+                limits: Any = None) -> BatchResult:
     """Read every submission under ``paths`` (files or directories), grade the readable ones and
     list the unreadable ones with their reasons. Inputs are only read. Before grading, submissions
     are sorted out by owner and id (examprep.grading.identity.sort_out: ``roster``, the
@@ -107,12 +108,14 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
     submitter: (student id, how to name them) when the submission system says who submitted
     (Gradescope's metadata): every submission is graded against that student's own variant, whatever
     student_id or variant code it names, with a warning to the submitter when it names another.
+    limits: what one file may hold (examprep.answers.files.Limits; its defaults when None): a file
+    over a limit is one unreadable line and the rest is graded.
     Raises ParamError when ``paths`` holds no answer file at all, is the key itself, or is one
     answer file that cannot be graded (its reason: the wrong file was given; a usage error).
     """
     from pathlib import Path
 
-    from examprep.answers.files import collect, read_file
+    from examprep.answers.files import DEFAULT_LIMITS, collect, read_file
     from examprep.errors import ParamError
     from examprep.grading.identity import id_pattern, sort_out
 
@@ -149,7 +152,7 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
     try:
         for f in files:
             try:
-                got, errors = read_file(f)
+                got, errors = read_file(f, limits or DEFAULT_LIMITS)
             except Exception as err:      # noqa: BLE001 - a defect of ours must not stop the class; it is named
                 got, errors = [], [_internal(f, "read", err)]
             if got and f.suffix.lower() in (".csv", ".tsv"):

@@ -262,13 +262,14 @@ def run_self_test(key: Any, out: Any) -> int:
 def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False, outputs: Outputs | None = None,
               settings: Settings | None = None, details: bool | None = None, wide: bool = False,
               quiet: bool = False, no_color: bool = False, newest: bool = False,
-              id_from_filename: str | None = None) -> int:
+              id_from_filename: str | None = None, limits: Any = None) -> int:
     """The `examprep grade` command: grade ``submissions`` (files or directories) against the key
     at ``key_path``, write the reports ``outputs`` asks for, and show the results. Returns the exit
     code: 0 every submission graded (or the self-test passed), 1 some could not be read (each is
     listed with its reason), a student's submissions conflict or an id is not on the roster, or the
     self-test failed. ``newest``, ``id_from_filename`` and ``outputs.roster``: how submissions are
-    sorted out by student (examprep.grading.identity). Raises ExamprepError for a usage error."""
+    sorted out by student (examprep.grading.identity). Raises ExamprepError for a usage error.
+    ``limits``: what one file may hold (examprep.answers.files.Limits; its defaults when None)."""
     from rich.console import Console
 
     from examprep import keys
@@ -326,7 +327,8 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
     progress = _ProgressBar(err)
     try:
         batch = grade_batch(the_key, submissions, settings, key_path=key_path, progress=progress, roster=roster,
-                            roster_path=outputs.roster or "", id_from_filename=id_from_filename, newest=newest)
+                            roster_path=outputs.roster or "", id_from_filename=id_from_filename, newest=newest,
+                            limits=limits)
     finally:
         progress.stop()
     results = batch.results

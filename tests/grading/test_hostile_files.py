@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from examprep import generators
-from examprep.answers.files import collect, read_file
+from examprep.answers.files import Limits, collect, read_file
 from examprep.cli import app
 from examprep.keys import Key, write_key
 
@@ -64,7 +64,12 @@ CLAIMED = ["s0", "s1"]
 FAKES = 40
 # file name -> (the reason it is not graded, or None when it is graded with a bad part)
 UNREADABLE = {"deep.json": "nested too deeply", "deep.toml": "nested too deeply", "digits.json": "4,300 digits",
-              "digits.toml": "4,300 digits"}
+              "digits.toml": "4,300 digits",
+              # issue 35 item 4: files over a limit (two lowered by the options the fixture is graded with)
+              "unknown.json": "more than 10,000 keys, over the limit for one submission; raise it with --max-keys",
+              "huge_rows.csv": "more than 2,000 rows, over the limit for a class file; raise it with --max-class-rows",
+              "huge_bytes.csv": "2.1 MB is over the 2.0 MB limit for a class file; raise it with --max-class-size"}
+LOWERED = ["--max-class-rows", "2000", "--max-class-size", "2"]
 SKIPPED = {"passwd.csv": "outside", "outside.toml": "outside", "pipe.toml": "not a regular file",
            "dangling.toml": "dangling", "x.toml": "a directory", "..toml": "hidden", ".hidden.toml": "hidden",
            "README.txt": "not a .toml, .json or .csv", "sub": "a directory"}
@@ -91,8 +96,11 @@ def hostile_class(tmp_path, key_path):
     (folder / "surrogate.json").write_text('{"student_id": "sur\\udfff", "%s": {"%s": "\\udfff"}}' % (nq, nid))
     with open(os.fsencode(folder) + b"/bytes\xff.toml", "w") as fh:
         fh.write(f'student_id = "by"\n[{nq}]\n{nid} = "1"\n')
-    # item 2: a megabyte of unknown part ids
+    # item 2: a megabyte of unknown part ids (over the key limit since issue 35)
     (folder / "unknown.json").write_text(json.dumps({"student_id": "unk", **{f"z{i}": "1" for i in range(66741)}}))
+    # issue 35 item 4: class files just over the limits the fixture is graded with (LOWERED)
+    (folder / "huge_rows.csv").write_text(f"student_id,{nq}.{nid}\n" + "".join(f"h{i},1\n" for i in range(2001)))
+    (folder / "huge_bytes.csv").write_text(f"student_id,{nq}.{nid}\n" + "hb,1" + " " * 2_100_000 + "\n")
     # item 3: links out of the folder
     (tmp_path / "secret.toml").write_text(f'student_id = "{SECRET}"\n')
     os.symlink(tmp_path / "secret.toml", folder / "outside.toml")
@@ -123,7 +131,7 @@ def hostile_class(tmp_path, key_path):
     return folder
 
 
-GRADED = [g for g in GOOD if g not in CLAIMED] + ["c_nan", "c_ninf", "c_big", "rn", "rm", "sur\udfff", "by", "unk",
+GRADED = [g for g in GOOD if g not in CLAIMED] + ["c_nan", "c_ninf", "c_big", "rn", "rm", "sur\udfff", "by",
                                                   "x\x1b[2J<script>alert(1)</script>", "\x1b[2Jclear", "-rf"]
 
 
@@ -134,7 +142,7 @@ def graded(tmp_path_factory, key_path):
     out = tmp / "out"
     out.mkdir()                                     # a file option's folder must exist (--report makes its own)
     res = run("grade", key_path, folder, "--json", out / "g.json", "--csv", out / "g.csv", "--report", out / "rep",
-              "--gradescope", out / "gs", "--no-color")
+              "--gradescope", out / "gs", "--no-color", *LOWERED)
     return folder, out, res
 
 
@@ -182,8 +190,9 @@ def test_each_bad_part_is_named_with_its_reason(graded, key_path):
 
 def test_files_read_by_json_and_toml_alone(tmp_path, key_path):
     folder = hostile_class(tmp_path, key_path)
+    lowered = Limits(class_rows=2000, class_bytes=2_000_000)
     for name, reason in UNREADABLE.items():
-        subs, errors = read_file(folder / name)
+        subs, errors = read_file(folder / name, lowered)
         assert not subs and len(errors) == 1 and reason in str(errors[0]), (name, errors)
     subs, errors = read_file(folder / "surrogate.json")
     assert not errors and subs[0].student_id == "sur\udfff"
@@ -241,7 +250,8 @@ def test_fuzzy_matching_is_capped_and_the_rest_counted(key_path, tmp_path, monke
     monkeypatch.setattr(difflib, "get_close_matches", spy)
     (tmp_path / "u.json").write_text(json.dumps({"student_id": "u", "q1.weigths": "1",
                                                  **{f"z{i}": "1" for i in range(66741)}}))
-    res = run("grade", key_path, tmp_path / "u.json", "--json", tmp_path / "g.json", "--csv", tmp_path / "g.csv", "-q")
+    res = run("grade", key_path, tmp_path / "u.json", "--json", tmp_path / "g.json", "--csv", tmp_path / "g.csv", "-q",
+              "--max-keys", "70000")
     assert res.exit_code == 0, res.output
     assert len(calls) <= MAX_SUGGESTIONS == 10
     warnings = json.loads((tmp_path / "g.json").read_text())["submissions"][0]["warnings"]
@@ -337,3 +347,21 @@ def test_no_output_name_starts_with_a_dash(graded):
     for folder in (out / "rep", out / "gs"):
         names = [p.name for p in folder.iterdir()]
         assert names and not any(n.startswith("-") for n in names), names
+
+
+# ----------------------------------------------------------------------------- issue 35 item 4: limits
+
+def test_every_limit_is_an_option_listed_in_help_with_its_default():
+    res = runner.invoke(app, ["grade", "--help"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0
+    text = " ".join(res.output.split())
+    for option in ("--max-class-size", "--max-class-rows", "--max-file-size", "--max-keys", "--max-nesting"):
+        assert option in text, option
+    assert ("a class file (CSV or JSON list) 16 MB and 100,000 rows; one student's answers (a file, a row, an item) "
+            "1 MB, 10,000 keys, nested 64 levels") in text
+
+
+def test_a_limit_that_is_not_positive_is_a_usage_error(key_path, tmp_path):
+    (tmp_path / "a.json").write_text(json.dumps(good_answers(key_path, "a")))
+    res = run("grade", key_path, tmp_path / "a.json", "--max-nesting", "0")
+    assert (res.exit_code, res.stderr) == (2, "error: --max-nesting: expected a positive number, got 0\n")
