@@ -17,7 +17,8 @@ def sheet(
     difficulty: Optional[int] = typer.Option(None, "--difficulty", "-d",
                                              help="Level 1-3 of every problem (overrides the recipe's)."),
     seed: Optional[int] = typer.Option(None, "--seed", "-s",
-                                       help="Seed of the sheet (random when omitted; printed and kept in the key)."),
+                                       help="Seed of the sheet (random when omitted: kept in the key and shown here, never printed on "
+                                            "the copies)."),
     roster: Optional[str] = typer.Option(None, "--roster", help="CSV with an id column (and names): one variant each."),
     secret_file: Optional[str] = typer.Option(None, "--secret-file",
                                               help="The secret the variants are derived from "
@@ -42,8 +43,6 @@ def sheet(
                                             "decimal_comma = true)."),
 ) -> None:
     """Print a practice sheet: problems and solutions (PDF, Markdown), key, answer template, Moodle XML."""
-    import secrets
-
     from examprep import sheets
     from examprep.render.terminal import SheetProgress, print_recipes, print_sheet_summary
 
@@ -53,7 +52,7 @@ def sheet(
     with SheetProgress() as progress:
         result = sheets.make_sheet(
             recipe=recipe, topics=topics, count=count, difficulty=difficulty,
-            seed=secrets.randbelow(1_000_000) if seed is None else seed, roster=roster, secret_file=secret_file,
+            seed=seed, roster=roster, secret_file=secret_file,
             formats=formats, out=out, force=force, title=title, course=course, legacy_secret=legacy_secret,
             progress=progress, decimal_comma=decimal_comma, split=split)
     print_sheet_summary(result)

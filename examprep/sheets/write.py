@@ -8,7 +8,7 @@ from pathlib import Path
 
 from examprep.errors import ParamError
 from examprep.fileio import OutputError, safe_name, write_files
-from examprep.sheets.build import Progress, Sheet, build_sheet, font_plan
+from examprep.sheets.build import Progress, Sheet, build_sheet, font_plan, fresh_seed
 from examprep.sheets.recipes import SheetError, bundled_recipes, load_recipe, recipe_from_topics, with_difficulty
 from examprep.sheets.variants import LEGACY_WARNING, Student, derivation, read_roster, read_secret
 
@@ -148,6 +148,8 @@ def make_key(sheet: Sheet):
     meta = {"sheet_id": sheet.sheet_id, "recipe": r.name, "recipe_source": r.source, "seed": sheet.seed,
             "course": r.course, "minutes": r.minutes, "points": sheet.copies[0].points,
             "estimated_minutes": round(sheet.copies[0].minutes, 1)}
+    if sheet.seed_secret:   # what the copies print instead of the seed (which they never print)
+        meta["printed_id"] = sheet.printed_id
     if r.decimal_comma:     # grade reads answers with decimal commas and ';' separators, without a flag
         meta["decimal_comma"] = True
     if sheet.variants:
@@ -303,12 +305,14 @@ def _old_derivation(out_dir: Path, legacy: bool) -> str | None:
 
 
 def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, count: int | None = None,
-               difficulty: int | None = None, seed: int = 0, roster: str | None = None,
+               difficulty: int | None = None, seed: int | None = 0, roster: str | None = None,
                secret_file: str | None = None, formats: str | None = None, out: str | None = None,
                force: bool = False, title: str | None = None, course: str | None = None,
                legacy_secret: bool = False, progress: Progress | None = None, decimal_comma: bool = False,
                split: bool = False) -> Result:
     """The `examprep sheet` command: validate everything, build, render in memory, then write.
+
+    ``seed`` None: a fresh one (build.fresh_seed), which the copies never print.
 
     Raises ExamprepError subclasses (usage: ParamError; recipe, roster, secret: SheetError;
     output: OutputError; Typst: TypstCompileError) before anything is written. Ctrl-C stops it
@@ -324,7 +328,7 @@ def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, co
 
 
 def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | None, difficulty: int | None,
-                seed: int, roster: str | None, secret_file: str | None, formats: str | None, out: str | None,
+                seed: int | None, roster: str | None, secret_file: str | None, formats: str | None, out: str | None,
                 force: bool, title: str | None, course: str | None, legacy_secret: bool,
                 progress: Progress | None, decimal_comma: bool = False, split: bool = False) -> Result:
     from dataclasses import replace
@@ -374,7 +378,7 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
     if students is not None and force:
         replaced = _old_derivation(out_dir, legacy_secret)
         warnings += [replaced] if replaced else []
-    sheet = build_sheet(r, seed, roster=students, secret=secret, legacy=legacy_secret, progress=progress)
+    sheet = build_sheet(r, fresh_seed() if seed is None else seed, roster=students, secret=secret, legacy=legacy_secret, progress=progress)
     fonts = font_plan(sheet) if "pdf" in fmts else None
     warnings += fonts.warnings if fonts else []
     if "canvas" in fmts:
