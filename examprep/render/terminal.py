@@ -449,6 +449,8 @@ def print_sheet_summary(result: Any) -> None:
     for folder, count in folders.items():
         kind = {"answers": "answer template", "problems": "PDF", "solutions": "PDF"}.get(folder.name, "file")
         typer.echo(f"  {folder}/ ({plural(count, kind)}, one per student)")
+    for note in getattr(result, "notes", []):
+        typer.echo(f"  {note}")
     removed = getattr(result, "removed", [])
     if removed:
         names = ", ".join(str(p.relative_to(result.out_dir)) for p in removed[:3]) + (", …" if len(removed) > 3 else "")
