@@ -131,3 +131,15 @@ def test_a_rostered_sheet_with_a_fresh_seed_prints_the_printed_id(tmp_path, monk
 
     assert str(SEED) not in sheet_markdown(sheet, solutions=True)
     assert sheets.make_key(sheet).meta["printed_id"] == _reference_id("cnn", SEED)
+
+
+def test_a_key_with_a_secret_seed_grades_as_any_other(fresh, tmp_path):
+    """(A guard: the key's new printed_id must not disturb grading.)"""
+    out, _ = fresh
+    key = keys.read_key(out / "key.json")
+    answers = {f"q{n}": {part.id: part.expected for part in p.parts} for n, p in enumerate(key.problems, 1)}
+    (tmp_path / "a.json").write_text(json.dumps({"student_id": "s1", **answers}))
+    res = runner.invoke(app, ["grade", str(out / "key.json"), str(tmp_path / "a.json")])
+    assert res.exit_code == 0, res.output
+    total = sum(p.points for p in key.problems)
+    assert f"{total:g}/{total:g}" in res.output.replace(" ", "")
