@@ -233,14 +233,14 @@ def secret_file_bytes(secret: str) -> bytes:
             f"of every sheet made with it are derived from it\n{secret}\n").encode("ascii")
 
 
-def write_secret(path: str | os.PathLike, *, force: bool = False, secret: str | None = None) -> Path:
-    """Write a new secret (or ``secret``) to ``path`` with SECRET_MARK (mode 0600, atomically).
+def write_secret(path: str | os.PathLike, *, force: bool = False) -> Path:
+    """Write a new secret to ``path`` with SECRET_MARK (mode 0600, atomically).
     Refuses to replace an existing file unless ``force``: the variants of every sheet made with it
     hang on that file."""
     from examprep.fileio import check_output_file, write_files
 
     target = check_output_file(path, "", force=force)
-    return write_files({target: secret_file_bytes(secret or new_secret())}, overwrite=force, private=True)[0]
+    return write_files({target: secret_file_bytes(new_secret())}, overwrite=force, private=True)[0]
 
 
 def class_secret(out_dir: Path) -> tuple[bytes, bool, bool]:
@@ -296,7 +296,6 @@ def class_secret_note(path: str, new: bool, seed_from: str, rebuild: str) -> str
             "given": ", with the --seed given",
             "new": ", with a new seed (no class key.json of this recipe there): new variants"}[seed_from]
     return f"{head}. To rebuild this class elsewhere, copy the roster and {path}, then run: {rebuild}"
-
 
 
 def _field(value: str) -> bytes:

@@ -306,8 +306,9 @@ def _old_derivation(out_dir: Path, legacy: bool) -> str | None:
     return None
 
 
-def _earlier_seed(out_dir: Path, recipe_name: str) -> int | None:
-    """The seed of the class sheet in ``out_dir``/key.json (its recipe's name ``recipe_name``), if any."""
+def _earlier_seed(out_dir: Path, recipe_name: str | None = None) -> int | None:
+    """The seed of the class sheet (with variants) in ``out_dir``/key.json, if there is one (and its
+    recipe's name is ``recipe_name``, where given)."""
     import json
 
     try:
@@ -315,7 +316,7 @@ def _earlier_seed(out_dir: Path, recipe_name: str) -> int | None:
         seed = meta["seed"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    ok = meta.get("recipe") == recipe_name and "variants" in meta and type(seed) is int and seed >= 0
+    ok = recipe_name in (None, meta.get("recipe")) and "variants" in meta and type(seed) is int and seed >= 0
     return seed if ok else None
 
 
@@ -391,6 +392,10 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
     elif students is not None:       # the folder's own secret: an earlier run's, or a new one saved with the outputs
         secret_file, own_secret = str(out_dir / SECRET_FILE), True
         secret, marked, new_secret = class_secret(out_dir)
+        if new_secret and _earlier_seed(out_dir) is not None:     # a forgotten --secret-file would replace the class
+            raise SheetError(f"--out {out_dir}: its key.json holds a class's variants, made from a secret other than "
+                             f"{secret_file} (which is not there); give that sheet's --secret-file to rebuild it, "
+                             "or --out another folder")
     inputs = [p for p in (recipe, roster, secret_file, *(getattr(i.question, "source", "") for i in r.items))
               if p and os.path.isfile(p)]
     check_output_dir(out_dir, planned_paths(students is not None, fmts, students, split), force, inputs)

@@ -259,3 +259,13 @@ def test_the_mark_does_not_let_a_weak_secret_pass(tmp_path, content):
     (tmp_path / "s.txt").write_text(content)
     with pytest.raises(SheetError, match="not a random secret|the file is empty"):
         sheets.read_secret(tmp_path / "s.txt")
+
+
+def test_a_class_made_with_a_secret_file_is_not_replaced_when_the_option_is_forgotten(tmp_path):
+    (tmp_path / "mine.txt").write_text(f"# examprep secret\n{HEX}\n")
+    assert _class(tmp_path, "-s", "5", "--secret-file", str(tmp_path / "mine.txt")).exit_code == 0
+    key = (tmp_path / "o" / "key.json").read_bytes()
+    res = _class(tmp_path, "--force")
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1, res.output
+    assert "its key.json holds a class's variants" in res.stderr and "--secret-file" in res.stderr
+    assert (tmp_path / "o" / "key.json").read_bytes() == key and not (tmp_path / "o" / "secret.hex").exists()
