@@ -284,8 +284,9 @@ def rebuild_command(*, recipe: str | None, topics: list[str] | None, count: int 
 
 def class_secret_note(path: str, new: bool, seed_from: str, rebuild: str) -> str:
     """What `sheet --roster` without --secret-file says about the class's secret file: written
-    (``new``) or reused, and where the seed came from ("given", "key": the folder's key.json, or
-    "new"), then the command that rebuilds the class elsewhere."""
+    (``new``) or reused, and where the seed came from ("given", "key": the folder's key.json, "key,
+    other secret": the same but that key's codes differ, or "new"), then the command that rebuilds
+    the class elsewhere."""
     if new:
         head = (f"wrote {path}: a new 256-bit secret, readable only by you, from which every student's variant "
                 "is derived; keep it private and keep it (a rerun into this folder reuses it, and the seed of "
@@ -293,6 +294,8 @@ def class_secret_note(path: str, new: bool, seed_from: str, rebuild: str) -> str
     else:
         head = f"reused {path}, the secret an earlier run left in this folder" + {
             "key": ", and the seed of its key.json: each student keeps their variant",
+            "key, other secret": (", and the seed of its key.json; that key's variants came from another secret "
+                                  "(a --secret-file), so these differ from them"),
             "given": ", with the --seed given",
             "new": ", with a new seed (no class key.json of this recipe there): new variants"}[seed_from]
     return f"{head}. To rebuild this class elsewhere, copy the roster and {path}, then run: {rebuild}"

@@ -309,15 +309,23 @@ def _old_derivation(out_dir: Path, legacy: bool) -> str | None:
 def _earlier_seed(out_dir: Path, recipe_name: str | None = None) -> int | None:
     """The seed of the class sheet (with variants) in ``out_dir``/key.json, if there is one (and its
     recipe's name is ``recipe_name``, where given)."""
+    seed, _ = _earlier_class(out_dir, recipe_name)
+    return seed
+
+
+def _earlier_class(out_dir: Path, recipe_name: str | None = None) -> tuple[int | None, dict]:
+    """(seed, variant codes by student id) of the class key in ``out_dir``, as _earlier_seed finds it."""
     import json
 
     try:
-        meta = json.loads((out_dir / "key.json").read_text(encoding="utf-8"))["meta"]
+        data = json.loads((out_dir / "key.json").read_text(encoding="utf-8"))
+        meta, codes = data["meta"], data.get("variant_codes") or {}
         seed = meta["seed"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    ok = recipe_name in (None, meta.get("recipe")) and "variants" in meta and type(seed) is int and seed >= 0
-    return seed if ok else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None, {}
+    ok = (recipe_name in (None, meta.get("recipe")) and "variants" in meta and type(seed) is int and seed >= 0
+          and isinstance(codes, dict))
+    return (seed, codes) if ok else (None, {})
 
 
 def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, count: int | None = None,
@@ -403,9 +411,9 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
     if students is not None and force:
         replaced = _old_derivation(out_dir, legacy_secret)
         warnings += [replaced] if replaced else []
-    seed_from = "given" if seed is not None else "new"
+    seed_from, earlier_codes = "given" if seed is not None else "new", {}
     if seed is None and own_secret and not new_secret:     # a rerun of the class: its seed too, so the same variants
-        seed = _earlier_seed(out_dir, r.name)
+        seed, earlier_codes = _earlier_class(out_dir, r.name)
         seed_from = "new" if seed is None else "key"
     seed = fresh_seed() if seed is None else seed
     sheet = build_sheet(r, seed, roster=students, secret=secret, legacy=legacy_secret, progress=progress)
@@ -422,6 +430,8 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
     outputs = render_outputs(sheet, fmts, progress, fonts.files if fonts else [], split=split)
     earlier = earlier_files(out_dir) if force else set()
     notes = []
+    if sheet.variants and any(earlier_codes.get(c.student.id, c.code) != c.code for c in sheet.copies):
+        seed_from = "key, other secret"     # that key was made with --secret-file: its variants are not these
     if own_secret:
         if new_secret:       # before the outputs: a key never exists without its secret
             save_class_secret(out_dir, secret)

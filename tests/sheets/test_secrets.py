@@ -269,3 +269,12 @@ def test_a_class_made_with_a_secret_file_is_not_replaced_when_the_option_is_forg
     assert res.exit_code == 2 and res.stderr.count("\n") == 1, res.output
     assert "its key.json holds a class's variants" in res.stderr and "--secret-file" in res.stderr
     assert (tmp_path / "o" / "key.json").read_bytes() == key and not (tmp_path / "o" / "secret.hex").exists()
+
+
+def test_a_rerun_says_so_when_the_folders_key_came_from_another_secret(tmp_path):
+    assert _class(tmp_path).exit_code == 0                                        # makes o/secret.hex
+    (tmp_path / "mine.txt").write_text(f"# examprep secret\n{HEX}\n")
+    assert _class(tmp_path, "--secret-file", str(tmp_path / "mine.txt"), "--force").exit_code == 0
+    res = _class(tmp_path, "--force")                # o/secret.hex again, with the seed of mine.txt's key
+    assert res.exit_code == 0 and "that key's variants came from another secret" in res.stdout, res.output
+    assert "each student keeps their variant" not in res.stdout
