@@ -179,13 +179,27 @@ def test_replacing_an_old_key_with_new_variants_warns(tmp_path):
 
 # ---------------------------------------------------------------- the class's own secret (no --secret-file)
 
+@pytest.fixture
+def cheap_kdf(monkeypatch):
+    """scrypt at n = 2¹⁰ for the tests of the secret's file (the derivation itself is tested above
+    at its real cost): each run of a class then costs milliseconds, not 0.3 s."""
+    from examprep.sheets import variants
+
+    monkeypatch.setattr(variants, "SECRET_KDF", dict(variants.SECRET_KDF, n=2 ** 10))
+
+
 def _class(tmp_path, *extra: str, out: str = "o"):
     (tmp_path / "roster.csv").write_text("id,name\ns1,Ada\ns2,Alan\n")
-    return runner.invoke(app, ["sheet", "-r", "cnn", "-f", "md", "--roster", str(tmp_path / "roster.csv"),
+    return runner.invoke(app, ["sheet", "-t", "conv2d", "-f", "md", "--roster", str(tmp_path / "roster.csv"),
                                "--out", str(tmp_path / out), *extra])
 
 
-def test_a_roster_without_secret_file_makes_a_private_marked_secret_and_says_how_to_rebuild(tmp_path, monkeypatch):
+def _codes(seed: int, secret: bytes) -> dict:
+    sheet = sheets.build_sheet(sheets.recipe_from_topics(["conv2d"]), seed, roster=ROSTER, secret=secret)
+    return {c.student.id: c.code for c in sheet.copies}
+
+
+def test_a_roster_without_secret_file_makes_a_private_marked_secret_and_says_how_to_rebuild(tmp_path, monkeypatch, cheap_kdf):
     res = _class(tmp_path, "-s", "3")
     assert res.exit_code == 0 and not res.stderr, res.output
     path = tmp_path / "o" / "secret.hex"
@@ -195,7 +209,7 @@ def test_a_roster_without_secret_file_makes_a_private_marked_secret_and_says_how
     assert "secret.hex" not in (tmp_path / "o" / ".examprep-files.json").read_text()   # never tidied away
     assert f"wrote {path}: a new 256-bit secret" in res.stdout
     command = res.stdout.split("then run: ")[1].strip()
-    assert command == (f"examprep sheet --recipe cnn --seed 3 --roster {tmp_path / 'roster.csv'} "
+    assert command == (f"examprep sheet --topics conv2d --seed 3 --roster {tmp_path / 'roster.csv'} "
                        f"--secret-file {path} --format md")
     # the printed command rebuilds the class elsewhere: the same variants
     monkeypatch.chdir(tmp_path)
@@ -204,11 +218,10 @@ def test_a_roster_without_secret_file_makes_a_private_marked_secret_and_says_how
     assert (tmp_path / "elsewhere" / "key.json").read_bytes() == (tmp_path / "o" / "key.json").read_bytes()
     # the variants are those a --secret-file holding the same digits gives (the mark is not part of the secret)
     key = keys.read_key(tmp_path / "o" / "key.json")
-    sheet = sheets.build_sheet(sheets.load_recipe("cnn"), 3, roster=ROSTER, secret=secret.strip().encode())
-    assert [c.code for c in sheet.copies] == [key.variant_codes["s1"], key.variant_codes["s2"]]
+    assert key.variant_codes == _codes(3, secret.strip().encode())
 
 
-def test_a_rerun_into_the_folder_reuses_its_secret_and_seed_and_never_removes_it(tmp_path):
+def test_a_rerun_into_the_folder_reuses_its_secret_and_seed_and_never_removes_it(tmp_path, cheap_kdf):
     assert _class(tmp_path).exit_code == 0           # no --seed: a fresh one, kept in the key
     secret, key = ((tmp_path / "o" / name).read_bytes() for name in ("secret.hex", "key.json"))
     res = _class(tmp_path, "--force")
@@ -218,34 +231,29 @@ def test_a_rerun_into_the_folder_reuses_its_secret_and_seed_and_never_removes_it
     # a common sheet over the class folder, and a manifest claiming the secret: the secret stays
     manifest = tmp_path / "o" / ".examprep-files.json"
     manifest.write_text(json.dumps({"files": ["secret.hex", "key.json"]}))
-    res = runner.invoke(app, ["sheet", "-r", "cnn", "-f", "md", "-s", "4", "--out", str(tmp_path / "o"), "--force"])
+    res = runner.invoke(app, ["sheet", "-t", "conv2d", "-f", "md", "-s", "4", "--out", str(tmp_path / "o"), "--force"])
     assert res.exit_code == 0 and (tmp_path / "o" / "secret.hex").read_bytes() == secret
 
 
-def test_a_secret_already_in_the_folder_is_used_and_a_weak_one_refused_never_replaced(tmp_path):
+def test_a_secret_already_in_the_folder_is_used_and_a_weak_one_refused_never_replaced(tmp_path, cheap_kdf):
     (tmp_path / "o").mkdir()
     (tmp_path / "o" / "secret.hex").write_text(f"# examprep secret\n{HEX}\n")     # copied in by the instructor
     res = _class(tmp_path, "-s", "5")
     assert res.exit_code == 0 and f"reused {tmp_path / 'o' / 'secret.hex'}" in res.stdout, res.output
-    sheet = sheets.build_sheet(sheets.load_recipe("cnn"), 5, roster=ROSTER, secret=HEX.encode())
-    assert keys.read_key(tmp_path / "o" / "key.json").variant_codes == {c.student.id: c.code for c in sheet.copies}
+    assert keys.read_key(tmp_path / "o" / "key.json").variant_codes == _codes(5, HEX.encode())
     (tmp_path / "o" / "secret.hex").write_text("# examprep secret\n" + "ab" * 32 + "\n")
     res = _class(tmp_path, "--force")
     assert res.exit_code == 2 and "not random" in res.stderr and res.stderr.count("\n") == 1
     assert (tmp_path / "o" / "secret.hex").read_text() == "# examprep secret\n" + "ab" * 32 + "\n"
 
 
-def test_a_secret_file_examprep_did_not_write_warns_in_one_line_and_is_used(tmp_path):
-    (tmp_path / "roster.csv").write_text("id,name\ns1,Ada\ns2,Alan\n")
+def test_a_secret_file_examprep_did_not_write_warns_in_one_line_and_is_used(tmp_path, cheap_kdf):
     (tmp_path / "old.txt").write_text(HEX + "\n")
-    res = runner.invoke(app, ["sheet", "-r", "cnn", "-s", "5", "-f", "md", "--roster", str(tmp_path / "roster.csv"),
-                              "--secret-file", str(tmp_path / "old.txt"), "--out", str(tmp_path / "o")])
+    res = _class(tmp_path, "-s", "5", "--secret-file", str(tmp_path / "old.txt"))
     assert res.exit_code == 0 and res.stderr.count("\n") == 1, res.output
     assert res.stderr.startswith(f"warning: --secret-file {tmp_path / 'old.txt'}: not written by `examprep secret`")
     assert "guessed" in res.stderr and not (tmp_path / "o" / "secret.hex").exists()
-    sheet = sheets.build_sheet(sheets.load_recipe("cnn"), 5, roster=ROSTER, secret=HEX.encode())
-    key = keys.read_key(tmp_path / "o" / "key.json")
-    assert [c.code for c in sheet.copies] == [key.variant_codes["s1"], key.variant_codes["s2"]]
+    assert keys.read_key(tmp_path / "o" / "key.json").variant_codes == _codes(5, HEX.encode())
     # the same digits in a file `examprep secret` marks: the same secret, and no warning
     (tmp_path / "marked.txt").write_text(f"# examprep secret: 256 random bits\n{HEX}\n")
     assert read_secret_file(tmp_path / "marked.txt") == (HEX.encode(), True)
@@ -261,7 +269,7 @@ def test_the_mark_does_not_let_a_weak_secret_pass(tmp_path, content):
         sheets.read_secret(tmp_path / "s.txt")
 
 
-def test_a_class_made_with_a_secret_file_is_not_replaced_when_the_option_is_forgotten(tmp_path):
+def test_a_class_made_with_a_secret_file_is_not_replaced_when_the_option_is_forgotten(tmp_path, cheap_kdf):
     (tmp_path / "mine.txt").write_text(f"# examprep secret\n{HEX}\n")
     assert _class(tmp_path, "-s", "5", "--secret-file", str(tmp_path / "mine.txt")).exit_code == 0
     key = (tmp_path / "o" / "key.json").read_bytes()
@@ -271,7 +279,7 @@ def test_a_class_made_with_a_secret_file_is_not_replaced_when_the_option_is_forg
     assert (tmp_path / "o" / "key.json").read_bytes() == key and not (tmp_path / "o" / "secret.hex").exists()
 
 
-def test_a_rerun_says_so_when_the_folders_key_came_from_another_secret(tmp_path):
+def test_a_rerun_says_so_when_the_folders_key_came_from_another_secret(tmp_path, cheap_kdf):
     assert _class(tmp_path).exit_code == 0                                        # makes o/secret.hex
     (tmp_path / "mine.txt").write_text(f"# examprep secret\n{HEX}\n")
     assert _class(tmp_path, "--secret-file", str(tmp_path / "mine.txt"), "--force").exit_code == 0
