@@ -17,11 +17,13 @@ def sheet(
     difficulty: Optional[int] = typer.Option(None, "--difficulty", "-d",
                                              help="Level 1-3 of every problem (overrides the recipe's)."),
     seed: Optional[int] = typer.Option(None, "--seed", "-s",
-                                       help="Seed of the sheet (random when omitted; printed and kept in the key)."),
+                                       help="Seed of the sheet (random when omitted: kept in the key and shown "
+                                            "here, never printed on the copies)."),
     roster: Optional[str] = typer.Option(None, "--roster", help="CSV with an id column (and names): one variant each."),
     secret_file: Optional[str] = typer.Option(None, "--secret-file",
-                                              help="The secret the variants are derived from "
-                                                   "(make one with `examprep secret FILE`)."),
+                                              help="The secret the variants are derived from (made by "
+                                                   "`examprep secret FILE`); without it, --roster makes OUT/secret.hex "
+                                                   "and a rerun into OUT reuses it."),
     legacy_secret: bool = typer.Option(False, "--legacy-secret",
                                        help="Regenerate a sheet made before examprep stretched secrets "
                                             "(old derivation; warns)."),
@@ -42,8 +44,6 @@ def sheet(
                                             "decimal_comma = true)."),
 ) -> None:
     """Print a practice sheet: problems and solutions (PDF, Markdown), key, answer template, Moodle XML."""
-    import secrets
-
     from examprep import sheets
     from examprep.render.terminal import SheetProgress, print_recipes, print_sheet_summary
 
@@ -53,7 +53,7 @@ def sheet(
     with SheetProgress() as progress:
         result = sheets.make_sheet(
             recipe=recipe, topics=topics, count=count, difficulty=difficulty,
-            seed=secrets.randbelow(1_000_000) if seed is None else seed, roster=roster, secret_file=secret_file,
+            seed=seed, roster=roster, secret_file=secret_file,
             formats=formats, out=out, force=force, title=title, course=course, legacy_secret=legacy_secret,
             progress=progress, decimal_comma=decimal_comma, split=split)
     print_sheet_summary(result)
@@ -68,5 +68,5 @@ def secret(
     from examprep import sheets
 
     path = sheets.write_secret(file, force=force)
-    typer.echo(f"wrote {path}: a 256-bit secret, readable only by you. Keep it private and keep it: "
-               f"the same file regenerates the same variants.")
+    typer.echo(f"wrote {path}: a 256-bit secret, readable only by you (its first line marks it as examprep's). "
+               f"Keep it private and keep it: the same file regenerates the same variants.")

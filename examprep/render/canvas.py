@@ -249,7 +249,7 @@ def package(sheet: Any) -> tuple[bytes, list[str]]:
     """The sheet as a Canvas QTI zip, and the warnings of parts left out."""
     warnings: list[str] = []
     copies = [("", sheet.copies[0].problems)] if not sheet.variants else [(c.code, c.problems) for c in sheet.copies]
-    base = _ident(sheet.sheet_id if getattr(sheet, "sheet_id", None) else sheet.recipe.title)
+    base = _ident(getattr(sheet, "printed_id", None) or sheet.recipe.title)
     files: dict[str, bytes] = {}
     quizzes = []
     for code, problems in copies:

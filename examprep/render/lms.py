@@ -18,12 +18,14 @@ class Slot:
 
     number: int
     problems: list[tuple[str, Any]]          # (variant code or "", problem)
+    sheet: str = ""          # a common sheet with a secret seed: its printed id, named instead of the seed
 
 
 def slots(sheet: Any) -> list[Slot]:
     count = len(sheet.copies[0].problems)
     if not sheet.variants:
-        return [Slot(k + 1, [("", p)]) for k, p in enumerate(sheet.copies[0].problems)]
+        hidden = sheet.printed_id if getattr(sheet, "seed_secret", False) else ""
+        return [Slot(k + 1, [("", p)], hidden) for k, p in enumerate(sheet.copies[0].problems)]
     return [Slot(k + 1, [(c.code, c.problems[k]) for c in sheet.copies]) for k in range(count)]
 
 
@@ -103,7 +105,8 @@ def plain(text: str) -> str:
 
 
 def question_name(slot: Slot, code: str, p: Any) -> str:
-    tail = f"variant {code}" if code else f"{p.generator}, level {p.difficulty}, seed {p.seed}"
+    origin = f"sheet {slot.sheet}" if slot.sheet else f"seed {p.seed}"       # a problem's seed S + k gives S
+    tail = f"variant {code}" if code else f"{p.generator}, level {p.difficulty}, {origin}"
     return f"q{slot.number} {p.title} ({tail})"
 
 

@@ -183,7 +183,7 @@ def _sheet_markdown(sheet: Any, solutions: bool) -> str:
         out += [f"# {r.title}{' — solutions' if solutions else ''}", ""]
         bits = [b for b in (r.course, plural(r.minutes, "minute") if r.minutes else "", plural(copy.points, "point"),
                             plural(len(copy.problems), "problem")) if b]
-        bits.append(f"variant {copy.code}" if copy.code else f"sheet {sheet.sheet_id}")
+        bits.append(f"variant {copy.code}" if copy.code else f"sheet {sheet.printed_id}")
         out += [" · ".join(bits), ""]
         if copy.student:
             out += [f"**Name:** {copy.student.name or '—'} · **Student ID:** {copy.student.id}", ""]

@@ -317,7 +317,8 @@ def sheet_xml(sheet: Any) -> str:
     if not sheet.variants:
         root.append(_category(base))
         for k, p in enumerate(sheet.copies[0].problems, 1):
-            root.append(question(p, f"q{k} {p.title} ({p.generator}, level {p.difficulty}, seed {p.seed})"))
+            origin = f"sheet {sheet.printed_id}" if getattr(sheet, "seed_secret", False) else f"seed {p.seed}"
+            root.append(question(p, f"q{k} {p.title} ({p.generator}, level {p.difficulty}, {origin})"))
     else:
         slots = len(sheet.copies[0].problems)
         for k in range(slots):

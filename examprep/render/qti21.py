@@ -383,7 +383,7 @@ item's modal feedback. Math is MathML (made with latex2mathml).
 
 def package(sheet: Any) -> bytes:
     """The sheet as a QTI 2.1 content package (zip bytes)."""
-    ident = f"examprep-{sheet.sheet_id}" if getattr(sheet, "sheet_id", None) else "examprep"
+    ident = f"examprep-{sheet.printed_id}" if getattr(sheet, "printed_id", None) else "examprep"
     ident = re.sub(r"[^A-Za-z0-9_.-]", "-", ident)
     files: dict[str, bytes] = {}
     items = []

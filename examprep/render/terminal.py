@@ -431,10 +431,14 @@ def print_sheet_summary(result: Any) -> None:
     sh = result.sheet
     first = sh.copies[0]
     r = sh.recipe
-    what = plural(len(sh.copies), "variant") if sh.variants else f"seed {sh.seed}"
+    secret = getattr(sh, "seed_secret", False)
+    what = plural(len(sh.copies), "variant") if sh.variants else "seed not printed" if secret else f"seed {sh.seed}"
     typer.echo(f"{r.title}: {plural(len(first.problems), 'problem')}, {plural(first.points, 'point')}, "
                f"about {round(first.minutes)} min "
-               f"of work{f' for {r.minutes} min allowed' if r.minutes else ''} ({what}; sheet {sh.sheet_id})")
+               f"of work{f' for {r.minutes} min allowed' if r.minutes else ''} ({what}; sheet {sh.printed_id})")
+    if secret and not sh.variants:      # the instructor's terminal only: whoever has the seed has the key
+        typer.echo(f"seed {sh.seed} (kept in key.json; the copies print sheet {sh.printed_id} instead): "
+                   f"`--seed {sh.seed}` rebuilds this sheet; keep it private", err=True)
     shown = [p for p in result.written if p.parent == result.out_dir]
     for path in shown:
         typer.echo(f"  {path}")
@@ -445,6 +449,8 @@ def print_sheet_summary(result: Any) -> None:
     for folder, count in folders.items():
         kind = {"answers": "answer template", "problems": "PDF", "solutions": "PDF"}.get(folder.name, "file")
         typer.echo(f"  {folder}/ ({plural(count, kind)}, one per student)")
+    for note in getattr(result, "notes", []):
+        typer.echo(f"  {note}")
     removed = getattr(result, "removed", [])
     if removed:
         names = ", ".join(str(p.relative_to(result.out_dir)) for p in removed[:3]) + (", …" if len(removed) > 3 else "")

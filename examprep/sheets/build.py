@@ -3,9 +3,17 @@ the figures the solutions draw, and the instructions printed on every copy.
 
 Seeds. A sheet with seed S numbers its problems 1…N and builds problem k with seed S + k − 1; a
 variant does the same from the student's base seed (examprep.sheets.variants).
+
+A seed is secret when it is at least PRINTED_SEED_LIMIT (2³²), as every fresh one is (fresh_seed:
+63 random bits): whoever knows it rebuilds the key, so what a copy prints (footer, Markdown, the
+exports' titles and identifiers) names the sheet by its printed id, "RECIPE-ABCD-EFGH", a hash of
+the seed that reveals nothing of it. A smaller seed (one a user typed, `--seed 2024`) can be
+searched anyway and is printed as the sheet id, "RECIPE-2024", as it always was.
 """
 from __future__ import annotations
 
+import base64
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -16,6 +24,36 @@ from examprep.sheets.recipes import SheetError
 from examprep.sheets.variants import Student, check_pairing, check_secret, stretch_secret, variant_seed
 
 Progress = Callable[[str, int, int], None]      # (what, done, total): a long sheet reports as it goes
+
+PRINTED_SEED_LIMIT = 2 ** 32      # a seed below it is printed on the copies; one at or above it never is
+FRESH_SEED_BITS = 63              # a seed drawn for a sheet made without --seed
+
+
+def fresh_seed() -> int:
+    """A sheet's seed when none is given: 63 random bits (never below PRINTED_SEED_LIMIT, a chance
+    of one in 2³¹, so that it is never printed)."""
+    import secrets
+
+    while (seed := secrets.randbits(FRESH_SEED_BITS)) < PRINTED_SEED_LIMIT:
+        pass
+    return seed
+
+
+def seed_is_secret(seed: int) -> bool:
+    """Whether a sheet's copies hide its seed (see the module's docstring)."""
+    return seed >= PRINTED_SEED_LIMIT
+
+
+def printed_id(recipe_name: str, seed: int) -> str:
+    """What the copies print to name the sheet: "RECIPE-SEED" for a seed below PRINTED_SEED_LIMIT,
+    else "RECIPE-ABCD-EFGH", 40 bits of SHA-256("examprep-sheet-id" ‖ len ‖ recipe name ‖ len ‖
+    seed in decimal) in base32: the same seed always gives the same id, and the id tells nothing
+    of the seed but what testing each of 2⁶³ guesses would."""
+    if not seed_is_secret(seed):
+        return f"{recipe_name}-{seed}"
+    fields = b"".join(len(f).to_bytes(4, "big") + f for f in (recipe_name.encode("utf-8"), str(seed).encode("ascii")))
+    code = base64.b32encode(hashlib.sha256(b"examprep-sheet-id" + fields).digest()[:5]).decode()
+    return f"{recipe_name}-{code[:4]}-{code[4:]}"
 
 
 @dataclass
@@ -46,7 +84,18 @@ class Sheet:
 
     @property
     def sheet_id(self) -> str:
+        """The id the variants are derived from (in the secret's salt and each student's HMAC) and
+        the key records; for a secret seed it holds the seed, so it is never printed on a copy."""
         return f"{self.recipe.name}-{self.seed}"
+
+    @property
+    def seed_secret(self) -> bool:
+        return seed_is_secret(self.seed)
+
+    @property
+    def printed_id(self) -> str:
+        """The id the copies print (printed_id): the sheet_id for a seed a user typed, else a hash."""
+        return printed_id(self.recipe.name, self.seed)
 
     def instructions(self) -> list[str]:
         return instructions(self)

@@ -12,6 +12,12 @@ of the secret against it costs one scrypt, so a million guesses take days, not s
 holds every variant and records how they were derived (``meta["variants"]``); a grader picks the
 variant by student id.
 
+The secret's file: `examprep secret FILE` and `sheet --roster` without --secret-file (SECRET_FILE
+in the output folder, reused by a rerun there) write SECRET_MARK on the first line, then 64 hex
+digits. A file without the mark (a secret from before the mark, or one made by hand) is read as
+before, with a warning: stretching makes each guess cost 0.3 s, which does not help against a
+short list of hashed words.
+
 Sheets made before the stretching (HMAC under the secret itself, which also accepted short
 passphrases) are regenerated with ``legacy=True`` (`--legacy-secret`), which warns.
 """
@@ -37,6 +43,8 @@ MIN_SECRET_HEX = 32                   # 128 bits, as `examprep secret` (64) or s
 MIN_SECRET_DISTINCT = 8               # hex digits used: "0000…" or "abab…" is not random
 SECRET_KDF = {"name": "scrypt", "n": 2 ** 16, "r": 8, "p": 1, "dklen": 32}
 SECRET_SALT_TAG = b"examprep-variant-key-v2"
+SECRET_MARK = "# examprep secret"     # the first line of every secret file examprep writes
+SECRET_FILE = "secret.hex"            # a class's secret, made by `sheet --roster` beside key.json
 
 
 @dataclass(frozen=True)
@@ -149,8 +157,9 @@ _MAKE_SECRET = "make one with `examprep secret FILE`"
 def check_secret(secret: bytes, where: str = "the secret", *, legacy: bool = False) -> bytes:
     """``secret`` if it is one examprep accepts, else SheetError naming ``where``.
 
-    Accepted: at least 32 hex digits (128 bits) using at least 8 different digits, as
-    `examprep secret` and ``secrets.token_hex(16)`` or longer write. With ``legacy`` (sheets made
+    Accepted: at least 32 hex digits (128 bits) using at least 8 different digits, neither
+    repeating a block nor counting (_patterned), as `examprep secret` and ``secrets.token_hex(16)``
+    or longer write. With ``legacy`` (sheets made
     before key stretching): any 16 bytes or more, as then.
     """
     if not secret:
@@ -167,20 +176,51 @@ def check_secret(secret: bytes, where: str = "the secret", *, legacy: bool = Fal
         why = f"{len(text)} hex digits; at least {MIN_SECRET_HEX} (128 bits) are needed"
     elif len(set(text.lower())) < MIN_SECRET_DISTINCT:
         why = f"only {len(set(text.lower()))} different hex digits: not random"
+    elif _patterned(text.lower()):
+        why = "its digits repeat a block or count in steps, as 0123456789abcdef does: not random"
     else:
         return secret
     raise SheetError(f"{where}: not a random secret ({why}); {_MAKE_SECRET} (a sheet made with this one before "
                      f"examprep stretched secrets regenerates with --legacy-secret)")
 
 
+def _periodic(seq: list[int]) -> bool:
+    """Whether ``seq`` repeats with a period of at most half its length."""
+    return any(all(seq[i] == seq[i + p] for i in range(len(seq) - p)) for p in range(1, len(seq) // 2 + 1))
+
+
+def _patterned(text: str) -> bool:
+    """Hex digits that repeat a block ("abcd1234" × 4) or whose steps do (a counting run,
+    0123456789abcdef0123…, or fedc…, 02468ace…): a random 32 digits do either about once in 16¹⁶."""
+    digits = [int(c, 16) for c in text]
+    return _periodic(digits) or _periodic([(b - a) % 16 for a, b in zip(digits, digits[1:])])
+
+
 def read_secret(path: str | os.PathLike, *, legacy: bool = False) -> bytes:
-    """The variant secret: the file's bytes without surrounding whitespace, checked by check_secret.
+    """The variant secret: the file's bytes without surrounding whitespace (and without the
+    SECRET_MARK line, where examprep wrote the file), checked by check_secret.
 
     Raises SheetError for a missing, unreadable, empty or weak secret.
     """
+    return read_secret_file(path, legacy=legacy)[0]
+
+
+def read_secret_file(path: str | os.PathLike, *, legacy: bool = False) -> tuple[bytes, bool]:
+    """(the secret, whether the file carries SECRET_MARK), as read_secret reads it."""
     p = Path(path)
-    secret = read_user_bytes(p, f"--secret-file {p}", error=SheetError, missing_hint=_MAKE_SECRET).strip()
-    return check_secret(secret, f"--secret-file {p}", legacy=legacy)
+    raw = read_user_bytes(p, f"--secret-file {p}", error=SheetError, missing_hint=_MAKE_SECRET)
+    marked = raw.startswith(SECRET_MARK.encode("ascii"))
+    if marked:
+        raw = raw.partition(b"\n")[2]
+    return check_secret(raw.strip(), f"--secret-file {p}", legacy=legacy), marked
+
+
+def unmarked_warning(path: str | os.PathLike) -> str:
+    """The one-line warning for a --secret-file examprep did not write (no SECRET_MARK)."""
+    return (f"--secret-file {path}: not written by `examprep secret`; a secret typed by hand or made by hashing "
+            "a word or phrase (md5 of a password) is guessed from one student's copy in seconds, stretching or not; "
+            "unless it came from a random generator (openssl rand -hex 32), make new sheets with a secret from "
+            "`examprep secret FILE`")
 
 
 def new_secret() -> str:
@@ -190,13 +230,78 @@ def new_secret() -> str:
     return secrets.token_hex(32)
 
 
+def secret_file_bytes(secret: str) -> bytes:
+    """A secret file's content as examprep writes it: SECRET_MARK's line, then the hex digits."""
+    return (f"{SECRET_MARK}: 256 random bits; keep this file private, and keep it: the variants "
+            f"of every sheet made with it are derived from it\n{secret}\n").encode("ascii")
+
+
 def write_secret(path: str | os.PathLike, *, force: bool = False) -> Path:
-    """Write a new secret to ``path`` (mode 0600, atomically). Refuses to replace an existing file
-    unless ``force``: the variants of every sheet made with it hang on that file."""
-    from examprep.fileio import atomic_write_bytes, check_output_file
+    """Write a new secret to ``path`` with SECRET_MARK (mode 0600, atomically).
+    Refuses to replace an existing file unless ``force``: the variants of every sheet made with it
+    hang on that file."""
+    from examprep.fileio import check_output_file, write_files
 
     target = check_output_file(path, "", force=force)
-    return atomic_write_bytes(target, (new_secret() + "\n").encode("ascii"), private=True)
+    return write_files({target: secret_file_bytes(new_secret())}, overwrite=force, private=True)[0]
+
+
+def class_secret(out_dir: Path) -> tuple[bytes, bool, bool]:
+    """The secret of `sheet --roster` without --secret-file, as (secret, marked, new): the
+    SECRET_FILE an earlier run left in ``out_dir`` (read and checked as any --secret-file: one
+    that cannot be read or is weak is refused, never replaced), else a new one, which
+    save_class_secret writes once the sheet is built."""
+    path = out_dir / SECRET_FILE
+    if os.path.lexists(path):
+        return (*read_secret_file(path), False)
+    return new_secret().encode("ascii"), True, True
+
+
+def save_class_secret(out_dir: Path, secret: bytes) -> Path:
+    """Write a new class secret to ``out_dir``/SECRET_FILE (mode 0600, atomically, never over a
+    file that appeared meanwhile; the folder made if need be, as the outputs' is)."""
+    from examprep.fileio import write_files
+
+    return write_files({out_dir / SECRET_FILE: secret_file_bytes(secret.decode("ascii"))}, overwrite=False,
+                       private=True)[0]
+
+
+def rebuild_command(*, recipe: str | None, topics: list[str] | None, count: int | None, difficulty: int | None,
+                    seed: int, roster: str, secret_file: str, title: str | None, course: str | None,
+                    decimal_comma: bool, formats: str | None) -> str:
+    """The `examprep sheet` command line that rebuilds a class's sheet (the same variants) from its
+    roster and secret file, wherever both are copied (--out left to the user)."""
+    import shlex
+
+    args = ["examprep", "sheet"]
+    for option, value in (("--recipe", recipe), ("--topics", ",".join(topics) if topics else None),
+                          ("--count", count), ("--difficulty", difficulty), ("--seed", seed), ("--roster", roster),
+                          ("--secret-file", secret_file), ("--title", title), ("--course", course),
+                          ("--format", formats)):
+        if value is not None:
+            args += [option, str(value)]
+    if decimal_comma:
+        args.append("--decimal-comma")
+    return shlex.join(args)
+
+
+def class_secret_note(path: str, new: bool, seed_from: str, rebuild: str) -> str:
+    """What `sheet --roster` without --secret-file says about the class's secret file: written
+    (``new``) or reused, and where the seed came from ("given", "key": the folder's key.json, "key,
+    other secret": the same but that key's codes differ, or "new"), then the command that rebuilds
+    the class elsewhere."""
+    if new:
+        head = (f"wrote {path}: a new 256-bit secret, readable only by you, from which every student's variant "
+                "is derived; keep it private and keep it (a rerun into this folder reuses it, and the seed of "
+                "its key.json: the same variants)")
+    else:
+        head = f"reused {path}, the secret an earlier run left in this folder" + {
+            "key": ", and the seed of its key.json: each student keeps their variant",
+            "key, other secret": (", and the seed of its key.json; that key's variants came from another secret "
+                                  "(a --secret-file), so these differ from them"),
+            "given": ", with the --seed given",
+            "new": ", with a new seed (no class key.json of this recipe there): new variants"}[seed_from]
+    return f"{head}. To rebuild this class elsewhere, copy the roster and {path}, then run: {rebuild}"
 
 
 def _field(value: str) -> bytes:

@@ -8,9 +8,10 @@ from pathlib import Path
 
 from examprep.errors import ParamError
 from examprep.fileio import OutputError, safe_name, write_files
-from examprep.sheets.build import Progress, Sheet, build_sheet, font_plan
+from examprep.sheets.build import Progress, Sheet, build_sheet, font_plan, fresh_seed
 from examprep.sheets.recipes import SheetError, bundled_recipes, load_recipe, recipe_from_topics, with_difficulty
-from examprep.sheets.variants import LEGACY_WARNING, Student, derivation, read_roster, read_secret
+from examprep.sheets.variants import (LEGACY_WARNING, SECRET_FILE, Student, class_secret, class_secret_note, derivation,
+                                      read_roster, read_secret_file, rebuild_command, save_class_secret, unmarked_warning)
 
 FORMATS = ("pdf", "md", "moodle", "qti21", "canvas", "blackboard")
 LMS_FILES = {"moodle": "moodle.xml", "qti21": "qti21.zip", "canvas": "canvas.zip", "blackboard": "blackboard.txt"}
@@ -148,6 +149,8 @@ def make_key(sheet: Sheet):
     meta = {"sheet_id": sheet.sheet_id, "recipe": r.name, "recipe_source": r.source, "seed": sheet.seed,
             "course": r.course, "minutes": r.minutes, "points": sheet.copies[0].points,
             "estimated_minutes": round(sheet.copies[0].minutes, 1)}
+    if sheet.seed_secret:   # what the copies print instead of the seed (which they never print)
+        meta["printed_id"] = sheet.printed_id
     if r.decimal_comma:     # grade reads answers with decimal commas and ';' separators, without a flag
         meta["decimal_comma"] = True
     if sheet.variants:
@@ -258,7 +261,7 @@ def remove_stale(out_dir: Path, earlier: set[str], written: list[Path], keep: li
     now = {p.relative_to(out_dir).as_posix() for p in written}
     kept = {real_path(k) for k in keep}
     removed = []
-    for rel in sorted(earlier - now - {MANIFEST}):
+    for rel in sorted(earlier - now - {MANIFEST, SECRET_FILE}):      # a class's secret is never tidied away
         path = out_dir / rel
         if path.is_file() and not path.is_symlink() and real_path(path) not in kept:
             try:
@@ -280,6 +283,7 @@ class Result:
     written: list[Path]
     warnings: list[str] = field(default_factory=list)
     removed: list[Path] = field(default_factory=list)     # an earlier run's files this one replaced
+    notes: list[str] = field(default_factory=list)        # what the instructor must know (the class's secret)
 
 
 def _old_derivation(out_dir: Path, legacy: bool) -> str | None:
@@ -302,13 +306,37 @@ def _old_derivation(out_dir: Path, legacy: bool) -> str | None:
     return None
 
 
+def _earlier_seed(out_dir: Path, recipe_name: str | None = None) -> int | None:
+    """The seed of the class sheet (with variants) in ``out_dir``/key.json, if there is one (and its
+    recipe's name is ``recipe_name``, where given)."""
+    seed, _ = _earlier_class(out_dir, recipe_name)
+    return seed
+
+
+def _earlier_class(out_dir: Path, recipe_name: str | None = None) -> tuple[int | None, dict]:
+    """(seed, variant codes by student id) of the class key in ``out_dir``, as _earlier_seed finds it."""
+    import json
+
+    try:
+        data = json.loads((out_dir / "key.json").read_text(encoding="utf-8"))
+        meta, codes = data["meta"], data.get("variant_codes") or {}
+        seed = meta["seed"]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None, {}
+    ok = (recipe_name in (None, meta.get("recipe")) and "variants" in meta and type(seed) is int and seed >= 0
+          and isinstance(codes, dict))
+    return (seed, codes) if ok else (None, {})
+
+
 def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, count: int | None = None,
-               difficulty: int | None = None, seed: int = 0, roster: str | None = None,
+               difficulty: int | None = None, seed: int | None = 0, roster: str | None = None,
                secret_file: str | None = None, formats: str | None = None, out: str | None = None,
                force: bool = False, title: str | None = None, course: str | None = None,
                legacy_secret: bool = False, progress: Progress | None = None, decimal_comma: bool = False,
                split: bool = False) -> Result:
     """The `examprep sheet` command: validate everything, build, render in memory, then write.
+
+    ``seed`` None: a fresh one (build.fresh_seed), which the copies never print.
 
     Raises ExamprepError subclasses (usage: ParamError; recipe, roster, secret: SheetError;
     output: OutputError; Typst: TypstCompileError) before anything is written. Ctrl-C stops it
@@ -324,7 +352,7 @@ def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, co
 
 
 def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | None, difficulty: int | None,
-                seed: int, roster: str | None, secret_file: str | None, formats: str | None, out: str | None,
+                seed: int | None, roster: str | None, secret_file: str | None, formats: str | None, out: str | None,
                 force: bool, title: str | None, course: str | None, legacy_secret: bool,
                 progress: Progress | None, decimal_comma: bool = False, split: bool = False) -> Result:
     from dataclasses import replace
@@ -358,22 +386,36 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
         r = replace(r, decimal_comma=True)
     students = read_roster(roster) if roster else None
     if split and students is None:
-        raise ParamError("--split writes one PDF per student: give --roster and --secret-file too")
+        raise ParamError("--split writes one PDF per student: give --roster too")
     if split and "pdf" not in fmts:
         raise ParamError("--split writes one PDF per student: add pdf to --format")
     if legacy_secret and not secret_file:
         raise SheetError("--legacy-secret goes with --roster and --secret-file (it regenerates old variants)")
-    secret = read_secret(secret_file, legacy=legacy_secret) if secret_file else None
     if out is not None and not out.strip():
         raise ParamError("--out: an empty folder name; give a folder (without --out: the recipe's name)")
     out_dir = Path(out) if out else Path(r.name)
+    secret, marked, own_secret, new_secret = None, True, False, False
+    if secret_file:
+        secret, marked = read_secret_file(secret_file, legacy=legacy_secret)
+    elif students is not None:       # the folder's own secret: an earlier run's, or a new one saved with the outputs
+        secret_file, own_secret = str(out_dir / SECRET_FILE), True
+        secret, marked, new_secret = class_secret(out_dir)
+        if new_secret and _earlier_seed(out_dir) is not None:     # a forgotten --secret-file would replace the class
+            raise SheetError(f"--out {out_dir}: its key.json holds a class's variants, made from a secret other than "
+                             f"{secret_file} (which is not there); give that sheet's --secret-file to rebuild it, "
+                             "or --out another folder")
     inputs = [p for p in (recipe, roster, secret_file, *(getattr(i.question, "source", "") for i in r.items))
               if p and os.path.isfile(p)]
     check_output_dir(out_dir, planned_paths(students is not None, fmts, students, split), force, inputs)
-    warnings = [LEGACY_WARNING] if legacy_secret else []
+    warnings = [LEGACY_WARNING] if legacy_secret else [] if marked else [unmarked_warning(secret_file)]
     if students is not None and force:
         replaced = _old_derivation(out_dir, legacy_secret)
         warnings += [replaced] if replaced else []
+    seed_from, earlier_codes = "given" if seed is not None else "new", {}
+    if seed is None and own_secret and not new_secret:     # a rerun of the class: its seed too, so the same variants
+        seed, earlier_codes = _earlier_class(out_dir, r.name)
+        seed_from = "new" if seed is None else "key"
+    seed = fresh_seed() if seed is None else seed
     sheet = build_sheet(r, seed, roster=students, secret=secret, legacy=legacy_secret, progress=progress)
     fonts = font_plan(sheet) if "pdf" in fmts else None
     warnings += fonts.warnings if fonts else []
@@ -387,8 +429,18 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
         warnings += blackboard.files(sheet)[1]
     outputs = render_outputs(sheet, fmts, progress, fonts.files if fonts else [], split=split)
     earlier = earlier_files(out_dir) if force else set()
+    notes = []
+    if sheet.variants and any(earlier_codes.get(c.student.id, c.code) != c.code for c in sheet.copies):
+        seed_from = "key, other secret"     # that key was made with --secret-file: its variants are not these
+    if own_secret:
+        if new_secret:       # before the outputs: a key never exists without its secret
+            save_class_secret(out_dir, secret)
+        rebuild = rebuild_command(recipe=recipe, topics=topics, count=count, difficulty=difficulty, seed=seed,
+                                  roster=roster, secret_file=secret_file, title=title, course=course,
+                                  decimal_comma=decimal_comma, formats=formats)
+        notes.append(class_secret_note(secret_file, new_secret, seed_from, rebuild))
     written = write_outputs(out_dir, outputs, force)
-    return Result(sheet, out_dir, written, warnings, remove_stale(out_dir, earlier, written, keep=inputs))
+    return Result(sheet, out_dir, written, warnings, remove_stale(out_dir, earlier, written, keep=inputs), notes)
 
 
 def parse_formats(spec: str | None) -> tuple[str, ...]:

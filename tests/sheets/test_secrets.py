@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 from examprep import keys, sheets
 from examprep.cli import app
 from examprep.sheets import SheetError, Student
+from examprep.sheets.variants import read_secret_file
 
 runner = CliRunner()
 HEX = "7c1e5b0a93d24f68e1b7a0c5d3f29e4a6b8c0d1e2f3a4b5c6d7e8f9012345678"
@@ -58,19 +59,43 @@ def test_weak_or_non_hex_secrets_are_refused(secret):
         sheets.check_secret(secret)
 
 
-@pytest.mark.parametrize("secret", [TOKEN_HEX_16, TOKEN_HEX_32, b"0123456789ABCDEF0123456789abcdef", HEX.encode()])
+@pytest.mark.parametrize("secret", [TOKEN_HEX_16, TOKEN_HEX_32, HEX.encode(), HEX.upper().encode()])
 def test_random_hex_secrets_are_accepted(secret):
     assert sheets.check_secret(secret) == secret
+
+
+@pytest.mark.parametrize("secret", [
+    b"0123456789ABCDEF0123456789abcdef",       # a counting run, twice (it passed before)
+    b"fedcba9876543210" * 4,                   # counting down
+    b"02468ace13579bdf" * 2,                   # counting in twos
+    "".join(f"{i * 3 % 16:x}" for i in range(40)).encode(),      # counting in threes, no block repeated in 16
+    hashlib.sha256(b"password").hexdigest()[:16].encode() * 2,   # a hashed word's block, repeated
+    b"13579bdf02468ace" + b"13579bdf02468ace"[:16],             # a run that wraps, twice
+])
+def test_counting_runs_and_repeats_are_refused(secret):
+    with pytest.raises(SheetError, match="repeat a block or count in steps"):
+        sheets.check_secret(secret)
+
+
+def test_random_secrets_are_never_taken_for_patterns():
+    draw = random.Random(35)
+    for n in (16, 32):
+        for _ in range(500):
+            secret = draw.randbytes(n).hex().encode()
+            if len(set(secret)) >= 8:       # the distinct-digit rule is the other check
+                assert sheets.check_secret(secret) == secret
 
 
 def test_the_secret_command_writes_a_private_256_bit_hex_secret(tmp_path):
     path = tmp_path / "secret.txt"
     res = runner.invoke(app, ["secret", str(path)])
     assert res.exit_code == 0, res.output
-    text = path.read_text()
+    mark, text = path.read_text().split("\n", 1)     # the mark, then the secret: 64 hex digits
+    assert mark.startswith("# examprep secret")
     assert len(text) == 65 and text.endswith("\n") and int(text, 16) >= 0
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert sheets.read_secret(path) == text.strip().encode()
+    text = path.read_text()
     # never replaced by accident: every sheet made with it depends on it
     res = runner.invoke(app, ["secret", str(path)])
     assert res.exit_code == 2 and "already exists; use --force" in res.stderr and path.read_text() == text
@@ -150,3 +175,114 @@ def test_replacing_an_old_key_with_new_variants_warns(tmp_path):
     res = _sheet(tmp_path, HEX, "--force")
     assert res.exit_code == 0 and "held variants derived the old way" in res.stderr
     assert json.loads((tmp_path / "o" / "key.json").read_text())["meta"]["variants"]["version"] == 2
+
+
+# ---------------------------------------------------------------- the class's own secret (no --secret-file)
+
+@pytest.fixture
+def cheap_kdf(monkeypatch):
+    """scrypt at n = 2¹⁰ for the tests of the secret's file (the derivation itself is tested above
+    at its real cost): each run of a class then costs milliseconds, not 0.3 s."""
+    from examprep.sheets import variants
+
+    monkeypatch.setattr(variants, "SECRET_KDF", dict(variants.SECRET_KDF, n=2 ** 10))
+
+
+def _class(tmp_path, *extra: str, out: str = "o"):
+    (tmp_path / "roster.csv").write_text("id,name\ns1,Ada\ns2,Alan\n")
+    return runner.invoke(app, ["sheet", "-t", "conv2d", "-f", "md", "--roster", str(tmp_path / "roster.csv"),
+                               "--out", str(tmp_path / out), *extra])
+
+
+def _codes(seed: int, secret: bytes) -> dict:
+    sheet = sheets.build_sheet(sheets.recipe_from_topics(["conv2d"]), seed, roster=ROSTER, secret=secret)
+    return {c.student.id: c.code for c in sheet.copies}
+
+
+def test_a_roster_without_secret_file_makes_a_private_marked_secret_and_says_how_to_rebuild(tmp_path, monkeypatch, cheap_kdf):
+    res = _class(tmp_path, "-s", "3")
+    assert res.exit_code == 0 and not res.stderr, res.output
+    path = tmp_path / "o" / "secret.hex"
+    mark, secret = path.read_text().split("\n", 1)
+    assert mark.startswith("# examprep secret") and len(secret.strip()) == 64 and int(secret, 16) >= 0
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert "secret.hex" not in (tmp_path / "o" / ".examprep-files.json").read_text()   # never tidied away
+    assert f"wrote {path}: a new 256-bit secret" in res.stdout
+    command = res.stdout.split("then run: ")[1].strip()
+    assert command == (f"examprep sheet --topics conv2d --seed 3 --roster {tmp_path / 'roster.csv'} "
+                       f"--secret-file {path} --format md")
+    # the printed command rebuilds the class elsewhere: the same variants
+    monkeypatch.chdir(tmp_path)
+    again = runner.invoke(app, command.split()[1:] + ["--out", str(tmp_path / "elsewhere")])
+    assert again.exit_code == 0 and not again.stderr, again.output
+    assert (tmp_path / "elsewhere" / "key.json").read_bytes() == (tmp_path / "o" / "key.json").read_bytes()
+    # the variants are those a --secret-file holding the same digits gives (the mark is not part of the secret)
+    key = keys.read_key(tmp_path / "o" / "key.json")
+    assert key.variant_codes == _codes(3, secret.strip().encode())
+
+
+def test_a_rerun_into_the_folder_reuses_its_secret_and_seed_and_never_removes_it(tmp_path, cheap_kdf):
+    assert _class(tmp_path).exit_code == 0           # no --seed: a fresh one, kept in the key
+    secret, key = ((tmp_path / "o" / name).read_bytes() for name in ("secret.hex", "key.json"))
+    res = _class(tmp_path, "--force")
+    assert res.exit_code == 0 and "reused" in res.stdout and "each student keeps their variant" in res.stdout
+    assert (tmp_path / "o" / "secret.hex").read_bytes() == secret
+    assert (tmp_path / "o" / "key.json").read_bytes() == key
+    # a common sheet over the class folder, and a manifest claiming the secret: the secret stays
+    manifest = tmp_path / "o" / ".examprep-files.json"
+    manifest.write_text(json.dumps({"files": ["secret.hex", "key.json"]}))
+    res = runner.invoke(app, ["sheet", "-t", "conv2d", "-f", "md", "-s", "4", "--out", str(tmp_path / "o"), "--force"])
+    assert res.exit_code == 0 and (tmp_path / "o" / "secret.hex").read_bytes() == secret
+
+
+def test_a_secret_already_in_the_folder_is_used_and_a_weak_one_refused_never_replaced(tmp_path, cheap_kdf):
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / "secret.hex").write_text(f"# examprep secret\n{HEX}\n")     # copied in by the instructor
+    res = _class(tmp_path, "-s", "5")
+    assert res.exit_code == 0 and f"reused {tmp_path / 'o' / 'secret.hex'}" in res.stdout, res.output
+    assert keys.read_key(tmp_path / "o" / "key.json").variant_codes == _codes(5, HEX.encode())
+    (tmp_path / "o" / "secret.hex").write_text("# examprep secret\n" + "ab" * 32 + "\n")
+    res = _class(tmp_path, "--force")
+    assert res.exit_code == 2 and "not random" in res.stderr and res.stderr.count("\n") == 1
+    assert (tmp_path / "o" / "secret.hex").read_text() == "# examprep secret\n" + "ab" * 32 + "\n"
+
+
+def test_a_secret_file_examprep_did_not_write_warns_in_one_line_and_is_used(tmp_path, cheap_kdf):
+    (tmp_path / "old.txt").write_text(HEX + "\n")
+    res = _class(tmp_path, "-s", "5", "--secret-file", str(tmp_path / "old.txt"))
+    assert res.exit_code == 0 and res.stderr.count("\n") == 1, res.output
+    assert res.stderr.startswith(f"warning: --secret-file {tmp_path / 'old.txt'}: not written by `examprep secret`")
+    assert "guessed" in res.stderr and not (tmp_path / "o" / "secret.hex").exists()
+    assert keys.read_key(tmp_path / "o" / "key.json").variant_codes == _codes(5, HEX.encode())
+    # the same digits in a file `examprep secret` marks: the same secret, and no warning
+    (tmp_path / "marked.txt").write_text(f"# examprep secret: 256 random bits\n{HEX}\n")
+    assert read_secret_file(tmp_path / "marked.txt") == (HEX.encode(), True)
+    assert read_secret_file(tmp_path / "old.txt") == (HEX.encode(), False)
+
+
+@pytest.mark.parametrize("content", ["# examprep secret\n" + "0123456789abcdef" * 2,      # a counting run
+                                     "# examprep secret\n" + hashlib.md5(b"password").hexdigest()[:8] * 4,  # repeats
+                                     "# examprep secret\n" + "ab" * 32, "# examprep secret\n"])
+def test_the_mark_does_not_let_a_weak_secret_pass(tmp_path, content):
+    (tmp_path / "s.txt").write_text(content)
+    with pytest.raises(SheetError, match="not a random secret|the file is empty"):
+        sheets.read_secret(tmp_path / "s.txt")
+
+
+def test_a_class_made_with_a_secret_file_is_not_replaced_when_the_option_is_forgotten(tmp_path, cheap_kdf):
+    (tmp_path / "mine.txt").write_text(f"# examprep secret\n{HEX}\n")
+    assert _class(tmp_path, "-s", "5", "--secret-file", str(tmp_path / "mine.txt")).exit_code == 0
+    key = (tmp_path / "o" / "key.json").read_bytes()
+    res = _class(tmp_path, "--force")
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1, res.output
+    assert "its key.json holds a class's variants" in res.stderr and "--secret-file" in res.stderr
+    assert (tmp_path / "o" / "key.json").read_bytes() == key and not (tmp_path / "o" / "secret.hex").exists()
+
+
+def test_a_rerun_says_so_when_the_folders_key_came_from_another_secret(tmp_path, cheap_kdf):
+    assert _class(tmp_path).exit_code == 0                                        # makes o/secret.hex
+    (tmp_path / "mine.txt").write_text(f"# examprep secret\n{HEX}\n")
+    assert _class(tmp_path, "--secret-file", str(tmp_path / "mine.txt"), "--force").exit_code == 0
+    res = _class(tmp_path, "--force")                # o/secret.hex again, with the seed of mine.txt's key
+    assert res.exit_code == 0 and "that key's variants came from another secret" in res.stdout, res.output
+    assert "each student keeps their variant" not in res.stdout

@@ -176,7 +176,7 @@ def _header(sheet: Any, copy: Any, solutions: bool, instructions: list[str], str
         right_box = (f"#box(stroke: 0.6pt, inset: (x: 6pt, y: 4pt), radius: 2pt)[#text(size: 8pt)[variant] "
                      f"#text(font: \"DejaVu Sans Mono\", size: 10pt, weight: \"bold\", {typst_string(copy.code)})]")
     else:
-        right_box = f"#text(size: 8pt, fill: ink)[sheet #{typst_string(sheet.sheet_id)};]"
+        right_box = f"#text(size: 8pt, fill: ink)[sheet #{typst_string(sheet.printed_id)};]"
     out = [f"#grid(columns: (1fr, auto), align: (left + bottom, right + bottom), row-gutter: 4pt,"
            f" [#text(size: 9pt, tracking: 0.6pt, fill: ink, upper({typst_string(r.course or 'examprep')}))],"
            f" [{right_box}],"
@@ -341,7 +341,7 @@ def _sheet_source(sheet: Any, solutions: bool, strict: bool, copies: list | None
         if copy.student:
             foot = f"{r.title} · {copy.student.name + ' · ' if copy.student.name else ''}{copy.student.id} · variant {copy.code}"
         else:
-            foot = f"{r.title} · {sheet.sheet_id}"
+            foot = f"{r.title} · {sheet.printed_id}"
         if solutions:
             foot += " · solutions"
         # the footer finds its copy's two labels by the copy counter (a filler page between copies
