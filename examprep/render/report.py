@@ -208,9 +208,9 @@ def _class_table(results: list[SubmissionResult], shown: list[SubmissionResult],
 
 def escape(text: str) -> str:
     """Student text for rich markup: printable, with its square brackets escaped."""
-    from rich.markup import escape
+    from examprep.escape import terminal
 
-    return escape(printable(text))
+    return terminal(text)
 
 
 def _to_mark(res: SubmissionResult) -> str:

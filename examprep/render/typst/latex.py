@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from examprep.escape import typst_string  # noqa: F401 - renderers import it from here too
+
 
 class UnsupportedLatex(ValueError):
     """A LaTeX construct outside the subset this converter knows (a bug in a formula of ours)."""
@@ -61,12 +63,6 @@ _ESCAPE = {"/": "\\/", ",": "\\,", ";": "\\;", "#": "\\#", "$": "\\$", "@": "\\@
 
 _EMPTY = '""'
 _TOKEN = re.compile(r"\\(?:[A-Za-z]+\*?|.)|\d+(?:\.\d+)?|\s+|.", re.S)
-
-
-def typst_string(text: str) -> str:
-    """A Typst string literal holding ``text`` verbatim."""
-    out = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "").replace("\t", " ")
-    return f'"{out}"'
 
 
 class _Parser:
