@@ -102,7 +102,8 @@ def read_key(path: str | Path) -> Key:
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
         raise KeyFileError(f"{p}: damaged key: format_version must be a whole number ≥ 1, got {_shown(version)}")
     if version > KEY_FORMAT:
-        raise KeyFileError(f"{p}: format_version {_shown(version)}: key format is newer than this examprep reads ({KEY_FORMAT}); upgrade examprep")
+        raise KeyFileError(f"{p}: format_version {_shown(version)}: key format is newer than this examprep reads "
+                           f"({KEY_FORMAT}); upgrade examprep")
     _check_structure(d, p)
     wrong = key_field_error(d)
     if wrong is not None:
