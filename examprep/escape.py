@@ -31,14 +31,17 @@ def html(text: Any, *, quote: bool = True) -> str:
 # block quote or a list ("#", ">", "-", "+", "*", "1." "1)"). Elsewhere these characters are
 # text ("|w| < 1", "Loshchilov & Hutter") and stay as written; so do emphasis marks (* and _ in a
 # line change how text looks, not what it is: prose uses them, W_ih).
-_MARKDOWN_SPECIAL = re.compile(r"[\\`]|<(?=[A-Za-z/!?])|&(?=[A-Za-z#])|\](?=[(\[:])")
+_MARKDOWN_SPECIAL = re.compile(r"[\\`]|<(?=[A-Za-z/!?])|&(?=[A-Za-z#])|\][(\[:]")
+# as entities, which every Markdown renderer reads (some take raw HTML after a backslash)
+_ENTITY = {"<": "&lt;", "&": "&amp;"}
 _LINE_START = re.compile(r"^(\s*)([#>+*-])", re.M)
 _LINE_START_NUMBER = re.compile(r"^(\s*\d+)([.)])", re.M)
 
 
 def markdown(text: Any) -> str:
     """Plain text as Markdown that shows exactly that text (no HTML, link, image, code or heading)."""
-    escaped = _MARKDOWN_SPECIAL.sub(lambda m: "\\" + m.group(0), str(text))
+    escaped = _MARKDOWN_SPECIAL.sub(lambda m: _ENTITY.get(m.group(0)) or "".join("\\" + c for c in m.group(0)),
+                                    str(text))
     escaped = _LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), escaped)
     return _LINE_START_NUMBER.sub(lambda m: m.group(1) + "\\" + m.group(2), escaped)
 

@@ -153,7 +153,7 @@ def test_markdown_shows_the_text_and_makes_nothing(text):
 
 
 def test_markdown_math_keeps_math_and_opens_no_tag():
-    assert escape.markdown_text("a $x<y$ and $|w| < 1$ <b>") == r"a $x\lt y$ and $|w| < 1$ \<b>"
+    assert escape.markdown_text("a $x<y$ and $|w| < 1$ <b>") == r"a $x\lt y$ and $|w| < 1$ &lt;b>"
 
 
 def test_typst_string_and_terminal():
