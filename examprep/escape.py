@@ -38,17 +38,21 @@ _LINE_START = re.compile(r"^(\s*)([#>+*-])", re.M)
 _LINE_START_NUMBER = re.compile(r"^(\s*\d+)([.)])", re.M)
 
 
+def _markdown_inline(text: Any) -> str:
+    return _MARKDOWN_SPECIAL.sub(lambda m: _ENTITY.get(m.group(0)) or "".join("\\" + c for c in m.group(0)), str(text))
+
+
 def markdown(text: Any) -> str:
     """Plain text as Markdown that shows exactly that text (no HTML, link, image, code or heading)."""
-    escaped = _MARKDOWN_SPECIAL.sub(lambda m: _ENTITY.get(m.group(0)) or "".join("\\" + c for c in m.group(0)),
-                                    str(text))
+    escaped = _markdown_inline(text)
     escaped = _LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), escaped)
     return _LINE_START_NUMBER.sub(lambda m: m.group(1) + "\\" + m.group(2), escaped)
 
 
 def markdown_cell(text: Any) -> str:
-    """Text for a cell of a Markdown table: as ``markdown``, and a "|" does not end the cell."""
-    return markdown(text).replace("|", "\\|")
+    """Text for a cell of a Markdown table (one line, where no heading or list can start): as
+    ``markdown`` inside a line, and a "|" does not end the cell."""
+    return _markdown_inline(text).replace("|", "\\|")
 
 
 _INLINE_MATH = re.compile(r"\$([^$]+)\$")

@@ -7,8 +7,8 @@ named by its JSON path: ``variants.s001[2].parts[0].points: 1e308 is not a finit
 KeyFileError. The checks of what grading makes of a part (its kind, expected value against its
 shape, choices, misconceptions' values) stay in keys.py, named by question and part (q2.loss).
 
-No number in a key is NaN, ±Infinity or beyond a float's range (examprep writes none: JSON has
-none), wherever it is.
+No number in a key is NaN or beyond a float's range (JSON has no NaN; examprep writes none), and
+none is ±Infinity but an expected value's or a misconception's (a limit, log 0 = −∞).
 """
 from __future__ import annotations
 
@@ -46,17 +46,24 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def nonfinite(value: Any, path: str = "") -> None:
-    """Raise FieldError at the first number that is NaN, ±Infinity or an integer beyond a float's range."""
+_MISCONCEPTION = re.compile(r"\.misconceptions\[\d+\]$")
+
+
+def nonfinite(value: Any, path: str = "", infinite: bool = False) -> None:
+    """Raise FieldError at the first number that is NaN, ±Infinity or an integer beyond a float's
+    range. An expected value and a misconception's value may be ±Infinity (a limit: log 0 = −∞;
+    grading compares them as such); an expected NaN is left to keys.py, which names the part."""
     if isinstance(value, dict):
         for k, v in value.items():
-            nonfinite(v, join(path, k))
+            if k == "expected" and path.endswith("]") and "parts[" in path:
+                continue
+            nonfinite(v, join(path, k), infinite or (k == "value" and _MISCONCEPTION.search(path) is not None))
     elif isinstance(value, list):
         for i, v in enumerate(value):
-            nonfinite(v, join(path, i))
+            nonfinite(v, join(path, i), infinite)
     elif _is_number(value):
         try:
-            ok = math.isfinite(value)
+            ok = math.isfinite(value) or (infinite and not math.isnan(value))
         except OverflowError:
             ok = False
         if not ok:

@@ -348,9 +348,10 @@ def project_root(folder: Path) -> Path:
 def question_path(name: str, base: Path | None, questions_dir: str | Path | None = None) -> Path:
     """The question file a recipe's ``question = "NAME"`` names, relative to the recipe's folder
     ``base``. A recipe is shared like a document, so it reads only question files: a ``.toml`` file
-    inside the recipe's project (project_root: a course's recipes/ and questions/ folders) or under
-    ``questions_dir`` (--questions-dir), links resolved — never /etc/shadow or a file beside the
-    project. Devices and pipes are refused when the file is read (fileio.read_user_bytes).
+    inside the recipe's project (project_root: a course's recipes/ and questions/ folders), one of
+    examprep's own example questions, or one under ``questions_dir`` (--questions-dir), links
+    resolved — never /etc/shadow or a file beside the project. Devices and pipes are refused when
+    the file is read (fileio.read_user_bytes).
     Raises SheetError naming the path and what to do."""
     path = Path(name)
     if path.suffix.lower() != ".toml":
@@ -360,9 +361,10 @@ def question_path(name: str, base: Path | None, questions_dir: str | Path | None
     if base is None:
         return path
     real = path.resolve()
-    roots = [project_root(base)] + ([Path(questions_dir).resolve()] if questions_dir is not None else [])
+    roots = [project_root(base), (_bank_dir() / "questions").resolve()]      # examprep's own example questions too
+    roots += [Path(questions_dir).resolve()] if questions_dir is not None else []
     if not any(real == r or r in real.parents for r in roots):
-        where = " or ".join(str(r) for r in roots)
+        where = " or ".join(str(r) for r in roots[:1] + roots[2:])
         raise SheetError(f"{name!r} is outside the recipe's project ({where}); move the question file there, or give "
                          "--questions-dir DIR to read question files from DIR")
     return path

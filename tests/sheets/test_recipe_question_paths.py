@@ -85,3 +85,8 @@ def test_without_git_the_project_is_the_recipes_folder(tmp_path):
     with pytest.raises(SheetError, match=r"outside the recipe's project \(.*recipes\)"):
         sheets.load_recipe(str(recipe))
     assert sheets.load_recipe(str(recipe), questions_dir=tmp_path / "course" / "questions").items
+
+
+def test_examprep_s_own_example_questions_may_be_named_by_their_path(tmp_path):
+    recipe = course(tmp_path, str(QUESTION))
+    assert sheets.load_recipe(str(recipe)).items[0].question.id == "softmax-by-hand"
