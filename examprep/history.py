@@ -120,6 +120,11 @@ def home() -> Path:
     return Path(platformdirs.user_data_dir("examprep", appauthor=False))
 
 
+def _writable(path: Path) -> bool:
+    """Can the history and its folder (SQLite's WAL and shared-memory files live beside it) be written?"""
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+
+
 def default_path() -> Path:
     return home() / FILENAME
 
@@ -170,6 +175,10 @@ class History:
 
     def __init__(self, path: str | os.PathLike | None = None, *, timeout: float = 30.0):
         self.path = Path(path) if path is not None else default_path()
+        self.read_only = False
+        if self.path.is_file() and not _writable(self.path):
+            self._open_read_only()
+            return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # autocommit mode: every transaction below is explicit and short
@@ -184,8 +193,39 @@ class History:
             self._migrate()
         except sqlite3.DatabaseError as err:
             self.conn.close()
+            if "readonly" in str(err):            # a read-only file system, or modes os.access did not see
+                self._open_read_only()
+                return
             raise HistoryError(f"{self.path}: not a usable examprep history ({err}); "
                                "move it aside to start a new one") from None
+
+    def _open_read_only(self) -> None:
+        """Open a history that cannot be written (its file or its folder read-only): everything that
+        reads it works (stats, --due); anything that would write raises HistoryError saying so."""
+        self.read_only = True
+        uri = self.path.resolve().as_uri()
+        try:
+            try:
+                self.conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None)
+                self.conn.execute("PRAGMA user_version").fetchone()
+            except sqlite3.OperationalError:      # WAL's shared-memory file cannot be made beside it: read as is
+                self.conn = sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, isolation_level=None)
+            version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+        except sqlite3.DatabaseError as err:
+            raise HistoryError(f"{self.path}: not a usable examprep history ({err}); "
+                               "move it aside to start a new one") from None
+        if version > SCHEMA_VERSION:
+            raise HistoryError(f"{self.path}: history schema {version} is newer than this examprep reads "
+                               f"({SCHEMA_VERSION}); upgrade examprep")
+        if version < SCHEMA_VERSION:
+            raise HistoryError(f"{self.path}: the history is read-only and from an older examprep; make it writable "
+                               "once (chmod u+w on it and its folder) so this examprep can upgrade it")
+
+    def read_only_message(self, doing: str) -> str:
+        """One line: read-only, so ``doing`` ("a quiz's answers cannot be recorded"); what still works; what to do."""
+        return (f"{self.path}: the history is read-only, so {doing}; `examprep stats` and "
+                "`examprep review --due` still read it. Make it writable (chmod u+w on the file and its "
+                "folder), or set EXAMPREP_HOME to another folder to start a new history there")
 
     # ------------------------------------------------------------------------------ plumbing
 
@@ -221,7 +261,10 @@ class History:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """BEGIN IMMEDIATE … COMMIT (rolled back on any exception, KeyboardInterrupt included)."""
+        """BEGIN IMMEDIATE … COMMIT (rolled back on any exception, KeyboardInterrupt included).
+        HistoryError for a read-only history (every write comes here)."""
+        if self.read_only:
+            raise HistoryError(self.read_only_message("nothing can be recorded in it"))
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield self.conn

@@ -24,6 +24,7 @@ from typing import Any
 from examprep import __version__
 from examprep.errors import ExamprepError
 from examprep.fileio import atomic_write_text
+from examprep.keyfields import key_field_error
 from examprep.problem import Problem
 
 KEY_FORMAT = 1
@@ -101,8 +102,12 @@ def read_key(path: str | Path) -> Key:
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
         raise KeyFileError(f"{p}: damaged key: format_version must be a whole number ≥ 1, got {_shown(version)}")
     if version > KEY_FORMAT:
-        raise KeyFileError(f"{p}: key format {version} is newer than this examprep reads ({KEY_FORMAT}); upgrade examprep")
+        raise KeyFileError(f"{p}: format_version {_shown(version)}: key format is newer than this examprep reads "
+                           f"({KEY_FORMAT}); upgrade examprep")
     _check_structure(d, p)
+    wrong = key_field_error(d)
+    if wrong is not None:
+        raise KeyFileError(f"{p}: {wrong}")
     try:
         check = d.get("ecf_check")
         key = Key(title=d.get("title", ""), problems=_problems(d["problems"], p, ""),

@@ -31,6 +31,7 @@ from examprep.answers.limits import (DEFAULT_LIMITS, MAX_CLASS_FILE_BYTES, MAX_C
                                      MAX_SUBMISSION_BYTES, OPTIONS, Limits, SubmissionError, chunks_of, codec_of, decode,
                                      raise_hint, read_bytes, shape, text_stream, too_deep, too_many_keys,
                                      toml_precheck)
+from examprep.escape import printable  # noqa: F401 - the one rule for terminals, used from here by many modules
 from examprep.fileio import not_regular, size_text
 
 # the names this module has always offered, now kept in examprep.answers.limits
@@ -82,16 +83,6 @@ def template_mark(text: str) -> TemplateMark | None:
                  for n, title, gen, pts in _TEMPLATE_QUESTION.findall(text)}
     return TemplateMark((head.group(1) or "").strip(), questions)
 
-
-def printable(text: Any) -> str:
-    """Text safe to show on a terminal or in a report: control and format characters (ESC, bidi
-    overrides) and lone surrogates (from a JSON escape, or a file name that is not UTF-8) become
-    escapes ("\\x1b", "\\udcff"), so text from a file can neither drive a terminal nor stop an
-    output from being encoded."""
-    text = str(text)
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
 
 
 LINE_BREAKING = ("Cc", "Zl", "Zp")

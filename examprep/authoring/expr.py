@@ -222,12 +222,13 @@ def _eval(node: ast.AST, env: dict[str, Any]) -> Any:
         v = _eval(node.value, env)
         index = _eval(node.slice, env)
         for i in index if isinstance(index, list) else [index]:
-            if isinstance(i, bool) or not isinstance(i, int) and not (isinstance(i, float) and i == int(i)):
+            # NaN and ±inf (1e309) are no whole numbers: int() of them was a traceback
+            if isinstance(i, bool) or not (isinstance(i, int) or isinstance(i, float) and i * 0 == 0 and i.is_integer()):
                 raise ExprError(f"index {i!r} in '{ast.unparse(node)}' is not a whole number")
             if not isinstance(v, list):
                 raise ExprError(f"'{ast.unparse(node.value)}' cannot be indexed that deep")
-            if not -len(v) <= int(i) < len(v):
-                raise ExprError(f"index {int(i)} out of range in '{ast.unparse(node)}' (length {len(v)})")
+            if not -len(v) <= i < len(v):
+                raise ExprError(f"index {i:g} out of range in '{ast.unparse(node)}' (length {len(v)})")
             v = v[int(i)]
         return v
     if isinstance(node, ast.Call):

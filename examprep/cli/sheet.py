@@ -38,6 +38,9 @@ def sheet(
                                help="With --roster: each student's copy as a PDF of its own too, "
                                     "problems/ID.pdf and solutions/ID.pdf (to e-mail or upload)."),
     list_recipes: bool = typer.Option(False, "--list", help="List the bundled recipes and exit."),
+    questions_dir: Optional[str] = typer.Option(None, "--questions-dir", metavar="DIR",
+                                                help="A folder a recipe's question files may also come from (by "
+                                                     "default only the recipe's project: the folder holding .git)."),
     decimal_comma: bool = typer.Option(False, "--decimal-comma",
                                        help="Answers are written with decimal commas (0,245) and ';' between list "
                                             "entries; the answer file says so and grade applies it (recipe: "
@@ -55,7 +58,7 @@ def sheet(
             recipe=recipe, topics=topics, count=count, difficulty=difficulty,
             seed=seed, roster=roster, secret_file=secret_file,
             formats=formats, out=out, force=force, title=title, course=course, legacy_secret=legacy_secret,
-            progress=progress, decimal_comma=decimal_comma, split=split)
+            progress=progress, decimal_comma=decimal_comma, split=split, questions_dir=questions_dir)
     print_sheet_summary(result)
 
 

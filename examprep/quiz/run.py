@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 from examprep.errors import ParamError
-from examprep.history import History
+from examprep.history import History, HistoryError
 from examprep.quiz.bank import packaged_bank
 from examprep.quiz.plan import (
     QuizOptions, plan_concepts, plan_exam, plan_problems, plan_questions, plan_review, validate,
@@ -25,6 +25,8 @@ def run_quiz(opts: QuizOptions, *, no_color: bool = False) -> int:
     validate(opts)
     term = Terminal(no_color=no_color)
     with open_history() as history:
+        if history.read_only:                 # said before the first question, not after the first answer
+            raise HistoryError(history.read_only_message("a quiz's answers cannot be recorded"))
         now = time.time()
         concept_bank = packaged_bank()
         minutes = None
@@ -71,6 +73,8 @@ def run_review(*, count: int = 20, calculator_free: bool = False, no_color: bool
         if not problems:
             print_due(term, history, now=now)
             return 0
+        if history.read_only:
+            raise HistoryError(history.read_only_message("a review's answers cannot be recorded"))
         session = Session(term, history, mode="review", bank=concept_bank, options={"count": count})
         summary = session.run_practice(problems)
         print_summary(term, summary)

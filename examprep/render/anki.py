@@ -16,9 +16,9 @@ Their ids are fixed numbers (below) so that a re-exported deck's notes keep thei
 """
 from __future__ import annotations
 
-import html
 from typing import Any
 
+from examprep import escape
 from examprep.problem import Problem
 from examprep.render.moodle import _math_text, _statement_html, block_html, solution_html
 
@@ -90,9 +90,9 @@ def concept_fields(concept: Any) -> list[str]:
     else:
         from examprep.render.terminal import fmt_number
 
-        answer = html.escape(fmt_number(concept.answer, 6))
+        answer = escape.html(fmt_number(concept.answer, 6))
     source = concept.source
-    cite = f"{html.escape(source.lecture)} › {html.escape(source.section)}"
+    cite = f"{escape.html(source.lecture)} › {escape.html(source.section)}"
     quote = _quote_html(source.quote)
     return [question, answer, f"<p>{_math_text(concept.explanation)}</p>",
             f"{cite}: “{quote}”", _math_text(concept.note) if concept.note else "", concept.id]
@@ -100,7 +100,7 @@ def concept_fields(concept: Any) -> list[str]:
 
 def _quote_html(quote: str) -> str:
     # a quote keeps the notes' own \( … \) math; $…$ (rare in quotes) becomes \( … \) too
-    return _math_text(quote) if "\\(" not in quote else html.escape(quote)
+    return _math_text(quote) if "\\(" not in quote else escape.html(quote)
 
 
 def figure_html(fig: Any) -> str:
@@ -113,7 +113,7 @@ def figure_html(fig: Any) -> str:
         return block_html(fig)
     from examprep.render import receptive_field_rows
 
-    rows = [f"<li>{html.escape(row)}</li>" for row in receptive_field_rows(fig)]
+    rows = [f"<li>{escape.html(row)}</li>" for row in receptive_field_rows(fig)]
     return ("<p><strong>Receptive field of the middle output</strong> (units it depends on, top layer first):</p>"
             f"<ul>{''.join(rows)}</ul><p>Span at the input: {fig.receptive_field} positions.</p>")
 
@@ -124,14 +124,14 @@ def problem_fields(problem: Problem, *, title: str, figures: list | tuple = ()) 
     answers, and where it comes from (``examprep generate <generator> -d <level> -s <seed>``
     rebuilds it)."""
     parts = "".join(f"<p><strong>({Problem.label(i)})</strong> {_math_text(p.prompt)} "
-                    f"<em>[{html.escape(p.tolerance.describe())}]</em></p>" for i, p in enumerate(problem.parts))
-    front = f"<h3>{html.escape(problem.title)}</h3>" + _statement_html(problem) + parts
+                    f"<em>[{escape.html(p.tolerance.describe())}]</em></p>" for i, p in enumerate(problem.parts))
+    front = f"<h3>{escape.html(problem.title)}</h3>" + _statement_html(problem) + parts
     solution = solution_html(problem)
     worked, _, answers = solution.partition("<h4>Answers</h4>")
     worked += "".join(figure_html(f) for f in figures)
     cf = " --calculator-free" if problem.calculator_free else ""
-    origin = (f"{html.escape(title)} · level {problem.difficulty} · "
-              f"<code>examprep generate {html.escape(problem.generator)} -d {problem.difficulty} -s {problem.seed}{cf}</code>")
+    origin = (f"{escape.html(title)} · level {problem.difficulty} · "
+              f"<code>examprep generate {escape.html(problem.generator)} -d {problem.difficulty} -s {problem.seed}{cf}</code>")
     return [front, worked, "<h4>Answers</h4>" + answers if answers else "", origin, note_key(problem)]
 
 

@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from examprep import document as d
+from examprep import escape
 from examprep.render import accepted, choices_shown, markdown, model_answer_text
 from examprep.render.lms import entries, is_numeric, number_text, part_letter, plain
 
@@ -65,7 +66,7 @@ def problem_rows(p: Any, number: int, warnings: list[str], where: str = "") -> l
         head = f"q{number} {p.title}: {stem} " if not rows else f"q{number} (continued) "
         text = f"{head}({letter}) {plain(part.prompt)} [{part.points:g} pt; {accepted(part)}]"
         if part.kind == "written":
-            rows.append(["ESS", text, model_answer_text(part)])
+            rows.append(_html_fields(["ESS", text, model_answer_text(part)]))
         elif part.kind == "choice":
             options = choices_shown(part)
             if len(options) > MAX_CHOICES:
@@ -75,17 +76,25 @@ def problem_rows(p: Any, number: int, warnings: list[str], where: str = "") -> l
             row = ["MC", text]
             for o in options:
                 row += [o, "correct" if o == str(part.expected) else "incorrect"]
-            rows.append(row)
+            rows.append(_html_fields(row))
         elif is_numeric(part):
             ents = entries(part)
             for e in ents:
                 share = f" ({part.points / len(ents):.3g} pt)" if e.index else ""
                 entry = f" Entry {e.label()}{share}." if e.index else ""
-                rows.append(["NUM", text + entry, number_text(e.expected), number_text(e.bound)])
+                rows.append(_html_fields(["NUM", text + entry, number_text(e.expected), number_text(e.bound)]))
                 text = f"q{number} (continued) ({letter}) {plain(part.prompt)}"
         else:
-            rows.append(["FIB", text, str(part.exact or part.expected)])
+            rows.append(_html_fields(["FIB", text, str(part.exact or part.expected)]))
     return [[field(f) for f in row] for row in rows]
+
+
+def _html_fields(row: list[str]) -> list[str]:
+    """Blackboard shows a question's text, its choices and an essay's example answer as HTML: they
+    are escaped (a question's "<script>" is shown, never run). Numbers and a fill-in-the-blank's
+    answer, which Blackboard compares with what a student types, are left as they are."""
+    shown = {"MC": {1, *range(2, len(row), 2)}, "ESS": {1, 2}}.get(row[0], {1})
+    return [escape.html(f) if i in shown else f for i, f in enumerate(row)]
 
 
 def _file(rows: list[list[str]]) -> bytes:

@@ -18,12 +18,12 @@ variant is its own quiz, titled with the variant code.
 from __future__ import annotations
 
 import hashlib
-import html
 import math
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Any
 
+from examprep import escape
 from examprep.render import accepted, choices_shown, model_answer_text
 from examprep.render.lms import entries, is_numeric, number_text, part_letter, zip_bytes
 
@@ -69,11 +69,11 @@ def _problem_questions(p: Any, number: int, warnings: list[str], where: str) -> 
     for i, part in enumerate(p.parts):
         letter = part_letter(i)
         prompt = (f"<p><strong>q{number} ({letter})</strong> {moodle._math_text(part.prompt)} "
-                  f"<em>[{html.escape(accepted(part))}]</em></p>")
+                  f"<em>[{escape.html(accepted(part))}]</em></p>")
         feedback = moodle.solution_html(p) if first else ""
         if part.kind == "written":
             qs.append(Question("essay_question", f"q{number} ({letter})", part.points, prompt,
-                               feedback=f"<p>Model answer and rubric: {html.escape(model_answer_text(part))}</p>"))
+                               feedback=f"<p>Model answer and rubric: {escape.html(model_answer_text(part))}</p>"))
         elif part.kind == "choice":
             opts = choices_shown(part)
             qs.append(Question("multiple_choice_question", f"q{number} ({letter})", part.points, prompt,
@@ -149,7 +149,7 @@ def _item(section: ET.Element, q: Question, ident: str) -> None:
         lid = _sub(pres, "response_lid", ident="response1", rcardinality="Single")
         rc = _sub(lid, "render_choice")
         for cid, text in zip(choice_ids, q.expected[0]):
-            _material(_sub(rc, "response_label", ident=cid), html.escape(text))
+            _material(_sub(rc, "response_label", ident=cid), escape.html(text))
     else:
         rs = _sub(pres, "response_str", ident="response1", rcardinality="Single")
         attrs = {"fibtype": "Decimal"} if q.kind == "numerical_question" else {}

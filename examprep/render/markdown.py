@@ -7,6 +7,10 @@ import re
 from typing import Any
 
 from examprep import document as d
+from examprep.escape import markdown as esc
+from examprep.escape import markdown_cell as cell
+from examprep.escape import markdown_math as math_esc
+from examprep.escape import markdown_text as prose
 from examprep.exact import is_exact_form, to_latex
 from examprep.render import (accepted, answer_form, decimal_comma, decimals, part_note, plural, prose_decimals,
                              receptive_field_rows)
@@ -75,26 +79,26 @@ def name_latex(name: str) -> str:
 
 def block(b: Any) -> str:
     if isinstance(b, d.Text):
-        return prose_decimals(b.text, MATH_COMMA)
+        return prose(prose_decimals(b.text, MATH_COMMA))
     if isinstance(b, d.Math):
-        return f"$$\n{decimals(b.latex, MATH_COMMA)}\n$$"
+        return f"$$\n{math_esc(decimals(b.latex, MATH_COMMA))}\n$$"
     if isinstance(b, d.Matrix):
         if isinstance(b.values, list) and b.values and isinstance(b.values[0], list) and (b.row_labels or b.col_labels):
             head = ["", *(b.col_labels or [""] * len(b.values[0]))]
-            lines = [f"**{b.name}**", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+            lines = [f"**{esc(b.name)}**", "", "| " + " | ".join(map(cell, head)) + " |", "|" + "---|" * len(head)]
             for label, row in zip(b.row_labels or [""] * len(b.values), snap(b.values)):
-                lines.append("| " + " | ".join([label, *(f"${number(v)}$" for v in row)]) + " |")
+                lines.append("| " + " | ".join([cell(label), *(f"${math_esc(number(v))}$" for v in row)]) + " |")
             return "\n".join(lines)
-        return f"$$\n{name_latex(b.name)} = {latex_value(b.values)}\n$$"
+        return f"$$\n{math_esc(f'{name_latex(b.name)} = {latex_value(b.values)}')}\n$$"
     if isinstance(b, d.Table):
-        lines = ["| " + " | ".join(b.header) + " |", "|" + "---|" * len(b.header)]
-        lines += ["| " + " | ".join(c if isinstance(c, str) else number(c) for c in row) + " |" for row in b.rows]
+        lines = ["| " + " | ".join(map(cell, b.header)) + " |", "|" + "---|" * len(b.header)]
+        lines += ["| " + " | ".join(cell(c) if isinstance(c, str) else number(c) for c in row) + " |" for row in b.rows]
         return "\n".join(lines)
     if isinstance(b, d.Heatmap):
         head = ["", *b.col_labels]
-        lines = [f"**{b.title}**", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        lines = [f"**{esc(b.title)}**", "", "| " + " | ".join(map(cell, head)) + " |", "|" + "---|" * len(head)]
         for label, row in zip(b.row_labels or [""] * len(b.values), b.values):
-            lines.append("| " + " | ".join([label, *(decimals(f"{float(v):.2f}") for v in row)]) + " |")
+            lines.append("| " + " | ".join([cell(label), *(decimals(f"{float(v):.2f}") for v in row)]) + " |")
         return "\n".join(lines)
     raise TypeError(f"unknown block {b!r}")
 
@@ -103,21 +107,21 @@ def problem(p: Any, *, solution: bool = False, number_: int | None = None, answe
     """One Problem as Markdown: statement, lettered parts with points, and optionally the worked
     solution and the answers."""
     head = f"{number_}. " if number_ is not None else ""
-    out = [f"## {head}{p.title}", "",
+    out = [f"## {head}{esc(p.title)}", "",
            f"*{p.generator} · level {p.difficulty} · seed {p.seed}"
            + (" · calculator-free" if p.calculator_free else "") + f" · {plural(p.points, 'point')}*", ""]
     for b in p.statement:
         out += [block(b), ""]
     if p.conventions:
-        out += ["Conventions: " + "; ".join(f"{k}: {v}" for k, v in p.conventions.items()) + ".", ""]
+        out += ["Conventions: " + esc("; ".join(f"{k}: {v}" for k, v in p.conventions.items())) + ".", ""]
     for i, part in enumerate(p.parts):
         how = part.form() if part.kind == "written" else f"{part.form()}; {accepted(part)}"
-        out.append(f"**({Problem.label(i)})** {part.prompt} *[{part.points:g} pt; {how}]*")
+        out.append(f"**({Problem.label(i)})** {prose(part.prompt)} *[{part.points:g} pt; {how}]*")
         out.append("")
     if solution:
         out += ["### Worked solution", ""]
         for n, step in enumerate(p.solution, 1):
-            out += [f"**Step {n}. {step.title}**" + (f" (part {step.part})" if step.part else ""), ""]
+            out += [f"**Step {n}. {esc(step.title)}**" + (f" (part {esc(step.part)})" if step.part else ""), ""]
             for b in step.blocks:
                 out += [block(b), ""]
         if answers:
@@ -135,7 +139,7 @@ def problem(p: Any, *, solution: bool = False, number_: int | None = None, answe
 def _md_value(v: Any) -> str:
     """A value as Markdown: LaTeX math, or plain text for words (a choice)."""
     if isinstance(v, str) and not is_exact_form(v):
-        return v
+        return cell(v)
     return f"${latex_value(v)}$"
 
 
@@ -152,7 +156,7 @@ def _md_answer(part: Any) -> str:
 
 def _md_block(b: Any) -> str:
     if isinstance(b, d.Matrix) and isinstance(b.values, str) and not is_exact_form(b.values):
-        return f"{b.name} = {b.values}"          # words, not math
+        return f"{esc(b.name)} = {esc(b.values)}"          # words, not math
     return block(b)
 
 
@@ -180,13 +184,13 @@ def _sheet_markdown(sheet: Any, solutions: bool) -> str:
     for c, copy in enumerate(sheet.copies):
         if c:
             out += ["", "---", ""]
-        out += [f"# {r.title}{' — solutions' if solutions else ''}", ""]
-        bits = [b for b in (r.course, plural(r.minutes, "minute") if r.minutes else "", plural(copy.points, "point"),
+        out += [f"# {esc(r.title)}{' — solutions' if solutions else ''}", ""]
+        bits = [b for b in (esc(r.course), plural(r.minutes, "minute") if r.minutes else "", plural(copy.points, "point"),
                             plural(len(copy.problems), "problem")) if b]
         bits.append(f"variant {copy.code}" if copy.code else f"sheet {sheet.printed_id}")
         out += [" · ".join(bits), ""]
         if copy.student:
-            out += [f"**Name:** {copy.student.name or '—'} · **Student ID:** {copy.student.id}", ""]
+            out += [f"**Name:** {esc(copy.student.name) or '—'} · **Student ID:** {esc(copy.student.id)}", ""]
         elif not solutions:
             out += ["**Name:** ______________________ · **Student ID:** ______________", ""]
         if solutions:
@@ -200,17 +204,17 @@ def _sheet_markdown(sheet: Any, solutions: bool) -> str:
                     + f" | {decimals(f'{copy.points:g}')} |",
                     "| Score |" + " |" * (n + 1), ""]
         for k, p in enumerate(copy.problems):
-            out += [f"## Problem {k + 1} — {p.title}", "", f"*{plural(p.points, 'point')} · about {round(p.minutes)} min*",
+            out += [f"## Problem {k + 1} — {esc(p.title)}", "", f"*{plural(p.points, 'point')} · about {round(p.minutes)} min*",
                     ""]
             for b in p.statement:
                 out += [_md_block(b), ""]
             if p.conventions:
-                out += ["*Conventions:* " + prose_decimals("; ".join(f"{key}: {v}" for key, v in p.conventions.items()),
-                                                           MATH_COMMA) + ".", ""]
+                out += ["*Conventions:* " + prose(prose_decimals("; ".join(f"{key}: {v}" for key, v in p.conventions.items()),
+                                                                 MATH_COMMA)) + ".", ""]
             for i, part in enumerate(p.parts):
                 note = (part_note(part) if part.kind in ("choice", "written")
                         else decimals(f"{answer_form(part)} · {part.tolerance.describe()}"))
-                out += [f"**({Problem.label(i)})** {prose_decimals(part.prompt, MATH_COMMA)} "
+                out += [f"**({Problem.label(i)})** {prose(prose_decimals(part.prompt, MATH_COMMA))} "
                         f"*[{decimals(f'{part.points:g}')} pt · {note} · answer `q{k + 1}.{part.id}`]*", ""]
             if not solutions:
                 continue
@@ -218,12 +222,12 @@ def _sheet_markdown(sheet: Any, solutions: bool) -> str:
             out += ["### Worked solution", ""]
             for n, st in enumerate(p.solution, 1):
                 target = f" → ({letters[st.part]})" if st.part in letters else ""
-                out += [f"**Step {n}. {prose_decimals(st.title, MATH_COMMA)}**{target}", ""]
+                out += [f"**Step {n}. {prose(prose_decimals(st.title, MATH_COMMA))}**{target}", ""]
                 for b in st.blocks:
                     out += [_md_block(b), ""]
             out += ["### Answers", "", "| Part | Answer | Accepted | Points |", "|---|---|---|---|"]
             for i, part in enumerate(p.parts):
-                out.append(f"| ({Problem.label(i)}) {part.id} | {_md_answer(part)} | {accepted(part)} | "
+                out.append(f"| ({Problem.label(i)}) {cell(part.id)} | {_md_answer(part)} | {accepted(part)} | "
                            f"{decimals(f'{part.points:g}')} |")
             out.append("")
             for fig in copy.extras.get(k, []):

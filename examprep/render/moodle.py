@@ -13,7 +13,6 @@ the characters } # ~ / " \\ are escaped with a backslash.
 """
 from __future__ import annotations
 
-import html
 import math
 import re
 import xml.etree.ElementTree as ET
@@ -22,6 +21,7 @@ from fractions import Fraction
 from typing import Any
 
 from examprep import document as d
+from examprep import escape
 from examprep.render import markdown
 from examprep.exact import is_exact_form
 from examprep.render import accepted, choices_shown, model_answer_text
@@ -33,7 +33,7 @@ _CLOZE_SPECIAL = re.compile(r'([}#~/"\\])')
 def cloze_escape(text: str) -> str:
     """Plain text safe inside a cloze answer or feedback: HTML-escaped without entities that hold
     '#', then Moodle's special characters backslash-escaped."""
-    return _CLOZE_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
+    return _CLOZE_SPECIAL.sub(r"\\\1", escape.html(text, quote=False))
 
 
 def moodle_number(x: float) -> str:
@@ -68,10 +68,10 @@ def _math_text(text: str) -> str:
     """HTML of a paragraph with $…$ inline LaTeX, as \\( … \\) for MathJax."""
     out, pos = [], 0
     for m in re.finditer(r"\$([^$]+)\$", text):
-        out.append(html.escape(text[pos:m.start()]))
-        out.append(r"\(" + html.escape(m.group(1)) + r"\)")
+        out.append(escape.html(text[pos:m.start()]))
+        out.append(r"\(" + escape.html(m.group(1)) + r"\)")
         pos = m.end()
-    out.append(html.escape(text[pos:]))
+    out.append(escape.html(text[pos:]))
     return "".join(out)
 
 
@@ -79,23 +79,23 @@ def block_html(b: Any) -> str:
     if isinstance(b, d.Text):
         return f"<p>{_math_text(b.text)}</p>"
     if isinstance(b, d.Math):
-        return r"<p>\[" + html.escape(b.latex) + r"\]</p>"
+        return r"<p>\[" + escape.html(b.latex) + r"\]</p>"
     if isinstance(b, d.Matrix):
         vals = b.values
         if isinstance(vals, str) and not is_exact_form(vals):
-            return f"<p>{html.escape(b.name)} = {html.escape(vals)}</p>"
+            return f"<p>{escape.html(b.name)} = {escape.html(vals)}</p>"
         if isinstance(vals, list) and vals and isinstance(vals[0], list) and (b.row_labels or b.col_labels):
             head = ""
             if b.col_labels:
-                head = "<tr><th></th>" + "".join(f"<th>{html.escape(c)}</th>" for c in b.col_labels) + "</tr>"
+                head = "<tr><th></th>" + "".join(f"<th>{escape.html(c)}</th>" for c in b.col_labels) + "</tr>"
             rows = []
             for i, row in enumerate(vals):
                 label = b.row_labels[i] if b.row_labels and i < len(b.row_labels) else ""
-                rows.append(f"<tr><th>{html.escape(label)}</th>"
-                            + "".join(rf"<td>\({html.escape(markdown.number(v))}\)</td>" for v in row) + "</tr>")
-            return (rf"<p>\({html.escape(markdown.name_latex(b.name))}\) =</p>"
+                rows.append(f"<tr><th>{escape.html(label)}</th>"
+                            + "".join(rf"<td>\({escape.html(markdown.number(v))}\)</td>" for v in row) + "</tr>")
+            return (rf"<p>\({escape.html(markdown.name_latex(b.name))}\) =</p>"
                     f'<table class="table table-sm" style="width:auto">{head}{"".join(rows)}</table>')
-        return r"<p>\[" + html.escape(f"{markdown.name_latex(b.name)} = {markdown.latex_value(vals)}") + r"\]</p>"
+        return r"<p>\[" + escape.html(f"{markdown.name_latex(b.name)} = {markdown.latex_value(vals)}") + r"\]</p>"
     if isinstance(b, d.Table):
         head = "<tr>" + "".join(f"<th>{_math_text(h)}</th>" for h in b.header) + "</tr>"
         rows = "".join("<tr>" + "".join(f"<td>{_math_text(c) if isinstance(c, str) else markdown.number(c)}</td>" for c in row)
@@ -107,9 +107,9 @@ def block_html(b: Any) -> str:
             label = b.row_labels[i] if i < len(b.row_labels) else ""
             cells = "".join(f'<td style="background:rgb({_shade(v)},{_shade(v)},{_shade(v)});'
                             f'color:{"#fff" if (v or 0) > 0.55 else "#000"}">{float(v or 0):.2f}</td>' for v in row)
-            rows.append(f"<tr><th>{html.escape(label)}</th>{cells}</tr>")
-        head = "<tr><th></th>" + "".join(f"<th>{html.escape(c)}</th>" for c in b.col_labels) + "</tr>"
-        return f"<p><em>{html.escape(b.title)}</em></p><table>{head}{''.join(rows)}</table>"
+            rows.append(f"<tr><th>{escape.html(label)}</th>{cells}</tr>")
+        head = "<tr><th></th>" + "".join(f"<th>{escape.html(c)}</th>" for c in b.col_labels) + "</tr>"
+        return f"<p><em>{escape.html(b.title)}</em></p><table>{head}{''.join(rows)}</table>"
     raise TypeError(f"unknown block {b!r}")
 
 
@@ -122,16 +122,16 @@ def solution_html(problem: Any) -> str:
     """The worked solution and the answers, for Moodle's general feedback."""
     out = ["<h4>Worked solution</h4>"]
     for n, step in enumerate(problem.solution, 1):
-        out.append(f"<p><strong>Step {n}. {html.escape(step.title)}</strong></p>")
+        out.append(f"<p><strong>Step {n}. {escape.html(step.title)}</strong></p>")
         out += [block_html(b) for b in step.blocks]
     out.append("<h4>Answers</h4><ul>")
     for i, part in enumerate(problem.parts):
         val = part.exact if isinstance(part.exact, str) else part.expected
         if isinstance(val, str) and not is_exact_form(val):
-            out.append(f"<li>({Problem.label(i)}) {html.escape(part.id)}: {html.escape(val)}</li>")
+            out.append(f"<li>({Problem.label(i)}) {escape.html(part.id)}: {escape.html(val)}</li>")
             continue
         shown = markdown.number(val) if isinstance(val, str) else markdown.latex_value(val)
-        out.append(rf"<li>({Problem.label(i)}) {html.escape(part.id)}: \({html.escape(shown)}\)</li>")
+        out.append(rf"<li>({Problem.label(i)}) {escape.html(part.id)}: \({escape.html(shown)}\)</li>")
     out.append("</ul>")
     return "".join(out)
 
@@ -206,14 +206,14 @@ def _part_fields(part: Any, weights: list[int]) -> str:
 
 def _prompt_html(part: Any, letter: str) -> str:
     return (f"<p><strong>({letter})</strong> {_math_text(part.prompt)} "
-            f"<em>[{part.points:g} pt; {html.escape(accepted(part))}]</em></p>")
+            f"<em>[{part.points:g} pt; {escape.html(accepted(part))}]</em></p>")
 
 
 def _statement_html(problem: Any) -> str:
     out = [block_html(b) for b in problem.statement]
     if problem.conventions:
         conv = "; ".join(f"{k}: {v}" for k, v in problem.conventions.items())
-        out.append(f"<p><small><em>Conventions.</em> {html.escape(conv)}</small></p>")
+        out.append(f"<p><small><em>Conventions.</em> {escape.html(conv)}</small></p>")
     return "".join(out)
 
 
@@ -238,7 +238,7 @@ def _essay(problem: Any, name: str) -> ET.Element:
     ET.SubElement(q, "responserequired").text = "1"
     ET.SubElement(q, "responsefieldlines").text = str(min(max(5 * round(problem.points), 5), 40))
     ET.SubElement(q, "attachments").text = "0"
-    info = "".join(f"<p><strong>({Problem.label(i)})</strong> {html.escape(model_answer_text(part))}</p>"
+    info = "".join(f"<p><strong>({Problem.label(i)})</strong> {escape.html(model_answer_text(part))}</p>"
                    for i, part in enumerate(problem.parts))
     _text(q, "graderinfo", info, "html")
     _text(q, "responsetemplate", "", "html")
@@ -274,7 +274,7 @@ def question(problem: Any, name: str) -> ET.Element:
             ET.SubElement(a, "text").text = moodle_number(value)
             ET.SubElement(a, "tolerance").text = moodle_number(
                 tol if fraction == "100" else min(tolerance_of(part, value), (abs(value - expected) - tol) / 2))
-            _text(a, "feedback", html.escape(why), "html")
+            _text(a, "feedback", escape.html(why), "html")
         ET.SubElement(q, "units")      # none: every answer is a pure number
         ET.SubElement(q, "unitgradingtype").text = "0"
         ET.SubElement(q, "unitpenalty").text = "0"

@@ -208,9 +208,9 @@ def _class_table(results: list[SubmissionResult], shown: list[SubmissionResult],
 
 def escape(text: str) -> str:
     """Student text for rich markup: printable, with its square brackets escaped."""
-    from rich.markup import escape
+    from examprep.escape import terminal
 
-    return escape(printable(text))
+    return terminal(text)
 
 
 def _to_mark(res: SubmissionResult) -> str:
@@ -306,16 +306,13 @@ def summary_view(results: list[SubmissionResult], top: int = 8) -> Any:
 
 # ----------------------------------------------------------------------------- Markdown
 
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]()#|~])")
-
-
 def _md(text: str) -> str:
-    """Text from a student (or a file) inside Markdown: printable, on one line, HTML escaped
-    (<script>, <img onerror=…> show as text) and Markdown punctuation backslash-escaped, so
-    [x](javascript:…) is no link and a '|' does not split a table cell."""
-    text = printable(str(text).replace("\r\n", " ").replace("\n", " "))
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _MD_SPECIAL.sub(r"\\\1", text)
+    """Text from a student (or a file) inside Markdown: printable, on one line, and as
+    examprep.escape.markdown_cell makes it: <script>, <img onerror=…> show as text, [x](javascript:…)
+    is no link and a '|' does not split a table cell."""
+    from examprep.escape import markdown_cell
+
+    return markdown_cell(printable(str(text).replace("\r\n", " ").replace("\n", " ")))
 
 
 def markdown_report(res: SubmissionResult, *, show_answers: bool = False) -> str:

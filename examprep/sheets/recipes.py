@@ -102,12 +102,14 @@ def _type_name(t: Any) -> str:
             (int, float): "a number"}[t]
 
 
-def parse_recipe(text: str, source: str, default_name: str = "sheet", base: Path | None = None) -> SheetRecipe:
+def parse_recipe(text: str, source: str, default_name: str = "sheet", base: Path | None = None,
+                 questions_dir: str | Path | None = None) -> SheetRecipe:
     """A recipe from TOML text; ``source`` (a file name) is used in messages.
 
     Raises SheetError naming the file, line and key of the first problem found: malformed TOML,
     an unknown key, a value of the wrong type or range, an unknown topic or level, a bad question
-    file (``base``: the directory question paths are relative to), an unknown concept, a pin the
+    file (``base``: the directory question paths are relative to; each must lie in the recipe's
+    project or under ``questions_dir``: see question_path), an unknown concept, a pin the
     generator does not have or never draws.
     """
     from examprep import generators
@@ -191,7 +193,8 @@ def parse_recipe(text: str, source: str, default_name: str = "sheet", base: Path
         at = lambda key, i=i: _line_of(text, key, "problem", i) or _line_of(text, "", "problem", i)     # noqa: E731
         extras = _extras(entry, where, at, fail)
         if kinds[0] != "topic":
-            items.append(_authored(entry, kinds[0], where, at, fail, base, extras, sheet_tolerance, tolerance))
+            items.append(_authored(entry, kinds[0], where, at, fail, (base, questions_dir), extras, sheet_tolerance,
+                                   tolerance))
             _check_points_fit(items[-1], where, at, fail)
             continue
         line = _line_of(text, "topic", "problem", i)
@@ -276,7 +279,7 @@ def _check_pins(name: str, level: int, cf: bool, pins: dict, seed: int | None, w
         raise fail(f"{where}: {str(err).removeprefix('params: ')}", line) from None
 
 
-def _authored(entry: dict, kind: str, where: str, at: Any, fail: Any, base: Path | None, extras: dict,
+def _authored(entry: dict, kind: str, where: str, at: Any, fail: Any, places: tuple, extras: dict,
               sheet_tolerance: Any, tolerance: Any) -> Item:
     """An item that is a question file or a concept question (no levels, no pins)."""
     lacks = {"difficulty": "levels", "calculator_free": "calculator-free variant",
@@ -292,9 +295,10 @@ def _authored(entry: dict, kind: str, where: str, at: Any, fail: Any, base: Path
     if kind == "question":
         from examprep.authoring import QuestionError, load_question
 
-        path = Path(entry["question"])
-        if not path.is_absolute() and base is not None:
-            path = base / path
+        try:
+            path = question_path(entry["question"], *places)
+        except SheetError as err:
+            raise fail(f"{where} question: {err}", at("question")) from None
         try:
             spec = load_question(path)
         except QuestionError as err:
@@ -334,8 +338,41 @@ def _bank_dir() -> Path:
     return Path(str(resources.files("examprep") / "bank"))
 
 
-def load_recipe(spec: str) -> SheetRecipe:
-    """A bundled recipe by name (``midterm``) or the user's own TOML file.
+def project_root(folder: Path) -> Path:
+    """A recipe's project: the first of its folder and the folder's parents that holds ``.git``; the
+    recipe's own folder where none does."""
+    folder = folder.resolve()
+    return next((p for p in (folder, *folder.parents) if (p / ".git").exists()), folder)
+
+
+def question_path(name: str, base: Path | None, questions_dir: str | Path | None = None) -> Path:
+    """The question file a recipe's ``question = "NAME"`` names, relative to the recipe's folder
+    ``base``. A recipe is shared like a document, so it reads only question files: a ``.toml`` file
+    inside the recipe's project (project_root: a course's recipes/ and questions/ folders), one of
+    examprep's own example questions, or one under ``questions_dir`` (--questions-dir), links
+    resolved — never /etc/shadow or a file beside the project. Devices and pipes are refused when
+    the file is read (fileio.read_user_bytes).
+    Raises SheetError naming the path and what to do."""
+    path = Path(name)
+    if path.suffix.lower() != ".toml":
+        raise SheetError(f"{name!r} is not a question file (a question file ends in .toml)")
+    if not path.is_absolute() and base is not None:
+        path = base / path
+    if base is None:
+        return path
+    real = path.resolve()
+    roots = [project_root(base), (_bank_dir() / "questions").resolve()]      # examprep's own example questions too
+    roots += [Path(questions_dir).resolve()] if questions_dir is not None else []
+    if not any(real == r or r in real.parents for r in roots):
+        where = " or ".join(str(r) for r in roots[:1] + roots[2:])
+        raise SheetError(f"{name!r} is outside the recipe's project ({where}); move the question file there, or give "
+                         "--questions-dir DIR to read question files from DIR")
+    return path
+
+
+def load_recipe(spec: str, questions_dir: str | Path | None = None) -> SheetRecipe:
+    """A bundled recipe by name (``midterm``) or the user's own TOML file. ``questions_dir``: a
+    folder its question files may also be read from (question_path).
 
     Raises SheetError for an unknown name (with the close ones) or an unreadable or bad file.
     """
@@ -345,7 +382,7 @@ def load_recipe(spec: str) -> SheetRecipe:
     path = Path(spec)
     if spec.endswith(".toml") or path.exists() or os.sep in spec:
         text = read_user_text(path, f"--recipe {spec}", error=SheetError)
-        return parse_recipe(text, str(path), path.stem, path.parent)
+        return parse_recipe(text, str(path), path.stem, path.parent, questions_dir)
     close = difflib.get_close_matches(spec, sorted(bank), n=2, cutoff=0.5)
     hint = f"did you mean {' or '.join(close)}? " if close else ""
     raise SheetError(f"unknown recipe {spec!r}; {hint}bundled recipes: {', '.join(sorted(bank))}; "

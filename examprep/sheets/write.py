@@ -333,7 +333,7 @@ def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, co
                secret_file: str | None = None, formats: str | None = None, out: str | None = None,
                force: bool = False, title: str | None = None, course: str | None = None,
                legacy_secret: bool = False, progress: Progress | None = None, decimal_comma: bool = False,
-               split: bool = False) -> Result:
+               split: bool = False, questions_dir: str | None = None) -> Result:
     """The `examprep sheet` command: validate everything, build, render in memory, then write.
 
     ``seed`` None: a fresh one (build.fresh_seed), which the copies never print.
@@ -346,7 +346,7 @@ def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, co
         return _make_sheet(recipe=recipe, topics=topics, count=count, difficulty=difficulty, seed=seed, roster=roster,
                            secret_file=secret_file, formats=formats, out=out, force=force, title=title, course=course,
                            legacy_secret=legacy_secret, progress=progress, decimal_comma=decimal_comma,
-                           split=split)
+                           split=split, questions_dir=questions_dir)
     except KeyboardInterrupt:     # the workers are stopped and the temporaries removed on the way here
         raise KeyboardInterrupt("nothing was written") from None
 
@@ -354,7 +354,8 @@ def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, co
 def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | None, difficulty: int | None,
                 seed: int | None, roster: str | None, secret_file: str | None, formats: str | None, out: str | None,
                 force: bool, title: str | None, course: str | None, legacy_secret: bool,
-                progress: Progress | None, decimal_comma: bool = False, split: bool = False) -> Result:
+                progress: Progress | None, decimal_comma: bool = False, split: bool = False,
+                questions_dir: str | None = None) -> Result:
     from dataclasses import replace
 
     fmts = parse_formats(formats)
@@ -366,7 +367,7 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
     else:
         if count is not None:
             raise ParamError("--count applies to --topics; a recipe sets the count of each problem")
-        r = load_recipe(recipe or "midterm")
+        r = load_recipe(recipe or "midterm", questions_dir)
         if difficulty is not None:
             r = with_difficulty(r, difficulty)
     from examprep.answers.files import unprintable_char

@@ -64,6 +64,9 @@ def test_anything_outside_the_language_is_refused_before_it_runs(text, message):
     ("logits + 1 > 1", "is not a number"),
     ("t[0] > 1", "cannot be indexed"),
     ("logits[0.5] > 1", "not a whole number"),
+    ("logits[1e309] > 1", r"index inf in 'logits\[1e309\]' is not a whole number"),        # was an OverflowError
+    ("logits[1e309 - 1e309] > 1", "index nan in .* is not a whole number"),                 # was a ValueError
+    ("logits[1e308] > 1", r"index 1e\+308 out of range in 'logits\[1e\+308\]' \(length 3\)"),   # not 309 digits
 ])
 def test_conditions_that_fail_on_the_values_say_why(text, message):
     with pytest.raises(ExprError, match=message):

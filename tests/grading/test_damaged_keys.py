@@ -2,6 +2,8 @@
 file and the field, exit 2 — by every command that reads a key. And every key examprep writes
 (every generator at every level, every bundled recipe, a sheet with per-student variants) loads."""
 import json
+import math
+import re
 from pathlib import Path
 
 import pytest
@@ -79,11 +81,42 @@ CASES = [
     ("missing-field", lambda r: part(r).pop("tolerance"), "q1.r: damaged key: the part has no 'tolerance'"),
     # an int too large for a float was an OverflowError traceback from the tolerance's check
     ("tolerance-huge", lambda r: part(r)["tolerance"].update(rule="sigfigs", value=10 ** 400),
-     "q1.r: tolerance sigfigs: value must be a finite number ≥ 0, got 1000000000000000000000000000000000000000…"),
+     "problems[0].parts[0].tolerance.value: 1000000000000000000000000000000000000000… is not a finite number"),
     ("atol-huge", lambda r: part(r)["tolerance"].update(atol=10 ** 400),
-     "q1.r: tolerance " + "{rule}" + ": atol must be a finite number ≥ 0, got 1000000000000000000000000000000000000000…"),
+     "problems[0].parts[0].tolerance.atol: 1000000000000000000000000000000000000000… is not a finite number"),
     ("sigfigs-fraction", lambda r: part(r)["tolerance"].update(rule="sigfigs", value=2.5),
      "q1.r: tolerance sigfigs: the figures must be a whole number, got 2.5"),
+    # a string "false" was true: a correct file with decimal points scored 17/47 read with decimal commas
+    ("decimal-comma-text", lambda r: r["meta"].update(decimal_comma="false"),
+     'meta.decimal_comma: must be true or false, got "false"'),
+    # 1e308 points made an infinite total
+    ("points-1e308", lambda r: part(r, 1, 2).update(points=1e308),
+     "problems[1].parts[2].points: 1e+308 is not a finite number from 0 to 10000"),
+    ("minutes-huge", lambda r: part(r).update(minutes=20000),
+     "problems[0].parts[0].minutes: 20000 is not a finite number from 0 to 10000"),
+    ("misconception-value-nan", lambda r: part(r)["misconceptions"][0].update(value=float("nan")),
+     "problems[0].parts[0].misconceptions[0].value: NaN is not a finite number"),
+    ("misconception-credit-infinite", lambda r: part(r)["misconceptions"][0].update(credit=float("inf")),
+     "q1.r: misconception swapped-gates: credit must be a number from 0 to 1, got Infinity"),
+    ("tolerance-infinite", lambda r: part(r)["tolerance"].update(value=float("-inf")),
+     "problems[0].parts[0].tolerance.value: -Infinity is not a finite number"),
+    ("param-huge-int", lambda r: r["problems"][0]["params"].update(x=10 ** 400),
+     "problems[0].params.x: 1000000000000000000000000000000000000000… is not a finite number"),
+    ("version-text", lambda r: r["problems"][0].update(version="1"), 'problems[0].version: must be a whole number ≥ 1, got "1"'),
+    ("seed-negative", lambda r: r["problems"][1].update(seed=-1), "problems[1].seed: must be a whole number ≥ 0, got -1"),
+    ("block-type-list", lambda r: r["problems"][0]["statement"][0].update(type=["text"]),
+     'problems[0].statement[0].type: must be one of text, math, matrix, table, heatmap, got ["text"]'),
+    ("block-unknown-field", lambda r: r["problems"][0]["solution"][0]["blocks"][0].update(colour="red"),
+     "problems[0].solution[0].blocks[0].colour: is not a field of a math block"),
+    ("conventions-number", lambda r: r["problems"][0]["conventions"].update(blend=1),
+     "problems[0].conventions.blend: must be text, got 1"),
+    ("recipe-op", lambda r: part(r, 1, 1).update(recipe={"op": 3, "args": {}}),
+     "problems[1].parts[1].recipe.op: must be text, got 3"),
+    ("variant-code", lambda r: r.update(variant_codes={"s1": 5}), "variant_codes.s1: must be text, got 5"),
+    ("ecf-check-shape", lambda r: r.update(ecf_check={"problems": "x"}), 'ecf_check.problems: must be a list, got "x"'),
+    ("format-version-huge", lambda r: r.update(format_version=10 ** 400),
+     "format_version 1000000000000000000000000000000000000000…: key format is newer than this examprep reads (1); "
+     "upgrade examprep"),
 ]
 
 
@@ -178,3 +211,142 @@ def test_prose_with_control_characters_in_a_key_is_shown_escaped(made, tmp_path)
     assert "Soft\\x1b[41mmax" in res.output
     for text in (res.output, *(f.read_text() for f in (tmp_path / "an").glob("item-analysis.*"))):
         assert "\x1b" not in text and "\x07" not in text
+
+
+# ------------------------------------------------------------------ every field, systematically damaged
+
+BAD_VALUES = {"text": "x", "list": [1], "table": {"a": 1}, "null": None, "bool": True, "nan": float("nan"),
+              "huge": 1e308, "negative": -1, "too-big-for-a-float": 10 ** 400}
+# Where any JSON value may stand (a problem's own parameters, an ECF rule's arguments, the stored
+# ECF check values, how the variants were derived) or a cell of a shown table (a number, an exact
+# text such as "\ln 2", null for a masked cell): damage there of another JSON type may be graded.
+FREE = re.compile(r"(^|\.)(params|pins|args|ecf_check|meta\.variants)(\.|\[|$)|\.(values|rows|value|expected)(\[|$)")
+
+
+OPTIONAL = ("shape", "exact", "recipe", "output", "part")      # null: none (no shape given, no ECF rule, ...)
+
+
+def _json_type(v):
+    return "number" if isinstance(v, (int, float)) and not isinstance(v, bool) else type(v).__name__
+
+
+def _pattern(path, kind):
+    out = []
+    for i, p in enumerate(path):
+        if isinstance(p, int) or (i > 0 and path[i - 1] in ("variants", "names", "variant_codes") and path[0] != "meta"):
+            out.append("*")
+        elif i == 1 and path[0] == "variants":
+            out.append("*")
+        else:
+            out.append(p)
+    return tuple(out), kind
+
+
+def _damage_cases(raw):
+    seen = set()
+    for path, value in _walk_with_kind(raw):
+        if not path:
+            continue
+        pattern = _pattern(path, value[1])
+        if pattern in seen:
+            continue
+        seen.add(pattern)
+        yield path, value[0]
+
+
+def _walk_with_kind(value, path=(), kind=None):
+    yield path, (value, kind)
+    if isinstance(value, dict):
+        kind = value["kind"] if "kind" in value and "tolerance" in value else kind
+        items = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return
+    for k, v in items:
+        yield from _walk_with_kind(v, path + (k,), kind)
+
+
+def _dotted(path):
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else p)
+    return out
+
+
+def _set(root, path, value):
+    for p in path[:-1]:
+        root = root[p]
+    root[path[-1]] = value
+
+
+@pytest.fixture(scope="module")
+def real_keys(made, tmp_path_factory):
+    """The topic key (gru-step, softmax-cross-entropy) and a roster sheet's key with two variants
+    (the cnn recipe), each with an answer file that grades."""
+    from examprep import sheets
+    from examprep.sheets.variants import Student
+
+    d = tmp_path_factory.mktemp("roster")
+    sheet = sheets.build_sheet(sheets.load_recipe("cnn"), 3, roster=[Student("s001", "Ada"), Student("s002", "Alan")],
+                               secret=b"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+    key = sheets.make_key(sheet)
+    for sid in key.variants:          # an integer, a vector and a matrix question: every kind the recipe has
+        key.variants[sid] = [key.variants[sid][i] for i in (0, 2, 3)]
+    raw = json.loads(key_to_json(key))
+    sub = d / "s001.toml"
+    sub.write_text('student_id = "s001"\n[q1]\nsize_1 = "24"\n')
+    return [("topics", made[1], made[2]), ("roster", raw, sub)]
+
+
+@pytest.mark.slow
+def test_every_field_of_a_real_key_damaged_is_refused_in_one_line_or_graded(real_keys, tmp_path):
+    """Each field of a real key (one place per field and part kind), replaced by text, a list, a table,
+    null, a boolean, NaN, 1e308, -1 and 10**400: read_key refuses it in one line naming the key and
+    the field's path, or the key is one examprep could have written. A value of another JSON type
+    than the field's is always refused (outside FREE); so are NaN and integers beyond a float's
+    range anywhere. One refusal per field and one accepted damage per field are checked through the
+    CLI as well: exit 2 with that line, or a grade with finite totals — never a traceback."""
+    checked = refused = 0
+    through_cli: dict[tuple, str] = {}
+    for label, raw, sub in real_keys:
+        for path, original in _damage_cases(raw):
+            for bad_name, bad in BAD_VALUES.items():
+                damaged_raw = json.loads(json.dumps(raw))
+                _set(damaged_raw, path, bad)
+                key = tmp_path / f"{label}.json"
+                key.write_text(json.dumps(damaged_raw))
+                dotted, checked = _dotted(path), checked + 1
+                try:
+                    read_key(key)
+                except KeyFileError as err:
+                    refused += 1
+                    message = str(err)
+                    assert message.startswith(f"{key}: ") and "\n" not in message, (dotted, bad_name, message)
+                    named = [p for p in path if isinstance(p, str)]
+                    assert (any(n in message or n.rstrip("s") in message for n in named) or path == ("format",)
+                            or re.search(r": (variant \S+: )?q\d+(\.\S+)?: ", message)), (dotted, bad_name, message)
+                    through_cli.setdefault((label, path[-1], "refused"), (key.read_text(), sub, message))
+                    continue
+                free = FREE.search(dotted) or original is None or (bad is None and path[-1] in OPTIONAL)
+                assert bad_name not in ("nan", "too-big-for-a-float"), (dotted, bad_name, "accepted")
+                assert free or _json_type(bad) == _json_type(original), (dotted, bad_name, "accepted")
+                if path[-1] in ("points", "minutes"):
+                    assert bad_name not in ("huge", "negative"), (dotted, bad_name, "accepted")
+                through_cli.setdefault((label, path[-1], "accepted"), (key.read_text(), sub, None))
+    assert checked > 1500 and refused > 1000
+    for (label, field, _), (text, sub, message) in sorted(through_cli.items(), key=str)[::3]:
+        key = tmp_path / "cli.json"
+        key.write_text(text)
+        res = run("grade", key, sub, "--json", "-")
+        assert res.exception is None or isinstance(res.exception, SystemExit), (label, field, res.exception)
+        if message is not None:
+            line = message.replace(str(tmp_path / label) + ".json", str(key))
+            assert (res.exit_code, res.stderr, res.stdout) == (2, f"error: {line}\n", ""), (label, field)
+        else:
+            if res.exit_code == 2:          # a key examprep could have written, for another sheet than the file's
+                assert res.stderr.startswith("error: ") and res.stderr.count("\n") == 1, (label, field, res.stderr)
+                continue
+            assert res.exit_code in (0, 1), (label, field, res.output)
+            graded = json.loads(res.stdout)["submissions"]
+            assert graded and all(math.isfinite(g["score"]) and math.isfinite(g["max_score"]) for g in graded), (label, field)

@@ -155,3 +155,51 @@ def test_misconceptions_are_ranked_by_frequency():
     assert [(m.topic, m.id, m.count) for m in ranked] == [("attention", "no-scale", 3), ("gru-step", "swapped-blend", 1),
                                                           ("attention", "wrong-axis", 1)]
     assert len(misconception_stats(rows, limit=1)) == 1
+
+
+# ------------------------------------------------------------------ a read-only history
+
+@pytest.fixture
+def read_only(home, monkeypatch):
+    """A history with one attempt, then made read-only (file and folder 0o555/0o444). The superuser
+    writes whatever the modes say, so the check examprep makes (history._writable, os.access) is
+    also answered as for any other user."""
+    import os
+
+    from examprep import history as history_module
+
+    path = default_path()
+    with History(path) as h:
+        h.record(attempt())
+    path.chmod(0o444)
+    path.parent.chmod(0o555)
+    monkeypatch.setattr(history_module, "_writable", lambda p: os.access(p, os.W_OK) and os.geteuid() != 0 and
+                        os.access(p.parent, os.W_OK), raising=False)
+    yield path
+    path.parent.chmod(0o755)
+    path.chmod(0o644)
+
+
+def test_a_read_only_history_is_read_and_called_read_only(read_only):
+    """It was "not a usable examprep history … move it aside": nothing is wrong with it."""
+    with History(read_only) as h:
+        assert h.read_only and len(h.attempts()) == 1
+        with pytest.raises(HistoryError) as err:
+            h.record(attempt())
+    message = str(err.value)
+    assert message.startswith(f"{read_only}: the history is read-only, so nothing can be recorded in it; ")
+    assert "chmod u+w" in message and "EXAMPREP_HOME" in message and "move it aside" not in message
+    assert "\n" not in message
+
+
+def test_stats_work_on_a_read_only_history_and_a_quiz_says_what_to_do(read_only):
+    from typer.testing import CliRunner
+
+    from examprep.cli import app
+
+    res = CliRunner().invoke(app, ["stats", "--json"])
+    assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(app, ["quiz", "-t", "softmax-cross-entropy", "-n", "1"], input="\n")
+    assert res.exit_code == 1, res.output
+    assert res.stderr.startswith(f"error: {read_only}: the history is read-only, so a quiz's answers cannot be recorded")
+    assert "Question" not in res.stdout and "(a)" not in res.stdout         # said before the first question

@@ -1,6 +1,7 @@
 """Blackboard Upload Questions files, read back by a parser of Blackboard's documented rules
 written here: tab-delimited, one question per row, a known type first, no header, no blank lines,
 at most 250 rows; NUM answer and tolerance, MC with exactly one "correct", ESS with a sample."""
+import html
 import re
 from dataclasses import replace
 
@@ -26,7 +27,7 @@ def parse(data: bytes) -> list[dict]:
         kind = fields[0]
         assert kind in ("NUM", "MC", "ESS", "FIB"), f"line {n}: type {kind!r}"     # so never a header row
         assert all(f == f.strip() and f for f in fields[:2]), f"line {n}: empty or padded field"
-        row = {"kind": kind, "text": fields[1]}
+        row = {"kind": kind, "text": html.unescape(fields[1])}       # Blackboard shows a question's text as HTML
         if kind == "NUM":
             assert len(fields) in (3, 4), line
             assert all(NUMBER.fullmatch(f) for f in fields[2:]), line
@@ -36,10 +37,11 @@ def parse(data: bytes) -> list[dict]:
             assert len(pairs) % 2 == 0 and 2 <= len(pairs) // 2 <= 20, line
             marks = pairs[1::2]
             assert set(marks) <= {"correct", "incorrect"} and marks.count("correct") == 1, line
-            row |= {"choices": pairs[0::2], "correct": pairs[0::2][marks.index("correct")]}
+            choices = [html.unescape(c) for c in pairs[0::2]]
+            row |= {"choices": choices, "correct": choices[marks.index("correct")]}
         elif kind == "ESS":
             assert len(fields) in (2, 3), line
-            row["sample"] = fields[2] if len(fields) == 3 else ""
+            row["sample"] = html.unescape(fields[2]) if len(fields) == 3 else ""
         else:
             assert len(fields) >= 3, line
             row["answers"] = fields[2:]

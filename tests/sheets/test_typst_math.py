@@ -66,6 +66,16 @@ def test_unknown_macro_is_an_error_in_strict_mode_and_shown_by_name_otherwise():
         typst_latex.latex_to_typst(r"\left( x", strict=True)
 
 
+@pytest.mark.parametrize("latex", [r"\left# a \right;", r"\left X b \right X", r"\left@ c \right\}", r"\bigl# d \bigr,"])
+def test_an_unknown_delimiter_after_left_is_shown_as_written_and_compiles(latex):
+    """\\left X passed X to Typst as code: '#' and ';' stopped the document from compiling."""
+    with pytest.raises(typst_latex.UnsupportedLatex, match="unknown delimiter"):
+        typst_latex.latex_to_typst(latex, strict=True)
+    out = typst_latex.latex_to_typst(latex)
+    assert re.search(r'"[#X@]"', out), out
+    compile_pdf(f"#set document(date: none)\n$ {out} $")
+
+
 HOSTILE = ['#import "@preview/cetz:0.2.0": *', '$x$ and $$', "*bold* _em_ `raw` <label> @ref",
            "// not a comment", "= not a heading", "- not a list", 'quote " and backslash \\ and \\n',
            "#{ panic() }", "]) ) } #set page(width: 1pt)", "ünïcödé — ⊙ √ ᵀ 🎓"]

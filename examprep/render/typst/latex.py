@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from examprep.escape import typst_string  # noqa: F401 - renderers import it from here too
+
 
 class UnsupportedLatex(ValueError):
     """A LaTeX construct outside the subset this converter knows (a bug in a formula of ours)."""
@@ -61,12 +63,6 @@ _ESCAPE = {"/": "\\/", ",": "\\,", ";": "\\;", "#": "\\#", "$": "\\$", "@": "\\@
 
 _EMPTY = '""'
 _TOKEN = re.compile(r"\\(?:[A-Za-z]+\*?|.)|\d+(?:\.\d+)?|\s+|.", re.S)
-
-
-def typst_string(text: str) -> str:
-    """A Typst string literal holding ``text`` verbatim."""
-    out = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "").replace("\t", " ")
-    return f'"{out}"'
 
 
 class _Parser:
@@ -238,14 +234,12 @@ class _Parser:
             return f"{_ACCENTS[name]}({self.argument()})"
         if name in ("left", "bigl", "Bigl", "biggl", "Biggl", "big", "Big", "bigg", "Bigg", "bigr", "Bigr",
                     "biggr", "Biggr", "right"):
-            delim = self.next()
-            shown = _DELIMS.get(delim, _SYMBOLS.get((delim or "\\")[1:], delim)) if delim else ""
+            shown = self.delimiter(name)
             if name != "left":
                 return shown or ""
             body = self.sequence(stop={r"\right"})
             if self.stopped == r"\right":
-                close = self.next()
-                closing = _DELIMS.get(close, _SYMBOLS.get((close or "\\")[1:], close)) if close else ""
+                closing = self.delimiter("right")
             else:
                 closing = ""
                 self.fail("\\left without \\right")
@@ -259,6 +253,19 @@ class _Parser:
         if name == "not":
             return f"cancel({self.atom()})"
         return self.fail(f"unsupported LaTeX command {tok}") or f"upright({typst_string(name)})"
+
+    def delimiter(self, after: str) -> str:
+        """The delimiter after \\left, \\right or \\big…: a known one in Typst's math, else (\\left X)
+        the token shown as written, in a string, so no character reaches Typst as code or markup."""
+        delim = self.next()
+        if not delim:
+            return ""
+        if delim in _DELIMS:
+            return _DELIMS[delim]
+        if delim.startswith("\\") and delim[1:] in _SYMBOLS:
+            return _SYMBOLS[delim[1:]]
+        self.fail(f"unknown delimiter {delim!r} after \\{after}")
+        return typst_string(delim)
 
     def environment(self, env: str) -> str:
         body = self.sequence(env=env)

@@ -1,0 +1,101 @@
+"""Text from a question file, a key or a student, made safe for the program that reads it: one
+helper per target format, used by every writer of that format.
+
+- ``html``: HTML and XML text and attributes (Moodle, QTI 2.1, Canvas, Blackboard): & < > " ' as
+  entities, so ``<script>`` and ``<img onerror=…>`` are shown, never run or loaded.
+- ``markdown`` / ``markdown_text`` / ``markdown_cell``: Markdown prose (problems.md, solutions.md):
+  the characters that make HTML, links, images, code or headings backslash-escaped, so none is
+  made from the text; inside ``$…$`` math, a "<" that could start a tag becomes \\lt.
+- ``typst_string``: a Typst string literal holding the text verbatim (shown as written: no markup,
+  no code, no math is read from it).
+- ``printable`` / ``terminal``: text for a terminal or a plain-text report: control and format
+  characters as escapes (\\x1b), and for rich's markup, square brackets escaped.
+
+No examprep import: this is a base helper, below every renderer (DESIGN.md's layers).
+"""
+from __future__ import annotations
+
+import html as _html
+import re
+from typing import Any
+
+
+def html(text: Any, *, quote: bool = True) -> str:
+    """Text as HTML/XML character data or an attribute value (``quote``: quotes escaped too)."""
+    return _html.escape(str(text), quote=quote)
+
+
+# What makes Markdown of prose: raw HTML, comments and autolinks (a "<" before a letter, "/", "!"
+# or "?"), entities (an "&" before a letter or "#"), code spans (`), the escapes themselves (\\),
+# and a link, image or reference (a "]" before "(", "[" or ":"); at a line's start, a heading, a
+# block quote or a list ("#", ">", "-", "+", "*", "1." "1)"). Elsewhere these characters are
+# text ("|w| < 1", "Loshchilov & Hutter") and stay as written; so do emphasis marks (* and _ in a
+# line change how text looks, not what it is: prose uses them, W_ih).
+_MARKDOWN_SPECIAL = re.compile(r"[\\`]|<(?=[A-Za-z/!?])|&(?=[A-Za-z#])|\][(\[:]")
+# as entities, which every Markdown renderer reads (some take raw HTML after a backslash)
+_ENTITY = {"<": "&lt;", "&": "&amp;"}
+_LINE_START = re.compile(r"^(\s*)([#>+*-])", re.M)
+_LINE_START_NUMBER = re.compile(r"^(\s*\d+)([.)])", re.M)
+
+
+def _markdown_inline(text: Any) -> str:
+    return _MARKDOWN_SPECIAL.sub(lambda m: _ENTITY.get(m.group(0)) or "".join("\\" + c for c in m.group(0)), str(text))
+
+
+def markdown(text: Any) -> str:
+    """Plain text as Markdown that shows exactly that text (no HTML, link, image, code or heading)."""
+    escaped = _markdown_inline(text)
+    escaped = _LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), escaped)
+    return _LINE_START_NUMBER.sub(lambda m: m.group(1) + "\\" + m.group(2), escaped)
+
+
+def markdown_cell(text: Any) -> str:
+    """Text for a cell of a Markdown table (one line, where no heading or list can start): as
+    ``markdown`` inside a line, and a "|" does not end the cell."""
+    return _markdown_inline(text).replace("|", "\\|")
+
+
+_INLINE_MATH = re.compile(r"\$([^$]+)\$")
+
+
+_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
+
+
+def markdown_math(latex: str) -> str:
+    """LaTeX for Markdown's $…$ or $$…$$: no "<" that a Markdown renderer could read as a tag's start
+    (a<b is a\\lt b)."""
+    return _TAG_START.sub(r"\\lt ", latex)
+
+
+def markdown_text(text: Any) -> str:
+    """Prose with ``$…$`` inline LaTeX as Markdown: the prose escaped, the math kept as math."""
+    text, out, pos = str(text), [], 0
+    for m in _INLINE_MATH.finditer(text):
+        out += [markdown(text[pos:m.start()]), f"${markdown_math(m.group(1))}$"]
+        pos = m.end()
+    out.append(markdown(text[pos:]))
+    return "".join(out)
+
+
+def typst_string(text: Any) -> str:
+    """A Typst string literal holding ``text`` verbatim (# $ \\ ] * _ and the rest shown as written)."""
+    out = str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "").replace("\t", " ")
+    return f'"{out}"'
+
+
+def printable(text: Any) -> str:
+    """Text safe to show on a terminal or in a report: control and format characters (ESC, bidi
+    overrides) and lone surrogates (from a JSON escape, or a file name that is not UTF-8) become
+    escapes ("\\x1b", "\\udcff"), so text from a file can neither drive a terminal nor stop an
+    output from being encoded."""
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+
+
+def terminal(text: Any) -> str:
+    """Text for rich's markup (the terminal and its reports): printable, square brackets escaped."""
+    from rich.markup import escape          # lazy: rich is heavy, and `examprep --help` needs none of it
+
+    return escape(printable(text))
