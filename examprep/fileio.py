@@ -5,10 +5,13 @@ read. Every way the read can fail (missing, a dangling link, a directory, a pipe
 permission, too large, not UTF-8) becomes one line naming the file, raised as the caller's own
 error type; a pipe or a device is refused at once instead of blocking.
 
-Writing: ``write_files`` writes every file to a temporary file beside its target, fsyncs it, and
-only when all are written renames them into place (Ctrl-C held off for those renames); a failure
-or Ctrl-C before that removes the temporaries and the directories it created. A crash mid-write
-never leaves a half-written output behind, and readers never see a partial file.
+Writing: ``write_files`` writes every file to a temporary file beside its target (an output
+folder: into a new folder beside it, holding the files already there), fsyncs it, and only when
+all are written renames them into place (Ctrl-C held off, the renames journalled so that the next
+run completes a set a kill interrupted); a failure or Ctrl-C before that removes the temporaries
+and the directories it created. A crash mid-write never leaves a half-written output or a mix of
+old and new outputs behind, and readers never see a partial file. ``tidy_folder`` removes what a
+killed run left.
 ``atomic_write_bytes`` is the one-file case.
 
 Names: ``safe_name`` is the one file name a student id gets, wherever a file is named after one.
@@ -158,7 +161,7 @@ def check_writable(path: str | os.PathLike) -> Path:
     try:
         real = _through_link(target)             # where write_files will put the temporary file
         real.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.examprep-{os.getpid()}-", suffix=".tmp", dir=real.parent)
         os.close(fd)
         os.unlink(tmp)
     except OSError as err:
@@ -243,46 +246,308 @@ class interrupts_held:
             signal.signal(signal.SIGINT, self.previous)
 
 
-def write_files(files: dict[Path, bytes], *, overwrite: bool = True, private: bool = False) -> list[Path]:
+# Our own temporary names. Each carries the writing process's id, so a later run can tell a
+# temporary left by a killed run (its process is gone) from one another run is writing now:
+#   .NAME.examprep-PID-XXXX.tmp        a file being written beside NAME
+#   .NAME.examprep-new-PID-XXXX/       a folder NAME being built beside it
+#   .NAME.examprep-old-PID-XXXX/       the folder NAME it replaces, set aside until it is removed
+#   .examprep-pending-PID-XXXX.json    the renames that publish a set of outputs (a journal)
+_TEMP = re.compile(r"^\..+\.examprep-(?:(?:new|old)-)?(\d+)-[A-Za-z0-9_]+(?:\.tmp)?$")
+_PENDING = re.compile(r"^\.examprep-pending-(\d+)-[A-Za-z0-9_]+\.json$")
+_LEGACY_TEMP = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")     # before the process id was in the name
+LEGACY_TEMP_AGE = 3600.0      # seconds: an old-style temporary this old is no run's any more
+_in_use: set[str] = set()     # this process's temporaries and journals being written now
+
+
+def _gone(pid: int, path: str) -> bool:
+    """Whether the process that named ``path`` has ended (this process's own leftovers, from a
+    write that failed, count as ended once no write of ours uses them)."""
+    if pid == os.getpid():
+        return path not in _in_use
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:                  # another user's process: alive
+        return False
+    return False
+
+
+def _remove_tree(path: str | Path) -> None:
+    import shutil
+
+    if os.path.islink(path) or not os.path.isdir(path):
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+    else:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def tidy_folder(folder: str | os.PathLike, *, now: float | None = None) -> list[str]:
+    """Finish what a killed run left in ``folder``, before writing there: a set of outputs whose
+    renames were interrupted (a journal ``.examprep-pending-*.json``) is completed — its new files
+    were all written before the first rename, so the set becomes the new one, never a mix — and
+    our own temporaries whose process has ended are removed (old-style ``.NAME.XXXXXXXX.tmp`` ones
+    when over LEGACY_TEMP_AGE old). Returns one line per completed set. Never raises."""
+    import json
+    import time
+
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return []
+    notes = []
+    for entry in entries:
+        m = _PENDING.match(entry.name)
+        if m and _gone(int(m.group(1)), entry.path):
+            try:
+                journal = json.loads(Path(entry.path).read_text(encoding="utf-8"))
+                steps, journals = journal["steps"], journal["journals"]
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+            done = _finish(steps)
+            for j in journals:
+                try:
+                    os.unlink(j)
+                except OSError:
+                    pass
+            notes.append(f"completed the outputs an interrupted run had written ({done} renamed): "
+                         + ", ".join(str(s[2]) for s in steps))
+    now = time.time() if now is None else now
+    for entry in entries:
+        m = _TEMP.match(entry.name)
+        stale = bool(m) and _gone(int(m.group(1)), entry.path)
+        if not m and _LEGACY_TEMP.match(entry.name):
+            try:
+                stale = entry.is_file(follow_symlinks=False) and now - entry.stat(follow_symlinks=False).st_mtime > LEGACY_TEMP_AGE
+            except OSError:
+                stale = False
+        if stale and os.path.lexists(entry.path):
+            _remove_tree(entry.path)
+    return notes
+
+
+def _finish(steps: list) -> int:
+    """Do the renames of a journal that have not been done: ["file", tmp, target, None] and
+    ["folder", new, target, aside]; then remove the asides. Returns how many were done now."""
+    done = 0
+    for kind, src, target, aside in steps:
+        if not os.path.lexists(src):
+            continue                                  # done before the interruption
+        try:
+            if kind == "folder" and aside and os.path.lexists(target) and not os.path.lexists(aside):
+                os.rename(target, aside)
+            os.replace(src, target) if kind == "file" else os.rename(src, target)
+            done += 1
+        except OSError:
+            continue
+    for _, _, _, aside in steps:
+        if aside:
+            _remove_tree(aside)
+    return done
+
+
+class _NotSwappable(Exception):
+    """A folder that is not replaced whole (its files are written one by one instead)."""
+
+
+def _swappable(folder: Path, rels: list[str]) -> bool:
+    """A folder we may build beside itself and rename into place: a plain directory (or none yet),
+    not a link, not the current directory or one above it, in a folder we can write, with no output
+    written through a link inside it (that link's target is written, as elsewhere)."""
+    try:
+        if not folder.name or folder.name in (".", "..") or folder.is_symlink():
+            return False
+        here = real_path(os.getcwd())
+        real = real_path(folder)
+        if real == here or real in here.parents:
+            return False
+        if folder.exists() and not folder.is_dir():
+            return False
+        parent = folder.parent
+        if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+            return False
+        for rel in rels:
+            p = folder
+            for part in Path(rel).parts:
+                p = p / part
+                if p.is_symlink():
+                    return False
+        return True
+    except OSError:
+        return False
+
+
+def _carry(old: Path, new: Path, skip: set[str], rel: str = "") -> None:
+    """Put into ``new`` every entry of ``old`` except the relative paths in ``skip`` (hard links,
+    copies where a link is refused; links recreated; folders made with their modes). A named pipe,
+    socket or device makes the folder _NotSwappable."""
+    import shutil
+
+    for entry in os.scandir(old):
+        r = f"{rel}{entry.name}"
+        dest = new / entry.name
+        if r in skip:
+            continue
+        if entry.is_symlink():
+            os.symlink(os.readlink(entry.path), dest)
+        elif entry.is_dir(follow_symlinks=False):
+            dest.mkdir(exist_ok=True)
+            shutil.copymode(entry.path, dest)
+            _carry(Path(entry.path), dest, skip, r + "/")
+        elif entry.is_file(follow_symlinks=False):
+            try:
+                os.link(entry.path, dest, follow_symlinks=False)
+            except OSError:
+                shutil.copy2(entry.path, dest, follow_symlinks=False)
+        else:
+            raise _NotSwappable(r)
+
+
+def write_files(files: dict[Path, bytes], *, overwrite: bool = True, private: bool = False,
+                folders: tuple[Path, ...] | list[Path] = (), drop: set[Path] | frozenset = frozenset(),
+                private_files: set[Path] | frozenset = frozenset()) -> list[Path]:
     """Write every file, all or nothing as far as the file system allows: each goes to a temporary
-    file beside its target first (missing directories are created); only when all are written are
-    they renamed into place, with Ctrl-C held off for those few renames. A failure or Ctrl-C before
-    that removes the temporaries and the directories this call created; a failure raises
-    OutputError naming the file. ``overwrite=False``: a target that appeared meanwhile is an
-    error. A new file gets the mode a plain open() would give (0666 & ~umask), a replaced one keeps
-    its own, and ``private`` makes 0600 either way.
+    file first (missing directories are created); only when all are written are they renamed into
+    place, with Ctrl-C held off for those few renames. A failure or Ctrl-C before that removes the
+    temporaries and the directories this call created; a failure raises OutputError naming the
+    file. ``overwrite=False``: a target that appeared meanwhile is an error.
+
+    ``folders``: output folders replaced whole. Each is built as a hidden sibling
+    (.NAME.examprep-new-…) holding its files from ``files`` and every other file already in it
+    (hard links: the instructor's own files stay), except the paths in ``drop`` (an earlier run's
+    outputs this run removes); the old folder is renamed aside and the new one into its place. A
+    folder that cannot be swapped (a link, the current directory, a pipe inside…) gets its files
+    written one by one beside their targets instead.
+
+    More than one rename is recorded first in a journal (.examprep-pending-….json, in every folder
+    the renames touch): a run killed between them is completed by the next write in one of those
+    folders (tidy_folder), which also removes a killed run's temporaries.
+
+    Temporaries are 0600 while they are written (a killed run never leaves a readable copy of a key);
+    a new file then gets the mode a plain open() would give (0666 & ~umask), a replaced one keeps
+    its own, and ``private`` (or a path in ``private_files``) makes 0600 either way.
     A target that is a symbolic link is written through: the file it points to gets the new
     content and the link stays (as an editor saves a linked file). Returns the targets, in order."""
+    import json
+
     temps: list[tuple[str, Path]] = []
     created: list[Path] = []
+    swaps: list[tuple[Path, Path, Path | None]] = []      # (new folder, folder, aside)
+    journals: list[Path] = []
     umask = os.umask(0)
     os.umask(umask)
     target = None
+    renaming = False
+    pid = os.getpid()
+    plain = {Path(t): d for t, d in files.items()}
+    swap_of: dict[Path, Path] = {}
+    reals = {Path(f): real_path(f) for f in folders}
+    seen: set[Path] = set()
+    for folder in dict.fromkeys(map(Path, folders)):
+        if reals[folder] in seen or any(r in reals[folder].parents for r in reals.values()):
+            continue                          # one folder named twice, or inside another folder of this run
+        seen.add(reals[folder])
+        inside = [t for t in plain if folder in t.parents]
+        if _swappable(folder, [t.relative_to(folder).as_posix() for t in inside]):
+            for t in inside:
+                swap_of[t] = folder
     try:
-        for target, data in ((Path(t), d) for t, d in files.items()):
-            target = _through_link(target)
-            missing = [d for d in (target.parent, *target.parent.parents) if not d.exists()]
-            target.parent.mkdir(parents=True, exist_ok=True)
-            created += reversed(missing)
-            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-            temps.append((tmp, target))
-            if not private:                     # mkstemp makes 0600: private from the start
-                os.chmod(tmp, _kept_mode(target, 0o666 & ~umask))
-            with os.fdopen(fd, "wb") as fh:
+        for d in {t.parent for t in plain} | {Path(f).parent for f in folders} | set(map(Path, folders)):
+            tidy_folder(d)
+        for folder in dict.fromkeys(swap_of.values()):
+            new = Path(tempfile.mkdtemp(prefix=f".{folder.name}.examprep-new-{pid}-", dir=folder.parent))
+            _in_use.add(str(new))
+            aside = None
+            if folder.exists():
+                import shutil
+
+                shutil.copymode(folder, new)
+                aside = folder.parent / f".{folder.name}.examprep-old-{pid}-{os.urandom(4).hex()}"
+                skip = {t.relative_to(folder).as_posix() for t, f in swap_of.items() if f == folder}
+                skip |= {Path(p).relative_to(folder).as_posix() for p in drop if folder in Path(p).parents}
+                try:
+                    _carry(folder, new, skip)
+                except _NotSwappable:
+                    _remove_tree(new)
+                    for t in [t for t, f in swap_of.items() if f == folder]:
+                        del swap_of[t]
+                    continue
+            else:
+                os.chmod(new, 0o777 & ~umask)
+            swaps.append((new, folder, aside))
+        new_of = {folder: new for new, folder, _ in swaps}
+        for target, data in plain.items():
+            mode = 0o600 if private or target in private_files else None
+            if target in swap_of:
+                folder = swap_of[target]
+                dest = new_of[folder] / target.relative_to(folder)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                tmp = str(dest)
+                mode = mode or _kept_mode(target, 0o666 & ~umask)
+            else:
+                target = _through_link(target)
+                missing = [d for d in (target.parent, *target.parent.parents) if not d.exists()]
+                target.parent.mkdir(parents=True, exist_ok=True)
+                created += reversed(missing)
+                fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.examprep-{pid}-", suffix=".tmp", dir=target.parent)
+                _in_use.add(tmp)
+                temps.append((tmp, target))
+                mode = mode or _kept_mode(target, 0o666 & ~umask)
+            with os.fdopen(fd, "wb") as fh:                # 0600 until the content is whole
                 fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
+            os.chmod(tmp, mode)
         if not overwrite:
-            clash = [t for _, t in temps if t.exists()]
+            clash = [t for _, t in temps if t.exists()] + [t for t in swap_of if t.exists()]
             if clash:
                 raise OutputError(f"{clash[0]} appeared while the outputs were being written; use --force to overwrite")
+        steps = [["file", tmp, str(t), None] for tmp, t in temps] + \
+                [["folder", str(new), str(f), str(a) if a else None] for new, f, a in swaps]
+        if len(steps) > 1 or swaps:
+            where = list(dict.fromkeys(Path(s[2]).parent for s in steps))
+            journals = [d / f".examprep-pending-{pid}-{os.urandom(4).hex()}.json" for d in where]
+            _in_use.update(map(str, journals))
+            text = json.dumps({"steps": steps, "journals": [str(j) for j in journals]}).encode("utf-8")
+            for j in journals:
+                with open(j, "wb") as fh:
+                    fh.write(text)
+                    fh.flush()
+                    os.fsync(fh.fileno())
         with interrupts_held():
+            renaming = True
             for tmp, target in temps:
                 os.replace(tmp, target)
+            for new, folder, aside in swaps:
+                if aside is not None:
+                    os.rename(folder, aside)
+                os.rename(new, folder)
+        for j in journals:
+            os.unlink(j)
+        for _, _, aside in swaps:
+            if aside is not None:
+                _remove_tree(aside)
     except BaseException as err:        # OSError, OutputError, KeyboardInterrupt: leave nothing behind
+        if renaming and journals:       # some renames may be done: the journal lets the next run complete them
+            for t in (*(tmp for tmp, _ in temps), *(str(n) for n, _, _ in swaps), *map(str, journals)):
+                _in_use.discard(t)
+            done = target if target is not None else "the outputs"
+            raise OutputError(f"{done}: publishing the outputs stopped half-way ({getattr(err, 'strerror', None) or err}); "
+                              "the next examprep run writing there completes it") from None
         for tmp, _ in temps:
             try:
                 os.unlink(tmp)
+            except OSError:
+                pass
+        for new, _, _ in swaps:
+            _remove_tree(new)
+        for j in journals:
+            try:
+                os.unlink(j)
             except OSError:
                 pass
         for d in reversed(created):
@@ -293,6 +558,9 @@ def write_files(files: dict[Path, bytes], *, overwrite: bool = True, private: bo
         if isinstance(err, OSError):
             raise _cannot_write(target if target is not None else Path(err.filename or "."), err) from None
         raise
+    finally:
+        for t in (*(tmp for tmp, _ in temps), *(str(n) for n, _, _ in swaps), *map(str, journals)):
+            _in_use.discard(t)
     return [Path(t) for t in files]
 
 
@@ -373,10 +641,12 @@ def check_target(path: str | os.PathLike, inputs: set[Path], where: str | None =
         raise OutputError(f"{where}: {above} is a file, not a folder")
 
 
-def write_outputs(planned: list[tuple[Path, str | bytes]], inputs: set[Path]) -> None:
+def write_outputs(planned: list[tuple[Path, str | bytes]], inputs: set[Path], folders: list[Path] = ()) -> None:
     """Write the planned files (text or bytes), after checking them all: none would overwrite an
     input, no two share a path, none is a folder or lies under a file — so a run that fails its
-    checks writes nothing."""
+    checks writes nothing. Then all of them are written at once (write_files: every file first,
+    then the renames, journalled), the ``folders`` (output folders such as --report's) each
+    replaced whole: a full disk or a kill leaves the old outputs or the new ones, never a mix."""
     seen: dict[Path, Path] = {}
     for path, _ in planned:
         check_target(path, inputs)
@@ -385,8 +655,5 @@ def write_outputs(planned: list[tuple[Path, str | bytes]], inputs: set[Path]) ->
             raise OutputError(f"{path}: two outputs would be written to this one file ({seen[real]} too); "
                              "give each its own path")
         seen[real] = path
-    for path, data in planned:
-        if isinstance(data, bytes):
-            atomic_write_bytes(path, data)
-        else:
-            atomic_write_text(path, data)
+    files = {Path(path): data if isinstance(data, bytes) else data.encode("utf-8") for path, data in planned}
+    write_files(files, folders=list(folders))

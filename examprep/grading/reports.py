@@ -361,7 +361,8 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
         analysis = _plan_analysis(results, outputs.analysis, heading)
     from examprep.fileio import write_outputs
 
-    write_outputs(planned + (analysis[2] if analysis is not None else []), inputs)    # all checked, then written
+    folders = [Path(f) for f in (outputs.report, outputs.gradescope, outputs.analysis) if f]
+    write_outputs(planned + (analysis[2] if analysis is not None else []), inputs, folders)    # all checked, then written
     if analysis is not None:
         planned += [(path, "") for path, _ in analysis[2]]
 
