@@ -380,23 +380,29 @@ def _swappable(folder: Path, rels: list[str]) -> bool:
         return False
 
 
-def _carry(old: Path, new: Path, skip: set[str], rel: str = "") -> None:
+def _carry(old: Path, new: Path, skip: set[str], rel: str = "") -> bool:
     """Put into ``new`` every entry of ``old`` except the relative paths in ``skip`` (hard links,
-    copies where a link is refused; links recreated; folders made with their modes). A named pipe,
-    socket or device makes the folder _NotSwappable."""
+    copies where a link is refused; links recreated; folders made with their modes; a folder left
+    empty only by what was skipped is not made). A named pipe, socket or device makes the folder
+    _NotSwappable. Returns whether anything was skipped."""
     import shutil
 
+    skipped = False
     for entry in os.scandir(old):
         r = f"{rel}{entry.name}"
         dest = new / entry.name
         if r in skip:
+            skipped = True
             continue
         if entry.is_symlink():
             os.symlink(os.readlink(entry.path), dest)
         elif entry.is_dir(follow_symlinks=False):
             dest.mkdir(exist_ok=True)
             shutil.copymode(entry.path, dest)
-            _carry(Path(entry.path), dest, skip, r + "/")
+            if _carry(Path(entry.path), dest, skip, r + "/"):
+                skipped = True
+                if not any(dest.iterdir()):
+                    dest.rmdir()
         elif entry.is_file(follow_symlinks=False):
             try:
                 os.link(entry.path, dest, follow_symlinks=False)
@@ -404,6 +410,7 @@ def _carry(old: Path, new: Path, skip: set[str], rel: str = "") -> None:
                 shutil.copy2(entry.path, dest, follow_symlinks=False)
         else:
             raise _NotSwappable(r)
+    return skipped
 
 
 def write_files(files: dict[Path, bytes], *, overwrite: bool = True, private: bool = False,

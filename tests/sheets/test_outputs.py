@@ -1,6 +1,7 @@
 """`examprep sheet` end to end: each format written and read back (PDF text and pages with
 pypdf, keys and templates), byte-identical reruns, no answers in the problems PDF, and every kind
 of bad input refused with one line and nothing half-written."""
+import hashlib
 import json
 import os
 import re
@@ -44,8 +45,10 @@ def test_every_output_is_written_and_listed(practice):
                      "solutions.pdf"]
     for name in names:
         assert str(out / name) in output
-    # the manifest lists what the run wrote (a later --force removes what it does not write again)
-    assert json.loads((out / ".examprep-files.json").read_text())["files"] == sorted(names)
+    # the manifest lists what the run wrote, with each file's SHA-256 (a later --force removes what it
+    # does not write again, where the file is still the one written)
+    listed = json.loads((out / ".examprep-files.json").read_text())["files"]
+    assert listed == {n: hashlib.sha256((out / n).read_bytes()).hexdigest() for n in names}
     assert ".examprep-files" not in output
     assert "Midterm practice exam: 20 problems" in output and "seed 11" in output
 
@@ -335,25 +338,62 @@ def test_force_over_a_roster_run_leaves_exactly_the_new_runs_files(tmp_path):
         in res.output
 
 
-def test_force_over_a_run_from_before_the_manifest_removes_its_students_files(tmp_path):
+def test_force_over_a_run_from_before_the_hashes_keeps_its_files_and_says_so(tmp_path):
+    """A manifest without hashes (or none, as an older examprep left) cannot prove a file is still
+    ours: nothing it names is removed, and one warning line names what was kept."""
     from examprep.sheets.write import MANIFEST
 
     out = tmp_path / "o"
     assert _class_run(tmp_path, ROSTER, "-f", "md").exit_code == 0
-    (out / MANIFEST).unlink()                                      # as an older examprep left it
-    assert _class_run(tmp_path, "student_id,name\ns101,Ada Lovelace\n", "-f", "md", "--force").exit_code == 0
-    assert sorted(p.name for p in (out / "answers").iterdir()) == ["s101.toml"]
+    listed = sorted(json.loads((out / MANIFEST).read_text())["files"])
+    (out / MANIFEST).write_text(json.dumps({"written_by": "examprep sheet", "files": listed}))    # before hashes
+    res = _class_run(tmp_path, "student_id,name\ns101,Ada Lovelace\n", "-f", "md", "--force")
+    assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in (out / "answers").iterdir()) == ["s101.toml", "s102.toml", "s103.toml"]
+    assert f"warning: kept 2 earlier files in {out} that an older examprep listed without a hash, so they cannot " \
+           "be proven its own: answers/s102.toml, answers/s103.toml; remove them by hand if unwanted" in res.stderr
+    assert "removed" not in res.output
+    (out / MANIFEST).unlink()                                      # no manifest at all: the key's students
+    res = _class_run(tmp_path, "student_id,name\ns102,Alan Turing\n", "-f", "md", "--force")
+    assert res.exit_code == 0 and "kept 1 earlier file in" in res.stderr and "answers/s101.toml" in res.stderr
+    assert sorted(p.name for p in (out / "answers").iterdir()) == ["s101.toml", "s102.toml", "s103.toml"]
 
 
-def test_a_manifest_never_reaches_outside_the_output_folder(tmp_path):
+def test_force_keeps_and_names_an_earlier_file_the_instructor_edited(tmp_path):
+    out = tmp_path / "o"
+    assert _class_run(tmp_path, ROSTER, "-f", "md").exit_code == 0
+    with open(out / "answers" / "s102.toml", "a") as fh:
+        fh.write("# checked by hand\n")
+    res = _class_run(tmp_path, "student_id,name\ns101,Ada Lovelace\n", "-f", "md", "--force")
+    assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in (out / "answers").iterdir()) == ["s101.toml", "s102.toml"]      # s103 was ours
+    assert (out / "answers" / "s102.toml").read_text().endswith("# checked by hand\n")
+    assert f"warning: kept 1 file in {out} that an earlier run wrote and that were changed since: answers/s102.toml" \
+        in res.stderr
+    assert "removed 1 file of the run this one replaced: answers/s103.toml" in res.output
+
+
+def test_a_planted_manifest_deletes_nothing_outside_or_through_a_link(tmp_path):
+    """`.examprep-files.json` is a file anyone who can write the folder can plant: it listed
+    ../precious.txt and linked/precious.txt (a link to a folder outside), with the right hashes."""
     from examprep.sheets.write import MANIFEST
 
     out = tmp_path / "o"
     assert _class_run(tmp_path, ROSTER, "-f", "md").exit_code == 0
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "precious.txt").write_text("keep")
     (tmp_path / "precious.txt").write_text("keep")
-    (out / MANIFEST).write_text(json.dumps({"files": ["../precious.txt", str(tmp_path / "precious.txt")]}))
-    assert _class_run(tmp_path, ROSTER, "-f", "md", "--force").exit_code == 0
-    assert (tmp_path / "precious.txt").read_text() == "keep"
+    (out / "linked").symlink_to(outside)
+    (out / "mine.txt").symlink_to(outside / "precious.txt")
+    digest = hashlib.sha256(b"keep").hexdigest()
+    planted = {"../precious.txt": digest, str(tmp_path / "precious.txt"): digest, "linked/precious.txt": digest,
+               "mine.txt": digest, "linked/../../precious.txt": digest}
+    (out / MANIFEST).write_text(json.dumps({"written_by": "examprep sheet", "version": 2, "files": planted}))
+    res = _class_run(tmp_path, ROSTER, "-f", "md", "--force")
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "precious.txt").read_text() == "keep" and (outside / "precious.txt").read_text() == "keep"
+    assert (out / "linked").is_symlink() and (out / "mine.txt").is_symlink() and "removed" not in res.output
 
 
 def test_a_run_without_force_beside_another_keeps_both_in_the_manifest(tmp_path):
@@ -363,7 +403,7 @@ def test_a_run_without_force_beside_another_keeps_both_in_the_manifest(tmp_path)
     assert _run(["-r", "cnn", "-s", "1", "-f", "md", "--out", str(out)]).exit_code == 0
     assert _run(["-r", "cnn", "-s", "1", "-f", "moodle", "--out", str(out), "--force"]).exit_code == 0
     listed = json.loads((out / MANIFEST).read_text())["files"]
-    assert listed == ["answers.toml", "key.json", "moodle.xml"] and sorted(p.name for p in out.iterdir()) == [
+    assert sorted(listed) == ["answers.toml", "key.json", "moodle.xml"] and sorted(p.name for p in out.iterdir()) == [
         MANIFEST, "answers.toml", "key.json", "moodle.xml"]
 
 
