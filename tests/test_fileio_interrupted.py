@@ -1,0 +1,137 @@
+"""examprep.fileio when a run is killed or the disk fills: a killed run's temporaries are removed by
+the next one, temporaries are private until whole, a set of outputs interrupted between its renames
+is completed by the next run, an output folder is swapped whole with the instructor's files kept,
+and a full disk leaves nothing half-written."""
+import errno
+import os
+import stat
+import time
+
+import pytest
+
+from examprep.fileio import OutputError, tidy_folder, write_files
+
+DEAD = 4_194_304 + 7          # above Linux's largest pid: no process has it
+
+
+def _tree(folder):
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*"))
+
+
+def _fail_on_call(monkeypatch, name, n, err):
+    """os.NAME raises ``err`` on its n-th call (as a kill or a full disk would stop it there)."""
+    real = getattr(os, name)
+    calls = []
+
+    def fake(*args, **kw):
+        calls.append(args)
+        if len(calls) == n:
+            raise err
+        return real(*args, **kw)
+
+    monkeypatch.setattr(os, name, fake)
+    return calls
+
+
+def test_a_killed_runs_temporaries_are_removed_by_the_next_write_there(tmp_path):
+    stale = [f".key.json.examprep-{DEAD}-a1b2c3.tmp", f".answers.examprep-new-{DEAD}-zz9"]
+    (tmp_path / stale[0]).write_bytes(b"every variant's answers")
+    (tmp_path / stale[1]).mkdir()
+    (tmp_path / stale[1] / "s1.toml").write_text("x")
+    old_style = tmp_path / ".key.json.k3y_abcd.tmp"                  # before the process id was in the name
+    old_style.write_text("x")
+    os.utime(old_style, (time.time() - 7200, time.time() - 7200))
+    kept = [".solutions.md.abcd_123.tmp",                            # old-style, but recent: perhaps a run now
+            f".key.json.examprep-{os.getppid()}-q1.tmp",             # a live process's
+            ".notes.tmp", "draft.examprep-1-x"]                      # not ours by their names
+    for name in kept:
+        (tmp_path / name).write_text("mine")
+    write_files({tmp_path / "key.json": b"{}"})
+    assert _tree(tmp_path) == sorted(kept + ["key.json"])
+
+
+def test_temporaries_are_private_until_they_are_whole_and_outputs_get_their_mode(tmp_path, monkeypatch):
+    """A killed build left a 3.5 MB copy of every variant's answers readable by all (0644)."""
+    modes = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (modes.append(stat.S_IMODE(os.fstat(fd).st_mode)), real(fd))[1])
+    old = os.umask(0o022)
+    try:
+        write_files({tmp_path / "key.json": b"{}", tmp_path / "r" / "a.md": b"x"}, folders=[tmp_path / "r"])
+    finally:
+        os.umask(old)
+    assert modes[:2] == [0o600, 0o600]
+    assert stat.S_IMODE((tmp_path / "key.json").stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / "r" / "a.md").stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / "r").stat().st_mode) == 0o755
+
+
+def test_a_set_stopped_between_its_renames_is_completed_by_the_next_run(tmp_path, monkeypatch):
+    a, b = tmp_path / "grades.csv", tmp_path / "grades.json"
+    write_files({a: b"old csv", b: b"old json"})
+    _fail_on_call(monkeypatch, "replace", 2, OSError(errno.EIO, "Input/output error"))
+    with pytest.raises(OutputError) as info:
+        write_files({a: b"new csv", b: b"new json"})
+    assert str(info.value).endswith("publishing the outputs stopped half-way (Input/output error); the next "
+                                    "examprep run writing there completes it")
+    monkeypatch.undo()
+    assert a.read_bytes() == b"new csv" and b.read_bytes() == b"old json"        # the mix a kill leaves
+    assert any(p.name.startswith(".examprep-pending-") for p in tmp_path.iterdir())
+    write_files({tmp_path / "other.txt": b"x"})                                  # any next write there
+    assert a.read_bytes() == b"new csv" and b.read_bytes() == b"new json"
+    assert _tree(tmp_path) == ["grades.csv", "grades.json", "other.txt"]
+
+
+def test_an_output_folder_is_replaced_whole_and_keeps_the_instructors_files(tmp_path):
+    rep = tmp_path / "reports"
+    write_files({rep / "s1.md": b"old 1", rep / "s2.md": b"old 2"}, folders=[rep])
+    (rep / "notes.txt").write_text("mine")
+    (rep / "sub").mkdir()
+    (rep / "sub" / "x.txt").write_text("mine too")
+    (rep / "link").symlink_to("notes.txt")
+    inode = (rep / "notes.txt").stat().st_ino
+    write_files({rep / "s1.md": b"new 1", rep / "s3.md": b"new 3"}, folders=[rep], drop={rep / "s2.md"})
+    assert _tree(rep) == ["link", "notes.txt", "s1.md", "s3.md", "sub", "sub/x.txt"]
+    assert (rep / "s1.md").read_bytes() == b"new 1" and (rep / "sub" / "x.txt").read_text() == "mine too"
+    assert (rep / "notes.txt").stat().st_ino == inode and os.readlink(rep / "link") == "notes.txt"
+    assert _tree(tmp_path) == ["reports"] + [f"reports/{p}" for p in _tree(rep)]   # no sibling left
+
+
+def test_a_folder_swap_stopped_half_way_is_completed_by_the_next_run(tmp_path, monkeypatch):
+    """Killed between the two renames (old folder aside, new one into place): no folder at its name
+    for a moment; the next run puts the new one there and removes the old."""
+    rep = tmp_path / "reports"
+    write_files({rep / "s1.md": b"old"}, folders=[rep])
+    (rep / "notes.txt").write_text("mine")
+    _fail_on_call(monkeypatch, "rename", 2, OSError(errno.EIO, "Input/output error"))
+    with pytest.raises(OutputError, match="stopped half-way"):
+        write_files({rep / "s1.md": b"new"}, folders=[rep])
+    monkeypatch.undo()
+    assert not rep.exists()
+    assert tidy_folder(tmp_path)[0].startswith("completed the outputs an interrupted run had written (1 renamed)")
+    assert (rep / "s1.md").read_bytes() == b"new" and (rep / "notes.txt").read_text() == "mine"
+    assert _tree(tmp_path) == ["reports", "reports/notes.txt", "reports/s1.md"]
+
+
+def test_a_folder_that_cannot_be_swapped_is_written_file_by_file(tmp_path, monkeypatch):
+    """The current folder (a shell stands in it) and a link to a folder are written in place."""
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "via").symlink_to(real)
+    write_files({tmp_path / "via" / "a.md": b"x"}, folders=[tmp_path / "via"])
+    assert (tmp_path / "via").is_symlink() and (real / "a.md").read_bytes() == b"x"
+    monkeypatch.chdir(real)
+    write_files({real / "b.md": b"y"}, folders=[real])
+    assert _tree(real) == ["a.md", "b.md"] and sorted(p.name for p in tmp_path.iterdir()) == ["real", "via"]
+
+
+@pytest.mark.parametrize("nth", [1, 2, 3])
+def test_a_full_disk_leaves_nothing_written_and_says_so_in_one_line(tmp_path, monkeypatch, nth):
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "s1.md").write_text("old")
+    _fail_on_call(monkeypatch, "fsync", nth, OSError(errno.ENOSPC, "No space left on device"))
+    files = {tmp_path / "g.csv": b"csv", tmp_path / "reports" / "s1.md": b"new", tmp_path / "reports" / "s2.md": b"2"}
+    with pytest.raises(OutputError) as info:
+        write_files(files, folders=[tmp_path / "reports"])
+    assert str(info.value).endswith("cannot write (No space left on device)") and "\n" not in str(info.value)
+    assert _tree(tmp_path) == ["reports", "reports/s1.md"] and (tmp_path / "reports" / "s1.md").read_text() == "old"
