@@ -329,6 +329,22 @@ def tidy_folder(folder: str | os.PathLike, *, now: float | None = None) -> list[
     return notes
 
 
+def recover(paths: list[str | os.PathLike | None]) -> list[str]:
+    """Before a run's checks: tidy_folder where each output (a file or a folder; None and "-"
+    skipped) is written and inside each output folder, so that a killed run's set is completed
+    before this run looks at what exists. Returns tidy_folder's lines."""
+    notes: list[str] = []
+    seen: set[Path] = set()
+    for p in paths:
+        if p is None or os.fspath(p) in ("", "-"):
+            continue
+        for folder in (Path(p).parent, Path(p)):
+            if folder not in seen and folder.is_dir():
+                seen.add(folder)
+                notes += tidy_folder(folder)
+    return notes
+
+
 def _finish(steps: list) -> int:
     """Do the renames of a journal that have not been done: ["file", tmp, target, None] and
     ["folder", new, target, aside]; then remove the asides. Returns how many were done now."""

@@ -281,6 +281,11 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
     if outputs.visibility not in VISIBILITIES:
         raise ParamError(f"--gradescope-visibility: expected one of {', '.join(VISIBILITIES)}, "
                          f"got {outputs.visibility!r}")
+    from examprep.fileio import recover
+
+    for note in recover([outputs.csv, outputs.json, outputs.report, outputs.gradescope, outputs.analysis,
+                         outputs.marks_template, outputs.gradebook[1] if outputs.gradebook else None]):
+        err.print(f"note: {escape(note)}")                 # a killed run's outputs, completed first
     check_replaced_outputs(outputs)
     the_key = keys.read_key(key_path)
     check_tolerance_targets(settings, the_key)

@@ -440,8 +440,11 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
     out_dir = Path(out) if out else Path(r.name)
     inputs = [p for p in (recipe, roster, secret_file, *(getattr(i.question, "source", "") for i in r.items))
               if p and os.path.isfile(p)]
+    from examprep.fileio import recover
+
+    recovered = recover([out_dir])           # a killed run's set completed, its temporaries removed
     check_output_dir(out_dir, planned_paths(students is not None, fmts, students, split), force, inputs)
-    warnings = [LEGACY_WARNING] if legacy_secret else []
+    warnings = ([LEGACY_WARNING] if legacy_secret else []) + recovered
     if students is not None and force:
         replaced = _old_derivation(out_dir, legacy_secret)
         warnings += [replaced] if replaced else []
