@@ -345,11 +345,24 @@ def recover(paths: list[str | os.PathLike | None]) -> list[str]:
     return notes
 
 
+def _carry_late_or_keep(aside: Path, folder: Path, ours: set[str]) -> None:
+    """_carry_late, or where it fails the old folder kept in sight (NAME.examprep-kept-XXXX): a
+    file of the user's may be only there."""
+    try:
+        _carry_late(aside, folder, ours)
+    except OSError:
+        try:
+            os.rename(aside, folder.parent / f"{folder.name}.examprep-kept-{os.urandom(4).hex()}")
+        except OSError:
+            pass
+
+
 def _finish(steps: list) -> int:
-    """Do the renames of a journal that have not been done: ["file", tmp, target, None] and
-    ["folder", new, target, aside]; then remove the asides. Returns how many were done now."""
+    """Do the renames of a journal that have not been done: ["file", tmp, target, None, None] and
+    ["folder", new, target, aside, our paths]; then remove the asides, after moving into the new
+    folder what the user changed in the old one meanwhile. Returns how many were done now."""
     done = 0
-    for kind, src, target, aside in steps:
+    for kind, src, target, aside, _ in steps:
         if not os.path.lexists(src):
             continue                                  # done before the interruption
         try:
@@ -359,7 +372,9 @@ def _finish(steps: list) -> int:
             done += 1
         except OSError:
             continue
-    for _, _, _, aside in steps:
+    for _, _, target, aside, ours in steps:
+        if aside and os.path.isdir(aside) and os.path.isdir(target):
+            _carry_late_or_keep(Path(aside), Path(target), set(ours or ()))
         if aside:
             _remove_tree(aside)
     return done
@@ -427,6 +442,36 @@ def _carry(old: Path, new: Path, skip: set[str], rel: str = "") -> bool:
         else:
             raise _NotSwappable(r)
     return skipped
+
+
+def _carry_late(old: Path, new: Path, skip: set[str], rel: str = "") -> None:
+    """After the swap: move into ``new`` whatever changed in ``old`` since _carry linked it (a file
+    the instructor saved, or made, there while the outputs were written), so that removing the old
+    folder loses nothing of theirs. Our own outputs (``skip``) win over an edit made meanwhile."""
+    for entry in os.scandir(old):
+        r = f"{rel}{entry.name}"
+        dest = new / entry.name
+        if r in skip:
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            made = not os.path.lexists(dest)
+            if made:
+                dest.mkdir()
+            if dest.is_dir() and not dest.is_symlink():
+                _carry_late(Path(entry.path), dest, skip, r + "/")
+                if made and not any(dest.iterdir()):
+                    dest.rmdir()
+            continue
+        try:
+            there = os.lstat(dest)
+        except FileNotFoundError:
+            there = None
+        here = entry.stat(follow_symlinks=False)
+        if there is not None and (there.st_ino, there.st_dev) == (here.st_ino, here.st_dev):
+            continue
+        if there is not None and entry.is_symlink() and dest.is_symlink() and os.readlink(dest) == os.readlink(entry.path):
+            continue
+        os.replace(entry.path, dest)
 
 
 def write_files(files: dict[Path, bytes], *, overwrite: bool = True, private: bool = False,
@@ -529,8 +574,11 @@ def write_files(files: dict[Path, bytes], *, overwrite: bool = True, private: bo
             clash = [t for _, t in temps if t.exists()] + [t for t in swap_of if t.exists()]
             if clash:
                 raise OutputError(f"{clash[0]} appeared while the outputs were being written; use --force to overwrite")
-        steps = [["file", tmp, str(t), None] for tmp, t in temps] + \
-                [["folder", str(new), str(f), str(a) if a else None] for new, f, a in swaps]
+        ours = {f: sorted({t.relative_to(f).as_posix() for t, g in swap_of.items() if g == f}
+                          | {Path(p).relative_to(f).as_posix() for p in drop if f in Path(p).parents})
+                for _, f, _ in swaps}
+        steps = [["file", tmp, str(t), None, None] for tmp, t in temps] + \
+                [["folder", str(new), str(f), str(a) if a else None, ours[f]] for new, f, a in swaps]
         if len(steps) > 1 or swaps:
             where = list(dict.fromkeys(Path(s[2]).parent for s in steps))
             journals = [d / f".examprep-pending-{pid}-{os.urandom(4).hex()}.json" for d in where]
@@ -549,6 +597,9 @@ def write_files(files: dict[Path, bytes], *, overwrite: bool = True, private: bo
                 if aside is not None:
                     os.rename(folder, aside)
                 os.rename(new, folder)
+        for new, folder, aside in swaps:
+            if aside is not None:
+                _carry_late_or_keep(aside, folder, set(ours[folder]))
         for j in journals:
             os.unlink(j)
         for _, _, aside in swaps:

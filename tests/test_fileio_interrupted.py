@@ -135,3 +135,26 @@ def test_a_full_disk_leaves_nothing_written_and_says_so_in_one_line(tmp_path, mo
         write_files(files, folders=[tmp_path / "reports"])
     assert str(info.value).endswith("cannot write (No space left on device)") and "\n" not in str(info.value)
     assert _tree(tmp_path) == ["reports", "reports/s1.md"] and (tmp_path / "reports" / "s1.md").read_text() == "old"
+
+
+def test_a_file_the_instructor_saves_in_the_folder_while_it_is_written_is_kept(tmp_path, monkeypatch):
+    """Between building the new folder and swapping it in, an editor saves notes.txt (a new file
+    renamed over the old) and a new file appears: both end up in the folder, not in the one removed."""
+    rep = tmp_path / "reports"
+    write_files({rep / "s1.md": b"old"}, folders=[rep])
+    (rep / "notes.txt").write_text("v1")
+    real = os.rename
+
+    def rename(src, dst, *a, **kw):
+        if str(src) == str(rep):                       # the old folder is about to be set aside
+            (rep / "draft.txt").write_text("v2")
+            real(rep / "draft.txt", rep / "notes.txt")
+            (rep / "late.txt").write_text("new")
+            (rep / "s1.md").write_text("edited meanwhile")
+        return real(src, dst, *a, **kw)
+
+    monkeypatch.setattr(os, "rename", rename)
+    write_files({rep / "s1.md": b"new"}, folders=[rep])
+    assert (rep / "notes.txt").read_text() == "v2" and (rep / "late.txt").read_text() == "new"
+    assert (rep / "s1.md").read_bytes() == b"new"                  # ours: this run's output wins
+    assert _tree(tmp_path) == ["reports", "reports/late.txt", "reports/notes.txt", "reports/s1.md"]
