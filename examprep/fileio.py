@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from examprep.errors import ExamprepError
-from examprep.publish import carry_into, carry_late, IN_USE, NotSwappable, remove_tree, swappable
+from examprep.publish import IN_USE, NotSwappable, carry_into, carry_late, remove_tree, same_folder, swappable
 from examprep.publish import recover as recover            # fileio is where writers find them
 from examprep.publish import tidy_folder as tidy_folder
 
@@ -305,14 +305,12 @@ def write_files(files: dict[Path, bytes], *, overwrite: bool = True, private: bo
             IN_USE.add(str(new))
             aside = None
             if folder.exists():
-                import shutil
-
-                shutil.copymode(folder, new)
                 aside = folder.parent / f".{folder.name}.examprep-old-{pid}-{os.urandom(4).hex()}"
                 skip = {t.relative_to(folder).as_posix() for t, f in swap_of.items() if f == folder}
                 skip |= {Path(p).relative_to(folder).as_posix() for p in drop if folder in Path(p).parents}
                 try:
                     carry_into(folder, new, skip)
+                    same_folder(folder, new)          # last: copying the times, after the entries are made
                 except NotSwappable:
                     remove_tree(new)
                     for t in [t for t, f in swap_of.items() if f == folder]:

@@ -184,13 +184,29 @@ def swappable(folder: Path, rels: list[str]) -> bool:
         return False
 
 
-def carry_into(old: Path, new: Path, skip: set[str], rel: str = "") -> bool:
-    """Put into ``new`` every entry of ``old`` except the relative paths in ``skip`` (hard links,
-    copies where a link is refused; links recreated; folders made with their modes; a folder left
-    empty only by what was skipped is not made). A named pipe, socket or device makes the folder
-    NotSwappable. Returns whether anything was skipped."""
+def same_folder(old: str | os.PathLike, new: Path) -> None:
+    """Give ``new`` what ``old``, a folder, has besides its entries: mode, times, extended
+    attributes (ACLs) and group. NotSwappable where ``old`` belongs to another user or its group
+    cannot be given (the folder is then written in place, its owner untouched)."""
     import shutil
 
+    st = os.stat(old, follow_symlinks=False)
+    if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
+        raise NotSwappable(os.fspath(old))
+    try:
+        if hasattr(os, "chown") and os.stat(new).st_gid != st.st_gid:
+            os.chown(new, -1, st.st_gid)
+        shutil.copystat(old, new, follow_symlinks=False)
+    except OSError:
+        raise NotSwappable(os.fspath(old)) from None
+
+
+def carry_into(old: Path, new: Path, skip: set[str], rel: str = "") -> bool:
+    """Put into ``new`` every entry of ``old`` except the relative paths in ``skip``: files as hard
+    links (the same file: owner, mode and content kept), links recreated, folders made as
+    same_folder says; a folder left empty only by what was skipped is not made. A file that cannot
+    be hard-linked (another user's, under protected_hardlinks; another file system) or a named pipe,
+    socket or device makes the folder NotSwappable. Returns whether anything was skipped."""
     skipped = False
     for entry in os.scandir(old):
         r = f"{rel}{entry.name}"
@@ -202,7 +218,7 @@ def carry_into(old: Path, new: Path, skip: set[str], rel: str = "") -> bool:
             os.symlink(os.readlink(entry.path), dest)
         elif entry.is_dir(follow_symlinks=False):
             dest.mkdir(exist_ok=True)
-            shutil.copymode(entry.path, dest)
+            same_folder(entry.path, dest)
             if carry_into(Path(entry.path), dest, skip, r + "/"):
                 skipped = True
                 if not any(dest.iterdir()):
@@ -211,7 +227,7 @@ def carry_into(old: Path, new: Path, skip: set[str], rel: str = "") -> bool:
             try:
                 os.link(entry.path, dest, follow_symlinks=False)
             except OSError:
-                shutil.copy2(entry.path, dest, follow_symlinks=False)
+                raise NotSwappable(r) from None
         else:
             raise NotSwappable(r)
     return skipped

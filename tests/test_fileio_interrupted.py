@@ -158,3 +158,19 @@ def test_a_file_the_instructor_saves_in_the_folder_while_it_is_written_is_kept(t
     assert (rep / "notes.txt").read_text() == "v2" and (rep / "late.txt").read_text() == "new"
     assert (rep / "s1.md").read_bytes() == b"new"                  # ours: this run's output wins
     assert _tree(tmp_path) == ["reports", "reports/late.txt", "reports/notes.txt", "reports/s1.md"]
+
+
+def test_a_folder_with_a_file_that_cannot_be_hard_linked_is_written_in_place(tmp_path, monkeypatch):
+    """Another user's file (Linux's protected_hardlinks refuses the link): the folder is not
+    rebuilt, which would change that file's owner; its files are written one by one instead."""
+    rep = tmp_path / "reports"
+    rep.mkdir()
+    (rep / "theirs.txt").write_text("a colleague's")
+    folder_inode = rep.stat().st_ino
+
+    def refuse(*a, **kw):
+        raise PermissionError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", refuse)
+    write_files({rep / "s1.md": b"new"}, folders=[rep])
+    assert rep.stat().st_ino == folder_inode and _tree(tmp_path) == ["reports", "reports/s1.md", "reports/theirs.txt"]
