@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from examprep.errors import ExamprepError
-from examprep.publish import IN_USE, NotSwappable, carry_into, carry_late, remove_tree, same_folder, swappable
+from examprep.publish import IN_USE, NotSwappable, carry_into, carry_late, remove_tree, same_folder, stamp, swappable
 from examprep.publish import recover as recover            # fileio is where writers find them
 from examprep.publish import tidy_folder as tidy_folder
 
@@ -164,7 +164,7 @@ def check_writable(path: str | os.PathLike) -> Path:
     try:
         real = _through_link(target)             # where write_files will put the temporary file
         real.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.examprep-{os.getpid()}-", suffix=".tmp", dir=real.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.examprep-{stamp()}-", suffix=".tmp", dir=real.parent)
         os.close(fd)
         os.unlink(tmp)
     except OSError as err:
@@ -284,7 +284,7 @@ def write_files(files: dict[Path, bytes], *, overwrite: bool = True, private: bo
     os.umask(umask)
     target = None
     renaming = False
-    pid = os.getpid()
+    pid = stamp()
     plain = {Path(t): d for t, d in files.items()}
     swap_of: dict[Path, Path] = {}
     reals = {Path(f): real_path(f) for f in folders}

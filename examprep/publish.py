@@ -20,20 +20,39 @@ def _real(path: str | os.PathLike) -> Path:
 
 # Our own temporary names. Each carries the writing process's id, so a later run can tell a
 # temporary left by a killed run (its process is gone) from one another run is writing now:
-#   .NAME.examprep-PID-XXXX.tmp        a file being written beside NAME
-#   .NAME.examprep-new-PID-XXXX/       a folder NAME being built beside it
-#   .NAME.examprep-old-PID-XXXX/       the folder NAME it replaces, set aside until it is removed
-#   .examprep-pending-PID-XXXX.json    the renames that publish a set of outputs (a journal)
-_TEMP = re.compile(r"^\..+\.examprep-(?:(?:new|old)-)?(\d+)-[A-Za-z0-9_]+(?:\.tmp)?$")
-_PENDING = re.compile(r"^\.examprep-pending-(\d+)-[A-Za-z0-9_]+\.json$")
+#   .NAME.examprep-PID.HOST-XXXX.tmp       a file being written beside NAME
+#   .NAME.examprep-new-PID.HOST-XXXX/      a folder NAME being built beside it
+#   .NAME.examprep-old-PID.HOST-XXXX/      the folder NAME it replaces, set aside until it is removed
+#   .examprep-pending-PID.HOST-XXXX.json   the renames that publish a set of outputs (a journal)
+# (HOST: 6 hex digits of the machine's name's SHA-1)
+_TEMP = re.compile(r"^\..+\.examprep-(?:(?:new|old)-)?(\d+)\.([0-9a-f]{6})-[A-Za-z0-9_]+(?:\.tmp)?$")
+_PENDING = re.compile(r"^\.examprep-pending-(\d+)\.([0-9a-f]{6})-[A-Za-z0-9_]+\.json$")
 _LEGACY_TEMP = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")     # before the process id was in the name
 LEGACY_TEMP_AGE = 3600.0      # seconds: an old-style temporary this old is no run's any more
 IN_USE: set[str] = set()     # this process's temporaries and journals being written now
 
 
-def _gone(pid: int, path: str) -> bool:
+def _host() -> str:
+    import hashlib
+    import socket
+
+    return hashlib.sha1(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:6]
+
+
+HOST = _host()     # in every name: a process id means nothing on another machine sharing the folder
+
+
+def stamp() -> str:
+    """This process in our temporaries' names: "PID.HOST"."""
+    return f"{os.getpid()}.{HOST}"
+
+
+def _gone(pid: int, host: str, path: str) -> bool:
     """Whether the process that named ``path`` has ended (this process's own leftovers, from a
-    write that failed, count as ended once no write of ours uses them)."""
+    write that failed, count as ended once no write of ours uses them). Another machine's (a shared
+    folder) are never taken for ended."""
+    if host != HOST:
+        return False
     if pid == os.getpid():
         return path not in IN_USE
     try:
@@ -73,7 +92,7 @@ def tidy_folder(folder: str | os.PathLike, *, now: float | None = None) -> list[
     notes = []
     for entry in entries:
         m = _PENDING.match(entry.name)
-        if m and _gone(int(m.group(1)), entry.path):
+        if m and _gone(int(m.group(1)), m.group(2), entry.path):
             try:
                 journal = json.loads(Path(entry.path).read_text(encoding="utf-8"))
                 steps, journals = journal["steps"], journal["journals"]
@@ -90,7 +109,7 @@ def tidy_folder(folder: str | os.PathLike, *, now: float | None = None) -> list[
     now = time.time() if now is None else now
     for entry in entries:
         m = _TEMP.match(entry.name)
-        stale = bool(m) and _gone(int(m.group(1)), entry.path)
+        stale = bool(m) and _gone(int(m.group(1)), m.group(2), entry.path)
         if not m and _LEGACY_TEMP.match(entry.name):
             try:
                 age = now - entry.stat(follow_symlinks=False).st_mtime

@@ -10,8 +10,10 @@ import time
 import pytest
 
 from examprep.fileio import OutputError, tidy_folder, write_files
+from examprep.publish import HOST
 
 DEAD = 4_194_304 + 7          # above Linux's largest pid: no process has it
+OTHER_HOST = "000000" if HOST != "000000" else "ffffff"
 
 
 def _tree(folder):
@@ -34,7 +36,7 @@ def _fail_on_call(monkeypatch, name, n, err):
 
 
 def test_a_killed_runs_temporaries_are_removed_by_the_next_write_there(tmp_path):
-    stale = [f".key.json.examprep-{DEAD}-a1b2c3.tmp", f".answers.examprep-new-{DEAD}-zz9"]
+    stale = [f".key.json.examprep-{DEAD}.{HOST}-a1b2c3.tmp", f".answers.examprep-new-{DEAD}.{HOST}-zz9"]
     (tmp_path / stale[0]).write_bytes(b"every variant's answers")
     (tmp_path / stale[1]).mkdir()
     (tmp_path / stale[1] / "s1.toml").write_text("x")
@@ -42,7 +44,8 @@ def test_a_killed_runs_temporaries_are_removed_by_the_next_write_there(tmp_path)
     old_style.write_text("x")
     os.utime(old_style, (time.time() - 7200, time.time() - 7200))
     kept = [".solutions.md.abcd_123.tmp",                            # old-style, but recent: perhaps a run now
-            f".key.json.examprep-{os.getppid()}-q1.tmp",             # a live process's
+            f".key.json.examprep-{os.getppid()}.{HOST}-q1.tmp",      # a live process's
+            f".key.json.examprep-{DEAD}.{OTHER_HOST}-q2.tmp",        # another machine's (a shared folder)
             ".notes.tmp", "draft.examprep-1-x"]                      # not ours by their names
     for name in kept:
         (tmp_path / name).write_text("mine")
