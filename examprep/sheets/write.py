@@ -312,8 +312,9 @@ class Stale:
 
         out = []
         if self.edited:
-            out.append(f"kept {len(self.edited)} file{'s' if len(self.edited) != 1 else ''} in {out_dir} that an earlier "
-                       f"run wrote and that were changed since: {names(self.edited)}")
+            n = len(self.edited)
+            out.append(f"kept {n} file{'s' if n != 1 else ''} in {out_dir} that an earlier run wrote and that "
+                       f"{'were' if n != 1 else 'was'} changed since: {names(self.edited)}")
         if self.unproven:
             out.append(f"kept {len(self.unproven)} earlier file{'s' if len(self.unproven) != 1 else ''} in {out_dir} "
                        f"that an older examprep listed without a hash, so they cannot be proven its own: "

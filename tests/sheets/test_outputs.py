@@ -337,7 +337,7 @@ def test_force_over_a_roster_run_leaves_exactly_the_new_runs_files(tmp_path):
     assert not (out / "blackboard").exists() and not (out / "problems").exists()     # emptied folders go too
     assert "removed 12 files of the run this one replaced: answers/s102.toml, blackboard/s101.txt, blackboard/s102.txt, …" \
         in res.output
-    assert f"warning: kept 1 file in {out} that an earlier run wrote and that were changed since: answers/s103.toml" \
+    assert f"warning: kept 1 file in {out} that an earlier run wrote and that was changed since: answers/s103.toml" \
         in res.stderr
 
 
@@ -389,7 +389,7 @@ def test_force_keeps_and_names_an_earlier_file_the_instructor_edited(tmp_path):
                      edit=lambda: (out / "answers" / "s2.toml").write_text("2, checked by hand"))
     assert sorted(p.name for p in (out / "answers").iterdir()) == ["s1.toml", "s2.toml"]      # s3 was ours
     assert (out / "answers" / "s2.toml").read_text() == "2, checked by hand"
-    assert stale.warnings(out) == [f"kept 1 file in {out} that an earlier run wrote and that were changed since: "
+    assert stale.warnings(out) == [f"kept 1 file in {out} that an earlier run wrote and that was changed since: "
                                    "answers/s2.toml"] and list(stale.remove) == ["answers/s3.toml"]
 
 
