@@ -316,9 +316,11 @@ class Stale:
             out.append(f"kept {n} file{'s' if n != 1 else ''} in {out_dir} that an earlier run wrote and that "
                        f"{'were' if n != 1 else 'was'} changed since: {names(self.edited)}")
         if self.unproven:
-            out.append(f"kept {len(self.unproven)} earlier file{'s' if len(self.unproven) != 1 else ''} in {out_dir} "
-                       f"that an older examprep listed without a hash, so they cannot be proven its own: "
-                       f"{names(self.unproven)}; remove them by hand if unwanted")
+            n = len(self.unproven)
+            it = "they" if n != 1 else "it"
+            out.append(f"kept {n} earlier file{'s' if n != 1 else ''} in {out_dir} that an older examprep listed "
+                       f"without a hash, so {it} cannot be proven its own: {names(self.unproven)}; remove "
+                       f"{'them' if n != 1 else 'it'} by hand if unwanted")
         return out
 
 
