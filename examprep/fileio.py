@@ -347,6 +347,9 @@ def write_files(files: dict[Path, bytes], *, overwrite: bool = True, private: bo
             clash = [t for _, t in temps if t.exists()] + [t for t in swap_of if t.exists()]
             if clash:
                 raise OutputError(f"{clash[0]} appeared while the outputs were being written; use --force to overwrite")
+        appeared = next((f for _, f, a in swaps if a is None and os.path.lexists(f)), None)
+        if appeared is not None:          # made by someone else meanwhile: its files are not in ours
+            raise OutputError(f"{appeared}: the folder appeared while the outputs were being written; run again")
         ours = {f: sorted({t.relative_to(f).as_posix() for t, g in swap_of.items() if g == f}
                           | {Path(p).relative_to(f).as_posix() for p in drop if f in Path(p).parents})
                 for _, f, _ in swaps}

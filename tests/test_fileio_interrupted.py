@@ -177,3 +177,18 @@ def test_a_folder_with_a_file_that_cannot_be_hard_linked_is_written_in_place(tmp
     monkeypatch.setattr(os, "link", refuse)
     write_files({rep / "s1.md": b"new"}, folders=[rep])
     assert rep.stat().st_ino == folder_inode and _tree(tmp_path) == ["reports", "reports/s1.md", "reports/theirs.txt"]
+
+
+def test_a_folder_made_by_someone_else_while_its_files_are_written_is_not_replaced(tmp_path, monkeypatch):
+    rep = tmp_path / "reports"
+    real = os.fsync
+
+    def fsync(fd):
+        rep.mkdir(exist_ok=True)                    # another program makes the folder meanwhile
+        (rep / "theirs.txt").write_text("x")
+        return real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with pytest.raises(OutputError, match="reports: the folder appeared while the outputs were being written; run again"):
+        write_files({rep / "s1.md": b"new"}, folders=[rep])
+    assert _tree(tmp_path) == ["reports", "reports/theirs.txt"]
