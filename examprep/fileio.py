@@ -279,6 +279,7 @@ def write_files(files: dict[Path, bytes], *, overwrite: bool = True, private: bo
     temps: list[tuple[str, Path]] = []
     created: list[Path] = []
     swaps: list[tuple[Path, Path, Path | None]] = []      # (new folder, folder, aside)
+    modes: list[tuple[str, int]] = []                     # set when all is written, before the renames
     journals: list[Path] = []
     umask = os.umask(0)
     os.umask(umask)
@@ -310,14 +311,16 @@ def write_files(files: dict[Path, bytes], *, overwrite: bool = True, private: bo
                 skip |= {Path(p).relative_to(folder).as_posix() for p in drop if folder in Path(p).parents}
                 try:
                     carry_into(folder, new, skip)
-                    same_folder(folder, new)          # last: copying the times, after the entries are made
+                    same_folder(folder, new)
+                    modes.append((str(new), stat.S_IMODE(os.stat(folder).st_mode)))
+                    os.chmod(new, 0o700)              # closed to others until it is whole
                 except NotSwappable:
                     remove_tree(new)
                     for t in [t for t, f in swap_of.items() if f == folder]:
                         del swap_of[t]
                     continue
             else:
-                os.chmod(new, 0o777 & ~umask)
+                modes.append((str(new), 0o777 & ~umask))         # mkdtemp made it 0700 meanwhile
             swaps.append((new, folder, aside))
         new_of = {folder: new for new, folder, _ in swaps}
         for target, data in plain.items():
@@ -338,11 +341,11 @@ def write_files(files: dict[Path, bytes], *, overwrite: bool = True, private: bo
                 IN_USE.add(tmp)
                 temps.append((tmp, target))
                 mode = mode or _kept_mode(target, 0o666 & ~umask)
-            with os.fdopen(fd, "wb") as fh:                # 0600 until the content is whole
+            with os.fdopen(fd, "wb") as fh:                # 0600 until every output is whole
                 fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
-            os.chmod(tmp, mode)
+            modes.append((tmp, mode))
         if not overwrite:
             clash = [t for _, t in temps if t.exists()] + [t for t in swap_of if t.exists()]
             if clash:
@@ -350,6 +353,8 @@ def write_files(files: dict[Path, bytes], *, overwrite: bool = True, private: bo
         appeared = next((f for _, f, a in swaps if a is None and os.path.lexists(f)), None)
         if appeared is not None:          # made by someone else meanwhile: its files are not in ours
             raise OutputError(f"{appeared}: the folder appeared while the outputs were being written; run again")
+        for path, mode in modes:
+            os.chmod(path, mode)
         ours = {f: sorted({t.relative_to(f).as_posix() for t, g in swap_of.items() if g == f}
                           | {Path(p).relative_to(f).as_posix() for p in drop if f in Path(p).parents})
                 for _, f, _ in swaps}
@@ -370,6 +375,7 @@ def write_files(files: dict[Path, bytes], *, overwrite: bool = True, private: bo
             for tmp, target in temps:
                 os.replace(tmp, target)
             for new, folder, aside in swaps:
+                target = folder
                 if aside is not None:
                     os.rename(folder, aside)
                 os.rename(new, folder)

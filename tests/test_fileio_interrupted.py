@@ -55,18 +55,32 @@ def test_a_killed_runs_temporaries_are_removed_by_the_next_write_there(tmp_path)
 
 def test_temporaries_are_private_until_they_are_whole_and_outputs_get_their_mode(tmp_path, monkeypatch):
     """A killed build left a 3.5 MB copy of every variant's answers readable by all (0644)."""
-    modes = []
+    modes, folders = [], []
     real = os.fsync
-    monkeypatch.setattr(os, "fsync", lambda fd: (modes.append(stat.S_IMODE(os.fstat(fd).st_mode)), real(fd))[1])
+
+    def fsync(fd):
+        path = os.readlink(f"/proc/self/fd/{fd}") if os.path.exists(f"/proc/self/fd/{fd}") else ""   # Linux
+        if ".examprep-pending-" not in path:                        # not the journal
+            modes.append(stat.S_IMODE(os.fstat(fd).st_mode))
+        if ".examprep-new-" in path:                                # in the folder being built
+            folders.append(stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode))
+        return real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
     old = os.umask(0o022)
     try:
         write_files({tmp_path / "key.json": b"{}", tmp_path / "r" / "a.md": b"x"}, folders=[tmp_path / "r"])
+        (tmp_path / "r").chmod(0o750)
+        write_files({tmp_path / "r" / "a.md": b"y"}, folders=[tmp_path / "r"])
+        write_files({tmp_path / "s" / "b.md": b"z"}, folders=[tmp_path / "s"])
     finally:
         os.umask(old)
-    assert modes[:2] == [0o600, 0o600]
+    assert modes[:3] == [0o600, 0o600, 0o600]
+    assert folders in ([], [0o700] * 3)                              # the folder being built: closed to others
+    assert stat.S_IMODE((tmp_path / "r").stat().st_mode) == 0o750                 # a replaced folder keeps its mode
     assert stat.S_IMODE((tmp_path / "key.json").stat().st_mode) == 0o644
     assert stat.S_IMODE((tmp_path / "r" / "a.md").stat().st_mode) == 0o644
-    assert stat.S_IMODE((tmp_path / "r").stat().st_mode) == 0o755
+    assert stat.S_IMODE((tmp_path / "s").stat().st_mode) == 0o755                 # a new one: as mkdir makes it
 
 
 def test_a_set_stopped_between_its_renames_is_completed_by_the_next_run(tmp_path, monkeypatch):
