@@ -96,7 +96,10 @@ def tidy_folder(folder: str | os.PathLike, *, now: float | None = None) -> list[
             try:
                 journal = json.loads(Path(entry.path).read_text(encoding="utf-8"))
                 steps, journals = journal["steps"], journal["journals"]
-            except (OSError, ValueError, KeyError, TypeError):
+                trusted = _trusted(Path(entry.path), f"{m.group(1)}.{m.group(2)}", steps, journals)
+            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                trusted = False
+            if not trusted:          # not a journal we wrote: done nothing, left for its owner
                 continue
             done = _finish(steps)
             for j in journals:
@@ -147,6 +150,50 @@ def carry_late(aside: Path, folder: Path, ours: set[str]) -> None:
             os.rename(aside, folder.parent / f"{folder.name}.examprep-kept-{os.urandom(4).hex()}")
         except OSError:
             pass
+
+
+def _mine(path: str | Path, *, folder: bool) -> bool:
+    """A file (or folder) of this user's, not a link."""
+    import stat
+
+    st = os.lstat(path)
+    kind = stat.S_ISDIR(st.st_mode) if folder else stat.S_ISREG(st.st_mode)
+    return kind and (not hasattr(os, "geteuid") or st.st_uid == os.geteuid())
+
+
+def _trusted(journal: Path, stamp: str, steps: list, journals: list) -> bool:
+    """Whether a journal is one write_files wrote, so that _finish may do its renames: it is this
+    user's, lies beside one of its targets, names only journals of its own stamp beside its
+    targets, and every step renames one of this user's temporaries (named after its target, with
+    the journal's stamp, in the target's folder) onto the target — a folder step setting aside a
+    folder of this user's under our name for it. A journal planted to rename or remove other
+    files is not trusted (as a planted sheet manifest deletes nothing)."""
+    if not _mine(journal, folder=False) or not isinstance(steps, list) or not isinstance(journals, list):
+        return False
+    parents = set()
+    for step in steps:
+        kind, src, target, aside, ours = step
+        src, target = Path(src), Path(target)
+        parents.add(target.parent)
+        mark = f".{target.name}.examprep-{'new-' if kind == 'folder' else ''}{stamp}-"
+        if kind not in ("file", "folder") or src.parent != target.parent or not src.name.startswith(mark):
+            return False
+        if os.path.lexists(src) and not _mine(src, folder=kind == "folder"):
+            return False
+        if kind == "file" and aside is not None:
+            return False
+        if kind == "folder":
+            if ours is not None and not all(isinstance(o, str) for o in ours):
+                return False
+            if aside is not None:
+                aside = Path(aside)
+                if aside.parent != target.parent or not aside.name.startswith(f".{target.name}.examprep-old-{stamp}-"):
+                    return False
+                if os.path.lexists(target) and os.path.lexists(src) and not _mine(target, folder=True):
+                    return False
+    names = [Path(j) for j in journals]
+    return journal.parent in parents and journal in names and all(
+        j.parent in parents and j.name.startswith(f".examprep-pending-{stamp}-") for j in names)
 
 
 def _finish(steps: list) -> int:

@@ -206,3 +206,39 @@ def test_a_folder_made_by_someone_else_while_its_files_are_written_is_not_replac
     with pytest.raises(OutputError, match="reports: the folder appeared while the outputs were being written; run again"):
         write_files({rep / "s1.md": b"new"}, folders=[rep])
     assert _tree(tmp_path) == ["reports", "reports/theirs.txt"]
+
+
+def test_a_planted_journal_renames_and_removes_nothing(tmp_path):
+    """A journal is a file anyone who can write the folder can plant, as a sheet's manifest is: one
+    that would set a folder aside (and so remove it), rename a file from elsewhere over an output,
+    or that lies away from its targets, is not ours and is left alone."""
+    import json
+
+    from examprep.publish import HOST
+
+    here, precious = tmp_path / "here", tmp_path / "precious"
+    here.mkdir()
+    precious.mkdir()
+    (precious / "thesis.tex").write_text("years of work")
+    (tmp_path / "evil.txt").write_text("evil")
+    (here / "grades.csv").write_text("real")
+    stamp = f"{DEAD}.{HOST}"
+    (here / f".grades.csv.examprep-{stamp}-a.tmp").write_text("from a killed run")      # a real temporary name
+    planted = [
+        [["folder", str(here / f".precious.examprep-new-{stamp}-x"), str(precious), str(here / "gone"), []]],
+        [["folder", str(tmp_path / f".precious.examprep-new-{stamp}-x"), str(precious),
+          str(tmp_path / "elsewhere"), []]],
+        [["file", str(tmp_path / "evil.txt"), str(here / "grades.csv"), None, None]],
+        [["file", str(here / f".grades.csv.examprep-{stamp}-a.tmp"), str(here / "grades.csv"), None, None],
+         ["file", str(tmp_path / "evil.txt"), str(here / "grades.csv"), None, None]],
+    ]
+    (tmp_path / f".precious.examprep-new-{stamp}-x").mkdir()
+    for i, steps in enumerate(planted):
+        journal = here / f".examprep-pending-{stamp}-{i}.json"
+        journal.write_text(json.dumps({"steps": steps, "journals": [str(journal)]}))
+    tidy_folder(here)
+    tidy_folder(tmp_path)
+    assert (precious / "thesis.tex").read_text() == "years of work"
+    assert (tmp_path / "evil.txt").read_text() == "evil" and (here / "grades.csv").read_text() == "real"
+    assert sorted(p.name for p in here.iterdir() if p.name.startswith(".examprep-pending-")) == [
+        f".examprep-pending-{stamp}-{i}.json" for i in range(4)]                 # left, untrusted
