@@ -358,8 +358,9 @@ def write_files(files: dict[Path, bytes], *, overwrite: bool = True, private: bo
         ours = {f: sorted({t.relative_to(f).as_posix() for t, g in swap_of.items() if g == f}
                           | {Path(p).relative_to(f).as_posix() for p in drop if f in Path(p).parents})
                 for _, f, _ in swaps}
-        steps = [["file", tmp, str(t), None, None] for tmp, t in temps] + \
-                [["folder", str(new), str(f), str(a) if a else None, ours[f]] for new, f, a in swaps]
+        full = os.path.abspath             # a journal is read by a run started elsewhere
+        steps = [["file", full(tmp), full(t), None, None] for tmp, t in temps] + \
+                [["folder", full(new), full(f), full(a) if a else None, ours[f]] for new, f, a in swaps]
         if len(steps) > 1 or swaps:
             where = list(dict.fromkeys(Path(s[2]).parent for s in steps))
             journals = [d / f".examprep-pending-{pid}-{os.urandom(4).hex()}.json" for d in where]

@@ -96,7 +96,7 @@ def tidy_folder(folder: str | os.PathLike, *, now: float | None = None) -> list[
             try:
                 journal = json.loads(Path(entry.path).read_text(encoding="utf-8"))
                 steps, journals = journal["steps"], journal["journals"]
-                trusted = _trusted(Path(entry.path), f"{m.group(1)}.{m.group(2)}", steps, journals)
+                trusted = _trusted(Path(os.path.abspath(entry.path)), f"{m.group(1)}.{m.group(2)}", steps, journals)
             except (OSError, ValueError, KeyError, TypeError, AttributeError):
                 trusted = False
             if not trusted:          # not a journal we wrote: done nothing, left for its owner
@@ -174,6 +174,8 @@ def _trusted(journal: Path, stamp: str, steps: list, journals: list) -> bool:
     for step in steps:
         kind, src, target, aside, ours = step
         src, target = Path(src), Path(target)
+        if not (src.is_absolute() and target.is_absolute() and (aside is None or Path(aside).is_absolute())):
+            return False
         parents.add(target.parent)
         mark = f".{target.name}.examprep-{'new-' if kind == 'folder' else ''}{stamp}-"
         if kind not in ("file", "folder") or src.parent != target.parent or not src.name.startswith(mark):

@@ -6,6 +6,7 @@ import errno
 import os
 import stat
 import time
+from pathlib import Path
 
 import pytest
 
@@ -242,3 +243,18 @@ def test_a_planted_journal_renames_and_removes_nothing(tmp_path):
     assert (tmp_path / "evil.txt").read_text() == "evil" and (here / "grades.csv").read_text() == "real"
     assert sorted(p.name for p in here.iterdir() if p.name.startswith(".examprep-pending-")) == [
         f".examprep-pending-{stamp}-{i}.json" for i in range(4)]                 # left, untrusted
+
+
+def test_a_set_written_by_relative_paths_is_completed_from_another_folder(tmp_path, monkeypatch):
+    """`grade … --csv grades.csv --json grades.json` run in the folder, killed between renames; the
+    next run is started from elsewhere and names the folder by its full path."""
+    monkeypatch.chdir(tmp_path)
+    _fail_on_call(monkeypatch, "replace", 2, OSError(errno.EIO, "Input/output error"))
+    with pytest.raises(OutputError, match="stopped half-way"):
+        write_files({Path("grades.csv"): b"csv", Path("grades.json"): b"json"})
+    monkeypatch.undo()
+    monkeypatch.chdir(tmp_path.parent)
+    notes = tidy_folder(tmp_path)
+    assert notes == [f"completed the outputs an interrupted run had written (1 renamed): {tmp_path / 'grades.csv'}, "
+                     f"{tmp_path / 'grades.json'}"]
+    assert _tree(tmp_path) == ["grades.csv", "grades.json"] and (tmp_path / "grades.json").read_bytes() == b"json"
