@@ -256,7 +256,8 @@ def write_files(files: dict[Path, bytes], *, overwrite: bool = True, private: bo
     file first (missing directories are created); only when all are written are they renamed into
     place, with Ctrl-C held off for those few renames. A failure or Ctrl-C before that removes the
     temporaries and the directories this call created; a failure raises OutputError naming the
-    file. ``overwrite=False``: a target that appeared meanwhile is an error.
+    file. ``overwrite=False``: a target that appeared meanwhile (absent when this call began) is an
+    error.
 
     ``folders``: output folders replaced whole. Each is built as a hidden sibling
     (.NAME.examprep-new-…) holding its files from ``files`` and every other file already in it
@@ -287,6 +288,7 @@ def write_files(files: dict[Path, bytes], *, overwrite: bool = True, private: bo
     renaming = False
     pid = stamp()
     plain = {Path(t): d for t, d in files.items()}
+    existed = {t for t in plain if os.path.lexists(t)}
     swap_of: dict[Path, Path] = {}
     reals = {Path(f): real_path(f) for f in folders}
     seen: set[Path] = set()
@@ -347,7 +349,7 @@ def write_files(files: dict[Path, bytes], *, overwrite: bool = True, private: bo
                 os.fsync(fh.fileno())
             modes.append((tmp, mode))
         if not overwrite:
-            clash = [t for _, t in temps if t.exists()] + [t for t in swap_of if t.exists()]
+            clash = [t for t in plain if t not in existed and os.path.lexists(t)]
             if clash:
                 raise OutputError(f"{clash[0]} appeared while the outputs were being written; use --force to overwrite")
         appeared = next((f for _, f, a in swaps if a is None and os.path.lexists(f)), None)

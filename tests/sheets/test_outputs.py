@@ -432,6 +432,17 @@ def test_a_run_without_force_beside_another_keeps_both_in_the_manifest(tmp_path)
         MANIFEST, "answers.toml", "key.json", "moodle.xml"]
 
 
+def test_a_second_run_without_force_into_the_folder_adds_to_the_manifest(tmp_path):
+    """Its own manifest is the one file a run without --force replaces in a folder of earlier outputs."""
+    from examprep.sheets.write import MANIFEST, write_outputs
+
+    out = tmp_path / "o"
+    write_outputs(out, {"moodle.xml": b"<quiz/>"}, False)
+    write_outputs(out, {"canvas.zip": b"PK"}, False)
+    assert json.loads((out / MANIFEST).read_text())["files"] == {
+        "canvas.zip": hashlib.sha256(b"PK").hexdigest(), "moodle.xml": hashlib.sha256(b"<quiz/>").hexdigest()}
+
+
 def test_a_title_or_course_with_a_line_break_is_refused_before_anything_is_written(tmp_path):
     """A newline in --title made the answer template's first comment line spill into invalid TOML:
     every student's submission was then unreadable."""
