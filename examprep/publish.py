@@ -226,8 +226,8 @@ class NotSwappable(Exception):
 
 
 def swappable(folder: Path, rels: list[str]) -> bool:
-    """A folder we may build beside itself and rename into place: a plain directory (or none yet),
-    not a link, not the current directory or one above it, in a folder we can write, with no output
+    """A folder we may build beside itself and rename into place: a plain directory we can write
+    (or none yet), not a link, not the current directory or one above it, in a folder we can write, with no output
     written through a link inside it (that link's target is written, as elsewhere)."""
     try:
         if not folder.name or folder.name in (".", "..") or folder.is_symlink():
@@ -236,8 +236,8 @@ def swappable(folder: Path, rels: list[str]) -> bool:
         real = _real(folder)
         if real == here or real in here.parents:
             return False
-        if folder.exists() and not folder.is_dir():
-            return False
+        if folder.exists() and (not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK)):
+            return False                  # a read-only folder stays one: written in place, it fails as before
         parent = folder.parent
         if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
             return False

@@ -258,3 +258,17 @@ def test_a_set_written_by_relative_paths_is_completed_from_another_folder(tmp_pa
     assert notes == [f"completed the outputs an interrupted run had written (1 renamed): {tmp_path / 'grades.csv'}, "
                      f"{tmp_path / 'grades.json'}"]
     assert _tree(tmp_path) == ["grades.csv", "grades.json"] and (tmp_path / "grades.json").read_bytes() == b"json"
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root writes any folder")
+def test_a_read_only_output_folder_is_not_made_writable_by_a_swap(tmp_path):
+    rep = tmp_path / "reports"
+    rep.mkdir()
+    (rep / "s1.md").write_text("kept")
+    rep.chmod(0o555)
+    try:
+        with pytest.raises(OutputError, match="cannot write"):
+            write_files({rep / "s1.md": b"new"}, folders=[rep])
+        assert (rep / "s1.md").read_text() == "kept" and sorted(p.name for p in tmp_path.iterdir()) == ["reports"]
+    finally:
+        rep.chmod(0o755)
