@@ -5,10 +5,13 @@ read. Every way the read can fail (missing, a dangling link, a directory, a pipe
 permission, too large, not UTF-8) becomes one line naming the file, raised as the caller's own
 error type; a pipe or a device is refused at once instead of blocking.
 
-Writing: ``write_files`` writes every file to a temporary file beside its target, fsyncs it, and
-only when all are written renames them into place (Ctrl-C held off for those renames); a failure
-or Ctrl-C before that removes the temporaries and the directories it created. A crash mid-write
-never leaves a half-written output behind, and readers never see a partial file.
+Writing: ``write_files`` writes every file to a temporary file beside its target (an output
+folder: into a new folder beside it, holding the files already there), fsyncs it, and only when
+all are written renames them into place (Ctrl-C held off, the renames journalled so that the next
+run completes a set a kill interrupted); a failure or Ctrl-C before that removes the temporaries
+and the directories it created. A crash mid-write never leaves a half-written output or a mix of
+old and new outputs behind, and readers never see a partial file. ``tidy_folder`` removes what a
+killed run left.
 ``atomic_write_bytes`` is the one-file case.
 
 Names: ``safe_name`` is the one file name a student id gets, wherever a file is named after one.
@@ -25,6 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from examprep.errors import ExamprepError
+from examprep.publish import IN_USE, NotSwappable, carry_into, carry_late, remove_tree, same_folder, stamp, swappable
+from examprep.publish import recover as recover            # fileio is where writers find them
+from examprep.publish import tidy_folder as tidy_folder
 
 
 class OutputError(ExamprepError):
@@ -209,7 +215,7 @@ def check_writable(path: str | os.PathLike) -> Path:
     try:
         real = _through_link(target)             # where write_files will put the temporary file
         real.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.examprep-{stamp()}-", suffix=".tmp", dir=real.parent)
         os.close(fd)
         os.unlink(tmp)
     except OSError as err:
@@ -294,46 +300,164 @@ class interrupts_held:
             signal.signal(signal.SIGINT, self.previous)
 
 
-def write_files(files: dict[Path, bytes], *, overwrite: bool = True, private: bool = False) -> list[Path]:
+def write_files(files: dict[Path, bytes], *, overwrite: bool = True, private: bool = False,
+                folders: tuple[Path, ...] | list[Path] = (), drop: set[Path] | frozenset = frozenset(),
+                private_files: set[Path] | frozenset = frozenset()) -> list[Path]:
     """Write every file, all or nothing as far as the file system allows: each goes to a temporary
-    file beside its target first (missing directories are created); only when all are written are
-    they renamed into place, with Ctrl-C held off for those few renames. A failure or Ctrl-C before
-    that removes the temporaries and the directories this call created; a failure raises
-    OutputError naming the file. ``overwrite=False``: a target that appeared meanwhile is an
-    error. A new file gets the mode a plain open() would give (0666 & ~umask), a replaced one keeps
-    its own, and ``private`` makes 0600 either way.
+    file first (missing directories are created); only when all are written are they renamed into
+    place, with Ctrl-C held off for those few renames. A failure or Ctrl-C before that removes the
+    temporaries and the directories this call created; a failure raises OutputError naming the
+    file. ``overwrite=False``: a target that appeared meanwhile (absent when this call began) is an
+    error.
+
+    ``folders``: output folders replaced whole. Each is built as a hidden sibling
+    (.NAME.examprep-new-…) holding its files from ``files`` and every other file already in it
+    (hard links: the instructor's own files stay), except the paths in ``drop`` (an earlier run's
+    outputs this run removes); the old folder is renamed aside and the new one into its place. A
+    folder that cannot be swapped (a link, the current directory, a pipe inside…) gets its files
+    written one by one beside their targets instead.
+
+    More than one rename is recorded first in a journal (.examprep-pending-….json, in every folder
+    the renames touch): a run killed between them is completed by the next write in one of those
+    folders (tidy_folder), which also removes a killed run's temporaries.
+
+    Temporaries are 0600 while they are written (a killed run never leaves a readable copy of a key);
+    a new file then gets the mode a plain open() would give (0666 & ~umask), a replaced one keeps
+    its own, and ``private`` (or a path in ``private_files``) makes 0600 either way.
     A target that is a symbolic link is written through: the file it points to gets the new
     content and the link stays (as an editor saves a linked file). Returns the targets, in order."""
+    import json
+
     temps: list[tuple[str, Path]] = []
     created: list[Path] = []
+    swaps: list[tuple[Path, Path, Path | None]] = []      # (new folder, folder, aside)
+    modes: list[tuple[str, int]] = []                     # set when all is written, before the renames
+    journals: list[Path] = []
     umask = os.umask(0)
     os.umask(umask)
     target = None
+    renaming = False
+    pid = stamp()
+    plain = {Path(t): d for t, d in files.items()}
+    existed = {t for t in plain if os.path.lexists(t)}
+    swap_of: dict[Path, Path] = {}
+    reals = {Path(f): real_path(f) for f in folders}
+    seen: set[Path] = set()
+    for folder in dict.fromkeys(map(Path, folders)):
+        if reals[folder] in seen or any(r in reals[folder].parents for r in reals.values()):
+            continue                          # one folder named twice, or inside another folder of this run
+        seen.add(reals[folder])
+        inside = [t for t in plain if folder in t.parents]
+        if swappable(folder, [t.relative_to(folder).as_posix() for t in inside]):
+            for t in inside:
+                swap_of[t] = folder
     try:
-        for target, data in ((Path(t), d) for t, d in files.items()):
-            target = _through_link(target)
-            missing = [d for d in (target.parent, *target.parent.parents) if not d.exists()]
-            target.parent.mkdir(parents=True, exist_ok=True)
-            created += reversed(missing)
-            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-            temps.append((tmp, target))
-            if not private:                     # mkstemp makes 0600: private from the start
-                os.chmod(tmp, _kept_mode(target, 0o666 & ~umask))
-            with os.fdopen(fd, "wb") as fh:
+        for d in {t.parent for t in plain} | {Path(f).parent for f in folders} | set(map(Path, folders)):
+            tidy_folder(d)
+        for folder in dict.fromkeys(swap_of.values()):
+            new = Path(tempfile.mkdtemp(prefix=f".{folder.name}.examprep-new-{pid}-", dir=folder.parent))
+            IN_USE.add(str(new))
+            aside = None
+            if folder.exists():
+                aside = folder.parent / f".{folder.name}.examprep-old-{pid}-{os.urandom(4).hex()}"
+                skip = {t.relative_to(folder).as_posix() for t, f in swap_of.items() if f == folder}
+                skip |= {Path(p).relative_to(folder).as_posix() for p in drop if folder in Path(p).parents}
+                try:
+                    carry_into(folder, new, skip)
+                    same_folder(folder, new)
+                    modes.append((str(new), stat.S_IMODE(os.stat(folder).st_mode)))
+                    os.chmod(new, 0o700)              # closed to others until it is whole
+                except NotSwappable:
+                    remove_tree(new)
+                    for t in [t for t, f in swap_of.items() if f == folder]:
+                        del swap_of[t]
+                    continue
+            else:
+                modes.append((str(new), 0o777 & ~umask))         # mkdtemp made it 0700 meanwhile
+            swaps.append((new, folder, aside))
+        new_of = {folder: new for new, folder, _ in swaps}
+        for target, data in plain.items():
+            mode = 0o600 if private or target in private_files else None
+            if target in swap_of:
+                folder = swap_of[target]
+                dest = new_of[folder] / target.relative_to(folder)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                tmp = str(dest)
+                mode = mode or _kept_mode(target, 0o666 & ~umask)
+            else:
+                target = _through_link(target)
+                missing = [d for d in (target.parent, *target.parent.parents) if not d.exists()]
+                target.parent.mkdir(parents=True, exist_ok=True)
+                created += reversed(missing)
+                fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.examprep-{pid}-", suffix=".tmp", dir=target.parent)
+                IN_USE.add(tmp)
+                temps.append((tmp, target))
+                mode = mode or _kept_mode(target, 0o666 & ~umask)
+            with os.fdopen(fd, "wb") as fh:                # 0600 until every output is whole
                 fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
+            modes.append((tmp, mode))
         if not overwrite:
-            clash = [t for _, t in temps if t.exists()]
+            clash = [t for t in plain if t not in existed and os.path.lexists(t)]
             if clash:
                 raise OutputError(f"{clash[0]} appeared while the outputs were being written; use --force to overwrite")
+        appeared = next((f for _, f, a in swaps if a is None and os.path.lexists(f)), None)
+        if appeared is not None:          # made by someone else meanwhile: its files are not in ours
+            raise OutputError(f"{appeared}: the folder appeared while the outputs were being written; run again")
+        for path, mode in modes:
+            os.chmod(path, mode)
+        ours = {f: sorted({t.relative_to(f).as_posix() for t, g in swap_of.items() if g == f}
+                          | {Path(p).relative_to(f).as_posix() for p in drop if f in Path(p).parents})
+                for _, f, _ in swaps}
+        full = os.path.abspath             # a journal is read by a run started elsewhere
+        steps = [["file", full(tmp), full(t), None, None] for tmp, t in temps] + \
+                [["folder", full(new), full(f), full(a) if a else None, ours[f]] for new, f, a in swaps]
+        if len(steps) > 1 or swaps:
+            where = list(dict.fromkeys(Path(s[2]).parent for s in steps))
+            journals = [d / f".examprep-pending-{pid}-{os.urandom(4).hex()}.json" for d in where]
+            IN_USE.update(map(str, journals))
+            text = json.dumps({"steps": steps, "journals": [str(j) for j in journals]}).encode("utf-8")
+            for j in journals:
+                with open(j, "wb") as fh:
+                    fh.write(text)
+                    fh.flush()
+                    os.fsync(fh.fileno())
         with interrupts_held():
+            renaming = True
             for tmp, target in temps:
                 os.replace(tmp, target)
+            for new, folder, aside in swaps:
+                target = folder
+                if aside is not None:
+                    os.rename(folder, aside)
+                os.rename(new, folder)
+        for _, folder, aside in swaps:
+            if aside is not None:
+                carry_late(aside, folder, set(ours[folder]))
+        for j in journals:
+            os.unlink(j)
+        for _, _, aside in swaps:
+            if aside is not None:
+                remove_tree(aside)
     except BaseException as err:        # OSError, OutputError, KeyboardInterrupt: leave nothing behind
+        if renaming and journals:       # some renames may be done: the journal lets the next run complete them
+            for t in (*(tmp for tmp, _ in temps), *(str(n) for n, _, _ in swaps), *map(str, journals)):
+                IN_USE.discard(t)
+            done = target if target is not None else "the outputs"
+            raise OutputError(f"{done}: publishing the outputs stopped half-way ({getattr(err, 'strerror', None) or err}); "
+                              "the next examprep run writing there completes it") from None
         for tmp, _ in temps:
             try:
                 os.unlink(tmp)
+            except OSError:
+                pass
+        for new, _, _ in swaps:
+            remove_tree(new)
+        for j in journals:
+            try:
+                os.unlink(j)
             except OSError:
                 pass
         for d in reversed(created):
@@ -344,6 +468,9 @@ def write_files(files: dict[Path, bytes], *, overwrite: bool = True, private: bo
         if isinstance(err, OSError):
             raise _cannot_write(target if target is not None else Path(err.filename or "."), err) from None
         raise
+    finally:
+        for t in (*(tmp for tmp, _ in temps), *(str(n) for n, _, _ in swaps), *map(str, journals)):
+            IN_USE.discard(t)
     return [Path(t) for t in files]
 
 
@@ -424,10 +551,12 @@ def check_target(path: str | os.PathLike, inputs: set[Path], where: str | None =
         raise OutputError(f"{where}: {above} is a file, not a folder")
 
 
-def write_outputs(planned: list[tuple[Path, str | bytes]], inputs: set[Path]) -> None:
+def write_outputs(planned: list[tuple[Path, str | bytes]], inputs: set[Path], folders: list[Path] = ()) -> None:
     """Write the planned files (text or bytes), after checking them all: none would overwrite an
     input, no two share a path, none is a folder or lies under a file — so a run that fails its
-    checks writes nothing."""
+    checks writes nothing. Then all of them are written at once (write_files: every file first,
+    then the renames, journalled), the ``folders`` (output folders such as --report's) each
+    replaced whole: a full disk or a kill leaves the old outputs or the new ones, never a mix."""
     seen: dict[Path, Path] = {}
     for path, _ in planned:
         check_target(path, inputs)
@@ -436,8 +565,5 @@ def write_outputs(planned: list[tuple[Path, str | bytes]], inputs: set[Path]) ->
             raise OutputError(f"{path}: two outputs would be written to this one file ({seen[real]} too); "
                              "give each its own path")
         seen[real] = path
-    for path, data in planned:
-        if isinstance(data, bytes):
-            atomic_write_bytes(path, data)
-        else:
-            atomic_write_text(path, data)
+    files = {Path(path): data if isinstance(data, bytes) else data.encode("utf-8") for path, data in planned}
+    write_files(files, folders=list(folders))

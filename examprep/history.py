@@ -262,16 +262,35 @@ class History:
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """BEGIN IMMEDIATE … COMMIT (rolled back on any exception, KeyboardInterrupt included).
-        HistoryError for a read-only history (every write comes here)."""
+        A full disk (or a failing one) is HistoryError in one line: this transaction is lost, every
+        one committed before it is kept. HistoryError for a read-only history (every write comes here)."""
         if self.read_only:
             raise HistoryError(self.read_only_message("nothing can be recorded in it"))
-        self.conn.execute("BEGIN IMMEDIATE")
         try:
-            yield self.conn
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        self.conn.execute("COMMIT")
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.conn
+            except BaseException:
+                self._rollback()
+                raise
+            try:
+                self.conn.execute("COMMIT")
+            except sqlite3.Error:
+                self._rollback()
+                raise
+        except sqlite3.OperationalError as err:
+            reason = _disk_trouble(err)
+            if reason is None:
+                raise
+            raise HistoryError(f"{self.path}: cannot save to the history ({reason}); everything saved before "
+                               "this is kept — free some space and start again") from None
+
+    def _rollback(self) -> None:
+        if self.conn.in_transaction:
+            try:
+                self.conn.execute("ROLLBACK")
+            except sqlite3.Error:          # SQLite may have rolled back already (a full disk at COMMIT)
+                pass
 
     def close(self) -> None:
         self.conn.close()
@@ -396,6 +415,18 @@ class History:
             sql += " WHERE item = ?"
             args = (item,)
         return [tuple(r) for r in self.conn.execute(sql + " ORDER BY time, id", args)]
+
+
+def _disk_trouble(err: sqlite3.Error) -> str | None:
+    """"the disk is full" or "a disk I/O error" where ``err`` is SQLite's SQLITE_FULL or SQLITE_IOERR
+    (an ENOSPC while writing the journal often shows as the latter), else None."""
+    code = getattr(err, "sqlite_errorcode", None)
+    text = str(err).lower()
+    if code == getattr(sqlite3, "SQLITE_FULL", 13) or "disk is full" in text:
+        return "the disk is full"
+    if (code is not None and code & 0xFF == getattr(sqlite3, "SQLITE_IOERR", 10)) or "disk i/o error" in text:
+        return "a disk I/O error: is the disk full?"
+    return None
 
 
 def _split_sql(script: str) -> list[str]:

@@ -223,9 +223,18 @@ PROBLEM = fields({
 problems = list_of(PROBLEM)
 
 # meta: what `sheet` and `generate --key` record; other names are the writer's own and are kept as they are
-META = {"decimal_comma": flag, "names": table_of(text), "variants": table, "sheet_id": text, "recipe": text,
-        "recipe_source": text, "seed": whole(0), "course": text, "minutes": total, "points": total,
-        "estimated_minutes": total, "topics": list_of(text), "difficulty": whole(0)}
+def optional(check: Callable[[Any, str], None]) -> Callable[[Any, str], None]:
+    """``check``, or null: what a sheet does not set (a recipe without minutes or course) is written as null."""
+    def check_or_null(v: Any, path: str) -> None:
+        if v is not None:
+            check(v, path)
+    return check_or_null
+
+
+META = {"decimal_comma": flag, "names": table_of(text), "variants": table, "sheet_id": text, "recipe": optional(text),
+        "recipe_source": optional(text), "seed": optional(whole(0)), "course": optional(text), "minutes": optional(total),
+        "points": optional(total), "estimated_minutes": optional(total), "topics": optional(list_of(text)),
+        "difficulty": optional(whole(0)), "printed_id": text}
 
 
 def _ecf(v: Any, path: str) -> None:

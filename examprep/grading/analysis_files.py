@@ -46,11 +46,12 @@ def pdf_title(title: str | None, fallback: str) -> str:
     return f"Item analysis: {title}" if title and title.strip() else f"Item analysis of {fallback}"
 
 
-def write(planned: list[tuple[Path, bytes]], inputs: set[Path] = frozenset()) -> None:
-    """Write the analysis's files after the checks every grading output gets (fileio.write_outputs)."""
+def write(planned: list[tuple[Path, bytes]], inputs: set[Path] = frozenset(), out_dir: str | Path | None = None) -> None:
+    """Write the analysis's files after the checks every grading output gets (fileio.write_outputs),
+    ``out_dir`` replaced whole (its other files carried over)."""
     from examprep.fileio import write_outputs
 
-    write_outputs(list(planned), set(inputs))
+    write_outputs(list(planned), set(inputs), [Path(out_dir)] if out_dir else [])
 
 
 def _load(path: str) -> Any:
@@ -92,7 +93,7 @@ def run_analyze(grades: str, out_dir: str | None, *, quiet: bool = False, no_col
         result, planned = plan(data, out_dir, title=pdf_title(title, Path(grades).name))
         from examprep.fileio import real_path
 
-        write(planned, {real_path(grades)})
+        write(planned, {real_path(grades)}, out_dir)
     else:
         result, planned = analyse(data), []
     if not quiet:

@@ -285,6 +285,11 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
     if outputs.visibility not in VISIBILITIES:
         raise ParamError(f"--gradescope-visibility: expected one of {', '.join(VISIBILITIES)}, "
                          f"got {outputs.visibility!r}")
+    from examprep.fileio import recover
+
+    for note in recover([outputs.csv, outputs.json, outputs.report, outputs.gradescope, outputs.analysis,
+                         outputs.marks_template, outputs.gradebook[1] if outputs.gradebook else None]):
+        err.print(f"note: {escape(note)}")                 # a killed run's outputs, completed first
     check_replaced_outputs(outputs)
     the_key = keys.read_key(key_path)
     check_tolerance_targets(settings, the_key)
@@ -369,7 +374,8 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
         analysis = _plan_analysis(results, outputs.analysis, heading)
     from examprep.fileio import write_outputs
 
-    write_outputs(planned + (analysis[2] if analysis is not None else []), inputs)    # all checked, then written
+    folders = [Path(f) for f in (outputs.report, outputs.gradescope, outputs.analysis) if f]
+    write_outputs(planned + (analysis[2] if analysis is not None else []), inputs, folders)    # all checked, then written
     if analysis is not None:
         planned += [(path, "") for path, _ in analysis[2]]
 

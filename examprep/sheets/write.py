@@ -210,70 +210,145 @@ def check_output_dir(out_dir: Path, paths: list[str], force: bool, inputs: list[
         raise OutputError(f"--out {out_dir}: cannot write there (permission denied)")
 
 
-MANIFEST = ".examprep-files.json"     # in the output directory: the files the last run wrote there
+MANIFEST = ".examprep-files.json"     # in the output directory: the files the last run wrote there, with their hashes
 
 
-def write_outputs(out_dir: Path, outputs: dict[str, bytes], force: bool) -> list[Path]:
-    """Write every output into ``out_dir``, all or nothing (examprep.fileio.write_files), after the
-    same checks as before the work: nothing is overwritten without ``force``. Then MANIFEST lists
-    them, with the earlier files it listed that are still there (a run without --force beside
-    another one's outputs replaces none of them)."""
+def _sha256(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def write_outputs(out_dir: Path, outputs: dict[str, bytes], force: bool, *, stale: "Stale | None" = None,
+                  private: tuple[str, ...] | set[str] = ()) -> list[Path]:
+    """Write every output into ``out_dir``, all or nothing (examprep.fileio.write_files, the folder
+    built beside and swapped into place with the files already in it), after the same checks as
+    before the work: nothing is overwritten without ``force``. MANIFEST, written with them, lists
+    each file with its SHA-256, with the earlier files it listed that are still there unchanged (a
+    run without --force beside another one's outputs replaces none of them). ``stale``'s files (an
+    earlier run's, proven ours) are left out of the new folder, or removed where it is written in
+    place. ``private``: relative paths written 0600 (a secret)."""
     import json
 
-    from examprep.fileio import atomic_write_bytes
-
     check_output_dir(out_dir, list(outputs), force)
-    earlier = {rel for rel in earlier_files(out_dir) if (out_dir / rel).is_file()} if not force else set()
-    written = write_files({out_dir / rel: data for rel, data in outputs.items()}, overwrite=force)
-    listing = {"written_by": "examprep sheet", "files": sorted(earlier | set(outputs))}
-    try:
-        atomic_write_bytes(out_dir / MANIFEST, (json.dumps(listing, indent=1) + "\n").encode("utf-8"))
-    except OutputError:       # the outputs are written; only a later --force cannot tidy after them
-        pass
-    return written
+    stale = stale or Stale()
+    listed = {rel: _sha256(data) for rel, data in outputs.items()}
+    if not force:
+        for rel, digest in earlier_files(out_dir).items():
+            if rel not in listed and digest is not None and _ours(out_dir, rel, digest):
+                listed[rel] = digest
+    manifest = {"written_by": "examprep sheet", "version": 2, "files": dict(sorted(listed.items()))}
+    files = {out_dir / rel: data for rel, data in outputs.items()}
+    files[out_dir / MANIFEST] = (json.dumps(manifest, indent=1) + "\n").encode("utf-8")
+    written = write_files(files, overwrite=force, folders=[out_dir], drop={out_dir / rel for rel in stale.remove},
+                          private_files={out_dir / rel for rel in private})
+    for rel, digest in stale.remove.items():     # where the folder was written in place (a link, the current one)
+        path = out_dir / rel
+        if os.path.lexists(path) and _ours(out_dir, rel, digest):
+            try:
+                path.unlink()
+            except OSError:
+                continue
+            parent = path.parent
+            while parent != out_dir and not any(parent.iterdir()):
+                parent.rmdir()
+                parent = parent.parent
+    return written[:-1]
 
 
-def earlier_files(out_dir: Path) -> set[str]:
-    """The files (relative paths) an earlier run of `examprep sheet` wrote in ``out_dir``: those its
-    MANIFEST lists; for a run made before there was one, the per-student files its key names
+def earlier_files(out_dir: Path) -> dict[str, str | None]:
+    """The files (relative paths) an earlier run of `examprep sheet` wrote in ``out_dir``, each with
+    the SHA-256 its MANIFEST recorded, or None where it recorded none: a manifest from before the
+    hashes, or, for a run made before there was one, the per-student files its key names
     (answers/ID.toml, blackboard/ID.txt). Paths that leave the directory are never included."""
     import json
 
     try:
         listing = json.loads((out_dir / MANIFEST).read_text(encoding="utf-8"))
-        files = [f for f in listing["files"] if isinstance(f, str)]
-    except (OSError, ValueError, KeyError, TypeError):
+        files = listing["files"]
+        if isinstance(files, dict):
+            found = {f: h if isinstance(h, str) else None for f, h in files.items() if isinstance(f, str)}
+        else:
+            found = {f: None for f in files if isinstance(f, str)}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         try:
             names = json.loads((out_dir / "key.json").read_text(encoding="utf-8"))["meta"]["names"]
-            files = [f"{folder}/{safe_name(str(sid))}.{ext}" for sid in names
-                     for folder, ext in (("answers", "toml"), ("blackboard", "txt"))]
-        except (OSError, ValueError, KeyError, TypeError):
-            return set()
-    return {f for f in files if f and not Path(f).is_absolute() and ".." not in Path(f).parts}
+            found = {f"{folder}/{safe_name(str(sid))}.{ext}": None for sid in names
+                     for folder, ext in (("answers", "toml"), ("blackboard", "txt"))}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return {}
+    return {f: h for f, h in found.items() if f and not Path(f).is_absolute() and ".." not in Path(f).parts}
 
 
-def remove_stale(out_dir: Path, earlier: set[str], written: list[Path], keep: list[str] = ()) -> list[Path]:
-    """Remove the files an earlier run wrote (``earlier``) that this run did not write again, and the
-    folders that leaves empty: a rebuild with --force leaves exactly its own files — never one of
-    ``keep`` (the inputs this run read). Returns them."""
+def _ours(out_dir: Path, rel: str, digest: str) -> bool:
+    """Whether ``out_dir``/``rel`` is still the file an earlier run wrote: inside the folder, reached
+    through real folders only (no link on the way), itself a regular file and not a link, and its
+    SHA-256 still ``digest`` (a file the instructor edited since is theirs)."""
+    import stat
+
+    parts = Path(rel).parts
+    if not parts or Path(rel).is_absolute() or ".." in parts or rel == MANIFEST:
+        return False
+    path = out_dir
+    try:
+        for i, part in enumerate(parts):
+            path = path / part
+            mode = os.lstat(path).st_mode
+            if not (stat.S_ISREG(mode) if i == len(parts) - 1 else stat.S_ISDIR(mode)):
+                return False
+        return _sha256(path.read_bytes()) == digest
+    except OSError:
+        return False
+
+
+@dataclass
+class Stale:
+    """What --force does with an earlier run's files that this run does not write again."""
+
+    remove: dict[str, str] = field(default_factory=dict)   # proven ours (hash matches): removed
+    edited: list[str] = field(default_factory=list)         # ours once, changed since: kept
+    unproven: list[str] = field(default_factory=list)       # listed without a hash (older examprep): kept
+
+    def warnings(self, out_dir: Path) -> list[str]:
+        def names(rels: list[str]) -> str:
+            return ", ".join(rels[:3]) + (", …" if len(rels) > 3 else "")
+
+        out = []
+        if self.edited:
+            n = len(self.edited)
+            out.append(f"kept {n} file{'s' if n != 1 else ''} in {out_dir} that an earlier run wrote and that "
+                       f"{'were' if n != 1 else 'was'} changed since: {names(self.edited)}")
+        if self.unproven:
+            n = len(self.unproven)
+            it = "they" if n != 1 else "it"
+            out.append(f"kept {n} earlier file{'s' if n != 1 else ''} in {out_dir} that an older examprep listed "
+                       f"without a hash, so {it} cannot be proven its own: {names(self.unproven)}; remove "
+                       f"{'them' if n != 1 else 'it'} by hand if unwanted")
+        return out
+
+
+def stale_files(out_dir: Path, earlier: dict[str, str | None], outputs: dict[str, bytes] | list[str],
+                keep: list[str] = ()) -> Stale:
+    """Sort the files an earlier run wrote (``earlier``) that this run does not write again: removed
+    only when proven ours (_ours: inside the folder, no link, its hash unchanged), never one of
+    ``keep`` (the inputs this run read); the rest kept and named."""
     from examprep.fileio import real_path
 
-    now = {p.relative_to(out_dir).as_posix() for p in written}
     kept = {real_path(k) for k in keep}
-    removed = []
-    for rel in sorted(earlier - now - {MANIFEST, SECRET_FILE}):      # a class's secret is never tidied away
-        path = out_dir / rel
-        if path.is_file() and not path.is_symlink() and real_path(path) not in kept:
-            try:
-                path.unlink()
-            except OSError:
-                continue
-            removed.append(path)
-            parent = path.parent
-            while parent != out_dir and not any(parent.iterdir()):
-                parent.rmdir()
-                parent = parent.parent
-    return removed
+    stale = Stale()
+    for rel, digest in sorted(earlier.items()):
+        # a class's secret is never tidied away
+        if rel in outputs or rel in (MANIFEST, SECRET_FILE) or not os.path.lexists(out_dir / rel):
+            continue
+        if real_path(out_dir / rel) in kept:
+            continue
+        if digest is None:
+            stale.unproven.append(rel)
+        elif _ours(out_dir, rel, digest):
+            stale.remove[rel] = digest
+        elif (out_dir / rel).is_file():
+            stale.edited.append(rel)
+    return stale
 
 
 @dataclass
@@ -407,8 +482,11 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
                              "or --out another folder")
     inputs = [p for p in (recipe, roster, secret_file, *(getattr(i.question, "source", "") for i in r.items))
               if p and os.path.isfile(p)]
+    from examprep.fileio import recover
+
+    recovered = recover([out_dir])           # a killed run's set completed, its temporaries removed
     check_output_dir(out_dir, planned_paths(students is not None, fmts, students, split), force, inputs)
-    warnings = [LEGACY_WARNING] if legacy_secret else [] if marked else [unmarked_warning(secret_file)]
+    warnings = ([LEGACY_WARNING] if legacy_secret else [] if marked else [unmarked_warning(secret_file)]) + recovered
     if students is not None and force:
         replaced = _old_derivation(out_dir, legacy_secret)
         warnings += [replaced] if replaced else []
@@ -429,19 +507,20 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
 
         warnings += blackboard.files(sheet)[1]
     outputs = render_outputs(sheet, fmts, progress, fonts.files if fonts else [], split=split)
-    earlier = earlier_files(out_dir) if force else set()
     notes = []
     if sheet.variants and any(earlier_codes.get(c.student.id, c.code) != c.code for c in sheet.copies):
         seed_from = "key, other secret"     # that key was made with --secret-file: its variants are not these
     if own_secret:
-        if new_secret:       # before the outputs: a key never exists without its secret
+        if new_secret:       # before the outputs: a key never exists without its secret (the folder swap carries it)
             save_class_secret(out_dir, secret)
         rebuild = rebuild_command(recipe=recipe, topics=topics, count=count, difficulty=difficulty, seed=seed,
                                   roster=roster, secret_file=secret_file, title=title, course=course,
                                   decimal_comma=decimal_comma, formats=formats)
         notes.append(class_secret_note(secret_file, new_secret, seed_from, rebuild))
-    written = write_outputs(out_dir, outputs, force)
-    return Result(sheet, out_dir, written, warnings, remove_stale(out_dir, earlier, written, keep=inputs), notes)
+    stale = stale_files(out_dir, earlier_files(out_dir), outputs, keep=inputs) if force else Stale()
+    written = write_outputs(out_dir, outputs, force, stale=stale)
+    return Result(sheet, out_dir, written, warnings + stale.warnings(out_dir), [out_dir / rel for rel in stale.remove],
+                  notes)
 
 
 def parse_formats(spec: str | None) -> tuple[str, ...]:

@@ -84,3 +84,48 @@ def test_long_sheets_report_their_progress(tmp_path):
     chunks = -(-10 // sheets.PDF_CHUNK)
     total = 2 * chunks + 2                             # problems and solutions chunks, then their two joins
     assert parts == [("PDF parts", n, total) for n in range(1, total + 1)]
+
+
+KILLED_AT_RENAME = """
+import os, signal, sys
+from examprep.cli import main
+real, calls = os.rename, []
+def rename(*args, **kw):
+    calls.append(args)
+    if len(calls) == int(os.environ["KILL_AT_RENAME"]):
+        os.kill(os.getpid(), signal.SIGKILL)              # no handler, no finally: as kill -9
+    return real(*args, **kw)
+os.rename = rename
+sys.argv[0] = "examprep"
+main()
+"""
+
+
+@pytest.mark.slow
+def test_a_sheet_killed_between_its_renames_is_completed_by_the_next_run(tmp_path):
+    """kill -9 after the old --out folder was set aside and before the new one took its name: the
+    next run puts the killed run's complete folder in place (the instructor's notes in it), then
+    builds its own; never a mix of two runs' files, and nothing hidden is left beside it."""
+    (tmp_path / "secret.txt").write_text(SECRET)
+    out = tmp_path / "class"
+
+    def sheet(roster, kill_at=0):
+        (tmp_path / "roster.csv").write_text("id\n" + "".join(f"{s}\n" for s in roster))
+        return subprocess.run([sys.executable, "-c", KILLED_AT_RENAME, "sheet", "-r", "cnn", "-s", "1", "--roster",
+                               str(tmp_path / "roster.csv"), "--secret-file", str(tmp_path / "secret.txt"), "-f", "md",
+                               "--out", str(out), "--force"], capture_output=True, text=True, cwd=tmp_path,
+                              env={**os.environ, "KILL_AT_RENAME": str(kill_at)})
+
+    assert sheet(["s1", "s2", "s3"]).returncode == 0
+    (out / "notes.txt").write_text("mine")
+    killed = sheet(["s1", "s2"], kill_at=2)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert not out.exists()                                   # between the two renames
+    hidden = sorted(p.name.split("-")[0] for p in tmp_path.iterdir() if p.name.startswith("."))
+    assert hidden == [".class.examprep", ".class.examprep", ".examprep"]     # old, new, and the journal
+    res = sheet(["s1", "s2"])
+    assert res.returncode == 0, res.stderr
+    assert "warning: completed the outputs an interrupted run had written (1 renamed)" in res.stderr
+    assert sorted(p.name for p in (out / "answers").iterdir()) == ["s1.toml", "s2.toml"]
+    assert (out / "notes.txt").read_text() == "mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["class", "roster.csv", "secret.txt"]

@@ -1,6 +1,7 @@
 """`examprep sheet` end to end: each format written and read back (PDF text and pages with
 pypdf, keys and templates), byte-identical reruns, no answers in the problems PDF, and every kind
 of bad input refused with one line and nothing half-written."""
+import hashlib
 import json
 import os
 import re
@@ -44,8 +45,10 @@ def test_every_output_is_written_and_listed(practice):
                      "solutions.pdf"]
     for name in names:
         assert str(out / name) in output
-    # the manifest lists what the run wrote (a later --force removes what it does not write again)
-    assert json.loads((out / ".examprep-files.json").read_text())["files"] == sorted(names)
+    # the manifest lists what the run wrote, with each file's SHA-256 (a later --force removes what it
+    # does not write again, where the file is still the one written)
+    listed = json.loads((out / ".examprep-files.json").read_text())["files"]
+    assert listed == {n: hashlib.sha256((out / n).read_bytes()).hexdigest() for n in names}
     assert ".examprep-files" not in output
     assert "Midterm practice exam: 20 problems" in output and "seed 11" in output
 
@@ -322,36 +325,98 @@ def test_force_over_a_roster_run_leaves_exactly_the_new_runs_files(tmp_path):
     assert _class_run(tmp_path, ROSTER, "-f", "pdf,md,blackboard", "--split").exit_code == 0
     (out / "notes.txt").write_text("mine")                       # the user's own files stay
     (out / "answers" / "README.txt").write_text("mine too")
+    (out / "answers" / "s103.toml").write_text("# marked by hand\n")       # edited since: no longer ours
     res = _class_run(tmp_path, "student_id,name\ns101,Ada Lovelace\ns104,Edsger Dijkstra\n", "-f", "pdf", "--force")
     assert res.exit_code == 0, res.output
     fresh = tmp_path / "fresh"
     assert _run(["-r", "cnn", "-s", "3", "--roster", str(tmp_path / "roster.csv"), "--secret-file",
                  str(tmp_path / "secret.txt"), "-f", "pdf", "--out", str(fresh)]).exit_code == 0
-    assert _files(out) == sorted(_files(fresh) + ["notes.txt", "answers/README.txt"])
+    assert _files(out) == sorted(_files(fresh) + ["notes.txt", "answers/README.txt", "answers/s103.toml"])
     assert not (out / "blackboard").exists() and not (out / "problems").exists()     # emptied folders go too
-    assert "removed 13 files of the run this one replaced: answers/s102.toml, answers/s103.toml, blackboard/s101.txt, …" \
+    assert "removed 12 files of the run this one replaced: answers/s102.toml, blackboard/s101.txt, blackboard/s102.txt, …" \
         in res.output
+    assert f"warning: kept 1 file in {out} that an earlier run wrote and that was changed since: answers/s103.toml" \
+        in res.stderr
 
 
-def test_force_over_a_run_from_before_the_manifest_removes_its_students_files(tmp_path):
+def _rebuild(out, earlier_run, run, *, edit=None):
+    """sheets.write as `sheet --force` uses it, on small made-up outputs (no sheet built): the
+    earlier run's files written, ``edit`` done to the folder, then ``run`` written over them."""
+    from examprep.sheets.write import earlier_files, stale_files, write_outputs
+
+    write_outputs(out, earlier_run, False)
+    if edit:
+        edit()
+    stale = stale_files(out, earlier_files(out), run)
+    write_outputs(out, run, True, stale=stale)
+    return stale
+
+
+CLASS = {"key.json": b"{}", "answers/s1.toml": b"1", "answers/s2.toml": b"2", "answers/s3.toml": b"3"}
+
+
+def test_force_over_a_run_from_before_the_hashes_keeps_its_files_and_says_so(tmp_path):
+    """A manifest without hashes (or none, as an older examprep left) cannot prove a file is still
+    ours: nothing it names is removed, and one warning line names what was kept."""
     from examprep.sheets.write import MANIFEST
 
     out = tmp_path / "o"
-    assert _class_run(tmp_path, ROSTER, "-f", "md").exit_code == 0
-    (out / MANIFEST).unlink()                                      # as an older examprep left it
-    assert _class_run(tmp_path, "student_id,name\ns101,Ada Lovelace\n", "-f", "md", "--force").exit_code == 0
-    assert sorted(p.name for p in (out / "answers").iterdir()) == ["s101.toml"]
+
+    def before_hashes():
+        listed = sorted(json.loads((out / MANIFEST).read_text())["files"])
+        (out / MANIFEST).write_text(json.dumps({"written_by": "examprep sheet", "files": listed}))
+
+    stale = _rebuild(out, CLASS, {"key.json": b"{}", "answers/s1.toml": b"1"}, edit=before_hashes)
+    assert sorted(p.name for p in (out / "answers").iterdir()) == ["s1.toml", "s2.toml", "s3.toml"]
+    assert stale.warnings(out) == [f"kept 2 earlier files in {out} that an older examprep listed without a hash, so "
+                                   "they cannot be proven its own: answers/s2.toml, answers/s3.toml; remove them by "
+                                   "hand if unwanted"] and stale.remove == {}
+    (out / MANIFEST).unlink()                                      # no manifest at all: the key's students
+    (out / "key.json").write_text(json.dumps({"meta": {"names": {"s1": "", "s2": ""}}}))
+    from examprep.sheets.write import earlier_files, stale_files
+
+    assert earlier_files(out) == {"answers/s1.toml": None, "answers/s2.toml": None, "blackboard/s1.txt": None,
+                                  "blackboard/s2.txt": None}
+    stale = stale_files(out, earlier_files(out), {"answers/s1.toml": b"1"})
+    assert stale.unproven == ["answers/s2.toml"] and stale.remove == {}
 
 
-def test_a_manifest_never_reaches_outside_the_output_folder(tmp_path):
+def test_force_keeps_and_names_an_earlier_file_the_instructor_edited(tmp_path):
+    out = tmp_path / "o"
+    stale = _rebuild(out, CLASS, {"key.json": b"{}", "answers/s1.toml": b"1"},
+                     edit=lambda: (out / "answers" / "s2.toml").write_text("2, checked by hand"))
+    assert sorted(p.name for p in (out / "answers").iterdir()) == ["s1.toml", "s2.toml"]      # s3 was ours
+    assert (out / "answers" / "s2.toml").read_text() == "2, checked by hand"
+    assert stale.warnings(out) == [f"kept 1 file in {out} that an earlier run wrote and that was changed since: "
+                                   "answers/s2.toml"] and list(stale.remove) == ["answers/s3.toml"]
+
+
+@pytest.mark.parametrize("in_place", [False, True])
+def test_a_planted_manifest_deletes_nothing_outside_or_through_a_link(tmp_path, monkeypatch, in_place):
+    """`.examprep-files.json` is a file anyone who can write the folder can plant: it listed
+    ../precious.txt and linked/precious.txt (a link to a folder outside), with the right hashes.
+    ``in_place``: the folder is the current one, written file by file instead of swapped."""
     from examprep.sheets.write import MANIFEST
 
     out = tmp_path / "o"
-    assert _class_run(tmp_path, ROSTER, "-f", "md").exit_code == 0
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "precious.txt").write_text("keep")
     (tmp_path / "precious.txt").write_text("keep")
-    (out / MANIFEST).write_text(json.dumps({"files": ["../precious.txt", str(tmp_path / "precious.txt")]}))
-    assert _class_run(tmp_path, ROSTER, "-f", "md", "--force").exit_code == 0
-    assert (tmp_path / "precious.txt").read_text() == "keep"
+    digest = hashlib.sha256(b"keep").hexdigest()
+    planted = {"../precious.txt": digest, str(tmp_path / "precious.txt"): digest, "linked/precious.txt": digest,
+               "mine.txt": digest, "linked/../../precious.txt": digest}
+
+    def plant():
+        (out / "linked").symlink_to(outside)
+        (out / "mine.txt").symlink_to(outside / "precious.txt")
+        (out / MANIFEST).write_text(json.dumps({"written_by": "examprep sheet", "version": 2, "files": planted}))
+        if in_place:
+            monkeypatch.chdir(out)
+
+    stale = _rebuild(out, CLASS, CLASS, edit=plant)
+    assert (tmp_path / "precious.txt").read_text() == "keep" and (outside / "precious.txt").read_text() == "keep"
+    assert (out / "linked").is_symlink() and (out / "mine.txt").is_symlink() and stale.remove == {}
 
 
 def test_a_run_without_force_beside_another_keeps_both_in_the_manifest(tmp_path):
@@ -361,8 +426,19 @@ def test_a_run_without_force_beside_another_keeps_both_in_the_manifest(tmp_path)
     assert _run(["-r", "cnn", "-s", "1", "-f", "md", "--out", str(out)]).exit_code == 0
     assert _run(["-r", "cnn", "-s", "1", "-f", "moodle", "--out", str(out), "--force"]).exit_code == 0
     listed = json.loads((out / MANIFEST).read_text())["files"]
-    assert listed == ["answers.toml", "key.json", "moodle.xml"] and sorted(p.name for p in out.iterdir()) == [
+    assert sorted(listed) == ["answers.toml", "key.json", "moodle.xml"] and sorted(p.name for p in out.iterdir()) == [
         MANIFEST, "answers.toml", "key.json", "moodle.xml"]
+
+
+def test_a_second_run_without_force_into_the_folder_adds_to_the_manifest(tmp_path):
+    """Its own manifest is the one file a run without --force replaces in a folder of earlier outputs."""
+    from examprep.sheets.write import MANIFEST, write_outputs
+
+    out = tmp_path / "o"
+    write_outputs(out, {"moodle.xml": b"<quiz/>"}, False)
+    write_outputs(out, {"canvas.zip": b"PK"}, False)
+    assert json.loads((out / MANIFEST).read_text())["files"] == {
+        "canvas.zip": hashlib.sha256(b"PK").hexdigest(), "moodle.xml": hashlib.sha256(b"<quiz/>").hexdigest()}
 
 
 def test_a_title_or_course_with_a_line_break_is_refused_before_anything_is_written(tmp_path):
