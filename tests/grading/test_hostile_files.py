@@ -365,3 +365,33 @@ def test_a_limit_that_is_not_positive_is_a_usage_error(key_path, tmp_path):
     (tmp_path / "a.json").write_text(json.dumps(good_answers(key_path, "a")))
     res = run("grade", key_path, tmp_path / "a.json", "--max-nesting", "0")
     assert (res.exit_code, res.stderr) == (2, "error: --max-nesting: expected a positive number, got 0\n")
+
+
+# issue 35, item 8: a damaged key beside the hostile class: (an edit of the key's JSON, what the one line names)
+DAMAGED_KEYS = [
+    (lambda d: d.setdefault("meta", {}).update(decimal_comma="false"), "meta.decimal_comma"),
+    (lambda d: d["problems"][0]["parts"][0].update(points=1e308), "problems[0].parts[0].points"),
+    (lambda d: d["problems"][1]["parts"][0].update(points="2"), "points must be a finite number"),
+    (lambda d: d["problems"][2].update(parts={"loss": 1}), "q3: parts must be a non-empty list"),
+    (lambda d: d.update(problems=None), "problems"),
+]
+
+
+@pytest.mark.parametrize("damage, field", DAMAGED_KEYS, ids=[f for _, f in DAMAGED_KEYS])
+def test_a_damaged_key_refuses_the_hostile_class_in_one_line_and_writes_nothing(key_path, tmp_path, damage, field):
+    folder = hostile_class(tmp_path, key_path)
+    before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file() and not p.is_symlink()
+              and p.name != "pipe.toml"}
+    data = json.loads(key_path.read_text(encoding="utf-8"))
+    damage(data)
+    bad = tmp_path / "damaged.json"
+    bad.write_text(json.dumps(data), encoding="utf-8")
+    out = tmp_path / "out"
+    out.mkdir()
+    res = run("grade", bad, folder, "--json", out / "g.json", "--report", out / "rep", "--no-color", *LOWERED)
+    assert res.exit_code == 2, res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and field in lines[0], res.stderr
+    assert not any(out.iterdir())                                  # nothing written from a key not trusted
+    assert {p.name: p.read_bytes() for p in folder.iterdir() if p.name in before} == before
