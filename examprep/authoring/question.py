@@ -171,7 +171,7 @@ def parse_question(text: str, source: str) -> QuestionSpec:
                        or _line(text, "", key))
     q = data.get("question")
     if not isinstance(q, dict):
-        raise fail("no [question] table (see the README's \"Writing your own questions\")", None)
+        raise fail("no [question] table (see docs/authoring.md, \"Writing your own questions\")", None)
     qline = _line(text, "", "question")
 
     def unknown(key: str, known: dict, where: str, line: int | None) -> QuestionError:

@@ -18,7 +18,7 @@ CHECK_HELP = paragraphs("""Draw each question file 50 times: degenerate draws, m
 
 @app.command(help=CHECK_HELP)
 def check(
-    files: list[str] = typer.Argument(..., help="Question files (FILE.toml; see the README's \"Writing your own "
+    files: list[str] = typer.Argument(..., help="Question files (FILE.toml; see docs/authoring.md, \"Writing your own "
                                                 "questions\")."),
     draws: int = typer.Option(50, "--draws", "-n", help="Seeds to draw (0, 1, …)."),
     seed: Optional[int] = typer.Option(None, "--seed", "-s", help="First seed (default 0)."),

@@ -75,7 +75,8 @@ def grade(
              "(difficulty, discrimination, misconceptions, Cronbach's alpha, variant groups)."),
     gradebook: Optional[tuple[str, str]] = typer.Option(
         None, "--gradebook", metavar="LMS FILE",
-        help="Write the grade-import CSV of an LMS: canvas, moodle, blackboard or brightspace (see the README)."),
+        help="Write the grade-import CSV of an LMS: canvas, moodle, blackboard or brightspace "
+             "(see docs/grading.md, \"Gradebook files\")."),
     roster: Optional[str] = typer.Option(
         None, "--roster", metavar="FILE",
         help="The class roster (id, name, email, username, sis_id, lms_id): the only valid student ids (one not on "

@@ -41,7 +41,7 @@ def topics(as_json: bool = typer.Option(False, "--json", help="Print the topics 
 @app.command()
 def generate(
     topic: list[str] = typer.Argument(..., help="One or more topics (see `examprep topics`) or question files "
-                                                "(FILE.toml, see the README's \"Writing your own questions\")."),
+                                                "(FILE.toml, see docs/authoring.md, \"Writing your own questions\")."),
     difficulty: int = typer.Option(1, "--difficulty", "-d", help="Level 1 (easiest) to 3."),
     seed: Optional[int] = typer.Option(None, "--seed", "-s", help="Seed (random when omitted; printed with each problem)."),
     count: int = typer.Option(1, "--count", "-n", help="Problems per topic (seeds seed, seed+1, …)."),

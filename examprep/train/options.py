@@ -37,7 +37,7 @@ class TrainOptions:
                                                # reaches the goal in 300-450 steps (18-34 s here) where 2+2
                                                # needed 200-250 steps (24-50 s), and its one cross-attention
                                                # aligns output digits with their source field (best head
-                                               # 98.2% for seed 0; 2+2: 82-89%); see the README, "examprep train"
+                                               # 98.2% for seed 0; 2+2: 82-89%); docs/trainer.md, "Why this default"
     heads: int = 4
     d_ff: int = 256
     dropout: Optional[float] = None            # None: 0 for built-in tasks (examples never repeat), 0.1 for corpora
