@@ -196,6 +196,10 @@ class History:
             if "readonly" in str(err):            # a read-only file system, or modes os.access did not see
                 self._open_read_only()
                 return
+            trouble = _disk_trouble(err)
+            if trouble is not None:               # a nearly full disk fails here first: the history itself is fine
+                raise HistoryError(f"{self.path}: cannot open the history ({trouble}); it is kept as it is — free "
+                                   "some space and start again") from None
             raise HistoryError(f"{self.path}: not a usable examprep history ({err}); "
                                "move it aside to start a new one") from None
 

@@ -66,3 +66,25 @@ def test_the_quiz_on_a_full_disk_ends_in_one_line_with_the_answers_before_kept(m
     assert res.stderr.count("\n") == 1 and "cannot save to the history (the disk is full)" in res.stderr, res.stderr
     with History() as h:
         assert [a.part for a in h.attempts()] == ["scaled_scores", "weights"]
+
+
+@pytest.mark.parametrize("failure, said", [("database or disk is full", "the disk is full"),
+                                           ("disk I/O error", "a disk I/O error: is the disk full?")])
+def test_a_full_disk_when_the_history_opens_never_calls_it_unusable(tmp_path, monkeypatch, failure, said):
+    """With a few kB left, SQLite fails while the history is opened (its WAL files): the history is
+    fine, so the line says why and never 'move it aside'."""
+    path = tmp_path / "h.sqlite3"
+    with History(path) as h:
+        h.record(attempt(part="p0"))
+
+    def full(self):
+        raise sqlite3.OperationalError(failure)
+
+    monkeypatch.setattr(History, "_set_wal", full)
+    with pytest.raises(HistoryError) as info:
+        History(path)
+    assert str(info.value) == (f"{path}: cannot open the history ({said}); it is kept as it is — free some space "
+                               "and start again")
+    monkeypatch.undo()
+    with History(path) as h:
+        assert [a.part for a in h.attempts()] == ["p0"]
