@@ -268,7 +268,8 @@ def save_class_secret(out_dir: Path, secret: bytes) -> Path:
 
 def rebuild_command(*, recipe: str | None, topics: list[str] | None, count: int | None, difficulty: int | None,
                     seed: int, roster: str, secret_file: str, title: str | None, course: str | None,
-                    decimal_comma: bool, formats: str | None) -> str:
+                    decimal_comma: bool, formats: str | None, split: bool = False,
+                    questions_dir: str | None = None) -> str:
     """The `examprep sheet` command line that rebuilds a class's sheet (the same variants) from its
     roster and secret file, wherever both are copied (--out left to the user)."""
     import shlex
@@ -277,11 +278,13 @@ def rebuild_command(*, recipe: str | None, topics: list[str] | None, count: int 
     for option, value in (("--recipe", recipe), ("--topics", ",".join(topics) if topics else None),
                           ("--count", count), ("--difficulty", difficulty), ("--seed", seed), ("--roster", roster),
                           ("--secret-file", secret_file), ("--title", title), ("--course", course),
-                          ("--format", formats)):
+                          ("--format", formats), ("--questions-dir", questions_dir)):
         if value is not None:
             args += [option, str(value)]
     if decimal_comma:
         args.append("--decimal-comma")
+    if split:
+        args.append("--split")
     return shlex.join(args)
 
 

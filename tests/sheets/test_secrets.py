@@ -286,3 +286,16 @@ def test_a_rerun_says_so_when_the_folders_key_came_from_another_secret(tmp_path,
     res = _class(tmp_path, "--force")                # o/secret.hex again, with the seed of mine.txt's key
     assert res.exit_code == 0 and "that key's variants came from another secret" in res.stdout, res.output
     assert "each student keeps their variant" not in res.stdout
+
+
+
+def test_the_rebuild_command_keeps_split_and_the_questions_dir():
+    """--split changes what the rebuild writes (one PDF per student), --questions-dir what it may read:
+    the printed command keeps both (it dropped them)."""
+    from examprep.sheets.variants import rebuild_command
+
+    command = rebuild_command(recipe="cnn", topics=None, count=None, difficulty=None, seed=3, roster="r.csv",
+                              secret_file="o/secret.hex", title=None, course=None, decimal_comma=False, formats=None,
+                              split=True, questions_dir="qs")
+    assert command == ("examprep sheet --recipe cnn --seed 3 --roster r.csv --secret-file o/secret.hex "
+                       "--questions-dir qs --split")
