@@ -3,22 +3,9 @@ writes none of them (it left 53 of 200 reports), a run stopped between their ren
 by the next one, and a --report folder is replaced whole, the instructor's own files kept."""
 import errno
 import json
-import os
 
 from tests.grading.test_outputs_beside_submissions import class_folder, run
-
-
-def _fail_on_call(monkeypatch, name, n, err):
-    real = getattr(os, name)
-    calls = []
-
-    def fake(*args, **kw):
-        calls.append(args)
-        if len(calls) == n:
-            raise err
-        return real(*args, **kw)
-
-    monkeypatch.setattr(os, name, fake)
+from tests.test_fileio_interrupted import _fail_on_call
 
 
 def _outputs(tmp_path):
