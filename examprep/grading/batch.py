@@ -171,6 +171,7 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
             subs = renamed
         sorted_out = sort_out(subs, file_of, roster=roster, roster_path=roster_path, pattern=pattern, newest=newest)
         notes += sorted_out.notes
+        unreadable += sorted_out.unmatched
         from examprep.answers.parse import decimal_comma
 
         with decimal_comma(bool(getattr(key, "meta", {}).get("decimal_comma"))):   # the sheet's setting, in its key

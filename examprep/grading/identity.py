@@ -88,6 +88,7 @@ class Sorted:
     conflicts: list[Conflict] = field(default_factory=list)
     unknown: list[Unknown] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    unmatched: list[str] = field(default_factory=list)     # files --id-from-filename gives no owner: not graded
 
 
 def id_pattern(text: str | None) -> re.Pattern[str] | None:
@@ -186,6 +187,7 @@ def sort_out(subs: list[Any], file_of: dict[int, Path], *, roster: list[Any] | N
     lms_named = 0
     claims: dict[str, list[tuple[Any, str]]] = {}
     kept: list[Any] = []
+    unmatched: dict[Path, None] = {}
     for sub in subs:
         path = file_of[id(sub)]
         if path not in owners:
@@ -193,7 +195,10 @@ def sort_out(subs: list[Any], file_of: dict[int, Path], *, roster: list[Any] | N
             owners[path] = resolve(found, index) if found else (None, "")        # type: ignore[assignment]
         owner, why = owners[path]
         if owner is None:
-            kept.append(sub)
+            if pattern is None:
+                kept.append(sub)
+            elif path not in unmatched:       # a pattern given is the only word on whose a file is
+                unmatched[path] = None
             continue
         if owner.student_id is None:
             if roster is None:              # an LMS's participant number is not a student id: unchecked
@@ -209,6 +214,14 @@ def sort_out(subs: list[Any], file_of: dict[int, Path], *, roster: list[Any] | N
         if sub.id_from != "file":
             sub.student_id, sub.id_from = owner.student_id, "owner"
         kept.append(sub)
+    if unmatched:
+        shown = f"--id-from-filename {excerpt(pattern.pattern, 80)}"          # type: ignore[union-attr]
+        if len(unmatched) == len(owners):
+            first = next(iter(unmatched))
+            out.unmatched.append(f"{shown} matches no file's name with a non-empty id group ({len(owners)} file"
+                                 f"{'s' if len(owners) != 1 else ''}, e.g. {first.name}); none graded")
+        else:
+            out.unmatched += [f"{p}: its name does not match {shown} (no id from it); not graded" for p in unmatched]
     if lms_named:
         out.notes.append(f"{lms_named} submission{'s' if lms_named != 1 else ''} in files named as an LMS download "
                          "names them: give --roster (with an lms_id column, or the students' names) to check "

@@ -251,3 +251,22 @@ def test_id_from_filename_with_a_roster_names_an_owner_not_on_it(key, tmp_path):
     assert sorted(s["student_id"] for s in json.loads(res.stdout)["submissions"]) == ["s0001", "s0002"]
     assert (f"unknown id: student id 's0777' is not on the roster {tmp_path / 'roster.csv'}: {c / 's0777_exam.json'}; "
             "not graded") in res.stderr
+
+
+@pytest.mark.parametrize("pattern", [r"(?P<id>s000[12])", r"^(?P<id>x)?"])
+def test_a_file_the_id_pattern_gives_no_owner_is_named_not_graded_by_its_own_id(key, tmp_path, pattern):
+    c = tmp_path / "c2"
+    put(c, "s0001.json", answers(key, "s0001"))
+    put(c, "s0105.json", answers(key, "s0002"))                  # its name gives no owner: never graded as s0002
+    (tmp_path / "roster.csv").write_text(ROSTER)
+    res = run("grade", key[0], c, "--roster", tmp_path / "roster.csv", "--id-from-filename", pattern, "--json", "-")
+    assert res.exit_code == 1, res.output
+    got = [s["student_id"] for s in json.loads(res.stdout)["submissions"]]
+    if pattern.startswith("^"):                                   # matches no file: one line
+        assert got == [] and res.stderr.count("unreadable:") == 1
+        assert (f"unreadable: --id-from-filename '{pattern}' matches no file's name with a non-empty id group "
+                "(2 files, e.g. s0001.json); none graded") in res.stderr
+    else:
+        assert got == ["s0001"]
+        assert (f"unreadable: {c / 's0105.json'}: its name does not match --id-from-filename '{pattern}' "
+                "(no id from it); not graded") in res.stderr
