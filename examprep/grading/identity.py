@@ -68,13 +68,21 @@ class Conflict:
         return {"student_id": self.student_id, "status": "conflict", "reason": self.reason, "sources": self.sources}
 
 
-@dataclass
+@dataclass(slots=True)
 class Unknown:
-    """An id not on the roster (or a file whose owner the roster lacks): named, not graded."""
+    """An id not on the roster (or a file whose owner the roster lacks): named, not graded. A class
+    file may hold a million of them: each keeps only its id, its sources (file and row) and, for an
+    owner the roster lacks, why; its line is made when asked for."""
 
     student_id: str
     sources: list[str]
-    line: str
+    text: str = ""          # the whole line, for an owner the roster lacks; "" for an id not on roster_path
+    roster_path: str = ""
+
+    @property
+    def line(self) -> str:
+        return self.text or (f"student id {self.student_id!r} is not on the roster {self.roster_path}: "
+                             f"{'; '.join(self.sources)}; not graded")
 
     def to_dict(self) -> dict[str, Any]:
         return {"student_id": self.student_id, "status": "unknown id", "reason": self.line, "sources": self.sources}
@@ -234,8 +242,7 @@ def sort_out(subs: list[Any], file_of: dict[int, Path], *, roster: list[Any] | N
                 unknown.setdefault(sub.student_id, []).append(sub.source)
         kept = [s for s in kept if s.student_id in on_roster]
         for sid, sources in unknown.items():
-            out.unknown.append(Unknown(sid, sources, f"student id {sid!r} is not on the roster {roster_path}: "
-                                                     f"{'; '.join(sources)}; not graded"))
+            out.unknown.append(Unknown(sid, sources, roster_path=roster_path))
     by_id: dict[str, list[Any]] = {}
     for sub in kept:
         by_id.setdefault(sub.student_id, []).append(sub)

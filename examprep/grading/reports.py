@@ -414,8 +414,13 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
         err.print(f"[red]unreadable[/]: {escape(line)}")
     for conflict in batch.conflicts:
         err.print(f"[red]conflict[/]: {escape(conflict.line())}")
-    for unknown in batch.unknown:
+    for unknown in batch.unknown[:MAX_UNKNOWN_SHOWN]:
         err.print(f"[red]unknown id[/]: {escape(unknown.line)}")
+    if len(batch.unknown) > MAX_UNKNOWN_SHOWN:
+        where = f"all listed in {conflicts_list[0]}" if conflicts_list is not None else \
+            "all listed in the JSON's unknown_ids" if outputs.json == "-" else "give --json FILE to list them all"
+        err.print(f"[red]unknown id[/]: … and {len(batch.unknown) - MAX_UNKNOWN_SHOWN:,} more ids not on the roster "
+                  f"({escape(where)})")
     _say_written(err, planned, outputs, len(results))
     graded = f"graded {len(results)} submission{'s' if len(results) != 1 else ''}"
     problems = [f"{n} {what}" for n, what in ((len(batch.unreadable), "could not be read"),
@@ -429,6 +434,7 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
     return batch.exit_code
 
 
+MAX_UNKNOWN_SHOWN = 10                  # unknown id lines in the terminal; all of them in the conflicts list
 CONFLICTS_FILE = "conflicts.csv"        # in a --report or --gradescope folder; beside a file, STEM-conflicts.csv
 
 

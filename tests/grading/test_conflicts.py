@@ -270,3 +270,23 @@ def test_a_file_the_id_pattern_gives_no_owner_is_named_not_graded_by_its_own_id(
         assert got == ["s0001"]
         assert (f"unreadable: {c / 's0105.json'}: its name does not match --id-from-filename '{pattern}' "
                 "(no id from it); not graded") in res.stderr
+
+
+def test_unknown_ids_are_ten_lines_then_one_all_of_them_in_the_conflicts_list(key, tmp_path):
+    c = tmp_path / "class"
+    c.mkdir()
+    row = answers(key)
+    with (c / "class.csv").open("w", newline="") as f:
+        w = csv.DictWriter(f, ["student_id", *row])
+        w.writeheader()
+        w.writerows({"student_id": f"x{i:02}", **row} for i in range(13))
+    (tmp_path / "roster.csv").write_text(ROSTER)
+    res = run("grade", key[0], c, "--roster", tmp_path / "roster.csv", "--json", tmp_path / "g.json")
+    assert res.exit_code == 1, res.output
+    lines = [ln for ln in res.stderr.splitlines() if ln.startswith("unknown id:")]
+    assert len(lines) == 11 and "'x09'" in lines[9]
+    assert lines[10] == f"unknown id: … and 3 more ids not on the roster (all listed in {tmp_path / 'g-conflicts.csv'})"
+    assert len(json.loads((tmp_path / "g.json").read_text())["unknown_ids"]) == 13
+    listed = list(csv.DictReader((tmp_path / "g-conflicts.csv").open()))
+    assert [r["student_id"] for r in listed] == [f"x{i:02}" for i in range(13)]
+    assert listed[12]["sources"] == f"{c / 'class.csv'}, row 14 (line 14)"
