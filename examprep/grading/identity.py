@@ -162,7 +162,9 @@ def resolve(owner: Owner, roster: RosterIndex | None) -> tuple[Owner, str]:
     if len(hit) == 1:
         return Owner(owner.system, owner.lms_id, hit[0].name or owner.name, hit[0].id), ""
     if hit:
-        return owner, f"{len(hit)} roster students are called {owner.name!r}; add an lms_id column to the roster"
+        tell = f"none of their lms_ids is {owner.lms_id}" if all(getattr(st, "lms_id", "") for st in hit) \
+            else "give each an lms_id on the roster"
+        return owner, f"not one student: {len(hit)} on the roster are called {owner.name!r} ({tell})"
     return owner, "not on the roster (by its lms_id column or name)"
 
 

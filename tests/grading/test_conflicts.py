@@ -290,3 +290,23 @@ def test_unknown_ids_are_ten_lines_then_one_all_of_them_in_the_conflicts_list(ke
     listed = list(csv.DictReader((tmp_path / "g-conflicts.csv").open()))
     assert [r["student_id"] for r in listed] == [f"x{i:02}" for i in range(13)]
     assert listed[12]["sources"] == f"{c / 'class.csv'}, row 14 (line 14)"
+
+
+def test_a_roster_giving_two_students_one_lms_id_is_refused_in_one_line(key, tmp_path):
+    put(tmp_path / "c", "Ada Lovelace_12345_assignsubmission_file_a.json", answers(key))
+    (tmp_path / "roster.csv").write_text(ROSTER + "s0004,Ada Byron,adab@uni.example,12345\n")
+    res = run("grade", key[0], tmp_path / "c", "--roster", tmp_path / "roster.csv", "--json", "-")
+    assert res.exit_code == 2 and "Traceback" not in res.output, res.output
+    assert res.stderr.strip().splitlines() == [f"error: --roster {tmp_path / 'roster.csv'}:5: duplicate lms_id '12345' "
+                                               "(also on line 2): an LMS user id is one student's"]
+
+
+def test_two_roster_students_of_one_name_leave_a_moodle_upload_unowned_said_plainly(key, tmp_path):
+    c = tmp_path / "c"
+    put(c, "Cyd Charisse_777_assignsubmission_file_a.json", answers(key))
+    (tmp_path / "roster.csv").write_text(ROSTER + "s0004,Cyd Charisse,cyd2@uni.example,\n")
+    res = run("grade", key[0], c, "--roster", tmp_path / "roster.csv", "--json", "-")
+    assert res.exit_code == 1 and json.loads(res.stdout)["submissions"] == []
+    assert (f"unknown id: {c / 'Cyd Charisse_777_assignsubmission_file_a.json'}: Cyd Charisse's upload (Moodle participant "
+            "777) is not one student: 2 on the roster are called 'Cyd Charisse' (give each an lms_id on the roster); "
+            "not graded") in res.stderr
