@@ -210,6 +210,11 @@ def sort_out(subs: list[Any], file_of: dict[int, Path], *, roster: list[Any] | N
             elif path not in unmatched:       # a pattern given is the only word on whose a file is
                 unmatched[path] = None
             continue
+        if why and owner.system == "pattern":     # the id the name gave is not on the roster: not a claim
+            out.unknown.append(Unknown(owner.student_id or "", [sub.source],
+                                       f"{sub.source}: the id --id-from-filename gives its name, {owner.student_id!r}, "
+                                       f"is not on the roster {roster_path}; not graded"))
+            continue
         if owner.student_id is None:
             if roster is None:              # an LMS's participant number is not a student id: unchecked
                 lms_named += 1

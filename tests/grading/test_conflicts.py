@@ -249,8 +249,19 @@ def test_id_from_filename_with_a_roster_names_an_owner_not_on_it(key, tmp_path):
               "--json", "-")
     assert res.exit_code == 1
     assert sorted(s["student_id"] for s in json.loads(res.stdout)["submissions"]) == ["s0001", "s0002"]
-    assert (f"unknown id: student id 's0777' is not on the roster {tmp_path / 'roster.csv'}: {c / 's0777_exam.json'}; "
-            "not graded") in res.stderr
+    assert (f"unknown id: {c / 's0777_exam.json'}: the id --id-from-filename gives its name, 's0777', is not on the "
+            f"roster {tmp_path / 'roster.csv'}; not graded") in res.stderr
+
+
+def test_an_id_pattern_taking_the_whole_name_names_the_id_it_gave_not_a_conflict(key, tmp_path):
+    c = tmp_path / "c"
+    put(c, "s0001.json", answers(key, "s0001"))
+    (tmp_path / "roster.csv").write_text(ROSTER)
+    res = run("grade", key[0], c, "--roster", tmp_path / "roster.csv", "--id-from-filename", "(?P<id>.*)", "--json", "-")
+    assert res.exit_code == 1 and json.loads(res.stdout)["submissions"] == []
+    assert "conflict" not in res.stderr, res.stderr
+    assert (f"unknown id: {c / 's0001.json'}: the id --id-from-filename gives its name, 's0001.json', is not on the "
+            f"roster {tmp_path / 'roster.csv'}; not graded") in res.stderr
 
 
 @pytest.mark.parametrize("pattern", [r"(?P<id>s000[12])", r"^(?P<id>x)?"])
