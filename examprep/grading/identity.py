@@ -198,6 +198,7 @@ def sort_out(subs: list[Any], file_of: dict[int, Path], *, roster: list[Any] | N
     claims: dict[str, list[tuple[Any, str]]] = {}
     kept: list[Any] = []
     unmatched: dict[Path, None] = {}
+    uploader: dict[int, str] = {}           # id(sub): who its file's name says uploaded it (absent: no word)
     for sub in subs:
         path = file_of[id(sub)]
         if path not in owners:
@@ -219,6 +220,7 @@ def sort_out(subs: list[Any], file_of: dict[int, Path], *, roster: list[Any] | N
             if roster is None:              # an LMS's participant number is not a student id: unchecked
                 lms_named += 1
                 kept.append(sub)
+                uploader[id(sub)] = f"{owner.system} {owner.lms_id}"      # unchecked: an uploader, not an id
             else:
                 out.unknown.append(Unknown("", [sub.source], f"{sub.source}: {owner.said()} is {why}; not graded"))
             continue
@@ -229,6 +231,7 @@ def sort_out(subs: list[Any], file_of: dict[int, Path], *, roster: list[Any] | N
         if sub.id_from != "file":
             sub.student_id, sub.id_from = owner.student_id, "owner"
         kept.append(sub)
+        uploader[id(sub)] = f"student {owner.student_id}"
     if unmatched:
         shown = f"--id-from-filename {excerpt(pattern.pattern, 80)}"          # type: ignore[union-attr]
         if len(unmatched) == len(owners):
@@ -267,18 +270,35 @@ def sort_out(subs: list[Any], file_of: dict[int, Path], *, roster: list[Any] | N
                              f"graded once, from {group[0].source}")
             out.subs.append(group[0])
             continue
-        taken, why = _newest(group, file_of) if newest else (None, "")
-        if taken is not None:
+        blocker = _newest_cannot(group, file_of, uploader)
+        if blocker:
+            reason = f"{len(group)} submissions with different answers ({blocker})"
+            out.conflicts.append(Conflict(sid, [s.source for s in group], reason, "remove all but one"))
+            continue
+        taken, why = _newest(group, file_of)
+        if taken is not None and newest:
             out.notes.append(f"student {sid!r}: {len(group)} different submissions; --newest took {why}")
             out.subs.append(taken)
             continue
-        reason = f"{len(group)} submissions with different answers" + (f" ({why})" if why else "")
+        reason = f"{len(group)} submissions with different answers" + (f" ({why})" if taken is None else "")
         out.conflicts.append(Conflict(sid, [s.source for s in group], reason,
-                                      "remove all but one" if why else Conflict.hint))
+                                      "remove all but one" if taken is None else Conflict.hint))
     order = {id(s): i for i, s in enumerate(subs)}
     out.subs.sort(key=lambda s: order[id(s)])
     out.conflicts.sort(key=lambda c: c.student_id)
     return out
+
+
+def _newest_cannot(group: list[Any], file_of: dict[int, Path], uploader: dict[int, str]) -> str:
+    """Why --newest must not choose between ``group``'s submissions ("" when it may): rows of one
+    file have one time; files whose names say different uploaders (or one says and another does
+    not) are a claim on a classmate's id, and the newest of them may be the forger's."""
+    files = [file_of[id(s)] for s in group]
+    if len(set(files)) < len(files):
+        return "--newest cannot choose: several are rows of one file"
+    if len({uploader.get(id(s), "") for s in group}) > 1:
+        return "--newest cannot choose: their files' names say different uploaders"
+    return ""
 
 
 def _newest(group: list[Any], file_of: dict[int, Path]) -> tuple[Any | None, str]:

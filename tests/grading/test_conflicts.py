@@ -59,8 +59,8 @@ ROSTER = ("id,name,email,lms_id\n"
 
 def test_different_submissions_for_one_id_are_a_conflict_graded_from_neither(key, tmp_path):
     c = tmp_path / "class"
-    put(c, "ada.json", answers(key, "s1"))
-    put(c, "ada-again.json", answers(key, "s1", right=False))
+    put(c, "ada.json", answers(key, "s1"), mtime=1_700_000_000)
+    put(c, "ada-again.json", answers(key, "s1", right=False), mtime=1_700_000_600)
     put(c, "bob.json", answers(key, "s2"))
     res = run("grade", key[0], c, "--json", tmp_path / "g.json", "--gradebook", "canvas", tmp_path / "book.csv",
               "--csv", tmp_path / "g.csv")
@@ -91,6 +91,24 @@ def test_rows_of_class_files_conflict_too_and_name_their_rows(key, tmp_path):
     assert res.exit_code == 1
     assert json.loads(res.stdout)["submissions"] == []
     assert f"{c / 'class.csv'}, row 2 (line 2); {c / 'class.csv'}, row 3 (line 3)" in res.stderr
+    line = next(ln for ln in res.stderr.splitlines() if ln.startswith("conflict:"))
+    assert "(--newest cannot choose: several are rows of one file)" in line, line
+    assert line.endswith("; not graded (remove all but one)"), line           # --newest is not offered
+
+
+def test_newest_never_settles_a_claim_on_an_id_by_another_uploader(key, tmp_path):
+    c = tmp_path / "class"
+    put(c, "Bob Babbage_12346_assignsubmission_file_a.json", answers(key, "s0001"), mtime=1_700_000_000)
+    put(c, "Ada Lovelace_12345_assignsubmission_file_a.json", answers(key, "s0001", right=False), mtime=1_700_000_000)
+    put(c, "mine.json", answers(key, "s0002"), mtime=1_700_000_000)
+    put(c, "Cyd Charisse_777_assignsubmission_file_a.json", answers(key, "s0002", right=False), mtime=1_700_000_600)
+    for extra in ([], ["--newest"]):                     # no roster: the uploaders are unchecked, and differ
+        res = run("grade", key[0], c, "--json", "-", *extra)
+        assert res.exit_code == 1 and json.loads(res.stdout)["submissions"] == [], res.output
+        lines = [ln for ln in res.stderr.splitlines() if ln.startswith("conflict:")]
+        assert len(lines) == 2 and "--newest took" not in res.stderr, res.stderr
+        assert all("(--newest cannot choose: their files' names say different uploaders)" in ln
+                   and ln.endswith("; not graded (remove all but one)") for ln in lines), lines
 
 
 def test_identical_answers_for_one_id_are_one_submission_noted(key, tmp_path):
