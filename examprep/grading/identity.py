@@ -78,10 +78,12 @@ class Unknown:
     sources: list[str]
     text: str = ""          # the whole line, for an owner the roster lacks; "" for an id not on roster_path
     roster_path: str = ""
+    near: str = ""          # the roster's id that differs only in case (a hint, never used to grade)
 
     @property
     def line(self) -> str:
-        return self.text or (f"student id {self.student_id!r} is not on the roster {self.roster_path}: "
+        hint = f" (did you mean {self.near!r}?)" if self.near else ""
+        return self.text or (f"student id {self.student_id!r} is not on the roster {self.roster_path}{hint}: "
                              f"{'; '.join(self.sources)}; not graded")
 
     def to_dict(self) -> dict[str, Any]:
@@ -246,13 +248,15 @@ def sort_out(subs: list[Any], file_of: dict[int, Path], *, roster: list[Any] | N
                          "that each file's student_id is its uploader's")
     if roster is not None:
         on_roster = {s.id for s in roster}
+        folded = {s.id.casefold(): s.id for s in roster}      # the roster refuses ids that differ only in case
         unknown: dict[str, list[str]] = {}
         for sub in kept:
             if sub.student_id not in on_roster:
                 unknown.setdefault(sub.student_id, []).append(sub.source)
         kept = [s for s in kept if s.student_id in on_roster]
         for sid, sources in unknown.items():
-            out.unknown.append(Unknown(sid, sources, roster_path=roster_path))
+            near = folded.get(sid.casefold(), "")
+            out.unknown.append(Unknown(sid, sources, roster_path=roster_path, near=near))
     by_id: dict[str, list[Any]] = {}
     for sub in kept:
         by_id.setdefault(sub.student_id, []).append(sub)

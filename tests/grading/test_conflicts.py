@@ -339,3 +339,13 @@ def test_two_roster_students_of_one_name_leave_a_moodle_upload_unowned_said_plai
     assert (f"unknown id: {c / 'Cyd Charisse_777_assignsubmission_file_a.json'}: Cyd Charisse's upload (Moodle participant "
             "777) is not one student: 2 on the roster are called 'Cyd Charisse' (give each an lms_id on the roster); "
             "not graded") in res.stderr
+
+
+def test_an_id_not_on_the_roster_but_in_another_case_is_hinted_not_graded(key, tmp_path):
+    c = tmp_path / "class"
+    put(c, "ada.json", answers(key, "S0001"))
+    (tmp_path / "roster.csv").write_text(ROSTER)
+    res = run("grade", key[0], c, "--roster", tmp_path / "roster.csv", "--json", "-")
+    assert res.exit_code == 1 and json.loads(res.stdout)["submissions"] == []
+    assert (f"unknown id: student id 'S0001' is not on the roster {tmp_path / 'roster.csv'} (did you mean 's0001'?): "
+            f"{c / 'ada.json'}; not graded") in res.stderr
