@@ -349,3 +349,20 @@ def test_an_id_not_on_the_roster_but_in_another_case_is_hinted_not_graded(key, t
     assert res.exit_code == 1 and json.loads(res.stdout)["submissions"] == []
     assert (f"unknown id: student id 'S0001' is not on the roster {tmp_path / 'roster.csv'} (did you mean 's0001'?): "
             f"{c / 'ada.json'}; not graded") in res.stderr
+
+
+def test_a_conflicted_student_is_a_row_of_the_class_table_and_has_a_report_without_scores(key, tmp_path):
+    c = tmp_path / "class"
+    put(c, "ada.json", answers(key, "s1"), mtime=1_700_000_000)
+    put(c, "ada-again.json", answers(key, "s1", right=False), mtime=1_700_000_600)
+    put(c, "bob.json", answers(key, "s2"))
+    res = run("grade", key[0], c, "--report", tmp_path / "fb")
+    assert res.exit_code == 1, res.output
+    row = next(ln for ln in res.stdout.splitlines() if ln.split()[:1] == ["s1"])
+    assert "conflict" in row and "2 submissions, not graded" in row, res.stdout
+    text = (tmp_path / "fb" / "s1.md").read_text()
+    assert "**Not graded: this submission is in conflict.**" in text and "Score" not in text
+    assert f"- {c / 'ada-again.json'}\n- {c / 'ada.json'}\n" in text
+    assert "To resolve: remove all but one, or rerun with --newest to take the newest file; then grade again." in text
+    assert (tmp_path / "fb" / "s2.md").read_text().count("**Score:") == 1
+    assert f"wrote 1 feedback file in {tmp_path / 'fb'} (and 1 saying a submission is in conflict)" in res.stderr
