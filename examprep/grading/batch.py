@@ -170,7 +170,10 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
             file_of = {id(new): file_of[id(old)] for old, new in zip(subs, renamed) if id(old) in file_of}
             subs = renamed
         sorted_out = sort_out(subs, file_of, roster=roster, roster_path=roster_path, pattern=pattern, newest=newest)
+        subs.clear()        # the ones not graded (an id not on the roster) keep only their id and source
+        file_of.clear()
         notes += sorted_out.notes
+        unreadable += sorted_out.unmatched
         from examprep.answers.parse import decimal_comma
 
         with decimal_comma(bool(getattr(key, "meta", {}).get("decimal_comma"))):   # the sheet's setting, in its key

@@ -68,13 +68,23 @@ class Conflict:
         return {"student_id": self.student_id, "status": "conflict", "reason": self.reason, "sources": self.sources}
 
 
-@dataclass
+@dataclass(slots=True)
 class Unknown:
-    """An id not on the roster (or a file whose owner the roster lacks): named, not graded."""
+    """An id not on the roster (or a file whose owner the roster lacks): named, not graded. A class
+    file may hold a million of them: each keeps only its id, its sources (file and row) and, for an
+    owner the roster lacks, why; its line is made when asked for."""
 
     student_id: str
     sources: list[str]
-    line: str
+    text: str = ""          # the whole line, for an owner the roster lacks; "" for an id not on roster_path
+    roster_path: str = ""
+    near: str = ""          # the roster's id that differs only in case (a hint, never used to grade)
+
+    @property
+    def line(self) -> str:
+        hint = f" (did you mean {self.near!r}?)" if self.near else ""
+        return self.text or (f"student id {self.student_id!r} is not on the roster {self.roster_path}{hint}: "
+                             f"{'; '.join(self.sources)}; not graded")
 
     def to_dict(self) -> dict[str, Any]:
         return {"student_id": self.student_id, "status": "unknown id", "reason": self.line, "sources": self.sources}
@@ -88,6 +98,7 @@ class Sorted:
     conflicts: list[Conflict] = field(default_factory=list)
     unknown: list[Unknown] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    unmatched: list[str] = field(default_factory=list)     # files --id-from-filename gives no owner: not graded
 
 
 def id_pattern(text: str | None) -> re.Pattern[str] | None:
@@ -153,7 +164,9 @@ def resolve(owner: Owner, roster: RosterIndex | None) -> tuple[Owner, str]:
     if len(hit) == 1:
         return Owner(owner.system, owner.lms_id, hit[0].name or owner.name, hit[0].id), ""
     if hit:
-        return owner, f"{len(hit)} roster students are called {owner.name!r}; add an lms_id column to the roster"
+        tell = f"none of their lms_ids is {owner.lms_id}" if all(getattr(st, "lms_id", "") for st in hit) \
+            else "give each an lms_id on the roster"
+        return owner, f"not one student: {len(hit)} on the roster are called {owner.name!r} ({tell})"
     return owner, "not on the roster (by its lms_id column or name)"
 
 
@@ -186,6 +199,8 @@ def sort_out(subs: list[Any], file_of: dict[int, Path], *, roster: list[Any] | N
     lms_named = 0
     claims: dict[str, list[tuple[Any, str]]] = {}
     kept: list[Any] = []
+    unmatched: dict[Path, None] = {}
+    uploader: dict[int, str] = {}           # id(sub): who its file's name says uploaded it (absent: no word)
     for sub in subs:
         path = file_of[id(sub)]
         if path not in owners:
@@ -193,12 +208,21 @@ def sort_out(subs: list[Any], file_of: dict[int, Path], *, roster: list[Any] | N
             owners[path] = resolve(found, index) if found else (None, "")        # type: ignore[assignment]
         owner, why = owners[path]
         if owner is None:
-            kept.append(sub)
+            if pattern is None:
+                kept.append(sub)
+            elif path not in unmatched:       # a pattern given is the only word on whose a file is
+                unmatched[path] = None
+            continue
+        if why and owner.system == "pattern":     # the id the name gave is not on the roster: not a claim
+            out.unknown.append(Unknown(owner.student_id or "", [sub.source],
+                                       f"{sub.source}: the id --id-from-filename gives its name, {owner.student_id!r}, "
+                                       f"is not on the roster {roster_path}; not graded"))
             continue
         if owner.student_id is None:
             if roster is None:              # an LMS's participant number is not a student id: unchecked
                 lms_named += 1
                 kept.append(sub)
+                uploader[id(sub)] = f"{owner.system} {owner.lms_id}"      # unchecked: an uploader, not an id
             else:
                 out.unknown.append(Unknown("", [sub.source], f"{sub.source}: {owner.said()} is {why}; not graded"))
             continue
@@ -209,20 +233,30 @@ def sort_out(subs: list[Any], file_of: dict[int, Path], *, roster: list[Any] | N
         if sub.id_from != "file":
             sub.student_id, sub.id_from = owner.student_id, "owner"
         kept.append(sub)
+        uploader[id(sub)] = f"student {owner.student_id}"
+    if unmatched:
+        shown = f"--id-from-filename {excerpt(pattern.pattern, 80)}"          # type: ignore[union-attr]
+        if len(unmatched) == len(owners):
+            first = next(iter(unmatched))
+            out.unmatched.append(f"{shown} matches no file's name with a non-empty id group ({len(owners)} file"
+                                 f"{'s' if len(owners) != 1 else ''}, e.g. {first.name}); none graded")
+        else:
+            out.unmatched += [f"{p}: its name does not match {shown} (no id from it); not graded" for p in unmatched]
     if lms_named:
         out.notes.append(f"{lms_named} submission{'s' if lms_named != 1 else ''} in files named as an LMS download "
                          "names them: give --roster (with an lms_id column, or the students' names) to check "
                          "that each file's student_id is its uploader's")
     if roster is not None:
         on_roster = {s.id for s in roster}
+        folded = {s.id.casefold(): s.id for s in roster}      # the roster refuses ids that differ only in case
         unknown: dict[str, list[str]] = {}
         for sub in kept:
             if sub.student_id not in on_roster:
                 unknown.setdefault(sub.student_id, []).append(sub.source)
         kept = [s for s in kept if s.student_id in on_roster]
         for sid, sources in unknown.items():
-            out.unknown.append(Unknown(sid, sources, f"student id {sid!r} is not on the roster {roster_path}: "
-                                                     f"{'; '.join(sources)}; not graded"))
+            near = folded.get(sid.casefold(), "")
+            out.unknown.append(Unknown(sid, sources, roster_path=roster_path, near=near))
     by_id: dict[str, list[Any]] = {}
     for sub in kept:
         by_id.setdefault(sub.student_id, []).append(sub)
@@ -240,18 +274,35 @@ def sort_out(subs: list[Any], file_of: dict[int, Path], *, roster: list[Any] | N
                              f"graded once, from {group[0].source}")
             out.subs.append(group[0])
             continue
-        taken, why = _newest(group, file_of) if newest else (None, "")
-        if taken is not None:
+        blocker = _newest_cannot(group, file_of, uploader)
+        if blocker:
+            reason = f"{len(group)} submissions with different answers ({blocker})"
+            out.conflicts.append(Conflict(sid, [s.source for s in group], reason, "remove all but one"))
+            continue
+        taken, why = _newest(group, file_of)
+        if taken is not None and newest:
             out.notes.append(f"student {sid!r}: {len(group)} different submissions; --newest took {why}")
             out.subs.append(taken)
             continue
-        reason = f"{len(group)} submissions with different answers" + (f" ({why})" if why else "")
+        reason = f"{len(group)} submissions with different answers" + (f" ({why})" if taken is None else "")
         out.conflicts.append(Conflict(sid, [s.source for s in group], reason,
-                                      "remove all but one" if why else Conflict.hint))
+                                      "remove all but one" if taken is None else Conflict.hint))
     order = {id(s): i for i, s in enumerate(subs)}
     out.subs.sort(key=lambda s: order[id(s)])
     out.conflicts.sort(key=lambda c: c.student_id)
     return out
+
+
+def _newest_cannot(group: list[Any], file_of: dict[int, Path], uploader: dict[int, str]) -> str:
+    """Why --newest must not choose between ``group``'s submissions ("" when it may): rows of one
+    file have one time; files whose names say different uploaders (or one says and another does
+    not) are a claim on a classmate's id, and the newest of them may be the forger's."""
+    files = [file_of[id(s)] for s in group]
+    if len(set(files)) < len(files):
+        return "--newest cannot choose: several are rows of one file"
+    if len({uploader.get(id(s), "") for s in group}) > 1:
+        return "--newest cannot choose: their files' names say different uploaders"
+    return ""
 
 
 def _newest(group: list[Any], file_of: dict[int, Path]) -> tuple[Any | None, str]:

@@ -198,6 +198,7 @@ def check_outputs_beside_submissions(submissions: list[str], outputs: Outputs) -
 
 def plan_files(batch: BatchResult, outputs: Outputs) -> list[tuple[Path, str]]:
     """Every file a run writes, with its text, named after the students (examprep.fileio.safe_name)."""
+    from examprep.fileio import safe_name
     from examprep.render import report
 
     results = batch.results
@@ -215,6 +216,11 @@ def plan_files(batch: BatchResult, outputs: Outputs) -> list[tuple[Path, str]]:
         for res, name in zip(results, names):
             planned.append((Path(outputs.report) / f"{name}.md",
                             report.markdown_report(res, show_answers=outputs.show_answers) + "\n"))
+        taken = {n.lower() for n in names}
+        for c in batch.conflicts:           # no grade: the report says why, and how to settle it
+            name = safe_name(c.student_id)
+            name = name if name.lower() not in taken else f"{name}-conflict"
+            planned.append((Path(outputs.report) / f"{name}.md", report.conflict_markdown(c) + "\n"))
     if outputs.gradescope:
         for res, name in zip(results, names):
             folder = Path(outputs.gradescope) if len(results) == 1 else Path(outputs.gradescope) / name
@@ -388,7 +394,8 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
         from examprep.answers.parse import decimal_comma
 
         with decimal_comma(bool(the_key.meta.get("decimal_comma"))):      # values shown as the students write them
-            _show_results(out, results, show_details=show_details, show_answers=outputs.show_answers, wide=wide)
+            _show_results(out, results, show_details=show_details, show_answers=outputs.show_answers, wide=wide,
+                          conflicts=batch.conflicts)
     if analysis is not None and not quiet and not outputs.to_stdout:
         from examprep.render.analysis import terminal_summary
 
@@ -414,9 +421,14 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
         err.print(f"[red]unreadable[/]: {escape(line)}")
     for conflict in batch.conflicts:
         err.print(f"[red]conflict[/]: {escape(conflict.line())}")
-    for unknown in batch.unknown:
+    for unknown in batch.unknown[:MAX_UNKNOWN_SHOWN]:
         err.print(f"[red]unknown id[/]: {escape(unknown.line)}")
-    _say_written(err, planned, outputs, len(results))
+    if len(batch.unknown) > MAX_UNKNOWN_SHOWN:
+        where = f"all listed in {conflicts_list[0]}" if conflicts_list is not None else \
+            "all listed in the JSON's unknown_ids" if outputs.json == "-" else "give --json FILE to list them all"
+        err.print(f"[red]unknown id[/]: … and {len(batch.unknown) - MAX_UNKNOWN_SHOWN:,} more ids not on the roster "
+                  f"({escape(where)})")
+    _say_written(err, planned, outputs, len(results), len(batch.conflicts))
     graded = f"graded {len(results)} submission{'s' if len(results) != 1 else ''}"
     problems = [f"{n} {what}" for n, what in ((len(batch.unreadable), "could not be read"),
                                               (len(batch.conflicts), f"student{'s' if len(batch.conflicts) != 1 else ''} "
@@ -429,6 +441,7 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
     return batch.exit_code
 
 
+MAX_UNKNOWN_SHOWN = 10                  # unknown id lines in the terminal; all of them in the conflicts list
 CONFLICTS_FILE = "conflicts.csv"        # in a --report or --gradescope folder; beside a file, STEM-conflicts.csv
 
 
@@ -484,14 +497,14 @@ def _plan_analysis(results: list[SubmissionResult], out_dir: str, heading: str) 
 
 
 def _show_results(out: Any, results: list[SubmissionResult], *, show_details: bool, show_answers: bool,
-                  wide: bool) -> None:
+                  wide: bool, conflicts: Any = ()) -> None:
     from examprep.render import report
 
     if show_details:
         for res in results:
             out.print(report.feedback_view(res, show_answers=show_answers))
-    if len(results) > 1 or not show_details:
-        table = report.class_table(results, width=out.width, wide=wide)
+    if len(results) > 1 or not show_details or conflicts:
+        table = report.class_table(results, width=out.width, wide=wide, conflicts=conflicts)
         if wide:            # every column whole: as wide as it needs, the terminal wraps or `less -S` scrolls
             terminal_width = out.width
             out.width = max(terminal_width, report.table_width(table))
@@ -502,13 +515,14 @@ def _show_results(out: Any, results: list[SubmissionResult], *, show_details: bo
         out.print(report.summary_view(results))
 
 
-def _say_written(err: Any, planned: list[tuple[Path, str]], outputs: Outputs, n: int) -> None:
+def _say_written(err: Any, planned: list[tuple[Path, str]], outputs: Outputs, n: int, n_conflicts: int = 0) -> None:
     from examprep.render.report import escape
 
     for path, _ in planned:
         if not (outputs.report and path.suffix == ".md" or outputs.gradescope and path.name == "results.json"):
             err.print(f"wrote {escape(str(path))}")
     if outputs.report:
-        err.print(f"wrote {n} feedback file{'s' if n != 1 else ''} in {escape(outputs.report)}")
+        err.print(f"wrote {n} feedback file{'s' if n != 1 else ''} in {escape(outputs.report)}"
+                  + (f" (and {n_conflicts} saying a submission is in conflict)" if n_conflicts else ""))
     if outputs.gradescope:
         err.print(f"wrote {n} Gradescope results.json in {escape(outputs.gradescope)}")

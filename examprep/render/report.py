@@ -118,26 +118,27 @@ def _points(x: float) -> str:
 # ----------------------------------------------------------------------------- terminal
 
 def class_table(results: list[SubmissionResult], limit: int | None = 200, *, width: int | None = None,
-                wide: bool = False) -> Any:
+                wide: bool = False, conflicts: Any = ()) -> Any:
     """A rich table, one row per student: student, total, percentage and flags (carried
     forward, misconceptions, blanks, unreadable, warnings), with one column per question when
     those fit in ``width`` columns (always with ``wide``, which may need more; print it with
     table_width()). No score or total is ever cut. At most ``limit`` rows (the caption says how
-    many were left out: the CSV export has them all)."""
+    many were left out: the CSV export has them all). ``conflicts`` (examprep.grading.identity.Conflict):
+    students graded from none of their submissions, a row each after them, total "conflict"."""
     shown = results if limit is None or len(results) <= limit else results[:limit]
-    table = _class_table(results, shown, per_question=True)
+    table = _class_table(results, shown, per_question=True, conflicts=conflicts)
     if wide or width is None:
         return table
     cut = {printable(r.student_id)[:15] if len(printable(r.student_id)) > 16 else printable(r.student_id)
            for r in shown}
-    layouts = [{"per_question": True}]
+    layouts: list[dict[str, Any]] = [{"per_question": True, "conflicts": conflicts}]
     if len(cut) == len({r.student_id for r in shown}):      # long ids end in "…" only while they stay apart
-        layouts.append({"per_question": True, "id_width": 16})
+        layouts.append({"per_question": True, "id_width": 16, "conflicts": conflicts})
     for layout in layouts:
         table = _class_table(results, shown, **layout)
         if table_width(table, minimum=True) <= width:
             return _flags_to_width(results, shown, layout, table, width)
-    layout = {"per_question": False}
+    layout = {"per_question": False, "conflicts": conflicts}
     table = _flags_to_width(results, shown, layout, _class_table(results, shown, **layout), width)
     table.caption = ((table.caption + "; ") if table.caption else "") + \
         f"scores per question do not fit in {width} columns: --wide shows them, --csv FILE has them"
@@ -167,7 +168,7 @@ def table_width(table: Any, minimum: bool = False) -> int:
 
 
 def _class_table(results: list[SubmissionResult], shown: list[SubmissionResult], per_question: bool,
-                 id_width: int | None = None, flags_width: int = 15) -> Any:
+                 id_width: int | None = None, flags_width: int = 15, conflicts: Any = ()) -> Any:
     from rich import box
     from rich.table import Table
 
@@ -203,7 +204,21 @@ def _class_table(results: list[SubmissionResult], shown: list[SubmissionResult],
             notes += ("; " if notes else "") + f"{len(res.warnings)} warning{'s' if len(res.warnings) > 1 else ''}"
         table.add_row(escape(res.student_id), *cells, f"{_points(res.score)}/{_points(res.max_score)}",
                       f"{res.percent:.0f}", notes)
+    for c in conflicts:                 # graded from none of their submissions: listed below the table
+        table.add_row(escape(c.student_id), *[""] * n_q, "[red]conflict[/]", "",
+                      f"{len(c.sources)} submissions, not graded")
     return table
+
+
+def conflict_markdown(conflict: Any) -> str:
+    """A conflicted student's report (examprep.grading.identity.Conflict): no scores, the files
+    involved and how the conflict is resolved."""
+    lines = [f"# Feedback — {_md(conflict.student_id)}", "",
+             "**Not graded: this submission is in conflict.**", "", f"Why: {_md(conflict.reason)}.", "",
+             "Submissions involved:", ""]
+    lines += [f"- {_md(src)}" for src in conflict.sources]
+    lines += ["", f"To resolve: {_md(conflict.hint)}; then grade again."]
+    return "\n".join(lines)
 
 
 def escape(text: str) -> str:

@@ -107,6 +107,7 @@ def read_roster(path: str | os.PathLike) -> list[Student]:
     email_col, username_col, sis_col, lms_col = (next((norm.index(c) for c in names if c in norm), None)
                                                  for names in (_EMAIL, _USERNAME, _SIS_ID, _LMS_ID))
     students, seen = [], {}
+    lms_seen: dict[str, int] = {}
     def cell(row: list[str], i: int | None) -> str:
         return row[i].strip() if i is not None and i < len(row) else ""
 
@@ -136,6 +137,12 @@ def read_roster(path: str | os.PathLike) -> list[Student]:
             if bad is not None:
                 raise SheetError(f"--roster {p}:{line}: the {what} {excerpt(text)} holds a control character "
                                  f"({bad!r}); it would be printed on the copy and in its answer file")
+        lms_id = cell(row, lms_col)
+        if lms_id and lms_id in lms_seen:     # the LMS's user id says whose an upload is: one student's
+            raise SheetError(f"--roster {p}:{line}: duplicate lms_id {excerpt(lms_id)} (also on line {lms_seen[lms_id]}): "
+                             "an LMS user id is one student's")
+        if lms_id:
+            lms_seen[lms_id] = line
         students.append(Student(sid, name, email=cell(row, email_col), username=cell(row, username_col),
                                 sis_id=cell(row, sis_col), lms_id=cell(row, lms_col)))
     if not students:

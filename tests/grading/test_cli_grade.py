@@ -150,7 +150,8 @@ def test_batch_with_corrupt_files_grades_the_good_ones_and_leaves_inputs_untouch
     assert rows[0].startswith(f"student_id,name,source,variant,q1,q2,q3,q4,q1.{key.problems[0].parts[0].id}")
     assert len(rows) == 6 and rows[5].startswith("s1,,") and ",conflict,,,," in rows[5]      # s1: no scores
     reports = sorted(p.name for p in (tmp_path / "reports").iterdir())
-    assert reports == ["s2.md", "s3.md", "s4.md", "s5.md"]
+    assert reports == ["s1.md", "s2.md", "s3.md", "s4.md", "s5.md"]         # s1.md: in conflict, no score
+    assert "**Not graded: this submission is in conflict.**" in (tmp_path / "reports" / "s1.md").read_text()
     listed = (tmp_path / "grades-conflicts.csv").read_text().splitlines()      # beside grades.json
     assert listed[0] == "student_id,status,reason,sources" and listed[1].startswith("s1,conflict,2 submissions")
     s5 = (tmp_path / "reports" / "s5.md").read_text()

@@ -59,8 +59,8 @@ ROSTER = ("id,name,email,lms_id\n"
 
 def test_different_submissions_for_one_id_are_a_conflict_graded_from_neither(key, tmp_path):
     c = tmp_path / "class"
-    put(c, "ada.json", answers(key, "s1"))
-    put(c, "ada-again.json", answers(key, "s1", right=False))
+    put(c, "ada.json", answers(key, "s1"), mtime=1_700_000_000)
+    put(c, "ada-again.json", answers(key, "s1", right=False), mtime=1_700_000_600)
     put(c, "bob.json", answers(key, "s2"))
     res = run("grade", key[0], c, "--json", tmp_path / "g.json", "--gradebook", "canvas", tmp_path / "book.csv",
               "--csv", tmp_path / "g.csv")
@@ -91,6 +91,24 @@ def test_rows_of_class_files_conflict_too_and_name_their_rows(key, tmp_path):
     assert res.exit_code == 1
     assert json.loads(res.stdout)["submissions"] == []
     assert f"{c / 'class.csv'}, row 2 (line 2); {c / 'class.csv'}, row 3 (line 3)" in res.stderr
+    line = next(ln for ln in res.stderr.splitlines() if ln.startswith("conflict:"))
+    assert "(--newest cannot choose: several are rows of one file)" in line, line
+    assert line.endswith("; not graded (remove all but one)"), line           # --newest is not offered
+
+
+def test_newest_never_settles_a_claim_on_an_id_by_another_uploader(key, tmp_path):
+    c = tmp_path / "class"
+    put(c, "Bob Babbage_12346_assignsubmission_file_a.json", answers(key, "s0001"), mtime=1_700_000_000)
+    put(c, "Ada Lovelace_12345_assignsubmission_file_a.json", answers(key, "s0001", right=False), mtime=1_700_000_000)
+    put(c, "mine.json", answers(key, "s0002"), mtime=1_700_000_000)
+    put(c, "Cyd Charisse_777_assignsubmission_file_a.json", answers(key, "s0002", right=False), mtime=1_700_000_600)
+    for extra in ([], ["--newest"]):                     # no roster: the uploaders are unchecked, and differ
+        res = run("grade", key[0], c, "--json", "-", *extra)
+        assert res.exit_code == 1 and json.loads(res.stdout)["submissions"] == [], res.output
+        lines = [ln for ln in res.stderr.splitlines() if ln.startswith("conflict:")]
+        assert len(lines) == 2 and "--newest took" not in res.stderr, res.stderr
+        assert all("(--newest cannot choose: their files' names say different uploaders)" in ln
+                   and ln.endswith("; not graded (remove all but one)") for ln in lines), lines
 
 
 def test_identical_answers_for_one_id_are_one_submission_noted(key, tmp_path):
@@ -249,5 +267,102 @@ def test_id_from_filename_with_a_roster_names_an_owner_not_on_it(key, tmp_path):
               "--json", "-")
     assert res.exit_code == 1
     assert sorted(s["student_id"] for s in json.loads(res.stdout)["submissions"]) == ["s0001", "s0002"]
-    assert (f"unknown id: student id 's0777' is not on the roster {tmp_path / 'roster.csv'}: {c / 's0777_exam.json'}; "
+    assert (f"unknown id: {c / 's0777_exam.json'}: the id --id-from-filename gives its name, 's0777', is not on the "
+            f"roster {tmp_path / 'roster.csv'}; not graded") in res.stderr
+
+
+def test_an_id_pattern_taking_the_whole_name_names_the_id_it_gave_not_a_conflict(key, tmp_path):
+    c = tmp_path / "c"
+    put(c, "s0001.json", answers(key, "s0001"))
+    (tmp_path / "roster.csv").write_text(ROSTER)
+    res = run("grade", key[0], c, "--roster", tmp_path / "roster.csv", "--id-from-filename", "(?P<id>.*)", "--json", "-")
+    assert res.exit_code == 1 and json.loads(res.stdout)["submissions"] == []
+    assert "conflict" not in res.stderr, res.stderr
+    assert (f"unknown id: {c / 's0001.json'}: the id --id-from-filename gives its name, 's0001.json', is not on the "
+            f"roster {tmp_path / 'roster.csv'}; not graded") in res.stderr
+
+
+@pytest.mark.parametrize("pattern", [r"(?P<id>s000[12])", r"^(?P<id>x)?"])
+def test_a_file_the_id_pattern_gives_no_owner_is_named_not_graded_by_its_own_id(key, tmp_path, pattern):
+    c = tmp_path / "c2"
+    put(c, "s0001.json", answers(key, "s0001"))
+    put(c, "s0105.json", answers(key, "s0002"))                  # its name gives no owner: never graded as s0002
+    (tmp_path / "roster.csv").write_text(ROSTER)
+    res = run("grade", key[0], c, "--roster", tmp_path / "roster.csv", "--id-from-filename", pattern, "--json", "-")
+    assert res.exit_code == 1, res.output
+    got = [s["student_id"] for s in json.loads(res.stdout)["submissions"]]
+    if pattern.startswith("^"):                                   # matches no file: one line
+        assert got == [] and res.stderr.count("unreadable:") == 1
+        assert (f"unreadable: --id-from-filename '{pattern}' matches no file's name with a non-empty id group "
+                "(2 files, e.g. s0001.json); none graded") in res.stderr
+    else:
+        assert got == ["s0001"]
+        assert (f"unreadable: {c / 's0105.json'}: its name does not match --id-from-filename '{pattern}' "
+                "(no id from it); not graded") in res.stderr
+
+
+def test_unknown_ids_are_ten_lines_then_one_all_of_them_in_the_conflicts_list(key, tmp_path):
+    c = tmp_path / "class"
+    c.mkdir()
+    row = answers(key)
+    with (c / "class.csv").open("w", newline="") as f:
+        w = csv.DictWriter(f, ["student_id", *row])
+        w.writeheader()
+        w.writerows({"student_id": f"x{i:02}", **row} for i in range(13))
+    (tmp_path / "roster.csv").write_text(ROSTER)
+    res = run("grade", key[0], c, "--roster", tmp_path / "roster.csv", "--json", tmp_path / "g.json")
+    assert res.exit_code == 1, res.output
+    lines = [ln for ln in res.stderr.splitlines() if ln.startswith("unknown id:")]
+    assert len(lines) == 11 and "'x09'" in lines[9]
+    assert lines[10] == f"unknown id: … and 3 more ids not on the roster (all listed in {tmp_path / 'g-conflicts.csv'})"
+    assert len(json.loads((tmp_path / "g.json").read_text())["unknown_ids"]) == 13
+    listed = list(csv.DictReader((tmp_path / "g-conflicts.csv").open()))
+    assert [r["student_id"] for r in listed] == [f"x{i:02}" for i in range(13)]
+    assert listed[12]["sources"] == f"{c / 'class.csv'}, row 14 (line 14)"
+
+
+def test_a_roster_giving_two_students_one_lms_id_is_refused_in_one_line(key, tmp_path):
+    put(tmp_path / "c", "Ada Lovelace_12345_assignsubmission_file_a.json", answers(key))
+    (tmp_path / "roster.csv").write_text(ROSTER + "s0004,Ada Byron,adab@uni.example,12345\n")
+    res = run("grade", key[0], tmp_path / "c", "--roster", tmp_path / "roster.csv", "--json", "-")
+    assert res.exit_code == 2 and "Traceback" not in res.output, res.output
+    assert res.stderr.strip().splitlines() == [f"error: --roster {tmp_path / 'roster.csv'}:5: duplicate lms_id '12345' "
+                                               "(also on line 2): an LMS user id is one student's"]
+
+
+def test_two_roster_students_of_one_name_leave_a_moodle_upload_unowned_said_plainly(key, tmp_path):
+    c = tmp_path / "c"
+    put(c, "Cyd Charisse_777_assignsubmission_file_a.json", answers(key))
+    (tmp_path / "roster.csv").write_text(ROSTER + "s0004,Cyd Charisse,cyd2@uni.example,\n")
+    res = run("grade", key[0], c, "--roster", tmp_path / "roster.csv", "--json", "-")
+    assert res.exit_code == 1 and json.loads(res.stdout)["submissions"] == []
+    assert (f"unknown id: {c / 'Cyd Charisse_777_assignsubmission_file_a.json'}: Cyd Charisse's upload (Moodle participant "
+            "777) is not one student: 2 on the roster are called 'Cyd Charisse' (give each an lms_id on the roster); "
             "not graded") in res.stderr
+
+
+def test_an_id_not_on_the_roster_but_in_another_case_is_hinted_not_graded(key, tmp_path):
+    c = tmp_path / "class"
+    put(c, "ada.json", answers(key, "S0001"))
+    (tmp_path / "roster.csv").write_text(ROSTER)
+    res = run("grade", key[0], c, "--roster", tmp_path / "roster.csv", "--json", "-")
+    assert res.exit_code == 1 and json.loads(res.stdout)["submissions"] == []
+    assert (f"unknown id: student id 'S0001' is not on the roster {tmp_path / 'roster.csv'} (did you mean 's0001'?): "
+            f"{c / 'ada.json'}; not graded") in res.stderr
+
+
+def test_a_conflicted_student_is_a_row_of_the_class_table_and_has_a_report_without_scores(key, tmp_path):
+    c = tmp_path / "class"
+    put(c, "ada.json", answers(key, "s1"), mtime=1_700_000_000)
+    put(c, "ada-again.json", answers(key, "s1", right=False), mtime=1_700_000_600)
+    put(c, "bob.json", answers(key, "s2"))
+    res = run("grade", key[0], c, "--report", tmp_path / "fb")
+    assert res.exit_code == 1, res.output
+    row = next(ln for ln in res.stdout.splitlines() if ln.split()[:1] == ["s1"])
+    assert "conflict" in row and "2 submissions, not graded" in row, res.stdout
+    text = (tmp_path / "fb" / "s1.md").read_text()
+    assert "**Not graded: this submission is in conflict.**" in text and "Score" not in text
+    assert f"- {c / 'ada-again.json'}\n- {c / 'ada.json'}\n" in text
+    assert "To resolve: remove all but one, or rerun with --newest to take the newest file; then grade again." in text
+    assert (tmp_path / "fb" / "s2.md").read_text().count("**Score:") == 1
+    assert f"wrote 1 feedback file in {tmp_path / 'fb'} (and 1 saying a submission is in conflict)" in res.stderr
