@@ -9,6 +9,7 @@ import base64
 import hashlib
 import hmac
 import json
+import os
 import random
 import stat
 import struct
@@ -286,3 +287,18 @@ def test_a_rerun_says_so_when_the_folders_key_came_from_another_secret(tmp_path,
     res = _class(tmp_path, "--force")                # o/secret.hex again, with the seed of mine.txt's key
     assert res.exit_code == 0 and "that key's variants came from another secret" in res.stdout, res.output
     assert "each student keeps their variant" not in res.stdout
+
+
+def test_secret_and_generate_never_replace_a_pipe_even_with_force(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    os.mkfifo("pipe")
+    for args in (["secret", "pipe", "--force"], ["secret", "pipe"], ["secret", "-"],
+                 ["generate", "attention", "--seed", "1", "--key", "pipe", "--force"],
+                 ["generate", "attention", "--seed", "1", "--key", "k.json", "--template", "pipe", "--force"]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, (args, result.output)
+        lines = result.output.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error:"), (args, result.output)
+        assert "is not a regular file" in lines[0] or "'-'" in lines[0]
+    assert stat.S_ISFIFO(os.stat("pipe").st_mode)
+    assert sorted(os.listdir()) == ["pipe"]
