@@ -77,7 +77,7 @@ def raise_hint(name: str) -> str:
 
 _BOMS = ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"),
          (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
-_BLANK_BYTES = b" \t\r\n\x00\xef\xbb\xbf\xff\xfe"
+_BLANK_BYTES = b" \t\r\n\x00"            # white space, and UTF-16/32's zero bytes (a NUL *character* is binary)
 
 
 def decode(data: bytes, where: str) -> str:
@@ -123,8 +123,11 @@ def decodes(chunks: Callable[[], Iterable[bytes]], codec: str, where: str) -> st
     marks only) or a binary one (a NUL, or more than 1% control characters in the first 4,096)."""
     decoder = codecs.getincrementaldecoder(codec)()
     blank, ok, head, first, nul = True, True, "", "", False
-    for chunk in chunks():
-        if blank and chunk.strip(_BLANK_BYTES):
+    for n, chunk in enumerate(chunks()):
+        bare = chunk
+        if n == 0:                                     # a byte-order mark is blank at the start only
+            bare = chunk.removeprefix(next((bom for bom, _ in _BOMS if chunk.startswith(bom)), b""))
+        if blank and bare.strip(_BLANK_BYTES):
             blank = False
         if not ok:
             continue                                   # read on only to know whether the file is empty
@@ -143,12 +146,13 @@ def decodes(chunks: Callable[[], Iterable[bytes]], codec: str, where: str) -> st
             decoder.decode(b"", final=True)
         except UnicodeDecodeError:
             ok = False
-    if blank:
+    if blank and not (ok and nul):                 # NUL characters (not UTF-16's zero bytes) are binary
         raise SubmissionError(f"{where}: empty file")
     if not ok:
         return None
     controls = sum(1 for c in head if ord(c) < 32 and c not in "\t\n\r\f")
-    if nul or controls > max(2, len(head) // 100):
+    # TOML, JSON and CSV answers always hold some ASCII (= { , "): text with none (ÿÿÿ… from 0xFF bytes) is binary
+    if nul or controls > max(2, len(head) // 100) or not any(" " < c < "\x7f" for c in head):
         raise SubmissionError(f"{where}: a binary file, not a text answer file")
     return first
 

@@ -93,6 +93,10 @@ def test_encodings(tmp_path, encoding, prefix):
     ("blank.json", "   \n\n", "empty file"),
     ("bin.toml", bytes(range(256)) * 4, "binary"),
     ("nul.json", b'{"a": 1}\x00\x00\x00\x00\x01\x02\x03', "binary"),
+    ("zeros.toml", b"\x00" * 4, "binary"),                  # NULs and 0xFF bytes were called "empty file"
+    ("ff.json", b"\x00\xff" * 100, "binary"),
+    ("ff2.toml", b"\xff" * 300, "binary"),
+    ("bom-blank.toml", b"\xff\xfe \x00\n\x00", "empty file"),      # UTF-16 spaces after a BOM are empty
     ("list.json", "[1, 2]", "one object per student"),
     ("num.json", "3", "expected a JSON object"),
     ("key.json", json.dumps({"format": "examprep-key", "format_version": 1, "problems": []}), "answer key"),
