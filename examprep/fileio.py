@@ -44,6 +44,8 @@ class InputError(ExamprepError):
 # ------------------------------------------------------------------------------------------ reading
 
 def size_text(n: int) -> str:
+    if n < 1000:                                 # a limit of a few bytes is shown as it is, never "0 kB"
+        return f"{n} byte{'' if n == 1 else 's'}"
     return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n / 1e3:.0f} kB"
 
 

@@ -19,6 +19,10 @@ MAX_KEYS = 10_000                         # keys in one student's answers (a she
 MAX_NESTING = 64                          # tables and lists inside one another (a matrix answer needs 4)
 MAX_CLASS_FILE_BYTES = 16_000_000         # a class CSV or JSON list: 5,000 students take about 1 MB
 MAX_CLASS_ROWS = 100_000                  # rows of a class CSV, items of a JSON list
+# The deepest nesting the parsers read: tomllib and json recurse once or more per level and stop at
+# Python's recursion limit (1,000 frames: about 330 levels of TOML inline tables from an empty stack, 994
+# of JSON lists), less the frames of the command itself. --max-nesting cannot go past it.
+MAX_NESTING_CEILING = 200
 CHUNK = 1 << 16
 
 
@@ -50,6 +54,9 @@ class Limits:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ParamError(f"{option}: expected a positive number, got {value!r}")
+        if self.nesting > MAX_NESTING_CEILING:
+            raise ParamError(f"{OPTIONS['nesting']}: at most {MAX_NESTING_CEILING} (the deepest the TOML and JSON "
+                             f"parsers read), got {self.nesting!r}")
 
     @classmethod
     def from_options(cls, class_mb: float = MAX_CLASS_FILE_BYTES / 1e6, class_rows: int = MAX_CLASS_ROWS,
@@ -202,11 +209,14 @@ def shape(data: Any, limits: Limits) -> str:
 
 
 def too_deep(limits: Limits) -> str:
-    return f"nested too deeply (more than {limits.nesting} levels); {raise_hint('nesting')}"
+    n = limits.nesting
+    hint = raise_hint("nesting") if n < MAX_NESTING_CEILING else "the most the parsers read"
+    return f"nested too deeply (more than {n} level{'' if n == 1 else 's'}); {hint}"
 
 
 def too_many_keys(limits: Limits, how: str = "") -> str:
-    return f"more than {limits.keys:,} keys{how}, over the limit for one submission; {raise_hint('keys')}"
+    keys = f"{limits.keys:,} key{'' if limits.keys == 1 else 's'}"
+    return f"more than {keys}{how}, over the limit for one submission; {raise_hint('keys')}"
 
 
 

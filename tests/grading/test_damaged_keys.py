@@ -91,9 +91,9 @@ CASES = [
      'meta.decimal_comma: must be true or false, got "false"'),
     # 1e308 points made an infinite total
     ("points-1e308", lambda r: part(r, 1, 2).update(points=1e308),
-     "problems[1].parts[2].points: 1e+308 is not a finite number from 0 to 10000"),
+     "problems[1].parts[2].points: 1e+308 is over the 10000 limit (a number from 0 to 10000)"),
     ("minutes-huge", lambda r: part(r).update(minutes=20000),
-     "problems[0].parts[0].minutes: 20000 is not a finite number from 0 to 10000"),
+     "problems[0].parts[0].minutes: 20000 is over the 10000 limit (a number from 0 to 10000)"),
     ("misconception-value-nan", lambda r: part(r)["misconceptions"][0].update(value=float("nan")),
      "problems[0].parts[0].misconceptions[0].value: NaN is not a finite number"),
     ("misconception-credit-infinite", lambda r: part(r)["misconceptions"][0].update(credit=float("inf")),

@@ -337,3 +337,10 @@ def test_limits_refuse_a_value_that_is_not_positive():
     with pytest.raises(ParamError, match="--max-class-size: expected a positive number of MB"):
         Limits.from_options(class_mb=-1)
     assert Limits.from_options(class_mb=0.5, file_mb=2).class_bytes == 500_000
+
+
+def test_a_tiny_size_limit_is_shown_in_bytes_not_as_0_kB(tmp_path):
+    from examprep.answers.limits import Limits
+
+    msg = error_of(write(tmp_path, "a.toml", TOML), Limits.from_options(file_mb=0.000001))
+    assert f"{len(TOML.encode())} bytes is over the 1 byte limit" in msg, msg
