@@ -302,3 +302,11 @@ def test_secret_and_generate_never_replace_a_pipe_even_with_force(tmp_path, monk
         assert "is not a regular file" in lines[0] or "'-'" in lines[0]
     assert stat.S_ISFIFO(os.stat("pipe").st_mode)
     assert sorted(os.listdir()) == ["pipe"]
+    os.mkfifo("pipe.zip")
+    os.mkfifo("pipe.apkg")
+    assert runner.invoke(app, ["generate", "attention", "--seed", "1", "--key", "k.json"]).exit_code == 0
+    for args in (["gradescope-autograder", "k.json", "--out", "pipe.zip", "--force"], ["anki", "--out", "pipe.apkg", "--force"]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2 and "is not a regular file" in result.output, (args, result.output)
+    assert sorted(os.listdir()) == ["k.json", "pipe", "pipe.apkg", "pipe.zip"]
+    assert all(stat.S_ISFIFO(os.stat(p).st_mode) for p in ("pipe", "pipe.apkg", "pipe.zip"))
