@@ -44,6 +44,8 @@ class InputError(ExamprepError):
 # ------------------------------------------------------------------------------------------ reading
 
 def size_text(n: int) -> str:
+    if n < 1000:                                 # a limit of a few bytes is shown as it is, never "0 kB"
+        return f"{n} byte{'' if n == 1 else 's'}"
     return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n / 1e3:.0f} kB"
 
 
@@ -223,6 +225,20 @@ def check_writable(path: str | os.PathLike) -> Path:
     return target
 
 
+def refuse_special(target: Path, where: str | None = None) -> None:
+    """Refuse, with OutputError naming ``where`` (default the path), to write over an existing file
+    that is not a regular one (a device such as /dev/null, a named pipe, a socket), --force or not:
+    an atomic write renames a new regular file over it, replacing the device itself. A symbolic
+    link is judged by what it points to."""
+    where = where or os.fspath(target)
+    try:
+        info = os.stat(target)
+    except OSError:                              # absent (or unreadable: the write says why)
+        return
+    if not stat.S_ISREG(info.st_mode) and not stat.S_ISDIR(info.st_mode):
+        raise OutputError(f"{where}: is not a regular file (a device, pipe or socket); give a file's path")
+
+
 def check_output_file(path: str | os.PathLike, option: str, *, force: bool = False) -> Path:
     """Before any work: ``path`` (given as ``option``) names a file that can be written.
 
@@ -235,7 +251,10 @@ def check_output_file(path: str | os.PathLike, option: str, *, force: bool = Fal
     where = f"{option} {raw}" if option else raw
     if not raw.strip():
         raise OutputError(f"{option or 'output'}: an empty file name; give a file name")
+    if raw == "-":
+        raise OutputError(f"{where}: '-' (standard output) is not written here; give a file's path (./- for a file named -)")
     target = _file_path(raw, where)
+    refuse_special(target, where)
     try:
         if target.is_dir():
             example = target / ("key.json" if option == "--key" else "answers.toml" if option == "--template" else "FILE")
@@ -339,6 +358,8 @@ def write_files(files: dict[Path, bytes], *, overwrite: bool = True, private: bo
     renaming = False
     pid = stamp()
     plain = {Path(t): d for t, d in files.items()}
+    for t in plain:                               # never rename a file over a device, pipe or socket
+        refuse_special(t)
     existed = {t for t in plain if os.path.lexists(t)}
     swap_of: dict[Path, Path] = {}
     reals = {Path(f): real_path(f) for f in folders}
@@ -543,9 +564,10 @@ def check_target(path: str | os.PathLike, inputs: set[Path], where: str | None =
         raise OutputError(f"{where}: an output would overwrite an input file; choose another path")
     if path.is_dir():
         raise OutputError(f"{where}: is a folder; an output needs a file's path")
-    if path.exists() and not path.is_file():
-        raise OutputError(f"{where}: is not a regular file (a device, pipe or socket); give a file's path"
-                          " (or - where the option writes to stdout)")
+    try:
+        refuse_special(path, where)
+    except OutputError as err:
+        raise OutputError(f"{err} (or - where the option writes to stdout)") from None
     above = next((a for a in path.parents if a.exists()), None)
     if above is not None and not above.is_dir():
         raise OutputError(f"{where}: {above} is a file, not a folder")

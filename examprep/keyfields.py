@@ -103,6 +103,8 @@ def amount(v: Any, path: str) -> None:
     """Points and minutes: finite, ≥ 0, at most MAX_POINTS."""
     if not _is_number(v):
         raise FieldError(path, f"must be a number from 0 to {MAX_POINTS}, got {_shown(v)}")
+    if v > MAX_POINTS and math.isfinite(v):
+        raise FieldError(path, f"{_shown(v)} is over the {MAX_POINTS} limit (a number from 0 to {MAX_POINTS})")
     if not 0 <= v <= MAX_POINTS:
         raise FieldError(path, f"{_shown(v)} is not a finite number from 0 to {MAX_POINTS}")
 
@@ -111,6 +113,8 @@ def total(v: Any, path: str) -> None:
     """A sheet's points and minutes: finite, ≥ 0, at most MAX_TOTAL."""
     if not _is_number(v):
         raise FieldError(path, f"must be a number from 0 to {MAX_TOTAL}, got {_shown(v)}")
+    if v > MAX_TOTAL and math.isfinite(v):
+        raise FieldError(path, f"{_shown(v)} is over the {MAX_TOTAL} limit (a number from 0 to {MAX_TOTAL})")
     if not 0 <= v <= MAX_TOTAL:
         raise FieldError(path, f"{_shown(v)} is not a finite number from 0 to {MAX_TOTAL}")
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -158,6 +159,9 @@ def _is_numeric(value: Any) -> bool:
     return _number(value) or (isinstance(value, list) and all(_is_numeric(v) for v in value))
 
 
+# A part's id, as examprep writes it (generators; question files allow 40 characters): q2.loss in an
+# answer file splits at the dot, so an id holding one (a.b) could not be addressed.
+PART_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 PART_FIELDS = ("id", "prompt", "kind", "expected", "tolerance", "points", "minutes")
 PROBLEM_FIELDS = ("generator", "title", "statement", "parts", "solution")
 
@@ -176,6 +180,12 @@ def _check_structure(d: dict, path: Path) -> None:
     if not problems and not variants:
         raise KeyFileError(f"{path}: damaged key: it has no problems (nothing to grade)")
     _check_problems(problems, path, "")
+    codes: dict[str, str] = {}
+    for sid, code in d.get("variant_codes", {}).items():     # a code names one student's sheet: never two
+        if code in codes:
+            raise KeyFileError(f"{path}: damaged key: variant_codes: students {_printable(codes[code])} and "
+                               f"{_printable(sid)} have the same code {_shown(code)}")
+        codes[code] = sid
     for sid, ps in variants.items():
         if not isinstance(ps, list) or not ps:
             raise KeyFileError(f"{path}: damaged key: variant {_printable(sid)} must be a list of problems, got {_shown(ps)}")
@@ -205,6 +215,14 @@ def _check_problems(problems: list, path: Path, label: str) -> None:
             _check_id(part["id"], f"{where}: a part's id")
             if part["id"] in seen:
                 raise KeyFileError(f"{where}: two parts have the id {_shown(part['id'])}")
+            if not PART_ID.fullmatch(part["id"]):
+                raise KeyFileError(f"{where}: a part's id must be letters, digits and _ (not first a digit, at most 64), "
+                                   f"as q2.loss addresses it; got {_shown(part['id'])}")
+            refs = part.get("depends_on", [])
+            for ref in refs if isinstance(refs, list) else ():
+                if ref not in seen:              # an earlier part of this problem: never itself, a later one or elsewhere
+                    raise KeyFileError(f"{where}.{_printable(part['id'])}: depends_on {_shown(ref)} is not an earlier "
+                                       "part of this problem")
             seen.add(part["id"])
             _check_part(part, f"{where}.{_printable(part['id'])}")
 

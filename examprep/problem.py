@@ -71,6 +71,14 @@ def _finite(v: int | float) -> bool:
         return False
 
 
+MAX_FIGURES = 15          # sigfigs and decimals: a float holds 15-17 significant digits; more is noise
+# The largest absolute tolerance (the "atol" rule's value, any rule's floor). Examprep itself writes at
+# most 1e-3 (the default floor; generators use it or exact); question files' answers are hand-computable
+# numbers. A tolerance of a million already accepts any answer to a question whose answer is at most a
+# few thousand; beyond it a key is damaged or hostile (atol 1e308 made every answer correct).
+MAX_ATOL = 1e6
+
+
 @dataclass(frozen=True)
 class Tolerance:
     """How close an answer must be. One rule, stated to students in plain words by ``describe``.
@@ -102,6 +110,19 @@ class Tolerance:
                 raise ValueError(f"tolerance {self.rule}: {name} must be a finite number ≥ 0, got {shown(v)}")
         if self.rule == "sigfigs" and self.value != int(self.value):     # "to 2 significant figures" for 2.5
             raise ValueError(f"tolerance sigfigs: the figures must be a whole number, got {self.value!r}")
+        # the ranges parse_tolerance accepts (question files, recipes, --tolerance): a key gets no wider ones
+        if self.rule == "sigfigs" and not 1 <= self.value <= MAX_FIGURES:
+            raise ValueError(f"tolerance sigfigs: value (the figures) must be from 1 to {MAX_FIGURES}, got {self.value!r}")
+        if self.rule == "decimals" and (self.value != int(self.value) or self.value > MAX_FIGURES):
+            raise ValueError(f"tolerance decimals: value (the decimal places) must be a whole number from 0 to "
+                             f"{MAX_FIGURES}, got {self.value!r}")
+        if self.rule == "rtol" and not 0 < self.value <= 1:
+            raise ValueError(f"tolerance rtol: value (a fraction of the expected value) must be over 0 and at most 1, "
+                             f"got {self.value!r}")
+        for name in ("value", "atol") if self.rule == "atol" else ("atol",):
+            if getattr(self, name) > MAX_ATOL:
+                raise ValueError(f"tolerance {self.rule}: {name} {getattr(self, name)!r} is over the {MAX_ATOL:g} limit "
+                                 "of an absolute tolerance")
         if self.rule == "sigfigs-strict":
             if self.value != int(self.value) or not 1 <= self.value <= 15:
                 raise ValueError(f"tolerance sigfigs-strict: the figures must be a whole number from 1 to 15, "

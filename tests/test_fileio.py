@@ -170,3 +170,28 @@ def test_a_student_gets_the_same_file_name_on_a_sheet_and_in_the_grades(sid):
     template = next(p for p in planned_paths(True, ("md",), [Student(sid)]) if p.startswith("answers/"))
     assert template == f"answers/{safe_name(sid)}.toml" == f"answers/{unique_names([Result()])[0]}.toml"
     assert not safe_name(sid).startswith(("-", ".")) and len(safe_name(sid)) <= 64 + 9
+
+
+def test_no_write_ever_replaces_a_pipe_force_or_not(tmp_path):
+    """A named pipe (as /dev/null, a device) is never renamed over: --force replaces files only."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    link = tmp_path / "link"
+    link.symlink_to(fifo)
+    for path in (fifo, link):
+        for force in (False, True):
+            with pytest.raises(OutputError, match=r"^--key .*: is not a regular file \(a device, pipe or socket\)"):
+                check_output_file(path, "--key", force=force)
+        with pytest.raises(OutputError, match="is not a regular file"):
+            write_files({path: b"x"})
+        with pytest.raises(OutputError, match="is not a regular file"):
+            check_target(path, set())
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and link.is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "pipe"]      # no temporaries left
+
+
+def test_dash_is_no_file_name_for_an_output_that_never_writes_to_stdout(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(OutputError, match="^-: '-' \\(standard output\\) is not written here"):
+        check_output_file("-", "")
+    assert list(tmp_path.iterdir()) == []

@@ -65,6 +65,9 @@ def parse_tolerance(spec: str) -> Tolerance:
         if "," in spec:
             raise ParamError(f"tolerance {spec!r}: sigfigs-strict has no absolute floor (drop ',atol=…')")
         return Tolerance("sigfigs-strict", value, 0.0)
-    if rule == "rtol":
-        return Tolerance("rtol", value, atol if "," in spec else 0.0)
-    return Tolerance(rule, value, atol)
+    try:                                          # Tolerance's ranges: rtol ≤ 1, atol ≤ MAX_ATOL, a finite floor
+        if rule == "rtol":
+            return Tolerance("rtol", value, atol if "," in spec else 0.0)
+        return Tolerance(rule, value, atol)
+    except ValueError as err:
+        raise ParamError(f"tolerance {spec!r}: {str(err).removeprefix('tolerance ')}") from None

@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from examprep.answers.limits import (DEFAULT_LIMITS, MAX_CLASS_FILE_BYTES, MAX_CLASS_ROWS, MAX_KEYS, MAX_NESTING,
-                                     MAX_SUBMISSION_BYTES, OPTIONS, Limits, SubmissionError, chunks_of, codec_of, decode,
-                                     raise_hint, read_bytes, shape, text_stream, too_deep, too_many_keys,
-                                     toml_precheck)
+                                     MAX_NESTING_CEILING, MAX_SUBMISSION_BYTES, OPTIONS, Limits, SubmissionError,
+                                     chunks_of, codec_of, decode, raise_hint, read_bytes, shape, text_stream, too_deep,
+                                     too_many_keys, toml_precheck)
 from examprep.escape import printable  # noqa: F401 - the one rule for terminals, used from here by many modules
 from examprep.fileio import not_regular, size_text
 
@@ -162,8 +162,10 @@ def _from_mapping(data: dict[str, Any], path: Path, fmt: str) -> Submission:
 
 def _decoding_failure(err: Exception, limits: Limits) -> str:
     """Why a parser that is not ours gave up, in words: the nesting or the digit limit."""
-    if isinstance(err, RecursionError):
-        return too_deep(limits)
+    if isinstance(err, RecursionError):         # Python's recursion limit: deeper than MAX_NESTING_CEILING levels
+        if limits.nesting < MAX_NESTING_CEILING:
+            return too_deep(limits)
+        return f"nested too deeply (more than {MAX_NESTING_CEILING} levels, the most the parser reads)"
     if "digits" in str(err):                    # Python's cap on int(str): a denial-of-service guard
         return f"a number with more than {sys.get_int_max_str_digits():,} digits"
     return printable(str(err).split("\n")[0][:200])

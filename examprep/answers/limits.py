@@ -19,6 +19,10 @@ MAX_KEYS = 10_000                         # keys in one student's answers (a she
 MAX_NESTING = 64                          # tables and lists inside one another (a matrix answer needs 4)
 MAX_CLASS_FILE_BYTES = 16_000_000         # a class CSV or JSON list: 5,000 students take about 1 MB
 MAX_CLASS_ROWS = 100_000                  # rows of a class CSV, items of a JSON list
+# The deepest nesting the parsers read: tomllib and json recurse once or more per level and stop at
+# Python's recursion limit (1,000 frames: about 330 levels of TOML inline tables from an empty stack, 994
+# of JSON lists), less the frames of the command itself. --max-nesting cannot go past it.
+MAX_NESTING_CEILING = 200
 CHUNK = 1 << 16
 
 
@@ -50,6 +54,9 @@ class Limits:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ParamError(f"{option}: expected a positive number, got {value!r}")
+        if self.nesting > MAX_NESTING_CEILING:
+            raise ParamError(f"{OPTIONS['nesting']}: at most {MAX_NESTING_CEILING} (the deepest the TOML and JSON "
+                             f"parsers read), got {self.nesting!r}")
 
     @classmethod
     def from_options(cls, class_mb: float = MAX_CLASS_FILE_BYTES / 1e6, class_rows: int = MAX_CLASS_ROWS,
@@ -77,7 +84,7 @@ def raise_hint(name: str) -> str:
 
 _BOMS = ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"),
          (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
-_BLANK_BYTES = b" \t\r\n\x00\xef\xbb\xbf\xff\xfe"
+_BLANK_BYTES = b" \t\r\n\x00"            # white space, and UTF-16/32's zero bytes (a NUL *character* is binary)
 
 
 def decode(data: bytes, where: str) -> str:
@@ -123,8 +130,11 @@ def decodes(chunks: Callable[[], Iterable[bytes]], codec: str, where: str) -> st
     marks only) or a binary one (a NUL, or more than 1% control characters in the first 4,096)."""
     decoder = codecs.getincrementaldecoder(codec)()
     blank, ok, head, first, nul = True, True, "", "", False
-    for chunk in chunks():
-        if blank and chunk.strip(_BLANK_BYTES):
+    for n, chunk in enumerate(chunks()):
+        bare = chunk
+        if n == 0:                                     # a byte-order mark is blank at the start only
+            bare = chunk.removeprefix(next((bom for bom, _ in _BOMS if chunk.startswith(bom)), b""))
+        if blank and bare.strip(_BLANK_BYTES):
             blank = False
         if not ok:
             continue                                   # read on only to know whether the file is empty
@@ -143,12 +153,13 @@ def decodes(chunks: Callable[[], Iterable[bytes]], codec: str, where: str) -> st
             decoder.decode(b"", final=True)
         except UnicodeDecodeError:
             ok = False
-    if blank:
+    if blank and not (ok and nul):                 # NUL characters (not UTF-16's zero bytes) are binary
         raise SubmissionError(f"{where}: empty file")
     if not ok:
         return None
     controls = sum(1 for c in head if ord(c) < 32 and c not in "\t\n\r\f")
-    if nul or controls > max(2, len(head) // 100):
+    # TOML, JSON and CSV answers always hold some ASCII (= { , "): text with none (ÿÿÿ… from 0xFF bytes) is binary
+    if nul or controls > max(2, len(head) // 100) or not any(" " < c < "\x7f" for c in head):
         raise SubmissionError(f"{where}: a binary file, not a text answer file")
     return first
 
@@ -198,11 +209,14 @@ def shape(data: Any, limits: Limits) -> str:
 
 
 def too_deep(limits: Limits) -> str:
-    return f"nested too deeply (more than {limits.nesting} levels); {raise_hint('nesting')}"
+    n = limits.nesting
+    hint = raise_hint("nesting") if n < MAX_NESTING_CEILING else "the most the parsers read"
+    return f"nested too deeply (more than {n} level{'' if n == 1 else 's'}); {hint}"
 
 
 def too_many_keys(limits: Limits, how: str = "") -> str:
-    return f"more than {limits.keys:,} keys{how}, over the limit for one submission; {raise_hint('keys')}"
+    keys = f"{limits.keys:,} key{'' if limits.keys == 1 else 's'}"
+    return f"more than {keys}{how}, over the limit for one submission; {raise_hint('keys')}"
 
 
 

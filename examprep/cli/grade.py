@@ -59,7 +59,8 @@ def grade(
     max_keys: int = typer.Option(10_000, "--max-keys", metavar="N",
                                  help="Most keys in one student's answers (every table's, or a CSV's answer columns)."),
     max_nesting: int = typer.Option(64, "--max-nesting", metavar="N",
-                                    help="Most tables and lists nested inside one another in one student's answers."),
+                                    help="Most tables and lists nested inside one another in one student's answers "
+                                         "(at most 200, the deepest the parsers read)."),
     marks: Optional[str] = typer.Option(
         None, "--marks", metavar="FILE",
         help="Merge hand marks for written parts: a CSV of student_id, part (q3.w1), points, comment. A bad row "

@@ -263,19 +263,22 @@ def earlier_files(out_dir: Path) -> dict[str, str | None]:
     (answers/ID.toml, blackboard/ID.txt). Paths that leave the directory are never included."""
     import json
 
+    from examprep.errors import ExamprepError
+    from examprep.fileio import read_user_text       # a pipe named key.json is refused, never opened (a hang)
+
     try:
-        listing = json.loads((out_dir / MANIFEST).read_text(encoding="utf-8"))
+        listing = json.loads(read_user_text(out_dir / MANIFEST))
         files = listing["files"]
         if isinstance(files, dict):
             found = {f: h if isinstance(h, str) else None for f, h in files.items() if isinstance(f, str)}
         else:
             found = {f: None for f in files if isinstance(f, str)}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, ExamprepError):
         try:
-            names = json.loads((out_dir / "key.json").read_text(encoding="utf-8"))["meta"]["names"]
+            names = json.loads(read_user_text(out_dir / "key.json"))["meta"]["names"]
             found = {f"{folder}/{safe_name(str(sid))}.{ext}": None for sid in names
                      for folder, ext in (("answers", "toml"), ("blackboard", "txt"))}
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, ExamprepError):
             return {}
     return {f: h for f, h in found.items() if f and not Path(f).is_absolute() and ".." not in Path(f).parts}
 

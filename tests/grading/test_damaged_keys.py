@@ -91,9 +91,9 @@ CASES = [
      'meta.decimal_comma: must be true or false, got "false"'),
     # 1e308 points made an infinite total
     ("points-1e308", lambda r: part(r, 1, 2).update(points=1e308),
-     "problems[1].parts[2].points: 1e+308 is not a finite number from 0 to 10000"),
+     "problems[1].parts[2].points: 1e+308 is over the 10000 limit (a number from 0 to 10000)"),
     ("minutes-huge", lambda r: part(r).update(minutes=20000),
-     "problems[0].parts[0].minutes: 20000 is not a finite number from 0 to 10000"),
+     "problems[0].parts[0].minutes: 20000 is over the 10000 limit (a number from 0 to 10000)"),
     ("misconception-value-nan", lambda r: part(r)["misconceptions"][0].update(value=float("nan")),
      "problems[0].parts[0].misconceptions[0].value: NaN is not a finite number"),
     ("misconception-credit-infinite", lambda r: part(r)["misconceptions"][0].update(credit=float("inf")),
@@ -114,6 +114,25 @@ CASES = [
      "problems[1].parts[1].recipe.op: must be text, got 3"),
     ("variant-code", lambda r: r.update(variant_codes={"s1": 5}), "variant_codes.s1: must be text, got 5"),
     ("ecf-check-shape", lambda r: r.update(ecf_check={"problems": "x"}), 'ecf_check.problems: must be a list, got "x"'),
+    # absurd tolerances made every answer correct ([999, -999, 12345] graded right): the ranges of parse_tolerance
+    ("rtol-absurd", lambda r: part(r).update(tolerance={"rule": "rtol", "value": 1e308}),
+     "q1.r: tolerance rtol: value (a fraction of the expected value) must be over 0 and at most 1, got 1e+308"),
+    ("atol-absurd", lambda r: part(r).update(tolerance={"rule": "atol", "value": 1e308}),
+     "q1.r: tolerance atol: value 1e+308 is over the 1e+06 limit of an absolute tolerance"),
+    ("sigfigs-floor-absurd", lambda r: part(r).update(tolerance={"rule": "sigfigs", "value": 3, "atol": 1e308}),
+     "q1.r: tolerance sigfigs: atol 1e+308 is over the 1e+06 limit of an absolute tolerance"),
+    ("sigfigs-zero", lambda r: part(r).update(tolerance={"rule": "sigfigs", "value": 0}),
+     "q1.r: tolerance sigfigs: value (the figures) must be from 1 to 15, got 0"),
+    ("decimals-absurd", lambda r: part(r).update(tolerance={"rule": "decimals", "value": 1e308}),
+     "q1.r: tolerance decimals: value (the decimal places) must be a whole number from 0 to 15, got 1e+308"),
+    ("depends-on-missing", lambda r: part(r, 0, 2).update(depends_on=["q9.nope"]),
+     'q1.n: depends_on "q9.nope" is not an earlier part of this problem'),
+    ("depends-on-itself", lambda r: part(r, 0, 2).update(depends_on=["n"]),
+     'q1.n: depends_on "n" is not an earlier part of this problem'),
+    ("variant-codes-twice", lambda r: r.update(variant_codes={"s1": "AB12", "s2": "AB12"}),
+     'damaged key: variant_codes: students s1 and s2 have the same code "AB12"'),
+    ("part-id-dotted", lambda r: part(r).update(id="a.b"),
+     'q1: a part\'s id must be letters, digits and _ (not first a digit, at most 64), as q2.loss addresses it; got "a.b"'),
     ("format-version-huge", lambda r: r.update(format_version=10 ** 400),
      "format_version 1000000000000000000000000000000000000000…: key format is newer than this examprep reads (1); "
      "upgrade examprep"),
@@ -350,3 +369,20 @@ def test_every_field_of_a_real_key_damaged_is_refused_in_one_line_or_graded(real
             assert res.exit_code in (0, 1), (label, field, res.output)
             graded = json.loads(res.stdout)["submissions"]
             assert graded and all(math.isfinite(g["score"]) and math.isfinite(g["max_score"]) for g in graded), (label, field)
+
+
+@pytest.mark.parametrize("spec,message", [
+    ("rtol:2", "rtol: value (a fraction of the expected value) must be over 0 and at most 1, got 2.0"),
+    ("atol:1e308", "atol: value 1e+308 is over the 1e+06 limit of an absolute tolerance"),
+    ("sigfigs:3,atol=1e308", "sigfigs: atol 1e+308 is over the 1e+06 limit of an absolute tolerance"),
+])
+def test_question_files_and_tolerance_options_accept_the_ranges_a_key_does(spec, message):
+    """parse_tolerance (question files, recipes, --tolerance) and a key's tolerance refuse the same values."""
+    from examprep.answers import parse_tolerance
+    from examprep.errors import ParamError
+
+    with pytest.raises(ParamError) as info:
+        parse_tolerance(spec)
+    assert str(info.value) == f"tolerance {spec!r}: {message}"
+    for ok in ("rtol:1", "atol:1e6", "sigfigs:15", "decimals:0", "decimals:15", "sigfigs:1,atol=1e6"):
+        parse_tolerance(ok)

@@ -93,6 +93,10 @@ def test_encodings(tmp_path, encoding, prefix):
     ("blank.json", "   \n\n", "empty file"),
     ("bin.toml", bytes(range(256)) * 4, "binary"),
     ("nul.json", b'{"a": 1}\x00\x00\x00\x00\x01\x02\x03', "binary"),
+    ("zeros.toml", b"\x00" * 4, "binary"),                  # NULs and 0xFF bytes were called "empty file"
+    ("ff.json", b"\x00\xff" * 100, "binary"),
+    ("ff2.toml", b"\xff" * 300, "binary"),
+    ("bom-blank.toml", b"\xff\xfe \x00\n\x00", "empty file"),      # UTF-16 spaces after a BOM are empty
     ("list.json", "[1, 2]", "one object per student"),
     ("num.json", "3", "expected a JSON object"),
     ("key.json", json.dumps({"format": "examprep-key", "format_version": 1, "problems": []}), "answer key"),
@@ -329,3 +333,10 @@ def test_limits_refuse_a_value_that_is_not_positive():
     with pytest.raises(ParamError, match="--max-class-size: expected a positive number of MB"):
         Limits.from_options(class_mb=-1)
     assert Limits.from_options(class_mb=0.5, file_mb=2).class_bytes == 500_000
+
+
+def test_a_tiny_size_limit_is_shown_in_bytes_not_as_0_kB(tmp_path):
+    from examprep.answers.limits import Limits
+
+    msg = error_of(write(tmp_path, "a.toml", TOML), Limits.from_options(file_mb=0.000001))
+    assert f"{len(TOML.encode())} bytes is over the 1 byte limit" in msg, msg

@@ -368,6 +368,29 @@ def test_a_limit_that_is_not_positive_is_a_usage_error(key_path, tmp_path):
     assert (res.exit_code, res.stderr) == (2, "error: --max-nesting: expected a positive number, got 0\n")
 
 
+def test_max_nesting_stops_at_what_the_parsers_read_and_a_deeper_file_says_so(key_path, tmp_path):
+    """--max-nesting 100000000 was taken, and a 1,500-deep JSON then said "more than 100000000 levels;
+    raise it with --max-nesting": Python's recursion limit stopped the parser, not the option."""
+    from examprep.answers.files import read_file
+    from examprep.answers.limits import MAX_NESTING_CEILING, Limits
+
+    (tmp_path / "a.json").write_text(json.dumps(good_answers(key_path, "a")))
+    res = run("grade", key_path, tmp_path / "a.json", "--max-nesting", "100000000")
+    assert (res.exit_code, res.stderr) == (2, f"error: --max-nesting: at most {MAX_NESTING_CEILING} (the deepest "
+                                              "the TOML and JSON parsers read), got 100000000\n")
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"q1": ' + "[" * 1500 + "]" * 1500 + "}")
+    for limits, why in ((Limits(nesting=MAX_NESTING_CEILING), f"more than {MAX_NESTING_CEILING} levels, the most the "
+                                                              "parser reads)"),
+                        (Limits(), "more than 64 levels); raise it with --max-nesting")):
+        subs, errors = read_file(deep, limits)
+        assert not subs and len(errors) == 1 and str(errors[0]).endswith(why), errors
+    one = tmp_path / "one.json"
+    one.write_text('{"q1": {"a": 1}}')
+    assert str(read_file(one, Limits(nesting=1, keys=1))[1][0]).endswith(
+        "nested too deeply (more than 1 level); raise it with --max-nesting")
+
+
 # issue 35, item 8: a damaged key beside the hostile class: (an edit of the key's JSON, what the one line names)
 DAMAGED_KEYS = [
     (lambda d: d.setdefault("meta", {}).update(decimal_comma="false"), "meta.decimal_comma"),

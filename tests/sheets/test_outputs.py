@@ -497,3 +497,18 @@ def test_out_must_be_named_and_only_its_last_folder_is_made(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link"]
     res = _run(["-r", "cnn", "--out", str(tmp_path / "one"), "-f", "md"])        # the last folder is made
     assert res.exit_code == 0 and (tmp_path / "one" / "key.json").is_file()
+
+
+@pytest.mark.parametrize("name", ["key.json", ".examprep-files.json"])
+def test_a_pipe_in_the_output_folder_is_refused_never_read_or_replaced(tmp_path, name):
+    """A named pipe called key.json (or the manifest) in --out hung `sheet --force` reading it, and
+    would then have been replaced by a regular file."""
+    out = tmp_path / "out"
+    out.mkdir()
+    os.mkfifo(out / name)
+    res = runner.invoke(app, ["sheet", "--topics", "attention", "--count", "1", "--seed", "1", "--format", "md",
+                              "--out", str(out), "--force"])
+    assert res.exit_code == 2, res.output
+    assert res.output.strip().splitlines() == [f"error: {out / name}: is not a regular file (a device, pipe or socket); "
+                                               "give a file's path"]
+    assert os.listdir(out) == [name] and os.path.exists(out / name) and not os.path.isfile(out / name)

@@ -9,6 +9,7 @@ import base64
 import hashlib
 import hmac
 import json
+import os
 import random
 import stat
 import struct
@@ -299,3 +300,26 @@ def test_the_rebuild_command_keeps_split_and_the_questions_dir():
                               split=True, questions_dir="qs")
     assert command == ("examprep sheet --recipe cnn --seed 3 --roster r.csv --secret-file o/secret.hex "
                        "--questions-dir qs --split")
+
+
+def test_secret_and_generate_never_replace_a_pipe_even_with_force(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    os.mkfifo("pipe")
+    for args in (["secret", "pipe", "--force"], ["secret", "pipe"], ["secret", "-"],
+                 ["generate", "attention", "--seed", "1", "--key", "pipe", "--force"],
+                 ["generate", "attention", "--seed", "1", "--key", "k.json", "--template", "pipe", "--force"]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, (args, result.output)
+        lines = result.output.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error:"), (args, result.output)
+        assert "is not a regular file" in lines[0] or "'-'" in lines[0]
+    assert stat.S_ISFIFO(os.stat("pipe").st_mode)
+    assert sorted(os.listdir()) == ["pipe"]
+    os.mkfifo("pipe.zip")
+    os.mkfifo("pipe.apkg")
+    assert runner.invoke(app, ["generate", "attention", "--seed", "1", "--key", "k.json"]).exit_code == 0
+    for args in (["gradescope-autograder", "k.json", "--out", "pipe.zip", "--force"], ["anki", "--out", "pipe.apkg", "--force"]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2 and "is not a regular file" in result.output, (args, result.output)
+    assert sorted(os.listdir()) == ["k.json", "pipe", "pipe.apkg", "pipe.zip"]
+    assert all(stat.S_ISFIFO(os.stat(p).st_mode) for p in ("pipe", "pipe.apkg", "pipe.zip"))
