@@ -99,24 +99,20 @@ def whole(low: int) -> Callable[[Any, str], None]:
     return check
 
 
-def amount(v: Any, path: str) -> None:
-    """Points and minutes: finite, ≥ 0, at most MAX_POINTS."""
-    if not _is_number(v):
-        raise FieldError(path, f"must be a number from 0 to {MAX_POINTS}, got {_shown(v)}")
-    if v > MAX_POINTS and math.isfinite(v):
-        raise FieldError(path, f"{_shown(v)} is over the {MAX_POINTS} limit (a number from 0 to {MAX_POINTS})")
-    if not 0 <= v <= MAX_POINTS:
-        raise FieldError(path, f"{_shown(v)} is not a finite number from 0 to {MAX_POINTS}")
+def at_most(limit: int) -> Callable[[Any, str], None]:
+    """A number that must be finite, ≥ 0 and at most ``limit``."""
+    def check(v: Any, path: str) -> None:
+        if not _is_number(v):
+            raise FieldError(path, f"must be a number from 0 to {limit}, got {_shown(v)}")
+        if v > limit and math.isfinite(v):
+            raise FieldError(path, f"{_shown(v)} is over the {limit} limit (a number from 0 to {limit})")
+        if not 0 <= v <= limit:
+            raise FieldError(path, f"{_shown(v)} is not a finite number from 0 to {limit}")
+    return check
 
 
-def total(v: Any, path: str) -> None:
-    """A sheet's points and minutes: finite, ≥ 0, at most MAX_TOTAL."""
-    if not _is_number(v):
-        raise FieldError(path, f"must be a number from 0 to {MAX_TOTAL}, got {_shown(v)}")
-    if v > MAX_TOTAL and math.isfinite(v):
-        raise FieldError(path, f"{_shown(v)} is over the {MAX_TOTAL} limit (a number from 0 to {MAX_TOTAL})")
-    if not 0 <= v <= MAX_TOTAL:
-        raise FieldError(path, f"{_shown(v)} is not a finite number from 0 to {MAX_TOTAL}")
+amount = at_most(MAX_POINTS)      # a part's points and minutes
+total = at_most(MAX_TOTAL)        # a sheet's points and minutes
 
 
 def number(v: Any, path: str) -> None:
