@@ -178,7 +178,9 @@ def _read_toml(text: str, path: Path, limits: Limits = DEFAULT_LIMITS) -> list[S
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
-        raise SubmissionError(f"{path}: invalid TOML: {err}") from None
+        from examprep.tomllines import explain
+
+        raise SubmissionError(f"{path}: {explain(text, err)}") from None
     except (RecursionError, ValueError) as err:
         raise SubmissionError(f"{path}: invalid TOML: {_decoding_failure(err, limits)}") from None
     why = shape(data, limits)
