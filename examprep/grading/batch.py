@@ -4,6 +4,7 @@ batch. The key's carried-forward rules are checked first against the values it s
 from __future__ import annotations
 
 import gc
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +28,7 @@ class BatchResult:
     other_sheet: list[str] = field(default_factory=list)    # the unreadable ones made for another sheet
     conflicts: list[Any] = field(default_factory=list)      # identity.Conflict
     unknown: list[Any] = field(default_factory=list)        # identity.Unknown: ids not on the roster, not graded
+    unreadable_of: dict[str, str] = field(default_factory=dict)  # student id: its unreadable line (the first)
 
     @property
     def exit_code(self) -> int:
@@ -145,6 +147,7 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
     other: list[str] = []
     results: list[SubmissionResult] = []
     file_of: dict[int, Path] = {}
+    unreadable_of: dict[str, str] = {}
     # A class makes millions of small acyclic objects: the cyclic collector would rescan them
     # again and again (a third of the time on 10,000 students), so it waits until the end.
     gc_was_enabled = gc.isenabled()
@@ -165,6 +168,8 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
                     sub.warnings.append(linked[f])
             subs += got
             unreadable += [str(e) for e in errors]
+            if errors and not got and f.suffix.lower() not in (".csv", ".tsv"):
+                unreadable_of.setdefault(_whose(f, pattern), str(errors[0]))
         if submitter is not None:
             renamed = [_as_submitter(key, s, *submitter) for s in subs]
             file_of = {id(new): file_of[id(old)] for old, new in zip(subs, renamed) if id(old) in file_of}
@@ -177,7 +182,7 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
         from examprep.answers.parse import decimal_comma
 
         with decimal_comma(bool(getattr(key, "meta", {}).get("decimal_comma"))):   # the sheet's setting, in its key
-            _grade_all(key, sorted_out.subs, settings, results, unreadable, progress, other)
+            _grade_all(key, sorted_out.subs, settings, results, unreadable, progress, other, unreadable_of)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -187,7 +192,28 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
         # as a missing file is; in a batch the same file is one unreadable line and the rest is graded
         raise ParamError(unreadable[0])
     return BatchResult(results, unreadable, notes, drift.warnings, key_info, other, sorted_out.conflicts,
-                       sorted_out.unknown)
+                       sorted_out.unknown, unreadable_of)
+
+
+_WRITTEN_ID = re.compile(r'^[ \t]*"?student_id"?[ \t]*[=:][ \t]*"([^"\n]{1,200})"', re.M)
+
+
+def _whose(path: Any, pattern: Any) -> str:
+    """The student an unreadable file of one student is probably from, to name them beside the
+    reason (a gradebook's empty cell is "unreadable", not "no submission"): --id-from-filename's id,
+    else the student_id written near its top (TOML or JSON, read again whatever broke the file),
+    else the file's name, as a readable file without a student_id is named."""
+    if pattern is not None:
+        m = pattern.search(path.name)
+        if m and m.group("id"):
+            return m.group("id")
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(65536).decode("utf-8", "replace")
+    except OSError:
+        head = ""
+    m = _WRITTEN_ID.search(head)
+    return " ".join(m.group(1).split()) if m and m.group(1).strip() else path.stem
 
 
 def _as_submitter(key: Any, sub: Any, student: str, shown: str) -> Any:
@@ -228,9 +254,9 @@ def _no_part_column(key: Any, path: Any, subs: list) -> str | None:
 
 
 def _grade_all(key: Any, subs: list, settings: Settings | None, results: list, unreadable: list[str],
-               progress: Any, other: list[str]) -> None:
+               progress: Any, other: list[str], unreadable_of: dict[str, str]) -> None:
     """Grade ``subs`` into ``results``; the unreadable ones go to ``unreadable`` (and to ``other``
-    too when made for another sheet)."""
+    too when made for another sheet), and by student id to ``unreadable_of``."""
     from examprep.answers.files import SubmissionError
 
     for i, sub in enumerate(subs):
@@ -238,6 +264,7 @@ def _grade_all(key: Any, subs: list, settings: Settings | None, results: list, u
             problems, variant, warning = problems_for(key, sub.student_id, sub.variant)
         except SubmissionError as err:
             unreadable.append(f"{sub.source}: {err}")
+            unreadable_of.setdefault(sub.student_id, unreadable[-1])
             continue
         reason, note = other_sheet(key, problems, sub, variant)
         if note is not None:
@@ -245,12 +272,14 @@ def _grade_all(key: Any, subs: list, settings: Settings | None, results: list, u
         if reason is not None:
             unreadable.append(f"{sub.source}: {reason}")
             other.append(unreadable[-1])
+            unreadable_of.setdefault(sub.student_id, unreadable[-1])
             continue
         try:
             res = grade_submission(problems, sub.answers, student_id=sub.student_id, name=sub.name, source=sub.source,
                                    settings=settings)
         except Exception as err:          # noqa: BLE001 - a defect of ours must not stop the class; it is named
             unreadable.append(str(_internal(sub.source, "grade", err)))
+            unreadable_of.setdefault(sub.student_id, unreadable[-1])
             continue
         res.variant = variant
         res.warnings = sub.warnings + ([warning] if warning else []) + res.warnings
