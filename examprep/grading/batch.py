@@ -79,6 +79,12 @@ def other_sheet(key: Any, problems: list[Problem], sub: Any, variant: str) -> tu
     if mark is None:
         return None, None
     titled = bool(mark.title and key.title and mark.title.strip() != key.title.strip())
+    sheet = sheet_id(key)
+    if mark.sheet and sheet and mark.sheet.casefold() != sheet.casefold():
+        # the id the copies print, which a student has no reason to edit: two sheets of one recipe
+        # (the same title and questions, other numbers) are told apart
+        title = f" ({mark.title!r})" if titled else ""
+        return f"answers for sheet {mark.sheet}{title}, not this key's sheet {sheet}{title and f' ({key.title!r})'}", None
     which = f"{sub.student_id}'s variant has" if key.variants else "this key has"
     for n, (title, generator, _points) in sorted(mark.questions.items()):
         if n > len(problems):
@@ -94,6 +100,40 @@ def other_sheet(key: Any, problems: list[Problem], sub: Any, variant: str) -> tu
     if titled:
         return None, f"the file's first line names the sheet {mark.title!r}, not this key's {key.title!r}"
     return None, None
+
+
+def sheet_id(key: Any) -> str:
+    """The id a sheet's copies (and its answer templates) print, from its key: "" for a key that
+    `generate` wrote."""
+    meta = getattr(key, "meta", None) or {}
+    return str(meta.get("printed_id") or meta.get("sheet_id") or "")
+
+
+def other_sheet_before_variant(key: Any, sub: Any) -> str | None:
+    """Why a filled-in template cannot be graded against a key with a variant per student, decided
+    before the student's variant is looked up: made for another sheet (its printed sheet id, or no
+    variant with its questions), or for a sheet without a roster (its answers.toml: no student_id).
+    None when it may be one of this key's variants, or the key has none."""
+    mark = getattr(sub, "template", None)
+    if not key.variants or mark is None:
+        return None
+    sets = [*key.variants.values(), *([key.problems] if key.problems else [])]
+    reasons = [other_sheet(key, problems, sub, "")[0] for problems in sets]
+    if all(reasons):
+        why = reasons[0]
+        # the first variant's question named, said as the key's: every variant, or the first
+        same = len({tuple(p.generator for p in problems) for problems in sets}) == 1
+        first = next(iter(key.variants))
+        return why.replace(f"{sub.student_id}'s variant has", "this key's variants have" if same else
+                           f"this key's first variant ({first}'s) has").replace("another variant of", "another sheet of")
+    if sub.id_from in ("filename", "row") and sub.student_id not in key.variants and not key.problems \
+            and not sub.variant:
+        # a sheet made with a roster writes each student's id into their template: this is a sheet's
+        # common answers.toml, or an id erased; "no variant for student id 'answers'" said neither
+        return ("no student_id in this answer template, and this key has a variant per student (sheet --roster): "
+                "answers to a sheet made without --roster are graded with that sheet's key; else write the "
+                "student's id as student_id")
+    return None
 
 
 def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *, key_path: str | None = None,
@@ -260,6 +300,12 @@ def _grade_all(key: Any, subs: list, settings: Settings | None, results: list, u
     from examprep.answers.files import SubmissionError
 
     for i, sub in enumerate(subs):
+        before = other_sheet_before_variant(key, sub)
+        if before is not None:
+            unreadable.append(f"{sub.source}: {before}")
+            other.append(unreadable[-1])
+            unreadable_of.setdefault(sub.student_id, unreadable[-1])
+            continue
         try:
             problems, variant, warning = problems_for(key, sub.student_id, sub.variant)
         except SubmissionError as err:
