@@ -63,7 +63,8 @@ def problems_for(key: Any, student_id: str, variant: str = "") -> tuple[list[Pro
     return key.problems, "", ""
 
 
-def other_sheet(key: Any, problems: list[Problem], sub: Any, variant: str) -> tuple[str | None, str | None]:
+def other_sheet(key: Any, problems: list[Problem], sub: Any, variant: str, *, which: str = "",
+                another: str = "") -> tuple[str | None, str | None]:
     """(why, note): why a filled-in answer template was made for another sheet than ``key`` (or
     another variant than the student's ``problems``), or None; and a note to warn with when only
     its title line differs. The template names its sheet's title on its first line and each
@@ -85,7 +86,8 @@ def other_sheet(key: Any, problems: list[Problem], sub: Any, variant: str) -> tu
         # (the same title and questions, other numbers) are told apart
         title = f" ({mark.title!r})" if titled else ""
         return f"answers for sheet {mark.sheet}{title}, not this key's sheet {sheet}{title and f' ({key.title!r})'}", None
-    which = f"{sub.student_id}'s variant has" if key.variants else "this key has"
+    which = which or (f"{sub.student_id}'s variant has" if key.variants else "this key has")
+    another = another or ("another variant" if key.variants else "another sheet")
     for n, (title, generator, _points) in sorted(mark.questions.items()):
         if n > len(problems):
             why = f"its q{n} is {title!r} ({generator}), {which} {len(problems)} question{'s' if len(problems) != 1 else ''}"
@@ -96,7 +98,7 @@ def other_sheet(key: Any, problems: list[Problem], sub: Any, variant: str) -> tu
             continue
         if titled:
             return f"answers for sheet {mark.title!r}, not this key's {key.title!r}: {why}", None
-        return f"answers for {'another variant' if key.variants else 'another sheet'} of {key.title!r}: {why}", None
+        return f"answers for {another} of {key.title!r}: {why}", None
     if titled:
         return None, f"the file's first line names the sheet {mark.title!r}, not this key's {key.title!r}"
     return None, None
@@ -109,23 +111,27 @@ def sheet_id(key: Any) -> str:
     return str(meta.get("printed_id") or meta.get("sheet_id") or "")
 
 
-def other_sheet_before_variant(key: Any, sub: Any) -> str | None:
+def question_sets(key: Any) -> list[list[Problem]]:
+    """One problem list per distinct sequence of generators among a key's variants (and its common
+    problems): what a template's questions are compared with, once per kind, not once per student."""
+    sets: dict[tuple[str, ...], list[Problem]] = {}
+    for problems in (*key.variants.values(), *([key.problems] if key.problems else [])):
+        sets.setdefault(tuple(p.generator for p in problems), problems)
+    return list(sets.values())
+
+
+def other_sheet_before_variant(key: Any, sub: Any, sets: list[list[Problem]]) -> str | None:
     """Why a filled-in template cannot be graded against a key with a variant per student, decided
-    before the student's variant is looked up: made for another sheet (its printed sheet id, or no
-    variant with its questions), or for a sheet without a roster (its answers.toml: no student_id).
-    None when it may be one of this key's variants, or the key has none."""
+    before the student's variant is looked up: made for another sheet (its printed sheet id, or the
+    questions of none of the key's ``sets``, question_sets), or for a sheet without a roster (its
+    answers.toml: no student_id). None when it may be one of this key's variants, or the key has none."""
     mark = getattr(sub, "template", None)
     if not key.variants or mark is None:
         return None
-    sets = [*key.variants.values(), *([key.problems] if key.problems else [])]
-    reasons = [other_sheet(key, problems, sub, "")[0] for problems in sets]
+    which = "this key's variants have" if len(sets) == 1 else f"this key's first variant ({next(iter(key.variants))}'s) has"
+    reasons = [other_sheet(key, problems, sub, "", which=which, another="another sheet")[0] for problems in sets]
     if all(reasons):
-        why = reasons[0]
-        # the first variant's question named, said as the key's: every variant, or the first
-        same = len({tuple(p.generator for p in problems) for problems in sets}) == 1
-        first = next(iter(key.variants))
-        return why.replace(f"{sub.student_id}'s variant has", "this key's variants have" if same else
-                           f"this key's first variant ({first}'s) has").replace("another variant of", "another sheet of")
+        return reasons[0]
     if sub.id_from in ("filename", "row") and sub.student_id not in key.variants and not key.problems \
             and not sub.variant:
         # a sheet made with a roster writes each student's id into their template: this is a sheet's
@@ -299,8 +305,9 @@ def _grade_all(key: Any, subs: list, settings: Settings | None, results: list, u
     too when made for another sheet), and by student id to ``unreadable_of``."""
     from examprep.answers.files import SubmissionError
 
+    sets = question_sets(key) if key.variants else []
     for i, sub in enumerate(subs):
-        before = other_sheet_before_variant(key, sub)
+        before = other_sheet_before_variant(key, sub, sets)
         if before is not None:
             unreadable.append(f"{sub.source}: {before}")
             other.append(unreadable[-1])
