@@ -182,3 +182,17 @@ def test_a_template_without_student_id_against_a_per_student_key_says_so(tmp_pat
         "per student (sheet --roster): answers to a sheet made without --roster are graded with that sheet's key; "
         "else write the student's id as student_id")
     assert "graded 1 submission" in res.stderr
+
+
+def test_two_sheets_of_one_recipe_refuse_each_others_templates(tmp_path):
+    """`sheet` writes its printed id into answers.toml: the same recipe with another seed (same
+    title, same questions) was graded against the wrong numbers."""
+    for seed in ("3", "4"):
+        res = run("sheet", "--recipe", "cnn", "--seed", seed, "--format", "md", "--out", tmp_path / seed)
+        assert res.exit_code == 0, res.output
+    assert "\n# sheet cnn-3\n\nstudent_id = " in (tmp_path / "3" / "answers.toml").read_text()
+    res = run("grade", tmp_path / "3" / "key.json", tmp_path / "4" / "answers.toml")
+    assert res.exit_code == 2, res.output
+    assert res.stderr == f"error: {tmp_path / '4' / 'answers.toml'}: answers for sheet cnn-4, not this key's sheet cnn-3\n"
+    res = run("grade", tmp_path / "3" / "key.json", tmp_path / "3" / "answers.toml", "-q")
+    assert res.exit_code == 0, res.output
