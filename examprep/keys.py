@@ -338,10 +338,11 @@ def _toml_comment(text: str) -> str:
 
 
 def answer_template(problems: list[Problem], *, title: str = "", student_id: str = "", name: str = "",
-                    decimal_comma: bool = False) -> str:
+                    decimal_comma: bool = False, sheet: str = "") -> str:
     """A TOML answer file for students to fill: one [qN] table per problem, one key per part,
     each with a comment giving the prompt, the expected form and shape, and the tolerance.
-    ``decimal_comma``: the header asks for decimal commas and ';' between list entries."""
+    ``decimal_comma``: the header asks for decimal commas and ';' between list entries. ``sheet``:
+    the id the sheet's copies print, on its own comment line (grading refuses a file of another)."""
     from examprep.answers import rule_text
     from examprep.render import answer_form, decimals
     from examprep.render import decimal_comma as render_comma
@@ -354,7 +355,8 @@ def answer_template(problems: list[Problem], *, title: str = "", student_id: str
                if decimal_comma else
                ["# Fill in each answer between the quotes. Numbers: 0.245, -0.5, 1/3, 2e-3, 50%;",
                 "# exact forms: e^2/(1+e^2), ln 2, sqrt(2)/2; vectors [0.1, 0.2, 0.7]; matrices [[1, 2], [3, 4]].",
-                "# Use a decimal point, not a comma. Leave an answer empty to skip it."]), "",
+                "# Use a decimal point, not a comma. Leave an answer empty to skip it."]),
+             *([f"# sheet {sheet}"] if sheet else []), "",
              f"student_id = {json.dumps(student_id, ensure_ascii=False)}",
              f"name = {json.dumps(name, ensure_ascii=False)}", ""]
     with render_comma(decimal_comma):          # a decimal-comma sheet's forms: [a; b], 0,001

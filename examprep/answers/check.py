@@ -253,6 +253,13 @@ def _check_scalar(part: Part, value: Any, rule: str, raw: Any, tol: Tolerance, e
         if isinstance(mv, (int, float)) and not isinstance(mv, bool) and scalar_ok(tol, got, mv, integer):
             return result(part, "misconception", m.credit * part.points, value, m.explanation, rule, raw, m)
     if integer and isinstance(got, float):
-        return result(part, "wrong", 0, value, "the answer is a whole number", rule, raw)
-    feedback = _diagnose_scalar(tol, float(got), float(want)) or "not within the tolerance"
+        return result(part, "wrong", 0, value, f"expected a whole number, not {got:g}", rule, raw)
+    feedback = _diagnose_scalar(tol, float(got), float(want)) or _not_right(tol, integer)
     return result(part, "wrong", 0, value, feedback, rule, raw)
+
+
+def _not_right(tol: Tolerance, integer: bool) -> str:
+    """A wrong number as a teacher says it: an exact rule has no tolerance to fall outside of."""
+    if tol.rule != "exact":
+        return "not within the tolerance"
+    return "not the right whole number" if integer else "not the exact value"

@@ -44,8 +44,11 @@ ID_COLUMNS = ("student_id", "student id", "id", "student", "username", "email", 
 NAME_COLUMNS = ("name", "full name", "student name")
 _ADDRESS = re.compile(r"^q\d+\.")
 # what an answer template (keys.answer_template) says of its sheet, in comments: the sheet's title on
-# its first line, and each question's generator and points beside its table
+# its first line, the id its copies print at the end of the comments above student_id (a sheet's), and
+# each question's generator and points beside its table
 _TEMPLATE_TITLE = re.compile(r"\A\ufeff?# examprep answer file(?: — (.*))?$", re.M)
+_TEMPLATE_HEAD = re.compile(r"\A\ufeff?(?:#[^\n]*\n)+")
+_TEMPLATE_SHEET = re.compile(r"^# sheet ([^\s#]+)[ \t]*$", re.M)
 _TEMPLATE_QUESTION = re.compile(r"^\[q(\d+)\][ \t]*# (.*) \(([^(),]+), ([^(),]+) points?\)[ \t]*$", re.M)
 
 
@@ -72,6 +75,7 @@ class TemplateMark:
 
     title: str
     questions: dict[int, tuple[str, str, str]]
+    sheet: str = ""         # the id its sheet's copies print ("" in older templates and generate's)
 
 
 def template_mark(text: str) -> TemplateMark | None:
@@ -81,7 +85,9 @@ def template_mark(text: str) -> TemplateMark | None:
         return None
     questions = {int(n): (" ".join(title.split()), gen.strip(), pts.strip())
                  for n, title, gen, pts in _TEMPLATE_QUESTION.findall(text)}
-    return TemplateMark((head.group(1) or "").strip(), questions)
+    comments = _TEMPLATE_HEAD.match(text)
+    sheet = _TEMPLATE_SHEET.search(comments.group(0)) if comments else None
+    return TemplateMark((head.group(1) or "").strip(), questions, sheet.group(1) if sheet else "")
 
 
 
@@ -178,7 +184,9 @@ def _read_toml(text: str, path: Path, limits: Limits = DEFAULT_LIMITS) -> list[S
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
-        raise SubmissionError(f"{path}: invalid TOML: {err}") from None
+        from examprep.tomllines import explain
+
+        raise SubmissionError(f"{path}: {explain(text, err)}") from None
     except (RecursionError, ValueError) as err:
         raise SubmissionError(f"{path}: invalid TOML: {_decoding_failure(err, limits)}") from None
     why = shape(data, limits)

@@ -4,6 +4,7 @@ batch. The key's carried-forward rules are checked first against the values it s
 from __future__ import annotations
 
 import gc
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +28,7 @@ class BatchResult:
     other_sheet: list[str] = field(default_factory=list)    # the unreadable ones made for another sheet
     conflicts: list[Any] = field(default_factory=list)      # identity.Conflict
     unknown: list[Any] = field(default_factory=list)        # identity.Unknown: ids not on the roster, not graded
+    unreadable_of: dict[str, str] = field(default_factory=dict)  # student id: its unreadable line (the first)
 
     @property
     def exit_code(self) -> int:
@@ -61,7 +63,8 @@ def problems_for(key: Any, student_id: str, variant: str = "") -> tuple[list[Pro
     return key.problems, "", ""
 
 
-def other_sheet(key: Any, problems: list[Problem], sub: Any, variant: str) -> tuple[str | None, str | None]:
+def other_sheet(key: Any, problems: list[Problem], sub: Any, variant: str, *, which: str = "",
+                another: str = "") -> tuple[str | None, str | None]:
     """(why, note): why a filled-in answer template was made for another sheet than ``key`` (or
     another variant than the student's ``problems``), or None; and a note to warn with when only
     its title line differs. The template names its sheet's title on its first line and each
@@ -77,7 +80,14 @@ def other_sheet(key: Any, problems: list[Problem], sub: Any, variant: str) -> tu
     if mark is None:
         return None, None
     titled = bool(mark.title and key.title and mark.title.strip() != key.title.strip())
-    which = f"{sub.student_id}'s variant has" if key.variants else "this key has"
+    sheet = sheet_id(key)
+    if mark.sheet and sheet and mark.sheet.casefold() != sheet.casefold():
+        # the id the copies print, which a student has no reason to edit: two sheets of one recipe
+        # (the same title and questions, other numbers) are told apart
+        title = f" ({mark.title!r})" if titled else ""
+        return f"answers for sheet {mark.sheet}{title}, not this key's sheet {sheet}{title and f' ({key.title!r})'}", None
+    which = which or (f"{sub.student_id}'s variant has" if key.variants else "this key has")
+    another = another or ("another variant" if key.variants else "another sheet")
     for n, (title, generator, _points) in sorted(mark.questions.items()):
         if n > len(problems):
             why = f"its q{n} is {title!r} ({generator}), {which} {len(problems)} question{'s' if len(problems) != 1 else ''}"
@@ -88,10 +98,48 @@ def other_sheet(key: Any, problems: list[Problem], sub: Any, variant: str) -> tu
             continue
         if titled:
             return f"answers for sheet {mark.title!r}, not this key's {key.title!r}: {why}", None
-        return f"answers for {'another variant' if key.variants else 'another sheet'} of {key.title!r}: {why}", None
+        return f"answers for {another} of {key.title!r}: {why}", None
     if titled:
         return None, f"the file's first line names the sheet {mark.title!r}, not this key's {key.title!r}"
     return None, None
+
+
+def sheet_id(key: Any) -> str:
+    """The id a sheet's copies (and its answer templates) print, from its key: "" for a key that
+    `generate` wrote."""
+    meta = getattr(key, "meta", None) or {}
+    return str(meta.get("printed_id") or meta.get("sheet_id") or "")
+
+
+def question_sets(key: Any) -> list[list[Problem]]:
+    """One problem list per distinct sequence of generators among a key's variants (and its common
+    problems): what a template's questions are compared with, once per kind, not once per student."""
+    sets: dict[tuple[str, ...], list[Problem]] = {}
+    for problems in (*key.variants.values(), *([key.problems] if key.problems else [])):
+        sets.setdefault(tuple(p.generator for p in problems), problems)
+    return list(sets.values())
+
+
+def other_sheet_before_variant(key: Any, sub: Any, sets: list[list[Problem]]) -> str | None:
+    """Why a filled-in template cannot be graded against a key with a variant per student, decided
+    before the student's variant is looked up: made for another sheet (its printed sheet id, or the
+    questions of none of the key's ``sets``, question_sets), or for a sheet without a roster (its
+    answers.toml: no student_id). None when it may be one of this key's variants, or the key has none."""
+    mark = getattr(sub, "template", None)
+    if not key.variants or mark is None:
+        return None
+    which = "this key's variants have" if len(sets) == 1 else f"this key's first variant ({next(iter(key.variants))}'s) has"
+    reasons = [other_sheet(key, problems, sub, "", which=which, another="another sheet")[0] for problems in sets]
+    if all(reasons):
+        return reasons[0]
+    if sub.id_from in ("filename", "row") and sub.student_id not in key.variants and not key.problems \
+            and not sub.variant:
+        # a sheet made with a roster writes each student's id into their template: this is a sheet's
+        # common answers.toml, or an id erased; "no variant for student id 'answers'" said neither
+        return ("no student_id in this answer template, and this key has a variant per student (sheet --roster): "
+                "answers to a sheet made without --roster are graded with that sheet's key; else write the "
+                "student's id as student_id")
+    return None
 
 
 def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *, key_path: str | None = None,
@@ -145,6 +193,7 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
     other: list[str] = []
     results: list[SubmissionResult] = []
     file_of: dict[int, Path] = {}
+    unreadable_of: dict[str, str] = {}
     # A class makes millions of small acyclic objects: the cyclic collector would rescan them
     # again and again (a third of the time on 10,000 students), so it waits until the end.
     gc_was_enabled = gc.isenabled()
@@ -165,6 +214,8 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
                     sub.warnings.append(linked[f])
             subs += got
             unreadable += [str(e) for e in errors]
+            if errors and not got and f.suffix.lower() not in (".csv", ".tsv"):
+                unreadable_of.setdefault(_whose(f, pattern), str(errors[0]))
         if submitter is not None:
             renamed = [_as_submitter(key, s, *submitter) for s in subs]
             file_of = {id(new): file_of[id(old)] for old, new in zip(subs, renamed) if id(old) in file_of}
@@ -177,7 +228,7 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
         from examprep.answers.parse import decimal_comma
 
         with decimal_comma(bool(getattr(key, "meta", {}).get("decimal_comma"))):   # the sheet's setting, in its key
-            _grade_all(key, sorted_out.subs, settings, results, unreadable, progress, other)
+            _grade_all(key, sorted_out.subs, settings, results, unreadable, progress, other, unreadable_of)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -187,7 +238,28 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
         # as a missing file is; in a batch the same file is one unreadable line and the rest is graded
         raise ParamError(unreadable[0])
     return BatchResult(results, unreadable, notes, drift.warnings, key_info, other, sorted_out.conflicts,
-                       sorted_out.unknown)
+                       sorted_out.unknown, unreadable_of)
+
+
+_WRITTEN_ID = re.compile(r'^[ \t]*"?student_id"?[ \t]*[=:][ \t]*"([^"\n]{1,200})"', re.M)
+
+
+def _whose(path: Any, pattern: Any) -> str:
+    """The student an unreadable file of one student is probably from, to name them beside the
+    reason (a gradebook's empty cell is "unreadable", not "no submission"): --id-from-filename's id,
+    else the student_id written near its top (TOML or JSON, read again whatever broke the file),
+    else the file's name, as a readable file without a student_id is named."""
+    if pattern is not None:
+        m = pattern.search(path.name)
+        if m and m.group("id"):
+            return m.group("id")
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(65536).decode("utf-8", "replace")
+    except OSError:
+        head = ""
+    m = _WRITTEN_ID.search(head)
+    return " ".join(m.group(1).split()) if m and m.group(1).strip() else path.stem
 
 
 def _as_submitter(key: Any, sub: Any, student: str, shown: str) -> Any:
@@ -228,16 +300,24 @@ def _no_part_column(key: Any, path: Any, subs: list) -> str | None:
 
 
 def _grade_all(key: Any, subs: list, settings: Settings | None, results: list, unreadable: list[str],
-               progress: Any, other: list[str]) -> None:
+               progress: Any, other: list[str], unreadable_of: dict[str, str]) -> None:
     """Grade ``subs`` into ``results``; the unreadable ones go to ``unreadable`` (and to ``other``
-    too when made for another sheet)."""
+    too when made for another sheet), and by student id to ``unreadable_of``."""
     from examprep.answers.files import SubmissionError
 
+    sets = question_sets(key) if key.variants else []
     for i, sub in enumerate(subs):
+        before = other_sheet_before_variant(key, sub, sets)
+        if before is not None:
+            unreadable.append(f"{sub.source}: {before}")
+            other.append(unreadable[-1])
+            unreadable_of.setdefault(sub.student_id, unreadable[-1])
+            continue
         try:
             problems, variant, warning = problems_for(key, sub.student_id, sub.variant)
         except SubmissionError as err:
             unreadable.append(f"{sub.source}: {err}")
+            unreadable_of.setdefault(sub.student_id, unreadable[-1])
             continue
         reason, note = other_sheet(key, problems, sub, variant)
         if note is not None:
@@ -245,12 +325,14 @@ def _grade_all(key: Any, subs: list, settings: Settings | None, results: list, u
         if reason is not None:
             unreadable.append(f"{sub.source}: {reason}")
             other.append(unreadable[-1])
+            unreadable_of.setdefault(sub.student_id, unreadable[-1])
             continue
         try:
             res = grade_submission(problems, sub.answers, student_id=sub.student_id, name=sub.name, source=sub.source,
                                    settings=settings)
         except Exception as err:          # noqa: BLE001 - a defect of ours must not stop the class; it is named
             unreadable.append(str(_internal(sub.source, "grade", err)))
+            unreadable_of.setdefault(sub.student_id, unreadable[-1])
             continue
         res.variant = variant
         res.warnings = sub.warnings + ([warning] if warning else []) + res.warnings

@@ -12,7 +12,8 @@ the exam's total, matched on the identifier columns that LMS reads.
 
 Identifiers come from the roster's columns (id, name, email, username, sis_id); without a roster
 from each submission's student_id, and columns nothing fills stay empty (with one warning). A
-student on the roster with no submission gets an empty cell, never 0, and is listed.
+student on the roster with no submission gets an empty cell, never 0, and is listed; so is one
+whose submission could not be read, listed as unreadable with the reason.
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ class Gradebook:
     text: str
     missing: list[str] = field(default_factory=list)      # on the roster, no submission: an empty cell
     warnings: list[str] = field(default_factory=list)
+    unreadable: list[tuple[str, str]] = field(default_factory=list)  # on the roster, (id, why) not read: an empty cell
 
 
 @dataclass
@@ -55,10 +57,12 @@ def _fmt(score: float | None) -> str:
 
 
 def build(lms: str, results: list[Any], *, title: str, roster: list[Any] | None = None,
-          conflicted: list[str] | None = None) -> Gradebook:
+          conflicted: list[str] | None = None, unreadable: dict[str, str] | None = None) -> Gradebook:
     """The gradebook CSV for ``lms`` of graded ``results`` (SubmissionResult) and, if given, the
     ``roster`` (examprep.sheets.variants.Student). A ``conflicted`` student (examprep.grading.identity)
-    gets an empty cell, as a missing one does, and is not listed as missing: the conflict is."""
+    gets an empty cell, as a missing one does, and is not listed as missing: the conflict is. A
+    student of ``unreadable`` (id: the line saying why, BatchResult.unreadable_of) with no graded
+    submission gets an empty cell and is listed as unreadable, with the reason, not as missing."""
     lms = check_lms(lms)
     warnings: list[str] = []
     by_id: dict[str, Any] = {}
@@ -74,12 +78,15 @@ def build(lms: str, results: list[Any], *, title: str, roster: list[Any] | None 
                         "their totals leave them out (merge the marks with --marks first)")
     rows: list[_Row] = []
     missing: list[str] = []
+    not_read: list[tuple[str, str]] = []
     if roster is not None:
         on_roster = set()
         for st in roster:
             on_roster.add(st.id)
             res = by_id.get(st.id)
-            if res is None and st.id not in (conflicted or ()):
+            if res is None and st.id in (unreadable or {}) and st.id not in (conflicted or ()):
+                not_read.append((st.id, (unreadable or {})[st.id]))
+            elif res is None and st.id not in (conflicted or ()):
                 missing.append(st.id)
             rows.append(_Row(st.id, st.name or (res.name if res else ""), st.email, st.username, st.sis_id,
                              res.score if res is not None else None))
@@ -97,7 +104,7 @@ def build(lms: str, results: list[Any], *, title: str, roster: list[Any] | None 
         warnings.append(f"{', '.join(empty)} left empty: "
                         + ("the roster has no such column" if roster is not None else "give --roster with them")
                         + f" ({lms} matches students on {_MATCH[lms]})")
-    return Gradebook(text, missing, warnings)
+    return Gradebook(text, missing, warnings, not_read)
 
 
 _MATCH = {"canvas": "ID, SIS User ID or SIS Login ID", "moodle": "the identifier column chosen on import",

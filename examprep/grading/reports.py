@@ -360,7 +360,7 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
         from examprep.grading.gradebook import build
 
         book = build(outputs.gradebook[0], results, title=the_key.title or Path(key_path).stem, roster=roster,
-                     conflicted=[c.student_id for c in batch.conflicts])
+                     conflicted=[c.student_id for c in batch.conflicts], unreadable=batch.unreadable_of)
         planned.append((Path(outputs.gradebook[1]), book.text))
     conflicts_list = plan_conflicts(batch, outputs)
     if conflicts_list is not None:
@@ -411,14 +411,20 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
         for res in results:
             for w in res.warnings:
                 err.print(f"[yellow]warning[/]: {escape(res.source)}: {escape(w)}")
+    said = set()            # unreadable lines the gradebook's listing already printed, with the student's id
     if book is not None:
         for w in book.warnings:
             err.print(f"[yellow]warning[/]: --gradebook: {escape(w)}")
         if book.missing:
             err.print(f"[yellow]no submission[/] from {len(book.missing)} student{'s' if len(book.missing) != 1 else ''} "
                       f"on the roster (an empty cell in the gradebook, not 0): {escape(', '.join(book.missing))}")
+        for sid, why in book.unreadable:
+            err.print(f"[red]unreadable[/] submission from {escape(sid)}, on the roster (an empty cell in the gradebook, "
+                      f"not 0): {escape(why)}")
+            said.add(why)
     for line in batch.unreadable:
-        err.print(f"[red]unreadable[/]: {escape(line)}")
+        if line not in said:
+            err.print(f"[red]unreadable[/]: {escape(line)}")
     for conflict in batch.conflicts:
         err.print(f"[red]conflict[/]: {escape(conflict.line())}")
     for unknown in batch.unknown[:MAX_UNKNOWN_SHOWN]:

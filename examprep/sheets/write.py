@@ -70,10 +70,12 @@ def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress |
             for copy in sheet.copies:
                 out[f"answers/{safe_name(copy.student.id)}.toml"] = keys.answer_template(
                     copy.problems, title=sheet.recipe.title, student_id=copy.student.id,
-                    name=copy.student.name, decimal_comma=sheet.recipe.decimal_comma).encode("utf-8")
+                    name=copy.student.name, decimal_comma=sheet.recipe.decimal_comma,
+                    sheet=sheet.printed_id).encode("utf-8")
         else:
             out["answers.toml"] = keys.answer_template(sheet.copies[0].problems, title=sheet.recipe.title,
-                                                       decimal_comma=sheet.recipe.decimal_comma).encode("utf-8")
+                                                       decimal_comma=sheet.recipe.decimal_comma,
+                                                       sheet=sheet.printed_id).encode("utf-8")
         if "md" in formats:
             from examprep.render.markdown import sheet_markdown
 

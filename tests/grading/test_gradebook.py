@@ -129,3 +129,25 @@ def test_a_roster_name_that_looks_like_a_formula_is_written_as_text(course, tmp_
     assert not any(c[:1] in ("=", "+", "-", "@") for c in cells), cells
     if lms in ("canvas", "moodle"):                 # the LMSs with a full-name column keep the name, as text
         assert "'=HYPERLINK(\"http://x\")" in cells, cells
+
+
+def test_an_unreadable_submission_is_named_unreadable_with_its_reason_not_missing(course, tmp_path):
+    """Issue 36: cyd's file was unreadable and the gradebook said "no submission from cyd"."""
+    d = course[0]
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    for f in (d / "subs").iterdir():
+        (subs / f.name).write_bytes(f.read_bytes())
+    # an upload named by the LMS, not by its student: the id is the one written at its top
+    broken = subs / "upload 3.toml"
+    broken.write_text('student_id = "cyd"\n[q1]\nloss = 0.5"\n', encoding="utf-8")
+    out = tmp_path / "canvas.csv"
+    res = run("grade", d / "key.json", subs, "-q", "--gradebook", "canvas", out, "--roster", d / "roster.csv")
+    assert res.exit_code == 1
+    reason = (f"{broken}: invalid TOML at line 3: loss = 0.5\" — an unmatched quote (\"): write the answer between "
+              "two quotes, loss = \"0.5\" (TOML: expected newline or end of document after a statement, column 11)")
+    lines = [line for line in res.stderr.splitlines() if "cyd" in line or "upload 3" in line]
+    assert lines == [f"unreadable submission from cyd, on the roster (an empty cell in the gradebook, not 0): {reason}"]
+    assert "no submission" not in res.stderr
+    rows = {r[2]: r for r in csv.reader(io.StringIO(out.read_text(), newline=""))}
+    assert rows["1003"][5] == ""                    # an empty cell, never 0

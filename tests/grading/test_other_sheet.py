@@ -126,3 +126,73 @@ def test_students_edits_of_the_comments_and_a_reweighed_key_are_not_evidence(tmp
     write_key(tmp_path / "reweighed.json", Key("CNN practice sheet", reweighed))
     res = run("grade", tmp_path / "reweighed.json", tmp_path / "a.toml", "-q")
     assert res.exit_code == 0 and "another sheet" not in res.output, res.output
+
+
+def class_key(tmp_path, meta=None):
+    """A per-student key (sheet --roster): s1 and s2 answer the same questions with their own numbers."""
+    problems = {sid: [build("softmax-cross-entropy", seed), build("rnn-step", seed)] for sid, seed in (("s1", 1), ("s2", 2))}
+    write_key(tmp_path / "key.json", Key("Exam", [], variants=problems, variant_codes={"s1": "AAAA", "s2": "BBBB"},
+                                         meta=meta or {}))
+    return problems
+
+
+def test_another_sheet_against_a_per_student_key_is_said_before_the_variant_lookup(tmp_path):
+    """Issue 36: a CNN sheet's answers.toml graded against a class key was "no variant for student
+    id 'answers' in this key": the variant lookup came first."""
+    problems = class_key(tmp_path)
+    cnn = [build("max-pool", 1)]
+    (tmp_path / "answers.toml").write_text(answer_template(cnn, title="CNN quiz") + "\n")
+    res = run("grade", tmp_path / "key.json", tmp_path / "answers.toml")
+    assert res.exit_code == 2, res.output
+    want = problems["s1"][0]
+    assert res.stderr == (f"error: {tmp_path / 'answers.toml'}: answers for sheet 'CNN quiz', not this key's 'Exam': "
+                          f"its q1 is {cnn[0].title!r} (max-pool), this key's variants have {want.title!r} "
+                          "(softmax-cross-entropy)\n")
+
+
+def test_the_printed_sheet_id_tells_two_sheets_of_one_recipe_apart(tmp_path):
+    """Same title, same questions, other numbers: only the id the copies print (written into each
+    template since issue 36) tells them apart."""
+    problems = class_key(tmp_path, {"sheet_id": "exam-123456789012345678", "printed_id": "exam-AB2C-DE3F"})
+    common = [build("softmax-cross-entropy", 9), build("rnn-step", 9)]
+    (tmp_path / "answers.toml").write_text(answer_template(common, title="Exam", sheet="exam-ZZ2Z-ZZ3Z") + "\n")
+    res = run("grade", tmp_path / "key.json", tmp_path / "answers.toml")
+    assert res.exit_code == 2, res.output
+    assert res.stderr == (f"error: {tmp_path / 'answers.toml'}: answers for sheet exam-ZZ2Z-ZZ3Z, not this key's sheet "
+                          "exam-AB2C-DE3F\n")
+    # the class's own template, with its sheet id: graded
+    (tmp_path / "s1.toml").write_text(answer_template(problems["s1"], title="Exam", student_id="s1",
+                                                      sheet="exam-AB2C-DE3F") + "\n")
+    (sub,), _ = read_file(tmp_path / "s1.toml")
+    assert sub.template.sheet == "exam-AB2C-DE3F"
+    res = run("grade", tmp_path / "key.json", tmp_path / "s1.toml", "-q")
+    assert res.exit_code == 0, res.output
+
+
+def test_a_template_without_student_id_against_a_per_student_key_says_so(tmp_path):
+    """An older template of the same questions (no sheet id) with no student_id: a sheet's common
+    answers.toml, or an id erased — said, instead of "no variant for student id 'answers'"."""
+    problems = class_key(tmp_path)
+    (tmp_path / "answers.toml").write_text(answer_template(problems["s2"], title="Exam") + "\n")
+    (tmp_path / "s1.toml").write_text(answer_template(problems["s1"], title="Exam", student_id="s1") + "\n")
+    res = run("grade", tmp_path / "key.json", tmp_path / "answers.toml", tmp_path / "s1.toml", "-q")
+    assert res.exit_code == 1, res.output
+    assert res.stderr.splitlines()[0] == (
+        f"unreadable: {tmp_path / 'answers.toml'}: no student_id in this answer template, and this key has a variant "
+        "per student (sheet --roster): answers to a sheet made without --roster are graded with that sheet's key; "
+        "else write the student's id as student_id")
+    assert "graded 1 submission" in res.stderr
+
+
+def test_two_sheets_of_one_recipe_refuse_each_others_templates(tmp_path):
+    """`sheet` writes its printed id into answers.toml: the same recipe with another seed (same
+    title, same questions) was graded against the wrong numbers."""
+    for seed in ("3", "4"):
+        res = run("sheet", "--recipe", "cnn", "--seed", seed, "--format", "md", "--out", tmp_path / seed)
+        assert res.exit_code == 0, res.output
+    assert "\n# sheet cnn-3\n\nstudent_id = " in (tmp_path / "3" / "answers.toml").read_text()
+    res = run("grade", tmp_path / "3" / "key.json", tmp_path / "4" / "answers.toml")
+    assert res.exit_code == 2, res.output
+    assert res.stderr == f"error: {tmp_path / '4' / 'answers.toml'}: answers for sheet cnn-4, not this key's sheet cnn-3\n"
+    res = run("grade", tmp_path / "3" / "key.json", tmp_path / "3" / "answers.toml", "-q")
+    assert res.exit_code == 0, res.output
