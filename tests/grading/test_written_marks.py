@@ -192,6 +192,12 @@ def test_a_blank_written_part_is_no_answer_everywhere_and_not_to_mark(graded):
     q1 = next(line for line in summary if line.strip().startswith("q1"))
     assert q1[head.index("todo"):].strip() == "1" and q1[head.index("blank"):head.index("unread")].strip() == "6"
     assert "1 student has written parts still to be marked" in res.stderr, res.stderr
+    (subs / "ann.toml").write_text('student_id = "ann"\n[q1]\nprobs = "[1, 0, 0]"\nw1 = ""\n')  # no essay at all
+    res = run("grade", key, subs, "--analysis", d / "an")
+    assert res.exit_code == 0, res.output
+    analysis = json.loads((d / "an" / "item-analysis.json").read_text())
+    w1 = next(p for p in analysis["parts"] if p["part"] == "q1.w1")          # analysed, not left out
+    assert (w1["blank"], w1["difficulty"]) == (3, 0) and "Left out until marked" not in res.stdout
 
 
 def test_a_mark_for_a_blank_written_part_is_an_error_naming_the_row_and_0_is_read_past(graded):
