@@ -90,9 +90,11 @@ PENDING_FEEDBACK = "to be marked by hand"
 def written_result(part: Part, raw: Any) -> PartResult:
     """A written part's verdict before it is marked: "pending", 0 points of its own, never wrong;
     what the student wrote is kept (``raw``) for the marker. ``examprep grade --marks`` replaces
-    it with the marker's points (status "marked")."""
-    text = None if is_blank(raw) else str(raw)
-    return PartResult(part.id, "pending", 0.0, part.points, text, None, PENDING_FEEDBACK,
+    it with the marker's points (status "marked"). Nothing written (empty or only spaces) is
+    "blank" as any part left blank is: no answer, 0 points, nothing to mark."""
+    if is_blank(raw):
+        return result(part, "blank", 0, None, "no answer", "marked by hand against the rubric", raw)
+    return PartResult(part.id, "pending", 0.0, part.points, str(raw), None, PENDING_FEEDBACK,
                       "marked by hand against the rubric", raw=raw)
 
 

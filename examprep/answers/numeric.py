@@ -20,16 +20,32 @@ Sample points lie in each variable's domain: "positive" (the default, as probabi
 are), "negative" or "real" (both signs); values in (0.1, 0.9) in size, then (1.1, 9.9) where too
 few points of the first range are defined (x − 2 > 0 needs x > 2). The points are drawn from a
 seed (the key's text), so a verdict is the same on every run and machine.
+
+The principal branch: a square root, a log or a fractional power of a negative number has no real
+value, so the points above skip it; yet two expressions that agree wherever both are real may
+differ where only one is: sqrt((x-3)*(x-5)) and sqrt(x-3)*sqrt(x-5) agree for x ≥ 5, but for x < 3
+the first is real and the second is i√(3−x)·i√(5−x) = −√((x−3)(x−5)). So when the real points
+agree, both sides are also evaluated with complex principal values (√−a = i√a, log −a = log a + iπ,
+a^b = e^(b·log a)) at the points where one side has a real value and the other has none: the
+sample points skipped, and both sides of every root of a branch argument (a radicand, a log's
+argument, the base of a power that is not a whole number) along each name in its domain. A clear
+difference there (over FLOAT_CLEAR of the largest intermediate value, in floats and again at 50
+digits) is a difference. A point where neither side is real tells nothing (log((x+1)/(1-x)) and
+-log((1-x)/(x+1)) stay equivalent although their principal values differ by 2πi for x > 1); the
+names keep their domains (x stays positive), only intermediate values become complex; and a point
+where an argument lies within BRANCH_NEAR of a branch point or of the cut (the negative axis, where
+rounding could pick the other side) tells nothing.
 """
 from __future__ import annotations
 
+import cmath
 import math
 import random
 import threading
 from typing import Any
 
-from examprep.answers.evaluate import call_function, checked, evaluate, unparse
-from examprep.answers.tokens import AnswerParseError
+from examprep.answers.evaluate import call_function, checked, evaluate, has_names, unparse
+from examprep.answers.tokens import MAX_EXPONENT, MAX_MAGNITUDE, AnswerParseError
 
 POINTS = 6
 APPROX_RTOL = 1e-8
@@ -245,6 +261,7 @@ def verdict(a: Any, b: Any, variables: tuple[str, ...], domains: dict[str, str] 
         approximate = has_decimal(a) or has_decimal(b)
     infinite = _has_inf(a) or _has_inf(b)
     agreed = 0
+    not_real: list[dict[str, float]] = []          # points where a side has no real value
     for wide in (False, True):
         defined = 0
         for env in points(variables, domains, unparse(b), wide) if variables else [{}]:
@@ -252,6 +269,7 @@ def verdict(a: Any, b: Any, variables: tuple[str, ...], domains: dict[str, str] 
             try:
                 x, y = _float(a, env, scale), _float(b, env, scale)
             except AnswerParseError:
+                not_real.append(env)
                 continue
             defined += 1
             if infinite or math.isinf(x) or math.isinf(y):
@@ -273,6 +291,8 @@ def verdict(a: Any, b: Any, variables: tuple[str, ...], domains: dict[str, str] 
             agreed += found is True
         if not variables or defined >= 2:
             break
+    if agreed and not infinite and not rigorous and _differ_on_principal_branch(a, b, variables, domains, not_real):
+        return False
     return True if agreed else None
 
 
@@ -287,3 +307,282 @@ def _float_verdict(x: float, y: float, scale: float, approximate: bool) -> bool 
     if d > FLOAT_CLEAR * scale:
         return False
     return True if d <= noise else None
+
+
+# ----------------------------------------------------------------------------- the principal branch
+
+BRANCH_NEAR = 1e-9          # an argument this close to a branch point or the cut (relative to the largest value): no evidence
+BRANCH_DIGITS = 50          # the digits a difference found in floats is confirmed at
+ROOT_GRID = tuple(0.05 * 1.25 ** k for k in range(40))       # |value| of a name scanned for a branch argument's roots
+MAX_BRANCH_POINTS = 16
+_BRANCHED = ("sqrt", "ln", "log", "log10", "log2")
+
+
+class _NoValue(Exception):
+    """No principal value here, or one too close to a branch point or cut to be trusted."""
+
+
+def _whole_exponent(node: Any) -> int | None:
+    """The exponent when it is a whole number as typed (x^2, x^-1): defined for any base."""
+    if node[0] == "neg":
+        n = _whole_exponent(node[1])
+        return None if n is None else -n
+    return int(node[2]) if node[0] == "num" and node[2].isdigit() else None
+
+
+def branch_arguments(node: Any, out: set | None = None) -> set:
+    """The nodes with names whose sign decides a principal value: radicands, logs' arguments and the
+    bases of powers that are not whole numbers."""
+    out = set() if out is None else out
+    kind = node[0]
+    if kind in ("num", "const", "var"):
+        return out
+    if kind == "call":
+        if node[1] in _BRANCHED and has_names(node[2][0]):
+            out.add(node[2][0])
+        return branch_arguments(node[2][0], out)
+    if kind == "pow" and _whole_exponent(node[2]) is None and has_names(node[1]):
+        out.add(node[1])
+    for child in node[1:]:
+        branch_arguments(child, out)
+    return out
+
+
+class _Floats:
+    """Principal values in Python floats and complex numbers (a float stays a float while it can)."""
+
+    near = BRANCH_NEAR
+
+    @staticmethod
+    def real(z: Any) -> bool:
+        return not isinstance(z, complex)
+
+    @staticmethod
+    def number(node: Any) -> Any:
+        return float(node[1])
+
+    @staticmethod
+    def name(value: float) -> Any:
+        return float(value)
+
+    @staticmethod
+    def constant(name: str) -> Any:
+        return math.e if name == "e" else math.pi
+
+    @staticmethod
+    def sqrt(z: Any) -> Any:
+        if isinstance(z, complex):
+            return cmath.sqrt(z)
+        return math.sqrt(z) if z >= 0 else complex(0.0, math.sqrt(-z))
+
+    @staticmethod
+    def log(z: Any) -> Any:
+        if isinstance(z, complex):
+            return cmath.log(z)
+        return math.log(z) if z > 0 else complex(math.log(-z), math.pi)
+
+    @staticmethod
+    def call(f: str, z: Any) -> Any:
+        return getattr(cmath if isinstance(z, complex) else math, f)(z)
+
+
+class _Digits:
+    """The same principal values at BRANCH_DIGITS digits (mpmath), to confirm a difference."""
+
+    near = 1e-30
+
+    def __init__(self) -> None:
+        from mpmath.ctx_mp import MPContext
+
+        self.ctx = MPContext()
+        self.ctx.dps = BRANCH_DIGITS
+
+    def real(self, z: Any) -> bool:
+        return not isinstance(z, self.ctx.mpc)
+
+    def number(self, node: Any) -> Any:
+        try:
+            return self.ctx.mpf(node[2])             # the decimal as typed, exactly
+        except (ValueError, TypeError):
+            return self.ctx.mpf(node[1])
+
+    def name(self, value: float) -> Any:
+        return self.ctx.mpf(value)
+
+    def constant(self, name: str) -> Any:
+        return self.ctx.e if name == "e" else self.ctx.pi
+
+    def sqrt(self, z: Any) -> Any:
+        return self.ctx.sqrt(z)
+
+    def log(self, z: Any) -> Any:
+        return self.ctx.log(z)
+
+    def call(self, f: str, z: Any) -> Any:
+        return getattr(self.ctx, f)(z)
+
+
+def _off_the_cut(z: Any, lib: Any, scale: list) -> None:
+    """Refuse an argument of sqrt, log or a fractional power at a branch point (0) or on the cut
+    (the negative axis) up to rounding: which side it lies on cannot be told."""
+    limit = lib.near * scale[0]
+    if float(abs(z)) <= limit or not lib.real(z) and float(z.real) < 0 and abs(float(z.imag)) <= limit:
+        raise _NoValue
+
+
+def _principal(node: Any, env: dict[str, float], lib: Any, scale: list) -> Any:
+    value = _principal_node(node, env, lib, scale)
+    size = float(abs(value))
+    if not size <= MAX_MAGNITUDE:                # NaN, ∞ or past the size rules
+        raise _NoValue
+    scale[0] = max(scale[0], size)
+    return value
+
+
+def _principal_node(node: Any, env: dict[str, float], lib: Any, scale: list) -> Any:
+    kind = node[0]
+    if kind == "num":
+        return lib.number(node)
+    if kind == "const":
+        if node[1] in ("inf", "∞"):
+            raise _NoValue
+        return lib.constant(node[1])
+    if kind == "var":
+        return lib.name(env[node[1]])
+    if kind == "neg":
+        return -_principal(node[1], env, lib, scale)
+    if kind == "pct":
+        return _principal(node[1], env, lib, scale) / 100
+    if kind == "call":
+        f, x = node[1], _principal(node[2][0], env, lib, scale)
+        if f in _BRANCHED:
+            _off_the_cut(x, lib, scale)
+            if f == "sqrt":
+                return lib.sqrt(x)
+            base = {"log10": 10, "log2": 2}.get(f)
+            return lib.log(x) / lib.log(lib.name(base)) if base else lib.log(x)
+        if f == "abs":
+            return abs(x)
+        if f in ("exp", "sigmoid", "tanh"):
+            power = {"exp": x, "sigmoid": -x, "tanh": 2 * x}[f]
+            if float(power.real) > 690:
+                raise _NoValue
+            ex = lib.call("exp", power)
+            return ex if f == "exp" else 1 / (1 + ex) if f == "sigmoid" else (ex - 1) / (ex + 1)
+        return lib.call(f, x)
+    a = _principal(node[1], env, lib, scale)
+    if kind == "pow":
+        n = _whole_exponent(node[2])
+        if n is not None:
+            if abs(n) > MAX_EXPONENT or n < 0 and a == 0:
+                raise _NoValue
+            return a ** n if n >= 0 else 1 / a ** -n
+        b = _principal(node[2], env, lib, scale)
+        if float(abs(b)) > MAX_EXPONENT:
+            raise _NoValue
+        _off_the_cut(a, lib, scale)
+        power = b * lib.log(a)
+        if float(power.real) > 690:
+            raise _NoValue
+        return lib.call("exp", power)
+    b = _principal(node[2], env, lib, scale)
+    if kind == "add":
+        return a + b
+    if kind == "sub":
+        return a - b
+    if kind == "mul":
+        return a * b
+    if kind == "div":
+        if b == 0:
+            raise _NoValue
+        return a / b
+    raise _NoValue
+
+
+def _principal_difference(a: Any, b: Any, env: dict[str, float], lib: Any) -> bool:
+    """Do a and b clearly differ at env in principal values (False where either has none)?"""
+    scale = [0.0]
+    try:
+        x, y = _principal(a, env, lib, scale), _principal(b, env, lib, scale)
+        return float(abs(x - y)) > FLOAT_CLEAR * scale[0]
+    except (_NoValue, ArithmeticError, ValueError, TypeError, AttributeError):
+        return False
+
+
+def _root_points(a: Any, b: Any, variables: tuple[str, ...], domains: dict[str, str] | None,
+                 base: dict[str, float]) -> list[dict[str, float]]:
+    """Points on both sides of each root of a branch argument, along each of its names (the others
+    as in ``base``), found where the argument changes sign on ROOT_GRID within the name's domain."""
+    found: list[dict[str, float]] = []
+    for g in sorted(branch_arguments(a) | branch_arguments(b), key=unparse):
+        for v in variables:
+            if not _uses(g, v):
+                continue
+            domain = (domains or {}).get(v, "positive")
+            grid = {"positive": list(ROOT_GRID), "negative": [-t for t in reversed(ROOT_GRID)]}.get(
+                domain, [-t for t in reversed(ROOT_GRID)] + list(ROOT_GRID))
+            values = [(t, _real_value(g, {**base, v: t})) for t in grid]
+            for (t1, g1), (t2, g2) in zip(values, values[1:]):
+                if g1 is None or g2 is None or (g1 < 0) == (g2 < 0):
+                    continue
+                r = _bisect(g, base, v, t1, t2, g1 < 0)
+                step = max(0.1 * abs(r), 0.01)
+                for t in (r - step, r + step):
+                    if domain == "positive" and t <= 0 or domain == "negative" and t >= 0:
+                        t = r / 2
+                    found.append({**base, v: t})
+                if len(found) >= MAX_BRANCH_POINTS:
+                    return found
+    return found
+
+
+def _uses(node: Any, name: str) -> bool:
+    kind = node[0]
+    if kind == "var":
+        return node[1] == name
+    if kind in ("num", "const"):
+        return False
+    if kind == "call":
+        return _uses(node[2][0], name)
+    return any(_uses(x, name) for x in node[1:])
+
+
+def _real_value(node: Any, env: dict[str, float]) -> float | None:
+    try:
+        return _float(node, env, [0.0])
+    except AnswerParseError:
+        return None
+
+
+def _bisect(g: Any, base: dict[str, float], v: str, lo: float, hi: float, lo_negative: bool) -> float:
+    """A root of g along v between lo and hi, where g's sign changes (60 halvings, or until g has
+    no real value at a midpoint)."""
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        value = _real_value(g, {**base, v: mid})
+        if value is None:
+            break
+        if (value < 0) == lo_negative:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def _differ_on_principal_branch(a: Any, b: Any, variables: tuple[str, ...], domains: dict[str, str] | None,
+                                not_real: list[dict[str, float]]) -> bool:
+    """Do a and b clearly differ in principal values at a point where one of them has a real value
+    and the other has none: one of the sample points skipped, or a point on either side of a
+    branch argument's root? A difference found in floats is confirmed at BRANCH_DIGITS digits."""
+    if not branch_arguments(a) and not branch_arguments(b) and not not_real:
+        return False
+    base = points(variables, domains, unparse(b))[0] if variables else {}
+    digits = None
+    for env in not_real + (_root_points(a, b, variables, domains, base) if variables else []):
+        if (_real_value(a, env) is None) == (_real_value(b, env) is None):
+            continue                       # real on both sides (the real points decide), or on neither
+        if _principal_difference(a, b, env, _Floats):
+            digits = digits or _Digits()
+            if _principal_difference(a, b, env, digits):
+                return True
+    return False

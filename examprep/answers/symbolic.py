@@ -17,6 +17,8 @@ verdict says "as a decimal approximation" — unless sympy proves them exactly e
 
 Variables are positive unless the part declares a domain ("real", "negative"): sympy's symbols carry
 the same assumption as the sample points, so sqrt(x^2) is x for a positive x and |x| for a real one.
+A positive x does not make x − 3 positive: where only one side is real, the numeric check compares
+principal values (examprep.answers.numeric), so sqrt(x-3)*sqrt(x-5) is not sqrt((x-3)*(x-5)).
 """
 from __future__ import annotations
 

@@ -67,7 +67,7 @@ def grade(
              "(unknown student or part, too many points) is an error naming it."),
     marks_template: Optional[str] = typer.Option(
         None, "--marks-template", metavar="FILE",
-            help="Write a CSV of every written part of every student, to fill in for --marks."),
+            help="Write a CSV of every written answer of every student (a blank one scores 0), to fill in for --marks."),
     force: bool = typer.Option(False, "--force", help="Replace an existing --csv, --json or --gradebook file, "
                                                       "a --marks-template (its marks are lost) or an earlier --analysis."),
     analysis: Optional[str] = typer.Option(

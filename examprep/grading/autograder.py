@@ -78,7 +78,8 @@ answer file (.toml or .json, as `examprep sheet` or `generate --template` gives 
 {who}
 
 Each part is one Gradescope test (score, max_score, feedback with the misconception named). Written
-parts stay pending (0 points, no pass/fail) until you mark them by hand in Gradescope.
+parts stay pending (0 points, no pass/fail) until you mark them by hand in Gradescope; one left
+blank is "no answer" (0 points, failed), as any blank part is.
 
 Files: setup.sh, run_autograder, key.json (the answer key: keep the zip private), requirements.txt
 (the dependencies pinned to the versions it was built with), {wheel}{roster_file}.

@@ -5,10 +5,11 @@ marks.csv has a header row and the columns ``student_id``, ``part`` (as grades.j
 q3.w1), ``points`` and ``comment`` (optional); other columns (the template's name, max_points and
 answer) are read past, except that a ``max_points`` that disagrees with the part's points is an
 error (the file was made for another key). A row with empty points is not marked yet: the part
-stays pending. Any other bad row (more or fewer cells than the header — a decimal comma —, an
-unterminated quote, an unknown student or part, a part that is not written, points that are not a
-number, negative or above the part's, a part marked twice) is a MarksError naming the file and row;
-the command writes nothing then.
+stays pending. A written part left blank is "no answer" (0 points): the template leaves it out,
+and a row giving it points is an error (0 is read past). Any other bad row (more or fewer cells
+than the header — a decimal comma —, an unterminated quote, an unknown student or part, a part
+that is not written, points that are not a number, negative or above the part's, a part marked
+twice) is a MarksError naming the file and row; the command writes nothing then.
 """
 from __future__ import annotations
 
@@ -127,6 +128,11 @@ def apply_marks(results: list[Any], marks: list[Mark], path: str) -> int:
         if key in seen:
             raise MarksError(f"{path}: row {m.row}: {m.student_id} {m.address} is already marked in row {seen[key]}")
         seen[key] = m.row
+        if r.status == "blank":         # nothing written: no answer, 0 points (an older template listed it)
+            if m.points > 0:
+                raise MarksError(f"{path}: row {m.row}: {m.student_id} {m.address}: no answer was written, so it "
+                                 "earns no points (give 0 or leave the row out)")
+            continue
         targets.append((pr, i, r, m))
     for pr, i, r, m in targets:
         pr.parts[i] = replace(r, status="marked", score=m.points, feedback=m.comment or _no_comment(m.points, r.max_score))
@@ -159,8 +165,8 @@ def _indexed(res: Any) -> Any:
 
 
 def template_text(results: list[Any]) -> str:
-    """Every written part of every graded student, one row each, with what they wrote and the
-    prompt, the points column empty (a mark already merged is filled in)."""
+    """Every written part of every graded student that has an answer, one row each, with what they
+    wrote and the prompt, the points column empty (a mark already merged is filled in)."""
     from examprep.answers import raw_text
     from examprep.render.report import safe_cell
 
@@ -170,7 +176,7 @@ def template_text(results: list[Any]) -> str:
     for res in results:
         for addr, pr, i, r in _indexed(res):
             part = pr.problem.parts[i]
-            if part.kind != "written":
+            if part.kind != "written" or r.status == "blank":      # nothing written: nothing to mark
                 continue
             done = r.status == "marked"
             comment = r.feedback if done and r.feedback != _no_comment(r.score, r.max_score) else ""

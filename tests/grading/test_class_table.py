@@ -26,7 +26,7 @@ def submissions(key, folder):
         for n, p in enumerate(key.problems, 1):
             for part in p.parts:
                 if rng.random() < 0.7:
-                    answers[f"q{n}.{part.id}"] = part.exact or part.expected
+                    answers[f"q{n}.{part.id}"] = part.model_answer if part.written else part.exact or part.expected
         (folder / f"{i}.json").write_text(json.dumps(answers))
 
 

@@ -162,3 +162,66 @@ def test_a_score_with_parts_still_to_mark_says_how_many_points_wait(graded):
     (d / "m.csv").write_text("student_id,part,points,comment\nann,q1.w1,1.5,\n")
     res = run("grade", key, subs / "ann.toml", "--marks", d / "m.csv")
     assert res.stdout.splitlines()[0].startswith("ann  3.5/7 (50%)  ") and "to mark" not in res.stdout.splitlines()[0]
+
+
+def test_a_blank_written_part_is_no_answer_everywhere_and_not_to_mark(graded):
+    # issue 36 item 4: an untouched essay was "to mark" (pending), so every blank essay of a class
+    # went into the marks template and the `todo` column
+    d, key, subs = graded
+    (subs / "ben.toml").write_text('student_id = "ben"\n[q1]\nw1 = "  \\n\\t "\n')       # spaces only
+    (subs / "cy.toml").write_text('student_id = "cy"\n[q1]\nprobs = "[1, 0, 0]"\n')      # no w1 at all
+    res = run("grade", key, subs, "--json", d / "g.json", "--csv", d / "g.csv", "--report", d / "rep",
+              "--gradescope", d / "gs", "--marks-template", d / "marks.csv", "--gradebook", "canvas", d / "book.csv")
+    assert res.exit_code == 0, res.output
+    g = {s["student_id"]: s for s in json.loads((d / "g.json").read_text())["submissions"]}
+    for sid in ("ben", "cy"):
+        w1 = g[sid]["problems"][0]["parts"][2]
+        assert (w1["part"], w1["status"], w1["score"], w1["feedback"]) == ("w1", "blank", 0, "no answer"), sid
+        assert "to be marked" not in (d / "rep" / f"{sid}.md").read_text()
+        test = next(t for t in json.loads((d / "gs" / sid / "results.json").read_text())["tests"] if " w1 " in t["name"])
+        assert (test["status"], test["score"]) == ("failed", 0)
+    assert g["ann"]["problems"][0]["parts"][2]["status"] == "pending"
+    rows = {r["student_id"]: r for r in csv.DictReader(io.StringIO((d / "g.csv").read_text()))}
+    assert (rows["ann"]["q1.w1"], rows["ben"]["q1.w1"], rows["cy"]["q1.w1"]) == ("pending", "0", "0")
+    marks = list(csv.DictReader(io.StringIO((d / "marks.csv").read_text())))
+    assert [(r["student_id"], r["part"]) for r in marks] == [("ann", "q1.w1")]
+    table = {line.split()[0]: line for line in res.stdout.splitlines() if line.split()[:1] in (["ann"], ["ben"], ["cy"])}
+    assert "to mark" in table["ann"] and "to mark" not in table["ben"] + table["cy"], res.stdout
+    summary = res.stdout.split("class summary")[1].splitlines()
+    head = next(line for line in summary if "question" in line)
+    q1 = next(line for line in summary if line.strip().startswith("q1"))
+    assert q1[head.index("todo"):].strip() == "1" and q1[head.index("blank"):head.index("unread")].strip() == "6"
+    assert "1 student has written parts still to be marked" in res.stderr, res.stderr
+    (subs / "ann.toml").write_text('student_id = "ann"\n[q1]\nprobs = "[1, 0, 0]"\nw1 = ""\n')  # no essay at all
+    res = run("grade", key, subs, "--analysis", d / "an")
+    assert res.exit_code == 0, res.output
+    analysis = json.loads((d / "an" / "item-analysis.json").read_text())
+    w1 = next(p for p in analysis["parts"] if p["part"] == "q1.w1")          # analysed, not left out
+    assert (w1["blank"], w1["difficulty"]) == (3, 0) and "Left out until marked" not in res.stdout
+
+
+def test_a_mark_for_a_blank_written_part_is_an_error_naming_the_row_and_0_is_read_past(graded):
+    d, key, subs = graded
+    (subs / "ben.toml").write_text('student_id = "ben"\n[q1]\nw1 = ""\n')
+    (d / "m.csv").write_text("student_id,part,points,comment\nann,q1.w1,1.5,\nben,q1.w1,1,kind\n")
+    res = run("grade", key, subs, "--marks", d / "m.csv", "--json", d / "g.json")
+    assert res.exit_code == 2 and not (d / "g.json").exists()
+    assert res.stderr.strip() == (f"error: {d / 'm.csv'}: row 3: ben q1.w1: no answer was written, so it earns "
+                                  "no points (give 0 or leave the row out)"), res.stderr
+    (d / "m.csv").write_text("student_id,part,points,comment\nann,q1.w1,1.5,\nben,q1.w1,0,\n")    # an older template's row
+    res = run("grade", key, subs, "--marks", d / "m.csv", "--json", d / "g.json")
+    assert res.exit_code == 0, res.output
+    assert "merged 1 hand mark from" in res.stderr and "still to be marked" not in res.stderr
+    ben = next(s for s in json.loads((d / "g.json").read_text())["submissions"] if s["student_id"] == "ben")
+    assert (ben["problems"][0]["parts"][2]["status"], ben["score"]) == ("blank", 0)
+
+
+def test_the_self_test_names_a_written_part_without_a_model_answer_once():
+    from examprep.grading import self_test
+    from examprep.keys import Key
+    from examprep.problem import Part, Problem
+
+    parts = [Part("w1", "Why?", "written", None, 2.0, model_answer="Because."),
+             Part("w2", "How?", "written", None, 2.0, model_answer="  ")]
+    checks, issues = self_test(Key("k", [Problem("authored", 1, 0, 1, "T", {}, [], parts, [])]))
+    assert checks == 2 and issues == ["q1.w2 (authored): the written part has no model answer for the marker"]

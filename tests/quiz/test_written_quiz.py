@@ -64,3 +64,18 @@ def test_after_an_exam_the_student_marks_their_written_answers_and_an_unmarked_o
     assert (rows["question:explain-lora"].status, rows["question:explain-lora"].score) == ("marked", 2.5)
     assert (rows["question:explain-qkv"].status, rows["question:explain-qkv"].score) == ("pending", 0.0)
     assert "The written parts not marked stay to be marked." in out
+
+
+def test_a_written_part_skipped_in_an_exam_is_no_answer_not_to_mark(tmp_path):
+    # issue 36 item 4: a skipped essay was recorded "pending" (to be marked) though nothing was written
+    lora = SOFTMAX.parent / "explain-lora.toml"
+    recipe = tmp_path / "exam.toml"
+    recipe.write_text(f'[sheet]\ntitle = "Written"\nminutes = 10\n[[problem]]\nquestion = "{lora}"\n'
+                      f'[[problem]]\nquestion = "{SOFTMAX.parent / "explain-qkv.toml"}"\n')
+    res = run(["quiz", "--exam", "--recipe", str(recipe), "--seed", "1"], ["LoRA learns B A.", "skip", "", "2"])
+    assert res.exit_code == 0, res.output
+    assert res.output.count("Your mark, 0 to") == 1            # only the answer written is marked
+    with History() as h:
+        rows = {a.generator: a for a in h.attempts()}
+    assert (rows["question:explain-lora"].status, rows["question:explain-lora"].score) == ("marked", 2.0)
+    assert (rows["question:explain-qkv"].status, rows["question:explain-qkv"].score) == ("blank", 0.0)
