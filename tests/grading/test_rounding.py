@@ -7,11 +7,12 @@ import math
 import numpy as np
 import pytest
 
-from examprep import generators
+from examprep import generators, sheets
 from examprep.answers import check_part
 from examprep.grading import Settings, grade_submission
 from examprep.keys import answer_template
 from examprep.problem import EXACT, Part, Tolerance
+from examprep.sheets.build import instructions
 
 SIGFIGS = Tolerance("sigfigs", 3)           # the default rule: 3 figures, or ±0.001 near zero
 
@@ -159,8 +160,11 @@ def test_each_chain_is_docked_once_where_two_chains_meet():
 
 # ----------------------------------------------------------------------------- the answer file says so
 
-def test_the_answer_file_states_the_once_per_chain_rule_where_figures_are_the_rule(softmax):
+def test_the_answer_file_and_the_sheet_state_the_once_per_chain_rule_where_figures_are_the_rule(softmax):
     assert "carried forward" in answer_template([softmax]).split("student_id")[0]
     exact = generators.build("receptive-field", 1, 1)
     assert all(part.tolerance.rule == "exact" for part in exact.parts)
     assert "rounded answers" not in answer_template([exact])
+    for topic, said in (("softmax-cross-entropy", True), ("receptive-field", False)):
+        printed = " ".join(instructions(sheets.build_sheet(sheets.recipe_from_topics([topic], count=1, difficulty=1), 1)))
+        assert ("rounded to too few figures loses its marks once" in printed) is said, topic
