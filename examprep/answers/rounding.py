@@ -1,10 +1,10 @@
 """Rounding too coarsely, one rule for a number and for every entry of a vector or matrix.
 
-Under a "sigfigs:N" rule an answer (or entry) is *rounded to k figures* (k < N) when it is written
-with at most k significant figures and lies within half a unit in the k-th figure of the expected
-value (either way at a tie: 1.2 and 1.3 are both 1.25 rounded to 2). It earns what any answer
-outside the rule earns (nothing for that entry), and the feedback says so once, naming the figures:
-"entries 1, 3 rounded to 2 significant figures; give 3".
+Under a "sigfigs:N" rule an answer (or entry) is *rounded to k figures* (k < N) when it has k
+significant figures and lies within half a unit in the k-th figure of the expected value (either
+way at a tie: 1.2 and 1.3 are both 1.25 rounded to 2). It earns what any answer outside the rule
+earns (nothing for that entry), and the feedback says so once, naming the figures: "entries 1, 3
+rounded to 2 significant figures; give 3".
 
 The penalty counts once per chain: a part that depends (``Part.depends_on``, through any number of
 steps) on a part already docked for rounding is not docked again. Its rounded entries, of the
@@ -22,8 +22,9 @@ from examprep.problem import Part, Tolerance
 
 
 def rounded_figures(tol: Tolerance, got: Any, want: Any, where: Any = True) -> np.ndarray:
-    """Per entry of ``got`` (same shape as ``want``), the figures k < N it was rounded to, the most
-    that fit; 0 where it is not a coarser rounding of ``want`` (or the rule is not "sigfigs:N").
+    """Per entry of ``got`` (same shape as ``want``), the figures k < N it was rounded to, counted as
+    its shortest decimal shows them ("1e+06" and "1.0" read as 1); 0 where it is not a coarser
+    rounding of ``want`` (or the rule is not "sigfigs:N").
     ``where``: the entries to look at (the others are 0), e.g. those outside the rule."""
     got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
     out = np.zeros(got.shape, dtype=int)
@@ -49,7 +50,7 @@ def _to(k: int) -> Tolerance:
 def _figures(tol: Tolerance, got: float, want: float, n: int) -> int:
     if tol.accepts(got, want):
         return 0                                   # as precise as the rule asks: not rounded too coarsely
-    for k in range(n - 1, 0, -1):
+    for k in range(1, n):
         if float(f"{got:.{k}g}") == got and _to(k).accepts(got, want):    # k figures written, k figures right
             return k
     return 0
