@@ -337,6 +337,10 @@ def _toml_comment(text: str) -> str:
     return " ".join(text.split())
 
 
+# the rule of examprep.answers.rounding, as an answer file states it
+ROUNDING_NOTE = "# Too few figures cost marks once: later parts built on your rounded answers are carried forward."
+
+
 def answer_template(problems: list[Problem], *, title: str = "", student_id: str = "", name: str = "",
                     decimal_comma: bool = False, sheet: str = "") -> str:
     """A TOML answer file for students to fill: one [qN] table per problem, one key per part,
@@ -356,6 +360,7 @@ def answer_template(problems: list[Problem], *, title: str = "", student_id: str
                ["# Fill in each answer between the quotes. Numbers: 0.245, -0.5, 1/3, 2e-3, 50%;",
                 "# exact forms: e^2/(1+e^2), ln 2, sqrt(2)/2; vectors [0.1, 0.2, 0.7]; matrices [[1, 2], [3, 4]].",
                 "# Use a decimal point, not a comma. Leave an answer empty to skip it."]),
+             *([ROUNDING_NOTE] if any(part.tolerance.rule == "sigfigs" for p in problems for part in p.parts) else []),
              *([f"# sheet {sheet}"] if sheet else []), "",
              f"student_id = {json.dumps(student_id, ensure_ascii=False)}",
              f"name = {json.dumps(name, ensure_ascii=False)}", ""]

@@ -12,7 +12,6 @@ An empty answer is "blank"; one that cannot be read is "unparseable" with the re
 """
 from __future__ import annotations
 
-import math
 from functools import lru_cache
 from typing import Any
 
@@ -22,6 +21,7 @@ from examprep.answers.evaluate import evaluate, has_names
 from examprep.answers.numeric import APPROX_RTOL, has_decimal
 from examprep.answers.parse import parse_text
 from examprep.answers.read import is_blank, norm_choice, parse_answer
+from examprep.answers.rounding import counted_text, figures_text, rounded_figures
 from examprep.answers.result import (STATUSES, Expr, PartResult, ecf_text, ecf_value, result, shape_feedback,
                                      to_array, where_text)
 from examprep.answers.symbolic import assumed_positive, equivalent
@@ -32,34 +32,26 @@ from examprep.problem import Part, Tolerance
 __all__ = ["STATUSES", "Expr", "PartResult", "check_part", "parse_answer", "rule_text"]
 
 
-def _round_sig(x: float, k: int) -> float:
-    if x == 0 or not math.isfinite(x):
-        return x
-    return round(x, -int(math.floor(math.log10(abs(x)))) + k - 1)
-
-
 def _diagnose_scalar(tol: Tolerance, got: float, want: float) -> str:
     if want != 0 and abs(got + want) <= 1e-9 * abs(want) + bounds(tol, np.array([want]))[0]:
         return "the sign is wrong"
     if want != 0 and abs(got - 100 * want) <= 100 * bounds(tol, np.array([want]))[0]:
         return "100 times too large — a percentage? Give the fraction (0.25, not 25)"
-    if tol.rule == "sigfigs":
-        full = _round_sig(want, int(tol.value))
-        for k in range(1, int(tol.value)):
-            short = _round_sig(want, k)
-            if abs(got - short) <= 1e-9 * max(1.0, abs(want)) and short != full:
-                return f"rounded to {k} significant figure{'s' if k > 1 else ''}; give {int(tol.value)}"
-    return ""
+    k = rounded_figures(tol, got, want)
+    return figures_text(k, int(tol.value)) if k else ""
 
 
 def check_part(part: Part, raw: Any, earlier: dict[str, Any] | None = None, *, ecf: bool = True,
-               ecf_credit: float = 1.0, tolerance: Tolerance | None = None) -> PartResult:
+               ecf_credit: float = 1.0, tolerance: Tolerance | None = None, rounding_counted: str = "") -> PartResult:
     """Grade one raw answer to ``part``.
 
     earlier: {part id: the student's parsed answer} of earlier parts, for error carried forward
     through ``part.ecf_rule`` (a part the student left blank should map to its expected value).
     ecf: whether to give carried-forward credit; ecf_credit: the fraction of the points it earns.
     tolerance: overrides the part's own tolerance (per-part or per-run settings).
+    rounding_counted: the earlier part of this part's chain already docked for rounding too coarsely
+    (answers.rounding.RoundingChain), "" when none: with ECF on, entries rounded the same way are
+    carried forward here, not docked again.
     Never raises for a bad answer: it becomes status "unparseable" with the reason as feedback.
     """
     if part.kind == "written":
@@ -81,7 +73,8 @@ def check_part(part: Part, raw: Any, earlier: dict[str, Any] | None = None, *, e
         return check_strict(part, raw, value, tol, rule, earlier if ecf else None, ecf_credit)
     if part.kind == "expression":
         return _check_expression(part, value, rule, raw, tol)
-    return _check_numeric(part, value, rule, raw, tol, earlier if ecf else None, ecf_credit, prep)
+    return _check_numeric(part, value, rule, raw, tol, earlier if ecf else None, ecf_credit, prep,
+                          rounding_counted if ecf else "")
 
 
 PENDING_FEEDBACK = "to be marked by hand"
@@ -184,10 +177,10 @@ def _equivalent_text(how: str, assumed: tuple[str, ...] = ()) -> tuple[str, str]
 
 
 def _check_numeric(part: Part, value: Any, rule: str, raw: Any, tol: Tolerance, earlier: dict[str, Any] | None,
-                   ecf_credit: float, prep: Prepared) -> PartResult:
+                   ecf_credit: float, prep: Prepared, rounding_counted: str = "") -> PartResult:
     integer = part.kind == "integer"
     if not isinstance(value, list) and not isinstance(part.expected, list):
-        return _check_scalar(part, value, rule, raw, tol, earlier, ecf_credit, integer)
+        return _check_scalar(part, value, rule, raw, tol, earlier, ecf_credit, integer, rounding_counted)
     got = np.asarray(value, dtype=float)
     want = prep.want
     ok = within(got, want, prep.want_ok_bounds) if got.shape == want.shape else None
@@ -210,32 +203,56 @@ def _check_numeric(part: Part, value: Any, rule: str, raw: Any, tol: Tolerance, 
             mv, limit = mv.reshape(got.shape), limit.reshape(got.shape)   # a one-number mistake ("the inner product")
         if mv.shape == got.shape and bool(within(got, mv, limit).all()):
             return result(part, "misconception", m.credit * part.points, value, m.explanation, rule, raw, m)
+    # the entries each reference (the key, the carried-forward value) gets right, and those it gets rounded
+    refs = [(r, r_ok, rounded_figures(tol, got, r, ~r_ok)) for r, r_ok in ((want, ok), (ecf_val, ecf_ok))
+            if r_ok is not None]
+    if rounding_counted:                # the rounding was docked earlier in the chain: not again
+        for _, r_ok, rounded in refs:
+            if bool((r_ok | (rounded > 0)).all()):
+                return result(part, "ecf", ecf_credit * part.points, value,
+                              counted_text(rounding_counted, ecf_credit), rule, raw,
+                              ecf_from=tuple(part.depends_on))
     if ok is None:
         return result(part, "wrong", 0, value, shape_feedback(want.shape, got.shape, raw), rule, raw)
-    frac = float(ok.mean())
-    score = frac * part.points
-    if ecf_ok is not None and ecf_credit * float(ecf_ok.mean()) * part.points > score:
-        score = ecf_credit * float(ecf_ok.mean()) * part.points
-        ok = ecf_ok
+    # per entry: 1 when right, the carried-forward credit when a carried-forward value is (or, past a
+    # rounding already counted, when rounded), 0 otherwise; the better of the two references counts
+    best = None
+    for i, (_, r_ok, rounded) in enumerate(refs):
+        credit = np.where(r_ok, 1.0 if i == 0 else ecf_credit, 0.0)
+        if rounding_counted:
+            credit = np.where(rounded > 0, ecf_credit, credit)
+        if best is None or float(credit.mean()) > float(best[0].mean()):
+            best = (credit, r_ok, rounded)
+    credit, ok, rounded = best
+    score = float(credit.mean()) * part.points
     n_ok, n = int(ok.sum()), ok.size
-    bad = [where_text(tuple(int(i) for i in idx)) for idx in np.argwhere(~ok)]
-    where = ", ".join(bad[:4]) + (", …" if len(bad) > 4 else "")
-    feedback = f"{n_ok} of {n} entries right; check entr{'y' if len(bad) == 1 else 'ies'} {where}"
+
+    def where(mask: np.ndarray) -> tuple[str, str]:
+        bad = [where_text(tuple(int(i) for i in idx)) for idx in np.argwhere(mask)]
+        return "entry" if len(bad) == 1 else "entries", ", ".join(bad[:4]) + (", …" if len(bad) > 4 else "")
+
+    said = []
+    if rounded.any():
+        said.append("{} {} ".format(*where(rounded > 0)) + figures_text(rounded, int(tol.value), rounding_counted))
+    if (~ok & (rounded == 0)).any():
+        said.append("check {} {}".format(*where(~ok & (rounded == 0))))
+    feedback = (f"{n_ok} of {n} entries right; " if n_ok else "") + "; ".join(said)
     if got.ndim == 2 and got.shape[0] == got.shape[1] and bool(entries_ok(tol, got.T, want, integer).all()):
         feedback = "transposed: rows and columns are swapped"
-    elif n_ok == 0:
+    elif n_ok == 0 and not rounded.any():
         feedback = "no entry is right"
         if bool(entries_ok(tol, -got, want, integer).all()):
             feedback = "every sign is wrong"
-    return result(part, "wrong", score, value, feedback, rule, raw)
+    return result(part, "wrong", score, value, feedback, rule, raw, rounded=bool(rounded.any()) and not rounding_counted)
 
 
 def _check_scalar(part: Part, value: Any, rule: str, raw: Any, tol: Tolerance, earlier: dict[str, Any] | None,
-                  ecf_credit: float, integer: bool) -> PartResult:
+                  ecf_credit: float, integer: bool, rounding_counted: str = "") -> PartResult:
     want = float(part.expected) if not integer else part.expected
     got = value
     if scalar_ok(tol, got, want, integer):
         return result(part, "correct", part.points, value, "correct", rule, raw)
+    e = None
     if earlier is not None and part.ecf_rule is not None:
         ecf_val = ecf_value(part, earlier)
         if ecf_val is not None and ecf_val.size == 1:
@@ -254,10 +271,14 @@ def _check_scalar(part: Part, value: Any, rule: str, raw: Any, tol: Tolerance, e
             mv = float(flat[0])
         if isinstance(mv, (int, float)) and not isinstance(mv, bool) and scalar_ok(tol, got, mv, integer):
             return result(part, "misconception", m.credit * part.points, value, m.explanation, rule, raw, m)
+    if rounding_counted and not integer and any(rounded_figures(tol, float(got), float(r)) for r in (want, e)
+                                                  if r is not None):
+        return result(part, "ecf", ecf_credit * part.points, value, counted_text(rounding_counted, ecf_credit),
+                      rule, raw, ecf_from=tuple(part.depends_on))
     if integer and isinstance(got, float):
         return result(part, "wrong", 0, value, f"expected a whole number, not {got:g}", rule, raw)
     feedback = _diagnose_scalar(tol, float(got), float(want)) or _not_right(tol, integer)
-    return result(part, "wrong", 0, value, feedback, rule, raw)
+    return result(part, "wrong", 0, value, feedback, rule, raw, rounded=feedback.startswith("rounded to"))
 
 
 def _not_right(tol: Tolerance, integer: bool) -> str:

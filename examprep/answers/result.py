@@ -43,6 +43,8 @@ class PartResult:
     ecf_from: the earlier parts whose (student) values a carried-forward check used.
     note: for a correct answer, what a student should know about how it was accepted ("accepted as
     a decimal approximation…", "taking x as positive…"); "" otherwise. Reports show it.
+    rounded: docked for rounding too coarsely (examprep.answers.rounding): the later parts of its
+    chain are not docked for it again.
     """
 
     part_id: str
@@ -56,6 +58,7 @@ class PartResult:
     raw: Any = None
     ecf_from: tuple[str, ...] = ()
     note: str = ""
+    rounded: bool = False
 
     @property
     def full_marks(self) -> bool:
@@ -141,6 +144,7 @@ def ecf_text(part: Part, credit: float) -> str:
 
 
 def result(part: Part, status: str, score: float, value: Any, feedback: str, rule: str, raw: Any,
-            misconception: Misconception | None = None, ecf_from: tuple[str, ...] = (), note: str = "") -> PartResult:
+            misconception: Misconception | None = None, ecf_from: tuple[str, ...] = (), note: str = "",
+            rounded: bool = False) -> PartResult:
     return PartResult(part.id, status, float(score), float(part.points), value, misconception, feedback, rule, raw,
-                      ecf_from, note)
+                      ecf_from, note, rounded)

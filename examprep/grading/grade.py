@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from examprep.answers import PartResult, check_part
+from examprep.answers.rounding import RoundingChain
 from examprep.problem import Problem, Tolerance
 
 
@@ -144,12 +145,15 @@ def grade_submission(problems: list[Problem], answers: dict[str, Any], *, studen
     results = []
     for n, problem in enumerate(problems, 1):
         earlier: dict[str, Any] = {}
+        rounding = RoundingChain(problem.parts)      # rounding too coarsely is docked once per chain
         parts = []
         for part in problem.parts:
             addr = address(n, part.id)
             known.append(addr)
             r = check_part(part, flat.get(addr), earlier, ecf=settings.ecf and id(part) not in settings.ecf_off,
-                           ecf_credit=settings.ecf_credit, tolerance=settings.tolerance_for(n, part.id, part.kind))
+                           ecf_credit=settings.ecf_credit, tolerance=settings.tolerance_for(n, part.id, part.kind),
+                           rounding_counted=rounding.counted_for(part))
+            rounding.after(part, r)
             # later parts recompute from the student's own value; a blank or unreadable answer
             # stands in with the key's, so one gap does not break the chain after it
             earlier[part.id] = r.value if r.status not in ("blank", "unparseable") else part.expected

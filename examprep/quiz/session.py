@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from examprep.history import Attempt, History
 from examprep.problem import Part, Problem
@@ -33,12 +33,17 @@ from examprep.quiz.prompt import COMMANDS, Quit, Terminal, TimeUp
 from examprep.quiz.views import (answer_sheet, concept_explanation, exam_header, fmt_clock, model_answer_view,
                                  part_feedback, problem_panel, problem_result)
 
-def check(part: Part, raw: str, earlier: dict[str, Any]) -> Any:
+if TYPE_CHECKING:
+    from examprep.answers.rounding import RoundingChain
+
+
+def check(part: Part, raw: str, earlier: dict[str, Any], rounding_counted: str = "") -> Any:
     """The grading engine's verdict on one typed answer (error carried forward from the earlier
-    parts' answers). Raises AnswerParseError when the text cannot be read."""
+    parts' answers; rounding_counted as check_part's). Raises AnswerParseError when the text
+    cannot be read."""
     from examprep.answers import check_part
 
-    return check_part(part, raw, earlier, ecf=True)
+    return check_part(part, raw, earlier, ecf=True, rounding_counted=rounding_counted)
 
 
 def parse_only(part: Part, raw: str) -> Any:
@@ -187,15 +192,17 @@ class Session:
         return self.finish(outcomes, ended)
 
     def practise(self, outcome: ProblemOutcome) -> None:
+        from examprep.answers.rounding import RoundingChain
         from examprep.render import terminal
 
         problem = outcome.problem
         self.term.show(problem_panel(problem, outcome.number))
         earlier: dict[str, Any] = {}
+        rounding = RoundingChain(problem.parts)          # as `examprep grade`: docked once per chain
         started = self.clock()
         try:
             for i, part in enumerate(problem.parts):
-                result = self.answer_part(outcome, i, part, earlier)
+                result = self.answer_part(outcome, i, part, earlier, rounding)
                 if result == "revealed":
                     terminal.print_worked_solution(problem, self.term.console)
                     now = self.clock()
@@ -225,7 +232,8 @@ class Session:
                 raise Quit()
             self.term.show(f"Type Enter, s or q (got {cmd!r}).", style="yellow", markup=False)
 
-    def answer_part(self, outcome: ProblemOutcome, index: int, part: Part, earlier: dict[str, Any]) -> str:
+    def answer_part(self, outcome: ProblemOutcome, index: int, part: Part, earlier: dict[str, Any],
+                    rounding: RoundingChain | None = None) -> str:
         """Prompt for one part until it is answered, skipped or revealed; record it."""
         from examprep.answers import AnswerParseError
 
@@ -259,7 +267,7 @@ class Session:
             if part.kind == "written":
                 return self.self_mark(outcome, part, raw, t0, hints)
             try:
-                result = check(part, raw, earlier)
+                result = check(part, raw, earlier, rounding.counted_for(part) if rounding else "")
             except AnswerParseError as err:
                 self.term.show(f"Cannot read that: {err}. Try again (this does not count).", style="yellow", markup=False)
                 continue
@@ -270,6 +278,8 @@ class Session:
                 continue
             if getattr(result, "value", None) is not None:
                 earlier[part.id] = result.value
+            if rounding:
+                rounding.after(part, result)
             mis = getattr(result, "misconception", None)
             po = PartOutcome(part, raw, result.status, float(result.score), misconception=mis.id if mis else None,
                              explanation=mis.explanation if mis else "", feedback=getattr(result, "feedback", "") or "",
