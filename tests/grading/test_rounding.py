@@ -88,7 +88,7 @@ def test_no_rounding_rule_where_the_part_is_exact_or_a_whole_number():
     exact = check_part(vector([0.2447, 0.0900, 0.6652], EXACT), "[0.24, 0.090, 0.67]")
     assert exact.feedback == "1 of 3 entries right; check entries 1, 3"
     count = Part("n", "n", "integer", 1234, tolerance=EXACT)
-    assert check_part(count, "1200").feedback == "not within the tolerance"
+    assert check_part(count, "1200").feedback == "not the right whole number"
     assert check_part(number(0.6652, Tolerance("decimals", 3)), "0.67").feedback == "not within the tolerance"
 
 
