@@ -206,8 +206,10 @@ class Misconception:
         return Misconception(d["id"], d["value"], d["explanation"], d.get("credit", 0.0))
 
 
-# A tensor shape's form in a template, by its number of dimensions: the axes and an example
-_SHAPE_AXES = {1: ("F", "864"), 2: ("rows×columns", "8×32"), 3: ("C×H×W", "3×28×28"), 4: ("N×C×H×W", "2×3×28×28")}
+# A tensor shape's form in a template, by its number of dimensions: the axes and an example (one that
+# no built-in problem has as an answer: 337 is no C·H·W of a square map, no query or score matrix has 7
+# rows and 12 columns, no layer outputs 3 channels)
+_SHAPE_AXES = {1: ("F", "337"), 2: ("rows×columns", "7×12"), 3: ("C×H×W", "3×28×28"), 4: ("N×C×H×W", "2×3×28×28")}
 
 
 def shape_form(ndim: int | None) -> str:
@@ -300,8 +302,9 @@ class Part:
     model_answer: str = ""                    # a "written" part's model answer
     rubric: tuple[str, ...] = ()              # and how its points are given, one line per point or group
     # a vector part whose answer is one tensor shape (its solve topic declares it: Topic.shapes), so
-    # 10×26×26 and 10, 26, 26 read as [10, 26, 26]; set by examprep.generators.mark_shapes for built-in
-    # problems (old keys too: a built-in Problem is never changed for it), stored in a key where set
+    # 10×26×26 and 10, 26, 26 read as [10, 26, 26]. Never stored (a Problem's JSON, and so every key and
+    # every reader of one, stays as it was): examprep.generators.mark_shapes sets it from the solve
+    # tables on a fresh Problem and on every key read, old keys too
     tensor_shape: bool = field(default=False, compare=False)
 
     @property
@@ -363,8 +366,6 @@ class Part:
                 "depends_on": self.depends_on, "hint": self.hint}
         if self.kind == "written":            # only written parts carry these: other keys stay byte-identical
             out |= {"model_answer": self.model_answer, "rubric": list(self.rubric)}
-        if self.tensor_shape:
-            out["tensor_shape"] = True
         return out
 
     @staticmethod
@@ -381,8 +382,7 @@ class Part:
                     variables=tuple(variables), choices=tuple(d.get("choices", ())),
                     misconceptions=tuple(Misconception.from_dict(m) for m in d.get("misconceptions", ())),
                     ecf_rule=EcfRule.from_dict(d["recipe"]) if d.get("recipe") else None, hint=d.get("hint", ""),
-                    domains=domains, model_answer=d.get("model_answer", ""), rubric=tuple(d.get("rubric", ())),
-                    tensor_shape=d.get("tensor_shape") is True)
+                    domains=domains, model_answer=d.get("model_answer", ""), rubric=tuple(d.get("rubric", ())))
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import numpy as np
 from examprep.authoring.question import MAX_TRIES, QuestionError, QuestionSpec, draws, substitute
 from examprep.document import Matrix, Text
 from examprep.errors import ParamError
-from examprep.problem import EXACT, SIGFIGS3, Misconception, Part, Problem, SolutionStep
+from examprep.problem import EXACT, SIGFIGS3, EcfRule, Misconception, Part, Problem, SolutionStep
 
 
 def _is_array(v: Any) -> bool:
@@ -154,9 +154,12 @@ def _make_problem(spec: Any, seed: int, values: dict[str, Any]) -> tuple[Problem
                 continue
             kept.append(Misconception(m.id, v, m.explanation))
         rule = solve.ecf(spec.topic, ps.answer, full, trace, asked, jsonable)
+        is_shape = kind_name == "vector" and ps.answer in topic.shapes
+        if is_shape and rule is None:
+            # the topic's own recipe for the answer: how a key read later links the part to it (a shape)
+            rule = EcfRule(f"solve:{spec.topic}", jsonable(given), ps.answer)
         parts.append(Part(ps.id, prompt, kind_name, expected, tolerance=tol, points=ps.points, minutes=ps.minutes,
-                          shape=shape, misconceptions=tuple(kept), ecf_rule=rule, hint=ps.hint,
-                          tensor_shape=kind_name == "vector" and ps.answer in topic.shapes))
+                          shape=shape, misconceptions=tuple(kept), ecf_rule=rule, hint=ps.hint, tensor_shape=is_shape))
     if spec.topic is not None:
         for st in solve.steps_of(topic.steps(full, trace)):
             owner = next((asked[a] for a in st.values if a in asked), None)
