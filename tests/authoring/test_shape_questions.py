@@ -115,3 +115,14 @@ def test_generate_and_sheet_refuse_what_check_calls_not_usable(tmp_path):
     sheet = run("sheet", "--recipe", recipe, "--format", "md", "--out", tmp_path / "out")
     assert sheet.exit_code == 2 and because in sheet.text, sheet.output
     assert not (tmp_path / "out" / "key.json").exists()
+
+
+def test_an_lms_export_of_a_list_of_shapes_is_refused_naming_the_part(tmp_path):
+    path = tmp_path / "net.toml"
+    path.write_text(NETWORK, encoding="utf-8")
+    recipe = tmp_path / "recipe.toml"
+    recipe.write_text(f'[sheet]\ntitle = "Q"\n\n[[problem]]\nquestion = {json.dumps(str(path))}\n', encoding="utf-8")
+    res = run("sheet", "--recipe", recipe, "--format", "md,moodle", "--out", tmp_path / "out")
+    assert res.exit_code == 2 and "--format moodle: q1.output_shapes asks a list of shapes" in res.text, res.output
+    assert not (tmp_path / "out").exists()
+    assert run("sheet", "--recipe", recipe, "--format", "md", "--out", tmp_path / "out").exit_code == 0
