@@ -18,12 +18,13 @@ NETWORK = '''[question]
 id = "net-table"
 title = "Shapes through a small CNN"
 solve = "network-shapes"
-text = "A network reads one {input_shape} image: conv2d with {filters} filters 5×5 and padding 1, ReLU, 2×2 max-pool, flatten, linear."
+text = "Image {input_shape}, batch of {filters}: conv2d 6 filters 5×5, padding 1, ReLU, max-pool, flatten, linear."
 
 [question.params]
 filters = { integers = [4, 8] }
 input_shape = [1, 28, 28]
-layers = [{type = "conv2d", out_channels = 6, kernel_size = 5, padding = 1}, {type = "relu"}, {type = "max-pool", kernel_size = 2}, {type = "flatten"}, {type = "linear", out_features = 10}]
+layers = [{type = "conv2d", out_channels = 6, kernel_size = 5, padding = 1}, {type = "relu"},
+          {type = "max-pool", kernel_size = 2}, {type = "flatten"}, {type = "linear", out_features = 10}]
 
 [[question.part]]
 answer = "output_shapes"
