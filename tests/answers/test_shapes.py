@@ -31,6 +31,17 @@ def test_the_solve_tables_declare_the_shape_answers_once():
         assert set(t.shapes) | set(t.shape_lists) <= set(t.answers), t.name
 
 
+def test_an_author_sees_which_answers_are_shapes():
+    from typer.testing import CliRunner
+
+    from examprep.cli import app
+
+    listed = CliRunner().invoke(app, ["solve", "--list", "network-shapes"], env={"COLUMNS": "100"}).output
+    assert "output_shapes  a list of shapes (3×28×28; 864)" in listed
+    listed = CliRunner().invoke(app, ["solve", "--list", "multi-head-shapes"], env={"COLUMNS": "100"}).output
+    assert "query_shape  a shape (10×26×26)" in listed and "\n  d_k\n" in listed
+
+
 @pytest.mark.parametrize("name, level, ids", [
     ("network-shapes", 1, {"conv2d_shape", "max_pool_shape", "flatten_shape"}),
     ("network-shapes", 3, {"conv2d_1_shape", "conv2d_2_shape", "conv2d_3_shape", "max_pool_shape",
