@@ -127,3 +127,13 @@ def test_an_lms_export_of_a_list_of_shapes_is_refused_naming_the_part(tmp_path):
     assert res.exit_code == 2 and "--format moodle: q1.output_shapes asks a list of shapes" in res.text, res.output
     assert not (tmp_path / "out").exists()
     assert run("sheet", "--recipe", recipe, "--format", "md", "--out", tmp_path / "out").exit_code == 0
+
+
+def test_a_one_layer_network_asks_a_list_of_one_shape_not_a_one_by_three_matrix(tmp_path):
+    path = tmp_path / "one.toml"
+    one = NETWORK.split("layers = ")[0] + 'layers = [{type = "conv2d", out_channels = 6, kernel_size = 5, padding = 1}]\n'
+    path.write_text(one + NETWORK.split("linear\", out_features = 10}]\n")[1], encoding="utf-8")
+    part = build_question(load_question(str(path)), 0).parts[0]
+    assert (part.kind, part.expected) == ("shapes", [[6, 26, 26]])
+    assert "[[" not in part.form() and "matrix" not in part.form()
+    assert check_part(part, "6×26×26", {}).status == "correct"
