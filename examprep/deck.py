@@ -137,7 +137,8 @@ def build_package(*, topics: list[str] | None = None, sections: list[str] | None
         deck = genanki.Deck(deck_id(name), name, description=f"{gen.title} — {gen.syllabus}")
         for k in range(problems):
             level = difficulty if difficulty is not None else gen.levels[k % len(gen.levels)]
-            problem = generators.build(gen.name, seed + k, level, calculator_free and gen.calculator_free)
+            problem = generators.mark_shapes(generators.build(gen.name, seed + k, level,
+                                                              calculator_free and gen.calculator_free))
             summary.levels.add(level)
             figures = solution_extras([problem]).get(0, [])
             deck.add_note(genanki.Note(model=problem_model,

@@ -119,6 +119,16 @@ def read_key(path: str | Path) -> Key:
     except (KeyError, TypeError, ValueError, AttributeError) as err:
         raise KeyFileError(f"{p}: damaged key ({type(err).__name__}: {err})") from None
     _check_parts(key, p)
+    return _marked(key)
+
+
+def _marked(key: Key) -> Key:
+    """The key with its tensor-shape parts marked from the solve tables (a key written before they
+    were, too: its exam can be regraded with 10×26×26 read as a shape)."""
+    from examprep.generators import mark_shapes
+
+    key.problems = [mark_shapes(problem) for problem in key.problems]
+    key.variants = {sid: [mark_shapes(problem) for problem in ps] for sid, ps in key.variants.items()}
     return key
 
 
@@ -273,6 +283,8 @@ def _check_part(part: dict, where: str) -> None:
         got = [len(expected)] if depth == 1 else [len(expected), len(expected[0])]
         if shape is not None and shape != got:
             raise KeyFileError(f"{where}: expected has shape {got}, but shape says {shape}")
+    if kind == "shapes" and not (isinstance(expected, list) and expected and all(_is_array(s, 1) for s in expected)):
+        raise KeyFileError(f"{where}: expected must be a list of shapes (lists of whole numbers), got {_shown(expected)}")
     if kind in ("expression", "choice") and not (isinstance(expected, str) and expected.strip()):
         raise KeyFileError(f"{where}: expected must be non-empty text, got {_shown(expected)}")
     choices = part.get("choices", [])

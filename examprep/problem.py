@@ -14,9 +14,11 @@ from typing import Any
 
 from examprep.document import Block, blocks_from_list, blocks_to_list
 
-KINDS = ("number", "integer", "vector", "matrix", "expression", "choice", "written")
+KINDS = ("number", "integer", "vector", "matrix", "expression", "choice", "written", "shapes")
 # A "written" part is answered in words and marked by hand: it has no expected value, but a model
-# answer and a rubric (both printed in the solutions and the key).
+# answer and a rubric (both printed in the solutions and the key). A "shapes" part asks a list of
+# tensor shapes, one per layer, of different lengths ([[3, 28, 28], [6, 24, 24], [864]]), written
+# 3×28×28; 6×24×24; 864.
 # The sign a part's variable may take; equivalence is checked there (sample points and sympy's
 # assumptions). "positive", the default, suits probabilities, sizes and rates.
 DOMAINS = ("positive", "real", "negative")
@@ -204,6 +206,18 @@ class Misconception:
         return Misconception(d["id"], d["value"], d["explanation"], d.get("credit", 0.0))
 
 
+# A tensor shape's form in a template, by its number of dimensions: the axes and an example (one that
+# no built-in problem has as an answer: 337 is no C·H·W of a square map, no query or score matrix has 7
+# rows and 12 columns, no layer outputs 3 channels)
+_SHAPE_AXES = {1: ("F", "337"), 2: ("rows×columns", "7×12"), 3: ("C×H×W", "3×28×28"), 4: ("N×C×H×W", "2×3×28×28")}
+
+
+def shape_form(ndim: int | None) -> str:
+    """How to write a tensor shape of ``ndim`` dimensions: "shape C×H×W, e.g. 3×28×28"."""
+    axes, example = _SHAPE_AXES.get(ndim or 0, (f"of {ndim} dimensions", "×".join(["2"] * (ndim or 2))))
+    return f"shape {axes}, e.g. {example}"
+
+
 def _matrix_pattern(rows: int, cols: int) -> str:
     """The shape of an answer in letters: 2×3 → [[a, b, c], [d, e, f]]; more than three rows or
     columns → the first two, then …"""
@@ -287,6 +301,11 @@ class Part:
     domains: tuple[tuple[str, str], ...] = ()
     model_answer: str = ""                    # a "written" part's model answer
     rubric: tuple[str, ...] = ()              # and how its points are given, one line per point or group
+    # a vector part whose answer is one tensor shape (its solve topic declares it: Topic.shapes), so
+    # 10×26×26 and 10, 26, 26 read as [10, 26, 26]. Never stored (a Problem's JSON, and so every key and
+    # every reader of one, stays as it was): examprep.generators.mark_shapes sets it from the solve
+    # tables on a fresh Problem and on every key read, old keys too
+    tensor_shape: bool = field(default=False, compare=False)
 
     @property
     def written(self) -> bool:
@@ -319,8 +338,12 @@ class Part:
             if not self.shape or len(self.shape) != 2:
                 return "matrix [[a, b], [c, d]]"
             return f"{self.shape[0]}×{self.shape[1]} matrix {_matrix_pattern(*self.shape)}"
+        if self.kind == "vector" and self.tensor_shape:
+            return shape_form(self.shape[0] if self.shape else None)
         if self.kind == "vector":
             return f"vector of {self.shape[0] if self.shape else '?'} [a, b, …]"
+        if self.kind == "shapes":
+            return "shapes, one per layer, separated by ';', e.g. 3×28×28; 6×24×24; 864"
         if self.kind == "integer":
             return "integer"
         if self.kind == "expression":

@@ -24,6 +24,7 @@ from examprep.answers.read import is_blank, norm_choice, parse_answer
 from examprep.answers.rounding import counted_text, figures_text, rounded_figures
 from examprep.answers.result import (STATUSES, Expr, PartResult, ecf_text, ecf_value, result, shape_feedback,
                                      to_array, where_text)
+from examprep.answers.shapes import check_shapes
 from examprep.answers.symbolic import assumed_positive, equivalent
 from examprep.answers.tokens import AnswerParseError
 from examprep.answers.tolerances import Prepared, bounds, entries_ok, prepared, rule_text, scalar_ok, within
@@ -57,6 +58,10 @@ def check_part(part: Part, raw: Any, earlier: dict[str, Any] | None = None, *, e
     if part.kind == "written":
         return written_result(part, raw)
     tol = tolerance or part.tolerance
+    if part.kind == "shapes":                  # shapes of different lengths: no array to compare, shape by shape
+        shapes_rule = rule_text(part, tol)
+        return (result(part, "blank", 0, None, "no answer", shapes_rule, raw) if is_blank(raw)
+                else check_shapes(part, raw, shapes_rule))
     prep = prepared(part, tol)
     rule = prep.rule
     if is_blank(raw):

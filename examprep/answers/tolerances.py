@@ -15,6 +15,8 @@ def rule_text(part: Part, tolerance: Tolerance | None = None) -> str:
         return "the one correct choice"
     if part.kind == "written":
         return "marked by hand against the rubric"
+    if part.kind == "shapes" or part.tensor_shape:
+        return "exactly (whole numbers)"
     if part.kind == "expression":
         if tol.rule == "exact" or part.variables:
             signs = ", ".join(f"{v} {d}" for v, d in part.domains)

@@ -11,7 +11,7 @@ import numpy as np
 from examprep.authoring.question import MAX_TRIES, QuestionError, QuestionSpec, draws, substitute
 from examprep.document import Matrix, Text
 from examprep.errors import ParamError
-from examprep.problem import EXACT, SIGFIGS3, Misconception, Part, Problem, SolutionStep
+from examprep.problem import EXACT, SIGFIGS3, EcfRule, Misconception, Part, Problem, SolutionStep
 
 
 def _is_array(v: Any) -> bool:
@@ -120,6 +120,9 @@ def _make_problem(spec: Any, seed: int, values: dict[str, Any]) -> tuple[Problem
             raise QuestionError(f"{spec.source}:{ps.line or ''}: part {ps.id}: {spec.topic} gives no {ps.answer!r} "
                                 f"for these parameters (it gives {', '.join(sorted(answers_here))})".replace(":: ", ": "))
         value = trace[ps.answer]
+        if ps.answer in topic.shape_lists:              # a list of shapes, one per layer (lengths may differ)
+            parts.append(_shapes_part(ps, prompt, value, known))
+            continue
         kind = _kind(value)
         if kind is None:
             notes.append((ps.id, f"cannot be graded: {ps.answer} is not a number, vector or matrix"))
@@ -151,8 +154,12 @@ def _make_problem(spec: Any, seed: int, values: dict[str, Any]) -> tuple[Problem
                 continue
             kept.append(Misconception(m.id, v, m.explanation))
         rule = solve.ecf(spec.topic, ps.answer, full, trace, asked, jsonable)
+        is_shape = kind_name == "vector" and ps.answer in topic.shapes
+        if is_shape and rule is None:
+            # the topic's own recipe for the answer: how a key read later links the part to it (a shape)
+            rule = EcfRule(f"solve:{spec.topic}", jsonable(given), ps.answer)
         parts.append(Part(ps.id, prompt, kind_name, expected, tolerance=tol, points=ps.points, minutes=ps.minutes,
-                          shape=shape, misconceptions=tuple(kept), ecf_rule=rule, hint=ps.hint))
+                          shape=shape, misconceptions=tuple(kept), ecf_rule=rule, hint=ps.hint, tensor_shape=is_shape))
     if spec.topic is not None:
         for st in solve.steps_of(topic.steps(full, trace)):
             owner = next((asked[a] for a in st.values if a in asked), None)
@@ -170,6 +177,21 @@ def _make_problem(spec: Any, seed: int, values: dict[str, Any]) -> tuple[Problem
     return problem, notes
 
 
+def _shapes_part(ps: Any, prompt: str, value: Any, known: Any) -> Part:
+    """A part asking a whole list of shapes (Topic.shape_lists): kind "shapes", each shape exact, with
+    the table's mistakes that give another list."""
+    from examprep.solve.contract import jsonable
+
+    def shapes(v: Any) -> list[list[int]]:
+        return [[int(s) for s in shape] for shape in jsonable(v)]
+
+    expected = shapes(value)
+    mistakes = tuple(Misconception(m.id, shapes(m.value), m.explanation) for m in known.of(ps.answer)
+                     if shapes(m.value) != expected)
+    return Part(ps.id, prompt, "shapes", expected, tolerance=EXACT, points=ps.points, minutes=ps.minutes,
+                misconceptions=mistakes, hint=ps.hint)
+
+
 def _short(v: Any, n: int = 50) -> str:
     """A value in a check's message: numbers to 4 significant figures, cut at ``n`` characters."""
     from examprep.generators import nice
@@ -184,8 +206,16 @@ def _short(v: Any, n: int = 50) -> str:
 
 
 def build_question(spec: QuestionSpec, seed: int) -> Any:
-    """The Problem of the question for ``seed`` (bit for bit the same for the same file and seed)."""
-    return draft(spec, seed)[0]
+    """The Problem of the question for ``seed`` (bit for bit the same for the same file and seed).
+    QuestionError for a part that cannot be graded, with the line and words `examprep check` uses:
+    generate, sheet and the quiz refuse what check calls not usable."""
+    problem, notes = draft(spec, seed)
+    lines = {p.id: p.line for p in spec.parts}
+    for part_id, note in notes:
+        if note.startswith("cannot be graded"):
+            where = f"{spec.source}:{lines[part_id]}" if lines.get(part_id) else spec.at("solve")
+            raise QuestionError(f"{where}: part {part_id}: {note} (seed {seed}); `examprep check` says not usable")
+    return problem
 
 
 def draft(spec: QuestionSpec, seed: int) -> tuple[Any, list[tuple[str, str]]]:
@@ -227,6 +257,15 @@ def build_many(topics: list[str], *, seed: int, count: int = 1, difficulty: int 
     from examprep.authoring.question import load_question
 
     files = {t: load_question(t) for t in topics if is_question_file(t)}
+    built = _build_many(files, topics, seed=seed, count=count, difficulty=difficulty, calculator_free=calculator_free,
+                        options=options)
+    return [generators.mark_shapes(p) for p in built]          # tensor-shape parts read and print as shapes
+
+
+def _build_many(files: dict[str, QuestionSpec], topics: list[str], *, seed: int, count: int, difficulty: int,
+                calculator_free: bool, options: dict[str, Any] | None) -> list[Problem]:
+    from examprep import generators
+
     if files and calculator_free:
         raise ParamError("--calculator-free: a question file has no calculator-free variant")
     names = [t for t in topics if not is_question_file(t)]

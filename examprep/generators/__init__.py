@@ -19,7 +19,8 @@ from examprep.generators.framework import (
 from examprep.problem import Problem
 
 __all__ = ["REGISTRY", "Degenerate", "Draft", "Generator", "PinError", "Stream", "all_generators", "build", "build_many",
-           "catalogue_json", "figures", "generator", "get", "get_drawable", "load_all", "nice", "steps_from"]
+           "catalogue_json", "figures", "generator", "get", "get_drawable", "load_all", "mark_shapes", "nice",
+           "steps_from"]
 
 
 def all_generators() -> dict[str, Generator]:
@@ -204,3 +205,42 @@ def figures(problem: Problem) -> list:
     (none for a generator without any, or one this version does not know)."""
     gen = all_generators().get(problem.generator)
     return list(gen.figures(problem)) if gen is not None and gen.figures is not None else []
+
+
+def answer_links(problem: Problem) -> dict[str, tuple[str, str]]:
+    """The solve topic answer each part of ``problem`` asks, where known: part id → (topic, answer),
+    from the part's recipe (``solve:<topic>`` and its ``output``) or, for a part without one, from
+    its generator's declaration (``@generator(answers=...)``). Never guessed from a part's name."""
+    gen = all_generators().get(problem.generator)
+    declared = gen.answers(problem) if gen is not None and gen.answers is not None else {}
+    links: dict[str, tuple[str, str]] = {}
+    for part in problem.parts:
+        rule = part.ecf_rule
+        if rule is not None and rule.op.startswith("solve:") and rule.output:
+            links[part.id] = (rule.op.removeprefix("solve:"), rule.output)
+        elif part.id in declared:
+            links[part.id] = declared[part.id]
+    return links
+
+
+def mark_shapes(problem: Problem) -> Problem:
+    """``problem`` with its tensor-shape parts marked (Part.tensor_shape), as the solve tables declare
+    them (Topic.shapes; an entry of a Topic.shape_lists answer, one layer's shape): a vector part
+    whose answer is a shape reads 10×26×26 and says so in templates. Built-in Problems do not store
+    the mark (their JSON never changes for it): a fresh one and one read from a key, old or new, are
+    marked here alike. The same Problem when nothing changes."""
+    import dataclasses
+
+    from examprep.solve.contract import TOPICS
+
+    links = answer_links(problem)
+    marked = []
+    for part in problem.parts:
+        topic, answer = links.get(part.id, ("", ""))
+        t = TOPICS.get(topic)
+        shape = t is not None and (answer in t.shapes or answer in t.shape_lists)
+        marked.append(dataclasses.replace(part, tensor_shape=True)
+                      if shape and part.kind == "vector" and not part.tensor_shape else part)
+    if all(a is b for a, b in zip(marked, problem.parts)):
+        return problem
+    return dataclasses.replace(problem, parts=marked)

@@ -51,8 +51,13 @@ def _refuse_zero_or_flat(X: list, Z: list, W_Q: list, W_K: list, W_V: list, allo
             raise Degenerate("equal scores over the allowed encoder positions")
 
 
+# the level-1 parts that ask multi-head-shapes' answers (the others carry solve recipes)
+_ANSWERS = {pid: ("multi-head-shapes", pid) for pid in ("scores_shape", "output_shape")}
+
+
 @generator("cross-attention", title="Cross-attention: Q from the decoder, K and V from the encoder",
-           syllabus="Transformer decoder: cross-attention (encoder-decoder attention)", version=1)
+           syllabus="Transformer decoder: cross-attention (encoder-decoder attention)", version=1,
+           answers=lambda problem: _ANSWERS)
 def cross_attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     if difficulty == 1:
         return _roles(rng)

@@ -117,6 +117,9 @@ class Generator:
     requires: tuple[str, ...] = ()     # options the generator needs (e.g. "checkpoint"), given to fn as `options`
     requires_hint: str = ""            # how to get them, shown when they are missing
     figures: Callable[[Problem], list] | None = None     # the figures its worked solution draws (sheets render them)
+    # the solve topic answer each part asks, where the part has no solve recipe saying so: part id →
+    # (topic, answer), from the Problem (its params) alone, so that an old key's parts are linked too
+    answers: Callable[[Problem], dict[str, tuple[str, str]]] | None = None
 
 
 REGISTRY: dict[str, Generator] = {}
@@ -124,14 +127,16 @@ REGISTRY: dict[str, Generator] = {}
 
 def generator(name: str, *, title: str, syllabus: str, version: int = 1, levels: tuple[int, ...] = (1, 2, 3),
               calculator_free: bool = True, requires: tuple[str, ...] = (), requires_hint: str = "",
-              figures: Callable[[Problem], list] | None = None):
+              figures: Callable[[Problem], list] | None = None,
+              answers: Callable[[Problem], dict[str, tuple[str, str]]] | None = None):
     """Register a generator function under ``name``. A generator with ``requires`` (say a trained
     checkpoint) is left out of load_all(), which serves the features that draw topics on their
     own (quiz, sheets, tests); get() and build() still find it. ``figures(problem)`` returns the
-    figures its worked solution draws beside the numbers."""
+    figures its worked solution draws beside the numbers; ``answers(problem)`` the solve topic answer
+    its parts ask (part id → (topic, answer)) where no ``solve:`` recipe says so."""
     def wrap(fn: Callable[..., Draft]) -> Callable[..., Draft]:
         REGISTRY[name] = Generator(name, title, syllabus, version, levels, fn, calculator_free, requires, requires_hint,
-                                   figures)
+                                   figures, answers)
         return fn
     return wrap
 

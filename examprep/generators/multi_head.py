@@ -26,8 +26,12 @@ def _shape(pid: str, prompt: str, value: list, mis: list, ecf_rule: EcfRule | No
                 shape=(2,), misconceptions=tuple(mis), ecf_rule=ecf_rule)
 
 
+_ANSWERS = {pid: ("multi-head-shapes", pid) for pid in ("query_shape", "scores_shape", "output_shape")}
+
+
 @generator("multi-head", title="Multi-head attention: shapes and the O(n²·d) cost",
-           syllabus="Transformer: multi-head attention, Q/K/V shapes, quadratic cost", version=1)
+           syllabus="Transformer: multi-head attention, Q/K/V shapes, quadratic cost", version=1,
+           answers=lambda problem: _ANSWERS)
 def multi_head(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     if difficulty == 3:
         return _memory(rng)

@@ -33,6 +33,18 @@ def _ident(name: str) -> str:
     return name.replace(" ", "_").replace("-", "_")
 
 
+def _shape_part(layer: dict[str, Any]) -> str:
+    """The id of the part that asks a layer's output shape."""
+    return _ident(layer["name"]) + "_shape"
+
+
+def _answers(problem: Any) -> dict[str, tuple[str, str]]:
+    """Each shape part's answer: its layer's entry of network-shapes' output_shapes (read from the
+    Problem's layers, as the parts were made)."""
+    return {_shape_part(L): ("network-shapes", "output_shapes") for L in problem.params.get("layers", ())
+            if isinstance(L, dict) and "name" in L and _asks(L)[0]}
+
+
 def _config(layer: dict[str, Any]) -> str:
     kind = layer["type"]
     if kind == "conv2d":
@@ -189,7 +201,8 @@ def _per_layer(known: solve.Mistakes, answer: str, i: int, fmt) -> tuple[Misconc
 
 
 @generator("network-shapes", title="A network's output shapes and parameters, layer by layer",
-           syllabus="CNNs: output shape and parameter count of every layer (the fill-in table)", version=1)
+           syllabus="CNNs: output shape and parameter count of every layer (the fill-in table)", version=1,
+           answers=_answers)
 def network_shapes(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     input_shape, layers = _draw(rng, difficulty, calculator_free)
     kinds = [L["type"] for L in layers]
@@ -216,7 +229,7 @@ def network_shapes(rng: Stream, difficulty: int, calculator_free: bool) -> Draft
         cells = [name, _config(layer)]
         part_of[i] = {}
         if ask_shape:
-            pid = _ident(name) + "_shape"
+            pid = _shape_part(layer)
             mis = _per_layer(known, "output_shapes", i, list) + _shape_mistakes(layer, ([input_shape] + shapes)[i])
             parts.append(Part(pid, f"Output shape of {name}, as " + ("[F]." if len(shapes[i]) == 1 else "[C, H, W]."),
                               "vector", list(shapes[i]), tolerance=EXACT, shape=(len(shapes[i]),), points=1,

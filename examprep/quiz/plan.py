@@ -163,7 +163,7 @@ def plan_problems(opts: QuizOptions, history: History | None, *, now: float) -> 
         level = opts.difficulty or level_now.get(name) or adaptive_level(fractions.get(name, []), g.levels)
         level_now[name] = level
         seed = variant_seed(name, level, opts.calculator_free, history=history, drawn=problems, seed=opts.seed)
-        problems.append(generators.build(name, seed, level, opts.calculator_free))
+        problems.append(generators.mark_shapes(generators.build(name, seed, level, opts.calculator_free)))
     return problems
 
 
@@ -215,7 +215,7 @@ def plan_review(history: History, bank: ConceptBank, *, count: int, now: float,
             level = adaptive_level(fractions.get(card.name, []), g.levels)
             cf = calculator_free and g.calculator_free
             seed = variant_seed(card.name, level, cf, history=history, drawn=problems, seed=None)
-            problems.append(generators.build(card.name, seed, level, cf))
+            problems.append(generators.mark_shapes(generators.build(card.name, seed, level, cf)))
         elif card.kind == "concept" and card.name in bank.questions:
             problems.append(concept_problem(bank.questions[card.name], secrets.randbelow(1_000_000), bank.version))
         else:
@@ -255,7 +255,7 @@ def plan_exam(opts: QuizOptions, history: History) -> tuple[list[Problem], str, 
             want = opts.difficulty or 2
             level = min(g.levels, key=lambda lv: (abs(lv - want), lv))
             seed = variant_seed(g.name, level, opts.calculator_free, history=history, drawn=problems, seed=opts.seed)
-            problems.append(generators.build(g.name, seed, level, opts.calculator_free))
+            problems.append(generators.mark_shapes(generators.build(g.name, seed, level, opts.calculator_free)))
         title = "Exam"
         minutes = float(math.ceil(sum(p.minutes for p in problems)))
     return problems, title, float(opts.minutes) if opts.minutes else minutes

@@ -129,7 +129,9 @@ def print_topic_answers(t: Any, *, no_color: bool = False) -> None:
     out.print(Text("answers (a question part's answer = \"NAME\"):", style="dim"))
     for a in t.answers:
         ecf = t.ecf.get(a, ())
-        out.print(Padding(Text.assemble((a, "bold green"), (f"  ECF: {', '.join(e.op for e in ecf)}" if ecf else "", "dim")),
+        form = "  a shape (10×26×26)" if a in t.shapes else "  a list of shapes (3×28×28; 864)" if a in t.shape_lists else ""
+        out.print(Padding(Text.assemble((a, "bold green"), (form, "dim"),
+                                        (f"  ECF: {', '.join(e.op for e in ecf)}" if ecf else "", "dim")),
                           (0, 0, 0, 2), expand=False))
         for m in t.mistakes.get(a, ()):
             # the explanation wrapped under its own first word, the id standing out to its left

@@ -138,7 +138,8 @@ def build_item(item: Any, seed: int, calculator_free: bool = False) -> Any:
         bank = packaged_bank()
         problem = concept_problem(bank.questions[item.concept], seed, bank.version)
     else:
-        problem = generators.build(item.topic, seed, item.difficulty, calculator_free, pins=item.pins)
+        problem = generators.mark_shapes(generators.build(item.topic, seed, item.difficulty, calculator_free,
+                                                          pins=item.pins))
     if item.points is not None or item.minutes is not None:
         problem = with_points(problem, item.points, item.minutes)
     return problem

@@ -35,10 +35,26 @@ def render_outputs(sheet: Sheet, formats: tuple[str, ...] = DEFAULT_FORMATS,
     """
     from examprep.render import fonts
 
+    _check_lms(sheet, formats)
     if font_files is None:
         font_files = font_plan(sheet).files if "pdf" in formats else []
     with fonts.font_folder(font_files) as folder:
         return _render_outputs(sheet, formats, progress, folder, split and sheet.variants and "pdf" in formats)
+
+
+def _check_lms(sheet: Sheet, formats: tuple[str, ...]) -> None:
+    """An LMS quiz has no field for a list of shapes (a "shapes" part): refused before any work,
+    naming the part, rather than exported wrong."""
+    lms = [f for f in formats if f in LMS_FILES]
+    if not lms:
+        return
+    for copy in sheet.copies[:1]:
+        for n, problem in enumerate(copy.problems, 1):
+            for part in problem.parts:
+                if part.kind == "shapes":
+                    raise SheetError(f"--format {lms[0]}: q{n}.{part.id} asks a list of shapes, which an LMS quiz has "
+                                     "no field for; ask one shape per part there, or leave out "
+                                     f"{', '.join(lms)}")
 
 
 def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress | None,

@@ -177,6 +177,7 @@ MULTI_HEAD_SHAPES = Topic(
     lambda p: {"d_k": "d_model / num_heads, and d_v = d_k (Vaswani et al. 2017; torch.nn.MultiheadAttention)",
                "shapes": "(rows, columns) with one row per token, per sequence",
                "cost": "multiply-adds (1 multiply-add = 2 FLOPs)"},
+    shapes=("query_shape", "key_shape", "value_shape", "scores_shape", "head_output_shape", "output_shape"),
 )
 
 

@@ -173,6 +173,10 @@ class Topic:
     ``compute`` calls the engine with complete parameters; ``check`` (optional) refuses values the
     engine accepts but the contract does not (a mistaken convention, say) before ``compute`` runs for
     a user; mistakes call ``compute`` directly.
+    ``shapes`` names the answers that are one tensor shape (written 10×26×26 as well as [10, 26, 26]);
+    ``shape_lists`` those that are a list of shapes, one per layer (a part asking one of them asks a
+    shape; one asking the whole list is written 3×28×28; 6×24×24; 864). Graders and templates read
+    them here, for new and old keys alike (examprep.generators.mark_shapes).
     """
 
     name: str
@@ -186,6 +190,8 @@ class Topic:
     check: Callable[[dict[str, Any]], None] | None = None
     mistakes: Mapping[str, tuple[Mistake, ...]] = field(default_factory=dict)
     ecf: Mapping[str, tuple[Ecf, ...]] = field(default_factory=dict)
+    shapes: tuple[str, ...] = ()
+    shape_lists: tuple[str, ...] = ()
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)

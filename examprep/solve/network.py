@@ -168,6 +168,7 @@ NETWORK_SHAPES = Topic(
     _compute,
     network_steps,
     mistakes=NETWORK_MISTAKES,
+    shape_lists=("output_shapes",),
     conventions=lambda p: {"layout": "channels first, one example (PyTorch): [C, H, W]",
                            "padding": "p on both sides; \"same\" as TensorFlow (output ⌈n/s⌉)",
                            "parameters": "trainable, as sum(p.numel() for p in module.parameters())"

@@ -57,7 +57,7 @@ CASES = [
     ("minutes-nan", lambda r: part(r).update(minutes=float("nan")),
      "q1.r: minutes must be a finite number ≥ 0, got NaN"),
     ("kind", lambda r: part(r).update(kind="banana"),
-     'q1.r: kind must be one of number, integer, vector, matrix, expression, choice, written, got "banana"'),
+     'q1.r: kind must be one of number, integer, vector, matrix, expression, choice, written, shapes, got "banana"'),
     ("expected-text", lambda r: part(r).update(expected="abc"), 'q1.r: expected must be a number, got "abc"'),
     ("expected-ragged", lambda r: part(r, 1, 0).update(expected=[[1, 2], [3]]),
      "q2.probs: expected must be a vector (a list of numbers), got [[1, 2], [3]]"),
