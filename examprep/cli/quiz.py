@@ -85,7 +85,8 @@ def review(
         raise ParamError("--reset goes with --optimize (examprep review --optimize --reset)")
     if optimize:
         if due or drop or relink:
-            raise ParamError("--optimize, --due and --drop/--relink are separate uses of review; give one")
+            raise ParamError(f"--optimize and {'--due' if due else '--drop/--relink'} are separate uses of review; "
+                             "give one")
         raise typer.Exit(run_optimize(reset=reset, no_color=no_color, as_json=as_json))
     raise typer.Exit(run_review(count=count, calculator_free=calculator_free, no_color=no_color, due=due,
                                 as_json=as_json, drop=list(drop or []), relink=relink))

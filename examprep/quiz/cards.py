@@ -86,6 +86,13 @@ def draw(item: str, linked: CardFile | None, seed_of: Callable[[str], int]) -> A
         return f"{name}: cannot be drawn: {printable(str(err))}; `examprep review --drop {shlex.quote(name)}` ends it"
 
 
+def gone(item: str) -> str:
+    """The line for a due card whose topic or concept question this examprep does not have."""
+    name = card_name(item)
+    what = "concept question" if item.startswith("concept:") else "topic"
+    return f"{name}: no such {what} in this examprep; `examprep review --drop {shlex.quote(name)}` ends it"
+
+
 def resolve(history: History, name: str, option: str) -> str:
     """The item of the card ``name`` (as `examprep review --due` and these messages name it, or
     the item itself). ParamError naming the option when the schedule holds no such card."""

@@ -205,7 +205,7 @@ def plan_review(history: History, bank: ConceptBank, *, count: int, now: float, 
     (examprep.quiz.cards; ``files`` receives generator -> the file it was drawn from). Returns
     (problems, one line for each due item that cannot be reviewed: why, and what to do)."""
     from examprep import generators
-    from examprep.quiz.cards import card_name, draw, is_question_item
+    from examprep.quiz.cards import draw, gone, is_question_item
     from examprep.review import due as due_cards
 
     gens = generators.load_all()
@@ -231,9 +231,7 @@ def plan_review(history: History, bank: ConceptBank, *, count: int, now: float, 
         elif card.kind == "concept" and card.name in bank.questions:
             problems.append(concept_problem(bank.questions[card.name], secrets.randbelow(1_000_000), bank.version))
         else:
-            name = card_name(card.item)
-            skipped.append(f"{name}: no such {'concept question' if card.kind == 'concept' else 'topic'} in this "
-                           f"examprep; `examprep review --drop {name}` takes it off the schedule")
+            skipped.append(gone(card.item))
     return problems, skipped
 
 
