@@ -1,0 +1,44 @@
+"""`examprep grade` on a terminal shows a student's id and name and a question's title as written:
+never read as rich markup ("[bold]") or emoji codes (":question:" became ❓) (issue 36, item 6)."""
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from examprep.cli import app
+
+runner = CliRunner()
+SOFTMAX = Path(str(resources.files("examprep") / "bank" / "questions" / "softmax-by-hand.toml"))
+TITLE = "[bold]Mine[/bold] :question: q"
+IDS = ("[bold]s1:question:", "[bold]s2:smile:")
+NAME = "[red]Ann[/red] :smile:"
+
+
+def test_ids_names_and_titles_are_shown_as_written(tmp_path):
+    question = tmp_path / "t.toml"
+    question.write_text(SOFTMAX.read_text().replace('title = "Softmax of three logits"', f'title = "{TITLE}"'))
+    res = runner.invoke(app, ["generate", str(question), "--seed", "1", "--key", str(tmp_path / "k.json"),
+                              "--template", str(tmp_path / "a.toml")])
+    assert res.exit_code == 0, res.output
+    template = (tmp_path / "a.toml").read_text()
+    files = []
+    for sid in IDS:
+        path = tmp_path / f"{len(files)}.toml"
+        path.write_text(template.replace('student_id = ""', f'student_id = "{sid}"')
+                        .replace('name = ""', f'name = "{NAME}"'))
+        files.append(str(path))
+    one = runner.invoke(app, ["grade", str(tmp_path / "k.json"), files[0]], env={"COLUMNS": "120"})
+    assert one.exit_code == 0, one.output
+    assert f"{IDS[0]}  {NAME}  0/7" in one.output                  # the feedback view's head
+    assert f"─ q1 {TITLE} — 0/7 ─" in one.output                    # its question's panel
+    both = runner.invoke(app, ["grade", str(tmp_path / "k.json"), *files], env={"COLUMNS": "120"})
+    assert both.exit_code == 0, both.output
+    assert all(f"  {sid}  " in both.output for sid in IDS)          # the class table
+    broken = tmp_path / "[bold]x:question:.toml"
+    broken.write_text('student_id = "s3"\n[q1\n')
+    bad = runner.invoke(app, ["grade", str(tmp_path / "k.json"), files[0], str(broken)], env={"COLUMNS": "120"})
+    assert bad.exit_code == 1
+    assert f"unreadable: {broken}" in bad.stderr                        # the line on stderr names it as it is
+    assert not any(e in r.output for r in (one, both, bad) for e in "❓😄")
