@@ -42,3 +42,18 @@ def test_ids_names_and_titles_are_shown_as_written(tmp_path):
     assert bad.exit_code == 1
     assert f"unreadable: {broken}" in bad.stderr                        # the line on stderr names it as it is
     assert not any(e in r.output for r in (one, both, bad) for e in "❓😄")
+
+
+def test_the_autograder_summary_names_its_zip_as_written(tmp_path, monkeypatch):
+    from examprep.generators import build
+    from examprep.grading import autograder
+    from examprep.keys import Key, write_key
+
+    wheel = tmp_path / "examprep-0-py3-none-any.whl"
+    wheel.write_bytes(b"wheel")
+    monkeypatch.setattr(autograder, "build_wheel", lambda tmp: wheel)      # no real wheel: not what is tested
+    write_key(tmp_path / "k.json", Key("Exam", [build("softmax-cross-entropy", 1)]))
+    out = tmp_path / "[bold]a:question:.zip"
+    res = runner.invoke(app, ["gradescope-autograder", str(tmp_path / "k.json"), "--out", str(out)], env={"COLUMNS": "300"})
+    assert res.exit_code == 0, res.output
+    assert f"wrote {out}: setup.sh" in res.stderr and "❓" not in res.stderr
