@@ -5,7 +5,7 @@ in an exam) remembers its file in the history: the path, resolved absolute, and 
 its text (examprep.history.CardFile), renewed each time the card is practised from it. `examprep
 review` draws a due card again from that file (a new seed each time, as a topic gets a new
 variant) while the file is there with the same text. Otherwise the card is not reviewed and one
-line names it, its file and what happened (missing, changed since it was last practised, no
+line names it, its file and what happened (missing, changed since it was last used, no
 longer a valid question), with the two ways out: ``examprep review --relink CARD FILE`` keeps the
 card's schedule and reviews it from FILE as FILE is now, ``examprep review --drop CARD`` takes the
 card off the schedule (its attempts stay in the history). A changed file is not served on its
@@ -52,13 +52,14 @@ def links_of(specs: Any) -> dict[str, CardFile]:
 
 
 def _when(ts: float) -> str:
+    """When a card was last practised from its file or re-linked to it: local date and time."""
     return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
 
 
-def _ways_out(name: str, path: str = "FILE") -> str:
-    return (f"`examprep review --relink {shlex.quote(name)} {shlex.quote(printable(path)) if path != 'FILE' else path}` "
-            f"keeps its schedule for {'the file as it is now' if path != 'FILE' else 'FILE'}, "
-            f"`examprep review --drop {shlex.quote(name)}` ends it")
+def _ways_out(name: str, path: str | None = None) -> str:
+    file = shlex.quote(printable(path)) if path is not None else "FILE"
+    return (f"`examprep review --relink {shlex.quote(name)} {file}` keeps its schedule for "
+            f"{'the new text' if path is not None else 'FILE'}, `--drop {shlex.quote(name)}` ends the card")
 
 
 def draw(item: str, linked: CardFile | None, seed_of: Callable[[str], int]) -> Any:
@@ -74,23 +75,23 @@ def draw(item: str, linked: CardFile | None, seed_of: Callable[[str], int]) -> A
     path = Path(linked.path)
     shown = printable(linked.path)
     if not path.exists():
-        return f"{name}: {shown} is missing (last practised from it {_when(linked.linked)}); " + _ways_out(name)
+        return f"{name}: {shown} is missing (last used {_when(linked.linked)}); " + _ways_out(name)
     try:
         text = read_user_text(path, linked.path, error=QuestionError, kind="question file")
         if text_sha256(text) != linked.sha256:
-            return (f"{name}: {shown} has changed since {_when(linked.linked)} (the card's schedule was earned on "
-                    "the old text); " + _ways_out(name, linked.path))
+            return (f"{name}: {shown} has changed since it was last used, {_when(linked.linked)} (its schedule was "
+                    "earned on the old text); " + _ways_out(name, linked.path))
         spec = parse_question(text, linked.path)
         return build_question(spec, seed_of(spec.generator))
     except QuestionError as err:
-        return f"{name}: cannot be drawn: {printable(str(err))}; `examprep review --drop {shlex.quote(name)}` ends it"
+        return f"{name}: cannot be drawn: {printable(str(err))}; " + _ways_out(name)
 
 
 def gone(item: str) -> str:
     """The line for a due card whose topic or concept question this examprep does not have."""
     name = card_name(item)
     what = "concept question" if item.startswith("concept:") else "topic"
-    return f"{name}: no such {what} in this examprep; `examprep review --drop {shlex.quote(name)}` ends it"
+    return f"{name}: no such {what} in this examprep; `examprep review --drop {shlex.quote(name)}` ends the card"
 
 
 def resolve(history: History, name: str, option: str) -> str:

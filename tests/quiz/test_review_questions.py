@@ -93,10 +93,19 @@ def test_a_missing_question_file_is_named_in_one_line_with_the_ways_out(question
     assert res.exit_code == 1
     when = datetime.fromtimestamp(WEEKS_AGO).strftime("%Y-%m-%d %H:%M")
     line = next(ln for ln in res.output.splitlines() if ln.startswith("Not reviewed"))
-    assert line == (f"Not reviewed: {CARD}: {question.resolve()} is missing (last practised from it {when}); "
-                    f"`examprep review --relink {CARD} FILE` keeps its schedule for FILE, "
-                    f"`examprep review --drop {CARD}` ends it")
+    assert line == (f"Not reviewed: {CARD}: {question.resolve()} is missing (last used {when}); "
+                    f"`examprep review --relink {CARD} FILE` keeps its schedule for FILE, `--drop {CARD}` ends the card")
     assert stored()[0][ITEM][1] == 1                             # the card is left as it was
+
+
+def test_a_question_file_that_cannot_be_read_is_named_with_the_reason(question):
+    due_card(question)
+    question.unlink()
+    question.mkdir()
+    res = run(["review"])
+    assert res.exit_code == 1
+    assert (f"Not reviewed: {CARD}: cannot be drawn: {question.resolve()}: a directory, not a question file; "
+            f"`examprep review --relink {CARD} FILE`") in res.output
 
 
 def test_a_changed_question_file_is_not_reviewed_until_it_is_relinked(question):
@@ -106,8 +115,9 @@ def test_a_changed_question_file_is_not_reviewed_until_it_is_relinked(question):
     res = run(["review"])
     when = datetime.fromtimestamp(WEEKS_AGO).strftime("%Y-%m-%d %H:%M")
     assert res.exit_code == 1
-    assert (f"Not reviewed: {CARD}: {question.resolve()} has changed since {when} (the card's schedule was earned "
-            f"on the old text); `examprep review --relink {CARD} {question.resolve()}` keeps its schedule") in res.output
+    assert (f"Not reviewed: {CARD}: {question.resolve()} has changed since it was last used, {when} (its "
+            f"schedule was earned on the old text); `examprep review --relink {CARD} {question.resolve()}` keeps its schedule for the new text, "
+            f"`--drop {CARD}` ends the card") in res.output
     assert "Softmax, edited" not in res.output                  # the new text is not served on its own
 
     res = run(["review", "--relink", CARD, str(question)])

@@ -57,6 +57,6 @@ def test_a_topic_from_the_history_is_shown_as_written_by_stats_and_review():
     due = run(["review", "--due"])
     assert f" {TOPIC} " in due.output and "❓" not in due.output
     res = run(["review"])
-    assert f"Not reviewed: {TOPIC}: no such topic in this examprep; `examprep review --drop '{TOPIC}'` ends it" \
+    assert f"Not reviewed: {TOPIC}: no such topic in this examprep; `examprep review --drop '{TOPIC}'` ends the card" \
         in res.output and "❓" not in res.output
     assert run(["review", "--drop", TOPIC]).exit_code == 0
