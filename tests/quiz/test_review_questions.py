@@ -116,8 +116,8 @@ def test_a_changed_question_file_is_not_reviewed_until_it_is_relinked(question):
     when = datetime.fromtimestamp(WEEKS_AGO).strftime("%Y-%m-%d %H:%M")
     assert res.exit_code == 1
     assert (f"Not reviewed: {CARD}: {question.resolve()} has changed since it was last used, {when} (its "
-            f"schedule was earned on the old text); `examprep review --relink {CARD} {question.resolve()}` keeps its schedule for the new text, "
-            f"`--drop {CARD}` ends the card") in res.output
+            f"schedule was earned on the old text); `examprep review --relink {CARD} {question.resolve()}` keeps its "
+            f"schedule for the new text, `--drop {CARD}` ends the card") in res.output
     assert "Softmax, edited" not in res.output                  # the new text is not served on its own
 
     res = run(["review", "--relink", CARD, str(question)])
