@@ -2,6 +2,7 @@
 never read as rich markup ("[bold]") or emoji codes (":question:" became ❓) (issue 36, item 6)."""
 from __future__ import annotations
 
+import json
 from importlib import resources
 from pathlib import Path
 
@@ -14,6 +15,7 @@ SOFTMAX = Path(str(resources.files("examprep") / "bank" / "questions" / "softmax
 TITLE = "[bold]Mine[/bold] :question: q"
 IDS = ("[bold]s1:question:", "[bold]s2:smile:")
 NAME = "[red]Ann[/red] :smile:"
+MISTAKE = "[bold]m:question:"
 
 
 def test_ids_names_and_titles_are_shown_as_written(tmp_path):
@@ -36,12 +38,21 @@ def test_ids_names_and_titles_are_shown_as_written(tmp_path):
     both = runner.invoke(app, ["grade", str(tmp_path / "k.json"), *files], env={"COLUMNS": "120"})
     assert both.exit_code == 0, both.output
     assert all(f"  {sid}  " in both.output for sid in IDS)          # the class table
+    graded = runner.invoke(app, ["grade", str(tmp_path / "k.json"), *files, "--json", str(tmp_path / "g.json")])
+    assert graded.exit_code == 0, graded.output
+    grades = json.loads((tmp_path / "g.json").read_text())
+    part = grades["submissions"][1]["problems"][0]["parts"][0]
+    part.update(status="misconception", misconception=MISTAKE)         # as grades.json can hold it
+    (tmp_path / "g.json").write_text(json.dumps(grades))
+    analysis = runner.invoke(app, ["analyze", str(tmp_path / "g.json")], env={"COLUMNS": "120"})
+    assert analysis.exit_code == 0, analysis.output
+    assert f" {MISTAKE} " in analysis.output                           # the misconceptions table
     broken = tmp_path / "[bold]x:question:.toml"
     broken.write_text('student_id = "s3"\n[q1\n')
     bad = runner.invoke(app, ["grade", str(tmp_path / "k.json"), files[0], str(broken)], env={"COLUMNS": "120"})
     assert bad.exit_code == 1
     assert f"unreadable: {broken}" in bad.stderr                        # the line on stderr names it as it is
-    assert not any(e in r.output for r in (one, both, bad) for e in "❓😄")
+    assert not any(e in r.output for r in (one, both, analysis, bad) for e in "❓😄")
 
 
 def test_the_autograder_summary_names_its_zip_as_written(tmp_path, monkeypatch):
