@@ -197,3 +197,26 @@ def test_an_old_history_is_migrated_and_its_question_card_asks_for_its_file(home
     res = run(["review"], SKIP_ALL)
     assert res.exit_code == 0 and "Softmax of three logits" in res.output
     assert json.loads(run(["review", "--due", "--json"]).output)[0]["reviews"] == 2
+
+
+def test_drop_on_a_read_only_history_says_so_and_changes_nothing(question, monkeypatch):
+    import os
+
+    from examprep import history as history_module
+    from examprep.history import default_path
+
+    due_card(question)
+    before = stored()
+    path = default_path()
+    path.chmod(0o444)
+    path.parent.chmod(0o555)
+    monkeypatch.setattr(history_module, "_writable", lambda p: os.access(p, os.W_OK) and os.geteuid() != 0 and
+                        os.access(p.parent, os.W_OK))        # the superuser writes whatever the modes say
+    try:
+        res = run(["review", "--drop", CARD])
+    finally:
+        path.parent.chmod(0o755)
+        path.chmod(0o644)
+    assert res.exit_code == 1
+    assert res.stderr.startswith(f"error: {path}: the history is read-only, so its cards cannot be changed")
+    assert stored() == before
