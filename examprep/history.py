@@ -26,7 +26,7 @@ from typing import Any, Iterator
 
 from examprep.errors import ExamprepError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 FILENAME = "history.sqlite3"
 
 # status values of a recorded part (the grading engine's, plus "revealed": the student asked for
@@ -101,6 +101,16 @@ _MIGRATIONS: dict[int, str] = {
         optimizer        TEXT                   -- the optimizer and its version
     );
     """,
+    # 3: the question file an authored question's card is served from (`examprep quiz --question
+    # FILE`), so `examprep review` can draw it again and tell a moved or edited file
+    3: """
+    CREATE TABLE card_files (
+        item     TEXT PRIMARY KEY,              -- the card's item: "topic:question:<id>"
+        path     TEXT NOT NULL,                 -- the question file, resolved absolute
+        sha256   TEXT NOT NULL,                 -- SHA-256 of its text (UTF-8) when last practised or re-linked
+        linked   REAL NOT NULL                  -- when that was (Unix seconds)
+    );
+    """,
 }
 
 
@@ -127,6 +137,16 @@ def _writable(path: Path) -> bool:
 
 def default_path() -> Path:
     return home() / FILENAME
+
+
+@dataclass(frozen=True)
+class CardFile:
+    """The question file a card is drawn from: ``path`` resolved absolute, ``sha256`` of its text
+    when the card was last practised from it (or re-linked to it), ``linked`` when (Unix seconds)."""
+
+    path: str
+    sha256: str
+    linked: float = 0.0
 
 
 @dataclass
@@ -369,11 +389,12 @@ class History:
         return row[0] if row else None
 
     def update_card(self, item: str, update: Any, *, rating: int, seconds: float | None, now: float,
-                    session_id: int | None = None) -> tuple[str, float]:
+                    session_id: int | None = None, file: CardFile | None = None) -> tuple[str, float]:
         """Read-modify-write one card atomically: ``update(old_json_or_None) -> (new_json, due)``.
 
-        Also logs the review. Returns (new_json, due). Serialised against other processes by
-        BEGIN IMMEDIATE, so two concurrent reviews of one card both count.
+        Also logs the review, and with ``file`` links the card to the question file it was drawn
+        from (its ``linked`` becomes ``now``). Returns (new_json, due). Serialised against other
+        processes by BEGIN IMMEDIATE, so two concurrent reviews of one card both count.
         """
         with self.transaction() as c:
             row = c.execute("SELECT card FROM cards WHERE item = ?", (item,)).fetchone()
@@ -384,7 +405,31 @@ class History:
                       (item, new_json, due, now))
             c.execute("INSERT INTO reviews (item, time, rating, seconds, session_id) VALUES (?, ?, ?, ?, ?)",
                       (item, now, rating, seconds, session_id))
+            if file is not None:
+                _link(c, item, file, now)
         return new_json, due
+
+    def card_files(self) -> dict[str, CardFile]:
+        """The question file of each card drawn from one, by item."""
+        return {r[0]: CardFile(r[1], r[2], r[3])
+                for r in self.conn.execute("SELECT item, path, sha256, linked FROM card_files")}
+
+    def relink_card(self, item: str, file: CardFile, *, now: float) -> bool:
+        """Link the card ``item`` to ``file`` (its text as it is now), keeping its schedule. False
+        when there is no such card."""
+        with self.transaction() as c:
+            if c.execute("SELECT 1 FROM cards WHERE item = ?", (item,)).fetchone() is None:
+                return False
+            _link(c, item, file, now)
+        return True
+
+    def drop_card(self, item: str) -> bool:
+        """Take ``item`` off the review schedule (its card and question file); its attempts and
+        review log stay. False when there is no such card."""
+        with self.transaction() as c:
+            gone = c.execute("DELETE FROM cards WHERE item = ?", (item,)).rowcount
+            c.execute("DELETE FROM card_files WHERE item = ?", (item,))
+        return bool(gone)
 
     def cards(self) -> list[tuple[str, str, float, int]]:
         """Every card: (item, card JSON, due, number of reviews), soonest due first."""
@@ -419,6 +464,12 @@ class History:
             sql += " WHERE item = ?"
             args = (item,)
         return [tuple(r) for r in self.conn.execute(sql + " ORDER BY time, id", args)]
+
+
+def _link(c: sqlite3.Connection, item: str, file: CardFile, now: float) -> None:
+    c.execute("INSERT INTO card_files (item, path, sha256, linked) VALUES (?, ?, ?, ?) ON CONFLICT(item) DO UPDATE "
+              "SET path = excluded.path, sha256 = excluded.sha256, linked = excluded.linked",
+              (item, file.path, file.sha256, now))
 
 
 def _disk_trouble(err: sqlite3.Error) -> str | None:

@@ -13,9 +13,10 @@ A review's rating comes from what the student did, never from a self-assessment:
     Good   fully right in reasonable time, or fully right after a hint
     Easy   fully right, no hint, within half the time estimate
 
-Items are named "topic:<generator>" and "concept:<question id>". Reviewing a topic always draws
-a new variant of its generator (a seed not attempted before), so review tests the method, not
-the memory of one set of numbers.
+Items are named "topic:<generator>" and "concept:<question id>"; an authored question's card is
+"topic:question:<id>", linked in the history to its question file (path and SHA-256 of its text).
+Reviewing a topic always draws a new variant of its generator (a seed not attempted before), so
+review tests the method, not the memory of one set of numbers.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from examprep.history import History
+from examprep.history import CardFile, History
 
 DESIRED_RETENTION = 0.9
 
@@ -102,9 +103,10 @@ class CardState:
 
 
 def review(history: History, item: str, rating_: int, *, now: float, seconds: float | None = None,
-           session_id: int | None = None) -> CardState:
+           session_id: int | None = None, file: CardFile | None = None) -> CardState:
     """Apply one review (rating 1–4) to ``item`` at time ``now`` and store the new card
-    (atomically: a concurrent review of the same card is applied after this one, not lost)."""
+    (atomically: a concurrent review of the same card is applied after this one, not lost);
+    ``file``: the question file the item was drawn from, remembered with the card."""
     import fsrs
 
     if rating_ not in (1, 2, 3, 4):
@@ -117,7 +119,7 @@ def review(history: History, item: str, rating_: int, *, now: float, seconds: fl
                                            review_duration=int(seconds * 1000) if seconds is not None else None)
         return card.to_json(), card.due.timestamp()
 
-    history.update_card(item, update, rating=rating_, seconds=seconds, now=now, session_id=session_id)
+    history.update_card(item, update, rating=rating_, seconds=seconds, now=now, session_id=session_id, file=file)
     return state(history, item, now=now)  # type: ignore[return-value]
 
 

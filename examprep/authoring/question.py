@@ -119,6 +119,7 @@ class QuestionSpec:
     source: str = ""
     digest: str = ""               # of the file's text: a key names the version of the question it holds
     lines: dict[str, int | None] = field(default_factory=dict, compare=False)    # "where", "param:x", …
+    sha256: str = ""               # of the file's text (UTF-8): what a review card links to (examprep.history)
 
     @property
     def generator(self) -> str:
@@ -333,7 +334,12 @@ def parse_question(text: str, source: str) -> QuestionSpec:
                        f"{topic.name}`)", params_line or qline)
     digest = hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
     return QuestionSpec(qid, title, topic.name if topic else None, q.get("text", ""), where_text, params, tuple(parts),
-                        source, digest, lines)
+                        source, digest, lines, text_sha256(text))
+
+
+def text_sha256(text: str) -> str:
+    """The SHA-256 (hex) of a question file's text as UTF-8: a review card's content hash."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 # The keys whose text is printed over several lines (a statement, a prompt, a model answer): a line

@@ -164,7 +164,7 @@ def gradescope_autograder(
     from examprep.grading.autograder import autograder_notes, build_zip
 
     info = build_zip(key, out, visibility=visibility, show_answers=show_answers, force=force, roster=roster)
-    console = Console(stderr=True, highlight=False)
+    console = Console(stderr=True, highlight=False, markup=False, emoji=False)   # paths and ids as written
     console.print(
         f"wrote {out}: setup.sh, run_autograder, key.json ({info['parts']} parts, {info['points']:g} points), "
         f"{info['wheel']}, requirements.txt ({len(info['requirements'])} pinned), README.md"

@@ -69,17 +69,24 @@ def review(
                                        "has 64 to train on), instead of practising."),
     reset: bool = typer.Option(False, "--reset", help="With --optimize: return to FSRS's default parameters."),
     as_json: bool = typer.Option(False, "--json", help="With --due or --optimize: print the result as JSON."),
+    drop: Optional[list[str]] = typer.Option(None, "--drop", metavar="CARD",
+                                             help="Take a card off the review schedule, instead of practising "
+                                                  "(as --due names it; repeatable). Its attempts stay in the history."),
+    relink: Optional[tuple[str, str]] = typer.Option(None, "--relink", metavar="CARD FILE",
+                                                     help="Review a question file's card from FILE as it is now "
+                                                          "(moved or edited), keeping its schedule."),
     no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour."),
 ) -> None:
-    """Spaced review (FSRS): practise the topics and concepts that are due, each topic with a new variant."""
+    """Spaced review (FSRS): practise the topics, concepts and question files that are due, each with a new variant."""
     from examprep.errors import ParamError
     from examprep.quiz import run_optimize, run_review
 
     if reset and not optimize:
         raise ParamError("--reset goes with --optimize (examprep review --optimize --reset)")
     if optimize:
-        if due:
-            raise ParamError("--optimize and --due are separate uses of review; give one")
+        if due or drop or relink:
+            raise ParamError(f"--optimize and {'--due' if due else '--drop/--relink'} are separate uses of review; "
+                             "give one")
         raise typer.Exit(run_optimize(reset=reset, no_color=no_color, as_json=as_json))
     raise typer.Exit(run_review(count=count, calculator_free=calculator_free, no_color=no_color, due=due,
-                                as_json=as_json))
+                                as_json=as_json, drop=list(drop or []), relink=relink))

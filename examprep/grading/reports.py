@@ -287,7 +287,7 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
     outputs = outputs or Outputs()
     settings = settings or Settings()
     out = console(no_color)
-    err = Console(stderr=True, no_color=no_color, highlight=False, soft_wrap=True)
+    err = Console(stderr=True, no_color=no_color, highlight=False, soft_wrap=True, emoji=False)
     if outputs.visibility not in VISIBILITIES:
         raise ParamError(f"--gradescope-visibility: expected one of {', '.join(VISIBILITIES)}, "
                          f"got {outputs.visibility!r}")

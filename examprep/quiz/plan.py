@@ -8,7 +8,7 @@ import secrets
 from dataclasses import dataclass, field, replace
 
 from examprep.errors import ParamError
-from examprep.history import Attempt, History
+from examprep.history import Attempt, CardFile, History
 from examprep.problem import Problem
 from examprep.quiz.bank import ConceptBank, concept_problem
 
@@ -198,19 +198,31 @@ def plan_concepts(opts: QuizOptions, bank: ConceptBank, history: History | None,
             for i, q in enumerate(chosen)]
 
 
-def plan_review(history: History, bank: ConceptBank, *, count: int, now: float,
-                calculator_free: bool = False) -> tuple[list[Problem], list[str]]:
+def plan_review(history: History, bank: ConceptBank, *, count: int, now: float, calculator_free: bool = False,
+                files: dict[str, CardFile] | None = None) -> tuple[list[Problem], list[str]]:
     """The due items, most overdue first: a new variant for each topic (at its adaptive level),
-    the question for each concept card. Returns (problems, items skipped because their generator
-    or question no longer exists)."""
+    the question for each concept card, a new draw of each question file's card from its file
+    (examprep.quiz.cards; ``files`` receives generator -> the file it was drawn from). Returns
+    (problems, one line for each due item that cannot be reviewed: why, and what to do)."""
     from examprep import generators
+    from examprep.quiz.cards import draw, gone, is_question_item
     from examprep.review import due as due_cards
 
     gens = generators.load_all()
     fractions = _problem_fractions(history.attempts(kind="problem"))
+    linked = history.card_files()
     problems, skipped = [], []
     for card in due_cards(history, now=now)[:count]:
-        if card.kind == "topic" and card.name in gens:
+        if is_question_item(card.item):
+            drawn = draw(card.item, linked.get(card.item),
+                         lambda g: variant_seed(g, 1, False, history=history, drawn=problems, seed=None))
+            if isinstance(drawn, str):
+                skipped.append(drawn)
+            else:
+                problems.append(drawn)
+                if files is not None:
+                    files[drawn.generator] = linked[card.item]
+        elif card.kind == "topic" and card.name in gens:
             g = gens[card.name]
             level = adaptive_level(fractions.get(card.name, []), g.levels)
             cf = calculator_free and g.calculator_free
@@ -219,7 +231,7 @@ def plan_review(history: History, bank: ConceptBank, *, count: int, now: float,
         elif card.kind == "concept" and card.name in bank.questions:
             problems.append(concept_problem(bank.questions[card.name], secrets.randbelow(1_000_000), bank.version))
         else:
-            skipped.append(card.item)
+            skipped.append(gone(card.item))
     return problems, skipped
 
 
@@ -227,14 +239,15 @@ def plan_review(history: History, bank: ConceptBank, *, count: int, now: float,
 DEFAULT_RECIPE = "midterm"
 
 
-def plan_exam(opts: QuizOptions, history: History) -> tuple[list[Problem], str, float]:
+def plan_exam(opts: QuizOptions, history: History,
+              files: dict[str, CardFile] | None = None) -> tuple[list[Problem], str, float]:
     """The exam's problems, title and time limit (minutes).
 
     With a recipe (by default the bundled ``midterm``, when no topics are given): the recipe's
     mix (exam_from_recipe), and the recipe's time. With topics: one problem per topic in turn up
     to ``count``, at the chosen level (default 2, or the nearest level a topic has), each a new
     variant; the time is the sum of the parts' estimates. ``opts.minutes`` overrides the time
-    either way.
+    either way. ``files``: as exam_from_recipe's.
     """
     from examprep import generators
     from examprep.sheets.recipes import bundled_recipes
@@ -245,7 +258,7 @@ def plan_exam(opts: QuizOptions, history: History) -> tuple[list[Problem], str, 
         if opts.topics:
             raise ParamError("--recipe sets the topics: give either --recipe or --topic")
         problems, title, minutes = exam_from_recipe(opts.recipe, history, seed=opts.seed,
-                                                    calculator_free=opts.calculator_free)
+                                                    calculator_free=opts.calculator_free, files=files)
     else:
         gens = generators.load_all()
         names = drawable_topics(opts, gens)
@@ -261,17 +274,22 @@ def plan_exam(opts: QuizOptions, history: History) -> tuple[list[Problem], str, 
     return problems, title, float(opts.minutes) if opts.minutes else minutes
 
 
-def exam_from_recipe(spec: str, history: History | None, *, seed: int | None,
-                     calculator_free: bool = False) -> tuple[list[Problem], str, float]:
+def exam_from_recipe(spec: str, history: History | None, *, seed: int | None, calculator_free: bool = False,
+                     files: dict[str, CardFile] | None = None) -> tuple[list[Problem], str, float]:
     """(problems, title, minutes) of an exam drawn from a sheet recipe (a bundled name such as
     ``midterm``, or a TOML file) by the sheets' own builder, so the exam holds what the printed
     sheet would (the recipe's tolerances included). Each item is drawn as a variant the student has
-    not attempted; with ``seed``, problem k uses seed + k, as on a printed sheet.
+    not attempted; with ``seed``, problem k uses seed + k, as on a printed sheet. ``files``
+    receives generator -> the question file of each ``question =`` item (its review card's).
     Raises SheetError for an unknown or bad recipe."""
     from examprep.sheets.build import build_problems
     from examprep.sheets.recipes import load_recipe
 
     recipe = load_recipe(spec)
+    if files is not None:
+        from examprep.quiz.cards import links_of
+
+        files.update(links_of(item.question for item in recipe.items if item.question is not None))
 
     def seed_of(topic: str, level: int, cf: bool, drawn: list[Problem]) -> int:
         return variant_seed(topic, level, cf, history=history, drawn=drawn, seed=seed)
@@ -281,11 +299,15 @@ def exam_from_recipe(spec: str, history: History | None, *, seed: int | None,
     return problems, recipe.title or f"Exam · {spec}", minutes
 
 
-def plan_questions(opts: QuizOptions) -> list[Problem]:
+def plan_questions(opts: QuizOptions, files: dict[str, CardFile] | None = None) -> list[Problem]:
     """Question files to practise: ``count`` draws of each (default 1), seeds seed, seed+1, …
-    (a fresh seed when none is given). Every file is read first (QuestionError names its line)."""
+    (a fresh seed when none is given). Every file is read first (QuestionError names its line).
+    ``files`` receives generator -> the file, which its review card remembers."""
     from examprep.authoring import build_question, load_question
+    from examprep.quiz.cards import links_of
 
     specs = [load_question(path) for path in opts.questions]
+    if files is not None:
+        files.update(links_of(specs))
     seed = opts.seed if opts.seed is not None else fresh_seed(set())
     return [build_question(spec, seed + k) for spec in specs for k in range(opts.count or 1)]

@@ -27,7 +27,7 @@ class Terminal:
     def __init__(self, *, no_color: bool = False, interactive: bool | None = None, width: int | None = None):
         from examprep.render import terminal
 
-        self.console = terminal.console(no_color)
+        self.console = terminal.console(no_color, markup=False)     # the text shown is questions' and students'
         if width is not None:
             self.console.width = width
         self.interactive = sys.stdin.isatty() if interactive is None else interactive

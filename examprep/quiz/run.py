@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 from examprep.errors import ParamError
-from examprep.history import History, HistoryError
+from examprep.history import CardFile, History, HistoryError
 from examprep.quiz.bank import packaged_bank
 from examprep.quiz.plan import (
     QuizOptions, plan_concepts, plan_exam, plan_problems, plan_questions, plan_review, validate,
@@ -30,15 +30,17 @@ def run_quiz(opts: QuizOptions, *, no_color: bool = False) -> int:
         now = time.time()
         concept_bank = packaged_bank()
         minutes = None
+        files: dict[str, CardFile] = {}          # a question file's card remembers the file
         if opts.mode == "exam":
-            problems, title, minutes = plan_exam(opts, history)
+            problems, title, minutes = plan_exam(opts, history, files)
         elif opts.questions:
-            problems = plan_questions(opts)
+            problems = plan_questions(opts, files)
         elif opts.concepts:
             problems = plan_concepts(opts, concept_bank, history, now=now)
         else:
             problems = plan_problems(opts, history, now=now)
-        session = Session(term, history, mode=opts.mode, bank=concept_bank, options=_options_dict(opts), minutes=minutes)
+        session = Session(term, history, mode=opts.mode, bank=concept_bank, options=_options_dict(opts), minutes=minutes,
+                          files=files)
         if opts.mode == "exam":
             summary = session.run_exam(problems, title=title)
         else:
@@ -53,32 +55,60 @@ def _options_dict(opts: QuizOptions) -> dict[str, Any]:
 
 
 def run_review(*, count: int = 20, calculator_free: bool = False, no_color: bool = False, due: bool = False,
-               as_json: bool = False) -> int:
+               as_json: bool = False, drop: list[str] | None = None, relink: tuple[str, str] | None = None) -> int:
     """`examprep review`: a practice session over the due items (with ``due``: the list of them,
-    as JSON with ``as_json``). Returns the exit code."""
+    as JSON with ``as_json``; with ``drop``: those cards taken off the schedule; with ``relink``
+    (card, file): a question file's card linked to the file as it is now). Returns the exit code:
+    1 when a due item could not be reviewed (each is named) and the session had nothing else to do."""
     if as_json and not due:
         raise ParamError("--json goes with --due")
+    if (drop or relink) and due:
+        raise ParamError("--drop and --relink change the schedule: give them without --due")
     if due:
         run_due(no_color=no_color, as_json=as_json)
         return 0
+    if drop or relink:
+        return run_cards(drop=drop or [], relink=relink, no_color=no_color)
     if not 1 <= count <= 200:
         raise ParamError(f"--count: expected 1 to 200 items, got {count}")
     term = Terminal(no_color=no_color)
     with open_history() as history:
         now = time.time()
         concept_bank = packaged_bank()
-        problems, skipped = plan_review(history, concept_bank, count=count, now=now, calculator_free=calculator_free)
-        for item in skipped:
-            term.show(f"Skipping {item}: it no longer exists in this examprep.", style="dim", markup=False)
+        files: dict[str, CardFile] = {}
+        problems, skipped = plan_review(history, concept_bank, count=count, now=now, calculator_free=calculator_free,
+                                        files=files)
+        for line in skipped:
+            term.show(f"Not reviewed: {line}", style="yellow", soft_wrap=True)     # one line, whole, for grep
         if not problems:
             print_due(term, history, now=now)
-            return 0
+            return 1 if skipped else 0
         if history.read_only:
             raise HistoryError(history.read_only_message("a review's answers cannot be recorded"))
-        session = Session(term, history, mode="review", bank=concept_bank, options={"count": count})
+        session = Session(term, history, mode="review", bank=concept_bank, options={"count": count}, files=files)
         summary = session.run_practice(problems)
         print_summary(term, summary)
         return summary.exit_code
+
+
+def run_cards(*, drop: list[str], relink: tuple[str, str] | None, no_color: bool = False) -> int:
+    """`examprep review --drop CARD` and `--relink CARD FILE`: every card named is checked before
+    any is changed (ParamError, exit 2, naming the one that is not in the schedule)."""
+    from examprep.quiz import cards
+
+    term = Terminal(no_color=no_color)
+    with open_history() as history:
+        dropped = list(dict.fromkeys(cards.resolve(history, name, "--drop") for name in drop))
+        relinked = cards.resolve(history, relink[0], "--relink") if relink is not None else None
+        if relinked in dropped:
+            raise ParamError(f"--relink and --drop both name {relink[0]}: give one")
+        if history.read_only:
+            raise HistoryError(history.read_only_message("its cards cannot be changed"))
+        done = [cards.relink(history, relinked, relink[1], now=time.time())] if relink is not None else []
+        done += [cards.drop(history, item) for item in dropped]
+        for line in done:
+            term.show(line)
+        return 0
 
 
 NO_HISTORY = "No review history yet: --optimize learns from the reviews `examprep quiz` keeps."

@@ -24,7 +24,7 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from examprep.history import Attempt, History
+from examprep.history import Attempt, CardFile, History
 from examprep.problem import Part, Problem
 from examprep.quiz.bank import ConceptBank, is_concept, item_of, stats_topic_of
 from examprep.quiz.hints import hint_text
@@ -78,13 +78,15 @@ def wrong_shape(part: Part, value: Any, raw: str = "") -> str | None:
 
 class Session:
     """Runs one session over a list of Problems. ``clock`` (monotonic seconds) and ``wall``
-    (Unix seconds) are injectable for tests."""
+    (Unix seconds) are injectable for tests. ``files``: generator -> the question file an
+    authored problem was drawn from, remembered with its review card."""
 
     def __init__(self, term: Terminal, history: History | None, *, mode: str = "quiz",
                  bank: ConceptBank | None = None, options: dict[str, Any] | None = None,
                  clock: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time,
-                 minutes: float | None = None):
+                 minutes: float | None = None, files: dict[str, CardFile] | None = None):
         self.term = term
+        self.files = files or {}
         self.history = history
         self.mode = mode
         self.bank = bank
@@ -139,7 +141,7 @@ class Session:
         r = rating(min(max(fraction, 0.0), 1.0), outcome.seconds, outcome.problem.minutes * 60,
                    hinted=outcome.hinted, revealed=outcome.revealed)
         review(self.history, item_of(outcome.problem), r, now=self.wall(), seconds=outcome.seconds,
-               session_id=self.session_id)
+               session_id=self.session_id, file=self.files.get(outcome.problem.generator))
 
     def finish(self, outcomes: list[ProblemOutcome], ended: str, report: Any = None,
                unreached: list[str] | None = None) -> Summary:

@@ -79,16 +79,17 @@ def print_stats(term: Terminal, data: dict, *, now: float) -> None:
     table.add_column("review", no_wrap=True)
     for r in data["topics"]:
         trend = r["trend"]
-        arrow = "" if trend is None else ("[green]▲[/]" if trend > 0.05 else "[red]▼[/]" if trend < -0.05 else "=")
+        arrow = Text("") if trend is None else (Text("▲", style="green") if trend > 0.05
+                                                else Text("▼", style="red") if trend < -0.05 else Text("="))
         due = r["due"]
         if due is None:
             review_text = "—"
         elif due <= now:
-            review_text = "[bold yellow]due now[/]"
+            review_text = Text("due now", style="bold yellow")
         else:
             review_text = f"in {fmt_duration(due - now)}"
         table.add_row(r["topic"], str(r["problems"]), f"{bar(r['accuracy'], 8)} {r['accuracy'] * 100:3.0f}%",
-                      f"{sparkline(r['scores'][-8:])} {arrow}", fmt_clock(r["seconds_per_problem"]), review_text)
+                      Text.assemble(f"{sparkline(r['scores'][-8:])} ", arrow), fmt_clock(r["seconds_per_problem"]), review_text)
     out.print(table)
     if data["misconceptions"]:
         mt = Table(box=box.SIMPLE, title="Most frequent misconceptions", title_justify="left")

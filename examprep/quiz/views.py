@@ -59,8 +59,8 @@ def problem_panel(problem: Problem, number: int) -> Any:
         form = part.form() + ("" if part.kind == "choice" else f", {part.tolerance.describe()}")
         body.append(Text(f"Answer: {form}", style="dim"))
         meta = f"{problem.generator[len(CONCEPT_PREFIX):]} · {problem.points:g} pt"
-    return Panel(Group(*body), title=f"{number}. {problem.title}", subtitle=meta, title_align="left",
-                 subtitle_align="right", box=box.ROUNDED)
+    return Panel(Group(*body), title=Text(f"{number}. {problem.title}"), subtitle=Text(meta), title_align="left",
+                 subtitle_align="right", box=box.ROUNDED)         # Text: a str title is read as markup
 
 
 def _short_form(part: Part) -> str:
@@ -165,7 +165,7 @@ def exam_header(title: str, n: int, points: float, limit: str) -> Any:
     text = Text.assemble((f"{plural(n, 'problem')} · {points:g} points · time: {limit}\n", "bold"),
                          "No feedback until the end. Type `skip` (or Enter) to leave a part blank, q to submit early; "
                          "before submitting you can change any answer. Ctrl-C submits what you have.")
-    return Panel(text, title=title, title_align="left", box=box.HEAVY)
+    return Panel(text, title=Text(title), title_align="left", box=box.HEAVY)     # a recipe's title, as written
 
 
 def answer_sheet(problems: list[Problem], answers: dict) -> Any:

@@ -50,7 +50,7 @@ def terminal_summary(result: dict[str, Any], left_out: list[str], *, title: str,
         t.add_column("discr.", justify="right")
         t.add_column("why")
         for p, why in review[:limit]:
-            t.add_row(p["part"], fmt(p["difficulty"]), fmt(p["discrimination"]), "; ".join(why))
+            t.add_row(Text(printable(p["part"])), fmt(p["difficulty"]), fmt(p["discrimination"]), "; ".join(why))
         if len(review) > limit:
             t.add_row("…", "", "", f"{len(review) - limit} more in item-analysis.csv")
         out.append(t)
@@ -66,7 +66,7 @@ def terminal_summary(result: dict[str, Any], left_out: list[str], *, title: str,
         t.add_column("top 27%", justify="right")
         t.add_column("bottom 27%", justify="right")
         for part, m in mis[:limit]:
-            t.add_row(part, m["misconception"], str(m["count"]), fmt(m["top_share"], ".0%"),
+            t.add_row(Text(printable(part)), Text(printable(m["misconception"])), str(m["count"]), fmt(m["top_share"], ".0%"),
                       fmt(m["bottom_share"], ".0%"))
         out.append(t)
     for g in result["groups"]:

@@ -277,7 +277,7 @@ def feedback_view(res: SubmissionResult, *, show_answers: bool = False) -> Any:
                 body.append(f"\nrule: {r.rule}", style="dim")
             grid.add_row(Text(f"({Problem.label(i)}) {printable(r.part_id)}"), body)
         title = f"q{pr.number} {pr.problem.title} — {_points(pr.score)}/{_points(pr.max_score)}"
-        blocks.append(Panel(grid, title=escape(title), title_align="left", box=box.ROUNDED))
+        blocks.append(Panel(grid, title=Text(printable(title)), title_align="left", box=box.ROUNDED))   # not markup
     return Group(*blocks)
 
 

@@ -19,9 +19,12 @@ from examprep.render.latex import to_text
 from examprep.values import rounded, snap
 
 
-def console(no_color: bool = False) -> Console:
+def console(no_color: bool = False, *, markup: bool = True) -> Console:
+    """The terminal's console. Never emoji (":question:" in a topic or title stays as written);
+    ``markup`` False: every string printed is text, as written, and styles come from Text objects
+    (the quiz's and a problem's output, where the text is a question's, a key's or a student's)."""
     return Console(no_color=no_color or bool(os.environ.get("NO_COLOR")), highlight=False,
-                   soft_wrap=False)
+                   soft_wrap=False, emoji=False, markup=markup)
 
 
 def fmt_number(x: Any, digits: int = 6) -> str:
@@ -290,7 +293,7 @@ class HeatmapView:
 def print_problem(problem: Any, *, solution: bool = False, no_color: bool = False, number: int | None = None) -> None:
     """A Problem in the terminal: statement, parts with points and expected form, and on request
     the worked solution and answers."""
-    out = console(no_color)
+    out = console(no_color, markup=False)
     head = f"{number}. " if number is not None else ""
     meta = (f"{problem.generator} · level {problem.difficulty} · seed {problem.seed}"
             + (" · calculator-free" if problem.calculator_free else "") + f" · {plural(problem.points, 'point')}")
@@ -301,8 +304,8 @@ def print_problem(problem: Any, *, solution: bool = False, no_color: bool = Fals
         how = part.form() if part.kind == "written" else f"{part.form()} · {part.tolerance.describe()}"
         body.append(Text.assemble((f"({Problem.label(i)}) ", "bold"), inline(part.prompt),
                                   (f"  [{part.points:g} pt · {how}]", "dim")))
-    out.print(Panel(Group(*body), title=f"{head}{problem.title}", subtitle=meta, title_align="left",
-                    subtitle_align="right", box=box.ROUNDED))
+    out.print(Panel(Group(*body), title=Text(f"{head}{problem.title}"), subtitle=Text(meta), title_align="left",
+                    subtitle_align="right", box=box.ROUNDED))         # Text: a str title is read as markup
     if solution:
         print_worked_solution(problem, out)
 

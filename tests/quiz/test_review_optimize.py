@@ -166,7 +166,7 @@ def test_a_version_1_history_is_migrated_and_keeps_its_reviews(tmp_path):
     con.commit()
     con.close()
     with History(path) as h:
-        assert h.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+        assert h.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
         assert h.review_log() == [("topic:attention", 1.0, 3, None)] and h.fsrs_parameters() is None
 
 
