@@ -9,7 +9,9 @@ examprep.review).
 
 At a prompt: ``?`` a hint (twice: the formula), ``s`` the worked solution (the problem's
 unanswered parts count as revealed), ``skip`` leave the part blank, ``q`` end the session (a
-problem left with some parts answered: the others count as blank, as at the end of input or Ctrl-C).
+problem left with some parts answered: the others count as blank, as at the end of input or Ctrl-C);
+a command word typed after ``=`` is an answer (``=s`` answers "s"). Anything else is read by the
+grader's own reader (check_part, parse_answer), so it reads as it would in an answer file.
 An answer that cannot be read is explained and asked again; it never costs the attempt.
 
 Modes
@@ -29,7 +31,7 @@ from examprep.problem import Part, Problem
 from examprep.quiz.bank import ConceptBank, is_concept, item_of, stats_topic_of
 from examprep.quiz.hints import hint_text
 from examprep.quiz.outcomes import PartOutcome, ProblemOutcome, Summary
-from examprep.quiz.prompt import COMMANDS, Quit, Terminal, TimeUp
+from examprep.quiz.prompt import COMMANDS, Quit, Terminal, TimeUp, command_or_answer
 from examprep.quiz.views import (answer_sheet, concept_explanation, exam_header, fmt_clock, model_answer_view,
                                  part_feedback, problem_panel, problem_result)
 
@@ -235,8 +237,7 @@ class Session:
         label = f"({Problem.label(index)})" if len(problem.parts) > 1 else "answer"
         prompt = f"{label} {part.form()} › "
         while True:
-            raw = self.ask(prompt)
-            cmd = COMMANDS.get(raw.lower())
+            cmd, raw = command_or_answer(self.ask(prompt))
             if cmd == "quit":
                 raise Quit()
             if cmd == "hint":
@@ -371,8 +372,7 @@ class Session:
         key = (n, part.id)
         label = f"{n}{Problem.label(i)}"
         while True:
-            raw = self.ask(f"{label} {part.form()} › ")
-            cmd = COMMANDS.get(raw.lower())
+            cmd, raw = command_or_answer(self.ask(f"{label} {part.form()} › "))
             if cmd == "quit":
                 if self.confirm_submit(problems, answers):
                     raise Quit()

@@ -1,0 +1,151 @@
+"""One reader for grade and quiz: for every part kind (examprep.problem.KINDS, the one list of
+them), a string reads the same in `examprep grade` (an answer file's text, through
+grade_submission: parse_answer and check_part) as typed at the quiz's prompt (the real Terminal
+reading piped input, in practice and in exam mode). Only the quiz's command words differ: typed
+with a leading '=' they are an answer (`=s` answers "s")."""
+from __future__ import annotations
+
+import io
+import re
+from unittest import mock
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from examprep.grading import grade_submission
+from examprep.problem import KINDS, Part, Problem, Tolerance
+from examprep.quiz import Session, Terminal
+from examprep.quiz.outcomes import ProblemOutcome
+from examprep.quiz.prompt import COMMANDS
+
+# One part of each kind. A kind added to KINDS fails test_every_kind_has_a_sample until it has one
+# here, and is then covered by the property below. Command words are among the choices and the
+# variables, so a student must be able to answer them.
+SAMPLES = {
+    "number": Part("a", "p", "number", 0.25),
+    "integer": Part("n", "p", "integer", 17010, Tolerance("exact", 0, 0)),
+    "vector": Part("v", "p", "vector", [0.1, 0.2, 0.7], shape=(3,)),
+    "matrix": Part("m", "p", "matrix", [[1.0, 2.0], [3.0, 4.0]], shape=(2, 2)),
+    "expression": Part("x", "p", "expression", "s/(1 + q)", Tolerance("exact", 0, 0), exact="s/(1 + q)",
+                       variables=("s", "q")),
+    "choice": Part("c", "p", "choice", "s", choices=("s", "skip", "t")),
+    "written": Part("w", "p", "written", None, Tolerance("exact", 0, 0), model_answer="m", rubric=("r",)),
+}
+
+# What students type (tokens of the answer syntax, thousands groups, letters, command words), and
+# any text at all; a line break ends a line at the prompt, so no answer holds one.
+_PIECES = ["0", "1", "7", "17", "010", "0.5", ".", ",", ", ", ";", " ", "\u00a0", "[", "]", "(", ")", "-", "+", "*",
+           "/", "^", "e", "x", "s", "q", "a", "t", "skip", "?", "=", "×", "sqrt", "ln ", "1/3", "17,010", "2e-3",
+           "%", "'", "inf", "nan", "S"]
+ANSWERS = st.one_of(st.lists(st.sampled_from(_PIECES), max_size=8).map("".join),
+                    st.text(st.characters(blacklist_characters="\r\n", blacklist_categories=("Cs",)), max_size=12))
+
+
+def is_command(text: str) -> bool:
+    """What the quiz takes as a command, not an answer (Enter included)."""
+    line = text.strip()
+    return not line or line.lower() in COMMANDS
+
+
+def _problem(part: Part) -> Problem:
+    return Problem("t", 1, 1, 1, "T", {}, [], [part], [])
+
+
+def graded(part: Part, typed: str) -> tuple:
+    """`examprep grade`'s reading: ("read", status, score, feedback) or ("refused", why)."""
+    r = grade_submission([_problem(part)], {f"q1.{part.id}": typed}).problems[0].parts[0]
+    if r.status == "unparseable":
+        return ("refused", r.feedback)
+    if part.kind == "written":                      # kept for the marker, as the quiz keeps it for self-marking
+        return ("read", "written", r.value.strip())
+    return ("read", r.status, r.score, r.feedback)
+
+
+_REFUSED = re.compile(r"Cannot read that: (.*?)\. Try again")
+
+
+def _terminal(lines: list[str]) -> tuple[Terminal, mock._patch]:
+    term = Terminal(no_color=True, interactive=False, width=1000)
+    term.console.file = io.StringIO()
+    return term, mock.patch("sys.stdin", io.StringIO("".join(f"{line}\n" for line in lines)))
+
+
+def quizzed(part: Part, typed: str) -> tuple:
+    """The quiz's reading of one line at a practice prompt, in the same form as ``graded``."""
+    term, stdin = _terminal([typed, "skip", "0"])      # "skip": after a refusal; "0": a written part's own mark
+    outcome = ProblemOutcome(1, _problem(part), "t")
+    with stdin:
+        Session(term, None).answer_part(outcome, 0, part, {})
+    po = outcome.parts[0]
+    refused = _REFUSED.search(term.console.file.getvalue())
+    if refused:
+        assert po.status == "blank"
+        return ("refused", refused.group(1))
+    if part.kind == "written":
+        return ("read", "written", po.answer)
+    return ("read", po.status, po.score, po.feedback)
+
+
+def exam_reads(part: Part, typed: str) -> tuple:
+    """At an exam's prompt: the answer kept for grading, or the refusal shown."""
+    term, stdin = _terminal([typed, "skip"])
+    answers: dict = {}
+    with stdin:
+        Session(term, None, mode="exam").exam_part(1, 0, part, [_problem(part)], answers, {})
+    refused = _REFUSED.search(term.console.file.getvalue())
+    return ("refused", refused.group(1)) if refused else ("kept", answers.get((1, part.id)))
+
+
+def same_reading(part: Part, typed: str, as_graded: str) -> None:
+    """The quiz reads ``typed`` as grade reads ``as_graded``; in an exam the line is kept (and then
+    graded by grade_submission itself) exactly when the practice prompt takes it."""
+    want, got = graded(part, as_graded), quizzed(part, typed)
+    if got[0] == "refused" and want[0] == "read" and want[1] == "wrong" and want[2] == 0:
+        # a readable vector or matrix of the wrong shape: grade marks it wrong with this message, the
+        # quiz asks again with the same message (it does not count)
+        assert part.kind in ("vector", "matrix") and got[1] == want[3], (typed, want, got)
+    else:
+        assert got == want, (part.kind, typed, want, got)
+    exam = exam_reads(part, typed)
+    if got[0] == "refused":
+        assert exam == got, (part.kind, typed, exam, got)
+    else:
+        assert exam == ("kept", as_graded.strip()), (part.kind, typed, exam)
+
+
+def test_every_kind_has_a_sample():
+    assert set(SAMPLES) == set(KINDS), f"give test_one_reader a sample part of kind(s) {set(KINDS) - set(SAMPLES)}"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@settings(max_examples=25, derandomize=True, deadline=None)
+@given(typed=ANSWERS)
+@example(typed="17,010")
+@example(typed="a")
+@example(typed=" [0.1, 0.2, 0.7] ")
+def test_grade_and_quiz_read_every_string_alike(kind, typed):
+    if is_command(typed):
+        return
+    same_reading(SAMPLES[kind], typed, typed)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("word", sorted(set(COMMANDS) | {"S", "Skip", "?"}))
+def test_a_command_word_typed_after_an_equals_sign_is_an_answer(kind, word):
+    for typed in (f"={word}", f"= {word}"):
+        same_reading(SAMPLES[kind], typed, word)
+
+
+def test_a_command_word_answers_a_choice_and_an_expression():
+    assert quizzed(SAMPLES["choice"], "=s")[:3] == ("read", "correct", 1.0)
+    assert quizzed(SAMPLES["choice"], "=skip")[:2] == ("read", "wrong")
+    assert quizzed(SAMPLES["expression"], "=s")[:2] == ("read", "wrong")
+    assert quizzed(SAMPLES["expression"], "s/(1+q)")[:2] == ("read", "correct")
+
+
+def test_an_equals_sign_before_anything_else_is_read_as_grade_reads_it():
+    # "=0.5" is not an escape: both say to type only the value
+    for typed in ("=0.5", "==s", "=", "=s=s"):
+        same_reading(SAMPLES["number"], typed, typed)
+    assert quizzed(SAMPLES["number"], "=0.5")[0] == "refused"
