@@ -149,3 +149,34 @@ def test_an_equals_sign_before_anything_else_is_read_as_grade_reads_it():
     for typed in ("=0.5", "==s", "=", "=s=s"):
         same_reading(SAMPLES["number"], typed, typed)
     assert quizzed(SAMPLES["number"], "=0.5")[0] == "refused"
+
+
+@pytest.mark.parametrize("kind, typed, message", [
+    ("integer", "a", "'a' at column 1: expected a whole number, such as 17010"),
+    ("integer", "17 0x", "'x' at column 5: expected a whole number, such as 17010"),
+    ("number", "0.5@", "'@' at column 4: expected a number, such as 0.25 or 1/3"),
+    ("number", "x", "'x' at column 1: expected a number, such as 0.25 or 1/3"),
+    ("vector", "[0.1, b, 0.7]", "'b' at column 7: expected a vector of 3 numbers, such as [0.5, 1, -2]"),
+    ("matrix", "[[1, 2], [3, #]]", "'#' at column 14: expected a 2×2 matrix, such as [[1, 2], [3, 4]]"),
+    ("expression", "s/(1 + q)$", "'$' at column 10: expected an expression in s, q"),
+])
+def test_a_refusal_that_names_a_token_says_what_the_part_expects(kind, typed, message):
+    # the quiz said "Cannot read that: unknown name 'a' at column 1" for a letter in an integer part
+    assert graded(SAMPLES[kind], typed) == ("refused", message)
+    assert quizzed(SAMPLES[kind], typed) == ("refused", message)
+
+
+def test_refusals_that_say_what_to_write_already_are_kept():
+    assert graded(SAMPLES["expression"], "a")[1] == "unknown name 'a' at column 1; this answer may use q, s"
+    assert graded(SAMPLES["number"], "E")[1] == "unknown name 'E' at column 1; write e for Euler's number or exp(x)"
+    assert graded(SAMPLES["integer"], "x = 5")[1].startswith("'=' at column 3: type only the value")
+    assert graded(SAMPLES["choice"], "a")[1] == "'a' is not a choice: answer with one of s, skip, t"
+
+
+def test_the_example_is_written_as_a_decimal_comma_sheet_reads_it():
+    from examprep.answers import parse_answer
+    from examprep.answers.parse import decimal_comma
+
+    with decimal_comma(), pytest.raises(Exception) as err:
+        parse_answer(SAMPLES["vector"], "[0,1; b; 0,7]")
+    assert str(err.value) == "'b' at column 7: expected a vector of 3 numbers, such as [0,5; 1; -2]"
