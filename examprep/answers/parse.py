@@ -11,6 +11,8 @@ Accepted (the forms students naturally type):
               log10(x)  log2(x)  sin cos tan tanh sigmoid/σ abs  pi/π
   vectors     [0.1, 0.2, 0.7]   (0.1, 0.2, 0.7)   0.1 0.2 0.7
   matrices    [[1, 2], [3, 4]]  [1 2; 3 4]  1 2; 3 4
+  thousands   17 010  4’832  where one value is asked; 17,010 and 25,636,712 too where no decimal comma
+              may be meant (read_thousands); "[1,000, 2]" is refused as ambiguous
 Whitespace separates list entries ("1 -2" is two entries, "1 - 2" is one), so implicit
 multiplication needs no space: "2e^2", "2sqrt(2)", "3(1+e)"; "2 ln 2" is refused with a hint.
 In an expression part "2e+1" is refused as ambiguous (2·e + 1, or 20?); elsewhere it is 20.
@@ -327,7 +329,8 @@ _GROUPED = re.compile(r"(?<![\d.,])[1-9]\d{0,2}(?:\.\d{3})+(?![\d.eE])(?:,\d+)?"
 
 
 # thousands grouped with a space, a no-break or thin space or an apostrophe ("4 832", "4’832",
-# "1'234,5"): an apostrophe is never an answer's character, a space is only where one value is asked
+# "1'234,5"): an apostrophe is never an answer's character, a space is only where one value is asked.
+# A whole answer so written is read (read_thousands); one inside other text is refused, naming it
 _SPACES = " \u00a0\u202f\u2009"
 _SEPARATORS = f"[{_SPACES}'’]"
 _SPACED = re.compile(f"(?<![\\d.,eE])[1-9]\\d{{0,2}}(?:{_SEPARATORS}\\d{{3}})+(?![\\d'’])(?:[.,]\\d+)?(?:[eE][-+]?\\d+)?")
