@@ -455,4 +455,5 @@ class Session:
 
 
 def _keys_line() -> str:
-    return "At a prompt: ? hint · s worked solution · skip · q quit. Ctrl-C ends the session and keeps your answers."
+    return ("At a prompt: ? hint · s worked solution · skip · q quit; =s answers \"s\". Ctrl-C ends the session and "
+            "keeps your answers.")
