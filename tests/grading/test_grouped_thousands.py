@@ -32,6 +32,12 @@ def test_a_parameter_count_written_with_a_comma_gets_its_points():
     assert "99,328" in answers.values()
     result = grade_submission([problem], answers)
     assert [r.status for r in result.problems[0].parts] == ["correct"] * len(problem.parts)
+    shapes = generators.build("network-shapes", 1, 1)
+    total = next(p for p in shapes.parts if p.id == "total_params")
+    assert total.expected >= 1000
+    for typed in (f"{total.expected:,}", f"{total.expected:,}".replace(",", " ")):
+        r = check_part(total, typed)
+        assert (r.status, r.score) == ("correct", total.points), (typed, r.feedback)
 
 
 @pytest.mark.parametrize("typed, message", [
