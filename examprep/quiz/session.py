@@ -50,8 +50,16 @@ def parse_only(part: Part, raw: str) -> Any:
     return parse_answer(part, raw)
 
 
-def _is_unparseable(result: Any) -> bool:
-    return getattr(result, "status", None) == "unparseable"
+def asked_again(part: Part, result: Any, raw: str) -> str | None:
+    """Why the quiz asks for an answer again instead of grading it (None: it is graded), from the
+    grader's own verdict: grade's reason where grade cannot read it, or the shape where grade marks
+    it wrong for its shape. A shape that earns credit in grade — a known mistake's, or one carried
+    forward from the student's own earlier answers (a transposed score matrix after transposed
+    queries) — is graded, as grade grades it."""
+    status = getattr(result, "status", None)
+    if status == "unparseable":
+        return result.feedback
+    return wrong_shape(part, result.value, raw) if status == "wrong" else None
 
 
 
@@ -264,7 +272,7 @@ class Session:
             except AnswerParseError as err:
                 self.term.show(f"Cannot read that: {err}. Try again (this does not count).", style="yellow", markup=False)
                 continue
-            problem_text = result.feedback if _is_unparseable(result) else wrong_shape(part, result.value, raw)
+            problem_text = asked_again(part, result, raw)
             if problem_text:
                 self.term.show(f"Cannot read that: {problem_text}. Try again (this does not count).",
                                style="yellow", markup=False)
@@ -366,8 +374,6 @@ class Session:
         return self.finish(outcomes, ended, report, unreached)
 
     def exam_part(self, n: int, i: int, part: Part, problems: list[Problem], answers: dict, seconds: dict) -> None:
-        from examprep.answers import AnswerParseError
-
         t0 = self.clock()
         key = (n, part.id)
         label = f"{n}{Problem.label(i)}"
@@ -387,16 +393,22 @@ class Session:
             if part.kind == "written":            # any text: marked after the exam
                 answers[key] = raw
                 break
-            try:
-                problem_text = wrong_shape(part, parse_only(part, raw), raw)
-            except AnswerParseError as err:
-                problem_text = str(err)
+            problem_text = asked_again(part, self.graded_so_far(problems[n - 1], i, raw, answers, n), raw)
             if problem_text:
                 self.term.show(f"Cannot read that: {problem_text}. Try again.", style="yellow", markup=False)
                 continue
             answers[key] = raw
             break
         seconds[key] = seconds.get(key, 0.0) + self.clock() - t0
+
+    @staticmethod
+    def graded_so_far(problem: Problem, i: int, raw: str, answers: dict, n: int) -> Any:
+        """Part ``i``'s verdict as `grade` gives it with ``raw`` and the answers given so far to the
+        problem's earlier parts (grade_submission itself: the same reading, error carried forward)."""
+        from examprep.grading import address, grade_submission
+
+        given = {address(1, p.id): answers[(n, p.id)] for p in problem.parts[:i] if (n, p.id) in answers}
+        return grade_submission([problem], {**given, address(1, problem.parts[i].id): raw}).problems[0].parts[i]
 
     def confirm_submit(self, problems: list[Problem], answers: dict) -> bool:
         blank = sum(len(p.parts) for p in problems) - len(answers)

@@ -197,3 +197,46 @@ def test_the_example_is_written_as_a_decimal_comma_sheet_reads_it():
     with decimal_comma(), pytest.raises(Exception) as err:
         parse_answer(SAMPLES["vector"], "[0,1; b; 0,7]")
     assert str(err.value) == "'b' at column 7: expected a vector of 3 numbers, such as [0,5; 1; -2]"
+
+
+def _carried_forward_lines():
+    """cross-attention (level 2, seed 1) answered with the queries and keys swapped (a known
+    mistake, 3×4 queries for 2×4), then the scores computed from them: 3×3, not the key's 2×3."""
+    import json
+
+    from examprep.answers.result import ecf_value
+
+    problem = generators.build("cross-attention", 1, 2)
+    query, key, value, scores = problem.parts[:4]
+    swapped = next(m for m in query.misconceptions if m.id == "swapped-roles")
+    lines = [json.dumps(swapped.value), json.dumps(key.expected), json.dumps(value.expected)]
+    ecf = ecf_value(scores, {"query": swapped.value, "key": key.expected})
+    assert ecf.shape == (3, 3) and tuple(scores.shape) == (2, 3)
+    return problem, lines + [json.dumps(ecf.tolist())]
+
+
+def test_a_shape_that_grade_carries_forward_is_graded_not_asked_again():
+    # the quiz refused it ("expected 2×3, got 3×3") where grade gives it full credit
+    problem, lines = _carried_forward_lines()
+    graded_ = grade_submission([problem], {f"q1.{p.id}": t for p, t in zip(problem.parts, lines)})
+    assert [r.status for r in graded_.problems[0].parts[:4]] == ["misconception", "correct", "correct", "ecf"]
+    term, stdin = _terminal(lines + ["skip"])        # skip: what a student refused there could do
+    outcome, earlier = ProblemOutcome(1, problem, "t"), {}
+    session = Session(term, None)
+    with stdin:
+        for i, part in enumerate(problem.parts[:4]):
+            session.answer_part(outcome, i, part, earlier)
+    assert "Cannot read that" not in term.console.file.getvalue()
+    assert [p.status for p in outcome.parts] == ["misconception", "correct", "correct", "ecf"]
+
+
+def test_an_exam_keeps_a_shape_that_grade_carries_forward():
+    problem, lines = _carried_forward_lines()
+    term, stdin = _terminal(lines + ["skip"])
+    answers: dict = {}
+    with stdin:
+        session = Session(term, None, mode="exam")
+        for i, part in enumerate(problem.parts[:4]):
+            session.exam_part(1, i, part, [problem], answers, {})
+    assert "Cannot read that" not in term.console.file.getvalue()
+    assert answers.get((1, "scores")) == lines[3]
