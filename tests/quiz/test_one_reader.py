@@ -2,7 +2,8 @@
 them), a string reads the same in `examprep grade` (an answer file's text, through
 grade_submission: parse_answer and check_part) as typed at the quiz's prompt (the real Terminal
 reading piped input, in practice and in exam mode). Only the quiz's command words differ: typed
-with a leading '=' they are an answer (`=s` answers "s")."""
+with a leading '=' they are an answer (`=s` answers "s"). Where grade marks a vector or matrix
+wrong for its shape, the quiz asks again with grade's words (it does not count)."""
 from __future__ import annotations
 
 import functools
@@ -59,9 +60,10 @@ def sample(kind: str) -> Part:
 
 
 def is_command(text: str) -> bool:
-    """What the quiz takes as a command, not an answer (Enter included)."""
+    """What the quiz takes as a command, not an answer (Enter included), or as a command word
+    escaped with '=' (checked on its own below)."""
     line = text.strip()
-    return not line or line.lower() in COMMANDS
+    return not line or line.lower() in COMMANDS or line.startswith("=") and line[1:].strip().lower() in COMMANDS
 
 
 def _problem(part: Part) -> Problem:
