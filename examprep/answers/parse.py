@@ -11,6 +11,8 @@ Accepted (the forms students naturally type):
               log10(x)  log2(x)  sin cos tan tanh sigmoid/σ abs  pi/π
   vectors     [0.1, 0.2, 0.7]   (0.1, 0.2, 0.7)   0.1 0.2 0.7
   matrices    [[1, 2], [3, 4]]  [1 2; 3 4]  1 2; 3 4
+  thousands   17 010  4’832  where one value is asked; 17,010 and 25,636,712 too where no decimal comma
+              may be meant (read_thousands); "[1,000, 2]" is refused as ambiguous
 Whitespace separates list entries ("1 -2" is two entries, "1 - 2" is one), so implicit
 multiplication needs no space: "2e^2", "2sqrt(2)", "3(1+e)"; "2 ln 2" is refused with a hint.
 In an expression part "2e+1" is refused as ambiguous (2·e + 1, or 20?); elsewhere it is 20.
@@ -327,13 +329,57 @@ _GROUPED = re.compile(r"(?<![\d.,])[1-9]\d{0,2}(?:\.\d{3})+(?![\d.eE])(?:,\d+)?"
 
 
 # thousands grouped with a space, a no-break or thin space or an apostrophe ("4 832", "4’832",
-# "1'234,5"): an apostrophe is never an answer's character, a space is only where one value is asked
+# "1'234,5"): an apostrophe is never an answer's character, a space is only where one value is asked.
+# A whole answer so written is read (read_thousands); one inside other text is refused, naming it
 _SPACES = " \u00a0\u202f\u2009"
 _SEPARATORS = f"[{_SPACES}'’]"
 _SPACED = re.compile(f"(?<![\\d.,eE])[1-9]\\d{{0,2}}(?:{_SEPARATORS}\\d{{3}})+(?![\\d'’])(?:[.,]\\d+)?(?:[eE][-+]?\\d+)?")
 _APOSTROPHE = re.compile("['’]")
 # a decimal part with no leading zero (",75" where 0,75 or 0.75 was meant), at the start or after a sign
 _BARE_FRACTION = re.compile(r"^\s*([-+−]?)\s*,(\d+)\s*$")
+
+
+# a whole answer that is one number with its thousands grouped ("17,010", "17 010", "25,636,712",
+# "4’832,5"): a 1-3 digit lead, then groups of exactly three digits, each after the same separator
+# (a space of any width, an apostrophe or a comma); "1,00" and "17,01" are no such number
+_THOUSANDS = re.compile(rf"\s*(?P<sign>[-+−]?)(?P<whole>(?P<lead>[1-9]\d{{0,2}})(?P<sep>[{_SPACES},'’])\d{{3}}"
+                        r"(?:(?P=sep)\d{3})*)(?P<frac>[.,]\d+)?(?P<exp>[eE][-+]?\d+)?\s*")
+
+
+def read_thousands(text: str, integer: bool) -> str:
+    """One number with its thousands grouped, where one value is asked, without its separators
+    ("17,010" → "17010"); any other text as it is. A space or an apostrophe groups thousands on any
+    sheet. A comma does on a sheet with decimal points, where an integer part takes "17,010" and
+    "1,000" (a decimal reading is no whole number) and a number part the groupings no decimal comma
+    could write ("25,636,712", "17,010.5"), refusing "17,010" as ambiguous. On a decimal-comma sheet
+    a comma is the decimal mark: a number part reads "17,010" as 17.01, as the sheet asks, and an
+    integer part refuses it as ambiguous; "25,636,712" is refused there in every part."""
+    m = _THOUSANDS.fullmatch(text)
+    if not m:
+        return text
+    mark = "," if decimal_comma_on() else "."
+    sep, frac, lead = m.group("sep"), m.group("frac") or "", m.group("lead")
+    if frac and (frac[0] != mark or frac[0] == sep) or sep == "," and m.group("exp"):
+        return text             # "4 832,5" on a decimal-point sheet, "17,010e3": refused as before
+    number = text.strip()
+    sign = m.group("sign").replace("−", "-")
+    digits = re.sub(r"\D", "", m.group("whole"))
+    groups = m.group("whole").count(sep)
+    if sep == "," and mark == ",":
+        spaced = f"{sign}{lead} " + " ".join(re.findall(r"\d{3}", digits[len(lead):]))
+        if groups > 1:
+            raise AnswerParseError(f"{number!r}: on this decimal-comma sheet a comma marks decimals and cannot group "
+                                   f"thousands: write {sign}{digits} or {spaced}")
+        if integer:
+            raise AnswerParseError(f"{number!r} is ambiguous on this decimal-comma sheet: read with its decimal comma it "
+                                   f"is no whole number, and a comma groups no thousands there; write {sign}{digits} "
+                                   f"or {spaced}")
+        return text
+    if sep == "," and groups == 1 and not frac and not integer:
+        point = f"{sign}{lead}.{digits[len(lead):]}"
+        raise AnswerParseError(f"{number!r} is ambiguous: a comma groups thousands ({sign}{digits}) or marks decimals "
+                               f"({point}); write {sign}{digits} or {point}")
+    return sign + digits + frac + (m.group("exp") or "")
 
 
 def _refuse_grouped_thousands(text: str, scalar: bool) -> None:
@@ -396,6 +442,8 @@ def parse_text(text: str, *, variables: tuple[str, ...] | frozenset[str] = (), s
     Raises AnswerParseError (one line, with the column and a hint) for anything else.
     """
     check_size(text)
+    if scalar:
+        text = read_thousands(text, integer)
     _refuse_grouped_thousands(text, scalar)
     if decimal_comma_on():
         text = from_decimal_comma(text)
@@ -405,9 +453,12 @@ def parse_text(text: str, *, variables: tuple[str, ...] | frozenset[str] = (), s
     if scalar:
         m = DECIMAL_COMMA.search(norm)
         if m:
-            if integer:
-                raise AnswerParseError(f"{m.group(0)!r}: write a whole number without separators, "
-                                       f"e.g. {m.group(1)}{m.group(2)}")
+            if integer and m.group(0) != norm.lstrip("+-"):        # "[1,000, 2]", "1,000 + 2"
+                raise AnswerParseError(f"{m.group(0)!r} at column {m.start() + 1}: one whole number is asked; write it "
+                                       f"alone, e.g. {m.group(1)}{m.group(2)}")
+            if integer:         # ("17,010" alone was read above: this comma groups no thousands)
+                raise AnswerParseError(f"{m.group(0)!r}: a comma groups thousands in threes (as in 17,010); "
+                                       "write the whole number without it")
             raise AnswerParseError(f"{m.group(0)!r}: use a decimal point, not a comma: {m.group(1)}.{m.group(2)}")
     if "=" in norm:
         raise AnswerParseError(f"'=' at column {norm.index('=') + 1}: type only the value, not an equation "
@@ -418,11 +469,28 @@ def parse_text(text: str, *, variables: tuple[str, ...] | frozenset[str] = (), s
     parser = _Parser(tokens, frozenset(variables))
     node = parser.parse_answer()
     check_exponents(node)
+    if not scalar and not decimal_comma_on():
+        _refuse_thousands_in_a_list(norm, parser.space_sep)
     if parser.comma_sep and parser.space_sep and DECIMAL_COMMA.search(norm):
         m = DECIMAL_COMMA.search(norm)
         raise AnswerParseError(f"{m.group(0)!r} is ambiguous: use a decimal point ({m.group(1)}.{m.group(2)}) "
                                "and separate entries with commas or spaces")
     return node
+
+
+_LIST_THOUSANDS = re.compile(r"(?<![\d.])([1-9]\d{0,2})((?:,\d{3})+)(?![\d.])")
+
+
+def _refuse_thousands_in_a_list(norm: str, space_sep: bool) -> None:
+    """A list whose entries are separated by ", " or spaces, holding "1,000": a thousand, or the
+    entries 1 and 0? Refused, never guessed ("[1,000,2]", commas alone, stays three entries)."""
+    g = _LIST_THOUSANDS.search(norm)
+    if g and (space_sep or re.search(r",\s", norm)):
+        digits = g.group(1) + g.group(2).replace(",", "")
+        point = f", or {g.group(1)}.{g.group(2)[1:]} with a decimal point" if g.group(2).count(",") == 1 else ""
+        raise AnswerParseError(f"{g.group(0)!r} at column {g.start() + 1} is ambiguous in a list, where a comma "
+                               f"separates entries: write {digits} for one number (no thousands separator in a "
+                               f"list){point}")
 
 
 def fast_number(text: str) -> float | None:

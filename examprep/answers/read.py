@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from examprep.answers.evaluate import evaluate, evaluate_all, unparse
+from examprep.answers.expected import what_to_write
 from examprep.answers.parse import decimal_comma_on, fast_number, parse_text, shape_of
 from examprep.answers.raw import big_int, check_list, type_word
 from examprep.answers.result import Expr
@@ -89,6 +90,16 @@ def _count_text(n: int) -> str:
 
 
 def parse_answer(part: Part, raw: Any) -> Any:
+    """Read a raw answer (typed text, or a TOML/JSON number or list) for ``part``: the one reader
+    of `examprep grade` and the quiz. A refusal that can only name a token ("unknown name 'a'")
+    says what the part expects instead (examprep.answers.expected)."""
+    try:
+        return _read(part, raw)
+    except AnswerParseError as err:
+        raise what_to_write(part, err) from None
+
+
+def _read(part: Part, raw: Any) -> Any:
     """Read a raw answer (typed text, or a TOML/JSON number or list) for ``part``.
 
     Returns a float (number), int or float (integer; a non-whole value is kept to be graded

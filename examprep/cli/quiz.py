@@ -12,8 +12,8 @@ app = typer.Typer()
 
 QUIZ_HELP = paragraphs("""Practise: a fresh problem at a time, checked at once, with hints and worked solutions.
 
-    At a prompt: ? hint · s worked solution · skip · q quit. Ctrl-C ends the session and keeps
-    every answer. Answers may be piped on stdin (one line per prompt).""")
+    At a prompt: ? hint · s worked solution · skip · q quit; =s answers "s". Ctrl-C ends the session
+    and keeps every answer. Answers may be piped on stdin (one line per prompt).""")
 
 
 @app.command(help=QUIZ_HELP)

@@ -20,6 +20,20 @@ COMMANDS = {"?": "hint", "hint": "hint", "s": "solution", "solution": "solution"
             "q": "quit", "quit": "quit", "exit": "quit"}
 
 
+def command_or_answer(line: str) -> tuple[str | None, str]:
+    """A line typed at an answer prompt: (its command, "") for a command word in any case, else
+    (None, the answer), which grade's reader reads as it reads an answer file's text. A command
+    word after "=" is an answer: "=s" answers "s" (a choice, or a variable named so), "= Skip"
+    answers "Skip"; "=" before anything else stays in the answer, as in an answer file."""
+    command = COMMANDS.get(line.lower())
+    if command:
+        return command, ""
+    escaped = line[1:].strip()
+    if line.startswith("=") and escaped.lower() in COMMANDS:
+        return None, escaped
+    return None, line
+
+
 class Terminal:
     """Where a session reads and writes. On a TTY: rich prompts with line editing; otherwise
     plain prompts, and each answer read is echoed so a piped transcript reads like a session."""

@@ -9,7 +9,9 @@ examprep.review).
 
 At a prompt: ``?`` a hint (twice: the formula), ``s`` the worked solution (the problem's
 unanswered parts count as revealed), ``skip`` leave the part blank, ``q`` end the session (a
-problem left with some parts answered: the others count as blank, as at the end of input or Ctrl-C).
+problem left with some parts answered: the others count as blank, as at the end of input or Ctrl-C);
+a command word typed after ``=`` is an answer (``=s`` answers "s"). Anything else is read by the
+grader's own reader (check_part, parse_answer), so it reads as it would in an answer file.
 An answer that cannot be read is explained and asked again; it never costs the attempt.
 
 Modes
@@ -29,7 +31,7 @@ from examprep.problem import Part, Problem
 from examprep.quiz.bank import ConceptBank, is_concept, item_of, stats_topic_of
 from examprep.quiz.hints import hint_text
 from examprep.quiz.outcomes import PartOutcome, ProblemOutcome, Summary
-from examprep.quiz.prompt import COMMANDS, Quit, Terminal, TimeUp
+from examprep.quiz.prompt import COMMANDS, Quit, Terminal, TimeUp, command_or_answer
 from examprep.quiz.views import (answer_sheet, concept_explanation, exam_header, fmt_clock, model_answer_view,
                                  part_feedback, problem_panel, problem_result)
 
@@ -53,8 +55,16 @@ def parse_only(part: Part, raw: str) -> Any:
     return parse_answer(part, raw)
 
 
-def _is_unparseable(result: Any) -> bool:
-    return getattr(result, "status", None) == "unparseable"
+def asked_again(part: Part, result: Any, raw: str) -> str | None:
+    """Why the quiz asks for an answer again instead of grading it (None: it is graded), from the
+    grader's own verdict: grade's reason where grade cannot read it, or the shape where grade marks
+    it wrong for its shape. A shape that earns credit in grade — a known mistake's, or one carried
+    forward from the student's own earlier answers (a transposed score matrix after transposed
+    queries) — is graded, as grade grades it."""
+    status = getattr(result, "status", None)
+    if status == "unparseable":
+        return result.feedback
+    return wrong_shape(part, result.value, raw) if status == "wrong" else None
 
 
 
@@ -245,8 +255,7 @@ class Session:
         label = f"({Problem.label(index)})" if len(problem.parts) > 1 else "answer"
         prompt = f"{label} {part.form()} › "
         while True:
-            raw = self.ask(prompt)
-            cmd = COMMANDS.get(raw.lower())
+            cmd, raw = command_or_answer(self.ask(prompt))
             if cmd == "quit":
                 raise Quit()
             if cmd == "hint":
@@ -273,7 +282,7 @@ class Session:
             except AnswerParseError as err:
                 self.term.show(f"Cannot read that: {err}. Try again (this does not count).", style="yellow", markup=False)
                 continue
-            problem_text = result.feedback if _is_unparseable(result) else wrong_shape(part, result.value, raw)
+            problem_text = asked_again(part, result, raw)
             if problem_text:
                 self.term.show(f"Cannot read that: {problem_text}. Try again (this does not count).",
                                style="yellow", markup=False)
@@ -377,14 +386,11 @@ class Session:
         return self.finish(outcomes, ended, report, unreached)
 
     def exam_part(self, n: int, i: int, part: Part, problems: list[Problem], answers: dict, seconds: dict) -> None:
-        from examprep.answers import AnswerParseError
-
         t0 = self.clock()
         key = (n, part.id)
         label = f"{n}{Problem.label(i)}"
         while True:
-            raw = self.ask(f"{label} {part.form()} › ")
-            cmd = COMMANDS.get(raw.lower())
+            cmd, raw = command_or_answer(self.ask(f"{label} {part.form()} › "))
             if cmd == "quit":
                 if self.confirm_submit(problems, answers):
                     raise Quit()
@@ -399,16 +405,22 @@ class Session:
             if part.kind == "written":            # any text: marked after the exam
                 answers[key] = raw
                 break
-            try:
-                problem_text = wrong_shape(part, parse_only(part, raw), raw)
-            except AnswerParseError as err:
-                problem_text = str(err)
+            problem_text = asked_again(part, self.graded_so_far(problems[n - 1], i, raw, answers, n), raw)
             if problem_text:
                 self.term.show(f"Cannot read that: {problem_text}. Try again.", style="yellow", markup=False)
                 continue
             answers[key] = raw
             break
         seconds[key] = seconds.get(key, 0.0) + self.clock() - t0
+
+    @staticmethod
+    def graded_so_far(problem: Problem, i: int, raw: str, answers: dict, n: int) -> Any:
+        """Part ``i``'s verdict as `grade` gives it with ``raw`` and the answers given so far to the
+        problem's earlier parts (grade_submission itself: the same reading, error carried forward)."""
+        from examprep.grading import address, grade_submission
+
+        given = {address(1, p.id): answers[(n, p.id)] for p in problem.parts[:i] if (n, p.id) in answers}
+        return grade_submission([problem], {**given, address(1, problem.parts[i].id): raw}).problems[0].parts[i]
 
     def confirm_submit(self, problems: list[Problem], answers: dict) -> bool:
         blank = sum(len(p.parts) for p in problems) - len(answers)
@@ -467,4 +479,5 @@ class Session:
 
 
 def _keys_line() -> str:
-    return "At a prompt: ? hint · s worked solution · skip · q quit. Ctrl-C ends the session and keeps your answers."
+    return ("At a prompt: ? hint · s worked solution · skip · q quit; =s answers \"s\". Ctrl-C ends the session and "
+            "keeps your answers.")

@@ -108,7 +108,8 @@ def test_integers_are_exact():
     r = check_part(part, "22.5")
     assert r.status == "wrong" and "whole number" in r.feedback
     assert check_part(Part("n", "n", "integer", 10**9 + 7, tolerance=EXACT), "1000000006").status == "wrong"
-    assert "separators" in check_part(part, "1,024").feedback
+    assert check_part(part, "1,024").value == 1024           # grouped thousands (issue 36: "17,010")
+    assert "groups thousands in threes" in check_part(part, "1,02").feedback
 
 
 def test_misconceptions_name_the_mistake_and_give_their_credit():

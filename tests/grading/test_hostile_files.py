@@ -186,7 +186,7 @@ def test_each_bad_part_is_named_with_its_reason(graded, key_path):
     assert "not a choice" in unreadable_parts("c_big")["prevents"]
     assert "rows of different lengths" in unreadable_parts("rn")["loss"]
     assert "rows of different lengths" in unreadable_parts("rm")[address_of(key_path, "matrix")[1]]
-    assert "unexpected character" in unreadable_parts("sur\udfff")["loss"]
+    assert "'\\udfff' at column 1: expected a number" in unreadable_parts("sur\udfff")["loss"]
 
 
 def test_files_read_by_json_and_toml_alone(tmp_path, key_path):
