@@ -164,6 +164,7 @@ class Session:
 
     def run_practice(self, problems: Iterable[Problem]) -> Summary:
         """Quiz and review: feedback after every part; Ctrl-C keeps every answered part."""
+        problems = list(problems)          # the last one's prompt says "finish", not "next problem"
         outcomes: list[ProblemOutcome] = []
         ended = "done"
         if self.term.interactive:
@@ -172,7 +173,7 @@ class Session:
             for n, problem in enumerate(problems, 1):
                 outcome = ProblemOutcome(n, problem, stats_topic_of(problem, self.bank))
                 outcomes.append(outcome)
-                self.practise(outcome)
+                self.practise(outcome, last=n == len(problems))
                 self.schedule(outcome)
         except Quit:
             ended = "quit"
@@ -186,7 +187,7 @@ class Session:
         outcomes = [o for o in outcomes if o.parts]
         return self.finish(outcomes, ended)
 
-    def practise(self, outcome: ProblemOutcome) -> None:
+    def practise(self, outcome: ProblemOutcome, *, last: bool = False) -> None:
         from examprep.render import terminal
 
         problem = outcome.problem
@@ -215,7 +216,7 @@ class Session:
             self.term.show(concept_explanation(problem))
             return
         while True:
-            cmd = self.ask("Enter: next problem · s: worked solution · q: quit › ").lower()
+            cmd = self.ask(f"Enter: {'finish' if last else 'next problem'} · s: worked solution · q: quit › ").lower()
             if cmd in ("", "n", "next"):
                 return
             if cmd in ("s", "solution"):
