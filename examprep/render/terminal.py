@@ -290,8 +290,7 @@ def print_problem(problem: Any, *, solution: bool = False, no_color: bool = Fals
     the worked solution and answers."""
     out = console(no_color)
     head = f"{number}. " if number is not None else ""
-    meta = (f"{problem.generator} · level {problem.difficulty} · seed {problem.seed}"
-            + (" · calculator-free" if problem.calculator_free else "") + f" · {plural(problem.points, 'point')}")
+    meta = _problem_meta(problem)
     body = [block_renderable(b) for b in problem.statement]
     if problem.conventions:
         body.append(Text("Conventions: " + "; ".join(f"{k}: {v}" for k, v in problem.conventions.items()), style="dim"))
@@ -303,6 +302,20 @@ def print_problem(problem: Any, *, solution: bool = False, no_color: bool = Fals
                     subtitle_align="right", box=box.ROUNDED))
     if solution:
         print_worked_solution(problem, out)
+
+
+def _problem_meta(problem: Any) -> str:
+    """"gru-step · level 1 · seed 7 · 6 points": what rebuilds a problem, and its worth."""
+    return (f"{problem.generator} · level {problem.difficulty} · seed {problem.seed}"
+            + (" · calculator-free" if problem.calculator_free else "") + f" · {plural(problem.points, 'point')}")
+
+
+def print_problem_line(problem: Any, *, number: int | None = None) -> None:
+    """A problem written to a key but not shown (`generate --key` without --show): one plain line
+    with its title and what rebuilds it (the seed, which is random when not given)."""
+    import typer
+
+    typer.echo(f"{f'{number}. ' if number is not None else ''}{problem.title} — {_problem_meta(problem)}")
 
 
 def print_worked_solution(problem: Any, out: Console) -> None:
