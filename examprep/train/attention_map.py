@@ -221,8 +221,9 @@ def attention_report(checkpoint: Path, text: str, *, kind: str = "cross", layer:
                      progress: Optional[Callable[[str, int, int], None]] = None) -> AttentionReport:
     """A trained model's attention for ``text``: the maps of one kind ("cross", "encoder" or
     "decoder" self-attention) and layer, per head (or one head), rounded to 4 decimals, and the
-    dates alignment rate where it applies (reported to ``progress`` as it goes). Raises ExamprepError naming the option for a layer,
-    head or kind this model does not have (CheckpointError for a bad checkpoint)."""
+    dates alignment rate where it applies (reported to ``progress`` as it goes). Raises
+    ExamprepError naming the option for a layer, head or kind this model does not have
+    (CheckpointError for a bad checkpoint)."""
     from examprep.document import Heatmap
     from examprep.errors import ExamprepError
     from examprep.train.distributed import one_thread
