@@ -25,7 +25,7 @@ def test_every_bundled_recipe_fits_its_own_time():
     assert sheets.load_recipe("midterm").minutes == 180           # the real exam's three hours
     for name, r in sorted(sheets.bundled_recipes().items()):
         assert r.minutes, f"{name}: no time allowed"
-        for seed in range(8):                   # a causal-mask variant of the transformer sheet is longer
+        for seed in range(4):                   # seed 1: a longer causal-mask variant in the transformer sheet
             minutes = sheets.build_sheet(r, seed).copies[0].minutes
             assert 0.9 * r.minutes <= minutes <= r.minutes, \
                 f"{name}, seed {seed}: {minutes:g} min of work for {r.minutes} min allowed"
