@@ -123,12 +123,24 @@ def review(history: History, item: str, rating_: int, *, now: float, seconds: fl
     return state(history, item, now=now)  # type: ignore[return-value]
 
 
+def retrievability(card: Any, scheduler: Any, now: float) -> float:
+    """FSRS-6's predicted recall of ``card`` at ``now``: R = (1 + F·t/S)^(−w₂₀), F = 0.9^(−1/w₂₀) − 1,
+    with t the days since its last review, fraction included, and S its stability in days; 0 before
+    any review. (fsrs' own get_card_retrievability counts whole days, so a card reviewed an hour ago
+    read 100 % — also when due again in a learning step.)"""
+    if card.last_review is None or card.stability is None:
+        return 0.0
+    decay = -scheduler.parameters[20]
+    days = max(0.0, now - card.last_review.timestamp()) / 86400.0
+    return float((1 + (0.9 ** (1 / decay) - 1) * days / card.stability) ** decay)
+
+
 def _state(item: str, card_json: str, reviews: int, now: float, scheduler: Any) -> CardState:
     import fsrs
 
     card = fsrs.Card.from_json(card_json)
     return CardState(item=item, due=card.due.timestamp(), state=card.state.name, stability=card.stability,
-                     retrievability=float(scheduler.get_card_retrievability(card, _utc(now))), reviews=reviews)
+                     retrievability=retrievability(card, scheduler, now), reviews=reviews)
 
 
 def state(history: History, item: str, *, now: float) -> CardState | None:

@@ -132,3 +132,17 @@ def test_json_and_markdown_together_are_refused_not_one_silently_dropped():
     res = run("generate", "attention", "--seed", "7", "--json", "--markdown")
     assert res.exit_code == 2 and res.stderr == "error: --json and --markdown: choose one (each prints the problems " \
                                                 "in its own format)\n" and res.stdout == ""
+
+
+def test_a_key_alone_prints_one_line_per_problem_and_show_prints_them(tmp_path):
+    # issue 36: `generate TOPIC --key k.json` printed the whole problem before "wrote k.json"
+    res = run("generate", "gru-step", "softmax-cross-entropy", "--seed", "7", "--key", str(tmp_path / "k.json"))
+    assert res.exit_code == 0, res.output
+    assert res.stdout == ("1. One GRU step — gru-step · level 1 · seed 7 · 6 points\n"
+                          "2. Softmax + cross-entropy — softmax-cross-entropy · level 1 · seed 7 · 9 points\n")
+    assert res.stderr == f"wrote {tmp_path / 'k.json'}\n"
+    res = run("generate", "gru-step", "--seed", "7", "--key", str(tmp_path / "k.json"), "--force", "--show",
+              "--no-color")
+    assert res.exit_code == 0 and "reset gate" in res.stdout and "╭" in res.stdout
+    res = run("generate", "gru-step", "--seed", "7", "--no-color")             # no key: the problem, as always
+    assert "reset gate" in res.stdout and "wrote" not in res.output

@@ -56,6 +56,8 @@ def generate(
                                              help="A trained model, for the topics that need one (attention-from-model, "
                                                   "gru-from-model, additive-attention-from-model)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing --key or --template file."),
+    show: bool = typer.Option(False, "--show", help="With --key or --template: print the problems too "
+                                                    "(without it, one line each: title, level, seed, points)."),
 ) -> None:
     """Generate fresh, hand-computable problems with worked solutions."""
     import os
@@ -85,7 +87,12 @@ def generate(
                           meta={"topics": topic, "seed": seed, "difficulty": problems[0].difficulty}):
         typer.echo(f"wrote {path}", err=True)
     numbered = len(problems) > 1
-    if as_json:
+    if (key or template) and not (show or solution or as_json or markdown):     # the files are the point
+        from examprep.render import terminal
+
+        for i, p in enumerate(problems):
+            terminal.print_problem_line(p, number=i + 1 if numbered else None)
+    elif as_json:
         import json
 
         typer.echo(json.dumps([p.to_dict() for p in problems], ensure_ascii=False))

@@ -48,12 +48,12 @@ def sheet(
 ) -> None:
     """Print a practice sheet: problems and solutions (PDF, Markdown), key, answer template, Moodle XML."""
     from examprep import sheets
-    from examprep.render.terminal import SheetProgress, print_recipes, print_sheet_summary
+    from examprep.render.terminal import StepProgress, print_recipes, print_sheet_summary
 
     if list_recipes:
         print_recipes(sheets.bundled_recipes())
         return
-    with SheetProgress() as progress:
+    with StepProgress() as progress:
         result = sheets.make_sheet(
             recipe=recipe, topics=topics, count=count, difficulty=difficulty,
             seed=seed, roster=roster, secret_file=secret_file,

@@ -193,10 +193,15 @@ def attention_map(
     quiet_waiting_threads()
     from rich.text import Text as RichText
 
-    from examprep.render.terminal import block_renderable, console
-    from examprep.train.attention_map import attention_report
+    from examprep.render.terminal import StepProgress, block_renderable, console
 
-    report = attention_report(checkpoint, text, kind=kind, layer=layer, head=head, alignment=alignment)
+    with StepProgress(plain={"loading the model": "loading the model…",
+                             "alignment rate": "alignment rate: {done} of {total} held-out dates"}, lines=4) as progress:
+        progress("loading the model", 0, None)          # torch and the checkpoint: seconds
+        from examprep.train.attention_map import attention_report
+
+        report = attention_report(checkpoint, text, kind=kind, layer=layer, head=head, alignment=alignment,
+                                  progress=progress)
     output = console(no_color)
     output.print(RichText(report.title))          # verbatim: the input may hold '$' or '['
     for heatmap in report.heatmaps:

@@ -31,13 +31,16 @@ def _option_name(param: Any) -> str:
 
 def _near_options(err: Any) -> list[str]:
     """The options a mistyped one may have meant: those it begins (--lr → --lr-factor) if any, else
-    click's close matches; --help only when that is what was begun."""
+    click's close matches, closest first (difflib's ratio: --recpie → --recipe before --force);
+    --help only when that is what was begun."""
+    from difflib import SequenceMatcher
+
     typed = err.option_name
     ctx = getattr(err, "ctx", None)
     known = [o for p in (ctx.command.get_params(ctx) if ctx is not None else [])
              for o in (*getattr(p, "opts", ()), *getattr(p, "secondary_opts", ())) if o.startswith("-")]
     begun = sorted(o for o in known if o.startswith(typed) and o != typed and len(typed) > 2)
-    picks = begun or sorted(err.possibilities or [])
+    picks = begun or sorted(err.possibilities or [], key=lambda o: (-SequenceMatcher(None, typed, o).ratio(), o))
     return [o for o in picks if o not in ("--help", "-h") or typed.startswith("--h")][:3]
 
 

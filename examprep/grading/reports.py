@@ -518,7 +518,7 @@ def _show_results(out: Any, results: list[SubmissionResult], *, show_details: bo
             out.width = terminal_width
         else:
             out.print(table)
-        out.print(report.summary_view(results))
+        out.print(report.summary_view(results, width=out.width))
 
 
 def _say_written(err: Any, planned: list[tuple[Path, str]], outputs: Outputs, n: int, n_conflicts: int = 0) -> None:

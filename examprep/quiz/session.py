@@ -181,6 +181,7 @@ class Session:
 
     def run_practice(self, problems: Iterable[Problem]) -> Summary:
         """Quiz and review: feedback after every part; Ctrl-C keeps every answered part."""
+        problems = list(problems)          # the last one's prompt says "finish", not "next problem"
         outcomes: list[ProblemOutcome] = []
         ended = "done"
         if self.term.interactive:
@@ -189,7 +190,7 @@ class Session:
             for n, problem in enumerate(problems, 1):
                 outcome = ProblemOutcome(n, problem, stats_topic_of(problem, self.bank))
                 outcomes.append(outcome)
-                self.practise(outcome)
+                self.practise(outcome, last=n == len(problems))
                 self.schedule(outcome)
         except Quit:
             ended = "quit"
@@ -203,7 +204,7 @@ class Session:
         outcomes = [o for o in outcomes if o.parts]
         return self.finish(outcomes, ended)
 
-    def practise(self, outcome: ProblemOutcome) -> None:
+    def practise(self, outcome: ProblemOutcome, *, last: bool = False) -> None:
         from examprep.answers.rounding import RoundingChain
         from examprep.render import terminal
 
@@ -234,7 +235,7 @@ class Session:
             self.term.show(concept_explanation(problem))
             return
         while True:
-            cmd = self.ask("Enter: next problem · s: worked solution · q: quit › ").lower()
+            cmd = self.ask(f"Enter: {'finish' if last else 'next problem'} · s: worked solution · q: quit › ").lower()
             if cmd in ("", "n", "next"):
                 return
             if cmd in ("s", "solution"):

@@ -128,9 +128,12 @@ def print_due(term: Terminal, history: History, *, now: float) -> None:
         table.add_column("recall", justify="right")
         table.add_column("reviews", justify="right")
         for c in due:
-            table.add_row(_item_label(c.item), fmt_duration(now - c.due), f"{c.retrievability * 100:.0f}%", str(c.reviews))
+            table.add_row(_item_label(c.item), fmt_duration(now - c.due), _recall(c.retrievability), str(c.reviews))
         out.print(table)
         out.print(Text("`examprep review` practises them (each topic with a new variant).", style="dim"))
+        if any(c.state in ("Learning", "Relearning") for c in due):
+            out.print(Text("recall: FSRS's predicted chance that you recall it now. A card just missed or new comes "
+                           "back after a short learning step (minutes), while that chance is still high.", style="dim"))
     else:
         nxt = min(cards, key=lambda c: c.due)
         out.print(f"Nothing is due. Next: {_item_label(nxt.item)} in {fmt_duration(nxt.due - now)}.")
@@ -146,6 +149,11 @@ def print_due(term: Terminal, history: History, *, now: float) -> None:
 
         out.print(Text(f"Scheduled with your own FSRS parameters, fitted on {datetime.fromtimestamp(fitted['time']):%Y-%m-%d} "
                        f"to {fitted['reviews']} reviews (`examprep review --optimize`).", style="dim"))
+
+
+def _recall(r: float) -> str:
+    """A predicted recall as a percentage; never "100%", which no reviewed card has once time passes."""
+    return ">99%" if r >= 0.995 else f"{100 * r:.0f}%"
 
 
 def _item_label(item: str) -> str:

@@ -285,26 +285,16 @@ SHORT = {"correct": "right", "ecf": "ECF", "misconception": "misc", "wrong": "wr
          "unparseable": "unread", "pending": "todo", "marked": "hand"}
 
 
-def summary_view(results: list[SubmissionResult], top: int = 8) -> Any:
+def summary_view(results: list[SubmissionResult], top: int = 8, *, width: int | None = None) -> Any:
     """The class summary: mean per question, how the parts went (counts of each verdict), and
-    the most frequent misconceptions with their explanations."""
+    the most frequent misconceptions with their explanations. Within ``width`` columns every
+    header stays whole (question titles shorten first; see _summary_tables)."""
     from rich import box
     from rich.console import Group
     from rich.table import Table
 
     questions, mis = summarise(results)
-    qt = Table(box=box.SIMPLE, title="class summary (parts per verdict)", title_justify="left", padding=(0, 1))
-    hand = any(q.statuses[s] for q in questions for s in HAND)
-    qt.add_column("question", no_wrap=True, overflow="ellipsis", max_width=11 if hand else 16)
-    qt.add_column("mean", justify="right", no_wrap=True, min_width=11)
-    shown_statuses = [s for s in STATUS_WORD if s not in HAND or any(q.statuses[s] for q in questions)]
-    for s in shown_statuses:
-        qt.add_column(SHORT[s], justify="right", style=STATUS_STYLE[s], no_wrap=True, min_width=len(SHORT[s]))
-    for q in questions:
-        pct = 100 * q.mean / q.max_score if q.max_score else 0
-        qt.add_row(escape(f"{q.label} {q.title}"), f"{_points(q.mean)}/{_points(q.max_score)} {pct:.0f}%",
-                   *[str(q.statuses[s] or "") for s in shown_statuses])
-    blocks: list[Any] = [qt]
+    blocks: list[Any] = _summary_tables(questions, width)
     if mis:
         mt = Table(box=box.SIMPLE, title="most frequent misconceptions", title_justify="left")
         mt.add_column("part", no_wrap=True)
@@ -317,6 +307,66 @@ def summary_view(results: list[SubmissionResult], top: int = 8) -> Any:
             mt.caption = f"{len(mis) - top} more in --json"
         blocks.append(mt)
     return Group(*blocks)
+
+
+def _summary_table(questions: list[Any], statuses: list[str], question_width: int, *, mean: bool = True,
+                   title: str = "class summary (parts per verdict)", caption: str | None = None) -> Any:
+    from rich import box
+    from rich.table import Table
+
+    qt = Table(box=box.SIMPLE, title=title, title_justify="left", padding=(0, 1), caption=caption,
+               caption_justify="left")
+    qt.add_column("question", no_wrap=True, overflow="ellipsis", max_width=question_width)
+    if mean:
+        qt.add_column("mean", justify="right", no_wrap=True, min_width=11)
+    for s in statuses:
+        qt.add_column(SHORT[s], justify="right", style=STATUS_STYLE[s], no_wrap=True, min_width=len(SHORT[s]))
+    for q in questions:
+        pct = 100 * q.mean / q.max_score if q.max_score else 0
+        qt.add_row(escape(f"{q.label} {q.title}"), *([f"{_points(q.mean)}/{_points(q.max_score)} {pct:.0f}%"] if mean else []),
+                   *[str(q.statuses[s] or "") for s in statuses])
+    return qt
+
+
+def _summary_tables(questions: list[Any], width: int | None) -> list[Any]:
+    """The class summary's table(s) in ``width`` columns, every header whole (issue 36: at 80
+    columns `todo` and `hand` were cut off): the titles shorten first, down to "q17 Va…"; then the
+    verdicts no part has leave (the caption names them); then the verdicts are shared out among
+    the fewest tables that fit."""
+    hand = any(q.statuses[s] for q in questions for s in HAND)
+    shown = [s for s in STATUS_WORD if s not in HAND or any(q.statuses[s] for q in questions)]
+    natural = 11 if hand else 16
+    table = _summary_table(questions, shown, natural)
+    if width is None or table_width(table) <= width:
+        return [table]
+    least = max(len("question"), max((len(q.label) for q in questions), default=3) + 4)      # "q17 Va…"
+
+    def squeezed(statuses: list[str], **kw: Any) -> Any:
+        """The table with its titles as wide as ``width`` leaves them, or None where even "q17 Va…" does not fit."""
+        others = table_width(_summary_table(questions, statuses, least, **kw)) - least
+        room = min(natural, width - others)
+        return _summary_table(questions, statuses, room, **kw) if room >= least else None
+
+    found = squeezed(shown)
+    if found is not None:
+        return [found]
+    used = [s for s in shown if any(q.statuses[s] for q in questions)]
+    unused = [SHORT[s] for s in shown if s not in used]
+    note = f"no part was {', '.join(unused[:-1])} or {unused[-1]}" if len(unused) > 1 else \
+        f"no part was {unused[0]}" if unused else None
+    found = squeezed(used, caption=note)
+    if found is not None:
+        return [found]
+    for k in range(2, len(used) + 1):       # then the fewest tables of about as many verdicts each
+        size = -(-len(used) // k)
+        groups = [used[i:i + size] for i in range(0, len(used), size)]
+        kws = [{"mean": n == 0, "caption": note if n == len(groups) - 1 else None,
+                "title": "class summary (parts per verdict)" if n == 0 else "class summary, continued"}
+               for n in range(len(groups))]
+        tables = [squeezed(group, **kw) for group, kw in zip(groups, kws)]
+        if all(t is not None for t in tables):
+            return tables
+    return [_summary_table(questions, used, least, caption=note)]     # narrower than any table: rich cuts it
 
 
 # ----------------------------------------------------------------------------- Markdown

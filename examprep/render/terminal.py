@@ -295,8 +295,7 @@ def print_problem(problem: Any, *, solution: bool = False, no_color: bool = Fals
     the worked solution and answers."""
     out = console(no_color, markup=False)
     head = f"{number}. " if number is not None else ""
-    meta = (f"{problem.generator} · level {problem.difficulty} · seed {problem.seed}"
-            + (" · calculator-free" if problem.calculator_free else "") + f" · {plural(problem.points, 'point')}")
+    meta = _problem_meta(problem)
     body = [block_renderable(b) for b in problem.statement]
     if problem.conventions:
         body.append(Text("Conventions: " + "; ".join(f"{k}: {v}" for k, v in problem.conventions.items()), style="dim"))
@@ -308,6 +307,20 @@ def print_problem(problem: Any, *, solution: bool = False, no_color: bool = Fals
                     subtitle_align="right", box=box.ROUNDED))         # Text: a str title is read as markup
     if solution:
         print_worked_solution(problem, out)
+
+
+def _problem_meta(problem: Any) -> str:
+    """"gru-step · level 1 · seed 7 · 6 points": what rebuilds a problem, and its worth."""
+    return (f"{problem.generator} · level {problem.difficulty} · seed {problem.seed}"
+            + (" · calculator-free" if problem.calculator_free else "") + f" · {plural(problem.points, 'point')}")
+
+
+def print_problem_line(problem: Any, *, number: int | None = None) -> None:
+    """A problem written to a key but not shown (`generate --key` without --show): one plain line
+    with its title and what rebuilds it (the seed, which is random when not given)."""
+    import typer
+
+    typer.echo(f"{f'{number}. ' if number is not None else ''}{problem.title} — {_problem_meta(problem)}")
 
 
 def print_worked_solution(problem: Any, out: Console) -> None:
@@ -366,16 +379,27 @@ def print_verify(rows: list, *, instances: int, seed: int, no_color: bool = Fals
 
 # ------------------------------------------------------------------------------------ sheets
 
-class SheetProgress:
-    """A long sheet's progress on stderr: a live bar on a terminal, else a line per PDF part once
-    there are several (a 200-student sheet typesets for minutes). Nothing for a one-copy sheet's
-    two PDFs, which take seconds."""
+class StepProgress:
+    """The one progress helper: a step that takes more than a couple of seconds shows its progress
+    on stderr, as a live bar (with the time left) on a terminal, else as a few plain lines.
 
-    def __init__(self):
+    Call it as ``progress(what, done, total)``; ``total=None`` is a step of unknown length (a
+    pulsing bar until the next step starts). A step of 2 or fewer is not shown (a one-copy
+    sheet's two PDFs take seconds). ``plain`` maps a step to the line printed for it where there is
+    no terminal ("typeset {done} of {total} PDF parts"; a step it does not name prints nothing),
+    each update, or with ``lines`` only as each ``1/lines`` of the step is done."""
+
+    SHEET = {"PDF parts": "typeset {done} of {total} PDF parts"}
+
+    def __init__(self, plain: dict[str, str] | None = None, lines: int | None = None):
         self.bar = None
         self.tasks: dict[str, int] = {}
+        self.plain = self.SHEET if plain is None else plain
+        self.lines = lines
+        self.said: dict[str, int] = {}            # plain lines: the last step said
+        self.unknown: set[str] = set()            # bar: the steps of unknown length still running
 
-    def __enter__(self) -> "SheetProgress":
+    def __enter__(self) -> "StepProgress":
         import sys
 
         if sys.stderr.isatty():
@@ -389,17 +413,31 @@ class SheetProgress:
             self.bar.start()
         return self
 
-    def __call__(self, what: str, done: int, total: int) -> None:
-        if total <= 2:
+    def __call__(self, what: str, done: int, total: int | None) -> None:
+        if total is not None and total <= 2:
             return
         if self.bar is not None:
             if what not in self.tasks:
+                for name in self.unknown:              # a step of unknown length ends where the next begins
+                    self.bar.update(self.tasks[name], total=1, completed=1)
+                self.unknown = set()
                 self.tasks[what] = self.bar.add_task(f"{what}", total=total)
+            if total is None:
+                self.unknown.add(what)
             self.bar.update(self.tasks[what], completed=done, total=total)
-        elif what == "PDF parts":
+        elif what in self.plain:
+            if total is None:                            # unknown length: one line
+                if what in self.said:
+                    return
+                self.said[what] = 0
+            elif self.lines:                             # a line as each 1/lines of the step is done
+                step = done * self.lines // total
+                if step <= self.said.get(what, 0):
+                    return
+                self.said[what] = step
             import typer
 
-            typer.echo(f"typeset {done} of {total} PDF parts", err=True)
+            typer.echo(self.plain[what].format(done=done, total=total), err=True)
 
     def __exit__(self, *exc) -> None:
         if self.bar is not None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 import torch
@@ -157,21 +157,25 @@ def alignment_hits(weights: np.ndarray, source: str, output: str) -> tuple[int, 
     return hits, counted
 
 
-def alignment_rate(translator: Translator, sources: Sequence[str], layer: int = -1) -> dict[int, float]:
+def alignment_rate(translator: Translator, sources: Sequence[str], layer: int = -1,
+                   progress: Optional[Callable[[str, int, int], None]] = None) -> dict[int, float]:
     """Per head of the cross-attention of `layer` (default: the last): the share of output
-    characters whose most-attended source character lies in the matching field (day, month, year)."""
+    characters whose most-attended source character lies in the matching field (day, month, year).
+    ``progress("alignment rate", done, total)`` is called after each source."""
     cfg = translator.loaded.config
     layers, heads = _attention_shape(cfg)
     layer = layer % layers
     hits = np.zeros(heads)
     counted = np.zeros(heads)
-    for text in sources:
+    for done, text in enumerate(sources, 1):
         att = model_attention(translator, text)
         cross = att.get("cross", layer)
         for h in range(heads):
             a, b = alignment_hits(cross.weights[h], text, att.output)
             hits[h] += a
             counted[h] += b
+        if progress:
+            progress("alignment rate", done, len(sources))
     return {h: float(hits[h] / counted[h]) if counted[h] else 0.0 for h in range(heads)}
 
 
@@ -213,11 +217,13 @@ class AttentionReport:
 
 
 def attention_report(checkpoint: Path, text: str, *, kind: str = "cross", layer: int = -1,
-                     head: Optional[int] = None, alignment: int = 200) -> AttentionReport:
+                     head: Optional[int] = None, alignment: int = 200,
+                     progress: Optional[Callable[[str, int, int], None]] = None) -> AttentionReport:
     """A trained model's attention for ``text``: the maps of one kind ("cross", "encoder" or
     "decoder" self-attention) and layer, per head (or one head), rounded to 4 decimals, and the
-    dates alignment rate where it applies. Raises ExamprepError naming the option for a layer,
-    head or kind this model does not have (CheckpointError for a bad checkpoint)."""
+    dates alignment rate where it applies (reported to ``progress`` as it goes). Raises
+    ExamprepError naming the option for a layer, head or kind this model does not have
+    (CheckpointError for a bad checkpoint)."""
     from examprep.document import Heatmap
     from examprep.errors import ExamprepError
     from examprep.train.distributed import one_thread
@@ -252,6 +258,6 @@ def attention_report(checkpoint: Path, text: str, *, kind: str = "cross", layer:
 
         sources = [s for s, _ in get_task("dates").heldout_pairs(alignment, seed=1)]
         with one_thread():
-            report.rates = alignment_rate(translator, sources, layer=layer % n_layers)
+            report.rates = alignment_rate(translator, sources, layer=layer % n_layers, progress=progress)
         report.alignment = alignment
     return report

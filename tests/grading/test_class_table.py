@@ -128,3 +128,54 @@ def test_ids_that_one_cut_would_make_alike_stay_whole(small):
     results = [replace(r, student_id=sid) for r, sid in zip(small, ids)]
     text = render(class_table(results, width=80), 80)
     assert all(sid in text for sid in ids) and max(len(line) for line in text.splitlines()) <= 80
+
+
+VERDICTS = ["correct", "ecf", "misconception", "wrong", "blank", "unparseable", "pending", "marked"]
+
+
+def every_verdict(results):
+    """The class's results with each of the eight verdicts somewhere (the widest summary there is)."""
+    from dataclasses import replace
+
+    return [replace(r, problems=[replace(pr, parts=[replace(p, status=VERDICTS[(i + j + k) % 8])
+                                                    for k, p in enumerate(pr.parts)])
+                                 for j, pr in enumerate(r.problems)]) for i, r in enumerate(results)]
+
+
+def summary_headers(text):
+    """The words of the summary tables' header lines (the line above each rule)."""
+    lines = text.splitlines()
+    return [lines[n - 1].split() for n, line in enumerate(lines) if line.strip().startswith("─")]
+
+
+@pytest.mark.parametrize("width", [60, 80])
+def test_every_summary_header_is_whole_at_80_and_60_columns(midterm, width):
+    # issue 36: at 80 columns the class summary's `todo` (and `hand`) headers were cut off
+    from examprep.render.report import SHORT, summary_view
+
+    _, _, results = midterm
+    text = render(summary_view(every_verdict(results), width=width), width)
+    assert max(len(line) for line in text.splitlines()) <= width
+    words = [w for header in summary_headers(text) for w in header]
+    assert sorted(set(words)) == sorted({"question", "mean", *(SHORT[v] for v in VERDICTS)})
+    assert words.count("mean") == 1
+    assert "q20 LoRA" in text and "q20 LoRA's factorisation" not in text        # titles shorten, headers do not
+
+
+def test_an_unused_verdict_leaves_a_narrow_summary_and_is_named(midterm):
+    from examprep.render.report import summary_view
+
+    _, _, results = midterm
+    text = render(summary_view(results, width=60), 60)
+    assert max(len(line) for line in text.splitlines()) <= 60 and len(summary_headers(text)) == 1
+    assert "no part was ECF" in " ".join(text.split()) and "ECF" not in summary_headers(text)[0]
+
+
+def test_the_cli_summary_keeps_its_headers_at_60_columns(midterm):
+    key, folder, _ = midterm
+    res = runner.invoke(app, ["grade", str(key), str(folder), "--no-color"], env={"COLUMNS": "60"})
+    assert res.exit_code == 0, res.output
+    summary = res.stdout.split("class summary")[1]
+    assert max(len(line) for line in summary.splitlines()) <= 60
+    assert all(w in summary_headers(summary)[0] for w in ("question", "mean", "right", "blank"))
+    assert not any(w.endswith("…") for header in summary_headers(summary) for w in header)

@@ -105,3 +105,49 @@ def test_every_review_schedules_the_item_after_it_and_round_trips(tmp_path_facto
             assert 0.0 <= state.retrievability <= 1.0
             t = state.due
         assert fsrs.Card.from_json(h.card("topic:x")).due.timestamp() == pytest.approx(state.due)
+
+
+# FSRS-6's forgetting curve, written out (Ye et al.; py-fsrs' default w20 = 0.1542):
+# R(t) = (1 + F t / S)^(-w20), F = 0.9^(-1/w20) - 1, t in days since the last review.
+W20 = 0.1542
+
+
+def _fsrs6_recall(days: float, stability: float) -> float:
+    return (1 + (0.9 ** (-1 / W20) - 1) * days / stability) ** -W20
+
+
+def test_recall_counts_the_hours_since_the_last_review_not_whole_days(history):
+    # issue 36: fsrs counts whole days, so a card missed an hour ago and due again read "recall 100%"
+    missed = review.review(history, "topic:attention", 1, now=T0)          # Again: a learning step
+    at = missed.due + 3600
+    card = review.state(history, "topic:attention", now=at)
+    assert card.retrievability == pytest.approx(_fsrs6_recall((at - T0) / DAY, card.stability), rel=1e-12)
+    assert card.retrievability < 0.99
+    t = T0 + 7 * DAY
+    for _ in range(2):                                                    # learnt: a review card days away
+        state = review.review(history, "topic:gru-step", 3, now=t)
+        last, t = t, state.due
+    assert state.state == "Review"
+    late = state.due + DAY / 2                                            # half a day overdue
+    card = review.state(history, "topic:gru-step", now=late)
+    assert card.retrievability == pytest.approx(_fsrs6_recall((late - last) / DAY, card.stability), rel=1e-12)
+    assert card.retrievability < review.state(history, "topic:gru-step", now=state.due).retrievability < 0.91
+
+
+def test_a_due_card_never_shows_100_percent_recall(history):
+    from examprep.quiz.prompt import Terminal
+    from examprep.quiz.stats import print_due
+
+    review.review(history, "topic:attention", 1, now=T0)                  # due a minute later
+    review.review(history, "topic:gru-step", 1, now=T0 - 3600)            # due an hour ago
+    term = Terminal(no_color=True, interactive=False, width=80)
+    term.console.record = True
+    print_due(term, history, now=T0 + 120)
+    text = term.console.export_text()
+    assert "Due now: 2" in text and "100%" not in text
+    attention = next(line for line in text.splitlines() if "attention" in line)
+    assert ">99%" in attention                           # two minutes after a miss: FSRS still predicts > 99 %
+    gru = next(line for line in text.splitlines() if "gru-step" in line)
+    want = _fsrs6_recall((3600 + 120) / DAY, review.state(history, "topic:gru-step", now=T0).stability)
+    assert f"{100 * want:.0f}%" in gru
+    assert "learning step" in text and max(len(line) for line in text.splitlines()) <= 80

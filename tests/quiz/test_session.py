@@ -278,3 +278,23 @@ def test_an_interrupted_exam_says_so_once(history, monkeypatch):
     print_summary(term, summary)
     out = term.console.file.getvalue()
     assert summary.ended == "interrupted" and out.count("Interrupted") == 1, out
+
+
+class _PromptRecorder(ScriptedTerminal):
+    def __init__(self, lines):
+        super().__init__(lines, FakeClock(), step=1.0)
+        self.prompts: list[str] = []
+
+    def ask(self, prompt, *, timeout=None):
+        self.prompts.append(prompt)
+        return super().ask(prompt, timeout=timeout)
+
+
+def test_the_last_problem_offers_to_finish_not_a_next_problem():
+    # issue 36: "Enter: next problem" was offered after the quiz's last problem
+    problems = [generators.build(t, 1, 1) for t in ("receptive-field", "max-pool")]
+    term = _PromptRecorder([*correct_answers(problems[0]), "", *correct_answers(problems[1]), ""])
+    Session(term, None).run_practice(problems)
+    after = [p for p in term.prompts if p.startswith("Enter:")]
+    assert after == ["Enter: next problem · s: worked solution · q: quit › ",
+                     "Enter: finish · s: worked solution · q: quit › "]

@@ -1,12 +1,10 @@
-"""Recipes: the bundled ones (the midterm's coverage and 180 ± 15 minutes) and clear errors,
+"""Recipes: the bundled ones (the midterm's coverage, each one's work within its time) and clear errors,
 with file, line and key, for every way a recipe file can be wrong."""
 import pytest
 
 from examprep import generators, sheets
 from examprep.errors import ParamError
 from examprep.sheets import SheetError
-
-SEEDS = (0, 1, 2024)
 
 
 def test_bundled_recipes_load():
@@ -21,12 +19,16 @@ def test_bundled_recipes_load():
                 assert item.question is not None or item.concept is not None
 
 
-@pytest.mark.parametrize("seed", SEEDS)
-def test_midterm_fills_the_three_hour_exam(seed):
-    sheet = sheets.build_sheet(sheets.load_recipe("midterm"), seed)
-    minutes = sheet.copies[0].minutes
-    assert sheet.recipe.minutes == 180
-    assert 165 <= minutes <= 195, f"the midterm's parts add up to {minutes:.0f} min, not 180 ± 15"
+def test_every_bundled_recipe_fits_its_own_time():
+    # issue 36: the midterm said "193 min of work for 180 min allowed" (and rnn 80.5 for 80, transformer
+    # 75.5 for 75 on half the seeds): the parts' estimates fit the time allowed, and fill 90 % of it
+    assert sheets.load_recipe("midterm").minutes == 180           # the real exam's three hours
+    for name, r in sorted(sheets.bundled_recipes().items()):
+        assert r.minutes, f"{name}: no time allowed"
+        for seed in range(4):                   # seed 1: a longer causal-mask variant in the transformer sheet
+            minutes = sheets.build_sheet(r, seed).copies[0].minutes
+            assert 0.9 * r.minutes <= minutes <= r.minutes, \
+                f"{name}, seed {seed}: {minutes:g} min of work for {r.minutes} min allowed"
 
 
 def test_midterm_covers_the_announced_syllabus():
@@ -48,10 +50,6 @@ def test_the_cnn_and_optimization_recipes_cover_their_subjects():
     opt = [(i.topic, i.difficulty) for i in sheets.load_recipe("optimization").items]
     assert {t for t, _ in opt} == {"linear-regression", "logistic-regression", "optimizer-step", "dropout", "batch-norm"}
     assert {d for t, d in opt if t == "optimizer-step"} == {1, 2, 3}          # momentum, Adam, AdamW
-    for name in ("cnn", "optimization"):
-        r = sheets.load_recipe(name)
-        minutes = sheets.build_sheet(r, 2024).copies[0].minutes
-        assert abs(minutes - r.minutes) <= 0.1 * r.minutes, (name, minutes, r.minutes)
 
 
 def test_topic_recipe_problems_use_consecutive_seeds():
