@@ -47,7 +47,7 @@ SUMMARIES = {
     "secret": "Write a new 256-bit random secret (hex) for per-student variants: `sheet --secret-file FILE`.",
     "quiz": "Practise: a fresh problem at a time, checked at once, with hints and worked solutions.",
     "stats": "Your progress: accuracy and trend per topic, time per problem, frequent misconceptions.",
-    "review": "Spaced review (FSRS): practise the topics and concepts that are due, each topic with a new variant.",
+    "review": "Spaced review (FSRS): practise the topics, concepts and question files that are due, each with a new variant.",
     "train": "Train the reference Transformer (or an RNN encoder–decoder): on a built-in task (default: dates) "
              "or a parallel corpus; or, with --arch encoder-only --objective mlm, a BERT-style masked LM on "
              "their sentences.",
