@@ -41,6 +41,37 @@ def prose_decimals(text: str, math_comma: str) -> str:
                             else ",") for piece in _MATH.split(text))
 
 
+# A symbol of the course's notation typed in prose (a statement, a convention, a hint, a mistake's
+# explanation, a step's title): a one-letter base, Latin or Greek, with a subscript (letters and
+# digits, or a {…} group) and optionally a braced superscript, then primes or ᵀ — d_k, W_hn, C_out,
+# δ_ij, h_{t−1}, e^{z_i}, x_nᵀ. Not a name with a longer base or a second underscore (kernel_size,
+# grad_w1, h_new_pytorch, max_pool2d: code and part ids), nor one inside a word, a number (2x_1), a
+# dotted name or file name (x_train.csv), a code span or math.
+_PROSE_SYMBOL = re.compile(r"(?<![\w\\.$`])([A-Za-zα-ωΑ-Ω])((?:_(?:\{[^{}$`]*\}|[A-Za-z0-9]+))(?:\^\{[^{}$`]*\})?"
+                           r"|\^\{[^{}$`]*\})('*)(ᵀ?)(?![\w{]|\.\w)")
+_SCRIPT = re.compile(r"([_^])(?:\{([^{}]*)\}|([A-Za-z0-9]+))")
+_PROSE_PIECES = re.compile(r"(\$[^$]+\$|`[^`]*`)")
+
+
+def _symbol_latex(m: re.Match) -> str:
+    """A prose symbol as inline LaTeX: d_k → $d_{k}$, h_{t−1} → $h_{t-1}$, x_nᵀ → $x_{n}^{\\top}$."""
+    base, scripts, primes, top = m.groups()
+    body = _SCRIPT.sub(lambda s: s.group(1) + "{" + (s.group(2) if s.group(2) is not None else s.group(3)) + "}", scripts)
+    return "$" + base + body.replace("−", "-") + primes + ("^{\\top}" if top else "") + "$"
+
+
+def prose_symbols(text: str) -> str:
+    """``text`` with each symbol of the course's notation it types in prose (see _PROSE_SYMBOL:
+    d_k, W_hn, h_{t−1}) as inline math, ``$d_{k}$``, which every renderer typesets as its own math
+    (a subscript in the PDF and in Markdown, Unicode in the terminal where the subscript has one);
+    the rest of the text, its $…$ math and its `code` as they were. Text with an unpaired "$" is
+    returned as it is (a "$" added could pair with it)."""
+    if "_" not in text and "^{" not in text or text.count("$") % 2:
+        return text
+    return "".join(piece if _PROSE_PIECES.fullmatch(piece) else _PROSE_SYMBOL.sub(_symbol_latex, piece)
+                   for piece in _PROSE_PIECES.split(text))
+
+
 def plural(n: float, word: str) -> str:
     """"1 problem", "2 problems", "0.5 points": a count and its noun, agreeing in number (0,5 points
     within decimal_comma())."""
