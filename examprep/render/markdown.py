@@ -14,6 +14,7 @@ from examprep.escape import markdown_text as prose
 from examprep.exact import is_exact_form, to_latex
 from examprep.render import (accepted, answer_form, decimal_comma, decimals, part_note, plural, prose_decimals,
                              prose_symbols, receptive_field_rows)
+from examprep.render.worked import worked_steps
 from examprep.values import rounded, snap
 from examprep.problem import Problem
 
@@ -133,7 +134,7 @@ def problem(p: Any, *, solution: bool = False, number_: int | None = None, answe
         out.append("")
     if solution:
         out += ["### Worked solution", ""]
-        for n, step in enumerate(p.solution, 1):
+        for n, step in enumerate(worked_steps(p), 1):
             out += [f"**Step {n}. {text(step.title)}**" + (f" (part {esc(step.part)})" if step.part else ""), ""]
             for b in step.blocks:
                 out += [block(b), ""]
@@ -232,7 +233,7 @@ def _sheet_markdown(sheet: Any, solutions: bool) -> str:
                 continue
             letters = {part.id: Problem.label(i) for i, part in enumerate(p.parts)}
             out += ["### Worked solution", ""]
-            for n, st in enumerate(p.solution, 1):
+            for n, st in enumerate(worked_steps(p), 1):
                 target = f" → ({letters[st.part]})" if st.part in letters else ""
                 out += [f"**Step {n}. {text(st.title)}**{target}", ""]
                 for b in st.blocks:

@@ -313,7 +313,9 @@ def print_problem(problem: Any, *, solution: bool = False, no_color: bool = Fals
 
 def print_worked_solution(problem: Any, out: Console) -> None:
     steps = []
-    for n, step in enumerate(problem.solution, 1):
+    from examprep.render.worked import worked_steps
+
+    for n, step in enumerate(worked_steps(problem), 1):
         steps.append(Text(f"Step {n}. {inline(step.title)}" + (f"  → part {step.part}" if step.part else ""), style="bold"))
         for b in step.blocks:
             steps.append(Padding(block_renderable(b), (0, 0, 0, 2)))

@@ -9,6 +9,7 @@ from examprep import document as d
 from examprep.render import accepted, choices_shown, decimal_comma, decimals, part_note, plural
 from examprep.render.pdf import COPY_PAGES
 from examprep.render.typst.blocks import block, heatmap, matrix_markup, number, receptive_field_figure, value_math
+from examprep.render.worked import worked_steps
 from examprep.render.typst.latex import latex_to_typst, prose, text, typst_string
 from examprep.problem import Problem
 
@@ -277,7 +278,7 @@ def _problem(sheet: Any, copy: Any, k: int, solutions: bool, strict: bool) -> li
 def _solution(p: Any, extras: list, strict: bool) -> list[str]:
     letters = {part.id: Problem.label(i) for i, part in enumerate(p.parts)}
     out = ["#block(sticky: true, above: 1.2em)[#text(weight: \"bold\", fill: shade)[Worked solution]]"]
-    for n, step in enumerate(p.solution, 1):
+    for n, step in enumerate(worked_steps(p), 1):
         target = f"→ ({letters[step.part]})" if step.part in letters else ""
         out.append(f"#step([Step {n}. {prose(step.title, strict=strict)}], [{target}])")
         out += _step_body(step, strict)
