@@ -42,22 +42,29 @@ def prose_decimals(text: str, math_comma: str) -> str:
 
 
 # A symbol of the course's notation typed in prose (a statement, a convention, a hint, a mistake's
-# explanation, a step's title): a one-letter base, Latin or Greek, with a subscript (letters and
-# digits, or a {…} group) and optionally a braced superscript, then primes or ᵀ — d_k, W_hn, C_out,
-# δ_ij, h_{t−1}, e^{z_i}, x_nᵀ. Not a name with a longer base or a second underscore (kernel_size,
-# grad_w1, h_new_pytorch, max_pool2d: code and part ids), nor one inside a word, a number (2x_1), a
-# dotted name or file name (x_train.csv), a code span or math.
-_PROSE_SYMBOL = re.compile(r"(?<![\w\\.$`])([A-Za-zα-ωΑ-Ω])((?:_(?:\{[^{}$`]*\}|[A-Za-z0-9]+))(?:\^\{[^{}$`]*\})?"
-                           r"|\^\{[^{}$`]*\})('*)(ᵀ?)(?![\w{]|\.\w)")
-_SCRIPT = re.compile(r"([_^])(?:\{([^{}]*)\}|([A-Za-z0-9]+))")
-_PROSE_PIECES = re.compile(r"(\$[^$]+\$|`[^`]*`)")
+# explanation, a step's title): a one-letter base, Latin or Greek (or ∏, ∑), with a subscript
+# (letters and digits, or a {…} or (…) group) and optionally a braced superscript, then primes, ᵀ, ²
+# or ³ — d_k, W_hn, C_out, δ_ij, h_{t−1}, h_(t−1), e^{z_i}, x_nᵀ, h_k²; or a number with a braced
+# superscript, 10000^{2i/d_model}. Not a name with a longer base or a second underscore
+# (kernel_size, grad_w1, h_new_pytorch, max_pool2d: code and part ids), nor one inside a word, a
+# number (2x_1), a dotted name or file name (x_train.csv), a code span or math.
+_GROUP = r"\{[^{}$`]*\}"
+_PROSE_SYMBOL = re.compile(rf"(?<![\w\\.$`])(?P<base>[A-Za-zα-ωΑ-Ω∏∑]|\d+(?=\^\{{))"
+                           rf"(?P<scripts>_(?:{_GROUP}|\([^()$`]*\)|[A-Za-z0-9]+)(?:\^{_GROUP})?|\^{_GROUP})"
+                           r"(?P<primes>'*)(?P<power>[ᵀ²³]?)(?![\w{]|\.\w)")
+_POWER = {"": "", "ᵀ": r"^{\top}", "²": "^{2}", "³": "^{3}"}
+_PROSE_PIECES = re.compile(r"(\$[^$]+\$|`[^`]*`)")       # math and code in prose: left as they are
 
 
 def _symbol_latex(m: re.Match) -> str:
-    """A prose symbol as inline LaTeX: d_k → $d_{k}$, h_{t−1} → $h_{t-1}$, x_nᵀ → $x_{n}^{\\top}$."""
-    base, scripts, primes, top = m.groups()
-    body = _SCRIPT.sub(lambda s: s.group(1) + "{" + (s.group(2) if s.group(2) is not None else s.group(3)) + "}", scripts)
-    return "$" + base + body.replace("−", "-") + primes + ("^{\\top}" if top else "") + "$"
+    """A prose symbol as inline LaTeX: d_k → $d_{k}$, h_(t−1) → $h_{t-1}$, x_nᵀ → $x_{n}^{\\top}$;
+    inside a group, a subscript of several characters is braced (2i/d_model → 2i/d_{model})."""
+    pieces = re.findall(r"[_^](?:\{[^{}]*\}|\([^()]*\)|[A-Za-z0-9]+)", m.group("scripts"))
+    body = ""
+    for piece in pieces:
+        inner = piece[2:-1] if piece[1] in "{(" else piece[1:]
+        body += piece[0] + "{" + re.sub(r"_([A-Za-z0-9]{2,})", r"_{\1}", inner) + "}"
+    return "$" + (m.group("base") + body + m.group("primes")).replace("−", "-") + _POWER[m.group("power")] + "$"
 
 
 def prose_symbols(text: str) -> str:
