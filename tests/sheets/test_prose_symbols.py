@@ -1,8 +1,6 @@
 """Symbols typed in a problem's prose (d_k, W_hn, b_ih, C_out in statements, conventions, hints,
 mistakes and step titles) are typeset as math in the PDF (Typst) and in Markdown, and printed as the
 terminal prints math; names of code, part ids, file names, code spans and math stay as written."""
-import re
-
 import pytest
 
 from examprep import generators
