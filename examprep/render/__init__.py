@@ -41,6 +41,44 @@ def prose_decimals(text: str, math_comma: str) -> str:
                             else ",") for piece in _MATH.split(text))
 
 
+# A symbol of the course's notation typed in prose (a statement, a convention, a hint, a mistake's
+# explanation, a step's title): a one-letter base, Latin or Greek (or ∏, ∑), with a subscript
+# (letters and digits, or a {…} or (…) group) and optionally a braced superscript, then primes, ᵀ, ²
+# or ³ — d_k, W_hn, C_out, δ_ij, h_{t−1}, h_(t−1), e^{z_i}, x_nᵀ, h_k²; or a number with a braced
+# superscript, 10000^{2i/d_model}. Not a name with a longer base or a second underscore
+# (kernel_size, grad_w1, h_new_pytorch, max_pool2d: code and part ids), nor one inside a word, a
+# number (2x_1), a dotted name or file name (x_train.csv), a code span or math.
+_GROUP = r"\{[^{}$`]*\}"
+_PROSE_SYMBOL = re.compile(rf"(?<![\w\\.$`])(?P<base>[A-Za-zα-ωΑ-Ω∏∑]|\d+(?=\^\{{))"
+                           rf"(?P<scripts>_(?:{_GROUP}|\([^()$`]*\)|[A-Za-z0-9]+)(?:\^{_GROUP})?|\^{_GROUP})"
+                           r"(?P<primes>'*)(?P<power>[ᵀ²³]?)(?![\w{]|\.\w)")
+_POWER = {"": "", "ᵀ": r"^{\top}", "²": "^{2}", "³": "^{3}"}
+_PROSE_PIECES = re.compile(r"(\$[^$]+\$|`[^`]*`)")       # math and code in prose: left as they are
+
+
+def _symbol_latex(m: re.Match) -> str:
+    """A prose symbol as inline LaTeX: d_k → $d_{k}$, h_(t−1) → $h_{t-1}$, x_nᵀ → $x_{n}^{\\top}$;
+    inside a group, a subscript of several characters is braced (2i/d_model → 2i/d_{model})."""
+    pieces = re.findall(r"[_^](?:\{[^{}]*\}|\([^()]*\)|[A-Za-z0-9]+)", m.group("scripts"))
+    body = ""
+    for piece in pieces:
+        inner = piece[2:-1] if piece[1] in "{(" else piece[1:]
+        body += piece[0] + "{" + re.sub(r"_([A-Za-z0-9]{2,})", r"_{\1}", inner) + "}"
+    return "$" + (m.group("base") + body + m.group("primes")).replace("−", "-") + _POWER[m.group("power")] + "$"
+
+
+def prose_symbols(text: str) -> str:
+    """``text`` with each symbol of the course's notation it types in prose (see _PROSE_SYMBOL:
+    d_k, W_hn, h_{t−1}) as inline math, ``$d_{k}$``, which every renderer typesets as its own math
+    (a subscript in the PDF and in Markdown, Unicode in the terminal where the subscript has one);
+    the rest of the text, its $…$ math and its `code` as they were. Text with an unpaired "$" is
+    returned as it is (a "$" added could pair with it)."""
+    if "_" not in text and "^{" not in text or text.count("$") % 2:
+        return text
+    return "".join(piece if _PROSE_PIECES.fullmatch(piece) else _PROSE_SYMBOL.sub(_symbol_latex, piece)
+                   for piece in _PROSE_PIECES.split(text))
+
+
 def plural(n: float, word: str) -> str:
     """"1 problem", "2 problems", "0.5 points": a count and its noun, agreeing in number (0,5 points
     within decimal_comma())."""

@@ -13,7 +13,8 @@ from examprep.escape import markdown_math as math_esc
 from examprep.escape import markdown_text as prose
 from examprep.exact import is_exact_form, to_latex
 from examprep.render import (accepted, answer_form, decimal_comma, decimals, part_note, plural, prose_decimals,
-                             receptive_field_rows)
+                             prose_symbols, receptive_field_rows)
+from examprep.render.worked import worked_steps
 from examprep.values import rounded, snap
 from examprep.problem import Problem
 
@@ -77,9 +78,22 @@ def name_latex(name: str) -> str:
     return name if len(name) <= 2 else r"\mathrm{" + name.replace("_", r"\_") + "}"
 
 
+def text(value: str) -> str:
+    """A problem's own prose (a statement, prompt, convention, step title or mistake) as Markdown: the
+    symbols it types (d_k, W_hn: examprep.render.prose_symbols) as $…$ math beside its own, numbers
+    with the sheet's decimal sign, the rest escaped (examprep.escape.markdown_text)."""
+    return prose(prose_decimals(prose_symbols(value), MATH_COMMA))
+
+
+def text_cell(value: str) -> str:
+    """text() for a table cell: the prose as escape.markdown_cell makes it, its math kept."""
+    pieces = re.split(r"(\$[^$]+\$)", prose_decimals(prose_symbols(value), MATH_COMMA))
+    return "".join(f"${math_esc(p[1:-1])}$" if len(p) > 1 and p[0] == p[-1] == "$" else cell(p) for p in pieces)
+
+
 def block(b: Any) -> str:
     if isinstance(b, d.Text):
-        return prose(prose_decimals(b.text, MATH_COMMA))
+        return text(b.text)
     if isinstance(b, d.Math):
         return f"$$\n{math_esc(decimals(b.latex, MATH_COMMA))}\n$$"
     if isinstance(b, d.Matrix):
@@ -91,8 +105,8 @@ def block(b: Any) -> str:
             return "\n".join(lines)
         return f"$$\n{math_esc(f'{name_latex(b.name)} = {latex_value(b.values)}')}\n$$"
     if isinstance(b, d.Table):
-        lines = ["| " + " | ".join(map(cell, b.header)) + " |", "|" + "---|" * len(b.header)]
-        lines += ["| " + " | ".join(cell(c) if isinstance(c, str) else number(c) for c in row) + " |" for row in b.rows]
+        lines = ["| " + " | ".join(map(text_cell, b.header)) + " |", "|" + "---|" * len(b.header)]
+        lines += ["| " + " | ".join(text_cell(c) if isinstance(c, str) else number(c) for c in row) + " |" for row in b.rows]
         return "\n".join(lines)
     if isinstance(b, d.Heatmap):
         head = ["", *b.col_labels]
@@ -113,15 +127,15 @@ def problem(p: Any, *, solution: bool = False, number_: int | None = None, answe
     for b in p.statement:
         out += [block(b), ""]
     if p.conventions:
-        out += ["Conventions: " + esc("; ".join(f"{k}: {v}" for k, v in p.conventions.items())) + ".", ""]
+        out += ["Conventions: " + text("; ".join(f"{k}: {v}" for k, v in p.conventions.items())) + ".", ""]
     for i, part in enumerate(p.parts):
         how = part.form() if part.kind == "written" else f"{part.form()}; {accepted(part)}"
-        out.append(f"**({Problem.label(i)})** {prose(part.prompt)} *[{part.points:g} pt; {how}]*")
+        out.append(f"**({Problem.label(i)})** {text(part.prompt)} *[{part.points:g} pt; {how}]*")
         out.append("")
     if solution:
         out += ["### Worked solution", ""]
-        for n, step in enumerate(p.solution, 1):
-            out += [f"**Step {n}. {esc(step.title)}**" + (f" (part {esc(step.part)})" if step.part else ""), ""]
+        for n, step in enumerate(worked_steps(p), 1):
+            out += [f"**Step {n}. {text(step.title)}**" + (f" (part {esc(step.part)})" if step.part else ""), ""]
             for b in step.blocks:
                 out += [block(b), ""]
         if answers:
@@ -209,20 +223,19 @@ def _sheet_markdown(sheet: Any, solutions: bool) -> str:
             for b in p.statement:
                 out += [_md_block(b), ""]
             if p.conventions:
-                out += ["*Conventions:* " + prose(prose_decimals("; ".join(f"{key}: {v}" for key, v in p.conventions.items()),
-                                                                 MATH_COMMA)) + ".", ""]
+                out += ["*Conventions:* " + text("; ".join(f"{key}: {v}" for key, v in p.conventions.items())) + ".", ""]
             for i, part in enumerate(p.parts):
                 note = (part_note(part) if part.kind in ("choice", "written")
                         else decimals(f"{answer_form(part)} · {part.tolerance.describe()}"))
-                out += [f"**({Problem.label(i)})** {prose(prose_decimals(part.prompt, MATH_COMMA))} "
+                out += [f"**({Problem.label(i)})** {text(part.prompt)} "
                         f"*[{decimals(f'{part.points:g}')} pt · {note} · answer `q{k + 1}.{part.id}`]*", ""]
             if not solutions:
                 continue
             letters = {part.id: Problem.label(i) for i, part in enumerate(p.parts)}
             out += ["### Worked solution", ""]
-            for n, st in enumerate(p.solution, 1):
+            for n, st in enumerate(worked_steps(p), 1):
                 target = f" → ({letters[st.part]})" if st.part in letters else ""
-                out += [f"**Step {n}. {prose(prose_decimals(st.title, MATH_COMMA))}**{target}", ""]
+                out += [f"**Step {n}. {text(st.title)}**{target}", ""]
                 for b in st.blocks:
                     out += [_md_block(b), ""]
             out += ["### Answers", "", "| Part | Answer | Accepted | Points |", "|---|---|---|---|"]
@@ -232,7 +245,7 @@ def _sheet_markdown(sheet: Any, solutions: bool) -> str:
             out.append("")
             for fig in copy.extras.get(k, []):
                 out += _md_figure(fig)
-            mistakes = [f"- ({Problem.label(i)}) {_md_value(m.value)} — {prose_decimals(m.explanation, MATH_COMMA)}"
+            mistakes = [f"- ({Problem.label(i)}) {_md_value(m.value)} — {text(m.explanation)}"
                         for i, part in enumerate(p.parts) for m in part.misconceptions]
             if mistakes:
                 out += ["### Typical mistakes", ""] + mistakes + [""]

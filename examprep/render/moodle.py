@@ -25,6 +25,7 @@ from examprep import escape
 from examprep.render import markdown
 from examprep.exact import is_exact_form
 from examprep.render import accepted, choices_shown, model_answer_text
+from examprep.render.worked import worked_steps
 from examprep.problem import Problem
 
 _CLOZE_SPECIAL = re.compile(r'([}#~/"\\])')
@@ -121,7 +122,7 @@ def _shade(v: Any) -> int:
 def solution_html(problem: Any) -> str:
     """The worked solution and the answers, for Moodle's general feedback."""
     out = ["<h4>Worked solution</h4>"]
-    for n, step in enumerate(problem.solution, 1):
+    for n, step in enumerate(worked_steps(problem), 1):
         out.append(f"<p><strong>Step {n}. {escape.html(step.title)}</strong></p>")
         out += [block_html(b) for b in step.blocks]
     out.append("<h4>Answers</h4><ul>")

@@ -23,6 +23,7 @@ from examprep import document as d
 from examprep.exact import is_exact_form
 from examprep.problem import Problem
 from examprep.render import accepted, choices_shown, markdown
+from examprep.render.worked import worked_steps
 from examprep.render.lms import Slot, entries, is_numeric, part_letter, question_name, slots, zip_bytes
 
 QTI = "http://www.imsglobal.org/xsd/imsqti_v2p1"
@@ -246,7 +247,7 @@ def _written_part(body: ET.Element, item: ET.Element, part: Any, i: int, top: ET
 
 def _solution(parent: ET.Element, problem: Any) -> None:
     _el(parent, "h4", text="Worked solution")
-    for n, step in enumerate(problem.solution, 1):
+    for n, step in enumerate(worked_steps(problem), 1):
         _el(_el(parent, "p"), "strong", text=f"Step {n}. {step.title}")
         for b in step.blocks:
             block(parent, b)

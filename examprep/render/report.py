@@ -83,15 +83,27 @@ def _fmt_value(value: Any, digits: int) -> str:
 def answer_text(r: PartResult, n: int = 80) -> str | None:
     """What the student wrote and, where it reads differently, the value it was read as:
     "1/3 (read as 0.3333)", "[0.1 0.2 0.7]", "e/(2e + 1)". None for no answer."""
+    pieces = answer_pieces(r, n)
+    if pieces is None:
+        return None
+    shown, read = pieces
+    return shown if read is None else f"{shown} (read as {read})"
+
+
+def answer_pieces(r: PartResult, n: int = 80) -> tuple[str, str | None] | None:
+    """answer_text's two pieces: what the student wrote (its first ``n`` characters, then "…") and
+    the value it was read as, None where that only repeats what was written; None for no answer.
+    Whether it repeats is decided on the whole answer: a long written answer, cut, is not "read
+    as" itself."""
     raw = raw_text(r.raw)
     if raw is None or not raw.strip():
         return None
     raw = raw.strip()
-    raw = raw if len(raw) <= n else raw[:n] + "…"
+    shown = raw if len(raw) <= n else raw[:n] + "…"
     if r.value is None:
-        return raw
+        return shown, None
     read = fmt_value(r.value)
-    return raw if _reads_as(raw, r.value, read) else f"{raw} (read as {read})"
+    return shown, None if _reads_as(raw, r.value, read) else read
 
 
 _LAYOUT = str.maketrans("", "", " ,*\t")
@@ -102,6 +114,8 @@ def _reads_as(raw: str, value: Any, shown: str) -> bool:
     forms count as written (−0.5 is -0.5)."""
     from examprep.answers.tokens import normalise
 
+    if isinstance(value, str) and (raw == value.strip() or raw.endswith("…") and value.startswith(raw[:-1])):
+        return True          # a written answer or a choice: the text itself (raw_text cuts a long one)
     raw = normalise(raw)
     if raw.translate(_LAYOUT) == shown.translate(_LAYOUT) or raw == str(value):
         return True
@@ -380,6 +394,27 @@ def _md(text: str) -> str:
     return markdown_cell(printable(str(text).replace("\r\n", " ").replace("\n", " ")))
 
 
+def _md_code(text: str) -> str:
+    """Text a student wrote as a Markdown code span in a table cell: shown verbatim, so no Markdown,
+    HTML or math is read from it (MathJax and GitHub skip code: a written "\\(p - y\\)" or "$x$" is
+    not typeset, and a backslash is not doubled); on one line, a fence longer than any run of
+    backticks in it, and "|" as "\\|", which GFM tables read as "|" inside the span."""
+    text = printable(" ".join(str(text).split()))
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text[:1] == "`" or text[-1:] == "`" else ""
+    body = text.replace("|", "\\|")
+    return f"{fence}{pad}{body}{pad}{fence}"
+
+
+def _md_answer(r: PartResult) -> str:
+    """The "your answer" cell: what was written, as code (_md_code), then what it was read as."""
+    pieces = answer_pieces(r)
+    if pieces is None:
+        return "—"
+    shown, read = pieces
+    return _md_code(shown) + ("" if read is None else f" (read as {_md(read)})")
+
+
 def markdown_report(res: SubmissionResult, *, show_answers: bool = False) -> str:
     """A student's feedback as Markdown: score, then per question a table of parts."""
     lines = [f"# Feedback — {_md(res.student_id)}" + (f" ({_md(res.name)})" if res.name else ""), "",
@@ -396,9 +431,8 @@ def markdown_report(res: SubmissionResult, *, show_answers: bool = False) -> str
         lines += [head, "|" + "---|" * (6 if show_answers else 5)]
         for i, r in enumerate(pr.parts):
             status = STATUS_WORD[r.status] + (f" ({printable(r.misconception.id)})" if r.misconception else "")
-            shown = answer_text(r) or "—"
             part = printable(r.part_id)
-            cells = [f"({Problem.label(i)}) `{part}`", status, f"{_points(r.score)}/{_points(r.max_score)}", _md(shown)]
+            cells = [f"({Problem.label(i)}) `{part}`", status, f"{_points(r.score)}/{_points(r.max_score)}", _md_answer(r)]
             if show_answers:
                 part = pr.problem.parts[i]
                 cells.append(_md(key_answer(part)))

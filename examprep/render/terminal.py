@@ -183,10 +183,15 @@ def print_topic_list(topics: dict, *, no_color: bool = False) -> None:
 # ------------------------------------------------------------------------------------ problems
 
 def inline(text: str) -> str:
-    """Text with $…$ inline LaTeX rewritten for the terminal."""
+    """A problem's prose for the terminal: its $…$ inline LaTeX, and the symbols it types as the
+    course writes them (d_k, h_{t−1}: examprep.render.prose_symbols), rewritten as the terminal
+    prints all math (to_text: dₖ, hₜ₋₁; a subscript of several letters stays as written, W_hn, as
+    $W_{hn}$ prints)."""
     import re
 
-    return re.sub(r"\$([^$]+)\$", lambda m: to_text(m.group(1)), text)
+    from examprep.render import prose_symbols
+
+    return re.sub(r"\$([^$]+)\$", lambda m: to_text(m.group(1)), prose_symbols(text))
 
 
 def _label(name: str) -> str:
@@ -212,7 +217,7 @@ def block_renderable(block: Any) -> Any:
                                       block.col_labels))
         return grid
     if isinstance(block, d.Table):
-        table = Table(*block.header, box=box.SIMPLE)
+        table = Table(*map(inline, block.header), box=box.SIMPLE)
         for row in block.rows:
             table.add_row(*(fmt_number(c, 4) if not isinstance(c, str) else inline(c) for c in row))
         return table
@@ -298,7 +303,8 @@ def print_problem(problem: Any, *, solution: bool = False, no_color: bool = Fals
     meta = _problem_meta(problem)
     body = [block_renderable(b) for b in problem.statement]
     if problem.conventions:
-        body.append(Text("Conventions: " + "; ".join(f"{k}: {v}" for k, v in problem.conventions.items()), style="dim"))
+        body.append(Text("Conventions: " + inline("; ".join(f"{k}: {v}" for k, v in problem.conventions.items())),
+                         style="dim"))
     for i, part in enumerate(problem.parts):
         how = part.form() if part.kind == "written" else f"{part.form()} · {part.tolerance.describe()}"
         body.append(Text.assemble((f"({Problem.label(i)}) ", "bold"), inline(part.prompt),
@@ -325,8 +331,10 @@ def print_problem_line(problem: Any, *, number: int | None = None) -> None:
 
 def print_worked_solution(problem: Any, out: Console) -> None:
     steps = []
-    for n, step in enumerate(problem.solution, 1):
-        steps.append(Text(f"Step {n}. {step.title}" + (f"  → part {step.part}" if step.part else ""), style="bold"))
+    from examprep.render.worked import worked_steps
+
+    for n, step in enumerate(worked_steps(problem), 1):
+        steps.append(Text(f"Step {n}. {inline(step.title)}" + (f"  → part {step.part}" if step.part else ""), style="bold"))
         for b in step.blocks:
             steps.append(Padding(block_renderable(b), (0, 0, 0, 2)))
     answers = Table.grid(padding=(0, 2))

@@ -72,7 +72,7 @@ def test_feedback_report_and_gradescope_show_the_raw_text(graded):
     line = next(ln for ln in res.stdout.splitlines() if "your answer -(y_i" in ln)
     assert "read as" not in line                  # nothing to add where the value reads the same
     report = (tmp / "rep" / "ada.md").read_text()
-    assert "| 1/3 (read as 0.3333) |" in report          # parentheses make no Markdown (examprep.escape)
+    assert "| `1/3` (read as 0.3333) |" in report        # as written, in code; parentheses make no Markdown
     tests = json.loads((tmp / "gs" / "results.json").read_text())["tests"]
     loss = next(t for t in tests if " loss " in t["name"])
     assert "your answer: 1/3 (read as 0.3333)" in loss["output"]

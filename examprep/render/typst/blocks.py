@@ -9,7 +9,7 @@ from examprep import document as d
 from examprep.exact import is_exact_form, to_latex
 from examprep.render import decimals
 from examprep.values import rounded, snap
-from examprep.render.typst.latex import latex_to_typst, math_display, math_inline, text, typst_string
+from examprep.render.typst.latex import latex_to_typst, math_display, math_inline, prose, typst_string
 
 _SHADE = 'rgb("#3a6ea5")'
 MATH_COMMA = '#","'      # a decimal comma in Typst math: text, so neither a list separator nor spaced as one
@@ -72,15 +72,15 @@ def name_markup(name: str) -> str:
 def block(b: Any, *, strict: bool = False) -> str:
     """One document-model block as Typst markup."""
     if isinstance(b, d.Text):
-        return text(b.text, strict=strict)
+        return prose(b.text, strict=strict)
     if isinstance(b, d.Math):
         return math_display(b.latex, strict=strict)
     if isinstance(b, d.Matrix):
         return matrix_markup(b)
     if isinstance(b, d.Table):
-        cells = [f"[#strong[{text(h, strict=strict)}]]" for h in b.header]
+        cells = [f"[#strong[{prose(h, strict=strict)}]]" for h in b.header]
         for row in b.rows:
-            cells += [f"[{text(c, strict=strict) if isinstance(c, str) else '$' + number(c) + '$'}]" for c in row]
+            cells += [f"[{prose(c, strict=strict) if isinstance(c, str) else '$' + number(c) + '$'}]" for c in row]
         return (f"#align(center, table(columns: {len(b.header)}, align: center + horizon, stroke: 0.4pt + luma(140), "
                 f"inset: (x: 6pt, y: 4pt), fill: (x, y) => if y == 0 {{ luma(235) }}, {', '.join(cells)}))")
     if isinstance(b, d.Heatmap):

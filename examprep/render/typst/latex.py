@@ -334,6 +334,14 @@ def text(value: str, *, strict: bool = False) -> str:
     return "".join(out)
 
 
+def prose(value: str, *, strict: bool = False) -> str:
+    """text() for a problem's own prose (statements, prompts, conventions, step titles, mistakes):
+    the symbols it types (d_k, W_hn, C_out: examprep.render.prose_symbols) typeset as math too."""
+    from examprep.render import prose_symbols
+
+    return text(prose_symbols(value), strict=strict)
+
+
 def math_inline(latex: str, *, strict: bool = False) -> str:
     body = latex_to_typst(latex, strict=strict)
     return f"${body}$" if body else ""

@@ -9,7 +9,8 @@ from examprep import document as d
 from examprep.render import accepted, choices_shown, decimal_comma, decimals, part_note, plural
 from examprep.render.pdf import COPY_PAGES
 from examprep.render.typst.blocks import block, heatmap, matrix_markup, number, receptive_field_figure, value_math
-from examprep.render.typst.latex import latex_to_typst, text, typst_string
+from examprep.render.worked import worked_steps
+from examprep.render.typst.latex import latex_to_typst, prose, text, typst_string
 from examprep.problem import Problem
 
 _PREAMBLE = r"""
@@ -159,7 +160,7 @@ def _statement(problem: Any, strict: bool) -> list[str]:
     out = [block(b, strict=strict) for b in problem.statement]
     if problem.conventions:
         conv = "; ".join(f"{k}: {v}" for k, v in problem.conventions.items())
-        out.append(f"#text(size: 8.5pt, fill: ink)[#emph[Conventions.] #{typst_string(decimals(conv))};]")
+        out.append(f"#text(size: 8.5pt, fill: ink)[#emph[Conventions.] {prose(conv, strict=strict)}]")
     return [f"#keep[{piece}]" for piece in out]
 
 
@@ -256,7 +257,7 @@ def _problem(sheet: Any, copy: Any, k: int, solutions: bool, strict: bool) -> li
     out += _statement(p, strict)
     for i, part in enumerate(p.parts):
         note = part_note(part, listed=solutions)
-        prompt = f"[{text(part.prompt, strict=strict)}]"
+        prompt = f"[{prose(part.prompt, strict=strict)}]"
         if solutions:
             out.append(f"#brief({typst_string(Problem.label(i))}, {prompt}, [{_pts(part.points)}], [#{typst_string(note)};])")
         elif part.kind == "written":
@@ -277,9 +278,9 @@ def _problem(sheet: Any, copy: Any, k: int, solutions: bool, strict: bool) -> li
 def _solution(p: Any, extras: list, strict: bool) -> list[str]:
     letters = {part.id: Problem.label(i) for i, part in enumerate(p.parts)}
     out = ["#block(sticky: true, above: 1.2em)[#text(weight: \"bold\", fill: shade)[Worked solution]]"]
-    for n, step in enumerate(p.solution, 1):
+    for n, step in enumerate(worked_steps(p), 1):
         target = f"→ ({letters[step.part]})" if step.part in letters else ""
-        out.append(f"#step([Step {n}. #{typst_string(decimals(step.title))};], [{target}])")
+        out.append(f"#step([Step {n}. {prose(step.title, strict=strict)}], [{target}])")
         out += _step_body(step, strict)
     # a table.header repeats on each page the table spans, and Typst never leaves it (nor, through
     # the sticky title, the "Answers" title) alone at the bottom of a page
@@ -308,7 +309,7 @@ def _solution(p: Any, extras: list, strict: bool) -> list[str]:
     for i, part in enumerate(p.parts):
         for m in part.misconceptions:
             mistakes.append(f"([({Problem.label(i)})], [${value_math(m.value)}$], "
-                            f"[#{typst_string(decimals(m.explanation))};])")
+                            f"[{prose(m.explanation, strict=strict)}])")
     if mistakes:
         out.append("#block(sticky: true, above: 1.1em)[#text(weight: \"bold\", fill: shade)[Typical mistakes]]")
         out.append(f"#text(size: 9pt, mistakes({', '.join(mistakes)}))")
