@@ -45,5 +45,27 @@ def missing_extra(err: ImportError, what: str) -> MissingExtraError | None:
     name = (getattr(err, "name", None) or "").split(".")[0]
     if name not in TRAIN_PACKAGES:
         return None
+    return _missing(name, what)
+
+
+def _missing(name: str, what: str) -> MissingExtraError:
     return MissingExtraError(f"{what} needs {name} ({name} is missing): install the trainer's packages with "
                              f"{INSTALL_TRAIN}")
+
+
+def require_train(what: str) -> None:
+    """MissingExtraError for ``what`` where one of the trainer's packages is not installed, found
+    without importing it (torch's import takes seconds: a command checks this before it says it is
+    loading anything)."""
+    from importlib.util import find_spec
+
+    for name in TRAIN_PACKAGES:
+        try:
+            found = find_spec(name) is not None
+        except ImportError as err:
+            missing = missing_extra(err, what)
+            if missing is None:
+                raise
+            raise missing from err
+        if not found:
+            raise _missing(name, what)

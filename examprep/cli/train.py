@@ -6,7 +6,7 @@ from typing import List, Optional
 
 import typer
 
-from examprep.errors import Interrupted
+from examprep.errors import Interrupted, require_train
 from examprep.train.options import MAX_ALIGNMENT, MAX_BEAM, TrainOptions, quiet_waiting_threads
 
 app = typer.Typer()
@@ -190,14 +190,16 @@ def attention_map(
     from examprep.train.options import check_attention_request
 
     check_attention_request(text=text, kind=kind, alignment=alignment, out=out)
+    require_train("examprep attention-map")      # before 'loading the model…': one line on the base install
     quiet_waiting_threads()
     from rich.text import Text as RichText
 
     from examprep.render.terminal import StepProgress, block_renderable, console
 
-    with StepProgress(plain={"loading the model": "loading the model…",
-                             "alignment rate": "alignment rate: {done} of {total} held-out dates"}, lines=4) as progress:
-        progress("loading the model", 0, None)          # torch and the checkpoint: seconds
+    # loading (torch and the checkpoint: seconds) shows on a terminal's bar only: without one, a line
+    # before an error about the checkpoint would make that error two lines
+    with StepProgress(plain={"alignment rate": "alignment rate: {done} of {total} held-out dates"}, lines=4) as progress:
+        progress("loading the model", 0, None)
         from examprep.train.attention_map import attention_report
 
         report = attention_report(checkpoint, text, kind=kind, layer=layer, head=head, alignment=alignment,
