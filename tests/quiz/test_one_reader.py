@@ -34,11 +34,15 @@ SAMPLES = {
                        variables=("s", "q")),
     "choice": Part("c", "p", "choice", "s", choices=("s", "skip", "t")),
     "written": Part("w", "p", "written", None, Tolerance("exact", 0, 0), model_answer="m", rubric=("r",)),
+    "shapes": Part("l", "p", "shapes", [[3, 28, 28], [6, 24, 24], [864]], Tolerance("exact", 0, 0)),
+    # not a kind of its own: a vector whose answer is a tensor shape (its solve topic says so)
+    "tensor shape": Part("t", "p", "vector", [10, 26, 26], Tolerance("exact", 0, 0), shape=(3,), tensor_shape=True),
 }
+READERS = (*KINDS, "tensor shape")        # every way a part is read: each kind, and a vector read as a shape
 
 # What students type (tokens of the answer syntax, thousands groups, letters, command words), and
 # any text at all; a line break ends a line at the prompt, so no answer holds one.
-_PIECES = ["0", "1", "7", "17", "010", "0.5", ".", ",", ", ", ";", " ", "\u00a0", "[", "]", "(", ")", "-", "+", "*",
+_PIECES = ["0", "1", "7", "17", "10", "26", "x", " x ", "; ", "010", "0.5", ".", ",", ", ", ";", " ", "\u00a0", "[", "]", "(", ")", "-", "+", "*",
            "/", "^", "e", "x", "s", "q", "a", "t", "skip", "?", "=", "×", "sqrt", "ln ", "1/3", "17,010", "2e-3",
            "%", "'", "inf", "nan", "S"]
 ANSWERS = st.one_of(st.lists(st.sampled_from(_PIECES), max_size=8).map("".join),
@@ -135,21 +139,28 @@ def same_reading(part: Part, typed: str, as_graded: str) -> None:
 @pytest.mark.parametrize("kind", KINDS)
 def test_every_kind_has_a_sample(kind):
     assert sample(kind).kind == kind
+    assert sample("tensor shape").tensor_shape
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", READERS)
 @settings(max_examples=25, derandomize=True, deadline=None)
 @given(typed=ANSWERS)
 @example(typed="17,010")
 @example(typed="a")
 @example(typed=" [0.1, 0.2, 0.7] ")
+@example(typed="10×26×26")
+@example(typed="(10, 26, 26)")
+@example(typed="10 x 26 x 26")
+@example(typed="10×26")
+@example(typed="3×28×28; 6×24×24; 864")
+@example(typed="3×28×28; 864")
 def test_grade_and_quiz_read_every_string_alike(kind, typed):
     if is_command(typed):
         return
     same_reading(sample(kind), typed, typed)
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", READERS)
 @pytest.mark.parametrize("word", sorted(set(COMMANDS) | {"S", "Skip", "?"}))
 def test_a_command_word_typed_after_an_equals_sign_is_an_answer(kind, word):
     for typed in (f"={word}", f"= {word}"):
