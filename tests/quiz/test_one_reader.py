@@ -43,8 +43,8 @@ READERS = (*KINDS, "tensor shape")        # every way a part is read: each kind,
 # What students type (tokens of the answer syntax, thousands groups, letters, command words), and
 # any text at all; a line break ends a line at the prompt, so no answer holds one.
 _PIECES = ["0", "1", "7", "17", "10", "26", " x ", "; ", "010", "0.5", ".", ",", ", ", ";", " ", "\u00a0", "[", "]", "(",
-           ")", "-", "+", "*", "/", "^", "e", "x", "s", "q", "a", "t", "skip", "?", "=", "×", "sqrt", "ln ", "1/3", "17,010", "2e-3",
-           "%", "'", "inf", "nan", "S"]
+           ")", "-", "+", "*", "/", "^", "e", "x", "s", "q", "a", "t", "skip", "?", "=", "×", "sqrt", "ln ", "1/3", "17,010",
+           "2e-3", "%", "'", "inf", "nan", "S"]
 ANSWERS = st.one_of(st.lists(st.sampled_from(_PIECES), max_size=8).map("".join),
                     st.text(st.characters(blacklist_characters="\r\n", blacklist_categories=("Cs",)), max_size=12))
 
