@@ -3,9 +3,16 @@ MAX_EXPONENT unless the base is 0 or ±1), and the canonical text of a syntax tr
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any
 
 from examprep.answers.tokens import CONSTANTS, MAX_EXPONENT, MAX_MAGNITUDE, AnswerParseError
+
+
+# The four arithmetic nodes, one table for every evaluator of a parsed answer (floats here; the
+# interval, principal-branch and sympy evaluators of numeric.py and symbolic.py): each checks a
+# zero divisor its own way first.
+ARITHMETIC = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv}
 
 def checked(x: float) -> float:
     if x != x:
@@ -83,16 +90,10 @@ def evaluate(node: Any, env: dict[str, float] | None = None) -> float:
         return checked(call_function(node[1], evaluate(node[2][0], env)))
     a = evaluate(node[1], env)
     b = evaluate(node[2], env)
-    if kind == "add":
-        return checked(a + b)
-    if kind == "sub":
-        return checked(a - b)
-    if kind == "mul":
-        return checked(a * b)
-    if kind == "div":
-        if b == 0:
-            raise AnswerParseError("division by zero")
-        return checked(a / b)
+    if kind == "div" and b == 0:
+        raise AnswerParseError("division by zero")
+    if kind in ARITHMETIC:
+        return checked(ARITHMETIC[kind](a, b))
     if kind == "pow":
         return _power(a, b)
     raise AnswerParseError(f"cannot evaluate {kind}")   # unreachable

@@ -44,7 +44,7 @@ import random
 import threading
 from typing import Any
 
-from examprep.answers.evaluate import call_function, checked, evaluate, has_names, unparse
+from examprep.answers.evaluate import ARITHMETIC, call_function, checked, evaluate, has_names, unparse
 from examprep.answers.tokens import MAX_EXPONENT, MAX_MAGNITUDE, AnswerParseError
 
 POINTS = 6
@@ -136,14 +136,8 @@ def _node_interval(node: Any, env: dict[str, float], ctx: Any, scale: list) -> A
             return 1 / a ** int(exponent[1][2])
         return a ** _interval(exponent, env, ctx, scale)
     b = _interval(node[2], env, ctx, scale)
-    if kind == "add":
-        return a + b
-    if kind == "sub":
-        return a - b
-    if kind == "mul":
-        return a * b
-    if kind == "div":
-        return a / b
+    if kind in ARITHMETIC:
+        return ARITHMETIC[kind](a, b)
     raise ValueError(kind)
 
 
@@ -486,17 +480,9 @@ def _principal_node(node: Any, env: dict[str, float], lib: Any, scale: list) -> 
             raise _NoValue
         return lib.call("exp", power)
     b = _principal(node[2], env, lib, scale)
-    if kind == "add":
-        return a + b
-    if kind == "sub":
-        return a - b
-    if kind == "mul":
-        return a * b
-    if kind == "div":
-        if b == 0:
-            raise _NoValue
-        return a / b
-    raise _NoValue
+    if kind not in ARITHMETIC or kind == "div" and b == 0:
+        raise _NoValue
+    return ARITHMETIC[kind](a, b)
 
 
 def _principal_difference(a: Any, b: Any, env: dict[str, float], lib: Any) -> bool:

@@ -31,7 +31,7 @@ from functools import lru_cache
 from typing import Any, Iterator
 
 from examprep.answers import numeric
-from examprep.answers.evaluate import evaluate, unparse
+from examprep.answers.evaluate import ARITHMETIC, evaluate, unparse
 from examprep.answers.tokens import AnswerParseError
 
 # Time limit on one symbolic check (main thread; elsewhere only the cheap steps run — building the
@@ -112,14 +112,8 @@ def to_sympy(node: Any, symbols: dict[str, Any]) -> Any:
         return {"exp": sp.exp, "ln": sp.log, "log": sp.log, "sqrt": sp.sqrt, "sin": sp.sin, "cos": sp.cos,
                 "tan": sp.tan, "tanh": sp.tanh, "abs": sp.Abs}[f](x)
     a, b = to_sympy(node[1], symbols), to_sympy(node[2], symbols)
-    if kind == "add":
-        return a + b
-    if kind == "sub":
-        return a - b
-    if kind == "mul":
-        return a * b
-    if kind == "div":
-        return a / b
+    if kind in ARITHMETIC:
+        return ARITHMETIC[kind](a, b)
     if kind == "pow":
         return a ** b
     raise ValueError(kind)
