@@ -1,9 +1,11 @@
 """The `examprep solve` contract: topics with named parameters, their answers and worked steps, and for
 each answer the known mistakes and the rule that carries a student's earlier answers forward.
 
-``shared/cases/README.md`` is authoritative for topic names, parameter names, defaults and answer
-names. A topic checks its parameters, calls one engine function and builds its worked steps from the
-trace with a named step builder (``gru_steps(p, t) -> GRUSteps(reset, update, candidate, blend)``).
+``docs/topics.md`` is the reference of topic names, parameter names, defaults, answer names, known
+mistakes and refusals; it is generated from these tables (``solve/reference.py``: `examprep solve
+--reference`), and a test holds the page to them. A topic checks its parameters, calls one engine
+function and builds its worked steps from the trace with a named step builder
+(``gru_steps(p, t) -> GRUSteps(reset, update, candidate, blend)``).
 Known mistakes (:class:`Mistake`: the engine convention that computes a wrong answer and the
 explanation a student reads) and ECF rules (:class:`Ecf`) are declared once per answer, beside the
 steps in ``solve/<area>.py``; generators and authored questions read the same tables.
@@ -156,6 +158,16 @@ class Ecf:
         return None if missing else Recipe(self.op, args, self.output)
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """An input the contract refuses with one error line (as PyTorch refuses it), and parameters that
+    show it: docs/topics.md prints both with the error they give, and a test checks each example is
+    refused."""
+
+    what: str
+    example: Mapping[str, Any]
+
+
 @dataclass
 class Solution:
     topic: str
@@ -173,6 +185,7 @@ class Topic:
     ``compute`` calls the engine with complete parameters; ``check`` (optional) refuses values the
     engine accepts but the contract does not (a mistaken convention, say) before ``compute`` runs for
     a user; mistakes call ``compute`` directly.
+    ``refuses`` lists the inputs it refuses that a careful reader could take another way (docs/topics.md).
     ``shapes`` names the answers that are one tensor shape (written 10×26×26 as well as [10, 26, 26]);
     ``shape_lists`` those that are a list of shapes, one per layer (a part asking one of them asks a
     shape; one asking the whole list is written 3×28×28; 6×24×24; 864). Graders and templates read
@@ -192,6 +205,7 @@ class Topic:
     ecf: Mapping[str, tuple[Ecf, ...]] = field(default_factory=dict)
     shapes: tuple[str, ...] = ()
     shape_lists: tuple[str, ...] = ()
+    refuses: tuple[Refusal, ...] = ()
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)

@@ -1,4 +1,4 @@
-"""`examprep solve` from the command line, as the contract in shared/cases/README.md states it."""
+"""`examprep solve` from the command line, as the contract (docs/topics.md) states it."""
 import json
 import os
 import subprocess
