@@ -210,6 +210,12 @@ class Topic:
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
 
+    def listed_answers(self) -> tuple[str, ...]:
+        """The answers, then the worked-step values that are no answer of the topic but have mistakes
+        or ECF rules in its tables (rnn-cell's pre_activation, a part of the rnn-step problems)."""
+        extra = [k for k in (*self.mistakes, *self.ecf) if k not in self.answers]
+        return tuple(self.answers) + tuple(dict.fromkeys(extra))
+
 
 TOPICS: dict[str, Topic] = {}
 
@@ -521,11 +527,19 @@ def read_params(text: str | None) -> Any:
 
 
 def topics_json() -> str:
+    """Every topic (`examprep solve --list --json`): ``answer`` lists its answers' names; ``mistakes``
+    maps each answer to its known mistakes ({id, why}) and ``ecf`` to its ECF rules ({op, output}),
+    an empty list where its table declares none (and a worked-step value with a table of its own too:
+    Topic.listed_answers)."""
     return json.dumps([{"topic": t.name, "title": t.title,
                         "params": [{"name": p.name, "kind": p.kind,
                                     "default": "required" if p.default is REQUIRED else jsonable(p.default)}
                                    for p in t.params],
-                        "answer": list(t.answers)} for t in TOPICS.values()], ensure_ascii=False)
+                        "answer": list(t.answers),
+                        "mistakes": {a: [{"id": m.id, "why": m.why} for m in t.mistakes.get(a, ())]
+                                     for a in t.listed_answers()},
+                        "ecf": {a: [{"op": e.op, "output": e.output} for e in t.ecf.get(a, ())] for a in t.listed_answers()}}
+                       for t in TOPICS.values()], ensure_ascii=False)
 
 
 def answers_json(t: Topic) -> str:

@@ -25,7 +25,8 @@ prints `{"topic", "params", "answer": {...}, "steps": [...], "conventions": {...
 parameters (JSON keys) and answers are the ones below. A parameter without a default is required;
 "optional" means it may be left out. Vectors and matrices are nested JSON lists; JSON never holds
 NaN or ±Infinity (an undefined value is `null`). Where the lecture notes give a formula they decide
-the default convention, elsewhere PyTorch does.
+the default convention, elsewhere PyTorch does. A known mistake "the engine with NAME = f(params)"
+runs the topic with NAME worked out from the problem's own parameters (a zero W_hh, say).
 
 A question file's part names an answer (`answer = "h_new"`) and gets that answer's known mistakes
 (the feedback a student reads when the answer is that wrong value) and its ECF rule (the answer
@@ -47,10 +48,11 @@ def _default(p: Any) -> str:
 
 
 def _how(m: Mistake) -> str:
-    """How a mistake is computed: the topic's engine with other conventions, or over the trace."""
+    """How a mistake is computed: the topic's engine with other conventions (f(params): a value worked
+    out from the problem's parameters), or over the trace."""
     if m.compute is not None:
         return "computed over the problem's trace"
-    shown = [f"{k} = {'(from the problem)' if callable(v) else json.dumps(jsonable(v), ensure_ascii=False)}"
+    shown = [f"{k} = {'f(params)' if callable(v) else json.dumps(jsonable(v), ensure_ascii=False)}"
              for k, v in m.conventions.items()]
     return "the engine with " + ", ".join(shown)
 
@@ -88,12 +90,13 @@ def topic_section(t: Topic) -> str:
     lines += ["", "Known mistakes and ECF rules:" if t.mistakes or t.ecf else "Known mistakes and ECF rules: none declared."]
     if t.mistakes or t.ecf:
         lines.append("")
-        for a in t.answers:
+        for a in t.listed_answers():
             mistakes, rules = t.mistakes.get(a, ()), t.ecf.get(a, ())
             if not mistakes and not rules:
                 continue
             ecf = "; ECF: " + ", ".join(f"`{e.op}`" + (f" → `{e.output}`" if e.output else "") for e in rules) if rules else ""
-            lines.append(f"- `{a}`{ecf}")
+            step = "" if a in t.answers else " (a worked step's value, not an answer of the topic)"
+            lines.append(f"- `{a}`{step}{ecf}")
             lines += [f"  - `{m.id}` ({_how(m)}): {_cell(m.why)}" for m in mistakes]
     if t.refuses:
         lines += ["", "Refused, with one error line:", ""]
