@@ -28,6 +28,9 @@ def solve(
     from examprep.render import terminal
 
     if reference:
+        if topic is not None or params is not None or batch or list_topics or as_json:
+            raise ExamprepError("--reference prints every topic's reference as Markdown; give no TOPIC, --params, "
+                                "--batch, --list or --json")
         from examprep.solve.reference import reference_markdown
 
         typer.echo(reference_markdown(), nl=False)

@@ -26,6 +26,13 @@ def test_solve_reference_prints_the_page():
     assert res.output == reference_markdown()
 
 
+@pytest.mark.parametrize("extra", [["gru-cell"], ["--list"], ["--json"], ["--batch"], ["--params", "{}"]])
+def test_solve_reference_with_anything_else_is_one_usage_line(extra):
+    res = CliRunner().invoke(app, ["solve", "--reference", *extra])
+    assert res.exit_code == 2 and res.output == (
+        "error: --reference prints every topic's reference as Markdown; give no TOPIC, --params, --batch, --list or --json\n")
+
+
 def test_every_topic_parameter_answer_mistake_and_ecf_rule_is_on_the_page():
     text = reference_markdown()
     for t in solve.TOPICS.values():
