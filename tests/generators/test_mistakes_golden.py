@@ -23,6 +23,7 @@ stays the same when each number moves by 1e-12 relative.
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import math
 import os
@@ -100,6 +101,7 @@ def problem_lines(p: Problem, key: str, nudge: float = 1.0) -> list[str]:
     return lines
 
 
+@functools.cache                     # built once for the two tests that read them (Problems are frozen)
 def generator_problems(name: str) -> list[tuple[str, Problem]]:
     g = generators.load_all()[name]
     return [(f"L{level}-{'cf' if cf else 'std'}", generators.build(name, seed, level, cf))
