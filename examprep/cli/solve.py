@@ -18,6 +18,8 @@ def solve(
                                help='Read {"id","topic","params"} JSON lines on stdin; write one answer line each.'),
     list_topics: bool = typer.Option(False, "--list", help="List the topics with their parameters and defaults; "
                                      "with a TOPIC, its answers and each one's known mistakes and ECF rule."),
+    reference: bool = typer.Option(False, "--reference", help="Print the reference of every topic "
+                                   "(docs/topics.md) as Markdown, written from the solve tables."),
     no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour."),
 ) -> None:
     """Compute an answer with its worked steps, straight from the numeric engine."""
@@ -25,6 +27,14 @@ def solve(
     from examprep.errors import ExamprepError
     from examprep.render import terminal
 
+    if reference:
+        if topic is not None or params is not None or batch or list_topics or as_json:
+            raise ExamprepError("--reference prints every topic's reference as Markdown; give no TOPIC, --params, "
+                                "--batch, --list or --json")
+        from examprep.solve.reference import reference_markdown
+
+        typer.echo(reference_markdown(), nl=False)
+        return
     if list_topics and topic is not None:
         t = solver.get_topic(topic)
         if as_json:

@@ -130,11 +130,12 @@ def print_topic_answers(t: Any, *, no_color: bool = False) -> None:
         out.print(Padding(Text.assemble((p.name, "bold"), f"  {p.kind}", (f" · {default}", "dim")), (0, 0, 0, 2),
                           expand=False))        # no padding to the terminal's width: `| grep` sees clean lines
     out.print(Text("answers (a question part's answer = \"NAME\"):", style="dim"))
-    for a in t.answers:
+    for a in t.listed_answers():            # then a worked step's value with mistakes of its own
         ecf = t.ecf.get(a, ())
-        form = "  a shape (10×26×26)" if a in t.shapes else "  a list of shapes (3×28×28; 864)" if a in t.shape_lists else ""
-        out.print(Padding(Text.assemble((a, "bold green"), (form, "dim"),
-                                        (f"  ECF: {', '.join(e.op for e in ecf)}" if ecf else "", "dim")),
+        form = ("  a shape (10×26×26)" if a in t.shapes else "  a list of shapes (3×28×28; 864)" if a in t.shape_lists
+                else "" if a in t.answers else "  a worked step's value, not an answer")
+        rules = ", ".join(e.op + (f" → {e.output}" if e.output else "") for e in ecf)
+        out.print(Padding(Text.assemble((a, "bold green"), (form, "dim"), (f"  ECF: {rules}" if ecf else "", "dim")),
                           (0, 0, 0, 2), expand=False))
         for m in t.mistakes.get(a, ()):
             # the explanation wrapped under its own first word, the id standing out to its left

@@ -3,8 +3,9 @@
 ``contract.py`` holds the types (Param, Step, Topic, Mistake, Ecf) and the API; each subject area's
 topics, named step builders, known mistakes and ECF rules are in ``solve/<area>.py``, beside its
 engine module ``engine/<area>.py``; ``batch.py`` answers `solve --batch`. The registry below lists
-every topic once, in the order of the contract table in ``shared/cases/README.md`` (then the topics
-later generators added, then the contract's second table: the topics real exams ask), which is the order `solve --list` shows.
+every topic once: the contract's first topics, then the topics later generators added, then the
+topics real exams ask — the order `solve --list` shows and docs/topics.md (``reference.py``, written
+from these tables) documents.
 """
 from examprep.solve import (
     activations, attention, bptt, conv, counts, dense, dropout, network, norm, optim, pool, positions, regression, rnn,
@@ -12,7 +13,7 @@ from examprep.solve import (
 )
 from examprep.solve.batch import run_batch
 from examprep.solve.contract import (
-    REQUIRED, TOPICS, Ecf,
+    REQUIRED, TOPICS, Ecf, Refusal,
     answers_json, Mistake, Mistakes, Param, Ref, Solution, Step, Topic, answer_only, compute, ecf, full_params,
     get_topic, jsonable, mistakes, read_params, register, resolve_params, solution_dict, solve, steps_of, to_json,
     topics_json,
@@ -32,7 +33,7 @@ register(
 )
 
 __all__ = [
-    "REQUIRED", "TOPICS", "Ecf",
+    "REQUIRED", "TOPICS", "Ecf", "Refusal",
     "answers_json", "Mistake", "Mistakes", "Param", "Ref", "Solution", "Step", "Topic", "answer_only",
     "compute", "ecf", "full_params", "get_topic", "jsonable", "mistakes", "read_params", "resolve_params", "run_batch",
     "solution_dict", "solve", "steps_of", "to_json", "topics_json",

@@ -1,9 +1,11 @@
 """The `examprep solve` contract: topics with named parameters, their answers and worked steps, and for
 each answer the known mistakes and the rule that carries a student's earlier answers forward.
 
-``shared/cases/README.md`` is authoritative for topic names, parameter names, defaults and answer
-names. A topic checks its parameters, calls one engine function and builds its worked steps from the
-trace with a named step builder (``gru_steps(p, t) -> GRUSteps(reset, update, candidate, blend)``).
+``docs/topics.md`` is the reference of topic names, parameter names, defaults, answer names, known
+mistakes and refusals; it is generated from these tables (``solve/reference.py``: `examprep solve
+--reference`), and a test holds the page to them. A topic checks its parameters, calls one engine
+function and builds its worked steps from the trace with a named step builder
+(``gru_steps(p, t) -> GRUSteps(reset, update, candidate, blend)``).
 Known mistakes (:class:`Mistake`: the engine convention that computes a wrong answer and the
 explanation a student reads) and ECF rules (:class:`Ecf`) are declared once per answer, beside the
 steps in ``solve/<area>.py``; generators and authored questions read the same tables.
@@ -156,6 +158,16 @@ class Ecf:
         return None if missing else Recipe(self.op, args, self.output)
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """An input the contract refuses with one error line (as PyTorch refuses it), and parameters that
+    show it: docs/topics.md prints both with the error they give, and a test checks each example is
+    refused."""
+
+    what: str
+    example: Mapping[str, Any]
+
+
 @dataclass
 class Solution:
     topic: str
@@ -173,6 +185,7 @@ class Topic:
     ``compute`` calls the engine with complete parameters; ``check`` (optional) refuses values the
     engine accepts but the contract does not (a mistaken convention, say) before ``compute`` runs for
     a user; mistakes call ``compute`` directly.
+    ``refuses`` lists the inputs it refuses that a careful reader could take another way (docs/topics.md).
     ``shapes`` names the answers that are one tensor shape (written 10×26×26 as well as [10, 26, 26]);
     ``shape_lists`` those that are a list of shapes, one per layer (a part asking one of them asks a
     shape; one asking the whole list is written 3×28×28; 6×24×24; 864). Graders and templates read
@@ -192,9 +205,16 @@ class Topic:
     ecf: Mapping[str, tuple[Ecf, ...]] = field(default_factory=dict)
     shapes: tuple[str, ...] = ()
     shape_lists: tuple[str, ...] = ()
+    refuses: tuple[Refusal, ...] = ()
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
+
+    def listed_answers(self) -> tuple[str, ...]:
+        """The answers, then the worked-step values that are no answer of the topic but have mistakes
+        or ECF rules in its tables (rnn-cell's pre_activation, a part of the rnn-step problems)."""
+        extra = [k for k in (*self.mistakes, *self.ecf) if k not in self.answers]
+        return tuple(self.answers) + tuple(dict.fromkeys(extra))
 
 
 TOPICS: dict[str, Topic] = {}
@@ -507,11 +527,19 @@ def read_params(text: str | None) -> Any:
 
 
 def topics_json() -> str:
+    """Every topic (`examprep solve --list --json`): ``answer`` lists its answers' names; ``mistakes``
+    maps each answer to its known mistakes ({id, why}) and ``ecf`` to its ECF rules ({op, output}),
+    an empty list where its table declares none (and a worked-step value with a table of its own too:
+    Topic.listed_answers)."""
     return json.dumps([{"topic": t.name, "title": t.title,
                         "params": [{"name": p.name, "kind": p.kind,
                                     "default": "required" if p.default is REQUIRED else jsonable(p.default)}
                                    for p in t.params],
-                        "answer": list(t.answers)} for t in TOPICS.values()], ensure_ascii=False)
+                        "answer": list(t.answers),
+                        "mistakes": {a: [{"id": m.id, "why": m.why} for m in t.mistakes.get(a, ())]
+                                     for a in t.listed_answers()},
+                        "ecf": {a: [{"op": e.op, "output": e.output} for e in t.ecf.get(a, ())] for a in t.listed_answers()}}
+                       for t in TOPICS.values()], ensure_ascii=False)
 
 
 def answers_json(t: Topic) -> str:

@@ -7,7 +7,7 @@ import numpy as np
 
 from examprep import engine
 from examprep.engine._core import Trace
-from examprep.solve.contract import Mistake, Param, Step, Topic
+from examprep.solve.contract import Mistake, Param, Refusal, Step, Topic
 
 
 class OutputSizeSteps(NamedTuple):
@@ -58,6 +58,10 @@ CONV_OUTPUT_SIZE = Topic(
                "padding": "TensorFlow \"same\": output ⌈n/s⌉, extra pad at the end" if p["padding"] == "same"
                else f"{p['padding']} on each side"},
     answer_names=lambda p, t: [n for n in ("output_size", "pad_before", "pad_after") if n in t],
+    refuses=(Refusal("an output size below 1: a kernel larger than the padded input",
+                     {"input_size": 3, "kernel_size": 5}),
+             Refusal("pooling padding above kernel_size/2 (PyTorch's rule)",
+                     {"input_size": 4, "kernel_size": 2, "op": "pool", "padding": 2})),
 )
 
 
@@ -178,4 +182,6 @@ CONV2D = Topic(
                            + ("; each output channel sums over its input channels" if np.ndim(p["input"]) == 3 else ""),
                "padding": "TensorFlow \"same\": extra pad at the end" if p["padding"] == "same" else "zeros"},
     answer_names=lambda p, t: [n for n in ("output", "grad_input", "grad_kernel", "grad_bias") if n in t],
+    refuses=(Refusal("a kernel larger than the padded input (an output size below 1)",
+                     {"input": [1, 2], "kernel": [1, 2, 3]}),),
 )

@@ -5,7 +5,7 @@ from typing import Any, NamedTuple
 
 from examprep import engine
 from examprep.engine._core import Trace
-from examprep.solve.contract import REQUIRED, Param, Step, Topic
+from examprep.solve.contract import REQUIRED, Param, Refusal, Step, Topic
 
 
 def _given(p: dict[str, Any], name: str) -> bool:
@@ -43,6 +43,9 @@ PARAM_COUNT = Topic(
     param_count_steps,
     lambda p: {"framework": p["framework"] + (" (two bias vectors per gate block)" if p["framework"] == "pytorch"
                                               else " (one bias vector per gate block; GRU reset_after keeps two)")},
+    refuses=(Refusal('framework "keras" for a Transformer layer (Keras has none built in)',
+                     {"layer": "transformer-encoder-layer", "d_model": 4, "num_heads": 2, "dim_feedforward": 8,
+                      "framework": "keras"}),),
 )
 
 
@@ -100,6 +103,7 @@ SCALING_LAW = Topic(
     scaling_law_steps,
     lambda p: {"compute": "C = 6·N·D FLOPs (Kaplan et al. 2020)",
                "optimal": f"{p['tokens_per_param']} tokens per parameter (Hoffmann et al. 2022)"},
+    refuses=(Refusal("all three of params, tokens and compute", {"params": 1, "tokens": 2, "compute": 12}),),
 )
 
 

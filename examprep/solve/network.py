@@ -5,7 +5,7 @@ from typing import Any, NamedTuple
 
 from examprep import engine
 from examprep.engine._core import Trace
-from examprep.solve.contract import Mistake, Param, Step, Topic
+from examprep.solve.contract import Mistake, Param, Refusal, Step, Topic
 
 
 def _shape(s: list[int]) -> str:
@@ -174,4 +174,6 @@ NETWORK_SHAPES = Topic(
                            "parameters": "trainable, as sum(p.numel() for p in module.parameters())"
                            if p["framework"] == "pytorch" else "Keras's summary total (BatchNorm 4C)",
                            "macs": "conv: output elements × C_in/groups·k_h·k_w; linear: F_in·F_out; others 0"},
+    refuses=(Refusal("a layer whose output would be empty (a kernel larger than its padded input)",
+                     {"input_shape": [1, 2, 2], "layers": [{"type": "conv2d", "out_channels": 1, "kernel_size": 3}]}),),
 )

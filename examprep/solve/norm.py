@@ -7,7 +7,7 @@ import numpy as np
 
 from examprep import engine
 from examprep.engine._core import Trace
-from examprep.solve.contract import Ecf, Mistake, Param, Ref, Step, Topic
+from examprep.solve.contract import Ecf, Mistake, Param, Ref, Refusal, Step, Topic
 
 
 class LayerNormSteps(NamedTuple):
@@ -99,6 +99,7 @@ LAYER_NORM = Topic(
                "variance": {"biased": "biased: divide by D (PyTorch)",
                             "unbiased": "unbiased: divide by D−1"}.get(p["variance"], ""),
                "eps": str(p["eps"])},
+    refuses=(Refusal("an unbiased variance over one feature", {"x": [1.0], "variance": "unbiased"}),),
 )
 
 
@@ -279,4 +280,5 @@ BATCH_NORM = Topic(
                                                                else "new = m·running + (1 − m)·batch (Keras)")},
     answer_names=lambda p, t: [n for n in ("output", "mean", "var", "x_hat", "running_mean_new", "running_var_new",
                                            "grad_input", "grad_gamma", "grad_beta") if n in t],
+    refuses=(Refusal("training mode with one value per channel (no batch variance), as PyTorch", {"x": [[1.0, 2.0]]}),),
 )

@@ -7,7 +7,7 @@ import numpy as np
 
 from examprep import engine
 from examprep.engine._core import Trace
-from examprep.solve.contract import Mistake, Param, Step, Topic
+from examprep.solve.contract import Mistake, Param, Refusal, Step, Topic
 
 
 class MaxPoolSteps(NamedTuple):
@@ -43,6 +43,11 @@ MAX_POOL = Topic(
                "padding": "TensorFlow \"same\": output ⌈n/s⌉, −∞ padding, the extra at the end"
                if p["padding"] == "same" else "−∞ (never selected)"},
     answer_names=lambda p, t: [n for n in ("output", "grad_input", "pad_before", "pad_after") if n in t],
+    refuses=(Refusal("padding above kernel_size/2 (PyTorch's rule)", {"input": [1, 2, 3, 4], "kernel_size": 2, "padding": 2}),
+             Refusal("ceil_mode with \"same\" padding (\"valid\" is padding 0: ceil_mode applies to it as to 0)",
+                     {"input": [1, 2, 3, 4], "kernel_size": 2, "padding": "same", "ceil_mode": True}),
+             Refusal("an output size below 1: a window larger than the padded input (ceil_mode's rule can still give "
+                     "one window: [[3, 1]], kernel 2, ceil_mode → [[3]])", {"input": [1, 2], "kernel_size": 3})),
 )
 
 
@@ -119,4 +124,6 @@ AVG_POOL = Topic(
                            if p["count_include_pad"] else "window cells inside the input only",
                            "padding": "zeros"},
     answer_names=lambda p, t: [n for n in ("output", "grad_input") if n in t],
+    refuses=(Refusal("padding above kernel_size/2 (PyTorch's rule)", {"input": [1, 2, 3, 4], "kernel_size": 2, "padding": 2}),
+             Refusal("an output size below 1: a window larger than the padded input", {"input": [1, 2], "kernel_size": 3})),
 )

@@ -1,4 +1,4 @@
-"""`examprep solve` from the command line, as the contract in shared/cases/README.md states it."""
+"""`examprep solve` from the command line, as the contract (docs/topics.md) states it."""
 import json
 import os
 import subprocess
@@ -103,6 +103,32 @@ def test_list_names_every_topic_with_parameters_and_defaults():
     params = {p["name"]: p["default"] for p in gru["params"]}
     assert params["convention"] == "lecture" and params["reset"] == "after" and params["x"] == "required"
     assert gru["answer"] == ["r", "z", "n", "h_new"]
+
+
+def test_list_json_keeps_answer_names_and_adds_each_answers_mistakes_and_ecf_rules():
+    listing = {t["topic"]: t for t in json.loads(run("solve", "--list", "--json").output)}
+    gru = listing["gru-cell"]
+    assert gru["answer"] == ["r", "z", "n", "h_new"]                 # still a list of names
+    assert set(gru) == {"topic", "title", "params", "answer", "mistakes", "ecf"}
+    assert gru["mistakes"]["h_new"][0] == {
+        "id": "swapped-blend", "why": "You blended with z on the old state — that is PyTorch's convention; "
+                                      "the lecture's is h' = (1 − z)⊙h + z⊙n."}
+    assert [m["id"] for m in gru["mistakes"]["r"]] == ["tanh-gate"]
+    assert gru["ecf"] == {"r": [], "z": [], "n": [{"op": "gru-candidate", "output": None}],
+                          "h_new": [{"op": "gru-blend", "output": None}]}
+    assert listing["softmax"]["mistakes"] == {"probs": []} and listing["softmax"]["ecf"] == {"probs": []}
+    rnn = listing["rnn-cell"]              # a worked step's value with mistakes of its own is listed after the answers
+    assert rnn["answer"] == ["h_new"] and list(rnn["mistakes"]) == ["h_new", "pre_activation"]
+    assert rnn["ecf"]["h_new"] == [{"op": "solve:activation", "output": "output"}]
+    declared = sum(bool(t["mistakes"]) and any(t["mistakes"].values()) for t in listing.values())
+    assert declared == sum(1 for t in TOPICS.values() if t.mistakes)
+
+
+def test_list_topic_shows_ecf_rules_with_the_answer_they_pick_and_step_values_with_mistakes():
+    lines = run("solve", "--list", "rnn-cell", "--no-color").output.splitlines()
+    assert "  h_new  ECF: solve:activation → output" in lines
+    assert "  pre_activation  a worked step's value, not an answer" in lines
+    assert "      one-bias  Both biases are added: b_ih and b_hh." in lines
 
 
 @pytest.mark.parametrize("args,fragment", [
