@@ -105,6 +105,42 @@ class PartSpec:
     rubric: tuple[str, ...] = ()
     hint: str = ""
     line: int | None = None
+    value: str = ""                # a computed part: its expression (authoring/expr.py) over parameters and answers
+    value_line: int | None = None
+    choices: tuple[str, ...] = ()  # a choice part: its options as written, and the correct one
+    correct: str = ""
+    mistakes: tuple["MistakeSpec", ...] = ()
+
+
+@dataclass(frozen=True)
+class MistakeSpec:
+    """An author's own mistake on a part: its value by an expression, by the topic computed with
+    other parameters (``params``: a convention, a reduction…), or both (the expression over the
+    answers so computed); on a choice part, the wrong option chosen. ``why`` is the feedback shown."""
+
+    id: str
+    why: str
+    value: str = ""
+    params: dict[str, Any] = field(default_factory=dict)
+    choice: str = ""
+    credit: float = 0.0
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class QuestionTest:
+    """A question test: the answer ``answer`` to part ``part`` of the variant ``seed`` gets ``verdict``
+    (correct, wrong, partial) or is diagnosed as the mistake ``mistake``."""
+
+    seed: int
+    part: str
+    answer: Any
+    verdict: str = ""
+    mistake: str = ""
+    line: int | None = None
+
+
+VERDICTS = ("correct", "wrong", "partial")
 
 
 @dataclass(frozen=True)
@@ -120,6 +156,7 @@ class QuestionSpec:
     digest: str = ""               # of the file's text: a key names the version of the question it holds
     lines: dict[str, int | None] = field(default_factory=dict, compare=False)    # "where", "param:x", …
     sha256: str = ""               # of the file's text (UTF-8): what a review card links to (examprep.history)
+    tests: tuple[QuestionTest, ...] = ()
 
     @property
     def generator(self) -> str:
@@ -131,11 +168,15 @@ class QuestionSpec:
         return f"{self.source}:{line}" if line else self.source
 
 
-_QUESTION_KEYS = {"id": str, "title": str, "solve": str, "text": str, "where": str, "params": dict, "part": list}
+_QUESTION_KEYS = {"id": str, "title": str, "solve": str, "text": str, "where": str, "params": dict, "part": list,
+                  "test": list}
 _PART_KEYS = {"id": str, "answer": str, "kind": str, "prompt": str, "points": (int, float), "minutes": (int, float),
-              "tolerance": str, "model_answer": str, "rubric": list, "hint": str}
+              "tolerance": str, "model_answer": str, "rubric": list, "hint": str, "value": str, "choices": list,
+              "correct": str, "mistake": list}
+_MISTAKE_KEYS = {"id": str, "why": str, "value": str, "params": dict, "choice": str, "credit": (int, float)}
+_TEST_KEYS = {"seed": int, "part": str, "answer": (str, int, float, list), "verdict": str, "mistake": str}
 _DRAW_KEYS = {"integers": {"integers", "size", "nonzero", "name"}, "choice": {"choice", "size", "name"},
-              "decimals": {"decimals", "step", "size", "nonzero", "name"}}
+              "decimals": {"decimals", "step", "size", "nonzero", "name"}, "value": {"value", "name"}}
 
 
 def _line(text: str, key: str, table: str | None = None, index: int = 0) -> int | None:
@@ -220,6 +261,8 @@ def parse_question(text: str, source: str) -> QuestionSpec:
         raise fail("no parts: add [[question.part]] tables (an answer of the topic, or kind = \"written\")", qline)
     parts: list[PartSpec] = []
     written = 0
+    mistake_index = 0                 # [[question.part.mistake]] tables are counted over the whole file
+    chosen = 0
     for i, p in enumerate(parts_raw):
         where = f"part {i + 1}"
         head = _line(text, "", "question.part", i)
@@ -232,12 +275,23 @@ def parse_question(text: str, source: str) -> QuestionSpec:
             want = _PART_KEYS[key]
             if not isinstance(value, want) or isinstance(value, bool):
                 raise fail(f"{where} {key}: expected {_what(want)}, got {value!r}", line)
-            _printable_text(f"{where} {key}", key, value, lambda m, ln=line: fail(m, ln))
+            if key != "mistake":          # each mistake's keys are checked with their own lines
+                _printable_text(f"{where} {key}", key, value, lambda m, ln=line: fail(m, ln))
         at = lambda key, i=i, head=head: _line(text, key, "question.part", i) or head     # noqa: E731
-        kind = p.get("kind", "written" if "model_answer" in p and "answer" not in p else "answer")
-        if kind not in ("answer", "written"):
-            raise fail(f"{where} kind: \"written\" (answered in words) or \"answer\" (the default), got {kind!r}",
-                       at("kind"))
+        kind = p.get("kind", "written" if "model_answer" in p and "answer" not in p
+                     else "choice" if "choices" in p else "answer")
+        if kind not in ("answer", "written", "choice"):
+            raise fail(f"{where} kind: \"written\" (answered in words), \"choice\" (one of choices) or \"answer\" "
+                       f"(the default), got {kind!r}", at("kind"))
+        for key in {"answer": ("choices", "correct"), "written": ("answer", "tolerance", "value", "choices", "correct",
+                                                                   "mistake"),
+                    "choice": ("answer", "value", "tolerance", "model_answer", "rubric")}[kind]:
+            if key in p:
+                raise fail(f"{where} {key}: " + ({"written": "a written part has no {key} (it is marked by hand)",
+                                                  "choice": "a choice part has no {key}: its answer is one of its "
+                                                            "choices"}.get(kind)
+                                                 or "only a choice part (choices = [...]) has {key}").format(key=key),
+                           at(key))
         prompt = p.get("prompt", "").strip()
         if not prompt:
             raise fail(f"{where} prompt: say what the part asks, e.g. prompt = \"The softmax probabilities.\"", head)
@@ -245,10 +299,10 @@ def parse_question(text: str, source: str) -> QuestionSpec:
         if not 0 < points <= 100:
             raise fail(f"{where} points: expected a number above 0 and at most 100, got {p.get('points')}",
                        at("points"))
+        n_mistakes = len(p.get("mistake", []))
+        mistake_heads = list(range(mistake_index, mistake_index + n_mistakes))
+        mistake_index += n_mistakes
         if kind == "written":
-            for key in ("answer", "tolerance"):
-                if key in p:
-                    raise fail(f"{where} {key}: a written part has no {key} (it is marked by hand)", at(key))
             model = p.get("model_answer", "").strip()
             if not model:
                 raise fail(f"{where} model_answer: a written part needs the model answer the marker reads", head)
@@ -260,17 +314,40 @@ def parse_question(text: str, source: str) -> QuestionSpec:
             minutes = float(p.get("minutes", max(2.0, 2.0 * points)))
             spec = PartSpec(pid, "written", prompt, points, minutes, model_answer=model,
                             rubric=tuple(r.strip() for r in rubric), hint=p.get("hint", ""), line=head)
+        elif kind == "choice":
+            chosen += 1
+            choices = _choices(p, where, at, fail)
+            correct = p.get("correct")
+            if correct is None:
+                raise fail(f"{where} correct: name the correct one of the choices, e.g. correct = {choices[0]!r}", head)
+            if correct.strip() not in choices:
+                raise fail(f"{where} correct: {correct!r} is not one of the choices ({'; '.join(choices)})",
+                           at("correct"))
+            mistakes = _mistakes(text, p, where, mistake_heads, head, fail, kind="choice", choices=choices,
+                                 correct=correct.strip())
+            minutes = float(p.get("minutes", max(1.0, 1.0 * points)))
+            spec = PartSpec(p.get("id", f"c{chosen}"), "choice", prompt, points, minutes, choices=choices,
+                            correct=correct.strip(), mistakes=mistakes, hint=p.get("hint", ""), line=head)
         else:
             for key in ("model_answer", "rubric"):
                 if key in p:
                     raise fail(f"{where} {key}: only a written part (kind = \"written\") has a {key}", at(key))
             answer = p.get("answer")
-            if not answer:
-                raise fail(f"{where}: missing answer (an answer of the solve topic) or kind = \"written\"", head)
-            if topic is None:
+            value = p.get("value")
+            if answer and value is not None:
+                raise fail(f"{where} value: a part is either an answer of the topic (answer = \"…\") or computed by "
+                           "its own expression (value = \"…\"), not both", at("value"))
+            if not answer and value is None:
+                raise fail(f"{where}: missing answer (an answer of the solve topic), value (an expression), choices "
+                           "or kind = \"written\"", head)
+            if value is not None:
+                if "id" not in p:
+                    raise fail(f"{where} id: a computed part needs an id, e.g. id = \"max_prob\"", at("value"))
+                _expression(value, f"{where} value", params, topic, at("value"), fail)
+            elif topic is None:
                 raise fail(f"{where} answer: the question has no solve topic to compute {answer!r}; add "
                            "solve = \"TOPIC\" to [question]", at("answer"))
-            if answer not in topic.answers:
+            elif answer not in topic.answers:
                 close = difflib.get_close_matches(answer, topic.answers, n=1, cutoff=0.5)
                 hint = f"did you mean {close[0]!r}? " if close else ""
                 raise fail(f"{where} answer: {topic.name} has no answer {answer!r}; {hint}its answers: "
@@ -281,14 +358,22 @@ def parse_question(text: str, source: str) -> QuestionSpec:
                     tolerance = parse_tolerance(p["tolerance"])
                 except ParamError as err:
                     raise fail(f"{where} {err}", at("tolerance")) from None
+            declared = {m.id for m in topic.mistakes.get(answer, ())} if topic is not None and answer else set()
+            mistakes = _mistakes(text, p, where, mistake_heads, head, fail, kind="answer", params=params, topic=topic,
+                                 declared=declared)
             minutes = float(p.get("minutes", max(1.5, 1.0 * points)))
-            spec = PartSpec(p.get("id", answer), "answer", prompt, points, minutes, answer=answer,
-                            tolerance=tolerance, hint=p.get("hint", ""), line=head)
+            spec = PartSpec(p.get("id", answer), "answer", prompt, points, minutes, answer=answer or "",
+                            tolerance=tolerance, hint=p.get("hint", ""), line=head, value=value or "",
+                            value_line=at("value") if value is not None else None, mistakes=mistakes)
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,39}", spec.id):
             raise fail(f"{where} id: letters, digits and '_' (starting with a letter), got {spec.id!r}", at("id"))
         if any(s.id == spec.id for s in parts):
             raise fail(f"{where} id: {spec.id!r} is already the id of another part; give one of them id = \"…\"",
                        at("id") if "id" in p else head)
+        if spec.id in params:
+            # grades name a part q3.<id> and expressions name parameters: one name, one thing
+            raise fail(f"{where} id: {spec.id!r} is also the name of a parameter; give the part another id "
+                       f"(id = \"{spec.id}_answer\")", at("id") if "id" in p else head)
         if not 0 < spec.minutes <= 120:
             raise fail(f"{where} minutes: expected a number above 0 and at most 120, got {spec.minutes:g}",
                        at("minutes"))
@@ -320,6 +405,10 @@ def parse_question(text: str, source: str) -> QuestionSpec:
             raise fail(f"[question] where: {missing[0]!r} is not a parameter (the parameters are "
                        f"{', '.join(params) or 'none'})", lines.get("where"))
         used |= read
+    for s in parts:                  # a parameter read by a computed part or a mistake is used too
+        for source_text in [s.value] + [m.value for m in s.mistakes]:
+            if source_text:
+                used |= expr.names(source_text)
     if topic is not None:
         names = [tp.name for tp in topic.params]
         for name in params:
@@ -332,9 +421,173 @@ def parse_question(text: str, source: str) -> QuestionSpec:
         if needed:
             raise fail(f"[question.params]: {topic.name} needs {', '.join(needed)} (see `examprep solve --list "
                        f"{topic.name}`)", params_line or qline)
+    tests = _tests(text, q.get("test", []), parts, topic, fail)
     digest = hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
     return QuestionSpec(qid, title, topic.name if topic else None, q.get("text", ""), where_text, params, tuple(parts),
-                        source, digest, lines, text_sha256(text))
+                        source, digest, lines, text_sha256(text), tests)
+
+
+def _check_keys(table: Any, known: dict, where: str, head: int | None, line_of: Any, fail: Any) -> None:
+    """A [[…]] table's keys known and of their types, each string printable on one line."""
+    if not isinstance(table, dict):
+        raise fail(f"{where}: expected a table", head)
+    for key, value in table.items():
+        line = line_of(key) or head
+        if key not in known:
+            close = difflib.get_close_matches(key, sorted(known), n=1)
+            hint = f"; did you mean {close[0]}?" if close else f"; known keys: {', '.join(sorted(known))}"
+            raise fail(f"{where}: unknown key {key!r}{hint}", line)
+        want = known[key]
+        if not isinstance(value, want) or isinstance(value, bool):
+            raise fail(f"{where} {key}: expected {_what(want)}, got {value!r}", line)
+        _printable_text(f"{where} {key}", key, value, lambda m, ln=line: fail(m, ln))
+
+
+def _expression(source_text: str, what: str, params: dict[str, Draw], topic: Any, line: int | None, fail: Any) -> None:
+    """Refuse an expression outside the language or naming something that is neither a parameter
+    nor an answer of the topic (the names a computed part or a mistake may read)."""
+    try:
+        read = expr.names(source_text)
+    except expr.ExprError as err:
+        raise fail(f"{what}: {err}", line) from None
+    answers = list(topic.answers) if topic is not None else []
+    for name in sorted(read):
+        if name in params and name in answers:
+            raise fail(f"{what}: {name!r} is both a parameter and an answer of {topic.name}; rename the parameter",
+                       line)
+        if name not in params and name not in answers:
+            known = list(params) + answers
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise fail(f"{what}: unknown name {name!r}; {hint}it may read the parameters "
+                       f"({', '.join(params) or 'none'})" + (f" and the answers of {topic.name} ({', '.join(answers)})"
+                                                            if topic is not None else ""), line)
+
+
+def _choices(p: dict, where: str, at: Any, fail: Any) -> tuple[str, ...]:
+    """A choice part's options: two to 26 different texts (told apart as a student types them)."""
+    from examprep.answers.read import norm_choice
+
+    raw = p.get("choices")
+    if raw is None:
+        raise fail(f"{where} choices: a choice part lists its options, e.g. choices = [\"ReLU\", \"tanh\"]", at("kind"))
+    if not 2 <= len(raw) <= 26 or not all(isinstance(c, str) and c.strip() for c in raw):
+        raise fail(f"{where} choices: two to 26 non-empty texts, got {raw!r}", at("choices"))
+    seen: dict[str, str] = {}
+    for c in raw:
+        if norm_choice(c) in seen:
+            raise fail(f"{where} choices: {c!r} is listed twice (as {seen[norm_choice(c)]!r})", at("choices"))
+        seen[norm_choice(c)] = c
+    return tuple(c.strip() for c in raw)
+
+
+def _mistakes(text: str, p: dict, where: str, indexes: list[int], head: int | None, fail: Any, *, kind: str,
+              choices: tuple[str, ...] = (), correct: str = "", params: dict[str, Draw] | None = None,
+              topic: Any = None, declared: set[str] | frozenset = frozenset()) -> tuple[MistakeSpec, ...]:
+    """A part's [[question.part.mistake]] tables, checked: an id of its own (not one the topic's
+    table already declares for the answer), the feedback, and how the mistaken value is made."""
+    out: list[MistakeSpec] = []
+    for k, (m, index) in enumerate(zip(p.get("mistake", []), indexes)):
+        what = f"{where} mistake {k + 1}"
+        mhead = _line(text, "", "question.part.mistake", index) or head
+
+        def at(key: str, index: int = index, mhead: int | None = mhead) -> int | None:
+            return _line(text, key, "question.part.mistake", index) or mhead
+
+        _check_keys(m, _MISTAKE_KEYS, what, mhead, at, fail)
+        mid = m.get("id", "").strip()
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}", mid):
+            raise fail(f"{what} id: letters, digits, '-', '_' and '.', e.g. id = \"max-logit\", got {mid!r}", at("id"))
+        if mid in declared or any(o.id == mid for o in out):
+            raise fail(f"{what} id: {mid!r} is already a mistake of this part; give this one another id", at("id"))
+        why = m.get("why", "").strip()
+        if not why:
+            raise fail(f"{what} why: the feedback a student reads, e.g. why = \"You took the largest logit.\"", mhead)
+        credit = float(m.get("credit", 0.0))
+        if not 0 <= credit < 1:
+            raise fail(f"{what} credit: the fraction of the points it earns, from 0 to below 1, got {credit:g}",
+                       at("credit"))
+        if kind == "choice":
+            for key in ("value", "params"):
+                if key in m:
+                    raise fail(f"{what} {key}: a choice part's mistake is a wrong choice (choice = \"…\")", at(key))
+            choice = m.get("choice", "").strip()
+            if choice not in choices:
+                raise fail(f"{what} choice: {choice!r} is not one of the choices ({'; '.join(choices)})",
+                           at("choice") if "choice" in m else mhead)
+            if choice == correct:
+                raise fail(f"{what} choice: {choice!r} is the correct choice, not a mistake", at("choice"))
+            out.append(MistakeSpec(mid, why, choice=choice, credit=credit, line=mhead))
+            continue
+        if "choice" in m:
+            raise fail(f"{what} choice: only a choice part's mistake names a choice", at("choice"))
+        if "value" not in m and "params" not in m:
+            raise fail(f"{what}: give value = \"expression\" (the mistaken value) or params = {{ … }} (the topic "
+                       "computed with other parameters)", mhead)
+        if "value" in m:
+            _expression(m["value"], f"{what} value", params or {}, topic, at("value"), fail)
+        changed = m.get("params", {})
+        if changed:
+            if topic is None:
+                raise fail(f"{what} params: the question has no solve topic to compute with them", at("params"))
+            names = [tp.name for tp in topic.params]
+            for name, v in changed.items():
+                if name not in names:
+                    raise fail(f"{what} params: {topic.name} takes no parameter {name!r}; its parameters: "
+                               f"{', '.join(names)}", at("params"))
+                if isinstance(v, dict):
+                    raise fail(f"{what} params: {name} is a value, not a draw", at("params"))
+        out.append(MistakeSpec(mid, why, m.get("value", ""), dict(changed), credit=credit, line=mhead))
+    return tuple(out)
+
+
+def _tests(text: str, raw: list, parts: list[PartSpec], topic: Any, fail: Any) -> tuple[QuestionTest, ...]:
+    """The file's [[question.test]] tables, checked against its parts (run by `examprep check`)."""
+    from examprep.answers.read import norm_choice
+
+    out = []
+    by_id = {s.id: s for s in parts}
+    for i, t in enumerate(raw):
+        what = f"test {i + 1}"
+        head = _line(text, "", "question.test", i)
+
+        def at(key: str, i: int = i, head: int | None = head) -> int | None:
+            return _line(text, key, "question.test", i) or head
+
+        _check_keys(t, _TEST_KEYS, what, head, at, fail)
+        for key in ("seed", "part", "answer"):
+            if key not in t:
+                raise fail(f"{what}: missing {key} (a test has seed, part, answer and a verdict or a mistake)", head)
+        if t["seed"] < 0:
+            raise fail(f"{what} seed: a non-negative integer, as in `examprep generate FILE --seed N`, got "
+                       f"{t['seed']}", at("seed"))
+        part = by_id.get(t["part"])
+        if part is None:
+            raise fail(f"{what} part: the question has no part {t['part']!r}; its parts: {', '.join(by_id)}",
+                       at("part"))
+        if part.kind == "written":
+            raise fail(f"{what} part: {part.id} is a written part, marked by hand: a test cannot grade it", at("part"))
+        if ("verdict" in t) == ("mistake" in t):
+            raise fail(f"{what}: give one of verdict = \"correct\" | \"wrong\" | \"partial\" and mistake = \"ID\"",
+                       head)
+        if "verdict" in t and t["verdict"] not in VERDICTS:
+            raise fail(f"{what} verdict: one of {', '.join(VERDICTS)}, got {t['verdict']!r}", at("verdict"))
+        if "mistake" in t:
+            ids = [m.id for m in part.mistakes]
+            if part.kind == "answer" and part.answer and topic is not None:
+                ids += [m.id for m in topic.mistakes.get(part.answer, ())]
+            if t["mistake"] not in ids:
+                raise fail(f"{what} mistake: part {part.id} declares no mistake {t['mistake']!r}; its mistakes: "
+                           f"{', '.join(ids) or 'none'}", at("mistake"))
+        answer = t["answer"]
+        if part.kind == "choice":
+            labels = [chr(ord("a") + k) for k in range(len(part.choices))]
+            if not isinstance(answer, str) or (norm_choice(answer) not in {norm_choice(c) for c in part.choices}
+                                               and norm_choice(answer) not in labels):
+                raise fail(f"{what} answer: {answer!r} is not one of the choices of part {part.id} "
+                           f"({'; '.join(part.choices)})", at("answer"))
+        out.append(QuestionTest(t["seed"], part.id, answer, t.get("verdict", ""), t.get("mistake", ""), head))
+    return tuple(out)
 
 
 def text_sha256(text: str) -> str:
@@ -386,15 +639,23 @@ def _too_large(value: Any) -> Any:
 
 
 def _draw(name: str, spec: Any, fail: Any) -> Draw:
-    bad = _too_large(spec.get("choice") if isinstance(spec, dict) else spec)
+    bad = _too_large(spec.get("choice", spec.get("value")) if isinstance(spec, dict) else spec)
     if bad is not None:           # exp(1e308) overflows: a hand computation needs hand-sized numbers
         raise fail(f"[question.params] {name}: values from -{MAX_BOUND:,} to {MAX_BOUND:,}, got {bad!r}")
     if not isinstance(spec, dict):
         return Draw("fixed", spec)
+    if "value" in spec:              # a fixed value the statement names: { value = [[1, 2], [3, 4]], name = "W" }
+        extra = sorted(set(spec) - _DRAW_KEYS["value"])
+        if extra:
+            raise fail(f"[question.params] {name}: unknown key {extra[0]!r} for a fixed value (keys: name, value)")
+        label = spec.get("name", "")
+        if not isinstance(label, str) or len(label) > 20:
+            raise fail(f"[question.params] {name} name: a short symbol such as \"W\", got {label!r}")
+        return Draw("fixed", spec["value"], label=label)
     kinds = [k for k in _DRAW_KEYS if k in spec]
     if len(kinds) != 1:
         raise fail(f"[question.params] {name}: a draw has one of integers = [lo, hi], choice = [...], "
-                   f"decimals = [lo, hi] (with step); got keys {', '.join(spec) or 'none'}")
+                   f"decimals = [lo, hi] (with step), or a fixed value = …; got keys {', '.join(spec) or 'none'}")
     kind = kinds[0]
     extra = sorted(set(spec) - _DRAW_KEYS[kind])
     if extra:
