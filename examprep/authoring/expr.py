@@ -1,4 +1,5 @@
-"""The safe evaluator of a question's ``where`` condition: a small expression language, parsed
+"""The safe evaluator of a question's ``where`` condition, its computed parts' ``value`` and its
+mistakes' ``value``: a small expression language, parsed
 by Python's own parser (``ast.parse``, which only builds a tree) and evaluated here node by node
 over a whitelist — nothing is ever passed to ``eval``, no attribute, no import, no call but the
 functions below.
@@ -6,13 +7,14 @@ functions below.
 Allowed: numbers, True/False, the question's parameter names, lists ``[a, b]``, indexing
 ``logits[0]`` and ``w[1][0]`` (``w[1, 0]`` too), arithmetic ``+ - * / // % **``, comparisons
 (chained: ``0 < x <= 3``), ``and``, ``or``, ``not``, ``x if c else y``, and the functions
-distinct, min, max, sum, abs, len, all, any, round.
+distinct, min, max, sum, abs, len, all, any, round, exp, log (natural) and sqrt.
 
 ``distinct(v)``: every entry of v (flattened) differs from every other.
 """
 from __future__ import annotations
 
 import ast
+import math
 import operator
 from typing import Any
 
@@ -34,6 +36,13 @@ def _flat(v: Any) -> list:
     return np.asarray(v, dtype=float).ravel().tolist()
 
 
+def _real(v: Any) -> float:
+    """A number for exp, log and sqrt (a list or true/false is a TypeError that names it)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise TypeError(f"expected a number, got {'a list' if isinstance(v, list) else repr(v)} (index a list first)")
+    return v
+
+
 def _distinct(v: Any) -> bool:
     flat = _flat(v)
     return len(set(flat)) == len(flat)
@@ -49,10 +58,13 @@ FUNCTIONS = {
     "all": lambda v: all(_flat(v)),
     "any": lambda v: any(_flat(v)),
     "round": lambda v, n=0: round(v, int(n)),
+    "exp": lambda v: math.exp(_real(v)),
+    "log": lambda v: math.log(_real(v)),          # natural; ValueError (a message) at or below 0
+    "sqrt": lambda v: math.sqrt(_real(v)),
 }
 
 ARITY = {"distinct": (1, 1), "min": (1, None), "max": (1, None), "sum": (1, 1), "abs": (1, 1), "len": (1, 1),
-         "all": (1, 1), "any": (1, 1), "round": (1, 2)}
+         "all": (1, 1), "any": (1, 1), "round": (1, 2), "exp": (1, 1), "log": (1, 1), "sqrt": (1, 1)}
 
 
 def _arity(name: str) -> str:
