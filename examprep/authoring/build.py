@@ -217,7 +217,7 @@ def _numeric_part(ps: Any, prompt: str, value: Any, known: Any, authored: Any, s
         if mv is None:
             continue               # the author's mistake could not be computed here (a note says why)
         mv = jsonable(mv)
-        if np.shape(mv) != np.shape(expected):
+        if isinstance(mv, bool) or _kind(mv) is None or np.shape(mv) != np.shape(expected):
             notes.append((ps.id, f"the mistake {mid!r} gives {_short(mv)}, not a {kind_name} like the answer "
                                  f"{_short(expected)} (at seed {seed}); left out"))
             continue

@@ -334,6 +334,9 @@ def parse_question(text: str, source: str) -> QuestionSpec:
                     tolerance = parse_tolerance(p["tolerance"])
                 except ParamError as err:
                     raise fail(f"{where} {err}", at("tolerance")) from None
+            if answer and topic is not None and answer in topic.shape_lists and "mistake" in p:
+                raise fail(f"{where} mistake: {answer} is a list of shapes, one per layer: it takes its topic's "
+                           "mistakes only", _line(text, "", "question.part.mistake", mistake_heads[0]) or head)
             declared = {m.id for m in topic.mistakes.get(answer, ())} if topic is not None and answer else set()
             mistakes = read_mistakes(text, p, where, mistake_heads, head, fail, kind="answer", params=params, topic=topic,
                                  declared=declared)

@@ -289,3 +289,58 @@ def test_a_bad_fixed_value_table_names_its_line(weight, message):
     with pytest.raises(QuestionError) as info:
         parse_question(text, "f.toml")
     assert str(info.value).startswith("f.toml:5: [question.params] ") and message in str(info.value), str(info.value)
+
+
+def test_a_question_without_a_topic_computes_its_parts_from_its_parameters_alone():
+    text = """[question]
+id = "lr"
+text = "A step of size {lr} on the gradient {g}."
+[question.params]
+lr = { choice = [0.1, 0.5] }
+g = { integers = [1, 9] }
+[[question.part]]
+id = "step"
+value = "-lr * g"
+prompt = "The change of the weight."
+[[question.part.mistake]]
+id = "sign"
+value = "lr * g"
+why = "Gradient descent steps against the gradient."
+"""
+    p = build_question(parse_question(text, "lr.toml"), 2)
+    step = p.part("step")
+    assert math.isclose(step.expected, -p.params["lr"] * p.params["g"], rel_tol=1e-12)
+    r = check_part(step, str(p.params["lr"] * p.params["g"]))
+    assert r.status == "misconception" and r.misconception.id == "sign"
+
+
+def test_a_mistake_that_gives_no_number_or_that_the_engine_refuses_is_left_out_with_a_note():
+    from examprep.authoring import draft
+
+    text = GOOD.replace('value = "max(logits)"', 'value = "max(logits) > 0"').replace(
+        "points = 2\n\n" + PART,
+        'points = 2\n[[question.part.mistake]]\nid = "smoothed"\nparams = { label_smoothing = 2 }\nwhy = "No."\n' + PART)
+    problem, notes = draft(parse_question(text, "n.toml"), 3)
+    assert problem.part("max_prob").misconceptions == () and problem.part("grad_logits").misconceptions
+    assert "smoothed" not in [m.id for m in problem.part("grad_logits").misconceptions]
+    said = " ".join(note for _, note in notes)
+    assert "the mistake 'max-logit' gives True" in said and "the mistake 'smoothed' cannot be computed" in said
+
+
+def test_a_list_of_shapes_takes_only_its_topics_mistakes():
+    text = """[question]
+id = "net"
+solve = "network-shapes"
+[question.params]
+input_shape = [1, 8, 8]
+layers = [{type = "flatten"}, {type = "linear", out_features = 10}]
+[[question.part]]
+answer = "output_shapes"
+prompt = "Every layer's output shape."
+[[question.part.mistake]]
+id = "mine"
+value = "input_shape"
+why = "No."
+"""
+    with pytest.raises(QuestionError, match=r"^s.toml:10: part 1 mistake: output_shapes is a list of shapes"):
+        parse_question(text, "s.toml")
