@@ -212,12 +212,12 @@ def _numeric_part(ps: Any, prompt: str, value: Any, known: Any, authored: Any, s
     part = Part(ps.id, prompt, kind_name, expected, tolerance=tol, points=ps.points, minutes=ps.minutes,
                 shape=shape, hint=ps.hint)
     kept: list[Misconception] = []
-    candidates = [(m.id, m.value, m.explanation, 0.0) for m in known] + list(authored)
-    for mid, mv, why, credit in candidates:
+    candidates = [(m.id, m.value, m.explanation, 0.0, False) for m in known] + [(*a, True) for a in authored]
+    for mid, mv, why, credit, own in candidates:
         if mv is None:
             continue               # the author's mistake could not be computed here (a note says why)
         mv = jsonable(mv)
-        if isinstance(mv, bool) or _kind(mv) is None or np.shape(mv) != np.shape(expected):
+        if own and (isinstance(mv, bool) or _kind(mv) is None or np.shape(mv) != np.shape(expected)):
             notes.append((ps.id, f"the mistake {mid!r} gives {_short(mv)}, not a {kind_name} like the answer "
                                  f"{_short(expected)} (at seed {seed}); left out"))
             continue

@@ -22,7 +22,7 @@ import numpy as np
 
 
 class ExprError(ValueError):
-    """A condition that is not in the language, or fails on the values given; the message says why."""
+    """An expression (a condition or a value) that is not in the language, or fails on the values given; the message says why."""
 
 
 MAX_POWER = 64        # 10**64 is plenty for a condition; 9**9**9 would take the machine
@@ -86,9 +86,9 @@ _COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, as
 def parse(text: str) -> ast.Expression:
     """The condition's tree, checked against the language (ExprError for anything outside it)."""
     if not isinstance(text, str) or not text.strip():
-        raise ExprError("empty condition")
+        raise ExprError("empty expression")
     if len(text) > MAX_LENGTH:
-        raise ExprError(f"condition longer than {MAX_LENGTH} characters")
+        raise ExprError(f"expression longer than {MAX_LENGTH} characters")
     source = text.strip()
     try:
         tree = ast.parse(source, mode="eval")
@@ -123,10 +123,10 @@ def parse(text: str) -> ast.Expression:
                                 f"'{ast.unparse(node)}'")
             continue
         if isinstance(node, ast.Attribute):
-            raise ExprError(f"'.{node.attr}' is not allowed: no attributes in a condition")
+            raise ExprError(f"'.{node.attr}' is not allowed: no attributes in an expression")
         if isinstance(node, ast.Constant):
             raise ExprError(f"{node.value!r} is not allowed: numbers and true/false only")
-        raise ExprError(f"'{ast.unparse(node)}' is not allowed in a condition")
+        raise ExprError(f"'{ast.unparse(node)}' is not allowed in an expression")
     return tree
 
 
@@ -141,14 +141,14 @@ def _depth(tree: ast.AST) -> int:
 
 
 def names(text: str) -> set[str]:
-    """The parameter names a condition reads (function names excluded)."""
+    """The parameter names an expression reads (function names excluded)."""
     tree = parse(text)
     called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in called}
 
 
 def evaluate(text: str | ast.Expression, values: dict[str, Any]) -> Any:
-    """The condition's value on ``values`` (parameter name → number or nested list).
+    """The expression's value on ``values`` (parameter name → number or nested list).
 
     Raises ExprError for a name that is not a parameter, an index out of range, a division by zero
     or a power too large, naming what went wrong."""
@@ -255,7 +255,7 @@ def _eval(node: ast.AST, env: dict[str, Any]) -> Any:
             raise ExprError(f"'{ast.unparse(node)}' is too large") from None
         except (TypeError, ValueError) as err:
             raise ExprError(f"'{ast.unparse(node)}': {err}") from None
-    raise ExprError(f"'{ast.unparse(node)}' is not allowed in a condition")     # parse() refuses it first
+    raise ExprError(f"'{ast.unparse(node)}' is not allowed in an expression")     # parse() refuses it first
 
 
 def _number(v: Any, what: str) -> None:
