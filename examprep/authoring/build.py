@@ -4,10 +4,12 @@ and ECF rule from the solve topic's tables), written parts with their model answ
 the topic's named worked steps."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
+from examprep.authoring import expr
 from examprep.authoring.question import MAX_TRIES, QuestionError, QuestionSpec, draws, substitute
 from examprep.document import Matrix, Text
 from examprep.errors import ParamError
@@ -90,10 +92,8 @@ def make_problem(spec: Any, seed: int, values: dict[str, Any]) -> tuple[Problem,
 
 def _make_problem(spec: Any, seed: int, values: dict[str, Any]) -> tuple[Problem, list[tuple[str, str]]]:
     from examprep import solve
-    from examprep.answers.result import to_array
-    from examprep.generators.framework import _differs, _identical, steps_from
+    from examprep.generators.framework import steps_from
     from examprep.solve.contract import jsonable
-    from examprep.values import snap
 
     notes: list[tuple[str, str]] = []
     parts: list[Part] = []
@@ -110,11 +110,41 @@ def _make_problem(spec: Any, seed: int, values: dict[str, Any]) -> tuple[Problem
         known = solve.Mistakes(topic, full, trace)
         conventions = dict(topic.conventions(full))
         answers_here = set(topic.answer_names(full, trace)) if topic.answer_names else set(topic.answers)
+    own_steps: list[SolutionStep] = []            # of computed and choice parts: after the topic's steps
+    envs: dict[str, dict[str, Any]] = {}           # what expressions read: "" the problem's own, else a mistake's
+
+    def env(changed: dict[str, Any] | None = None) -> dict[str, Any]:
+        key = repr(sorted(changed.items())) if changed else ""
+        if key not in envs:
+            tr = (known.trace(**changed) if changed else trace) if spec.topic is not None else {}
+            names = sorted(answers_here) if spec.topic is not None else []
+            envs[key] = {**{n: jsonable(tr[n]) for n in names}, **jsonable({**values, **(changed or {})})}
+        return envs[key]
+
     for ps in spec.parts:
         prompt = prompt_text(ps.prompt, values)
         if ps.kind == "written":
             parts.append(Part(ps.id, prompt, "written", None, tolerance=EXACT, points=ps.points, minutes=ps.minutes,
                               model_answer=ps.model_answer, rubric=ps.rubric, hint=ps.hint))
+            continue
+        if ps.kind == "choice":
+            part, step = _choice_part(spec, ps, prompt, seed)
+            parts.append(part)
+            own_steps.append(step)
+            continue
+        if ps.value:
+            try:
+                value = expr.evaluate(ps.value, env())
+            except expr.ExprError as err:
+                notes.append((ps.id, f"cannot be graded: value {ps.value!r}: {err}"))
+                parts.append(Part(ps.id, prompt, "written", None, tolerance=EXACT, points=ps.points,
+                                  minutes=ps.minutes, model_answer=ps.value, hint=ps.hint))
+                continue
+            part, step = _numeric_part(ps, prompt, value, (), _authored(ps, env, known if spec.topic else None, notes),
+                                       seed, notes)
+            parts.append(part)
+            if step is not None:
+                own_steps.append(step)
             continue
         if ps.answer not in answers_here:
             raise QuestionError(f"{spec.source}:{ps.line or ''}: part {ps.id}: {spec.topic} gives no {ps.answer!r} "
@@ -123,47 +153,22 @@ def _make_problem(spec: Any, seed: int, values: dict[str, Any]) -> tuple[Problem
         if ps.answer in topic.shape_lists:              # a list of shapes, one per layer (lengths may differ)
             parts.append(_shapes_part(ps, prompt, value, known))
             continue
-        kind = _kind(value)
-        if kind is None:
-            notes.append((ps.id, f"cannot be graded: {ps.answer} is not a number, vector or matrix"))
-            parts.append(Part(ps.id, prompt, "written", None, tolerance=EXACT, points=ps.points, minutes=ps.minutes,
-                              model_answer=str(jsonable(value)), hint=ps.hint))
+        part, _ = _numeric_part(ps, prompt, value, known.of(ps.answer, jsonable), _authored(ps, env, known, notes),
+                                seed, notes, overflow)
+        if part.kind == "written":          # cannot be graded: the note says why
+            parts.append(part)
             continue
-        kind_name, shape, default_tol = kind
-        tol = ps.tolerance or default_tol
-        expected = jsonable(value)
-        if kind_name in ("number", "vector", "matrix"):
-            expected = snap(expected)
-        if np.any(np.isnan(to_array(expected))):       # ±∞ is graded (a masked score); NaN equals nothing
-            notes.append((ps.id, f"cannot be graded: {ps.answer} is undefined (NaN) for these parameters"))
-        elif overflow and not np.all(np.isfinite(to_array(expected))):     # ±∞ from an overflow, not a mask
-            notes.append((ps.id, f"degenerate: {ps.answer} is not finite for these parameters ({overflow[0]} "
-                                 "in the computation); draw smaller numbers"))
-        part = Part(ps.id, prompt, kind_name, expected, tolerance=tol, points=ps.points, minutes=ps.minutes,
-                    shape=shape, hint=ps.hint)
-        kept: list[Misconception] = []
-        for m in known.of(ps.answer, jsonable):
-            v = snap(m.value) if kind_name != "integer" else m.value
-            if _identical(expected, v):
-                continue           # the mistaken method gives the right answer here: nothing to diagnose
-            if not _differs(part, v):
-                notes.append((ps.id, f"the tolerance ({tol.describe()}) cannot tell the answer from the mistake "
-                                     f"{m.id!r} (at seed {seed}: {_short(expected)} against {_short(v)}); left out"))
-                continue
-            if any(not _differs(Part(ps.id, "", kind_name, k.value, tolerance=tol, shape=shape), v) for k in kept):
-                continue
-            kept.append(Misconception(m.id, v, m.explanation))
         rule = solve.ecf(spec.topic, ps.answer, full, trace, asked, jsonable)
-        is_shape = kind_name == "vector" and ps.answer in topic.shapes
+        is_shape = part.kind == "vector" and ps.answer in topic.shapes
         if is_shape and rule is None:
             # the topic's own recipe for the answer: how a key read later links the part to it (a shape)
             rule = EcfRule(f"solve:{spec.topic}", jsonable(given), ps.answer)
-        parts.append(Part(ps.id, prompt, kind_name, expected, tolerance=tol, points=ps.points, minutes=ps.minutes,
-                          shape=shape, misconceptions=tuple(kept), ecf_rule=rule, hint=ps.hint, tensor_shape=is_shape))
+        parts.append(replace(part, ecf_rule=rule, tensor_shape=is_shape))
     if spec.topic is not None:
         for st in solve.steps_of(topic.steps(full, trace)):
             owner = next((asked[a] for a in st.values if a in asked), None)
             solution += steps_from(st, owner)
+    solution += own_steps
     for p in parts:
         if p.kind == "written" and p.model_answer:
             blocks: list = [Text(p.model_answer)]
@@ -175,6 +180,118 @@ def _make_problem(spec: Any, seed: int, values: dict[str, Any]) -> tuple[Problem
                       params=jsonable(values), statement=statement(spec.text, values, labels), parts=parts,
                       solution=solution, conventions=conventions)
     return problem, notes
+
+
+def _numeric_part(ps: Any, prompt: str, value: Any, known: Any, authored: Any, seed: int,
+                  notes: list[tuple[str, str]], overflow: list[str] | None = None) -> tuple[Part, SolutionStep | None]:
+    """A part graded by value (number, integer, vector, matrix) with its mistakes — the topic's table's
+    (``known``), then the author's (``authored``, each (id, value, explanation, credit)) — less those
+    that give the answer itself or that the tolerance cannot tell from it (a note says so); and, for
+    a computed part, the worked step that shows its expression's value."""
+    from examprep.answers.result import to_array
+    from examprep.generators.framework import _differs, _identical
+    from examprep.solve.contract import jsonable
+    from examprep.values import snap
+
+    what = ps.answer or f"value {ps.value!r}"
+    kind = _kind(value)
+    if kind is None:
+        notes.append((ps.id, f"cannot be graded: {what} is not a number, vector or matrix"))
+        return Part(ps.id, prompt, "written", None, tolerance=EXACT, points=ps.points, minutes=ps.minutes,
+                    model_answer=str(jsonable(value)), hint=ps.hint), None
+    kind_name, shape, default_tol = kind
+    tol = ps.tolerance or default_tol
+    expected = jsonable(value)
+    if kind_name in ("number", "vector", "matrix"):
+        expected = snap(expected)
+    if np.any(np.isnan(to_array(expected))):       # ±∞ is graded (a masked score); NaN equals nothing
+        notes.append((ps.id, f"cannot be graded: {what} is undefined (NaN) for these parameters"))
+    elif overflow and not np.all(np.isfinite(to_array(expected))):     # ±∞ from an overflow, not a mask
+        notes.append((ps.id, f"degenerate: {what} is not finite for these parameters ({overflow[0]} "
+                             "in the computation); draw smaller numbers"))
+    part = Part(ps.id, prompt, kind_name, expected, tolerance=tol, points=ps.points, minutes=ps.minutes,
+                shape=shape, hint=ps.hint)
+    kept: list[Misconception] = []
+    candidates = [(m.id, m.value, m.explanation, 0.0, False) for m in known] + [(*a, True) for a in authored]
+    for mid, mv, why, credit, own in candidates:
+        if mv is None:
+            continue               # the author's mistake could not be computed here (a note says why)
+        mv = jsonable(mv)
+        if own and (isinstance(mv, bool) or _kind(mv) is None or np.shape(mv) != np.shape(expected)):
+            notes.append((ps.id, f"the mistake {mid!r} gives {_short(mv)}, not a {kind_name} like the answer "
+                                 f"{_short(expected)} (at seed {seed}); left out"))
+            continue
+        v = snap(mv) if kind_name != "integer" else mv
+        if _identical(expected, v):
+            continue           # the mistaken method gives the right answer here: nothing to diagnose
+        if not _differs(part, v):
+            notes.append((ps.id, f"the tolerance ({tol.describe()}) cannot tell the answer from the mistake "
+                                 f"{mid!r} (at seed {seed}: {_short(expected)} against {_short(v)}); left out"))
+            continue
+        if any(not _differs(Part(ps.id, "", kind_name, k.value, tolerance=tol, shape=shape), v) for k in kept):
+            continue
+        kept.append(Misconception(mid, v, why, credit))
+    step = None
+    if ps.value:
+        step = SolutionStep(f"Computed ({ps.id})", [Text(f"{ps.value} = {_short(expected, 200)}")], ps.id)
+    return replace(part, misconceptions=tuple(kept)), step
+
+
+def _authored(ps: Any, env: Any, known: Any, notes: list[tuple[str, str]]) -> list[tuple[str, Any, str, float]]:
+    """The author's own mistakes of a numeric part as (id, value, explanation, credit): each
+    expression over the parameters and answers — those of the topic computed with the mistake's
+    ``params`` where it gives them — or, with ``params`` alone, the part's own answer so computed.
+    A mistake that cannot be computed for this draw is None, with a note."""
+    from examprep.errors import ExamprepError
+
+    out = []
+    for m in ps.mistakes:
+        try:
+            if m.params and known is not None:
+                known.trace(**m.params)             # the engine's refusal of the mistaken parameters, first
+            here = env(m.params)
+            source = m.value or ps.value
+            value = expr.evaluate(source, here) if source else here[ps.answer]
+        except (ExamprepError, expr.ExprError, KeyError) as err:
+            notes.append((ps.id, f"the mistake {m.id!r} cannot be computed for this draw ({err}); left out"))
+            value = None
+        out.append((m.id, value, m.why, m.credit))
+    return out
+
+
+def _choice_order(spec: Any, ps: Any, seed: int) -> list[int]:
+    """The order a choice part shows its options in for ``seed`` (indexes into ``ps.choices``)."""
+    from examprep.generators import Stream
+
+    return Stream("question", spec.id, seed, "choices", ps.id).shuffle(range(len(ps.choices)))
+
+
+def choice_label(spec: Any, part_id: str, seed: int, text: str) -> str | None:
+    """The label (a, b, …) that option ``text`` of choice part ``part_id`` has in variant ``seed``,
+    or None where ``text`` is not one of its options (a question test may name an option by its text)."""
+    from examprep.answers.read import norm_choice
+
+    ps = next(p for p in spec.parts if p.id == part_id)
+    order = _choice_order(spec, ps, seed)
+    for pos, orig in enumerate(order):
+        if norm_choice(ps.choices[orig]) == norm_choice(text):
+            return Problem.label(pos)
+    return None
+
+
+def _choice_part(spec: Any, ps: Any, prompt: str, seed: int) -> tuple[Part, SolutionStep]:
+    """A choice part: its options in an order drawn from the question's seed (the project's Stream,
+    so every variant rebuilds it bit for bit), labelled a, b, c, … after the prompt; the answer is
+    the label of the correct one, each mistake the label of its wrong option."""
+    order = _choice_order(spec, ps, seed)
+    labels = tuple(Problem.label(i) for i in range(len(order)))
+    label_of = {ps.choices[orig]: labels[pos] for pos, orig in enumerate(order)}
+    # on the prompt's line: a line break is a space in Markdown and Typst, and the options must show in all
+    options = "; ".join(f"{labels[pos]}) {ps.choices[orig]}" for pos, orig in enumerate(order))
+    mistakes = tuple(Misconception(m.id, label_of[m.choice], m.why, m.credit) for m in ps.mistakes)
+    part = Part(ps.id, f"{prompt} {options}", "choice", label_of[ps.correct], tolerance=EXACT, points=ps.points,
+                minutes=ps.minutes, choices=labels, misconceptions=mistakes, hint=ps.hint)
+    return part, SolutionStep(f"Answer ({ps.id})", [Text(f"{label_of[ps.correct]}) {ps.correct}")], ps.id)
 
 
 def _shapes_part(ps: Any, prompt: str, value: Any, known: Any) -> Part:

@@ -1,14 +1,16 @@
 """`examprep check FILE.toml`: draw a question many times and report what would make it a poor
 exam question — draws the engine refuses or whose answers cannot be graded, known mistakes the
-stated tolerance cannot tell from the answer, too few different draws — each with its line.
+stated tolerance cannot tell from the answer, too few different draws — each with its line; then
+the file's question tests ([[question.test]]), each answer graded on the variant of its seed.
 
-Exit status: 0 usable (warnings listed), 1 when more than 10% of the draws are degenerate or a part
-cannot be graded, 2 a bad file (QuestionError, raised before any draw)."""
+Exit status: 0 usable (warnings listed), 1 when more than 10% of the draws are degenerate, a part
+cannot be graded or a question test does not hold, 2 a bad file (QuestionError, raised before any draw)."""
 from __future__ import annotations
 
 import json
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 DRAWS = 50
 DEGENERATE_SHARE = 0.10
@@ -32,6 +34,8 @@ class CheckResult:
     degenerate: list[int]           # seeds with a finding
     findings: list[Finding]
     parts: int
+    tests: int = 0                  # the file's [[question.test]] tables run
+    failed: int = 0                 # of them, those that do not hold (each a fatal finding)
 
     @property
     def degenerate_share(self) -> float:
@@ -42,6 +46,8 @@ class CheckResult:
         return 1 if self.degenerate_share > DEGENERATE_SHARE or any(f.fatal for f in self.findings) else 0
 
     def verdict(self) -> str:
+        if self.failed:
+            return f"not usable: {self.failed} of {self.tests} question tests do{'es' if self.failed == 1 else ''} not hold"
         if any(f.fatal for f in self.findings):
             return "not usable: a part cannot be graded"
         if self.degenerate_share > DEGENERATE_SHARE:
@@ -90,7 +96,44 @@ def check_question(path: str, draws: int = DRAWS, first_seed: int = 0) -> CheckR
         findings.append(Finding(spec.at("params") if "params" in spec.lines else spec.source, "",
                                 f"only {len(seen)} different draws in {draws}: students sharing a seed range "
                                 "will see the same numbers; widen the draws"))
-    return CheckResult(spec.source, draws, len(seen), sorted(degenerate), findings, len(spec.parts))
+    failures = run_tests(spec)
+    findings += failures
+    return CheckResult(spec.source, draws, len(seen), sorted(degenerate), findings, len(spec.parts), len(spec.tests),
+                       len(failures))
+
+
+def run_tests(spec: Any) -> list[Finding]:
+    """The question's [[question.test]] tables, each graded as `examprep grade` grades the answer
+    on the variant of its seed: a fatal Finding for each that does not hold."""
+    from examprep.answers import check_part
+    from examprep.authoring.build import build_question, choice_label
+    from examprep.errors import ExamprepError
+
+    built: dict[int, Any] = {}
+    out = []
+    for i, t in enumerate(spec.tests, 1):
+        where = f"{spec.source}:{t.line}" if t.line else spec.source
+        name = f"test {i} (seed {t.seed}, part {t.part}, answer {t.answer!r})"
+        want = f"the mistake {t.mistake!r}" if t.mistake else t.verdict
+        try:
+            if t.seed not in built:
+                built[t.seed] = build_question(spec, t.seed)
+        except ExamprepError as err:
+            out.append(Finding(where, "", f"{name}: expected {want}, but the variant cannot be built: {err}", fatal=True))
+            continue
+        part = built[t.seed].part(t.part)
+        answer = t.answer
+        if part.kind == "choice" and isinstance(answer, str):
+            answer = choice_label(spec, t.part, t.seed, answer) or answer
+        r = check_part(part, answer)
+        got = ("correct" if r.full_marks and r.score > 0 else "wrong" if r.score <= 0 else "partial")
+        diagnosed = r.misconception.id if r.status == "misconception" and r.misconception else ""
+        holds = diagnosed == t.mistake if t.mistake else got == t.verdict
+        if not holds:
+            what = f"{got}" + (f", the mistake {diagnosed!r}" if diagnosed else "")
+            out.append(Finding(where, "", f"{name}: expected {want}, got {what} ({r.score:g} of {r.max_score:g} "
+                                          f"points: {r.feedback})", fatal=True))
+    return out
 
 
 def report_lines(r: CheckResult, width: int | None = None) -> list[str]:
@@ -112,7 +155,8 @@ def _report_lines(r: CheckResult) -> list[str]:
         count = (f"in {len(f.seeds)} of {r.draws} draws (seed{'s' if len(f.seeds) > 1 else ''} "
                  + ", ".join(map(str, f.seeds[:5])) + (", …" if len(f.seeds) > 5 else "") + "): ") if f.seeds else ""
         lines.append(f"{'error' if f.fatal else 'warning'}: {f.where}: {who}{count}{f.message}")
+    tests = f", {r.tests - r.failed} of {r.tests} tests held" if r.tests else ""
     lines.append(f"{r.source}: {r.parts} part{'s' if r.parts != 1 else ''}, {r.draws} draws, {r.distinct} different, "
-                 f"{len(r.degenerate)} degenerate ({r.degenerate_share:.0%}): {r.verdict()}")
+                 f"{len(r.degenerate)} degenerate ({r.degenerate_share:.0%}){tests}: {r.verdict()}")
     return lines
 

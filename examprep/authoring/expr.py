@@ -1,4 +1,5 @@
-"""The safe evaluator of a question's ``where`` condition: a small expression language, parsed
+"""The safe evaluator of a question's ``where`` condition, its computed parts' ``value`` and its
+mistakes' ``value``: a small expression language, parsed
 by Python's own parser (``ast.parse``, which only builds a tree) and evaluated here node by node
 over a whitelist — nothing is ever passed to ``eval``, no attribute, no import, no call but the
 functions below.
@@ -6,13 +7,14 @@ functions below.
 Allowed: numbers, True/False, the question's parameter names, lists ``[a, b]``, indexing
 ``logits[0]`` and ``w[1][0]`` (``w[1, 0]`` too), arithmetic ``+ - * / // % **``, comparisons
 (chained: ``0 < x <= 3``), ``and``, ``or``, ``not``, ``x if c else y``, and the functions
-distinct, min, max, sum, abs, len, all, any, round.
+distinct, min, max, sum, abs, len, all, any, round, exp, log (natural) and sqrt.
 
 ``distinct(v)``: every entry of v (flattened) differs from every other.
 """
 from __future__ import annotations
 
 import ast
+import math
 import operator
 from typing import Any
 
@@ -20,7 +22,7 @@ import numpy as np
 
 
 class ExprError(ValueError):
-    """A condition that is not in the language, or fails on the values given; the message says why."""
+    """An expression (a condition or a value) that is not in the language, or fails on the values given; the message says why."""
 
 
 MAX_POWER = 64        # 10**64 is plenty for a condition; 9**9**9 would take the machine
@@ -32,6 +34,13 @@ MAX_LENGTH = 500
 
 def _flat(v: Any) -> list:
     return np.asarray(v, dtype=float).ravel().tolist()
+
+
+def _real(v: Any) -> float:
+    """A number for exp, log and sqrt (a list or true/false is a TypeError that names it)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise TypeError(f"expected a number, got {'a list' if isinstance(v, list) else repr(v)} (index a list first)")
+    return v
 
 
 def _distinct(v: Any) -> bool:
@@ -49,10 +58,13 @@ FUNCTIONS = {
     "all": lambda v: all(_flat(v)),
     "any": lambda v: any(_flat(v)),
     "round": lambda v, n=0: round(v, int(n)),
+    "exp": lambda v: math.exp(_real(v)),
+    "log": lambda v: math.log(_real(v)),          # natural; ValueError (a message) at or below 0
+    "sqrt": lambda v: math.sqrt(_real(v)),
 }
 
 ARITY = {"distinct": (1, 1), "min": (1, None), "max": (1, None), "sum": (1, 1), "abs": (1, 1), "len": (1, 1),
-         "all": (1, 1), "any": (1, 1), "round": (1, 2)}
+         "all": (1, 1), "any": (1, 1), "round": (1, 2), "exp": (1, 1), "log": (1, 1), "sqrt": (1, 1)}
 
 
 def _arity(name: str) -> str:
@@ -74,9 +86,9 @@ _COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, as
 def parse(text: str) -> ast.Expression:
     """The condition's tree, checked against the language (ExprError for anything outside it)."""
     if not isinstance(text, str) or not text.strip():
-        raise ExprError("empty condition")
+        raise ExprError("empty expression")
     if len(text) > MAX_LENGTH:
-        raise ExprError(f"condition longer than {MAX_LENGTH} characters")
+        raise ExprError(f"expression longer than {MAX_LENGTH} characters")
     source = text.strip()
     try:
         tree = ast.parse(source, mode="eval")
@@ -111,10 +123,10 @@ def parse(text: str) -> ast.Expression:
                                 f"'{ast.unparse(node)}'")
             continue
         if isinstance(node, ast.Attribute):
-            raise ExprError(f"'.{node.attr}' is not allowed: no attributes in a condition")
+            raise ExprError(f"'.{node.attr}' is not allowed: no attributes in an expression")
         if isinstance(node, ast.Constant):
             raise ExprError(f"{node.value!r} is not allowed: numbers and true/false only")
-        raise ExprError(f"'{ast.unparse(node)}' is not allowed in a condition")
+        raise ExprError(f"'{ast.unparse(node)}' is not allowed in an expression")
     return tree
 
 
@@ -129,14 +141,14 @@ def _depth(tree: ast.AST) -> int:
 
 
 def names(text: str) -> set[str]:
-    """The parameter names a condition reads (function names excluded)."""
+    """The parameter names an expression reads (function names excluded)."""
     tree = parse(text)
     called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in called}
 
 
 def evaluate(text: str | ast.Expression, values: dict[str, Any]) -> Any:
-    """The condition's value on ``values`` (parameter name → number or nested list).
+    """The expression's value on ``values`` (parameter name → number or nested list).
 
     Raises ExprError for a name that is not a parameter, an index out of range, a division by zero
     or a power too large, naming what went wrong."""
@@ -243,7 +255,7 @@ def _eval(node: ast.AST, env: dict[str, Any]) -> Any:
             raise ExprError(f"'{ast.unparse(node)}' is too large") from None
         except (TypeError, ValueError) as err:
             raise ExprError(f"'{ast.unparse(node)}': {err}") from None
-    raise ExprError(f"'{ast.unparse(node)}' is not allowed in a condition")     # parse() refuses it first
+    raise ExprError(f"'{ast.unparse(node)}' is not allowed in an expression")     # parse() refuses it first
 
 
 def _number(v: Any, what: str) -> None:

@@ -29,7 +29,14 @@ beside the topic's steps in ``solve/<area>.py``) like every built-in problem.
 Draws: ``{ integers = [lo, hi], size = N | [rows, cols], nonzero = true }``, ``{ choice = [...] }``
 (``size`` draws several), ``{ decimals = [lo, hi], step = 0.5, size = … }``; ``name = "W"`` names a
 matrix in the statement (default: the parameter's name). Every other value is
-fixed. A parameter that the topic does not take may still be drawn for the text or the condition.
+fixed; ``{ value = [[1, 2], [3, 4]], name = "W" }`` is a fixed matrix the statement names W. A
+parameter that the topic does not take may still be drawn for the text or the condition.
+
+Parts of the author's own (docs/authoring.md, "Parts of your own"): ``value = "max(probs)"`` (an
+expression of expr.py over the parameters and the topic's answers, with an ``id``), ``choices = [...]``
+with ``correct``; ``[[question.part.mistake]]`` (``id``, ``why``, and ``value`` and/or ``params``, or
+``choice``); ``[[question.test]]`` (``seed``, ``part``, ``answer``, and ``verdict`` or ``mistake``),
+run by `examprep check`. A part's id is never a parameter's name.
 Errors (QuestionError, exit 2) name the file, the line and the key.
 """
 from __future__ import annotations
@@ -43,6 +50,8 @@ from pathlib import Path
 from typing import Any
 
 from examprep.authoring import expr
+from examprep.authoring.own import (MistakeSpec, QuestionTest, check_expression, printable_text, read_choices,
+                                    read_mistakes, read_tests, what_type)
 from examprep import tomllines
 from examprep.errors import ExamprepError, ParamError
 
@@ -105,6 +114,11 @@ class PartSpec:
     rubric: tuple[str, ...] = ()
     hint: str = ""
     line: int | None = None
+    value: str = ""                # a computed part: its expression (authoring/expr.py) over parameters and answers
+    value_line: int | None = None
+    choices: tuple[str, ...] = ()  # a choice part: its options as written, and the correct one
+    correct: str = ""
+    mistakes: tuple["MistakeSpec", ...] = ()
 
 
 @dataclass(frozen=True)
@@ -120,6 +134,7 @@ class QuestionSpec:
     digest: str = ""               # of the file's text: a key names the version of the question it holds
     lines: dict[str, int | None] = field(default_factory=dict, compare=False)    # "where", "param:x", …
     sha256: str = ""               # of the file's text (UTF-8): what a review card links to (examprep.history)
+    tests: tuple[QuestionTest, ...] = ()
 
     @property
     def generator(self) -> str:
@@ -131,11 +146,13 @@ class QuestionSpec:
         return f"{self.source}:{line}" if line else self.source
 
 
-_QUESTION_KEYS = {"id": str, "title": str, "solve": str, "text": str, "where": str, "params": dict, "part": list}
+_QUESTION_KEYS = {"id": str, "title": str, "solve": str, "text": str, "where": str, "params": dict, "part": list,
+                  "test": list}
 _PART_KEYS = {"id": str, "answer": str, "kind": str, "prompt": str, "points": (int, float), "minutes": (int, float),
-              "tolerance": str, "model_answer": str, "rubric": list, "hint": str}
+              "tolerance": str, "model_answer": str, "rubric": list, "hint": str, "value": str, "choices": list,
+              "correct": str, "mistake": list}
 _DRAW_KEYS = {"integers": {"integers", "size", "nonzero", "name"}, "choice": {"choice", "size", "name"},
-              "decimals": {"decimals", "step", "size", "nonzero", "name"}}
+              "decimals": {"decimals", "step", "size", "nonzero", "name"}, "value": {"value", "name"}}
 
 
 def _line(text: str, key: str, table: str | None = None, index: int = 0) -> int | None:
@@ -187,10 +204,10 @@ def parse_question(text: str, source: str) -> QuestionSpec:
         if key not in _QUESTION_KEYS:
             raise unknown(key, _QUESTION_KEYS, "[question]", line)
         if not isinstance(value, _QUESTION_KEYS[key]):
-            raise fail(f"[question] {key}: expected {_what(_QUESTION_KEYS[key])}, got {value!r}",
+            raise fail(f"[question] {key}: expected {what_type(_QUESTION_KEYS[key])}, got {value!r}",
                        line or _line(text, "", f"question.{key}"))
         if key not in ("part", "params"):     # checked below, each with its own line
-            _printable_text(f"[question] {key}", key, value, lambda m, ln=line: fail(m, ln))
+            printable_text(f"[question] {key}", key, value, lambda m, ln=line: fail(m, ln))
     qid = q.get("id", "").strip()
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", qid):
         raise fail(f"[question] id: letters, digits, '-', '_' and '.' (at most 64), got {qid!r}"
@@ -211,7 +228,7 @@ def parse_question(text: str, source: str) -> QuestionSpec:
     for name, spec in q.get("params", {}).items():
         line = _line(text, name, "question.params") or lines.get("params") or params_line
         lines[f"param:{name}"] = line
-        _printable_text(f"[question.params] {name}", name, spec, lambda m, ln=line: fail(m, ln))
+        printable_text(f"[question.params] {name}", name, spec, lambda m, ln=line: fail(m, ln))
         params[name] = _draw(name, spec, lambda m, ln=line: fail(m, ln))
 
     # parts
@@ -220,6 +237,8 @@ def parse_question(text: str, source: str) -> QuestionSpec:
         raise fail("no parts: add [[question.part]] tables (an answer of the topic, or kind = \"written\")", qline)
     parts: list[PartSpec] = []
     written = 0
+    mistake_index = 0                 # [[question.part.mistake]] tables are counted over the whole file
+    chosen = 0
     for i, p in enumerate(parts_raw):
         where = f"part {i + 1}"
         head = _line(text, "", "question.part", i)
@@ -231,13 +250,24 @@ def parse_question(text: str, source: str) -> QuestionSpec:
                 raise unknown(key, _PART_KEYS, where, line)
             want = _PART_KEYS[key]
             if not isinstance(value, want) or isinstance(value, bool):
-                raise fail(f"{where} {key}: expected {_what(want)}, got {value!r}", line)
-            _printable_text(f"{where} {key}", key, value, lambda m, ln=line: fail(m, ln))
+                raise fail(f"{where} {key}: expected {what_type(want)}, got {value!r}", line)
+            if key != "mistake":          # each mistake's keys are checked with their own lines
+                printable_text(f"{where} {key}", key, value, lambda m, ln=line: fail(m, ln))
         at = lambda key, i=i, head=head: _line(text, key, "question.part", i) or head     # noqa: E731
-        kind = p.get("kind", "written" if "model_answer" in p and "answer" not in p else "answer")
-        if kind not in ("answer", "written"):
-            raise fail(f"{where} kind: \"written\" (answered in words) or \"answer\" (the default), got {kind!r}",
-                       at("kind"))
+        kind = p.get("kind", "written" if "model_answer" in p and "answer" not in p
+                     else "choice" if "choices" in p else "answer")
+        if kind not in ("answer", "written", "choice"):
+            raise fail(f"{where} kind: \"written\" (answered in words), \"choice\" (one of choices) or \"answer\" "
+                       f"(the default), got {kind!r}", at("kind"))
+        for key in {"answer": ("choices", "correct"), "written": ("answer", "tolerance", "value", "choices", "correct",
+                                                                   "mistake"),
+                    "choice": ("answer", "value", "tolerance", "model_answer", "rubric")}[kind]:
+            if key in p:
+                raise fail(f"{where} {key}: " + ({"written": "a written part has no {key} (it is marked by hand)",
+                                                  "choice": "a choice part has no {key}: its answer is one of its "
+                                                            "choices"}.get(kind)
+                                                 or "only a choice part (choices = [...]) has {key}").format(key=key),
+                           at(key))
         prompt = p.get("prompt", "").strip()
         if not prompt:
             raise fail(f"{where} prompt: say what the part asks, e.g. prompt = \"The softmax probabilities.\"", head)
@@ -245,10 +275,10 @@ def parse_question(text: str, source: str) -> QuestionSpec:
         if not 0 < points <= 100:
             raise fail(f"{where} points: expected a number above 0 and at most 100, got {p.get('points')}",
                        at("points"))
+        n_mistakes = len(p.get("mistake", []))
+        mistake_heads = list(range(mistake_index, mistake_index + n_mistakes))
+        mistake_index += n_mistakes
         if kind == "written":
-            for key in ("answer", "tolerance"):
-                if key in p:
-                    raise fail(f"{where} {key}: a written part has no {key} (it is marked by hand)", at(key))
             model = p.get("model_answer", "").strip()
             if not model:
                 raise fail(f"{where} model_answer: a written part needs the model answer the marker reads", head)
@@ -260,17 +290,40 @@ def parse_question(text: str, source: str) -> QuestionSpec:
             minutes = float(p.get("minutes", max(2.0, 2.0 * points)))
             spec = PartSpec(pid, "written", prompt, points, minutes, model_answer=model,
                             rubric=tuple(r.strip() for r in rubric), hint=p.get("hint", ""), line=head)
+        elif kind == "choice":
+            chosen += 1
+            choices = read_choices(p, where, at, fail)
+            correct = p.get("correct")
+            if correct is None:
+                raise fail(f"{where} correct: name the correct one of the choices, e.g. correct = {choices[0]!r}", head)
+            if correct.strip() not in choices:
+                raise fail(f"{where} correct: {correct!r} is not one of the choices ({'; '.join(choices)})",
+                           at("correct"))
+            mistakes = read_mistakes(text, p, where, mistake_heads, head, fail, kind="choice", choices=choices,
+                                 correct=correct.strip())
+            minutes = float(p.get("minutes", max(1.0, 1.0 * points)))
+            spec = PartSpec(p.get("id", f"c{chosen}"), "choice", prompt, points, minutes, choices=choices,
+                            correct=correct.strip(), mistakes=mistakes, hint=p.get("hint", ""), line=head)
         else:
             for key in ("model_answer", "rubric"):
                 if key in p:
                     raise fail(f"{where} {key}: only a written part (kind = \"written\") has a {key}", at(key))
             answer = p.get("answer")
-            if not answer:
-                raise fail(f"{where}: missing answer (an answer of the solve topic) or kind = \"written\"", head)
-            if topic is None:
+            value = p.get("value")
+            if answer and value is not None:
+                raise fail(f"{where} value: a part is either an answer of the topic (answer = \"…\") or computed by "
+                           "its own expression (value = \"…\"), not both", at("value"))
+            if not answer and value is None:
+                raise fail(f"{where}: missing answer (an answer of the solve topic), value (an expression), choices "
+                           "or kind = \"written\"", head)
+            if value is not None:
+                if "id" not in p:
+                    raise fail(f"{where} id: a computed part needs an id, e.g. id = \"max_prob\"", at("value"))
+                check_expression(value, f"{where} value", params, topic, at("value"), fail)
+            elif topic is None:
                 raise fail(f"{where} answer: the question has no solve topic to compute {answer!r}; add "
                            "solve = \"TOPIC\" to [question]", at("answer"))
-            if answer not in topic.answers:
+            elif answer not in topic.answers:
                 close = difflib.get_close_matches(answer, topic.answers, n=1, cutoff=0.5)
                 hint = f"did you mean {close[0]!r}? " if close else ""
                 raise fail(f"{where} answer: {topic.name} has no answer {answer!r}; {hint}its answers: "
@@ -281,14 +334,25 @@ def parse_question(text: str, source: str) -> QuestionSpec:
                     tolerance = parse_tolerance(p["tolerance"])
                 except ParamError as err:
                     raise fail(f"{where} {err}", at("tolerance")) from None
+            if answer and topic is not None and answer in topic.shape_lists and "mistake" in p:
+                raise fail(f"{where} mistake: {answer} is a list of shapes, one per layer: it takes its topic's "
+                           "mistakes only", _line(text, "", "question.part.mistake", mistake_heads[0]) or head)
+            declared = {m.id for m in topic.mistakes.get(answer, ())} if topic is not None and answer else set()
+            mistakes = read_mistakes(text, p, where, mistake_heads, head, fail, kind="answer", params=params, topic=topic,
+                                 declared=declared)
             minutes = float(p.get("minutes", max(1.5, 1.0 * points)))
-            spec = PartSpec(p.get("id", answer), "answer", prompt, points, minutes, answer=answer,
-                            tolerance=tolerance, hint=p.get("hint", ""), line=head)
+            spec = PartSpec(p.get("id", answer), "answer", prompt, points, minutes, answer=answer or "",
+                            tolerance=tolerance, hint=p.get("hint", ""), line=head, value=value or "",
+                            value_line=at("value") if value is not None else None, mistakes=mistakes)
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,39}", spec.id):
             raise fail(f"{where} id: letters, digits and '_' (starting with a letter), got {spec.id!r}", at("id"))
         if any(s.id == spec.id for s in parts):
             raise fail(f"{where} id: {spec.id!r} is already the id of another part; give one of them id = \"…\"",
                        at("id") if "id" in p else head)
+        if spec.id in params:
+            # grades name a part q3.<id> and expressions name parameters: one name, one thing
+            raise fail(f"{where} id: {spec.id!r} is also the name of a parameter; give the part another id "
+                       f"(id = \"{spec.id}_answer\")", at("id") if "id" in p else head)
         if not 0 < spec.minutes <= 120:
             raise fail(f"{where} minutes: expected a number above 0 and at most 120, got {spec.minutes:g}",
                        at("minutes"))
@@ -320,6 +384,10 @@ def parse_question(text: str, source: str) -> QuestionSpec:
             raise fail(f"[question] where: {missing[0]!r} is not a parameter (the parameters are "
                        f"{', '.join(params) or 'none'})", lines.get("where"))
         used |= read
+    for s in parts:                  # a parameter read by a computed part or a mistake is used too
+        for source_text in [s.value] + [m.value for m in s.mistakes]:
+            if source_text:
+                used |= expr.names(source_text)
     if topic is not None:
         names = [tp.name for tp in topic.params]
         for name in params:
@@ -332,48 +400,15 @@ def parse_question(text: str, source: str) -> QuestionSpec:
         if needed:
             raise fail(f"[question.params]: {topic.name} needs {', '.join(needed)} (see `examprep solve --list "
                        f"{topic.name}`)", params_line or qline)
+    tests = read_tests(text, q.get("test", []), parts, topic, fail)
     digest = hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
     return QuestionSpec(qid, title, topic.name if topic else None, q.get("text", ""), where_text, params, tuple(parts),
-                        source, digest, lines, text_sha256(text))
+                        source, digest, lines, text_sha256(text), tests)
 
 
 def text_sha256(text: str) -> str:
     """The SHA-256 (hex) of a question file's text as UTF-8: a review card's content hash."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-# The keys whose text is printed over several lines (a statement, a prompt, a model answer): a line
-# break or tab is text there; every other string (title, ids, rubric lines, parameter values) is
-# printed on one line of the sheet, its answer files and exports.
-_MULTILINE = {"text", "where", "prompt", "model_answer", "hint"}
-
-
-def _printable_text(what: str, key: str, value: Any, fail: Any) -> None:
-    """Refuse a string of the file (nested in lists and tables too) holding a character that no
-    sheet, answer file or export (XML refuses them) can print: the rule recipes' titles and
-    --title follow (answers.files.unprintable_char), line breaks and tabs allowed where text runs
-    over several lines."""
-    from examprep.answers.files import unprintable_char
-
-    if isinstance(value, dict):
-        for v in value.values():
-            _printable_text(what, key, v, fail)
-    elif isinstance(value, list):
-        for v in value:
-            _printable_text(what, key, v, fail)
-    elif isinstance(value, str):
-        multiline = key in _MULTILINE
-        bad = unprintable_char(value, "\n\t" if multiline else "")
-        if bad is not None:
-            raise fail(f"{what}: a control character ({bad!r}) cannot be printed in the sheet, its answer files "
-                       "and exports; remove it" if multiline else
-                       f"{what}: a line break or control character ({bad!r}) cannot be printed in one line of the "
-                       "sheet, its answer files and exports; write it on one line")
-
-
-def _what(t: Any) -> str:
-    names = {str: "a string", dict: "a table", list: "a list", (int, float): "a number"}
-    return names.get(t, str(t))
 
 
 def _too_large(value: Any) -> Any:
@@ -386,15 +421,23 @@ def _too_large(value: Any) -> Any:
 
 
 def _draw(name: str, spec: Any, fail: Any) -> Draw:
-    bad = _too_large(spec.get("choice") if isinstance(spec, dict) else spec)
+    bad = _too_large(spec.get("choice", spec.get("value")) if isinstance(spec, dict) else spec)
     if bad is not None:           # exp(1e308) overflows: a hand computation needs hand-sized numbers
         raise fail(f"[question.params] {name}: values from -{MAX_BOUND:,} to {MAX_BOUND:,}, got {bad!r}")
     if not isinstance(spec, dict):
         return Draw("fixed", spec)
+    if "value" in spec:              # a fixed value the statement names: { value = [[1, 2], [3, 4]], name = "W" }
+        extra = sorted(set(spec) - _DRAW_KEYS["value"])
+        if extra:
+            raise fail(f"[question.params] {name}: unknown key {extra[0]!r} for a fixed value (keys: name, value)")
+        label = spec.get("name", "")
+        if not isinstance(label, str) or len(label) > 20:
+            raise fail(f"[question.params] {name} name: a short symbol such as \"W\", got {label!r}")
+        return Draw("fixed", spec["value"], label=label)
     kinds = [k for k in _DRAW_KEYS if k in spec]
     if len(kinds) != 1:
         raise fail(f"[question.params] {name}: a draw has one of integers = [lo, hi], choice = [...], "
-                   f"decimals = [lo, hi] (with step); got keys {', '.join(spec) or 'none'}")
+                   f"decimals = [lo, hi] (with step), or a fixed value = …; got keys {', '.join(spec) or 'none'}")
     kind = kinds[0]
     extra = sorted(set(spec) - _DRAW_KEYS[kind])
     if extra:

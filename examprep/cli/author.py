@@ -11,8 +11,12 @@ app = typer.Typer()
 
 CHECK_HELP = paragraphs("""Draw each question file 50 times: degenerate draws, mistakes the tolerance cannot tell apart.
 
-    Exit status: 0 usable (warnings listed); 1 more than 10% of the draws degenerate or a part
-    that cannot be graded; 2 a bad file (one line naming its file, line and key) or option.
+    Then runs the file's question tests ([[question.test]]: an answer to a part of the variant of a
+    seed, and the verdict or the mistake it must get).
+
+    Exit status: 0 usable (warnings listed); 1 more than 10% of the draws degenerate, a part
+    that cannot be graded or a question test that does not hold; 2 a bad file (one line naming
+    its file, line and key) or option.
     Every file is checked; the exit status is the worst.""")
 
 

@@ -38,10 +38,10 @@ def test_conditions_evaluate_like_python_would(text, want):
     ("logits.__class__", "no attributes"),
     ("open('x')", "open(…) is not allowed"),
     ("'a' == 'a'", "numbers and true/false only"),
-    ("[x for x in logits]", "is not allowed in a condition"),
-    ("lambda: 1", "is not allowed in a condition"),
+    ("[x for x in logits]", "is not allowed in an expression"),
+    ("lambda: 1", "is not allowed in an expression"),
     ("t = 1", "not an expression"),
-    ("", "empty condition"),
+    ("", "empty expression"),
     ("min(logits, key=abs)", "is not allowed"),
     ("-" * 400 + "1 > 0", "nested too deeply"),
     ("sum(logits, 5) > 0", r"sum() takes 1 argument, got 2 in 'sum(logits, 5)'"),
@@ -67,10 +67,22 @@ def test_anything_outside_the_language_is_refused_before_it_runs(text, message):
     ("logits[1e309] > 1", r"index inf in 'logits\[1e309\]' is not a whole number"),        # was an OverflowError
     ("logits[1e309 - 1e309] > 1", "index nan in .* is not a whole number"),                 # was a ValueError
     ("logits[1e308] > 1", r"index 1e\+308 out of range in 'logits\[1e\+308\]' \(length 3\)"),   # not 309 digits
+    ("log(t - 2) > 1", r"'log\(t - 2\)': math domain error"),
+    ("sqrt(-t) > 1", "math domain error"),
+    ("exp(1000) > 1", r"'exp\(1000\)' is too large"),
+    ("exp(logits) > 1", "expected a number, got a list"),
 ])
 def test_conditions_that_fail_on_the_values_say_why(text, message):
     with pytest.raises(ExprError, match=message):
         evaluate(text, VALUES)
+
+
+def test_exp_log_and_sqrt_are_the_natural_exponential_logarithm_and_square_root():
+    import math
+
+    assert evaluate("exp(p) * 2", VALUES) == math.e ** 0.5 * 2
+    assert evaluate("log(t ** 3)", VALUES) == pytest.approx(3 * 0.6931471805599453, rel=1e-15)
+    assert evaluate("sqrt(w[1][1])", VALUES) == 2.0
 
 
 @pytest.mark.parametrize("text", [
