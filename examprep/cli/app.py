@@ -5,8 +5,8 @@ error handler (``ExamprepGroup.main``).
 Help screens are click's plain ones (typer's ``rich_markup_mode=None``): typer's rich help imports
 rich's console, markdown and syntax machinery, which cost more than the rest of a help screen
 together (issue 26: `examprep --help` within 3.5× a bare interpreter). `examprep --help` lists the
-commands from SUMMARIES, so it imports no command module; a test keeps SUMMARIES equal to each
-command's own help.
+commands from COMMANDS, the one table of commands (their modules and summaries), so it imports no
+command module; a test keeps each summary equal to its command's own help.
 
 The handler turns everything a user can cause into one line on stderr: our own errors
 (``error: …``, their exit code), every value typer or click rejects (``error: --opt: …``, exit 2),
@@ -15,84 +15,76 @@ and file-system errors no command mapped. Commands raise; they never print error
 """
 from __future__ import annotations
 
+import importlib
 import sys
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 import typer
 from typer.core import TyperGroup
 
 from examprep import __version__
-from examprep.cli.usage import USAGE_EXIT, HelpContext, plain_metavar, usage_line
+from examprep.cli.usage import SHEET_SUMMARY, USAGE_EXIT, HelpContext, plain_metavar, usage_line
 from examprep.errors import ExamprepError, Interrupted, missing_extra
 
-# command → the module (under examprep.cli) that defines it; the order of `examprep --help`
-COMMANDS = {
-    "solve": "solve", "topics": "problems", "generate": "problems", "check": "author", "grade": "grade",
-    "analyze": "grade", "gradescope-autograder": "grade", "sheet": "sheet",
-    "secret": "sheet", "quiz": "quiz", "stats": "quiz", "review": "quiz", "train": "train", "translate": "train",
-    "verify": "verify", "attention-map": "train", "fill-mask": "lm", "finetune": "lm", "anki": "anki",
-}
+class Command(NamedTuple):
+    """A command's row in the table: the module under examprep.cli that defines it, and the first
+    paragraph of its help as `examprep --help` lists it (tests/cli/test_help_text.py checks each
+    against the command's own help, so an edit there fails the suite until it is copied here)."""
 
-# command → the first paragraph of its help, as `examprep --help` lists it (tests/cli/test_help_text.py
-# checks each against the command's own help, so an edit there fails the suite until it is copied here)
-SUMMARIES = {
-    "solve": "Compute an answer with its worked steps, straight from the numeric engine.",
-    "topics": "List the problem generators: name, title, syllabus item and levels.",
-    "generate": "Generate fresh, hand-computable problems with worked solutions.",
-    "check": "Draw each question file 50 times: degenerate draws, mistakes the tolerance cannot tell apart.",
-    "grade": "Grade answer files against a key: scores, feedback, misconceptions, carried-forward errors.",
-    "analyze": "Item analysis of a graded class, from grades.json (no key or submissions needed).",
-    "gradescope-autograder": "Write the autograder zip of a key for a Gradescope programming assignment.",
-    "sheet": "Print a practice sheet: problems and solutions (PDF, Markdown), key, answer template, Moodle XML.",
-    "secret": "Write a new 256-bit random secret (hex) for per-student variants: `sheet --secret-file FILE`.",
-    "quiz": "Practise: a fresh problem at a time, checked at once, with hints and worked solutions.",
-    "stats": "Your progress: accuracy and trend per topic, time per problem, frequent misconceptions.",
-    "review": "Spaced review (FSRS): practise the topics, concepts and question files that are due, each with a new variant.",
-    "train": "Train the reference Transformer (or an RNN encoder–decoder): on a built-in task (default: dates) "
-             "or a parallel corpus; or, with --arch encoder-only --objective mlm, a BERT-style masked LM on "
-             "their sentences.",
-    "translate": "Translate with a trained model (greedy decoding with a KV cache, or beam search with --beam): "
-                 "one output line per TEXT, or per line of stdin with '-'. Characters the model never saw are "
-                 "read as unknown, with a warning.",
-    "verify": "Check the numeric engine against torch on random instances of every topic torch computes (or, "
-              "with --checkpoint, against a trained RNN encoder–decoder's modules on real inputs).",
-    "attention-map": "Show a trained model's attention per layer and head (and the dates alignment rate).",
-    "fill-mask": "Fill in each [MASK] of TEXT: the masked LM's top-k words with their probabilities.",
-    "finetune": "Fine-tune a trained model with LoRA (Hu et al. 2021): freeze it, train low-rank adapters on the "
-                "chosen projections, save only the adapters (or, with --full, train every weight).",
-    "anki": "Write an Anki deck: concept questions and worked problems as flash cards (MathJax math).",
+    module: str
+    summary: str
+
+
+# The commands, in the order of `examprep --help`: adding one is a row here and its function in its module.
+COMMANDS: dict[str, Command] = {
+    "solve": Command("solve", "Compute an answer with its worked steps, straight from the numeric engine."),
+    "topics": Command("problems", "List the problem generators: name, title, syllabus item and levels."),
+    "generate": Command("problems", "Generate fresh, hand-computable problems with worked solutions."),
+    "check": Command("author", "Draw each question file 50 times: degenerate draws, mistakes the tolerance cannot "
+                               "tell apart."),
+    "grade": Command("grade", "Grade answer files against a key: scores, feedback, misconceptions, carried-forward "
+                              "errors."),
+    "analyze": Command("grade", "Item analysis of a graded class, from grades.json (no key or submissions needed)."),
+    "gradescope-autograder": Command("grade", "Write the autograder zip of a key for a Gradescope programming "
+                                              "assignment."),
+    "sheet": Command("sheet", SHEET_SUMMARY),
+    "secret": Command("sheet", "Write a new 256-bit random secret (hex) for per-student variants: "
+                               "`sheet --secret-file FILE`."),
+    "quiz": Command("quiz", "Practise: a fresh problem at a time, checked at once, with hints and worked solutions."),
+    "stats": Command("quiz", "Your progress: accuracy and trend per topic, time per problem, frequent misconceptions."),
+    "review": Command("quiz", "Spaced review (FSRS): practise the topics, concepts and question files that are due, "
+                              "each with a new variant."),
+    "train": Command("train", "Train the reference Transformer (or an RNN encoder–decoder): on a built-in task "
+                              "(default: dates) or a parallel corpus; or, with --arch encoder-only --objective mlm, a "
+                              "BERT-style masked LM on their sentences."),
+    "translate": Command("train", "Translate with a trained model (greedy decoding with a KV cache, or beam search "
+                                  "with --beam): one output line per TEXT, or per line of stdin with '-'. Characters "
+                                  "the model never saw are read as unknown, with a warning."),
+    "verify": Command("verify", "Check the numeric engine against torch on random instances of every topic torch "
+                                "computes (or, with --checkpoint, against a trained RNN encoder–decoder's modules on "
+                                "real inputs)."),
+    "attention-map": Command("train", "Show a trained model's attention per layer and head (and the dates alignment "
+                                      "rate)."),
+    "fill-mask": Command("lm", "Fill in each [MASK] of TEXT: the masked LM's top-k words with their probabilities."),
+    "finetune": Command("lm", "Fine-tune a trained model with LoRA (Hu et al. 2021): freeze it, train low-rank "
+                              "adapters on the chosen projections, save only the adapters (or, with --full, train "
+                              "every weight)."),
+    "anki": Command("anki", "Write an Anki deck: concept questions and worked problems as flash cards (MathJax "
+                            "math)."),
 }
 
 
 def _module(name: str) -> Any:
-    """The command module ``name``, imported now (literal imports: the layout test sees them)."""
-    if name == "solve":
-        from examprep.cli import solve as module
-    elif name == "problems":
-        from examprep.cli import problems as module
-    elif name == "grade":
-        from examprep.cli import grade as module
-    elif name == "sheet":
-        from examprep.cli import sheet as module
-    elif name == "quiz":
-        from examprep.cli import quiz as module
-    elif name == "train":
-        from examprep.cli import train as module
-    elif name == "anki":
-        from examprep.cli import anki as module
-    elif name == "author":
-        from examprep.cli import author as module
-    elif name == "lm":
-        from examprep.cli import lm as module
-    else:
-        from examprep.cli import verify as module
-    return module
+    """The command module ``name`` (examprep/cli/<name>.py), imported now: the one place the CLI
+    imports a project module by name, so that a command's module loads only when it runs (or its
+    help is shown) and `examprep --help` loads none (start-up time, issue 26)."""
+    return importlib.import_module(f"examprep.cli.{name}")
 
 
 def _load(name: str) -> Any:
     """The click command ``name``, built from its module's typer app alone: the module's other
     commands (train's module has three, with sixty options between them) are not built."""
-    module_app = _module(COMMANDS[name]).app
+    module_app = _module(COMMANDS[name].module).app
     info = next(i for i in module_app.registered_commands
                 if (i.name or i.callback.__name__.replace("_", "-")) == name)
     one = typer.Typer(rich_markup_mode=None, pretty_exceptions_enable=False, add_completion=False)
@@ -141,9 +133,9 @@ class ExamprepGroup(TyperGroup):
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         """The commands with their whole first paragraph (click would cut it to one line), from
-        SUMMARIES: listing them imports no command module."""
+        the table: listing them imports no command module."""
         with formatter.section("Commands"):
-            formatter.write_dl(list(SUMMARIES.items()))
+            formatter.write_dl([(name, c.summary) for name, c in COMMANDS.items()])
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         from difflib import get_close_matches

@@ -4,13 +4,15 @@ from typing import Optional
 
 import typer
 
+from examprep.cli.usage import FORMAT_HELP, RECIPE_HELP, SHEET_SUMMARY
+
 app = typer.Typer()
 
 
-@app.command()
+@app.command(help=SHEET_SUMMARY)
 def sheet(
     recipe: Optional[str] = typer.Option(None, "--recipe", "-r",
-                                         help="Bundled recipe (midterm, cnn, rnn, transformer) or a recipe .toml file."),
+                                         help=RECIPE_HELP),
     topics: Optional[list[str]] = typer.Option(None, "--topics", "-t",
                                                help="Topics instead of a recipe (repeat or comma-separate)."),
     count: Optional[int] = typer.Option(None, "--count", "-n", help="Problems per topic (with --topics)."),
@@ -28,8 +30,7 @@ def sheet(
                                        help="Regenerate a sheet made before examprep stretched secrets "
                                             "(old derivation; warns)."),
     formats: Optional[str] = typer.Option(None, "--format", "-f",
-                                          help="Comma-separated: pdf, md, moodle, qti21, canvas, blackboard [default: pdf,md]. "
-                                               "The key and answer template are always written."),
+                                          help=FORMAT_HELP),
     out: Optional[str] = typer.Option(None, "--out", "-o", help="Output directory [default: the recipe's name]."),
     force: bool = typer.Option(False, "--force", help="Overwrite existing outputs."),
     title: Optional[str] = typer.Option(None, "--title", help="Title printed on the sheet (overrides the recipe's)."),
@@ -46,7 +47,7 @@ def sheet(
                                             "entries; the answer file says so and grade applies it (recipe: "
                                             "decimal_comma = true)."),
 ) -> None:
-    """Print a practice sheet: problems and solutions (PDF, Markdown), key, answer template, Moodle XML."""
+    # the help: usage.SHEET_SUMMARY, which names the bundled recipes and the formats from their tables
     from examprep import sheets
     from examprep.render.terminal import StepProgress, print_recipes, print_sheet_summary
 

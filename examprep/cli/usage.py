@@ -1,5 +1,7 @@
 """What the command line shows for a value typer (or its click core) rejected: one line naming the
-option and what was expected; and the help screens' formatter and plain metavars."""
+option and what was expected; the help screens' formatter and plain metavars; and the help texts
+made from the project's tables (the bundled recipes, the export formats), which `examprep --help`
+and `sheet --help` list without importing the sheets or the renderers."""
 from __future__ import annotations
 
 import re
@@ -7,7 +9,17 @@ from typing import Any
 
 from typer._click import Context, HelpFormatter
 
+from examprep.bundled import recipe_names
+from examprep.render.exports import DEFAULT_FORMATS, EXPORTS
+
 USAGE_EXIT = 2
+
+# `sheet`'s summary (its help's first paragraph and its line in `examprep --help`) and option helps
+SHEET_SUMMARY = (f"Print a practice sheet from a bundled recipe ({', '.join(recipe_names())}), a recipe file or "
+                 f"topics: key, answer template and any of the formats {', '.join(EXPORTS)}.")
+RECIPE_HELP = f"Bundled recipe ({', '.join(recipe_names())}) or a recipe .toml file."
+FORMAT_HELP = (f"Comma-separated, any of: {'; '.join(f'{e.name} ({e.title})' for e in EXPORTS.values())} "
+               f"[default: {','.join(DEFAULT_FORMATS)}]. The key and answer template are always written.")
 
 _EXPECTED = {"int": "an integer", "float": "a number", "bool": "true or false", "string": "text",
              "path": "a path"}

@@ -1,5 +1,5 @@
 """Practice sheets: recipes → problems → printable PDFs, Markdown, answer keys, answer templates
-and Moodle XML; per-student variants keyed by a secret.
+and LMS quizzes (the formats: examprep.render.exports.EXPORTS); per-student variants keyed by a secret.
 
     recipes.py    a sheet's plan (TOML, bundled in examprep/bank, or a list of topics)
     variants.py   the roster, the secret and the HMAC that gives each student a variant
@@ -11,6 +11,7 @@ sheet` command's one function.
 """
 from __future__ import annotations
 
+from examprep.render.exports import EXPORTS
 from examprep.sheets.build import (Copy, Progress, Sheet, build_problems, build_sheet, font_plan, instructions,
                                    printed_texts, solution_extras)
 from examprep.sheets.recipes import (MAX_PROBLEMS, Item, SheetError, SheetRecipe, bundled_recipes, load_recipe,
@@ -18,11 +19,11 @@ from examprep.sheets.recipes import (MAX_PROBLEMS, Item, SheetError, SheetRecipe
 from examprep.sheets.variants import (LEGACY_WARNING, MAX_STUDENTS, SECRET_KDF, Student, check_pairing, check_secret,
                                       derivation, new_secret, read_roster, read_secret, stretch_secret, variant_digest,
                                       variant_seed, write_secret)
-from examprep.sheets.write import (DEFAULT_FORMATS, FORMATS, PDF_CHUNK, SAMPLE_RECIPES, SAMPLE_SEED, Result,
+from examprep.sheets.write import (DEFAULT_FORMATS, PDF_CHUNK, SAMPLE_RECIPES, SAMPLE_SEED, Result,
                                    check_output_dir, make_key, make_sheet, parse_formats, planned_paths, render_outputs,
                                    sample_outputs, write_outputs)
 
-__all__ = ["Copy", "DEFAULT_FORMATS", "FORMATS", "Item", "LEGACY_WARNING", "MAX_PROBLEMS", "MAX_STUDENTS", "PDF_CHUNK",
+__all__ = ["Copy", "DEFAULT_FORMATS", "EXPORTS", "Item", "LEGACY_WARNING", "MAX_PROBLEMS", "MAX_STUDENTS", "PDF_CHUNK",
            "Progress", "Result", "SAMPLE_RECIPES", "SAMPLE_SEED", "SECRET_KDF", "Sheet", "SheetError", "SheetRecipe",
            "Student", "build_problems", "build_sheet", "bundled_recipes", "check_output_dir", "check_pairing",
            "check_secret", "derivation", "font_plan", "instructions", "load_recipe", "make_key", "make_sheet",

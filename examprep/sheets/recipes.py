@@ -40,6 +40,7 @@ from typing import Any
 from examprep.errors import ExamprepError, ParamError
 from examprep.fileio import read_user_text
 from examprep import tomllines
+from examprep.bundled import recipe_texts as _bank_files     # bundled recipe names → TOML text
 from examprep.tomllines import line_of as _line_of
 
 MAX_PROBLEMS = 200
@@ -313,18 +314,6 @@ def _authored(entry: dict, kind: str, where: str, at: Any, fail: Any, places: tu
         hint = f"; did you mean {' or '.join(close)}?" if close else "; `examprep quiz --list-concepts` lists them"
         raise fail(f"{where} concept: no concept question {cid!r}{hint}", at("concept"))
     return Item(f"concept:{cid}", 1, count, False, own, concept=cid, **extras)
-
-
-def _bank_files() -> dict[str, str]:
-    """Bundled recipe names → TOML text (bank files with a [sheet] table)."""
-    out = {}
-    bank = resources.files("examprep") / "bank"
-    for entry in sorted(bank.iterdir(), key=lambda e: e.name):
-        if entry.name.endswith(".toml"):
-            text = entry.read_text(encoding="utf-8")
-            if re.search(r"^\s*\[sheet\]", text, re.M):
-                out[entry.name[:-5]] = text
-    return out
 
 
 def bundled_recipes() -> dict[str, SheetRecipe]:

@@ -8,25 +8,23 @@ from pathlib import Path
 
 from examprep.errors import ParamError
 from examprep.fileio import OutputError, safe_name, write_files
+from examprep.render.exports import DEFAULT_FORMATS, EXPORTS, alias_of, format_names
 from examprep.sheets.build import Progress, Sheet, build_sheet, font_plan, fresh_seed
 from examprep.sheets.recipes import SheetError, bundled_recipes, load_recipe, recipe_from_topics, with_difficulty
 from examprep.sheets.variants import (LEGACY_WARNING, SECRET_FILE, Student, class_secret, class_secret_note, derivation,
                                       read_roster, read_secret_file, rebuild_command, save_class_secret, unmarked_warning)
 
-FORMATS = ("pdf", "md", "moodle", "qti21", "canvas", "blackboard")
-LMS_FILES = {"moodle": "moodle.xml", "qti21": "qti21.zip", "canvas": "canvas.zip", "blackboard": "blackboard.txt"}
-DEFAULT_FORMATS = ("pdf", "md")
 PDF_CHUNK = 8          # copies per Typst compile: bounds memory; chunks are joined into one PDF
 
 
 def render_outputs(sheet: Sheet, formats: tuple[str, ...] = DEFAULT_FORMATS,
                    progress: Progress | None = None, font_files: list | None = None,
-                   split: bool = False) -> dict[str, bytes]:
+                   split: bool = False, warnings: list[str] | None = None) -> dict[str, bytes]:
     """Every output file of the sheet, rendered in memory: relative path → bytes.
 
-    Always the key (``key.json``) and answer template(s); "pdf" adds problems.pdf and
-    solutions.pdf, "md" problems.md and solutions.md, "moodle" moodle.xml, "qti21" qti21.zip,
-    "canvas" canvas.zip, "blackboard" blackboard.txt.
+    Always the key (``key.json``) and answer template(s); each format adds the files its row of
+    examprep.render.exports.EXPORTS names (pdf: problems.pdf and solutions.pdf, typeset here).
+    ``warnings``: the formats' warnings (parts an LMS cannot take) are appended to it.
     ``split`` (variants with "pdf"): each student's copy as a PDF of its own too,
     problems/<id>.pdf and solutions/<id>.pdf (ids made safe as the answer templates' are).
     ``progress("PDF parts", done, total)`` is called as each PDF part is typeset (and joined).
@@ -39,13 +37,14 @@ def render_outputs(sheet: Sheet, formats: tuple[str, ...] = DEFAULT_FORMATS,
     if font_files is None:
         font_files = font_plan(sheet).files if "pdf" in formats else []
     with fonts.font_folder(font_files) as folder:
-        return _render_outputs(sheet, formats, progress, folder, split and sheet.variants and "pdf" in formats)
+        return _render_outputs(sheet, formats, progress, folder, split and sheet.variants and "pdf" in formats,
+                               [] if warnings is None else warnings)
 
 
 def _check_lms(sheet: Sheet, formats: tuple[str, ...]) -> None:
     """An LMS quiz has no field for a list of shapes (a "shapes" part): refused before any work,
     naming the part, rather than exported wrong."""
-    lms = [f for f in formats if f in LMS_FILES]
+    lms = [f for f in formats if EXPORTS[f].lms]
     if not lms:
         return
     for copy in sheet.copies[:1]:
@@ -58,7 +57,7 @@ def _check_lms(sheet: Sheet, formats: tuple[str, ...]) -> None:
 
 
 def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress | None,
-                    font_folder: str | None, split: bool = False) -> dict[str, bytes]:
+                    font_folder: str | None, split: bool = False, warnings: list[str] | None = None) -> dict[str, bytes]:
     from examprep import keys
     from examprep.render import pdf
     from examprep.render.typst.sheet import sheet_source
@@ -92,27 +91,12 @@ def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress |
             out["answers.toml"] = keys.answer_template(sheet.copies[0].problems, title=sheet.recipe.title,
                                                        decimal_comma=sheet.recipe.decimal_comma,
                                                        sheet=sheet.printed_id).encode("utf-8")
-        if "md" in formats:
-            from examprep.render.markdown import sheet_markdown
-
-            out["problems.md"] = sheet_markdown(sheet, solutions=False).encode("utf-8")
-            out["solutions.md"] = sheet_markdown(sheet, solutions=True).encode("utf-8")
-        if "moodle" in formats:
-            from examprep.render import moodle
-
-            out["moodle.xml"] = moodle.sheet_xml(sheet).encode("utf-8")
-        if "qti21" in formats:
-            from examprep.render import qti21
-
-            out["qti21.zip"] = qti21.package(sheet)
-        if "canvas" in formats:
-            from examprep.render import canvas
-
-            out["canvas.zip"] = canvas.package(sheet)[0]
-        if "blackboard" in formats:
-            from examprep.render import blackboard
-
-            out |= blackboard.files(sheet)[0]
+        for export in (EXPORTS[f] for f in formats):
+            if export.write is not None:
+                files, said = export.write(sheet)
+                out |= files
+                if warnings is not None:
+                    warnings += said
         # a class's chunks are joined here as they arrive, page objects copied as they are (pypdf),
         # while the workers typeset the next ones; each student gets a bookmark
         total = sum(len(f) for f in chunks.values()) + sum(1 for f in chunks.values() if len(f) > 1)
@@ -152,12 +136,12 @@ def _copy_title(title: str, copy) -> str:
     return f"{title} — {_student_label(copy)}" if copy.student else title
 
 
-_ORDER = ("problems.pdf", "solutions.pdf", "problems.md", "solutions.md", "key.json", "answers.toml", "moodle.xml", "qti21.zip",
-          "canvas.zip", "blackboard.txt")
-
-
 def _output_order(name: str) -> tuple[int, str]:
-    return (_ORDER.index(name) if name in _ORDER else len(_ORDER), name)
+    """The listing's order: the documents, the key and answer template(s), the LMS quizzes (in
+    EXPORTS' order), then the rest (per-student files) by name."""
+    order = [f for e in EXPORTS.values() if not e.lms for f in e.files] + ["key.json", "answers.toml"] + \
+        [f for e in EXPORTS.values() if e.lms for f in e.files]
+    return (order.index(name) if name in order else len(order), name)
 
 
 def make_key(sheet: Sheet):
@@ -188,17 +172,13 @@ def planned_paths(sheet_variants: bool, formats: tuple[str, ...], roster: list[S
         paths += [f"answers/{safe_name(s.id)}.toml" for s in roster]
     else:
         paths.append("answers.toml")
-    if "pdf" in formats:
-        paths += ["problems.pdf", "solutions.pdf"]
-        if split and sheet_variants and roster is not None:
-            paths += [f"{kind}/{safe_name(s.id)}.pdf" for kind in ("problems", "solutions") for s in roster]
-    if "md" in formats:
-        paths += ["problems.md", "solutions.md"]
-    for f in formats:
-        if f == "blackboard" and sheet_variants and roster is not None:
-            paths += [f"blackboard/{safe_name(s.id)}.txt" for s in roster]
-        elif f in LMS_FILES:      # a long Blackboard file is split (blackboard-1.txt…): write_outputs checks those
-            paths.append(LMS_FILES[f])
+    if "pdf" in formats and split and sheet_variants and roster is not None:
+        paths += [f"{kind}/{safe_name(s.id)}.pdf" for kind in ("problems", "solutions") for s in roster]
+    for export in (EXPORTS[f] for f in formats):
+        if export.student_files and sheet_variants and roster is not None:
+            paths += [export.student_files.format(id=safe_name(s.id)) for s in roster]
+        else:      # a long Blackboard file is split (blackboard-1.txt…): write_outputs checks those
+            paths += export.files
     return sorted(paths, key=_output_order)
 
 
@@ -278,7 +258,7 @@ def earlier_files(out_dir: Path) -> dict[str, str | None]:
     """The files (relative paths) an earlier run of `examprep sheet` wrote in ``out_dir``, each with
     the SHA-256 its MANIFEST recorded, or None where it recorded none: a manifest from before the
     hashes, or, for a run made before there was one, the per-student files its key names
-    (answers/ID.toml, blackboard/ID.txt). Paths that leave the directory are never included."""
+    (answers/ID.toml and each format's, blackboard/ID.txt). Paths that leave the directory are never included."""
     import json
 
     from examprep.errors import ExamprepError
@@ -294,8 +274,8 @@ def earlier_files(out_dir: Path) -> dict[str, str | None]:
     except (OSError, ValueError, KeyError, TypeError, AttributeError, ExamprepError):
         try:
             names = json.loads(read_user_text(out_dir / "key.json"))["meta"]["names"]
-            found = {f"{folder}/{safe_name(str(sid))}.{ext}": None for sid in names
-                     for folder, ext in (("answers", "toml"), ("blackboard", "txt"))}
+            per_student = ["answers/{id}.toml"] + [e.student_files for e in EXPORTS.values() if e.student_files]
+            found = {f.format(id=safe_name(str(sid))): None for sid in names for f in per_student}
         except (OSError, ValueError, KeyError, TypeError, AttributeError, ExamprepError):
             return {}
     return {f: h for f, h in found.items() if f and not Path(f).is_absolute() and ".." not in Path(f).parts}
@@ -519,15 +499,7 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
     sheet = build_sheet(r, seed, roster=students, secret=secret, legacy=legacy_secret, progress=progress)
     fonts = font_plan(sheet) if "pdf" in fmts else None
     warnings += fonts.warnings if fonts else []
-    if "canvas" in fmts:
-        from examprep.render import canvas
-
-        warnings += canvas.package(sheet)[1]       # parts Canvas cannot take (cheap: no PDFs)
-    if "blackboard" in fmts:
-        from examprep.render import blackboard
-
-        warnings += blackboard.files(sheet)[1]
-    outputs = render_outputs(sheet, fmts, progress, fonts.files if fonts else [], split=split)
+    outputs = render_outputs(sheet, fmts, progress, fonts.files if fonts else [], split=split, warnings=warnings)
     notes = []
     if sheet.variants and any(earlier_codes.get(c.student.id, c.code) != c.code for c in sheet.copies):
         seed_from = "key, other secret"     # that key was made with --secret-file: its variants are not these
@@ -546,19 +518,19 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
 
 
 def parse_formats(spec: str | None) -> tuple[str, ...]:
-    """"pdf,md,moodle" → ("pdf", "md", "moodle"); ParamError naming an unknown format."""
+    """"pdf,md,moodle" → ("pdf", "md", "moodle"), in EXPORTS' order; ParamError naming an unknown
+    format (and the format it is another name for, "markdown" → md)."""
     if spec is None:
         return DEFAULT_FORMATS
     names = [f.strip().lower() for f in spec.split(",") if f.strip()]
     if not names:
-        raise ParamError(f"--format: give one or more of {', '.join(FORMATS)}")
+        raise ParamError(f"--format: give one or more of {format_names()}")
     for n in names:
-        if n not in FORMATS:
-            alias = {"markdown": "md", "xml": "moodle", "typst": "pdf", "qti": "qti21", "qti2": "qti21",
-                     "qti12": "canvas", "bb": "blackboard"}.get(n)
+        if n not in EXPORTS:
+            alias = alias_of(n)
             hint = f"; did you mean {alias}?" if alias else ""
-            raise ParamError(f"--format: unknown format {n!r}{hint}; choose from {', '.join(FORMATS)}")
-    return tuple(f for f in FORMATS if f in names)
+            raise ParamError(f"--format: unknown format {n!r}{hint}; choose from {format_names()}")
+    return tuple(f for f in EXPORTS if f in names)
 
 
 # ------------------------------------------------------------------------------------------ samples

@@ -5,8 +5,9 @@ torch.nn.functional and autograd); conventions torch lacks (the lecture's GRU bl
 are written in torch from their papers' formulas, separately from the engine. One module per
 subject area, as engine/ and solve/: ``verify/<area>.py``.
 
-``REFERENCES[topic](params)`` takes a solve-contract params dict (defaults as the contract) and
-returns {answer name: numpy value}; ``random_params(topic, rng)`` draws a valid params dict;
+Each area's module ends with its TOPICS table (solve topic → Reference(reference, random)),
+gathered here into TOPICS. ``REFERENCES[topic](params)`` takes a solve-contract params dict
+(defaults as the contract) and returns {answer name: numpy value}; ``random_params(topic, rng)`` draws a valid params dict;
 ``verify()`` checks the engine against the references on random instances.
 """
 from __future__ import annotations
@@ -20,52 +21,19 @@ from examprep.verify import (
     activations, attention, bptt, conv, counts, dense, dropout, network, norm, optim, pool, positions, regression, rnn,
     softmax,
 )
+from examprep.verify._torch import Reference
 
-REFERENCES: dict[str, Callable[[dict], dict]] = {
-    "softmax": softmax.ref_softmax, "activation": activations.ref_activation, "cross-entropy": softmax.ref_cross_entropy,
-    "dense": dense.ref_dense, "mlp-backprop": dense.ref_mlp_backprop, "linear-regression": regression.ref_linear_regression,
-    "conv-output-size": conv.ref_conv_output_size, "receptive-field": conv.ref_receptive_field, "conv2d": conv.ref_conv2d,
-    "max-pool": pool.ref_max_pool, "rnn-cell": rnn.ref_rnn_cell, "lstm-cell": rnn.ref_lstm_cell,
-    "gru-cell": rnn.ref_gru_cell, "param-count": counts.ref_param_count, "layer-norm": norm.ref_layer_norm,
-    "positional-encoding": positions.ref_positional_encoding, "rope": positions.ref_rope,
-    "attention": attention.ref_attention, "lora": counts.ref_lora,
-    "residual": dense.ref_residual, "residual-stack": dense.ref_residual_stack, "rnn-unroll": rnn.ref_rnn_unroll,
-    "vanishing-gradient": rnn.ref_vanishing_gradient,
-    "multi-head-shapes": attention.ref_multi_head_shapes, "cross-attention": attention.ref_cross_attention,
-    "causal-mask": attention.ref_causal_mask, "rope-score": positions.ref_rope_score,
-    "positional-encoding-relative": positions.ref_positional_encoding_relative, "lora-memory": counts.ref_lora_memory,
-    "avg-pool": pool.ref_avg_pool, "network-shapes": network.ref_network_shapes, "batch-norm": norm.ref_batch_norm,
-    "dropout": dropout.ref_dropout, "mlp-regression": dense.ref_mlp_regression,
-    "logistic-regression": regression.ref_logistic_regression, "rnn-bptt": bptt.ref_rnn_bptt,
-    "self-attention": attention.ref_self_attention, "optimizer-step": optim.ref_optimizer_step,
-}
-
-RANDOM: dict[str, Callable[[np.random.Generator], dict]] = {
-    "softmax": softmax.random_softmax, "activation": activations.random_activation,
-    "cross-entropy": softmax.random_cross_entropy, "dense": dense.random_dense, "mlp-backprop": dense.random_mlp_backprop,
-    "linear-regression": regression.random_linear_regression, "conv-output-size": conv.random_conv_output_size,
-    "receptive-field": conv.random_receptive_field, "conv2d": conv.random_conv2d, "max-pool": pool.random_max_pool,
-    "rnn-cell": rnn.random_rnn_cell, "lstm-cell": rnn.random_lstm_cell, "gru-cell": rnn.random_gru_cell,
-    "param-count": counts.random_param_count, "layer-norm": norm.random_layer_norm,
-    "positional-encoding": positions.random_positional_encoding, "rope": positions.random_rope,
-    "attention": attention.random_attention, "lora": counts.random_lora,
-    "residual": dense.random_residual, "residual-stack": dense.random_residual_stack, "rnn-unroll": rnn.random_rnn_unroll,
-    "vanishing-gradient": rnn.random_vanishing_gradient,
-    "multi-head-shapes": attention.random_multi_head_shapes, "cross-attention": attention.random_cross_attention,
-    "causal-mask": attention.random_causal_mask, "rope-score": positions.random_rope_score,
-    "positional-encoding-relative": positions.random_positional_encoding_relative,
-    "lora-memory": counts.random_lora_memory,
-    "avg-pool": pool.random_avg_pool, "network-shapes": network.random_network_shapes, "batch-norm": norm.random_batch_norm,
-    "dropout": dropout.random_dropout, "mlp-regression": dense.random_mlp_regression,
-    "logistic-regression": regression.random_logistic_regression, "rnn-bptt": bptt.random_rnn_bptt,
-    "self-attention": attention.random_self_attention, "optimizer-step": optim.random_optimizer_step,
-}
+AREAS = (activations, attention, bptt, conv, counts, dense, dropout, network, norm, optim, pool, positions, regression,
+         rnn, softmax)
+# each area's TOPICS table, gathered: adding a topic is a row in its area's table
+TOPICS: dict[str, Reference] = {topic: row for area in AREAS for topic, row in area.TOPICS.items()}
+REFERENCES: dict[str, Callable[[dict], dict]] = {topic: row.reference for topic, row in TOPICS.items()}
 
 
 def random_params(topic: str, rng: np.random.Generator) -> dict:
     """A random valid instance of a topic (sizes small, values of order 1). KeyError for a topic
     without a reference."""
-    return RANDOM[topic](rng)
+    return TOPICS[topic].random(rng)
 
 
 # ---------------------------------------------------------------------------- the check itself

@@ -1,12 +1,21 @@
-"""Helpers of the torch references: float64 tensors in and numpy arrays out, the activations by
-name, and the draws of random instances (sizes small, values of order 1)."""
+"""Helpers of the torch references: a table row (Reference), float64 tensors in and numpy arrays
+out, the activations by name, and the draws of random instances (sizes small, values of order 1)."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+
+
+
+class Reference(NamedTuple):
+    """A solve topic's row in its area's TOPICS table (verify/<area>.py)."""
+
+    reference: Callable[[dict], dict]                   # solve params → {answer name: numpy value}
+    random: Callable[[np.random.Generator], dict]       # a random valid params dict
+
 
 DTYPE = torch.float64
 DTYPE_OF_BYTES = {2: torch.bfloat16, 4: torch.float32, 8: torch.float64}

@@ -5,7 +5,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from examprep.verify._torch import as_numpy, normal, pick, tensor
+from examprep.verify._torch import Reference, as_numpy, normal, pick, tensor
 
 
 def ref_activation(p: dict) -> dict:
@@ -35,3 +35,9 @@ def random_activation(rng: np.random.Generator) -> dict:
     if name == "gelu":
         p["approximate"] = pick(rng, ["none", "tanh"])
     return p
+
+
+# this area's solve topics: each one's torch reference and random instances (gathered by verify/__init__.py)
+TOPICS = {
+    "activation": Reference(ref_activation, random_activation),
+}

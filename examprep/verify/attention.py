@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from examprep.verify._torch import DTYPE, DTYPE_OF_BYTES, as_numpy, normal, pick, tensor
+from examprep.verify._torch import DTYPE, DTYPE_OF_BYTES, Reference, as_numpy, normal, pick, tensor
 
 
 def ref_attention(p: dict) -> dict:
@@ -208,3 +208,13 @@ def random_self_attention(rng: np.random.Generator) -> dict:
     if rng.random() < 0.5:
         p["w_output"] = normal(rng, dv, ri(1, 3))
     return p
+
+
+# this area's solve topics: each one's torch reference and random instances (gathered by verify/__init__.py)
+TOPICS = {
+    "attention": Reference(ref_attention, random_attention),
+    "multi-head-shapes": Reference(ref_multi_head_shapes, random_multi_head_shapes),
+    "cross-attention": Reference(ref_cross_attention, random_cross_attention),
+    "causal-mask": Reference(ref_causal_mask, random_causal_mask),
+    "self-attention": Reference(ref_self_attention, random_self_attention),
+}

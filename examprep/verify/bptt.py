@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from examprep.verify._torch import as_numpy, normal, pick, tensor
+from examprep.verify._torch import Reference, as_numpy, normal, pick, tensor
 
 _G = {"rnn": 1, "lstm": 4, "gru": 3}
 
@@ -98,3 +98,9 @@ def random_rnn_bptt(rng: np.random.Generator) -> dict:
     if rng.random() < 0.25:
         p["truncation"] = ri(1, 2)
     return p
+
+
+# this area's solve topics: each one's torch reference and random instances (gathered by verify/__init__.py)
+TOPICS = {
+    "rnn-bptt": Reference(ref_rnn_bptt, random_rnn_bptt),
+}

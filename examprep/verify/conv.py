@@ -8,7 +8,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from examprep.verify._torch import DTYPE, as_numpy, dims, normal, pick, tensor
+from examprep.verify._torch import DTYPE, Reference, as_numpy, dims, normal, pick, tensor
 
 
 def ref_conv_output_size(p: dict) -> dict:
@@ -208,3 +208,11 @@ def random_conv2d_channels(rng: np.random.Generator) -> dict:
         return random_conv2d_channels(rng)
     p["grad_output"] = np.round(rng.standard_normal(out.shape), 4).tolist()
     return p
+
+
+# this area's solve topics: each one's torch reference and random instances (gathered by verify/__init__.py)
+TOPICS = {
+    "conv-output-size": Reference(ref_conv_output_size, random_conv_output_size),
+    "receptive-field": Reference(ref_receptive_field, random_receptive_field),
+    "conv2d": Reference(ref_conv2d, random_conv2d),
+}

@@ -6,7 +6,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from examprep.verify._torch import DTYPE_OF_BYTES, pick
+from examprep.verify._torch import DTYPE_OF_BYTES, Reference, pick
 
 
 def ref_param_count(p: dict) -> dict:
@@ -139,3 +139,11 @@ def random_lora_memory(rng: np.random.Generator) -> dict:
     ri = lambda lo, hi: int(rng.integers(lo, hi + 1))  # noqa: E731
     return {"d": ri(1, 48), "k": ri(1, 48), "r": ri(1, 8), "num_matrices": ri(1, 3),
             "bytes_per_value": pick(rng, [2, 4, 8]), "optimizer": pick(rng, ["adam", "sgd-momentum", "sgd"])}
+
+
+# this area's solve topics: each one's torch reference and random instances (gathered by verify/__init__.py)
+TOPICS = {
+    "param-count": Reference(ref_param_count, random_param_count),
+    "lora": Reference(ref_lora, random_lora),
+    "lora-memory": Reference(ref_lora_memory, random_lora_memory),
+}

@@ -8,7 +8,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from examprep.verify._torch import ACTS, as_numpy, normal, pick, tensor
+from examprep.verify._torch import ACTS, Reference, as_numpy, normal, pick, tensor
 
 
 def ref_dense(p: dict) -> dict:
@@ -183,3 +183,13 @@ def random_mlp_regression(rng: np.random.Generator) -> dict:
             "activation": pick(rng, ["sigmoid", "relu", "tanh", "identity"]),
             "output_activation": pick(rng, ["sigmoid", "identity"]), "loss": pick(rng, ["half-sse", "mse"]),
             "lr": pick(rng, [None, 0.5, 0.1])}
+
+
+# this area's solve topics: each one's torch reference and random instances (gathered by verify/__init__.py)
+TOPICS = {
+    "dense": Reference(ref_dense, random_dense),
+    "mlp-backprop": Reference(ref_mlp_backprop, random_mlp_backprop),
+    "residual": Reference(ref_residual, random_residual),
+    "residual-stack": Reference(ref_residual_stack, random_residual_stack),
+    "mlp-regression": Reference(ref_mlp_regression, random_mlp_regression),
+}

@@ -7,7 +7,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from examprep.verify._torch import as_numpy, normal, pick, tensor
+from examprep.verify._torch import Reference, as_numpy, normal, pick, tensor
 
 
 def ref_dropout(p: dict) -> dict:
@@ -35,3 +35,9 @@ def random_dropout(rng: np.random.Generator) -> dict:
     mask = torch.bernoulli(torch.full(shape, 1 - p, dtype=torch.float64), generator=gen)
     return {"x": normal(rng, *shape), "mask": mask.to(int).tolist(), "p": p, "grad_output": normal(rng, *shape),
             "training": bool(rng.random() < 0.85)}
+
+
+# this area's solve topics: each one's torch reference and random instances (gathered by verify/__init__.py)
+TOPICS = {
+    "dropout": Reference(ref_dropout, random_dropout),
+}

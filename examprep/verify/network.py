@@ -7,7 +7,7 @@ import torch
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
-from examprep.verify._torch import DTYPE, pick
+from examprep.verify._torch import DTYPE, Reference, pick
 
 
 def _tf_same(n: int, k: int, s: int) -> tuple[int, int]:
@@ -85,3 +85,9 @@ def random_network_shapes(rng: np.random.Generator) -> dict:
     except RuntimeError:             # a window larger than what is left: draw again
         return random_network_shapes(rng)
     return p
+
+
+# this area's solve topics: each one's torch reference and random instances (gathered by verify/__init__.py)
+TOPICS = {
+    "network-shapes": Reference(ref_network_shapes, random_network_shapes),
+}

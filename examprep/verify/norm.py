@@ -5,7 +5,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from examprep.verify._torch import DTYPE, as_numpy, normal, pick, tensor
+from examprep.verify._torch import DTYPE, Reference, as_numpy, normal, pick, tensor
 
 
 def ref_layer_norm(p: dict) -> dict:
@@ -83,3 +83,10 @@ def random_batch_norm(rng: np.random.Generator) -> dict:
          "variance": pick(rng, ["biased", "biased", "unbiased"])}
     p["grad_output"] = np.round(rng.standard_normal(np.shape(x)), 4).tolist()
     return p
+
+
+# this area's solve topics: each one's torch reference and random instances (gathered by verify/__init__.py)
+TOPICS = {
+    "layer-norm": Reference(ref_layer_norm, random_layer_norm),
+    "batch-norm": Reference(ref_batch_norm, random_batch_norm),
+}

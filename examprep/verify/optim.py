@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from examprep.verify._torch import as_numpy, normal, pick, tensor
+from examprep.verify._torch import Reference, as_numpy, normal, pick, tensor
 
 _STATE = {"velocity": "momentum_buffer", "square_avg": "square_avg", "sum": "sum", "exp_avg": "exp_avg",
           "exp_avg_sq": "exp_avg_sq"}
@@ -89,3 +89,9 @@ def random_optimizer_step(rng: np.random.Generator) -> dict:
     if name == "rmsprop" and rng.random() < 0.4:
         p["alpha"] = 0.9
     return p
+
+
+# this area's solve topics: each one's torch reference and random instances (gathered by verify/__init__.py)
+TOPICS = {
+    "optimizer-step": Reference(ref_optimizer_step, random_optimizer_step),
+}

@@ -6,7 +6,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from examprep.verify._torch import as_numpy, dims, normal, pick, tensor
+from examprep.verify._torch import Reference, as_numpy, dims, normal, pick, tensor
 
 
 def _batched(x: torch.Tensor) -> tuple[torch.Tensor, int]:
@@ -100,3 +100,10 @@ def random_avg_pool(rng: np.random.Generator) -> dict:
     out = ref_avg_pool(p)["output"]
     p["grad_output"] = np.round(rng.standard_normal(out.shape), 4).tolist()
     return p
+
+
+# this area's solve topics: each one's torch reference and random instances (gathered by verify/__init__.py)
+TOPICS = {
+    "max-pool": Reference(ref_max_pool, random_max_pool),
+    "avg-pool": Reference(ref_avg_pool, random_avg_pool),
+}

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import torch
 
-from examprep.verify._torch import DTYPE, as_numpy, normal, pick, tensor
+from examprep.verify._torch import DTYPE, Reference, as_numpy, normal, pick, tensor
 
 
 def ref_positional_encoding(p: dict) -> dict:
@@ -90,3 +90,12 @@ def random_positional_encoding_relative(rng: np.random.Generator) -> dict:
     ri = lambda lo, hi: int(rng.integers(lo, hi + 1))  # noqa: E731
     pos = ri(0, 100)
     return {"position": pos, "offset": ri(-pos, 50), "d_model": 2 * ri(1, 8), "base": pick(rng, [10000, 10000, 100])}
+
+
+# this area's solve topics: each one's torch reference and random instances (gathered by verify/__init__.py)
+TOPICS = {
+    "positional-encoding": Reference(ref_positional_encoding, random_positional_encoding),
+    "rope": Reference(ref_rope, random_rope),
+    "rope-score": Reference(ref_rope_score, random_rope_score),
+    "positional-encoding-relative": Reference(ref_positional_encoding_relative, random_positional_encoding_relative),
+}

@@ -6,7 +6,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from examprep.verify._torch import as_numpy, normal, pick, tensor
+from examprep.verify._torch import Reference, as_numpy, normal, pick, tensor
 
 
 def ref_linear_regression(p: dict) -> dict:
@@ -61,3 +61,10 @@ def random_logistic_regression(rng: np.random.Generator) -> dict:
     return {"X": normal(rng, n, d, scale=2), "y": rng.integers(0, 2, n).tolist(), "w": normal(rng, d),
             "b": float(round(rng.standard_normal(), 3)), "reduction": pick(rng, ["mean", "sum"]),
             "lr": pick(rng, [None, 0.1, 0.5])}
+
+
+# this area's solve topics: each one's torch reference and random instances (gathered by verify/__init__.py)
+TOPICS = {
+    "linear-regression": Reference(ref_linear_regression, random_linear_regression),
+    "logistic-regression": Reference(ref_logistic_regression, random_logistic_regression),
+}

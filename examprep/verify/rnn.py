@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from examprep.verify._torch import DTYPE, as_numpy, normal, pick, tensor
+from examprep.verify._torch import DTYPE, Reference, as_numpy, normal, pick, tensor
 
 
 def _cell(module: nn.Module, p: dict) -> nn.Module:
@@ -158,3 +158,13 @@ def random_vanishing_gradient(rng: np.random.Generator) -> dict:
     return {"w": float(normal(rng, 1, scale=1.5)[0]), "x": normal(rng, T), "u": float(normal(rng, 1)[0]),
             "h0": float(normal(rng, 1)[0]), "b": float(normal(rng, 1, scale=0.3)[0]),
             "nonlinearity": pick(rng, ["tanh", "relu"])}
+
+
+# this area's solve topics: each one's torch reference and random instances (gathered by verify/__init__.py)
+TOPICS = {
+    "rnn-cell": Reference(ref_rnn_cell, random_rnn_cell),
+    "lstm-cell": Reference(ref_lstm_cell, random_lstm_cell),
+    "gru-cell": Reference(ref_gru_cell, random_gru_cell),
+    "rnn-unroll": Reference(ref_rnn_unroll, random_rnn_unroll),
+    "vanishing-gradient": Reference(ref_vanishing_gradient, random_vanishing_gradient),
+}

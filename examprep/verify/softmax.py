@@ -5,7 +5,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from examprep.verify._torch import as_numpy, normal, pick, tensor
+from examprep.verify._torch import Reference, as_numpy, normal, pick, tensor
 
 
 def ref_softmax(p: dict) -> dict:
@@ -41,3 +41,10 @@ def random_cross_entropy(rng: np.random.Generator) -> dict:
         n = ri(1, 4)
         p.update(logits=normal(rng, n, c, scale=2), target=[ri(0, c - 1) for _ in range(n)])
     return p
+
+
+# this area's solve topics: each one's torch reference and random instances (gathered by verify/__init__.py)
+TOPICS = {
+    "softmax": Reference(ref_softmax, random_softmax),
+    "cross-entropy": Reference(ref_cross_entropy, random_cross_entropy),
+}
