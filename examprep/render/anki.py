@@ -80,7 +80,7 @@ def concept_fields(concept: Any) -> list[str]:
     section, then the verbatim quote."""
     question = f"<p>{_math_text(concept.question)}</p>"
     if concept.kind == "choice":
-        from examprep.generators import Stream
+        from examprep.stream import Stream
 
         order = Stream("concept", concept.id, 0).shuffle(range(len(concept.choices)))
         items = "".join(f"<li>{Problem.label(pos)}) {_math_text(concept.choices[orig])}</li>"
