@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from examprep.cli import app
 from examprep.deck import build_package, split_names, write_deck
-from examprep.quiz.bank import packaged_bank
+from examprep.sources.concepts import packaged_bank
 
 runner = CliRunner()
 T0 = 1_767_225_600.0          # 2026-01-01, the notes' modification time of a first export
@@ -125,7 +125,7 @@ def test_calculator_free_variants_where_a_topic_has_them():
 
 
 def test_choice_concepts_show_their_choices_and_name_the_right_one():
-    from examprep.quiz.bank import concept_problem
+    from examprep.sources.concepts import concept_problem
     from examprep.render.moodle import _math_text
 
     pkg, _ = build_package(sections=["transformer", "attention"], problems=0)

@@ -187,7 +187,7 @@ def test_generators_use_named_steps_and_no_second_engine_call_through_solve(path
 
 def test_the_default_output_directory_of_every_bundled_recipe_is_ignored_by_git():
     # `examprep sheet -r midterm` (the README's first command) writes midterm/ where it runs
-    from examprep.sheets.recipes import bundled_recipes
+    from examprep.sources.recipes import bundled_recipes
 
     ignored = set((ROOT / ".gitignore").read_text().split())
     for name in bundled_recipes():

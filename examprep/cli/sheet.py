@@ -12,7 +12,8 @@ def sheet(
     recipe: Optional[str] = typer.Option(None, "--recipe", "-r",
                                          help="Bundled recipe (midterm, cnn, rnn, transformer) or a recipe .toml file."),
     topics: Optional[list[str]] = typer.Option(None, "--topics", "-t",
-                                               help="Topics instead of a recipe (repeat or comma-separate)."),
+                                               help="Topics or question files (FILE.toml) instead of a recipe (repeat "
+                                                    "or comma-separate)."),
     count: Optional[int] = typer.Option(None, "--count", "-n", help="Problems per topic (with --topics)."),
     difficulty: Optional[int] = typer.Option(None, "--difficulty", "-d",
                                              help="Level 1-3 of every problem (overrides the recipe's)."),
@@ -45,6 +46,9 @@ def sheet(
                                        help="Answers are written with decimal commas (0,245) and ';' between list "
                                             "entries; the answer file says so and grade applies it (recipe: "
                                             "decimal_comma = true)."),
+    checkpoint: Optional[str] = typer.Option(None, "--checkpoint", metavar="DIR",
+                                             help="A trained model, for the problems that need one "
+                                                  "(attention-from-model and the other model problems)."),
 ) -> None:
     """Print a practice sheet: problems and solutions (PDF, Markdown), key, answer template, Moodle XML."""
     from examprep import sheets
@@ -58,7 +62,8 @@ def sheet(
             recipe=recipe, topics=topics, count=count, difficulty=difficulty,
             seed=seed, roster=roster, secret_file=secret_file,
             formats=formats, out=out, force=force, title=title, course=course, legacy_secret=legacy_secret,
-            progress=progress, decimal_comma=decimal_comma, split=split, questions_dir=questions_dir)
+            progress=progress, decimal_comma=decimal_comma, split=split, questions_dir=questions_dir,
+            checkpoint=checkpoint)
     print_sheet_summary(result)
 
 

@@ -72,7 +72,7 @@ def models() -> tuple[Any, Any]:
 
 
 def concept_fields(concept: Any) -> list[str]:
-    """The fields of a concept question (examprep.quiz.bank.Concept), in CONCEPT_FIELDS' order.
+    """The fields of a concept question (examprep.sources.concepts.Concept), in CONCEPT_FIELDS' order.
 
     A choice question lists its choices labelled a, b, c, … in the order the quiz shows at seed 0
     (drawn from the question's id: fixed across exports, and not the bank's order, where the right
