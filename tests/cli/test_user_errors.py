@@ -63,7 +63,7 @@ REJECTED_BY_TYPER = [
     (["train", "--compile=yes"], "error: --compile: is a flag and takes no value"),
     (["sheet", "--fource"], "error: --fource: no such option; did you mean"),
     # the closest option first (issue 36: --recpie suggested --force before --recipe)
-    (["sheet", "--recpie", "midterm"], "error: --recpie: no such option; did you mean --recipe or --force?"),
+    (["sheet", "--recpie", "midterm"], "error: --recpie: no such option; did you mean --recipe or --checkpoint or --force?"),
     # an option the typed one begins is what was meant; --help is offered only when begun
     (["train", "--lr", "0.1"], "error: --lr: no such option; did you mean --lr-factor? (see --help)"),
     (["grade", "k", "--hlp"], "error: --hlp: no such option; did you mean --help? (see --help)"),
