@@ -117,6 +117,15 @@ def _described(item: Any, calculator_free: bool) -> tuple[str, str, tuple[int, .
     return gen.title, gen.syllabus, gen.levels, calculator_free and gen.calculator_free
 
 
+def _command(item: Any, problem: Any) -> str | None:
+    """The command a question file's card shows to rebuild it (a generator's: the default)."""
+    import shlex
+
+    if item.question is None:
+        return None
+    return f"examprep generate {shlex.quote(Path(item.question.source).name)} -s {problem.seed}"
+
+
 def build_package(*, topics: list[str] | None = None, sections: list[str] | None = None, problems: int = 3,
                   difficulty: int | None = None, seed: int = 0, calculator_free: bool = False,
                   ) -> tuple[Any, DeckSummary]:
@@ -169,7 +178,8 @@ def build_package(*, topics: list[str] | None = None, sections: list[str] | None
             summary.levels.add(level)
             figures = solution_extras([problem]).get(0, [])
             deck.add_note(genanki.Note(model=problem_model,
-                                       fields=cards.problem_fields(problem, title=title, figures=figures),
+                                       fields=cards.problem_fields(problem, title=title, figures=figures,
+                                                                   command=_command(item, problem)),
                                        guid=genanki.guid_for("examprep-problem", cards.note_key(problem)),
                                        tags=["examprep", f"examprep::problem::{item.topic}", f"examprep::level::{level}"]))
         summary.problems[item.topic] = len(deck.notes)
