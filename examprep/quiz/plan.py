@@ -307,7 +307,7 @@ def plan_questions(opts: QuizOptions, files: dict[str, CardFile] | None = None) 
     (a fresh seed when none is given). Every file is read first (QuestionError names its line).
     ``files`` receives generator -> the file, which its review card remembers."""
     from examprep.quiz.cards import links_of
-    from examprep.sources.item import question_item
+    from examprep.sources import question_item
 
     items = [question_item(path) for path in opts.questions]
     if files is not None:

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from examprep.sheets.build import (Copy, Progress, Sheet, build_sheet, font_plan, instructions,
                                    printed_texts, solution_extras)
-from examprep.sources import build_problems
+from examprep.sources import build_problems, recipe_from_topics
 from examprep.sources.recipes import (MAX_PROBLEMS, Item, SheetError, SheetRecipe, bundled_recipes, load_recipe,
-                                     parse_recipe, recipe_from_topics, with_difficulty)
+                                     parse_recipe, with_difficulty)
 from examprep.sheets.variants import (LEGACY_WARNING, MAX_STUDENTS, SECRET_KDF, Student, check_pairing, check_secret,
                                       derivation, new_secret, read_roster, read_secret, stretch_secret, variant_digest,
                                       variant_seed, write_secret)

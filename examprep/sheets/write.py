@@ -9,8 +9,8 @@ from pathlib import Path
 from examprep.errors import ParamError
 from examprep.fileio import OutputError, safe_name, write_files
 from examprep.sheets.build import Progress, Sheet, build_sheet, font_plan, fresh_seed
-from examprep.sources import with_checkpoint
-from examprep.sources.recipes import SheetError, bundled_recipes, load_recipe, recipe_from_topics, with_difficulty
+from examprep.sources import recipe_from_topics, with_checkpoint
+from examprep.sources.recipes import SheetError, bundled_recipes, load_recipe, with_difficulty
 from examprep.sheets.variants import (LEGACY_WARNING, SECRET_FILE, Student, class_secret, class_secret_note, derivation,
                                       read_roster, read_secret_file, rebuild_command, save_class_secret, unmarked_warning)
 

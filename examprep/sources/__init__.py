@@ -1,12 +1,12 @@
 """One problem-source layer: where every command's problems come from.
 
-A source reference is an ``Item`` (examprep.sources.recipes): a built-in generator at a level (with
+A source reference is an ``Item`` (examprep.sources.item): a built-in generator at a level (with
 its pins), a question file (its QuestionSpec), a concept question (its id), or a model problem (a
 generator that reads a trained model, with the model's ``checkpoint``). ``build(item, seed)`` is
 the one place a reference becomes a Problem; generate, sheet, quiz, review, anki and the recipes
 all come here, so a question file goes wherever a topic does.
 
-    item.py       the Item, and the one a command-line topic names (reference)
+    item.py       the Item (a command-line topic's is made here: reference, recipe_from_topics)
     concepts.py   the concept bank (examprep/bank/concepts.toml) and a concept question's Problem
     recipes.py    a sheet's plan: recipes (TOML) and lists of topics, parsed into Items
 
@@ -20,13 +20,69 @@ from typing import Any, Callable
 
 from examprep.errors import ParamError
 from examprep.problem import Problem
-from examprep.sources.item import Item, is_question_file, reference
-from examprep.sources.recipes import SheetRecipe
+from examprep.sources.item import Item, is_question_file
+from examprep.sources.recipes import MAX_PROBLEMS, SheetRecipe
+
+# The generators (numpy and 37 modules, ~0.3 s) and the authoring package are imported in the
+# functions that build a problem or name a topic: importing this package, which every recipe read
+# does (`sheet --list`, an exam's plan), needs neither.
 
 SeedRule = Callable[[str, int, bool, list], int]     # (topic, level, calculator-free, problems so far) → seed
 
-__all__ = ["Item", "SeedRule", "build", "build_problems", "build_many", "is_question_file", "needs_model", "reference",
-           "require_models", "with_checkpoint"]
+__all__ = ["Item", "SeedRule", "build", "build_problems", "build_many", "is_question_file", "needs_model", "question_item",
+           "recipe_from_topics", "reference", "require_models", "with_checkpoint"]
+
+
+def reference(name: str, *, difficulty: int = 1, count: int = 1, calculator_free: bool = False,
+              checkpoint: str | None = None) -> Item:
+    """The Item a command-line topic names: a question file (FILE.toml, read now: QuestionError
+    naming its line) or a generator (UnknownTopicError with the close names), with ``checkpoint``
+    for a model problem. Levels and options are checked where the item is used."""
+    from examprep import generators
+
+    if is_question_file(name):
+        return question_item(name, count)
+    gen = generators.get(name)
+    return Item(gen.name, difficulty, count, calculator_free, checkpoint=checkpoint if gen.requires else None)
+
+
+def question_item(path: str, count: int = 1) -> Item:
+    """The Item of a question file, read now (QuestionError naming its line)."""
+    from examprep.authoring import load_question
+
+    spec = load_question(path)
+    return Item(spec.generator, 1, count, False, question=spec)
+
+
+def recipe_from_topics(topics: list[str], *, count: int = 1, difficulty: int = 1,
+                       calculator_free: bool = False, title: str = "Practice sheet") -> SheetRecipe:
+    """An ad-hoc recipe: ``count`` problems of each topic, a generator or a question file (FILE.toml,
+    read now). Raises ParamError for bad values, QuestionError for a bad question file."""
+    from examprep import generators
+
+    if not topics:
+        raise ParamError("--topics: give at least one topic (see `examprep topics`)")
+    if not 1 <= count <= MAX_PROBLEMS:
+        raise ParamError(f"--count: expected 1 to {MAX_PROBLEMS}, got {count}")
+    if difficulty not in (1, 2, 3):
+        raise ParamError(f"--difficulty: expected 1, 2 or 3, got {difficulty}")
+    if count * len(topics) > MAX_PROBLEMS:
+        raise ParamError(f"--count: {count * len(topics)} problems; a sheet holds at most {MAX_PROBLEMS}")
+    items = []
+    for t in topics:
+        item = reference(t, count=count)
+        if not item.generated:
+            if calculator_free:
+                raise ParamError("--calculator-free: a question file has no calculator-free variant")
+            items.append(item)
+            continue
+        gen = generators.get(item.topic)
+        if difficulty not in gen.levels:
+            raise ParamError(f"--difficulty: {gen.name} has levels {', '.join(map(str, gen.levels))}, got {difficulty}")
+        if calculator_free and not gen.calculator_free:
+            raise ParamError(f"--calculator-free: {gen.name} has no calculator-free variant")
+        items.append(Item(gen.name, difficulty, count, calculator_free))
+    return SheetRecipe(name="practice", title=title, items=tuple(items), source="--topics")
 
 
 def needs_model(item: Item) -> bool:
@@ -40,9 +96,11 @@ def with_checkpoint(recipe: SheetRecipe, checkpoint: str | None) -> SheetRecipe:
     """The recipe with ``checkpoint`` as the trained model of each of its model problems (`examprep
     sheet --checkpoint DIR`). ParamError for a model problem left without one, and for a
     ``checkpoint`` that no problem reads."""
+    from examprep import generators
+
     if checkpoint is not None and not any(needs_model(i) for i in recipe.items):
-        raise ParamError("--checkpoint: none of the sheet's problems reads a trained model (attention-from-model, "
-                         "gru-from-model, additive-attention-from-model do)")
+        models = ", ".join(name for name, gen in generators.all_generators().items() if gen.requires)
+        raise ParamError(f"--checkpoint: none of the sheet's problems reads a trained model ({models} do)")
     if checkpoint is not None:
         recipe = replace(recipe, items=tuple(replace(i, checkpoint=checkpoint) if needs_model(i) else i
                                              for i in recipe.items))
@@ -69,15 +127,13 @@ def build(item: Item, seed: int, calculator_free: bool = False) -> Problem:
     points and minutes. ``calculator_free``: asked by the sheet for every generated item (a
     generator's own flag is the item's)."""
     from examprep import generators
+    from examprep.authoring import build_question
     from examprep.authoring.question import with_points
+    from examprep.sources.concepts import concept_problem, packaged_bank
 
     if item.question is not None:
-        from examprep.authoring import build_question
-
         problem = build_question(item.question, seed)
     elif item.concept is not None:
-        from examprep.sources.concepts import concept_problem, packaged_bank
-
         bank = packaged_bank()
         problem = concept_problem(bank.questions[item.concept], seed, bank.version)
     else:

@@ -1,5 +1,6 @@
 """A source reference: the Item every command builds its problems from (examprep.sources.build),
-as a recipe's line or a command-line topic names it."""
+as a recipe's line or a command-line topic (examprep.sources.reference) names it. Light on purpose:
+the recipes hold Items, and reading a recipe (`sheet --list`) loads no generator."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -33,24 +34,3 @@ class Item:
 def is_question_file(name: str) -> bool:
     """A topic argument that names a question file rather than a generator."""
     return name.endswith(".toml")
-
-
-def reference(name: str, *, difficulty: int = 1, count: int = 1, calculator_free: bool = False,
-              checkpoint: str | None = None) -> Item:
-    """The Item a command-line topic names: a question file (FILE.toml, read now: QuestionError
-    naming its line) or a generator (UnknownTopicError with the close names), with ``checkpoint``
-    for a model problem. Levels and options are checked where the item is used."""
-    if is_question_file(name):
-        return question_item(name, count)
-    from examprep import generators
-
-    gen = generators.get(name)
-    return Item(gen.name, difficulty, count, calculator_free, checkpoint=checkpoint if gen.requires else None)
-
-
-def question_item(path: str, count: int = 1) -> Item:
-    """The Item of a question file, read now (QuestionError naming its line)."""
-    from examprep.authoring import load_question
-
-    spec = load_question(path)
-    return Item(spec.generator, 1, count, False, question=spec)

@@ -1,5 +1,5 @@
-"""Sheet recipes: a sheet's plan, read from TOML (bundled ones live in ``examprep/bank``) or made
-from a list of topics.
+"""Sheet recipes: a sheet's plan, read from TOML (bundled ones live in ``examprep/bank``) into
+source references (examprep.sources.item; a list of typed topics is examprep.sources.recipe_from_topics).
 
 A recipe names the sheet and lists its problems:
 
@@ -374,38 +374,6 @@ def load_recipe(spec: str, questions_dir: str | Path | None = None) -> SheetReci
     hint = f"did you mean {' or '.join(close)}? " if close else ""
     raise SheetError(f"unknown recipe {spec!r}; {hint}bundled recipes: {', '.join(sorted(bank))}; "
                      "or give a .toml file")
-
-
-def recipe_from_topics(topics: list[str], *, count: int = 1, difficulty: int = 1,
-                       calculator_free: bool = False, title: str = "Practice sheet") -> SheetRecipe:
-    """An ad-hoc recipe: ``count`` problems of each topic, a generator or a question file (FILE.toml,
-    read now). Raises ParamError for bad values, QuestionError for a bad question file."""
-    from examprep import generators
-    from examprep.sources.item import reference
-
-    if not topics:
-        raise ParamError("--topics: give at least one topic (see `examprep topics`)")
-    if not 1 <= count <= MAX_PROBLEMS:
-        raise ParamError(f"--count: expected 1 to {MAX_PROBLEMS}, got {count}")
-    if difficulty not in (1, 2, 3):
-        raise ParamError(f"--difficulty: expected 1, 2 or 3, got {difficulty}")
-    if count * len(topics) > MAX_PROBLEMS:
-        raise ParamError(f"--count: {count * len(topics)} problems; a sheet holds at most {MAX_PROBLEMS}")
-    items = []
-    for t in topics:
-        item = reference(t, count=count)
-        if not item.generated:
-            if calculator_free:
-                raise ParamError("--calculator-free: a question file has no calculator-free variant")
-            items.append(item)
-            continue
-        gen = generators.get(item.topic)
-        if difficulty not in gen.levels:
-            raise ParamError(f"--difficulty: {gen.name} has levels {', '.join(map(str, gen.levels))}, got {difficulty}")
-        if calculator_free and not gen.calculator_free:
-            raise ParamError(f"--calculator-free: {gen.name} has no calculator-free variant")
-        items.append(Item(gen.name, difficulty, count, calculator_free))
-    return SheetRecipe(name="practice", title=title, items=tuple(items), source="--topics")
 
 
 def with_difficulty(recipe: SheetRecipe, difficulty: int) -> SheetRecipe:
