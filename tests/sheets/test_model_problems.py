@@ -65,3 +65,12 @@ def test_sheet_topics_take_a_question_file(tmp_path):
     assert res.exit_code == 0, res.output
     key = json.loads((out / "key.json").read_text(encoding="utf-8"))
     assert [(p["generator"], p["seed"]) for p in key["problems"]] == [("question:softmax-by-hand", 3), ("conv2d", 4)]
+
+
+def test_a_class_sheets_rebuild_command_keeps_the_checkpoint():
+    from examprep.sheets.variants import rebuild_command
+
+    line = rebuild_command(recipe="heads.toml", topics=None, count=None, difficulty=None, seed=3, roster="r.csv",
+                           secret_file="out/secret.hex", title=None, course=None, decimal_comma=False, formats="md",
+                           checkpoint="runs/dates")
+    assert line.endswith("--format md --checkpoint runs/dates")
