@@ -141,6 +141,10 @@ def build(item: Item, seed: int, calculator_free: bool = False) -> Problem:
         problem = generators.mark_shapes(generators.build(item.topic, seed, item.difficulty,
                                                           calculator_free or item.calculator_free, options,
                                                           pins=item.pins))
+    if item.points is not None and item.points * 2 < len(problem.parts) - 1e-9:
+        # a recipe checks this when it is read; a model problem's parts are known only now
+        raise ParamError(f"points: {item.points:g} cannot give each of the {len(problem.parts)} parts of {item.topic} "
+                         f"half a point; give at least {len(problem.parts) / 2:g}")
     if item.points is not None or item.minutes is not None:
         problem = with_points(problem, item.points, item.minutes)
     return problem

@@ -36,6 +36,11 @@ def test_a_recipe_with_a_model_problem_makes_a_sheet_with_the_checkpoint(tmp_pat
     assert alone.exit_code == 0, alone.output
     assert key["problems"][1] == json.loads(alone.output)[0]
     assert "A Transformer trained on the dates task" in (out / "problems.md").read_text(encoding="utf-8")
+    # its points are checked once its parts are known (a recipe's check cannot build it without the model)
+    res = runner.invoke(app, ["sheet", "--recipe", recipe(tmp_path, RECIPE + "points = 0.5\n"), "--checkpoint",
+                              str(tiny_dates), "--format", "md", "--out", str(tmp_path / "few")])
+    assert res.exit_code == 2 and "points: 0.5 cannot give each of the" in res.output, res.output
+    assert "parts of attention-from-model half a point" in res.output and not (tmp_path / "few").exists()
 
 
 def test_a_model_problem_without_a_checkpoint_is_refused_before_anything_is_written(tmp_path):
