@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +61,7 @@ def deck_id(name: str) -> int:
 
 
 def _sections(sections: list[str] | None, bank: Any) -> list[str]:
-    from examprep.quiz.bank import CONCEPT_TOPICS
+    from examprep.sources.concepts import CONCEPT_TOPICS
 
     if sections is None:
         return bank.topics()
@@ -78,14 +78,52 @@ def _sections(sections: list[str] | None, bank: Any) -> list[str]:
 
 
 def _topics(topics: list[str] | None) -> list[Any]:
+    """The source references (examprep.sources.Item) of the problem cards: every topic that needs no
+    trained model, or those named, generators and question files alike."""
     from examprep import generators
+    from examprep.sources import Item, reference, require_models
 
     if topics is None:
-        return list(generators.load_all().values())
+        return [Item(g.name, g.levels[0]) for g in generators.load_all().values()]
     if not topics:
-        raise ParamError("--topics: an empty list; give topic names (see `examprep topics`), or leave it out for every "
-                         "topic")
-    return [generators.get_drawable(t, "examprep anki") for t in topics]
+        raise ParamError("--topics: an empty list; give topic names (see `examprep topics`) or question files, or "
+                         "leave it out for every topic")
+    items = [reference(t) for t in topics]
+    require_models(items, "examprep anki cannot take one; use `examprep generate {name} --checkpoint DIR` instead")
+    return items
+
+
+def _check_level(items: list[Any], difficulty: int) -> None:
+    """``--difficulty`` against the items' levels: a generator without it is refused; a question
+    file has no levels (level 1), and a deck of question files alone refuses any other level."""
+    from examprep import generators
+
+    for item in items:
+        if item.generated:
+            levels = generators.get(item.topic).levels
+            if difficulty not in levels:
+                raise ParamError(f"--difficulty: {item.topic} has levels {', '.join(map(str, levels))}, got {difficulty}")
+    if difficulty != 1 and items and not any(i.generated for i in items):
+        raise ParamError(f"--difficulty: a question file has no levels (got {difficulty}); its draws are its own")
+
+
+def _described(item: Any, calculator_free: bool) -> tuple[str, str, tuple[int, ...], bool]:
+    """A problem deck's title, description, levels in turn and calculator-free flag."""
+    from examprep import generators
+
+    if item.question is not None:
+        return item.question.title, f"question file {Path(item.question.source).name}", (1,), False
+    gen = generators.get(item.topic)
+    return gen.title, gen.syllabus, gen.levels, calculator_free and gen.calculator_free
+
+
+def _command(item: Any, problem: Any) -> str | None:
+    """The command a question file's card shows to rebuild it (a generator's: the default)."""
+    import shlex
+
+    if item.question is None:
+        return None
+    return f"examprep generate {shlex.quote(Path(item.question.source).name)} -s {problem.seed}"
 
 
 def build_package(*, topics: list[str] | None = None, sections: list[str] | None = None, problems: int = 3,
@@ -97,8 +135,8 @@ def build_package(*, topics: list[str] | None = None, sections: list[str] | None
     needs a trained model) and ConceptBankError (a damaged concept bank)."""
     import genanki
 
-    from examprep import generators
-    from examprep.quiz.bank import packaged_bank
+    from examprep import sources
+    from examprep.sources.concepts import packaged_bank
     from examprep.render import anki as cards
     from examprep.sheets.build import solution_extras
 
@@ -110,12 +148,10 @@ def build_package(*, topics: list[str] | None = None, sections: list[str] | None
         raise ParamError(f"--seed: expected a non-negative integer, got {seed}")
     bank = packaged_bank()
     chosen_sections = _sections(sections, bank)
-    gens = _topics(topics) if problems else []
+    items = _topics(topics) if problems else []
     if difficulty is not None:
-        for g in gens:
-            if difficulty not in g.levels:
-                raise ParamError(f"--difficulty: {g.name} has levels {', '.join(map(str, g.levels))}, got {difficulty}")
-    if not chosen_sections and not gens:
+        _check_level(items, difficulty)
+    if not chosen_sections and not items:
         raise ParamError("nothing to export: give --problems 1 or more, or concept --sections")
 
     concept_model, problem_model = cards.models()
@@ -132,20 +168,21 @@ def build_package(*, topics: list[str] | None = None, sections: list[str] | None
                                        tags=["examprep", f"examprep::concept::{section}"]))
         summary.concepts[section] = len(deck.notes)
         decks.append(deck)
-    for gen in gens:
-        name = f"{DECK}::Problems::{gen.name}"
-        deck = genanki.Deck(deck_id(name), name, description=f"{gen.title} — {gen.syllabus}")
+    for item in items:
+        title, about, levels, cf = _described(item, calculator_free)
+        name = f"{DECK}::Problems::{item.topic}"
+        deck = genanki.Deck(deck_id(name), name, description=f"{title} — {about}")
         for k in range(problems):
-            level = difficulty if difficulty is not None else gen.levels[k % len(gen.levels)]
-            problem = generators.mark_shapes(generators.build(gen.name, seed + k, level,
-                                                              calculator_free and gen.calculator_free))
+            level = difficulty if difficulty is not None and item.generated else levels[k % len(levels)]
+            problem = sources.build(replace(item, difficulty=level, calculator_free=cf), seed + k)
             summary.levels.add(level)
             figures = solution_extras([problem]).get(0, [])
             deck.add_note(genanki.Note(model=problem_model,
-                                       fields=cards.problem_fields(problem, title=gen.title, figures=figures),
+                                       fields=cards.problem_fields(problem, title=title, figures=figures,
+                                                                   command=_command(item, problem)),
                                        guid=genanki.guid_for("examprep-problem", cards.note_key(problem)),
-                                       tags=["examprep", f"examprep::problem::{gen.name}", f"examprep::level::{level}"]))
-        summary.problems[gen.name] = len(deck.notes)
+                                       tags=["examprep", f"examprep::problem::{item.topic}", f"examprep::level::{level}"]))
+        summary.problems[item.topic] = len(deck.notes)
         decks.append(deck)
     return genanki.Package(decks), summary
 

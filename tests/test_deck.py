@@ -2,6 +2,7 @@
 into a throw-away collection, and what arrives is counted and read back; a re-export updates the
 notes already there instead of adding copies."""
 import html
+from pathlib import Path
 import re
 
 import anki.collection as anki_collection   # Anki's own library: a dev dependency, never skipped
@@ -10,7 +11,7 @@ from typer.testing import CliRunner
 
 from examprep.cli import app
 from examprep.deck import build_package, split_names, write_deck
-from examprep.quiz.bank import packaged_bank
+from examprep.sources.concepts import packaged_bank
 
 runner = CliRunner()
 T0 = 1_767_225_600.0          # 2026-01-01, the notes' modification time of a first export
@@ -125,7 +126,7 @@ def test_calculator_free_variants_where_a_topic_has_them():
 
 
 def test_choice_concepts_show_their_choices_and_name_the_right_one():
-    from examprep.quiz.bank import concept_problem
+    from examprep.sources.concepts import concept_problem
     from examprep.render.moodle import _math_text
 
     pkg, _ = build_package(sections=["transformer", "attention"], problems=0)
@@ -209,3 +210,34 @@ def test_problem_cards_carry_the_figures_their_solutions_draw():
     assert "Receptive field of the middle output" in receptive.fields[1] and "Span at the input" in receptive.fields[1]
     assert "darker = larger" in attention.fields[1]            # the attention weights as a shaded table
     assert "background:rgb(" in attention.fields[1]
+
+
+QUESTION_FILE = Path(__file__).resolve().parents[1] / "examprep" / "bank" / "questions" / "softmax-by-hand.toml"
+
+
+def test_a_question_file_goes_in_a_deck_where_a_topic_does(tmp_path):
+    out = tmp_path / "deck.apkg"
+    res = runner.invoke(app, ["anki", "--out", str(out), "--topics", f"{QUESTION_FILE},gru-step", "--problems", "2",
+                              "--sections", "none", "--seed", "4"])
+    assert res.exit_code == 0, res.output
+    assert "4 worked problems: 2 for each of 2 topics" in res.output
+    col = collection(tmp_path)
+    try:
+        import_deck(col, out)
+        assert "examprep::Problems::question:softmax-by-hand" in {d.name for d in col.decks.all_names_and_ids()}
+        note = col.get_note(col.find_notes("Id:question:softmax-by-hand/d1/s5")[0])
+        assert "Softmax of three logits" in note["Problem"] and "examprep generate softmax-by-hand.toml -s 5" in note["Origin"]
+        assert len(col.find_notes("tag:examprep::problem::gru-step")) == 2
+    finally:
+        col.close()
+
+
+@pytest.mark.parametrize("topics, message", [
+    ("missing.toml", "missing.toml"),                                   # a question file that is not there: named
+    ("attention-from-model", "examprep anki cannot take one; use `examprep generate attention-from-model --checkpoint"),
+])
+def test_a_bad_question_file_or_a_model_problem_is_one_line(tmp_path, topics, message):
+    out = tmp_path / "deck.apkg"
+    res = runner.invoke(app, ["anki", "--out", str(out), "--topics", topics, "--sections", "none"])
+    assert res.exit_code == 2 and message in res.output and res.output.count("\n") == 1, res.output
+    assert not out.exists()

@@ -187,9 +187,21 @@ def test_generators_use_named_steps_and_no_second_engine_call_through_solve(path
 
 def test_the_default_output_directory_of_every_bundled_recipe_is_ignored_by_git():
     # `examprep sheet -r midterm` (the README's first command) writes midterm/ where it runs
-    from examprep.sheets.recipes import bundled_recipes
+    from examprep.sources.recipes import bundled_recipes
 
     ignored = set((ROOT / ".gitignore").read_text().split())
     for name in bundled_recipes():
         assert f"/{name}/" in ignored, name
     assert "/sheet/" in ignored          # --topics without a recipe
+
+
+def test_quiz_and_sheets_do_not_import_each_other():
+    """Both take their problems from the problem-source layer (examprep.sources: the recipes, the
+    concept bank, build), so neither needs the other: an exam drawn from a recipe reads the recipe
+    there, and a sheet's concept question comes from there too."""
+    for here, other in (("quiz", "sheets"), ("sheets", "quiz")):
+        found = [f"{p.relative_to(ROOT)}:{line}" for p in sorted((PACKAGE / here).rglob("*.py"))
+                 for target, names, line in imports(p)
+                 if target == f"examprep.{other}" or target.startswith(f"examprep.{other}.")
+                 or (target == "examprep" and other in names)]
+        assert not found, f"examprep/{here} imports examprep/{other}: {found}"

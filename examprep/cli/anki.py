@@ -16,8 +16,9 @@ HELP = ("Write an Anki deck: concept questions and worked problems as flash card
 def anki(
     out: str = typer.Option(..., "--out", "-o", metavar="FILE", help="The deck to write (e.g. examprep.apkg)."),
     topics: Optional[list[str]] = typer.Option(None, "--topics", "-t", metavar="TOPICS",
-                                               help="Problem topics (comma-separated or repeated; default: every "
-                                                    "topic that needs no trained model; see `examprep topics`)."),
+                                               help="Problem topics or question files (FILE.toml), comma-separated "
+                                                    "or repeated; default: every topic that needs no trained model "
+                                                    "(see `examprep topics`)."),
     sections: Optional[list[str]] = typer.Option(None, "--sections", metavar="SECTIONS",
                                                  help="Concept sections (rnn, attention, transformer, llm, cnn, "
                                                       "training; default: all; none: no concept cards)."),

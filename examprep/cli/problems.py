@@ -64,8 +64,8 @@ def generate(
     import secrets
 
     from examprep import keys
-    from examprep.authoring.build import build_many
     from examprep.errors import missing_extra
+    from examprep.sources import build_many
 
     if as_json and markdown:                    # one output format on stdout: JSON alone was printed
         from examprep.errors import ParamError
@@ -75,9 +75,8 @@ def generate(
     keys.check_outputs(key=key, template=template, force=force,      # before the work
                        inputs=[t for t in topic if os.path.isfile(t)])
     try:
-        problems = build_many(topic, seed=seed, count=count, difficulty=difficulty,
-                                         calculator_free=calculator_free,
-                                         options={"checkpoint": checkpoint} if checkpoint else None)
+        problems = build_many(topic, seed=seed, count=count, difficulty=difficulty, calculator_free=calculator_free,
+                              checkpoint=checkpoint)
     except ImportError as err:            # a topic that reads a trained model, on the base install
         missing = missing_extra(err, f"examprep generate {' '.join(topic)}")
         if missing is None:

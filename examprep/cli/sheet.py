@@ -14,7 +14,8 @@ def sheet(
     recipe: Optional[str] = typer.Option(None, "--recipe", "-r",
                                          help=RECIPE_HELP),
     topics: Optional[list[str]] = typer.Option(None, "--topics", "-t",
-                                               help="Topics instead of a recipe (repeat or comma-separate)."),
+                                               help="Topics or question files (FILE.toml) instead of a recipe (repeat "
+                                                    "or comma-separate)."),
     count: Optional[int] = typer.Option(None, "--count", "-n", help="Problems per topic (with --topics)."),
     difficulty: Optional[int] = typer.Option(None, "--difficulty", "-d",
                                              help="Level 1-3 of every problem (overrides the recipe's)."),
@@ -46,6 +47,9 @@ def sheet(
                                        help="Answers are written with decimal commas (0,245) and ';' between list "
                                             "entries; the answer file says so and grade applies it (recipe: "
                                             "decimal_comma = true)."),
+    checkpoint: Optional[str] = typer.Option(None, "--checkpoint", metavar="DIR",
+                                             help="A trained model, for the problems that need one "
+                                                  "(attention-from-model and the other model problems)."),
 ) -> None:
     # the help: usage.SHEET_SUMMARY, which names the bundled recipes and the formats from their tables
     from examprep import sheets
@@ -59,7 +63,8 @@ def sheet(
             recipe=recipe, topics=topics, count=count, difficulty=difficulty,
             seed=seed, roster=roster, secret_file=secret_file,
             formats=formats, out=out, force=force, title=title, course=course, legacy_secret=legacy_secret,
-            progress=progress, decimal_comma=decimal_comma, split=split, questions_dir=questions_dir)
+            progress=progress, decimal_comma=decimal_comma, split=split, questions_dir=questions_dir,
+            checkpoint=checkpoint)
     print_sheet_summary(result)
 
 

@@ -18,7 +18,7 @@ from examprep.generators.framework import (
 )
 from examprep.problem import Problem
 
-__all__ = ["REGISTRY", "Degenerate", "Draft", "Generator", "PinError", "Stream", "all_generators", "build", "build_many",
+__all__ = ["REGISTRY", "Degenerate", "Draft", "Generator", "PinError", "Stream", "all_generators", "build",
            "catalogue_json", "figures", "generator", "get", "get_drawable", "load_all", "mark_shapes", "nice",
            "steps_from"]
 
@@ -172,23 +172,6 @@ def _same(got: Any, want: Any) -> bool:
             return got == want
         return a.shape == b.shape and bool(np.all(np.abs(a - b) <= 1e-9 * (1 + np.abs(b))))
     return got == want
-
-
-def build_many(topics: list[str], *, seed: int, count: int = 1, difficulty: int = 1,
-               calculator_free: bool = False, options: dict[str, Any] | None = None) -> list[Problem]:
-    """``count`` problems of each topic, with seeds seed, seed+1, …; validates every option first."""
-    if not topics:
-        raise ParamError("TOPIC: give at least one topic (see `examprep topics`)")
-    if count < 1:
-        raise ParamError(f"--count: expected a positive integer, got {count}")
-    if count > 10_000:
-        raise ParamError(f"--count: at most 10000 problems at once, got {count}")
-    if difficulty not in (1, 2, 3):
-        raise ParamError(f"--difficulty: expected 1, 2 or 3, got {difficulty}")
-    if seed < 0:
-        raise ParamError(f"--seed: expected a non-negative integer, got {seed}")
-    gens = [get(t) for t in topics]
-    return [build(g.name, seed + i, difficulty, calculator_free, options) for g in gens for i in range(count)]
 
 
 def catalogue_json(gens: dict[str, Generator]) -> str:

@@ -187,7 +187,7 @@ def roster_mapping(key: Any, roster_path: str) -> dict[str, Any]:
     Gradescope submitter is matched on). Raises SheetError for a bad roster, one whose e-mails or
     sis_ids are not unique (a submitter would match two students) or one that shares no student
     with the key."""
-    from examprep.sheets.recipes import SheetError
+    from examprep.sources.recipes import SheetError
     from examprep.sheets.variants import read_roster
 
     students = read_roster(roster_path)

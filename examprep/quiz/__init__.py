@@ -1,6 +1,5 @@
 """The interactive practice: quiz, timed exam, spaced review, and progress.
 
-    bank.py       concept questions from the lectures (TOML), validated, as one-part Problems
     plan.py       what a session draws: weak topics first, unattempted variants, adapted levels; exams
     prompt.py     where a session reads and writes (the prompt, the exam's alarm, the commands)
     session.py    the session: practice and exam, every answer checked by the grader and recorded
@@ -11,11 +10,12 @@
     run.py        the entry points the commands call: run_quiz, run_review, run_due, run_stats,
                   run_optimize
 
-The public names are re-exported here.
+The public names are re-exported here, with the concept bank's (examprep.sources.concepts: concept
+questions from the lectures, validated, as one-part Problems, which sheets and Anki decks use too).
 """
 from __future__ import annotations
 
-from examprep.quiz.bank import (CHECKLIST, CONCEPT_PREFIX, CONCEPT_TOPICS, Concept, ConceptBank, ConceptBankError,
+from examprep.sources.concepts import (CHECKLIST, CONCEPT_PREFIX, CONCEPT_TOPICS, Concept, ConceptBank, ConceptBankError,
                                 concept_problem, is_concept, item_of, load_concepts, packaged_bank, stats_topic_of)
 from examprep.quiz.hints import formula_hint, hint_text
 from examprep.quiz.outcomes import PartOutcome, ProblemOutcome, Summary

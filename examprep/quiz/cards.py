@@ -12,7 +12,7 @@ card off the schedule (its attempts stay in the history). A changed file is not 
 own: the card's schedule was earned on the old text, so only the student can say that the new
 text is the same question.
 
-(The authored-question issue later folds this into the problem-source layer, sources.py.)
+A card's Problem is built by the problem-source layer (examprep.sources), as every other one.
 """
 from __future__ import annotations
 
@@ -65,9 +65,10 @@ def _ways_out(name: str, path: str | None = None) -> str:
 def draw(item: str, linked: CardFile | None, seed_of: Callable[[str], int]) -> Any:
     """The Problem a due question card is reviewed with, drawn from its file with
     ``seed_of(generator)``; or, when it cannot be, the one line that says why and what to do (str)."""
-    from examprep.authoring import QuestionError, build_question, parse_question
+    from examprep.authoring import QuestionError, parse_question
     from examprep.authoring.question import text_sha256
     from examprep.fileio import read_user_text
+    from examprep.sources import Item, build
 
     name = card_name(item)
     if linked is None:
@@ -82,7 +83,7 @@ def draw(item: str, linked: CardFile | None, seed_of: Callable[[str], int]) -> A
             return (f"{name}: {shown} has changed since it was last used, {_when(linked.linked)} (its schedule was "
                     "earned on the old text); " + _ways_out(name, linked.path))
         spec = parse_question(text, linked.path)
-        return build_question(spec, seed_of(spec.generator))
+        return build(Item(spec.generator, 1, question=spec), seed_of(spec.generator))
     except QuestionError as err:
         return f"{name}: cannot be drawn: {printable(str(err))}; " + _ways_out(name)
 

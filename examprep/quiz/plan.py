@@ -10,7 +10,8 @@ from dataclasses import dataclass, field, replace
 from examprep.errors import ParamError
 from examprep.history import Attempt, CardFile, History
 from examprep.problem import Problem
-from examprep.quiz.bank import ConceptBank, concept_problem
+from examprep.sources import Item, build, build_problems, require_models
+from examprep.sources.concepts import ConceptBank, concept_problem
 
 DEFAULT_COUNT = 10
 
@@ -163,7 +164,7 @@ def plan_problems(opts: QuizOptions, history: History | None, *, now: float) -> 
         level = opts.difficulty or level_now.get(name) or adaptive_level(fractions.get(name, []), g.levels)
         level_now[name] = level
         seed = variant_seed(name, level, opts.calculator_free, history=history, drawn=problems, seed=opts.seed)
-        problems.append(generators.mark_shapes(generators.build(name, seed, level, opts.calculator_free)))
+        problems.append(build(Item(name, level, 1, opts.calculator_free), seed))
     return problems
 
 
@@ -227,9 +228,9 @@ def plan_review(history: History, bank: ConceptBank, *, count: int, now: float, 
             level = adaptive_level(fractions.get(card.name, []), g.levels)
             cf = calculator_free and g.calculator_free
             seed = variant_seed(card.name, level, cf, history=history, drawn=problems, seed=None)
-            problems.append(generators.mark_shapes(generators.build(card.name, seed, level, cf)))
+            problems.append(build(Item(card.name, level, 1, cf), seed))
         elif card.kind == "concept" and card.name in bank.questions:
-            problems.append(concept_problem(bank.questions[card.name], secrets.randbelow(1_000_000), bank.version))
+            problems.append(build(Item(card.item, 1, concept=card.name), secrets.randbelow(1_000_000)))
         else:
             skipped.append(gone(card.item))
     return problems, skipped
@@ -250,7 +251,7 @@ def plan_exam(opts: QuizOptions, history: History,
     either way. ``files``: as exam_from_recipe's.
     """
     from examprep import generators
-    from examprep.sheets.recipes import bundled_recipes
+    from examprep.sources.recipes import bundled_recipes
 
     if not opts.recipe and not opts.topics and DEFAULT_RECIPE in bundled_recipes():
         opts = replace(opts, recipe=DEFAULT_RECIPE)
@@ -268,7 +269,7 @@ def plan_exam(opts: QuizOptions, history: History,
             want = opts.difficulty or 2
             level = min(g.levels, key=lambda lv: (abs(lv - want), lv))
             seed = variant_seed(g.name, level, opts.calculator_free, history=history, drawn=problems, seed=opts.seed)
-            problems.append(generators.mark_shapes(generators.build(g.name, seed, level, opts.calculator_free)))
+            problems.append(build(Item(g.name, level, 1, opts.calculator_free), seed))
         title = "Exam"
         minutes = float(math.ceil(sum(p.minutes for p in problems)))
     return problems, title, float(opts.minutes) if opts.minutes else minutes
@@ -281,11 +282,13 @@ def exam_from_recipe(spec: str, history: History | None, *, seed: int | None, ca
     sheet would (the recipe's tolerances included). Each item is drawn as a variant the student has
     not attempted; with ``seed``, problem k uses seed + k, as on a printed sheet. ``files``
     receives generator -> the question file of each ``question =`` item (its review card's).
-    Raises SheetError for an unknown or bad recipe."""
-    from examprep.sheets.build import build_problems
-    from examprep.sheets.recipes import load_recipe
+    Raises SheetError for an unknown or bad recipe, ParamError for a model problem (the quiz
+    takes no trained model)."""
+    from examprep.sources.recipes import load_recipe
 
     recipe = load_recipe(spec)
+    require_models(recipe.items, "the quiz cannot take one; print the recipe with `examprep sheet --recipe "
+                                 f"{spec} --checkpoint DIR`")
     if files is not None:
         from examprep.quiz.cards import links_of
 
@@ -303,11 +306,11 @@ def plan_questions(opts: QuizOptions, files: dict[str, CardFile] | None = None) 
     """Question files to practise: ``count`` draws of each (default 1), seeds seed, seed+1, …
     (a fresh seed when none is given). Every file is read first (QuestionError names its line).
     ``files`` receives generator -> the file, which its review card remembers."""
-    from examprep.authoring import build_question, load_question
     from examprep.quiz.cards import links_of
+    from examprep.sources import question_item
 
-    specs = [load_question(path) for path in opts.questions]
+    items = [question_item(path) for path in opts.questions]
     if files is not None:
-        files.update(links_of(specs))
+        files.update(links_of(item.question for item in items))
     seed = opts.seed if opts.seed is not None else fresh_seed(set())
-    return [build_question(spec, seed + k) for spec in specs for k in range(opts.count or 1)]
+    return [build(item, seed + k) for item in items for k in range(opts.count or 1)]

@@ -7,7 +7,7 @@ from typing import Any
 
 from examprep.errors import ParamError
 from examprep.history import CardFile, History, HistoryError
-from examprep.quiz.bank import packaged_bank
+from examprep.sources.concepts import packaged_bank
 from examprep.quiz.plan import (
     QuizOptions, plan_concepts, plan_exam, plan_problems, plan_questions, plan_review, validate,
 )

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from examprep.history import Attempt, CardFile, History
 from examprep.problem import Part, Problem
-from examprep.quiz.bank import ConceptBank, is_concept, item_of, stats_topic_of
+from examprep.sources.concepts import ConceptBank, is_concept, item_of, stats_topic_of
 from examprep.quiz.hints import hint_text
 from examprep.quiz.outcomes import PartOutcome, ProblemOutcome, Summary
 from examprep.quiz.prompt import COMMANDS, Quit, Terminal, TimeUp, command_or_answer

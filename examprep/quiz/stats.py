@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from examprep.history import Attempt, History
-from examprep.quiz.bank import CONCEPT_PREFIX, packaged_bank
+from examprep.sources.concepts import CONCEPT_PREFIX, packaged_bank
 from examprep.quiz.prompt import Terminal
 from examprep.quiz.views import bar, fmt_clock, fmt_duration, sparkline
 from examprep.render import plural

@@ -7,7 +7,7 @@ from typing import Any
 
 from examprep.document import Text as TextBlock
 from examprep.problem import Part, Problem
-from examprep.quiz.bank import CONCEPT_PREFIX, is_concept
+from examprep.sources.concepts import CONCEPT_PREFIX, is_concept
 from examprep.quiz.outcomes import PartOutcome, ProblemOutcome, Summary
 from examprep.quiz.prompt import Terminal
 from examprep.render import plural

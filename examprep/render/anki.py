@@ -72,7 +72,7 @@ def models() -> tuple[Any, Any]:
 
 
 def concept_fields(concept: Any) -> list[str]:
-    """The fields of a concept question (examprep.quiz.bank.Concept), in CONCEPT_FIELDS' order.
+    """The fields of a concept question (examprep.sources.concepts.Concept), in CONCEPT_FIELDS' order.
 
     A choice question lists its choices labelled a, b, c, … in the order the quiz shows at seed 0
     (drawn from the question's id: fixed across exports, and not the bank's order, where the right
@@ -80,7 +80,7 @@ def concept_fields(concept: Any) -> list[str]:
     section, then the verbatim quote."""
     question = f"<p>{_math_text(concept.question)}</p>"
     if concept.kind == "choice":
-        from examprep.generators import Stream
+        from examprep.stream import Stream
 
         order = Stream("concept", concept.id, 0).shuffle(range(len(concept.choices)))
         items = "".join(f"<li>{Problem.label(pos)}) {_math_text(concept.choices[orig])}</li>"
@@ -118,11 +118,11 @@ def figure_html(fig: Any) -> str:
             f"<ul>{''.join(rows)}</ul><p>Span at the input: {fig.receptive_field} positions.</p>")
 
 
-def problem_fields(problem: Problem, *, title: str, figures: list | tuple = ()) -> list[str]:
+def problem_fields(problem: Problem, *, title: str, figures: list | tuple = (), command: str | None = None) -> list[str]:
     """The fields of a generated problem, in PROBLEM_FIELDS' order: the statement and the parts
     asked (with their tolerance, as on a sheet), the worked solution with the figures it draws, the
-    answers, and where it comes from (``examprep generate <generator> -d <level> -s <seed>``
-    rebuilds it)."""
+    answers, and where it comes from (``command``, by default ``examprep generate <generator> -d
+    <level> -s <seed>``, rebuilds it)."""
     parts = "".join(f"<p><strong>({Problem.label(i)})</strong> {_math_text(p.prompt)} "
                     f"<em>[{escape.html(p.tolerance.describe())}]</em></p>" for i, p in enumerate(problem.parts))
     front = f"<h3>{escape.html(problem.title)}</h3>" + _statement_html(problem) + parts
@@ -130,8 +130,8 @@ def problem_fields(problem: Problem, *, title: str, figures: list | tuple = ()) 
     worked, _, answers = solution.partition("<h4>Answers</h4>")
     worked += "".join(figure_html(f) for f in figures)
     cf = " --calculator-free" if problem.calculator_free else ""
-    origin = (f"{escape.html(title)} · level {problem.difficulty} · "
-              f"<code>examprep generate {escape.html(problem.generator)} -d {problem.difficulty} -s {problem.seed}{cf}</code>")
+    command = command or f"examprep generate {problem.generator} -d {problem.difficulty} -s {problem.seed}{cf}"
+    origin = f"{escape.html(title)} · level {problem.difficulty} · <code>{escape.html(command)}</code>"
     return [front, worked, "<h4>Answers</h4>" + answers if answers else "", origin, note_key(problem)]
 
 

@@ -1,21 +1,22 @@
 """Practice sheets: recipes → problems → printable PDFs, Markdown, answer keys, answer templates
 and LMS quizzes (the formats: examprep.render.exports.EXPORTS); per-student variants keyed by a secret.
 
-    recipes.py    a sheet's plan (TOML, bundled in examprep/bank, or a list of topics)
     variants.py   the roster, the secret and the HMAC that gives each student a variant
-    build.py      the sheet's copies, their problems, figures and instructions
+    build.py      the sheet's copies, their problems (examprep.sources), figures and instructions
     write.py      the outputs, rendered in memory and written all or nothing; make_sheet
 
-This package's names are re-exported here: ``examprep.sheets.make_sheet`` is the `examprep
-sheet` command's one function.
+A sheet's plan, its recipe, is read by examprep.sources.recipes (the quiz's exams read the same
+recipes); its names are re-exported here with this package's own: ``examprep.sheets.make_sheet``
+is the `examprep sheet` command's one function.
 """
 from __future__ import annotations
 
 from examprep.render.exports import EXPORTS
-from examprep.sheets.build import (Copy, Progress, Sheet, build_problems, build_sheet, font_plan, instructions,
+from examprep.sheets.build import (Copy, Progress, Sheet, build_sheet, font_plan, instructions,
                                    printed_texts, solution_extras)
-from examprep.sheets.recipes import (MAX_PROBLEMS, Item, SheetError, SheetRecipe, bundled_recipes, load_recipe,
-                                     parse_recipe, recipe_from_topics, with_difficulty)
+from examprep.sources import build_problems, recipe_from_topics
+from examprep.sources.recipes import (MAX_PROBLEMS, Item, SheetError, SheetRecipe, bundled_recipes, load_recipe,
+                                     parse_recipe, with_difficulty)
 from examprep.sheets.variants import (LEGACY_WARNING, MAX_STUDENTS, SECRET_KDF, Student, check_pairing, check_secret,
                                       derivation, new_secret, read_roster, read_secret, stretch_secret, variant_digest,
                                       variant_seed, write_secret)

@@ -19,8 +19,8 @@ from typing import Any, Callable
 
 from examprep.errors import ParamError
 from examprep.render import plural
-from examprep.sheets.recipes import SheetRecipe
-from examprep.sheets.recipes import SheetError
+from examprep.sources import build_problems
+from examprep.sources.recipes import SheetError, SheetRecipe
 from examprep.sheets.variants import Student, check_pairing, check_secret, stretch_secret, variant_seed
 
 Progress = Callable[[str, int, int], None]      # (what, done, total): a long sheet reports as it goes
@@ -99,59 +99,6 @@ class Sheet:
 
     def instructions(self) -> list[str]:
         return instructions(self)
-
-
-SeedRule = Callable[[str, int, bool, list], int]     # (topic, level, calculator-free, problems so far) → seed
-
-
-def build_problems(recipe: SheetRecipe, base_seed: int | None = None, *, seed_of: SeedRule | None = None,
-                   calculator_free: bool = False) -> list:
-    """The recipe's problems in order, each at its item's level and with its item's tolerance.
-    Problem k (from 0) uses seed ``base_seed + k``, or ``seed_of(topic, level, calculator_free,
-    problems so far)`` (the quiz draws unattempted variants so). ``calculator_free``: every item
-    calculator-free, as well as those the recipe marks."""
-    out: list = []
-    for item in recipe.items:
-        cf = (item.calculator_free or calculator_free) and item.generated
-        for k in range(item.count):
-            if item.seed is not None:          # the recipe fixed it: the same problem on every copy
-                seed = item.seed + k
-            else:
-                seed = base_seed + len(out) if seed_of is None else seed_of(item.topic, item.difficulty, cf, out)
-            problem = build_item(item, seed, cf)
-            out.append(_with_tolerance(problem, item.tolerance) if item.tolerance is not None else problem)
-    return out
-
-
-def build_item(item: Any, seed: int, calculator_free: bool = False) -> Any:
-    """One recipe item's problem at ``seed``: a generator's (with its pins), a question file's or a
-    concept question; then the item's points and minutes."""
-    from examprep import generators
-    from examprep.authoring.build import build_question
-    from examprep.authoring.question import with_points
-
-    if item.question is not None:
-        problem = build_question(item.question, seed)
-    elif item.concept is not None:
-        from examprep.quiz.bank import concept_problem, packaged_bank
-
-        bank = packaged_bank()
-        problem = concept_problem(bank.questions[item.concept], seed, bank.version)
-    else:
-        problem = generators.mark_shapes(generators.build(item.topic, seed, item.difficulty, calculator_free,
-                                                          pins=item.pins))
-    if item.points is not None or item.minutes is not None:
-        problem = with_points(problem, item.points, item.minutes)
-    return problem
-
-
-def _with_tolerance(problem: Any, tolerance: Any) -> Any:
-    """The problem with ``tolerance`` on its number, vector and matrix parts that are not exact."""
-    from dataclasses import replace
-
-    parts = [replace(p, tolerance=tolerance) if p.kind in ("number", "vector", "matrix") and p.tolerance.rule != "exact"
-             else p for p in problem.parts]
-    return replace(problem, parts=parts)
 
 
 def build_sheet(recipe: SheetRecipe, seed: int, *, roster: list[Student] | None = None,

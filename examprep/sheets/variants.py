@@ -35,7 +35,7 @@ from pathlib import Path
 
 from examprep.fileio import read_user_bytes, read_user_text
 from examprep.render import plural
-from examprep.sheets.recipes import SheetError
+from examprep.sources.recipes import SheetError
 
 MAX_STUDENTS = 5000
 MIN_SECRET_BYTES = 16                 # --legacy-secret: the old rule (any 16 bytes)
@@ -276,7 +276,7 @@ def save_class_secret(out_dir: Path, secret: bytes) -> Path:
 def rebuild_command(*, recipe: str | None, topics: list[str] | None, count: int | None, difficulty: int | None,
                     seed: int, roster: str, secret_file: str, title: str | None, course: str | None,
                     decimal_comma: bool, formats: str | None, split: bool = False,
-                    questions_dir: str | None = None) -> str:
+                    questions_dir: str | None = None, checkpoint: str | None = None) -> str:
     """The `examprep sheet` command line that rebuilds a class's sheet (the same variants) from its
     roster and secret file, wherever both are copied (--out left to the user)."""
     import shlex
@@ -285,7 +285,7 @@ def rebuild_command(*, recipe: str | None, topics: list[str] | None, count: int 
     for option, value in (("--recipe", recipe), ("--topics", ",".join(topics) if topics else None),
                           ("--count", count), ("--difficulty", difficulty), ("--seed", seed), ("--roster", roster),
                           ("--secret-file", secret_file), ("--title", title), ("--course", course),
-                          ("--format", formats), ("--questions-dir", questions_dir)):
+                          ("--format", formats), ("--questions-dir", questions_dir), ("--checkpoint", checkpoint)):
         if value is not None:
             args += [option, str(value)]
     if decimal_comma:

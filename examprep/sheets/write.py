@@ -10,7 +10,8 @@ from examprep.errors import ParamError
 from examprep.fileio import OutputError, safe_name, write_files
 from examprep.render.exports import DEFAULT_FORMATS, EXPORTS, alias_of, format_names
 from examprep.sheets.build import Progress, Sheet, build_sheet, font_plan, fresh_seed
-from examprep.sheets.recipes import SheetError, bundled_recipes, load_recipe, recipe_from_topics, with_difficulty
+from examprep.sources import recipe_from_topics, with_checkpoint
+from examprep.sources.recipes import SheetError, bundled_recipes, load_recipe, with_difficulty
 from examprep.sheets.variants import (LEGACY_WARNING, SECRET_FILE, Student, class_secret, class_secret_note, derivation,
                                       read_roster, read_secret_file, rebuild_command, save_class_secret, unmarked_warning)
 
@@ -409,7 +410,7 @@ def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, co
                secret_file: str | None = None, formats: str | None = None, out: str | None = None,
                force: bool = False, title: str | None = None, course: str | None = None,
                legacy_secret: bool = False, progress: Progress | None = None, decimal_comma: bool = False,
-               split: bool = False, questions_dir: str | None = None) -> Result:
+               split: bool = False, questions_dir: str | None = None, checkpoint: str | None = None) -> Result:
     """The `examprep sheet` command: validate everything, build, render in memory, then write.
 
     ``seed`` None: a fresh one (build.fresh_seed), which the copies never print.
@@ -422,7 +423,7 @@ def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, co
         return _make_sheet(recipe=recipe, topics=topics, count=count, difficulty=difficulty, seed=seed, roster=roster,
                            secret_file=secret_file, formats=formats, out=out, force=force, title=title, course=course,
                            legacy_secret=legacy_secret, progress=progress, decimal_comma=decimal_comma,
-                           split=split, questions_dir=questions_dir)
+                           split=split, questions_dir=questions_dir, checkpoint=checkpoint)
     except KeyboardInterrupt:     # the workers are stopped and the temporaries removed on the way here
         raise KeyboardInterrupt("nothing was written") from None
 
@@ -431,7 +432,7 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
                 seed: int | None, roster: str | None, secret_file: str | None, formats: str | None, out: str | None,
                 force: bool, title: str | None, course: str | None, legacy_secret: bool,
                 progress: Progress | None, decimal_comma: bool = False, split: bool = False,
-                questions_dir: str | None = None) -> Result:
+                questions_dir: str | None = None, checkpoint: str | None = None) -> Result:
     from dataclasses import replace
 
     fmts = parse_formats(formats)
@@ -446,6 +447,7 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
         r = load_recipe(recipe or "midterm", questions_dir)
         if difficulty is not None:
             r = with_difficulty(r, difficulty)
+    r = with_checkpoint(r, checkpoint)
     from examprep.answers.files import unprintable_char
 
     for option, value in (("--title", title), ("--course", course)):
@@ -509,7 +511,7 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
         rebuild = rebuild_command(recipe=recipe, topics=topics, count=count, difficulty=difficulty, seed=seed,
                                   roster=roster, secret_file=secret_file, title=title, course=course,
                                   decimal_comma=decimal_comma, formats=formats, split=split,
-                                  questions_dir=questions_dir)
+                                  questions_dir=questions_dir, checkpoint=checkpoint)
         notes.append(class_secret_note(secret_file, new_secret, seed_from, rebuild))
     stale = stale_files(out_dir, earlier_files(out_dir), outputs, keep=inputs) if force else Stale()
     written = write_outputs(out_dir, outputs, force, stale=stale)

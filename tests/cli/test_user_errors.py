@@ -28,15 +28,18 @@ def test_grade_tolerance_for_a_part_the_key_lacks(tmp_path):
     assert res.exit_code == 0
 
 
-def test_topics_that_need_a_trained_model_are_refused_by_the_quiz_and_the_sheets(tmp_path, monkeypatch):
+def test_topics_that_need_a_trained_model_are_refused_by_the_quiz_and_asked_for_by_the_sheets(tmp_path, monkeypatch):
     monkeypatch.setenv("EXAMPREP_HOME", str(tmp_path))
     for args in (["quiz", "--topic", "attention-from-model", "--count", "1"],
-                 ["quiz", "--exam", "--topic", "attention-from-model", "--count", "1"],
-                 ["sheet", "--topics", "attention-from-model", "--out", str(tmp_path / "s")]):
+                 ["quiz", "--exam", "--topic", "attention-from-model", "--count", "1"]):
         res = runner.invoke(app, args, input="")
         assert res.exit_code == 2, (args, res.output)
         assert "needs a trained model" in res.output and "examprep generate attention-from-model --checkpoint" in res.output
-        assert "Traceback" not in res.output and not (tmp_path / "s").exists()
+        assert "Traceback" not in res.output
+    # a sheet takes the model (sheet --checkpoint DIR: tests/sheets/test_model_problems.py), so it asks for it
+    res = runner.invoke(app, ["sheet", "--topics", "attention-from-model", "--out", str(tmp_path / "s")])
+    assert res.exit_code == 2 and "needs a trained model (--checkpoint): give --checkpoint DIR" in res.output
+    assert "Traceback" not in res.output and not (tmp_path / "s").exists()
 
 
 def test_a_file_system_error_no_command_maps_is_one_line_not_a_traceback(tmp_path):
@@ -60,7 +63,7 @@ REJECTED_BY_TYPER = [
     (["train", "--compile=yes"], "error: --compile: is a flag and takes no value"),
     (["sheet", "--fource"], "error: --fource: no such option; did you mean"),
     # the closest option first (issue 36: --recpie suggested --force before --recipe)
-    (["sheet", "--recpie", "midterm"], "error: --recpie: no such option; did you mean --recipe or --force?"),
+    (["sheet", "--recpie", "midterm"], "error: --recpie: no such option; did you mean --recipe or --checkpoint or --force?"),
     # an option the typed one begins is what was meant; --help is offered only when begun
     (["train", "--lr", "0.1"], "error: --lr: no such option; did you mean --lr-factor? (see --help)"),
     (["grade", "k", "--hlp"], "error: --hlp: no such option; did you mean --help? (see --help)"),

@@ -13,7 +13,7 @@ from examprep import generators
 from examprep.cli import app
 from examprep.keys import Key, KeyFileError, key_to_json, read_key
 from examprep.sheets.build import build_problems
-from examprep.sheets.recipes import bundled_recipes
+from examprep.sources.recipes import bundled_recipes
 
 runner = CliRunner()
 SOLUTIONS = Path(__file__).resolve().parents[2] / "solutions"

@@ -122,7 +122,7 @@ def test_every_question_kind_is_built_as_text2qti_builds_it(text2qti_items, midt
 def test_choices_are_built_as_text2qti_builds_them(text2qti_items):
     theirs, _ = text2qti_items
     concept = sheets.build_sheet(sheets.recipe_from_topics(["attention"], count=1, difficulty=1), 1)
-    from examprep.quiz.bank import concept_problem, packaged_bank
+    from examprep.sources.concepts import concept_problem, packaged_bank
 
     bank = packaged_bank()
     choice = next(c for c in bank.questions.values() if c.kind == "choice")

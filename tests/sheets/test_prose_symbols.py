@@ -11,7 +11,7 @@ from examprep.render.terminal import inline, print_problem
 from examprep.render.typst import latex as typst_latex
 from examprep.render.typst.sheet import sheet_source
 from examprep.sheets.build import build_sheet
-from examprep.sheets.recipes import parse_recipe
+from examprep.sources.recipes import parse_recipe
 from tests.sheets.helpers import pdf_text
 
 

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from examprep import generators, sheets
 from examprep.cli import app
-from examprep.quiz.bank import concept_problem, packaged_bank
+from examprep.sources.concepts import concept_problem, packaged_bank
 from examprep.render import choices_shown, qti21
 
 QTI_DIR = Path(__file__).resolve().parents[3] / "shared" / "qti"      # ../shared/qti beside the repository

@@ -14,7 +14,7 @@ from examprep import generators, sheets
 from examprep.cli import app
 from examprep.keys import read_key
 from examprep.problem import Problem
-from examprep.sheets.recipes import SheetError
+from examprep.sources.recipes import SheetError
 
 BANK = Path(str(resources.files("examprep") / "bank" / "questions"))
 RECIPE = """[sheet]

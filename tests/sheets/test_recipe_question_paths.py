@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from examprep import sheets
 from examprep.cli import app
-from examprep.sheets.recipes import SheetError
+from examprep.sources.recipes import SheetError
 
 QUESTION = Path(str(resources.files("examprep") / "bank" / "questions" / "softmax-by-hand.toml"))
 

@@ -219,7 +219,7 @@ def _choice_index(label: Any, choices: tuple[str, ...], at: str, what: str) -> i
 def concept_problem(concept: Concept, seed: int, bank_version: int = 1) -> Problem:
     """A concept question as a one-part Problem; choices shown in an order drawn from ``seed``
     (relabelled a, b, c, …), so a review cannot be answered by remembering a letter."""
-    from examprep.generators import Stream
+    from examprep.stream import Stream
 
     part_kw: dict[str, Any] = {}
     statement: list = [TextBlock(concept.question)]

@@ -1,5 +1,5 @@
-"""Sheet recipes: a sheet's plan, read from TOML (bundled ones live in ``examprep/bank``) or made
-from a list of topics.
+"""Sheet recipes: a sheet's plan, read from TOML (bundled ones live in ``examprep/bank``) into
+source references (examprep.sources.item; a list of typed topics is examprep.sources.recipe_from_topics).
 
 A recipe names the sheet and lists its problems:
 
@@ -26,6 +26,9 @@ A recipe names the sheet and lists its problems:
 
     [[problem]]
     concept = "lstm-gate-count"     # a concept question of the bundled bank (printed with an answer box)
+
+    [[problem]]
+    topic = "attention-from-model"  # a model problem: `examprep sheet --checkpoint DIR` gives the trained model
 """
 from __future__ import annotations
 
@@ -42,6 +45,7 @@ from examprep.fileio import read_user_text
 from examprep import tomllines
 from examprep.bundled import recipe_texts as _bank_files     # bundled recipe names → TOML text
 from examprep.tomllines import line_of as _line_of
+from examprep.sources.item import Item
 
 MAX_PROBLEMS = 200
 
@@ -49,28 +53,6 @@ MAX_PROBLEMS = 200
 class SheetError(ExamprepError):
     """A bad recipe, roster, secret or output location; the message says where and how to fix it."""
 
-
-
-@dataclass(frozen=True)
-class Item:
-    """One line of a recipe: ``count`` problems of ``topic`` at ``difficulty``."""
-
-    topic: str
-    difficulty: int
-    count: int = 1
-    calculator_free: bool = False
-    tolerance: Any = None        # a Tolerance for its numeric parts (the recipe's tolerance = "…"), or None
-    pins: dict[str, Any] | None = None     # the generator's pinned parameters (params = {...})
-    points: float | None = None            # the problem's points, its parts scaled to them
-    minutes: float | None = None
-    seed: int | None = None                # the problem's own seed (the same on every copy)
-    question: Any = None                   # a QuestionSpec (question = "FILE.toml"); topic is "question:<id>"
-    concept: str | None = None             # a concept question's id; topic is "concept:<id>"
-
-    @property
-    def generated(self) -> bool:
-        """A generator's problem (with levels), not a question file or a concept question."""
-        return self.question is None and self.concept is None
 
 
 @dataclass(frozen=True)
@@ -200,9 +182,12 @@ def parse_recipe(text: str, source: str, default_name: str = "sheet", base: Path
             continue
         line = _line_of(text, "topic", "problem", i)
         try:
-            gen = generators.get_drawable(entry["topic"], "a sheet")
+            gen = generators.get(entry["topic"])
         except ParamError as err:
             raise fail(f"{where}: {err}", line) from None
+        if gen.requires and "params" in entry:      # a model problem's numbers are the model's, never drawn
+            raise fail(f"{where} params: {gen.name} reads its parameters from the trained model (--{gen.requires[0]}); "
+                       "it has none to pin", at("params"))
         level = entry.get("difficulty", default_level)
         if level not in gen.levels:
             raise fail(f"{where} difficulty: {gen.name} has levels {', '.join(map(str, gen.levels))}, got {level}",
@@ -250,18 +235,20 @@ def _extras(entry: dict, where: str, at: Any, fail: Any) -> dict[str, Any]:
 
 def _check_points_fit(item: Any, where: str, at: Any, fail: Any) -> None:
     """An item's ``points`` gives every part at least half a point (parts are scaled in halves)."""
+    from examprep import generators
+
     if item.points is None:
         return
+    if item.generated and generators.get(item.topic).requires:
+        return              # a model problem's parts are known once its checkpoint is read (sheet --checkpoint)
     if item.question is not None:
         n = len(item.question.parts)
     elif item.concept is not None:
-        from examprep.quiz.bank import concept_problem, packaged_bank
+        from examprep.sources.concepts import concept_problem, packaged_bank
 
         bank = packaged_bank()
         n = len(concept_problem(bank.questions[item.concept], 0, bank.version).parts)
     else:
-        from examprep import generators
-
         n = len(generators.build(item.topic, item.seed or 0, item.difficulty, item.calculator_free,
                                  pins=item.pins).parts)
     if item.points * 2 < n - 1e-9:
@@ -305,7 +292,7 @@ def _authored(entry: dict, kind: str, where: str, at: Any, fail: Any, places: tu
         except QuestionError as err:
             raise fail(f"{where} question: {err}", at("question")) from None
         return Item(spec.generator, 1, count, False, own, question=spec, **extras)
-    from examprep.quiz.bank import packaged_bank
+    from examprep.sources.concepts import packaged_bank
 
     bank = packaged_bank()
     cid = entry["concept"]
@@ -376,30 +363,6 @@ def load_recipe(spec: str, questions_dir: str | Path | None = None) -> SheetReci
     hint = f"did you mean {' or '.join(close)}? " if close else ""
     raise SheetError(f"unknown recipe {spec!r}; {hint}bundled recipes: {', '.join(sorted(bank))}; "
                      "or give a .toml file")
-
-
-def recipe_from_topics(topics: list[str], *, count: int = 1, difficulty: int = 1,
-                       calculator_free: bool = False, title: str = "Practice sheet") -> SheetRecipe:
-    """An ad-hoc recipe: ``count`` problems of each topic. Raises ParamError for bad values."""
-    from examprep import generators
-
-    if not topics:
-        raise ParamError("--topics: give at least one topic (see `examprep topics`)")
-    if not 1 <= count <= MAX_PROBLEMS:
-        raise ParamError(f"--count: expected 1 to {MAX_PROBLEMS}, got {count}")
-    if difficulty not in (1, 2, 3):
-        raise ParamError(f"--difficulty: expected 1, 2 or 3, got {difficulty}")
-    if count * len(topics) > MAX_PROBLEMS:
-        raise ParamError(f"--count: {count * len(topics)} problems; a sheet holds at most {MAX_PROBLEMS}")
-    items = []
-    for t in topics:
-        gen = generators.get_drawable(t, "a sheet")
-        if difficulty not in gen.levels:
-            raise ParamError(f"--difficulty: {gen.name} has levels {', '.join(map(str, gen.levels))}, got {difficulty}")
-        if calculator_free and not gen.calculator_free:
-            raise ParamError(f"--calculator-free: {gen.name} has no calculator-free variant")
-        items.append(Item(gen.name, difficulty, count, calculator_free))
-    return SheetRecipe(name="practice", title=title, items=tuple(items), source="--topics")
 
 
 def with_difficulty(recipe: SheetRecipe, difficulty: int) -> SheetRecipe:
