@@ -350,7 +350,7 @@ def _toml_comment(text: str) -> str:
 
 
 # the rule of examprep.answers.rounding, as an answer file states it
-ROUNDING_NOTE = "# Too few figures cost marks once: later parts built on your rounded answers are carried forward."
+ROUNDING_NOTE = "# Too few figures cost marks once: later parts built on them and rounded no coarser are carried forward."
 
 
 def answer_template(problems: list[Problem], *, title: str = "", student_id: str = "", name: str = "",

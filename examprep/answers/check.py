@@ -21,7 +21,7 @@ from examprep.answers.evaluate import evaluate, has_names
 from examprep.answers.numeric import APPROX_RTOL, has_decimal
 from examprep.answers.parse import parse_text
 from examprep.answers.read import is_blank, norm_choice, parse_answer
-from examprep.answers.rounding import counted_text, figures_text, rounded_figures
+from examprep.answers.rounding import Counted, counted_text, figures_text, mistake_text, rounded_figures
 from examprep.answers.result import (STATUSES, Expr, PartResult, ecf_text, ecf_value, result, shape_feedback,
                                      to_array, where_text)
 from examprep.answers.shapes import check_shapes
@@ -43,16 +43,18 @@ def _diagnose_scalar(tol: Tolerance, got: float, want: float) -> str:
 
 
 def check_part(part: Part, raw: Any, earlier: dict[str, Any] | None = None, *, ecf: bool = True,
-               ecf_credit: float = 1.0, tolerance: Tolerance | None = None, rounding_counted: str = "") -> PartResult:
+               ecf_credit: float = 1.0, tolerance: Tolerance | None = None,
+               rounding_counted: Counted | None = None) -> PartResult:
     """Grade one raw answer to ``part``.
 
     earlier: {part id: the student's parsed answer} of earlier parts, for error carried forward
     through ``part.ecf_rule`` (a part the student left blank should map to its expected value).
     ecf: whether to give carried-forward credit; ecf_credit: the fraction of the points it earns.
     tolerance: overrides the part's own tolerance (per-part or per-run settings).
-    rounding_counted: the earlier part of this part's chain already docked for rounding too coarsely
-    (answers.rounding.RoundingChain), "" when none: with ECF on, entries rounded the same way are
-    carried forward here, not docked again.
+    rounding_counted: where this part's chain was already docked for rounding too coarsely, and at
+    how many figures (answers.rounding.RoundingChain); None when not: with ECF on, entries rounded
+    to those figures or more are carried forward here, not docked again; coarser ones are docked.
+    A known mistake's value wins over a rounding of the key that equals it (its feedback says both).
     Never raises for a bad answer: it becomes status "unparseable" with the reason as feedback.
     """
     if part.kind == "written":
@@ -79,7 +81,7 @@ def check_part(part: Part, raw: Any, earlier: dict[str, Any] | None = None, *, e
     if part.kind == "expression":
         return _check_expression(part, value, rule, raw, tol)
     return _check_numeric(part, value, rule, raw, tol, earlier if ecf else None, ecf_credit, prep,
-                          rounding_counted if ecf else "")
+                          rounding_counted if ecf else None)
 
 
 PENDING_FEEDBACK = "to be marked by hand"
@@ -182,7 +184,7 @@ def _equivalent_text(how: str, assumed: tuple[str, ...] = ()) -> tuple[str, str]
 
 
 def _check_numeric(part: Part, value: Any, rule: str, raw: Any, tol: Tolerance, earlier: dict[str, Any] | None,
-                   ecf_credit: float, prep: Prepared, rounding_counted: str = "") -> PartResult:
+                   ecf_credit: float, prep: Prepared, rounding_counted: Counted | None = None) -> PartResult:
     integer = part.kind == "integer"
     if not isinstance(value, list) and not isinstance(part.expected, list):
         return _check_scalar(part, value, rule, raw, tol, earlier, ecf_credit, integer, rounding_counted)
@@ -201,31 +203,35 @@ def _check_numeric(part: Part, value: Any, rule: str, raw: Any, tol: Tolerance, 
             if bool(ecf_ok.all()):
                 return result(part, "ecf", ecf_credit * part.points, value, ecf_text(part, ecf_credit), rule, raw,
                                ecf_from=tuple(part.depends_on))
+    # the entries each reference (the key, the carried-forward value) gets right, and those it gets rounded
+    refs = [(r, r_ok, rounded_figures(tol, got, r, ~r_ok)) for r, r_ok in ((want, ok), (ecf_val, ecf_ok))
+            if r_ok is not None]
     for m, mv, limit in prep.misconceptions:
         if mv is None:
             continue
         if mv.shape != got.shape and mv.size == got.size == 1:
             mv, limit = mv.reshape(got.shape), limit.reshape(got.shape)   # a one-number mistake ("the inner product")
         if mv.shape == got.shape and bool(within(got, mv, limit).all()):
-            return result(part, "misconception", m.credit * part.points, value, m.explanation, rule, raw, m)
-    # the entries each reference (the key, the carried-forward value) gets right, and those it gets rounded
-    refs = [(r, r_ok, rounded_figures(tol, got, r, ~r_ok)) for r, r_ok in ((want, ok), (ecf_val, ecf_ok))
-            if r_ok is not None]
+            also = next((rounded for _, r_ok, rounded in refs if rounded.any() and bool((r_ok | (rounded > 0)).all())),
+                        None)          # also the key rounded: the mistake is named, and the rounding said
+            feedback = m.explanation if also is None else mistake_text(m.explanation, also, int(tol.value))
+            return result(part, "misconception", m.credit * part.points, value, feedback, rule, raw, m)
+    floor = rounding_counted.figures if rounding_counted else 0      # rounded to ≥ floor: counted already
     if rounding_counted:                # the rounding was docked earlier in the chain: not again
         for _, r_ok, rounded in refs:
-            if bool((r_ok | (rounded > 0)).all()):
+            if bool((r_ok | (rounded >= floor)).all()):
                 return result(part, "ecf", ecf_credit * part.points, value,
-                              counted_text(rounding_counted, ecf_credit), rule, raw,
+                              counted_text(rounding_counted.part, ecf_credit), rule, raw,
                               ecf_from=tuple(part.depends_on))
     if ok is None:
         return result(part, "wrong", 0, value, shape_feedback(want.shape, got.shape, raw), rule, raw)
     # per entry: 1 when right, the carried-forward credit when a carried-forward value is (or, past a
-    # rounding already counted, when rounded), 0 otherwise; the better of the two references counts
+    # rounding already counted, when rounded to as many figures), 0 otherwise; the better reference counts
     best = None
     for i, (_, r_ok, rounded) in enumerate(refs):
         credit = np.where(r_ok, 1.0 if i == 0 else ecf_credit, 0.0)
         if rounding_counted:
-            credit = np.where(rounded > 0, ecf_credit, credit)
+            credit = np.where(rounded >= floor, ecf_credit, credit)
         if best is None or float(credit.mean()) > float(best[0].mean()):
             best = (credit, r_ok, rounded)
     credit, ok, rounded = best
@@ -236,9 +242,14 @@ def _check_numeric(part: Part, value: Any, rule: str, raw: Any, tol: Tolerance, 
         bad = [where_text(tuple(int(i) for i in idx)) for idx in np.argwhere(mask)]
         return "entry" if len(bad) == 1 else "entries", ", ".join(bad[:4]) + (", …" if len(bad) > 4 else "")
 
+    excused = (rounded >= floor) & (rounded > 0) if rounding_counted else np.zeros(rounded.shape, dtype=bool)
+    docked = (rounded > 0) & ~excused
     said = []
-    if rounded.any():
-        said.append("{} {} ".format(*where(rounded > 0)) + figures_text(rounded, int(tol.value), rounding_counted))
+    if excused.any():
+        give = 0 if docked.any() else int(tol.value)
+        said.append("{} {} ".format(*where(excused)) + figures_text(rounded[excused], give, rounding_counted.part))
+    if docked.any():
+        said.append("{} {} ".format(*where(docked)) + figures_text(rounded[docked], int(tol.value)))
     if (~ok & (rounded == 0)).any():
         said.append("check {} {}".format(*where(~ok & (rounded == 0))))
     feedback = (f"{n_ok} of {n} entries right; " if n_ok else "") + "; ".join(said)
@@ -248,11 +259,12 @@ def _check_numeric(part: Part, value: Any, rule: str, raw: Any, tol: Tolerance, 
         feedback = "no entry is right"
         if bool(entries_ok(tol, -got, want, integer).all()):
             feedback = "every sign is wrong"
-    return result(part, "wrong", score, value, feedback, rule, raw, rounded=bool(rounded.any()) and not rounding_counted)
+    return result(part, "wrong", score, value, feedback, rule, raw,
+                  rounded=int(rounded[docked].min()) if docked.any() else 0)
 
 
 def _check_scalar(part: Part, value: Any, rule: str, raw: Any, tol: Tolerance, earlier: dict[str, Any] | None,
-                  ecf_credit: float, integer: bool, rounding_counted: str = "") -> PartResult:
+                  ecf_credit: float, integer: bool, rounding_counted: Counted | None = None) -> PartResult:
     want = float(part.expected) if not integer else part.expected
     got = value
     if scalar_ok(tol, got, want, integer):
@@ -267,6 +279,8 @@ def _check_scalar(part: Part, value: Any, rule: str, raw: Any, tol: Tolerance, e
             if scalar_ok(tol, got, e, integer):
                 return result(part, "ecf", ecf_credit * part.points, value, ecf_text(part, ecf_credit), rule, raw,
                                ecf_from=tuple(part.depends_on))
+    # the figures written where the answer is the key's value or the carried-forward one rounded, else 0
+    k = 0 if integer else max(int(rounded_figures(tol, float(got), float(r))) for r in (want, e) if r is not None)
     for m in part.misconceptions:
         mv = m.value
         if isinstance(mv, list):
@@ -275,15 +289,16 @@ def _check_scalar(part: Part, value: Any, rule: str, raw: Any, tol: Tolerance, e
                 continue
             mv = float(flat[0])
         if isinstance(mv, (int, float)) and not isinstance(mv, bool) and scalar_ok(tol, got, mv, integer):
-            return result(part, "misconception", m.credit * part.points, value, m.explanation, rule, raw, m)
-    if rounding_counted and not integer and any(rounded_figures(tol, float(got), float(r)) for r in (want, e)
-                                                  if r is not None):
-        return result(part, "ecf", ecf_credit * part.points, value, counted_text(rounding_counted, ecf_credit),
+            feedback = mistake_text(m.explanation, k, int(tol.value)) if k else m.explanation
+            return result(part, "misconception", m.credit * part.points, value, feedback, rule, raw, m)
+    if rounding_counted and k >= rounding_counted.figures > 0:     # rounded as the chain already was, or finer
+        return result(part, "ecf", ecf_credit * part.points, value, counted_text(rounding_counted.part, ecf_credit),
                       rule, raw, ecf_from=tuple(part.depends_on))
     if integer and isinstance(got, float):
         return result(part, "wrong", 0, value, f"expected a whole number, not {got:g}", rule, raw)
-    feedback = _diagnose_scalar(tol, float(got), float(want)) or _not_right(tol, integer)
-    return result(part, "wrong", 0, value, feedback, rule, raw, rounded=feedback.startswith("rounded to"))
+    feedback = (_diagnose_scalar(tol, float(got), float(want)) or (figures_text(k, int(tol.value)) if k else "")
+                or _not_right(tol, integer))
+    return result(part, "wrong", 0, value, feedback, rule, raw, rounded=k if feedback.startswith("rounded to") else 0)
 
 
 def _not_right(tol: Tolerance, integer: bool) -> str:

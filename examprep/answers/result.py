@@ -43,8 +43,9 @@ class PartResult:
     ecf_from: the earlier parts whose (student) values a carried-forward check used.
     note: for a correct answer, what a student should know about how it was accepted ("accepted as
     a decimal approximation…", "taking x as positive…"); "" otherwise. Reports show it.
-    rounded: docked for rounding too coarsely (examprep.answers.rounding): the later parts of its
-    chain are not docked for it again.
+    rounded: the figures of the coarsest rounding this part was docked for (rounding too coarsely,
+    examprep.answers.rounding), 0 when none: the later parts of its chain are not docked again for
+    entries rounded to as many figures or more.
     """
 
     part_id: str
@@ -58,7 +59,7 @@ class PartResult:
     raw: Any = None
     ecf_from: tuple[str, ...] = ()
     note: str = ""
-    rounded: bool = False
+    rounded: int = 0
 
     @property
     def full_marks(self) -> bool:
@@ -145,6 +146,6 @@ def ecf_text(part: Part, credit: float) -> str:
 
 def result(part: Part, status: str, score: float, value: Any, feedback: str, rule: str, raw: Any,
             misconception: Misconception | None = None, ecf_from: tuple[str, ...] = (), note: str = "",
-            rounded: bool = False) -> PartResult:
+            rounded: int = 0) -> PartResult:
     return PartResult(part.id, status, float(score), float(part.points), value, misconception, feedback, rule, raw,
                       ecf_from, note, rounded)

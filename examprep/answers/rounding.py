@@ -6,15 +6,18 @@ way at a tie: 1.2 and 1.3 are both 1.25 rounded to 2). It earns what any answer 
 earns (nothing for that entry), and the feedback says so once, naming the figures: "entries 1, 3
 rounded to 2 significant figures; give 3".
 
-The penalty counts once per chain: a part that depends (``Part.depends_on``, through any number of
-steps) on a part already docked for rounding is not docked again. Its rounded entries, of the
-expected value or of the value carried forward from the student's own answers, earn the
-carried-forward credit (RoundingChain keeps, per problem, where the rounding was counted).
+The penalty counts once per chain and per rounding habit: a part that depends (``Part.depends_on``,
+through any number of steps) on a part already docked for rounding to k figures is not docked again
+for entries rounded to k figures or more. Those entries, the expected value or the value carried
+forward from the student's own answers rounded to the figures written, earn the carried-forward
+credit. An entry rounded coarser than the chain was docked at (1 figure after a docking at 2) is a
+new rounding: docked, and from then on the chain's figures are the coarser ones (RoundingChain keeps,
+per problem, where the rounding was counted and at how many figures).
 """
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any, Iterable, NamedTuple
 
 import numpy as np
 
@@ -57,12 +60,21 @@ def _figures(tol: Tolerance, got: float, want: float, n: int) -> int:
 
 
 def figures_text(ks: Any, n: int, counted_in: str = "") -> str:
-    """"rounded to 2 significant figures; give 3" for the figures ``ks`` (the nonzero ones count);
-    ``counted_in``: the part where this chain's rounding was already docked, said after the figures."""
+    """"rounded to 2 significant figures; give 3" for the figures ``ks`` (the nonzero ones count;
+    ``n`` 0: without "; give N"); ``counted_in``: the part where this chain's rounding was already
+    docked, said after the figures."""
     found = sorted({int(k) for k in np.ravel(ks) if k})
     words = str(found[-1]) if len(found) == 1 else ", ".join(map(str, found[:-1])) + f" or {found[-1]}"
     counted = f", as in {counted_in}, where the rounding was already counted" if counted_in else ""
-    return f"rounded to {words} significant figure{'s' if found[-1] > 1 else ''}{counted}; give {n}"
+    give = f"; give {n}" if n else ""
+    return f"rounded to {words} significant figure{'s' if found[-1] > 1 else ''}{counted}{give}"
+
+
+def mistake_text(explanation: str, ks: Any, n: int) -> str:
+    """A known mistake's explanation where the answer is also the right value rounded to the figures
+    ``ks``: the mistake is named (it wins), and the feedback says why the rounding could not be told from it."""
+    return (f"{explanation.rstrip('.')} (also the right value {figures_text(ks, 0)}: too few figures to tell "
+            f"the two apart; give {n})")
 
 
 def counted_text(counted_in: str, credit: float) -> str:
@@ -72,17 +84,26 @@ def counted_text(counted_in: str, credit: float) -> str:
             f"error carried forward{share}")
 
 
+class Counted(NamedTuple):
+    """Where a part's chain was already docked for rounding: ``part``, the first part docked at the
+    chain's coarsest figures, and ``figures``, those figures (the fewest docked so far). Entries of
+    a later part rounded to ``figures`` or more are not docked again; coarser ones are."""
+
+    part: str
+    figures: int
+
+
 class RoundingChain:
     """Where, in one problem, rounding too coarsely was already docked. Grade the parts in order:
     ``counted_for(part)`` before checking one, ``after(part, result)`` once it is checked."""
 
     def __init__(self, parts: Iterable[Part]) -> None:
         self.depends_on = {p.id: tuple(p.depends_on) for p in parts}
-        self.docked: list[str] = []
+        self.docked: dict[str, int] = {}        # part id -> the figures it was docked at, in grading order
 
-    def counted_for(self, part: Part) -> str:
-        """The first part docked for rounding that ``part`` depends on, through any number of
-        steps; "" when none."""
+    def counted_for(self, part: Part) -> Counted | None:
+        """The docked parts ``part`` depends on, through any number of steps, as one Counted (the
+        coarsest figures among them); None when none."""
         ancestors: set[str] = set()
         todo = list(part.depends_on)
         while todo:
@@ -90,8 +111,14 @@ class RoundingChain:
             if d not in ancestors:
                 ancestors.add(d)
                 todo.extend(self.depends_on.get(d, ()))
-        return next((d for d in self.docked if d in ancestors), "")
+        docked = [(k, d) for d, k in self.docked.items() if d in ancestors]
+        if not docked:
+            return None
+        k = min(k for k, _ in docked)
+        return Counted(next(d for kd, d in docked if kd == k), k)
 
     def after(self, part: Part, result: Any) -> None:
-        if getattr(result, "rounded", False):
-            self.docked.append(part.id)
+        """Record ``part`` as docked where its result was (``rounded``: the figures it was docked at)."""
+        k = int(getattr(result, "rounded", 0) or 0)
+        if k:
+            self.docked[part.id] = k

@@ -36,10 +36,10 @@ from examprep.quiz.views import (answer_sheet, concept_explanation, exam_header,
                                  part_feedback, problem_panel, problem_result)
 
 if TYPE_CHECKING:
-    from examprep.answers.rounding import RoundingChain
+    from examprep.answers.rounding import Counted, RoundingChain
 
 
-def check(part: Part, raw: str, earlier: dict[str, Any], rounding_counted: str = "") -> Any:
+def check(part: Part, raw: str, earlier: dict[str, Any], rounding_counted: Counted | None = None) -> Any:
     """The grading engine's verdict on one typed answer (error carried forward from the earlier
     parts' answers; rounding_counted as check_part's). Raises AnswerParseError when the text
     cannot be read."""
@@ -279,7 +279,7 @@ class Session:
             if part.kind == "written":
                 return self.self_mark(outcome, part, raw, t0, hints)
             try:
-                result = check(part, raw, earlier, rounding.counted_for(part) if rounding else "")
+                result = check(part, raw, earlier, rounding.counted_for(part) if rounding else None)
             except AnswerParseError as err:
                 self.term.show(f"Cannot read that: {err}. Try again (this does not count).", style="yellow", markup=False)
                 continue

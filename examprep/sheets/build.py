@@ -189,7 +189,8 @@ def instructions(sheet: Sheet) -> list[str]:
              "0.25 or 1/4)." if strict else "An exact form (a fraction, $\\ln 2$, $e^2/(1 + e^2)$) is always accepted.")
     lines.append(f"Give numerical answers {rule} unless a part says otherwise: an answer that agrees with the exact "
                  f"value to that precision earns full marks. Integer answers (sizes, counts) must be exact. {forms}")
-    once = (" An answer rounded to too few figures loses its marks once, not again in the parts built on it."
+    once = (" An answer rounded to too few figures loses its marks once, not again in the parts built on it unless "
+            "they are rounded more coarsely."
             if any(part.tolerance.rule == "sigfigs" for p in copy.problems for part in p.parts) else "")
     lines.append("Write each answer in its box and show your work in the space above it: a part computed correctly "
                  f"from a wrong earlier answer still earns its credit (error carried forward).{once}")

@@ -9,9 +9,10 @@ import pytest
 
 from examprep import generators, sheets
 from examprep.answers import check_part
+from examprep.answers.rounding import Counted, RoundingChain
 from examprep.grading import Settings, grade_submission
 from examprep.keys import answer_template
-from examprep.problem import EXACT, Part, Tolerance
+from examprep.problem import EXACT, Misconception, Part, Tolerance
 from examprep.sheets.build import instructions
 
 SIGFIGS = Tolerance("sigfigs", 3)           # the default rule: 3 figures, or ±0.001 near zero
@@ -126,7 +127,8 @@ def test_later_parts_built_on_rounded_probs_are_carried_forward_not_docked_again
     assert {r.part_id: r.status for _, _, r in off.parts()}["loss"] == "wrong"
 
 
-def test_a_chain_rounded_throughout_is_docked_once_at_its_first_rounded_part():
+@pytest.mark.parametrize("figures", [2, 1])        # at 1 figure throughout, docked once at 1 as at 2
+def test_a_chain_rounded_throughout_is_docked_once_at_its_first_rounded_part(figures):
     p = generators.build("mlp-backprop", 1, 1)
     assert all(part.tolerance == SIGFIGS for part in p.parts)
 
@@ -134,17 +136,19 @@ def test_a_chain_rounded_throughout_is_docked_once_at_its_first_rounded_part():
         return abs(a - e) <= max(0.5 * 10 ** (math.floor(math.log10(abs(e))) - 2), 1e-3) if e else abs(a) <= 1e-3
 
     def rounded_off(part):
-        return not all(within(a, e) for a, e in zip(np.ravel(sig(part.expected)), np.ravel(part.expected)))
+        return not all(within(a, e) for a, e in zip(np.ravel(sig(part.expected, figures)), np.ravel(part.expected)))
 
     first = next(part.id for part in p.parts if rounded_off(part))
     later = [part.id for part in p.parts[[q.id for q in p.parts].index(first) + 1:] if rounded_off(part)]
     assert later                                    # the chain goes on rounding after its first docking
-    res = grade_submission([p], {f"q1.{part.id}": text(sig(part.expected)) for part in p.parts})
+    res = grade_submission([p], {f"q1.{part.id}": text(sig(part.expected, figures)) for part in p.parts})
     got = {r.part_id: r for _, _, r in res.parts()}
-    assert got[first].status == "wrong" and got[first].score == 0
+    kept = np.mean([within(a, e) for a, e in zip(np.ravel(sig(p.part(first).expected, figures)),
+                                                  np.ravel(p.part(first).expected))]) * p.part(first).points
+    assert got[first].status == "wrong" and got[first].score == pytest.approx(kept)     # its right entries count
     assert all(got[pid].status == "ecf" and got[pid].full_marks for pid in later), \
         {pid: got[pid].feedback for pid in later}
-    assert res.score == pytest.approx(p.points - p.part(first).points)
+    assert res.score == pytest.approx(p.points - p.part(first).points + kept)
 
 
 def test_each_chain_is_docked_once_where_two_chains_meet():
@@ -156,6 +160,81 @@ def test_each_chain_is_docked_once_where_two_chains_meet():
     assert [(got[i].status, got[i].feedback) for i in ("r", "z")] == [("wrong", "rounded to 1 significant figure; give 3")] * 2
     assert all(got[i].status == "ecf" and got[i].full_marks for i in ("n", "h_new"))
     assert res.score == pytest.approx(p.points - p.part("r").points - p.part("z").points)
+
+
+def graded(p, answers, **settings):
+    res = grade_submission([p], {f"q1.{k}": v for k, v in answers.items()}, **settings)
+    return {r.part_id: r for _, _, r in res.parts()}
+
+
+def test_a_later_part_rounded_coarser_than_its_chain_was_docked_at_is_docked_again():
+    # the attack: one entry docked at 2 figures, then the later parts written to 1 figure
+    gru = generators.build("gru-step", 1, 1)
+    got = graded(gru, {"r": "0.378", "z": text(sig(gru.part("z").expected)), "n": "-0.830",
+                       "h_new": text(sig(gru.part("h_new").expected, 1))})            # z 0.73, h_new -0.3
+    assert (got["z"].status, got["z"].rounded) == ("wrong", 2)
+    assert (got["h_new"].status, got["h_new"].score, got["h_new"].feedback) == \
+        ("wrong", 0, "rounded to 1 significant figure; give 3")
+    p = generators.build("softmax-cross-entropy", 7, 1)                       # the attacker's: loss 2.2395
+    probs, y = sig(p.part("probs").expected), np.eye(3)[p.params["target"]]   # [0.11, 0.79, 0.11]: docked at 2
+    loss, grad = sig(p.part("loss").expected, 1), sig(p.part("grad_logits").expected, 1)     # 2; [0.1, -0.2, 0.1]
+    assert sig(-math.log(probs[p.params["target"]]), 1) == loss and sig(np.array(probs) - y, 1) == grad   # and of ECF
+    got = graded(p, {"probs": text(probs), "loss": text(loss), "grad_logits": text(grad)})
+    assert (got["loss"].status, got["loss"].score, got["loss"].feedback) == \
+        ("wrong", 0, "rounded to 1 significant figure; give 3")
+    assert (got["grad_logits"].score, got["grad_logits"].feedback) == \
+        (0, "entries 1, 2, 3 rounded to 1 significant figure; give 3")
+
+
+def test_a_chain_docked_at_2_figures_then_at_1_is_docked_twice_and_then_excused_at_1():
+    p = generators.build("gru-step", 1, 1)                                     # r→n, and z, meet in h_new
+    at = {"r": 2, "z": 2, "n": 1, "h_new": 1}
+    got = graded(p, {pid: text(sig(p.part(pid).expected, k)) for pid, k in at.items()})
+    assert [(got[i].status, got[i].rounded) for i in at] == [("wrong", 2), ("wrong", 2), ("wrong", 1), ("ecf", 0)]
+    assert got["n"].feedback == "rounded to 1 significant figure; give 3"
+    assert got["h_new"].feedback.startswith("rounded, as in n, where the rounding was already counted")
+    chain = RoundingChain(p.parts)
+    for part in p.parts:
+        chain.after(part, got[part.id])
+    assert chain.docked == {"r": 2, "z": 2, "n": 1}
+    assert chain.counted_for(p.part("h_new")) == Counted("n", 1)                # the coarsest docked so far
+    assert chain.counted_for(p.part("r")) is None
+    # after the docking at 1, a finer rounding is excused too; a number that is no rounding is still wrong
+    assert graded(p, {**{pid: text(sig(p.part(pid).expected, k)) for pid, k in at.items()}, "h_new": "-0.34"}
+                  )["h_new"].status == "ecf"
+    assert graded(p, {**{pid: text(sig(p.part(pid).expected, k)) for pid, k in at.items()}, "h_new": "-0.5"}
+                  )["h_new"].feedback == "not within the tolerance"
+
+
+def test_mixed_entries_dock_the_chain_at_its_coarsest_figures(softmax):
+    grad_key = softmax.part("grad_logits").expected                            # [0.2447, 0.0900, -0.3348]
+    # probs with one entry at 1 figure and one at 2: the chain is docked at 1, and 1-figure answers are excused
+    got = graded(softmax, {"probs": "[0.2, 0.090, 0.67]", "loss": "0.4", "grad_logits": text(sig(grad_key, 1))})
+    assert (got["probs"].rounded, got["probs"].feedback) == \
+        (1, "1 of 3 entries right; entries 1, 3 rounded to 1 or 2 significant figures; give 3")
+    assert [(got[i].status, got[i].full_marks) for i in ("loss", "grad_logits")] == [("ecf", True)] * 2
+    # probs docked at 2: in a later vector the 2-figure entry is excused, the 1-figure one docked
+    got = graded(softmax, {"probs": text(sig(softmax.part("probs").expected)), "grad_logits": "[0.24, 0.09, -0.3]"})
+    g = got["grad_logits"]
+    assert (g.status, g.rounded, g.score) == ("wrong", 1, pytest.approx(2.0))
+    assert g.feedback == ("1 of 3 entries right; entry 1 rounded to 2 significant figures, as in probs, where the "
+                          "rounding was already counted; entry 3 rounded to 1 significant figure; give 3")
+
+
+def test_a_known_mistake_that_is_also_the_key_rounded_is_named_as_the_mistake_and_says_so():
+    slope_only = Misconception("slope-only", [1.0] * 4, "∂h_t/∂h_{t−1} = w·ReLU'(a_t): include the weight w.")
+    part = Part("local_derivatives", "d", "vector", [1.25] * 4, shape=(4,), tolerance=SIGFIGS, points=2,
+                misconceptions=(slope_only,))
+    for counted in (Counted("hidden", 1), None):             # the chain docked at 1 figure, or not docked
+        r = check_part(part, "[1, 1, 1, 1]", rounding_counted=counted)
+        assert (r.status, r.score, r.misconception) == ("misconception", 0, slope_only)
+        assert r.feedback == ("∂h_t/∂h_{t−1} = w·ReLU'(a_t): include the weight w (also the right value rounded "
+                              "to 1 significant figure: too few figures to tell the two apart; give 3)")
+    one = Part("d", "d", "number", 1.25, tolerance=SIGFIGS, misconceptions=(Misconception("m", 1.0, "no w"),))
+    assert check_part(one, "1", rounding_counted=Counted("hidden", 1)).feedback.startswith("no w (also the right value")
+    # a mistake that is no rounding of the key keeps its explanation alone
+    assert check_part(Part("d", "d", "number", 1.6, tolerance=SIGFIGS, misconceptions=(Misconception("m", 1.0, "no w"),)),
+                      "1").feedback == "no w"
 
 
 # ----------------------------------------------------------------------------- the answer file says so
