@@ -15,7 +15,7 @@ from examprep.answers.expected import what_to_write
 from examprep.answers.parse import decimal_comma_on, fast_number, parse_text, read_integer_points, shape_of
 from examprep.answers.raw import big_int, check_list, type_word
 from examprep.answers.result import Expr
-from examprep.answers.shapes import read_shape, read_shapes
+from examprep.answers.shapes import expected_ndims, read_shape, read_shapes
 from examprep.answers.tokens import DECIMAL_COMMA, MAX_CHARS, MAX_ENTRIES, AnswerParseError
 from examprep.answers.tolerances import prepared
 from examprep.problem import Part
@@ -118,7 +118,7 @@ def _read(part: Part, raw: Any) -> Any:
     if part.kind == "expression":
         return _parse_expression(part, raw)
     if part.kind == "shapes":
-        return read_shapes(raw, len(part.expected))
+        return read_shapes(raw, len(part.expected), expected_ndims(part))
     if part.tensor_shape and part.kind == "vector":       # 10×26×26, (10, 26, 26), 10, 26, 26 …
         return read_shape(raw, part.shape[0] if part.shape else len(part.expected))
     integer = part.kind == "integer"
