@@ -100,6 +100,8 @@ def tokenize(text: str) -> list[Token]:
         elif tokens:
             tokens[-1].space_after = False
         tokens.append(Token(kind, m.group(kind), start + 1, space))
+        if kind == "bad":
+            break                   # nothing after it is read
         if len(tokens) > MAX_TOKENS:
             raise AnswerParseError(f"answer too long (more than {MAX_TOKENS} symbols)")
     tokens.append(Token("end", "", len(text) + 1, True, True))
