@@ -515,8 +515,9 @@ def _principal_difference(a: Any, b: Any, env: dict[str, float], lib: Any) -> bo
 
 def _root_points(a: Any, b: Any, variables: tuple[str, ...], domains: dict[str, str] | None,
                  base: dict[str, float]) -> list[dict[str, float]]:
-    """Points on both sides of each root of a branch argument, along each of its names (the others
-    as in ``base``), found where the argument changes sign on ROOT_GRID within the name's domain."""
+    """Points on both sides of each root or pole of a branch argument ((x-3)/(x-5): x = 3 and x = 5),
+    along each of its names (the others as in ``base``), found where the argument changes sign on
+    ROOT_GRID within the name's domain."""
     found: list[dict[str, float]] = []
     for g in sorted(branch_arguments(a) | branch_arguments(b), key=unparse):
         for v in variables:
