@@ -295,7 +295,8 @@ def _check_scalar(part: Part, value: Any, rule: str, raw: Any, tol: Tolerance, e
         return result(part, "ecf", ecf_credit * part.points, value, counted_text(rounding_counted.part, ecf_credit),
                       rule, raw, ecf_from=tuple(part.depends_on))
     if integer and isinstance(got, float):
-        return result(part, "wrong", 0, value, f"expected a whole number, not {got:g}", rule, raw)
+        written = raw.strip() if isinstance(raw, str) and len(raw.strip()) <= 40 else f"{got:.15g}"   # 1.010 as typed
+        return result(part, "wrong", 0, value, f"expected a whole number, not {written}", rule, raw)
     feedback = (_diagnose_scalar(tol, float(got), float(want)) or (figures_text(k, int(tol.value)) if k else "")
                 or _not_right(tol, integer))
     return result(part, "wrong", 0, value, feedback, rule, raw, rounded=k if feedback.startswith("rounded to") else 0)

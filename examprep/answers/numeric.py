@@ -27,12 +27,16 @@ differ where only one is: sqrt((x-3)*(x-5)) and sqrt(x-3)*sqrt(x-5) agree for x 
 the first is real and the second is i√(3−x)·i√(5−x) = −√((x−3)(x−5)). So when the real points
 agree, both sides are also evaluated with complex principal values (√−a = i√a, log −a = log a + iπ,
 a^b = e^(b·log a)) at the points where one side has a real value and the other has none: the
-sample points skipped, and both sides of every root of a branch argument (a radicand, a log's
-argument, the base of a power that is not a whole number) along each name in its domain. A clear
-difference there (over FLOAT_CLEAR of the largest intermediate value, in floats and again at 50
-digits) is a difference. A point where neither side is real tells nothing (log((x+1)/(1-x)) and
--log((1-x)/(x+1)) stay equivalent although their principal values differ by 2πi for x > 1); the
-names keep their domains (x stays positive), only intermediate values become complex; and a point
+sample points skipped, and both sides of every root or pole of a branch argument (a radicand, a
+log's argument, the base of a power that is not a whole number) along each name in its domain (a
+point there where both sides are real is compared as a sample point: sqrt(x-30)*sqrt(x-50) is real
+only beyond every sample point). A clear difference there (over FLOAT_CLEAR of the largest
+intermediate value, in floats and again at 50 digits) is a difference. Where such a point exists
+the two are real on different domains, and must be one function of principal values: points where
+neither side is real are compared too (sqrt(x-3)/sqrt(x-5) is −i where sqrt((x-3)/(x-5)) is i, at
+x = 4). Where none exists a point where neither side is real tells nothing (log((x+1)/(1-x)) and
+-log((1-x)/(x+1)), real exactly for |x| < 1, stay equivalent although their principal values differ
+by 2πi for x > 1); the names keep their domains (x stays positive), only intermediate values become complex; and a point
 where an argument lies within BRANCH_NEAR of a branch point or of the cut (the negative axis, where
 rounding could pick the other side) tells nothing.
 """
@@ -285,7 +289,21 @@ def verdict(a: Any, b: Any, variables: tuple[str, ...], domains: dict[str, str] 
             agreed += found is True
         if not variables or defined >= 2:
             break
-    if agreed and not infinite and not rigorous and _differ_on_principal_branch(a, b, variables, domains, not_real):
+    roots = _root_points(a, b, variables, domains, points(variables, domains, unparse(b))[0]) \
+        if variables and not infinite else []
+    for env in roots:                  # beside a radicand's root: real on both sides, as a sample point
+        scale = [0.0]
+        try:
+            x, y = _float(a, env, scale), _float(b, env, scale)
+        except AnswerParseError:
+            continue
+        found = None if rigorous else _float_verdict(x, y, scale[0], approximate)
+        if found is None:
+            found = _point_verdict(a, b, env, approximate)
+        if found is False:
+            return False
+        agreed += found is True
+    if agreed and not infinite and not rigorous and _differ_on_principal_branch(a, b, not_real + roots):
         return False
     return True if agreed else None
 
@@ -497,8 +515,9 @@ def _principal_difference(a: Any, b: Any, env: dict[str, float], lib: Any) -> bo
 
 def _root_points(a: Any, b: Any, variables: tuple[str, ...], domains: dict[str, str] | None,
                  base: dict[str, float]) -> list[dict[str, float]]:
-    """Points on both sides of each root of a branch argument, along each of its names (the others
-    as in ``base``), found where the argument changes sign on ROOT_GRID within the name's domain."""
+    """Points on both sides of each root or pole of a branch argument ((x-3)/(x-5): x = 3 and x = 5),
+    along each of its names (the others as in ``base``), found where the argument changes sign on
+    ROOT_GRID within the name's domain."""
     found: list[dict[str, float]] = []
     for g in sorted(branch_arguments(a) | branch_arguments(b), key=unparse):
         for v in variables:
@@ -555,18 +574,22 @@ def _bisect(g: Any, base: dict[str, float], v: str, lo: float, hi: float, lo_neg
     return (lo + hi) / 2
 
 
-def _differ_on_principal_branch(a: Any, b: Any, variables: tuple[str, ...], domains: dict[str, str] | None,
-                                not_real: list[dict[str, float]]) -> bool:
-    """Do a and b clearly differ in principal values at a point where one of them has a real value
-    and the other has none: one of the sample points skipped, or a point on either side of a
-    branch argument's root? A difference found in floats is confirmed at BRANCH_DIGITS digits."""
-    if not branch_arguments(a) and not branch_arguments(b) and not not_real:
-        return False
-    base = points(variables, domains, unparse(b))[0] if variables else {}
+def _differ_on_principal_branch(a: Any, b: Any, tried: list[dict[str, float]]) -> bool:
+    """Do a and b clearly differ in principal values at a point tried (a sample point skipped, or
+    one on either side of a branch argument's root or pole) where one has a real value and the
+    other has none, or, when such a point exists (their real domains differ), where neither has
+    one? Where the real domains are the same, only the real values count (log((x+1)/(1-x)) and
+    -log((1-x)/(x+1)), both real exactly for |x| < 1). A difference found in floats is confirmed at
+    BRANCH_DIGITS digits."""
+    one_real, neither = [], []
+    for env in tried:
+        real = (_real_value(a, env) is not None, _real_value(b, env) is not None)
+        if real[0] != real[1]:
+            one_real.append(env)
+        elif not real[0]:
+            neither.append(env)
     digits = None
-    for env in not_real + (_root_points(a, b, variables, domains, base) if variables else []):
-        if (_real_value(a, env) is None) == (_real_value(b, env) is None):
-            continue                       # real on both sides (the real points decide), or on neither
+    for env in one_real + (neither if one_real else []):
         if _principal_difference(a, b, env, _Floats):
             digits = digits or _Digits()
             if _principal_difference(a, b, env, digits):

@@ -71,6 +71,8 @@ class _Parser:
 
     def error(self, what: str | None = None) -> AnswerParseError:
         tok = self.tok
+        if tok.kind == "bad":
+            return AnswerParseError(f"unexpected character {tok.text!r} at column {tok.col}")
         if tok.kind == "end":
             return AnswerParseError(what or "the answer ends too early (an operator or bracket is missing its other half)")
         if tok.kind == "op" and tok.text in _REFUSED_OPS:
@@ -382,6 +384,35 @@ def read_thousands(text: str, integer: bool) -> str:
     return sign + digits + frac + (m.group("exp") or "")
 
 
+# an integer part's number with points between a 1–3 digit lead and groups of three digits
+_POINT_GROUPS = re.compile(r"\s*(?P<sign>[-+−]?)(?P<lead>[1-9]\d{0,2})(?P<groups>(?:\.\d{3})+)\s*")
+
+
+def read_integer_points(text: str) -> str:
+    """An integer part's "99.328": points before groups of three digits. On a decimal-comma sheet a
+    point groups thousands, and a whole number reads no other way: "99328" (but "2.000", two or two
+    thousand, stays ambiguous there as in every part). On a decimal-point sheet the point may be a
+    decimal point or a thousands separator: refused with both readings ("99.328 is not a whole
+    number; if the point separates thousands, write 99328"). Any other text as it is ("22.5", a
+    decimal graded wrong; "99328.000000001")."""
+    m = _POINT_GROUPS.fullmatch(text)
+    if not m:
+        return text
+    sign, lead, groups = m.group("sign").replace("−", "-"), m.group("lead"), m.group("groups")
+    digits = sign + lead + groups.replace(".", "")
+    zeros = groups == ".000"
+    if decimal_comma_on():
+        return text if zeros else digits
+    number = text.strip()
+    if groups.count(".") > 1:
+        raise AnswerParseError(f"{number!r}: a point marks decimals on this sheet and groups no thousands: write "
+                               f"{digits}")
+    if zeros:
+        raise AnswerParseError(f"{number!r} is ambiguous: a point marks decimals ({sign}{lead}) or groups thousands "
+                               f"({digits}); write {sign}{lead} or {digits}")
+    raise AnswerParseError(f"{number!r} is not a whole number; if the point separates thousands, write {digits}")
+
+
 def _refuse_grouped_thousands(text: str, scalar: bool) -> None:
     """Thousands grouped with spaces or apostrophes, and a decimal part written without its zero:
     refused with the number as it should be written (on this sheet's decimal mark)."""
@@ -443,6 +474,9 @@ def parse_text(text: str, *, variables: tuple[str, ...] | frozenset[str] = (), s
     """
     check_size(text)
     if scalar:
+        stripped = text.rstrip()
+        if stripped.endswith(",") and not stripped.endswith(",,"):
+            text = stripped[:-1]        # one value and a trailing comma ("80,100,"), as a list takes "[1, 2,]"
         text = read_thousands(text, integer)
     _refuse_grouped_thousands(text, scalar)
     if decimal_comma_on():
@@ -453,6 +487,9 @@ def parse_text(text: str, *, variables: tuple[str, ...] | frozenset[str] = (), s
     if scalar:
         m = DECIMAL_COMMA.search(norm)
         if m:
+            if integer and re.fullmatch(r"[-+]?\d+(?:,\d+){2,}", norm):       # "9,93,28": not in threes
+                raise AnswerParseError(f"{norm!r}: a comma groups digits in threes (as in 17,010 or 25,636,712); write "
+                                       "the whole number without commas, or with one before each group of three")
             if integer and m.group(0) != norm.lstrip("+-"):        # "[1,000, 2]", "1,000 + 2"
                 raise AnswerParseError(f"{m.group(0)!r} at column {m.start() + 1}: one whole number is asked; write it "
                                        f"alone, e.g. {m.group(1)}{m.group(2)}")

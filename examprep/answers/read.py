@@ -12,10 +12,10 @@ import numpy as np
 
 from examprep.answers.evaluate import evaluate, evaluate_all, unparse
 from examprep.answers.expected import what_to_write
-from examprep.answers.parse import decimal_comma_on, fast_number, parse_text, shape_of
+from examprep.answers.parse import decimal_comma_on, fast_number, parse_text, read_integer_points, shape_of
 from examprep.answers.raw import big_int, check_list, type_word
 from examprep.answers.result import Expr
-from examprep.answers.shapes import read_shape, read_shapes
+from examprep.answers.shapes import expected_ndims, read_shape, read_shapes
 from examprep.answers.tokens import DECIMAL_COMMA, MAX_CHARS, MAX_ENTRIES, AnswerParseError
 from examprep.answers.tolerances import prepared
 from examprep.problem import Part
@@ -118,12 +118,14 @@ def _read(part: Part, raw: Any) -> Any:
     if part.kind == "expression":
         return _parse_expression(part, raw)
     if part.kind == "shapes":
-        return read_shapes(raw, len(part.expected))
+        return read_shapes(raw, len(part.expected), expected_ndims(part))
     if part.tensor_shape and part.kind == "vector":       # 10×26×26, (10, 26, 26), 10, 26, 26 …
         return read_shape(raw, part.shape[0] if part.shape else len(part.expected))
     integer = part.kind == "integer"
     if part.kind in ("number", "integer"):
         if isinstance(raw, str):
+            if integer:
+                raw = read_integer_points(raw)
             quick = fast_number(raw)
             if quick is not None:
                 value: Any = quick
@@ -133,6 +135,9 @@ def _read(part: Part, raw: Any) -> Any:
                     n = len(node)
                     if n == 1 and not isinstance(node[0], list):
                         node = node[0]
+                    elif integer:
+                        raise AnswerParseError(f"{raw.strip()!r} is not one whole number: write it as 17010, or group "
+                                               "its digits in threes with commas or spaces (17,010 or 17 010)")
                     else:
                         raise AnswerParseError(f"expected one number, got {_count_text(n)} "
                                                "(write a product with *, e.g. 2*ln 2)")

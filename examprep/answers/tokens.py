@@ -55,8 +55,9 @@ DECIMAL_COMMA = re.compile(r"(?<![\d.])(\d+),(\d+)(?![\d.])")
 
 
 class Token:
-    """One token: kind "num", "name", "op" or "end"; its text; 1-based column in the normalised
-    text; whether white space comes before and after it (list entries split on white space)."""
+    """One token: kind "num", "name", "op", "bad" (a character never accepted) or "end"; its text;
+    1-based column in the normalised text; whether white space comes before and after it (list
+    entries split on white space)."""
 
     __slots__ = ("kind", "text", "col", "space_before", "space_after")
 
@@ -82,15 +83,16 @@ def check_size(text: str) -> None:
 
 
 def tokenize(text: str) -> list[Token]:
-    """Split normalised text into tokens; raises AnswerParseError on a character we never accept."""
+    """Split normalised text into tokens; a character we never accept is a "bad" token, which the
+    parser refuses ("unexpected character '.' at column 13") when it reaches it."""
     tokens: list[Token] = []
     for m in _TOKEN.finditer(text):
         kind = m.lastgroup
         if kind == "bad":
             if m.group("bad").isspace():
                 continue
-            start = m.start("bad")
-            raise AnswerParseError(f"unexpected character {text[start]!r} at column {start + 1}")
+            # kept as a token: the parser refuses it where it reaches it, so an earlier mistake is
+            # named first ("[l](http://e.com)": the 'l' at column 2, not the '.' at column 13)
         start = m.start(kind)
         space = start > m.start()
         if tokens and space:
@@ -98,6 +100,8 @@ def tokenize(text: str) -> list[Token]:
         elif tokens:
             tokens[-1].space_after = False
         tokens.append(Token(kind, m.group(kind), start + 1, space))
+        if kind == "bad":
+            break                   # nothing after it is read
         if len(tokens) > MAX_TOKENS:
             raise AnswerParseError(f"answer too long (more than {MAX_TOKENS} symbols)")
     tokens.append(Token("end", "", len(text) + 1, True, True))

@@ -141,3 +141,68 @@ def test_a_shapes_part_is_graded_shape_by_shape():
     assert check_part(part, "", {}).status == "blank"
     assert check_part(part, "3×28", {}).status == "unparseable"
     assert read_shape("(10, 26, 26)", 3) == [10.0, 26.0, 26.0]
+
+
+# issue 36's attack report, items 5, 7, 8 and 9
+CONV = Part("conv_shape", "", "vector", [32, 5, 5], tolerance=EXACT, shape=(3,), tensor_shape=True)
+LAYERS = Part("output_shapes", "", "shapes", [[6, 26, 26], [6, 13, 13], [1014], [10]], tolerance=EXACT, points=4)
+
+
+@pytest.mark.parametrize("sign", ["·", "⋅", "✕", "⨯", "∗", " · "])
+def test_a_dot_or_cross_for_times_separates_sizes(sign):
+    assert parse_answer(CONV, sign.join(["32", "5", "5"])) == [32.0, 5.0, 5.0]
+    assert check_part(LAYERS, f"6{sign}26{sign}26; 6{sign}13{sign}13; 1014; 10", {}).status == "correct"
+
+
+@pytest.mark.parametrize("raw, message", [
+    ("32×0×5", "'0' is not a size in '32×0×5': sizes are positive whole numbers, e.g. 3×28×28"),
+    ([32, 0, 5], "0 is not a size: sizes are positive whole numbers, e.g. 3×28×28"),
+    ("-10x26x26", "'-10' is not a size in '-10x26x26': sizes are positive whole numbers, e.g. 3×28×28"),
+])
+def test_a_zero_size_is_refused_like_a_negative_one(raw, message):
+    with pytest.raises(AnswerParseError) as err:
+        parse_answer(CONV, raw)
+    assert str(err.value) == message
+    with pytest.raises(AnswerParseError, match="'0' is not a size in '0': sizes are positive whole numbers"):
+        read_shapes("6×26×26; 6×13×13; 1014; 0", 4)
+
+
+@pytest.mark.parametrize("written", ["1,014", "1 014"])
+def test_a_size_with_its_thousands_grouped_in_a_list_of_shapes_is_refused_as_ambiguous(written):
+    answer = f"6×26×26; 6×13×13; {written}; 10"
+    r = check_part(LAYERS, answer, {})
+    assert (r.status, r.feedback) == ("unparseable", f"{written!r} is ambiguous: the size 1014 with its thousands "
+                                                     "grouped, or the shape 1×14? write 1014 (no separator inside a size) "
+                                                     "or 1×14")
+    assert check_part(LAYERS, answer.replace(written, "1014"), {}).status == "correct"
+    flatten = Part("flatten_shape", "", "vector", [1014], tolerance=EXACT, shape=(1,), tensor_shape=True)
+    with pytest.raises(AnswerParseError, match="is ambiguous: the size 1014"):
+        parse_answer(flatten, written)
+
+
+def test_sizes_of_three_digits_stay_a_shape_where_the_key_has_as_many_dimensions():
+    image = Part("input_shape", "", "vector", [3, 224, 224], tolerance=EXACT, shape=(3,), tensor_shape=True)
+    assert parse_answer(image, "3 224 224") == [3.0, 224.0, 224.0]
+    assert parse_answer(image, "3,224,224") == [3.0, 224.0, 224.0]
+    matrix = Part("scores_shape", "", "vector", [1, 500], tolerance=EXACT, shape=(2,), tensor_shape=True)
+    assert parse_answer(matrix, "1,500") == [1.0, 500.0]
+    with pytest.raises(AnswerParseError, match="'1,014' is ambiguous"):          # no size is written 014
+        parse_answer(matrix, "1,014")
+
+
+@pytest.mark.parametrize("part, raw, message", [
+    (CONV, "[32][5][5]", "']' at column 4 in '[32][5][5]': write a shape in one pair of brackets, e.g. [3, 28, 28], "
+                         "or as sizes separated by ×, e.g. 3×28×28"),
+    (CONV, "32÷5÷5", "'÷' at column 3 in '32÷5÷5' is neither a digit nor a separator: a shape is whole numbers "
+                     "separated by ×, e.g. 3×28×28"),
+    (CONV, "32 x 5 x 5a", "'a' at column 11 in '32 x 5 x 5a' is neither a digit nor a separator"),
+    (LAYERS, "[6, 26, 26], [6, 13, 13], [1014], [10]",
+     "']' at column 11 in '[6, 26, 26], [6, 13, 13], [1014], [10]': write each shape in one pair of brackets or none, "
+     "the shapes separated by ';', e.g. [3, 28, 28]; [6, 24, 24]; [864] or 3×28×28; 6×24×24; 864"),
+    (LAYERS, "6×26×26; 6×13×13; 10.5; 10", "'10.5' is not a size in '10.5': a shape is whole numbers separated by ×, "
+                                           "and shapes are separated by ';', e.g. 3×28×28; 6×24×24; 864"),
+])
+def test_an_unreadable_shape_names_the_piece_and_the_form_expected(part, raw, message):
+    with pytest.raises(AnswerParseError) as err:
+        parse_answer(part, raw)
+    assert str(err.value).startswith(message), str(err.value)

@@ -44,9 +44,12 @@ def test_a_parameter_count_written_with_a_comma_gets_its_points():
     ("1,00", "'1,00': a comma groups thousands in threes (as in 17,010); write the whole number without it"),
     ("17,01", "'17,01': a comma groups thousands in threes"),
     ("1,0000", "'1,0000': a comma groups thousands in threes"),
-    ("17,010,5", "'17,010' at column 1: one whole number is asked; write it alone, e.g. 17010"),
+    ("17,010,5", "'17,010,5': a comma groups digits in threes (as in 17,010 or 25,636,712); write the whole number "
+                 "without commas, or with one before each group of three"),
+    ("9,93,28", "'9,93,28': a comma groups digits in threes"),                 # attack 36, 7: Indian grouping
     ("[1,000, 2]", "'1,000' at column 2: one whole number is asked"),
-    ("17 01", "expected one number, got 2 values"),
+    ("17 01", "'17 01' is not one whole number: write it as 17010, or group its digits in threes with commas or "
+              "spaces (17,010 or 17 010)"),
     ("17,010 000", "one whole number is asked"),
     ("017,010", "'017,010': a comma groups thousands in threes"),
 ])

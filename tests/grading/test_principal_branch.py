@@ -43,6 +43,41 @@ DIFFER = [
 ]
 
 
+# quotients and differences (issue 36 attack, 3): equal wherever either side is real, but the
+# key is real for x < 3 where the answer is not, so their real domains differ and they must be the
+# same function of principal values; for 3 < x < 5 (neither real) they are −i against +i, and
+# log's −iπ against +iπ. Found beside the pole x = 5 of the combined radicand.
+QUOTIENTS = [
+    ("sqrt((x-3)/(x-5))", "sqrt(x-3)/sqrt(x-5)", lambda x: sqrt((x - 3) / (x - 5)), lambda x: sqrt(x - 3) / sqrt(x - 5)),
+    ("log((x-3)/(x-5))", "log(x-3)-log(x-5)", lambda x: log((x - 3) / (x - 5)), lambda x: log(x - 3) - log(x - 5)),
+]
+
+
+@pytest.mark.parametrize("key,answer,key_value,answer_value", QUOTIENTS, ids=[r[1] for r in QUOTIENTS])
+def test_a_quotient_real_on_a_wider_domain_differs_where_neither_side_is_real(key, answer, key_value, answer_value):
+    # (real x: complex(4.0) - 5 carries a −0 imaginary part, which puts cmath below the cut)
+    assert abs(key_value(4.0) - answer_value(4.0)) > 1                                # 3 < x < 5
+    for x in (1.0, 7.0):                                                              # equal where either is real
+        assert key_value(x) == pytest.approx(answer_value(x))
+    for k, a in ((key, answer), (answer, key)):
+        r = check_part(expression(k), a)
+        assert (r.status, r.feedback) == ("wrong", "not equivalent to the answer"), (k, a, r.feedback)
+
+
+def test_a_pair_real_only_beyond_the_points_tried_is_compared_beside_the_roots():
+    # real together only for x ≥ 50, beyond every sample point: "defined at no common point tried"
+    # was false; beside the root x = 50 both are real and differ in sign (cmath: x = 55)
+    key, answer = "sqrt(x-30)*sqrt(x-50)", "-sqrt((x-30)*(x-50))"
+    assert (sqrt(55 - 30) * sqrt(55 - 50)).real > 0 > (-sqrt((55 - 30) * (55 - 50))).real
+    r = check_part(expression(key), answer)
+    assert (r.status, r.feedback) == ("wrong", "not equivalent to the answer"), r.feedback
+    # and the unsigned pair: equal for x ≥ 50, −√ against +√ for x < 30 (cmath: x = 1)
+    assert abs(sqrt(1 - 30) * sqrt(1 - 50) - sqrt((1 - 30) * (1 - 50))) > 1
+    r = check_part(expression(key), "sqrt((x-30)*(x-50))")
+    assert (r.status, r.feedback) == ("wrong", "not equivalent to the answer"), r.feedback
+    assert check_part(expression(key), "sqrt(x-50)*sqrt(x-30)").status == "correct"
+
+
 @pytest.mark.parametrize("key,answer,key_value,answer_value,differ,agree", DIFFER, ids=[r[1] for r in DIFFER])
 def test_a_pair_equal_where_both_are_real_differs_where_one_is_not(key, answer, key_value, answer_value, differ, agree):
     assert abs(key_value(complex(differ)) - answer_value(complex(differ))) > 1, (key, answer)
@@ -58,7 +93,8 @@ SAME = [
     ("2+sqrt(12+4*x)", "2+2*sqrt(3+x)"),
     ("sqrt(x^2+x)", "sqrt(x)*sqrt(x+1)"),
     ("x*sqrt(x)", "x^(3/2)"),
-    ("-log((1-x)/(x+1))", "log((x+1)/(1-x))"),       # neither side is real for x > 1: nothing compared
+    ("-log((1-x)/(x+1))", "log((x+1)/(1-x))"),       # the same real domain |x| < 1: x > 1 is not compared
+    ("sqrt((x-5)/(x-3))", "sqrt(x-5)/sqrt(x-3)"),    # i√ against i√ for 3 < x < 5
     ("log(abs(x-3))+log(abs(x+3))", "log(abs(x^2-9))"),
     ("sqrt(x-3)*sqrt(x-5)", "sqrt(x-3)*sqrt(x-5)"),
 ]
