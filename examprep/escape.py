@@ -9,7 +9,8 @@ helper per target format, used by every writer of that format.
 - ``typst_string``: a Typst string literal holding the text verbatim (shown as written: no markup,
   no code, no math is read from it).
 - ``printable`` / ``terminal``: text for a terminal or a plain-text report: control and format
-  characters as escapes (\\x1b), and for rich's markup, square brackets escaped.
+  characters as escapes (\\x1b), typographic spaces (no-break, thin) as written, and for rich's
+  markup, square brackets escaped.
 
 No examprep import: this is a base helper, below every renderer (DESIGN.md's layers).
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import html as _html
 import re
+import unicodedata
 from typing import Any
 
 
@@ -87,11 +89,13 @@ def printable(text: Any) -> str:
     """Text safe to show on a terminal or in a report: control and format characters (ESC, bidi
     overrides) and lone surrogates (from a JSON escape, or a file name that is not UTF-8) become
     escapes ("\\x1b", "\\udcff"), so text from a file can neither drive a terminal nor stop an
-    output from being encoded."""
+    output from being encoded. A typographic space (no-break, thin, narrow no-break: Unicode's Zs)
+    moves the cursor as a space does and is shown as written ("16\u00a0×\u00a028", "94\u202f422");
+    line and paragraph separators (Zl, Zp) break a line, and stay escapes."""
     text = str(text)
     if text.isprintable():
         return text
-    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+    return "".join(ch if ch.isprintable() or unicodedata.category(ch) == "Zs" else ascii(ch)[1:-1] for ch in text)
 
 
 def terminal(text: Any) -> str:
