@@ -18,6 +18,7 @@ from examprep.fileio import safe_name
 from examprep.grading.batch import BatchResult
 from examprep.grading.grade import SubmissionResult, address, summarise
 from examprep.problem import Problem
+from examprep.render import fmt_points, shape_answer
 from examprep.values import rounded
 
 STATUS_STYLE = {"correct": "green", "ecf": "cyan", "misconception": "yellow", "wrong": "red", "blank": "dim",
@@ -34,7 +35,7 @@ def key_answer(part: Any) -> str:
         from examprep.render import model_answer_text
 
         return model_answer_text(part)
-    return part.exact or fmt_value(part.expected)
+    return part.exact or shape_answer(part) or fmt_value(part.expected)
 
 
 def unique_names(results: list[SubmissionResult]) -> list[str]:
@@ -125,9 +126,7 @@ def _reads_as(raw: str, value: Any, shown: str) -> bool:
         return False
 
 
-def _points(x: float) -> str:
-    return f"{x:.2f}".rstrip("0").rstrip(".")
-
+_points = fmt_points         # one score formatter for grade and the quiz
 
 # ----------------------------------------------------------------------------- terminal
 
