@@ -231,11 +231,12 @@ def print_summary(term: Terminal, summary: Summary) -> None:
     for topic, os_ in by_topic.items():
         got, possible = sum(o.score for o in os_), sum(o.points for o in os_)
         frac = got / possible if possible else 0.0
-        table.add_row(topic, str(len(os_)), f"{fmt_points(got)}/{fmt_points(possible)}", bar(frac, 10), fmt_clock(sum(o.seconds for o in os_)))
+        table.add_row(topic, str(len(os_)), f"{fmt_points(got)}/{fmt_points(possible)}", bar(frac, 10),
+                      fmt_clock(sum(o.seconds for o in os_)))
     got, possible = sum(o.score for o in outcomes), sum(o.points for o in outcomes)
     table.add_section()
-    table.add_row("total", str(len(outcomes)), f"{fmt_points(got)}/{fmt_points(possible)}", bar(got / possible if possible else 0.0, 10),
-                  fmt_clock(summary.seconds), style="bold")
+    table.add_row("total", str(len(outcomes)), f"{fmt_points(got)}/{fmt_points(possible)}",
+                  bar(got / possible if possible else 0.0, 10), fmt_clock(summary.seconds), style="bold")
     out.print(table)
     if summary.mode == "exam":
         out.print(exam_report(summary))
