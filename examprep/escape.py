@@ -6,6 +6,8 @@ helper per target format, used by every writer of that format.
 - ``markdown`` / ``markdown_text`` / ``markdown_cell``: Markdown prose (problems.md, solutions.md):
   the characters that make HTML, links, images, code or headings backslash-escaped, so none is
   made from the text; inside ``$…$`` math, a "<" that could start a tag becomes \\lt.
+- ``markdown_heading``: a name, an id or a title in a Markdown heading: every character Markdown,
+  HTML or ``$…$`` math could read escaped, so the heading shows the text as written (never math).
 - ``typst_string``: a Typst string literal holding the text verbatim (shown as written: no markup,
   no code, no math is read from it).
 - ``printable`` / ``terminal``: text for a terminal or a plain-text report: control and format
@@ -55,6 +57,20 @@ def markdown_cell(text: Any) -> str:
     """Text for a cell of a Markdown table (one line, where no heading or list can start): as
     ``markdown`` inside a line, and a "|" does not end the cell."""
     return _markdown_inline(text).replace("|", "\\|")
+
+
+# every character that makes something of a heading's text: code, emphasis, links and images, raw
+# HTML and entities, math ($, read by MathJax and GitHub), a table's "|", and "#" (a closing run of
+# them is dropped from an ATX heading)
+_HEADING_SPECIAL = re.compile(r"[\\`*_\[\]<>&#$|~!]")
+
+
+def markdown_heading(text: Any) -> str:
+    """Text (a student's id or name, a question's title) for a Markdown heading, as written: on one
+    line, printable, and each character that Markdown, HTML or $…$ math reads backslash-escaped
+    ("<" and "&" as entities), so "[red]x[/red]:question:" and "$\\alpha$" show as typed."""
+    one_line = printable(" ".join(str(text).split()))
+    return _HEADING_SPECIAL.sub(lambda m: _ENTITY.get(m.group(0)) or "\\" + m.group(0), one_line)
 
 
 _INLINE_MATH = re.compile(r"\$([^$]+)\$")
