@@ -62,7 +62,7 @@ def markdown_cell(text: Any) -> str:
 # every character that makes something of a heading's text: code, emphasis, links and images, raw
 # HTML and entities, math ($, read by MathJax and GitHub), a table's "|", and "#" (a closing run of
 # them is dropped from an ATX heading)
-_HEADING_SPECIAL = re.compile(r"[\\`*_\[\]<>&#$|~!]")
+_HEADING_SPECIAL = re.compile(r"[\\`*_\[\]<&#$|~!]")
 
 
 def markdown_heading(text: Any) -> str:
