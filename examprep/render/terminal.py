@@ -351,7 +351,19 @@ def print_worked_solution(problem: Any, out: Console) -> None:
 
 
 def print_generators(gens: dict, *, no_color: bool = False) -> None:
+    """`examprep topics`: each generator's name, title, syllabus line and levels; a table on a wide
+    terminal, and on a narrow one (under 110 columns: four columns there wrap into fragments) one
+    entry per topic: its name and levels, then its title and syllabus line, each wrapped under itself."""
     out = console(no_color)
+    if out.width < 110:
+        for g in gens.values():
+            needs = "".join(f" (needs --{r})" for r in getattr(g, "requires", ()))
+            out.print(Text.assemble((g.name, "bold cyan"), "  ", ("levels ", "dim"),
+                                    ",".join(map(str, g.levels)) + (" ·cf" if g.calculator_free else "")))
+            out.print(Padding(Text(g.title + needs), (0, 0, 0, 4), expand=False))
+            out.print(Padding(Text(g.syllabus, style="dim"), (0, 0, 0, 4), expand=False))
+        out.print(Text("·cf: has a --calculator-free variant", style="dim"))
+        return
     table = Table(box=box.SIMPLE_HEAVY)
     table.add_column("topic", style="bold cyan", no_wrap=True)
     table.add_column("title")
