@@ -44,3 +44,6 @@ def test_a_list_of_shapes_is_expected_as_the_sheet_writes_it():
     console.print(part_feedback(PartOutcome(part, "", "blank", 0.0)))
     assert "Expected:\n  3×28×28; 6×24×24; 864" in console.export_text()
     assert key_answer(part) == "3×28×28; 6×24×24; 864"          # grade's --show-answers
+    shape = Part("out", "The output shape.", "vector", [16.0, 24.0, 24.0], shape=(3,), tensor_shape=True)
+    assert key_answer(shape) == "16×24×24"
+    assert key_answer(Part("v", "A vector.", "vector", [16.0, 24.0, 24.0], shape=(3,))) == "[16, 24, 24]"
