@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from examprep.problem import Problem
-from examprep.render import plural
+from examprep.render import plural, shape_answer
 from examprep.render.latex import to_text
 from examprep.values import rounded, snap
 
@@ -345,6 +345,7 @@ def print_worked_solution(problem: Any, out: Console) -> None:
         if part.kind == "written":
             answers.add_row(f"({Problem.label(i)}) {part.id}", Text("marked by hand: see the model answer and rubric"))
             continue
+        exact = exact or shape_answer(part)        # a shape as the sheet prints it: 16×24×24
         answers.add_row(f"({Problem.label(i)}) {part.id}", Text(exact) if exact else value_renderable(part.expected, 4))
     steps.append(Panel(answers, title="answers", title_align="left", box=box.HEAVY, border_style="green", expand=False))
     out.print(Panel(Group(*steps), title="worked solution", title_align="left", box=box.ROUNDED))

@@ -47,3 +47,10 @@ def test_a_list_of_shapes_is_expected_as_the_sheet_writes_it():
     shape = Part("out", "The output shape.", "vector", [16.0, 24.0, 24.0], shape=(3,), tensor_shape=True)
     assert key_answer(shape) == "16×24×24"
     assert key_answer(Part("v", "A vector.", "vector", [16.0, 24.0, 24.0], shape=(3,))) == "[16, 24, 24]"
+
+
+def test_the_worked_solution_lists_a_shape_as_the_sheet_writes_it():
+    res = runner.invoke(app, ["generate", "network-shapes", "--seed", "1", "--solution", "--no-color"],
+                        env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    assert "(a) conv2d_shape     16×24×24" in res.output and "[16, 24, 24]" not in res.output
