@@ -6,10 +6,13 @@ helper per target format, used by every writer of that format.
 - ``markdown`` / ``markdown_text`` / ``markdown_cell``: Markdown prose (problems.md, solutions.md):
   the characters that make HTML, links, images, code or headings backslash-escaped, so none is
   made from the text; inside ``$…$`` math, a "<" that could start a tag becomes \\lt.
+- ``markdown_heading``: a name, an id or a title in a Markdown heading: every character Markdown,
+  HTML or ``$…$`` math could read escaped, so the heading shows the text as written (never math).
 - ``typst_string``: a Typst string literal holding the text verbatim (shown as written: no markup,
   no code, no math is read from it).
 - ``printable`` / ``terminal``: text for a terminal or a plain-text report: control and format
-  characters as escapes (\\x1b), and for rich's markup, square brackets escaped.
+  characters as escapes (\\x1b), typographic spaces (no-break, thin) as written, and for rich's
+  markup, square brackets escaped.
 
 No examprep import: this is a base helper, below every renderer (DESIGN.md's layers).
 """
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import html as _html
 import re
+import unicodedata
 from typing import Any
 
 
@@ -55,6 +59,20 @@ def markdown_cell(text: Any) -> str:
     return _markdown_inline(text).replace("|", "\\|")
 
 
+# every character that makes something of a heading's text: code, emphasis, links and images, raw
+# HTML and entities, math ($, read by MathJax and GitHub), a table's "|", and "#" (a closing run of
+# them is dropped from an ATX heading)
+_HEADING_SPECIAL = re.compile(r"[\\`*_\[\]<&#$|~!]")
+
+
+def markdown_heading(text: Any) -> str:
+    """Text (a student's id or name, a question's title) for a Markdown heading, as written: on one
+    line, printable, and each character that Markdown, HTML or $…$ math reads backslash-escaped
+    ("<" and "&" as entities), so "[red]x[/red]:question:" and "$\\alpha$" show as typed."""
+    one_line = printable(" ".join(str(text).split()))
+    return _HEADING_SPECIAL.sub(lambda m: _ENTITY.get(m.group(0)) or "\\" + m.group(0), one_line)
+
+
 _INLINE_MATH = re.compile(r"\$([^$]+)\$")
 
 
@@ -87,11 +105,13 @@ def printable(text: Any) -> str:
     """Text safe to show on a terminal or in a report: control and format characters (ESC, bidi
     overrides) and lone surrogates (from a JSON escape, or a file name that is not UTF-8) become
     escapes ("\\x1b", "\\udcff"), so text from a file can neither drive a terminal nor stop an
-    output from being encoded."""
+    output from being encoded. A typographic space (no-break, thin, narrow no-break: Unicode's Zs)
+    moves the cursor as a space does and is shown as written ("16\u00a0×\u00a028", "94\u202f422");
+    line and paragraph separators (Zl, Zp) break a line, and stay escapes."""
     text = str(text)
     if text.isprintable():
         return text
-    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+    return "".join(ch if ch.isprintable() or unicodedata.category(ch) == "Zs" else ascii(ch)[1:-1] for ch in text)
 
 
 def terminal(text: Any) -> str:

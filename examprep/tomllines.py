@@ -89,6 +89,7 @@ def explain(text: str, err: tomllib.TOMLDecodeError) -> str:
 _KEY = r'(?:[A-Za-z0-9_-]+|"[^"\n]*"|\'[^\'\n]*\')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"\n]*"|\'[^\'\n]*\'))*'
 _HEADER = re.compile(rf"^\s*\[\[?\s*({_KEY})\s*\]\]?\s*(#.*)?$")
 _PAIR = re.compile(rf"^\s*({_KEY})\s*=\s*(.*?)\s*$")
+_CURLY = "“”„‟‘’‚‛«»‹›＂"             # quotes a word processor types: TOML reads only " and '
 
 
 def _line_mistake(line: str) -> str | None:
@@ -100,7 +101,11 @@ def _line_mistake(line: str) -> str | None:
         if _HEADER.match(line):
             return None
         name = stripped.strip("[] \t").split("#")[0].strip() or "q1"
-        return f"a table header opens with '[' and closes with ']': write [{name}]"
+        if not re.search("[\"']", name):
+            name = "".join(name.split())            # [q 3]: a table's name has no spaces
+            if "]" in stripped:
+                return f"a table name has no spaces: write [{_short(name)}]"
+        return f"a table header opens with '[' and closes with ']': write [{_short(name)}]"
     pair = _PAIR.match(line)
     if pair is None:
         key, _, rest = stripped.partition(" ")
@@ -110,6 +115,10 @@ def _line_mistake(line: str) -> str | None:
         return "not a line of an answer file: each line is name = \"answer\", a [q1] header or a # comment"
     key, value = _short(pair.group(1)), pair.group(2)
     bare = value.strip('"')
+    quoted = value.split("#")[0].strip()
+    if quoted and (quoted[0] in _CURLY or quoted[-1] in _CURLY):        # “21”, as a word processor writes it
+        return (f"curly quotes are not TOML's: write the answer in straight quotes, "
+                f"{key} = \"{_short(quoted.strip(_CURLY + chr(34) + chr(39)))}\"")
     if value == "":
         return f"no answer after '=': write {key} = \"\" to leave it blank"
     if value.startswith("="):

@@ -23,6 +23,24 @@ def test_topics_lists_generators():
     assert {d["topic"] for d in data} >= {"attention", "gru-step"} and all(d["levels"] for d in data)
 
 
+def test_topics_reads_at_80_columns_one_entry_per_topic():
+    """Issue 36 (attack, item 13): at 80 columns four table columns wrapped into fragments of three words."""
+    from examprep import generators
+
+    res = runner.invoke(app, ["topics", "--no-color"], env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    gens = generators.all_generators()
+    g = gens["activation"]
+    at = lines.index("activation  levels 1,2,3 ·cf")
+    assert lines[at + 1].strip() == g.title and lines[at + 2].strip() == g.syllabus      # whole, each on its line
+    assert [line for line in lines if not line.startswith(" ")][:-1] == [
+        f"{g.name}  levels {','.join(map(str, g.levels))}" + (" ·cf" if g.calculator_free else "") for g in gens.values()]
+    wide = runner.invoke(app, ["topics", "--no-color"], env={"COLUMNS": "160"})
+    assert "━━━" in wide.output and "topic" in wide.output.splitlines()[1]       # a table where it fits
+
+
 @pytest.mark.parametrize("topic", ["attention", "softmax-cross-entropy", "receptive-field", "gru-step"])
 def test_generate_with_solution_in_the_terminal(topic):
     res = run("generate", topic, "--seed", "7", "--solution", "--no-color")

@@ -12,15 +12,15 @@ from examprep.answers.tokens import MAX_DEPTH, MAX_ENTRIES, AnswerParseError
 RAW_SHOWN = 500         # characters of a raw answer kept in reports (the parser reads at most MAX_CHARS)
 
 
-def raw_text(raw: Any) -> str | None:
+def raw_text(raw: Any, limit: int | None = RAW_SHOWN) -> str | None:
     """What the student wrote, as text: typed text as it is, a TOML/JSON number or list as the
-    format writes it ("0.18234567", "[[1, 0.5], [2, 3]]", "true", "nan"); cut at RAW_SHOWN
-    characters with "…"; a lone surrogate as its escape "\\udfff". None when the file has no
-    answer at all."""
+    format writes it ("0.18234567", "[[1, 0.5], [2, 3]]", "true", "nan"); cut at ``limit``
+    characters with "…" (None: whole, as a written answer in its student's report); a lone
+    surrogate as its escape "\\udfff". None when the file has no answer at all."""
     if raw is None:
         return None
     text = raw if isinstance(raw, str) else _written(raw, 0)
-    text = text if len(text) <= RAW_SHOWN else text[:RAW_SHOWN] + "…"
+    text = text if limit is None or len(text) <= limit else text[:limit] + "…"
     # a lone surrogate (a JSON "\udfff") cannot be encoded: keep it visible as that escape
     return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 

@@ -65,10 +65,31 @@ def _ways_out(name: str, path: str | None = None) -> str:
 def draw(item: str, linked: CardFile | None, seed_of: Callable[[str], int]) -> Any:
     """The Problem a due question card is reviewed with, drawn from its file with
     ``seed_of(generator)``; or, when it cannot be, the one line that says why and what to do (str)."""
+    from examprep.authoring import QuestionError
+    from examprep.sources import Item, build
+
+    spec = _spec(item, linked)
+    if isinstance(spec, str):
+        return spec
+    try:
+        return build(Item(spec.generator, 1, question=spec), seed_of(spec.generator))
+    except QuestionError as err:
+        return _undrawable(item, err)
+
+
+def blocked(item: str, linked: CardFile | None) -> str | None:
+    """Why a question file's card cannot be reviewed now, as `examprep review` says it (draw's line,
+    with the ways out), or None when it can: `examprep review --due` marks such a card, and counts
+    it with none that `examprep review` practises."""
+    spec = _spec(item, linked)
+    return spec if isinstance(spec, str) else None
+
+
+def _spec(item: str, linked: CardFile | None) -> Any:
+    """The QuestionSpec a card is drawn from, read from its file; or the line saying why not (str)."""
     from examprep.authoring import QuestionError, parse_question
     from examprep.authoring.question import text_sha256
     from examprep.fileio import read_user_text
-    from examprep.sources import Item, build
 
     name = card_name(item)
     if linked is None:
@@ -82,10 +103,14 @@ def draw(item: str, linked: CardFile | None, seed_of: Callable[[str], int]) -> A
         if text_sha256(text) != linked.sha256:
             return (f"{name}: {shown} has changed since it was last used, {_when(linked.linked)} (its schedule was "
                     "earned on the old text); " + _ways_out(name, linked.path))
-        spec = parse_question(text, linked.path)
-        return build(Item(spec.generator, 1, question=spec), seed_of(spec.generator))
+        return parse_question(text, linked.path)
     except QuestionError as err:
-        return f"{name}: cannot be drawn: {printable(str(err))}; " + _ways_out(name)
+        return _undrawable(item, err)
+
+
+def _undrawable(item: str, err: Exception) -> str:
+    name = card_name(item)
+    return f"{name}: cannot be drawn: {printable(str(err))}; " + _ways_out(name)
 
 
 def gone(item: str) -> str:
@@ -93,6 +118,25 @@ def gone(item: str) -> str:
     name = card_name(item)
     what = "concept question" if item.startswith("concept:") else "topic"
     return f"{name}: no such {what} in this examprep; `examprep review --drop {shlex.quote(name)}` ends the card"
+
+
+def unreviewable(history: History, cards: list[Any], *, topics: Any, concepts: Any) -> dict[str, str]:
+    """item -> the line `examprep review` says for each of ``cards`` (review.Card) it cannot serve: a
+    question file's card whose file is unknown, missing, changed or not a valid question (blocked), a
+    topic or concept question not among ``topics`` and ``concepts`` (gone). `examprep review --due`
+    marks these, and does not count them as due for practice."""
+    linked = history.card_files()
+    out = {}
+    for c in cards:
+        if is_question_item(c.item):
+            line = blocked(c.item, linked.get(c.item))
+        elif (c.kind == "topic" and c.name in topics) or (c.kind == "concept" and c.name in concepts):
+            line = None
+        else:
+            line = gone(c.item)
+        if line is not None:
+            out[c.item] = line
+    return out
 
 
 def resolve(history: History, name: str, option: str) -> str:

@@ -81,7 +81,7 @@ def run_review(*, count: int = 20, calculator_free: bool = False, no_color: bool
         for line in skipped:
             term.show(f"Not reviewed: {line}", style="yellow", soft_wrap=True)     # one line, whole, for grep
         if not problems:
-            print_due(term, history, now=now)
+            print_due(term, history, now=now, name_unreviewable=False)      # each was just named: "Not reviewed"
             return 1 if skipped else 0
         if history.read_only:
             raise HistoryError(history.read_only_message("a review's answers cannot be recorded"))
@@ -161,14 +161,19 @@ def run_due(*, no_color: bool = False, as_json: bool = False) -> None:
     """`examprep review --due`."""
     import json
 
+    from examprep import generators
+    from examprep.quiz.cards import unreviewable
     from examprep.review import all_cards
 
     with open_history() as history:
         now = time.time()
         if as_json:
+            cards = all_cards(history, now=now)
+            cannot = unreviewable(history, cards, topics=generators.load_all(), concepts=packaged_bank().questions)
             print(json.dumps([{"item": c.item, "due": c.due, "overdue": c.due <= now, "state": c.state,
                                "stability_days": c.stability, "retrievability": round(c.retrievability, 4),
-                               "reviews": c.reviews} for c in all_cards(history, now=now)]))
+                               "reviews": c.reviews, "reviewable": c.item not in cannot,
+                               "reason": cannot.get(c.item)} for c in cards]))
             return
         print_due(Terminal(no_color=no_color), history, now=now)
 

@@ -101,26 +101,38 @@ def print_stats(term: Terminal, data: dict, *, now: float) -> None:
         out.print(mt)
 
 
-def print_due(term: Terminal, history: History, *, now: float) -> None:
-    """What is due for review now, and what comes next."""
+def print_due(term: Terminal, history: History, *, now: float, name_unreviewable: bool = True) -> None:
+    """What is due for review now, and what comes next. A due card `examprep review` cannot serve (its
+    question file missing or changed, its topic gone: examprep.quiz.cards.unreviewable) is not among
+    those it practises: one line each says why and what to do (``name_unreviewable`` False: where
+    `examprep review` has just said them)."""
     from rich import box
     from rich.table import Table
     from rich.text import Text
 
     from examprep import generators
+    from examprep.quiz.cards import unreviewable
     from examprep.review import all_cards
 
     out = term.console
     cards = all_cards(history, now=now)
     due = [c for c in cards if c.due <= now]
     gens = generators.load_all()
+    concepts = packaged_bank().questions
     seen = {c.name for c in cards if c.kind == "topic"}
     seen_concepts = {c.name for c in cards if c.kind == "concept"}
     new_topics = [g for g in gens if g not in seen]
-    new_concepts = [q for q in packaged_bank().questions if q not in seen_concepts]
+    new_concepts = [q for q in concepts if q not in seen_concepts]
     if not cards:
         out.print("Nothing scheduled yet: each topic you practise (`examprep quiz`) gets a review date.")
         return
+    cannot = unreviewable(history, due, topics=gens, concepts=concepts)
+    due = [c for c in due if c.item not in cannot]
+    if cannot and name_unreviewable:
+        out.print(Text(f"Due, but `examprep review` cannot serve {plural(len(cannot), 'card')} until fixed:",
+                       style="yellow"))
+        for line in cannot.values():
+            out.print(Text(f"  {line}", style="yellow"), soft_wrap=True)     # one line each, whole, for grep
     if due:
         table = Table(box=box.SIMPLE_HEAVY, title=f"Due now: {len(due)}", title_justify="left")
         table.add_column("item", style="cyan", no_wrap=True)
@@ -135,8 +147,10 @@ def print_due(term: Terminal, history: History, *, now: float) -> None:
             out.print(Text("recall: FSRS's predicted chance that you recall it now. A card just missed or new comes "
                            "back after a short learning step (minutes), while that chance is still high.", style="dim"))
     else:
-        nxt = min(cards, key=lambda c: c.due)
-        out.print(f"Nothing is due. Next: {_item_label(nxt.item)} in {fmt_duration(nxt.due - now)}.")
+        later = [c for c in cards if c.due > now]
+        nxt = min(later, key=lambda c: c.due) if later else None
+        out.print(f"Nothing {'else ' if cannot else ''}is due"
+                  + (f". Next: {_item_label(nxt.item)} in {fmt_duration(nxt.due - now)}." if nxt else "."))
     upcoming = [c for c in cards if now < c.due <= now + 7 * 86400]
     if upcoming:
         out.print(Text(f"Due in the next 7 days: {len(upcoming)}", style="dim"))

@@ -10,7 +10,7 @@ from examprep.problem import Part, Problem
 from examprep.sources.concepts import CONCEPT_PREFIX, is_concept
 from examprep.quiz.outcomes import PartOutcome, ProblemOutcome, Summary
 from examprep.quiz.prompt import Terminal
-from examprep.render import plural
+from examprep.render import fmt_points, plural, shape_answer
 
 def fmt_clock(seconds: float | None) -> str:
     """h:mm:ss (or m:ss under an hour)."""
@@ -70,10 +70,16 @@ def _short_form(part: Part) -> str:
 
 
 def _expected_renderable(part: Part) -> Any:
+    """The key's answer as grade's --show-answers gives it: a shape as 16×24×24, a written part's
+    model answer (it has no value to show)."""
     from rich.text import Text
 
-    from examprep.render.terminal import value_renderable
+    from examprep.render.terminal import inline, value_renderable
 
+    if part.kind == "written":
+        return Text("marked by hand; model answer: " + inline(part.model_answer))
+    if shape_answer(part) is not None:
+        return Text(shape_answer(part))
     if isinstance(part.exact, str):
         return Text(part.exact)
     if isinstance(part.exact, list):
@@ -88,7 +94,7 @@ def part_feedback(po: PartOutcome, *, show_expected: bool = True) -> Any:
     from rich.padding import Padding
     from rich.text import Text
 
-    pts = f"{po.score:g}/{po.part.points:g} pt"
+    pts = f"{fmt_points(po.score)}/{fmt_points(po.part.points)} pt"
     if po.status == "marked":
         return Text(f"✎ your mark · {pts}", style="bold cyan")
     if po.status == "pending":
@@ -135,7 +141,7 @@ def problem_result(outcome: ProblemOutcome) -> Any:
 
     style = "green" if outcome.score >= outcome.points - 1e-9 else ("yellow" if outcome.score > 0 else "red")
     what = "Question" if is_concept(outcome.problem) else "Problem"
-    return Text(f"{what} {outcome.number}: {outcome.score:g}/{plural(outcome.points, 'point')} in "
+    return Text(f"{what} {outcome.number}: {fmt_points(outcome.score)}/{plural(outcome.points, 'point')} in "
                 f"{fmt_clock(outcome.seconds)}",
                 style=f"bold {style}")
 
@@ -225,11 +231,12 @@ def print_summary(term: Terminal, summary: Summary) -> None:
     for topic, os_ in by_topic.items():
         got, possible = sum(o.score for o in os_), sum(o.points for o in os_)
         frac = got / possible if possible else 0.0
-        table.add_row(topic, str(len(os_)), f"{got:g}/{possible:g}", bar(frac, 10), fmt_clock(sum(o.seconds for o in os_)))
+        table.add_row(topic, str(len(os_)), f"{fmt_points(got)}/{fmt_points(possible)}", bar(frac, 10),
+                      fmt_clock(sum(o.seconds for o in os_)))
     got, possible = sum(o.score for o in outcomes), sum(o.points for o in outcomes)
     table.add_section()
-    table.add_row("total", str(len(outcomes)), f"{got:g}/{possible:g}", bar(got / possible if possible else 0.0, 10),
-                  fmt_clock(summary.seconds), style="bold")
+    table.add_row("total", str(len(outcomes)), f"{fmt_points(got)}/{fmt_points(possible)}",
+                  bar(got / possible if possible else 0.0, 10), fmt_clock(summary.seconds), style="bold")
     out.print(table)
     if summary.mode == "exam":
         out.print(exam_report(summary))

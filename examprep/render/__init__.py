@@ -85,6 +85,22 @@ def plural(n: float, word: str) -> str:
     return decimals(f"{n:g} {word}{'' if n == 1 else 's'}")
 
 
+def fmt_points(x: float) -> str:
+    """A score or a number of points as grade and the quiz show it: to 2 decimals, trailing zeros
+    dropped ("0.33", "6.5", "7")."""
+    return f"{x:.2f}".rstrip("0").rstrip(".")
+
+
+def shape_answer(part: Any) -> str | None:
+    """The key's answer as the sheet writes it where the part's answer is a tensor shape
+    ("16×24×24") or a list of them, one per layer ("3×28×28; 6×24×24; 864"); None for any other part."""
+    if part.kind == "vector" and part.tensor_shape:
+        return "×".join(str(int(d)) for d in part.expected)
+    if part.kind == "shapes":
+        return "; ".join("×".join(str(int(d)) for d in shape) for shape in part.expected)
+    return None
+
+
 def receptive_field_rows(fig: Any) -> list[str]:
     """A receptive-field figure (document.ReceptiveField) in words, one line per layer, top layer
     first: "conv 2: units 3…7 (5 used, 1 of them padding)" — the text renderers' form of it."""

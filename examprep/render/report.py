@@ -18,6 +18,7 @@ from examprep.fileio import safe_name
 from examprep.grading.batch import BatchResult
 from examprep.grading.grade import SubmissionResult, address, summarise
 from examprep.problem import Problem
+from examprep.render import fmt_points, shape_answer
 from examprep.values import rounded
 
 STATUS_STYLE = {"correct": "green", "ecf": "cyan", "misconception": "yellow", "wrong": "red", "blank": "dim",
@@ -34,7 +35,7 @@ def key_answer(part: Any) -> str:
         from examprep.render import model_answer_text
 
         return model_answer_text(part)
-    return part.exact or fmt_value(part.expected)
+    return part.exact or shape_answer(part) or fmt_value(part.expected)
 
 
 def unique_names(results: list[SubmissionResult]) -> list[str]:
@@ -125,9 +126,7 @@ def _reads_as(raw: str, value: Any, shown: str) -> bool:
         return False
 
 
-def _points(x: float) -> str:
-    return f"{x:.2f}".rstrip("0").rstrip(".")
-
+_points = fmt_points         # one score formatter for grade and the quiz
 
 # ----------------------------------------------------------------------------- terminal
 
@@ -415,9 +414,34 @@ def _md_answer(r: PartResult) -> str:
     return _md_code(shown) + ("" if read is None else f" (read as {_md(read)})")
 
 
+WHOLE = 80          # a written answer longer than this, or of several lines, is shown whole below its table
+
+
+def _whole_written(part: Any, r: PartResult) -> str | None:
+    """A written answer too long or of too many lines for a table cell, whole; None for any other."""
+    text = raw_text(r.raw, None) if part.kind == "written" else None
+    if text is None or not text.strip():
+        return None
+    text = text.strip()
+    return text if len(text) > WHOLE or "\n" in text else None
+
+
+def _md_block(text: str) -> list[str]:
+    """Text a student wrote as a fenced code block: verbatim (no Markdown, HTML or math is read from
+    it, as in _md_code), its own lines kept, each wrapped at 100 characters for the reader."""
+    import textwrap
+
+    lines = [w for line in text.splitlines() for w in (textwrap.wrap(printable(line), 100) or [""])]
+    fence = "`" * max(3, max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    return [f"{fence}text", *lines, fence]
+
+
 def markdown_report(res: SubmissionResult, *, show_answers: bool = False) -> str:
-    """A student's feedback as Markdown: score, then per question a table of parts."""
-    lines = [f"# Feedback — {_md(res.student_id)}" + (f" ({_md(res.name)})" if res.name else ""), "",
+    """A student's feedback as Markdown: score, then per question a table of parts; a long written
+    answer is shown whole below its question's table (a table cell holds one line)."""
+    from examprep.escape import markdown_heading as heading
+
+    lines = [f"# Feedback — {heading(res.student_id)}" + (f" ({heading(res.name)})" if res.name else ""), "",
              f"**Score: {_points(res.score)} / {_points(res.max_score)} ({res.percent:.0f}%)**", ""]
     if res.variant:
         lines += [f"Variant: {_md(res.variant)}", ""]
@@ -426,13 +450,18 @@ def markdown_report(res: SubmissionResult, *, show_answers: bool = False) -> str
     if res.warnings:
         lines.append("")
     for pr in res.problems:
-        lines += [f"## q{pr.number}. {_md(pr.problem.title)} — {_points(pr.score)} / {_points(pr.max_score)}", ""]
+        lines += [f"## q{pr.number}. {heading(pr.problem.title)} — {_points(pr.score)} / {_points(pr.max_score)}", ""]
         head = "| part | result | score | your answer |" + (" answer |" if show_answers else "") + " feedback |"
         lines += [head, "|" + "---|" * (6 if show_answers else 5)]
+        below: list[str] = []
         for i, r in enumerate(pr.parts):
             status = STATUS_WORD[r.status] + (f" ({printable(r.misconception.id)})" if r.misconception else "")
-            part = printable(r.part_id)
-            cells = [f"({Problem.label(i)}) `{part}`", status, f"{_points(r.score)}/{_points(r.max_score)}", _md_answer(r)]
+            name = f"({Problem.label(i)}) {_md_code(r.part_id)}"
+            whole = _whole_written(pr.problem.parts[i], r)
+            if whole is not None:
+                below += ["", f"**{name}, your answer:**", "", *_md_block(whole)]
+            shown = "shown in full below the table" if whole is not None else _md_answer(r)
+            cells = [name, status, f"{_points(r.score)}/{_points(r.max_score)}", shown]
             if show_answers:
                 part = pr.problem.parts[i]
                 cells.append(_md(key_answer(part)))
@@ -441,7 +470,7 @@ def markdown_report(res: SubmissionResult, *, show_answers: bool = False) -> str
                 fb += f" — rule: {r.rule}"
             cells.append(_md(fb))
             lines.append("| " + " | ".join(cells) + " |")
-        lines.append("")
+        lines += below + [""]
     return "\n".join(lines)
 
 

@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from examprep.problem import Problem
-from examprep.render import plural
+from examprep.render import plural, shape_answer
 from examprep.render.latex import to_text
 from examprep.values import rounded, snap
 
@@ -346,13 +346,26 @@ def print_worked_solution(problem: Any, out: Console) -> None:
         if part.kind == "written":
             answers.add_row(f"({Problem.label(i)}) {part.id}", Text("marked by hand: see the model answer and rubric"))
             continue
+        exact = exact or shape_answer(part)        # a shape as the sheet prints it: 16×24×24
         answers.add_row(f"({Problem.label(i)}) {part.id}", Text(exact) if exact else value_renderable(part.expected, 4))
     steps.append(Panel(answers, title="answers", title_align="left", box=box.HEAVY, border_style="green", expand=False))
     out.print(Panel(Group(*steps), title="worked solution", title_align="left", box=box.ROUNDED))
 
 
 def print_generators(gens: dict, *, no_color: bool = False) -> None:
+    """`examprep topics`: each generator's name, title, syllabus line and levels; a table on a wide
+    terminal, and on a narrow one (under 110 columns: four columns there wrap into fragments) one
+    entry per topic: its name and levels, then its title and syllabus line, each wrapped under itself."""
     out = console(no_color)
+    if out.width < 110:
+        for g in gens.values():
+            needs = "".join(f" (needs --{r})" for r in getattr(g, "requires", ()))
+            out.print(Text.assemble((g.name, "bold cyan"), "  ", ("levels ", "dim"),
+                                    ",".join(map(str, g.levels)) + (" ·cf" if g.calculator_free else "")))
+            out.print(Padding(Text(g.title + needs), (0, 0, 0, 4), expand=False))
+            out.print(Padding(Text(g.syllabus, style="dim"), (0, 0, 0, 4), expand=False))
+        out.print(Text("·cf: has a --calculator-free variant", style="dim"))
+        return
     table = Table(box=box.SIMPLE_HEAVY)
     table.add_column("topic", style="bold cyan", no_wrap=True)
     table.add_column("title")

@@ -27,11 +27,41 @@ def cells(markdown: str) -> list[str]:
     return [c.split(">", 1)[1].split("</td>")[0] for c in html.split("<td")[1:]]
 
 
-def test_a_long_written_answer_is_shown_once():
-    text = report(LONG, "1/3")
-    line = next(line for line in text.splitlines() if "`why`" in line)
-    assert line.count("The log cancels") == 1 and "read as" not in line and "…" in line      # cut at 80, once
-    assert "(read as 0.3333)" in text                 # a value that reads differently is still named
+def test_a_long_written_answer_is_shown_once_and_whole_below_its_table():
+    """Issue 36 (attack, item 15): an essay was cut at 80 characters ("…") in its own student's report."""
+    essay = LONG + "\n\nA second paragraph, " + "and more words " * 20 + "to the end."
+    text = report(essay, "1/3")
+    line = next(line for line in text.splitlines() if line.startswith("| (a) `why`"))
+    assert "The log cancels" not in line and "shown in full below the table" in line
+    assert text.count("The log cancels") == 1 and "…" not in text and "(read as 0.3333)" in text
+    html = MarkdownIt().enable("table").render(text)
+    block = html.split("<pre><code", 1)[1].split("</code></pre>", 1)[0].split(">", 1)[1]
+    assert " ".join(html_text(block).split()) == " ".join(essay.split())      # whole, verbatim: no math, no markup
+    assert html.index("</table>") < html.index("<pre>")
+    short = report(LONG[:70], "1/3")
+    assert "<pre>" not in MarkdownIt().enable("table").render(short) and "shown in full" not in short
+
+
+def html_text(fragment: str) -> str:
+    import html
+
+    return html.unescape(fragment)
+
+
+def test_headings_show_ids_names_and_titles_as_written():
+    """Issue 36 (attack, item 16): "[red]evil[/red]:question:" became "[red]evil[/red\\]\\:question:" and
+    "$\\alpha$" became "$\\\\alpha$" inside a math span; a heading's names are text, never math."""
+    sid, name, title = "[red]evil[/red]:question:", "$\\alpha$ *b* <i>x</i> & `c` [l](http://e.com) #", "Soft_max $x$ |#"
+    problem = Problem("q", 1, 0, 1, title, {}, [], [WRITTEN, NUMBER], [])
+    parts = [check_part(WRITTEN, "p - y"), check_part(NUMBER, "1/3")]
+    text = markdown_report(SubmissionResult(sid, [ProblemResult(1, problem, parts)], name=name))
+    html = MarkdownIt().enable("table").render(text)
+    h1 = html.split("<h1>", 1)[1].split("</h1>", 1)[0]
+    h2 = html.split("<h2>", 1)[1].split("</h2>", 1)[0]
+    assert "<" not in h1.replace("&lt;", "") and "<" not in h2.replace("&lt;", "")      # no element made
+    assert html_text(h1) == f"Feedback — {sid} ({name})"
+    assert html_text(h2) == f"q1. {title} — 1 / 3"
+    assert "$" not in text.replace("\\$", "")          # no unescaped $: MathJax and GitHub read no math
 
 
 def test_an_answer_is_code_so_no_math_markup_or_html_is_read_from_it():

@@ -68,3 +68,22 @@ def test_the_autograder_summary_names_its_zip_as_written(tmp_path, monkeypatch):
     res = runner.invoke(app, ["gradescope-autograder", str(tmp_path / "k.json"), "--out", str(out)], env={"COLUMNS": "300"})
     assert res.exit_code == 0, res.output
     assert f"wrote {out}: setup.sh" in res.stderr and "❓" not in res.stderr
+
+
+def test_typographic_spaces_in_an_answer_are_shown_as_spaces_and_controls_escaped(tmp_path):
+    """Issue 36 (attack, item 11): "your answer" read 16\\xa0×\\xa028 on the terminal; a no-break or
+    thin space shows as the space it is, while an ESC or a bidi override is still shown escaped."""
+    res = runner.invoke(app, ["generate", str(SOFTMAX), "--seed", "1", "--key", str(tmp_path / "k.json"),
+                              "--template", str(tmp_path / "a.toml")])
+    assert res.exit_code == 0, res.output
+    answers = tmp_path / "s1.toml"
+    answers.write_text((tmp_path / "a.toml").read_text()
+                       .replace('student_id = ""', 'student_id = "s1"')
+                       .replace('probs = ""', 'probs = "[0.01321,\u00a00.2654,\u20090.7214]"')
+                       .replace('grad_logits = ""', 'grad_logits = "[0.01321, \u202e-0.7346, 0.7214\\u001b[2J]"'),
+                       encoding="utf-8")
+    res = runner.invoke(app, ["grade", str(tmp_path / "k.json"), str(answers)], env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    assert "[0.01321,\u00a00.2654,\u20090.7214]" in res.output and "\\xa0" not in res.output
+    assert "\\u202e-0.7346" in res.output and "\\x1b" in res.output
+    assert not any(c in res.output for c in "\u202e\x1b")

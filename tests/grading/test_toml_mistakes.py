@@ -73,3 +73,24 @@ def test_a_well_formed_file_next_to_them_is_read(tmp_path):
     path.write_text(HEAD + 'size_1 = "46"\nsize_2 = 21\n', encoding="utf-8")
     subs, errors = read_file(path)
     assert errors == [] and subs[0].answers == {"q1": {"size_1": "46", "size_2": 21}}
+
+
+@pytest.mark.parametrize("body,message", [          # issue 36 attack, item 7
+    ('size_1 = "43"\n\n[q 3]\nloss = "0.5"\n',
+     "invalid TOML at line 7: [q 3] — a table name has no spaces: write [q3] "
+     "(TOML: expected ']' at the end of a table declaration, column 4)"),
+    ('size_1 = "43"\n\n[q 3\nloss = "0.5"\n',
+     "invalid TOML at line 7: [q 3 — a table header opens with '[' and closes with ']': write [q3] "
+     "(TOML: expected ']' at the end of a table declaration, column 4)"),
+    ("size_3 = “21”\n",
+     'invalid TOML at line 5: size_3 = “21” — curly quotes are not TOML\'s: write the answer in straight quotes, '
+     'size_3 = "21" (TOML: invalid value, column 10)'),
+    ("size_3 = ‘21’  # my answer\n",
+     'invalid TOML at line 5: size_3 = ‘21’  # my answer — curly quotes are not TOML\'s: write the answer in '
+     'straight quotes, size_3 = "21" (TOML: invalid value, column 10)'),
+    ('size_3 = "21”\n',
+     'invalid TOML at line 5: size_3 = "21” — curly quotes are not TOML\'s: write the answer in straight quotes, '
+     "size_3 = \"21\" (TOML: illegal character '\\n', column 14)"),
+])
+def test_a_spaced_header_and_curly_quotes_get_a_fix_that_reads(tmp_path, body, message):
+    assert unreadable(tmp_path, body) == message

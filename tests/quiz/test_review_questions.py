@@ -220,3 +220,33 @@ def test_drop_on_a_read_only_history_says_so_and_changes_nothing(question, monke
     assert res.exit_code == 1
     assert res.stderr.startswith(f"error: {path}: the history is read-only, so its cards cannot be changed")
     assert stored() == before
+
+
+def test_due_marks_a_card_review_cannot_serve_and_review_does_not_send_the_student_back(question):
+    """Issue 36 (attack, item 10): after its file changed, `review --due` listed the card as "Due now" with
+    "`examprep review` practises them", and `review` said "Not reviewed" and then the same advice."""
+    due_card(question)
+    with History() as h:
+        review.review(h, "topic:attention", 3, now=WEEKS_AGO)           # a topic card, due as well
+    question.write_text(question.read_text() + "\n")
+    when = datetime.fromtimestamp(WEEKS_AGO).strftime("%Y-%m-%d %H:%M")
+    line = (f"{CARD}: {question.resolve()} has changed since it was last used, {when} (its schedule was earned on the "
+            f"old text); `examprep review --relink {CARD} {question.resolve()}` keeps its schedule for the new text, "
+            f"`--drop {CARD}` ends the card")
+    res = run(["review", "--due"])
+    assert res.exit_code == 0, res.output
+    assert "Due, but `examprep review` cannot serve 1 card until fixed:" in res.output
+    assert f"  {line}\n" in res.output                                  # one line, as `review` says it
+    assert "Due now: 1" in res.output and "`examprep review` practises them" in res.output
+    table = res.output.split("Due now: 1", 1)[1].split("`examprep review` practises", 1)[0]
+    assert "attention" in table and "softmax" not in table
+    assert max(len(ln) for ln in res.output.splitlines() if ln != f"  {line}") <= 80
+    listed = {c["item"]: c for c in json.loads(run(["review", "--due", "--json"]).output)}
+    assert (listed[ITEM]["reviewable"], listed[ITEM]["reason"]) == (False, line)
+    assert (listed["topic:attention"]["reviewable"], listed["topic:attention"]["reason"]) == (True, None)
+
+    assert run(["review", "--drop", "attention"]).exit_code == 0         # now only the card it cannot serve is due
+    res = run(["review"])
+    assert res.exit_code == 1
+    assert res.output.count(line) == 1 and f"Not reviewed: {line}" in res.output
+    assert "practises them" not in res.output and "Due now" not in res.output and "Nothing else is due" in res.output

@@ -159,3 +159,12 @@ def test_markdown_math_keeps_math_and_opens_no_tag():
 def test_typst_string_and_terminal():
     assert escape.typst_string('a"b\\c\n#x') == '"a\\"b\\\\c\\n#x"'
     assert escape.terminal("[bold]x\x1b[2J") == "\\[bold]x\\x1b[2J"
+
+
+def test_typographic_spaces_reach_a_terminal_as_spaces_and_controls_do_not():
+    """Issue 36 (attack, item 11): "16\\xa0×\\xa028" was shown as Python escapes; a no-break or
+    thin space is harmless on a terminal, while ESC, bidi overrides and line separators are not."""
+    for spaced in ("16\u00a0×\u00a028", "32\u2009×\u20095", "94\u202f422", "a\u3000b"):
+        assert escape.printable(spaced) == spaced and escape.terminal(spaced) == spaced
+    hostile = "x\x1b[2J\u202eevil\u2066\u2028\u2029\x00\ud800"
+    assert escape.printable(hostile) == "x\\x1b[2J\\u202eevil\\u2066\\u2028\\u2029\\x00\\ud800"
