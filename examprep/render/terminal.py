@@ -122,6 +122,7 @@ def print_topic_answers(t: Any, *, no_color: bool = False) -> None:
     """One solve topic for a question's author: its parameters, then each answer a part may name
     with its known mistakes (the feedback a student gets) and whether an ECF rule carries it."""
     from examprep.solve import REQUIRED
+    from examprep.solve.reference import ecf_text
 
     out = console(no_color)
     out.print(Text.assemble((t.name, "bold cyan"), "  ", (t.title, "dim")))
@@ -134,7 +135,7 @@ def print_topic_answers(t: Any, *, no_color: bool = False) -> None:
         ecf = t.ecf.get(a, ())
         form = ("  a shape (10×26×26)" if a in t.shapes else "  a list of shapes (3×28×28; 864)" if a in t.shape_lists
                 else "" if a in t.answers else "  a worked step's value, not an answer")
-        rules = ", ".join(e.op + (f" → {e.output}" if e.output else "") for e in ecf)
+        rules = ", ".join(ecf_text(e, code="") for e in ecf)
         out.print(Padding(Text.assemble((a, "bold green"), (form, "dim"), (f"  ECF: {rules}" if ecf else "", "dim")),
                           (0, 0, 0, 2), expand=False))
         for m in t.mistakes.get(a, ()):

@@ -80,6 +80,36 @@ def refusal_error(t: Topic, params: Any) -> str:
     raise AssertionError(f"{t.name}: the refusal's example {params} was answered")
 
 
+class _Any:
+    """A stand-in for any parameter or trace value: an ECF rule's arguments are built from it to
+    see which earlier answers (Refs) the rule reads."""
+
+    def __getattr__(self, name: str) -> "_Any":
+        if name.startswith("_"):                 # numpy's and Python's protocols: not a value
+            raise AttributeError(name)
+        return self
+
+    def __getitem__(self, key: Any) -> "_Any":
+        if not isinstance(key, str):
+            raise TypeError("a stand-in is not a sequence")
+        return self
+
+
+def ecf_text(e: Any, code: str = "`") -> str:
+    """`op` → `output` (from `a`, `b`): the earlier answers it reads tell two rules of one op apart;
+    ``code``: the mark around names ("" on a terminal)."""
+    from examprep.solve.contract import Ref
+
+    try:
+        args = e.args(_Any(), _Any())
+        refs = [v.answer for v in args.values() if isinstance(v, Ref)] if isinstance(args, dict) else []
+    except Exception:          # noqa: BLE001 — a rule that computes with its inputs: shown without them
+        refs = []
+    c = code
+    return (f"{c}{e.op}{c}" + (f" → {c}{e.output}{c}" if e.output else "")
+            + (f" (from {', '.join(f'{c}{r}{c}' for r in refs)})" if refs else ""))
+
+
 def topic_section(t: Topic) -> str:
     lines = [f"## {t.name}", "", f"{t.title}.", "",
              "| parameter | kind | default |", "|---|---|---|"]
@@ -94,7 +124,7 @@ def topic_section(t: Topic) -> str:
             mistakes, rules = t.mistakes.get(a, ()), t.ecf.get(a, ())
             if not mistakes and not rules:
                 continue
-            ecf = "; ECF: " + ", ".join(f"`{e.op}`" + (f" → `{e.output}`" if e.output else "") for e in rules) if rules else ""
+            ecf = "; ECF: " + ", ".join(ecf_text(e) for e in rules) if rules else ""
             step = "" if a in t.answers else " (a worked step's value, not an answer of the topic)"
             lines.append(f"- `{a}`{step}{ecf}")
             lines += [f"  - `{m.id}` ({_how(m)}): {_cell(m.why)}" for m in mistakes]

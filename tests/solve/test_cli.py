@@ -126,7 +126,7 @@ def test_list_json_keeps_answer_names_and_adds_each_answers_mistakes_and_ecf_rul
 
 def test_list_topic_shows_ecf_rules_with_the_answer_they_pick_and_step_values_with_mistakes():
     lines = run("solve", "--list", "rnn-cell", "--no-color").output.splitlines()
-    assert "  h_new  ECF: solve:activation → output" in lines
+    assert "  h_new  ECF: solve:activation → output (from pre_activation)" in lines
     assert "  pre_activation  a worked step's value, not an answer" in lines
     assert "      one-bias  Both biases are added: b_ih and b_hh." in lines
 
