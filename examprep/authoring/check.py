@@ -36,6 +36,7 @@ class CheckResult:
     parts: int
     tests: int = 0                  # the file's [[question.test]] tables run
     failed: int = 0                 # of them, those that do not hold (each a fatal finding)
+    unused: int = 0                 # the author's mistakes no draw can use (each a fatal finding)
 
     @property
     def degenerate_share(self) -> float:
@@ -48,8 +49,10 @@ class CheckResult:
     def verdict(self) -> str:
         if self.failed:
             return f"not usable: {self.failed} of {self.tests} question tests do{'es' if self.failed == 1 else ''} not hold"
-        if any(f.fatal for f in self.findings):
+        if sum(f.fatal for f in self.findings) > self.unused:
             return "not usable: a part cannot be graded"
+        if self.unused:
+            return f"not usable: {self.unused} mistake{'s are' if self.unused > 1 else ' is'} never usable"
         if self.degenerate_share > DEGENERATE_SHARE:
             return f"not usable: more than {DEGENERATE_SHARE:.0%} of the draws are degenerate"
         return "usable" + (" (see the warnings)" if self.findings else "")
@@ -66,9 +69,11 @@ def check_question(path: str, draws: int = DRAWS, first_seed: int = 0) -> CheckR
     degenerate: set[int] = set()
     seen: set[str] = set()
     redrawn: dict[str, list] = {}          # the engine's refusal → [draws refused, seeds, where]
+    used: set[tuple[str, str]] = set()     # (part id, the author's mistake id) kept in some draw
     for seed in range(first_seed, first_seed + draws):
         problem, notes = draft(spec, seed)
         seen.add(json.dumps(problem.params, sort_keys=True))
+        used |= {(p.id, m.id) for p in problem.parts for m in p.misconceptions}
         for part_id, note in notes:
             refused = REFUSED.match(note)
             if refused:          # redrawn until the engine took one: a cost, not a degenerate draw
@@ -87,7 +92,8 @@ def check_question(path: str, draws: int = DRAWS, first_seed: int = 0) -> CheckR
             if seed not in f.seeds:
                 f.seeds.append(seed)
             degenerate.add(seed)
-    findings = list(grouped.values())
+    never = _never_used(spec, used, grouped, draws)
+    findings = list(grouped.values()) + never
     for reason, (count, seeds, where) in redrawn.items():
         findings.append(Finding(where, "", f"the engine refused {count} draw{'s' if count != 1 else ''} before one it "
                                            f"could use (redrawn, not degenerate): {reason}", seeds))
@@ -99,7 +105,27 @@ def check_question(path: str, draws: int = DRAWS, first_seed: int = 0) -> CheckR
     failures = run_tests(spec)
     findings += failures
     return CheckResult(spec.source, draws, len(seen), sorted(degenerate), findings, len(spec.parts), len(spec.tests),
-                       len(failures))
+                       len(failures), len(never))
+
+
+def _never_used(spec: Any, used: set[tuple[str, str]], grouped: dict[tuple[str, str], Finding],
+                draws: int) -> list[Finding]:
+    """An error for each of the author's mistakes that no draw kept (it always gives the answer, or
+    can never be computed, or the tolerance never tells it apart): a mistake declared in vain, named
+    by its own line; the per-draw warnings about it are folded into it."""
+    out = []
+    for ps in spec.parts:
+        for m in ps.mistakes:
+            if (ps.id, m.id) in used:
+                continue
+            noted = grouped.pop((ps.id, m.id), None)
+            why = (noted.message.split("; left out")[0] if noted and len(noted.seeds) == draws
+                   else "it gives the answer itself (or an earlier mistake's value) in every draw" if noted is None
+                   else f"it gives the answer itself or {noted.message.split('; left out')[0]}")
+            where = f"{spec.source}:{m.line}" if m.line else spec.source
+            out.append(Finding(where, ps.id, f"the mistake {m.id!r} is never usable in {draws} draws: {why}; "
+                                             "fix or remove it", fatal=True))
+    return out
 
 
 def run_tests(spec: Any) -> list[Finding]:
