@@ -286,3 +286,12 @@ def test_two_question_files_with_one_id_are_refused_together_naming_both(questio
         assert len(res.output.strip().splitlines()) == 1 or "problem 2 question" in res.output, res.output
     assert not (tmp_path / "d.apkg").exists() and not (tmp_path / "s").exists() and stored()[1] == {}
     assert run(["generate", str(question), str(question)]).exit_code == 0          # one file twice is one question
+
+
+def test_a_choice_parts_expected_answer_shows_its_options_text():
+    own = SOFTMAX.parent / "softmax-own-parts.toml"
+    # seed 0: the right option is d) (the quiz's drawing of the variant is the key's: authoring.build)
+    res = run(["quiz", "--question", str(own), "--seed", "0"], ["skip", "skip", "a", ""])
+    assert res.exit_code == 0, res.output
+    after = res.output.split("Which logits get a negative gradient?", 1)[1]
+    assert "Expected:" in after and "d) the target class's only" in after.split("Expected:", 1)[1], after
