@@ -365,6 +365,7 @@ def test_an_empty_list_value_cannot_be_graded_so_no_key_or_export_holds_it(tmp_p
     res = run("check", path, "--draws", "3")
     assert res.exit_code == 1 and f"error: {path}:{head}: part max_prob: in 3 of 3 draws" in res.stdout, res.output
     assert f"value '{value}' is an empty list" in res.stdout
+    assert "never usable" not in res.stdout          # its mistake was never tried: the part's error is the one
     # generate and the Moodle writer (whose weights divide by a part's entries) never get such a part
     for args in (("generate", path, "--seed", "1", "--key", tmp_path / "k.json"),
                  ("sheet", "--topics", path, "--format", "moodle", "--out", tmp_path / "out")):
@@ -385,10 +386,11 @@ def test_check_refuses_a_mistake_that_no_draw_can_use_naming_its_line(tmp_path):
     out = " ".join(res.stdout.split())
     smooth, same_at = line_of(text, 'id = "smooth"') - 1, line_of(text, 'id = "max-logit"') - 1
     assert (f"error: {path}:{smooth}: part grad_logits: the mistake 'smooth' is never "
-            "usable in 4 draws: the mistake 'smooth' cannot be computed for this draw (label_smoothing:") in out, out
+            "usable in 4 draws: it cannot be computed (label_smoothing: expected a number in [0, 1], got 5)") in out, out
     assert (f"error: {path}:{same_at}: part max_prob: the mistake 'max-logit' is never "
             "usable in 4 draws: it gives the answer itself (or an earlier mistake's value) in every draw") in out, out
     assert "in 4 of 4 draws" not in out                # the per-draw warnings are folded into the error
     path.write_text(text.replace('[[question.test]]\nseed = 3\npart = "max_prob"\nanswer = "3"\nmistake = "max-logit"\n', ""))
     res = run("check", path, "--draws", "4")
-    assert res.exit_code == 1 and " ".join(res.stdout.split()).endswith("not usable: 2 mistakes are never usable"), res.output
+    assert res.exit_code == 1 and " ".join(res.stdout.split()).endswith(
+        "0 degenerate (0%), 3 of 3 tests held: not usable: 2 mistakes are never usable"), res.output
