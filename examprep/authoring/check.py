@@ -4,7 +4,8 @@ stated tolerance cannot tell from the answer, too few different draws — each w
 the file's question tests ([[question.test]]), each answer graded on the variant of its seed.
 
 Exit status: 0 usable (warnings listed), 1 when more than 10% of the draws are degenerate, a part
-cannot be graded, an author's mistake is usable in no draw or a question test does not hold, 2 a bad file (QuestionError, raised before any draw)."""
+cannot be graded, an author's mistake is usable in no draw or a question test does not hold, 2 a
+bad file (QuestionError, raised before any draw)."""
 from __future__ import annotations
 
 import json
