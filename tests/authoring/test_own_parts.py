@@ -261,6 +261,8 @@ CHOICE = 'choices = ["the target class\'s only", "the largest logit\'s only", "e
     (CHOICE, 'choices = ["b", "(a)", "every logit\'s", "none"]', "choices = [", "part 3 choices: 'b' reads as a label"),
     (CHOICE, 'choices = ["the target class\'s only", "the largest logit\'s only", "c.", "none"]', "choices = [",
      "part 3 choices: 'c.' reads as a label"),
+    (CHOICE, 'choices = ["the target class\'s only", "b) the largest logit", "every logit\'s", "none"]', "choices = [",
+     "part 3 choices: 'b) the largest logit' reads as a label"),
     # a parameter the expression language would read as itself
     ("target = { choice = [0, 1, 2] }", "target = { choice = [0, 1, 2] }\ntrue = { integers = [1, 2] }", "true = ",
      "[question.params] true: 'true' is a name of the expression language"),
