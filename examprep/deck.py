@@ -81,7 +81,7 @@ def _topics(topics: list[str] | None) -> list[Any]:
     """The source references (examprep.sources.Item) of the problem cards: every topic that needs no
     trained model, or those named, generators and question files alike."""
     from examprep import generators
-    from examprep.sources import Item, reference, require_models
+    from examprep.sources import Item, check_distinct_ids, reference, require_models
 
     if topics is None:
         return [Item(g.name, g.levels[0]) for g in generators.load_all().values()]
@@ -89,6 +89,7 @@ def _topics(topics: list[str] | None) -> list[Any]:
         raise ParamError("--topics: an empty list; give topic names (see `examprep topics`) or question files, or "
                          "leave it out for every topic")
     items = [reference(t) for t in topics]
+    check_distinct_ids(items)
     require_models(items, "examprep anki cannot take one; use `examprep generate {name} --checkpoint DIR` instead")
     return items
 

@@ -195,8 +195,9 @@ def _numeric_part(ps: Any, prompt: str, value: Any, known: Any, authored: Any, s
 
     what = ps.answer or f"value {ps.value!r}"
     kind = _kind(value)
-    if kind is None:
-        notes.append((ps.id, f"cannot be graded: {what} is not a number, vector or matrix"))
+    if kind is None or np.size(value) == 0:     # an empty list: no entry to grade (a key of "vector of 0")
+        why = "an empty list" if kind is not None else "not a number, vector or matrix"
+        notes.append((ps.id, f"cannot be graded: {what} is {why}"))
         return Part(ps.id, prompt, "written", None, tolerance=EXACT, points=ps.points, minutes=ps.minutes,
                     model_answer=str(jsonable(value)), hint=ps.hint), None
     kind_name, shape, default_tol = kind

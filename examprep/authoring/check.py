@@ -4,7 +4,8 @@ stated tolerance cannot tell from the answer, too few different draws — each w
 the file's question tests ([[question.test]]), each answer graded on the variant of its seed.
 
 Exit status: 0 usable (warnings listed), 1 when more than 10% of the draws are degenerate, a part
-cannot be graded or a question test does not hold, 2 a bad file (QuestionError, raised before any draw)."""
+cannot be graded, an author's mistake is usable in no draw or a question test does not hold, 2 a
+bad file (QuestionError, raised before any draw)."""
 from __future__ import annotations
 
 import json
@@ -36,6 +37,7 @@ class CheckResult:
     parts: int
     tests: int = 0                  # the file's [[question.test]] tables run
     failed: int = 0                 # of them, those that do not hold (each a fatal finding)
+    unused: int = 0                 # the author's mistakes no draw can use (each a fatal finding)
 
     @property
     def degenerate_share(self) -> float:
@@ -48,8 +50,10 @@ class CheckResult:
     def verdict(self) -> str:
         if self.failed:
             return f"not usable: {self.failed} of {self.tests} question tests do{'es' if self.failed == 1 else ''} not hold"
-        if any(f.fatal for f in self.findings):
+        if sum(f.fatal for f in self.findings) > self.unused:
             return "not usable: a part cannot be graded"
+        if self.unused:
+            return f"not usable: {self.unused} mistake{'s are' if self.unused > 1 else ' is'} never usable"
         if self.degenerate_share > DEGENERATE_SHARE:
             return f"not usable: more than {DEGENERATE_SHARE:.0%} of the draws are degenerate"
         return "usable" + (" (see the warnings)" if self.findings else "")
@@ -66,9 +70,13 @@ def check_question(path: str, draws: int = DRAWS, first_seed: int = 0) -> CheckR
     degenerate: set[int] = set()
     seen: set[str] = set()
     redrawn: dict[str, list] = {}          # the engine's refusal → [draws refused, seeds, where]
+    used: set[tuple[str, str]] = set()     # (part id, the author's mistake id) kept in some draw
+    graded: set[str] = set()               # parts graded by value in some draw (their mistakes were tried)
     for seed in range(first_seed, first_seed + draws):
         problem, notes = draft(spec, seed)
         seen.add(json.dumps(problem.params, sort_keys=True))
+        used |= {(p.id, m.id) for p in problem.parts for m in p.misconceptions}
+        graded |= {p.id for p in problem.parts if p.kind != "written"}
         for part_id, note in notes:
             refused = REFUSED.match(note)
             if refused:          # redrawn until the engine took one: a cost, not a degenerate draw
@@ -87,7 +95,10 @@ def check_question(path: str, draws: int = DRAWS, first_seed: int = 0) -> CheckR
             if seed not in f.seeds:
                 f.seeds.append(seed)
             degenerate.add(seed)
-    findings = list(grouped.values())
+    never = _never_used(spec, used, graded, grouped, draws)
+    findings = list(grouped.values()) + never
+    # a draw is degenerate for what its own findings say; a mistake never usable is the file's fault, not the draws'
+    degenerate = {seed for f in grouped.values() for seed in f.seeds}
     for reason, (count, seeds, where) in redrawn.items():
         findings.append(Finding(where, "", f"the engine refused {count} draw{'s' if count != 1 else ''} before one it "
                                            f"could use (redrawn, not degenerate): {reason}", seeds))
@@ -99,7 +110,29 @@ def check_question(path: str, draws: int = DRAWS, first_seed: int = 0) -> CheckR
     failures = run_tests(spec)
     findings += failures
     return CheckResult(spec.source, draws, len(seen), sorted(degenerate), findings, len(spec.parts), len(spec.tests),
-                       len(failures))
+                       len(failures), len(never))
+
+
+def _never_used(spec: Any, used: set[tuple[str, str]], graded: set[str], grouped: dict[tuple[str, str], Finding],
+                draws: int) -> list[Finding]:
+    """An error for each of the author's mistakes that no draw kept (it always gives the answer, or
+    can never be computed, or the tolerance never tells it apart): a mistake declared in vain, named
+    by its own line; the per-draw warnings about it are folded into it."""
+    out = []
+    for ps in spec.parts:
+        for m in ps.mistakes:
+            if (ps.id, m.id) in used or ps.id not in graded:     # a part never graded: its own error says so
+                continue
+            noted = grouped.pop((ps.id, m.id), None)
+            if noted is not None:       # the note's own words, the mistake as "it"
+                noted.message = noted.message.replace(f"the mistake {m.id!r}", "it").replace(" for this draw", "")
+            why = (noted.message.split("; left out")[0] if noted and len(noted.seeds) == draws
+                   else "it gives the answer itself (or an earlier mistake's value) in every draw" if noted is None
+                   else f"it gives the answer itself or {noted.message.split('; left out')[0]}")
+            where = f"{spec.source}:{m.line}" if m.line else spec.source
+            out.append(Finding(where, ps.id, f"the mistake {m.id!r} is never usable in {draws} draws: {why}; "
+                                             "fix or remove it", fatal=True))
+    return out
 
 
 def run_tests(spec: Any) -> list[Finding]:

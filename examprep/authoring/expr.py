@@ -63,6 +63,9 @@ FUNCTIONS = {
     "sqrt": lambda v: math.sqrt(_real(v)),
 }
 
+# names an expression reads as themselves, never as a parameter: a parameter so named would be shadowed
+RESERVED = frozenset({"true", "True", "false", "False", *FUNCTIONS})
+
 ARITY = {"distinct": (1, 1), "min": (1, None), "max": (1, None), "sum": (1, 1), "abs": (1, 1), "len": (1, 1),
          "all": (1, 1), "any": (1, 1), "round": (1, 2), "exp": (1, 1), "log": (1, 1), "sqrt": (1, 1)}
 
@@ -136,7 +139,11 @@ def _depth(tree: ast.AST) -> int:
     while stack:
         node, d = stack.pop()
         deepest = max(deepest, d)
-        stack.extend((child, d + 1) for child in ast.iter_child_nodes(node))
+        # a chain of binary operators (1 + 2 + … + 40) nests to the left in the tree: its left operand
+        # is one more term of the same level, not a level deeper (evaluating it recurses once a term,
+        # which MAX_LENGTH bounds)
+        stack.extend((child, d if isinstance(node, ast.BinOp) and child is node.left and isinstance(child, ast.BinOp)
+                      else d + 1) for child in ast.iter_child_nodes(node))
     return deepest
 
 
@@ -196,12 +203,12 @@ def _eval(node: ast.AST, env: dict[str, Any]) -> Any:
         v = _eval(node.operand, env)
         if isinstance(node.op, ast.Not):
             return not v
-        _number(v, ast.unparse(node))
+        _number(v, node)
         return -v if isinstance(node.op, ast.USub) else +v
     if isinstance(node, ast.BinOp):
         a, b = _eval(node.left, env), _eval(node.right, env)
-        _number(a, ast.unparse(node.left))
-        _number(b, ast.unparse(node.right))
+        _number(a, node.left)
+        _number(b, node.right)
         if isinstance(node.op, ast.Pow):
             if abs(b) > MAX_POWER:
                 raise ExprError(f"power {b} too large in '{ast.unparse(node)}' (at most {MAX_POWER})")
@@ -213,6 +220,9 @@ def _eval(node: ast.AST, env: dict[str, Any]) -> Any:
             raise ExprError(f"division by zero in '{ast.unparse(node)}'") from None
         except OverflowError:
             raise ExprError(f"'{ast.unparse(node)}' is too large") from None
+        if isinstance(result, float) and math.isinf(result) and not (isinstance(a, float) and math.isinf(a)
+                                                                    or isinstance(b, float) and math.isinf(b)):
+            raise ExprError(f"'{ast.unparse(node)}' is too large (infinite)")
         if isinstance(result, int) and result.bit_length() > MAX_BITS:
             raise ExprError(f"'{ast.unparse(node)}' is too large (a whole number of more than {MAX_BITS} bits)")
         return result
@@ -250,14 +260,15 @@ def _eval(node: ast.AST, env: dict[str, Any]) -> Any:
             raise ExprError(f"round()'s digits must be a number from -{MAX_ROUND} to {MAX_ROUND} in "
                             f"'{ast.unparse(node)}'")
         try:
-            return FUNCTIONS[name](*args)
+            result = FUNCTIONS[name](*args)
         except OverflowError:
             raise ExprError(f"'{ast.unparse(node)}' is too large") from None
         except (TypeError, ValueError) as err:
             raise ExprError(f"'{ast.unparse(node)}': {err}") from None
+        return result
     raise ExprError(f"'{ast.unparse(node)}' is not allowed in an expression")     # parse() refuses it first
 
 
-def _number(v: Any, what: str) -> None:
+def _number(v: Any, node: ast.AST) -> None:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise ExprError(f"'{what}' is not a number (index a list first: logits[0])")
+        raise ExprError(f"'{ast.unparse(node)}' is not a number (index a list first: logits[0])")

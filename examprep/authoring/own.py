@@ -97,6 +97,12 @@ def read_choices(p: dict, where: str, at: Any, fail: Any) -> tuple[str, ...]:
         raise fail(f"{where} choices: two to 26 non-empty texts, got {raw!r}", at("choices"))
     seen: dict[str, str] = {}
     for c in raw:
+        if re.fullmatch(r"[a-z]", norm_choice(c)) or ")" in c and re.fullmatch(r"[a-z]", norm_choice(c.split(")")[0])):
+            # the student answers with a label a, b, c, … and an option "a" may show as label b: grade
+            # reads "a", "(a)" and "a) …" as the label a, so no option may be written as one
+            raise fail(f"{where} choices: {c!r} reads as a label: a student answers with the label (a, b, c, …) "
+                       "the option has in the variant, so no option may be one letter or begin with one and ')'; "
+                       "write it as words, e.g. \"option A\"", at("choices"))
         if norm_choice(c) in seen:
             raise fail(f"{where} choices: {c!r} is listed twice (as {seen[norm_choice(c)]!r})", at("choices"))
         seen[norm_choice(c)] = c
@@ -242,5 +248,5 @@ def printable_text(what: str, key: str, value: Any, fail: Any) -> None:
 
 
 def what_type(t: Any) -> str:
-    names = {str: "a string", dict: "a table", list: "a list", (int, float): "a number"}
+    names = {int: "a whole number", str: "a string", dict: "a table", list: "a list", (int, float): "a number"}
     return names.get(t, str(t))

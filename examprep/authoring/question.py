@@ -228,6 +228,9 @@ def parse_question(text: str, source: str) -> QuestionSpec:
     for name, spec in q.get("params", {}).items():
         line = _line(text, name, "question.params") or lines.get("params") or params_line
         lines[f"param:{name}"] = line
+        if name in expr.RESERVED:
+            raise fail(f"[question.params] {name}: {name!r} is a name of the expression language (true, false and "
+                       f"the functions {', '.join(expr.FUNCTIONS)}); give the parameter another name", line)
         printable_text(f"[question.params] {name}", name, spec, lambda m, ln=line: fail(m, ln))
         params[name] = _draw(name, spec, lambda m, ln=line: fail(m, ln))
 

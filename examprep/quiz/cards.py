@@ -51,6 +51,31 @@ def links_of(specs: Any) -> dict[str, CardFile]:
     return {spec.generator: link_of(spec) for spec in specs}
 
 
+def check_links(history: History, specs: Any) -> None:
+    """Refuse (ParamError, one line) to practise a question file whose id's card is linked to
+    ANOTHER file that still holds a question of that id: the two would share one card, one
+    schedule, and each practice would re-link it to the other file. A card whose file is gone or
+    now holds another id is re-linked to the file practised, as before."""
+    from examprep.authoring import load_question
+    from examprep.errors import ExamprepError
+
+    linked = history.card_files()
+    for spec in specs:
+        old = linked.get("topic:" + spec.generator)
+        new = link_of(spec)
+        if old is None or old.path == new.path or not Path(old.path).is_file():
+            continue
+        try:
+            same = load_question(old.path).id == spec.id
+        except (ExamprepError, OSError):
+            same = False
+        if same:
+            raise ParamError(f"{printable(spec.at('id'))}: its id {spec.id!r} is the card {spec.generator} that you practise "
+                             f"from {printable(old.path)}, another file; give this file another id for a card of its "
+                             f"own, or move the card to it: `examprep review --relink {spec.generator} "
+                             f"{shlex.quote(printable(new.path))}`")
+
+
 def _when(ts: float) -> str:
     """When a card was last practised from its file or re-linked to it: local date and time."""
     return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")

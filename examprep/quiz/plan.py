@@ -290,9 +290,12 @@ def exam_from_recipe(spec: str, history: History | None, *, seed: int | None, ca
     require_models(recipe.items, "the quiz cannot take one; print the recipe with `examprep sheet --recipe "
                                  f"{spec} --checkpoint DIR`")
     if files is not None:
-        from examprep.quiz.cards import links_of
+        from examprep.quiz.cards import check_links, links_of
 
-        files.update(links_of(item.question for item in recipe.items if item.question is not None))
+        specs = [item.question for item in recipe.items if item.question is not None]
+        if history is not None:
+            check_links(history, specs)
+        files.update(links_of(specs))
 
     def seed_of(topic: str, level: int, cf: bool, drawn: list[Problem]) -> int:
         return variant_seed(topic, level, cf, history=history, drawn=drawn, seed=seed)
@@ -302,14 +305,19 @@ def exam_from_recipe(spec: str, history: History | None, *, seed: int | None, ca
     return problems, recipe.title or f"Exam · {spec}", minutes
 
 
-def plan_questions(opts: QuizOptions, files: dict[str, CardFile] | None = None) -> list[Problem]:
+def plan_questions(opts: QuizOptions, files: dict[str, CardFile] | None = None,
+                   history: History | None = None) -> list[Problem]:
     """Question files to practise: ``count`` draws of each (default 1), seeds seed, seed+1, …
     (a fresh seed when none is given). Every file is read first (QuestionError names its line).
-    ``files`` receives generator -> the file, which its review card remembers."""
-    from examprep.quiz.cards import links_of
-    from examprep.sources import question_item
+    ``files`` receives generator -> the file, which its review card remembers; a file whose id's
+    card is linked to another file of that id in ``history`` is refused (quiz.cards.check_links)."""
+    from examprep.quiz.cards import check_links, links_of
+    from examprep.sources import check_distinct_ids, question_item
 
     items = [question_item(path) for path in opts.questions]
+    check_distinct_ids(items)
+    if history is not None:
+        check_links(history, [item.question for item in items])
     if files is not None:
         files.update(links_of(item.question for item in items))
     seed = opts.seed if opts.seed is not None else fresh_seed(set())

@@ -34,7 +34,7 @@ def run_quiz(opts: QuizOptions, *, no_color: bool = False) -> int:
         if opts.mode == "exam":
             problems, title, minutes = plan_exam(opts, history, files)
         elif opts.questions:
-            problems = plan_questions(opts, files)
+            problems = plan_questions(opts, files, history)
         elif opts.concepts:
             problems = plan_concepts(opts, concept_bank, history, now=now)
         else:

@@ -180,7 +180,17 @@ def _weights(problem: Any) -> tuple[list[list[int]], int]:
 
 def _part_fields(part: Any, weights: list[int]) -> str:
     if part.kind == "choice":
-        opts = "~".join(("=" if c == str(part.expected) else "") + cloze_escape(c) for c in choices_shown(part))
+        # a known mistake's option carries its feedback (and credit): Moodle's %N%option#feedback
+        mistaken = {str(m.value): m for m in part.misconceptions}
+
+        def option(c: str) -> str:
+            if c == str(part.expected):
+                return "=" + cloze_escape(c)
+            m = mistaken.get(c)
+            return (f"%{moodle_fraction(m.credit)}%{cloze_escape(c)}#{cloze_escape(m.explanation)}" if m is not None
+                    else cloze_escape(c))
+
+        opts = "~".join(option(c) for c in choices_shown(part))
         return f"{{{weights[0]}:MULTICHOICE:{opts}}}"
     expected = part.expected
     if not isinstance(expected, (list, int, float)) or isinstance(expected, bool):

@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from examprep.errors import ParamError
 from examprep.problem import Problem
-from examprep.sources.item import Item, is_question_file
+from examprep.sources.item import Item, check_distinct_ids, is_question_file
 from examprep.sources.recipes import MAX_PROBLEMS, SheetRecipe
 
 # The generators (numpy and 37 modules, ~0.3 s) and the authoring package are imported in the
@@ -29,8 +29,8 @@ from examprep.sources.recipes import MAX_PROBLEMS, SheetRecipe
 
 SeedRule = Callable[[str, int, bool, list], int]     # (topic, level, calculator-free, problems so far) → seed
 
-__all__ = ["Item", "SeedRule", "build", "build_problems", "build_many", "is_question_file", "needs_model", "question_item",
-           "recipe_from_topics", "reference", "require_models", "with_checkpoint"]
+__all__ = ["Item", "SeedRule", "build", "build_problems", "build_many", "check_distinct_ids", "is_question_file",
+           "needs_model", "question_item", "recipe_from_topics", "reference", "require_models", "with_checkpoint"]
 
 
 def reference(name: str, *, difficulty: int = 1, count: int = 1, calculator_free: bool = False,
@@ -82,6 +82,7 @@ def recipe_from_topics(topics: list[str], *, count: int = 1, difficulty: int = 1
         if calculator_free and not gen.calculator_free:
             raise ParamError(f"--calculator-free: {gen.name} has no calculator-free variant")
         items.append(Item(gen.name, difficulty, count, calculator_free))
+    check_distinct_ids(items)
     return SheetRecipe(name="practice", title=title, items=tuple(items), source="--topics")
 
 
@@ -194,6 +195,7 @@ def build_many(topics: list[str], *, seed: int, count: int = 1, difficulty: int 
         raise ParamError(f"--seed: expected a non-negative integer, got {seed}")
     items = [reference(t, difficulty=difficulty, count=count, calculator_free=calculator_free, checkpoint=checkpoint)
              for t in topics]
+    check_distinct_ids(items)
     files = [i for i in items if i.question is not None]
     if files and calculator_free:
         raise ParamError("--calculator-free: a question file has no calculator-free variant")

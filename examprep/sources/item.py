@@ -31,6 +31,38 @@ class Item:
         return self.question is None and self.concept is None
 
 
+def same_id_elsewhere(spec: Any, earlier: Any) -> Any:
+    """The question (a QuestionSpec) among ``earlier`` Items' that has ``spec``'s id but is another
+    file, or None: its id names its problems' generator (question:<id>), its Anki note's GUID, its
+    review card and its keys, so two files under one id would be taken for each other."""
+    from pathlib import Path
+
+    def place(s: Any) -> str:
+        return str(Path(s.source).resolve()) if s.source else s.digest
+
+    for item in earlier:
+        other = getattr(item, "question", None)
+        if other is not None and other.id == spec.id and place(other) != place(spec):
+            return other
+    return None
+
+
+def duplicate_id_message(spec: Any, other: Any) -> str:
+    return (f"{spec.at('id')}: id {spec.id!r} is also the id of {other.source}, used with it; give one of them "
+            "another id (an id names its problems, keys, review cards and Anki notes)")
+
+
+def check_distinct_ids(items: Any) -> None:
+    """ParamError (one line naming both files) for two question files with one id among ``items``."""
+    from examprep.errors import ParamError
+
+    for k, item in enumerate(items):
+        if getattr(item, "question", None) is not None:
+            other = same_id_elsewhere(item.question, items[:k])
+            if other is not None:
+                raise ParamError(duplicate_id_message(item.question, other))
+
+
 def is_question_file(name: str) -> bool:
     """A topic argument that names a question file rather than a generator."""
     return name.endswith(".toml")

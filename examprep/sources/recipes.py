@@ -45,7 +45,7 @@ from examprep.fileio import read_user_text
 from examprep import tomllines
 from examprep.bundled import recipe_texts as _bank_files     # bundled recipe names → TOML text
 from examprep.tomllines import line_of as _line_of
-from examprep.sources.item import Item
+from examprep.sources.item import Item, duplicate_id_message, same_id_elsewhere
 
 MAX_PROBLEMS = 200
 
@@ -178,6 +178,9 @@ def parse_recipe(text: str, source: str, default_name: str = "sheet", base: Path
         if kinds[0] != "topic":
             items.append(_authored(entry, kinds[0], where, at, fail, (base, questions_dir), extras, sheet_tolerance,
                                    tolerance))
+            other = same_id_elsewhere(items[-1].question, items[:-1]) if items[-1].question is not None else None
+            if other is not None:
+                raise fail(f"{where} question: {duplicate_id_message(items[-1].question, other)}", at("question"))
             _check_points_fit(items[-1], where, at, fail)
             continue
         line = _line_of(text, "topic", "problem", i)

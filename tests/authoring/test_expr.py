@@ -127,3 +127,18 @@ def test_the_evaluator_never_calls_eval(monkeypatch):
     monkeypatch.setattr(builtins, "eval", no_eval)
     monkeypatch.setattr(builtins, "exec", no_eval)
     assert evaluate("distinct(logits) and t == 2", VALUES) is True
+
+
+def test_a_float_that_overflows_to_infinity_is_too_large_not_undefined():
+    with pytest.raises(ExprError, match=r"^'1e\+300 \* 1e\+300' is too large \(infinite\)$"):
+        expr.evaluate("1e300 * 1e300", {})
+    assert expr.evaluate("x * 2", {"x": float("inf")}) == float("inf")      # a given infinity stays one
+
+
+def test_a_long_flat_chain_of_operators_is_not_deep_but_nesting_still_is():
+    assert expr.evaluate("+".join(["1"] * 200), {}) == 200
+    assert expr.evaluate("-".join(["x"] * 150), {"x": 2}) == 2 - 149 * 2
+    assert expr.evaluate(" * ".join(["2"] * 60) + " / 2 ** 59", {}) == 2
+    for deep in ("-" * 60 + "1", "(1 + " * 45 + "1" + ")" * 45, "x" + "[0]" * 45):
+        with pytest.raises(ExprError, match="nested too deeply"):
+            expr.parse(deep)

@@ -255,6 +255,19 @@ CHOICE = 'choices = ["the target class\'s only", "the largest logit\'s only", "e
     ('seed = 3\npart = "max_prob"\nanswer = "0.876"', 'seed = -1\npart = "max_prob"\nanswer = "0.876"', "seed = -1",
      "test 1 seed: a non-negative integer"),
     ('verdict = "correct"', 'verdict = "correct"\nscore = 2', "score = 2", "test 1: unknown key 'score'"),
+    ('seed = 3\npart = "max_prob"\nanswer = "0.876"', 'seed = 3.5\npart = "max_prob"\nanswer = "0.876"', "seed = 3.5",
+     "test 1 seed: expected a whole number, got 3.5"),
+    # an option that reads as a label: grade would take "a" for the label a, whichever option that is
+    (CHOICE, 'choices = ["b", "(a)", "every logit\'s", "none"]', "choices = [", "part 3 choices: 'b' reads as a label"),
+    (CHOICE, 'choices = ["the target class\'s only", "the largest logit\'s only", "c.", "none"]', "choices = [",
+     "part 3 choices: 'c.' reads as a label"),
+    (CHOICE, 'choices = ["the target class\'s only", "b) the largest logit", "every logit\'s", "none"]', "choices = [",
+     "part 3 choices: 'b) the largest logit' reads as a label"),
+    # a parameter the expression language would read as itself
+    ("target = { choice = [0, 1, 2] }", "target = { choice = [0, 1, 2] }\ntrue = { integers = [1, 2] }", "true = ",
+     "[question.params] true: 'true' is a name of the expression language"),
+    ("target = { choice = [0, 1, 2] }", "target = { choice = [0, 1, 2] }\nmax = { integers = [1, 2] }", "max = ",
+     "[question.params] max: 'max' is a name of the expression language"),
 ])
 def test_bad_own_parts_and_tests_are_one_line_naming_file_line_and_field(tmp_path, old, new, needle, message):
     assert old in GOOD
@@ -344,3 +357,42 @@ why = "No."
 """
     with pytest.raises(QuestionError, match=r"^s.toml:10: part 1 mistake: output_shapes is a list of shapes"):
         parse_question(text, "s.toml")
+
+
+@pytest.mark.parametrize("value", ["[]", "[[]]"])
+def test_an_empty_list_value_cannot_be_graded_so_no_key_or_export_holds_it(tmp_path, value):
+    path = tmp_path / "q.toml"
+    path.write_text(GOOD.replace('value = "max(probs)"', f'value = "{value}"'))
+    head = line_of(GOOD, PART.splitlines()[1]) - 1
+    res = run("check", path, "--draws", "3")
+    assert res.exit_code == 1 and f"error: {path}:{head}: part max_prob: in 3 of 3 draws" in res.stdout, res.output
+    assert f"value '{value}' is an empty list" in res.stdout
+    assert "never usable" not in res.stdout          # its mistake was never tried: the part's error is the one
+    # generate and the Moodle writer (whose weights divide by a part's entries) never get such a part
+    for args in (("generate", path, "--seed", "1", "--key", tmp_path / "k.json"),
+                 ("sheet", "--topics", path, "--format", "moodle", "--out", tmp_path / "out")):
+        res = run(*args)
+        assert res.exit_code == 2 and isinstance(res.exception, SystemExit), res.output
+        assert f"{path}:{head}: part max_prob: cannot be graded: value '{value}' is an empty list" in res.stderr
+    assert not (tmp_path / "k.json").exists() and not (tmp_path / "out").exists()
+
+
+def test_check_refuses_a_mistake_that_no_draw_can_use_naming_its_line(tmp_path):
+    same = 'id = "max-logit"\nvalue = "max(probs)"'                     # the answer itself, in every draw
+    smoothing = 'points = 2\n[[question.part.mistake]]\nid = "smooth"\nparams = { label_smoothing = 5.0 }\nwhy = "No."\n'
+    text = GOOD.replace(MISTAKE, same).replace("points = 2\n\n" + PART, smoothing + PART)
+    path = tmp_path / "q.toml"
+    path.write_text(text)
+    res = run("check", path, "--draws", "4")
+    assert res.exit_code == 1, res.output
+    out = " ".join(res.stdout.split())
+    smooth, same_at = line_of(text, 'id = "smooth"') - 1, line_of(text, 'id = "max-logit"') - 1
+    assert (f"error: {path}:{smooth}: part grad_logits: the mistake 'smooth' is never "
+            "usable in 4 draws: it cannot be computed (label_smoothing: expected a number in [0, 1], got 5)") in out, out
+    assert (f"error: {path}:{same_at}: part max_prob: the mistake 'max-logit' is never "
+            "usable in 4 draws: it gives the answer itself (or an earlier mistake's value) in every draw") in out, out
+    assert "in 4 of 4 draws" not in out                # the per-draw warnings are folded into the error
+    path.write_text(text.replace('[[question.test]]\nseed = 3\npart = "max_prob"\nanswer = "3"\nmistake = "max-logit"\n', ""))
+    res = run("check", path, "--draws", "4")
+    assert res.exit_code == 1 and " ".join(res.stdout.split()).endswith(
+        "0 degenerate (0%), 3 of 3 tests held: not usable: 2 mistakes are never usable"), res.output

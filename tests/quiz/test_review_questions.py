@@ -250,3 +250,48 @@ def test_due_marks_a_card_review_cannot_serve_and_review_does_not_send_the_stude
     assert res.exit_code == 1
     assert res.output.count(line) == 1 and f"Not reviewed: {line}" in res.output
     assert "practises them" not in res.output and "Due now" not in res.output and "Nothing else is due" in res.output
+
+
+def test_practising_another_file_with_the_same_id_is_refused_naming_both_and_changes_nothing(question, tmp_path):
+    due_card(question)
+    copy = tmp_path / "other.toml"
+    copy.write_text(question.read_text().replace("title = ", 'title = "Another" #', 1))
+    res = run(["quiz", "--question", str(copy), "--seed", "1"], SKIP_ALL)
+    assert res.exit_code == 2, res.output
+    line = " ".join(res.output.split())
+    assert (f"{copy}:7: its id 'softmax-by-hand' is the card {CARD} that you practise from {question.resolve()}, "
+            "another file") in line and f"examprep review --relink {CARD} {copy.resolve()}" in line, line
+    cards, files, attempts = stored()
+    assert files[ITEM].path == str(question.resolve()) and cards[ITEM][1] == 1 and not attempts
+    # the card's own file, or another file once the first is gone, is practised as before
+    assert run(["quiz", "--question", str(question), "--seed", "1"], SKIP_ALL).exit_code == 0
+    question.unlink()
+    assert run(["quiz", "--question", str(copy), "--seed", "1"], SKIP_ALL).exit_code == 0
+    assert stored()[1][ITEM].path == str(copy.resolve())
+
+
+def test_two_question_files_with_one_id_are_refused_together_naming_both(question, tmp_path):
+    copy = tmp_path / "other.toml"
+    copy.write_text(question.read_text())
+    recipe = tmp_path / "r.toml"
+    recipe.write_text(f'[sheet]\ntitle = "W"\n[[problem]]\nquestion = "{question}"\n[[problem]]\nquestion = "{copy}"\n')
+    want = f"{copy}:7: id 'softmax-by-hand' is also the id of {question}, used with it"
+    for args in (["quiz", "--question", str(question), "--question", str(copy)],
+                 ["anki", "--topics", f"{question},{copy}", "-o", str(tmp_path / "d.apkg")],
+                 ["sheet", "--topics", f"{question},{copy}", "-o", str(tmp_path / "s")],
+                 ["generate", str(question), str(copy)],
+                 ["sheet", "--recipe", str(recipe), "-o", str(tmp_path / "s")]):
+        res = run(args)
+        assert res.exit_code == 2 and want in " ".join(res.output.split()), (args, res.output)
+        assert len(res.output.strip().splitlines()) == 1 or "problem 2 question" in res.output, res.output
+    assert not (tmp_path / "d.apkg").exists() and not (tmp_path / "s").exists() and stored()[1] == {}
+    assert run(["generate", str(question), str(question)]).exit_code == 0          # one file twice is one question
+
+
+def test_a_choice_parts_expected_answer_shows_its_options_text():
+    own = SOFTMAX.parent / "softmax-own-parts.toml"
+    # seed 0: the right option is d) (the quiz's drawing of the variant is the key's: authoring.build)
+    res = run(["quiz", "--question", str(own), "--seed", "0"], ["skip", "skip", "a", ""])
+    assert res.exit_code == 0, res.output
+    after = res.output.split("Which logits get a negative gradient?", 1)[1]
+    assert "Expected:" in after and "d) the target class's only" in after.split("Expected:", 1)[1], after

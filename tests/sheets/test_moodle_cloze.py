@@ -93,3 +93,25 @@ def test_partial_credit_is_the_largest_moodle_grade_not_above_it(credit, grade):
     p = replace(generators.build("softmax-cross-entropy", 3, 1), parts=[part])
     q = moodle.question(p, "q")
     assert q.get("type") == "numerical" and [a.get("fraction") for a in q.findall("answer")] == ["100", grade]
+
+
+def test_a_choice_parts_mistaken_option_carries_its_feedback_and_credit():
+    """An authored question's choice mistake: `%0%option#why` in its MULTICHOICE field (issue 37 attack)."""
+    from importlib import resources
+
+    from examprep.authoring import build_question, load_question
+
+    spec = load_question(str(resources.files("examprep") / "bank" / "questions" / "softmax-own-parts.toml"))
+    problem = build_question(spec, 3)
+    _check(problem)
+    part = problem.part("negative")
+    [m] = part.misconceptions
+    field = parse_questiontext(moodle.question(problem, "q1").findtext("questiontext/text"))[-1]
+    assert field["type"] == "MULTICHOICE"
+    by_answer = {a["answer"]: a for a in field["alternatives"]}
+    assert (by_answer[m.value]["grade"], by_answer[m.value]["feedback"]) == (0.0, m.explanation)
+    assert by_answer[part.expected]["grade"] == 100
+    assert all(a["feedback"] == "" for k, a in by_answer.items() if k != m.value)
+    half = replace(part, misconceptions=(replace(m, credit=0.5),))
+    [f] = parse_questiontext(moodle._part_fields(half, [1]))
+    assert next(a for a in f["alternatives"] if a["answer"] == m.value)["grade"] == 50
