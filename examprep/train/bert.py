@@ -23,7 +23,7 @@ from torch import Tensor, nn
 
 from examprep.train.config import TransformerConfig
 from examprep.train.errors import ConfigError
-from examprep.train.layers import Dropout, Encoder, Positions
+from examprep.train.layers import Dropout, Encoder, Positions, count_params
 from examprep.train.vocab import PAD, SPECIALS, UNK, Vocab
 
 MASK = "[MASK]"
@@ -128,10 +128,8 @@ class EncoderOnly(nn.Module):
         return self.lm_head(self.mlm_norm(F.gelu(self.mlm_dense(h))))
 
     def num_params(self, count_position_tables: bool = False) -> int:
-        seen = {id(p): p for p in self.parameters()}
-        if not count_position_tables and self.cfg.positions == "learned":
-            seen.pop(id(self.positions.table.weight))
-        return sum(p.numel() for p in seen.values())
+        """Distinct parameters (tied matrices once); learned position tables only if asked."""
+        return count_params(self, self.positions, count_position_tables)
 
 
 @torch.no_grad()

@@ -83,6 +83,14 @@ class Positions(nn.Module):
         return cos, sin
 
 
+def count_params(model: nn.Module, positions: Positions, count_position_tables: bool = False) -> int:
+    """Distinct parameters of a model (tied matrices once); a learned position table only if asked."""
+    seen = {id(p): p for p in model.parameters()}
+    if not count_position_tables and positions.kind == "learned":
+        seen.pop(id(positions.table.weight))
+    return sum(p.numel() for p in seen.values())
+
+
 # --------------------------------------------------------------------------- dropout
 
 def dropout(x: Tensor, p: float, training: bool = True) -> Tensor:

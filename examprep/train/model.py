@@ -34,7 +34,7 @@ from torch import Tensor, nn
 from examprep.train.config import TransformerConfig
 from examprep.train.errors import ConfigError
 from examprep.train.layers import (Decoder, DecoderLayer, Dropout, Encoder, EncoderLayer, KVCache, MultiHeadAttention,
-                                   Positions)
+                                   Positions, count_params)
 
 __all__ = ["DecoderOnly", "EncoderDecoder", "TransformerConfig", "build_model", "compile_layers", "keep_attention"]
 
@@ -60,10 +60,7 @@ class _Base(nn.Module):
 
     def num_params(self, count_position_tables: bool = False) -> int:
         """Distinct parameters (tied matrices once); learned position tables only if asked."""
-        seen = {id(p): p for p in self.parameters()}
-        if not count_position_tables and self.cfg.positions == "learned":
-            seen.pop(id(self.positions.table.weight))
-        return sum(p.numel() for p in seen.values())
+        return count_params(self, self.positions, count_position_tables)
 
     def attention_maps(self) -> dict[str, Tensor]:
         """The weights kept under `keep_attention`, by module name: (B, H, Tq, Tk) each."""
