@@ -10,7 +10,7 @@ import numpy as np
 
 from examprep.authoring.question import MAX_TRIES, QuestionError, QuestionSpec, draws, substitute
 from examprep.document import Matrix, Text
-from examprep.errors import ParamError
+from examprep.errors import ParamError, check_seed
 from examprep.problem import EXACT, SIGFIGS3, EcfRule, Misconception, Part, Problem, SolutionStep
 from examprep.values import latex_number, snap
 
@@ -276,8 +276,7 @@ def _build_many(files: dict[str, QuestionSpec], topics: list[str], *, seed: int,
                               options=options)
     if not 1 <= count <= 10_000:
         raise ParamError(f"--count: expected 1 to 10000, got {count}")
-    if seed < 0:
-        raise ParamError(f"--seed: expected a non-negative integer, got {seed}")
+    check_seed(seed)
     out: list[Problem] = []
     for t in topics:
         if t in files:

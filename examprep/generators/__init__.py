@@ -12,7 +12,7 @@ import difflib
 import json
 from typing import Any
 
-from examprep.errors import ParamError, UnknownTopicError
+from examprep.errors import ParamError, UnknownTopicError, check_seed
 from examprep.generators.framework import (
     REGISTRY, Degenerate, Draft, Generator, Stream, _check, generator, nice, steps_from,
 )
@@ -185,8 +185,7 @@ def build_many(topics: list[str], *, seed: int, count: int = 1, difficulty: int 
         raise ParamError(f"--count: at most 10000 problems at once, got {count}")
     if difficulty not in (1, 2, 3):
         raise ParamError(f"--difficulty: expected 1, 2 or 3, got {difficulty}")
-    if seed < 0:
-        raise ParamError(f"--seed: expected a non-negative integer, got {seed}")
+    check_seed(seed)
     gens = [get(t) for t in topics]
     return [build(g.name, seed + i, difficulty, calculator_free, options) for g in gens for i in range(count)]
 

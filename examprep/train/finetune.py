@@ -33,6 +33,7 @@ from typing import Optional
 
 import torch
 
+from examprep.errors import check_seed
 from examprep.train import checkpoint, stored
 from examprep.train.checkpoint import _fsync_dir, _write_json
 from examprep.train.config import TransformerConfig
@@ -101,6 +102,7 @@ def plan(o: FinetuneOptions) -> Plan:
             raise ConfigError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(o, name)}")
     if o.warmup < 0:
         raise ConfigError(f"--warmup must be at least 0, got {o.warmup}")
+    check_seed(o.seed)
     if o.steps is not None and o.steps < 1:
         raise ConfigError(f"--steps must be at least 1, got {o.steps}")
     if o.minutes is not None and not (math.isfinite(o.minutes) and o.minutes > 0):
