@@ -23,6 +23,7 @@ import numpy as np
 
 from examprep.engine._core import Trace, all_finite
 from examprep.errors import ExamprepError, ParamError, UnknownTopicError
+from examprep.fileio import read_user_text
 
 if TYPE_CHECKING:       # imported where used: `examprep solve` needs neither (start-up time)
     from examprep.problem import EcfRule as Recipe, Misconception
@@ -489,13 +490,7 @@ def read_params(text: str | None) -> Any:
     source = "--params"
     if text.startswith("@"):
         path = text[1:]
-        try:
-            with open(path, encoding="utf-8-sig") as fh:
-                text = fh.read()
-        except OSError as err:
-            raise ParamError(f"--params: cannot read {path}: {err.strerror}") from None
-        except UnicodeDecodeError:
-            raise ParamError(f"--params: {path} is not UTF-8 text") from None
+        text = read_user_text(path, f"--params {path}", error=ParamError)     # a pipe refused, never waited on
         source = path
     try:
         value = json.loads(text)

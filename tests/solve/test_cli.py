@@ -111,7 +111,7 @@ def test_list_names_every_topic_with_parameters_and_defaults():
     (["solve", "gru", "--params", "{}"], "did you mean gru-cell"),
     (["solve", "gru-cell", "--params", json.dumps(GRU | {"convention": "keras"})], "convention"),
     (["solve", "conv-output-size", "--params", '{"input_size": 32, "kernel_size": 3, "stride": 0}'], "stride"),
-    (["solve", "gru-cell", "--params", "@/nonexistent/file.json"], "cannot read"),
+    (["solve", "gru-cell", "--params", "@/nonexistent/file.json"], "--params /nonexistent/file.json: no such file"),
     (["solve"], "missing TOPIC"),
 ])
 def test_bad_input_exits_two_with_one_line_and_no_traceback(args, fragment):
