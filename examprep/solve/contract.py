@@ -227,15 +227,24 @@ def consulted_topics() -> Iterator[list[str]]:
         _RECORDERS.remove(seen)
 
 
+# Other names of a topic: the generator's name of the same exercise (`solve gru-step` is gru-cell).
+# An alias resolves to the topic itself (its name in a solution, a question file's problem and the
+# consulted topics). The generator side: generators.ALIASES. Not aliased: receptive-field, which
+# names both a solve topic (the receptive field of a stack) and a generator asking more (output
+# sizes, the receptive field, "same" padding: its alias cnn-sizes), each computing its own thing.
+ALIASES = {"gru-step": "gru-cell", "lstm-step": "lstm-cell", "rnn-step": "rnn-cell", "multi-head": "multi-head-shapes"}
+
+
 def get_topic(name: Any) -> Topic:
     if not isinstance(name, str):
         raise UnknownTopicError(f"topic: expected a topic name, got {name!r}")
+    name = ALIASES.get(name, name)
     if name in TOPICS:
         for seen in _RECORDERS:
             if name not in seen:
                 seen.append(name)
         return TOPICS[name]
-    close = ([t for t in TOPICS if t.lower() == name.strip().lower()]
+    close = ([ALIASES.get(t, t) for t in (*TOPICS, *ALIASES) if t.lower() == name.strip().lower()]
              or difflib.get_close_matches(name.strip().lower(), list(TOPICS), n=3, cutoff=0.5))
     hint = f"; did you mean {', '.join(close)}?" if close else "; see `examprep solve --list`"
     raise UnknownTopicError(f"unknown topic {name!r}{hint}")
