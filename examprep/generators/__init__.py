@@ -18,9 +18,9 @@ from examprep.generators.framework import (
 )
 from examprep.problem import Problem
 
-__all__ = ["ALIASES", "REGISTRY", "Degenerate", "Draft", "Generator", "PinError", "Stream", "all_generators", "build", "build_many",
-           "canonical", "catalogue_json", "figures", "generator", "get", "get_drawable", "load_all", "mark_shapes", "nice",
-           "steps_from"]
+__all__ = ["ALIASES", "REGISTRY", "Degenerate", "Draft", "Generator", "PinError", "Stream", "all_generators", "build",
+           "build_many", "canonical", "catalogue_json", "figures", "generator", "get", "get_drawable", "load_all",
+           "mark_shapes", "nice", "steps_from"]
 
 
 def all_generators() -> dict[str, Generator]:
