@@ -23,7 +23,7 @@ from torch import Tensor, nn
 
 from examprep.train.config import TransformerConfig
 from examprep.train.errors import ConfigError
-from examprep.train.layers import Dropout, Encoder, Positions, count_params
+from examprep.train.layers import CountsParams, Dropout, Encoder, Positions
 from examprep.train.vocab import PAD, SPECIALS, UNK, Vocab
 
 MASK = "[MASK]"
@@ -85,7 +85,7 @@ def mask_tokens(tokens: Tensor, vocab_size: int, generator: torch.Generator,
     return inputs, torch.where(chosen, tokens, torch.full_like(tokens, PAD))
 
 
-class EncoderOnly(nn.Module):
+class EncoderOnly(CountsParams, nn.Module):
     """A BERT-style masked language model: forward(tokens (B, T)) -> logits (B, T, V)."""
 
     def __init__(self, cfg: TransformerConfig):
@@ -126,10 +126,6 @@ class EncoderOnly(nn.Module):
         if where is not None:
             h = h[where]
         return self.lm_head(self.mlm_norm(F.gelu(self.mlm_dense(h))))
-
-    def num_params(self, count_position_tables: bool = False) -> int:
-        """Distinct parameters (tied matrices once); learned position tables only if asked."""
-        return count_params(self, self.positions, count_position_tables)
 
 
 @torch.no_grad()
