@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from examprep.errors import ParamError
+from examprep.errors import ParamError, check_seed
 
 DECK = "examprep"
 MAX_PROBLEMS = 50            # per topic: 50 × every topic is already ~1,750 cards
@@ -145,8 +145,7 @@ def build_package(*, topics: list[str] | None = None, sections: list[str] | None
         raise ParamError(f"--problems: expected 0 to {MAX_PROBLEMS} problems per topic, got {problems}")
     if difficulty is not None and difficulty not in (1, 2, 3):
         raise ParamError(f"--difficulty: expected 1, 2 or 3, got {difficulty}")
-    if seed < 0:
-        raise ParamError(f"--seed: expected a non-negative integer, got {seed}")
+    check_seed(seed)
     bank = packaged_bank()
     chosen_sections = _sections(sections, bank)
     items = _topics(topics) if problems else []

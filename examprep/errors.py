@@ -21,6 +21,17 @@ class ParamError(ExamprepError, ValueError):
     """A parameter is missing, unknown, of the wrong type, or has an impossible value."""
 
 
+MAX_SEED = 2**63 - 1       # the largest seed a sheet draws for itself (sheets.build.FRESH_SEED_BITS: 63 bits)
+
+
+def check_seed(seed: int | None) -> None:
+    """The one check of every command's --seed (None: not given): a whole number from 0 to MAX_SEED,
+    the same bound for every command (torch.manual_seed, which the trainer's seeds reach, overflows
+    past 2**64 − 1; a sheet's own seeds have 63 bits)."""
+    if seed is not None and not 0 <= seed <= MAX_SEED:
+        raise ParamError(f"--seed: expected a non-negative integer below 2**63, got {seed}")
+
+
 class ShapeError(ParamError):
     """An array parameter has the wrong shape or does not fit another parameter's shape."""
 

@@ -26,6 +26,17 @@ def rounded(x: float, digits: int) -> str:
     return f"{f:.{digits}g}"
 
 
+def latex_number(x: float, digits: int = 4) -> str:
+    """A finite number as the documents print a value (statement, worked solution and answers
+    alike): rounded() to ``digits`` significant figures after snap(), an exponent as LaTeX
+    (4.54 \\times 10^{-5}, not 4.54e-05). The decimal point is the renderer's to localise."""
+    s = rounded(snap(x), digits)
+    if "e" in s:
+        mantissa, exponent = s.split("e")
+        s = rf"{mantissa} \times 10^{{{int(exponent)}}}"
+    return s
+
+
 _PLAIN = {float, int}
 
 

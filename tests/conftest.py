@@ -114,12 +114,12 @@ LONGEST_FIRST = (
     "tests/sheets/test_interrupt.py",     # 5 s (and waits for Ctrl-C)
     "tests/train/test_rnn.py",            # 6 s
     "tests/generators/test_framework.py",  # 6 s
-    "tests/sheets/test_typst_math.py",    # 5 s
+    "tests/render/test_typst_math.py",    # 5 s
     "tests/grading/test_autograder.py",   # 5 s
-    "tests/sheets/test_qti21.py",         # 5 s
+    "tests/render/test_qti21.py",         # 5 s
     "tests/verify/test_references.py",    # 4 s
     "tests/generators/test_sweep_digest.py",  # 4 s
-    "tests/sheets/test_fonts.py",         # 3 s
+    "tests/render/test_fonts.py",         # 3 s
     "tests/test_layout.py",               # 3 s
     "tests/engine/test_network.py",       # 3 s
 )

@@ -331,10 +331,10 @@ def _read_csv_rows(reader: Any, path: Path, limits: Limits) -> tuple[list[Submis
             if extra:
                 errors.append(SubmissionError(f"{where}: {len(row)} cells but the header has {len(header)} columns"))
                 continue
-        sid = _id_text(_cell(row, id_col))
+        sid = _id_text(row_cell(row, id_col))
         answers = {header[i]: row[i] if i < len(row) else "" for i in answer_cols}
-        sub = Submission(sid or f"{path.stem}-row{row_no}", answers, where, _id_text(_cell(row, name_col)),
-                         _id_text(_cell(row, variant_col)), "file" if sid else "row")
+        sub = Submission(sid or f"{path.stem}-row{row_no}", answers, where, _id_text(row_cell(row, name_col)),
+                         _id_text(row_cell(row, variant_col)), "file" if sid else "row")
         if ignored and not subs:
             sub.warnings.append(f"{path}: columns ignored (not part ids): {', '.join(excerpt(c) for c in ignored[:5])}"
                                 + (f" and {len(ignored) - 5:,} more" if len(ignored) > 5 else ""))
@@ -344,7 +344,8 @@ def _read_csv_rows(reader: Any, path: Path, limits: Limits) -> tuple[list[Submis
     return subs, errors
 
 
-def _cell(row: list[str], i: int | None) -> str:
+def row_cell(row: list[str], i: int | None) -> str:
+    """Cell i of a CSV row, stripped; "" for a column the header lacks (None) or a short row."""
     return row[i].strip() if i is not None and i < len(row) else ""
 
 

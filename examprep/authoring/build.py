@@ -14,6 +14,7 @@ from examprep.authoring.question import MAX_TRIES, QuestionError, QuestionSpec, 
 from examprep.document import Matrix, Text
 from examprep.errors import ParamError
 from examprep.problem import EXACT, SIGFIGS3, EcfRule, Misconception, Part, Problem, SolutionStep
+from examprep.values import latex_number, snap
 
 
 def _is_array(v: Any) -> bool:
@@ -21,22 +22,18 @@ def _is_array(v: Any) -> bool:
 
 
 def _scalar_text(v: Any) -> str:
-    from examprep.generators import nice
-
     if isinstance(v, bool) or isinstance(v, str):
         return str(v)
     if isinstance(v, (int, float)):
-        return f"${nice(v, 4)}$"
+        return f"${latex_number(v)}$"         # as the worked solution and the answers print it
     return str(v)
 
 
 def _inline(v: Any) -> str:
-    from examprep.generators import nice
-
     if _is_array(v):
         def row(x: Any) -> str:
-            return "[" + ", ".join(row(e) if _is_array(e) else nice(e, 4) for e in x) + "]"
-        return f"${row(v)}$"
+            return "[" + ", ".join(row(e) if _is_array(e) else latex_number(e) for e in x) + "]"
+        return f"${row(snap(v))}$"
     return _scalar_text(v)
 
 

@@ -82,6 +82,11 @@ def placeholders(text: str) -> list[str]:
     return found
 
 
+def _holds_table(value: Any) -> bool:
+    """A TOML table (a dict) anywhere in ``value``: a value the statement has no printed form for."""
+    return isinstance(value, dict) or isinstance(value, (list, tuple)) and any(map(_holds_table, value))
+
+
 def substitute(text: str, value: Any) -> str:
     """``text`` with each {name} replaced by ``value(name)``, and {{ and }} by single braces."""
     def one(m: Any) -> str:
@@ -375,6 +380,10 @@ def parse_question(text: str, source: str) -> QuestionSpec:
                 close = difflib.get_close_matches(name, list(params), n=1)
                 hint = f"; did you mean {{{close[0]}}}?" if close else "; add it to [question.params]"
                 raise fail(f"{what}: placeholder {{{name}}} is not a parameter{hint}", line)
+            draw = params[name]
+            if draw.kind in ("fixed", "choice") and _holds_table(draw.value):
+                raise fail(f"{what}: placeholder {{{name}}} is a table or a list of tables, which a statement cannot "
+                           "show as math; describe it in the text (the topic still reads it)", line)
             used.add(name)
     where_text = q.get("where")
     if where_text is not None:

@@ -31,12 +31,11 @@ def check(
     import shutil
 
     from examprep.authoring.check import check_question, report_lines
-    from examprep.errors import ExamprepError, ParamError
+    from examprep.errors import ExamprepError, ParamError, check_seed
 
     if not 1 <= draws <= 10_000:
         raise ParamError(f"--draws: expected 1 to 10000, got {draws}")
-    if seed is not None and seed < 0:
-        raise ParamError(f"--seed: expected a non-negative integer, got {seed}")
+    check_seed(seed)
     code = 0
     for path in files:
         try:

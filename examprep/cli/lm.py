@@ -87,8 +87,10 @@ def finetune(
         corpus=str(corpus) if corpus else None, lr=lr, warmup=warmup, batch_tokens=batch_tokens, steps=steps,
         minutes=minutes, goal=goal, eval_every=eval_every, eval_size=eval_size, out=str(out), resume=resume,
         merge=merge, device=device, threads=threads, seed=seed)
+    from examprep.errors import check_seed
     from examprep.train.options import parse_targets
 
+    check_seed(seed)                            # before the base model is read
     if not full:
         parse_targets(targets)                  # before torch loads; the rest is checked before any work
     quiet_waiting_threads()

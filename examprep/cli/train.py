@@ -72,8 +72,10 @@ def train(
     """Train the reference Transformer (or an RNN encoder–decoder): on a built-in task (default:
     dates) or a parallel corpus; or, with --arch encoder-only --objective mlm, a BERT-style masked
     LM on their sentences."""
+    from examprep.errors import check_seed
     from examprep.train.options import check_architecture, check_objective, resumed_model_kind
 
+    check_seed(seed)                    # before torch loads
     if resume:
         arch, objective = resumed_model_kind(out, arch, objective)
     check_objective(arch, objective)

@@ -22,13 +22,12 @@ def verify(
 ) -> None:
     """Check the numeric engine against torch on random instances of every topic torch computes
     (or, with --checkpoint, against a trained RNN encoder–decoder's modules on real inputs)."""
-    from examprep.errors import ExamprepError
+    from examprep.errors import ExamprepError, check_seed
     from examprep.train.options import quiet_waiting_threads
 
     if instances < 1:
         raise ExamprepError(f"--instances: expected a positive integer, got {instances}")
-    if seed < 0:
-        raise ExamprepError(f"--seed: expected an integer ≥ 0, got {seed}")
+    check_seed(seed)
     topic = list(dict.fromkeys(topic))           # each topic once, in the order given
     if checkpoint is not None and topic:
         raise ExamprepError("--topic: with --checkpoint the topics are the model's (its cells and attention); "

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 
 from examprep.engine._core import Trace, boolean, choice, int_tuple, integer, number
-from examprep.engine.conv import same_padding
+from examprep.engine.conv import pool_output_size, same_padding
 from examprep.errors import ParamError, ShapeError
 
 LAYER_TYPES = ("conv2d", "max-pool", "avg-pool", "global-avg-pool", "batch-norm", "relu", "sigmoid", "tanh",
@@ -36,14 +36,6 @@ def _bool(where: str, key: str, value) -> bool:
     if value is True or value is False:
         return value
     return boolean(f"{where}.{key}", value)
-
-
-def _pool_size(n: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
-    num = n + 2 * p - d * (k - 1) - 1
-    out = (-(-num // s) if ceil_mode else num // s) + 1
-    if ceil_mode and (out - 1) * s >= n + p:
-        out -= 1
-    return out
 
 
 def network_shapes(input_shape, layers, *, framework: str = "pytorch", count_input_channels: bool = True,
@@ -161,7 +153,7 @@ def network_shapes(input_shape, layers, *, framework: str = "pytorch", count_inp
             for j in range(2):
                 if p[j] > k[j] // 2:
                     raise ParamError(f"{where}: padding {p[j]} is more than half the kernel size {k[j]} (PyTorch refuses it)")
-                o = _pool_size(shape[j + 1], k[j], s[j], p[j], d[j], ceil_mode)
+                o = pool_output_size(shape[j + 1], k[j], s[j], p[j], d[j], ceil_mode)
                 if o < 1:
                     raise ShapeError(f"{where}: the window ({k[j]}) does not fit its input "
                                      f"({shape[j + 1]} + 2·{p[j]} padding): the output would be empty")

@@ -18,8 +18,8 @@ from examprep.generators.framework import (
 )
 from examprep.problem import Problem
 
-__all__ = ["REGISTRY", "Degenerate", "Draft", "Generator", "PinError", "Stream", "all_generators", "build",
-           "catalogue_json", "figures", "generator", "get", "get_drawable", "load_all", "mark_shapes", "nice",
+__all__ = ["ALIASES", "REGISTRY", "Degenerate", "Draft", "Generator", "PinError", "Stream", "all_generators", "build",
+           "canonical", "catalogue_json", "figures", "generator", "get", "get_drawable", "load_all", "mark_shapes", "nice",
            "steps_from"]
 
 
@@ -94,11 +94,25 @@ def topic_for_answers(name: str) -> Any:
                                 f"generator and {uses}") from err
 
 
+# Other names of an exercise: its solve topic's name (`generate gru-cell` is gru-step's problem) and
+# a name for what the problem asks where the generator's own name says less (receptive-field asks
+# output sizes and "same" padding too). A generator is never renamed: its name keys the random
+# stream, the golden files, keys, recipes and review histories, and an alias resolves to the
+# generator itself, so every one of them keeps the one name. The solve side: solve.contract.ALIASES.
+ALIASES = {"gru-cell": "gru-step", "lstm-cell": "lstm-step", "rnn-cell": "rnn-step",
+           "multi-head-shapes": "multi-head", "cnn-sizes": "receptive-field"}
+
+
+def canonical(name: str) -> str:
+    """The generator's own name for ``name`` (an alias's generator; any other name as it is)."""
+    return ALIASES.get(name, name)
+
+
 def get(name: str) -> Generator:
     gens = all_generators()
-    if name in gens:
-        return gens[name]
-    close = ([g for g in gens if g.lower() == name.strip().lower()]      # RNN-STEP: rnn-step
+    if canonical(name) in gens:
+        return gens[canonical(name)]
+    close = ([canonical(g) for g in (*gens, *ALIASES) if g.lower() == name.strip().lower()]    # RNN-STEP: rnn-step
              or difflib.get_close_matches(name.strip().lower(), list(gens), n=3, cutoff=0.4))
     hint = f"; did you mean {', '.join(close)}?" if close else "; see `examprep topics`"
     raise UnknownTopicError(f"unknown topic {name!r}{hint}")

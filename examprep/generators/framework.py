@@ -225,15 +225,17 @@ def plain_array(a: Any, decimals: int | None = None) -> np.ndarray:
 
 
 def nice(x: float, sig: int = 3) -> str:
-    """A number as printed in a statement: at most ``sig`` significant digits, no trailing zeros."""
+    """A number as printed in a statement: at most ``sig`` significant digits and no trailing zeros
+    after the point; a number with more than ``sig`` digits before the point as its nearest whole
+    number (12345.6: "12346"), whose zeros are digits (999.96: "1000", once "1")."""
     x = float(x)
     if x == 0:
         return "0"
     if x == int(x) and abs(x) < 10 ** sig:
         return str(int(x))
     digits = sig - int(math.floor(math.log10(abs(x)))) - 1
-    text = f"{round(x, max(digits, 0)):.{max(digits, 0)}f}".rstrip("0").rstrip(".")
-    return text
+    text = f"{round(x, max(digits, 0)):.{max(digits, 0)}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def value_blocks(name: str, value: Any, labels: Callable[[tuple[int, ...]], str] | None = None) -> list[Matrix]:

@@ -20,6 +20,7 @@ import numpy as np
 from examprep import engine, solve
 from examprep.document import Matrix, Text
 from examprep.errors import ParamError
+from examprep.fileio import read_user_text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, jsonable, plain_array, steps_from
 from examprep.values import allclose
 from examprep.problem import Part
@@ -62,11 +63,11 @@ def draw_source(rng: Stream, weights: Weights, lo: int, hi: int) -> tuple[list[i
 
     vocab, data = weights.stored.source_vocab, weights.stored.data
     corpus = data.get("corpus")
-    if corpus and Path(corpus).is_file():
+    if corpus:
         column = 1 if data.get("swap") else 0
-        try:
-            lines = Path(corpus).read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError):
+        try:                # fileio's reader: a file gone, or now a pipe or a device, gives no sentence (never a wait)
+            lines = read_user_text(corpus, error=ParamError).splitlines()
+        except ParamError:
             lines = []
         sources = sorted({cols[column] for cols in (line.split("\t") for line in lines) if len(cols) > column})
         fitting = [t for t in sources if lo <= len(vocab.encode(t)) <= hi and UNK not in vocab.encode(t)]

@@ -11,7 +11,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from examprep import engine, solve
+from examprep import solve
 from examprep.document import Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
 from examprep.exact import frac
@@ -71,7 +71,8 @@ def gru_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     swapped_rows = (np.concatenate([w_ih[H:2 * H], w_ih[:H], w_ih[2 * H:]]),
                     np.concatenate([w_hh[H:2 * H], w_hh[:H], w_hh[2 * H:]]))
     swapped_b = np.concatenate([b_ih[H:2 * H], b_ih[:H], b_ih[2 * H:]]), np.concatenate([b_hh[H:2 * H], b_hh[:H], b_hh[2 * H:]])
-    swapped = engine.gru_cell(x, h, *swapped_rows, *swapped_b)
+    swapped = known.call({**params, "weight_ih": swapped_rows[0], "weight_hh": swapped_rows[1],
+                          "bias_ih": swapped_b[0], "bias_hh": swapped_b[1]})
     scalar = H == 1
     kind = "number" if scalar else "vector"
     val = (lambda v: float(np.asarray(v).ravel()[0])) if scalar else jsonable

@@ -23,8 +23,6 @@ from typing import Any
 
 from examprep.errors import ExamprepError, ParamError
 
-ROOT_DEFAULT = "/autograder"
-
 
 class AutograderError(ExamprepError):
     """The zip could not be built (the wheel of the running installation failed)."""

@@ -24,7 +24,7 @@ from examprep.quiz.plan import (DEFAULT_COUNT, DEFAULT_RECIPE, QuizOptions, adap
                                 plan_review, validate, variant_seed, weakness)
 from examprep.quiz.prompt import COMMANDS, Quit, Terminal, TimeUp
 from examprep.quiz.run import open_history, run_due, run_optimize, run_quiz, run_review, run_stats
-from examprep.quiz.session import Session, check, parse_only, wrong_shape
+from examprep.quiz.session import Session, check, wrong_shape
 from examprep.quiz.stats import print_due, print_stats, stats_data
 from examprep.quiz.views import (answer_sheet, bar, fmt_clock, fmt_duration, part_feedback, print_summary,
                                  problem_panel, sparkline)
@@ -33,7 +33,7 @@ __all__ = ["CHECKLIST", "COMMANDS", "CONCEPT_PREFIX", "CONCEPT_TOPICS", "Concept
            "DEFAULT_COUNT", "DEFAULT_RECIPE", "PartOutcome", "ProblemOutcome", "QuizOptions", "Quit", "Session",
            "Summary", "Terminal", "TimeUp", "adaptive_level", "answer_sheet", "bar", "check", "concept_problem",
            "drawable_topics", "exam_from_recipe", "fmt_clock", "fmt_duration", "formula_hint", "fresh_seed",
-           "hint_text", "is_concept", "item_of", "load_concepts", "open_history", "packaged_bank", "parse_only",
+           "hint_text", "is_concept", "item_of", "load_concepts", "open_history", "packaged_bank",
            "part_feedback", "pick_topics", "plan_concepts", "plan_exam", "plan_problems", "plan_review", "print_due",
            "print_stats", "print_summary", "problem_panel", "run_due", "run_optimize", "run_quiz", "run_review", "run_stats",
            "sparkline", "stats_data", "stats_topic_of", "validate", "variant_seed", "weakness", "wrong_shape"]

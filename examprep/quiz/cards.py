@@ -167,8 +167,10 @@ def unreviewable(history: History, cards: list[Any], *, topics: Any, concepts: A
 def resolve(history: History, name: str, option: str) -> str:
     """The item of the card ``name`` (as `examprep review --due` and these messages name it, or
     the item itself). ParamError naming the option when the schedule holds no such card."""
+    from examprep.generators import canonical
+
     items = [row[0] for row in history.cards()]
-    for item in (name, f"topic:{name}"):
+    for item in (name, f"topic:{name}", f"topic:{canonical(name.removeprefix('topic:'))}"):
         if item in items:
             return item
     names = [card_name(i) for i in items]

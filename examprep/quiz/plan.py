@@ -7,7 +7,7 @@ import random
 import secrets
 from dataclasses import dataclass, field, replace
 
-from examprep.errors import ParamError
+from examprep.errors import ParamError, check_seed
 from examprep.history import Attempt, CardFile, History
 from examprep.problem import Problem
 from examprep.sources import Item, build, build_problems, require_models
@@ -45,8 +45,7 @@ def validate(opts: QuizOptions) -> None:
         raise ParamError(f"--count: expected 1 to 200 problems, got {opts.count}")
     if opts.difficulty is not None and opts.difficulty not in (1, 2, 3):
         raise ParamError(f"--difficulty: expected 1, 2 or 3, got {opts.difficulty}")
-    if opts.seed is not None and opts.seed < 0:
-        raise ParamError(f"--seed: expected a non-negative integer, got {opts.seed}")
+    check_seed(opts.seed)
     if opts.minutes is not None and not (0 < opts.minutes <= 600):
         raise ParamError(f"--minutes: expected more than 0 and at most 600, got {opts.minutes:g}")
 

@@ -185,6 +185,10 @@ def run_stats(*, topic: str | None = None, days: float | None = None, no_color: 
 
     if days is not None and not 0 < days < math.inf:
         raise ParamError(f"--days: expected a positive number, got {days:g}")
+    if topic:
+        from examprep.generators import canonical
+
+        topic = canonical(topic)            # an alias's attempts are its generator's (gru-cell: gru-step)
     with open_history() as history:
         now = time.time()
         data = stats_data(history, now=now, topic=topic, days=days)

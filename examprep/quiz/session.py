@@ -48,13 +48,6 @@ def check(part: Part, raw: str, earlier: dict[str, Any], rounding_counted: Count
     return check_part(part, raw, earlier, ecf=True, rounding_counted=rounding_counted)
 
 
-def parse_only(part: Part, raw: str) -> Any:
-    """Read an answer without judging it (exam mode); raises AnswerParseError."""
-    from examprep.answers import parse_answer
-
-    return parse_answer(part, raw)
-
-
 def asked_again(part: Part, result: Any, raw: str) -> str | None:
     """Why the quiz asks for an answer again instead of grading it (None: it is graded), from the
     grader's own verdict: grade's reason where grade cannot read it, or the shape where grade marks

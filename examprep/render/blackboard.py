@@ -24,7 +24,6 @@ from examprep.render.lms import entries, is_numeric, number_text, part_letter, p
 
 MAX_ROWS = 250
 MAX_CHOICES = 20
-TYPES = ("NUM", "MC", "MA", "TF", "ESS", "ORD", "MAT", "FIB", "FIB_PLUS", "OP", "JUMBLED_SENTENCE", "QUIZ_BOWL")
 
 
 def field(text: str) -> str:

@@ -6,6 +6,7 @@ import io
 import re
 import zipfile
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from examprep.problem import Problem
@@ -74,8 +75,6 @@ def number_text(x: float) -> str:
     f = float(x)
     if f == int(f) and abs(f) < 1e15:
         return str(int(f))
-    from decimal import Decimal
-
     text = format(Decimal(repr(f)), "f")
     return text.rstrip("0").rstrip(".") if "." in text else text
 

@@ -15,7 +15,7 @@ from examprep.exact import is_exact_form, to_latex
 from examprep.render import (accepted, answer_form, decimal_comma, decimals, part_note, plural, prose_decimals,
                              prose_symbols, receptive_field_rows)
 from examprep.render.worked import worked_steps
-from examprep.values import rounded, snap
+from examprep.values import latex_number, snap
 from examprep.problem import Problem
 
 
@@ -36,11 +36,7 @@ def number(x: Any, digits: int = 4) -> str:
         return r"-\infty" if f < 0 else r"\infty"
     if math.isnan(f):
         return r"\text{undefined}"
-    s = rounded(snap(f), digits)
-    if "e" in s:
-        mantissa, exponent = s.split("e")
-        s = rf"{mantissa} \times 10^{{{int(exponent)}}}"
-    return decimals(s, MATH_COMMA)
+    return decimals(latex_number(f, digits), MATH_COMMA)
 
 
 MATH_COMMA = "{,}"      # a decimal comma in LaTeX math: braced, so not spaced as punctuation

@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 import re
 import xml.etree.ElementTree as ET
-from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
@@ -25,6 +24,7 @@ from examprep import escape
 from examprep.render import markdown
 from examprep.exact import is_exact_form
 from examprep.render import accepted, choices_shown, model_answer_text
+from examprep.render.lms import number_text  # Moodle's numerical parser reads positional text, '.' point
 from examprep.render.worked import worked_steps
 from examprep.problem import Problem
 
@@ -35,15 +35,6 @@ def cloze_escape(text: str) -> str:
     """Plain text safe inside a cloze answer or feedback: HTML-escaped without entities that hold
     '#', then Moodle's special characters backslash-escaped."""
     return _CLOZE_SPECIAL.sub(r"\\\1", escape.html(text, quote=False))
-
-
-def moodle_number(x: float) -> str:
-    """A number as Moodle's numerical parser reads it: positional notation, '.' decimal point."""
-    f = float(x)
-    if f == int(f) and abs(f) < 1e15:
-        return str(int(f))
-    text = format(Decimal(repr(f)), "f")
-    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 # question_bank::fraction_options_full: the only answer grades Moodle accepts (percent)
@@ -148,7 +139,7 @@ def _flat(value: Any) -> list:
 def _numerical_field(part: Any, expected: float, wrongs: list[tuple[float, str] | tuple[float, str, float]],
                      weight: int) -> str:
     tol = tolerance_of(part, expected)
-    answers = [f"={moodle_number(expected)}:{moodle_number(tol)}#{cloze_escape('Correct.')}"]
+    answers = [f"={number_text(expected)}:{number_text(tol)}#{cloze_escape('Correct.')}"]
     seen = set()
     for value, why, *credit in wrongs:
         if value is None or not math.isfinite(value) or abs(value - expected) <= tol * (1 + 1e-9):
@@ -159,7 +150,7 @@ def _numerical_field(part: Any, expected: float, wrongs: list[tuple[float, str] 
         seen.add(key)
         wtol = min(tolerance_of(part, value), (abs(value - expected) - tol) / 2)    # never overlaps the right one
         grade = moodle_fraction(credit[0] if credit else 0.0)
-        answers.append(f"%{grade}%{moodle_number(value)}:{moodle_number(wtol)}#{cloze_escape(why)}")
+        answers.append(f"%{grade}%{number_text(value)}:{number_text(wtol)}#{cloze_escape(why)}")
     return f"{{{weight}:NUMERICAL:{'~'.join(answers)}}}"
 
 
@@ -282,8 +273,8 @@ def question(problem: Any, name: str) -> ET.Element:
             if fraction != "100" and abs(value - expected) <= tol:
                 continue
             a = ET.SubElement(q, "answer", {"fraction": fraction, "format": "moodle_auto_format"})
-            ET.SubElement(a, "text").text = moodle_number(value)
-            ET.SubElement(a, "tolerance").text = moodle_number(
+            ET.SubElement(a, "text").text = number_text(value)
+            ET.SubElement(a, "tolerance").text = number_text(
                 tol if fraction == "100" else min(tolerance_of(part, value), (abs(value - expected) - tol) / 2))
             _text(a, "feedback", escape.html(why), "html")
         ET.SubElement(q, "units")      # none: every answer is a pure number

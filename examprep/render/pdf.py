@@ -99,7 +99,7 @@ def _pdf_id(*pieces: bytes) -> Any:
 def _write(writer: Any, file_id: Any) -> bytes:
     import io
 
-    writer._ID = file_id          # pypdf has no public setter; tests/sheets/test_join.py checks the /ID written
+    writer._ID = file_id          # pypdf has no public setter; tests/render/test_join.py checks the /ID written
     buffer = io.BytesIO()
     writer.write(buffer)
     return buffer.getvalue()

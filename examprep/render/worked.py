@@ -40,9 +40,6 @@ def _with(step: SolutionStep, extend: str = "", below: str = "") -> SolutionStep
     return SolutionStep(step.title, blocks, step.part) if done else step
 
 
-_KEFF = r"k_{\text{eff}}"
-
-
 def _receptive_field(problem: Problem) -> list[SolutionStep]:
     params = problem.params
     layers, n0 = params.get("layers"), params.get("input_size")

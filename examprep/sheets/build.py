@@ -17,7 +17,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from examprep.errors import ParamError
+from examprep.errors import check_seed
 from examprep.render import plural
 from examprep.sources import build_problems
 from examprep.sources.recipes import SheetError, SheetRecipe
@@ -105,10 +105,9 @@ def build_sheet(recipe: SheetRecipe, seed: int, *, roster: list[Student] | None 
                 secret: bytes | None = None, legacy: bool = False, progress: Progress | None = None) -> Sheet:
     """The sheet's copies: one common copy, or one variant per student when a roster is given
     (which needs the secret, stretched here once for the whole roster; ``legacy``: the pre-stretching
-    derivation, to regenerate an old sheet). Raises ParamError for a negative seed, SheetError for
+    derivation, to regenerate an old sheet). Raises ParamError for a seed check_seed refuses, SheetError for
     a roster without a secret, a secret without a roster, or a secret check_secret refuses."""
-    if seed < 0:
-        raise ParamError(f"--seed: expected a non-negative integer, got {seed}")
+    check_seed(seed)
     check_pairing(roster, secret)
     sheet = Sheet(recipe, seed, [], variants=roster is not None, legacy=legacy and roster is not None)
     if roster is None:

@@ -108,10 +108,7 @@ def read_roster(path: str | os.PathLike) -> list[Student]:
                                                  for names in (_EMAIL, _USERNAME, _SIS_ID, _LMS_ID))
     students, seen = [], {}
     lms_seen: dict[str, int] = {}
-    def cell(row: list[str], i: int | None) -> str:
-        return row[i].strip() if i is not None and i < len(row) else ""
-
-    from examprep.answers.files import excerpt, unprintable_char
+    from examprep.answers.files import excerpt, row_cell as cell, unprintable_char
 
     for line, row in rows[1:]:
         extra = [c for c in row[len(header):] if c.strip()]

@@ -25,6 +25,7 @@ import numpy as np
 
 from examprep.engine._core import Trace, all_finite
 from examprep.errors import ExamprepError, ParamError, UnknownTopicError
+from examprep.fileio import read_user_text
 
 if TYPE_CHECKING:       # imported where used: `examprep solve` needs neither (start-up time)
     from examprep.problem import EcfRule as Recipe, Misconception
@@ -246,15 +247,24 @@ def consulted_topics() -> Iterator[list[str]]:
         _RECORDERS.remove(seen)
 
 
+# Other names of a topic: the generator's name of the same exercise (`solve gru-step` is gru-cell).
+# An alias resolves to the topic itself (its name in a solution, a question file's problem and the
+# consulted topics). The generator side: generators.ALIASES. Not aliased: receptive-field, which
+# names both a solve topic (the receptive field of a stack) and a generator asking more (output
+# sizes, the receptive field, "same" padding: its alias cnn-sizes), each computing its own thing.
+ALIASES = {"gru-step": "gru-cell", "lstm-step": "lstm-cell", "rnn-step": "rnn-cell", "multi-head": "multi-head-shapes"}
+
+
 def get_topic(name: Any) -> Topic:
     if not isinstance(name, str):
         raise UnknownTopicError(f"topic: expected a topic name, got {name!r}")
+    name = ALIASES.get(name, name)
     if name in TOPICS:
         for seen in _RECORDERS:
             if name not in seen:
                 seen.append(name)
         return TOPICS[name]
-    close = ([t for t in TOPICS if t.lower() == name.strip().lower()]
+    close = ([ALIASES.get(t, t) for t in (*TOPICS, *ALIASES) if t.lower() == name.strip().lower()]
              or difflib.get_close_matches(name.strip().lower(), list(TOPICS), n=3, cutoff=0.5))
     hint = f"; did you mean {', '.join(close)}?" if close else "; see `examprep solve --list`"
     raise UnknownTopicError(f"unknown topic {name!r}{hint}")
@@ -509,13 +519,7 @@ def read_params(text: str | None) -> Any:
     source = "--params"
     if text.startswith("@"):
         path = text[1:]
-        try:
-            with open(path, encoding="utf-8-sig") as fh:
-                text = fh.read()
-        except OSError as err:
-            raise ParamError(f"--params: cannot read {path}: {err.strerror}") from None
-        except UnicodeDecodeError:
-            raise ParamError(f"--params: {path} is not UTF-8 text") from None
+        text = read_user_text(path, f"--params {path}", error=ParamError)     # a pipe refused, never waited on
         source = path
     try:
         value = json.loads(text)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Callable
 
-from examprep.errors import ParamError
+from examprep.errors import ParamError, check_seed
 from examprep.problem import Problem
 from examprep.sources.item import Item, check_distinct_ids, is_question_file
 from examprep.sources.recipes import MAX_PROBLEMS, SheetRecipe
@@ -191,8 +191,7 @@ def build_many(topics: list[str], *, seed: int, count: int = 1, difficulty: int 
         raise ParamError(f"--count: expected 1 to 10000, got {count}")
     if difficulty not in (1, 2, 3):
         raise ParamError(f"--difficulty: expected 1, 2 or 3, got {difficulty}")
-    if seed < 0:
-        raise ParamError(f"--seed: expected a non-negative integer, got {seed}")
+    check_seed(seed)
     items = [reference(t, difficulty=difficulty, count=count, calculator_free=calculator_free, checkpoint=checkpoint)
              for t in topics]
     check_distinct_ids(items)

@@ -23,7 +23,7 @@ from torch import Tensor, nn
 
 from examprep.train.config import TransformerConfig
 from examprep.train.errors import ConfigError
-from examprep.train.layers import Dropout, Encoder, Positions
+from examprep.train.layers import CountsParams, Dropout, Encoder, Positions
 from examprep.train.vocab import PAD, SPECIALS, UNK, Vocab
 
 MASK = "[MASK]"
@@ -85,7 +85,7 @@ def mask_tokens(tokens: Tensor, vocab_size: int, generator: torch.Generator,
     return inputs, torch.where(chosen, tokens, torch.full_like(tokens, PAD))
 
 
-class EncoderOnly(nn.Module):
+class EncoderOnly(CountsParams, nn.Module):
     """A BERT-style masked language model: forward(tokens (B, T)) -> logits (B, T, V)."""
 
     def __init__(self, cfg: TransformerConfig):
@@ -126,12 +126,6 @@ class EncoderOnly(nn.Module):
         if where is not None:
             h = h[where]
         return self.lm_head(self.mlm_norm(F.gelu(self.mlm_dense(h))))
-
-    def num_params(self, count_position_tables: bool = False) -> int:
-        seen = {id(p): p for p in self.parameters()}
-        if not count_position_tables and self.cfg.positions == "learned":
-            seen.pop(id(self.positions.table.weight))
-        return sum(p.numel() for p in seen.values())
 
 
 @torch.no_grad()

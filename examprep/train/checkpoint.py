@@ -28,10 +28,12 @@ import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 import torch
 
+from examprep.errors import ExamprepError
+from examprep.fileio import atomic_write_text, refuse_special
 from examprep.train.config import TransformerConfig
 from examprep.train.errors import CheckpointError, ConfigError, WriteError
 from examprep.train.model import build_model
@@ -87,6 +89,55 @@ def _write_json(path: Path, data: dict) -> None:
         os.fsync(f.fileno())
 
 
+def _write_torch(path: Path, state: dict) -> None:
+    with open(path, "wb") as f:
+        torch.save(state, f)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _plain_mode(path: Path) -> None:
+    """safetensors creates its file 0600: give it the mode a plain open() gives (0666 & ~umask)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, 0o666 & ~umask)
+
+
+def write_step(run_dir: Path | str, step: int, what: str, write: Callable[[Path], None], keep: int = 2) -> Path:
+    """The one writer of a run's step directory (a checkpoint, a LoRA adapter): ``write`` fills a
+    temporary directory (.step-N.tmp-PID), which is fsynced and renamed to step-N; then `latest` is
+    replaced through fileio (never renamed over a device or a pipe: refused before anything is
+    written) and the steps beyond ``keep`` are removed. Any failure removes the temporary directory
+    and raises WriteError naming ``what`` and saying what is kept."""
+    from safetensors import SafetensorError
+
+    run_dir = Path(run_dir)
+    name = f"step-{step:06d}"
+    final, tmp = run_dir / name, run_dir / f".{name}.tmp-{os.getpid()}"
+    previous = latest(run_dir)
+    try:
+        refuse_special(run_dir / "latest")
+        run_dir.mkdir(parents=True, exist_ok=True)
+        remove_stale_temporaries(run_dir)                 # ours from an earlier attempt, or a killed writer's
+        tmp.mkdir()
+        write(tmp)
+        _fsync_dir(tmp)
+        if final.exists():                                # a stale copy from an older run
+            shutil.rmtree(final)
+        os.replace(tmp, final)
+        atomic_write_text(run_dir / "latest", name + "\n")
+        _fsync_dir(run_dir)
+    except (OSError, RuntimeError, SafetensorError, ExamprepError) as err:
+        shutil.rmtree(tmp, ignore_errors=True)
+        kept = f"the previous {what} {previous} is kept" if previous else f"no earlier {what} exists"
+        raise WriteError(f"could not write {what} {final}: {_reason(err)}; {kept}") from None
+    steps = sorted((p for p in run_dir.glob("step-*") if p.name[5:].isdigit()), key=lambda p: int(p.name[5:]))
+    for old in steps[:-keep] if keep > 0 else []:
+        if old.name != name:
+            shutil.rmtree(old, ignore_errors=True)
+    return final
+
+
 def latest(run_dir: Path | str) -> Optional[Path]:
     """The newest complete step directory of a run, or None if the run has none."""
     return read_latest(run_dir)[0]
@@ -95,51 +146,24 @@ def latest(run_dir: Path | str) -> Optional[Path]:
 def save(run_dir: Path | str, step: int, model: torch.nn.Module, source_vocab: Vocab,
          target_vocab: Vocab, meta: dict, trainer_state: Optional[dict] = None, keep: int = 2) -> Path:
     """Write step `step` of a run; returns the step directory. Raises WriteError (nothing lost)."""
-    from safetensors import SafetensorError
     from safetensors.torch import save_model
 
-    run_dir = Path(run_dir)
-    name = f"step-{step:06d}"
-    final = run_dir / name
     previous = latest(run_dir)
-    if previous is not None and previous.name == name:
+    if previous is not None and previous.name == f"step-{step:06d}":
         return previous                                   # this very state is already saved
-    tmp = run_dir / f".{name}.tmp-{os.getpid()}"
-    try:
-        run_dir.mkdir(parents=True, exist_ok=True)
-        remove_stale_temporaries(run_dir)                 # ours from an earlier attempt, or a killed writer's
-        tmp.mkdir()
+
+    def write(tmp: Path) -> None:
         save_model(model, str(tmp / "model.safetensors"), metadata={"format": FORMAT})
+        _plain_mode(tmp / "model.safetensors")
         _write_json(tmp / "vocab.json", {"source": source_vocab.to_dict(), "target": target_vocab.to_dict()})
-        # safetensors creates its file 0600; give it the mode of the others (0666 & ~umask)
-        os.chmod(tmp / "model.safetensors", os.stat(tmp / "vocab.json").st_mode & 0o777)
         if trainer_state is not None:
-            with open(tmp / "trainer.pt", "wb") as f:
-                torch.save(trainer_state, f)
-                f.flush()
-                os.fsync(f.fileno())
+            _write_torch(tmp / "trainer.pt", trainer_state)
         files = {f: file_sha256(tmp / f) for f in ("model.safetensors", "vocab.json", "trainer.pt")
                  if (tmp / f).exists()}
         _write_json(tmp / "config.json", {"format": FORMAT, "version": VERSION, "step": step,
                                           "model": model.cfg.to_dict(), **meta, "files": files})
-        _fsync_dir(tmp)
-        if final.exists():                                # a stale copy from an older run
-            shutil.rmtree(final)
-        os.replace(tmp, final)
-        pointer_tmp = run_dir / f".latest.tmp-{os.getpid()}"
-        pointer_tmp.write_text(name + "\n", encoding="utf-8")
-        os.replace(pointer_tmp, run_dir / "latest")
-        _fsync_dir(run_dir)
-    except (OSError, RuntimeError, SafetensorError) as err:
-        shutil.rmtree(tmp, ignore_errors=True)
-        kept = f"the previous checkpoint {previous} is kept" if previous else "no earlier checkpoint exists"
-        reason = _reason(err)
-        raise WriteError(f"could not write checkpoint {final}: {reason}; {kept}") from None
-    steps = sorted((p for p in run_dir.glob("step-*") if p.name[5:].isdigit()), key=lambda p: int(p.name[5:]))
-    for old in steps[:-keep] if keep > 0 else []:
-        if old.name != name:
-            shutil.rmtree(old, ignore_errors=True)
-    return final
+
+    return write_step(run_dir, step, "checkpoint", write, keep)
 
 
 def _reason(err: BaseException) -> str:

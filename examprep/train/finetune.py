@@ -24,8 +24,6 @@ constant --lr. Evaluation, the goal and stopping are the trainer's (held-out exa
 from __future__ import annotations
 
 import math
-import os
-import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -33,11 +31,12 @@ from typing import Optional
 
 import torch
 
+from examprep.errors import check_seed
 from examprep.train import checkpoint, stored
-from examprep.train.checkpoint import _fsync_dir, _write_json
+from examprep.train.checkpoint import _plain_mode, _write_json, _write_torch, write_step
 from examprep.train.config import TransformerConfig
 from examprep.train.data import collate
-from examprep.train.errors import CheckpointError, ConfigError, DivergedError, WriteError
+from examprep.train.errors import CheckpointError, ConfigError, DivergedError
 from examprep.train.evaluate import evaluate
 from examprep.train.lora import Adapted, add_adapters, check_rank, merge, parse_targets
 from examprep.train.options import FinetuneOptions, TrainOptions
@@ -101,6 +100,7 @@ def plan(o: FinetuneOptions) -> Plan:
             raise ConfigError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(o, name)}")
     if o.warmup < 0:
         raise ConfigError(f"--warmup must be at least 0, got {o.warmup}")
+    check_seed(o.seed)
     if o.steps is not None and o.steps < 1:
         raise ConfigError(f"--steps must be at least 1, got {o.steps}")
     if o.minutes is not None and not (math.isfinite(o.minutes) and o.minutes > 0):
@@ -158,46 +158,19 @@ def save_adapter(run_dir: Path, step: int, adapted: Adapted, info: dict, trainer
     """Write OUT/step-N (adapter, its JSON, optimizer state) atomically, then point `latest` at it."""
     from safetensors.torch import save_file
 
-    name = f"step-{step:06d}"
-    final, tmp = run_dir / name, run_dir / f".{name}.tmp-{os.getpid()}"
-    previous = read_latest(run_dir)[0]
-    try:
-        run_dir.mkdir(parents=True, exist_ok=True)
-        remove_stale_temporaries(run_dir)
-        tmp.mkdir()
+    def write(tmp: Path) -> None:
         save_file({k: v.cpu() for k, v in adapted.state_dict().items()}, str(tmp / ADAPTER),
                   metadata={"format": ADAPTER_FORMAT})
-        probe = tmp / ".mode"                       # safetensors writes 0600; give the umask's mode
-        probe.touch()
-        os.chmod(tmp / ADAPTER, os.stat(probe).st_mode & 0o777)
-        probe.unlink()
+        _plain_mode(tmp / ADAPTER)
         if trainer_state is not None:
-            with open(tmp / "trainer.pt", "wb") as f:
-                torch.save(trainer_state, f)
-                f.flush()
-                os.fsync(f.fileno())
+            _write_torch(tmp / "trainer.pt", trainer_state)
         files = {f: file_sha256(tmp / f) for f in (ADAPTER, "trainer.pt") if (tmp / f).exists()}
         _write_json(tmp / ADAPTER_JSON, {"format": ADAPTER_FORMAT, "version": ADAPTER_VERSION, "step": step,
                                          "rank": adapted.rank, "alpha": adapted.alpha,
                                          "targets": list(adapted.targets), "matrices": adapted.count,
                                          **info, "files": files})
-        _fsync_dir(tmp)
-        if final.exists():
-            shutil.rmtree(final)
-        os.replace(tmp, final)
-        pointer = run_dir / f".latest.tmp-{os.getpid()}"
-        pointer.write_text(name + "\n", encoding="utf-8")
-        os.replace(pointer, run_dir / "latest")
-        _fsync_dir(run_dir)
-    except (OSError, RuntimeError) as err:
-        shutil.rmtree(tmp, ignore_errors=True)
-        kept = f"the previous adapter {previous} is kept" if previous else "no earlier adapter exists"
-        raise WriteError(f"could not write adapter {final}: {err.strerror if isinstance(err, OSError) else err}; "
-                         f"{kept}") from None
-    steps = sorted((p for p in run_dir.glob("step-*") if p.name[5:].isdigit()), key=lambda p: int(p.name[5:]))
-    for old in steps[:-keep]:
-        shutil.rmtree(old, ignore_errors=True)
-    return final
+
+    return write_step(run_dir, step, "adapter", write, keep)
 
 
 def read_adapter(path: Path | str) -> tuple[Path, dict, dict]:

@@ -83,6 +83,20 @@ class Positions(nn.Module):
         return cos, sin
 
 
+class CountsParams:
+    """num_params() of a model whose position vectors are ``self.positions`` (the Transformers and
+    the encoder-only masked LM)."""
+
+    positions: Positions
+
+    def num_params(self, count_position_tables: bool = False) -> int:
+        """Distinct parameters (tied matrices once); learned position tables only if asked."""
+        seen = {id(p): p for p in self.parameters()}
+        if not count_position_tables and self.positions.kind == "learned":
+            seen.pop(id(self.positions.table.weight))
+        return sum(p.numel() for p in seen.values())
+
+
 # --------------------------------------------------------------------------- dropout
 
 def dropout(x: Tensor, p: float, training: bool = True) -> Tensor:

@@ -143,7 +143,7 @@ class _MlmRun:
                     step += 1
                     t0 = time.perf_counter()
                     batch = _pad([e.inp for e in self.stream.examples(step)])
-                    g = torch.Generator().manual_seed(o.seed * 1_000_003 + step)
+                    g = torch.Generator().manual_seed((o.seed * 1_000_003 + step) % 2**64)     # a seed up to 2**63
                     inputs, labels = (t.to(self.device) for t in mask_tokens(batch, len(self.vocab), g))
                     lr = noam_lr(step, self.cfg.d_model, o.warmup, o.lr_factor)
                     for group in opt.param_groups:

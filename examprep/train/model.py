@@ -33,14 +33,14 @@ from torch import Tensor, nn
 
 from examprep.train.config import TransformerConfig
 from examprep.train.errors import ConfigError
-from examprep.train.layers import (Decoder, DecoderLayer, Dropout, Encoder, EncoderLayer, KVCache, MultiHeadAttention,
-                                   Positions)
+from examprep.train.layers import (CountsParams, Decoder, DecoderLayer, Dropout, Encoder, EncoderLayer, KVCache,
+                                   MultiHeadAttention, Positions)
 
 __all__ = ["DecoderOnly", "EncoderDecoder", "TransformerConfig", "build_model", "compile_layers", "keep_attention"]
 
 # --------------------------------------------------------------------------- models
 
-class _Base(nn.Module):
+class _Base(CountsParams, nn.Module):
     cfg: TransformerConfig
 
     def _init_weights(self) -> None:
@@ -57,13 +57,6 @@ class _Base(nn.Module):
     def embed(self, emb: nn.Embedding, tokens: Tensor, positions: Tensor) -> Tensor:
         x = emb(tokens) * math.sqrt(self.cfg.d_model)
         return self.dropout(self.positions.add(x, positions))
-
-    def num_params(self, count_position_tables: bool = False) -> int:
-        """Distinct parameters (tied matrices once); learned position tables only if asked."""
-        seen = {id(p): p for p in self.parameters()}
-        if not count_position_tables and self.cfg.positions == "learned":
-            seen.pop(id(self.positions.table.weight))
-        return sum(p.numel() for p in seen.values())
 
     def attention_maps(self) -> dict[str, Tensor]:
         """The weights kept under `keep_attention`, by module name: (B, H, Tq, Tk) each."""

@@ -32,6 +32,7 @@ from typing import Callable, Optional
 import torch
 import torch.nn.functional as F
 
+from examprep.errors import check_seed
 from examprep.train import checkpoint
 from examprep.train.data import (
     PAD, CorpusStream, TaskStream, Vocab, collate, get_task, make_example, read_corpus,
@@ -191,8 +192,7 @@ def _check_options(o: TrainOptions) -> None:
         raise ConfigError(f"--lr-factor must be a finite positive number, got {o.lr_factor}")
     if o.goal is not None and not 0.0 <= o.goal <= 1.0:
         raise ConfigError(f"--goal must be in (0, 1] (held-out exact match; 0: off), got {o.goal}")
-    if o.seed < 0:
-        raise ConfigError(f"--seed must be at least 0, got {o.seed}")
+    check_seed(o.seed)
     if o.threads is not None:
         most = MAX_THREADS_PER_CORE * (os.cpu_count() or 1)
         if o.threads < 0:

@@ -1,5 +1,6 @@
 """Helpers of the torch references: a table row (Reference), float64 tensors in and numpy arrays
-out, the activations by name, and the draws of random instances (sizes small, values of order 1)."""
+out, the activations by name, the draws of random instances (sizes small, values of order 1) and
+TensorFlow's "SAME" padding."""
 from __future__ import annotations
 
 from typing import Any, Callable, NamedTuple
@@ -45,3 +46,10 @@ def normal(rng: np.random.Generator, *shape: int, scale: float = 1.0) -> list:
 
 def pick(rng: np.random.Generator, options: list) -> Any:
     return options[int(rng.integers(len(options)))]
+
+
+def tf_same(n: int, k: int, s: int, d: int) -> tuple[int, int]:
+    """TensorFlow's "SAME" padding (tf.nn.convolution docs), (before, after) for one dimension."""
+    want = -(-n // s)
+    total = max((want - 1) * s + d * (k - 1) + 1 - n, 0)
+    return total // 2, total - total // 2

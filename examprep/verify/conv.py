@@ -8,7 +8,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from examprep.verify._torch import DTYPE, Reference, as_numpy, dims, normal, pick, tensor
+from examprep.verify._torch import DTYPE, Reference, as_numpy, dims, normal, pick, tensor, tf_same
 
 
 def ref_conv_output_size(p: dict) -> dict:
@@ -161,13 +161,6 @@ def random_conv2d(rng: np.random.Generator) -> dict:
     return p
 
 
-def _tf_same(n: int, k: int, s: int, d: int) -> tuple[int, int]:
-    """TensorFlow's "SAME" padding (tf.nn.convolution docs), (before, after) for one dimension."""
-    want = -(-n // s)
-    total = max((want - 1) * s + d * (k - 1) + 1 - n, 0)
-    return total // 2, total - total // 2
-
-
 def _ref_conv2d_channels(p: dict) -> dict:
     """F.conv2d on one C_in×H×W example with groups; padding by F.pad (torch's own padding= for
     ints and [h, w], explicit pairs and TensorFlow's "same" rule otherwise); gradients by autograd."""
@@ -179,7 +172,7 @@ def _ref_conv2d_channels(p: dict) -> dict:
     padding = p.get("padding", 0)
     groups = p.get("groups", 1)
     if padding == "same":
-        pairs = [_tf_same(x.shape[i + 1], k.shape[i + 2], stride[i], dil[i]) for i in range(2)]
+        pairs = [tf_same(x.shape[i + 1], k.shape[i + 2], stride[i], dil[i]) for i in range(2)]
         xp, torch_pad = F.pad(x[None], [*pairs[1], *pairs[0]]), 0
     elif isinstance(padding, (list, tuple)) and any(isinstance(v, (list, tuple)) for v in padding):
         xp, torch_pad = F.pad(x[None], [*padding[1], *padding[0]]), 0

@@ -7,13 +7,7 @@ import torch
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
-from examprep.verify._torch import DTYPE, Reference, pick
-
-
-def _tf_same(n: int, k: int, s: int) -> tuple[int, int]:
-    want = -(-n // s)
-    total = max((want - 1) * s + k - n, 0)
-    return total // 2, total - total // 2
+from examprep.verify._torch import DTYPE, Reference, pick, tf_same
 
 
 def _module(layer: dict, x: torch.Tensor) -> nn.Module:
@@ -27,7 +21,9 @@ def _module(layer: dict, x: torch.Tensor) -> nn.Module:
         conv = nn.Conv2d(x.shape[0], layer["out_channels"], k, s, 0 if isinstance(padding, str) else padding,
                          layer.get("dilation", 1), layer.get("groups", 1), layer.get("bias", True), dtype=DTYPE)
         if padding == "same":       # TensorFlow's rule, as the contract says (not torch's padding="same")
-            ph, pw = _tf_same(x.shape[1], k[0], s[0]), _tf_same(x.shape[2], k[1], s[1])
+            d = layer.get("dilation", 1)
+            d = (d, d) if isinstance(d, int) else tuple(d)
+            ph, pw = tf_same(x.shape[1], k[0], s[0], d[0]), tf_same(x.shape[2], k[1], s[1], d[1])
             return nn.Sequential(nn.ZeroPad2d((*pw, *ph)), conv)
         return conv
     if kind in ("max-pool", "avg-pool"):

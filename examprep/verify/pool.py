@@ -6,7 +6,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from examprep.verify._torch import Reference, as_numpy, dims, normal, pick, tensor
+from examprep.verify._torch import Reference, as_numpy, dims, normal, pick, tensor, tf_same
 
 
 def _batched(x: torch.Tensor) -> tuple[torch.Tensor, int]:
@@ -20,12 +20,6 @@ def _unbatched(y: torch.Tensor, ndim: int) -> torch.Tensor:
     return y[0] if ndim == 3 else y[0, 0]
 
 
-def _tf_same(n: int, k: int, s: int, d: int) -> tuple[int, int]:
-    want = -(-n // s)
-    total = max((want - 1) * s + d * (k - 1) + 1 - n, 0)
-    return total // 2, total - total // 2
-
-
 def ref_max_pool(p: dict) -> dict:
     x = tensor(p["input"], grad=True)
     xb, n = _batched(x)
@@ -36,7 +30,7 @@ def ref_max_pool(p: dict) -> dict:
     padding = p.get("padding", 0)
     if padding == "same":
         spatial = x.shape[-n:]
-        pairs = [_tf_same(spatial[i], ks[i], stride[i], dil[i]) for i in range(n)]
+        pairs = [tf_same(spatial[i], ks[i], stride[i], dil[i]) for i in range(n)]
         xb = F.pad(xb, [v for pair in reversed(pairs) for v in pair], value=-float("inf"))
         padding = 0
     elif padding == "valid":

@@ -45,3 +45,28 @@ def test_draws_refused_before_the_engine_are_the_ones_its_update_gate_refuses():
 
     check()
     assert seen == {True, False}
+
+
+def test_every_engine_call_of_a_gru_problem_goes_through_its_solve_table_once(monkeypatch):
+    """gru_step's comment: every engine call goes through solve.mistakes("gru-cell"), once each (the
+    swapped-gates slip too, once an engine call of its own)."""
+    import sys
+
+    from examprep import engine
+    from examprep.generators import build
+
+    real, calls = engine.gru_cell, []
+
+    def counted(*args, **kw):
+        frame, through = sys._getframe(1), False
+        while frame is not None and not through:
+            through, frame = frame.f_code.co_name in ("_trace_for", "_changed"), frame.f_back
+        calls.append((through, repr((args, sorted(kw.items())))))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(engine, "gru_cell", counted)
+    for level in (1, 2, 3):
+        calls.clear()
+        build("gru-step", 11, level)
+        assert calls and all(through for through, _ in calls), level
+        assert len({args for _, args in calls}) == len(calls), level        # none computed twice

@@ -137,7 +137,7 @@ def test_list_topic_shows_ecf_rules_with_the_answer_they_pick_and_step_values_wi
     (["solve", "gru", "--params", "{}"], "did you mean gru-cell"),
     (["solve", "gru-cell", "--params", json.dumps(GRU | {"convention": "keras"})], "convention"),
     (["solve", "conv-output-size", "--params", '{"input_size": 32, "kernel_size": 3, "stride": 0}'], "stride"),
-    (["solve", "gru-cell", "--params", "@/nonexistent/file.json"], "cannot read"),
+    (["solve", "gru-cell", "--params", "@/nonexistent/file.json"], "--params /nonexistent/file.json: no such file"),
     (["solve"], "missing TOPIC"),
 ])
 def test_bad_input_exits_two_with_one_line_and_no_traceback(args, fragment):

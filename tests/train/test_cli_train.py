@@ -148,7 +148,7 @@ def test_user_errors_print_one_line_and_exit_non_zero(tmp_path):
     assert res.exit_code == 2 and "--precision 'fp8' is not one of auto, fp32, bf16" in res.stderr
     for option, message in ((["--out", tmp_path / ("x" * 300)], "error: --out: the name 'xxx"),
                             (["--threads", "100000"], "error: --threads 100000 is more than"),
-                            (["--seed", "-5"], "error: --seed must be at least 0, got -5")):
+                            (["--seed", "-5"], "error: --seed: expected a non-negative integer below 2**63, got -5")):
         res = run("train", *TINY, "--steps", "2", "--out", tmp_path / "d", *option)
         assert res.exit_code == 2 and res.stderr.startswith(message) and res.stderr.count("\n") == 1, res.output
 

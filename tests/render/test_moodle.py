@@ -173,7 +173,7 @@ def test_symbol_names_are_subscripts_not_literal_underscores():
     p = generators.build("mlp-backprop", 0, 1)
     xml = ET.tostring(moodle.question(p, "q"), encoding="unicode")
     assert "W_{1}" in xml and "W_{2}" in xml and r"\mathrm{W\_" not in xml
-    from .helpers import corpus
+    from tests.sheets.helpers import corpus
 
     for name in corpus()[2]:
         latex = moodle.block_html(replace(generators.build("attention", 0, 1).statement[1], name=name, values=[1.0]))
