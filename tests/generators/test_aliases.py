@@ -55,7 +55,7 @@ def test_solve_takes_the_generators_name_of_its_topic():
 
 def test_a_recipe_and_the_quiz_store_the_generators_own_name():
     from examprep.quiz.plan import QuizOptions, drawable_topics
-    from examprep.sheets.recipes import parse_recipe
+    from examprep.sources.recipes import parse_recipe
 
     recipe = parse_recipe('[sheet]\ntitle = "t"\n[[problem]]\ntopic = "cnn-sizes"\n[[problem]]\ntopic = "lstm-cell"\n',
                           "r.toml")
