@@ -244,6 +244,14 @@ def _float(node: Any, env: dict[str, float], scale: list) -> float:
     return value
 
 
+def _at_point(a: Any, b: Any, env: dict[str, float], floats: tuple[float, float, float], approximate: bool,
+              rigorous: bool) -> bool | None:
+    """One point's verdict: the floats (x, y, the largest intermediate value) where they can tell,
+    else interval arithmetic (always, when ``rigorous``)."""
+    found = None if rigorous else _float_verdict(*floats, approximate)
+    return _point_verdict(a, b, env, approximate) if found is None else found
+
+
 def verdict(a: Any, b: Any, variables: tuple[str, ...], domains: dict[str, str] | None = None,
             approximate: bool | None = None, rigorous: bool = False) -> bool | None:
     """Do scalar nodes ``a`` (the student's) and ``b`` (the key's) agree numerically?
@@ -281,9 +289,7 @@ def verdict(a: Any, b: Any, variables: tuple[str, ...], domains: dict[str, str] 
                 else:
                     agreed += 1
                 continue
-            found = None if rigorous else _float_verdict(x, y, scale[0], approximate)
-            if found is None:
-                found = _point_verdict(a, b, env, approximate)
+            found = _at_point(a, b, env, (x, y, scale[0]), approximate, rigorous)
             if found is False:
                 return False
             agreed += found is True
@@ -297,9 +303,7 @@ def verdict(a: Any, b: Any, variables: tuple[str, ...], domains: dict[str, str] 
             x, y = _float(a, env, scale), _float(b, env, scale)
         except AnswerParseError:
             continue
-        found = None if rigorous else _float_verdict(x, y, scale[0], approximate)
-        if found is None:
-            found = _point_verdict(a, b, env, approximate)
+        found = _at_point(a, b, env, (x, y, scale[0]), approximate, rigorous)
         if found is False:
             return False
         agreed += found is True
