@@ -246,8 +246,7 @@ def _float(node: Any, env: dict[str, float], scale: list) -> float:
 
 def _at_point(a: Any, b: Any, env: dict[str, float], floats: tuple[float, float, float], approximate: bool,
               rigorous: bool) -> bool | None:
-    """One point's verdict: the floats (x, y, the largest intermediate value) where they can tell,
-    else interval arithmetic (always, when ``rigorous``)."""
+    """One point's verdict: the floats (x, y, largest value) where they tell, else intervals."""
     found = None if rigorous else _float_verdict(*floats, approximate)
     return _point_verdict(a, b, env, approximate) if found is None else found
 

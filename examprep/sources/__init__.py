@@ -58,8 +58,6 @@ def recipe_from_topics(topics: list[str], *, count: int = 1, difficulty: int = 1
                        calculator_free: bool = False, title: str = "Practice sheet") -> SheetRecipe:
     """An ad-hoc recipe: ``count`` problems of each topic, a generator or a question file (FILE.toml,
     read now). Raises ParamError for bad values, QuestionError for a bad question file."""
-    from examprep import generators
-
     if not topics:
         raise ParamError("--topics: give at least one topic (see `examprep topics`)")
     if not 1 <= count <= MAX_PROBLEMS:
@@ -76,14 +74,23 @@ def recipe_from_topics(topics: list[str], *, count: int = 1, difficulty: int = 1
                 raise ParamError("--calculator-free: a question file has no calculator-free variant")
             items.append(item)
             continue
-        gen = generators.get(item.topic)
-        if difficulty not in gen.levels:
-            raise ParamError(f"--difficulty: {gen.name} has levels {', '.join(map(str, gen.levels))}, got {difficulty}")
-        if calculator_free and not gen.calculator_free:
-            raise ParamError(f"--calculator-free: {gen.name} has no calculator-free variant")
+        gen = _generator_for(item, difficulty, calculator_free)
         items.append(Item(gen.name, difficulty, count, calculator_free))
     check_distinct_ids(items)
     return SheetRecipe(name="practice", title=title, items=tuple(items), source="--topics")
+
+
+def _generator_for(item: Item, difficulty: int, calculator_free: bool) -> Any:
+    """The generator of a generated item, refused (naming the option) where it lacks the level or
+    the calculator-free variant asked for."""
+    from examprep import generators
+
+    gen = generators.get(item.topic)
+    if difficulty not in gen.levels:
+        raise ParamError(f"--difficulty: {gen.name} has levels {', '.join(map(str, gen.levels))}, got {difficulty}")
+    if calculator_free and not gen.calculator_free:
+        raise ParamError(f"--calculator-free: {gen.name} has no calculator-free variant")
+    return gen
 
 
 def needs_model(item: Item) -> bool:
@@ -203,11 +210,7 @@ def build_many(topics: list[str], *, seed: int, count: int = 1, difficulty: int 
     for item in items:
         if not item.generated:
             continue
-        gen = generators.get(item.topic)
-        if difficulty not in gen.levels:
-            raise ParamError(f"--difficulty: {gen.name} has levels {', '.join(map(str, gen.levels))}, got {difficulty}")
-        if calculator_free and not gen.calculator_free:
-            raise ParamError(f"--calculator-free: {gen.name} has no calculator-free variant")
+        gen = _generator_for(item, difficulty, calculator_free)
         if gen.requires and not item.checkpoint:
             raise ParamError(f"--{gen.requires[0]}: {gen.name} needs one; {gen.requires_hint}")
     out: list[Problem] = []
