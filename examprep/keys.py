@@ -192,6 +192,8 @@ def _check_structure(d: dict, path: Path) -> None:
     _check_problems(problems, path, "")
     codes: dict[str, str] = {}
     for sid, code in d.get("variant_codes", {}).items():     # a code names one student's sheet: never two
+        if not isinstance(code, str):
+            raise KeyFileError(f"{path}: damaged key: variant_codes.{_printable(sid)}: must be text, got {_shown(code)}")
         if code in codes:
             raise KeyFileError(f"{path}: damaged key: variant_codes: students {_printable(codes[code])} and "
                                f"{_printable(sid)} have the same code {_shown(code)}")
@@ -230,7 +232,7 @@ def _check_problems(problems: list, path: Path, label: str) -> None:
                                    f"as q2.loss addresses it; got {_shown(part['id'])}")
             refs = part.get("depends_on", [])
             for ref in refs if isinstance(refs, list) else ():
-                if ref not in seen:              # an earlier part of this problem: never itself, a later one or elsewhere
+                if not isinstance(ref, str) or ref not in seen:    # an earlier part of this problem: never itself, a later one
                     raise KeyFileError(f"{where}.{_printable(part['id'])}: depends_on {_shown(ref)} is not an earlier "
                                        "part of this problem")
             seen.add(part["id"])

@@ -243,6 +243,9 @@ FREE = re.compile(r"(^|\.)(params|pins|args|ecf_check|meta\.variants)(\.|\[|$)|\
 
 
 OPTIONAL = ("shape", "exact", "recipe", "output", "part")      # null: none (no shape given, no ECF rule, ...)
+# a sheet's meta fields a sheet may leave unset (written null): examprep.keyfields.META's optional ones
+META_OPTIONAL = ("recipe", "recipe_source", "seed", "course", "minutes", "points", "estimated_minutes", "topics",
+                 "difficulty")
 
 
 def _json_type(v):
@@ -347,7 +350,8 @@ def test_every_field_of_a_real_key_damaged_is_refused_in_one_line_or_graded(real
                             or re.search(r": (variant \S+: )?q\d+(\.\S+)?: ", message)), (dotted, bad_name, message)
                     through_cli.setdefault((label, path[-1], "refused"), (key.read_text(), sub, message))
                     continue
-                free = FREE.search(dotted) or original is None or (bad is None and path[-1] in OPTIONAL)
+                free = FREE.search(dotted) or original is None or (bad is None and path[-1] in OPTIONAL) or (
+                    bad is None and len(path) == 2 and path[0] == "meta" and path[1] in META_OPTIONAL)
                 assert bad_name not in ("nan", "too-big-for-a-float"), (dotted, bad_name, "accepted")
                 assert free or _json_type(bad) == _json_type(original), (dotted, bad_name, "accepted")
                 if path[-1] in ("points", "minutes"):
