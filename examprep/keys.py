@@ -193,7 +193,7 @@ def _check_structure(d: dict, path: Path) -> None:
     codes: dict[str, str] = {}
     for sid, code in d.get("variant_codes", {}).items():     # a code names one student's sheet: never two
         if not isinstance(code, str):
-            raise KeyFileError(f"{path}: damaged key: variant_codes.{_printable(sid)}: must be text, got {_shown(code)}")
+            raise KeyFileError(f"{path}: variant_codes.{_printable(sid)}: must be text, got {_shown(code)}")
         if code in codes:
             raise KeyFileError(f"{path}: damaged key: variant_codes: students {_printable(codes[code])} and "
                                f"{_printable(sid)} have the same code {_shown(code)}")
