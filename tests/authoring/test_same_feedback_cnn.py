@@ -1,0 +1,88 @@
+"""An authored question with a built-in CNN problem's own parameters gets the built-in part's known
+mistakes (ids and values), one test per (generator, solve topic) pair (issue 37 item 1)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from examprep import generators
+from examprep.authoring import build_question, parse_question
+
+SEEDS = (0, 1, 2)
+
+
+def _toml(v) -> str:
+    """A parameter value as TOML (inline tables for objects)."""
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k} = {_toml(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml(x) for x in v) + "]"
+    return json.dumps(v)
+
+
+def _authored(topic: str, params: dict, answers: list[str]):
+    """The Problem of a question file asking ``answers`` of ``topic`` with fixed ``params``."""
+    text = (f'[question]\nid = "q"\ntitle = "q"\nsolve = "{topic}"\ntext = "A stack."\n[question.params]\n'
+            + "".join(f"{k} = {_toml(v)}\n" for k, v in params.items())
+            + "".join(f'[[question.part]]\nanswer = "{a}"\nid = "p{i}"\nprompt = "?"\n' for i, a in enumerate(answers)))
+    return build_question(parse_question(text, "q.toml"), 0)
+
+
+def _feedback(part) -> list[tuple[str, object]]:
+    return [(m.id, m.value) for m in part.misconceptions]
+
+
+def _conv_args(n: int, layer: dict) -> dict:
+    return {"input_size": n, "kernel_size": layer["kernel_size"], "stride": layer["stride"], "padding": layer["padding"],
+            "dilation": layer["dilation"], "op": "pool" if layer["type"] == "max-pool" else "conv"}
+
+
+@pytest.mark.parametrize("level", (1, 2, 3))
+def test_receptive_field_generator_and_conv_output_size(level):
+    for seed in SEEDS:
+        built = generators.build("receptive-field", seed, level)
+        n = built.params["input_size"]
+        for i, layer in enumerate(built.params["layers"]):
+            own = built.part(f"size_{i + 1}")
+            q = _authored("conv-output-size", _conv_args(n, layer), ["output_size"])
+            assert q.part("p0").expected == own.expected
+            assert _feedback(q.part("p0")) == _feedback(own), (seed, i)
+            # the built-in ECF rule chains the layers (its input is the previous part's size): one layer's
+            # question has no earlier part to carry forward from, so no rule
+            assert q.part("p0").ecf_rule is None
+            n = own.expected
+        if level >= 2:
+            same = built.params["same"] | {"padding": "same"}
+            q = _authored("conv-output-size", same, ["output_size", "pad_before", "pad_after"])
+            for pid, own in zip(("p0", "p1", "p2"), ("same_output", "pad_before", "pad_after")):
+                assert _feedback(q.part(pid)) == _feedback(built.part(own)), (seed, own)
+                assert q.part(pid).ecf_rule is None and built.part(own).ecf_rule is None
+
+
+@pytest.mark.parametrize("level", (1, 2, 3))
+def test_receptive_field_generator_and_receptive_field(level):
+    for seed in SEEDS:
+        built = generators.build("receptive-field", seed, level)
+        own = built.part("receptive_field")
+        q = _authored("receptive-field", {"layers": built.params["layers"]}, ["receptive_field"])
+        assert q.part("p0").expected == own.expected
+        assert _feedback(q.part("p0")) == _feedback(own) and own.misconceptions, seed
+        assert q.part("p0").ecf_rule is None and own.ecf_rule is None
+
+
+def test_an_authored_stack_of_stride_one_layers_gets_no_ignored_stride_mistake():
+    # the mistake would equal the answer there: the table leaves it out, as it leaves out a dilation of 1
+    q = _authored("receptive-field", {"layers": [{"kernel_size": 3}, {"kernel_size": 5, "stride": 1}]}, ["receptive_field"])
+    assert q.part("p0").expected == 7
+    assert _feedback(q.part("p0")) == [("sum-kernels", 8)]
+
+
+def test_an_authored_same_padding_with_an_even_split_gets_no_extra_at_start_mistake():
+    q = _authored("conv-output-size", {"input_size": 10, "kernel_size": 3, "stride": 2, "padding": "same"},
+                  ["output_size", "pad_before", "pad_after"])
+    assert [p.expected for p in q.parts] == [5, 0, 1]
+    assert _feedback(q.part("p1")) == [("extra-at-start", 1)] and _feedback(q.part("p2")) == [("extra-at-start", 0)]
+    even = _authored("conv-output-size", {"input_size": 9, "kernel_size": 3, "stride": 2, "padding": "same"},
+                     ["pad_before", "pad_after"])
+    assert [p.expected for p in even.parts] == [1, 1] and not even.part("p0").misconceptions
