@@ -86,3 +86,33 @@ def test_an_authored_same_padding_with_an_even_split_gets_no_extra_at_start_mist
     even = _authored("conv-output-size", {"input_size": 9, "kernel_size": 3, "stride": 2, "padding": "same"},
                      ["pad_before", "pad_after"])
     assert [p.expected for p in even.parts] == [1, 1] and not even.part("p0").misconceptions
+
+
+# param-count: the parts and the layer each counts, per level
+_COUNTED = {1: {"linear": "linear", "conv2d": "conv2d", "embedding": "embedding"},
+            2: {"count_pytorch": "pytorch", "count_keras": "keras"},
+            3: {"mha": "mha", "layer": "layer"}}
+
+
+@pytest.mark.parametrize("level", (1, 2, 3))
+def test_param_count_generator_and_param_count(level):
+    from examprep.generators.param_count import SLIPS
+
+    for seed in SEEDS:
+        built = generators.build("param-count", seed, level)
+        for part_id, layer in _COUNTED[level].items():
+            own = built.part(part_id)
+            q = _authored("param-count", built.params[layer], ["count"])
+            assert q.part("p0").expected == own.expected
+            table = [m for m in _feedback(own) if m[0] not in SLIPS]
+            assert _feedback(q.part("p0")) == table and table, (seed, part_id)
+
+
+def test_an_authored_keras_gru_count_gets_the_keras_mistakes_and_a_square_linear_no_bias_per_input():
+    q = _authored("param-count", {"layer": "gru", "input_size": 3, "hidden_size": 2, "framework": "keras",
+                                  "reset_after": False}, ["count"])
+    # Keras GRU, one bias: 3·(2·3 + 2·2 + 2) = 36; PyTorch's two: 42; weights alone: 30
+    assert q.part("p0").expected == 36
+    assert _feedback(q.part("p0")) == [("two-biases", 42), ("no-bias", 30)]
+    square = _authored("param-count", {"layer": "linear", "in_features": 4, "out_features": 4}, ["count"])
+    assert _feedback(square.part("p0")) == [("no-bias", 16)]       # in = out: bias-per-input is no mistake there
