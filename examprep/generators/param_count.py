@@ -34,7 +34,7 @@ def _of(params: dict, answer: str = "count") -> list:
 
 
 # Slips kept here: their explanations name this problem's own sizes, which a table's explanation cannot
-# (problems.json holds the wording byte for byte).
+# (sweep.json holds every problem's explanations byte for byte).
 SLIPS = ("no-in-channels",      # conv2d: "Each of the {c_out} filters spans all {c_in} input channels"
          "kernel-1d",           # conv2d: "A {k}×{k} kernel has k² = {k²} weights per channel"
          "full-size-heads")     # multi-head attention: "Each head projects to d_k = d/h = {d_k}"

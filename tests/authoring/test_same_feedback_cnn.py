@@ -116,3 +116,24 @@ def test_an_authored_keras_gru_count_gets_the_keras_mistakes_and_a_square_linear
     assert _feedback(q.part("p0")) == [("two-biases", 42), ("no-bias", 30)]
     square = _authored("param-count", {"layer": "linear", "in_features": 4, "out_features": 4}, ["count"])
     assert _feedback(square.part("p0")) == [("no-bias", 16)]       # in = out: bias-per-input is no mistake there
+
+
+@pytest.mark.parametrize("level", (1, 2, 3))
+def test_max_pool_generator_and_max_pool(level):
+    for seed in SEEDS:
+        built = generators.build("max-pool", seed, level)
+        q = _authored("max-pool", built.params, ["output", "grad_input"])
+        for pid, own in (("p0", "output"), ("p1", "grad_input")):
+            assert q.part(pid).expected == built.part(own).expected
+            assert _feedback(q.part(pid)) == _feedback(built.part(own)) and built.part(own).misconceptions, (seed, own)
+
+
+def test_an_authored_max_pool_with_integer_padding_gets_the_zero_padding_mistake():
+    # −∞ padding: the padded cells never win; a student padding with 0 gets 0 wherever a window reaches the padding
+    q = _authored("max-pool", {"input": [[-1.0, -2.0], [-3.0, -4.0]], "kernel_size": 2, "stride": 1, "padding": 1,
+                               "grad_output": [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]}, ["output", "grad_input"])
+    assert q.part("p0").expected == [[-1, -1, -2], [-1, -1, -2], [-3, -3, -4]]
+    assert ("zero-padding", [[0, 0, 0], [0, -1, 0], [0, 0, 0]]) in _feedback(q.part("p0"))
+    assert q.part("p1").expected == [[4, 2], [2, 1]]
+    assert ("zero-padding", [[1, 0], [0, 0]]) in _feedback(q.part("p1"))     # only the middle window's δ reaches x
+    assert "stride-1" not in [m for m, _ in _feedback(q.part("p0"))]     # stride 1 already: no such slip
