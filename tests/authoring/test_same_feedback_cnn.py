@@ -137,3 +137,20 @@ def test_an_authored_max_pool_with_integer_padding_gets_the_zero_padding_mistake
     assert q.part("p1").expected == [[4, 2], [2, 1]]
     assert ("zero-padding", [[1, 0], [0, 0]]) in _feedback(q.part("p1"))     # only the middle window's δ reaches x
     assert "stride-1" not in [m for m, _ in _feedback(q.part("p0"))]     # stride 1 already: no such slip
+
+
+def test_avg_pool_generator_and_max_pool():
+    # avg-pool's level 1 asks max-pooling's routing of the same δ: its two mistakes (SLIPS there, worded its
+    # own way) are max-pool's table's, with the same values; the table adds the tie rules where x has ties
+    from examprep.generators.avg_pool import SLIPS
+
+    for seed in SEEDS:
+        built = generators.build("avg-pool", seed, 1)
+        params = {k: built.params[k] for k in ("input", "kernel_size", "stride", "padding", "grad_output")}
+        q = _authored("max-pool", params, ["grad_input"])
+        own = built.part("max_grad_input")
+        assert q.part("p0").expected == own.expected
+        assert [m[0] for m in _feedback(own)] == list(SLIPS)
+        authored = _feedback(q.part("p0"))
+        assert authored[:2] == _feedback(own), seed
+        assert all(m.startswith("ties-") for m, _ in authored[2:])
