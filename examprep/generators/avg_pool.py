@@ -49,6 +49,12 @@ def _grad_exact(x_shape: tuple[int, ...], kernel: int, stride: int, padding: int
     return [[frac(f) for f in row] for row in out]
 
 
+# Slips kept here: the level-1 max_grad_input part (max-pool's grad_input) words these two of max-pool's
+# table its own way ("average pooling's … :", "the upstream δ"), and sweep.json holds each problem's words.
+SLIPS = ("average-spread",      # max-pool's grad_input: average pooling's backward pass
+         "ones")                # max-pool's grad_input: δ replaced by 1
+
+
 @generator("avg-pool", title="Average pooling forward and backward (against max-pooling)",
            syllabus="CNNs: average pooling, global average pooling, forward and backward", version=1)
 def avg_pool(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:

@@ -50,40 +50,21 @@ def max_pool(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     if difficulty == 2 and not 1 <= tied <= 3:
         raise Degenerate("level 2 wants one to three windows with ties")
     delta = rng.ints(-3, 3, (2, 2), nonzero=True)
-    t = engine.max_pool_backward(x, 2, delta, stride=stride, ties="first")
-    ties = t.ties_count
     params = {"input": jsonable(x), "kernel_size": 2, "stride": stride, "grad_output": jsonable(delta)}
-    # the other rules for tied maxima: engine.max_pool_backward's named ties conventions (t is "first", PyTorch's)
-    by_rule = {rule: engine.max_pool_backward(x, 2, delta, stride=stride, ties=rule)
-               for rule in (("split", "all", "last") if np.any(ties > 1) else ())}
-
-    avg_kernel = np.full((2, 2), 0.25)
-    avg = engine.conv2d(x, avg_kernel, stride=stride, grad_output=delta)
-    out_mis = [Misconception("average", jsonable(avg.output), "Max-pooling keeps each window's largest value, not its mean."),
-               Misconception("stride-1", jsonable(engine.max_pool(x, 2, stride=1).output),
-                             "The windows do not overlap: stride 2 moves them 2 positions at a time.")]
-    grad_mis = [Misconception("average-spread", jsonable(avg.grad_input),
-                              "That is average-pooling's backward pass; max-pooling sends all of δ to the maximum."),
-                Misconception("ones", jsonable(engine.max_pool_backward(x, 2, np.ones_like(delta), stride=stride).grad_input),
-                              "The maximum receives the upstream gradient δ, not 1.")]
-    if np.any(ties > 1):
-        for rule, text in (("split", "PyTorch does not share δ between tied maxima: the first in row-major order "
-                                     "takes all of it."),
-                           ("all", "Only one of the tied maxima receives δ (the first in row-major order), not each of them."),
-                           ("last", "Ties go to the first maximum in row-major order (PyTorch), not the last.")):
-            grad_mis.append(Misconception(f"ties-{rule}", jsonable(by_rule[rule].grad_input), text))
+    known = solve.mistakes("max-pool", params)
+    t = known.trace()
+    out_mis = known.of("output", jsonable)
+    grad_mis = known.of("grad_input", jsonable)
     parts = [Part("output", "The pooled output $y$.", "matrix", jsonable(t.output), shape=t.output.shape, points=1,
                   minutes=0.5 * t.output.size, misconceptions=tuple(out_mis),
                   ecf_rule=EcfRule("solve:max-pool", {k: v for k, v in params.items() if k != "grad_output"}, "output"))]
-    steps = solve.pool.max_pool_steps(solve.full_params("max-pool", params), t)
+    steps = solve.pool.max_pool_steps(known.params, t)
     solution = steps_from(steps.maximum, "output")
     if difficulty == 2:
-        last = by_rule["last"]
         parts.append(Part("indices", "For each window, the row-major index (0–15, row by row) of the input entry that "
                           "receives its gradient.", "matrix", jsonable(t.indices.astype(float)), shape=t.indices.shape,
                           tolerance=EXACT, points=1, minutes=1.5,
-                          misconceptions=(Misconception("ties-last", jsonable(last.indices.astype(float)),
-                                                        "Ties go to the first maximum in row-major order, not the last."),)))
+                          misconceptions=known.of("indices", lambda v: jsonable(np.asarray(v).astype(float)))))
         solution.append(SolutionStep("Which entry takes each window's gradient", [
             Text("Scan each window row by row; the first entry equal to the maximum is the one PyTorch records."),
             Matrix("indices", jsonable(t.indices.astype(float)))], "indices"))
@@ -103,8 +84,11 @@ def max_pool(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                               "overlap": "windows do not overlap"})
 
 
-# A finite stand-in for −∞ where a mistaken padding is built by hand (no input comes near it)
-_FLOOR = -1000.0
+# Slips kept here: the level-3 padding part asks one side's [before, after] pair, which is no answer of
+# max-pool (it gives pad_before and pad_after per dimension).
+SLIPS = ("stride-1-padding",    # the padding of stride 1 (k − 1 in all)
+         "extra-before",        # the odd cell of padding put first
+         "all-after")           # all of P at the end
 
 
 def _check_shared_maxima(x: list, delta: list) -> None:
@@ -149,25 +133,7 @@ def _same_padding(rng: Stream, calculator_free: bool) -> Draft:
                                      "TensorFlow puts the odd cell of padding at the END (bottom, right)."))
     pad_mis.append(Misconception("all-after", [0, before + after],
                                  "TensorFlow splits P between the two ends: ⌊P/2⌋ before, the rest after."))
-    # the mistaken paddings, built by hand and pooled without padding through the engine
-    zero = np.pad(x, ((before, after), (before, after)))
-    at_start = np.pad(x, ((after, before), (after, before)), constant_values=_FLOOR)
-    zero_t = engine.max_pool(zero, 3, stride=2, grad_output=delta)
-    valid = engine.max_pool(x, 3, stride=2)
-    out_mis = [Misconception("valid-padding", jsonable(valid.output),
-                             '"Same" pads the input so that the output is ⌈n/s⌉ per side; you pooled without padding.'),
-               Misconception("zero-padding", jsonable(zero_t.output),
-                             "Max-pooling pads with −∞ (padded cells never win); a 0 would beat negative inputs.")]
-    if before != after:
-        out_mis.append(Misconception("extra-before", jsonable(engine.max_pool(at_start, 3, stride=2).output),
-                                     "TensorFlow puts the odd cell of padding at the end: the last window hangs over it."))
-    avg = engine.avg_pool(zero, 3, stride=2, grad_output=delta).grad_input[before:before + n, before:before + n]
-    grad_mis = [Misconception("zero-padding", jsonable(zero_t.grad_input[before:before + n, before:before + n]),
-                              "A padded cell is never the maximum: every δ goes to an input cell."),
-                Misconception("average-spread", jsonable(avg), "That is average-pooling's backward pass; max-pooling "
-                                                            "sends all of δ to the window's maximum."),
-                Misconception("ones", jsonable(known.trace(grad_output=jsonable(np.ones_like(delta))).grad_input),
-                              "The maximum receives the upstream gradient δ, not 1.")]
+    out_mis, grad_mis = known.of("output", jsonable), known.of("grad_input", jsonable)
     parts = [
         Part("padding", "The padding of each spatial side, as [before, after] (the same for rows and columns).", "vector",
              pads, shape=(2,), tolerance=EXACT, points=1, minutes=1.5, misconceptions=tuple(pad_mis),

@@ -7,13 +7,11 @@ All answers are integers, so every variant is calculator-free.
 """
 from __future__ import annotations
 
-import math
-
 from examprep import engine, solve
 from examprep.document import Math, Matrix, Table, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from
 from examprep.errors import ParamError
-from examprep.problem import EXACT, Misconception, Part, Problem, EcfRule, SolutionStep
+from examprep.problem import EXACT, Part, Problem, EcfRule, SolutionStep
 
 
 def _layer(rng: Stream, kind: str, difficulty: int) -> dict:
@@ -133,40 +131,17 @@ def receptive_field(rng: Stream, difficulty: int, calculator_free: bool) -> Draf
                  Table(["layer", "kernel", "stride", "padding", "dilation"], rows)]
     parts = []
     prev = n0
-    for i, (L, size, q) in enumerate(zip(layers, sizes_out, quotients)):
-        mis = []
-        if q != int(q):
-            mis.append(Misconception("no-floor", math.ceil(q),
-                                     "Output sizes round down: ⌊(n + 2p − d(k−1) − 1)/s⌋ + 1, not up."))
-        if L["padding"]:
-            # the size formula with n + p: written out, because with one side padded the kernel can be larger than
-            # the input, which the engine refuses while a student still gets a number
-            once = math.floor((prev + L["padding"] - L["dilation"] * (L["kernel_size"] - 1) - 1) / L["stride"]) + 1
-            mis.append(Misconception("padding-once", once, "Padding is added on both sides: n + 2p."))
-        if L["stride"] > 1:
-            mis.append(Misconception("ignored-stride", _size(prev, L, stride=1).output_size,
-                                     "You ignored the stride: divide (n + 2p − d(k−1) − 1) by s before adding 1."))
-        if L["dilation"] > 1:
-            mis.append(Misconception("ignored-dilation", _size(prev, L, dilation=1).output_size,
-                                     "With dilation d the kernel spans d(k−1) + 1 inputs."))
+    for i, (L, size) in enumerate(zip(layers, sizes_out)):
+        mis = sizes.at(**_args(prev, L)).of("output_size")
         parts.append(Part(f"size_{i + 1}", f"The output length after {names[i]}.", "integer", size, tolerance=EXACT,
-                          points=1, minutes=1.5, misconceptions=tuple(mis),
+                          points=1, minutes=1.5, misconceptions=mis,
                           ecf_rule=EcfRule("solve:conv-output-size",
                                         {"input_size": {"$ref": f"size_{i}"} if i else n0,
                                          "kernel_size": L["kernel_size"], "stride": L["stride"], "padding": L["padding"],
                                          "dilation": L["dilation"], "op": "pool" if L["type"] == "max-pool" else "conv"},
                                         "output_size")))
         prev = size
-    sum_k = sum(L["kernel_size"] for L in layers)
-    no_stride = engine.receptive_field([{"kernel_size": L["kernel_size"], "dilation": L["dilation"]}
-                                        for L in layers]).receptive_field
-    no_dil = engine.receptive_field([{"kernel_size": L["kernel_size"], "stride": L["stride"]} for L in layers]).receptive_field
-    rf_mis = [Misconception("sum-kernels", sum_k, "The receptive field is not the sum of kernel sizes: each layer adds "
-                                                   "(k_eff − 1)·jump, where jump is the product of earlier strides."),
-              Misconception("ignored-stride", no_stride, "Later layers see through earlier strides: multiply (k_eff − 1) "
-                                                          "by the product of the strides before that layer.")]
-    if any(L["dilation"] > 1 for L in layers):
-        rf_mis.append(Misconception("ignored-dilation", no_dil, "A dilated kernel's effective size is d(k−1) + 1."))
+    rf_mis = solve.mistakes("receptive-field", {"layers": rf_layers}, rf).of("receptive_field")
     parts.append(Part("receptive_field", "The receptive field of one output of the last layer, in input positions.",
                       "integer", rf.receptive_field, tolerance=EXACT, points=2, minutes=3, misconceptions=tuple(rf_mis),
                       hint="r_l = r_{l−1} + (k_eff − 1)·j_{l−1} with r_0 = 1, j_l = j_{l−1}·s_l."))
@@ -181,7 +156,8 @@ def receptive_field(rng: Stream, difficulty: int, calculator_free: bool) -> Draf
     if difficulty >= 2:
         s_same = 2
         same_params = {"input_size": n_same, "kernel_size": k_same, "stride": s_same, "padding": "same"}
-        same = sizes.call(same_params)
+        same_known = sizes.at(**solve.full_params("conv-output-size", same_params))
+        same = same_known.trace()
         if same.pad_before == same.pad_after and difficulty == 3:
             raise Degenerate("even split: the 'extra pad at the end' point does not show")
         total = same.pad_before + same.pad_after
@@ -190,17 +166,11 @@ def receptive_field(rng: Stream, difficulty: int, calculator_free: bool) -> Draf
         statement.append(Text(f"Separately: a convolution with kernel {k_same} and stride {s_same} uses \"same\" padding "
                               f"(TensorFlow's rule) on an input of length {n_same}."))
         parts.append(Part("same_output", "The output length of that \"same\" convolution.", "integer", same.output_size,
-                          tolerance=EXACT, points=1, minutes=1, misconceptions=(Misconception("same-means-equal", n_same,
-                                                                   "With stride s, \"same\" gives ⌈n/s⌉, not n."),)))
+                          tolerance=EXACT, points=1, minutes=1, misconceptions=same_known.of("output_size")))
         parts.append(Part("pad_before", "The zeros it adds at the start.", "integer", same.pad_before, tolerance=EXACT,
-                          points=1, minutes=1.5,
-                          misconceptions=((Misconception("extra-at-start", same.pad_after,
-                                                         "TensorFlow puts the extra zero at the end, not the start."),)
-                                          if same.pad_after != same.pad_before else ())))
+                          points=1, minutes=1.5, misconceptions=same_known.of("pad_before")))
         parts.append(Part("pad_after", "The zeros it adds at the end.", "integer", same.pad_after, tolerance=EXACT, points=1,
-                          minutes=1, misconceptions=((Misconception("extra-at-start", same.pad_before,
-                                                                    "TensorFlow puts the extra zero at the end."),)
-                                                     if same.pad_after != same.pad_before else ())))
+                          minutes=1, misconceptions=same_known.of("pad_after")))
         same_steps = solve.conv.output_size_steps(solve.full_params("conv-output-size", same_params), same)
         solution += steps_from(same_steps.output_size, "same_output") + steps_from(same_steps.padding, "pad_before")
         solution.append(SolutionStep("Split the padding: the extra zero goes at the end", [

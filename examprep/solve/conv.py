@@ -1,6 +1,7 @@
 """Solve topics of convolution: conv-output-size, receptive-field, conv2d (forward and backward)."""
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -40,6 +41,52 @@ def output_size_steps(p: dict[str, Any], t: Trace) -> OutputSizeSteps:
         None)
 
 
+def _stride(p: dict[str, Any]) -> Any:
+    """The stride the layer uses: given, else 1 for conv and kernel_size for pool (the engine's default)."""
+    return p["stride"] if p["stride"] is not None else (p["kernel_size"] if p["op"] == "pool" else 1)
+
+
+def _plain(p: dict[str, Any]) -> bool:
+    """One dimension, an integer padding, rounded down (no "same", no ceil_mode, not transposed): the
+    size formula ⌊(n + 2p − d(k−1) − 1)/s⌋ + 1 that the slips below get wrong."""
+    return (all(isinstance(p[n], int) for n in ("input_size", "kernel_size", "padding", "dilation"))
+            and isinstance(_stride(p), int) and not p["ceil_mode"] and not p["transposed"])
+
+
+def _rounded_up(p: dict[str, Any], t: Trace) -> Any:
+    q = t.quotient
+    return math.ceil(q) if q != int(q) else None       # an exact quotient: rounding does not show
+
+
+def _padded_once(p: dict[str, Any], t: Trace) -> int:
+    # the size formula with n + p: written out, because with one side padded the kernel can be larger than
+    # the input, which the engine refuses while a student still gets a number
+    return math.floor((p["input_size"] + p["padding"] - p["dilation"] * (p["kernel_size"] - 1) - 1) / _stride(p)) + 1
+
+
+def _same(p: dict[str, Any]) -> bool:
+    return p["padding"] == "same"
+
+
+CONV_OUTPUT_SIZE_MISTAKES = {
+    "output_size": (Mistake("no-floor", compute=_rounded_up, when=_plain,
+                            why="Output sizes round down: ⌊(n + 2p − d(k−1) − 1)/s⌋ + 1, not up."),
+                    Mistake("padding-once", compute=_padded_once, when=lambda p: _plain(p) and p["padding"] != 0,
+                            why="Padding is added on both sides: n + 2p."),
+                    Mistake("ignored-stride", stride=1, when=lambda p: _plain(p) and _stride(p) > 1,
+                            why="You ignored the stride: divide (n + 2p − d(k−1) − 1) by s before adding 1."),
+                    Mistake("ignored-dilation", dilation=1, when=_plain,
+                            why="With dilation d the kernel spans d(k−1) + 1 inputs."),
+                    Mistake("same-means-equal", compute=lambda p, t: p["input_size"],
+                            when=lambda p: _same(p) and _stride(p) != 1,
+                            why="With stride s, \"same\" gives ⌈n/s⌉, not n.")),
+    "pad_before": (Mistake("extra-at-start", compute=lambda p, t: t.pad_after if t.pad_after != t.pad_before else None,
+                           when=_same, why="TensorFlow puts the extra zero at the end, not the start."),),
+    "pad_after": (Mistake("extra-at-start", compute=lambda p, t: t.pad_before if t.pad_after != t.pad_before else None,
+                          when=_same, why="TensorFlow puts the extra zero at the end."),),
+}
+
+
 CONV_OUTPUT_SIZE = Topic(
     "conv-output-size", "Output size of a convolution or pooling layer",
     (Param("input_size", "int or [H, W]"), Param("kernel_size", "int or one per dimension"),
@@ -58,6 +105,7 @@ CONV_OUTPUT_SIZE = Topic(
                "padding": "TensorFlow \"same\": output ⌈n/s⌉, extra pad at the end" if p["padding"] == "same"
                else f"{p['padding']} on each side"},
     answer_names=lambda p, t: [n for n in ("output_size", "pad_before", "pad_after") if n in t],
+    mistakes=CONV_OUTPUT_SIZE_MISTAKES,
     refuses=(Refusal("an output size below 1: a kernel larger than the padded input",
                      {"input_size": 3, "kernel_size": 5}),
              Refusal("pooling padding above kernel_size/2 (PyTorch's rule)",
@@ -82,13 +130,34 @@ def receptive_field_steps(p: dict[str, Any], t: Trace) -> ReceptiveFieldSteps:
     )
 
 
+def _without(key: str) -> Any:
+    """The layers with ``key`` (stride, dilation) left out: every layer at the default 1."""
+    return lambda p: [{k: v for k, v in L.items() if k != key} if isinstance(L, dict) else L for L in p["layers"]]
+
+
+RECEPTIVE_FIELD_MISTAKES = {
+    "receptive_field": (
+        Mistake("sum-kernels", compute=lambda p, t: sum(L["kernel_size"] for L in p["layers"]),
+                why="The receptive field is not the sum of kernel sizes: each layer adds (k_eff − 1)·jump, where jump "
+                    "is the product of earlier strides."),
+        Mistake("ignored-stride", layers=_without("stride"),
+                when=lambda p: any(L.get("stride", 1) != 1 for L in p["layers"]),
+                why="Later layers see through earlier strides: multiply (k_eff − 1) by the product of the strides "
+                    "before that layer."),
+        Mistake("ignored-dilation", layers=_without("dilation"),
+                when=lambda p: any(L.get("dilation", 1) != 1 for L in p["layers"]),
+                why="A dilated kernel's effective size is d(k−1) + 1.")),
+}
+
+
 RECEPTIVE_FIELD = Topic(
     "receptive-field", "Receptive field of a conv/pool stack",
     (Param("layers", "list of {kernel_size, stride (1), dilation (1)}"),),
     ("receptive_field", "jump", "receptive_fields", "jumps"),
     lambda p: engine.receptive_field(p["layers"]),
     receptive_field_steps,
-    lambda p: {"recurrence": "r_l = r_{l-1} + (k_eff - 1)·j_{l-1} (Araujo et al. 2019)"},
+    mistakes=RECEPTIVE_FIELD_MISTAKES,
+    conventions=lambda p: {"recurrence": "r_l = r_{l-1} + (k_eff - 1)·j_{l-1} (Araujo et al. 2019)"},
 )
 
 

@@ -5,7 +5,7 @@ from typing import Any, NamedTuple
 
 from examprep import engine
 from examprep.engine._core import Trace
-from examprep.solve.contract import REQUIRED, Param, Refusal, Step, Topic
+from examprep.solve.contract import REQUIRED, Mistake, Param, Refusal, Step, Topic
 
 
 def _given(p: dict[str, Any], name: str) -> bool:
@@ -27,6 +27,82 @@ def param_count_steps(p: dict[str, Any], t: Trace) -> ParamCountSteps:
         Step("Total", r"\sum \text{numel}" + (r" \times \text{num\_layers}" if t.num_layers > 1 else ""), {"count": t["count"]}))
 
 
+def _param_count(p: dict[str, Any]) -> Trace:
+    return engine.param_count(p["layer"], bias=p["bias"], bidirectional=p["bidirectional"],
+                              num_layers=p["num_layers"], framework=p["framework"], reset_after=p["reset_after"],
+                              affine=p["affine"], **{n: p[n] for n in engine.counts.SIZE_NAMES if p.get(n) is not None})
+
+
+def _is(*layers: str, framework: str | None = None) -> Any:
+    return lambda p: p["layer"] in layers and (framework is None or p["framework"] == framework)
+
+
+_RECURRENT = ("rnn", "lstm", "gru")
+
+
+def _keras_count(p: dict[str, Any]) -> int:
+    """The count with Keras's one bias vector per block (a GRU with reset_after=False)."""
+    return _param_count({**p, "framework": "keras", "reset_after": False if p["layer"] == "gru" else p["reset_after"]})["count"]
+
+
+# Per layer kind: one id may have two explanations (no-bias), each limited by `when` to its own layers.
+PARAM_COUNT_MISTAKES = {
+    "count": (
+        Mistake("no-bias", bias=False, when=_is("linear"), why="The bias adds one parameter per output."),
+        Mistake("bias-per-input", in_features=lambda p: p["out_features"], out_features=lambda p: p["in_features"],
+                when=_is("linear"), why="There is one bias per output (out_features), not per input."),
+        Mistake("no-bias", bias=False, when=_is("conv2d"), why="One bias per output channel."),
+        Mistake("with-bias", compute=lambda p, t: _param_count(
+                    {**{k: v for k, v in p.items() if k not in engine.counts.SIZE_NAMES}, "layer": "linear", "bias": True,
+                     "in_features": p["num_embeddings"], "out_features": p["embedding_dim"]})["count"],
+                when=_is("embedding"), why="An embedding is a lookup table: no bias, just num_embeddings × embedding_dim."),
+        Mistake("one-bias", compute=lambda p, t: _keras_count(p), when=_is(*_RECURRENT, framework="pytorch"),
+                why="PyTorch keeps two bias vectors per block (b_ih and b_hh), not one."),
+        Mistake("no-bias", bias=False, when=_is(*_RECURRENT, framework="pytorch"), why="Each block has biases too."),
+        Mistake("no-recurrent-weights", compute=lambda p, t: t["count"] - t.gates * p["hidden_size"] ** 2,
+                when=_is(*_RECURRENT, framework="pytorch"),
+                why="Each block also has recurrent weights W_hh (H×H) on the previous state."),
+        Mistake("gru-blocks", layer="gru", when=_is("lstm", framework="pytorch"),
+                why="That is the GRU count; this LSTM has 4 block(s)."),
+        Mistake("lstm-blocks", layer="lstm", when=_is("gru", framework="pytorch"),
+                why="That is the LSTM count; this GRU has 3 block(s)."),
+        Mistake("gru-blocks", layer="gru", when=_is("rnn", framework="pytorch"),
+                why="That is the GRU count; this RNN has 1 block(s)."),
+        Mistake("two-biases", framework="pytorch", reset_after=True, when=_is(*_RECURRENT, framework="keras"),
+                why="Keras keeps one bias vector per block (here), PyTorch two."),
+        Mistake("no-bias", framework="pytorch", reset_after=True, bias=False, when=_is(*_RECURRENT, framework="keras"),
+                why="Keras still has one bias per unit and block."),
+        Mistake("no-output-projection", compute=lambda p, t: sum(v for k, v in t.breakdown.items()
+                                                                 if not k.startswith("out_proj")),
+                when=_is("multi-head-attention"), why="Multi-head attention also has the output projection W_O (d×d + d)."),
+        Mistake("no-bias", bias=False, when=_is("multi-head-attention"),
+                why="Each of the four projections has a bias of length d."),
+        Mistake("no-layer-norms", compute=lambda p, t: t["count"] - sum(v for k, v in t.breakdown.items()
+                                                                         if k.startswith("norm")),
+                when=_is("transformer-encoder-layer", "transformer-decoder-layer"),
+                why="Each layer norm has γ and β: 2·d_model parameters."),
+        Mistake("no-bias", bias=False, when=_is("transformer-encoder-layer", "transformer-decoder-layer"),
+                why="The linear layers and layer norms have biases."),
+        Mistake("no-cross-attention", layer="transformer-encoder-layer", when=_is("transformer-decoder-layer"),
+                why="A decoder layer has a second attention sublayer: cross-attention over the encoder output."),
+        Mistake("decoder-count", layer="transformer-decoder-layer", when=_is("transformer-encoder-layer"),
+                why="That is a decoder layer; an encoder layer has no cross-attention."),
+    ),
+    "gates": (   # a worked-step value the recurrent problems ask (the gate blocks)
+        Mistake("gates-only", compute=lambda p, t: t.gates - 1, when=_is("lstm"),
+                why="Besides its 3 gates (i, f, o) the LSTM has the candidate g: 4 blocks."),
+        Mistake("gru-count", layer="gru", when=_is("lstm"), why="3 blocks is the GRU; the LSTM has 4 (i, f, g, o)."),
+        Mistake("gates-only", compute=lambda p, t: t.gates - 1, when=_is("gru"),
+                why="Besides its 2 gates (r, z) the GRU has the candidate n: 3 blocks."),
+        Mistake("lstm-count", layer="lstm", when=_is("gru"), why="4 blocks is the LSTM; the GRU has 3 (r, z, n)."),
+        Mistake("lstm-count", layer="lstm", when=_is("rnn"),
+                why="A vanilla RNN has no gates: one block, h' = tanh(W_ih x + W_hh h + b)."),
+        Mistake("two-blocks", compute=lambda p, t: 2, when=_is("rnn"),
+                why="W_ih and W_hh together form one block: one pre-activation per unit."),
+    ),
+}
+
+
 PARAM_COUNT = Topic(
     "param-count", "Number of learnable parameters of a layer",
     (Param("layer", " | ".join(engine.counts.LAYERS)),
@@ -36,12 +112,10 @@ PARAM_COUNT = Topic(
      Param("affine", "bool (batch-norm, layer-norm: γ and β)", True))
     + tuple(Param(n, "int (a size, by PyTorch's argument name)", None) for n in engine.counts.SIZE_NAMES),
     ("count",),
-    lambda p: engine.param_count(p["layer"], bias=p["bias"], bidirectional=p["bidirectional"],
-                                 num_layers=p["num_layers"], framework=p["framework"], reset_after=p["reset_after"],
-                                 affine=p["affine"],
-                                 **{n: p[n] for n in engine.counts.SIZE_NAMES if p.get(n) is not None}),
+    _param_count,
     param_count_steps,
-    lambda p: {"framework": p["framework"] + (" (two bias vectors per gate block)" if p["framework"] == "pytorch"
+    mistakes=PARAM_COUNT_MISTAKES,
+    conventions=lambda p: {"framework": p["framework"] + (" (two bias vectors per gate block)" if p["framework"] == "pytorch"
                                               else " (one bias vector per gate block; GRU reset_after keeps two)")},
     refuses=(Refusal('framework "keras" for a Transformer layer (Keras has none built in)',
                      {"layer": "transformer-encoder-layer", "d_model": 4, "num_heads": 2, "dim_feedforward": 8,

@@ -28,6 +28,113 @@ def max_pool_steps(p: dict[str, Any], t: Trace) -> MaxPoolSteps:
         if "grad_input" in t else None)
 
 
+def _pads(p: dict[str, Any], t: Trace) -> list[tuple[int, int]]:
+    """The padding of each spatial dimension, (before, after): "same"'s from the trace, else the integer's."""
+    spatial = 1 if np.ndim(p["input"]) == 1 else 2
+    if p["padding"] == "same":
+        return list(zip(np.ravel(t.pad_before).tolist(), np.ravel(t.pad_after).tolist()))
+    pad = 0 if p["padding"] == "valid" else p["padding"]
+    return [(int(v), int(v)) for v in np.broadcast_to(pad, (spatial,))]
+
+
+def _spatial_pad(x: Any, pads: list[tuple[int, int]], value: float) -> np.ndarray:
+    a = np.asarray(x, dtype=float)
+    return np.pad(a, [(0, 0)] * (a.ndim - len(pads)) + pads, constant_values=value)
+
+
+def _crop(g: np.ndarray, pads: list[tuple[int, int]]) -> np.ndarray:
+    return g[(...,) + tuple(slice(b, g.shape[g.ndim - len(pads) + i] - a) for i, (b, a) in enumerate(pads))]
+
+
+def _has_padding(p: dict[str, Any]) -> bool:
+    return p["padding"] == "same" or (p["padding"] != "valid" and bool(np.any(np.asarray(p["padding"]) != 0)))
+
+
+def _unpadded_kwargs(p: dict[str, Any]) -> dict[str, Any]:
+    return {"stride": p["stride"], "dilation": p["dilation"], "ceil_mode": p["ceil_mode"]}
+
+
+def _zero_padded(p: dict[str, Any], t: Trace, answer: str) -> Any:
+    """Max-pooling over a zero padding (a padded 0 beats negative inputs), the gradient cropped to the input."""
+    pads = _pads(p, t)
+    z = engine.max_pool(_spatial_pad(p["input"], pads, 0.0), p["kernel_size"], grad_output=p["grad_output"],
+                        **_unpadded_kwargs(p))
+    return z.output if answer == "output" else _crop(z.grad_input, pads)
+
+
+def _extra_before(p: dict[str, Any], t: Trace) -> Any:
+    """"Same" padding with the odd cell at the start (a finite floor no input comes near stands for −∞)."""
+    pads = [(a, b) for b, a in _pads(p, t)]
+    if pads == _pads(p, t):
+        return None
+    return engine.max_pool(_spatial_pad(p["input"], pads, _FLOOR), p["kernel_size"], **_unpadded_kwargs(p)).output
+
+
+_FLOOR = -1000.0
+
+
+def _average_spread(p: dict[str, Any], t: Trace) -> Any:
+    """Average pooling's backward over the same windows (zero padding, every cell of a window counted)."""
+    pads = _pads(p, t)
+    g = engine.avg_pool(_spatial_pad(p["input"], pads, 0.0), p["kernel_size"], stride=p["stride"],
+                        ceil_mode=p["ceil_mode"], grad_output=p["grad_output"]).grad_input
+    return _crop(g, pads)
+
+
+def _plain_windows(p: dict[str, Any]) -> bool:
+    """No padding, dilation or ceil_mode, a 2-D input with a gradient: engine.max_pool_backward's windows."""
+    return (not _has_padding(p) and p["dilation"] == 1 and not p["ceil_mode"] and np.ndim(p["input"]) == 2
+            and p["grad_output"] is not None)
+
+
+def _ties(rule: str, field: str) -> Any:
+    def compute(p: dict[str, Any], t: Trace) -> Any:
+        r = engine.max_pool_backward(p["input"], p["kernel_size"], p["grad_output"], stride=p["stride"], ties=rule)
+        return r[field] if np.any(r.ties_count > 1) else None
+    return compute
+
+
+MAX_POOL_MISTAKES = {
+    "output": (Mistake("average", when=lambda p: p["padding"] != "same",
+                       compute=lambda p, t: engine.avg_pool(p["input"], p["kernel_size"], stride=p["stride"],
+                                                            padding=p["padding"], ceil_mode=p["ceil_mode"]).output,
+                       why="Max-pooling keeps each window's largest value, not its mean."),
+               Mistake("stride-1", stride=1, grad_output=None,
+                       when=lambda p: p["padding"] != "same" and p["kernel_size"] == 2 and p["stride"] in (2, None),
+                       why="The windows do not overlap: stride 2 moves them 2 positions at a time."),
+               Mistake("valid-padding", padding="valid", grad_output=None, when=lambda p: p["padding"] == "same",
+                       why='"Same" pads the input so that the output is ⌈n/s⌉ per side; you pooled without padding.'),
+               Mistake("zero-padding", compute=lambda p, t: _zero_padded(p, t, "output"), when=_has_padding,
+                       why="Max-pooling pads with −∞ (padded cells never win); a 0 would beat negative inputs."),
+               Mistake("extra-before", compute=_extra_before, when=lambda p: p["padding"] == "same",
+                       why="TensorFlow puts the odd cell of padding at the end: the last window hangs over it.")),
+    "grad_input": (Mistake("zero-padding", compute=lambda p, t: _zero_padded(p, t, "grad_input"),
+                           when=lambda p: _has_padding(p) and p["grad_output"] is not None,
+                           why="A padded cell is never the maximum: every δ goes to an input cell."),
+                   # one wording per kind of problem: the built-in problems keep theirs (sweep.json holds them)
+                   Mistake("average-spread", compute=_average_spread,
+                           when=lambda p: p["grad_output"] is not None and p["padding"] != "same",
+                           why="That is average-pooling's backward pass; max-pooling sends all of δ to the maximum."),
+                   Mistake("average-spread", compute=_average_spread,
+                           when=lambda p: p["grad_output"] is not None and p["padding"] == "same",
+                           why="That is average-pooling's backward pass; max-pooling sends all of δ to the window's "
+                               "maximum."),
+                   Mistake("ones", grad_output=lambda p: np.ones_like(np.asarray(p["grad_output"], dtype=float)).tolist(),
+                           when=lambda p: p["grad_output"] is not None,
+                           why="The maximum receives the upstream gradient δ, not 1."),
+                   Mistake("ties-split", compute=_ties("split", "grad_input"), when=_plain_windows,
+                           why="PyTorch does not share δ between tied maxima: the first in row-major order takes all "
+                               "of it."),
+                   Mistake("ties-all", compute=_ties("all", "grad_input"), when=_plain_windows,
+                           why="Only one of the tied maxima receives δ (the first in row-major order), not each of "
+                               "them."),
+                   Mistake("ties-last", compute=_ties("last", "grad_input"), when=_plain_windows,
+                           why="Ties go to the first maximum in row-major order (PyTorch), not the last.")),
+    "indices": (Mistake("ties-last", compute=_ties("last", "indices"), when=_plain_windows,
+                        why="Ties go to the first maximum in row-major order, not the last."),),
+}
+
+
 MAX_POOL = Topic(
     "max-pool", "Max-pooling forward and backward",
     (Param("input", "vector, matrix (H×W) or C×H×W (each channel pooled alone)"), Param("kernel_size", "int or [kH, kW]"),
@@ -39,7 +146,8 @@ MAX_POOL = Topic(
     lambda p: engine.max_pool(p["input"], p["kernel_size"], stride=p["stride"], padding=p["padding"],
                               dilation=p["dilation"], ceil_mode=p["ceil_mode"], grad_output=p["grad_output"]),
     max_pool_steps,
-    lambda p: {"ties": "the first maximum in row-major order gets the gradient (PyTorch)",
+    mistakes=MAX_POOL_MISTAKES,
+    conventions=lambda p: {"ties": "the first maximum in row-major order gets the gradient (PyTorch)",
                "padding": "TensorFlow \"same\": output ⌈n/s⌉, −∞ padding, the extra at the end"
                if p["padding"] == "same" else "−∞ (never selected)"},
     answer_names=lambda p, t: [n for n in ("output", "grad_input", "pad_before", "pad_after") if n in t],

@@ -1,0 +1,156 @@
+"""An authored question with a built-in CNN problem's own parameters gets the built-in part's known
+mistakes (ids and values), one test per (generator, solve topic) pair (issue 37 item 1)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from examprep import generators
+from examprep.authoring import build_question, parse_question
+
+SEEDS = (0, 1, 2)
+
+
+def _toml(v) -> str:
+    """A parameter value as TOML (inline tables for objects)."""
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k} = {_toml(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml(x) for x in v) + "]"
+    return json.dumps(v)
+
+
+def _authored(topic: str, params: dict, answers: list[str]):
+    """The Problem of a question file asking ``answers`` of ``topic`` with fixed ``params``."""
+    text = (f'[question]\nid = "q"\ntitle = "q"\nsolve = "{topic}"\ntext = "A stack."\n[question.params]\n'
+            + "".join(f"{k} = {_toml(v)}\n" for k, v in params.items())
+            + "".join(f'[[question.part]]\nanswer = "{a}"\nid = "p{i}"\nprompt = "?"\n' for i, a in enumerate(answers)))
+    return build_question(parse_question(text, "q.toml"), 0)
+
+
+def _feedback(part) -> list[tuple[str, object]]:
+    return [(m.id, m.value) for m in part.misconceptions]
+
+
+def _conv_args(n: int, layer: dict) -> dict:
+    return {"input_size": n, "kernel_size": layer["kernel_size"], "stride": layer["stride"], "padding": layer["padding"],
+            "dilation": layer["dilation"], "op": "pool" if layer["type"] == "max-pool" else "conv"}
+
+
+@pytest.mark.parametrize("level", (1, 2, 3))
+def test_receptive_field_generator_and_conv_output_size(level):
+    for seed in SEEDS:
+        built = generators.build("receptive-field", seed, level)
+        n = built.params["input_size"]
+        for i, layer in enumerate(built.params["layers"]):
+            own = built.part(f"size_{i + 1}")
+            q = _authored("conv-output-size", _conv_args(n, layer), ["output_size"])
+            assert q.part("p0").expected == own.expected
+            assert _feedback(q.part("p0")) == _feedback(own), (seed, i)
+            # the built-in ECF rule chains the layers (its input is the previous part's size): one layer's
+            # question has no earlier part to carry forward from, so no rule
+            assert q.part("p0").ecf_rule is None
+            n = own.expected
+        if level >= 2:
+            same = built.params["same"] | {"padding": "same"}
+            q = _authored("conv-output-size", same, ["output_size", "pad_before", "pad_after"])
+            for pid, own in zip(("p0", "p1", "p2"), ("same_output", "pad_before", "pad_after")):
+                assert _feedback(q.part(pid)) == _feedback(built.part(own)), (seed, own)
+                assert q.part(pid).ecf_rule is None and built.part(own).ecf_rule is None
+
+
+@pytest.mark.parametrize("level", (1, 2, 3))
+def test_receptive_field_generator_and_receptive_field(level):
+    for seed in SEEDS:
+        built = generators.build("receptive-field", seed, level)
+        own = built.part("receptive_field")
+        q = _authored("receptive-field", {"layers": built.params["layers"]}, ["receptive_field"])
+        assert q.part("p0").expected == own.expected
+        assert _feedback(q.part("p0")) == _feedback(own) and own.misconceptions, seed
+        assert q.part("p0").ecf_rule is None and own.ecf_rule is None
+
+
+def test_an_authored_stack_of_stride_one_layers_gets_no_ignored_stride_mistake():
+    # the mistake would equal the answer there: the table leaves it out, as it leaves out a dilation of 1
+    q = _authored("receptive-field", {"layers": [{"kernel_size": 3}, {"kernel_size": 5, "stride": 1}]}, ["receptive_field"])
+    assert q.part("p0").expected == 7
+    assert _feedback(q.part("p0")) == [("sum-kernels", 8)]
+
+
+def test_an_authored_same_padding_with_an_even_split_gets_no_extra_at_start_mistake():
+    q = _authored("conv-output-size", {"input_size": 10, "kernel_size": 3, "stride": 2, "padding": "same"},
+                  ["output_size", "pad_before", "pad_after"])
+    assert [p.expected for p in q.parts] == [5, 0, 1]
+    assert _feedback(q.part("p1")) == [("extra-at-start", 1)] and _feedback(q.part("p2")) == [("extra-at-start", 0)]
+    even = _authored("conv-output-size", {"input_size": 9, "kernel_size": 3, "stride": 2, "padding": "same"},
+                     ["pad_before", "pad_after"])
+    assert [p.expected for p in even.parts] == [1, 1] and not even.part("p0").misconceptions
+
+
+# param-count: the parts and the layer each counts, per level
+_COUNTED = {1: {"linear": "linear", "conv2d": "conv2d", "embedding": "embedding"},
+            2: {"count_pytorch": "pytorch", "count_keras": "keras"},
+            3: {"mha": "mha", "layer": "layer"}}
+
+
+@pytest.mark.parametrize("level", (1, 2, 3))
+def test_param_count_generator_and_param_count(level):
+    from examprep.generators.param_count import SLIPS
+
+    for seed in SEEDS:
+        built = generators.build("param-count", seed, level)
+        for part_id, layer in _COUNTED[level].items():
+            own = built.part(part_id)
+            q = _authored("param-count", built.params[layer], ["count"])
+            assert q.part("p0").expected == own.expected
+            table = [m for m in _feedback(own) if m[0] not in SLIPS]
+            assert _feedback(q.part("p0")) == table and table, (seed, part_id)
+
+
+def test_an_authored_keras_gru_count_gets_the_keras_mistakes_and_a_square_linear_no_bias_per_input():
+    q = _authored("param-count", {"layer": "gru", "input_size": 3, "hidden_size": 2, "framework": "keras",
+                                  "reset_after": False}, ["count"])
+    # Keras GRU, one bias: 3·(2·3 + 2·2 + 2) = 36; PyTorch's two: 42; weights alone: 30
+    assert q.part("p0").expected == 36
+    assert _feedback(q.part("p0")) == [("two-biases", 42), ("no-bias", 30)]
+    square = _authored("param-count", {"layer": "linear", "in_features": 4, "out_features": 4}, ["count"])
+    assert _feedback(square.part("p0")) == [("no-bias", 16)]       # in = out: bias-per-input is no mistake there
+
+
+@pytest.mark.parametrize("level", (1, 2, 3))
+def test_max_pool_generator_and_max_pool(level):
+    for seed in SEEDS:
+        built = generators.build("max-pool", seed, level)
+        q = _authored("max-pool", built.params, ["output", "grad_input"])
+        for pid, own in (("p0", "output"), ("p1", "grad_input")):
+            assert q.part(pid).expected == built.part(own).expected
+            assert _feedback(q.part(pid)) == _feedback(built.part(own)) and built.part(own).misconceptions, (seed, own)
+
+
+def test_an_authored_max_pool_with_integer_padding_gets_the_zero_padding_mistake():
+    # −∞ padding: the padded cells never win; a student padding with 0 gets 0 wherever a window reaches the padding
+    q = _authored("max-pool", {"input": [[-1.0, -2.0], [-3.0, -4.0]], "kernel_size": 2, "stride": 1, "padding": 1,
+                               "grad_output": [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]}, ["output", "grad_input"])
+    assert q.part("p0").expected == [[-1, -1, -2], [-1, -1, -2], [-3, -3, -4]]
+    assert ("zero-padding", [[0, 0, 0], [0, -1, 0], [0, 0, 0]]) in _feedback(q.part("p0"))
+    assert q.part("p1").expected == [[4, 2], [2, 1]]
+    assert ("zero-padding", [[1, 0], [0, 0]]) in _feedback(q.part("p1"))     # only the middle window's δ reaches x
+    assert "stride-1" not in [m for m, _ in _feedback(q.part("p0"))]     # stride 1 already: no such slip
+
+
+def test_avg_pool_generator_and_max_pool():
+    # avg-pool's level 1 asks max-pooling's routing of the same δ: its two mistakes (SLIPS there, worded its
+    # own way) are max-pool's table's, with the same values; the table adds the tie rules where x has ties
+    from examprep.generators.avg_pool import SLIPS
+
+    for seed in SEEDS:
+        built = generators.build("avg-pool", seed, 1)
+        params = {k: built.params[k] for k in ("input", "kernel_size", "stride", "padding", "grad_output")}
+        q = _authored("max-pool", params, ["grad_input"])
+        own = built.part("max_grad_input")
+        assert q.part("p0").expected == own.expected
+        assert [m[0] for m in _feedback(own)] == list(SLIPS)
+        authored = _feedback(q.part("p0"))
+        assert authored[:2] == _feedback(own), seed
+        assert all(m.startswith("ties-") for m, _ in authored[2:])
