@@ -1,0 +1,67 @@
+"""Issue 37 item 1, sequence topics: an authored question (`solve = "<topic>"`) with a built-in
+problem's own parameters gets the same known mistakes and ECF rules on the parts both ask as the
+built-in problem does — one test per (generator, solve topic) pair, each over every level, the
+generator's allow-listed SLIPS aside."""
+import json
+
+import pytest
+
+from examprep import generators
+from examprep.authoring import build_question, parse_question
+
+
+def authored(topic: str, params: dict, answers: list[str]):
+    """The Problem of a question file asking ``answers`` of ``topic`` with ``params`` fixed."""
+    lines = ["[question]", 'id = "pair"', f'solve = "{topic}"', 'text = "Same parameters."', "[question.params]"]
+    lines += [f"{k} = {json.dumps(v)}" for k, v in params.items() if v is not None]
+    for a in answers:
+        lines += ["[[question.part]]", f'answer = "{a}"', f'prompt = "{a}?"']
+    return build_question(parse_question("\n".join(lines) + "\n", "pair.toml"), 0)
+
+
+def feedback(part, slips=()):
+    """A part's mistake ids (less the generator's allow-listed (part, mistake) slips) and its ECF rule."""
+    rule = part.ecf_rule
+    return ([m.id for m in part.misconceptions if (part.id, m.id) not in slips],
+            None if rule is None else (rule.op, json.dumps(rule.args, sort_keys=True), rule.output))
+
+
+def assert_same_feedback(generator: str, topic: str, answers: list[str], levels, seeds=range(3), slips=()):
+    compared = 0
+    for level in levels:
+        for seed in seeds:
+            built = generators.build(generator, seed, level)
+            asked = [a for a in answers if any(p.id == a for p in built.parts)]
+            mine = authored(topic, built.params, asked)
+            for a in asked:
+                want, got = feedback(built.part(a), slips), feedback(mine.part(a), slips)
+                assert got == want, (generator, level, seed, a)
+                compared += bool(want[0])
+    assert compared, "no part with a known mistake compared"
+
+
+def test_vanishing_gradient_generator_and_topic_give_the_same_mistakes_and_ecf():
+    from examprep.generators.vanishing_gradient import SLIPS
+
+    assert_same_feedback("vanishing-gradient", "vanishing-gradient", ["hidden", "local_derivatives", "gradient", "bound"],
+                         levels=(1, 2, 3), slips=SLIPS)
+
+
+def test_an_authored_question_of_another_nonlinearity_gets_that_nonlinearitys_explanation():
+    relu = authored("vanishing-gradient", {"w": 1.5, "x": [1.0, 2.0], "nonlinearity": "relu"}, ["local_derivatives"])
+    tanh = authored("vanishing-gradient", {"w": 0.5, "x": [1.0, 2.0], "nonlinearity": "tanh"}, ["local_derivatives"])
+    assert [m.id for m in relu.part("local_derivatives").misconceptions] == ["slope-only"]
+    assert "ReLU'" in relu.part("local_derivatives").misconceptions[0].explanation
+    assert [m.id for m in tanh.part("local_derivatives").misconceptions] == ["weights-only", "slope-only"]
+
+
+@pytest.mark.parametrize("line", ['nonlinearity = "sigmoid"', "w = [1, 2]"])
+def test_a_bad_parameter_of_an_authored_question_is_refused_in_one_line_not_given_mistakes(line):
+    from examprep.authoring import QuestionError
+
+    params = {"w = 0.5": line} if line.startswith("w =") else {"w = 0.5": "w = 0.5\n" + line}
+    text = '[question]\nid = "bad"\nsolve = "vanishing-gradient"\n[question.params]\nx = [1.0, 2.0]\nw = 0.5\n'
+    text = text.replace("w = 0.5", params["w = 0.5"]) + '[[question.part]]\nanswer = "gradient"\nprompt = "g?"\n'
+    with pytest.raises(QuestionError) as err:
+        build_question(parse_question(text, "bad.toml"), 0)
+    assert "bad.toml" in str(err.value) and "\n" not in str(err.value)
