@@ -3,20 +3,31 @@ problem's own parameters gets the same known mistakes and ECF rules on the parts
 built-in problem does — one test per (generator, solve topic) pair, each over every level, the
 generator's allow-listed SLIPS aside."""
 import json
+from dataclasses import replace
 
 import pytest
 
-from examprep import generators
+from examprep import generators, solve
 from examprep.authoring import build_question, parse_question
 
 
 def authored(topic: str, params: dict, answers: list[str]):
-    """The Problem of a question file asking ``answers`` of ``topic`` with ``params`` fixed."""
+    """The Problem of a question file asking ``answers`` of ``topic`` with ``params`` fixed (those of a
+    built-in problem that are the topic's: a generator's Problem may hold others for its other parts).
+
+    A question file's values lie within ±10⁹ (docs/authoring.md), and scaling-law's N, D and C do not:
+    the file holds a stand-in 1 for such a value and the parsed question the value itself."""
+    names = {p.name for p in solve.get_topic(topic).params}
+    given = {k: v for k, v in params.items() if v is not None and k in names}
+    big = {k for k, v in given.items() if isinstance(v, float) and abs(v) > 1e9}
     lines = ["[question]", 'id = "pair"', f'solve = "{topic}"', 'text = "Same parameters."', "[question.params]"]
-    lines += [f"{k} = {json.dumps(v)}" for k, v in params.items() if v is not None]
+    lines += [f"{k} = {json.dumps(1.0 if k in big else v)}" for k, v in given.items()]
     for a in answers:
         lines += ["[[question.part]]", f'answer = "{a}"', f'prompt = "{a}?"']
-    return build_question(parse_question("\n".join(lines) + "\n", "pair.toml"), 0)
+    spec = parse_question("\n".join(lines) + "\n", "pair.toml")
+    if big:
+        spec = replace(spec, params=spec.params | {k: replace(spec.params[k], value=given[k]) for k in big})
+    return build_question(spec, 0)
 
 
 def feedback(part, slips=()):
@@ -47,6 +58,16 @@ def test_vanishing_gradient_generator_and_topic_give_the_same_mistakes_and_ecf()
                          levels=(1, 2, 3), slips=SLIPS)
 
 
+def test_lora_generator_and_topic_give_the_same_mistakes_and_ecf():
+    from examprep.generators.lora import SLIPS
+
+    assert_same_feedback("lora", "lora", ["trainable_params", "full_params", "fraction"], levels=(1, 2, 3), slips=SLIPS)
+
+
+def test_scaling_law_generator_and_topic_give_the_same_mistakes_and_ecf():
+    assert_same_feedback("scaling-law", "scaling-law", ["params", "tokens", "compute"], levels=(1, 2, 3))
+
+
 def test_an_authored_question_of_another_nonlinearity_gets_that_nonlinearitys_explanation():
     relu = authored("vanishing-gradient", {"w": 1.5, "x": [1.0, 2.0], "nonlinearity": "relu"}, ["local_derivatives"])
     tanh = authored("vanishing-gradient", {"w": 0.5, "x": [1.0, 2.0], "nonlinearity": "tanh"}, ["local_derivatives"])
@@ -62,6 +83,30 @@ def test_a_bad_parameter_of_an_authored_question_is_refused_in_one_line_not_give
     params = {"w = 0.5": line} if line.startswith("w =") else {"w = 0.5": "w = 0.5\n" + line}
     text = '[question]\nid = "bad"\nsolve = "vanishing-gradient"\n[question.params]\nx = [1.0, 2.0]\nw = 0.5\n'
     text = text.replace("w = 0.5", params["w = 0.5"]) + '[[question.part]]\nanswer = "gradient"\nprompt = "g?"\n'
+    with pytest.raises(QuestionError) as err:
+        build_question(parse_question(text, "bad.toml"), 0)
+    assert "bad.toml" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_scaling_law_mistakes_of_the_compute_optimal_split_only_where_the_budget_alone_is_given():
+    budget = authored("scaling-law", {"compute": 1.2e20}, ["params", "tokens"])
+    assert [m.id for m in budget.part("params").misconceptions] == ["forgot-tokens-per-param", "forward-only",
+                                                                     "no-square-root"]
+    forward = next(m for m in budget.part("params").misconceptions if m.id == "forward-only")
+    assert forward.value == pytest.approx((1.2e20 / 40) ** 0.5)                  # C = 2N·20N
+    assert [m.id for m in budget.part("tokens").misconceptions] == ["divided"]
+    assert budget.part("tokens").ecf_rule.op == "scale"
+    # N and C given: D = C/(6N), not 20N — no "divided"
+    given = authored("scaling-law", {"params": 1000.0, "compute": 1.2e8}, ["tokens"])
+    assert given.part("tokens").expected == pytest.approx(1.2e8 / 6000)
+    assert [m.id for m in given.part("tokens").misconceptions] == []
+
+
+def test_an_authored_scaling_law_question_giving_all_three_is_refused_in_one_line():
+    from examprep.authoring import QuestionError
+
+    text = ('[question]\nid = "bad"\nsolve = "scaling-law"\n[question.params]\nparams = 1e9\ntokens = 2e10\n'
+            'compute = 1.2e20\n[[question.part]]\nanswer = "compute"\nprompt = "C?"\n')
     with pytest.raises(QuestionError) as err:
         build_question(parse_question(text, "bad.toml"), 0)
     assert "bad.toml" in str(err.value) and "\n" not in str(err.value)
