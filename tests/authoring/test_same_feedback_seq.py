@@ -5,6 +5,7 @@ generator's allow-listed SLIPS aside."""
 import json
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from examprep import generators, solve
@@ -31,10 +32,14 @@ def authored(topic: str, params: dict, answers: list[str]):
 
 
 def feedback(part, slips=()):
-    """A part's mistake ids (less the generator's allow-listed (part, mistake) slips) and its ECF rule."""
+    """A part's mistake ids (less the generator's allow-listed (part, mistake) slips) and its ECF rule (a
+    solve topic's arguments with its defaults filled in: a generator may leave out a parameter at its default)."""
     rule = part.ecf_rule
+    args = None if rule is None else rule.args
+    if rule is not None and rule.op.startswith("solve:"):
+        args = solve.full_params(rule.op.removeprefix("solve:"), args)
     return ([m.id for m in part.misconceptions if (part.id, m.id) not in slips],
-            None if rule is None else (rule.op, json.dumps(rule.args, sort_keys=True), rule.output))
+            None if rule is None else (rule.op, json.dumps(args, sort_keys=True), rule.output))
 
 
 def assert_same_feedback(generator: str, topic: str, answers: list[str], levels, seeds=range(3), slips=()):
@@ -66,6 +71,50 @@ def test_lora_generator_and_topic_give_the_same_mistakes_and_ecf():
 
 def test_scaling_law_generator_and_topic_give_the_same_mistakes_and_ecf():
     assert_same_feedback("scaling-law", "scaling-law", ["params", "tokens", "compute"], levels=(1, 2, 3))
+
+
+def test_rope_generator_and_topic_give_the_same_mistakes_and_ecf():
+    assert_same_feedback("rope", "rope", ["output"], levels=(1, 2))         # level 3 asks rope-score
+
+
+def test_positional_encoding_generator_and_its_encoding_topic_give_the_same_mistakes_and_ecf():
+    assert_same_feedback("positional-encoding", "positional-encoding", ["encoding"], levels=(1, 2))
+    for seed in range(3):                     # level 2's second encoding, PE(p + k): the same topic at p + k
+        built = generators.build("positional-encoding", seed, 2)
+        pk = built.params["position"] + built.params["offset"]
+        mine = authored("positional-encoding", {"position": pk, "d_model": built.params["d_model"]}, ["encoding"])
+        assert feedback(mine.part("encoding")) == feedback(built.part("shifted")), seed
+
+
+def test_positional_encoding_generators_rope_part_and_the_rope_topic_share_their_ecf_the_statement_its_slips():
+    from examprep.generators.positional_encoding import SLIPS
+
+    for seed in range(3):
+        built = generators.build("positional-encoding", seed, 3)
+        mine = authored("rope", built.params["rope"], ["output"])
+        ids, rule = feedback(built.part("rope"), SLIPS)
+        assert (ids, rule) == ([], feedback(mine.part("output"))[1]), seed
+        # the table's clockwise, named in this statement's own words; its degrees: a mistake this statement does not list
+        assert [m.id for m in mine.part("output").misconceptions] == ["clockwise", "degrees"]
+
+
+def test_an_authored_rope_question_of_rows_gets_each_rows_clockwise_and_degrees_values():
+    p = authored("rope", {"x": [[1.0, 0.0], [0.0, 1.0]], "position": [1, 2]}, ["output"])
+    got = {m.id: np.asarray(m.value) for m in p.part("output").misconceptions}
+    # independent: rotating (a, b) by −m rad, and by m degrees
+    want_cw = [[np.cos(1), -np.sin(1)], [np.sin(2), np.cos(2)]]
+    want_deg = [[np.cos(np.pi / 180), np.sin(np.pi / 180)], [-np.sin(np.pi / 90), np.cos(np.pi / 90)]]
+    assert np.allclose(got["clockwise"], want_cw) and np.allclose(got["degrees"], want_deg)
+    assert "rotate-half" not in got                                            # d = 2: one pair either way
+
+
+def test_an_authored_positional_encoding_of_several_positions_gets_each_rows_swapped_pairs():
+    p = authored("positional-encoding", {"position": [1, 2], "d_model": 4}, ["encoding"])
+    enc = np.asarray(p.part("encoding").expected)
+    got = {m.id: np.asarray(m.value) for m in p.part("encoding").misconceptions}
+    assert got["swapped-sin-cos"].shape == (2, 4) and np.allclose(got["swapped-sin-cos"], enc[:, [1, 0, 3, 2]])
+    assert np.allclose(got["concatenated"], enc[:, [0, 2, 1, 3]])
+    assert np.allclose(got["no-frequencies"], [[np.sin(1), np.cos(1)] * 2, [np.sin(2), np.cos(2)] * 2])
 
 
 def test_an_authored_question_of_another_nonlinearity_gets_that_nonlinearitys_explanation():
