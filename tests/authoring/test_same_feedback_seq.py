@@ -49,8 +49,14 @@ def assert_same_feedback(generator: str, topic: str, answers: list[str], levels,
             built = generators.build(generator, seed, level)
             asked = [a for a in answers if any(p.id == a for p in built.parts)]
             mine = authored(topic, built.params, asked)
-            for a in asked:
+            for a in asked:           # a slip's id aside on both sides: the table may declare it in other words
                 want, got = feedback(built.part(a), slips), feedback(mine.part(a), slips)
+                if want[1] is None and a in solve.get_topic(topic).shapes:
+                    # a shape part without an ECF rule: an authored one links to its topic's answer by a recipe
+                    # (docs/authoring.md), as the generator's `answers` table links the built-in one
+                    assert got[1][0] == f"solve:{topic}" and got[1][2] == a, (generator, level, seed, a)
+                    assert generators.get(generator).answers(built)[a] == (topic, a)
+                    got = (got[0], None)
                 assert got == want, (generator, level, seed, a)
                 compared += bool(want[0])
     assert compared, "no part with a known mistake compared"
@@ -115,6 +121,33 @@ def test_an_authored_positional_encoding_of_several_positions_gets_each_rows_swa
     assert got["swapped-sin-cos"].shape == (2, 4) and np.allclose(got["swapped-sin-cos"], enc[:, [1, 0, 3, 2]])
     assert np.allclose(got["concatenated"], enc[:, [0, 2, 1, 3]])
     assert np.allclose(got["no-frequencies"], [[np.sin(1), np.cos(1)] * 2, [np.sin(2), np.cos(2)] * 2])
+
+
+def test_multi_head_generator_and_the_multi_head_shapes_topic_give_the_same_mistakes_and_ecf():
+    from examprep.generators.multi_head import SLIPS
+
+    assert_same_feedback("multi-head", "multi-head-shapes",
+                         ["d_k", "query_shape", "scores_shape", "output_shape", "score_macs_per_head", "score_macs",
+                          "score_entries", "score_mib"], levels=(1, 2, 3), slips=SLIPS)
+
+
+def test_cross_attention_generators_shape_parts_and_the_multi_head_shapes_topic_give_the_same_mistakes():
+    from examprep.generators.cross_attention import SLIPS
+
+    assert_same_feedback("cross-attention", "multi-head-shapes", ["scores_shape", "output_shape"], levels=(1,),
+                         seeds=range(6), slips=SLIPS)
+
+
+def test_an_authored_cross_attention_shape_question_gets_the_swapped_lengths_and_no_self_attention_only_mistakes():
+    p = authored("multi-head-shapes", {"n": 3, "m": 5, "d_model": 64, "num_heads": 4},
+                 ["d_k", "scores_shape", "output_shape", "score_macs_per_head"])
+    assert {m.id: m.value for m in p.part("scores_shape").misconceptions} == {"transposed": [5, 3]}
+    assert {m.id: m.value for m in p.part("output_shape").misconceptions} == {"encoder-length": [5, 64],
+                                                                              "one-head": [3, 16]}
+    rule = p.part("score_macs_per_head").ecf_rule
+    assert (rule.op, rule.args["values"][:2]) == ("int-product", [3, 5])        # n queries × m keys
+    one = authored("multi-head-shapes", {"n": 3, "d_model": 64, "num_heads": 1}, ["output_shape"])
+    assert [m.id for m in one.part("output_shape").misconceptions] == []     # one head: both give the answer itself
 
 
 def test_an_authored_question_of_another_nonlinearity_gets_that_nonlinearitys_explanation():
