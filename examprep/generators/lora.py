@@ -11,13 +11,23 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from examprep import engine, solve
+from examprep import solve
 from examprep.document import Math, Matrix, Table, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from
 from examprep.exact import frac
 from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
 
 MERGE_CHOICES = ("none", "grows with r", "doubles")
+ASKED = ("trainable_params", "full_params", "fraction")
+
+# The mistakes this statement adds beyond the lora topic's table (issue 37's allow-list): its W_Q and W_V of
+# every layer, counted as one matrix, one per layer or all four projections; their wording names the layers.
+SLIPS = (
+    ("trainable_params", "one-matrix"),      # one adapted matrix, not the 2L of W_Q and W_V
+    ("trainable_params", "one-per-layer"),   # W_Q or W_V, not both
+    ("trainable_params", "all-four"),        # W_K and W_O adapted too
+    ("full_params", "one-matrix"),           # full fine-tuning of one matrix, not 2L
+)
 
 
 @generator("lora", title="LoRA: trainable parameters and memory saved", syllabus="LoRA factorisation of weight updates",
@@ -38,14 +48,11 @@ def lora(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     if lo.trainable_params >= lo.full_params:
         raise Degenerate("rank too large to save anything")
 
-    # mistaken methods, through the engine
-    only_b = engine.param_count("linear", in_features=r, out_features=d, bias=False)["count"] * num
+    # the statement's slips (SLIPS): the adapted matrices counted per layer, one of them, or all four projections
     one = known.trace(num_matrices=1)
-    product = one.full_params * r * num                                        # r·d·k: r copies of W
     per_matrix = one.trainable_params                                          # one matrix, not 2L
     one_per_layer = known.trace(num_matrices=max(num // 2, 1)).trainable_params
     all_four = known.trace(num_matrices=2 * num).trainable_params              # W_Q, W_K, W_V, W_O
-    frac_r_over_d = Fraction(r, d)
 
     if difficulty == 1:
         statement = [Text(f"A pretrained weight matrix $W_0$ of shape {d}×{k} (d = {d} outputs, k = {k} inputs) is "
@@ -58,8 +65,7 @@ def lora(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                           "Hu et al. (2021); everything else is frozen. No biases."),
                      Table(["layers", "d_model", "adapted per layer", "rank r"], [[layers, d, "W_Q, W_V", r]])]
         what = f"all {num} adapted matrices together"
-    trainable_mis = [Misconception("product-not-sum", product, "B is d×r and A is r×k: r(d + k) parameters, not r·d·k."),
-                     Misconception("only-b", only_b, "Both factors are trained: B (d×r) and A (r×k).")]
+    trainable_mis = list(known.of("trainable_params"))
     if num > 1:
         trainable_mis += [Misconception("one-matrix", per_matrix, f"That is one matrix; {num} matrices are adapted "
                                                                   f"(W_Q and W_V in each of {layers} layers)."),
@@ -69,21 +75,17 @@ def lora(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     parts = [
         Part("trainable_params", f"The number of trainable LoRA parameters ({what}).", "integer", lo.trainable_params,
              tolerance=EXACT, points=2, minutes=2, misconceptions=tuple(trainable_mis),
-             ecf_rule=EcfRule("solve:lora", params, "trainable_params"),
+             ecf_rule=solve.ecf("lora", "trainable_params", known.params, lo, ASKED),
              hint="Each adapted matrix trains B (d×r) and A (r×k): r(d + k)."),
         Part("full_params", f"The number of parameters full fine-tuning of {what} would train.", "integer", lo.full_params,
              tolerance=EXACT, points=1, minutes=1,
              misconceptions=((Misconception("one-matrix", one.full_params,
                                             f"Full fine-tuning trains all {num} matrices."),) if num > 1 else ())
-             + (Misconception("sum-not-product", (d + k) * num, "A d×k matrix has d·k entries, not d + k."),),
-             ecf_rule=EcfRule("solve:lora", params, "full_params")),
+             + known.of("full_params"),
+             ecf_rule=solve.ecf("lora", "full_params", known.params, lo, ASKED)),
         Part("fraction", "The fraction of those parameters LoRA trains (trainable / full).", "number", lo.fraction,
              points=1, minutes=1, exact=fraction_exact if calculator_free else None,
-             misconceptions=(Misconception("r-over-d", float(frac_r_over_d),
-                                           "r/d ignores the second factor: the fraction is r(d + k)/(d k)."),
-                             Misconception("inverted", lo.full_params / lo.trainable_params,
-                                           "That is full / trainable; the fraction is trainable / full.")),
-             ecf_rule=EcfRule("divide", {"a": {"$ref": "trainable_params"}, "b": {"$ref": "full_params"}})),
+             misconceptions=known.of("fraction"), ecf_rule=solve.ecf("lora", "fraction", known.params, lo, ASKED)),
     ]
     steps = solve.counts.lora_steps(known.params, lo)
     solution = (steps_from((steps.per_matrix, steps.trainable_params), "trainable_params")

@@ -18,6 +18,7 @@ from examprep.generators.framework import Draft, Stream, generator, steps_from
 from examprep.exact import frac
 from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
 
+ASKED = ("d_k", "score_macs_per_head", "score_macs", "score_entries", "score_mib")
 FASTER_CHOICES = ("the attention scores", "the projections", "both alike")
 
 
@@ -27,6 +28,16 @@ def _shape(pid: str, prompt: str, value: list, mis: list, ecf_rule: EcfRule | No
 
 
 _ANSWERS = {pid: ("multi-head-shapes", pid) for pid in ("query_shape", "scores_shape", "output_shape")}
+
+# The mistakes this statement adds beyond the multi-head-shapes table (issue 37's allow-list): their wording
+# names this problem's number of heads, sequences or bytes per value.
+SLIPS = (
+    ("output_shape", "one-head"),        # "concatenating {h} heads gives n × d_model"
+    ("score_macs", "one-head"),          # "All {h} heads compute scores."
+    ("score_entries", "one-head"),       # "Each of the {h} heads has its own n × n matrix."
+    ("score_entries", "one-sequence"),   # "Each of the {batch} sequences has its own matrices."
+    ("score_mib", "wrong-dtype"),        # "Each value takes {nbytes} bytes here." (another dtype's MiB)
+)
 
 
 @generator("multi-head", title="Multi-head attention: shapes and the O(n²·d) cost",
@@ -41,34 +52,25 @@ def multi_head(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     params = {"n": n, "d_model": d, "num_heads": h}
     known = solve.mistakes("multi-head-shapes", params)
     mh = known.trace()
-    one = known.trace(num_heads=1)                   # the mistake of not splitting d_model over the heads
     steps = solve.attention.multi_head_steps(known.params, mh)
     statement = [Text(f"A self-attention layer with $h = {h}$ heads and $d_{{model}} = {d}$ reads a sequence of n = {n} "
                       f"tokens $X$ ({n}×{d}, one row per token). Head i computes $Q_i = X W_i^Q$, $K_i = X W_i^K$, "
                       r"$V_i = X W_i^V$ and $\mathrm{softmax}(Q_i K_i^\top / \sqrt{d_k})\, V_i$; the heads are concatenated "
                       "and multiplied by $W^O$, as in Vaswani et al. (2017) and torch.nn.MultiheadAttention.")]
     dk_part = Part("d_k", "The size $d_k$ of one head's queries and keys.", "integer", mh.d_k, tolerance=EXACT, points=1,
-                   minutes=1, misconceptions=(Misconception("no-split", one.d_k,
-                                                            "The heads share d_model: d_k = d_model / h."),
-                                              Misconception("times-heads", d * h,
-                                                            "Heads split the model width; they do not multiply it.")),
-                   ecf_rule=EcfRule("solve:multi-head-shapes", params, "d_k"))
+                   minutes=1, misconceptions=known.of("d_k"), ecf_rule=solve.ecf("multi-head-shapes", "d_k", params, mh, ASKED))
     solution = steps_from(steps.d_k, "d_k")
     conventions = {"d_k": "d_model / h (and d_v = d_k)", "shapes": "rows are tokens"}
     if difficulty == 1:
         parts = [dk_part,
                  _shape("query_shape", "The shape of one head's query matrix $Q_i$.", mh.query_shape,
-                        [Misconception("no-split", one.query_shape, "Each head projects to d_k = d_model/h columns."),
-                         Misconception("transposed", mh.query_shape[::-1], "Rows are tokens: Q_i is n × d_k.")]),
+                        known.of("query_shape")),
                  _shape("scores_shape", r"The shape of one head's score matrix $Q_i K_i^\top$.", mh.scores_shape,
-                        [Misconception("query-shape", mh.query_shape, "QKᵀ has one row per query and one column per key: n × n."),
-                         Misconception("d-by-d", [mh.d_k, mh.d_k],
-                                       "d_k × d_k would be QᵢᵀKᵢ (a sum over tokens); the scores QᵢKᵢᵀ are n × n.")]),
+                        known.of("scores_shape")),
                  _shape("output_shape", "The shape of the layer's output (after concatenation and $W^O$).", mh.output_shape,
                         [Misconception("one-head", mh.head_output_shape,
                                        f"That is one head's output; concatenating {h} heads gives n × d_model."),
-                         Misconception("heads-times-model", [n, h * d],
-                                       "Each head outputs d_v = d_model/h columns, so the concatenation is n × d_model.")])]
+                         *known.of("output_shape", skip=("one-head",))])]
         solution += steps_from(steps.projections, "query_shape") + steps_from(steps.scores, "scores_shape")
         solution += steps_from(steps.output, "output_shape")
         return Draft(title="Shapes through a multi-head attention layer", params=params, statement=statement, parts=parts,
@@ -81,18 +83,14 @@ def multi_head(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         dk_part,
         Part("score_macs_per_head", r"The multiply-adds to compute one head's scores $Q_i K_i^\top$.", "integer",
              mh.score_macs_per_head, tolerance=EXACT, points=1, minutes=1.5,
-             misconceptions=(Misconception("no-split", one.score_macs_per_head,
-                                           "Each head's dot products have length d_k = d_model/h, not d_model."),
-                             Misconception("flops-not-macs", 2 * mh.score_macs_per_head,
-                                           "That counts FLOPs (2 per multiply-add); the question asks for multiply-adds.")),
-             ecf_rule=EcfRule("int-product", {"values": [n, n, {"$ref": "d_k"}]}),
+             misconceptions=known.of("score_macs_per_head"),
+             ecf_rule=solve.ecf("multi-head-shapes", "score_macs_per_head", params, mh, ASKED),
              hint="n × n dot products, each of length d_k."),
         Part("score_macs", "The multiply-adds of the scores of all heads together.", "integer", mh.score_macs,
              tolerance=EXACT, points=1, minutes=1,
              misconceptions=(Misconception("one-head", mh.score_macs_per_head, f"All {h} heads compute scores."),
-                             Misconception("no-split", one.score_macs * h,
-                                           "With d_k = d_model/h per head, all heads together cost n²·d_model.")),
-             ecf_rule=EcfRule("int-product", {"values": [{"$ref": "score_macs_per_head"}, h]})),
+                             *known.of("score_macs")),
+             ecf_rule=solve.ecf("multi-head-shapes", "score_macs", params, mh, ASKED)),
         Part("growth", f"By what factor does that cost grow when the sequence is {k} times longer?", "integer",
              long_.score_macs // mh.score_macs, tolerance=EXACT, points=1, minutes=1,
              misconceptions=(Misconception("linear", long_.projection_macs // mh.projection_macs,
@@ -135,15 +133,13 @@ def _memory(rng: Stream) -> Draft:
                                            f"Each of the {h} heads has its own n × n matrix."),
                              Misconception("one-sequence", one_seq.score_entries,
                                            f"Each of the {batch} sequences has its own matrices."),
-                             Misconception("n-by-dk", batch * h * n * mh.d_k,
-                                           "A score matrix is n × n (query × key), not n × d_k.")),
-             ecf_rule=EcfRule("int-product", {"values": [batch, h, n, n]}), hint="batch × heads × n × n."),
+                             *known.of("score_entries")),
+             ecf_rule=solve.ecf("multi-head-shapes", "score_entries", params, mh, ASKED), hint="batch × heads × n × n."),
         Part("score_mib", "Their memory in MiB.", "number", mh.score_mib, points=1, minutes=1.5,
              exact=frac(Fraction(mh.score_bytes, 2 ** 20)),
-             misconceptions=(Misconception("decimal-megabytes", mh.score_bytes / 1e6, "1 MiB = 2²⁰ = 1,048,576 bytes, not 10⁶."),
+             misconceptions=(*known.of("score_mib"),
                              Misconception("wrong-dtype", other_dtype.score_mib, f"Each value takes {nbytes} bytes here.")),
-             ecf_rule=EcfRule("difference-times",
-                              {"a": {"$ref": "score_entries"}, "b": 0, "factor": nbytes, "divisor": 2 ** 20})),
+             ecf_rule=solve.ecf("multi-head-shapes", "score_mib", params, mh, ASKED)),
         Part("faster",
              "As n grows, which grows faster: the attention scores (cost and memory) or the Q, K, V and output projections?",
              "choice", FASTER_CHOICES[0],

@@ -9,9 +9,6 @@ Sines and cosines of whole radians need a calculator: there is no calculator-fre
 """
 from __future__ import annotations
 
-
-import numpy as np
-
 from examprep import engine, solve
 from examprep.engine import ops
 from examprep.document import Math, Matrix, Text
@@ -22,28 +19,12 @@ from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
 DEPENDS_CHOICES = ("only the offset k", "the position p and the offset k", "only the position p")
 
 
-def _swap_pairs(v: np.ndarray) -> np.ndarray:
-    """cos at even indices and sin at odd: each (sin, cos) pair swapped."""
-    out = v.copy()
-    out[0::2], out[1::2] = v[1::2], v[0::2]
-    return out
-
-
-def _concatenated(v: np.ndarray) -> np.ndarray:
-    """[sin ω₀p, sin ω₁p, …, cos ω₀p, cos ω₁p, …]: the concatenated layout of tensor2tensor and fairseq."""
-    return np.concatenate([v[0::2], v[1::2]])
-
-
-def _encoding_mistakes(pos: int, d: int, enc: np.ndarray, angles: np.ndarray) -> list[Misconception]:
-    deg = np.empty(d)
-    deg[0::2], deg[1::2] = np.sin(np.deg2rad(angles)), np.cos(np.deg2rad(angles))
-    return [Misconception("swapped-sin-cos", jsonable(_swap_pairs(enc)),
-                          "Sine goes to the even indices 2i, cosine to the odd 2i + 1."),
-            Misconception("degrees", jsonable(deg), "The angles pos·ω_i are in radians."),
-            Misconception("concatenated", jsonable(_concatenated(enc)),
-                          "That is the concatenated [sin …, cos …] layout (tensor2tensor); the paper interleaves sin and cos."),
-            Misconception("no-frequencies", jsonable(engine.positional_encoding(pos, d, base=1).encoding),
-                          "Each pair has its own frequency ω_i = 10000^(−2i/d), not 1.")]
+# The mistakes this statement adds beyond the rope topic's table (issue 37's allow-list): its RoPE part
+# compares a 2-D rotation (θ₀ = 1 rad) with the sinusoidal code added at the input.
+SLIPS = (
+    ("rope", "clockwise"),            # worded for this 2-D comparison: "Rotate counter-clockwise by +mθ."
+    ("rope", "added-not-rotated"),    # the sinusoidal encoding added, the subject of this statement
+)
 
 
 @generator("positional-encoding", title="Sinusoidal positional encoding",
@@ -75,8 +56,8 @@ def positional_encoding(rng: Stream, difficulty: int, calculator_free: bool) -> 
                                  Misconception("inverted", float(1 / pe.frequencies[1]),
                                                "The exponent is negative: ω₁ = 1/100."))),
             Part("encoding", f"The encoding PE({pos}) (all {d} entries).", "vector", jsonable(pe.encoding), shape=(d,), points=3,
-                 minutes=3, misconceptions=tuple(_encoding_mistakes(pos, d, pe.encoding, pe.angles)),
-                 ecf_rule=EcfRule("solve:positional-encoding", params, "encoding")),
+                 minutes=3, misconceptions=known.of("encoding", jsonable),
+                 ecf_rule=solve.ecf("positional-encoding", "encoding", known.params, pe, ["encoding"])),
         ]
         solution = steps_from(steps.frequencies, "omega_1")
         solution.append(SolutionStep("The second pair's frequency", [Math(rf"\omega_1 = 10000^{{-2/{d}}}"),
@@ -120,7 +101,7 @@ def positional_encoding(rng: Stream, difficulty: int, calculator_free: bool) -> 
              misconceptions=(Misconception("clockwise", jsonable(clockwise(x, m)), "Rotate counter-clockwise by +mθ."),
                              Misconception("added-not-rotated", jsonable(added),
                                            "Sinusoidal encodings are added to the embedding; RoPE rotates q instead.")),
-             ecf_rule=EcfRule("solve:rope", rp, "output")),
+             ecf_rule=solve.ecf("rope", "output", rp, rope_trace, ["output"])),
     ]
     solution = steps_from(steps.frequencies, "frequencies") + steps_from((steps.angles, steps.encoding), "pair")
     solution.append(SolutionStep(f"Pair {i}", [Math(rf"PE_{{({pos}, {2 * i})}} = \sin({pos}\,\omega_{i}),\ "
@@ -145,16 +126,17 @@ def _relative(rng: Stream, intro: str, conventions: dict) -> Draft:
     known = solve.mistakes("positional-encoding-relative", params)
     rel = known.trace()
     added = known.trace(position=0, offset=2 * pos + k)      # Σ cos((2p + k)ω): cos(a + b) for cos(a − b)
-    encodings = solve.mistakes("positional-encoding", {"position": pos, "d_model": d})
+    given = {"position": pos, "d_model": d}                 # the ECF rules name the parameters given (base: its default)
+    encodings = solve.mistakes("positional-encoding", given)
     at_p, at_pk = encodings.trace(), encodings.trace(position=pos + k)
     statement = [Text(intro + f" Here $d_{{model}} = {d}$; compare the positions p = {pos} and p + k = {pos + k}.")]
     parts = [
         Part("encoding", f"PE({pos}).", "vector", jsonable(at_p.encoding), shape=(d,), points=2, minutes=2,
-             misconceptions=tuple(_encoding_mistakes(pos, d, at_p.encoding, at_p.angles)),
-             ecf_rule=EcfRule("solve:positional-encoding", {"position": pos, "d_model": d}, "encoding")),
+             misconceptions=encodings.of("encoding", jsonable),
+             ecf_rule=solve.ecf("positional-encoding", "encoding", given, at_p, ["encoding"])),
         Part("shifted", f"PE({pos + k}).", "vector", jsonable(at_pk.encoding), shape=(d,), points=2, minutes=2,
-             misconceptions=tuple(_encoding_mistakes(pos + k, d, at_pk.encoding, at_pk.angles)),
-             ecf_rule=EcfRule("solve:positional-encoding", {"position": pos + k, "d_model": d}, "encoding")),
+             misconceptions=encodings.at(position=pos + k).of("encoding", jsonable),
+             ecf_rule=solve.ecf("positional-encoding", "encoding", given | {"position": pos + k}, at_pk, ["encoding"])),
         Part("dot", f"The dot product PE({pos}) · PE({pos + k}).", "number", rel.dot, points=2, minutes=1.5,
              misconceptions=(Misconception("cos-of-sum", added.dot,
                                            "sin a sin b + cos a cos b = cos(a − b), not cos(a + b): Σ cos(k·ω_i)."),

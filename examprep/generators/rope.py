@@ -17,20 +17,10 @@ from examprep.document import Math, Matrix, Text
 from examprep.engine import ops
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
 from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
+from examprep.solve.positions import clockwise
 
 LENGTH_CHOICES = ("unchanged", "grows with the position", "shrinks with the position")
 DEPENDS_CHOICES = ("only m − n", "m and n separately", "only m + n")
-
-
-def clockwise(x: np.ndarray, position: int, base: float = 10000.0, style: str = "interleaved") -> np.ndarray:
-    """RoPE with every pair rotated the wrong way (by −mθ): the engine's rotation of the pair-wise mirror image,
-    mirrored back."""
-    flip = np.ones_like(x)
-    if style == "interleaved":
-        flip[1::2] = -1
-    else:
-        flip[len(x) // 2:] = -1
-    return flip * engine.rope(flip * x, position, base=base, style=style).output
 
 
 @generator("rope", title="Rotary position embedding (RoPE)", syllabus="Transformer: positional information, RoPE",
@@ -46,14 +36,7 @@ def rope(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     known = solve.mistakes("rope", params)
     r = known.trace()
     steps = solve.positions.rope_steps(known.params, r)
-    wrong_way = clockwise(x, m, base)
-    cos_d, sin_d = np.cos(np.deg2rad(r.angles)), np.sin(np.deg2rad(r.angles))
-    a, b = x[0::2], x[1::2]
-    degrees = np.empty_like(x)
-    degrees[0::2], degrees[1::2] = a * cos_d - b * sin_d, a * sin_d + b * cos_d
-    out_mis = [Misconception("clockwise", jsonable(wrong_way),
-                             "RoPE rotates counter-clockwise: (a, b) → (a cos mθ − b sin mθ, a sin mθ + b cos mθ)."),
-               Misconception("degrees", jsonable(degrees), "The angles m·θ_j are in radians, not degrees.")]
+    out_mis = known.of("output", jsonable)
     statement = [Text(f"Rotary position embedding (RoFormer, Su et al. 2021) rotates each pair of coordinates of a query or "
                       f"key at position m by the angle $m\\theta_j$, with $\\theta_j = \\text{{base}}^{{-2j/d}}$ "
                       f"(base = {base}, d = {d}, j = 0, …, d/2 − 1): "
@@ -64,7 +47,7 @@ def rope(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     conventions = {"angles": "radians", "pairs": "interleaved (x0,x1),(x2,x3) (RoFormer)" if d == 4 else "one pair"}
     if difficulty == 1:
         parts = [Part("output", "The rotated vector RoPE(x, m).", "vector", jsonable(r.output), shape=(2,), points=2, minutes=3,
-                      misconceptions=tuple(out_mis), ecf_rule=EcfRule("solve:rope", params, "output")),
+                      misconceptions=out_mis, ecf_rule=solve.ecf("rope", "output", known.params, r, ["output"])),
                  Part("length", "Compared with x, the length of RoPE(x, m) is:", "choice", LENGTH_CHOICES[0], tolerance=EXACT,
                       points=1, minutes=0.5, choices=LENGTH_CHOICES,
                       misconceptions=(Misconception("grows", LENGTH_CHOICES[1], "A rotation keeps lengths: ‖R x‖ = ‖x‖."),
@@ -75,7 +58,6 @@ def rope(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
             Matrix("‖RoPE(x, m)‖", float(np.linalg.norm(r.output))), Matrix("length", LENGTH_CHOICES[0])], "length"))
         return Draft(title="RoPE: rotate a 2-D vector", params=params, statement=statement, parts=parts, solution=solution,
                      conventions=conventions)
-    half = known.trace(style="rotate-half")
     sqrt_base = known.trace(base=base ** 0.5)
     angle_mis = (Misconception("exponent-j-over-d", jsonable(sqrt_base.angles), "θ_j = base^(−2j/d): the exponent has the 2."),
                  Misconception("same-angle", [float(m)] * 2, "Each pair has its own frequency θ_j = base^(−2j/d)."))
@@ -83,10 +65,7 @@ def rope(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         Part("angles", "The rotation angles $m\\theta_0$ and $m\\theta_1$ (radians).", "vector", jsonable(r.angles), shape=(2,),
              points=1, minutes=1.5, misconceptions=angle_mis),
         Part("output", "The rotated vector RoPE(x, m).", "vector", jsonable(r.output), shape=(4,), points=3, minutes=4,
-             misconceptions=tuple(out_mis) + (Misconception("rotate-half", jsonable(half.output),
-                                                            "That pairs (x_j, x_{j+d/2}) as GPT-NeoX/Llama's rotate_half; "
-                                                            "here the pairs are interleaved (x0,x1), (x2,x3)."),),
-             ecf_rule=EcfRule("solve:rope", params, "output")),
+             misconceptions=out_mis, ecf_rule=solve.ecf("rope", "output", known.params, r, ["output"])),
     ]
     solution = steps_from((steps.frequencies, steps.angles), "angles") + steps_from(steps.rotate, "output")
     return Draft(title="RoPE: rotate a 4-D vector", params=params, statement=statement, parts=parts, solution=solution,

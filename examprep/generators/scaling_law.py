@@ -16,6 +16,7 @@ from examprep.document import Math, Matrix, Table, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, nice, steps_from
 from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
 
+OPTIMAL = ("params", "tokens")
 TRAINING_CHOICES = ("fewer tokens than compute-optimal", "about compute-optimal", "more tokens than compute-optimal")
 
 
@@ -48,11 +49,9 @@ def scaling_law(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     known = solve.mistakes("scaling-law", params)
     law = known.trace()
     statement = [Text(f"A language model with $N = {sci(n_param)}$ parameters is trained on $D = {sci(tokens)}$ tokens.")]
-    c_mis = (Misconception("forward-only", law.compute / 3,
-                           "2ND counts the forward pass only; the backward pass costs about twice as much: C = 6ND."),
-             Misconception("no-factor", law.compute / 6, "Each parameter costs about 6 FLOPs per token in training: C = 6ND."))
     parts = [Part("compute", "The training compute $C$ in FLOPs.", "number", law.compute, points=1, minutes=1.5,
-                  misconceptions=c_mis, ecf_rule=EcfRule("solve:scaling-law", params, "compute"),
+                  misconceptions=known.of("compute"),
+                  ecf_rule=solve.ecf("scaling-law", "compute", known.params, law, ["compute"]),
                   hint="C = 6·N·D.")]
     solution = steps_from(solve.counts.scaling_law_steps(known.params, law), "compute")
     if difficulty == 1:
@@ -130,18 +129,12 @@ def _optimal(rng: Stream, calculator_free: bool, conventions: dict) -> Draft:
     bigger = known.trace(compute=compute * growth)
     statement = [Text(f"A lab has a training budget of $C = {sci(compute)}$ FLOPs and wants the compute-optimal model: "
                       "training compute $C = 6ND$, with $D = 20N$ tokens as Chinchilla found (Hoffmann et al. 2022).")]
-    no_ratio = known.trace(tokens_per_param=1.0)
-    fwd = known.trace(compute=3 * compute)              # C = 2ND·… ⇒ N = √(C/40) = √(3C/120)
     parts = [
         Part("params", "The compute-optimal number of parameters $N$.", "number", law.params, points=2, minutes=2.5,
-             misconceptions=(Misconception("forgot-tokens-per-param", no_ratio.params,
-                                           "With D = 20N, C = 6·N·20N = 120N², so N = √(C/120), not √(C/6)."),
-                             Misconception("forward-only", fwd.params, "Training compute is 6ND, not 2ND: N = √(C/120)."),
-                             Misconception("no-square-root", compute / 120, "C/120 is N²; take the square root.")),
-             ecf_rule=EcfRule("solve:scaling-law", params, "params"), hint="Substitute D = 20N into C = 6ND."),
+             misconceptions=known.of("params"), ecf_rule=solve.ecf("scaling-law", "params", known.params, law, OPTIMAL),
+             hint="Substitute D = 20N into C = 6ND."),
         Part("tokens", "The number of training tokens $D$ for that model.", "number", law.tokens, points=1, minutes=1,
-             misconceptions=(Misconception("divided", law.params / 20, "D = 20N: twenty tokens per parameter, not N/20."),),
-             ecf_rule=EcfRule("scale", {"x": {"$ref": "params"}, "factor": 20.0})),
+             misconceptions=known.of("tokens"), ecf_rule=solve.ecf("scaling-law", "tokens", known.params, law, OPTIMAL)),
         Part("growth", f"If the budget grows {growth}-fold, by what factor does the compute-optimal $N$ grow?", "number",
              bigger.params / law.params, points=1, minutes=1,
              misconceptions=(Misconception("linear", float(growth),

@@ -162,6 +162,68 @@ def multi_head_steps(p: dict[str, Any], t: Trace) -> MultiHeadSteps:
              {"score_entries": t.score_entries, "score_bytes": t.score_bytes, "score_mib": t.score_mib}))
 
 
+def _self(p: dict[str, Any]) -> bool:
+    return p["m"] is None
+
+
+def _cross(p: dict[str, Any]) -> bool:
+    return p["m"] is not None
+
+
+_SWAPPED = {"n": lambda p: p["m"], "m": lambda p: p["n"]}      # queries and keys swapped (cross-attention)
+
+MULTI_HEAD_MISTAKES = {
+    "d_k": (Mistake("no-split", num_heads=1, why="The heads share d_model: d_k = d_model / h."),
+            Mistake("times-heads", why="Heads split the model width; they do not multiply it.",
+                    compute=lambda p, t: p["d_model"] * p["num_heads"])),
+    "query_shape": (Mistake("no-split", num_heads=1, why="Each head projects to d_k = d_model/h columns."),
+                    Mistake("transposed", why="Rows are tokens: Q_i is n × d_k.", compute=lambda p, t: t.query_shape[::-1])),
+    "scores_shape": (
+        Mistake("query-shape", why="QKᵀ has one row per query and one column per key: n × n.", when=_self,
+                compute=lambda p, t: t.query_shape),
+        Mistake("d-by-d", why="d_k × d_k would be QᵢᵀKᵢ (a sum over tokens); the scores QᵢKᵢᵀ are n × n.", when=_self,
+                compute=lambda p, t: [t.d_k, t.d_k]),
+        Mistake("transposed", why="Rows are the decoder's queries, columns the encoder's keys: n × m.", when=_cross,
+                **_SWAPPED)),
+    "output_shape": (
+        Mistake("encoder-length", why="One output row per query, that is per decoder position.", when=_cross, **_SWAPPED),
+        Mistake("one-head", why="After concatenating the heads and W_O the width is d_model.",
+                when=lambda p: p["num_heads"] > 1, compute=lambda p, t: t.head_output_shape),
+        Mistake("heads-times-model", why="Each head outputs d_v = d_model/h columns, so the concatenation is n × d_model.",
+                when=_self, compute=lambda p, t: [p["n"], p["num_heads"] * p["d_model"]])),
+    "score_macs_per_head": (
+        Mistake("no-split", num_heads=1, why="Each head's dot products have length d_k = d_model/h, not d_model."),
+        Mistake("flops-not-macs", why="That counts FLOPs (2 per multiply-add); the question asks for multiply-adds.",
+                compute=lambda p, t: 2 * t.score_macs_per_head)),
+    "score_macs": (
+        Mistake("no-split", why="With d_k = d_model/h per head, all heads together cost n²·d_model.",
+                compute=lambda p, t: engine.multi_head_shapes(p["n"], p["d_model"], 1, m=p["m"], batch=p["batch"],
+                                                              bytes_per_value=p["bytes_per_value"]).score_macs
+                * p["num_heads"]),),
+    "score_entries": (
+        Mistake("n-by-dk", why="A score matrix is n × n (query × key), not n × d_k.",
+                compute=lambda p, t: p["batch"] * p["num_heads"] * p["n"] * t.d_k),),
+    "score_mib": (
+        Mistake("decimal-megabytes", why="1 MiB = 2²⁰ = 1,048,576 bytes, not 10⁶.", compute=lambda p, t: t.score_bytes / 1e6),),
+}
+
+
+def _keys(p: dict[str, Any]) -> int:
+    return p["n"] if p.get("m") is None else p["m"]
+
+
+# the rules read the problem's parameters as given (a generator may leave m, batch and bytes_per_value at their defaults)
+MULTI_HEAD_ECF = {
+    "d_k": (Ecf("solve:multi-head-shapes", lambda p, t: p, "d_k"),),
+    "score_macs_per_head": (Ecf("int-product", lambda p, t: {"values": [p["n"], _keys(p), Ref("d_k")]}),),
+    "score_macs": (Ecf("int-product", lambda p, t: {"values": [Ref("score_macs_per_head"), p["num_heads"]]
+                                                     + ([p["batch"]] if p.get("batch", 1) != 1 else [])}),),
+    "score_entries": (Ecf("int-product", lambda p, t: {"values": [p.get("batch", 1), p["num_heads"], p["n"], _keys(p)]}),),
+    "score_mib": (Ecf("difference-times", lambda p, t: {"a": Ref("score_entries"), "b": 0,
+                                                        "factor": p.get("bytes_per_value", 4), "divisor": 2 ** 20}),),
+}
+
+
 MULTI_HEAD_SHAPES = Topic(
     "multi-head-shapes", "Shapes and cost of a multi-head attention layer",
     (Param("n", "int (queries: sequence length, or the decoder length in cross-attention)"),
@@ -178,6 +240,8 @@ MULTI_HEAD_SHAPES = Topic(
                "shapes": "(rows, columns) with one row per token, per sequence",
                "cost": "multiply-adds (1 multiply-add = 2 FLOPs)"},
     shapes=("query_shape", "key_shape", "value_shape", "scores_shape", "head_output_shape", "output_shape"),
+    mistakes=MULTI_HEAD_MISTAKES,
+    ecf=MULTI_HEAD_ECF,
 )
 
 

@@ -5,7 +5,7 @@ from typing import Any, NamedTuple
 
 from examprep import engine
 from examprep.engine._core import Trace
-from examprep.solve.contract import REQUIRED, Mistake, Param, Refusal, Step, Topic
+from examprep.solve.contract import REQUIRED, Ecf, Mistake, Param, Ref, Refusal, Step, Topic
 
 
 def _given(p: dict[str, Any], name: str) -> bool:
@@ -140,6 +140,30 @@ def lora_steps(p: dict[str, Any], t: Trace) -> LoraSteps:
         Step("Fraction trained", r"\frac{r(d+k)}{dk}", {"fraction": t.fraction, "saved_params": t.saved_params}))
 
 
+LORA_MISTAKES = {
+    "trainable_params": (
+        Mistake("product-not-sum", why="B is d×r and A is r×k: r(d + k) parameters, not r·d·k.",
+                compute=lambda p, t: p["d"] * p["k"] * p["r"] * p["num_matrices"]),
+        Mistake("only-b", why="Both factors are trained: B (d×r) and A (r×k).",
+                compute=lambda p, t: engine.param_count("linear", in_features=p["r"], out_features=p["d"],
+                                                        bias=False)["count"] * p["num_matrices"])),
+    "full_params": (
+        Mistake("sum-not-product", why="A d×k matrix has d·k entries, not d + k.",
+                compute=lambda p, t: (p["d"] + p["k"]) * p["num_matrices"]),),
+    "fraction": (
+        Mistake("r-over-d", why="r/d ignores the second factor: the fraction is r(d + k)/(d k).",
+                compute=lambda p, t: p["r"] / p["d"]),
+        Mistake("inverted", why="That is full / trainable; the fraction is trainable / full.",
+                compute=lambda p, t: t.full_params / t.trainable_params)),
+}
+
+LORA_ECF = {
+    "trainable_params": (Ecf("solve:lora", lambda p, t: p, "trainable_params"),),
+    "full_params": (Ecf("solve:lora", lambda p, t: p, "full_params"),),
+    "fraction": (Ecf("divide", lambda p, t: {"a": Ref("trainable_params"), "b": Ref("full_params")}),),
+}
+
+
 LORA = Topic(
     "lora", "LoRA trainable parameters",
     (Param("d", "int (out features)"), Param("k", "int (in features)"), Param("r", "int (rank)"),
@@ -148,6 +172,8 @@ LORA = Topic(
     lambda p: engine.lora(p["d"], p["k"], p["r"], num_matrices=p["num_matrices"]),
     lora_steps,
     lambda p: {"update": "W = W₀ + BA with B (d×r), A (r×k) (Hu et al. 2021)"},
+    mistakes=LORA_MISTAKES,
+    ecf=LORA_ECF,
 )
 
 
@@ -167,6 +193,56 @@ def scaling_law_steps(p: dict[str, Any], t: Trace) -> ScalingLawSteps:
         Step("Training compute", r"C = 6 N D", {"params": t.params, "tokens": t.tokens, "compute": t.compute}))
 
 
+def _only_compute(p: dict[str, Any]) -> bool:
+    """Only the budget C given: N and D are the compute-optimal split."""
+    return _given(p, "compute") and not _given(p, "params") and not _given(p, "tokens")
+
+
+def _chinchilla(p: dict[str, Any]) -> bool:
+    return _only_compute(p) and p["tokens_per_param"] == 20
+
+
+def _twenty_per_param(p: dict[str, Any]) -> bool:
+    """D = 20N: the tokens asked, found from N by Chinchilla's ratio (not from a given C as C/(6N))."""
+    return (p["tokens_per_param"] == 20 and not _given(p, "tokens")
+            and not (_given(p, "params") and _given(p, "compute")))
+
+
+SCALING_MISTAKES = {
+    "compute": (
+        Mistake("forward-only", why="2ND counts the forward pass only; the backward pass costs about twice as much: C = 6ND.",
+                compute=lambda p, t: t.compute / 3, when=lambda p: not _given(p, "compute")),
+        Mistake("no-factor", why="Each parameter costs about 6 FLOPs per token in training: C = 6ND.",
+                compute=lambda p, t: t.compute / 6, when=lambda p: not _given(p, "compute"))),
+    "params": (
+        Mistake("forgot-tokens-per-param", tokens_per_param=1.0, when=_chinchilla,
+                why="With D = 20N, C = 6·N·20N = 120N², so N = √(C/120), not √(C/6)."),
+        # C = 2ND·… ⇒ N = √(C/40) = √(3C/120): the engine with 3C (not a keyword convention: `compute` is Mistake's own)
+        Mistake("forward-only", when=_only_compute, why="Training compute is 6ND, not 2ND: N = √(C/120).",
+                compute=lambda p, t: engine.scaling_law(compute=3 * p["compute"],
+                                                        tokens_per_param=p["tokens_per_param"]).params),
+        Mistake("no-square-root", why="C/120 is N²; take the square root.", when=_chinchilla,
+                compute=lambda p, t: p["compute"] / 120)),
+    "tokens": (
+        Mistake("divided", why="D = 20N: twenty tokens per parameter, not N/20.",
+                compute=lambda p, t: t.params / 20, when=_twenty_per_param),),
+}
+
+
+def _given_inputs(p: dict[str, Any]) -> dict[str, Any]:
+    """The problem's inputs as it gives them: N, D and C where given, the ratio where not Chinchilla's 20."""
+    return ({k: p[k] for k in ("params", "tokens", "compute") if _given(p, k)}
+            | ({} if p["tokens_per_param"] == 20 else {"tokens_per_param": p["tokens_per_param"]}))
+
+
+SCALING_ECF = {
+    "params": (Ecf("solve:scaling-law", lambda p, t: _given_inputs(p), "params"),),
+    # N is asked where only the budget C is given: D = t·N then carries a student's N forward
+    "tokens": (Ecf("scale", lambda p, t: {"x": Ref("params"), "factor": float(p["tokens_per_param"])}),),
+    "compute": (Ecf("solve:scaling-law", lambda p, t: _given_inputs(p), "compute"),),
+}
+
+
 SCALING_LAW = Topic(
     "scaling-law", "Training compute C = 6ND and the compute-optimal split",
     (Param("params", "N (parameters)", None), Param("tokens", "D (training tokens)", None),
@@ -178,6 +254,8 @@ SCALING_LAW = Topic(
     lambda p: {"compute": "C = 6·N·D FLOPs (Kaplan et al. 2020)",
                "optimal": f"{p['tokens_per_param']} tokens per parameter (Hoffmann et al. 2022)"},
     refuses=(Refusal("all three of params, tokens and compute", {"params": 1, "tokens": 2, "compute": 12}),),
+    mistakes=SCALING_MISTAKES,
+    ecf=SCALING_ECF,
 )
 
 

@@ -3,9 +3,11 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from examprep import engine
 from examprep.engine._core import Trace
-from examprep.solve.contract import Param, Step, Topic
+from examprep.solve.contract import Ecf, Mistake, Param, Step, Topic
 
 _STYLES = {"interleaved": "pairs (x0,x1),(x2,x3),… (RoFormer)", "rotate-half": "pairs (x_j, x_{j+d/2}) (GPT-NeoX, Llama)"}
 
@@ -25,6 +27,38 @@ def positional_encoding_steps(p: dict[str, Any], t: Trace) -> PositionalEncoding
              {"encoding": t.encoding}))
 
 
+def _swap_pairs(v: np.ndarray) -> np.ndarray:
+    """cos at even indices and sin at odd: each (sin, cos) pair swapped."""
+    out = v.copy()
+    out[..., 0::2], out[..., 1::2] = v[..., 1::2], v[..., 0::2]
+    return out
+
+
+def _concatenated(v: np.ndarray) -> np.ndarray:
+    """[sin ω₀p, sin ω₁p, …, cos ω₀p, cos ω₁p, …]: the concatenated layout of tensor2tensor and fairseq."""
+    return np.concatenate([v[..., 0::2], v[..., 1::2]], axis=-1)
+
+
+def _encoding_in_degrees(p: dict[str, Any], t: Trace) -> np.ndarray:
+    deg = np.empty_like(t.encoding)
+    deg[..., 0::2], deg[..., 1::2] = np.sin(np.deg2rad(t.angles)), np.cos(np.deg2rad(t.angles))
+    return deg
+
+
+POSITIONAL_ENCODING_MISTAKES = {
+    "encoding": (
+        Mistake("swapped-sin-cos", why="Sine goes to the even indices 2i, cosine to the odd 2i + 1.",
+                compute=lambda p, t: _swap_pairs(t.encoding)),
+        Mistake("degrees", why="The angles pos·ω_i are in radians.", compute=_encoding_in_degrees),
+        Mistake("concatenated", why="That is the concatenated [sin …, cos …] layout (tensor2tensor); the paper interleaves "
+                                    "sin and cos.", compute=lambda p, t: _concatenated(t.encoding)),
+        Mistake("no-frequencies", base=1, why="Each pair has its own frequency ω_i = 10000^(−2i/d), not 1."),
+    ),
+}
+
+POSITIONAL_ENCODING_ECF = {"encoding": (Ecf("solve:positional-encoding", lambda p, t: p, "encoding"),)}
+
+
 POSITIONAL_ENCODING = Topic(
     "positional-encoding", "Sinusoidal positional encoding",
     (Param("position", "int or list of ints"), Param("d_model", "int"), Param("base", "number", 10000)),
@@ -32,6 +66,8 @@ POSITIONAL_ENCODING = Topic(
     lambda p: engine.positional_encoding(p["position"], p["d_model"], base=p["base"]),
     positional_encoding_steps,
     lambda p: {"layout": "sin at even indices 2i, cos at odd 2i+1 (Vaswani et al. 2017)"},
+    mistakes=POSITIONAL_ENCODING_MISTAKES,
+    ecf=POSITIONAL_ENCODING_ECF,
 )
 
 
@@ -50,6 +86,53 @@ def rope_steps(p: dict[str, Any], t: Trace) -> RopeSteps:
              {"output": t.output}))
 
 
+def _mirror(x: np.ndarray, style: str) -> np.ndarray:
+    """+1, with −1 on each pair's second coordinate (the mirror image that turns a rotation around)."""
+    flip = np.ones_like(x)
+    if style == "interleaved":
+        flip[..., 1::2] = -1
+    else:
+        flip[..., x.shape[-1] // 2:] = -1
+    return flip
+
+
+def clockwise(x: Any, position: Any, base: float = 10000.0, style: str = "interleaved") -> np.ndarray:
+    """RoPE with every pair rotated the wrong way (by −mθ): the engine's rotation of the pair-wise mirror image,
+    mirrored back."""
+    x = np.asarray(x, dtype=float)
+    flip = _mirror(x, style)
+    return flip * engine.rope(flip * x, position, base=base, style=style).output
+
+
+def _rope_in_degrees(p: dict[str, Any], t: Trace) -> np.ndarray:
+    """Each pair rotated by m·θ_j read as degrees."""
+    x = np.asarray(p["x"], dtype=float)
+    half = x.shape[-1] // 2
+    a, b = (x[..., 0::2], x[..., 1::2]) if p["style"] == "interleaved" else (x[..., :half], x[..., half:])
+    cos_d, sin_d = np.cos(np.deg2rad(t.angles)), np.sin(np.deg2rad(t.angles))
+    out = np.empty_like(x)
+    first, second = a * cos_d - b * sin_d, a * sin_d + b * cos_d
+    if p["style"] == "interleaved":
+        out[..., 0::2], out[..., 1::2] = first, second
+    else:
+        out[..., :half], out[..., half:] = first, second
+    return out
+
+
+ROPE_MISTAKES = {
+    "output": (
+        Mistake("clockwise", why="RoPE rotates counter-clockwise: (a, b) → (a cos mθ − b sin mθ, a sin mθ + b cos mθ).",
+                compute=lambda p, t: clockwise(p["x"], p["position"], p["base"], p["style"])),
+        Mistake("degrees", why="The angles m·θ_j are in radians, not degrees.", compute=_rope_in_degrees),
+        Mistake("rotate-half", style="rotate-half", when=lambda p: np.shape(p["x"])[-1] > 2,
+                why="That pairs (x_j, x_{j+d/2}) as GPT-NeoX/Llama's rotate_half; here the pairs are interleaved "
+                    "(x0,x1), (x2,x3)."),
+    ),
+}
+
+ROPE_ECF = {"output": (Ecf("solve:rope", lambda p, t: p, "output"),)}
+
+
 ROPE = Topic(
     "rope", "Rotary position embedding",
     (Param("x", "vector (even length) or rows"), Param("position", "int (or one per row)"),
@@ -58,6 +141,8 @@ ROPE = Topic(
     lambda p: engine.rope(p["x"], p["position"], base=p["base"], style=p["style"]),
     rope_steps,
     lambda p: {"style": _STYLES.get(p["style"], "")},
+    mistakes=ROPE_MISTAKES,
+    ecf=ROPE_ECF,
 )
 
 

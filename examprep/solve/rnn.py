@@ -328,6 +328,40 @@ def vanishing_steps(p: dict[str, Any], t: Trace) -> VanishingSteps:
              rf"\left|\frac{{\partial h_{{{T}}}}}{{\partial h_0}}\right| \le |w|^{{{T}}}", {"bound": t.bound}))
 
 
+def _tanh(p: dict[str, Any]) -> bool:
+    return p["nonlinearity"] == "tanh"
+
+
+VANISHING_MISTAKES = {
+    "hidden": (Mistake("no-recurrence", w=0.0, why="Each state feeds the next: a_t = w h_{t−1} + x_t."),),
+    "local_derivatives": (
+        Mistake("weights-only", why="Include the slope of tanh at each step: w·(1 − h_t²).", when=_tanh,
+                compute=lambda p, t: np.full(len(t.local_derivatives), float(p["w"]))),
+        Mistake("slope-only", why="The chain rule through a_t = w h_{t−1} + x_t brings the factor w.", when=_tanh,
+                compute=lambda p, t: t.activation_derivatives),
+        Mistake("slope-only", why="∂h_t/∂h_{t−1} = w·ReLU'(a_t): include the weight w.", when=lambda p: not _tanh(p),
+                compute=lambda p, t: t.activation_derivatives)),
+    "gradient": (
+        Mistake("added", why="Backprop through time multiplies the local derivatives; it does not add them.",
+                compute=lambda p, t: ops.total(t.local_derivatives)),
+        Mistake("last-only", why="That is only the last step's factor: multiply all T of them.",
+                compute=lambda p, t: float(t.local_derivatives[-1]))),
+    "bound": (
+        Mistake("w-times-t", why="Each step contributes a factor: |w|^T, not |w|·T.",
+                compute=lambda p, t: abs(p["w"]) * t.steps),
+        Mistake("sigmoid-bound", why="tanh' ≤ 1 (σ' ≤ 1/4 is the sigmoid's): the bound is |w|^T.", when=_tanh,
+                compute=lambda p, t: float((abs(p["w"]) / 4) ** t.steps))),
+}
+
+VANISHING_ECF = {
+    "hidden": (Ecf("solve:vanishing-gradient", lambda p, t: p, "hidden"),),
+    "local_derivatives": (Ecf("rnn-local-derivatives", lambda p, t: {"w": p["w"], "hidden": Ref("hidden"),
+                                                                     "nonlinearity": p["nonlinearity"]}),),
+    "gradient": (Ecf("product", lambda p, t: {"values": Ref("local_derivatives")}),),
+    "bound": (Ecf("power", lambda p, t: {"base": abs(p["w"]), "exponent": t.steps}),),
+}
+
+
 VANISHING_GRADIENT = Topic(
     "vanishing-gradient", "The vanishing (or exploding) gradient of a one-unit RNN: Π w·φ'(a_t)",
     (Param("w", "number: the recurrent weight"), Param("x", "vector (T): the inputs"),
@@ -338,4 +372,6 @@ VANISHING_GRADIENT = Topic(
     vanishing_steps,
     lambda p: {"recurrence": f"h_t = {p['nonlinearity']}(w h_(t−1) + u x_t + b)",
                "gradient": "∂h_T/∂h_0 = Π_t w·φ'(a_t) (Pascanu et al. 2013)"},
+    mistakes=VANISHING_MISTAKES,
+    ecf=VANISHING_ECF,
 )
