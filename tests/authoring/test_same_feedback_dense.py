@@ -1,0 +1,67 @@
+"""An authored question gets the feedback of a built-in problem (issue 37 item 1), for the dense,
+regression, residual and activation topics: a question file naming the built-in problem's own
+parameters (fixed values, `solve = "<topic>"`) gives each part the same known-mistake ids and the
+same ECF rule as the generator's part for that answer, the generator's statement-only slips (its
+``SLIPS`` allow-list) aside. One test per (generator, solve topic) pair."""
+from __future__ import annotations
+
+import json
+
+from examprep import generators, solve
+from examprep.authoring import build_question, parse_question
+
+
+def question_text(topic: str, params: dict, answers: list[str]) -> str:
+    """A question file fixing ``params`` (JSON values are TOML values here: numbers, strings, lists)
+    and asking ``answers`` of ``topic``, each in a part ``a_<answer>`` (a part id may not be a
+    parameter's name: linear-regression's ``loss`` is both)."""
+    lines = ["[question]", 'id = "pair"', 'title = "Pair"', f'solve = "{topic}"', 'text = "Solve it."', "",
+             "[question.params]"]
+    lines += [f"{k} = {json.dumps(v)}" for k, v in params.items()]
+    for a in answers:
+        lines += ["", "[[question.part]]", f'id = "a_{a}"', f'answer = "{a}"', f'prompt = "{a}"']
+    return "\n".join(lines) + "\n"
+
+
+def feedback(part, prefix: str = "") -> tuple[list[str], dict | None]:
+    """The part's mistake ids and its ECF rule, with its references to parts ``<prefix><answer>``
+    written as references to ``<answer>`` (the built-in problem's part ids)."""
+    rule = part.ecf_rule.to_dict() if part.ecf_rule else None
+    if rule is not None and prefix:
+        rule = json.loads(json.dumps(rule).replace(f'{{"$ref": "{prefix}', '{"$ref": "'))
+    return [m.id for m in part.misconceptions], rule
+
+
+def assert_same_feedback(name: str, topic: str, slips: dict, levels=(1, 2, 3), seeds=range(3)) -> int:
+    """Every part of generator ``name`` that asks an answer of ``topic`` gets, in an authored question
+    with the problem's own parameters, the generator's mistake ids (less its slips) and ECF rule.
+    Returns how many parts were compared."""
+    answers = solve.get_topic(topic).answers
+    compared = 0
+    for level in levels:
+        for seed in seeds:
+            built = generators.build(name, seed, level)
+            asked = [p.id for p in built.parts if p.id in answers]
+            assert asked, f"{name} L{level} s{seed}: no part asks an answer of {topic}"
+            authored = build_question(parse_question(question_text(topic, built.params, asked), "pair.toml"), 0)
+            for pid in asked:
+                ids, rule = feedback(built.part(pid))
+                ids = [i for i in ids if (pid, i) not in slips]
+                assert feedback(authored.part("a_" + pid), "a_") == (ids, rule), f"{name} L{level} s{seed} part {pid}"
+                compared += 1
+    return compared
+
+
+def test_linear_regression_pair_gets_the_built_in_feedback():
+    from examprep.generators.linear_regression import SLIPS
+
+    assert not {pid for pid, _ in SLIPS} & set(solve.get_topic("linear-regression").answers)
+    assert assert_same_feedback("linear-regression", "linear-regression", SLIPS) == 3 * 3 * 6
+
+
+def test_a_question_with_other_parameters_does_not_pass_for_the_built_in_one():
+    # the comparison is not vacuous: another bias changes the no-bias mistake away
+    built = generators.build("linear-regression", 0, 1)
+    params = dict(built.params, b=0.0)
+    authored = build_question(parse_question(question_text("linear-regression", params, ["predictions"]), "p.toml"), 0)
+    assert feedback(authored.part("a_predictions"), "a_") != feedback(built.part("predictions"))
