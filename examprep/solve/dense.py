@@ -7,6 +7,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from examprep import engine
+from examprep.engine import ops
 from examprep.engine._core import Trace
 from examprep.solve.contract import Ecf, Mistake, Param, Ref, Step, Topic
 
@@ -109,6 +110,88 @@ def mlp_steps(p: dict[str, Any], t: Trace) -> MLPSteps:
     )
 
 
+def _per_activation(id: str, why: str, **how: Any) -> tuple[Mistake, ...]:
+    """One mistake per hidden activation, its explanation naming it (``why`` with ``{act}``)."""
+    return tuple(Mistake(id, why=why.format(act=act), when=lambda p, act=act: p["activation"] == act, **how)
+                 for act in ("relu", "sigmoid", "tanh", "leaky-relu", "gelu"))
+
+
+def _first_layer_skipping_activation(p: dict[str, Any], t: Trace) -> Trace:
+    """The first layer's backward from ∂L/∂h taken as ∂L/∂a (φ' forgotten)."""
+    return engine.dense(p["x"], p["w1"], p["b1"], t.grad_hidden)
+
+
+def _hidden_no_transpose(p: dict[str, Any], t: Trace) -> Any:
+    w2 = np.asarray(p["w2"], dtype=float)
+    return ops.matmul(w2, t.grad_logits) if w2.shape[0] == w2.shape[1] else w2.sum(axis=0)
+
+
+MLP_BACKPROP_MISTAKES = {
+    "hidden": _per_activation("no-activation", "The hidden layer applies {act} to the pre-activations.",
+                              compute=lambda p, t: t.hidden_pre),
+    "logits": (Mistake("pre-activation", compute=lambda p, t: engine.dense(t.hidden_pre, p["w2"], p["b2"]).output,
+                       why="The second layer multiplies the activated h, not the pre-activations a."),),
+    "probs": (Mistake("exp-only", compute=lambda p, t: engine.softmax(t.logits, normalize=False).probs,
+                      why="Divide each e^{z_i} by the sum Σ_j e^{z_j}."),
+              Mistake("sigmoid-each", compute=lambda p, t: engine.activation("sigmoid", t.logits).output,
+                      why="Softmax couples the classes: p_i = e^{z_i} / Σ_j e^{z_j}, not σ(z_i) per class.")),
+    "loss": (Mistake("log10", compute=lambda p, t: t.loss / np.log(10), why="Cross-entropy uses the natural logarithm."),
+             Mistake("no-minus", compute=lambda p, t: -t.loss, why="L = −log p_y: the minus sign makes the loss positive.")),
+    "grad_logits": (Mistake("y-minus-p", compute=lambda p, t: -t.grad_logits, why="Sign flipped: ∂L/∂z = p − y, not y − p."),
+                    Mistake("p-only", compute=lambda p, t: t.probs, why="You forgot to subtract the one-hot target y.")),
+    "grad_w2": (Mistake("outer-transposed", compute=lambda p, t: t.grad_w2.T, why="∂L/∂W₂ has W₂'s shape C×H: (∂L/∂z) hᵀ."),
+                Mistake("pre-activation",
+                        compute=lambda p, t: engine.dense(t.hidden_pre, p["w2"], p["b2"], t.grad_logits).grad_weight,
+                        why="W₂ multiplies h = φ(a), so ∂L/∂W₂ = (∂L/∂z) hᵀ with h, not a.")),
+    "grad_b2": (Mistake("ones", compute=lambda p, t: np.ones(len(t.logits)),
+                        why="∂L/∂b₂ = ∂L/∂z · 1: the upstream gradient, not 1."),
+                Mistake("y-minus-p", compute=lambda p, t: -t.grad_logits, why="Sign flipped: ∂L/∂b₂ = ∂L/∂z = p − y.")),
+    "grad_hidden": (Mistake("no-transpose", compute=_hidden_no_transpose,
+                            why="Backwards through W₂ multiply by W₂ᵀ: ∂L/∂h_j = Σ_i W₂[i, j] ∂L/∂z_i."),),
+    "grad_hidden_pre": (*_per_activation("skip-activation", "Backwards through {act} multiply by its slope φ'(a) element-wise.",
+                                         compute=lambda p, t: t.grad_hidden),
+                        Mistake("value-not-derivative",
+                                compute=lambda p, t: ops.multiply(
+                                    t.grad_hidden, engine.activation(p["activation"], t.hidden_pre).output),
+                                why="Multiply by the activation's derivative φ'(a), not its value φ(a).")),
+    "grad_w1": (Mistake("outer-transposed", compute=lambda p, t: t.grad_w1.T, why="∂L/∂W₁ has W₁'s shape H×in: (∂L/∂a) xᵀ."),
+                Mistake("skip-activation", compute=lambda p, t: _first_layer_skipping_activation(p, t).grad_weight,
+                        why="∂L/∂a = ∂L/∂h ⊙ φ'(a) before the outer product with x.")),
+    "grad_b1": (Mistake("skip-activation", compute=lambda p, t: t.grad_hidden, why="∂L/∂b₁ = ∂L/∂a = ∂L/∂h ⊙ φ'(a)."),),
+    "grad_x": (Mistake("skip-activation", compute=lambda p, t: _first_layer_skipping_activation(p, t).grad_input,
+                       why="Use ∂L/∂a = ∂L/∂h ⊙ φ'(a), then W₁ᵀ."),
+               Mistake("no-transpose", compute=lambda p, t: ops.matmul(p["w1"], t.grad_hidden_pre),
+                       when=lambda p: len(p["w1"]) == len(p["x"]), why="Backwards through W₁ multiply by W₁ᵀ, not W₁.")),
+}
+
+
+def _layer(p: dict[str, Any], n: int, back: str | None = None) -> dict[str, Any]:
+    """A solve:dense call of layer ``n`` (1 or 2) on the student's own input (layer 2: their h) and,
+    backwards, their gradient ``back``."""
+    first = {"x": p["x"], "weight": p["w1"], "bias": p["b1"]}
+    args = first if n == 1 else {"x": Ref("hidden"), "weight": p["w2"], "bias": p["b2"]}
+    return args | ({"grad_output": Ref(back)} if back else {})
+
+
+MLP_BACKPROP_ECF = {
+    "hidden_pre": (Ecf("solve:dense", lambda p, t: _layer(p, 1), "output"),),
+    "hidden": (Ecf("solve:activation", lambda p, t: {"name": p["activation"], "x": Ref("hidden_pre")}, "output"),),
+    "logits": (Ecf("solve:dense", lambda p, t: _layer(p, 2), "output"),),
+    "probs": (Ecf("solve:softmax", lambda p, t: {"logits": Ref("logits")}, "probs"),),
+    "loss": (Ecf("nll", lambda p, t: {"probs": Ref("probs"), "target": p["target"]}),),
+    "grad_logits": (Ecf("minus-target", lambda p, t: {"probs": Ref("probs"),
+                                                      "target_dist": np.eye(len(t.logits))[p["target"]]}),),
+    "grad_w2": (Ecf("solve:dense", lambda p, t: _layer(p, 2, "grad_logits"), "grad_weight"),),
+    "grad_b2": (Ecf("solve:dense", lambda p, t: _layer(p, 2, "grad_logits"), "grad_bias"),),
+    "grad_hidden": (Ecf("solve:dense", lambda p, t: _layer(p, 2, "grad_logits"), "grad_input"),),
+    "grad_hidden_pre": (Ecf("activation-backward", lambda p, t: {"grad_output": Ref("grad_hidden"), "x": Ref("hidden_pre"),
+                                                                 "name": p["activation"]}),),
+    "grad_w1": (Ecf("solve:dense", lambda p, t: _layer(p, 1, "grad_hidden_pre"), "grad_weight"),),
+    "grad_b1": (Ecf("solve:dense", lambda p, t: _layer(p, 1, "grad_hidden_pre"), "grad_bias"),),
+    "grad_x": (Ecf("solve:dense", lambda p, t: _layer(p, 1, "grad_hidden_pre"), "grad_input"),),
+}
+
+
 MLP_BACKPROP = Topic(
     "mlp-backprop", "Two-layer MLP with softmax + cross-entropy: forward and backward",
     (Param("x", "vector (in)"), Param("target", "class index"), Param("w1", "matrix (H×in)"),
@@ -119,6 +202,8 @@ MLP_BACKPROP = Topic(
     lambda p: engine.mlp_backprop(p["x"], p["target"], p["w1"], p["b1"], p["w2"], p["b2"], activation=p["activation"]),
     mlp_steps,
     lambda p: {"loss": "softmax + cross-entropy on one example", "activation": p["activation"]},
+    mistakes=MLP_BACKPROP_MISTAKES,
+    ecf=MLP_BACKPROP_ECF,
 )
 
 

@@ -1,7 +1,7 @@
 """An authored question gets the feedback of a built-in problem (issue 37 item 1), for the dense,
 regression, residual and activation topics: a question file naming the built-in problem's own
-parameters (fixed values, `solve = "<topic>"`) gives each part the same known-mistake ids and the
-same ECF rule as the generator's part for that answer, the generator's statement-only slips (its
+parameters (fixed values, `solve = "<topic>"`) gives each part the same known mistakes (ids and explanations) and
+the same ECF rule as the generator's part for that answer, the generator's statement-only slips (its
 ``SLIPS`` allow-list) aside. One test per (generator, solve topic) pair."""
 from __future__ import annotations
 
@@ -23,18 +23,18 @@ def question_text(topic: str, params: dict, answers: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def feedback(part, prefix: str = "") -> tuple[list[str], dict | None]:
-    """The part's mistake ids and its ECF rule, with its references to parts ``<prefix><answer>``
+def feedback(part, prefix: str = "") -> tuple[list[tuple[str, str]], dict | None]:
+    """The part's mistakes (id, explanation) and its ECF rule, with its references to parts ``<prefix><answer>``
     written as references to ``<answer>`` (the built-in problem's part ids)."""
     rule = part.ecf_rule.to_dict() if part.ecf_rule else None
     if rule is not None and prefix:
         rule = json.loads(json.dumps(rule).replace(f'{{"$ref": "{prefix}', '{"$ref": "'))
-    return [m.id for m in part.misconceptions], rule
+    return [(m.id, m.explanation) for m in part.misconceptions], rule
 
 
 def assert_same_feedback(name: str, topic: str, slips: dict, levels=(1, 2, 3), seeds=range(3)) -> int:
     """Every part of generator ``name`` that asks an answer of ``topic`` gets, in an authored question
-    with the problem's own parameters, the generator's mistake ids (less its slips) and ECF rule.
+    with the problem's own parameters, the generator's mistakes (less its slips) and ECF rule.
     Returns how many parts were compared."""
     answers = solve.get_topic(topic).answers
     compared = 0
@@ -46,7 +46,7 @@ def assert_same_feedback(name: str, topic: str, slips: dict, levels=(1, 2, 3), s
             authored = build_question(parse_question(question_text(topic, built.params, asked), "pair.toml"), 0)
             for pid in asked:
                 ids, rule = feedback(built.part(pid))
-                ids = [i for i in ids if (pid, i) not in slips]
+                ids = [(i, why) for i, why in ids if (pid, i) not in slips]
                 assert feedback(authored.part("a_" + pid), "a_") == (ids, rule), f"{name} L{level} s{seed} part {pid}"
                 compared += 1
     return compared
@@ -65,3 +65,19 @@ def test_a_question_with_other_parameters_does_not_pass_for_the_built_in_one():
     params = dict(built.params, b=0.0)
     authored = build_question(parse_question(question_text("linear-regression", params, ["predictions"]), "p.toml"), 0)
     assert feedback(authored.part("a_predictions"), "a_") != feedback(built.part("predictions"))
+
+
+def test_mlp_backprop_pair_gets_the_built_in_feedback():
+    assert assert_same_feedback("mlp-backprop", "mlp-backprop", {}) == 3 * 3 * 13
+
+
+def test_mlp_backprop_explains_with_the_problems_own_activation():
+    # the no-activation and skip-activation explanations name the activation, one table entry each
+    built = generators.build("mlp-backprop", 0, 3)
+    act = built.params["activation"]
+    authored = build_question(parse_question(question_text("mlp-backprop", built.params, ["hidden", "grad_hidden_pre"]),
+                                             "m.toml"), 0)
+    [why] = [m.explanation for m in authored.part("a_hidden").misconceptions if m.id == "no-activation"]
+    assert why == f"The hidden layer applies {act} to the pre-activations."
+    skip = [m.explanation for m in authored.part("a_grad_hidden_pre").misconceptions if m.id == "skip-activation"]
+    assert skip == [f"Backwards through {act} multiply by its slope φ'(a) element-wise."]
