@@ -23,12 +23,15 @@ def question_text(topic: str, params: dict, answers: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def feedback(part, prefix: str = "") -> tuple[list[tuple[str, str]], dict | None]:
+def feedback(part, prefix: str = "", rename: dict | None = None) -> tuple[list[tuple[str, str]], dict | None]:
     """The part's mistakes (id, explanation) and its ECF rule, with its references to parts ``<prefix><answer>``
-    written as references to ``<answer>`` (the built-in problem's part ids)."""
+    written as references to ``<answer>`` (the built-in problem's part ids), and those ``rename`` names
+    as the names it gives."""
     rule = part.ecf_rule.to_dict() if part.ecf_rule else None
     if rule is not None and prefix:
         rule = json.loads(json.dumps(rule).replace(f'{{"$ref": "{prefix}', '{"$ref": "'))
+    for old, new in (rename or {}).items():
+        rule = json.loads(json.dumps(rule).replace(f'{{"$ref": "{old}"}}', f'{{"$ref": "{new}"}}'))
     return [(m.id, m.explanation) for m in part.misconceptions], rule
 
 
@@ -37,7 +40,7 @@ def assert_same_feedback(name: str, topic: str, slips: dict, levels=(1, 2, 3), s
     with the problem's own parameters, the generator's mistakes (less its slips) and ECF rule.
     Returns how many parts were compared."""
     answers = solve.get_topic(topic).answers
-    compared = 0
+    compared = mistakes = 0
     for level in levels:
         for seed in seeds:
             built = generators.build(name, seed, level)
@@ -48,7 +51,8 @@ def assert_same_feedback(name: str, topic: str, slips: dict, levels=(1, 2, 3), s
                 ids, rule = feedback(built.part(pid))
                 ids = [(i, why) for i, why in ids if (pid, i) not in slips]
                 assert feedback(authored.part("a_" + pid), "a_") == (ids, rule), f"{name} L{level} s{seed} part {pid}"
-                compared += 1
+                compared, mistakes = compared + 1, mistakes + len(ids)
+    assert mistakes >= compared          # not vacuous: the parts have mistakes to compare
     return compared
 
 
@@ -81,3 +85,36 @@ def test_mlp_backprop_explains_with_the_problems_own_activation():
     assert why == f"The hidden layer applies {act} to the pre-activations."
     skip = [m.explanation for m in authored.part("a_grad_hidden_pre").misconceptions if m.id == "skip-activation"]
     assert skip == [f"Backwards through {act} multiply by its slope φ'(a) element-wise."]
+
+
+# the activation generator's parts: (activation name, answer of the activation topic)
+ACTIVATION_PARTS = {"sigmoid": ("sigmoid", "output"), "sigmoid_derivative": ("sigmoid", "derivative"),
+                    "tanh": ("tanh", "output"), "tanh_derivative": ("tanh", "derivative"),
+                    "relu": ("relu", "output"), "relu_derivative": ("relu", "derivative"),
+                    "leaky_relu": ("leaky-relu", "output"), "leaky_relu_derivative": ("leaky-relu", "derivative")}
+
+
+def test_activation_pair_gets_the_built_in_feedback():
+    from examprep.generators.activation import SLIPS
+
+    compared = mistakes = 0
+    for level in (1, 2, 3):
+        for free in (False, True):
+            for seed in range(3):
+                built = generators.build("activation", seed, level, free)
+                assert {p.id for p in built.parts} <= set(ACTIVATION_PARTS) | {pid for pid, _ in SLIPS}
+                by_name: dict[str, dict[str, str]] = {}
+                for p in built.parts:
+                    if p.id in ACTIVATION_PARTS:
+                        name, answer = ACTIVATION_PARTS[p.id]
+                        by_name.setdefault(name, {})[answer] = p.id
+                for name, asked in by_name.items():
+                    params = {"name": name, "x": built.params["x"]}
+                    if name == "leaky-relu":
+                        params["negative_slope"] = built.params["negative_slope"]
+                    authored = build_question(parse_question(question_text("activation", params, list(asked)), "a.toml"), 0)
+                    for answer, pid in asked.items():
+                        want = feedback(built.part(pid), rename={v: k for k, v in asked.items()})
+                        assert feedback(authored.part("a_" + answer), "a_") == want, f"L{level} free={free} s{seed} {pid}"
+                        compared, mistakes = compared + 1, mistakes + len(want[0])
+    assert compared == 2 * 3 * (4 + 4 + 2) and mistakes >= compared        # not vacuous: mistakes to compare
