@@ -2,7 +2,8 @@
 mlp-regression."""
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
@@ -258,6 +259,73 @@ def residual_steps(p: dict[str, Any], t: Trace) -> ResidualSteps:
              {k: t[k] for k in ("grad_w1", "grad_b1", "grad_w2", "grad_b2") if k in t}))
 
 
+def _relu(p: dict[str, Any]) -> bool:
+    return p["activation"] == "relu"
+
+
+def _one_feature(p: dict[str, Any]) -> bool:
+    return np.ndim(p["x"]) == 0
+
+
+def _without_activation(p: dict[str, Any]) -> Trace:
+    """The block with φ(a) = a (a leaky ReLU of slope 1): a student who forgets the activation."""
+    return RESIDUAL.compute({**p, "activation": "leaky-relu", "negative_slope": 1.0})
+
+
+RESIDUAL_MISTAKES = {
+    "branch": (Mistake("no-activation", activation="leaky-relu", negative_slope=1.0, when=_relu,
+                       why="F applies the ReLU: negative pre-activations become 0."),),
+    "output": (Mistake("branch-only", compute=lambda p, t: t.branch,
+                       why="The skip adds the input back: y = x + F(x), not F(x)."),),
+    "jacobian": (Mistake("no-skip", compute=lambda p, t: t.branch_jacobian, when=_one_feature,
+                         why="d/dx of x is 1: dy/dx = 1 + F'(x), the skip's \"+1\"."),
+                 Mistake("no-skip", compute=lambda p, t: t.branch_jacobian, when=lambda p: not _one_feature(p),
+                         why="∂y/∂x = I + ∂F/∂x: the skip adds the identity."),
+                 Mistake("transposed", compute=lambda p, t: t.jacobian.T, when=lambda p: not _one_feature(p),
+                         why="Row i of the Jacobian holds ∂y_i/∂x_j: I + W₂ diag(ReLU'(a)) W₁.")),
+    "grad_branch": (Mistake("skip-activation", compute=lambda p, t: _without_activation(p).grad_input, when=_relu,
+                            why="The ReLU's slope is 0 where its input is negative: those units pass no gradient."),
+                    Mistake("with-skip", compute=lambda p, t: t.grad_input,
+                            why="That already includes the skip's δ; the branch alone gives W₁ᵀ(ReLU'(a) ⊙ W₂ᵀδ).")),
+    "grad_input": (Mistake("no-skip", compute=lambda p, t: t.grad_branch,
+                           why="The skip path passes δ straight to x: ∂L/∂x = δ + (∂F/∂x)ᵀδ — you kept only the branch."),
+                   Mistake("no-branch", compute=lambda p, t: p["grad_output"],
+                           why="The branch contributes too: add (∂F/∂x)ᵀδ to the δ from the skip."),
+                   Mistake("no-delta", compute=lambda p, t: t.jacobian, when=_one_feature,
+                           why="That is dy/dx; by the chain rule ∂L/∂x = δ · dy/dx."),
+                   Mistake("no-transpose", when=lambda p: p["w2"] is not None,
+                           compute=lambda p, t: ops.add(p["grad_output"], ops.matmul(p["w1"], ops.multiply(
+                               t.activation_derivative, ops.matmul(p["w2"], p["grad_output"])))),
+                           why="Backwards through a weight matrix multiply by its transpose: W₁ᵀ(…(W₂ᵀδ)).")),
+}
+
+
+@dataclass(frozen=True)
+class _EcfWhen(Ecf):
+    """An ECF rule for the problems ``when(p)`` holds for only (δ · dy/dx is ∂L/∂x for one feature)."""
+
+    when: Callable[[dict[str, Any]], bool] = lambda p: True
+
+    def recipe(self, p: dict[str, Any], t: Trace, parts: Any, fmt: Any = None) -> Any:
+        return super().recipe(p, t, parts, fmt) if self.when(p) else None
+
+
+def _block(p: dict[str, Any], *extra: str) -> dict[str, Any]:
+    """The residual block's own parameters for a solve:residual rule (those at their defaults left out)."""
+    keys = ("x", "w1", "b1", *(("w2",) if p["w2"] is not None else ()), *(("b2",) if p["b2"] is not None else ()),
+            "activation", *(("negative_slope",) if p["activation"] == "leaky-relu" else ()), *extra)
+    return {k: p[k] for k in keys}
+
+
+RESIDUAL_ECF = {
+    "output": (Ecf("add", lambda p, t: {"a": p["x"], "b": Ref("branch")}),),
+    "jacobian": (Ecf("solve:residual", lambda p, t: _block(p), "jacobian"),),
+    "grad_branch": (Ecf("solve:residual", lambda p, t: _block(p, "grad_output"), "grad_branch"),),
+    "grad_input": (Ecf("add", lambda p, t: {"a": p["grad_output"], "b": Ref("grad_branch")}),
+                   _EcfWhen("multiply", lambda p, t: {"a": p["grad_output"], "b": Ref("jacobian")}, when=_one_feature)),
+}
+
+
 RESIDUAL = Topic(
     "residual", "Residual block y = x + F(x): forward and the gradient through both paths",
     (Param("x", "vector (d) or a number"), Param("w1", "matrix (H×d), a number when d = H = 1"),
@@ -276,6 +344,8 @@ RESIDUAL = Topic(
                "skip": "identity: y = x + F(x) (He et al. 2016)", "layout": "weights out×in as torch.nn.Linear"},
     answer_names=lambda p, t: [n for n in ("branch", "output", "jacobian", "grad_branch", "grad_input", "grad_w1",
                                            "grad_b1", "grad_w2", "grad_b2") if n in t],
+    mistakes=RESIDUAL_MISTAKES,
+    ecf=RESIDUAL_ECF,
 )
 
 
@@ -304,6 +374,23 @@ def stack_steps(p: dict[str, Any], t: Trace) -> StackSteps:
     )
 
 
+RESIDUAL_STACK_MISTAKES = {
+    "local_derivatives": (*(Mistake("weights-only", compute=lambda p, t: p["weights"],
+                                    when=lambda p, act=act: p["activation"] == act and p["skip"] is False,
+                                    why=f"Each factor is w_l·φ'(a_l): include the {act} slope at the layer's input.")
+                            for act in ("tanh", "sigmoid", "relu", "leaky-relu", "gelu")),
+                          Mistake("no-skip", compute=lambda p, t: t.local_derivatives - 1.0, when=lambda p: p["skip"] is True,
+                                  why="y_l = y_{l−1} + F(y_{l−1}): the skip adds 1 to every local derivative.")),
+    "gradient": (Mistake("added", compute=lambda p, t: ops.total(t.local_derivatives),
+                         why="The chain rule multiplies the local derivatives; it does not add them."),
+                 Mistake("one-plus-product", compute=lambda p, t: 1 + ops.product(t.local_derivatives - 1.0),
+                         when=lambda p: p["skip"] is True,
+                         why="Each layer has its own 1 + F'_l: the product is ∏(1 + F'_l), not 1 + ∏ F'_l.")),
+}
+
+RESIDUAL_STACK_ECF = {"gradient": (Ecf("product", lambda p, t: {"values": Ref("local_derivatives")}),)}
+
+
 RESIDUAL_STACK = Topic(
     "residual-stack", "Gradient through a stack of one-unit layers, with or without skip connections",
     (Param("x", "number (the input y_0)"), Param("weights", "vector (L): w_l of each layer"),
@@ -315,6 +402,8 @@ RESIDUAL_STACK = Topic(
     stack_steps,
     lambda p: {"layers": ("residual: y_l = y_{l−1} + φ(w_l y_{l−1} + b_l)" if p["skip"] is True
                           else "plain: y_l = φ(w_l y_{l−1} + b_l)"), "activation": str(p["activation"])},
+    mistakes=RESIDUAL_STACK_MISTAKES,
+    ecf=RESIDUAL_STACK_ECF,
 )
 
 

@@ -35,23 +35,22 @@ def feedback(part, prefix: str = "", rename: dict | None = None) -> tuple[list[t
     return [(m.id, m.explanation) for m in part.misconceptions], rule
 
 
-def assert_same_feedback(name: str, topic: str, slips: dict, levels=(1, 2, 3), seeds=range(3)) -> int:
+def assert_same_feedback(name: str, topic: str, slips: dict, levels=(1, 2, 3), seeds=range(3), free=(False,)) -> int:
     """Every part of generator ``name`` that asks an answer of ``topic`` gets, in an authored question
     with the problem's own parameters, the generator's mistakes (less its slips) and ECF rule.
     Returns how many parts were compared."""
     answers = solve.get_topic(topic).answers
     compared = mistakes = 0
-    for level in levels:
-        for seed in seeds:
-            built = generators.build(name, seed, level)
-            asked = [p.id for p in built.parts if p.id in answers]
-            assert asked, f"{name} L{level} s{seed}: no part asks an answer of {topic}"
-            authored = build_question(parse_question(question_text(topic, built.params, asked), "pair.toml"), 0)
-            for pid in asked:
-                ids, rule = feedback(built.part(pid))
-                ids = [(i, why) for i, why in ids if (pid, i) not in slips]
-                assert feedback(authored.part("a_" + pid), "a_") == (ids, rule), f"{name} L{level} s{seed} part {pid}"
-                compared, mistakes = compared + 1, mistakes + len(ids)
+    for level, seed, cf in ((lv, sd, cf) for lv in levels for sd in seeds for cf in free):
+        built = generators.build(name, seed, level, cf)
+        asked = [p.id for p in built.parts if p.id in answers]
+        assert asked, f"{name} L{level} s{seed}: no part asks an answer of {topic}"
+        authored = build_question(parse_question(question_text(topic, built.params, asked), "pair.toml"), 0)
+        for pid in asked:
+            ids, rule = feedback(built.part(pid))
+            ids = [(i, why) for i, why in ids if (pid, i) not in slips]
+            assert feedback(authored.part("a_" + pid), "a_") == (ids, rule), f"{name} L{level} cf={cf} s{seed} part {pid}"
+            compared, mistakes = compared + 1, mistakes + len(ids)
     assert mistakes >= compared          # not vacuous: the parts have mistakes to compare
     return compared
 
@@ -60,7 +59,7 @@ def test_linear_regression_pair_gets_the_built_in_feedback():
     from examprep.generators.linear_regression import SLIPS
 
     assert not {pid for pid, _ in SLIPS} & set(solve.get_topic("linear-regression").answers)
-    assert assert_same_feedback("linear-regression", "linear-regression", SLIPS) == 3 * 3 * 6
+    assert assert_same_feedback("linear-regression", "linear-regression", SLIPS, free=(False, True)) == 2 * 3 * 3 * 6
 
 
 def test_a_question_with_other_parameters_does_not_pass_for_the_built_in_one():
@@ -118,3 +117,34 @@ def test_activation_pair_gets_the_built_in_feedback():
                         assert feedback(authored.part("a_" + answer), "a_") == want, f"L{level} free={free} s{seed} {pid}"
                         compared, mistakes = compared + 1, mistakes + len(want[0])
     assert compared == 2 * 3 * (4 + 4 + 2) and mistakes >= compared        # not vacuous: mistakes to compare
+
+
+def test_residual_pair_gets_the_built_in_feedback():
+    from examprep.generators.residual import SLIPS
+
+    # levels 1 and 2 ask the residual topic: branch, output, jacobian, grad_input (and grad_branch at level 2)
+    assert assert_same_feedback("residual", "residual", SLIPS, levels=(1, 2), free=(False, True)) == 2 * 3 * (4 + 5)
+
+
+# residual level 3's parts: (skip, answer of the residual-stack topic)
+STACK_PARTS = {"local_plain": (False, "local_derivatives"), "gradient_plain": (False, "gradient"),
+               "local_residual": (True, "local_derivatives"), "gradient_residual": (True, "gradient")}
+
+
+def test_residual_stack_pair_gets_the_built_in_feedback():
+    from examprep.generators.residual import SLIPS
+
+    compared = mistakes = 0
+    for free in (False, True):
+        for seed in range(3):
+            built = generators.build("residual", seed, 3, free)
+            assert {p.id for p in built.parts} == set(STACK_PARTS) | {pid for pid, _ in SLIPS}
+            for skip in (False, True):
+                asked = {answer: pid for pid, (sk, answer) in STACK_PARTS.items() if sk is skip}
+                params = {k: built.params[k] for k in ("x", "weights", "activation")} | {"skip": skip}
+                authored = build_question(parse_question(question_text("residual-stack", params, list(asked)), "s.toml"), 0)
+                for answer, pid in asked.items():
+                    want = feedback(built.part(pid), rename={v: k for k, v in asked.items()})
+                    assert feedback(authored.part("a_" + answer), "a_") == want, f"free={free} s{seed} {pid}"
+                    compared, mistakes = compared + 1, mistakes + len(want[0])
+    assert compared == 2 * 3 * 4 and mistakes >= compared
