@@ -287,7 +287,8 @@ RESIDUAL_MISTAKES = {
                             why="The ReLU's slope is 0 where its input is negative: those units pass no gradient."),
                     Mistake("with-skip", compute=lambda p, t: t.grad_input,
                             why="That already includes the skip's δ; the branch alone gives W₁ᵀ(ReLU'(a) ⊙ W₂ᵀδ).")),
-    "grad_input": (Mistake("no-skip", compute=lambda p, t: t.grad_branch,
+    "grad_input": (Mistake("no-skip", compute=lambda p, t: ops.multiply(p["grad_output"], t.branch_jacobian)
+                           if _one_feature(p) else t.grad_branch,        # δ·F'(x): −0.0 for a dead ReLU, as generated
                            why="The skip path passes δ straight to x: ∂L/∂x = δ + (∂F/∂x)ᵀδ — you kept only the branch."),
                    Mistake("no-branch", compute=lambda p, t: p["grad_output"],
                            why="The branch contributes too: add (∂F/∂x)ᵀδ to the δ from the skip."),
