@@ -6,6 +6,9 @@ the same ECF rule as the generator's part for that answer, the generator's state
 from __future__ import annotations
 
 import json
+import math
+
+import pytest
 
 from examprep import generators, solve
 from examprep.authoring import build_question, parse_question
@@ -148,3 +151,21 @@ def test_residual_stack_pair_gets_the_built_in_feedback():
                     assert feedback(authored.part("a_" + answer), "a_") == want, f"free={free} s{seed} {pid}"
                     compared, mistakes = compared + 1, mistakes + len(want[0])
     assert compared == 2 * 3 * 4 and mistakes >= compared
+
+
+def test_softmax_without_a_generator_declares_two_mistakes_an_authored_question_gets():
+    # no generator asks the softmax topic: its table has mistakes of its own (issue 37: at least two)
+    logits = [2.0, 0.0, -1.0]
+    authored = build_question(parse_question(question_text("softmax", {"logits": logits}, ["probs"]), "s.toml"), 0)
+    got = {m.id: m.value for m in authored.part("a_probs").misconceptions}
+    e = [math.exp(z) for z in logits]
+    assert set(got) == {"exp-only", "sigmoid-each"}
+    assert got["exp-only"] == pytest.approx(e, rel=1e-12)
+    assert got["sigmoid-each"] == pytest.approx([1 / (1 + math.exp(-z)) for z in logits], rel=1e-12)
+    assert authored.part("a_probs").expected == pytest.approx([v / sum(e) for v in e], rel=1e-12)
+
+
+def test_softmax_mistakes_are_not_offered_where_they_give_the_answer():
+    # a single class: σ(z) is not 1 but e^z / e^z is, and exp-only gives e^z ≠ 1 unless z = 0
+    authored = build_question(parse_question(question_text("softmax", {"logits": [0.0]}, ["probs"]), "s.toml"), 0)
+    assert [m.id for m in authored.part("a_probs").misconceptions] == ["sigmoid-each"]
