@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from examprep import engine, solve
-from examprep.engine import ops
+from examprep import solve
 from examprep.document import Math, Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
 from examprep.values import allclose
-from examprep.problem import Misconception, Part, EcfRule, SolutionStep
+from examprep.problem import Part, SolutionStep
 
 _ACT_TEXT = {"relu": r"\mathrm{ReLU}", "sigmoid": r"\sigma", "tanh": r"\tanh", "leaky-relu": r"\mathrm{LeakyReLU}_{0.01}"}
 
@@ -42,7 +41,8 @@ def mlp_backprop(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         raise Degenerate("no active hidden unit, or a pre-activation at the kink")
     if act == "relu" and difficulty > 1 and all(v > 0 for v in pre):
         raise Degenerate("every ReLU active: the activation's gate shows nothing")
-    t = solve.mistakes("mlp-backprop", params).trace()
+    known = solve.mistakes("mlp-backprop", params)
+    t = known.trace()
     a = t.hidden_pre
     if act in ("relu", "leaky-relu") and (np.all(a <= 0) or np.any(a == 0)):
         raise Degenerate("no active hidden unit, or a pre-activation at the kink")
@@ -55,82 +55,30 @@ def mlp_backprop(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
             raise Degenerate("a weight gradient reads the same transposed: the transposition mistake would not show")
     if act == "leaky-relu" and np.all(a > 0):
         raise Degenerate("leaky ReLU all positive: its slope α never shows")
-    onehot = np.eye(C)[target]
-
-    # mistaken methods, through the engine
-    phi_value = engine.activation(act, a).output
-    skip_act = t.grad_hidden                                          # ∂L/∂a taken as ∂L/∂h: φ' forgotten
-    skipped = engine.dense(x, w1, b1, skip_act)                       # the first layer's backward from it
-    sig_each = engine.activation("sigmoid", t.logits).output
-    mis = {
-        "hidden": [Misconception("no-activation", jsonable(a), f"The hidden layer applies {act} to the pre-activations.")],
-        "logits": [Misconception("pre-activation", jsonable(engine.dense(a, w2, b2).output),
-                                 "The second layer multiplies the activated h, not the pre-activations a.")],
-        "probs": [Misconception("exp-only", jsonable(engine.softmax(t.logits, normalize=False).probs),
-                                "Divide each e^{z_i} by the sum Σ_j e^{z_j}."),
-                  Misconception("sigmoid-each", jsonable(sig_each),
-                                "Softmax couples the classes: p_i = e^{z_i} / Σ_j e^{z_j}, not σ(z_i) per class.")],
-        "loss": [Misconception("log10", float(t.loss / np.log(10)), "Cross-entropy uses the natural logarithm."),
-                 Misconception("no-minus", float(-t.loss), "L = −log p_y: the minus sign makes the loss positive.")],
-        "grad_logits": [Misconception("y-minus-p", jsonable(-t.grad_logits), "Sign flipped: ∂L/∂z = p − y, not y − p."),
-                        Misconception("p-only", jsonable(t.probs), "You forgot to subtract the one-hot target y.")],
-        "grad_w2": [Misconception("outer-transposed", jsonable(t.grad_w2.T), "∂L/∂W₂ has W₂'s shape C×H: (∂L/∂z) hᵀ."),
-                    Misconception("pre-activation", jsonable(engine.dense(a, w2, b2, t.grad_logits).grad_weight),
-                                  "W₂ multiplies h = φ(a), so ∂L/∂W₂ = (∂L/∂z) hᵀ with h, not a.")],
-        "grad_b2": [Misconception("ones", jsonable(np.ones(C)), "∂L/∂b₂ = ∂L/∂z · 1: the upstream gradient, not 1."),
-                    Misconception("y-minus-p", jsonable(-t.grad_logits), "Sign flipped: ∂L/∂b₂ = ∂L/∂z = p − y.")],
-        "grad_hidden": [Misconception("no-transpose",
-                                       jsonable(ops.matmul(w2, t.grad_logits)) if C == H else jsonable(w2.sum(axis=0)),
-                                      "Backwards through W₂ multiply by W₂ᵀ: ∂L/∂h_j = Σ_i W₂[i, j] ∂L/∂z_i.")],
-        "grad_hidden_pre": [Misconception("skip-activation", jsonable(skip_act),
-                                          f"Backwards through {act} multiply by its slope φ'(a) element-wise."),
-                            Misconception("value-not-derivative", jsonable(ops.multiply(t.grad_hidden, phi_value)),
-                                          "Multiply by the activation's derivative φ'(a), not its value φ(a).")],
-        "grad_w1": [Misconception("outer-transposed", jsonable(t.grad_w1.T), "∂L/∂W₁ has W₁'s shape H×in: (∂L/∂a) xᵀ."),
-                    Misconception("skip-activation", jsonable(skipped.grad_weight),
-                                  "∂L/∂a = ∂L/∂h ⊙ φ'(a) before the outer product with x.")],
-        "grad_b1": [Misconception("skip-activation", jsonable(skip_act), "∂L/∂b₁ = ∂L/∂a = ∂L/∂h ⊙ φ'(a).")],
-        "grad_x": [Misconception("skip-activation", jsonable(skipped.grad_input), "Use ∂L/∂a = ∂L/∂h ⊙ φ'(a), then W₁ᵀ.")],
-    }
-    if H == n_in:
-        mis["grad_x"].append(Misconception("no-transpose", jsonable(ops.matmul(w1, t.grad_hidden_pre)),
-                                           "Backwards through W₁ multiply by W₁ᵀ, not W₁."))
-    dense2 = {"x": {"$ref": "hidden"}, "weight": jsonable(w2), "bias": jsonable(b2)}
-    dense1 = {"x": jsonable(x), "weight": jsonable(w1), "bias": jsonable(b1)}
     vec = lambda name: jsonable(t[name])  # noqa: E731
     spec = [
-        ("hidden_pre", r"The hidden pre-activations $a = W_1 x + b_1$.", (H,), 1, 2,
-         EcfRule("solve:dense", dense1, "output")),
-        ("hidden", rf"The hidden activations $h = {_ACT_TEXT[act]}(a)$.", (H,), 1, 1.5,
-         EcfRule("solve:activation", {"name": act, "x": {"$ref": "hidden_pre"}}, "output")),
-        ("logits", r"The logits $z = W_2 h + b_2$.", (C,), 1, 2, EcfRule("solve:dense", dense2, "output")),
-        ("probs", r"The softmax probabilities $p$.", (C,), 2, 3,
-         EcfRule("solve:softmax", {"logits": {"$ref": "logits"}}, "probs")),
-        ("loss", r"The cross-entropy loss $L = -\log p_y$ (natural log).", None, 1, 1,
-         EcfRule("nll", {"probs": {"$ref": "probs"}, "target": target})),
-        ("grad_logits", r"$\partial L / \partial z$.", (C,), 1, 1.5,
-         EcfRule("minus-target", {"probs": {"$ref": "probs"}, "target_dist": jsonable(onehot)})),
-        ("grad_w2", r"$\partial L / \partial W_2$.", (C, H), 2, 2.5,
-         EcfRule("solve:dense", dense2 | {"grad_output": {"$ref": "grad_logits"}}, "grad_weight")),
-        ("grad_b2", r"$\partial L / \partial b_2$.", (C,), 1, 0.5,
-         EcfRule("solve:dense", dense2 | {"grad_output": {"$ref": "grad_logits"}}, "grad_bias")),
-        ("grad_hidden", r"$\partial L / \partial h$.", (H,), 2, 2,
-         EcfRule("solve:dense", dense2 | {"grad_output": {"$ref": "grad_logits"}}, "grad_input")),
-        ("grad_hidden_pre", r"$\partial L / \partial a$.", (H,), 2, 2,
-         EcfRule("activation-backward", {"grad_output": {"$ref": "grad_hidden"}, "x": {"$ref": "hidden_pre"}, "name": act})),
-        ("grad_w1", r"$\partial L / \partial W_1$.", (H, n_in), 2, 2.5,
-         EcfRule("solve:dense", dense1 | {"grad_output": {"$ref": "grad_hidden_pre"}}, "grad_weight")),
-        ("grad_b1", r"$\partial L / \partial b_1$.", (H,), 1, 0.5,
-         EcfRule("solve:dense", dense1 | {"grad_output": {"$ref": "grad_hidden_pre"}}, "grad_bias")),
-        ("grad_x", r"$\partial L / \partial x$.", (n_in,), 1, 2,
-         EcfRule("solve:dense", dense1 | {"grad_output": {"$ref": "grad_hidden_pre"}}, "grad_input")),
+        ("hidden_pre", r"The hidden pre-activations $a = W_1 x + b_1$.", (H,), 1, 2),
+        ("hidden", rf"The hidden activations $h = {_ACT_TEXT[act]}(a)$.", (H,), 1, 1.5),
+        ("logits", r"The logits $z = W_2 h + b_2$.", (C,), 1, 2),
+        ("probs", r"The softmax probabilities $p$.", (C,), 2, 3),
+        ("loss", r"The cross-entropy loss $L = -\log p_y$ (natural log).", None, 1, 1),
+        ("grad_logits", r"$\partial L / \partial z$.", (C,), 1, 1.5),
+        ("grad_w2", r"$\partial L / \partial W_2$.", (C, H), 2, 2.5),
+        ("grad_b2", r"$\partial L / \partial b_2$.", (C,), 1, 0.5),
+        ("grad_hidden", r"$\partial L / \partial h$.", (H,), 2, 2),
+        ("grad_hidden_pre", r"$\partial L / \partial a$.", (H,), 2, 2),
+        ("grad_w1", r"$\partial L / \partial W_1$.", (H, n_in), 2, 2.5),
+        ("grad_b1", r"$\partial L / \partial b_1$.", (H,), 1, 0.5),
+        ("grad_x", r"$\partial L / \partial x$.", (n_in,), 1, 2),
     ]
+    asked = [pid for pid, *_ in spec]
     parts = []
-    for pid, prompt, shape, pts, minutes, ecf_rule in spec:
+    for pid, prompt, shape, pts, minutes in spec:
         kind = "number" if shape is None else ("matrix" if len(shape) == 2 else "vector")
         value = float(t[pid]) if shape is None else vec(pid)
         parts.append(Part(pid, prompt, kind, value, shape=shape, points=pts, minutes=minutes,
-                          misconceptions=tuple(mis.get(pid, ())), ecf_rule=ecf_rule))
+                          misconceptions=known.of(pid, jsonable),
+                          ecf_rule=solve.ecf("mlp-backprop", pid, known.params, t, asked, jsonable)))
     s = solve.dense.mlp_steps(params, t)
     solution = (steps_from(s.hidden_pre, "hidden_pre") + steps_from(s.hidden, "hidden") + steps_from(s.logits, "logits")
                 + steps_from(s.probs, "probs") + steps_from(s.loss, "loss") + steps_from(s.grad_logits, "grad_logits")

@@ -1,11 +1,15 @@
 """Solve topic of activation functions: activation (value and derivative)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, NamedTuple
+
+import numpy as np
 
 from examprep import engine
 from examprep.engine._core import Trace
-from examprep.solve.contract import Param, Step, Topic
+from examprep.engine.activations import sigmoid_derivative_from_output, tanh_derivative_from_output
+from examprep.solve.contract import Ecf, Mistake, Param, Ref, Step, Topic
 
 
 class ActivationSteps(NamedTuple):
@@ -36,6 +40,65 @@ def activation_steps(p: dict[str, Any], t: Trace) -> ActivationSteps:
                            Step("Derivative", r"\Phi(x) + x\,\varphi(x)", {"derivative": t.derivative}))
 
 
+def _is(*names: str) -> Any:
+    return lambda p: p["name"] in names
+
+
+def _x(p: dict[str, Any]) -> np.ndarray:
+    return np.asarray(p["x"], dtype=float)
+
+
+ACTIVATION_MISTAKES = {
+    "output": (Mistake("sign-flip", x=lambda p: (-_x(p)).tolist(), when=_is("sigmoid"),
+                       why="σ(x) = 1/(1 + e^{−x}): the exponent is −x; you computed σ(−x)."),
+               Mistake("tanh-for-sigmoid", name="tanh", when=_is("sigmoid"), why="That is tanh x, not the sigmoid."),
+               Mistake("sigmoid-for-tanh", name="sigmoid", when=_is("tanh"), why="That is σ(x); tanh x = 2σ(2x) − 1."),
+               Mistake("identity", compute=lambda p, t: _x(p), when=lambda p: p["name"] == "relu" and bool(np.any(_x(p) < 0)),
+                       why="ReLU clips negative inputs to 0."),
+               Mistake("relu", name="relu", when=_is("leaky-relu"),
+                       why="Leaky ReLU keeps a slope α for negative inputs instead of clipping them to 0."),
+               Mistake("slope-everywhere", compute=lambda p, t: p["negative_slope"] * _x(p), when=_is("leaky-relu"),
+                       why="Positive inputs pass unchanged; only x ≤ 0 is multiplied by α.")),
+    "derivative": (Mistake("value-not-derivative", compute=lambda p, t: t.output, when=_is("sigmoid"),
+                           why="That is σ(x) itself; the derivative is σ(x)(1 − σ(x))."),
+                   Mistake("one-minus-square", compute=lambda p, t: tanh_derivative_from_output(t.output), when=_is("sigmoid"),
+                           why="1 − σ² is the pattern of tanh' = 1 − tanh²; for the sigmoid it is σ(1 − σ)."),
+                   Mistake("exp-only", compute=lambda p, t: np.exp(-_x(p)), when=_is("sigmoid"),
+                           why="e^{−x} is only the inner part; σ' = e^{−x}/(1 + e^{−x})² = σ(1 − σ)."),
+                   Mistake("no-square", compute=lambda p, t: 1 - t.output, when=_is("tanh"),
+                           why="tanh' = 1 − tanh²: square the tanh before subtracting."),
+                   Mistake("sigmoid-pattern", compute=lambda p, t: sigmoid_derivative_from_output(t.output), when=_is("tanh"),
+                           why="t(1 − t) is the sigmoid's pattern; tanh' = 1 − tanh²."),
+                   Mistake("always-one", compute=lambda p, t: np.ones_like(_x(p)), when=_is("relu"),
+                           why="ReLU' is 0 where x < 0: the unit passes no gradient there."),
+                   Mistake("value-not-derivative", compute=lambda p, t: t.output, when=_is("relu"),
+                           why="That is ReLU(x) itself; its derivative is 1 for x > 0 and 0 otherwise."),
+                   Mistake("kink-one", compute=lambda p, t: np.where(_x(p) == 0, 1.0, t.derivative), when=_is("relu"),
+                           why="ReLU is not differentiable at 0; PyTorch (and this course) use ReLU'(0) = 0."),
+                   Mistake("relu-derivative", name="relu", when=_is("leaky-relu"),
+                           why="Leaky ReLU's slope for x < 0 is α, not 0: that is what keeps units from dying."),
+                   Mistake("value-not-derivative", compute=lambda p, t: t.output, when=_is("leaky-relu"),
+                           why="That is the function's value; the derivative is 1 or α.")),
+}
+
+
+@dataclass(frozen=True)
+class _EcfOf(Ecf):
+    """An ECF rule of one activation only (the derivative from the output is σ(1 − σ) for the sigmoid,
+    1 − tanh² for tanh): no recipe for another ``name``."""
+
+    name: str = ""
+
+    def recipe(self, p: dict[str, Any], t: Trace, parts: Any, fmt: Any = None) -> Any:
+        return super().recipe(p, t, parts, fmt) if p["name"] == self.name else None
+
+
+ACTIVATION_ECF = {
+    "derivative": (_EcfOf("sigmoid-derivative-from-output", lambda p, t: {"output": Ref("output")}, name="sigmoid"),
+                   _EcfOf("tanh-derivative-from-output", lambda p, t: {"output": Ref("output")}, name="tanh")),
+}
+
+
 ACTIVATION = Topic(
     "activation", "Activation value and derivative",
     (Param("name", '"sigmoid", "tanh", "relu", "leaky-relu" or "gelu"'),
@@ -47,4 +110,6 @@ ACTIVATION = Topic(
     activation_steps,
     lambda p: {"name": p["name"]} | ({"negative_slope": str(p["negative_slope"])} if p["name"] == "leaky-relu" else {})
     | ({"approximate": p["approximate"]} if p["name"] == "gelu" else {}),
+    mistakes=ACTIVATION_MISTAKES,
+    ecf=ACTIVATION_ECF,
 )

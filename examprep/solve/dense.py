@@ -2,11 +2,13 @@
 mlp-regression."""
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
 from examprep import engine
+from examprep.engine import ops
 from examprep.engine._core import Trace
 from examprep.solve.contract import Ecf, Mistake, Param, Ref, Step, Topic
 
@@ -109,6 +111,88 @@ def mlp_steps(p: dict[str, Any], t: Trace) -> MLPSteps:
     )
 
 
+def _per_activation(id: str, why: str, **how: Any) -> tuple[Mistake, ...]:
+    """One mistake per hidden activation, its explanation naming it (``why`` with ``{act}``)."""
+    return tuple(Mistake(id, why=why.format(act=act), when=lambda p, act=act: p["activation"] == act, **how)
+                 for act in ("relu", "sigmoid", "tanh", "leaky-relu", "gelu"))
+
+
+def _first_layer_skipping_activation(p: dict[str, Any], t: Trace) -> Trace:
+    """The first layer's backward from ∂L/∂h taken as ∂L/∂a (φ' forgotten)."""
+    return engine.dense(p["x"], p["w1"], p["b1"], t.grad_hidden)
+
+
+def _hidden_no_transpose(p: dict[str, Any], t: Trace) -> Any:
+    w2 = np.asarray(p["w2"], dtype=float)
+    return ops.matmul(w2, t.grad_logits) if w2.shape[0] == w2.shape[1] else w2.sum(axis=0)
+
+
+MLP_BACKPROP_MISTAKES = {
+    "hidden": _per_activation("no-activation", "The hidden layer applies {act} to the pre-activations.",
+                              compute=lambda p, t: t.hidden_pre),
+    "logits": (Mistake("pre-activation", compute=lambda p, t: engine.dense(t.hidden_pre, p["w2"], p["b2"]).output,
+                       why="The second layer multiplies the activated h, not the pre-activations a."),),
+    "probs": (Mistake("exp-only", compute=lambda p, t: engine.softmax(t.logits, normalize=False).probs,
+                      why="Divide each e^{z_i} by the sum Σ_j e^{z_j}."),
+              Mistake("sigmoid-each", compute=lambda p, t: engine.activation("sigmoid", t.logits).output,
+                      why="Softmax couples the classes: p_i = e^{z_i} / Σ_j e^{z_j}, not σ(z_i) per class.")),
+    "loss": (Mistake("log10", compute=lambda p, t: t.loss / np.log(10), why="Cross-entropy uses the natural logarithm."),
+             Mistake("no-minus", compute=lambda p, t: -t.loss, why="L = −log p_y: the minus sign makes the loss positive.")),
+    "grad_logits": (Mistake("y-minus-p", compute=lambda p, t: -t.grad_logits, why="Sign flipped: ∂L/∂z = p − y, not y − p."),
+                    Mistake("p-only", compute=lambda p, t: t.probs, why="You forgot to subtract the one-hot target y.")),
+    "grad_w2": (Mistake("outer-transposed", compute=lambda p, t: t.grad_w2.T, why="∂L/∂W₂ has W₂'s shape C×H: (∂L/∂z) hᵀ."),
+                Mistake("pre-activation",
+                        compute=lambda p, t: engine.dense(t.hidden_pre, p["w2"], p["b2"], t.grad_logits).grad_weight,
+                        why="W₂ multiplies h = φ(a), so ∂L/∂W₂ = (∂L/∂z) hᵀ with h, not a.")),
+    "grad_b2": (Mistake("ones", compute=lambda p, t: np.ones(len(t.logits)),
+                        why="∂L/∂b₂ = ∂L/∂z · 1: the upstream gradient, not 1."),
+                Mistake("y-minus-p", compute=lambda p, t: -t.grad_logits, why="Sign flipped: ∂L/∂b₂ = ∂L/∂z = p − y.")),
+    "grad_hidden": (Mistake("no-transpose", compute=_hidden_no_transpose,
+                            why="Backwards through W₂ multiply by W₂ᵀ: ∂L/∂h_j = Σ_i W₂[i, j] ∂L/∂z_i."),),
+    "grad_hidden_pre": (*_per_activation("skip-activation", "Backwards through {act} multiply by its slope φ'(a) element-wise.",
+                                         compute=lambda p, t: t.grad_hidden),
+                        Mistake("value-not-derivative",
+                                compute=lambda p, t: ops.multiply(
+                                    t.grad_hidden, engine.activation(p["activation"], t.hidden_pre).output),
+                                why="Multiply by the activation's derivative φ'(a), not its value φ(a).")),
+    "grad_w1": (Mistake("outer-transposed", compute=lambda p, t: t.grad_w1.T, why="∂L/∂W₁ has W₁'s shape H×in: (∂L/∂a) xᵀ."),
+                Mistake("skip-activation", compute=lambda p, t: _first_layer_skipping_activation(p, t).grad_weight,
+                        why="∂L/∂a = ∂L/∂h ⊙ φ'(a) before the outer product with x.")),
+    "grad_b1": (Mistake("skip-activation", compute=lambda p, t: t.grad_hidden, why="∂L/∂b₁ = ∂L/∂a = ∂L/∂h ⊙ φ'(a)."),),
+    "grad_x": (Mistake("skip-activation", compute=lambda p, t: _first_layer_skipping_activation(p, t).grad_input,
+                       why="Use ∂L/∂a = ∂L/∂h ⊙ φ'(a), then W₁ᵀ."),
+               Mistake("no-transpose", compute=lambda p, t: ops.matmul(p["w1"], t.grad_hidden_pre),
+                       when=lambda p: len(p["w1"]) == len(p["x"]), why="Backwards through W₁ multiply by W₁ᵀ, not W₁.")),
+}
+
+
+def _layer(p: dict[str, Any], n: int, back: str | None = None) -> dict[str, Any]:
+    """A solve:dense call of layer ``n`` (1 or 2) on the student's own input (layer 2: their h) and,
+    backwards, their gradient ``back``."""
+    first = {"x": p["x"], "weight": p["w1"], "bias": p["b1"]}
+    args = first if n == 1 else {"x": Ref("hidden"), "weight": p["w2"], "bias": p["b2"]}
+    return args | ({"grad_output": Ref(back)} if back else {})
+
+
+MLP_BACKPROP_ECF = {
+    "hidden_pre": (Ecf("solve:dense", lambda p, t: _layer(p, 1), "output"),),
+    "hidden": (Ecf("solve:activation", lambda p, t: {"name": p["activation"], "x": Ref("hidden_pre")}, "output"),),
+    "logits": (Ecf("solve:dense", lambda p, t: _layer(p, 2), "output"),),
+    "probs": (Ecf("solve:softmax", lambda p, t: {"logits": Ref("logits")}, "probs"),),
+    "loss": (Ecf("nll", lambda p, t: {"probs": Ref("probs"), "target": p["target"]}),),
+    "grad_logits": (Ecf("minus-target", lambda p, t: {"probs": Ref("probs"),
+                                                      "target_dist": np.eye(len(t.logits))[p["target"]]}),),
+    "grad_w2": (Ecf("solve:dense", lambda p, t: _layer(p, 2, "grad_logits"), "grad_weight"),),
+    "grad_b2": (Ecf("solve:dense", lambda p, t: _layer(p, 2, "grad_logits"), "grad_bias"),),
+    "grad_hidden": (Ecf("solve:dense", lambda p, t: _layer(p, 2, "grad_logits"), "grad_input"),),
+    "grad_hidden_pre": (Ecf("activation-backward", lambda p, t: {"grad_output": Ref("grad_hidden"), "x": Ref("hidden_pre"),
+                                                                 "name": p["activation"]}),),
+    "grad_w1": (Ecf("solve:dense", lambda p, t: _layer(p, 1, "grad_hidden_pre"), "grad_weight"),),
+    "grad_b1": (Ecf("solve:dense", lambda p, t: _layer(p, 1, "grad_hidden_pre"), "grad_bias"),),
+    "grad_x": (Ecf("solve:dense", lambda p, t: _layer(p, 1, "grad_hidden_pre"), "grad_input"),),
+}
+
+
 MLP_BACKPROP = Topic(
     "mlp-backprop", "Two-layer MLP with softmax + cross-entropy: forward and backward",
     (Param("x", "vector (in)"), Param("target", "class index"), Param("w1", "matrix (H×in)"),
@@ -119,6 +203,8 @@ MLP_BACKPROP = Topic(
     lambda p: engine.mlp_backprop(p["x"], p["target"], p["w1"], p["b1"], p["w2"], p["b2"], activation=p["activation"]),
     mlp_steps,
     lambda p: {"loss": "softmax + cross-entropy on one example", "activation": p["activation"]},
+    mistakes=MLP_BACKPROP_MISTAKES,
+    ecf=MLP_BACKPROP_ECF,
 )
 
 
@@ -173,6 +259,74 @@ def residual_steps(p: dict[str, Any], t: Trace) -> ResidualSteps:
              {k: t[k] for k in ("grad_w1", "grad_b1", "grad_w2", "grad_b2") if k in t}))
 
 
+def _relu(p: dict[str, Any]) -> bool:
+    return p["activation"] == "relu"
+
+
+def _one_feature(p: dict[str, Any]) -> bool:
+    return np.ndim(p["x"]) == 0
+
+
+def _without_activation(p: dict[str, Any]) -> Trace:
+    """The block with φ(a) = a (a leaky ReLU of slope 1): a student who forgets the activation."""
+    return RESIDUAL.compute({**p, "activation": "leaky-relu", "negative_slope": 1.0})
+
+
+RESIDUAL_MISTAKES = {
+    "branch": (Mistake("no-activation", activation="leaky-relu", negative_slope=1.0, when=_relu,
+                       why="F applies the ReLU: negative pre-activations become 0."),),
+    "output": (Mistake("branch-only", compute=lambda p, t: t.branch,
+                       why="The skip adds the input back: y = x + F(x), not F(x)."),),
+    "jacobian": (Mistake("no-skip", compute=lambda p, t: t.branch_jacobian, when=_one_feature,
+                         why="d/dx of x is 1: dy/dx = 1 + F'(x), the skip's \"+1\"."),
+                 Mistake("no-skip", compute=lambda p, t: t.branch_jacobian, when=lambda p: not _one_feature(p),
+                         why="∂y/∂x = I + ∂F/∂x: the skip adds the identity."),
+                 Mistake("transposed", compute=lambda p, t: t.jacobian.T, when=lambda p: not _one_feature(p),
+                         why="Row i of the Jacobian holds ∂y_i/∂x_j: I + W₂ diag(ReLU'(a)) W₁.")),
+    "grad_branch": (Mistake("skip-activation", compute=lambda p, t: _without_activation(p).grad_input, when=_relu,
+                            why="The ReLU's slope is 0 where its input is negative: those units pass no gradient."),
+                    Mistake("with-skip", compute=lambda p, t: t.grad_input,
+                            why="That already includes the skip's δ; the branch alone gives W₁ᵀ(ReLU'(a) ⊙ W₂ᵀδ).")),
+    "grad_input": (Mistake("no-skip", compute=lambda p, t: ops.multiply(p["grad_output"], t.branch_jacobian)
+                           if _one_feature(p) else t.grad_branch,        # δ·F'(x): −0.0 for a dead ReLU, as generated
+                           why="The skip path passes δ straight to x: ∂L/∂x = δ + (∂F/∂x)ᵀδ — you kept only the branch."),
+                   Mistake("no-branch", compute=lambda p, t: p["grad_output"],
+                           why="The branch contributes too: add (∂F/∂x)ᵀδ to the δ from the skip."),
+                   Mistake("no-delta", compute=lambda p, t: t.jacobian, when=_one_feature,
+                           why="That is dy/dx; by the chain rule ∂L/∂x = δ · dy/dx."),
+                   Mistake("no-transpose", when=lambda p: p["w2"] is not None,
+                           compute=lambda p, t: ops.add(p["grad_output"], ops.matmul(p["w1"], ops.multiply(
+                               t.activation_derivative, ops.matmul(p["w2"], p["grad_output"])))),
+                           why="Backwards through a weight matrix multiply by its transpose: W₁ᵀ(…(W₂ᵀδ)).")),
+}
+
+
+@dataclass(frozen=True)
+class _EcfWhen(Ecf):
+    """An ECF rule for the problems ``when(p)`` holds for only (δ · dy/dx is ∂L/∂x for one feature)."""
+
+    when: Callable[[dict[str, Any]], bool] = lambda p: True
+
+    def recipe(self, p: dict[str, Any], t: Trace, parts: Any, fmt: Any = None) -> Any:
+        return super().recipe(p, t, parts, fmt) if self.when(p) else None
+
+
+def _block(p: dict[str, Any], *extra: str) -> dict[str, Any]:
+    """The residual block's own parameters for a solve:residual rule (those at their defaults left out)."""
+    keys = ("x", "w1", "b1", *(("w2",) if p["w2"] is not None else ()), *(("b2",) if p["b2"] is not None else ()),
+            "activation", *(("negative_slope",) if p["activation"] == "leaky-relu" else ()), *extra)
+    return {k: p[k] for k in keys}
+
+
+RESIDUAL_ECF = {
+    "output": (Ecf("add", lambda p, t: {"a": p["x"], "b": Ref("branch")}),),
+    "jacobian": (Ecf("solve:residual", lambda p, t: _block(p), "jacobian"),),
+    "grad_branch": (Ecf("solve:residual", lambda p, t: _block(p, "grad_output"), "grad_branch"),),
+    "grad_input": (Ecf("add", lambda p, t: {"a": p["grad_output"], "b": Ref("grad_branch")}),
+                   _EcfWhen("multiply", lambda p, t: {"a": p["grad_output"], "b": Ref("jacobian")}, when=_one_feature)),
+}
+
+
 RESIDUAL = Topic(
     "residual", "Residual block y = x + F(x): forward and the gradient through both paths",
     (Param("x", "vector (d) or a number"), Param("w1", "matrix (H×d), a number when d = H = 1"),
@@ -191,6 +345,8 @@ RESIDUAL = Topic(
                "skip": "identity: y = x + F(x) (He et al. 2016)", "layout": "weights out×in as torch.nn.Linear"},
     answer_names=lambda p, t: [n for n in ("branch", "output", "jacobian", "grad_branch", "grad_input", "grad_w1",
                                            "grad_b1", "grad_w2", "grad_b2") if n in t],
+    mistakes=RESIDUAL_MISTAKES,
+    ecf=RESIDUAL_ECF,
 )
 
 
@@ -219,6 +375,23 @@ def stack_steps(p: dict[str, Any], t: Trace) -> StackSteps:
     )
 
 
+RESIDUAL_STACK_MISTAKES = {
+    "local_derivatives": (*(Mistake("weights-only", compute=lambda p, t: p["weights"],
+                                    when=lambda p, act=act: p["activation"] == act and p["skip"] is False,
+                                    why=f"Each factor is w_l·φ'(a_l): include the {act} slope at the layer's input.")
+                            for act in ("tanh", "sigmoid", "relu", "leaky-relu", "gelu")),
+                          Mistake("no-skip", compute=lambda p, t: t.local_derivatives - 1.0, when=lambda p: p["skip"] is True,
+                                  why="y_l = y_{l−1} + F(y_{l−1}): the skip adds 1 to every local derivative.")),
+    "gradient": (Mistake("added", compute=lambda p, t: ops.total(t.local_derivatives),
+                         why="The chain rule multiplies the local derivatives; it does not add them."),
+                 Mistake("one-plus-product", compute=lambda p, t: 1 + ops.product(t.local_derivatives - 1.0),
+                         when=lambda p: p["skip"] is True,
+                         why="Each layer has its own 1 + F'_l: the product is ∏(1 + F'_l), not 1 + ∏ F'_l.")),
+}
+
+RESIDUAL_STACK_ECF = {"gradient": (Ecf("product", lambda p, t: {"values": Ref("local_derivatives")}),)}
+
+
 RESIDUAL_STACK = Topic(
     "residual-stack", "Gradient through a stack of one-unit layers, with or without skip connections",
     (Param("x", "number (the input y_0)"), Param("weights", "vector (L): w_l of each layer"),
@@ -230,6 +403,8 @@ RESIDUAL_STACK = Topic(
     stack_steps,
     lambda p: {"layers": ("residual: y_l = y_{l−1} + φ(w_l y_{l−1} + b_l)" if p["skip"] is True
                           else "plain: y_l = φ(w_l y_{l−1} + b_l)"), "activation": str(p["activation"])},
+    mistakes=RESIDUAL_STACK_MISTAKES,
+    ecf=RESIDUAL_STACK_ECF,
 )
 
 

@@ -36,6 +36,58 @@ def linear_regression_steps(p: dict[str, Any], t: Trace) -> LinearRegressionStep
     )
 
 
+def _n_points(p: dict[str, Any]) -> int:
+    return len(p["y"])
+
+
+def _other_loss(why_mse: str, why_half: str | None = None) -> tuple[Mistake, ...]:
+    """The other squared-loss convention (MSE for ½·MSE and back). With two explanations, one entry
+    per problem loss (each skipped where its loss is the problem's own), so the explanation can name
+    both: ``why_mse`` in an MSE problem, ``why_half`` in a ½·MSE one."""
+    if why_half is None:
+        return (Mistake("other-convention", loss=lambda p: "mse" if p["loss"] == "half-mse" else "half-mse", why=why_mse),)
+    return (Mistake("other-convention", loss="half-mse", why=why_mse),
+            Mistake("other-convention", loss="mse", why=why_half))
+
+
+LINEAR_REGRESSION_MISTAKES = {
+    "predictions": (Mistake("no-bias", b=0.0, why="ŷ = X w + b: add the bias to every prediction."),),
+    "loss": (Mistake("sum-not-mean", compute=lambda p, t: t.loss * _n_points(p),
+                     why="The loss is a mean: divide the sum of squares by N."),
+             *_other_loss("That is the ½·MSE; this problem's loss is the MSE.",
+                          "That is the MSE; this problem's loss is the ½·MSE."),
+             Mistake("rmse", compute=lambda p, t: np.sqrt(t.loss),
+                     why="No square root: the MSE is the mean of the squared errors.")),
+    "grad_w": (*_other_loss("With L = (1/N) Σ e² the derivative of e² brings a factor 2: ∂L/∂w = (2/N) Xᵀe; "
+                            "with ½·MSE the ½ cancels it: (1/N) Xᵀe."),
+               Mistake("sign-flip", compute=lambda p, t: -np.asarray(t.grad_w),
+                       why="e = ŷ − y: the gradient is (·/N) Xᵀ(ŷ − y), not Xᵀ(y − ŷ)."),
+               Mistake("no-1-over-n", compute=lambda p, t: np.asarray(t.grad_w) * _n_points(p),
+                       why="The loss is a mean: keep the 1/N in the gradient.")),
+    "grad_b": (*_other_loss("The factor is 2/N for MSE and 1/N for ½·MSE."),
+               Mistake("sign-flip", compute=lambda p, t: -t.grad_b, why="∂L/∂b is the (scaled) mean of ŷ − y, not of y − ŷ."),
+               Mistake("no-1-over-n", compute=lambda p, t: t.grad_b * _n_points(p), why="The loss is a mean: keep the 1/N.")),
+    "w_new": (Mistake("ascent", lr=lambda p: -p["lr"], why="Gradient descent subtracts: w ← w − η ∂L/∂w."),
+              *_other_loss("That step uses the gradient of the ½·MSE.", "That step uses the gradient of the MSE.")),
+    "b_new": (Mistake("ascent", lr=lambda p: -p["lr"], why="Gradient descent subtracts: b ← b − η ∂L/∂b."),
+              *_other_loss("That step uses the gradient of the ½·MSE.", "That step uses the gradient of the MSE.")),
+}
+
+
+def _mse_args(p: dict[str, Any], with_x: bool = False) -> dict[str, Any]:
+    return ({"X": p["X"]} if with_x else {}) | {"predictions": Ref("predictions"), "target": p["y"], "loss": p["loss"]}
+
+
+LINEAR_REGRESSION_ECF = {
+    "predictions": (Ecf("solve:linear-regression", lambda p, t: dict(p), "predictions"),),
+    "loss": (Ecf("mse-loss", lambda p, t: _mse_args(p)),),
+    "grad_w": (Ecf("mse-grad-w", lambda p, t: _mse_args(p, with_x=True)),),
+    "grad_b": (Ecf("mse-grad-b", lambda p, t: _mse_args(p)),),
+    "w_new": (Ecf("sgd-step", lambda p, t: {"param": p["w"], "grad": Ref("grad_w"), "lr": p["lr"]}),),
+    "b_new": (Ecf("sgd-step", lambda p, t: {"param": p["b"], "grad": Ref("grad_b"), "lr": p["lr"]}),),
+}
+
+
 LINEAR_REGRESSION = Topic(
     "linear-regression", "Linear regression: loss, gradient and one gradient-descent step",
     (Param("X", "matrix (N×d), or vector (N) for one feature"), Param("y", "vector (N)"),
@@ -44,7 +96,9 @@ LINEAR_REGRESSION = Topic(
     ("predictions", "loss", "grad_w", "grad_b", "w_new", "b_new"),
     lambda p: engine.linear_regression(p["X"], p["y"], p["w"], p["b"], lr=p["lr"], loss=p["loss"]),
     linear_regression_steps,
-    lambda p: {"loss": "mse = mean of squared errors (torch.nn.MSELoss)" if p["loss"] == "mse"
+    mistakes=LINEAR_REGRESSION_MISTAKES,
+    ecf=LINEAR_REGRESSION_ECF,
+    conventions=lambda p: {"loss": "mse = mean of squared errors (torch.nn.MSELoss)" if p["loss"] == "mse"
                else "half-mse = ½ · mean of squared errors"},
 )
 

@@ -25,6 +25,16 @@ def softmax_steps(p: dict[str, Any], t: Trace) -> SoftmaxSteps:
     )
 
 
+# No generator asks this topic (mlp-backprop's and cross-entropy's probabilities have tables of their
+# own): its mistakes are the two a hand computation of p makes most, as those tables word them.
+SOFTMAX_MISTAKES = {
+    "probs": (Mistake("exp-only", compute=lambda p, t: engine.softmax(p["logits"], normalize=False).probs,
+                      why="You exponentiated but did not divide by the sum of the exponentials."),
+              Mistake("sigmoid-each", compute=lambda p, t: engine.activation("sigmoid", p["logits"]).output,
+                      why="Softmax couples the classes: p_i = e^{z_i} / Σ_j e^{z_j}, not σ(z_i) per class.")),
+}
+
+
 SOFTMAX = Topic(
     "softmax", "Softmax over the last axis",
     (Param("logits", "vector (C) or matrix (N×C)"),),
@@ -32,6 +42,7 @@ SOFTMAX = Topic(
     lambda p: engine.softmax(p["logits"]),
     softmax_steps,
     lambda p: {"axis": "softmax over the last axis (classes)"},
+    mistakes=SOFTMAX_MISTAKES,
 )
 
 

@@ -116,7 +116,9 @@ def test_list_json_keeps_answer_names_and_adds_each_answers_mistakes_and_ecf_rul
     assert [m["id"] for m in gru["mistakes"]["r"]] == ["tanh-gate"]
     assert gru["ecf"] == {"r": [], "z": [], "n": [{"op": "gru-candidate", "output": None}],
                           "h_new": [{"op": "gru-blend", "output": None}]}
-    assert listing["softmax"]["mistakes"] == {"probs": []} and listing["softmax"]["ecf"] == {"probs": []}
+    assert [m["id"] for m in listing["softmax"]["mistakes"]["probs"]] == ["exp-only", "sigmoid-each"]
+    assert listing["softmax"]["ecf"] == {"probs": []}                # an answer without a rule: an empty list
+    assert listing["residual-stack"]["mistakes"]["outputs"] == []    # and without mistakes
     rnn = listing["rnn-cell"]              # a worked step's value with mistakes of its own is listed after the answers
     assert rnn["answer"] == ["h_new"] and list(rnn["mistakes"]) == ["h_new", "pre_activation"]
     assert rnn["ecf"]["h_new"] == [{"op": "solve:activation", "output": "output"}]

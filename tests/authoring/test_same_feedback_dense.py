@@ -1,0 +1,171 @@
+"""An authored question gets the feedback of a built-in problem (issue 37 item 1), for the dense,
+regression, residual and activation topics: a question file naming the built-in problem's own
+parameters (fixed values, `solve = "<topic>"`) gives each part the same known mistakes (ids and explanations) and
+the same ECF rule as the generator's part for that answer, the generator's statement-only slips (its
+``SLIPS`` allow-list) aside. One test per (generator, solve topic) pair."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from examprep import generators, solve
+from examprep.authoring import build_question, parse_question
+
+
+def question_text(topic: str, params: dict, answers: list[str]) -> str:
+    """A question file fixing ``params`` (JSON values are TOML values here: numbers, strings, lists)
+    and asking ``answers`` of ``topic``, each in a part ``a_<answer>`` (a part id may not be a
+    parameter's name: linear-regression's ``loss`` is both)."""
+    lines = ["[question]", 'id = "pair"', 'title = "Pair"', f'solve = "{topic}"', 'text = "Solve it."', "",
+             "[question.params]"]
+    lines += [f"{k} = {json.dumps(v)}" for k, v in params.items()]
+    for a in answers:
+        lines += ["", "[[question.part]]", f'id = "a_{a}"', f'answer = "{a}"', f'prompt = "{a}"']
+    return "\n".join(lines) + "\n"
+
+
+def feedback(part, prefix: str = "", rename: dict | None = None) -> tuple[list[tuple[str, str]], dict | None]:
+    """The part's mistakes (id, explanation) and its ECF rule, with its references to parts ``<prefix><answer>``
+    written as references to ``<answer>`` (the built-in problem's part ids), and those ``rename`` names
+    as the names it gives."""
+    rule = part.ecf_rule.to_dict() if part.ecf_rule else None
+    if rule is not None and prefix:
+        rule = json.loads(json.dumps(rule).replace(f'{{"$ref": "{prefix}', '{"$ref": "'))
+    for old, new in (rename or {}).items():
+        rule = json.loads(json.dumps(rule).replace(f'{{"$ref": "{old}"}}', f'{{"$ref": "{new}"}}'))
+    return [(m.id, m.explanation) for m in part.misconceptions], rule
+
+
+def assert_same_feedback(name: str, topic: str, slips: dict, levels=(1, 2, 3), seeds=range(3), free=(False,)) -> int:
+    """Every part of generator ``name`` that asks an answer of ``topic`` gets, in an authored question
+    with the problem's own parameters, the generator's mistakes (less its slips) and ECF rule.
+    Returns how many parts were compared."""
+    answers = solve.get_topic(topic).answers
+    compared = mistakes = 0
+    for level, seed, cf in ((lv, sd, cf) for lv in levels for sd in seeds for cf in free):
+        built = generators.build(name, seed, level, cf)
+        asked = [p.id for p in built.parts if p.id in answers]
+        assert asked, f"{name} L{level} s{seed}: no part asks an answer of {topic}"
+        authored = build_question(parse_question(question_text(topic, built.params, asked), "pair.toml"), 0)
+        for pid in asked:
+            ids, rule = feedback(built.part(pid))
+            ids = [(i, why) for i, why in ids if (pid, i) not in slips]
+            assert feedback(authored.part("a_" + pid), "a_") == (ids, rule), f"{name} L{level} cf={cf} s{seed} part {pid}"
+            compared, mistakes = compared + 1, mistakes + len(ids)
+    assert mistakes >= compared          # not vacuous: the parts have mistakes to compare
+    return compared
+
+
+def test_linear_regression_pair_gets_the_built_in_feedback():
+    from examprep.generators.linear_regression import SLIPS
+
+    assert not {pid for pid, _ in SLIPS} & set(solve.get_topic("linear-regression").answers)
+    assert assert_same_feedback("linear-regression", "linear-regression", SLIPS, free=(False, True)) == 2 * 3 * 3 * 6
+
+
+def test_a_question_with_other_parameters_does_not_pass_for_the_built_in_one():
+    # the comparison is not vacuous: another bias changes the no-bias mistake away
+    built = generators.build("linear-regression", 0, 1)
+    params = dict(built.params, b=0.0)
+    authored = build_question(parse_question(question_text("linear-regression", params, ["predictions"]), "p.toml"), 0)
+    assert feedback(authored.part("a_predictions"), "a_") != feedback(built.part("predictions"))
+
+
+def test_mlp_backprop_pair_gets_the_built_in_feedback():
+    assert assert_same_feedback("mlp-backprop", "mlp-backprop", {}) == 3 * 3 * 13
+
+
+def test_mlp_backprop_explains_with_the_problems_own_activation():
+    # the no-activation and skip-activation explanations name the activation, one table entry each
+    built = generators.build("mlp-backprop", 0, 3)
+    act = built.params["activation"]
+    authored = build_question(parse_question(question_text("mlp-backprop", built.params, ["hidden", "grad_hidden_pre"]),
+                                             "m.toml"), 0)
+    [why] = [m.explanation for m in authored.part("a_hidden").misconceptions if m.id == "no-activation"]
+    assert why == f"The hidden layer applies {act} to the pre-activations."
+    skip = [m.explanation for m in authored.part("a_grad_hidden_pre").misconceptions if m.id == "skip-activation"]
+    assert skip == [f"Backwards through {act} multiply by its slope φ'(a) element-wise."]
+
+
+# the activation generator's parts: (activation name, answer of the activation topic)
+ACTIVATION_PARTS = {"sigmoid": ("sigmoid", "output"), "sigmoid_derivative": ("sigmoid", "derivative"),
+                    "tanh": ("tanh", "output"), "tanh_derivative": ("tanh", "derivative"),
+                    "relu": ("relu", "output"), "relu_derivative": ("relu", "derivative"),
+                    "leaky_relu": ("leaky-relu", "output"), "leaky_relu_derivative": ("leaky-relu", "derivative")}
+
+
+def test_activation_pair_gets_the_built_in_feedback():
+    from examprep.generators.activation import SLIPS
+
+    compared = mistakes = 0
+    for level in (1, 2, 3):
+        for free in (False, True):
+            for seed in range(3):
+                built = generators.build("activation", seed, level, free)
+                assert {p.id for p in built.parts} <= set(ACTIVATION_PARTS) | {pid for pid, _ in SLIPS}
+                by_name: dict[str, dict[str, str]] = {}
+                for p in built.parts:
+                    if p.id in ACTIVATION_PARTS:
+                        name, answer = ACTIVATION_PARTS[p.id]
+                        by_name.setdefault(name, {})[answer] = p.id
+                for name, asked in by_name.items():
+                    params = {"name": name, "x": built.params["x"]}
+                    if name == "leaky-relu":
+                        params["negative_slope"] = built.params["negative_slope"]
+                    authored = build_question(parse_question(question_text("activation", params, list(asked)), "a.toml"), 0)
+                    for answer, pid in asked.items():
+                        want = feedback(built.part(pid), rename={v: k for k, v in asked.items()})
+                        assert feedback(authored.part("a_" + answer), "a_") == want, f"L{level} free={free} s{seed} {pid}"
+                        compared, mistakes = compared + 1, mistakes + len(want[0])
+    assert compared == 2 * 3 * (4 + 4 + 2) and mistakes >= compared        # not vacuous: mistakes to compare
+
+
+def test_residual_pair_gets_the_built_in_feedback():
+    from examprep.generators.residual import SLIPS
+
+    # levels 1 and 2 ask the residual topic: branch, output, jacobian, grad_input (and grad_branch at level 2)
+    assert assert_same_feedback("residual", "residual", SLIPS, levels=(1, 2), free=(False, True)) == 2 * 3 * (4 + 5)
+
+
+# residual level 3's parts: (skip, answer of the residual-stack topic)
+STACK_PARTS = {"local_plain": (False, "local_derivatives"), "gradient_plain": (False, "gradient"),
+               "local_residual": (True, "local_derivatives"), "gradient_residual": (True, "gradient")}
+
+
+def test_residual_stack_pair_gets_the_built_in_feedback():
+    from examprep.generators.residual import SLIPS
+
+    compared = mistakes = 0
+    for free in (False, True):
+        for seed in range(3):
+            built = generators.build("residual", seed, 3, free)
+            assert {p.id for p in built.parts} == set(STACK_PARTS) | {pid for pid, _ in SLIPS}
+            for skip in (False, True):
+                asked = {answer: pid for pid, (sk, answer) in STACK_PARTS.items() if sk is skip}
+                params = {k: built.params[k] for k in ("x", "weights", "activation")} | {"skip": skip}
+                authored = build_question(parse_question(question_text("residual-stack", params, list(asked)), "s.toml"), 0)
+                for answer, pid in asked.items():
+                    want = feedback(built.part(pid), rename={v: k for k, v in asked.items()})
+                    assert feedback(authored.part("a_" + answer), "a_") == want, f"free={free} s{seed} {pid}"
+                    compared, mistakes = compared + 1, mistakes + len(want[0])
+    assert compared == 2 * 3 * 4 and mistakes >= compared
+
+
+def test_softmax_without_a_generator_declares_two_mistakes_an_authored_question_gets():
+    # no generator asks the softmax topic: its table has mistakes of its own (issue 37: at least two)
+    logits = [2.0, 0.0, -1.0]
+    authored = build_question(parse_question(question_text("softmax", {"logits": logits}, ["probs"]), "s.toml"), 0)
+    got = {m.id: m.value for m in authored.part("a_probs").misconceptions}
+    e = [math.exp(z) for z in logits]
+    assert set(got) == {"exp-only", "sigmoid-each"}
+    assert got["exp-only"] == pytest.approx(e, rel=1e-12)
+    assert got["sigmoid-each"] == pytest.approx([1 / (1 + math.exp(-z)) for z in logits], rel=1e-12)
+    assert authored.part("a_probs").expected == pytest.approx([v / sum(e) for v in e], rel=1e-12)
+
+
+def test_softmax_mistakes_are_not_offered_where_they_give_the_answer():
+    # a single class: σ(z) is not 1 but e^z / e^z is, and exp-only gives e^z ≠ 1 unless z = 0
+    authored = build_question(parse_question(question_text("softmax", {"logits": [0.0]}, ["probs"]), "s.toml"), 0)
+    assert [m.id for m in authored.part("a_probs").misconceptions] == ["sigmoid-each"]
