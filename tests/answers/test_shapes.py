@@ -39,7 +39,7 @@ def test_an_author_sees_which_answers_are_shapes():
     listed = CliRunner().invoke(app, ["solve", "--list", "network-shapes"], env={"COLUMNS": "100"}).output
     assert "output_shapes  a list of shapes (3×28×28; 864)" in listed
     listed = CliRunner().invoke(app, ["solve", "--list", "multi-head-shapes"], env={"COLUMNS": "100"}).output
-    assert "query_shape  a shape (10×26×26)" in listed and "\n  d_k\n" in listed
+    assert "query_shape  a shape (10×26×26)" in listed and "\n  d_k  ECF" in listed   # d_k: a plain number, not a shape
 
 
 @pytest.mark.parametrize("name, level, ids", [
