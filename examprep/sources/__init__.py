@@ -146,9 +146,9 @@ def build(item: Item, seed: int, calculator_free: bool = False) -> Problem:
         problem = concept_problem(bank.questions[item.concept], seed, bank.version)
     else:
         options = {"checkpoint": item.checkpoint} if item.checkpoint else None
-        problem = generators.mark_shapes(generators.build(item.topic, seed, item.difficulty,
-                                                          calculator_free or item.calculator_free, options,
-                                                          pins=item.pins))
+        problem = generators.build(item.topic, seed, item.difficulty, calculator_free or item.calculator_free, options,
+                                   pins=item.pins)
+    problem = generators.mark_shapes(problem)          # tensor-shape parts read and print as shapes, whatever the source
     if item.points is not None and item.points * 2 < len(problem.parts) - 1e-9:
         # a recipe checks this when it is read; a model problem's parts are known only now
         raise ParamError(f"points: {item.points:g} cannot give each of the {len(problem.parts)} parts of {item.topic} "
@@ -190,8 +190,6 @@ def build_many(topics: list[str], *, seed: int, count: int = 1, difficulty: int 
     """`examprep generate`'s problems: ``count`` of each topic (a generator or a question file), with
     seeds seed, seed+1, …, in the order given, each built once. Every option is checked and every
     question file read (and refused, naming its line) before any problem is built."""
-    from examprep import generators
-
     if not topics:
         raise ParamError("TOPIC: give at least one topic (see `examprep topics`)")
     if not 1 <= count <= 10_000:
@@ -216,4 +214,4 @@ def build_many(topics: list[str], *, seed: int, count: int = 1, difficulty: int 
     out: list[Problem] = []
     for item in items:
         out += [build(item, seed + i) for i in range(count)]
-    return [generators.mark_shapes(p) for p in out]          # tensor-shape parts read and print as shapes
+    return out
