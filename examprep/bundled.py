@@ -3,7 +3,6 @@ table): the one list of them, which `sheet --recipe`, `sheet --list` and the hel
 Standard library only: `examprep --help` lists the recipes from here."""
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 # examprep/bank beside this file (importlib.resources would add 7 ms to every start-up, `examprep
@@ -11,17 +10,16 @@ from pathlib import Path
 BANK = Path(__file__).with_name("bank")
 
 
-def recipe_texts() -> dict[str, str]:
-    """Bundled recipe names → TOML text, by name."""
-    out = {}
-    for entry in sorted(BANK.iterdir(), key=lambda e: e.name):
-        if entry.name.endswith(".toml"):
-            text = entry.read_text(encoding="utf-8")
-            if re.search(r"^\s*\[sheet\]", text, re.M):
-                out[entry.name[:-5]] = text
-    return out
+# the bank's one file that is not a recipe: the concept questions (examprep.sources.concepts)
+CONCEPT_BANK = BANK / "concepts.toml"
 
 
 def recipe_names() -> list[str]:
-    """The bundled recipes' names, sorted."""
-    return list(recipe_texts())
+    """The bundled recipes' names, sorted: the bank's TOML files but the concept bank. Read from the
+    folder's listing alone, as every start-up reads them for the help text."""
+    return sorted(e.name[:-5] for e in BANK.iterdir() if e.name.endswith(".toml") and e.name != CONCEPT_BANK.name)
+
+
+def recipe_texts() -> dict[str, str]:
+    """Bundled recipe names → TOML text, by name."""
+    return {name: (BANK / f"{name}.toml").read_text(encoding="utf-8") for name in recipe_names()}

@@ -12,12 +12,14 @@ from typer._click import Context, HelpFormatter
 from examprep.bundled import recipe_names
 from examprep.render.exports import DEFAULT_FORMATS, EXPORTS
 
+_RECIPES = ', '.join(recipe_names())        # the bank's listing, read once
+
 USAGE_EXIT = 2
 
 # `sheet`'s summary (its help's first paragraph and its line in `examprep --help`) and option helps
-SHEET_SUMMARY = (f"Print a practice sheet from a bundled recipe ({', '.join(recipe_names())}), a recipe file or "
+SHEET_SUMMARY = (f"Print a practice sheet from a bundled recipe ({_RECIPES}), a recipe file or "
                  f"topics: key, answer template and any of the formats {', '.join(EXPORTS)}.")
-RECIPE_HELP = f"Bundled recipe ({', '.join(recipe_names())}) or a recipe .toml file."
+RECIPE_HELP = f"Bundled recipe ({_RECIPES}) or a recipe .toml file."
 FORMAT_HELP = (f"Comma-separated, any of: {'; '.join(f'{e.name} ({e.title})' for e in EXPORTS.values())} "
                f"[default: {','.join(DEFAULT_FORMATS)}]. The key and answer template are always written.")
 
