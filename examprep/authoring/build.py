@@ -277,6 +277,23 @@ def choice_label(spec: Any, part_id: str, seed: int, text: str) -> str | None:
     return None
 
 
+_OPTIONS_JOIN = "; "          # "a) …; b) …" after a choice part's prompt: written by _choice_part, read by option_text
+
+
+def option_text(part: Part) -> str | None:
+    """The text of a question file's choice part's right option, read from the "a) …; b) …" list
+    _choice_part writes after its prompt (a part keeps only the labels); None for a part whose
+    options are not so listed (a generator's choices are their own text)."""
+    import re
+
+    labels = [str(c) for c in part.choices]
+    if not labels or not all(re.fullmatch(r"[a-z]", c) for c in labels) or str(part.expected) not in labels:
+        return None
+    pattern = r"\s" + re.escape(_OPTIONS_JOIN).join(rf"{c}\) (.+?)" for c in labels) + r"\Z"
+    m = re.search(pattern, part.prompt, re.S)
+    return m.group(labels.index(str(part.expected)) + 1) if m else None
+
+
 def _choice_part(spec: Any, ps: Any, prompt: str, seed: int) -> tuple[Part, SolutionStep]:
     """A choice part: its options in an order drawn from the question's seed (the project's Stream,
     so every variant rebuilds it bit for bit), labelled a, b, c, … after the prompt; the answer is
@@ -285,7 +302,7 @@ def _choice_part(spec: Any, ps: Any, prompt: str, seed: int) -> tuple[Part, Solu
     labels = tuple(Problem.label(i) for i in range(len(order)))
     label_of = {ps.choices[orig]: labels[pos] for pos, orig in enumerate(order)}
     # on the prompt's line: a line break is a space in Markdown and Typst, and the options must show in all
-    options = "; ".join(f"{labels[pos]}) {ps.choices[orig]}" for pos, orig in enumerate(order))
+    options = _OPTIONS_JOIN.join(f"{labels[pos]}) {ps.choices[orig]}" for pos, orig in enumerate(order))
     mistakes = tuple(Misconception(m.id, label_of[m.choice], m.why, m.credit) for m in ps.mistakes)
     part = Part(ps.id, f"{prompt} {options}", "choice", label_of[ps.correct], tolerance=EXACT, points=ps.points,
                 minutes=ps.minutes, choices=labels, misconceptions=mistakes, hint=ps.hint)

@@ -69,33 +69,21 @@ def _short_form(part: Part) -> str:
 
 
 
-def choice_text(part: Part) -> str | None:
-    """The text of a labelled choice part's right option: a question file's choice part lists its
-    options after the prompt as "a) …; b) …" (authoring.build), its answer the label. None where
-    the options are not so listed (a generator's choices are their own text)."""
-    import re
-
-    labels = [str(c) for c in part.choices]
-    if not labels or not all(re.fullmatch(r"[a-z]", c) for c in labels) or str(part.expected) not in labels:
-        return None
-    pattern = r"\s" + r"; ".join(rf"{c}\) (.+?)" for c in labels) + r"\Z"
-    m = re.search(pattern, part.prompt, re.S)
-    return m.group(labels.index(str(part.expected)) + 1) if m else None
-
-
 def _expected_renderable(part: Part) -> Any:
     """The key's answer as grade's --show-answers gives it: a shape as 16×24×24, a written part's
     model answer (it has no value to show)."""
     from rich.text import Text
 
+    from examprep.authoring.build import option_text
     from examprep.render.terminal import inline, value_renderable
 
     if part.kind == "written":
         return Text("marked by hand; model answer: " + inline(part.model_answer))
     if shape_answer(part) is not None:
         return Text(shape_answer(part))
-    if part.kind == "choice" and choice_text(part) is not None:
-        return Text(f"{part.expected}) {inline(choice_text(part))}")
+    text = option_text(part) if part.kind == "choice" else None
+    if text is not None:
+        return Text(f"{part.expected}) {inline(text)}")
     if isinstance(part.exact, str):
         return Text(part.exact)
     if isinstance(part.exact, list):
