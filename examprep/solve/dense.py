@@ -477,10 +477,42 @@ def _ascent(name: str) -> Mistake:
     return Mistake("ascent", compute=value, when=_lr, why="Gradient DEScent subtracts: θ ← θ − η ∂L/∂θ.")
 
 
+def _hidden_act(act: str) -> Callable[[dict[str, Any]], bool]:
+    return lambda p: p["activation"] == act
+
+
+def _x(p: dict[str, Any]) -> np.ndarray:
+    return np.asarray(p["x"], dtype=float)
+
+
+def _square(p: dict[str, Any], name: str) -> bool:
+    return np.shape(p[name])[0] == np.shape(p[name])[1]
+
+
+def _hidden_as_wide_as_x(p: dict[str, Any]) -> bool:
+    """x has as many entries as the hidden layer: a mistake putting x where h goes has ∂L/∂W₂'s shape."""
+    return np.shape(p["w1"])[0] == np.size(p["x"])
+
+
+def _stale_grad_hidden(p: dict[str, Any], t: Trace) -> np.ndarray:
+    """W₂ᵀδ with W₂ already updated by the step (lr): a student who updates before backpropagating."""
+    return ops.matmul(np.asarray(t.w2_new).T, t.grad_output_pre)
+
+
+_OTHER_HIDDEN = ("relu", "tanh", "leaky-relu", "gelu")
+
 MLP_REGRESSION_MISTAKES = {
+    "hidden": (Mistake("no-activation", activation="identity", when=_hidden_act("sigmoid"),
+                       why="Apply σ to the pre-activations: h = σ(a)."),
+               *(Mistake("no-activation", activation="identity", when=_hidden_act(act),
+                         why=f"The hidden layer applies {act} to the pre-activations.") for act in _OTHER_HIDDEN)),
+    "output": (Mistake("no-output-activation", output_activation="identity",
+                       why="The output unit is a sigmoid too: o = σ(z)."),),
     "loss": (Mistake("other-squared-loss", loss=lambda p: "mse" if p["loss"] == "half-sse" else "half-sse",
                      when=_not_two_outputs,
-                     why="Read the loss as stated: ½Σ(t − o)² and the mean of (t − o)² differ by a factor."),),
+                     why="Read the loss as stated: ½Σ(t − o)² and the mean of (t − o)² differ by a factor."),
+             Mistake("no-half", compute=lambda p, t: ops.scale(t.loss, 2), when=lambda p: p["loss"] == "half-sse",
+                     why="The loss is HALF the sum of squared errors.")),
     "grad_output_pre": (Mistake("no-output-derivative", compute=lambda p, t: t.grad_output, when=_sigmoid_out,
                                 why="The output passes through σ: multiply ∂L/∂o by σ'(z) = o(1 − o)."),
                         Mistake("target-minus-output", compute=lambda p, t: -t.grad_output_pre,
@@ -490,9 +522,32 @@ MLP_REGRESSION_MISTAKES = {
                                 when=_not_two_outputs,
                                 why="Differentiate the loss as stated: ½Σ(t − o)² gives o − t; the mean of (t − o)² gives "
                                     "2(o − t)/n.")),
+    "grad_w2": (Mistake("no-output-derivative", compute=lambda p, t: ops.matmul(t.grad_output[:, None], t.hidden[None, :]),
+                        when=lambda p: _sigmoid_out(p) and p["loss"] == "half-sse",
+                        why="δ carries σ'(z) = o(1 − o): ∂L/∂W₂ = δ hᵀ with δ = (o − t)·o(1 − o)."),
+                Mistake("input-not-hidden", compute=lambda p, t: ops.matmul(t.grad_output_pre[:, None], _x(p)[None, :]),
+                        when=_hidden_as_wide_as_x,
+                        why="W₂ multiplies the hidden activations h, not the input x: ∂L/∂W₂ = δ hᵀ."),
+                Mistake("transposed", compute=lambda p, t: t.grad_w2.T, when=lambda p: _square(p, "w2"),
+                        why="∂L/∂W₂ = δ hᵀ has W₂'s shape (outputs × hidden).")),
+    "grad_hidden": (Mistake("updated-w2", compute=_stale_grad_hidden, when=_lr,
+                            why="Backpropagate with the weights of this forward pass: update W₂ only after every "
+                                "gradient is computed."),
+                    Mistake("no-transpose", compute=lambda p, t: ops.matmul(p["w2"], t.grad_output_pre),
+                            when=lambda p: _square(p, "w2"), why="The gradient flows back through W₂ᵀ, not W₂.")),
     "grad_hidden_pre": (Mistake("no-hidden-derivative", compute=lambda p, t: t.grad_hidden,
                                 when=lambda p: p["activation"] != "identity",
-                                why="Multiply by the hidden activation's derivative φ'(a) on the way back."),),
+                                why="Multiply by the hidden activation's derivative φ'(a) on the way back."),
+                        Mistake("updated-w2", compute=lambda p, t: _stale_grad_hidden(p, t) * t.activation_derivative,
+                                when=_lr, why="Use W₂ as it was in the forward pass, not after its update.")),
+    "grad_w1": (Mistake("no-hidden-derivative", compute=lambda p, t: ops.matmul(t.grad_hidden[:, None], _x(p)[None, :]),
+                        when=_hidden_act("sigmoid"),
+                        why="Multiply by σ'(a) = h(1 − h) on the way through the hidden units."),
+                Mistake("no-hidden-derivative", compute=lambda p, t: ops.matmul(t.grad_hidden[:, None], _x(p)[None, :]),
+                        when=lambda p: p["activation"] not in ("sigmoid", "identity"),
+                        why="Multiply by the hidden activation's derivative φ'(a) on the way back."),
+                Mistake("transposed", compute=lambda p, t: t.grad_w1.T, when=lambda p: _square(p, "w1"),
+                        why="∂L/∂W₁ = (∂L/∂a) xᵀ: row j is hidden unit j.")),
     "w1_new": (_ascent("w1_new"),), "b1_new": (_ascent("b1_new"),),
     "w2_new": (_ascent("w2_new"),), "b2_new": (_ascent("b2_new"),),
 }

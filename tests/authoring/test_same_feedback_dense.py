@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pytest
 
 from examprep import generators, solve
@@ -26,8 +27,18 @@ def question_text(topic: str, params: dict, answers: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def feedback(part, prefix: str = "", rename: dict | None = None) -> tuple[list[tuple[str, str]], dict | None]:
-    """The part's mistakes (id, explanation) and its ECF rule, with its references to parts ``<prefix><answer>``
+def value_text(value) -> object:
+    """A mistake's value to 12 significant figures, flattened (a one-output network's number and an
+    authored part's one-element vector read the same); text (a choice, an expression) as it is."""
+    try:
+        flat = np.ravel(np.asarray(value, dtype=float))
+    except (TypeError, ValueError):
+        return value
+    return tuple(float(f"{v:.12g}") + 0.0 for v in flat)
+
+
+def feedback(part, prefix: str = "", rename: dict | None = None) -> tuple[list[tuple[str, str, object]], dict | None]:
+    """The part's mistakes (id, explanation, value) and its ECF rule, with its references to parts ``<prefix><answer>``
     written as references to ``<answer>`` (the built-in problem's part ids), and those ``rename`` names
     as the names it gives."""
     rule = part.ecf_rule.to_dict() if part.ecf_rule else None
@@ -35,7 +46,7 @@ def feedback(part, prefix: str = "", rename: dict | None = None) -> tuple[list[t
         rule = json.loads(json.dumps(rule).replace(f'{{"$ref": "{prefix}', '{"$ref": "'))
     for old, new in (rename or {}).items():
         rule = json.loads(json.dumps(rule).replace(f'{{"$ref": "{old}"}}', f'{{"$ref": "{new}"}}'))
-    return [(m.id, m.explanation) for m in part.misconceptions], rule
+    return [(m.id, m.explanation, value_text(m.value)) for m in part.misconceptions], rule
 
 
 def assert_same_feedback(name: str, topic: str, slips: dict, levels=(1, 2, 3), seeds=range(3), free=(False,)) -> int:
@@ -51,7 +62,7 @@ def assert_same_feedback(name: str, topic: str, slips: dict, levels=(1, 2, 3), s
         authored = build_question(parse_question(question_text(topic, built.params, asked), "pair.toml"), 0)
         for pid in asked:
             ids, rule = feedback(built.part(pid))
-            ids = [(i, why) for i, why in ids if (pid, i) not in slips]
+            ids = [(i, why, v) for i, why, v in ids if (pid, i) not in slips]
             assert feedback(authored.part("a_" + pid), "a_") == (ids, rule), f"{name} L{level} cf={cf} s{seed} part {pid}"
             compared, mistakes = compared + 1, mistakes + len(ids)
     assert mistakes >= compared          # not vacuous: the parts have mistakes to compare
@@ -169,3 +180,9 @@ def test_softmax_mistakes_are_not_offered_where_they_give_the_answer():
     # a single class: σ(z) is not 1 but e^z / e^z is, and exp-only gives e^z ≠ 1 unless z = 0
     authored = build_question(parse_question(question_text("softmax", {"logits": [0.0]}, ["probs"]), "s.toml"), 0)
     assert [m.id for m in authored.part("a_probs").misconceptions] == ["sigmoid-each"]
+
+
+def test_mlp_regression_pair_gets_the_built_in_feedback():
+    # level 1: hidden, output, loss, grad_output_pre, grad_w2, w2_new; level 2 adds grad_hidden_pre, grad_w1, w1_new;
+    # level 3 grad_hidden too
+    assert assert_same_feedback("mlp-regression", "mlp-regression", {}) == 3 * (6 + 9 + 10)
