@@ -186,3 +186,39 @@ def test_mlp_regression_pair_gets_the_built_in_feedback():
     # level 1: hidden, output, loss, grad_output_pre, grad_w2, w2_new; level 2 adds grad_hidden_pre, grad_w1, w1_new;
     # level 3 grad_hidden too
     assert assert_same_feedback("mlp-regression", "mlp-regression", {}) == 3 * (6 + 9 + 10)
+
+
+def assert_parts_get_the_built_in_feedback(name: str, topic: str, parts: dict, levels=(1, 2, 3), free=(False,),
+                                           slips=frozenset()) -> int:
+    """As assert_same_feedback, for a generator whose parts ask ``topic``'s answers with other parameters
+    than its own: ``parts`` maps a part id to (answer, params), ``params(built)`` the topic's parameters
+    that part's answer is computed with (the built-in problem's own, some changed). Parts asking the
+    same parameters share one authored question; an ECF rule's references to its other parts are
+    compared as references to their answers. Returns how many parts were compared."""
+    compared = mistakes = 0
+    for level, seed, cf in ((lv, sd, cf) for lv in levels for sd in range(3) for cf in free):
+        built = generators.build(name, seed, level, cf)
+        groups: dict[str, tuple[dict, dict[str, str]]] = {}
+        for pid, (answer, params) in parts.items():
+            if any(p.id == pid for p in built.parts):
+                args = params(built)
+                groups.setdefault(json.dumps(args, sort_keys=True), (args, {}))[1][answer] = pid
+        assert groups, f"{name} L{level} s{seed}: no part asks an answer of {topic}"
+        for args, asked in groups.values():
+            authored = build_question(parse_question(question_text(topic, args, list(asked)), "q.toml"), 0)
+            for answer, pid in asked.items():
+                ids, rule = feedback(built.part(pid), rename={v: k for k, v in asked.items()})
+                want = ([m for m in ids if m[0] not in slips], rule)
+                assert feedback(authored.part("a_" + answer), "a_") == want, f"{name} L{level} cf={cf} s{seed} part {pid}"
+                compared, mistakes = compared + 1, mistakes + len(want[0])
+    assert mistakes >= compared          # not vacuous: the parts have mistakes to compare
+    return compared
+
+
+def test_dropout_pair_gets_the_built_in_feedback():
+    # the evaluation parts ask the output in evaluation mode, of inverted and of the original dropout
+    parts = {"scale": ("scale", lambda b: b.params), "output": ("output", lambda b: b.params),
+             "grad_input": ("grad_input", lambda b: b.params),
+             "output_eval": ("output", lambda b: b.params | {"training": False}),
+             "output_original_eval": ("output", lambda b: b.params | {"training": False, "inverted": False})}
+    assert assert_parts_get_the_built_in_feedback("dropout", "dropout", parts, free=(False, True)) == 2 * 3 * (2 + 3 + 5)

@@ -28,7 +28,6 @@ NOT_YET: set[str] = {
     "conv2d-channels",
     "cross-attention",
     "dense-backward",
-    "dropout",
     "gru-step",
     "layer-norm",
     "linear-regression",
