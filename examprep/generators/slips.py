@@ -10,4 +10,8 @@ SLIPS[generator][mistake id] = why it is a slip of the statement, not a mistake 
 from __future__ import annotations
 
 SLIPS: dict[str, dict[str, str]] = {
+    "optimizer-step": {
+        "l2-is-decoupled": "the wrong one of the statement's two choice options (AdamW or Adam with L2) for the "
+                           "decay that is the same for every weight",
+    },
 }

@@ -2,7 +2,6 @@
 mlp-regression."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
@@ -301,16 +300,6 @@ RESIDUAL_MISTAKES = {
 }
 
 
-@dataclass(frozen=True)
-class _EcfWhen(Ecf):
-    """An ECF rule for the problems ``when(p)`` holds for only (δ · dy/dx is ∂L/∂x for one feature)."""
-
-    when: Callable[[dict[str, Any]], bool] = lambda p: True
-
-    def recipe(self, p: dict[str, Any], t: Trace, parts: Any, fmt: Any = None) -> Any:
-        return super().recipe(p, t, parts, fmt) if self.when(p) else None
-
-
 def _block(p: dict[str, Any], *extra: str) -> dict[str, Any]:
     """The residual block's own parameters for a solve:residual rule (those at their defaults left out)."""
     keys = ("x", "w1", "b1", *(("w2",) if p["w2"] is not None else ()), *(("b2",) if p["b2"] is not None else ()),
@@ -323,7 +312,7 @@ RESIDUAL_ECF = {
     "jacobian": (Ecf("solve:residual", lambda p, t: _block(p), "jacobian"),),
     "grad_branch": (Ecf("solve:residual", lambda p, t: _block(p, "grad_output"), "grad_branch"),),
     "grad_input": (Ecf("add", lambda p, t: {"a": p["grad_output"], "b": Ref("grad_branch")}),
-                   _EcfWhen("multiply", lambda p, t: {"a": p["grad_output"], "b": Ref("jacobian")}, when=_one_feature)),
+                   Ecf("multiply", lambda p, t: {"a": p["grad_output"], "b": Ref("jacobian")}, when=_one_feature)),
 }
 
 

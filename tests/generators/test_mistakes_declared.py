@@ -38,7 +38,6 @@ NOT_YET: set[str] = {
     "mlp-backprop",
     "multi-head",
     "network-shapes",
-    "optimizer-step",
     "param-count",
     "positional-encoding",
     "residual",

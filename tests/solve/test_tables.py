@@ -98,7 +98,9 @@ def test_every_declared_mistake_computes_a_wrong_value(topic, params):
     known = solve.mistakes(topic, params)
     right = known.trace()
     for answer, declared in solve.get_topic(topic).mistakes.items():
-        assert answer in right, f"{topic}: {answer} is not a value of its trace"
+        if answer not in right:      # a state this optimizer has not (velocity of Adam): nothing applies
+            assert not any(m.applies(known.params) for m in declared), f"{topic}: {answer} is not a value of its trace"
+            continue
         # one id may be declared once per kind of problem (mlp-backprop's no-activation, per activation,
         # its explanation naming it): those that apply to one problem are distinct
         applying = [m.id for m in declared if m.applies(known.params)]
