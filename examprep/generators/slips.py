@@ -10,6 +10,11 @@ SLIPS[generator][mistake id] = why it is a slip of the statement, not a mistake 
 from __future__ import annotations
 
 SLIPS: dict[str, dict[str, str]] = {
+    "softmax-cross-entropy": {      # the level-1 derivation, answered as an expression in p_i and y_i
+        "y-minus-p": "the derivation's symbolic answer with its sign flipped, y_i − p_i",
+        "p-only": "the derivation's symbolic answer without its target term, p_i alone",
+        "sigmoid-derivative": "the derivation's symbolic answer as ∂p_i/∂z_i = p_i(1 − p_i) alone",
+    },
     "optimizer-step": {
         "l2-is-decoupled": "the wrong one of the statement's two choice options (AdamW or Adam with L2) for the "
                            "decay that is the same for every weight",

@@ -260,3 +260,13 @@ def test_optimizer_step_pair_gets_the_built_in_feedback():
     slips = _slips("optimizer-step")
     assert slips == {"l2-is-decoupled"}            # on the choice part, no answer of the topic
     assert assert_parts_get_the_built_in_feedback("optimizer-step", "optimizer-step", parts, slips=slips) == 3 * (3 + 4 + 2)
+
+
+def test_softmax_cross_entropy_pair_gets_the_built_in_feedback():
+    # the cross-entropy topic's parameters (a calculator-free problem also keeps the logits as typed, ln a);
+    # the level-1 derivation is answered as an expression: its three mistakes are the generator's slips
+    own = lambda b: {k: b.params[k] for k in ("logits", "target", "reduction", "label_smoothing")}  # noqa: E731
+    parts = {a: (a, own) for a in ("probs", "target_dist", "loss", "grad_logits")}
+    assert _slips("softmax-cross-entropy") == {"y-minus-p", "p-only", "sigmoid-derivative"}
+    assert assert_parts_get_the_built_in_feedback("softmax-cross-entropy", "cross-entropy", parts,
+                                                  free=(False, True)) == 2 * 3 * (3 + 3 + 4)

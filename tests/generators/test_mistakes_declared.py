@@ -46,7 +46,6 @@ NOT_YET: set[str] = {
     "rope",
     "scaling-law",
     "self-attention",
-    "softmax-cross-entropy",
     "vanishing-gradient",
 }
 
