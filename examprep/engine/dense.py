@@ -10,16 +10,20 @@ from examprep.engine.softmax import cross_entropy
 from examprep.errors import ParamError, ShapeError
 
 
-def dense(x, weight, bias=None, grad_output=None) -> Trace:
-    """A dense layer y = W x + b, and its backward pass when grad_output (∂L/∂y) is given.
+def dense(x, weight, bias=None, grad_output=None, target=None) -> Trace:
+    """A dense layer y = W x + b, and its backward pass when grad_output (∂L/∂y) is given — or a
+    target t, for the loss L = ½ Σ (y − t)² (summed over a batch too): then ∂L/∂y = y − t.
 
     Shapes: weight (out, in) as torch.nn.Linear; bias (out,) (zeros when omitted);
-    x (in,) → y (out,), or a batch x (N, in) → y (N, out) = x Wᵀ + b (torch.nn.functional.linear).
+    x (in,) → y (out,), or a batch x (N, in) → y (N, out) = x Wᵀ + b (torch.nn.functional.linear);
+    target the output's shape.
     Backward (chain rule; e.g. CS231n "Derivatives, Backpropagation, and Vectorization"):
       single: ∂L/∂W = δ xᵀ (out, in), ∂L/∂b = δ, ∂L/∂x = Wᵀ δ;
       batch:  ∂L/∂W = δᵀ X (summed over the batch), ∂L/∂b = Σ_n δ_n, ∂L/∂X = δ W.
-    Returns output, and with grad_output also grad_weight, grad_bias, grad_input.
-    Raises ShapeError naming the argument whose shape does not fit.
+    Returns output, with grad_output or target also grad_weight, grad_bias, grad_input, and with
+    target grad_output = y − t.
+    Raises ShapeError naming the argument whose shape does not fit, ParamError for both grad_output
+    and target.
     """
     w = matrix("weight", weight)
     out_f, in_f = w.shape
@@ -29,6 +33,14 @@ def dense(x, weight, bias=None, grad_output=None) -> Trace:
     b = np.zeros(out_f) if bias is None else vector("bias", bias, out_f)
     y = x_arr @ w.T + b
     trace = Trace(output=y)
+    if target is not None:
+        if grad_output is not None:
+            raise ParamError("target: give grad_output (∂L/∂y) or a target (L = ½ Σ (y − t)²), not both")
+        t = array("target", target, x_arr.ndim)
+        if t.shape != y.shape:
+            raise ShapeError(f"target: expected the output's shape {shape_str(y.shape)}, got {shape_str(t.shape)}")
+        grad_output = y - t
+        trace["grad_output"] = grad_output
     if grad_output is not None:
         g = array("grad_output", grad_output, x_arr.ndim)
         if g.shape != y.shape:

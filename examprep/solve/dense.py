@@ -21,29 +21,32 @@ _PHI_PRIME = {"relu": r"\mathbb{1}[a > 0]", "sigmoid": r"\sigma(a)(1 - \sigma(a)
 
 class DenseSteps(NamedTuple):
     forward: Step
-    grad_weight: Step | None       # with grad_output
+    grad_weight: Step | None       # with grad_output (or a target)
     grad_bias: Step | None
     grad_input: Step | None
+    grad_output: Step | None       # with a target: δ = ∂L/∂y = y − t
 
 
 def dense_steps(p: dict[str, Any], t: Trace) -> DenseSteps:
     batch = np.ndim(p["x"]) == 2
     forward = Step("Forward", r"y = x W^\top + b" if batch else r"y = W x + b", {"output": t.output})
     if "grad_weight" not in t:
-        return DenseSteps(forward, None, None, None)
+        return DenseSteps(forward, None, None, None, None)
+    upstream = (Step("Upstream gradient of L = ½ Σ (y − t)²", r"\delta = \frac{\partial L}{\partial y} = y - t",
+                     {"grad_output": t.grad_output}) if "grad_output" in t else None)
     if batch:
         return DenseSteps(
             forward,
             Step("Weight gradient (summed over the batch)", r"\frac{\partial L}{\partial W} = \delta^\top X",
                  {"grad_weight": t.grad_weight}),
             Step("Bias gradient", r"\frac{\partial L}{\partial b} = \sum_n \delta_n", {"grad_bias": t.grad_bias}),
-            Step("Input gradient", r"\frac{\partial L}{\partial X} = \delta W", {"grad_input": t.grad_input}))
+            Step("Input gradient", r"\frac{\partial L}{\partial X} = \delta W", {"grad_input": t.grad_input}), upstream)
     return DenseSteps(
         forward,
         Step("Weight gradient (outer product)", r"\frac{\partial L}{\partial W} = \delta\, x^\top",
              {"grad_weight": t.grad_weight}),
         Step("Bias gradient", r"\frac{\partial L}{\partial b} = \delta", {"grad_bias": t.grad_bias}),
-        Step("Input gradient", r"\frac{\partial L}{\partial x} = W^\top \delta", {"grad_input": t.grad_input}))
+        Step("Input gradient", r"\frac{\partial L}{\partial x} = W^\top \delta", {"grad_input": t.grad_input}), upstream)
 
 
 def _square_asymmetric(p: dict[str, Any]) -> bool:
@@ -51,10 +54,75 @@ def _square_asymmetric(p: dict[str, Any]) -> bool:
     return w.shape[0] == w.shape[1] and not np.array_equal(w, w.T)
 
 
+def _backward(p: dict[str, Any]) -> bool:
+    return p["grad_output"] is not None or p["target"] is not None
+
+
+def _batched(p: dict[str, Any]) -> bool:
+    return _backward(p) and np.ndim(p["x"]) == 2
+
+
+def _single(p: dict[str, Any]) -> bool:
+    return _backward(p) and np.ndim(p["x"]) == 1
+
+
+def _square_weight(p: dict[str, Any]) -> bool:
+    return _backward(p) and np.shape(p["weight"])[0] == np.shape(p["weight"])[1]
+
+
+def _delta(p: dict[str, Any], t: Trace) -> np.ndarray:
+    """δ = ∂L/∂y: given, or y − t from the target."""
+    return np.asarray(t.grad_output if "grad_output" in t else p["grad_output"], dtype=float)
+
+
 DENSE_MISTAKES = {
     "output": (Mistake("no-bias", bias=None, why="You left out the bias: y = W x + b."),
                Mistake("transposed-weight", weight=lambda p: np.asarray(p["weight"], dtype=float).T.tolist(),
                        when=_square_asymmetric, why="W is out×in: row i of W dots x to give y_i (y = W x, not Wᵀx).")),
+    "grad_output": (Mistake("t-minus-y", compute=lambda p, t: -t.grad_output, when=lambda p: p["target"] is not None,
+                            why="∂/∂y of ½‖y − t‖² is y − t, not t − y."),
+                    Mistake("squared", compute=lambda p, t: t.grad_output**2, when=lambda p: p["target"] is not None,
+                            why="Differentiate ½(y − t)²: the ½ cancels the 2 and the result is y − t.")),
+    "grad_weight": (Mistake("outer-transposed", compute=lambda p, t: t.grad_weight.T, when=_single,
+                            why="∂L/∂W has W's shape out×in: it is δ xᵀ (row i is δ_i xᵀ), not x δᵀ."),
+                    Mistake("outer-transposed", compute=lambda p, t: t.grad_weight.T, when=_batched,
+                            why="∂L/∂W has W's shape out×in: it is δ xᵀ (δᵀX summed over the batch), not x δᵀ."),
+                    Mistake("mean-over-batch", compute=lambda p, t: t.grad_weight / len(p["x"]), when=_batched,
+                            why="L sums the examples' losses: the gradients add over the batch, no 1/N."),
+                    Mistake("first-example-only", when=_batched,
+                            compute=lambda p, t: engine.dense(np.asarray(p["x"], dtype=float)[0], p["weight"], p["bias"],
+                                                              _delta(p, t)[0]).grad_weight,
+                            why="Every example contributes: ∂L/∂W = Σ_n δ_n x_nᵀ = δᵀX.")),
+    "grad_bias": (Mistake("ones", compute=lambda p, t: np.ones_like(t.grad_bias), when=_backward,
+                          why="∂y/∂b = 1 is only the local derivative; by the chain rule ∂L/∂b = δ · 1 = δ."),
+                  Mistake("mean-over-batch", compute=lambda p, t: t.grad_bias / len(p["x"]), when=_batched,
+                          why="L sums the examples' losses: ∂L/∂b = Σ_n δ_n, no 1/N."),
+                  Mistake("times-x", compute=lambda p, t: ops.multiply(_delta(p, t), p["x"]),
+                          when=lambda p: _single(p) and _square_weight(p), why="b is added, not multiplied by x: ∂L/∂b = δ.")),
+    "grad_input": (Mistake("forward-instead", compute=lambda p, t: engine.dense(p["x"], p["weight"], None).output,
+                           when=_square_weight,
+                           why="W x is the forward pass; the gradient goes backwards through Wᵀ: ∂L/∂x = Wᵀδ."),
+                   Mistake("sum-of-weights", compute=lambda p, t: np.asarray(p["weight"], dtype=float).sum(axis=0),
+                           when=lambda p: _single(p) and not _square_weight(p),
+                           why="You summed W's columns without weighting them by δ: ∂L/∂x_j = Σ_i W_ij δ_i.")),
+}
+
+
+def _dense_args(p: dict[str, Any], backward: bool = True) -> dict[str, Any]:
+    """A solve:dense call with the layer's own x, weight and bias and, backwards, the upstream gradient:
+    given, or the student's own δ where the target gave it."""
+    args = {"x": p["x"], "weight": p["weight"]} | ({"bias": p["bias"]} if p["bias"] is not None else {})
+    if backward:
+        args["grad_output"] = Ref("grad_output") if p["target"] is not None else p["grad_output"]
+    return args
+
+
+DENSE_ECF = {
+    "output": (Ecf("solve:dense", lambda p, t: _dense_args(p, backward=False), "output"),),
+    "grad_output": (Ecf("subtract", lambda p, t: {"a": Ref("output"), "b": p["target"]},
+                        when=lambda p: p["target"] is not None),),
+    **{a: (Ecf("solve:dense", lambda p, t: _dense_args(p), a, when=_backward),)
+       for a in ("grad_weight", "grad_bias", "grad_input")},
 }
 
 
@@ -62,13 +130,17 @@ DENSE = Topic(
     "dense", "Dense layer forward and backward",
     (Param("x", "vector (in) or matrix (N×in)"), Param("weight", "matrix (out×in)"),
      Param("bias", "vector (out); zeros when omitted", None),
-     Param("grad_output", "∂L/∂y, the output's shape (optional)", None)),
-    ("output", "grad_weight", "grad_bias", "grad_input"),
-    lambda p: engine.dense(p["x"], p["weight"], p["bias"], p["grad_output"]),
+     Param("grad_output", "∂L/∂y, the output's shape (optional)", None),
+     Param("target", "the output's shape (optional, instead of grad_output): L = ½ Σ (y − t)², so ∂L/∂y = y − t",
+           None)),
+    ("output", "grad_output", "grad_weight", "grad_bias", "grad_input"),
+    lambda p: engine.dense(p["x"], p["weight"], p["bias"], p["grad_output"], p["target"]),
     dense_steps,
-    lambda p: {"layout": "weight is out×in as torch.nn.Linear; batched y = x Wᵀ + b"},
+    lambda p: {"layout": "weight is out×in as torch.nn.Linear; batched y = x Wᵀ + b"}
+    | ({"loss": "L = ½ Σ (y − t)², summed over the batch"} if p["target"] is not None else {}),
     mistakes=DENSE_MISTAKES,
-    answer_names=lambda p, t: [n for n in ("output", "grad_weight", "grad_bias", "grad_input") if n in t],
+    ecf=DENSE_ECF,
+    answer_names=lambda p, t: [n for n in ("output", "grad_output", "grad_weight", "grad_bias", "grad_input") if n in t],
 )
 
 

@@ -270,3 +270,18 @@ def test_softmax_cross_entropy_pair_gets_the_built_in_feedback():
     assert _slips("softmax-cross-entropy") == {"y-minus-p", "p-only", "sigmoid-derivative"}
     assert assert_parts_get_the_built_in_feedback("softmax-cross-entropy", "cross-entropy", parts,
                                                   free=(False, True)) == 2 * 3 * (3 + 3 + 4)
+
+
+def _dense_params(built) -> dict:
+    """The dense topic's parameters of a dense-backward problem: at level 2 the target of L = ½‖y − t‖²
+    (δ = y − t is a part), otherwise the given δ."""
+    p = built.params
+    return {k: p[k] for k in ("x", "weight", "bias")} | ({"target": p["target"]} if "target" in p
+                                                         else {"grad_output": p["grad_output"]})
+
+
+def test_dense_backward_pair_gets_the_built_in_feedback():
+    parts = {pid: (answer, _dense_params) for pid, answer in (
+        ("output", "output"), ("delta", "grad_output"), ("grad_weight", "grad_weight"), ("grad_bias", "grad_bias"),
+        ("grad_input", "grad_input"))}
+    assert assert_parts_get_the_built_in_feedback("dense-backward", "dense", parts, free=(False, True)) == 2 * 3 * (4 + 5 + 4)

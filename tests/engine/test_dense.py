@@ -6,6 +6,7 @@ from hypothesis import given, strategies as st
 import sympy as sp
 
 from examprep import engine
+from examprep.errors import ParamError, ShapeError
 from tests.engine.fd import close, numeric_grad, H
 
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
@@ -23,6 +24,29 @@ def test_dense_gradients(seed, batch):
     close(t.grad_input, numeric_grad(lambda v: L(v, w, b), x))
     close(t.grad_weight, numeric_grad(lambda v: L(x, v, b), w))
     close(t.grad_bias, numeric_grad(lambda v: L(x, w, v), b))
+
+
+@given(seed=SEEDS, batch=st.booleans())
+def test_dense_with_a_target_backpropagates_half_the_squared_error(seed, batch):
+    # L = ½ Σ (y − t)²: the gradients by finite differences of that loss, δ = y − t among them
+    rng = np.random.default_rng(seed)
+    i, o = rng.integers(1, 4, 2)
+    x = rng.standard_normal((2, i) if batch else i)
+    w, b, target = rng.standard_normal((o, i)), rng.standard_normal(o), rng.standard_normal((2, o) if batch else o)
+    t = engine.dense(x, w, b, target=target)
+    L = lambda x_, w_, b_: 0.5 * float(np.sum((engine.dense(x_, w_, b_).output - target) ** 2))  # noqa: E731
+    y = engine.dense(x, w, b).output
+    close(t.grad_output, numeric_grad(lambda v: 0.5 * float(np.sum((v - target) ** 2)), y))
+    close(t.grad_input, numeric_grad(lambda v: L(v, w, b), x))
+    close(t.grad_weight, numeric_grad(lambda v: L(x, v, b), w))
+    close(t.grad_bias, numeric_grad(lambda v: L(x, w, v), b))
+
+
+def test_dense_takes_a_gradient_or_a_target_not_both():
+    with pytest.raises(ParamError, match="target: give grad_output"):
+        engine.dense([1.0], [[2.0]], grad_output=[1.0], target=[0.0])
+    with pytest.raises(ShapeError, match="target: expected the output's shape 2"):
+        engine.dense([1.0], [[2.0], [1.0]], target=[0.0])
 
 
 @given(seed=SEEDS, act=st.sampled_from(["relu", "sigmoid", "tanh", "gelu", "leaky-relu"]))
