@@ -93,7 +93,9 @@ def logistic_regression(X, y, w, b=0.0, *, reduction: str = "mean", lr=None) -> 
     Shapes: X (N, d), or (N,) for one feature with w a number; y (N,) of values in [0, 1] (labels 0/1;
     soft labels as PyTorch); w (d,); b a number.
     Returns logits, probs, losses (per example), loss, grad_logits, grad_w, grad_b (and w_new, b_new
-    with lr: p ← p − lr·∂L/∂p).
+    with lr: p ← p − lr·∂L/∂p, and lr_other_reduction: the learning rate that takes the same step
+    under the other reduction, lr/N for the sum from the mean and lr·N for the mean from the sum,
+    since the sum's gradient is N times the mean's).
     Raises ShapeError naming the argument that does not fit, ParamError for labels outside [0, 1].
     """
     reduction = choice("reduction", reduction, ("mean", "sum"))
@@ -122,7 +124,8 @@ def logistic_regression(X, y, w, b=0.0, *, reduction: str = "mean", lr=None) -> 
     trace = Trace(logits=z, probs=p, losses=losses, loss=loss, grad_logits=gz, grad_w=shape_w(gw), grad_b=gb)
     if lr is not None:
         eta = number("lr", lr)
-        trace.update(w_new=shape_w(wa - eta * gw), b_new=bb - eta * gb)
+        trace.update(w_new=shape_w(wa - eta * gw), b_new=bb - eta * gb,
+                     lr_other_reduction=eta / n if reduction == "mean" else eta * n)
     return trace
 
 

@@ -16,12 +16,12 @@ from examprep.authoring import build_question, parse_question
 
 
 def question_text(topic: str, params: dict, answers: list[str]) -> str:
-    """A question file fixing ``params`` (JSON values are TOML values here: numbers, strings, lists)
-    and asking ``answers`` of ``topic``, each in a part ``a_<answer>`` (a part id may not be a
-    parameter's name: linear-regression's ``loss`` is both)."""
+    """A question file fixing ``params`` (JSON values are TOML values here: numbers, strings, lists; None
+    leaves a parameter at its default) and asking ``answers`` of ``topic``, each in a part ``a_<answer>``
+    (a part id may not be a parameter's name: linear-regression's ``loss`` is both)."""
     lines = ["[question]", 'id = "pair"', 'title = "Pair"', f'solve = "{topic}"', 'text = "Solve it."', "",
              "[question.params]"]
-    lines += [f"{k} = {json.dumps(v)}" for k, v in params.items()]
+    lines += [f"{k} = {json.dumps(v)}" for k, v in params.items() if v is not None]
     for a in answers:
         lines += ["", "[[question.part]]", f'id = "a_{a}"', f'answer = "{a}"', f'prompt = "{a}"']
     return "\n".join(lines) + "\n"
@@ -285,3 +285,20 @@ def test_dense_backward_pair_gets_the_built_in_feedback():
         ("output", "output"), ("delta", "grad_output"), ("grad_weight", "grad_weight"), ("grad_bias", "grad_bias"),
         ("grad_input", "grad_input"))}
     assert assert_parts_get_the_built_in_feedback("dense-backward", "dense", parts, free=(False, True)) == 2 * 3 * (4 + 5 + 4)
+
+
+def _stated_lr(built) -> float:
+    """The learning rate level 3 of logistic-regression states in its lr_sum part (its params have none)."""
+    import re
+
+    return float(re.search(r"\\eta = ([0-9.]+)", built.part("lr_sum").prompt).group(1))
+
+
+def test_logistic_regression_pair_gets_the_built_in_feedback():
+    own = lambda b: b.params  # noqa: E731
+    parts = {a: (a, own) for a in ("probs", "loss", "grad_w", "grad_b", "w_new", "b_new")}
+    parts |= {"loss_sum": ("loss", lambda b: b.params | {"reduction": "sum"}),
+              "grad_w_sum": ("grad_w", lambda b: b.params | {"reduction": "sum"}),
+              "lr_sum": ("lr_other_reduction", lambda b: b.params | {"lr": _stated_lr(b)})}
+    assert assert_parts_get_the_built_in_feedback("logistic-regression", "logistic-regression", parts,
+                                                  free=(False, True)) == 2 * 3 * (4 + 6 + 7)

@@ -96,3 +96,25 @@ def test_bce_from_given_probabilities_matches_torch_binary_cross_entropy():
         assert regression.bce_grad_b(p, y, reduction) == pytest.approx(float(z.grad.sum()), rel=1e-12)
     with pytest.raises(Exception, match="probs"):
         regression.bce_from_probs([0.0, 0.5], [0, 1])
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_logistic_regression_lr_of_the_other_reduction_takes_torchs_same_step(reduction):
+    # torch.optim.SGD on BCEWithLogitsLoss: the step with lr under this reduction equals the step with
+    # lr_other_reduction under the other one
+    torch = pytest.importorskip("torch")
+    X = np.array([[1.0, -2.0], [0.5, 1.0], [-1.0, 0.0], [2.0, 3.0]])
+    y = np.array([0.0, 1.0, 1.0, 0.0])
+    t = engine.logistic_regression(X, y, [0.5, -0.25], 0.5, reduction=reduction, lr=0.1)
+    other = "sum" if reduction == "mean" else "mean"
+
+    def step(red: str, lr: float) -> np.ndarray:
+        wb = torch.tensor([0.5, -0.25, 0.5], dtype=torch.float64, requires_grad=True)
+        opt = torch.optim.SGD([wb], lr=lr)
+        z = torch.tensor(X) @ wb[:2] + wb[2]
+        torch.nn.functional.binary_cross_entropy_with_logits(z, torch.tensor(y), reduction=red).backward()
+        opt.step()
+        return wb.detach().numpy()
+
+    np.testing.assert_allclose(step(reduction, 0.1), [*t.w_new, t.b_new], rtol=1e-12)
+    np.testing.assert_allclose(step(other, t.lr_other_reduction), [*t.w_new, t.b_new], rtol=1e-12)

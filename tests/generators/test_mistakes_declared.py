@@ -30,7 +30,6 @@ NOT_YET: set[str] = {
     "gru-step",
     "layer-norm",
     "linear-regression",
-    "logistic-regression",
     "lora",
     "lstm-step",
     "max-pool",
