@@ -42,6 +42,10 @@ def _n_points(p: dict[str, Any]) -> int:
     return len(p["y"])
 
 
+def _is_mse(p: dict[str, Any]) -> bool:
+    return p["loss"] == "mse"
+
+
 def _other_loss(why_mse: str, why_half: str | None = None) -> tuple[Mistake, ...]:
     """The other squared-loss convention (MSE for ½·MSE and back). With two explanations, one entry
     per problem loss (each skipped where its loss is the problem's own), so the explanation can name
@@ -73,11 +77,27 @@ LINEAR_REGRESSION_MISTAKES = {
               *_other_loss("That step uses the gradient of the ½·MSE.", "That step uses the gradient of the MSE.")),
     "b_new": (Mistake("ascent", lr=lambda p: -p["lr"], why="Gradient descent subtracts: b ← b − η ∂L/∂b."),
               *_other_loss("That step uses the gradient of the ½·MSE.", "That step uses the gradient of the MSE.")),
+    # the other loss (½·MSE for MSE): its gradient and the learning rate that takes the same step
+    "grad_w_other_loss": (
+        Mistake("same-as-mse", compute=lambda p, t: t.grad_w, when=_is_mse,
+                why="Halving the loss halves its gradient: (1/N) Xᵀe instead of (2/N) Xᵀe."),
+        Mistake("doubled", compute=lambda p, t: 2 * np.asarray(t.grad_w), when=_is_mse,
+                why="The ½ halves the gradient; it does not double it.")),
+    "lr_other_loss": (
+        Mistake("halved", compute=lambda p, t: p["lr"] / 2, when=_is_mse,
+                why="The ½·MSE gradient is half as large, so the learning rate must double, not halve."),
+        Mistake("same", compute=lambda p, t: p["lr"], when=_is_mse,
+                why="The gradients differ by a factor 2, so the same η gives a step half as long.")),
 }
 
 
-def _mse_args(p: dict[str, Any], with_x: bool = False) -> dict[str, Any]:
-    return ({"X": p["X"]} if with_x else {}) | {"predictions": Ref("predictions"), "target": p["y"], "loss": p["loss"]}
+def _other(p: dict[str, Any]) -> str:
+    return "half-mse" if p["loss"] == "mse" else "mse"
+
+
+def _mse_args(p: dict[str, Any], with_x: bool = False, loss: str | None = None) -> dict[str, Any]:
+    return ({"X": p["X"]} if with_x else {}) | {"predictions": Ref("predictions"), "target": p["y"],
+                                                "loss": loss or p["loss"]}
 
 
 LINEAR_REGRESSION_ECF = {
@@ -87,6 +107,8 @@ LINEAR_REGRESSION_ECF = {
     "grad_b": (Ecf("mse-grad-b", lambda p, t: _mse_args(p)),),
     "w_new": (Ecf("sgd-step", lambda p, t: {"param": p["w"], "grad": Ref("grad_w"), "lr": p["lr"]}),),
     "b_new": (Ecf("sgd-step", lambda p, t: {"param": p["b"], "grad": Ref("grad_b"), "lr": p["lr"]}),),
+    "grad_w_other_loss": (Ecf("mse-grad-w", lambda p, t: _mse_args(p, with_x=True, loss=_other(p))),),
+    "lr_other_loss": (Ecf("scale", lambda p, t: {"x": p["lr"], "factor": 2.0 if p["loss"] == "mse" else 0.5}),),
 }
 
 
@@ -95,7 +117,7 @@ LINEAR_REGRESSION = Topic(
     (Param("X", "matrix (N×d), or vector (N) for one feature"), Param("y", "vector (N)"),
      Param("w", "vector (d), or a number for one feature"), Param("b", "number", 0.0),
      Param("lr", "learning rate"), Param("loss", '"mse" or "half-mse"', "mse")),
-    ("predictions", "loss", "grad_w", "grad_b", "w_new", "b_new"),
+    ("predictions", "loss", "grad_w", "grad_b", "w_new", "b_new", "grad_w_other_loss", "lr_other_loss"),
     lambda p: engine.linear_regression(p["X"], p["y"], p["w"], p["b"], lr=p["lr"], loss=p["loss"]),
     linear_regression_steps,
     mistakes=LINEAR_REGRESSION_MISTAKES,

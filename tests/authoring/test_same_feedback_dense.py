@@ -70,10 +70,13 @@ def assert_same_feedback(name: str, topic: str, slips: dict, levels=(1, 2, 3), s
 
 
 def test_linear_regression_pair_gets_the_built_in_feedback():
-    from examprep.generators.linear_regression import SLIPS
-
-    assert not {pid for pid, _ in SLIPS} & set(solve.get_topic("linear-regression").answers)
-    assert assert_same_feedback("linear-regression", "linear-regression", SLIPS, free=(False, True)) == 2 * 3 * 3 * 6
+    # level 3 asks the ½·MSE gradient and learning rate of an MSE problem: the topic's *_other_loss answers
+    own = lambda b: b.params  # noqa: E731
+    parts = {a: (a, own) for a in ("predictions", "loss", "grad_w", "grad_b", "w_new", "b_new")}
+    parts |= {"grad_w_half": ("grad_w_other_loss", own), "lr_half": ("lr_other_loss", own)}
+    assert not _slips("linear-regression")
+    assert assert_parts_get_the_built_in_feedback("linear-regression", "linear-regression", parts,
+                                                  free=(False, True)) == 2 * 3 * (6 + 6 + 8)
 
 
 def test_a_question_with_other_parameters_does_not_pass_for_the_built_in_one():

@@ -118,3 +118,21 @@ def test_logistic_regression_lr_of_the_other_reduction_takes_torchs_same_step(re
 
     np.testing.assert_allclose(step(reduction, 0.1), [*t.w_new, t.b_new], rtol=1e-12)
     np.testing.assert_allclose(step(other, t.lr_other_reduction), [*t.w_new, t.b_new], rtol=1e-12)
+
+
+@pytest.mark.parametrize("loss", ["mse", "half-mse"])
+def test_linear_regression_other_loss_gradient_and_lr_are_torchs(loss):
+    # autograd of the other loss (torch.nn.MSELoss, or half of it) gives grad_w_other_loss, and
+    # torch.optim.SGD on it with lr_other_loss takes this loss's step
+    torch = pytest.importorskip("torch")
+    X, y = np.array([[1.0, -2.0], [0.5, 1.0], [-1.0, 0.0], [2.0, 3.0]]), np.array([1.0, -1.0, 0.5, 2.0])
+    t = engine.linear_regression(X, y, [0.5, -0.25], 0.5, lr=0.1, loss=loss)
+    half_other = loss == "mse"
+
+    wb = torch.tensor([0.5, -0.25, 0.5], dtype=torch.float64, requires_grad=True)
+    opt = torch.optim.SGD([wb], lr=t.lr_other_loss)
+    mse = torch.nn.functional.mse_loss(torch.tensor(X) @ wb[:2] + wb[2], torch.tensor(y))
+    (0.5 * mse if half_other else mse).backward()
+    np.testing.assert_allclose(wb.grad.numpy()[:2], t.grad_w_other_loss, rtol=1e-12)
+    opt.step()
+    np.testing.assert_allclose(wb.detach().numpy(), [*t.w_new, t.b_new], rtol=1e-12)

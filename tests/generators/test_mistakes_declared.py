@@ -29,7 +29,6 @@ NOT_YET: set[str] = {
     "cross-attention",
     "gru-step",
     "layer-norm",
-    "linear-regression",
     "lora",
     "lstm-step",
     "max-pool",
