@@ -18,11 +18,6 @@ from examprep.generators.framework import Degenerate, Draft, Stream, generator, 
 from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
 
 
-# Slips of this statement only (issue 37): the level-3 choice between the stacks asks no answer of
-# residual-stack (its table has the rest).
-SLIPS = {("larger", "wrong-stack"): "the stack with the smaller gradient chosen"}
-
-
 def _dead_or_kinked(x: list, w1: list, b1: list, w2: list, delta: list) -> bool:
     """The engine's refusal of a level-2 draw (a pre-activation at the kink, no active unit, or no
     gradient through the branch) before its call, in plain Python: on integers and halves every sum

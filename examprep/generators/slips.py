@@ -10,6 +10,10 @@ SLIPS[generator][mistake id] = why it is a slip of the statement, not a mistake 
 from __future__ import annotations
 
 SLIPS: dict[str, dict[str, str]] = {
+    "residual": {
+        "wrong-stack": "the other one of the statement's two choice options (plain or residual) for the stack "
+                       "passing the larger gradient",
+    },
     "softmax-cross-entropy": {      # the level-1 derivation, answered as an expression in p_i and y_i
         "y-minus-p": "the derivation's symbolic answer with its sign flipped, y_i − p_i",
         "p-only": "the derivation's symbolic answer without its target term, p_i alone",

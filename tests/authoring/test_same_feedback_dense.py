@@ -137,10 +137,8 @@ def test_activation_pair_gets_the_built_in_feedback():
 
 
 def test_residual_pair_gets_the_built_in_feedback():
-    from examprep.generators.residual import SLIPS
-
     # levels 1 and 2 ask the residual topic: branch, output, jacobian, grad_input (and grad_branch at level 2)
-    assert assert_same_feedback("residual", "residual", SLIPS, levels=(1, 2), free=(False, True)) == 2 * 3 * (4 + 5)
+    assert assert_same_feedback("residual", "residual", {}, levels=(1, 2), free=(False, True)) == 2 * 3 * (4 + 5)
 
 
 # residual level 3's parts: (skip, answer of the residual-stack topic)
@@ -149,13 +147,13 @@ STACK_PARTS = {"local_plain": (False, "local_derivatives"), "gradient_plain": (F
 
 
 def test_residual_stack_pair_gets_the_built_in_feedback():
-    from examprep.generators.residual import SLIPS
-
+    # and the choice between the two stacks, whose wrong option is the generator's one slip
+    assert _slips("residual") == {"wrong-stack"}
     compared = mistakes = 0
     for free in (False, True):
         for seed in range(3):
             built = generators.build("residual", seed, 3, free)
-            assert {p.id for p in built.parts} == set(STACK_PARTS) | {pid for pid, _ in SLIPS}
+            assert {p.id for p in built.parts} == set(STACK_PARTS) | {"larger"}
             for skip in (False, True):
                 asked = {answer: pid for pid, (sk, answer) in STACK_PARTS.items() if sk is skip}
                 params = {k: built.params[k] for k in ("x", "weights", "activation")} | {"skip": skip}
