@@ -68,7 +68,7 @@ def residual(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                           "Backpropagation has delivered $\\delta = \\partial L / \\partial y$."),
                      Matrix("x", jsonable(x)), Matrix("W_1", jsonable(w1)), Matrix("b_1", jsonable(b1)),
                      Matrix("W_2", jsonable(w2)), Matrix("δ", jsonable(delta))]
-    steps = solve.dense.residual_steps(known.params, t)
+    steps = solve.residual.residual_steps(known.params, t)
     asked = ("branch", "output", "jacobian", "grad_input") + (("grad_branch",) if difficulty == 2 else ())
 
     def ecf(answer: str) -> EcfRule | None:
@@ -153,8 +153,8 @@ def _stack(rng: Stream, calculator_free: bool) -> Draft:
              misconceptions=(Misconception("wrong-stack", "plain" if larger == "residual" else "residual",
                                            "Compare the two products: every residual factor is 1 + w_l φ'(a_l)."),)),
     ]
-    ps = solve.dense.stack_steps(known.params | {"skip": False}, plain)
-    rs = solve.dense.stack_steps(known.params | {"skip": True}, res)
+    ps = solve.residual.stack_steps(known.params | {"skip": False}, plain)
+    rs = solve.residual.stack_steps(known.params | {"skip": True}, res)
     solution = (steps_from((ps.forward, ps.activation_derivatives), None, prefix="Plain: ")
                 + steps_from(ps.local_derivatives, "local_plain", prefix="Plain: ")
                 + steps_from(ps.chain, "gradient_plain", prefix="Plain: ")

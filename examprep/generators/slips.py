@@ -10,6 +10,10 @@ SLIPS[generator][mistake id] = why it is a slip of the statement, not a mistake 
 from __future__ import annotations
 
 SLIPS: dict[str, dict[str, str]] = {
+    "activation": {     # level 3's d/dx σ(σ(x₀)), worded for the statement's one function taken twice
+        "outer-only": "the outer sigmoid's slope alone, the statement's inner σ'(x₀) left out of the chain",
+        "both-at-x0": "the statement's outer sigmoid's slope taken at x₀ instead of its own input σ(x₀)",
+    },
     "residual": {
         "wrong-stack": "the other one of the statement's two choice options (plain or residual) for the stack "
                        "passing the larger gradient",

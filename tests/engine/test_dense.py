@@ -132,6 +132,19 @@ def test_residual_stack_gradient_matches_finite_differences(seed, skip, act):
     assert t.gradient == pytest.approx(np.prod(t.local_derivatives), rel=1e-12)
 
 
+@given(seed=SEEDS, skip=st.booleans(), act=st.sampled_from(["relu", "sigmoid", "tanh", "gelu", "leaky-relu"]))
+def test_residual_stack_bound_holds_for_every_input(seed, skip, act):
+    # |∂y_L/∂x| ≤ Π |w_l| m (plain) or Π (1 + |w_l| m) (skips), m the activation's largest slope
+    rng = np.random.default_rng(seed)
+    w, b = rng.uniform(-2, 2, 4), rng.uniform(-1, 1, 4)
+    m = {"relu": 1.0, "sigmoid": 0.25, "tanh": 1.0, "leaky-relu": 1.0, "gelu": 1.1289}[act]
+    want = np.prod((1.0 if skip else 0.0) + np.abs(w) * m)
+    for x in rng.uniform(-3, 3, 20):
+        t = engine.residual_stack(float(x), w, b, activation=act, skip=skip)
+        assert t.bound == pytest.approx(want, rel=1e-4)
+        assert abs(t.gradient) <= t.bound * (1 + 1e-12)
+
+
 def test_residual_stack_relu_is_exact():
     """ReLU layers with positive pre-activations: local derivatives 1 + w_l exactly (plain: w_l)."""
     w = [sp.Rational(1, 2), sp.Rational(1, 4), sp.Rational(3, 4)]
