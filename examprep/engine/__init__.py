@@ -1,6 +1,6 @@
 """The numeric engine: pure numpy functions, float64, no I/O, no randomness, no formatting.
 
-One module per subject area (softmax, activations, dense, regression, conv, pool, network, rnn,
+One module per subject area (softmax, activations, dense, residual, regression, conv, pool, network, rnn,
 bptt, norm, dropout, positions, attention, counts, optim); ops.py holds only generic arithmetic
 for ECF rules.
 Each function checks its arguments (raising :class:`examprep.errors.ParamError` or
@@ -8,7 +8,7 @@ Each function checks its arguments (raising :class:`examprep.errors.ParamError` 
 :class:`Trace`: the answer values and the intermediate values a worked solution shows.
 """
 from examprep.engine._core import Trace
-from examprep.engine.activations import activation
+from examprep.engine.activations import activation, max_derivative
 from examprep.engine.attention import (
     attention, causal_mask, causal_softmax, cross_attention, masked_softmax, multi_head_shapes, self_attention,
     teacher_forcing,
@@ -16,7 +16,7 @@ from examprep.engine.attention import (
 from examprep.engine.bptt import rnn_bptt
 from examprep.engine.conv import conv2d, conv_output_size, receptive_field, same_padding
 from examprep.engine.counts import lora, lora_memory, param_count, scaling_law, training_time
-from examprep.engine.dense import dense, mlp_backprop, mlp_regression, residual_block, residual_stack
+from examprep.engine.dense import dense, mlp_backprop, mlp_regression
 from examprep.engine.dropout import dropout
 from examprep.engine.network import network_shapes
 from examprep.engine.norm import batch_norm, layer_norm
@@ -24,6 +24,7 @@ from examprep.engine.optim import optimizer_step
 from examprep.engine.pool import avg_pool, max_pool, max_pool_backward
 from examprep.engine.positions import positional_encoding, positional_encoding_relative, rope, rope_score
 from examprep.engine.regression import linear_regression, logistic_regression
+from examprep.engine.residual import residual_block, residual_stack
 from examprep.engine.rnn import gru_cell, lstm_cell, rnn_cell, rnn_unroll, vanishing_gradient
 from examprep.engine.softmax import cross_entropy, log_softmax, softmax
 
@@ -31,7 +32,7 @@ __all__ = [
     "Trace", "activation", "attention", "avg_pool", "batch_norm", "causal_mask", "causal_softmax", "conv2d",
     "conv_output_size", "cross_attention", "cross_entropy", "dense", "dropout", "gru_cell", "layer_norm",
     "linear_regression", "log_softmax", "logistic_regression", "lora", "lora_memory", "lstm_cell", "masked_softmax",
-    "max_pool", "max_pool_backward", "mlp_backprop", "mlp_regression", "multi_head_shapes", "network_shapes",
+    "max_derivative", "max_pool", "max_pool_backward", "mlp_backprop", "mlp_regression", "multi_head_shapes", "network_shapes",
     "optimizer_step", "param_count", "positional_encoding", "positional_encoding_relative", "receptive_field",
     "residual_block", "residual_stack", "rnn_bptt", "rnn_cell", "rnn_unroll", "rope", "rope_score", "same_padding",
     "scaling_law", "self_attention", "softmax", "teacher_forcing", "training_time", "vanishing_gradient",

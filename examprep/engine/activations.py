@@ -4,6 +4,7 @@ Derivatives at kinks follow PyTorch's autograd: ReLU'(0) = 0, LeakyReLU'(0) = ne
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -26,7 +27,8 @@ def activation(name: str, x, *, negative_slope: float = 0.01, approximate: str =
           negative_slope, as PyTorch's backward);
           "gelu" x·Φ(x) (Hendrycks & Gimpel 2016, eq. 1; torch.nn.GELU), approximate="tanh" uses
           0.5x(1+tanh(√(2/π)(x+0.044715x³))) as torch.nn.GELU(approximate="tanh").
-    Returns output, derivative (and for gelu cdf Φ(x), pdf φ(x)).
+    Returns output, derivative (and for gelu cdf Φ(x), pdf φ(x)); max_derivative gives the largest
+    value the derivative takes over all real x.
     Raises ParamError for an unknown name or non-finite x.
     """
     name = choice("name", name, ACTIVATIONS)
@@ -66,6 +68,37 @@ def activation(name: str, x, *, negative_slope: float = 0.01, approximate: str =
     if scalar:
         return Trace({k: float(v) for k, v in trace.items()})
     return trace
+
+
+@functools.cache
+def max_derivative(name: str, negative_slope: float = 0.01, approximate: str = "none") -> float:
+    """sup over real x of φ'(x): how much one layer of φ can at most stretch a gradient.
+
+    sigmoid 1/4 (σ' = σ(1 − σ), at x = 0); tanh 1 (1 − tanh², at 0); relu 1; leaky-relu
+    max(1, negative_slope); gelu Φ(√2) + √2 φ(√2) ≈ 1.1289 (GELU'' = φ(x)(2 − x²) vanishes at √2),
+    its tanh approximation's found by a golden-section search of its derivative on [1, 2].
+    Raises ParamError for an unknown name or approximation.
+    """
+    name = choice("name", name, ACTIVATIONS)
+    approximate = choice("approximate", approximate, ("none", "tanh"))
+    if name == "sigmoid":
+        return 0.25
+    if name in ("tanh", "relu"):
+        return 1.0
+    if name == "leaky-relu":
+        return max(1.0, number("negative_slope", negative_slope))
+    if approximate == "none":
+        return 0.5 * (1.0 + math.erf(1.0)) + math.sqrt(2.0) * math.exp(-1.0) / math.sqrt(2.0 * math.pi)
+
+    def slope(v: float) -> float:               # the tanh-approximate GELU' at one point, as activation()
+        t = math.tanh(_SQRT_2_OVER_PI * (v + 0.044715 * v**3))
+        return 0.5 * (1.0 + t) + 0.5 * v * (1.0 - t * t) * _SQRT_2_OVER_PI * (1.0 + 3 * 0.044715 * v * v)
+
+    lo, hi, ratio = 1.0, 2.0, (math.sqrt(5.0) - 1.0) / 2.0
+    while hi - lo > 1e-12:                       # the slope rises, then falls, on [1, 2]: one maximum
+        a, b = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+        lo, hi = (a, hi) if slope(a) < slope(b) else (lo, b)
+    return slope((lo + hi) / 2.0)
 
 
 def activation_fn(name: str, x: np.ndarray, negative_slope: float = 0.01) -> tuple[np.ndarray, np.ndarray]:

@@ -17,7 +17,9 @@ def linear_regression(X, y, w, b=0.0, *, lr, loss: str = "mse") -> Trace:
     loss "half-mse": L = (1/2N) Σ e², ∂L/∂w = (1/N) Xᵀ e, ∂L/∂b = (1/N) Σ e
     (the ½ that cancels the 2, as in many textbooks; torch.nn.MSELoss is "mse").
     Step: w ← w − lr·∂L/∂w, b ← b − lr·∂L/∂b.
-    Returns predictions, residuals, loss, grad_w, grad_b, w_new, b_new.
+    Returns predictions, residuals, loss, grad_w, grad_b, w_new, b_new, and for the other loss L'
+    (½·MSE for MSE, MSE for ½·MSE): grad_w_other_loss ∂L'/∂w and lr_other_loss, the learning rate
+    that takes the same step on L' (2·lr from MSE to ½·MSE: its gradient is half as large).
     Raises ShapeError when X, y and w do not agree, ParamError for a missing or non-finite lr.
     """
     loss = choice("loss", loss, ("mse", "half-mse"))
@@ -44,9 +46,11 @@ def linear_regression(X, y, w, b=0.0, *, lr, loss: str = "mse") -> Trace:
     gb = factor / n * float(e.sum())
     w_new = w_vec - lr_val * gw
     b_new = b_val - lr_val * gb
+    gw_other = (1.0 if loss == "mse" else 2.0) / n * (X2.T @ e)
     if one_feature and np.ndim(w) == 0:
-        gw, w_new = float(gw[0]), float(w_new[0])
-    return Trace(predictions=pred, residuals=e, loss=value, grad_w=gw, grad_b=gb, w_new=w_new, b_new=b_new)
+        gw, w_new, gw_other = float(gw[0]), float(w_new[0]), float(gw_other[0])
+    return Trace(predictions=pred, residuals=e, loss=value, grad_w=gw, grad_b=gb, w_new=w_new, b_new=b_new,
+                 grad_w_other_loss=gw_other, lr_other_loss=lr_val * (2.0 if loss == "mse" else 0.5))
 
 
 # ------------------------------------------------ from given predictions (ECF rules)
@@ -93,7 +97,9 @@ def logistic_regression(X, y, w, b=0.0, *, reduction: str = "mean", lr=None) -> 
     Shapes: X (N, d), or (N,) for one feature with w a number; y (N,) of values in [0, 1] (labels 0/1;
     soft labels as PyTorch); w (d,); b a number.
     Returns logits, probs, losses (per example), loss, grad_logits, grad_w, grad_b (and w_new, b_new
-    with lr: p ← p − lr·∂L/∂p).
+    with lr: p ← p − lr·∂L/∂p, and lr_other_reduction: the learning rate that takes the same step
+    under the other reduction, lr/N for the sum from the mean and lr·N for the mean from the sum,
+    since the sum's gradient is N times the mean's).
     Raises ShapeError naming the argument that does not fit, ParamError for labels outside [0, 1].
     """
     reduction = choice("reduction", reduction, ("mean", "sum"))
@@ -122,7 +128,8 @@ def logistic_regression(X, y, w, b=0.0, *, reduction: str = "mean", lr=None) -> 
     trace = Trace(logits=z, probs=p, losses=losses, loss=loss, grad_logits=gz, grad_w=shape_w(gw), grad_b=gb)
     if lr is not None:
         eta = number("lr", lr)
-        trace.update(w_new=shape_w(wa - eta * gw), b_new=bb - eta * gb)
+        trace.update(w_new=shape_w(wa - eta * gw), b_new=bb - eta * gb,
+                     lr_other_reduction=eta / n if reduction == "mean" else eta * n)
     return trace
 
 

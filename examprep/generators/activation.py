@@ -17,19 +17,7 @@ from examprep import solve
 from examprep.document import Math, Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
 from examprep.exact import exp_term, frac
-from examprep.problem import Misconception, Part, EcfRule, SolutionStep
-
-
-# Slips of this statement only (issue 37): the bound and chain-rule parts ask no answer of the activation
-# topic (its table has the rest).
-SLIPS = {("max_sigmoid_derivative", "sigma-at-zero"): "σ(0) given for the slope's bound",
-         ("max_sigmoid_derivative", "one"): "tanh's bound 1 given for the sigmoid's",
-         ("max_tanh_derivative", "sigmoid-bound"): "the sigmoid's bound 1/4 given for tanh's",
-         ("max_tanh_derivative", "tanh-at-zero"): "tanh(0) given for the slope's bound",
-         ("chain_derivative", "outer-only"): "the chain rule's inner slope left out",
-         ("chain_derivative", "both-at-x0"): "the outer slope taken at x₀",
-         ("stack_bound", "half-per-layer"): "σ(0) = 1/2 taken as the slope per layer",
-         ("stack_bound", "added"): "the layers' slopes added instead of multiplied"}
+from examprep.problem import Misconception, Part, SolutionStep
 
 
 def _ln(sign: int, a: int) -> str:
@@ -121,19 +109,11 @@ def activation(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                           misconceptions=rl.of("derivative", val)))
         solution += steps_from(relu_steps.derivative, "relu_derivative")
     if difficulty == 2:
-        at_zero = sig.trace(x=0.0)
-        top_s = at_zero.derivative
-        top_t = sig.trace(name="tanh", x=0.0).derivative
+        top_s, top_t = st.max_derivative, tt.max_derivative          # reached at x = 0
         parts.append(Part("max_sigmoid_derivative", r"The largest value $\sigma'(x)$ takes over all real $x$.", "number",
-                          top_s, points=1, minutes=1.5, exact="1/4",
-                          misconceptions=(Misconception("sigma-at-zero", at_zero.output,
-                                                        "σ(0) = 1/2 is the value; the slope there is σ(0)(1 − σ(0)) = 1/4."),
-                                          Misconception("one", 1.0, "That is tanh's largest slope; σ' never exceeds 1/4."))))
+                          top_s, points=1, minutes=1.5, exact="1/4", misconceptions=sig.of("max_derivative")))
         parts.append(Part("max_tanh_derivative", r"The largest value $\tanh'(x)$ takes over all real $x$.", "number",
-                          top_t, points=1, minutes=1, exact="1",
-                          misconceptions=(Misconception("sigmoid-bound", top_s,
-                                                        "1/4 is the sigmoid's bound; tanh'(0) = 1 − 0² = 1."),
-                                          Misconception("tanh-at-zero", 0.0, "tanh(0) = 0 is the value; the slope there is 1."))))
+                          top_t, points=1, minutes=1, exact="1", misconceptions=th.of("max_derivative")))
         solution.append(SolutionStep("The largest slopes are at x = 0", [
             Math(r"\sigma'(x) = \sigma(x)(1 - \sigma(x)) \le \tfrac12 \cdot \tfrac12 = \tfrac14 "
                  r"\text{ (at } \sigma = \tfrac12,\ x = 0)"),
@@ -175,7 +155,9 @@ def _level3(rng: Stream, calculator_free: bool) -> tuple[dict, list, list, list]
     inner = sg.trace()
     outer = sg.trace(x=float(inner.output))
     chain = outer.derivative * inner.derivative           # the chain rule: σ'(σ(x₀))·σ'(x₀)
-    bound = sg.trace(x=0.0).derivative ** n_layers
+    stack = solve.mistakes("residual-stack", {"x": x0, "weights": [1.0] * n_layers, "activation": "sigmoid",
+                                              "skip": False})
+    bound = stack.trace().bound                           # (1/4)^n: each σ' ≤ 1/4
     statement = [Text(f"Leaky ReLU with slope α = {alpha}: $f(x) = x$ for $x > 0$, $\\alpha x$ otherwise. "
                       "The logistic sigmoid $\\sigma(x) = 1/(1 + e^{-x})$."), Matrix("x", jsonable(xl))]
     x0_tex = str(x0_shown).replace("ln", "\\ln")
@@ -205,15 +187,14 @@ def _level3(rng: Stream, calculator_free: bool) -> tuple[dict, list, list, list]
         Part("stack_bound", f"An upper bound on $|dy/dx|$ for the stack of {n_layers} sigmoid layers, from the largest "
              r"value of $\sigma'$.", "number", float(bound), points=1, minutes=1.5,
              exact=f"1/{4 ** n_layers}",
-             misconceptions=(Misconception("half-per-layer", 0.5 ** n_layers, "σ' ≤ 1/4, not 1/2 (σ itself is 1/2 at 0)."),
-                             Misconception("added", 0.25 * n_layers,
-                                           "Chain rule: the layers' slopes multiply, they do not add.")),
-             ecf_rule=EcfRule("power", {"base": 0.25, "exponent": n_layers})),
+             misconceptions=stack.of("bound", float),
+             ecf_rule=solve.ecf("residual-stack", "bound", stack.params, stack.trace(), ())),
     ]
     leaky_steps = solve.activations.activation_steps(lk.params, leaky)
     solution = steps_from(leaky_steps.value, "leaky_relu") + steps_from(leaky_steps.derivative, "leaky_relu_derivative")
-    solution += steps_from(solve.activations.activation_steps(sg.params, inner), None, prefix="Inner: ")
-    solution += steps_from(solve.activations.activation_steps(sg.params, outer), None,
+    # the value and the slope at each sigmoid (not the bound over all x)
+    solution += steps_from(solve.activations.activation_steps(sg.params, inner)[:3], None, prefix="Inner: ")
+    solution += steps_from(solve.activations.activation_steps(sg.params, outer)[:3], None,
                            prefix="Outer, at σ(x₀): ")
     solution.append(SolutionStep("Chain rule", [Math(r"\frac{dy}{dx} = \sigma'(\sigma(x_0))\,\sigma'(x_0)"),
                                                 Matrix("dy/dx", float(chain))]

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from examprep import engine, solve
-from examprep.engine import ops
+from examprep import solve
 from examprep.document import Math, Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
 from examprep.values import allclose
-from examprep.problem import Misconception, Part, EcfRule, SolutionStep
+from examprep.problem import Part, SolutionStep
 
 
 @generator("dense-backward", title="Dense layer: forward pass and gradients",
@@ -31,74 +30,45 @@ def dense_backward(rng: Stream, difficulty: int, calculator_free: bool) -> Draft
     target = None
     if difficulty == 2:
         target = rng.ints(-2, 2, (n_out,))
-        delta = ops.subtract(engine.dense(x, W, b).output, target)          # δ = y − t
+        params = {"x": jsonable(x), "weight": jsonable(W), "bias": jsonable(b), "target": jsonable(target)}
     else:
-        delta = rng.ints(-2, 2, (2, n_out) if batch else (n_out,), nonzero=True)
-    if not np.any(delta) or np.count_nonzero(delta) < 2:
-        raise Degenerate("δ too sparse: the gradients show little")
-    params = {"x": jsonable(x), "weight": jsonable(W), "bias": jsonable(b), "grad_output": jsonable(delta)}
+        params = {"x": jsonable(x), "weight": jsonable(W), "bias": jsonable(b),
+                  "grad_output": jsonable(rng.ints(-2, 2, (2, n_out) if batch else (n_out,), nonzero=True))}
     known = solve.mistakes("dense", params)
     t = known.trace()
-    square = n_in == n_out
+    delta = t.grad_output if difficulty == 2 else np.asarray(params["grad_output"])     # δ = y − t, or given
+    if not np.any(delta) or np.count_nonzero(delta) < 2:
+        raise Degenerate("δ too sparse: the gradients show little")
     if allclose(np.ravel(t.grad_weight.T), np.ravel(t.grad_weight)):
         raise Degenerate("∂L/∂W reads the same transposed: the transposition mistake would not show")
+    asked = {"output": "output", "grad_output": "delta"}
 
-    # mistaken methods, each through the engine: solve's table for the output, this problem's own after it
-    no_bias = known.trace(bias=None)
-    out_mis = list(known.of("output", jsonable))
-    gw_mis = [Misconception("outer-transposed", jsonable(t.grad_weight.T),
-                            "∂L/∂W has W's shape out×in: it is δ xᵀ ("
-                            + ("δᵀX summed over the batch" if batch else "row i is δ_i xᵀ")
-                            + "), not x δᵀ.")]
-    gb_mis = [Misconception("ones", jsonable(np.ones_like(t.grad_bias)),
-                            "∂y/∂b = 1 is only the local derivative; by the chain rule ∂L/∂b = δ · 1 = δ.")]
-    gx_mis = []
-    if square:
-        gx_mis.append(Misconception("forward-instead", jsonable(no_bias.output),
-                                    "W x is the forward pass; the gradient goes backwards through Wᵀ: ∂L/∂x = Wᵀδ."))
-    if square:
-        gx_mis.append(Misconception("no-transpose", jsonable(engine.dense(delta, W.T, None).output),
-                                    "Backwards through y = W x the gradient is Wᵀ δ (each x_j collects Σ_i W_ij δ_i), not W δ."))
-    else:
-        gx_mis.append(Misconception("sum-of-weights", jsonable(W.sum(axis=0)),
-                                    "You summed W's columns without weighting them by δ: ∂L/∂x_j = Σ_i W_ij δ_i."))
-    if batch:
-        gw_mis.append(Misconception("mean-over-batch", jsonable(t.grad_weight / 2),
-                                    "L sums the examples' losses: the gradients add over the batch, no 1/N."))
-        gw_mis.append(Misconception("first-example-only", jsonable(engine.dense(x[0], W, b, delta[0]).grad_weight),
-                                    "Every example contributes: ∂L/∂W = Σ_n δ_n x_nᵀ = δᵀX."))
-        gb_mis.append(Misconception("mean-over-batch", jsonable(t.grad_bias / 2),
-                                    "L sums the examples' losses: ∂L/∂b = Σ_n δ_n, no 1/N."))
-    elif square:
-        gb_mis.append(Misconception("times-x", jsonable(ops.multiply(delta, x)), "b is added, not multiplied by x: ∂L/∂b = δ."))
+    def mis(answer: str) -> tuple:
+        return known.of(answer, jsonable)
+
+    def ecf(answer: str):
+        return solve.ecf("dense", answer, known.params, t, asked, jsonable)
 
     kind = "matrix" if batch else "vector"
     pts = lambda n: n * (2 if batch else 1)  # noqa: E731
     shape_y = (2, n_out) if batch else (n_out,)
-    grad_ref = {"$ref": "delta"} if difficulty == 2 else jsonable(delta)
-    dense_args = {"x": jsonable(x), "weight": jsonable(W), "bias": jsonable(b)}
     parts = [Part("output", r"The output $Y = X W^\top + b$ (one row per example)." if batch else r"The output $y = W x + b$.",
-                  kind, jsonable(t.output), shape=shape_y, points=pts(1), minutes=pts(2), misconceptions=tuple(out_mis),
-                  ecf_rule=EcfRule("solve:dense", dense_args, "output"))]
+                  kind, jsonable(t.output), shape=shape_y, points=pts(1), minutes=pts(2), misconceptions=mis("output"),
+                  ecf_rule=ecf("output"))]
     if difficulty == 2:
         parts.append(Part("delta", r"The upstream gradient $\delta = \partial L / \partial y$.", "vector", jsonable(delta),
                           shape=(n_out,), points=1, minutes=1.5,
-                          misconceptions=(Misconception("t-minus-y", jsonable(-delta),
-                                                        "∂/∂y of ½‖y − t‖² is y − t, not t − y."),
-                                          Misconception("squared", jsonable(delta**2),
-                                                        "Differentiate ½(y − t)²: the ½ cancels the 2 and the result is y − t.")),
-                          ecf_rule=EcfRule("subtract", {"a": {"$ref": "output"}, "b": jsonable(target)})))
-    grad_rule = lambda out: EcfRule("solve:dense", dense_args | {"grad_output": grad_ref}, out)  # noqa: E731
+                          misconceptions=mis("grad_output"), ecf_rule=ecf("grad_output")))
     parts += [
         Part("grad_weight", r"$\partial L / \partial W$" + (" (summed over the batch)." if batch else "."), "matrix",
-             jsonable(t.grad_weight), shape=(n_out, n_in), points=2, minutes=3, misconceptions=tuple(gw_mis),
-             ecf_rule=grad_rule("grad_weight"), hint="Same shape as W: entry (i, j) is Σ over examples of δ_i x_j."),
+             jsonable(t.grad_weight), shape=(n_out, n_in), points=2, minutes=3, misconceptions=mis("grad_weight"),
+             ecf_rule=ecf("grad_weight"), hint="Same shape as W: entry (i, j) is Σ over examples of δ_i x_j."),
         Part("grad_bias", r"$\partial L / \partial b$" + (" (summed over the batch)." if batch else "."), "vector",
-             jsonable(t.grad_bias), shape=(n_out,), points=1, minutes=1, misconceptions=tuple(gb_mis),
-             ecf_rule=grad_rule("grad_bias")),
+             jsonable(t.grad_bias), shape=(n_out,), points=1, minutes=1, misconceptions=mis("grad_bias"),
+             ecf_rule=ecf("grad_bias")),
         Part("grad_input", r"$\partial L / \partial X$ (one row per example)." if batch else r"$\partial L / \partial x$.",
              kind, jsonable(t.grad_input), shape=(2, n_in) if batch else (n_in,), points=2, minutes=pts(2),
-             misconceptions=tuple(gx_mis), ecf_rule=grad_rule("grad_input"),
+             misconceptions=mis("grad_input"), ecf_rule=ecf("grad_input"),
              hint="Backwards through W: multiply by Wᵀ."),
     ]
     steps = solve.dense.dense_steps(known.params, t)
@@ -128,7 +98,8 @@ def dense_backward(rng: Stream, difficulty: int, calculator_free: bool) -> Draft
             statement += [Text(r"Backpropagation has delivered the upstream gradient $\delta = \partial L / \partial y$:"),
                           Matrix("δ", jsonable(delta))]
     return Draft(title="Dense layer forward and backward" + (" on a batch" if batch else ""),
-                 params=params | ({"target": jsonable(target)} if target is not None else {}),
+                 params={"x": jsonable(x), "weight": jsonable(W), "bias": jsonable(b), "grad_output": jsonable(delta)}
+                 | ({"target": jsonable(target)} if target is not None else {}),
                  statement=statement, parts=parts, solution=solution,
                  conventions={"layout": "W is out×in (torch.nn.Linear)" + ("; Y = X Wᵀ + b, rows are examples" if batch else ""),
                               "loss": "½‖y − t‖²" if difficulty == 2 else ("summed over the batch" if batch else "given δ")})

@@ -19,7 +19,7 @@ from examprep import solve
 from examprep.document import Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
 from examprep.exact import frac
-from examprep.problem import Misconception, Part, SolutionStep
+from examprep.problem import Part, SolutionStep
 
 
 def _exact(values: np.ndarray, factor: Fraction) -> list | str | None:
@@ -50,11 +50,8 @@ def dropout(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     t = known.trace()
     scale = Fraction(1) / (1 - Fraction(str(p)))
     cf = calculator_free
-    inverted_mask = known.trace(mask=jsonable(1 - mask))
-    out_mis = known.of("output", jsonable) + (
-        Misconception("mask-inverted", jsonable(inverted_mask.output), "The mask keeps where it is 1: a 0 drops the unit."),)
-    grad_mis = known.of("grad_input", jsonable) + (
-        Misconception("mask-inverted", jsonable(inverted_mask.grad_input), "δ flows back through the kept units (mask 1)."),)
+    out_mis = known.of("output", jsonable)
+    grad_mis = known.of("grad_input", jsonable)
     kind = "vector" if difficulty == 1 else "matrix"
     parts: list[Part] = []
     solution: list[SolutionStep] = []
@@ -62,13 +59,7 @@ def dropout(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     if difficulty == 3:
         parts.append(Part("scale", "The factor $s$ that multiplies the kept values in training.", "number", float(t.scale),
                           points=1, minutes=0.5, exact=frac(scale) if cf else None,
-                          misconceptions=(Misconception("p-as-keep", 1 / p, "p is the probability of DROPPING: divide by "
-                                                                            "the keep probability 1 − p, not by p."),
-                                          Misconception("times-keep", 1 - p, "Inverted dropout divides by 1 − p during "
-                                                                             "training; multiplying by 1 − p is the original "
-                                                                             "dropout's test-time rule."),
-                                          Misconception("no-scaling", 1.0, "PyTorch scales the kept values by 1/(1 − p) "
-                                                                           "so the expected output stays x."))))
+                          misconceptions=known.of("scale", float)))
         solution += steps_from(steps.scale, "scale")
     parts.append(Part("output", "The output $y$ in training mode.", kind, jsonable(t.output), shape=shape, points=2,
                       minutes=0.3 * x.size + 1, exact=_exact(x * mask, scale) if cf else None,
@@ -79,10 +70,7 @@ def dropout(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         et = ev.trace()
         parts.append(Part("output_eval", "The output for the same $x$ in evaluation mode (model.eval()).", kind,
                           jsonable(et.output), shape=shape, points=1, minutes=1,
-                          misconceptions=ev.of("output", jsonable) + (
-                              Misconception("scaled-at-eval", jsonable(ev.trace(inverted=False).output),
-                                            "Inverted dropout already scaled in training: evaluation is the identity, "
-                                            "no factor 1 − p."),)))
+                          misconceptions=ev.of("output", jsonable)))
         es = solve.dropout.dropout_steps(ev.params, et)
         solution += steps_from((es.scale, es.output), "output_eval")
     parts.append(Part("grad_input", r"$\partial L / \partial x$ in training mode, given $\delta = \partial L / \partial y$.",
@@ -97,11 +85,7 @@ def dropout(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                           "unscaled in training instead: its output for the same $x$ at test time.", kind,
                           jsonable(ot.output), shape=shape, points=1, minutes=1.5,
                           exact=_exact(x, 1 - Fraction(str(p))) if cf else None,
-                          misconceptions=(Misconception("identity", jsonable(x), "That is inverted dropout's test time; the "
-                                                                               "original multiplies by 1 − p at test time."),
-                                          Misconception("divided", jsonable(x / (1 - p)), "At test time the original "
-                                                                                        "dropout MULTIPLIES by the keep "
-                                                                                        "probability 1 − p."))))
+                          misconceptions=orig.of("output", jsonable)))
         os_ = solve.dropout.dropout_steps(orig.params, ot)
         solution += steps_from((os_.scale, os_.output), "output_original_eval", prefix="Original dropout: ")
     if cf and any(q.exact for q in parts):

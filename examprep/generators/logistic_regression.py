@@ -18,10 +18,9 @@ import numpy as np
 
 from examprep import solve
 from examprep.document import Math, Matrix, Text
-from examprep.engine import ops, regression
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, step_per_part, steps_from, jsonable
 from examprep.exact import frac
-from examprep.problem import Misconception, Part, SolutionStep
+from examprep.problem import Part, SolutionStep
 
 LN2 = math.log(2)
 
@@ -99,35 +98,23 @@ def logistic_regression(rng: Stream, difficulty: int, calculator_free: bool) -> 
     val = (lambda v: float(np.ravel(v)[0])) if one else jsonable
     wkind, wshape = ("number", None) if one else ("vector", (d,))
     asked = {"probs": "probs", "loss": "loss", "grad_w": "grad_w", "grad_b": "grad_b", "w_new": "w_new", "b_new": "b_new"}
-    flipped = known.trace(w=params["w"] * -1 if one else jsonable(-w), b=-b)
-    sq = regression.mse_loss(t.probs, y)
-    slope = ops.multiply(t.probs - y, t.probs * (1 - t.probs))        # (p − y)·σ'(z): MSE through the sigmoid
     parts = [
         Part("probs", r"The probabilities $p_n = \sigma(z_n)$, $z_n = " + ("w x_n" if one else r"w^\top x_n") + " + b$.",
              "vector", jsonable(t.probs), shape=(n,), points=2, minutes=1.5 * n, exact=[frac(p) for p in ex.p] if ex else None,
-             misconceptions=(Misconception("one-minus", jsonable(flipped.probs),
-                                           "σ(z) = 1/(1 + e^(−z)): a positive logit gives p > 1/2."),),
+             misconceptions=known.of("probs", jsonable),
              hint="σ(z) = 1/(1 + e^(−z))."),
         Part("loss", "The loss $L$ (binary cross-entropy, mean over the examples, natural log).", "number", float(t.loss),
              points=2, minutes=2.5, exact=ex.loss(n) if ex else None,
-             misconceptions=known.of("loss", float) + (
-                 Misconception("log10", float(ops.scale(t.loss, 1 / math.log(10))), "Cross-entropy uses the natural "
-                                                                                     "logarithm, not log base 10."),
-                 Misconception("squared-error", float(sq), "That is the mean squared error of p; the loss here is the "
-                                                           "binary cross-entropy −[y ln p + (1 − y) ln(1 − p)].")),
+             misconceptions=known.of("loss", float),
              ecf_rule=solve.ecf("logistic-regression", "loss", known.params, t, asked)),
         Part("grad_w", r"$\partial L / \partial w$.", wkind, val(t.grad_w), shape=wshape, points=2, minutes=2.5,
              exact=(ex.grad_w(n)[0] if one else ex.grad_w(n)) if ex else None,
-             misconceptions=known.of("grad_w", val) + (
-                 Misconception("sigmoid-derivative", val(ops.matmul(X.T, slope) / n),
-                               "For BCE the sigmoid's derivative cancels: ∂L/∂z = (p − y)/N, with no factor p(1 − p)."),),
+             misconceptions=known.of("grad_w", val),
              ecf_rule=solve.ecf("logistic-regression", "grad_w", known.params, t, asked),
              hint="∂L/∂z_n = (p_n − y_n)/N, then ∂L/∂w = Σ_n x_n ∂L/∂z_n."),
         Part("grad_b", r"$\partial L / \partial b$.", "number", float(t.grad_b), points=1, minutes=1,
              exact=frac(ex.grad_b(n)) if ex else None,
-             misconceptions=known.of("grad_b", float) + (
-                 Misconception("sigmoid-derivative", float(np.sum(slope) / n),
-                               "For BCE the sigmoid's derivative cancels: ∂L/∂z = (p − y)/N."),),
+             misconceptions=known.of("grad_b", float),
              ecf_rule=solve.ecf("logistic-regression", "grad_b", known.params, t, asked)),
     ]
     steps = solve.regression.logistic_regression_steps(known.params, t)
@@ -145,8 +132,7 @@ def logistic_regression(rng: Stream, difficulty: int, calculator_free: bool) -> 
                  ecf_rule=solve.ecf("logistic-regression", "w_new", known.params, t, asked)),
             Part("b_new", r"$b$ after the same step.", "number", float(t.b_new), points=1, minutes=0.5,
                  exact=_minus(_ln2(c), lr_f * gb) if ex else None,
-                 misconceptions=(Misconception("ascent", float(b + lr * t.grad_b),
-                                               "Gradient descent subtracts: b ← b − η ∂L/∂b."),),
+                 misconceptions=known.of("b_new", float),
                  ecf_rule=solve.ecf("logistic-regression", "b_new", known.params, t, asked)),
         ]
         solution += step_per_part(steps.update, {"w_new": "w_new", "b_new": "b_new"}, titles={"b_new": "The bias step"})
@@ -165,10 +151,7 @@ def logistic_regression(rng: Stream, difficulty: int, calculator_free: bool) -> 
                  ecf_rule=solve.ecf("logistic-regression", "grad_w", total.params, st, sum_asked)),
             Part("lr_sum", rf"The learning rate for the sum that gives the same step as the mean with $\eta = {lr:g}$.",
                  "number", lr / n, points=1, minutes=1, exact=frac(Fraction(str(lr)) / n) if ex else None,
-                 misconceptions=(Misconception("times-n", lr * n, f"The sum's gradient is N = {n} times larger, so its "
-                                                                  "learning rate must be N times SMALLER."),
-                                 Misconception("same", lr, "The gradients differ by the factor N: the same η takes a "
-                                                           "step N times longer."))),
+                 misconceptions=known.at(lr=lr).of("lr_other_reduction", float)),
         ]
         ss = solve.regression.logistic_regression_steps(total.params, st)
         solution += steps_from(ss.loss, "loss_sum", prefix="Sum: ") + step_per_part(

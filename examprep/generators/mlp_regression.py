@@ -15,9 +15,8 @@ import numpy as np
 
 from examprep import solve
 from examprep.document import Math, Matrix, Text
-from examprep.engine import ops
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, step_per_part, steps_from, jsonable
-from examprep.problem import Misconception, Part
+from examprep.problem import Part
 
 _HALVES = (-1.0, -0.5, 0.5, 1.0)
 
@@ -53,35 +52,24 @@ def mlp_regression(rng: Stream, difficulty: int, calculator_free: bool) -> Draft
     one = n_out == 1
     out = (lambda v: float(np.ravel(v)[0])) if one else jsonable
     okind, oshape = ("number", None) if one else ("vector", (2,))
-    linear = known.trace(activation="identity")
-    flat_out = known.trace(output_activation="identity")
     asked = {n: n for n in ("hidden", "output", "loss", "grad_output_pre", "grad_w2", "grad_hidden_pre", "grad_w1", "w1_new",
                             "w2_new") + (("grad_hidden",) if difficulty == 3 else ())}
     delta = t.grad_output_pre
     parts = [
         Part("hidden", r"The hidden activations $h = \sigma(W_1 x + b_1)$.", "vector", jsonable(t.hidden), shape=(2,),
-             points=2, minutes=3, misconceptions=(Misconception("no-activation", jsonable(linear.hidden),
-                                                                 "Apply σ to the pre-activations: h = σ(a)."),),
+             points=2, minutes=3, misconceptions=known.of("hidden", jsonable),
              hint="a = W₁x + b₁ row by row, then σ(a) = 1/(1 + e^(−a))."),
         Part("output", r"The output $o = \sigma(W_2 h + b_2)$." if one else r"The outputs $o = \sigma(W_2 h + b_2)$.",
              okind, out(t.output), shape=oshape, points=2, minutes=2 * n_out,
-             misconceptions=(Misconception("no-output-activation", out(flat_out.output),
-                                           "The output unit is a sigmoid too: o = σ(z)."),)),
+             misconceptions=known.of("output", out)),
         Part("loss", r"The loss $L = \frac12 \sum (t - o)^2$.", "number", float(t.loss), points=1, minutes=1,
-             misconceptions=known.of("loss", float) + (
-                 Misconception("no-half", float(ops.scale(t.loss, 2)), "The loss is HALF the sum of squared errors."),)),
+             misconceptions=known.of("loss", float)),
         Part("grad_output_pre", r"$\delta = \partial L / \partial z$ at the output pre-activation.", okind, out(delta),
              shape=oshape, points=2, minutes=2 * n_out, misconceptions=known.of("grad_output_pre", out),
              hint="∂L/∂o = o − t, then multiply by σ'(z) = o(1 − o)."),
         Part("grad_w2", r"$\partial L / \partial W_2$ (W₂'s shape, " + f"{n_out}×2).", "matrix", jsonable(t.grad_w2),
              shape=(n_out, 2), points=2, minutes=2 * n_out,
-             misconceptions=(Misconception("no-output-derivative",
-                                           jsonable(ops.matmul(t.grad_output[:, None], t.hidden[None, :])),
-                                           "δ carries σ'(z) = o(1 − o): ∂L/∂W₂ = δ hᵀ with δ = (o − t)·o(1 − o)."),
-                             Misconception("input-not-hidden", jsonable(ops.matmul(delta[:, None], x[None, :])),
-                                           "W₂ multiplies the hidden activations h, not the input x: ∂L/∂W₂ = δ hᵀ."))
-             + ((Misconception("transposed", jsonable(t.grad_w2.T), "∂L/∂W₂ = δ hᵀ has W₂'s shape (outputs × hidden)."),)
-                if not one else ()),
+             misconceptions=known.of("grad_w2", jsonable),
              hint="∂L/∂W₂[j, k] = δ_j · h_k."),
     ]
     steps = solve.dense.mlp_regression_steps(known.params, t)
@@ -90,33 +78,22 @@ def mlp_regression(rng: Stream, difficulty: int, calculator_free: bool) -> Draft
                 + step_per_part(steps.second_layer, {"grad_w2": "grad_w2"}))
     update_parts = {"w2_new": "w2_new"}
     if difficulty >= 2:
-        stale = ops.matmul(np.asarray(t.w2_new).T, delta)              # W₂ᵀδ with the already-updated W₂
         if difficulty == 3:
             parts.append(Part("grad_hidden", r"$\partial L / \partial h = W_2^\top \delta$.", "vector", jsonable(t.grad_hidden),
                               shape=(2,), points=2, minutes=2,
-                              misconceptions=(Misconception("updated-w2", jsonable(stale),
-                                                            "Backpropagate with the weights of this forward pass: update "
-                                                            "W₂ only after every gradient is computed."),
-                                              Misconception("no-transpose", jsonable(ops.matmul(w2, delta)),
-                                                            "The gradient flows back through W₂ᵀ, not W₂.")),
+                              misconceptions=known.of("grad_hidden", jsonable),
                               ecf_rule=solve.ecf("mlp-regression", "grad_hidden", known.params, t, asked)))
             solution += steps_from(steps.grad_hidden, "grad_hidden")
         else:
             solution += steps_from(steps.grad_hidden, None)
         parts.append(Part("grad_hidden_pre", r"$\partial L / \partial a$ at the hidden pre-activations.", "vector",
                           jsonable(t.grad_hidden_pre), shape=(2,), points=2, minutes=2.5,
-                          misconceptions=known.of("grad_hidden_pre", jsonable) + (
-                              Misconception("updated-w2", jsonable(stale * t.activation_derivative),
-                                            "Use W₂ as it was in the forward pass, not after its update."),),
+                          misconceptions=known.of("grad_hidden_pre", jsonable),
                           ecf_rule=solve.ecf("mlp-regression", "grad_hidden_pre", known.params, t, asked),
                           hint="∂L/∂a = (W₂ᵀ δ) ⊙ h(1 − h)."))
         parts.append(Part("grad_w1", r"$\partial L / \partial W_1$ (2×2).", "matrix", jsonable(t.grad_w1), shape=(2, 2),
                           points=2, minutes=2.5,
-                          misconceptions=(Misconception("no-hidden-derivative",
-                                                        jsonable(ops.matmul(t.grad_hidden[:, None], x[None, :])),
-                                                        "Multiply by σ'(a) = h(1 − h) on the way through the hidden units."),
-                                          Misconception("transposed", jsonable(t.grad_w1.T),
-                                                        "∂L/∂W₁ = (∂L/∂a) xᵀ: row j is hidden unit j."))))
+                          misconceptions=known.of("grad_w1", jsonable)))
         solution += steps_from(steps.grad_hidden_pre, "grad_hidden_pre") + step_per_part(steps.first_layer,
                                                                                         {"grad_w1": "grad_w1"})
         parts.append(Part("w1_new", rf"$W_1$ after one gradient-descent step with $\eta = {lr:g}$.", "matrix",

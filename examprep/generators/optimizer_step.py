@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 
 from examprep import solve
-from examprep.engine import ops
 from examprep.document import Math, Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, step_per_part, steps_from, jsonable
 from examprep.values import allclose
@@ -51,24 +50,15 @@ def _momentum(rng: Stream) -> Draft:
     known = solve.mistakes("optimizer-step", params)
     t = known.trace()
     first = solve.mistakes("optimizer-step", _first(params))
-    # gradient ascent: each step adds η v (torch.optim refuses a negative lr, so the engine's ops add it)
-    ascent_1 = ops.add(p0, ops.scale(g[0], lr))
-    ascent_2 = ops.add(ascent_1, ops.scale(t.velocity, lr))
     parts = [
         Part("params_1", r"The parameters after step 1.", "vector", jsonable(t.params_per_step[0]), shape=(2,), points=1,
-             minutes=1.5, misconceptions=first.of("params_new", jsonable) + (
-                 Misconception("ascent", jsonable(ascent_1), "Descent subtracts: p ← p − η v."),),
+             minutes=1.5, misconceptions=first.of("params_new", jsonable),
              hint="At step 1 the velocity is the gradient itself: v₁ = g₁."),
         Part("velocity", r"The velocity $v_2$ after step 2.", "vector", jsonable(t.velocity), shape=(2,), points=2,
-             minutes=2, misconceptions=(Misconception("dampened", jsonable(known.trace(dampening=0.9).velocity),
-                                                      "PyTorch's momentum adds the whole gradient: v ← μv + g, not "
-                                                      "μv + (1 − μ)g."),
-                                        Misconception("no-momentum", jsonable(g[1]), "The velocity keeps μ times the last "
-                                                                                   "one: v₂ = μ v₁ + g₂.")),
+             minutes=2, misconceptions=known.of("velocity", jsonable),
              hint="v₂ = μ v₁ + g₂ with μ = 0.9."),
         Part("params_2", r"The parameters after step 2.", "vector", jsonable(t.params_new), shape=(2,), points=2, minutes=1.5,
-             misconceptions=known.of("params_new", jsonable) + (
-                 Misconception("ascent", jsonable(ascent_2), "Descent subtracts: p ← p − η v."),),
+             misconceptions=known.of("params_new", jsonable),
              ecf_rule=EcfRule("sgd-step", {"param": {"$ref": "params_1"}, "grad": {"$ref": "velocity"}, "lr": lr})),
     ]
     steps = solve.optim.optimizer_steps(known.params, t)
@@ -98,10 +88,7 @@ def _adaptive(rng: Stream) -> Draft:
     parts = [
         Part("rmsprop_params", "RMSprop (torch.optim.RMSprop, α = 0.99, ε = 10⁻⁸): the parameters after one step with "
              "the first gradient.", "vector", jsonable(rt.params_new), shape=(2,), points=2, minutes=2.5,
-             misconceptions=(Misconception("no-decay", jsonable(r_known.trace(alpha=0.0).params_new),
-                                           "s is a decaying average: s ← α s + (1 − α) g², so s₁ = 0.01 g₁²."),
-                             Misconception("plain-sgd", jsonable(p0 - lr * g[0]),
-                                           "RMSprop divides the gradient by √s + ε.")),
+             misconceptions=r_known.of("params_new", jsonable),
              hint="s₁ = (1 − α) g₁², p₁ = p₀ − η g₁ / (√s₁ + ε)."),
         Part("adam_params_1", "Adam (β₁ = 0.9, β₂ = 0.999, ε = 10⁻⁸): the parameters after step 1.", "vector",
              jsonable(t.params_per_step[0]), shape=(2,), points=2, minutes=2.5,
@@ -109,10 +96,7 @@ def _adaptive(rng: Stream) -> Draft:
              hint="m̂₁ = m₁/(1 − β₁) = g₁ and v̂₁ = v₁/(1 − β₂) = g₁²: the first step is about η per parameter."),
         Part("adam_exp_avg", r"Adam's first moment $m_2$ after step 2 (before the bias correction).", "vector",
              jsonable(t.exp_avg), shape=(2,), points=1, minutes=1.5,
-             misconceptions=(Misconception("corrected", jsonable(t.exp_avg_hat),
-                                           "That is m̂₂ = m₂/(1 − β₁²); the stored moment m₂ is not corrected."),
-                             Misconception("betas-swapped", jsonable(known.trace(betas=[0.1, 0.999]).exp_avg),
-                                           "β₁ = 0.9 weights the OLD moment: m ← 0.9 m + 0.1 g."))),
+             misconceptions=known.of("exp_avg", jsonable)),
         Part("adam_params_2", "Adam: the parameters after step 2.", "vector", jsonable(t.params_new), shape=(2,), points=3,
              minutes=4, misconceptions=known.of("params_new", jsonable),
              hint="m̂₂ = m₂/(1 − 0.9²), v̂₂ = v₂/(1 − 0.999²), p₂ = p₁ − η m̂₂/(√v̂₂ + ε)."),
@@ -152,20 +136,14 @@ def _decay(rng: Stream) -> Draft:
     lt = l_known.trace()
     if allclose(wt.params_new, lt.params_new, atol=0.02):
         raise Degenerate("the two decays agree to the answers' precision")
-    no_decay = w_known.trace(weight_decay=0.0)
     parts = [
         Part("adamw_params", f"AdamW (torch.optim.AdamW, weight_decay λ = {lam:g}): the parameters after one step.",
              "vector", jsonable(wt.params_new), shape=(2,), points=3, minutes=3,
-             misconceptions=w_known.of("params_new", jsonable) + (
-                 Misconception("no-decay", jsonable(no_decay.params_new), "AdamW first shrinks the weights: p ← p − ηλp."),),
+             misconceptions=w_known.of("params_new", jsonable),
              hint="p ← p(1 − ηλ), then Adam's step; at step 1 Adam's step is about η·sign(g)."),
         Part("adam_l2_params", f"Adam with L2 (torch.optim.Adam, weight_decay λ = {lam:g}): the parameters after one step.",
              "vector", jsonable(lt.params_new), shape=(2,), points=3, minutes=3,
-             misconceptions=(Misconception("decoupled", jsonable(wt.params_new),
-                                           "That is AdamW. Adam's weight_decay adds λp to the gradient first: g' = g + λp, "
-                                           "which Adam then normalises."),
-                             Misconception("no-decay", jsonable(l_known.trace(weight_decay=0.0).params_new),
-                                           "Adam's weight_decay adds λp to the gradient.")) + l_known.of("params_new", jsonable),
+             misconceptions=l_known.of("params_new", jsonable),
              hint="g' = g + λp, then Adam's first step with g'."),
         Part("decoupled", "Which of the two shrinks every weight by the same factor 1 − ηλ, however large its gradient?",
              "choice", _CHOICES[0], tolerance=EXACT, points=1, minutes=1, choices=_CHOICES,

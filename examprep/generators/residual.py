@@ -18,11 +18,6 @@ from examprep.generators.framework import Degenerate, Draft, Stream, generator, 
 from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
 
 
-# Slips of this statement only (issue 37): the level-3 choice between the stacks asks no answer of
-# residual-stack (its table has the rest).
-SLIPS = {("larger", "wrong-stack"): "the stack with the smaller gradient chosen"}
-
-
 def _dead_or_kinked(x: list, w1: list, b1: list, w2: list, delta: list) -> bool:
     """The engine's refusal of a level-2 draw (a pre-activation at the kink, no active unit, or no
     gradient through the branch) before its call, in plain Python: on integers and halves every sum
@@ -73,7 +68,7 @@ def residual(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                           "Backpropagation has delivered $\\delta = \\partial L / \\partial y$."),
                      Matrix("x", jsonable(x)), Matrix("W_1", jsonable(w1)), Matrix("b_1", jsonable(b1)),
                      Matrix("W_2", jsonable(w2)), Matrix("δ", jsonable(delta))]
-    steps = solve.dense.residual_steps(known.params, t)
+    steps = solve.residual.residual_steps(known.params, t)
     asked = ("branch", "output", "jacobian", "grad_input") + (("grad_branch",) if difficulty == 2 else ())
 
     def ecf(answer: str) -> EcfRule | None:
@@ -158,8 +153,8 @@ def _stack(rng: Stream, calculator_free: bool) -> Draft:
              misconceptions=(Misconception("wrong-stack", "plain" if larger == "residual" else "residual",
                                            "Compare the two products: every residual factor is 1 + w_l φ'(a_l)."),)),
     ]
-    ps = solve.dense.stack_steps(known.params | {"skip": False}, plain)
-    rs = solve.dense.stack_steps(known.params | {"skip": True}, res)
+    ps = solve.residual.stack_steps(known.params | {"skip": False}, plain)
+    rs = solve.residual.stack_steps(known.params | {"skip": True}, res)
     solution = (steps_from((ps.forward, ps.activation_derivatives), None, prefix="Plain: ")
                 + steps_from(ps.local_derivatives, "local_plain", prefix="Plain: ")
                 + steps_from(ps.chain, "gradient_plain", prefix="Plain: ")

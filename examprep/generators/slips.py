@@ -10,4 +10,21 @@ SLIPS[generator][mistake id] = why it is a slip of the statement, not a mistake 
 from __future__ import annotations
 
 SLIPS: dict[str, dict[str, str]] = {
+    "activation": {     # level 3's d/dx σ(σ(x₀)), worded for the statement's one function taken twice
+        "outer-only": "the outer sigmoid's slope alone, the statement's inner σ'(x₀) left out of the chain",
+        "both-at-x0": "the statement's outer sigmoid's slope taken at x₀ instead of its own input σ(x₀)",
+    },
+    "residual": {
+        "wrong-stack": "the other one of the statement's two choice options (plain or residual) for the stack "
+                       "passing the larger gradient",
+    },
+    "softmax-cross-entropy": {      # the level-1 derivation, answered as an expression in p_i and y_i
+        "y-minus-p": "the derivation's symbolic answer with its sign flipped, y_i − p_i",
+        "p-only": "the derivation's symbolic answer without its target term, p_i alone",
+        "sigmoid-derivative": "the derivation's symbolic answer as ∂p_i/∂z_i = p_i(1 − p_i) alone",
+    },
+    "optimizer-step": {
+        "l2-is-decoupled": "the wrong one of the statement's two choice options (AdamW or Adam with L2) for the "
+                           "decay that is the same for every weight",
+    },
 }

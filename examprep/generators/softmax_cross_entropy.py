@@ -15,7 +15,7 @@ from examprep import solve
 from examprep.document import Math, Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
 from examprep.exact import frac
-from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
+from examprep.problem import EXACT, Misconception, Part, SolutionStep
 
 
 def _ln(a: int) -> str:
@@ -87,35 +87,20 @@ def softmax_cross_entropy(rng: Stream, difficulty: int, calculator_free: bool) -
              misconceptions=known.of("probs", jsonable),
              hint="p_i = e^{z_i} / Σ_j e^{z_j}; subtracting the largest logit first keeps numbers small."),
     ]
+    asked = ("probs", "target_dist") if smoothing else ("probs",)
     if smoothing:
-        other = np.where(np.arange(C) == t, 1 - eps, eps / (C - 1))
         parts.append(Part("target_dist", "The smoothed target distribution $q$.", "vector", jsonable(q), shape=(C,),
-                          points=1, minutes=1.5, misconceptions=(
-                              Misconception("eps-over-c-minus-1", jsonable(other),
-                                            "That is the other smoothing convention (1 − ε on the target, ε/(C−1) elsewhere); "
-                                            "this problem follows PyTorch: ε/C to every class."),)))
-    # solve's table for cross-entropy, with this problem's own wording of the reduction mistake
-    loss_mis = [known.get("loss", "log10", float), known.get("loss", "double-softmax", float)]
-    if batch:
-        other_red = float(ce.losses.sum() if reduction == "mean" else ce.losses.mean())
-        loss_mis.append(Misconception("wrong-reduction", other_red,
-                                      f"The problem asks for the {reduction} over the batch."))
-    loss_mis += known.of("loss", float, skip={"log10", "double-softmax"})
+                          points=1, minutes=1.5, misconceptions=known.of("target_dist", jsonable)))
     parts.append(Part(
         "loss", f"The loss $L$ ({'the ' + reduction + ' over the batch' if batch else 'natural log'}).", "number",
-        float(ce.loss), points=2, minutes=2.0 * N, exact=exact.get("loss"), misconceptions=tuple(loss_mis),
-        ecf_rule=EcfRule("cross-entropy-from-probs", {"probs": {"$ref": "probs"},
-                                                   "target_dist": {"$ref": "target_dist"} if smoothing else jsonable(q),
-                                                   "reduction": reduction}),
+        float(ce.loss), points=2, minutes=2.0 * N, exact=exact.get("loss"), misconceptions=known.of("loss", float),
+        ecf_rule=solve.ecf("cross-entropy", "loss", known.params, ce, asked),
         hint="L = −Σ_i q_i log p_i; with a one-hot target that is −log p_target."))
-    grad_mis = known.of("grad_logits", jsonable)
     parts.append(Part(
         "grad_logits", r"The gradient $\partial L / \partial z$" + (" (one row per example)." if batch else "."),
         kind, jsonable(ce.grad_logits), shape=shape, points=3, minutes=2.0 * N, exact=exact.get("grad"),
-        misconceptions=tuple(grad_mis),
-        ecf_rule=EcfRule("minus-target", {"probs": {"$ref": "probs"},
-                                       "target_dist": {"$ref": "target_dist"} if smoothing else jsonable(q),
-                                       "divide_by": N if (batch and reduction == "mean") else 1}),
+        misconceptions=known.of("grad_logits", jsonable),
+        ecf_rule=solve.ecf("cross-entropy", "grad_logits", known.params, ce, asked),
         hint="For softmax followed by cross-entropy, ∂L/∂z_i = p_i − y_i" + (" (divided by N for the mean)." if batch else ".")))
     if difficulty == 1:
         parts.append(Part(

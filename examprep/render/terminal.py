@@ -136,8 +136,13 @@ def print_topic_answers(t: Any, *, no_color: bool = False) -> None:
         form = ("  a shape (10×26×26)" if a in t.shapes else "  a list of shapes (3×28×28; 864)" if a in t.shape_lists
                 else "" if a in t.answers else "  a worked step's value, not an answer")
         rules = ", ".join(ecf_text(e, code="") for e in ecf)
-        out.print(Padding(Text.assemble((a, "bold green"), (form, "dim"), (f"  ECF: {rules}" if ecf else "", "dim")),
-                          (0, 0, 0, 2), expand=False))
+        head = textwrap.wrap(f"{a}{form}" + (f"  ECF: {rules}" if ecf else ""), width=max(out.width - 2, 30),
+                             subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
+        for i, line in enumerate(head):             # one print a line, as the mistakes below
+            text = Text(line, style="dim")
+            if i == 0:
+                text.stylize("bold green", 0, len(a))
+            out.print(Padding(text, (0, 0, 0, 2), expand=False))
         for m in t.mistakes.get(a, ()):
             # the explanation wrapped under its own first word, the id standing out to its left
             lines = textwrap.wrap(f"{m.id}  {m.why}", width=max(out.width - 6, 30), subsequent_indent="  ",

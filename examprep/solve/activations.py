@@ -1,7 +1,6 @@
 """Solve topic of activation functions: activation (value and derivative)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -16,9 +15,20 @@ class ActivationSteps(NamedTuple):
     cdf: Step | None               # gelu: Φ(x) and φ(x) first
     value: Step
     derivative: Step
+    bound: Step | None = None      # the largest slope over all x
+
+
+_BOUND = {"sigmoid": r"\max_x \sigma'(x) = \sigma'(0) = \tfrac12 \cdot \tfrac12 = \tfrac14",
+          "tanh": r"\max_x \tanh'(x) = \tanh'(0) = 1 - 0^2 = 1", "relu": r"\max_x \mathrm{ReLU}'(x) = 1",
+          "leaky-relu": r"\max_x f'(x) = \max(1, \alpha)", "gelu": r"\max_x \mathrm{GELU}'(x) \approx 1.129"}
 
 
 def activation_steps(p: dict[str, Any], t: Trace) -> ActivationSteps:
+    steps = _value_steps(p, t)
+    return steps._replace(bound=Step("The largest slope, over all x", _BOUND[p["name"]], {"max_derivative": t.max_derivative}))
+
+
+def _value_steps(p: dict[str, Any], t: Trace) -> ActivationSteps:
     name = p["name"]
     if name == "sigmoid":
         return ActivationSteps(None, Step("Sigmoid", r"\sigma(x) = \frac{1}{1 + e^{-x}}", {"output": t.output}),
@@ -79,24 +89,30 @@ ACTIVATION_MISTAKES = {
                            why="Leaky ReLU's slope for x < 0 is α, not 0: that is what keeps units from dying."),
                    Mistake("value-not-derivative", compute=lambda p, t: t.output, when=_is("leaky-relu"),
                            why="That is the function's value; the derivative is 1 or α.")),
+    # the largest slope: the value at the point of the largest slope, or the other squashing function's bound
+    "max_derivative": (Mistake("sigma-at-zero", compute=lambda p, t: engine.activation("sigmoid", 0.0).output,
+                               when=_is("sigmoid"),
+                               why="σ(0) = 1/2 is the value; the slope there is σ(0)(1 − σ(0)) = 1/4."),
+                       Mistake("one", compute=lambda p, t: engine.max_derivative("tanh"), when=_is("sigmoid"),
+                               why="That is tanh's largest slope; σ' never exceeds 1/4."),
+                       Mistake("sigmoid-bound", compute=lambda p, t: engine.max_derivative("sigmoid"), when=_is("tanh"),
+                               why="1/4 is the sigmoid's bound; tanh'(0) = 1 − 0² = 1."),
+                       Mistake("tanh-at-zero", compute=lambda p, t: engine.activation("tanh", 0.0).output,
+                               when=_is("tanh"), why="tanh(0) = 0 is the value; the slope there is 1.")),
 }
 
 
-@dataclass(frozen=True)
-class _EcfOf(Ecf):
-    """An ECF rule of one activation only (the derivative from the output is σ(1 − σ) for the sigmoid,
-    1 − tanh² for tanh): no recipe for another ``name``."""
-
-    name: str = ""
-
-    def recipe(self, p: dict[str, Any], t: Trace, parts: Any, fmt: Any = None) -> Any:
-        return super().recipe(p, t, parts, fmt) if p["name"] == self.name else None
-
-
+# the derivative from the student's own output: σ(1 − σ) for the sigmoid, 1 − tanh² for tanh
 ACTIVATION_ECF = {
-    "derivative": (_EcfOf("sigmoid-derivative-from-output", lambda p, t: {"output": Ref("output")}, name="sigmoid"),
-                   _EcfOf("tanh-derivative-from-output", lambda p, t: {"output": Ref("output")}, name="tanh")),
+    "derivative": (Ecf("sigmoid-derivative-from-output", lambda p, t: {"output": Ref("output")}, when=_is("sigmoid")),
+                   Ecf("tanh-derivative-from-output", lambda p, t: {"output": Ref("output")}, when=_is("tanh"))),
 }
+
+
+def _activation(p: dict[str, Any]) -> Trace:
+    t = engine.activation(p["name"], p["x"], negative_slope=p["negative_slope"], approximate=p["approximate"])
+    t["max_derivative"] = engine.max_derivative(p["name"], p["negative_slope"], p["approximate"])
+    return t
 
 
 ACTIVATION = Topic(
@@ -105,8 +121,8 @@ ACTIVATION = Topic(
      Param("x", "number or vector"),
      Param("negative_slope", "number (leaky-relu)", 0.01),
      Param("approximate", '"none" or "tanh" (gelu)', "none")),
-    ("output", "derivative"),
-    lambda p: engine.activation(p["name"], p["x"], negative_slope=p["negative_slope"], approximate=p["approximate"]),
+    ("output", "derivative", "max_derivative"),
+    _activation,
     activation_steps,
     lambda p: {"name": p["name"]} | ({"negative_slope": str(p["negative_slope"])} if p["name"] == "leaky-relu" else {})
     | ({"approximate": p["approximate"]} if p["name"] == "gelu" else {}),

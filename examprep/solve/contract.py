@@ -124,11 +124,13 @@ class Ecf:
     """An answer recomputed from a student's earlier answers (error carried forward): ``op`` (an
     examprep.ecf operation, or ``solve:<topic>``) with ``args(p, t)`` built from the problem's
     parameters and trace, where a :class:`Ref` stands for an earlier part's answer; ``output`` picks
-    one answer of a solve topic."""
+    one answer of a solve topic; ``when(p)`` (optional) limits the rule to the problems it holds for
+    (δ · dy/dx is ∂L/∂x for one feature only)."""
 
     op: str
     args: Callable[[dict[str, Any], Trace], dict[str, Any]]
     output: str | None = None
+    when: Callable[[dict[str, Any]], bool] | None = None
 
     def recipe(self, p: dict[str, Any], t: Trace, parts: Mapping[str, str],
                fmt: Callable[[Any], Any] | None = None) -> Recipe | None:
@@ -138,6 +140,8 @@ class Ecf:
         numbers) and is written through ``fmt`` (default: as JSON lists)."""
         from examprep.problem import EcfRule as Recipe
 
+        if self.when is not None and not self.when(p):
+            return None
         missing: list[str] = []
         fmt = fmt or jsonable
 

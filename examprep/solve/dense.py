@@ -1,8 +1,7 @@
-"""Solve topics of dense layers: dense (forward and backward), mlp-backprop, residual, residual-stack and
-mlp-regression."""
+"""Solve topics of dense layers: dense (forward and backward), mlp-backprop and mlp-regression (residual
+and residual-stack: solve/residual.py)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
@@ -12,39 +11,36 @@ from examprep.engine import ops
 from examprep.engine._core import Trace
 from examprep.solve.contract import Ecf, Mistake, Param, Ref, Step, Topic
 
-_PHI = {"relu": r"\mathrm{ReLU}", "sigmoid": r"\sigma", "tanh": r"\tanh", "leaky-relu": r"\mathrm{LeakyReLU}",
-        "gelu": r"\mathrm{GELU}"}
-_PHI_PRIME = {"relu": r"\mathbb{1}[a > 0]", "sigmoid": r"\sigma(a)(1 - \sigma(a))", "tanh": r"1 - \tanh^2 a",
-              "leaky-relu": r"1 \text{ if } a > 0 \text{ else } \alpha", "gelu": r"\Phi(a) + a\,\varphi(a)"}
-
-
 # ----------------------------------------------------------------------------------------- dense
 
 class DenseSteps(NamedTuple):
     forward: Step
-    grad_weight: Step | None       # with grad_output
+    grad_weight: Step | None       # with grad_output (or a target)
     grad_bias: Step | None
     grad_input: Step | None
+    grad_output: Step | None       # with a target: δ = ∂L/∂y = y − t
 
 
 def dense_steps(p: dict[str, Any], t: Trace) -> DenseSteps:
     batch = np.ndim(p["x"]) == 2
     forward = Step("Forward", r"y = x W^\top + b" if batch else r"y = W x + b", {"output": t.output})
     if "grad_weight" not in t:
-        return DenseSteps(forward, None, None, None)
+        return DenseSteps(forward, None, None, None, None)
+    upstream = (Step("Upstream gradient of L = ½ Σ (y − t)²", r"\delta = \frac{\partial L}{\partial y} = y - t",
+                     {"grad_output": t.grad_output}) if "grad_output" in t else None)
     if batch:
         return DenseSteps(
             forward,
             Step("Weight gradient (summed over the batch)", r"\frac{\partial L}{\partial W} = \delta^\top X",
                  {"grad_weight": t.grad_weight}),
             Step("Bias gradient", r"\frac{\partial L}{\partial b} = \sum_n \delta_n", {"grad_bias": t.grad_bias}),
-            Step("Input gradient", r"\frac{\partial L}{\partial X} = \delta W", {"grad_input": t.grad_input}))
+            Step("Input gradient", r"\frac{\partial L}{\partial X} = \delta W", {"grad_input": t.grad_input}), upstream)
     return DenseSteps(
         forward,
         Step("Weight gradient (outer product)", r"\frac{\partial L}{\partial W} = \delta\, x^\top",
              {"grad_weight": t.grad_weight}),
         Step("Bias gradient", r"\frac{\partial L}{\partial b} = \delta", {"grad_bias": t.grad_bias}),
-        Step("Input gradient", r"\frac{\partial L}{\partial x} = W^\top \delta", {"grad_input": t.grad_input}))
+        Step("Input gradient", r"\frac{\partial L}{\partial x} = W^\top \delta", {"grad_input": t.grad_input}), upstream)
 
 
 def _square_asymmetric(p: dict[str, Any]) -> bool:
@@ -52,10 +48,75 @@ def _square_asymmetric(p: dict[str, Any]) -> bool:
     return w.shape[0] == w.shape[1] and not np.array_equal(w, w.T)
 
 
+def _backward(p: dict[str, Any]) -> bool:
+    return p["grad_output"] is not None or p["target"] is not None
+
+
+def _batched(p: dict[str, Any]) -> bool:
+    return _backward(p) and np.ndim(p["x"]) == 2
+
+
+def _single(p: dict[str, Any]) -> bool:
+    return _backward(p) and np.ndim(p["x"]) == 1
+
+
+def _square_weight(p: dict[str, Any]) -> bool:
+    return _backward(p) and np.shape(p["weight"])[0] == np.shape(p["weight"])[1]
+
+
+def _delta(p: dict[str, Any], t: Trace) -> np.ndarray:
+    """δ = ∂L/∂y: given, or y − t from the target."""
+    return np.asarray(t.grad_output if "grad_output" in t else p["grad_output"], dtype=float)
+
+
 DENSE_MISTAKES = {
     "output": (Mistake("no-bias", bias=None, why="You left out the bias: y = W x + b."),
                Mistake("transposed-weight", weight=lambda p: np.asarray(p["weight"], dtype=float).T.tolist(),
                        when=_square_asymmetric, why="W is out×in: row i of W dots x to give y_i (y = W x, not Wᵀx).")),
+    "grad_output": (Mistake("t-minus-y", compute=lambda p, t: -t.grad_output, when=lambda p: p["target"] is not None,
+                            why="∂/∂y of ½‖y − t‖² is y − t, not t − y."),
+                    Mistake("squared", compute=lambda p, t: t.grad_output**2, when=lambda p: p["target"] is not None,
+                            why="Differentiate ½(y − t)²: the ½ cancels the 2 and the result is y − t.")),
+    "grad_weight": (Mistake("outer-transposed", compute=lambda p, t: t.grad_weight.T, when=_single,
+                            why="∂L/∂W has W's shape out×in: it is δ xᵀ (row i is δ_i xᵀ), not x δᵀ."),
+                    Mistake("outer-transposed", compute=lambda p, t: t.grad_weight.T, when=_batched,
+                            why="∂L/∂W has W's shape out×in: it is δ xᵀ (δᵀX summed over the batch), not x δᵀ."),
+                    Mistake("mean-over-batch", compute=lambda p, t: t.grad_weight / len(p["x"]), when=_batched,
+                            why="L sums the examples' losses: the gradients add over the batch, no 1/N."),
+                    Mistake("first-example-only", when=_batched,
+                            compute=lambda p, t: engine.dense(np.asarray(p["x"], dtype=float)[0], p["weight"], p["bias"],
+                                                              _delta(p, t)[0]).grad_weight,
+                            why="Every example contributes: ∂L/∂W = Σ_n δ_n x_nᵀ = δᵀX.")),
+    "grad_bias": (Mistake("ones", compute=lambda p, t: np.ones_like(t.grad_bias), when=_backward,
+                          why="∂y/∂b = 1 is only the local derivative; by the chain rule ∂L/∂b = δ · 1 = δ."),
+                  Mistake("mean-over-batch", compute=lambda p, t: t.grad_bias / len(p["x"]), when=_batched,
+                          why="L sums the examples' losses: ∂L/∂b = Σ_n δ_n, no 1/N."),
+                  Mistake("times-x", compute=lambda p, t: ops.multiply(_delta(p, t), p["x"]),
+                          when=lambda p: _single(p) and _square_weight(p), why="b is added, not multiplied by x: ∂L/∂b = δ.")),
+    "grad_input": (Mistake("forward-instead", compute=lambda p, t: engine.dense(p["x"], p["weight"], None).output,
+                           when=_square_weight,
+                           why="W x is the forward pass; the gradient goes backwards through Wᵀ: ∂L/∂x = Wᵀδ."),
+                   Mistake("sum-of-weights", compute=lambda p, t: np.asarray(p["weight"], dtype=float).sum(axis=0),
+                           when=lambda p: _single(p) and not _square_weight(p),
+                           why="You summed W's columns without weighting them by δ: ∂L/∂x_j = Σ_i W_ij δ_i.")),
+}
+
+
+def _dense_args(p: dict[str, Any], backward: bool = True) -> dict[str, Any]:
+    """A solve:dense call with the layer's own x, weight and bias and, backwards, the upstream gradient:
+    given, or the student's own δ where the target gave it."""
+    args = {"x": p["x"], "weight": p["weight"]} | ({"bias": p["bias"]} if p["bias"] is not None else {})
+    if backward:
+        args["grad_output"] = Ref("grad_output") if p["target"] is not None else p["grad_output"]
+    return args
+
+
+DENSE_ECF = {
+    "output": (Ecf("solve:dense", lambda p, t: _dense_args(p, backward=False), "output"),),
+    "grad_output": (Ecf("subtract", lambda p, t: {"a": Ref("output"), "b": p["target"]},
+                        when=lambda p: p["target"] is not None),),
+    **{a: (Ecf("solve:dense", lambda p, t: _dense_args(p), a, when=_backward),)
+       for a in ("grad_weight", "grad_bias", "grad_input")},
 }
 
 
@@ -63,13 +124,17 @@ DENSE = Topic(
     "dense", "Dense layer forward and backward",
     (Param("x", "vector (in) or matrix (N×in)"), Param("weight", "matrix (out×in)"),
      Param("bias", "vector (out); zeros when omitted", None),
-     Param("grad_output", "∂L/∂y, the output's shape (optional)", None)),
-    ("output", "grad_weight", "grad_bias", "grad_input"),
-    lambda p: engine.dense(p["x"], p["weight"], p["bias"], p["grad_output"]),
+     Param("grad_output", "∂L/∂y, the output's shape (optional)", None),
+     Param("target", "the output's shape (optional, instead of grad_output): L = ½ Σ (y − t)², so ∂L/∂y = y − t",
+           None)),
+    ("output", "grad_output", "grad_weight", "grad_bias", "grad_input"),
+    lambda p: engine.dense(p["x"], p["weight"], p["bias"], p["grad_output"], p["target"]),
     dense_steps,
-    lambda p: {"layout": "weight is out×in as torch.nn.Linear; batched y = x Wᵀ + b"},
+    lambda p: {"layout": "weight is out×in as torch.nn.Linear; batched y = x Wᵀ + b"}
+    | ({"loss": "L = ½ Σ (y − t)², summed over the batch"} if p["target"] is not None else {}),
     mistakes=DENSE_MISTAKES,
-    answer_names=lambda p, t: [n for n in ("output", "grad_weight", "grad_bias", "grad_input") if n in t],
+    ecf=DENSE_ECF,
+    answer_names=lambda p, t: [n for n in ("output", "grad_output", "grad_weight", "grad_bias", "grad_input") if n in t],
 )
 
 
@@ -208,206 +273,6 @@ MLP_BACKPROP = Topic(
 )
 
 
-# -------------------------------------------------------------------------------------- residual
-
-class ResidualSteps(NamedTuple):
-    branch_pre: Step
-    activation: Step
-    branch_output: Step | None          # a two-layer branch
-    skip: Step
-    activation_derivative: Step
-    jacobian: Step
-    back_w2: Step | None                # with grad_output and a two-layer branch
-    through_activation: Step | None     # with grad_output
-    branch_share: Step | None
-    grad_input: Step | None
-    weight_gradients: Step | None
-
-
-def residual_steps(p: dict[str, Any], t: Trace) -> ResidualSteps:
-    phi = _PHI[p["activation"]]
-    two = p["w2"] is not None
-    branch_pre = Step("Branch pre-activation", r"a = W_1 x + b_1", {"branch_pre": t.branch_pre})
-    activation = Step(f"Branch activation ({p['activation']})", rf"h = {phi}(a)",
-                      {"branch_hidden": t.branch_hidden} if two else {"branch": t.branch})
-    branch_output = Step("Branch output", r"F(x) = W_2 h + b_2", {"branch": t.branch}) if two else None
-    skip = Step("Add the skip connection", r"y = x + F(x)", {"output": t.output})
-    derivative = Step("Local derivative of the activation", rf"\phi'(a) = {_PHI_PRIME[p['activation']]}",
-                      {"activation_derivative": t.activation_derivative})
-    jacobian = Step("Jacobian: the identity (skip path) plus the branch",
-                    r"\frac{\partial y}{\partial x} = I + \frac{\partial F}{\partial x},\quad \frac{\partial F}{\partial x} = "
-                    + (r"W_2\, \mathrm{diag}(\phi'(a))\, W_1" if two else r"\mathrm{diag}(\phi'(a))\, W_1"),
-                    {"branch_jacobian": t.branch_jacobian, "jacobian": t.jacobian})
-    if "grad_input" not in t:
-        return ResidualSteps(branch_pre, activation, branch_output, skip, derivative, jacobian, None, None, None, None, None)
-    back_w2 = (Step("Back through W_2", r"\frac{\partial L}{\partial h} = W_2^\top \delta", {"grad_hidden": t.grad_hidden})
-               if two else None)
-    return ResidualSteps(
-        branch_pre, activation, branch_output, skip, derivative, jacobian, back_w2,
-        Step("Through the activation", r"\frac{\partial L}{\partial a} = \frac{\partial L}{\partial h} \odot \phi'(a)",
-             {"grad_branch_pre": t.grad_branch_pre}),
-        Step("The branch's share of the input gradient", r"W_1^\top \frac{\partial L}{\partial a}",
-             {"grad_branch": t.grad_branch}),
-        Step("Input gradient: the skip path passes δ unchanged",
-             r"\frac{\partial L}{\partial x} = \delta + W_1^\top \frac{\partial L}{\partial a}",
-             {"grad_input": t.grad_input}),
-        Step("Weight gradients of the branch",
-             r"\frac{\partial L}{\partial W_1} = \frac{\partial L}{\partial a}\, x^\top,\ "
-             r"\frac{\partial L}{\partial b_1} = \frac{\partial L}{\partial a}"
-             + (r",\ \frac{\partial L}{\partial W_2} = \delta\, h^\top,\ "
-                r"\frac{\partial L}{\partial b_2} = \delta" if two else ""),
-             {k: t[k] for k in ("grad_w1", "grad_b1", "grad_w2", "grad_b2") if k in t}))
-
-
-def _relu(p: dict[str, Any]) -> bool:
-    return p["activation"] == "relu"
-
-
-def _one_feature(p: dict[str, Any]) -> bool:
-    return np.ndim(p["x"]) == 0
-
-
-def _without_activation(p: dict[str, Any]) -> Trace:
-    """The block with φ(a) = a (a leaky ReLU of slope 1): a student who forgets the activation."""
-    return RESIDUAL.compute({**p, "activation": "leaky-relu", "negative_slope": 1.0})
-
-
-RESIDUAL_MISTAKES = {
-    "branch": (Mistake("no-activation", activation="leaky-relu", negative_slope=1.0, when=_relu,
-                       why="F applies the ReLU: negative pre-activations become 0."),),
-    "output": (Mistake("branch-only", compute=lambda p, t: t.branch,
-                       why="The skip adds the input back: y = x + F(x), not F(x)."),),
-    "jacobian": (Mistake("no-skip", compute=lambda p, t: t.branch_jacobian, when=_one_feature,
-                         why="d/dx of x is 1: dy/dx = 1 + F'(x), the skip's \"+1\"."),
-                 Mistake("no-skip", compute=lambda p, t: t.branch_jacobian, when=lambda p: not _one_feature(p),
-                         why="∂y/∂x = I + ∂F/∂x: the skip adds the identity."),
-                 Mistake("transposed", compute=lambda p, t: t.jacobian.T, when=lambda p: not _one_feature(p),
-                         why="Row i of the Jacobian holds ∂y_i/∂x_j: I + W₂ diag(ReLU'(a)) W₁.")),
-    "grad_branch": (Mistake("skip-activation", compute=lambda p, t: _without_activation(p).grad_input, when=_relu,
-                            why="The ReLU's slope is 0 where its input is negative: those units pass no gradient."),
-                    Mistake("with-skip", compute=lambda p, t: t.grad_input,
-                            why="That already includes the skip's δ; the branch alone gives W₁ᵀ(ReLU'(a) ⊙ W₂ᵀδ).")),
-    "grad_input": (Mistake("no-skip", compute=lambda p, t: ops.multiply(p["grad_output"], t.branch_jacobian)
-                           if _one_feature(p) else t.grad_branch,        # δ·F'(x): −0.0 for a dead ReLU, as generated
-                           why="The skip path passes δ straight to x: ∂L/∂x = δ + (∂F/∂x)ᵀδ — you kept only the branch."),
-                   Mistake("no-branch", compute=lambda p, t: p["grad_output"],
-                           why="The branch contributes too: add (∂F/∂x)ᵀδ to the δ from the skip."),
-                   Mistake("no-delta", compute=lambda p, t: t.jacobian, when=_one_feature,
-                           why="That is dy/dx; by the chain rule ∂L/∂x = δ · dy/dx."),
-                   Mistake("no-transpose", when=lambda p: p["w2"] is not None,
-                           compute=lambda p, t: ops.add(p["grad_output"], ops.matmul(p["w1"], ops.multiply(
-                               t.activation_derivative, ops.matmul(p["w2"], p["grad_output"])))),
-                           why="Backwards through a weight matrix multiply by its transpose: W₁ᵀ(…(W₂ᵀδ)).")),
-}
-
-
-@dataclass(frozen=True)
-class _EcfWhen(Ecf):
-    """An ECF rule for the problems ``when(p)`` holds for only (δ · dy/dx is ∂L/∂x for one feature)."""
-
-    when: Callable[[dict[str, Any]], bool] = lambda p: True
-
-    def recipe(self, p: dict[str, Any], t: Trace, parts: Any, fmt: Any = None) -> Any:
-        return super().recipe(p, t, parts, fmt) if self.when(p) else None
-
-
-def _block(p: dict[str, Any], *extra: str) -> dict[str, Any]:
-    """The residual block's own parameters for a solve:residual rule (those at their defaults left out)."""
-    keys = ("x", "w1", "b1", *(("w2",) if p["w2"] is not None else ()), *(("b2",) if p["b2"] is not None else ()),
-            "activation", *(("negative_slope",) if p["activation"] == "leaky-relu" else ()), *extra)
-    return {k: p[k] for k in keys}
-
-
-RESIDUAL_ECF = {
-    "output": (Ecf("add", lambda p, t: {"a": p["x"], "b": Ref("branch")}),),
-    "jacobian": (Ecf("solve:residual", lambda p, t: _block(p), "jacobian"),),
-    "grad_branch": (Ecf("solve:residual", lambda p, t: _block(p, "grad_output"), "grad_branch"),),
-    "grad_input": (Ecf("add", lambda p, t: {"a": p["grad_output"], "b": Ref("grad_branch")}),
-                   _EcfWhen("multiply", lambda p, t: {"a": p["grad_output"], "b": Ref("jacobian")}, when=_one_feature)),
-}
-
-
-RESIDUAL = Topic(
-    "residual", "Residual block y = x + F(x): forward and the gradient through both paths",
-    (Param("x", "vector (d) or a number"), Param("w1", "matrix (H×d), a number when d = H = 1"),
-     Param("b1", "vector (H); zeros when omitted", None),
-     Param("w2", "matrix (d×H): a two-layer branch F = W2 φ(W1 x + b1) + b2; without it F = φ(W1 x + b1)", None),
-     Param("b2", "vector (d); zeros when omitted (with w2 only)", None),
-     Param("activation", '"relu", "sigmoid", "tanh", "leaky-relu" or "gelu"', "relu"),
-     Param("negative_slope", "number (leaky-relu)", 0.01),
-     Param("grad_output", "∂L/∂y, the output's shape (optional)", None)),
-    ("branch", "output", "jacobian", "grad_branch", "grad_input", "grad_w1", "grad_b1", "grad_w2", "grad_b2"),
-    lambda p: engine.residual_block(p["x"], p["w1"], p["b1"], p["w2"], p["b2"], activation=p["activation"],
-                                    negative_slope=p["negative_slope"], grad_output=p["grad_output"]),
-    residual_steps,
-    lambda p: {"branch": ("F(x) = W2 φ(W1 x + b1) + b2" if p["w2"] is not None else "F(x) = φ(W1 x + b1)")
-               + f", φ = {p['activation']}",
-               "skip": "identity: y = x + F(x) (He et al. 2016)", "layout": "weights out×in as torch.nn.Linear"},
-    answer_names=lambda p, t: [n for n in ("branch", "output", "jacobian", "grad_branch", "grad_input", "grad_w1",
-                                           "grad_b1", "grad_w2", "grad_b2") if n in t],
-    mistakes=RESIDUAL_MISTAKES,
-    ecf=RESIDUAL_ECF,
-)
-
-
-class StackSteps(NamedTuple):
-    forward: Step
-    activation_derivatives: Step
-    local_derivatives: Step
-    chain: Step
-
-
-def stack_steps(p: dict[str, Any], t: Trace) -> StackSteps:
-    phi = _PHI[p["activation"]]
-    skip = p["skip"]
-    return StackSteps(
-        Step("Forward, layer by layer", (rf"a_l = w_l y_{{l-1}} + b_l,\ y_l = y_{{l-1}} + {phi}(a_l)" if skip
-                                         else rf"a_l = w_l y_{{l-1}} + b_l,\ y_l = {phi}(a_l)") + r",\ y_0 = x",
-             {"pre_activations": t.pre_activations, "outputs": t.outputs}),
-        Step("Activation derivatives", rf"\phi'(a_l) = {_PHI_PRIME[p['activation']]}",
-             {"activation_derivatives": t.activation_derivatives}),
-        Step("Local derivatives" + (" (the skip adds 1)" if skip else ""),
-             r"\frac{\partial y_l}{\partial y_{l-1}} = " + (r"1 + w_l \phi'(a_l)" if skip else r"w_l \phi'(a_l)"),
-             {"local_derivatives": t.local_derivatives}),
-        Step("Chain rule: multiply the local derivatives",
-             r"\frac{\partial y_L}{\partial x} = \prod_{l=1}^{L} \frac{\partial y_l}{\partial y_{l-1}}",
-             {"gradient": t.gradient}),
-    )
-
-
-RESIDUAL_STACK_MISTAKES = {
-    "local_derivatives": (*(Mistake("weights-only", compute=lambda p, t: p["weights"],
-                                    when=lambda p, act=act: p["activation"] == act and p["skip"] is False,
-                                    why=f"Each factor is w_l·φ'(a_l): include the {act} slope at the layer's input.")
-                            for act in ("tanh", "sigmoid", "relu", "leaky-relu", "gelu")),
-                          Mistake("no-skip", compute=lambda p, t: t.local_derivatives - 1.0, when=lambda p: p["skip"] is True,
-                                  why="y_l = y_{l−1} + F(y_{l−1}): the skip adds 1 to every local derivative.")),
-    "gradient": (Mistake("added", compute=lambda p, t: ops.total(t.local_derivatives),
-                         why="The chain rule multiplies the local derivatives; it does not add them."),
-                 Mistake("one-plus-product", compute=lambda p, t: 1 + ops.product(t.local_derivatives - 1.0),
-                         when=lambda p: p["skip"] is True,
-                         why="Each layer has its own 1 + F'_l: the product is ∏(1 + F'_l), not 1 + ∏ F'_l.")),
-}
-
-RESIDUAL_STACK_ECF = {"gradient": (Ecf("product", lambda p, t: {"values": Ref("local_derivatives")}),)}
-
-
-RESIDUAL_STACK = Topic(
-    "residual-stack", "Gradient through a stack of one-unit layers, with or without skip connections",
-    (Param("x", "number (the input y_0)"), Param("weights", "vector (L): w_l of each layer"),
-     Param("biases", "vector (L); zeros when omitted", None),
-     Param("activation", '"tanh", "sigmoid", "relu", "leaky-relu" or "gelu"', "tanh"),
-     Param("skip", "bool: y_l = y_{l−1} + φ(a_l) (residual) or y_l = φ(a_l) (plain)", True)),
-    ("outputs", "local_derivatives", "gradient"),
-    lambda p: engine.residual_stack(p["x"], p["weights"], p["biases"], activation=p["activation"], skip=p["skip"]),
-    stack_steps,
-    lambda p: {"layers": ("residual: y_l = y_{l−1} + φ(w_l y_{l−1} + b_l)" if p["skip"] is True
-                          else "plain: y_l = φ(w_l y_{l−1} + b_l)"), "activation": str(p["activation"])},
-    mistakes=RESIDUAL_STACK_MISTAKES,
-    ecf=RESIDUAL_STACK_ECF,
-)
-
-
 # -------------------------------------------------------------------------------- mlp-regression
 
 class MLPRegressionSteps(NamedTuple):
@@ -477,10 +342,42 @@ def _ascent(name: str) -> Mistake:
     return Mistake("ascent", compute=value, when=_lr, why="Gradient DEScent subtracts: θ ← θ − η ∂L/∂θ.")
 
 
+def _hidden_act(act: str) -> Callable[[dict[str, Any]], bool]:
+    return lambda p: p["activation"] == act
+
+
+def _x(p: dict[str, Any]) -> np.ndarray:
+    return np.asarray(p["x"], dtype=float)
+
+
+def _square(p: dict[str, Any], name: str) -> bool:
+    return np.shape(p[name])[0] == np.shape(p[name])[1]
+
+
+def _hidden_as_wide_as_x(p: dict[str, Any]) -> bool:
+    """x has as many entries as the hidden layer: a mistake putting x where h goes has ∂L/∂W₂'s shape."""
+    return np.shape(p["w1"])[0] == np.size(p["x"])
+
+
+def _stale_grad_hidden(p: dict[str, Any], t: Trace) -> np.ndarray:
+    """W₂ᵀδ with W₂ already updated by the step (lr): a student who updates before backpropagating."""
+    return ops.matmul(np.asarray(t.w2_new).T, t.grad_output_pre)
+
+
+_OTHER_HIDDEN = ("relu", "tanh", "leaky-relu", "gelu")
+
 MLP_REGRESSION_MISTAKES = {
+    "hidden": (Mistake("no-activation", activation="identity", when=_hidden_act("sigmoid"),
+                       why="Apply σ to the pre-activations: h = σ(a)."),
+               *(Mistake("no-activation", activation="identity", when=_hidden_act(act),
+                         why=f"The hidden layer applies {act} to the pre-activations.") for act in _OTHER_HIDDEN)),
+    "output": (Mistake("no-output-activation", output_activation="identity",
+                       why="The output unit is a sigmoid too: o = σ(z)."),),
     "loss": (Mistake("other-squared-loss", loss=lambda p: "mse" if p["loss"] == "half-sse" else "half-sse",
                      when=_not_two_outputs,
-                     why="Read the loss as stated: ½Σ(t − o)² and the mean of (t − o)² differ by a factor."),),
+                     why="Read the loss as stated: ½Σ(t − o)² and the mean of (t − o)² differ by a factor."),
+             Mistake("no-half", compute=lambda p, t: ops.scale(t.loss, 2), when=lambda p: p["loss"] == "half-sse",
+                     why="The loss is HALF the sum of squared errors.")),
     "grad_output_pre": (Mistake("no-output-derivative", compute=lambda p, t: t.grad_output, when=_sigmoid_out,
                                 why="The output passes through σ: multiply ∂L/∂o by σ'(z) = o(1 − o)."),
                         Mistake("target-minus-output", compute=lambda p, t: -t.grad_output_pre,
@@ -490,9 +387,32 @@ MLP_REGRESSION_MISTAKES = {
                                 when=_not_two_outputs,
                                 why="Differentiate the loss as stated: ½Σ(t − o)² gives o − t; the mean of (t − o)² gives "
                                     "2(o − t)/n.")),
+    "grad_w2": (Mistake("no-output-derivative", compute=lambda p, t: ops.matmul(t.grad_output[:, None], t.hidden[None, :]),
+                        when=lambda p: _sigmoid_out(p) and p["loss"] == "half-sse",
+                        why="δ carries σ'(z) = o(1 − o): ∂L/∂W₂ = δ hᵀ with δ = (o − t)·o(1 − o)."),
+                Mistake("input-not-hidden", compute=lambda p, t: ops.matmul(t.grad_output_pre[:, None], _x(p)[None, :]),
+                        when=_hidden_as_wide_as_x,
+                        why="W₂ multiplies the hidden activations h, not the input x: ∂L/∂W₂ = δ hᵀ."),
+                Mistake("transposed", compute=lambda p, t: t.grad_w2.T, when=lambda p: _square(p, "w2"),
+                        why="∂L/∂W₂ = δ hᵀ has W₂'s shape (outputs × hidden).")),
+    "grad_hidden": (Mistake("updated-w2", compute=_stale_grad_hidden, when=_lr,
+                            why="Backpropagate with the weights of this forward pass: update W₂ only after every "
+                                "gradient is computed."),
+                    Mistake("no-transpose", compute=lambda p, t: ops.matmul(p["w2"], t.grad_output_pre),
+                            when=lambda p: _square(p, "w2"), why="The gradient flows back through W₂ᵀ, not W₂.")),
     "grad_hidden_pre": (Mistake("no-hidden-derivative", compute=lambda p, t: t.grad_hidden,
                                 when=lambda p: p["activation"] != "identity",
-                                why="Multiply by the hidden activation's derivative φ'(a) on the way back."),),
+                                why="Multiply by the hidden activation's derivative φ'(a) on the way back."),
+                        Mistake("updated-w2", compute=lambda p, t: _stale_grad_hidden(p, t) * t.activation_derivative,
+                                when=_lr, why="Use W₂ as it was in the forward pass, not after its update.")),
+    "grad_w1": (Mistake("no-hidden-derivative", compute=lambda p, t: ops.matmul(t.grad_hidden[:, None], _x(p)[None, :]),
+                        when=_hidden_act("sigmoid"),
+                        why="Multiply by σ'(a) = h(1 − h) on the way through the hidden units."),
+                Mistake("no-hidden-derivative", compute=lambda p, t: ops.matmul(t.grad_hidden[:, None], _x(p)[None, :]),
+                        when=lambda p: p["activation"] not in ("sigmoid", "identity"),
+                        why="Multiply by the hidden activation's derivative φ'(a) on the way back."),
+                Mistake("transposed", compute=lambda p, t: t.grad_w1.T, when=lambda p: _square(p, "w1"),
+                        why="∂L/∂W₁ = (∂L/∂a) xᵀ: row j is hidden unit j.")),
     "w1_new": (_ascent("w1_new"),), "b1_new": (_ascent("b1_new"),),
     "w2_new": (_ascent("w2_new"),), "b2_new": (_ascent("b2_new"),),
 }

@@ -2,11 +2,13 @@
 gradient-descent step)."""
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from examprep import engine
+from examprep.engine import ops, regression
 from examprep.engine._core import Trace
 from examprep.solve.contract import Ecf, Mistake, Param, Ref, Step, Topic
 
@@ -40,6 +42,10 @@ def _n_points(p: dict[str, Any]) -> int:
     return len(p["y"])
 
 
+def _is_mse(p: dict[str, Any]) -> bool:
+    return p["loss"] == "mse"
+
+
 def _other_loss(why_mse: str, why_half: str | None = None) -> tuple[Mistake, ...]:
     """The other squared-loss convention (MSE for ½·MSE and back). With two explanations, one entry
     per problem loss (each skipped where its loss is the problem's own), so the explanation can name
@@ -71,11 +77,27 @@ LINEAR_REGRESSION_MISTAKES = {
               *_other_loss("That step uses the gradient of the ½·MSE.", "That step uses the gradient of the MSE.")),
     "b_new": (Mistake("ascent", lr=lambda p: -p["lr"], why="Gradient descent subtracts: b ← b − η ∂L/∂b."),
               *_other_loss("That step uses the gradient of the ½·MSE.", "That step uses the gradient of the MSE.")),
+    # the other loss (½·MSE for MSE): its gradient and the learning rate that takes the same step
+    "grad_w_other_loss": (
+        Mistake("same-as-mse", compute=lambda p, t: t.grad_w, when=_is_mse,
+                why="Halving the loss halves its gradient: (1/N) Xᵀe instead of (2/N) Xᵀe."),
+        Mistake("doubled", compute=lambda p, t: 2 * np.asarray(t.grad_w), when=_is_mse,
+                why="The ½ halves the gradient; it does not double it.")),
+    "lr_other_loss": (
+        Mistake("halved", compute=lambda p, t: p["lr"] / 2, when=_is_mse,
+                why="The ½·MSE gradient is half as large, so the learning rate must double, not halve."),
+        Mistake("same", compute=lambda p, t: p["lr"], when=_is_mse,
+                why="The gradients differ by a factor 2, so the same η gives a step half as long.")),
 }
 
 
-def _mse_args(p: dict[str, Any], with_x: bool = False) -> dict[str, Any]:
-    return ({"X": p["X"]} if with_x else {}) | {"predictions": Ref("predictions"), "target": p["y"], "loss": p["loss"]}
+def _other(p: dict[str, Any]) -> str:
+    return "half-mse" if p["loss"] == "mse" else "mse"
+
+
+def _mse_args(p: dict[str, Any], with_x: bool = False, loss: str | None = None) -> dict[str, Any]:
+    return ({"X": p["X"]} if with_x else {}) | {"predictions": Ref("predictions"), "target": p["y"],
+                                                "loss": loss or p["loss"]}
 
 
 LINEAR_REGRESSION_ECF = {
@@ -85,6 +107,8 @@ LINEAR_REGRESSION_ECF = {
     "grad_b": (Ecf("mse-grad-b", lambda p, t: _mse_args(p)),),
     "w_new": (Ecf("sgd-step", lambda p, t: {"param": p["w"], "grad": Ref("grad_w"), "lr": p["lr"]}),),
     "b_new": (Ecf("sgd-step", lambda p, t: {"param": p["b"], "grad": Ref("grad_b"), "lr": p["lr"]}),),
+    "grad_w_other_loss": (Ecf("mse-grad-w", lambda p, t: _mse_args(p, with_x=True, loss=_other(p))),),
+    "lr_other_loss": (Ecf("scale", lambda p, t: {"x": p["lr"], "factor": 2.0 if p["loss"] == "mse" else 0.5}),),
 }
 
 
@@ -93,7 +117,7 @@ LINEAR_REGRESSION = Topic(
     (Param("X", "matrix (N×d), or vector (N) for one feature"), Param("y", "vector (N)"),
      Param("w", "vector (d), or a number for one feature"), Param("b", "number", 0.0),
      Param("lr", "learning rate"), Param("loss", '"mse" or "half-mse"', "mse")),
-    ("predictions", "loss", "grad_w", "grad_b", "w_new", "b_new"),
+    ("predictions", "loss", "grad_w", "grad_b", "w_new", "b_new", "grad_w_other_loss", "lr_other_loss"),
     lambda p: engine.linear_regression(p["X"], p["y"], p["w"], p["b"], lr=p["lr"], loss=p["loss"]),
     linear_regression_steps,
     mistakes=LINEAR_REGRESSION_MISTAKES,
@@ -139,17 +163,57 @@ def _several(p: dict[str, Any]) -> bool:
     return np.shape(p["X"])[0] > 1
 
 
+def _mean(p: dict[str, Any]) -> bool:
+    return p["reduction"] == "mean"
+
+
+def _features(p: dict[str, Any]) -> np.ndarray:
+    """X as N×d (one feature: a column)."""
+    X = np.asarray(p["X"], dtype=float)
+    return X[:, None] if X.ndim == 1 else X
+
+
+def _through_sigmoid(p: dict[str, Any], t: Trace) -> np.ndarray:
+    """(p − y)·σ'(z): the logits' gradient of the squared error, the sigmoid's slope kept."""
+    return ops.multiply(t.probs - np.asarray(p["y"], dtype=float), t.probs * (1 - t.probs))
+
+
+def _negated(v: Any) -> Any:
+    return -v if np.ndim(v) == 0 else (-np.asarray(v, dtype=float)).tolist()
+
+
 LOGISTIC_REGRESSION_MISTAKES = {
+    "probs": (Mistake("one-minus", w=lambda p: _negated(p["w"]), b=lambda p: -p["b"],
+                      why="σ(z) = 1/(1 + e^(−z)): a positive logit gives p > 1/2."),),
+    # log10 and the squared error on the mean loss, as the built-in problems ask it (the sum's loss, at
+    # level 3, is asked for its reduction)
     "loss": (Mistake("other-reduction", reduction=_other_reduction, when=_several,
-                     why="Reduce the per-example losses as stated: the mean divides the sum by N."),),
+                     why="Reduce the per-example losses as stated: the mean divides the sum by N."),
+             Mistake("log10", compute=lambda p, t: float(ops.scale(t.loss, 1 / math.log(10))), when=_mean,
+                     why="Cross-entropy uses the natural logarithm, not log base 10."),
+             Mistake("squared-error", compute=lambda p, t: float(regression.mse_loss(t.probs, p["y"])), when=_mean,
+                     why="That is the mean squared error of p; the loss here is the binary cross-entropy "
+                         "−[y ln p + (1 − y) ln(1 − p)].")),
     "grad_w": (Mistake("y-minus-p", compute=lambda p, t: -np.asarray(t.grad_w), why="∂L/∂z = p − y, not y − p."),
                Mistake("other-reduction", reduction=_other_reduction, when=_several,
-                       why="The gradient of the mean carries the 1/N; the gradient of the sum does not.")),
+                       why="The gradient of the mean carries the 1/N; the gradient of the sum does not."),
+               Mistake("sigmoid-derivative", when=_mean,
+                       compute=lambda p, t: ops.matmul(_features(p).T, _through_sigmoid(p, t)) / _n_points(p),
+                       why="For BCE the sigmoid's derivative cancels: ∂L/∂z = (p − y)/N, with no factor p(1 − p).")),
     "grad_b": (Mistake("y-minus-p", compute=lambda p, t: -t.grad_b, why="∂L/∂z = p − y, not y − p."),
                Mistake("other-reduction", reduction=_other_reduction, when=_several,
-                       why="The gradient of the mean carries the 1/N; the gradient of the sum does not.")),
+                       why="The gradient of the mean carries the 1/N; the gradient of the sum does not."),
+               Mistake("sigmoid-derivative", compute=lambda p, t: float(np.sum(_through_sigmoid(p, t)) / _n_points(p)),
+                       when=_mean, why="For BCE the sigmoid's derivative cancels: ∂L/∂z = (p − y)/N.")),
     "w_new": (Mistake("ascent", compute=lambda p, t: np.asarray(p["w"], dtype=float) + p["lr"] * np.asarray(t.grad_w),
                       when=lambda p: p["lr"] is not None, why="Gradient descent subtracts: w ← w − η ∂L/∂w."),),
+    "b_new": (Mistake("ascent", compute=lambda p, t: float(p["b"] + p["lr"] * t.grad_b),
+                      when=lambda p: p["lr"] is not None, why="Gradient descent subtracts: b ← b − η ∂L/∂b."),),
+    "lr_other_reduction": (
+        Mistake("times-n", compute=lambda p, t: p["lr"] * _n_points(p), when=lambda p: p["lr"] is not None and _mean(p),
+                why="The sum's gradient is N times larger, so its learning rate must be N times SMALLER."),
+        Mistake("same", compute=lambda p, t: p["lr"], when=lambda p: p["lr"] is not None and _mean(p),
+                why="The gradients differ by the factor N: the same η takes a step N times longer.")),
 }
 
 
@@ -173,12 +237,13 @@ LOGISTIC_REGRESSION = Topic(
     (Param("X", "matrix (N×d), or vector (N) for one feature"), Param("y", "vector (N) of 0/1 labels"),
      Param("w", "vector (d), or a number for one feature"), Param("b", "number", 0.0),
      Param("reduction", '"mean" or "sum"', "mean"), Param("lr", "learning rate (optional): one step", None)),
-    ("logits", "probs", "loss", "grad_w", "grad_b", "w_new", "b_new"),
+    ("logits", "probs", "loss", "grad_w", "grad_b", "w_new", "b_new", "lr_other_reduction"),
     lambda p: engine.logistic_regression(p["X"], p["y"], p["w"], p["b"], reduction=p["reduction"], lr=p["lr"]),
     logistic_regression_steps,
     mistakes=LOGISTIC_REGRESSION_MISTAKES,
     ecf=LOGISTIC_REGRESSION_ECF,
     conventions=lambda p: {"loss": "binary cross-entropy from the logits (torch.nn.BCEWithLogitsLoss), "
                                    + ("mean" if p["reduction"] == "mean" else "sum") + " over the examples"},
-    answer_names=lambda p, t: [n for n in ("logits", "probs", "loss", "grad_w", "grad_b", "w_new", "b_new") if n in t],
+    answer_names=lambda p, t: [n for n in ("logits", "probs", "loss", "grad_w", "grad_b", "w_new", "b_new",
+                                           "lr_other_reduction") if n in t],
 )

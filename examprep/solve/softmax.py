@@ -90,7 +90,27 @@ def _mean_over(p: dict[str, Any]) -> int:
     return len(p["logits"]) if _batch(p) and p["reduction"] == "mean" else 1
 
 
+def _smoothed(p: dict[str, Any]) -> bool:
+    return p["label_smoothing"] > 0
+
+
+def _other_smoothing(p: dict[str, Any], t: Trace) -> np.ndarray:
+    """The other label-smoothing convention: 1 − ε on the target, ε/(C − 1) on every other class."""
+    eps, C = p["label_smoothing"], np.shape(p["logits"])[-1]
+    if _batch(p):
+        return np.array([np.where(np.arange(C) == y, 1 - eps, eps / (C - 1)) for y in p["target"]])
+    return np.where(np.arange(C) == p["target"], 1 - eps, eps / (C - 1))
+
+
+def _reduced(p: dict[str, Any], red: str) -> bool:
+    return _batch(p) and p["reduction"] == red
+
+
 CROSS_ENTROPY_MISTAKES = {
+    "target_dist": (Mistake("eps-over-c-minus-1", compute=_other_smoothing,
+                            when=lambda p: _smoothed(p) and np.shape(p["logits"])[-1] > 1,
+                            why="That is the other smoothing convention (1 − ε on the target, ε/(C−1) elsewhere); "
+                                "this problem follows PyTorch: ε/C to every class."),),
     "probs": (Mistake("exp-only", compute=lambda p, t: engine.softmax(p["logits"], normalize=False).probs,
                       why="You exponentiated but did not divide by the sum of the exponentials."),),
     "loss": (Mistake("log10", compute=lambda p, t: t.loss / math.log(10),
@@ -99,6 +119,10 @@ CROSS_ENTROPY_MISTAKES = {
                                            "takes log of p directly.",
                      compute=lambda p, t: engine.cross_entropy(t.probs, p["target"], reduction=p["reduction"],
                                                                label_smoothing=p["label_smoothing"]).loss),
+             Mistake("wrong-reduction", compute=lambda p, t: float(t.losses.sum()), when=lambda p: _reduced(p, "mean"),
+                     why="The problem asks for the mean over the batch."),
+             Mistake("wrong-reduction", compute=lambda p, t: float(t.losses.mean()), when=lambda p: _reduced(p, "sum"),
+                     why="The problem asks for the sum over the batch."),
              Mistake("no-smoothing", label_smoothing=0.0,
                      why="You ignored label smoothing: the loss is −Σ q_i log p_i with the smoothed q.")),
     "grad_logits": (Mistake("y-minus-p", compute=lambda p, t: -t.grad_logits, why="Sign flipped: ∂L/∂z = p − y, not y − p."),
@@ -116,9 +140,16 @@ CROSS_ENTROPY_MISTAKES = {
 
 
 # the gradient from the student's own probabilities: (p − q)/N, as the built-in generator grades it
+# the loss from the student's own probabilities (and smoothed target, where a part asks it)
 CROSS_ENTROPY_ECF = {
-    "grad_logits": (Ecf("minus-target", lambda p, t: {"probs": Ref("probs"), "target_dist": t.target_dist,
-                                                      "divide_by": _mean_over(p)}),),
+    "loss": (Ecf("cross-entropy-from-probs", lambda p, t: {"probs": Ref("probs"), "target_dist": Ref("target_dist"),
+                                                           "reduction": p["reduction"]}, when=_smoothed),
+             Ecf("cross-entropy-from-probs", lambda p, t: {"probs": Ref("probs"), "target_dist": t.target_dist,
+                                                           "reduction": p["reduction"]})),
+    "grad_logits": (Ecf("minus-target", lambda p, t: {"probs": Ref("probs"), "target_dist": Ref("target_dist"),
+                                                      "divide_by": _mean_over(p)}, when=_smoothed),
+                    Ecf("minus-target", lambda p, t: {"probs": Ref("probs"), "target_dist": t.target_dist,
+                                                      "divide_by": _mean_over(p)})),
 }
 
 
@@ -128,7 +159,7 @@ CROSS_ENTROPY = Topic(
      Param("target", "class index (C logits) or list of N indices"),
      Param("reduction", '"mean", "sum" or "none"', "mean"),
      Param("label_smoothing", "ε in [0, 1]", 0.0)),
-    ("loss", "probs", "grad_logits"),
+    ("loss", "probs", "grad_logits", "target_dist"),
     lambda p: engine.cross_entropy(p["logits"], p["target"], reduction=p["reduction"],
                                    label_smoothing=p["label_smoothing"]),
     cross_entropy_steps,

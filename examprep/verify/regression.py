@@ -15,15 +15,19 @@ def ref_linear_regression(p: dict) -> dict:
     w = tensor(np.atleast_1d(p["w"]), grad=True)
     b = tensor(p.get("b", 0.0), grad=True)
     pred = X2 @ w + b
-    loss = F.mse_loss(pred, tensor(p["y"]))
-    if p.get("loss", "mse") == "half-mse":
-        loss = loss / 2
-    gw, gb = torch.autograd.grad(loss, (w, b))
+    mse = F.mse_loss(pred, tensor(p["y"]))
+    half = p.get("loss", "mse") == "half-mse"
+    loss, other = (mse / 2, mse) if half else (mse, mse / 2)
+    gw, gb = torch.autograd.grad(loss, (w, b), retain_graph=True)
+    ow, ob = torch.autograd.grad(other, (w, b))
     lr = p["lr"]
     scalar_w = np.ndim(p["w"]) == 0
     fix = (lambda v: float(v[0])) if scalar_w else (lambda v: v)
+    # the other loss's rate for the same step: lr scaled by how much smaller its gradient is
+    ratio = float(torch.linalg.vector_norm(torch.cat([gw, gb[None]])) / torch.linalg.vector_norm(torch.cat([ow, ob[None]])))
     return {"predictions": as_numpy(pred), "loss": as_numpy(loss), "grad_w": fix(as_numpy(gw)), "grad_b": as_numpy(gb),
-            "w_new": fix(as_numpy(w - lr * gw)), "b_new": as_numpy(b - lr * gb)}
+            "w_new": fix(as_numpy(w - lr * gw)), "b_new": as_numpy(b - lr * gb), "grad_w_other_loss": fix(as_numpy(ow)),
+            "lr_other_loss": lr * ratio}
 
 
 def random_linear_regression(rng: np.random.Generator) -> dict:
@@ -49,6 +53,12 @@ def ref_logistic_regression(p: dict) -> dict:
     out = {"logits": as_numpy(z), "probs": as_numpy(torch.sigmoid(z)), "loss": float(loss.detach()),
            "grad_w": shaped(as_numpy(w.grad)), "grad_b": float(b.grad)}
     if p.get("lr") is not None:
+        # the other reduction's rate for the same step: lr scaled by how much smaller its gradient is
+        other = F.binary_cross_entropy_with_logits(X @ w + b, tensor(p["y"]),
+                                                   reduction="sum" if p.get("reduction", "mean") == "mean" else "mean")
+        ow, ob = torch.autograd.grad(other, (w, b))
+        norm = lambda a, c: torch.linalg.vector_norm(torch.cat([a, c.reshape(1)]))  # noqa: E731
+        out["lr_other_reduction"] = p["lr"] * float(norm(w.grad, b.grad) / norm(ow, ob))
         torch.optim.SGD([w, b], lr=p["lr"]).step()
         out.update(w_new=shaped(as_numpy(w)), b_new=float(b.detach()))
     return out

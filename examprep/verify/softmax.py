@@ -21,7 +21,11 @@ def ref_cross_entropy(p: dict) -> dict:
     loss = F.cross_entropy(zz, target, reduction=red, label_smoothing=p.get("label_smoothing", 0.0))
     (g,) = torch.autograd.grad(loss.sum(), z)
     out_loss = loss[0] if (single and red == "none") else loss
-    return {"loss": as_numpy(out_loss), "probs": as_numpy(torch.softmax(z, -1)), "grad_logits": as_numpy(g)}
+    # the (smoothed) target q: the summed loss's gradient is p − q
+    summed = F.cross_entropy(zz, target, reduction="sum", label_smoothing=p.get("label_smoothing", 0.0))
+    (gs,) = torch.autograd.grad(summed, z)
+    return {"loss": as_numpy(out_loss), "probs": as_numpy(torch.softmax(z, -1)), "grad_logits": as_numpy(g),
+            "target_dist": as_numpy(torch.softmax(z, -1) - gs)}
 
 
 def random_softmax(rng: np.random.Generator) -> dict:

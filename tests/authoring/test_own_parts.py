@@ -106,9 +106,9 @@ target = [0, 2]
 answer = "loss"
 prompt = "The mean loss."
 [[question.part.mistake]]
-id = "summed"
-params = { reduction = "sum" }
-why = "You summed the losses over the batch: the mean divides by N."
+id = "first-target"
+params = { target = [0, 0] }
+why = "Each example has its own target: the second one's is class 2."
 [[question.part]]
 id = "doubled"
 value = "2 * loss"
@@ -123,9 +123,10 @@ why = "The sum again."
     rows = [-math.log(softmax([1, 2, 0])[0]), -math.log(softmax([0, 0, 3])[2])]
     loss = p.part("loss")
     assert math.isclose(loss.expected, sum(rows) / 2, rel_tol=1e-12)
-    summed = next(m for m in loss.misconceptions if m.id == "summed")
-    assert math.isclose(summed.value, sum(rows), rel_tol=1e-12)
-    assert check_part(loss, f"{sum(rows):.4g}").misconception.id == "summed"
+    first = next(m for m in loss.misconceptions if m.id == "first-target")
+    other = (-math.log(softmax([1, 2, 0])[0]) - math.log(softmax([0, 0, 3])[0])) / 2
+    assert math.isclose(first.value, other, rel_tol=1e-12)
+    assert check_part(loss, f"{other:.4g}").misconception.id == "first-target"
     doubled = p.part("doubled")
     assert math.isclose(doubled.expected, sum(rows), rel_tol=1e-12)
     assert math.isclose(doubled.misconceptions[0].value, 2 * sum(rows), rel_tol=1e-12)

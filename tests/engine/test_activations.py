@@ -45,3 +45,24 @@ def test_derivative_from_output_ops():
                                engine.activation("sigmoid", [-1.0, 0.5]).derivative)
     t = engine.activation("tanh", [-1.0, 0.5]).output
     np.testing.assert_allclose(activations.tanh_derivative_from_output(t), engine.activation("tanh", [-1.0, 0.5]).derivative)
+
+
+@pytest.mark.parametrize("name, kw", [("sigmoid", {}), ("tanh", {}), ("relu", {}), ("leaky-relu", {"negative_slope": 0.2}),
+                                      ("leaky-relu", {"negative_slope": 1.5}), ("gelu", {}),
+                                      ("gelu", {"approximate": "tanh"})])
+def test_max_derivative_is_the_largest_slope_torch_finds(name, kw):
+    # torch's autograd slope of the same function on a fine grid: its largest value is max_derivative
+    torch = pytest.importorskip("torch")
+    fn = {"sigmoid": torch.sigmoid, "tanh": torch.tanh, "relu": torch.relu,
+          "leaky-relu": lambda v: torch.nn.functional.leaky_relu(v, kw.get("negative_slope", 0.01)),
+          "gelu": lambda v: torch.nn.functional.gelu(v, approximate=kw.get("approximate", "none"))}[name]
+    x = torch.linspace(-8, 8, 160001, dtype=torch.float64, requires_grad=True)
+    fn(x).sum().backward()
+    want = float(x.grad.max())
+    got = activations.max_derivative(name, **kw)
+    assert got == pytest.approx(want, rel=1e-8) and got >= want - 1e-15
+
+
+def test_max_derivative_refuses_an_unknown_activation():
+    with pytest.raises(Exception, match="name"):
+        activations.max_derivative("softplus")

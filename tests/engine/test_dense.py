@@ -6,6 +6,7 @@ from hypothesis import given, strategies as st
 import sympy as sp
 
 from examprep import engine
+from examprep.errors import ParamError, ShapeError
 from tests.engine.fd import close, numeric_grad, H
 
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
@@ -23,6 +24,29 @@ def test_dense_gradients(seed, batch):
     close(t.grad_input, numeric_grad(lambda v: L(v, w, b), x))
     close(t.grad_weight, numeric_grad(lambda v: L(x, v, b), w))
     close(t.grad_bias, numeric_grad(lambda v: L(x, w, v), b))
+
+
+@given(seed=SEEDS, batch=st.booleans())
+def test_dense_with_a_target_backpropagates_half_the_squared_error(seed, batch):
+    # L = ½ Σ (y − t)²: the gradients by finite differences of that loss, δ = y − t among them
+    rng = np.random.default_rng(seed)
+    i, o = rng.integers(1, 4, 2)
+    x = rng.standard_normal((2, i) if batch else i)
+    w, b, target = rng.standard_normal((o, i)), rng.standard_normal(o), rng.standard_normal((2, o) if batch else o)
+    t = engine.dense(x, w, b, target=target)
+    L = lambda x_, w_, b_: 0.5 * float(np.sum((engine.dense(x_, w_, b_).output - target) ** 2))  # noqa: E731
+    y = engine.dense(x, w, b).output
+    close(t.grad_output, numeric_grad(lambda v: 0.5 * float(np.sum((v - target) ** 2)), y))
+    close(t.grad_input, numeric_grad(lambda v: L(v, w, b), x))
+    close(t.grad_weight, numeric_grad(lambda v: L(x, v, b), w))
+    close(t.grad_bias, numeric_grad(lambda v: L(x, w, v), b))
+
+
+def test_dense_takes_a_gradient_or_a_target_not_both():
+    with pytest.raises(ParamError, match="target: give grad_output"):
+        engine.dense([1.0], [[2.0]], grad_output=[1.0], target=[0.0])
+    with pytest.raises(ShapeError, match="target: expected the output's shape 2"):
+        engine.dense([1.0], [[2.0], [1.0]], target=[0.0])
 
 
 @given(seed=SEEDS, act=st.sampled_from(["relu", "sigmoid", "tanh", "gelu", "leaky-relu"]))
@@ -106,6 +130,19 @@ def test_residual_stack_gradient_matches_finite_differences(seed, skip, act):
     f = lambda v: engine.residual_stack(float(v), w, b, activation=act, skip=skip).outputs[-1]  # noqa: E731
     close(t.gradient, (f(x + H) - f(x - H)) / (2 * H))
     assert t.gradient == pytest.approx(np.prod(t.local_derivatives), rel=1e-12)
+
+
+@given(seed=SEEDS, skip=st.booleans(), act=st.sampled_from(["relu", "sigmoid", "tanh", "gelu", "leaky-relu"]))
+def test_residual_stack_bound_holds_for_every_input(seed, skip, act):
+    # |∂y_L/∂x| ≤ Π |w_l| m (plain) or Π (1 + |w_l| m) (skips), m the activation's largest slope
+    rng = np.random.default_rng(seed)
+    w, b = rng.uniform(-2, 2, 4), rng.uniform(-1, 1, 4)
+    m = {"relu": 1.0, "sigmoid": 0.25, "tanh": 1.0, "leaky-relu": 1.0, "gelu": 1.1289}[act]
+    want = np.prod((1.0 if skip else 0.0) + np.abs(w) * m)
+    for x in rng.uniform(-3, 3, 20):
+        t = engine.residual_stack(float(x), w, b, activation=act, skip=skip)
+        assert t.bound == pytest.approx(want, rel=1e-4)
+        assert abs(t.gradient) <= t.bound * (1 + 1e-12)
 
 
 def test_residual_stack_relu_is_exact():

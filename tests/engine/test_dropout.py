@@ -22,6 +22,9 @@ def test_dropout_reproduces_torch_dropout_given_its_mask(seed, p):
     t = engine.dropout(x, mask, p=p, grad_output=d)
     np.testing.assert_allclose(t.output, y.detach().numpy(), rtol=1e-15)
     np.testing.assert_allclose(t.grad_input, tx.grad.numpy(), rtol=1e-15)
+    # the scale (a dropout topic's answer): what torch multiplied each kept value by
+    kept = mask == 1
+    np.testing.assert_allclose(y.detach().numpy()[kept] / x[kept], t.scale, rtol=1e-14)
 
 
 def test_inverted_dropout_keeps_the_expected_value():

@@ -96,3 +96,43 @@ def test_bce_from_given_probabilities_matches_torch_binary_cross_entropy():
         assert regression.bce_grad_b(p, y, reduction) == pytest.approx(float(z.grad.sum()), rel=1e-12)
     with pytest.raises(Exception, match="probs"):
         regression.bce_from_probs([0.0, 0.5], [0, 1])
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_logistic_regression_lr_of_the_other_reduction_takes_torchs_same_step(reduction):
+    # torch.optim.SGD on BCEWithLogitsLoss: the step with lr under this reduction equals the step with
+    # lr_other_reduction under the other one
+    torch = pytest.importorskip("torch")
+    X = np.array([[1.0, -2.0], [0.5, 1.0], [-1.0, 0.0], [2.0, 3.0]])
+    y = np.array([0.0, 1.0, 1.0, 0.0])
+    t = engine.logistic_regression(X, y, [0.5, -0.25], 0.5, reduction=reduction, lr=0.1)
+    other = "sum" if reduction == "mean" else "mean"
+
+    def step(red: str, lr: float) -> np.ndarray:
+        wb = torch.tensor([0.5, -0.25, 0.5], dtype=torch.float64, requires_grad=True)
+        opt = torch.optim.SGD([wb], lr=lr)
+        z = torch.tensor(X) @ wb[:2] + wb[2]
+        torch.nn.functional.binary_cross_entropy_with_logits(z, torch.tensor(y), reduction=red).backward()
+        opt.step()
+        return wb.detach().numpy()
+
+    np.testing.assert_allclose(step(reduction, 0.1), [*t.w_new, t.b_new], rtol=1e-12)
+    np.testing.assert_allclose(step(other, t.lr_other_reduction), [*t.w_new, t.b_new], rtol=1e-12)
+
+
+@pytest.mark.parametrize("loss", ["mse", "half-mse"])
+def test_linear_regression_other_loss_gradient_and_lr_are_torchs(loss):
+    # autograd of the other loss (torch.nn.MSELoss, or half of it) gives grad_w_other_loss, and
+    # torch.optim.SGD on it with lr_other_loss takes this loss's step
+    torch = pytest.importorskip("torch")
+    X, y = np.array([[1.0, -2.0], [0.5, 1.0], [-1.0, 0.0], [2.0, 3.0]]), np.array([1.0, -1.0, 0.5, 2.0])
+    t = engine.linear_regression(X, y, [0.5, -0.25], 0.5, lr=0.1, loss=loss)
+    half_other = loss == "mse"
+
+    wb = torch.tensor([0.5, -0.25, 0.5], dtype=torch.float64, requires_grad=True)
+    opt = torch.optim.SGD([wb], lr=t.lr_other_loss)
+    mse = torch.nn.functional.mse_loss(torch.tensor(X) @ wb[:2] + wb[2], torch.tensor(y))
+    (0.5 * mse if half_other else mse).backward()
+    np.testing.assert_allclose(wb.grad.numpy()[:2], t.grad_w_other_loss, rtol=1e-12)
+    opt.step()
+    np.testing.assert_allclose(wb.detach().numpy(), [*t.w_new, t.b_new], rtol=1e-12)

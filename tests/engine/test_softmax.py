@@ -1,5 +1,6 @@
 """Softmax and cross-entropy: sympy exact values, finite-difference gradients, invariants."""
 import numpy as np
+import pytest
 import sympy as sp
 from hypothesis import given, strategies as st
 
@@ -69,3 +70,15 @@ def test_softmax_without_normalising_is_the_exponentials():
     z = np.array([[1.0, -2.0, 0.5], [3.0, 0.0, -1.0]])
     np.testing.assert_array_equal(engine.softmax(z, normalize=False).probs, np.exp(z))
     np.testing.assert_allclose(engine.softmax(z).probs, np.exp(z) / np.exp(z).sum(axis=1, keepdims=True), rtol=1e-14)
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.1, 0.3])
+def test_cross_entropy_target_dist_is_torchs_smoothed_target(smoothing):
+    # torch's gradient of the summed loss is p − q: q read from torch.nn.functional.cross_entropy's autograd
+    torch = pytest.importorskip("torch")
+    z = torch.tensor([[1.0, -2.0, 0.5, 0.0], [0.3, 2.0, -1.0, 1.5]], dtype=torch.float64, requires_grad=True)
+    target = [2, 0]
+    torch.nn.functional.cross_entropy(z, torch.tensor(target), reduction="sum", label_smoothing=smoothing).backward()
+    q = (torch.softmax(z, dim=1) - z.grad).detach().numpy()
+    got = engine.cross_entropy(z.detach().numpy(), target, reduction="sum", label_smoothing=smoothing).target_dist
+    np.testing.assert_allclose(got, q, rtol=1e-12, atol=1e-15)

@@ -8,7 +8,7 @@ import functools
 
 import pytest
 
-from examprep import generators, solve
+from examprep import generators
 from examprep.generators.slips import SLIPS
 from examprep.solve.contract import TOPICS
 
@@ -18,7 +18,6 @@ MAX_SLIPS = 40
 # Generators whose mistakes still live inline, being moved into their topics' tables (issue 37);
 # each name leaves this set in the commit that moves its mistakes. It only shrinks.
 NOT_YET: set[str] = {
-    "activation",
     "attention",
     "attention-scores",
     "avg-pool",
@@ -27,29 +26,20 @@ NOT_YET: set[str] = {
     "conv2d",
     "conv2d-channels",
     "cross-attention",
-    "dense-backward",
-    "dropout",
     "gru-step",
     "layer-norm",
-    "linear-regression",
-    "logistic-regression",
     "lora",
     "lstm-step",
     "max-pool",
-    "mlp-backprop",
-    "mlp-regression",
     "multi-head",
     "network-shapes",
-    "optimizer-step",
     "param-count",
     "positional-encoding",
-    "residual",
     "rnn-bptt",
     "rnn-step",
     "rope",
     "scaling-law",
     "self-attention",
-    "softmax-cross-entropy",
     "vanishing-gradient",
 }
 
@@ -73,7 +63,7 @@ def declared() -> dict[str, set[str]]:
 def _emitted(name: str):
     gen = generators.get(name)
     for level in gen.levels:
-        for cf in (False, True):
+        for cf in ((False, True) if gen.calculator_free else (False,)):
             for seed in SEEDS:
                 problem = generators.build(name, seed, level, cf)
                 for part in problem.parts:

@@ -199,7 +199,7 @@ def test_list_on_an_80_column_terminal_is_one_entry_per_topic():
     assert all(len(line) <= 80 for line in lines)
     starts = {line.split()[0] for line in lines if line and not line.startswith(" ")}
     assert set(TOPICS) <= starts
-    assert "    parameters x, weight, [bias], [grad_output]" in lines
+    assert "    parameters x, weight, [bias], [grad_output], [target]" in lines
 
 
 @pytest.mark.parametrize("topic, params", [
