@@ -260,8 +260,9 @@ AVG_POOL_MISTAKES = {
                            why="Each cell gets δ divided by the window's size N: the average scales every input by 1/N."),
                    Mistake("padding-counted", count_include_pad=lambda p: not p["count_include_pad"], when=_padded,
                            why="Divide by the same N as the forward pass (count_include_pad decides it)."),
-                   Mistake("delta-ignored", grad_output=lambda p: np.ones_like(np.asarray(p["grad_output"], dtype=float)).tolist(),
-                           when=_has_grad, why="Each cell receives its window's δ divided by N, not 1/N.")),
+                   Mistake("delta-ignored", when=_has_grad,
+                           grad_output=lambda p: np.ones_like(np.asarray(p["grad_output"], dtype=float)).tolist(),
+                           why="Each cell receives its window's δ divided by N, not 1/N.")),
 }
 
 
