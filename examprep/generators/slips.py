@@ -10,4 +10,10 @@ SLIPS[generator][mistake id] = why it is a slip of the statement, not a mistake 
 from __future__ import annotations
 
 SLIPS: dict[str, dict[str, str]] = {
+    "param-count": {
+        "grows-with-heads": "an option of the depends_on_heads choice the statement offers (more heads, more "
+                            "parameters): no count, so no param-count answer",
+        "shrinks-with-heads": "an option of the depends_on_heads choice the statement offers (more heads, fewer "
+                              "parameters): no count, so no param-count answer",
+    },
 }

@@ -5,7 +5,7 @@ from typing import Any, NamedTuple
 
 from examprep import engine
 from examprep.engine._core import Trace
-from examprep.solve.contract import REQUIRED, Ecf, Mistake, Param, Ref, Refusal, Step, Topic
+from examprep.solve.contract import REQUIRED, Ecf, Mistake, Param, Ref, Refusal, Step, Topic, stated_params
 
 
 def _given(p: dict[str, Any], name: str) -> bool:
@@ -45,12 +45,24 @@ def _keras_count(p: dict[str, Any]) -> int:
     return _param_count({**p, "framework": "keras", "reset_after": False if p["layer"] == "gru" else p["reset_after"]})["count"]
 
 
+def _spans_area(p: dict[str, Any]) -> bool:
+    """A kernel wider than 1×1. A 1×1 conv's weights are its C_out×C_in matrix, a linear layer's, which
+    a problem shows as such (conv2d-channels): forgetting C_in is no slip one makes there."""
+    k = p["kernel_size"]
+    return any(v > 1 for v in (k if isinstance(k, (list, tuple)) else [k]))
+
+
 # Per layer kind: one id may have two explanations (no-bias), each limited by `when` to its own layers.
 PARAM_COUNT_MISTAKES = {
     "count": (
         Mistake("no-bias", bias=False, when=_is("linear"), why="The bias adds one parameter per output."),
         Mistake("bias-per-input", in_features=lambda p: p["out_features"], out_features=lambda p: p["in_features"],
                 when=_is("linear"), why="There is one bias per output (out_features), not per input."),
+        Mistake("no-in-channels", in_channels=1, when=lambda p: _is("conv2d")(p) and _spans_area(p),
+                why="Each filter spans all c_in input channels: k·k·c_in weights per filter."),
+        Mistake("kernel-1d", kernel_size=lambda p: [p["kernel_size"], 1],
+                when=lambda p: _is("conv2d")(p) and isinstance(p["kernel_size"], int) and p["kernel_size"] > 1,
+                why="A k×k kernel has k² weights per channel, not k."),
         Mistake("no-bias", bias=False, when=_is("conv2d"), why="One bias per output channel."),
         Mistake("with-bias", compute=lambda p, t: _param_count(
                     {**{k: v for k, v in p.items() if k not in engine.counts.SIZE_NAMES}, "layer": "linear", "bias": True,
@@ -75,6 +87,9 @@ PARAM_COUNT_MISTAKES = {
         Mistake("no-output-projection", compute=lambda p, t: sum(v for k, v in t.breakdown.items()
                                                                  if not k.startswith("out_proj")),
                 when=_is("multi-head-attention"), why="Multi-head attention also has the output projection W_O (d×d + d)."),
+        Mistake("full-size-heads", compute=lambda p, t: _param_count({**p, "num_heads": 1})["count"] * p["num_heads"],
+                when=lambda p: _is("multi-head-attention")(p) and p["num_heads"] > 1,
+                why="Each head projects to d_k = d/h, so the heads together still use d×d per projection."),
         Mistake("no-bias", bias=False, when=_is("multi-head-attention"),
                 why="Each of the four projections has a bias of length d."),
         Mistake("no-layer-norms", compute=lambda p, t: t["count"] - sum(v for k, v in t.breakdown.items()
@@ -103,6 +118,9 @@ PARAM_COUNT_MISTAKES = {
 }
 
 
+PARAM_COUNT_ECF = {"count": (Ecf("solve:param-count", lambda p, t: stated_params("param-count", p), "count"),)}
+
+
 PARAM_COUNT = Topic(
     "param-count", "Number of learnable parameters of a layer",
     (Param("layer", " | ".join(engine.counts.LAYERS)),
@@ -115,6 +133,7 @@ PARAM_COUNT = Topic(
     _param_count,
     param_count_steps,
     mistakes=PARAM_COUNT_MISTAKES,
+    ecf=PARAM_COUNT_ECF,
     conventions=lambda p: {"framework": p["framework"] + (" (two bias vectors per gate block)" if p["framework"] == "pytorch"
                                               else " (one bias vector per gate block; GRU reset_after keeps two)")},
     refuses=(Refusal('framework "keras" for a Transformer layer (Keras has none built in)',

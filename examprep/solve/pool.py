@@ -7,7 +7,7 @@ import numpy as np
 
 from examprep import engine
 from examprep.engine._core import Trace
-from examprep.solve.contract import Ecf, Mistake, Param, Refusal, Step, Topic
+from examprep.solve.contract import Ecf, Mistake, Param, Refusal, Step, Topic, stated_params
 
 
 class MaxPoolSteps(NamedTuple):
@@ -164,18 +164,10 @@ MAX_POOL_MISTAKES = {
 }
 
 
-def _as_given(topic: Any, p: dict[str, Any], drop: tuple[str, ...] = ()) -> dict[str, Any]:
-    """A problem's parameters as a recipe gives them: each one not at the topic's default (and not in
-    ``drop``), so the recipe reads as the problem was stated."""
-    defaults = {q.name: q.default for q in topic.params}
-    return {k: v for k, v in p.items()
-            if k not in drop and not (isinstance(v, (str, int, float, bool, type(None))) and v == defaults.get(k, object()))}
-
-
 # Each answer recomputed from the problem's own parameters (no earlier part to carry forward).
 MAX_POOL_ECF = {
-    "output": (Ecf("solve:max-pool", lambda p, t: _as_given(MAX_POOL, p, drop=("grad_output",)), "output"),),
-    "grad_input": (Ecf("solve:max-pool", lambda p, t: _as_given(MAX_POOL, p), "grad_input"),),
+    "output": (Ecf("solve:max-pool", lambda p, t: stated_params("max-pool", p, drop=("grad_output",)), "output"),),
+    "grad_input": (Ecf("solve:max-pool", lambda p, t: stated_params("max-pool", p), "grad_input"),),
 }
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from examprep import generators, solve
 from examprep.authoring import build_question, parse_question
+from examprep.generators.slips import SLIPS
 
 SEEDS = (0, 1, 2)
 
@@ -97,16 +98,16 @@ _COUNTED = {1: {"linear": "linear", "conv2d": "conv2d", "embedding": "embedding"
 
 @pytest.mark.parametrize("level", (1, 2, 3))
 def test_param_count_generator_and_param_count(level):
-    from examprep.generators.param_count import SLIPS
-
     for seed in SEEDS:
         built = generators.build("param-count", seed, level)
         for part_id, layer in _COUNTED[level].items():
             own = built.part(part_id)
             q = _authored("param-count", built.params[layer], ["count"])
             assert q.part("p0").expected == own.expected
-            table = [m for m in _feedback(own) if m[0] not in SLIPS]
-            assert _feedback(q.part("p0")) == table and table, (seed, part_id)
+            assert _feedback(q.part("p0")) == _feedback(own) and _feedback(own), (seed, part_id)
+            assert _rule(q.part("p0")) == _rule(own) is not None, (seed, part_id)
+        if level == 3:      # the choice of how the count depends on the heads: its options are the slips
+            assert {m.id for m in built.part("depends_on_heads").misconceptions} == set(SLIPS["param-count"])
 
 
 def test_an_authored_keras_gru_count_gets_the_keras_mistakes_and_a_square_linear_no_bias_per_input():

@@ -39,7 +39,6 @@ NOT_YET: set[str] = {
     "multi-head",
     "network-shapes",
     "optimizer-step",
-    "param-count",
     "positional-encoding",
     "residual",
     "rnn-bptt",
