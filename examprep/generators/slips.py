@@ -10,6 +10,12 @@ SLIPS[generator][mistake id] = why it is a slip of the statement, not a mistake 
 from __future__ import annotations
 
 SLIPS: dict[str, dict[str, str]] = {
+    "conv2d-channels": {
+        "per-position": "the 1×1 layer's count times the positions of this statement's 2×2 image, which no "
+                        "param-count parameter holds",
+        "standard-conv": "the answer of the statement's own standard_params part (the standard conv it compares) "
+                         "given for the depthwise-separable layer",
+    },
     "param-count": {
         "grows-with-heads": "an option of the depends_on_heads choice the statement offers (more heads, more "
                             "parameters): no count, so no param-count answer",

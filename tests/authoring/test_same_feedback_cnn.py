@@ -229,3 +229,106 @@ def test_avg_pool_generator_and_avg_pool(level):
                 assert _same(scalar, _feedback(built.part("gap"))) and scalar, seed
                 spread = [m for m in _feedback(gap.part("p1")) if m[0] != "delta-ignored"]
                 assert _same(spread, _feedback(built.part("gap_grad"))) and spread, seed
+
+
+def _renamed(rule, asked: list[str]):
+    """An authored part's rule with its references to parts p0, p1, … written as the answers they ask
+    (the built-in problem's part ids)."""
+    if rule is None:
+        return None
+    text = json.dumps(rule)
+    for i, answer in enumerate(asked):
+        text = text.replace(f'{{"$ref": "p{i}"}}', f'{{"$ref": "{answer}"}}')
+    return json.loads(text)
+
+
+@pytest.mark.parametrize("level", (1, 2, 3))
+def test_conv2d_generator_and_conv2d(level):
+    # every part asks one answer of conv2d by its own name; level 1's δ is the output (L = ½ Σ y²), which the
+    # table's recipes carry forward from the student's own output part, as the built-in problem's do
+    for seed in SEEDS:
+        for cf in (False, True):
+            built = generators.build("conv2d", seed, level, cf)
+            asked = [p.id for p in built.parts]
+            q = _authored("conv2d", built.params, asked)
+            for i, answer in enumerate(asked):
+                mine, own = q.part(f"p{i}"), built.part(answer)
+                assert _close(mine.expected, own.expected)
+                assert _same(_feedback(mine), _feedback(own)), (seed, cf, answer)
+                assert _renamed(_rule(mine), asked) == _rule(own) is not None, (seed, cf, answer)
+            assert sum(len(p.misconceptions) for p in built.parts) >= len(asked)
+
+
+# conv2d-channels: each part's answer of conv2d and the piece of it the part asks, per level
+def _channel_parts(level: int) -> dict:
+    if level == 1:
+        return {"output": ("output", lambda v: np.asarray(v)[0]), "grad_kernel_0": ("grad_kernel", lambda v: np.asarray(v)[0, 0]),
+                "grad_kernel_1": ("grad_kernel", lambda v: np.asarray(v)[0, 1]),
+                "grad_bias": ("grad_bias", lambda v: float(np.ravel(v)[0]))}
+    if level == 2:
+        return {"output_0": ("output", lambda v: np.asarray(v)[0]), "output_1": ("output", lambda v: np.asarray(v)[1]),
+                "grad_weight": ("grad_kernel", lambda v: np.asarray(v)[:, :, 0, 0]), "grad_bias": ("grad_bias", np.asarray)}
+    return {f"{a}_{c}": (a, lambda v, c=c: np.asarray(v)[c]) for a in ("output", "grad_input") for c in (0, 1)}
+
+
+@pytest.mark.parametrize("level", (1, 2, 3))
+def test_conv2d_channels_generator_and_conv2d(level):
+    # an authored part holds a number, a vector or a matrix, so of the channel answers (C×H×W, a 4-D kernel) it
+    # asks only the bias gradient: the others are compared with what conv2d's table gives those answers, read
+    # at the piece each part asks. The parts that ask a piece of an answer carry no recipe (none recomputes a piece).
+    for seed in SEEDS:
+        for cf in (False, True):
+            built = generators.build("conv2d-channels", seed, level, cf)
+            known = solve.mistakes("conv2d", built.params)
+            for pid, (answer, pick) in _channel_parts(level).items():
+                own = built.part(pid)
+                table = _projected(known.of(answer), pick, own.expected)
+                assert _same(table, _feedback(own)) and table, (seed, cf, pid)
+            if level < 3:
+                q = _authored("conv2d", built.params, ["grad_bias"])
+                own = built.part("grad_bias")
+                if level == 1:        # the one filter's bias gradient, a number
+                    assert _same([(i, v[0]) for i, v in _feedback(q.part("p0"))], _feedback(own)), seed
+                    assert own.ecf_rule is None
+                else:
+                    assert _same(_feedback(q.part("p0")), _feedback(own)), seed
+                    assert _rule(q.part("p0")) == _rule(own) is not None
+
+
+def test_conv2d_channels_generator_and_param_count():
+    # level 2's 1×1 layer: param-count's table, and the count times the statement's 2×2 positions (a slip)
+    for seed in SEEDS:
+        for cf in (False, True):
+            built = generators.build("conv2d-channels", seed, 2, cf)
+            own = built.part("params")
+            q = _authored("param-count", {"layer": "conv2d", "in_channels": 3, "out_channels": 2, "kernel_size": 1},
+                          ["count"])
+            assert q.part("p0").expected == own.expected
+            table = [m for m in _feedback(own) if m[0] not in SLIPS["conv2d-channels"]]
+            assert _feedback(q.part("p0")) == table and table, seed
+            assert _rule(q.part("p0")) == _rule(own) is not None
+
+
+def _separable(c: int) -> dict:
+    return {"input_shape": [c, 8, 8], "layers": [
+        {"type": "conv2d", "out_channels": c, "kernel_size": 3, "padding": 1, "groups": c, "name": "depthwise 3×3"},
+        {"type": "conv2d", "out_channels": 2 * c, "kernel_size": 1, "name": "pointwise 1×1"}]}
+
+
+def test_conv2d_channels_generator_and_network_shapes():
+    # level 3's two counts: the separable block and the standard conv it replaces, each a network of its own
+    # (the input channels are the statement's: the one of 16, 32, 64 whose count the part asks)
+    for seed in SEEDS:
+        for cf in (False, True):
+            built = generators.build("conv2d-channels", seed, 3, cf)
+            count = built.part("separable_params").expected
+            [c] = [c for c in (16, 32, 64) if solve.mistakes("network-shapes", _separable(c)).trace().total_params == count]
+            standard = {"input_shape": [c, 8, 8],
+                        "layers": [{"type": "conv2d", "out_channels": 2 * c, "kernel_size": 3, "padding": 1}]}
+            for pid, params in (("separable_params", _separable(c)), ("standard_params", standard)):
+                own = built.part(pid)
+                q = _authored("network-shapes", params, ["total_params"])
+                assert q.part("p0").expected == own.expected
+                table = [m for m in _feedback(own) if m[0] not in SLIPS["conv2d-channels"]]
+                assert _feedback(q.part("p0")) == table and table, (seed, pid)
+                assert _rule(q.part("p0")) is None and own.ecf_rule is None

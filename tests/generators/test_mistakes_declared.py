@@ -23,8 +23,6 @@ NOT_YET: set[str] = {
     "attention-scores",
     "batch-norm",
     "causal-mask",
-    "conv2d",
-    "conv2d-channels",
     "cross-attention",
     "dense-backward",
     "dropout",
