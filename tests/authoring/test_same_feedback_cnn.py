@@ -134,13 +134,15 @@ def _same(got: list, want: list) -> bool:
 
 
 def _projected(mistakes, pick, expected) -> list[tuple[str, object]]:
-    """(id, pick(value)) of a table's mistakes as a part asking a piece of the answer shows them: those
-    giving the part's own answer, or an earlier mistake's value, left out (as a built-in part leaves them)."""
+    """(id, pick(value)) of mistakes (Misconceptions, or (id, value) pairs) as a part asking a piece of the
+    answer shows them: those giving the part's own answer, or an earlier mistake's value, left out (as a
+    built-in part leaves them)."""
     out: list[tuple[str, object]] = []
     for m in mistakes:
-        v = pick(m.value)
+        mid, value = (m.id, m.value) if hasattr(m, "id") else m
+        v = pick(value)
         if not _close(v, expected) and not any(_close(v, k) for _, k in out):
-            out.append((m.id, v))
+            out.append((mid, v))
     return out
 
 
@@ -332,3 +334,29 @@ def test_conv2d_channels_generator_and_network_shapes():
                 table = [m for m in _feedback(own) if m[0] not in SLIPS["conv2d-channels"]]
                 assert _feedback(q.part("p0")) == table and table, (seed, pid)
                 assert _rule(q.part("p0")) is None and own.ecf_rule is None
+
+
+@pytest.mark.parametrize("level", (1, 2, 3))
+def test_network_shapes_generator_and_network_shapes(level):
+    # the built-in table asks one layer's shape or count per part: an authored question asks the whole lists
+    # (output_shapes, params) and the total, and each built-in part gets the authored list's mistakes read at its
+    # layer. The built-in rules carry a student's own cell of the layer before forward (and add the student's
+    # counts for the total): a whole list has no earlier part, so the authored parts carry none.
+    for seed in SEEDS:
+        for cf in (False, True):
+            built = generators.build("network-shapes", seed, level, cf)
+            q = _authored("network-shapes", built.params, ["output_shapes", "params", "total_params"])
+            shapes, counts, total = (q.part(f"p{i}") for i in range(3))
+            compared = 0
+            for i, layer in enumerate(built.params["layers"]):
+                stem = layer["name"].replace(" ", "_").replace("-", "_")
+                for pid, mine, pick in ((f"{stem}_shape", shapes, list), (f"{stem}_params", counts, int)):
+                    if pid not in {p.id for p in built.parts}:
+                        continue
+                    own = built.part(pid)
+                    assert pick(mine.expected[i]) == own.expected
+                    at_layer = _projected(_feedback(mine), lambda v, i=i, pick=pick: pick(v[i]), own.expected)
+                    assert _same(at_layer, _feedback(own)), (seed, cf, pid)
+                    compared += len(own.misconceptions)
+            assert _feedback(total) == _feedback(built.part("total_params")) and _feedback(total), (seed, cf)
+            assert compared and all(_rule(p) is None for p in (shapes, counts, total))

@@ -35,7 +35,6 @@ NOT_YET: set[str] = {
     "mlp-backprop",
     "mlp-regression",
     "multi-head",
-    "network-shapes",
     "optimizer-step",
     "positional-encoding",
     "residual",
