@@ -50,6 +50,12 @@ def _batch_norm_axis(p: dict[str, Any]) -> bool:
     return _rows(p) and bool(np.all(np.ptp(np.asarray(p["x"], dtype=float), axis=0) > 0))
 
 
+def _eps_shows(p: dict[str, Any]) -> bool:
+    """An ε large enough that where it goes shows in the output's third significant figure (not 10⁻⁵ beside
+    a σ near 1: both placements, and none, give the same output there)."""
+    return p["eps"] >= 1e-3
+
+
 LAYER_NORM_MISTAKES = {
     "mean": (Mistake("sum-not-mean", compute=lambda p, t: np.sum(np.asarray(p["x"], dtype=float), axis=-1),
                      why="μ is the mean: divide the sum by D."),
@@ -58,7 +64,13 @@ LAYER_NORM_MISTAKES = {
     "var": (Mistake("unbiased", variance="unbiased",
                     why="Layer norm uses the biased variance, dividing by D (as PyTorch), not D − 1."),
             Mistake("std-not-var", compute=lambda p, t: t.std, why="That is σ; the variance is σ².")),
-    "output": (Mistake("unbiased", variance="unbiased", why="Use the biased variance (divide by D) for σ."),
+    "output": (Mistake("inside-sqrt", eps_placement="inside-sqrt", when=_eps_shows,
+                       why="That is PyTorch's placement, ε inside the square root."),
+               Mistake("added-to-std", eps_placement="added-to-std", when=_eps_shows,
+                       why="That is the lecture's placement, ε added to σ."),
+               Mistake("no-eps", eps=0.0, when=_eps_shows,
+                       why="ε is not negligible here: keep it in the denominator, σ + ε or √(σ² + ε)."),
+               Mistake("unbiased", variance="unbiased", why="Use the biased variance (divide by D) for σ."),
                # the variance where the standard deviation belongs, and x where x − μ belongs (no ε in either)
                Mistake("divide-by-variance", compute=lambda p, t: _affine(t.centered / _per_row(t.var, p), p),
                        why="Divide by the standard deviation σ (+ ε), not by σ²."),

@@ -27,7 +27,6 @@ NOT_YET: set[str] = {
     "dense-backward",
     "dropout",
     "gru-step",
-    "layer-norm",
     "linear-regression",
     "logistic-regression",
     "lora",
