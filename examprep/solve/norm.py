@@ -200,6 +200,25 @@ def _momentum_differs(p: dict[str, Any]) -> bool:
     return p["momentum"] != 0.5
 
 
+def _keras(p: dict[str, Any]) -> bool:
+    return p["momentum_convention"] == "keras"
+
+
+# The momentum read the other framework's way (a Keras problem's read as PyTorch's, with PyTorch's unbiased
+# variance update), and a Keras problem answered with PyTorch's own update.
+_MOMENTUM_REVERSED = Mistake(
+    "momentum-reversed", momentum_convention=lambda p: "pytorch" if _keras(p) else "keras",
+    running_var_update=lambda p: "unbiased" if _keras(p) else p["running_var_update"],
+    when=lambda p: _training(p) and _momentum_differs(p),
+    why="PyTorch's momentum weights the NEW batch value, (1 − m)·old + m·batch; Keras's weights the OLD value, "
+        "m·old + (1 − m)·batch.")
+_PYTORCH_MOMENTUM = Mistake(
+    "pytorch-momentum", momentum=0.1, momentum_convention="pytorch", running_var_update="unbiased",
+    when=lambda p: _training(p) and _keras(p),
+    why="That is PyTorch's update (momentum 0.1 on the batch, unbiased variance); Keras's momentum weights the old "
+        "value.")
+
+
 BATCH_NORM_MISTAKES = {
     "mean": (Mistake("over-channels", compute=lambda p, t: engine.layer_norm(p["x"]).mean, when=_two_d,
                      why="Batch norm averages each channel over the batch (down a column), not each example over its "
@@ -221,17 +240,16 @@ BATCH_NORM_MISTAKES = {
                Mistake("no-affine", compute=lambda p, t: t.x_hat,
                        when=lambda p: bool(np.any(np.asarray(p["gamma"]) != 1) or np.any(np.asarray(p["beta"]) != 0)),
                        why="Apply the learned scale and shift: y = γ x̂ + β.")),
-    "running_mean_new": (Mistake("momentum-reversed", momentum_convention="keras", when=lambda p: _training(p)
-                                 and _momentum_differs(p),
-                                 why="In PyTorch the momentum weights the NEW batch value: (1 − m)·old + m·batch. "
-                                     "Keras's momentum (0.99) weights the old value."),
+    "running_mean_new": (_MOMENTUM_REVERSED,
                          Mistake("batch-only", compute=lambda p, t: t.mean, when=_training,
-                                 why="The running mean moves only part of the way to the batch mean (by the momentum).")),
+                                 why="The running mean moves only part of the way to the batch mean (by the momentum)."),
+                         _PYTORCH_MOMENTUM),
     "running_var_new": (Mistake("biased-update", running_var_update="biased", when=_training,
                                 why="PyTorch updates the running variance with the UNBIASED batch variance, m/(m − 1)·σ²."),
-                        Mistake("momentum-reversed", momentum_convention="keras", when=lambda p: _training(p)
-                                and _momentum_differs(p),
-                                why="In PyTorch the momentum weights the NEW batch value: (1 − m)·old + m·batch.")),
+                        Mistake("unbiased-update", running_var_update="unbiased", when=lambda p: _training(p) and _keras(p),
+                                why="Keras updates the moving variance with the biased batch variance (÷ m); the unbiased "
+                                    "m/(m − 1)·σ² is PyTorch's."),
+                        _MOMENTUM_REVERSED, _PYTORCH_MOMENTUM),
     "grad_input": (Mistake("constant-statistics", compute=_frozen_statistics,
                            when=lambda p: _training(p) and p["grad_output"] is not None,
                            why="In training mode μ and σ² depend on every input of the batch: subtract the mean of δ "

@@ -50,3 +50,28 @@ def test_layer_norm_generator_and_layer_norm(level):
                 pt = _authored("layer-norm", params | {"eps_placement": "inside-sqrt"}, asked)
                 n += _check(built, pt, {"output": "output_pytorch"}, asked, skip=PYTORCH_SKIPS)
             assert n, (seed, cf)
+
+
+@pytest.mark.parametrize("level", (1, 2, 3))
+def test_batch_norm_generator_and_batch_norm(level):
+    from examprep.generators.batch_norm import KERAS_SKIPS
+
+    for seed in SEEDS:
+        for cf in (False, True):
+            built = generators.build("batch-norm", seed, level, cf)
+            params = _topic_params("batch-norm", built.params)
+            if level < 3:
+                asked = ["mean", "var", "output"] + (["running_mean_new", "running_var_new"] if level == 2 else [])
+                n = _check(built, _authored("batch-norm", params, asked), {a: a for a in asked}, asked)
+            else:
+                # evaluation mode; then the same batch as a training step, in PyTorch and in Keras (momentum 0.99)
+                n = _check(built, _authored("batch-norm", params, ["output"]), {"output": "output_eval"}, ["output"])
+                train = params | {"training": True}
+                n += _check(built, _authored("batch-norm", train, ["running_mean_new"]),
+                            {"running_mean_new": "running_mean_new"}, ["running_mean_new"])
+                keras = train | {"momentum": 0.99, "momentum_convention": "keras", "running_var_update": "biased"}
+                asked = ["running_mean_new", "running_var_new"]
+                n += _check(built, _authored("batch-norm", keras, asked),
+                            {"running_mean_new": "running_mean_keras", "running_var_new": "running_var_keras"}, asked,
+                            skip=KERAS_SKIPS)
+            assert n, (seed, cf)

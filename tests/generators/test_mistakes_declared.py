@@ -21,7 +21,6 @@ NOT_YET: set[str] = {
     "activation",
     "attention",
     "attention-scores",
-    "batch-norm",
     "causal-mask",
     "cross-attention",
     "dense-backward",
