@@ -303,6 +303,24 @@ def lora_memory_steps(p: dict[str, Any], t: Trace) -> LoraMemorySteps:
              {"saved_bytes": t.saved_bytes, "saved_mib": t.saved_mib}))
 
 
+_NO_STATES = Mistake("no-optimizer-states", optimizer="sgd",
+                     why="The optimizer keeps states for every trained value besides its gradient (Adam two moments, "
+                         "SGD with momentum one): (1 + states) values per parameter.")
+
+LORA_MEMORY_MISTAKES = {
+    **{a: LORA_MISTAKES[a] for a in ("trainable_params", "full_params", "fraction")},
+    "bytes_per_param": (_NO_STATES,
+                        Mistake("weights-counted", compute=lambda p, t: (t.values_per_param + 1) * p["bytes_per_value"],
+                                why="The frozen weights are kept by both and not counted: only each trained value's "
+                                    "gradient and optimizer states.")),
+    "full_training_bytes": (_NO_STATES,),
+    "lora_training_bytes": (_NO_STATES,),
+    "saved_bytes": (_NO_STATES,),
+    "saved_mib": (Mistake("decimal-megabytes", compute=lambda p, t: t.saved_bytes / 1e6,
+                          why="1 MiB is 2²⁰ = 1,048,576 bytes, not 10⁶."),),
+}
+
+
 LORA_MEMORY = Topic(
     "lora-memory", "Training memory LoRA saves on gradients and optimizer states",
     (Param("d", "int (out features)"), Param("k", "int (in features)"), Param("r", "int (rank)"),
@@ -316,6 +334,7 @@ LORA_MEMORY = Topic(
     lambda p: {"counted": "gradients and optimizer states of the trained values; frozen weights and activations "
                           "are the same for both and not counted",
                "optimizer": f"{p['optimizer']}", "bytes_per_value": str(p["bytes_per_value"])},
+    mistakes=LORA_MEMORY_MISTAKES,
 )
 
 
@@ -336,6 +355,20 @@ def training_time_steps(p: dict[str, Any], t: Trace) -> TrainingTimeSteps:
              {"seconds": t.seconds, "hours": t.hours, "days": t.days}))
 
 
+_SLOWER = (Mistake("peak-not-sustained", utilization=1.0,
+                   why="A cluster sustains only a fraction of its peak: throughput = GPUs × peak × utilization (MFU)."),
+           Mistake("one-gpu", num_gpus=1, why="The GPUs work in parallel: throughput is their number × peak × utilization."))
+
+TRAINING_TIME_MISTAKES = {
+    "compute": (Mistake("forward-only", compute=lambda p, t: t.compute / 3, when=lambda p: p["compute"] is None,
+                        why="2ND counts the forward pass only; the backward pass costs about twice as much: C = 6ND."),),
+    "throughput": _SLOWER,
+    "seconds": _SLOWER,
+    "days": _SLOWER + (Mistake("hours-not-days", compute=lambda p, t: t.hours,
+                               why="A day is 86,400 s: divide the hours by 24."),),
+}
+
+
 TRAINING_TIME = Topic(
     "training-time", "Training time from a compute budget",
     (Param("peak_flops", "FLOP/s of one accelerator", REQUIRED), Param("compute", "C (FLOPs)", None),
@@ -346,4 +379,5 @@ TRAINING_TIME = Topic(
                                    peak_flops=p["peak_flops"], utilization=p["utilization"]),
     training_time_steps,
     lambda p: {"compute": "C = 6·N·D FLOPs (Kaplan et al. 2020)", "utilization": str(p["utilization"])},
+    mistakes=TRAINING_TIME_MISTAKES,
 )

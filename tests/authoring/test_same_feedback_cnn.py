@@ -360,3 +360,34 @@ def test_network_shapes_generator_and_network_shapes(level):
                     compared += len(own.misconceptions)
             assert _feedback(total) == _feedback(built.part("total_params")) and _feedback(total), (seed, cf)
             assert compared and all(_rule(p) is None for p in (shapes, counts, total))
+
+
+# counting topics no generator asks: their tables' mistakes, each the number a student who makes it writes
+def test_an_authored_lora_memory_question_gets_the_counting_mistakes():
+    q = _authored("lora-memory", {"d": 1024, "k": 512, "r": 8, "optimizer": "adam"},
+                  ["bytes_per_param", "saved_bytes", "saved_mib"])
+    full, lora = 1024 * 512, 8 * (1024 + 512)
+    # Adam: gradient + two moments = 3 float32 values a trained parameter
+    assert [p.expected for p in q.parts] == [12, (full - lora) * 12, pytest.approx((full - lora) * 12 / 2 ** 20)]
+    assert _feedback(q.part("p0")) == [("no-optimizer-states", 4), ("weights-counted", 16)]
+    assert _feedback(q.part("p1")) == [("no-optimizer-states", (full - lora) * 4)]
+    [(mid, mib)] = _feedback(q.part("p2"))
+    assert mid == "decimal-megabytes" and mib == pytest.approx((full - lora) * 12 / 1e6)
+    sgd = _authored("lora-memory", {"d": 1024, "k": 512, "r": 8, "optimizer": "sgd"}, ["bytes_per_param"])
+    assert _feedback(sgd.part("p0")) == [("weights-counted", 8)]       # no states to forget with plain SGD
+
+
+def test_an_authored_training_time_question_gets_the_throughput_mistakes():
+    # a question file's values lie within ±10⁹: a small model on slow accelerators (a month of training)
+    n, d, peak = 1000, 20_000, 10.0
+    q = _authored("training-time", {"params": n, "tokens": d, "peak_flops": peak, "num_gpus": 8, "utilization": 0.5},
+                  ["compute", "days"])
+    c = 6 * n * d
+    assert q.part("p0").expected == pytest.approx(c)
+    assert _feedback(q.part("p0")) == [("forward-only", pytest.approx(2 * n * d))]
+    days = c / (8 * peak * 0.5) / 86400
+    assert q.part("p1").expected == pytest.approx(days)
+    assert _feedback(q.part("p1")) == [("peak-not-sustained", pytest.approx(days / 2)),
+                                       ("one-gpu", pytest.approx(days * 8)), ("hours-not-days", pytest.approx(days * 24))]
+    alone = _authored("training-time", {"compute": c, "peak_flops": peak}, ["days"])
+    assert _feedback(alone.part("p0")) == [("hours-not-days", pytest.approx(c / peak / 3600))]   # one GPU at its peak
