@@ -15,11 +15,11 @@ from fractions import Fraction
 
 import numpy as np
 
-from examprep import engine, solve
+from examprep import solve
 from examprep.document import Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
 from examprep.exact import frac
-from examprep.problem import Misconception, Part, SolutionStep
+from examprep.problem import Part, SolutionStep
 
 
 def _exact(numerators: np.ndarray, divisors: np.ndarray) -> list | None:
@@ -49,10 +49,9 @@ def _grad_exact(x_shape: tuple[int, ...], kernel: int, stride: int, padding: int
     return [[frac(f) for f in row] for row in out]
 
 
-# Slips kept here: the level-1 max_grad_input part (max-pool's grad_input) words these two of max-pool's
-# table its own way ("average pooling's … :", "the upstream δ"), and sweep.json holds each problem's words.
-SLIPS = ("average-spread",      # max-pool's grad_input: average pooling's backward pass
-         "ones")                # max-pool's grad_input: δ replaced by 1
+# max_grad_input compares max-pooling's routing with averaging: max-pool's table less its tie rules (the
+# prompt states PyTorch's), which the level-1 draws do not avoid.
+MAX_TIES = ("ties-split", "ties-all", "ties-last")
 
 
 @generator("avg-pool", title="Average pooling forward and backward (against max-pooling)",
@@ -73,16 +72,12 @@ def avg_pool(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     if len(set(np.ravel(t.output))) < 3 or np.count_nonzero(t.grad_input) < x.size // 2:
         raise Degenerate("too few distinct averages, or a mostly zero gradient")
     sums = t.output * t.divisors
-    out_mis = known.of("output", jsonable) + (
-        Misconception("sum-not-mean", jsonable(sums), "Average pooling divides each window's sum by its number of cells."),)
-    # level 1 asks max-pooling's routing of the same δ as a part: its value serves the table's max-routing mistake
-    mx = engine.max_pool(x, kernel, stride=stride, grad_output=delta) if difficulty == 1 else None
-    grad_mis = known.of("grad_input", jsonable, skip={"max-routing"} if mx is not None else ()) + (
-        Misconception("delta-ignored", jsonable(known.trace(grad_output=jsonable(np.ones_like(delta))).grad_input),
-                      "Each cell receives its window's δ divided by N, not 1/N."),)
-    if mx is not None:
-        why = next(m.why for m in known.declared("grad_input") if m.id == "max-routing")
-        grad_mis = (Misconception("max-routing", jsonable(mx.grad_input), why),) + grad_mis
+    out_mis = known.of("output", jsonable)
+    # level 1 asks max-pooling's routing of the same δ as a part too
+    maxed = solve.mistakes("max-pool", {"input": jsonable(x), "kernel_size": kernel, "stride": stride,
+                                        "grad_output": jsonable(delta)}) if difficulty == 1 else None
+    mx = maxed.trace() if maxed is not None else None
+    grad_mis = known.of("grad_input", jsonable)
     cf = calculator_free
     parts = [Part("output", "The pooled output $y$" + (" (PyTorch's default, count_include_pad=True: the zero "
                                                         "padding counts in the divisor)." if padding else "."),
@@ -92,17 +87,14 @@ def avg_pool(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     solution = []
     steps = solve.pool.avg_pool_steps(known.params, t)
     if padding:
-        excl = known.trace(count_include_pad=False)
+        excluded = known.at(count_include_pad=False)
+        excl = excluded.trace()
         solution += steps_from((steps.divisors, steps.average), "output")
         parts.append(Part("output_exclude_pad", "The pooled output with count_include_pad=False (only the input's own "
                           "cells count in the divisor).", "matrix", jsonable(excl.output), shape=excl.output.shape, points=2,
                           minutes=2.5, exact=_exact(excl.output * excl.divisors, excl.divisors) if cf else None,
-                          misconceptions=(Misconception("padding-counted", jsonable(t.output),
-                                                        "Without count_include_pad the zero padding is not counted: "
-                                                        "divide by the number of the input's cells in the window."),
-                                          Misconception("max-not-average", jsonable(known.get(
-                                              "output", "max-not-average").value),
-                                              "Average pooling takes the mean of each window, not its maximum.")),
+                          # which cells count is this part's point: the sums are the output part's
+                          misconceptions=excluded.of("output", jsonable, skip={"sum-not-mean"}),
                           hint="Divide each window's sum by how many of its cells lie inside the 4×4 input."))
         ex = solve.pool.avg_pool_steps(known.params | {"count_include_pad": False}, excl)
         solution += steps_from((ex.divisors, ex.average), "output_exclude_pad", prefix="count_include_pad=False: ")
@@ -123,35 +115,24 @@ def avg_pool(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         parts.append(Part("max_grad_input", r"For comparison: $\partial L / \partial x$ if the layer were a 2×2 "
                           "max-pool with stride 2 (same δ; ties to the first maximum in row-major order).", "matrix",
                           jsonable(mx.grad_input), shape=x.shape, points=1, minutes=2,
-                          misconceptions=(Misconception("average-spread", jsonable(t.grad_input),
-                                                        "That is average pooling's backward pass: max-pooling sends all "
-                                                        "of δ to the window's maximum."),
-                                          Misconception("ones", jsonable(engine.max_pool(
-                                              x, kernel, stride=stride, grad_output=np.ones_like(delta)).grad_input),
-                                              "The maximum receives the upstream δ, not 1.")),
+                          misconceptions=maxed.of("grad_input", jsonable, skip=MAX_TIES),
                           hint="All of δ goes to the window's maximum; the other three cells get 0."))
-        mp = solve.pool.max_pool_steps(solve.full_params("max-pool", {"input": jsonable(x), "kernel_size": kernel,
-                                                                      "grad_output": jsonable(delta)}), mx)
+        mp = solve.pool.max_pool_steps(maxed.params, mx)
         solution += steps_from(mp.route, "max_grad_input", prefix="Max-pooling: ")
     if difficulty == 2:
         gap_delta = float(rng.choice([-9, 9, 18, -18] if cf else [1, -1, 2, 4.5, -4.5]))
-        gap = known.call({"input": jsonable(x), "kernel_size": 3, "grad_output": [[gap_delta]]})
+        pooled = solve.mistakes("avg-pool", {"input": jsonable(x), "kernel_size": 3, "grad_output": [[gap_delta]]})
+        gap = pooled.trace()
         mean = float(gap.output[0, 0])
         gap_exact = frac(Fraction(int(round(np.sum(x))), 9))
         parts.append(Part("gap", "Global average pooling of the same x (one value: torch.nn.AdaptiveAvgPool2d(1)).",
                           "number", mean, points=1, minutes=1, exact=gap_exact if cf else None,
-                          misconceptions=(Misconception("max", float(np.max(x)), "Global AVERAGE pooling: the mean of "
-                                                                                 "all H·W cells, not the maximum."),
-                                          Misconception("sum", float(np.sum(x)), "Divide the sum by H·W = 9."))))
+                          misconceptions=pooled.of("output", lambda v: float(np.ravel(v)[0]))))
         parts.append(Part("gap_grad", rf"Its gradient $\partial L / \partial x$ when $\partial L / \partial y = "
                           rf"{gap_delta:g}$.", "matrix", jsonable(gap.grad_input), shape=x.shape, points=1, minutes=1,
-                          misconceptions=(Misconception("undivided", jsonable(np.full(x.shape, gap_delta)),
-                                                        "Every cell contributes 1/9 of the mean: each gets δ/9."),
-                                          Misconception("max-routing", jsonable(engine.max_pool(
-                                              x, 3, grad_output=[[gap_delta]]).grad_input),
-                                              "That is global MAX pooling's gradient; the average spreads δ evenly."))))
-        gs = solve.pool.avg_pool_steps(solve.full_params("avg-pool", {"input": jsonable(x), "kernel_size": 3,
-                                                                      "grad_output": [[gap_delta]]}), gap)
+                          # the spread of one δ is this part's point: δ itself is given in its prompt
+                          misconceptions=pooled.of("grad_input", jsonable, skip={"delta-ignored"})))
+        gs = solve.pool.avg_pool_steps(pooled.params, gap)
         solution += steps_from(gs.average, "gap", prefix="Global average pooling: ")
         solution += steps_from(gs.route, "gap_grad", prefix="Global average pooling: ")
     if cf and any(p.exact for p in parts):

@@ -15,7 +15,7 @@ import numpy as np
 from examprep import engine, solve
 from examprep.document import Math, Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
-from examprep.problem import Misconception, Part, EcfRule, SolutionStep
+from examprep.problem import Part, SolutionStep
 
 
 @generator("conv2d", title="Convolution forward and backward",
@@ -52,41 +52,22 @@ def conv2d(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         raise Degenerate("a symmetric kernel gradient or a zero input gradient")
     steps = solve.conv.conv2d_steps(known.params, t)
 
-    # mistaken methods, through the engine
-    out_mis = [known.get("output", "flipped-kernel", jsonable)]
-    if stride > 1:
-        out_mis.append(Misconception("ignored-stride", jsonable(known.trace(stride=1, grad_output=None).output),
-                                     f"With stride {stride} the window moves {stride} positions at a time."))
-    out_mis += known.of("output", jsonable, skip={"flipped-kernel"})
-    gk_mis = list(known.of("grad_kernel", jsonable))
-    if difficulty == 1:
-        gk_mis.append(Misconception("delta-ones", jsonable(known.trace(grad_output=jsonable(np.ones_like(y))).grad_kernel),
-                                    "δ = ∂L/∂y = y for L = ½ Σ y²; you used δ = 1."))
-    gx_mis = list(known.of("grad_input", jsonable))
-    if padding:
-        gx_mis.append(Misconception("padded-border-kept", jsonable(engine.conv2d(np.pad(x, padding), k, stride=stride,
-                                                                                grad_output=delta).grad_input[1:, 1:]),
-                                    "The gradient that lands on the zero padding is dropped: crop it off, keep the "
-                                    "input's own positions."))
+    asked = ("output", "grad_kernel", "grad_bias", "grad_input")       # each part's id is its answer's name
+    rule = lambda answer: solve.ecf("conv2d", answer, known.params, t, asked)  # noqa: E731
     kind = "vector" if difficulty == 1 else "matrix"
     parts = [Part("output", "The output $y$" + (" (one value per window)." if difficulty == 1 else "."), kind, jsonable(y),
-                  shape=y.shape, points=2, minutes=1.0 * y.size, misconceptions=tuple(out_mis),
-                  ecf_rule=EcfRule("solve:conv2d", {k_: v for k_, v in params.items() if k_ != "grad_output"}, "output"))]
-    grad_args = {k_: v for k_, v in params.items()} | ({"grad_output": {"$ref": "output"}} if difficulty == 1 else {})
+                  shape=y.shape, points=2, minutes=1.0 * y.size, misconceptions=known.of("output", jsonable),
+                  ecf_rule=rule("output"))]
     parts.append(Part("grad_kernel", r"$\partial L / \partial K$ (the kernel's shape).", kind, jsonable(t.grad_kernel),
                       shape=t.grad_kernel.shape, points=2, minutes=0.8 * y.size * k.size / 2,
-                      misconceptions=tuple(gk_mis), ecf_rule=EcfRule("solve:conv2d", grad_args, "grad_kernel"),
+                      misconceptions=known.of("grad_kernel", jsonable), ecf_rule=rule("grad_kernel"),
                       hint="Entry (u, v) sums δ times the input value that tap (u, v) of the kernel saw in each window."))
     if bias:
         parts.append(Part("grad_bias", r"$\partial L / \partial b$.", "number", float(t.grad_bias), points=1, minutes=1,
-                          misconceptions=(Misconception("one", 1.0, "∂L/∂b = Σ_ij δ_ij · 1: sum the upstream gradient."),
-                                          Misconception("mean", float(t.grad_bias / delta.size),
-                                                        "The bias is added to every output, so its gradient is the sum of δ, "
-                                                        "not the mean.")),
-                          ecf_rule=EcfRule("solve:conv2d", grad_args, "grad_bias")))
+                          misconceptions=known.of("grad_bias", float), ecf_rule=rule("grad_bias")))
     parts.append(Part("grad_input", r"$\partial L / \partial x$ (the input's shape).", kind, jsonable(t.grad_input),
-                      shape=t.grad_input.shape, points=3, minutes=0.5 * x.size, misconceptions=tuple(gx_mis),
-                      ecf_rule=EcfRule("solve:conv2d", grad_args, "grad_input"),
+                      shape=t.grad_input.shape, points=3, minutes=0.5 * x.size,
+                      misconceptions=known.of("grad_input", jsonable), ecf_rule=rule("grad_input"),
                       hint="Scatter each δ[i, j]·K back onto the window it came from; overlapping windows add."))
     solution = steps_from(steps.pad, None) if padding else []
     solution += steps_from(steps.slide, "output")

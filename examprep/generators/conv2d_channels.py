@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from examprep import engine, solve
+from examprep import solve
 from examprep.document import Math, Matrix, Text
 from examprep.generators.framework import (
     Degenerate, Draft, Stream, generator, step_per_part, steps_from, jsonable, value_blocks,
@@ -64,35 +64,17 @@ def _two_channels(rng: Stream, calculator_free: bool) -> Draft:
     t = known.trace()
     if np.count_nonzero(t.output) < 3 or np.any(np.all(t.grad_kernel[0] == 0, axis=(1, 2))):
         raise Degenerate("a mostly zero output or a zero kernel gradient")
-    one = known.trace(input=jsonable(np.stack([x[0], np.zeros_like(x[0])])))     # channel 1 forgotten
     y = lambda v: _channel(v, 0)  # noqa: E731   the single output channel as a matrix
-    out_mis = known.of("output", y) + (
-        Misconception("one-channel", y(one.output), "A filter spans every input channel: add the cross-correlations of "
-                                                   "x[0] with K[0, 0] and of x[1] with K[0, 1], then the bias."),)
-    swapped = known.trace(input=jsonable(x[::-1]))        # each kernel slice slid over the other channel
     parts = [Part("output", "The output $y$ (its one channel, 2×2).", "matrix", y(t.output), shape=(2, 2), points=2,
-                  minutes=4, misconceptions=out_mis + (
-                      Misconception("channels-swapped", y(swapped.output),
-                                    "K[0, c] slides over input channel c: K[0, 0] over x[0], K[0, 1] over x[1]."),),
+                  minutes=4, misconceptions=known.of("output", y),
                   hint="y = b + Σ_c (x[c] ⋆ K[0, c]): one 2×2 cross-correlation per channel, added.")]
-    ones = known.trace(grad_output=jsonable(np.ones_like(delta)))
     for c in range(2):
         parts.append(Part(f"grad_kernel_{c}", rf"$\partial L / \partial K[0, {c}]$, the slice over input channel {c}.",
                           "matrix", jsonable(t.grad_kernel[0, c]), shape=(2, 2), points=2, minutes=3,
-                          misconceptions=known.of("grad_kernel", lambda v, c=c: jsonable(np.asarray(v)[0, c])) + (
-                              Misconception("other-channel", jsonable(t.grad_kernel[0, 1 - c]),
-                                            f"∂L/∂K[0, {c}] pairs δ with input channel {c}, the one this slice sees."),
-                              Misconception("delta-ones", jsonable(ones.grad_kernel[0, c]),
-                                            "Weight each window by its δ, not by 1.")),
+                          misconceptions=known.of("grad_kernel", lambda v, c=c: jsonable(np.asarray(v)[0, c])),
                           hint=f"Entry (u, v) sums δ[i, j] · x[{c}][i + u, j + v] over the 2×2 outputs."))
     parts.append(Part("grad_bias", r"$\partial L / \partial b$.", "number", float(t.grad_bias[0]), points=1, minutes=1,
-                      misconceptions=(Misconception("one", 1.0, "∂L/∂b = Σ δ: the bias is added to every output."),
-                                      Misconception("mean", float(t.grad_bias[0]) / delta.size,
-                                                    "The bias is added to every output, so its gradient is the sum of δ, "
-                                                    "not the mean."),
-                                      Misconception("per-channel", 2 * float(t.grad_bias[0]),
-                                                    "One bias per output channel, added once at each position: Σ δ, not "
-                                                    "once per input channel."))))
+                      misconceptions=known.of("grad_bias", lambda v: float(np.ravel(v)[0]))))
     steps = solve.conv.conv2d_steps(known.params, t)
     solution = (steps_from(steps.slide, "output")
                 + step_per_part(steps.grad_kernel, {"grad_kernel[0, 0]": "grad_kernel_0", "grad_kernel[0, 1]":
@@ -120,42 +102,29 @@ def _pointwise(rng: Stream, calculator_free: bool) -> Draft:
     t = known.trace()
     if not np.any(t.grad_kernel) or np.count_nonzero(t.output) < 5:
         raise Degenerate("a zero weight gradient or a mostly zero output")
-    swapped = known.trace(kernel=jsonable(w[::-1, :, None, None]), bias=jsonable(b[::-1]))
-    first = known.trace(input=jsonable(np.concatenate([x[:1], np.zeros_like(x[1:])])))
-    ones = known.trace(grad_output=jsonable(np.ones_like(delta)))
     parts = []
     for o in range(2):
         parts.append(Part(f"output_{o}", f"Output channel {o}, $y[{o}]$ (2×2).", "matrix", _channel(t.output, o),
                           shape=(2, 2), points=2, minutes=2.5,
-                          misconceptions=known.of("output", lambda v, o=o: _channel(v, o)) + (
-                              Misconception("filters-swapped", _channel(swapped.output, o),
-                                            f"Output channel {o} uses row {o} of W (filter {o}) and bias b[{o}]."),
-                              Misconception("one-channel", _channel(first.output, o),
-                                            "A 1×1 filter still spans every input channel: y[o, i, j] = Σ_c W[o, c] "
-                                            "x[c, i, j] + b[o].")),
+                          misconceptions=known.of("output", lambda v, o=o: _channel(v, o)),
                           hint=f"At each position (i, j): y[{o}, i, j] = Σ_c W[{o}, c] · x[c, i, j] + b[{o}]."))
     gw = t.grad_kernel[:, :, 0, 0]
     parts.append(Part("grad_weight", r"$\partial L / \partial W$ (2×3: row $o$ is filter $o$, column $c$ input channel "
                       r"$c$).", "matrix", jsonable(gw), shape=(2, 3), points=3, minutes=4,
-                      misconceptions=(Misconception("delta-ones", jsonable(ones.grad_kernel[:, :, 0, 0]),
-                                                    "Weight each position's input by its δ, not by 1."),
-                                      Misconception("transposed", jsonable(gw.T),
-                                                    "∂L/∂W has W's shape, C_out × C_in: Σ_ij δ[:, i, j] x[:, i, j]ᵀ."),
-                                      Misconception("one-position", jsonable(np.outer(delta[:, 0, 0], x[:, 0, 0])),
-                                                    "W is shared by every position: sum δ x ᵀ over all four of them.")),
+                      misconceptions=known.of("grad_kernel", lambda v: jsonable(np.asarray(v)[:, :, 0, 0])),
                       hint="A 1×1 conv is a linear layer applied at every position: ∂L/∂W = Σ_ij δ[:, i, j] x[:, i, j]ᵀ."))
     parts.append(Part("grad_bias", r"$\partial L / \partial b$ (one entry per output channel).", "vector",
                       jsonable(t.grad_bias), shape=(2,), points=1, minutes=1,
-                      misconceptions=(Misconception("mean", jsonable(t.grad_bias / 4),
-                                                    "Each bias is added at all four positions: sum δ, do not average."),
-                                      Misconception("all-summed", [float(np.sum(delta))] * 2,
-                                                    "∂L/∂b[o] sums only output channel o's δ."))))
-    count = engine.param_count("conv2d", in_channels=3, out_channels=2, kernel_size=1)
+                      misconceptions=known.of("grad_bias", jsonable),
+                      ecf_rule=solve.ecf("conv2d", "grad_bias", known.params, t, ())))
+    layer = solve.mistakes("param-count", {"layer": "conv2d", "in_channels": 3, "out_channels": 2, "kernel_size": 1})
+    count = layer.trace()
     parts.append(Part("params", "The layer's number of parameters (weights and biases).", "integer", int(count["count"]),
                       tolerance=EXACT, points=1, minutes=0.5,
-                      misconceptions=(Misconception("no-bias", int(count["count"]) - 2, "Each filter has a bias too."),
-                                      Misconception("per-position", int(count["count"]) * 4,
-                                                    "The weights are shared across positions: they do not grow with H·W."))))
+                      misconceptions=layer.of("count", int) + (      # a slip of this statement's 2×2 image (SLIPS)
+                          Misconception("per-position", int(count["count"]) * 4,
+                                        "The weights are shared across positions: they do not grow with H·W."),),
+                      ecf_rule=solve.ecf("param-count", "count", layer.params, count, ())))
     steps = solve.conv.conv2d_steps(known.params, t)
     solution = [SolutionStep("A 1×1 convolution is a linear layer at every position", [
         Math(r"y[:, i, j] = W\, x[:, i, j] + b"), Matrix("W", jsonable(w), row_labels=["filter 0", "filter 1"],
@@ -189,29 +158,16 @@ def _depthwise(rng: Stream, calculator_free: bool) -> Draft:
     t = known.trace()
     if np.count_nonzero(t.output) < 5 or np.count_nonzero(t.grad_input) < 8:
         raise Degenerate("a mostly zero output or input gradient")
-    full = known.trace(kernel=jsonable(np.repeat(k, 2, axis=1)), groups=1)      # each filter over both channels
-    one_kernel = known.trace(kernel=jsonable(np.stack([k[0], k[0]])))
-    swapped = known.trace(kernel=jsonable(k[::-1]))
     parts = []
     for c in range(2):
         parts.append(Part(f"output_{c}", f"Output channel {c}, $y[{c}]$ (2×2).", "matrix", _channel(t.output, c),
                           shape=(2, 2), points=2, minutes=2.5,
-                          misconceptions=known.of("output", lambda v, c=c: _channel(v, c)) + (
-                              Misconception("summed-over-channels", _channel(full.output, c),
-                                            "A depthwise conv (groups = C) does not sum over channels: y[c] = x[c] ⋆ K[c, 0]."),
-                              Misconception("one-kernel", _channel(one_kernel.output, c),
-                                            "Each channel has its own kernel: K[c, 0] for channel c."),
-                              Misconception("kernels-swapped", _channel(swapped.output, c),
-                                            f"Channel {c} uses K[{c}, 0].")),
+                          misconceptions=known.of("output", lambda v, c=c: _channel(v, c)),
                           hint=f"y[{c}] = x[{c}] ⋆ K[{c}, 0]: one 2×2 cross-correlation, channel {c} alone."))
     for c in range(2):
         parts.append(Part(f"grad_input_{c}", rf"$\partial L / \partial x[{c}]$ (3×3).", "matrix", _channel(t.grad_input, c),
                           shape=(3, 3), points=2, minutes=3.5,
-                          misconceptions=known.of("grad_input", lambda v, c=c: _channel(v, c)) + (
-                              Misconception("summed-over-channels", _channel(full.grad_input, c),
-                                            f"Only output channel {c} read x[{c}], so only δ[{c}] flows back to it."),
-                              Misconception("kernels-swapped", _channel(swapped.grad_input, c),
-                                            f"δ[{c}] flows back through channel {c}'s own kernel K[{c}, 0].")),
+                          misconceptions=known.of("grad_input", lambda v, c=c: _channel(v, c)),
                           hint=f"Scatter each δ[{c}, i, j] · K[{c}, 0] back onto its window of x[{c}]; windows overlap and add."))
     big = {"in": rng.choice([16, 32, 64]), "k": 3}
     big["out"] = 2 * big["in"]
@@ -221,20 +177,18 @@ def _depthwise(rng: Stream, calculator_free: bool) -> Draft:
         {"type": "conv2d", "out_channels": big["out"], "kernel_size": 1, "name": "pointwise 1×1"}]}
     counts = solve.mistakes("network-shapes", sep)
     separable = counts.trace()
-    standard = counts.call({"input_shape": sep["input_shape"], "layers": [
+    standard_known = solve.mistakes("network-shapes", {"input_shape": sep["input_shape"], "layers": [
         {"type": "conv2d", "out_channels": big["out"], "kernel_size": 3, "padding": 1}]})
+    standard = standard_known.trace()
     parts.append(Part("separable_params", f"A depthwise-separable layer from {big['in']} to {big['out']} channels: a "
                       f"depthwise 3×3 conv (groups = {big['in']}) then a 1×1 conv, both with biases. Its number of "
                       "parameters.", "integer", int(separable.total_params), tolerance=EXACT, points=1, minutes=2,
                       misconceptions=counts.of("total_params", int)
-                      + (Misconception("standard-conv", int(standard.total_params),
+                      + (Misconception("standard-conv", int(standard.total_params),       # the next part's answer (SLIPS)
                                        "That is a standard 3×3 conv: the separable layer replaces it."),)))
     parts.append(Part("standard_params", f"A standard 3×3 conv from {big['in']} to {big['out']} channels with bias: its "
                       "number of parameters.", "integer", int(standard.total_params), tolerance=EXACT, points=1, minutes=1,
-                      misconceptions=(Misconception("no-input-channels", big["out"] * 9 + big["out"],
-                                                    "A standard filter spans every input channel: C_out·C_in·3·3 + C_out."),
-                                      Misconception("no-bias", big["out"] * big["in"] * 9,
-                                                    "Each filter has a bias: + C_out."))))
+                      misconceptions=standard_known.of("total_params", int)))
     steps = solve.conv.conv2d_steps(known.params, t)
     net = solve.network.network_steps(counts.params, separable)
     solution = (step_per_part(steps.slide, {"output[0]": "output_0", "output[1]": "output_1"}, titles=_NEXT_CHANNEL)

@@ -20,7 +20,12 @@ from examprep import solve
 from examprep.document import Matrix, Text
 from examprep.generators.framework import Draft, Stream, generator, nice, steps_from, jsonable
 from examprep.exact import frac
-from examprep.problem import Misconception, Part, SolutionStep
+from examprep.problem import Part, SolutionStep
+
+# Level 3's two outputs are about where ε goes: each leaves out the table's output mistakes that are not (the
+# lecture's keeps the variance one, PyTorch's only the placements)
+LECTURE_SKIPS = ("divide-by-variance", "not-centred")
+PYTORCH_SKIPS = ("unbiased", "divide-by-variance", "not-centred")
 
 # σ → ε with σ² + ε a perfect square of a one-decimal number: 1 + 0.21 = 1.1², 4 + 0.41 = 2.1², …
 EXAGGERATED_EPS = {1: (0.21, 0.44, 0.69), 2: (0.41, 0.84), 3: (0.61,)}
@@ -107,7 +112,6 @@ def layer_norm(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
               "variance": "biased"}
     known = solve.mistakes("layer-norm", params)
     ln = known.trace()
-    unbiased = known.trace(variance="unbiased")
     kind = "matrix" if rows == 2 else "vector"
     shape = (2, 4) if rows == 2 else (4,)
     stat_kind, stat_shape = ("vector", (2,)) if rows == 2 else ("number", None)
@@ -167,27 +171,21 @@ def layer_norm(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                    "eps": f"{'0' if eps == 0 else '10⁻⁵'} added to σ (the lecture)" if difficulty < 3 else
                    f"{nice(eps)}: added to σ (lecture) and inside the square root (PyTorch)"}
     if difficulty == 3:
-        pt = known.trace(eps_placement="inside-sqrt")
-        no_eps = known.trace(eps=0.0)
+        pytorch = known.at(eps_placement="inside-sqrt")
+        pt = pytorch.trace()
         root = Fraction(round(float(np.sqrt(sigma[0] ** 2 + eps) * 10)), 10)
         parts += [
             Part("output_lecture", r"The output with the lecture's $\frac{x - \mu}{\sigma + \epsilon}$.", "vector",
                  jsonable(ln.output), shape=(4,), points=2, minutes=2, exact=exact,
-                 misconceptions=(Misconception("inside-sqrt", jsonable(pt.output),
-                                               "That is PyTorch's placement, ε inside the square root."),
-                                 Misconception("no-eps", jsonable(no_eps.output), "ε is not negligible here: add it to σ."),
-                                 Misconception("unbiased", jsonable(unbiased.output), "Use the biased variance (÷ D).")),
+                 misconceptions=known.of("output", jsonable, skip=LECTURE_SKIPS),
                  ecf_rule=solve.ecf("layer-norm", "output", known.params, ln, asked)),
             Part("output_pytorch", r"The output with PyTorch's $\frac{x - \mu}{\sqrt{\sigma^2 + \epsilon}}$.", "vector",
                  jsonable(pt.output), shape=(4,), points=2, minutes=2,
                  exact=_exact_eps(x, root) if calculator_free else None,
-                 misconceptions=(Misconception("added-to-std", jsonable(ln.output),
-                                               "That is the lecture's placement, ε added to σ."),
-                                 Misconception("no-eps", jsonable(no_eps.output),
-                                               "ε is not negligible here: add it to σ² under the root.")),
-                 ecf_rule=solve.ecf("layer-norm", "output", known.params | {"eps_placement": "inside-sqrt"}, pt, asked)),
+                 misconceptions=pytorch.of("output", jsonable, skip=PYTORCH_SKIPS),
+                 ecf_rule=solve.ecf("layer-norm", "output", pytorch.params, pt, asked)),
         ]
-        pt_steps = solve.norm.layer_norm_steps(known.params | {"eps_placement": "inside-sqrt"}, pt)
+        pt_steps = solve.norm.layer_norm_steps(pytorch.params, pt)
         solution += steps_from((pt_steps.denominator, pt_steps.normalise, pt_steps.affine), "output_pytorch", "PyTorch: ")
         params = params | {"compare_eps_placement": "inside-sqrt"}
     if calculator_free and exact is not None:

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from examprep import engine, solve
+from examprep import solve
 from examprep.document import Matrix, Text
 from examprep.engine.conv import same_padding
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
-from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
+from examprep.problem import EXACT, Misconception, Part, SolutionStep
 
 
 def _maxima_per_window(x: list) -> list[int]:
@@ -57,7 +57,7 @@ def max_pool(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     grad_mis = known.of("grad_input", jsonable)
     parts = [Part("output", "The pooled output $y$.", "matrix", jsonable(t.output), shape=t.output.shape, points=1,
                   minutes=0.5 * t.output.size, misconceptions=tuple(out_mis),
-                  ecf_rule=EcfRule("solve:max-pool", {k: v for k, v in params.items() if k != "grad_output"}, "output"))]
+                  ecf_rule=solve.ecf("max-pool", "output", known.params, t, ()))]
     steps = solve.pool.max_pool_steps(known.params, t)
     solution = steps_from(steps.maximum, "output")
     if difficulty == 2:
@@ -70,7 +70,7 @@ def max_pool(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
             Matrix("indices", jsonable(t.indices.astype(float)))], "indices"))
     parts.append(Part("grad_input", r"$\partial L / \partial x$ (the input's shape).", "matrix", jsonable(t.grad_input),
                       shape=(4, 4), points=2, minutes=2,
-                      misconceptions=tuple(grad_mis), ecf_rule=EcfRule("solve:max-pool", params, "grad_input"),
+                      misconceptions=tuple(grad_mis), ecf_rule=solve.ecf("max-pool", "grad_input", known.params, t, ()),
                       hint="Each δ goes to its window's maximum; every other entry gets 0."))
     solution += steps_from(steps.route, "grad_input")
     statement = [Text(f"Max-pooling with 2×2 windows and stride {stride}, no padding. Ties: the first maximum in row-major "
@@ -84,11 +84,15 @@ def max_pool(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                               "overlap": "windows do not overlap"})
 
 
-# Slips kept here: the level-3 padding part asks one side's [before, after] pair, which is no answer of
-# max-pool (it gives pad_before and pad_after per dimension).
-SLIPS = ("stride-1-padding",    # the padding of stride 1 (k − 1 in all)
-         "extra-before",        # the odd cell of padding put first
-         "all-after")           # all of P at the end
+def _side_pair(known: solve.Mistakes, before: int, after: int) -> tuple[Misconception, ...]:
+    """The table's "same"-padding mistakes as one spatial side's [before, after] pair, which the padding part
+    asks: each id's pad_before and pad_after (per dimension, rows first), the right amount where an id leaves
+    one side as it is."""
+    sides = {side: {m.id: m for m in known.of(side)} for side in ("pad_before", "pad_after")}
+    ids = dict.fromkeys([*sides["pad_before"], *sides["pad_after"]])
+    return tuple(Misconception(i, [int(sides["pad_before"][i].value[0]) if i in sides["pad_before"] else before,
+                                   int(sides["pad_after"][i].value[0]) if i in sides["pad_after"] else after],
+                               (sides["pad_before"].get(i) or sides["pad_after"][i]).explanation) for i in ids)
 
 
 def _check_shared_maxima(x: list, delta: list) -> None:
@@ -124,15 +128,8 @@ def _same_padding(rng: Stream, calculator_free: bool) -> Draft:
     known = solve.mistakes("max-pool", params)
     t = known.trace()
     before, after = int(t.pad_before[0]), int(t.pad_after[0])       # the padding per side, [rows, columns] alike
-    stride1 = engine.conv_output_size(n, 3, op="pool", stride=1, padding="same")
     pads = [before, after]
-    pad_mis = [Misconception("stride-1-padding", [stride1.pad_before, stride1.pad_after],
-                             "With stride s the output is ⌈n/s⌉ and P = (o − 1)s + k − n; k − 1 is the padding of stride 1.")]
-    if before != after:
-        pad_mis.append(Misconception("extra-before", [after, before],
-                                     "TensorFlow puts the odd cell of padding at the END (bottom, right)."))
-    pad_mis.append(Misconception("all-after", [0, before + after],
-                                 "TensorFlow splits P between the two ends: ⌊P/2⌋ before, the rest after."))
+    pad_mis = _side_pair(known, before, after)
     out_mis, grad_mis = known.of("output", jsonable), known.of("grad_input", jsonable)
     parts = [
         Part("padding", "The padding of each spatial side, as [before, after] (the same for rows and columns).", "vector",
@@ -140,9 +137,11 @@ def _same_padding(rng: Stream, calculator_free: bool) -> Draft:
              hint="o = ⌈n/s⌉, P = max((o − 1)s + k − n, 0), before = ⌊P/2⌋, after = P − before."),
         Part("output", "The pooled output $y$.", "matrix", jsonable(t.output), shape=t.output.shape, points=2,
              minutes=0.6 * t.output.size + 1, misconceptions=tuple(out_mis),
+             ecf_rule=solve.ecf("max-pool", "output", known.params, t, ()),
              hint="Each window's maximum; padded cells (−∞) never win."),
         Part("grad_input", r"$\partial L / \partial x$ (the input's shape).", "matrix", jsonable(t.grad_input), shape=(n, n),
-             points=3, minutes=3, misconceptions=tuple(grad_mis), ecf_rule=EcfRule("solve:max-pool", params, "grad_input"),
+             points=3, minutes=3, misconceptions=tuple(grad_mis),
+             ecf_rule=solve.ecf("max-pool", "grad_input", known.params, t, ()),
              hint="Each δ goes to its window's maximum; an input that wins two overlapping windows collects both δ."),
     ]
     steps = solve.pool.max_pool_steps(known.params, t)

@@ -14,8 +14,6 @@ from __future__ import annotations
 from typing import Any
 
 from examprep import solve
-from examprep.engine import ops
-from examprep.engine.network import layer_output_shape
 from examprep.document import Math, Table, Text
 from examprep.errors import ExamprepError
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, step_per_part, steps_from
@@ -113,46 +111,6 @@ def _asks(layer: dict[str, Any]) -> tuple[bool, bool]:
             "linear": (False, True)}.get(kind, (False, False))
 
 
-def _shape_mistakes(layer: dict[str, Any], before: list[int]) -> tuple[Misconception, ...]:
-    """This problem's own shape mistakes for one layer, through the engine's layer rule with the
-    mistaken option (the table's mistakes, such as padding counted once, come from solve)."""
-    kind = layer["type"]
-    found: list[tuple[str, dict[str, Any] | None, Any, str]] = []
-    if kind == "conv2d":
-        found.append(("channels-from-input", dict(layer, out_channels=before[0], groups=1), None,
-                      "A conv layer outputs one channel per filter: C_out, not the input's channels."))
-        if layer.get("padding", 0) == "same":
-            found.append(("same-ignores-stride", dict(layer, stride=1), None,
-                          '"Same" padding keeps the size only with stride 1; with stride s the output is ⌈n/s⌉.'))
-            found.append(("valid-padding", dict(layer, padding=0), None,
-                          '"Same" pads the input so that the output is ⌈n/s⌉; you used no padding.'))
-        else:
-            found.append(("no-plus-one", dict(layer, kernel_size=layer["kernel_size"] + 1), None,
-                          "o = ⌊(n + 2p − k)/s⌋ + 1: the first window counts too (the +1)."))
-    elif kind in ("max-pool", "avg-pool"):
-        if "stride" not in layer:
-            found.append(("pool-stride-1", dict(layer, stride=1), None,
-                          "A pooling layer's stride defaults to its kernel size (PyTorch): the windows do not overlap."))
-        if layer.get("padding", 0) == "same":
-            found.append(("valid-padding", dict(layer, padding=0), None,
-                          '"Same" pads the input so that the output is ⌈n/s⌉; you used no padding.'))
-    elif kind == "global-avg-pool":
-        found.append(("flattened", None, [before[0]],
-                      "Global average pooling (AdaptiveAvgPool2d(1)) keeps the axes: C×1×1; only flatten makes it [C]."))
-    elif kind == "flatten" and len(before) == 3:
-        found.append(("no-channels", None, [ops.int_product(before[1:])],
-                      "Flatten keeps every channel: F = C·H·W, not H·W."))
-    out = []
-    for mid, mistaken, value, why in found:
-        if mistaken is not None:
-            try:
-                value = layer_output_shape(before, mistaken)
-            except ExamprepError:          # the mistaken layer does not fit this input: no value to name
-                continue
-        out.append(Misconception(mid, list(value), why))
-    return tuple(out)
-
-
 def _arithmetic(layer: dict[str, Any], before: list[int], after: list[int], count: int) -> tuple[str, str]:
     """The substituted formulas a worked table shows for one layer: its output size and its parameters
     (the values are the engine's; this only writes the sums out)."""
@@ -230,7 +188,7 @@ def network_shapes(rng: Stream, difficulty: int, calculator_free: bool) -> Draft
         part_of[i] = {}
         if ask_shape:
             pid = _shape_part(layer)
-            mis = _per_layer(known, "output_shapes", i, list) + _shape_mistakes(layer, ([input_shape] + shapes)[i])
+            mis = _per_layer(known, "output_shapes", i, list)
             parts.append(Part(pid, f"Output shape of {name}, as " + ("[F]." if len(shapes[i]) == 1 else "[C, H, W]."),
                               "vector", list(shapes[i]), tolerance=EXACT, shape=(len(shapes[i]),), points=1,
                               minutes=1.5 if layer["type"] == "conv2d" else 1.0, misconceptions=mis,

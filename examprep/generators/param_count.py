@@ -13,7 +13,7 @@ from __future__ import annotations
 from examprep import solve
 from examprep.document import Matrix, Table, Text
 from examprep.generators.framework import Draft, Stream, generator, steps_from
-from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
+from examprep.problem import EXACT, Misconception, Part, SolutionStep
 
 HEADS_CHOICES = ("does not depend", "grows with the heads", "shrinks with the heads")
 _NAMES = {"rnn": "vanilla RNN (nn.RNN)", "lstm": "LSTM (nn.LSTM)", "gru": "GRU (nn.GRU)"}
@@ -33,21 +33,17 @@ def _of(params: dict, answer: str = "count") -> list:
     return list(solve.mistakes("param-count", params).of(answer))
 
 
-# Slips kept here: their explanations name this problem's own sizes, which a table's explanation cannot
-# (sweep.json holds every problem's explanations byte for byte).
-SLIPS = ("no-in-channels",      # conv2d: "Each of the {c_out} filters spans all {c_in} input channels"
-         "kernel-1d",           # conv2d: "A {k}×{k} kernel has k² = {k²} weights per channel"
-         "full-size-heads")     # multi-head attention: "Each head projects to d_k = d/h = {d_k}"
-
-
 def _steps(calls, params: dict):
     return solve.counts.param_count_steps(solve.full_params("param-count", params), calls.call(params))
 
 
-def _part(pid: str, prompt: str, count: int, params: dict, mis: list, points: float = 1, minutes: float = 1.5,
+def _part(pid: str, prompt: str, count: int, params: dict, points: float = 1, minutes: float = 1.5,
           hint: str = "") -> Part:
-    return Part(pid, prompt, "integer", count, tolerance=EXACT, points=points, minutes=minutes, misconceptions=tuple(mis),
-                ecf_rule=EcfRule("solve:param-count", params, "count"), hint=hint)
+    """A part asking the count of the layer ``params``: its table's mistakes and ECF rule."""
+    known = solve.mistakes("param-count", params)
+    return Part(pid, prompt, "integer", count, tolerance=EXACT, points=points, minutes=minutes,
+                misconceptions=known.of("count"),
+                ecf_rule=solve.ecf("param-count", "count", known.params, known.trace(), ()), hint=hint)
 
 
 def _level1(rng: Stream, calculator_free: bool) -> tuple[list, list, list, dict]:
@@ -63,16 +59,11 @@ def _level1(rng: Stream, calculator_free: bool) -> tuple[list, list, list, dict]
                                             ["nn.Conv2d", f"in_channels = {ci}, out_channels = {co}, kernel {k}×{k}, with bias"],
                                             ["nn.Embedding", f"num_embeddings = {vocab}, embedding_dim = {dim}"]])]
     parts = [
-        _part("linear", f"The dense layer $y = Wx + b$ ({i} → {o}).", _count(**lin), lin, _of(lin),
+        _part("linear", f"The dense layer $y = Wx + b$ ({i} → {o}).", _count(**lin), lin,
               hint="W is out×in, b has one entry per output."),
         _part("conv2d", f"The convolution ({ci} → {co} channels, {k}×{k} kernel).", _count(**conv), conv,
-              [Misconception("no-in-channels", _count(**(conv | {"in_channels": 1})),
-                             f"Each of the {co} filters spans all {ci} input channels: k·k·c_in weights per filter."),
-               Misconception("kernel-1d", _count(**(conv | {"kernel_size": [k, 1]})),
-                             f"A {k}×{k} kernel has k² = {k * k} weights per channel.")] + _of(conv),
               hint="c_out · (c_in · k_h · k_w) weights + c_out biases; the image size does not matter."),
-        _part("embedding", f"The embedding table ({vocab} tokens of dimension {dim}).", _count(**emb), emb,
-              _of(emb), minutes=1),
+        _part("embedding", f"The embedding table ({vocab} tokens of dimension {dim}).", _count(**emb), emb, minutes=1),
     ]
     solution = (steps_from(_steps(calls, lin), "linear", "Linear: ")
                 + steps_from(_steps(calls, conv), "conv2d", "Conv2d: ")
@@ -91,14 +82,13 @@ def _level2(rng: Stream, calculator_free: bool) -> tuple[list, list, list, dict]
                       f"size {H}. PyTorch gives every gate block two bias vectors, b_ih and b_hh; Keras gives one"
                       + (" (for the GRU: Keras with reset_after=False)." if layer == "gru" else "."))]
     gate_mis = _of(pt, "gates")
-    count_mis, keras_mis = _of(pt), _of(keras)
     parts = [
         Part("gate_blocks", f"How many weight blocks (gates plus candidate) does the {layer.upper()} stack?", "integer", g,
              tolerance=EXACT, points=1, minutes=1, misconceptions=tuple(gate_mis)),
-        _part("count_pytorch", "The number of parameters in PyTorch.", _count(**pt), pt, count_mis, points=2, minutes=2.5,
+        _part("count_pytorch", "The number of parameters in PyTorch.", _count(**pt), pt, points=2, minutes=2.5,
               hint="G blocks, each with W_ih (H×I), W_hh (H×H), b_ih and b_hh (H each)."),
         _part("count_keras", "The number of parameters in Keras" + (" (reset_after=False)." if layer == "gru" else "."),
-              _count(**keras), keras, keras_mis, minutes=1.5),
+              _count(**keras), keras, minutes=1.5),
     ]
     solution = [SolutionStep("Gate blocks", [Text(_GATES[layer]), Matrix("blocks", g)], "gate_blocks")]
     pt_steps, keras_steps = _steps(calls, pt), _steps(calls, keras)
@@ -121,22 +111,17 @@ def _level3(rng: Stream, calculator_free: bool) -> tuple[list, list, list, dict]
                       "all with biases. An encoder layer is self-attention + feed-forward (two linear layers) with a "
                       "layer norm after each; a decoder layer adds a cross-attention sublayer and a third layer norm."),
                  Table(["d_model", "heads", "d_k", "dim_feedforward"], [[d, h, d // h, ff]])]
-    per_head_full = _count(**(mha | {"num_heads": 1})) * h
-    mha_mis = _of(mha)
-    mha_mis.insert(1, Misconception("full-size-heads", per_head_full,
-                                    f"Each head projects to d_k = d/h = {d // h}, so the heads together still use d×d per "
-                                    "projection."))
     block_count = _count(**block)
-    block_mis = _of(block)
     heads_choice = HEADS_CHOICES[0]
     parts = [
-        _part("mha", "The parameters of the multi-head attention layer.", _count(**mha), mha, mha_mis, points=2, minutes=2,
+        _part("mha", "The parameters of the multi-head attention layer.", _count(**mha), mha, points=2, minutes=2,
               hint="W_Q, W_K, W_V, W_O, each d×d with a bias of length d, whatever the number of heads."),
-        _part("layer", f"The parameters of the Transformer {enc_or_dec} layer.", block_count, block, block_mis, points=3,
+        _part("layer", f"The parameters of the Transformer {enc_or_dec} layer.", block_count, block, points=3,
               minutes=4, hint="Attention sublayer(s) + linear1 (d→d_ff) + linear2 (d_ff→d) + layer norms (2d each)."),
         Part("depends_on_heads",
              "With d_model fixed, how does the attention layer's parameter count depend on the number of heads?",
              "choice", heads_choice, tolerance=EXACT, points=1, minutes=1, choices=HEADS_CHOICES,
+             # slips of this question's own options (examprep.generators.slips)
              misconceptions=(Misconception("grows-with-heads", HEADS_CHOICES[1],
                                            "More heads split the same d×d projections into more, smaller pieces (d_k = d/h)."),
                              Misconception("shrinks-with-heads", HEADS_CHOICES[2],

@@ -27,4 +27,16 @@ SLIPS: dict[str, dict[str, str]] = {
         "l2-is-decoupled": "the wrong one of the statement's two choice options (AdamW or Adam with L2) for the "
                            "decay that is the same for every weight",
     },
+    "conv2d-channels": {
+        "per-position": "the 1×1 layer's count times the positions of this statement's 2×2 image, which no "
+                        "param-count parameter holds",
+        "standard-conv": "the answer of the statement's own standard_params part (the standard conv it compares) "
+                         "given for the depthwise-separable layer",
+    },
+    "param-count": {
+        "grows-with-heads": "an option of the depends_on_heads choice the statement offers (more heads, more "
+                            "parameters): no count, so no param-count answer",
+        "shrinks-with-heads": "an option of the depends_on_heads choice the statement offers (more heads, fewer "
+                              "parameters): no count, so no param-count answer",
+    },
 }

@@ -300,6 +300,15 @@ def full_params(topic_name: str, params: Any) -> dict[str, Any]:
     return resolve_params(get_topic(topic_name), params)
 
 
+def stated_params(topic_name: str, params: Mapping[str, Any], drop: Iterable[str] = ()) -> dict[str, Any]:
+    """Complete parameters as a problem states them: each one not at the topic's default (nor named in
+    ``drop``), so that an ECF recipe reads as its problem was given."""
+    defaults = {q.name: q.default for q in get_topic(topic_name).params}
+    drop = set(drop)
+    return {k: v for k, v in params.items()
+            if k not in drop and not (isinstance(v, (str, int, float, bool, type(None))) and v == defaults.get(k, REQUIRED))}
+
+
 def compute(topic_name: str, params: Any) -> tuple[Topic, dict[str, Any], Trace]:
     t = get_topic(topic_name)
     full = resolve_params(t, params)

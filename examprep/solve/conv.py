@@ -8,7 +8,7 @@ import numpy as np
 
 from examprep import engine
 from examprep.engine._core import Trace
-from examprep.solve.contract import Mistake, Param, Refusal, Step, Topic
+from examprep.solve.contract import Ecf, Mistake, Param, Ref, Refusal, Step, Topic
 
 
 class OutputSizeSteps(NamedTuple):
@@ -218,19 +218,182 @@ def _channel_steps(p: dict[str, Any], t: Trace) -> ConvSteps:
 
 _flipped = lambda p: _spatial_flip(p["kernel"]).tolist()  # noqa: E731
 
+
+# ------------------------------------------------------------------ what conv2d's mistakes read
+
+def _channels(p: dict[str, Any]) -> bool:
+    """A C_in×H×W input: filters over channels."""
+    return np.ndim(p["input"]) == 3
+
+
+def _c_in(p: dict[str, Any]) -> int:
+    return int(np.shape(p["input"])[0])
+
+
+def _c_out(p: dict[str, Any]) -> int:
+    return int(np.shape(p["kernel"])[0])
+
+
+def _one_by_one(p: dict[str, Any]) -> bool:
+    return tuple(np.shape(p["kernel"])[-2:]) == (1, 1)
+
+
+def _full_filters(p: dict[str, Any]) -> bool:
+    """Filters spanning every input channel (groups = 1) over two or more of them."""
+    return _channels(p) and p["groups"] == 1 and _c_in(p) >= 2
+
+
+def _depthwise(p: dict[str, Any]) -> bool:
+    """groups = C_in > 1: each input channel convolved alone."""
+    return _channels(p) and p["groups"] == _c_in(p) > 1
+
+
+def _has_grad(p: dict[str, Any]) -> bool:
+    return p["grad_output"] is not None
+
+
+def _first_channel_only(p: dict[str, Any]) -> list:
+    x = np.asarray(p["input"], dtype=float)
+    return np.concatenate([x[:1], np.zeros_like(x[1:])]).tolist()
+
+
+def _filters_swapped(p: dict[str, Any]) -> dict[str, Any]:
+    b = p["bias"]
+    return {"kernel": np.asarray(p["kernel"], dtype=float)[::-1].tolist(),
+            "bias": np.asarray(b, dtype=float)[::-1].tolist() if np.ndim(b) else b}
+
+
+def _summed_over_channels(p: dict[str, Any]) -> dict[str, Any]:
+    """A depthwise kernel read as a full one: each filter over every input channel (groups = 1)."""
+    return {"kernel": np.repeat(np.asarray(p["kernel"], dtype=float), p["groups"], axis=1).tolist(),
+            "groups": 1}
+
+
+def _delta_is_output(p: dict[str, Any], t: Trace) -> bool:
+    """δ = y: the loss ½ Σ y² (its gradient is the output itself)."""
+    return _has_grad(p) and np.shape(p["grad_output"]) == np.shape(t.output) and bool(
+        np.allclose(np.asarray(p["grad_output"], dtype=float), t.output))
+
+
+def _ones_delta(p: dict[str, Any]) -> list:
+    return np.ones_like(np.asarray(p["grad_output"], dtype=float)).tolist()
+
+
+def _delta_ones(p: dict[str, Any], t: Trace) -> Any:
+    """The weight gradient with δ = 1 everywhere: where δ is the output (L = ½ Σ y²) or over channels."""
+    if not (_channels(p) and _has_grad(p) or _delta_is_output(p, t)):
+        return None
+    return engine.conv2d(p["input"], p["kernel"], stride=p["stride"], padding=p["padding"], dilation=p["dilation"],
+                         bias=p["bias"], groups=p["groups"], grad_output=_ones_delta(p)).grad_kernel
+
+
+def _positions(t: Trace) -> int:
+    """The output positions of one channel: every output shares its channel's bias."""
+    shape = np.shape(t.output)
+    return int(np.prod(shape[-2:] if len(shape) >= 2 else shape))
+
+
+def _padded_border_kept(p: dict[str, Any], t: Trace) -> Any:
+    """The input gradient of the zero-padded input, cropped at the start only: the padding's share at the
+    end kept."""
+    pad = p["padding"]
+    g = engine.conv2d(np.pad(np.asarray(p["input"], dtype=float), pad), p["kernel"], stride=p["stride"],
+                      dilation=p["dilation"], grad_output=p["grad_output"]).grad_input
+    return g[pad:, pad:]
+
+
+def _one_position(p: dict[str, Any], t: Trace) -> Any:
+    """A 1×1 conv's weight gradient from its first position alone: δ[:, 0, 0] x[:, 0, 0]ᵀ."""
+    d, x = np.asarray(p["grad_output"], dtype=float), np.asarray(p["input"], dtype=float)
+    return np.outer(d[:, 0, 0], x[:, 0, 0])[:, :, None, None]
+
+
 CONV2D_MISTAKES = {
     "output": (Mistake("flipped-kernel", kernel=_flipped,
                        why="PyTorch's conv2d is a cross-correlation: slide the kernel as given, without flipping it."),
+               Mistake("ignored-stride", stride=1, grad_output=None, when=lambda p: np.any(np.asarray(p["stride"]) != 1),
+                       why="With stride s the window moves s positions at a time."),
                Mistake("ignored-padding", padding=0, grad_output=None, when=lambda p: p["padding"] != 0,
                        why="Pad the input with a border of zeros first."),
-               Mistake("no-bias", bias=0.0, why="Add the bias to every output.")),
+               Mistake("no-bias", bias=0.0, why="Add the bias to every output."),
+               Mistake("filters-swapped", kernel=lambda p: _filters_swapped(p)["kernel"],
+                       bias=lambda p: _filters_swapped(p)["bias"], when=lambda p: _channels(p) and p["groups"] == 1,
+                       why="Output channel o uses row o of W (filter o, K[o]) and bias b[o]."),
+               Mistake("one-channel", input=_first_channel_only, when=_full_filters,
+                       why="A filter spans every input channel: add the cross-correlations of each x[c] with K[o, c] "
+                           "(for a 1×1 filter, Σ_c W[o, c] x[c, i, j]), then the bias."),
+               Mistake("channels-swapped", input=lambda p: np.asarray(p["input"], dtype=float)[::-1].tolist(),
+                       when=lambda p: _full_filters(p) and _c_in(p) == 2,
+                       why="K[0, c] slides over input channel c: K[0, 0] over x[0], K[0, 1] over x[1]."),
+               Mistake("summed-over-channels", kernel=lambda p: _summed_over_channels(p)["kernel"], groups=1,
+                       when=_depthwise,
+                       why="A depthwise conv (groups = C) does not sum over channels: y[c] = x[c] ⋆ K[c, 0]."),
+               Mistake("one-kernel", kernel=lambda p: np.repeat(np.asarray(p["kernel"], dtype=float)[:1], _c_out(p),
+                                                                axis=0).tolist(),
+                       when=_depthwise, why="Each channel has its own kernel: K[c, 0] for channel c."),
+               Mistake("kernels-swapped", kernel=lambda p: np.asarray(p["kernel"], dtype=float)[::-1].tolist(),
+                       when=_depthwise, why="Channel c uses its own kernel, K[c, 0].")),
     "grad_kernel": (Mistake("flipped", compute=lambda p, t: _spatial_flip(t.grad_kernel),
                             why="∂L/∂K[u, v] = Σ δ[i, j] · x at tap (u, v) of window (i, j): no flip for a "
-                                "cross-correlation."),),
+                                "cross-correlation."),
+                    Mistake("other-channel", compute=lambda p, t: t.grad_kernel[:, ::-1],
+                            when=lambda p: _full_filters(p) and _c_in(p) == 2 and _has_grad(p),
+                            why="∂L/∂K[o, c] pairs δ with input channel c, the one this slice sees."),
+                    Mistake("delta-ones", compute=_delta_ones,
+                            why="Weight each window by its δ = ∂L/∂y (δ = y for L = ½ Σ y²), not by 1."),
+                    Mistake("transposed", compute=lambda p, t: np.transpose(t.grad_kernel, (1, 0, 2, 3)),
+                            when=lambda p: _channels(p) and p["groups"] == 1 and _one_by_one(p) and _has_grad(p),
+                            why="∂L/∂W has W's shape, C_out × C_in: Σ_ij δ[:, i, j] x[:, i, j]ᵀ."),
+                    Mistake("one-position", compute=_one_position,
+                            when=lambda p: _channels(p) and p["groups"] == 1 and _one_by_one(p) and _has_grad(p),
+                            why="W is shared by every position: sum δ xᵀ over all of them.")),
+    "grad_bias": (Mistake("one", compute=lambda p, t: np.ones_like(np.asarray(t.grad_bias, dtype=float)),
+                          when=lambda p: _has_grad(p) and (not _channels(p) or _c_out(p) == 1),
+                          why="∂L/∂b = Σ_ij δ_ij · 1: sum the upstream gradient."),
+                  Mistake("mean", compute=lambda p, t: np.asarray(t.grad_bias, dtype=float) / _positions(t), when=_has_grad,
+                          why="The bias is added to every output, so its gradient is the sum of δ, not the mean."),
+                  Mistake("per-channel", compute=lambda p, t: _c_in(p) * np.asarray(t.grad_bias, dtype=float),
+                          when=lambda p: _has_grad(p) and _full_filters(p) and _c_out(p) == 1,
+                          why="One bias per output channel, added once at each position: Σ δ, not once per input "
+                              "channel."),
+                  Mistake("all-summed", compute=lambda p, t: np.full(_c_out(p), float(np.sum(p["grad_output"]))),
+                          when=lambda p: _has_grad(p) and _channels(p), why="∂L/∂b[o] sums only output channel o's δ.")),
     "grad_input": (Mistake("flipped-kernel", kernel=_flipped,
                            why="Each δ[i, j] spreads back over its window weighted by the kernel as it was applied "
-                               "(K[u, v] onto the input under tap (u, v)) — you flipped it."),),
+                               "(K[u, v] onto the input under tap (u, v)) — you flipped it."),
+                   Mistake("padded-border-kept", compute=_padded_border_kept,
+                           when=lambda p: _has_grad(p) and not _channels(p) and isinstance(p["padding"], int)
+                           and p["padding"] > 0,
+                           why="The gradient that lands on the zero padding is dropped: crop it off, keep the "
+                               "input's own positions."),
+                   Mistake("summed-over-channels", kernel=lambda p: _summed_over_channels(p)["kernel"], groups=1,
+                           when=lambda p: _depthwise(p) and _has_grad(p),
+                           why="Only output channel c read x[c], so only δ[c] flows back to it."),
+                   Mistake("kernels-swapped", kernel=lambda p: np.asarray(p["kernel"], dtype=float)[::-1].tolist(),
+                           when=lambda p: _depthwise(p) and _has_grad(p),
+                           why="δ[c] flows back through channel c's own kernel K[c, 0].")),
 }
+
+
+def _conv_args(p: dict[str, Any], t: Trace, answer: str) -> dict[str, Any]:
+    """The recipe of an answer: the layer as a problem states it (input, kernel, stride, padding and bias;
+    dilation and groups where not 1), with δ where a gradient is asked — the student's own output where
+    δ is the output (the loss ½ Σ y²)."""
+    args = {k: p[k] for k in ("input", "kernel", "stride", "padding", "bias")}
+    args |= {k: p[k] for k in ("dilation", "groups") if p[k] != 1}
+    if answer != "output":
+        args["grad_output"] = Ref("output") if _delta_is_output(p, t) else p["grad_output"]
+    return args
+
+
+def _conv_ecf(answer: str) -> tuple[Ecf, ...]:
+    # the first where δ is the output and the output part is asked; else the second, δ as given
+    plain = Ecf("solve:conv2d", lambda p, t: {**_conv_args(p, t, answer), **({} if answer == "output" else
+                                                                             {"grad_output": p["grad_output"]})}, answer)
+    return (Ecf("solve:conv2d", lambda p, t: _conv_args(p, t, answer), answer), plain)
+
+
+CONV2D_ECF = {answer: _conv_ecf(answer) for answer in ("output", "grad_kernel", "grad_bias", "grad_input")}
 
 
 CONV2D = Topic(
@@ -247,6 +410,7 @@ CONV2D = Topic(
                             dilation=p["dilation"], bias=p["bias"], groups=p["groups"], grad_output=p["grad_output"]),
     conv2d_steps,
     mistakes=CONV2D_MISTAKES,
+    ecf=CONV2D_ECF,
     conventions=lambda p: {"operation": "cross-correlation (no kernel flip), as PyTorch"
                            + ("; each output channel sums over its input channels" if np.ndim(p["input"]) == 3 else ""),
                "padding": "TensorFlow \"same\": extra pad at the end" if p["padding"] == "same" else "zeros"},

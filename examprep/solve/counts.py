@@ -5,7 +5,7 @@ from typing import Any, NamedTuple
 
 from examprep import engine
 from examprep.engine._core import Trace
-from examprep.solve.contract import REQUIRED, Ecf, Mistake, Param, Ref, Refusal, Step, Topic
+from examprep.solve.contract import REQUIRED, Ecf, Mistake, Param, Ref, Refusal, Step, Topic, stated_params
 
 
 def _given(p: dict[str, Any], name: str) -> bool:
@@ -45,12 +45,24 @@ def _keras_count(p: dict[str, Any]) -> int:
     return _param_count({**p, "framework": "keras", "reset_after": False if p["layer"] == "gru" else p["reset_after"]})["count"]
 
 
+def _spans_area(p: dict[str, Any]) -> bool:
+    """A kernel wider than 1×1. A 1×1 conv's weights are its C_out×C_in matrix, a linear layer's, which
+    a problem shows as such (conv2d-channels): forgetting C_in is no slip one makes there."""
+    k = p["kernel_size"]
+    return any(v > 1 for v in (k if isinstance(k, (list, tuple)) else [k]))
+
+
 # Per layer kind: one id may have two explanations (no-bias), each limited by `when` to its own layers.
 PARAM_COUNT_MISTAKES = {
     "count": (
         Mistake("no-bias", bias=False, when=_is("linear"), why="The bias adds one parameter per output."),
         Mistake("bias-per-input", in_features=lambda p: p["out_features"], out_features=lambda p: p["in_features"],
                 when=_is("linear"), why="There is one bias per output (out_features), not per input."),
+        Mistake("no-in-channels", in_channels=1, when=lambda p: _is("conv2d")(p) and _spans_area(p),
+                why="Each filter spans all c_in input channels: k·k·c_in weights per filter."),
+        Mistake("kernel-1d", kernel_size=lambda p: [p["kernel_size"], 1],
+                when=lambda p: _is("conv2d")(p) and isinstance(p["kernel_size"], int) and p["kernel_size"] > 1,
+                why="A k×k kernel has k² weights per channel, not k."),
         Mistake("no-bias", bias=False, when=_is("conv2d"), why="One bias per output channel."),
         Mistake("with-bias", compute=lambda p, t: _param_count(
                     {**{k: v for k, v in p.items() if k not in engine.counts.SIZE_NAMES}, "layer": "linear", "bias": True,
@@ -75,6 +87,9 @@ PARAM_COUNT_MISTAKES = {
         Mistake("no-output-projection", compute=lambda p, t: sum(v for k, v in t.breakdown.items()
                                                                  if not k.startswith("out_proj")),
                 when=_is("multi-head-attention"), why="Multi-head attention also has the output projection W_O (d×d + d)."),
+        Mistake("full-size-heads", compute=lambda p, t: _param_count({**p, "num_heads": 1})["count"] * p["num_heads"],
+                when=lambda p: _is("multi-head-attention")(p) and p["num_heads"] > 1,
+                why="Each head projects to d_k = d/h, so the heads together still use d×d per projection."),
         Mistake("no-bias", bias=False, when=_is("multi-head-attention"),
                 why="Each of the four projections has a bias of length d."),
         Mistake("no-layer-norms", compute=lambda p, t: t["count"] - sum(v for k, v in t.breakdown.items()
@@ -103,6 +118,9 @@ PARAM_COUNT_MISTAKES = {
 }
 
 
+PARAM_COUNT_ECF = {"count": (Ecf("solve:param-count", lambda p, t: stated_params("param-count", p), "count"),)}
+
+
 PARAM_COUNT = Topic(
     "param-count", "Number of learnable parameters of a layer",
     (Param("layer", " | ".join(engine.counts.LAYERS)),
@@ -115,6 +133,7 @@ PARAM_COUNT = Topic(
     _param_count,
     param_count_steps,
     mistakes=PARAM_COUNT_MISTAKES,
+    ecf=PARAM_COUNT_ECF,
     conventions=lambda p: {"framework": p["framework"] + (" (two bias vectors per gate block)" if p["framework"] == "pytorch"
                                               else " (one bias vector per gate block; GRU reset_after keeps two)")},
     refuses=(Refusal('framework "keras" for a Transformer layer (Keras has none built in)',
@@ -284,6 +303,24 @@ def lora_memory_steps(p: dict[str, Any], t: Trace) -> LoraMemorySteps:
              {"saved_bytes": t.saved_bytes, "saved_mib": t.saved_mib}))
 
 
+_NO_STATES = Mistake("no-optimizer-states", optimizer="sgd",
+                     why="The optimizer keeps states for every trained value besides its gradient (Adam two moments, "
+                         "SGD with momentum one): (1 + states) values per parameter.")
+
+LORA_MEMORY_MISTAKES = {
+    **{a: LORA_MISTAKES[a] for a in ("trainable_params", "full_params", "fraction")},
+    "bytes_per_param": (_NO_STATES,
+                        Mistake("weights-counted", compute=lambda p, t: (t.values_per_param + 1) * p["bytes_per_value"],
+                                why="The frozen weights are kept by both and not counted: only each trained value's "
+                                    "gradient and optimizer states.")),
+    "full_training_bytes": (_NO_STATES,),
+    "lora_training_bytes": (_NO_STATES,),
+    "saved_bytes": (_NO_STATES,),
+    "saved_mib": (Mistake("decimal-megabytes", compute=lambda p, t: t.saved_bytes / 1e6,
+                          why="1 MiB is 2²⁰ = 1,048,576 bytes, not 10⁶."),),
+}
+
+
 LORA_MEMORY = Topic(
     "lora-memory", "Training memory LoRA saves on gradients and optimizer states",
     (Param("d", "int (out features)"), Param("k", "int (in features)"), Param("r", "int (rank)"),
@@ -297,6 +334,7 @@ LORA_MEMORY = Topic(
     lambda p: {"counted": "gradients and optimizer states of the trained values; frozen weights and activations "
                           "are the same for both and not counted",
                "optimizer": f"{p['optimizer']}", "bytes_per_value": str(p["bytes_per_value"])},
+    mistakes=LORA_MEMORY_MISTAKES,
 )
 
 
@@ -317,6 +355,20 @@ def training_time_steps(p: dict[str, Any], t: Trace) -> TrainingTimeSteps:
              {"seconds": t.seconds, "hours": t.hours, "days": t.days}))
 
 
+_SLOWER = (Mistake("peak-not-sustained", utilization=1.0,
+                   why="A cluster sustains only a fraction of its peak: throughput = GPUs × peak × utilization (MFU)."),
+           Mistake("one-gpu", num_gpus=1, why="The GPUs work in parallel: throughput is their number × peak × utilization."))
+
+TRAINING_TIME_MISTAKES = {
+    "compute": (Mistake("forward-only", compute=lambda p, t: t.compute / 3, when=lambda p: p["compute"] is None,
+                        why="2ND counts the forward pass only; the backward pass costs about twice as much: C = 6ND."),),
+    "throughput": _SLOWER,
+    "seconds": _SLOWER,
+    "days": _SLOWER + (Mistake("hours-not-days", compute=lambda p, t: t.hours,
+                               why="A day is 86,400 s: divide the hours by 24."),),
+}
+
+
 TRAINING_TIME = Topic(
     "training-time", "Training time from a compute budget",
     (Param("peak_flops", "FLOP/s of one accelerator", REQUIRED), Param("compute", "C (FLOPs)", None),
@@ -327,4 +379,5 @@ TRAINING_TIME = Topic(
                                    peak_flops=p["peak_flops"], utilization=p["utilization"]),
     training_time_steps,
     lambda p: {"compute": "C = 6·N·D FLOPs (Kaplan et al. 2020)", "utilization": str(p["utilization"])},
+    mistakes=TRAINING_TIME_MISTAKES,
 )

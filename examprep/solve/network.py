@@ -5,6 +5,8 @@ from typing import Any, NamedTuple
 
 from examprep import engine
 from examprep.engine._core import Trace
+from examprep.engine.network import layer_output_shape
+from examprep.errors import ExamprepError
 from examprep.solve.contract import Mistake, Param, Refusal, Step, Topic
 
 
@@ -139,11 +141,63 @@ _PARAM_MISTAKES = (
                 "C_out·(C_in/groups)·k_h·k_w weights."),
 )
 
+def _each_layer(mistaken: Any) -> Any:
+    """A mistake made at each layer from its right input: ``mistaken(layer, shape before it)`` gives the
+    layer as the student reads it (its shape through the engine's layer rule), the shape the student
+    writes, or None where the mistake is none there. The shapes are those of each layer alone (the right
+    ones elsewhere, and where the engine refuses the mistaken layer); no mistake where no layer makes it."""
+    def compute(p: dict[str, Any], t: Trace) -> Any:
+        before = [list(p["input_shape"])] + [list(s) for s in t.output_shapes]
+        out, made = [], False
+        for i, L in enumerate(p["layers"]):
+            found = mistaken(L, before[i]) if isinstance(L, dict) else None
+            if isinstance(found, dict):
+                try:
+                    found = layer_output_shape(before[i], found)
+                except ExamprepError:          # the mistaken layer does not fit this input: no shape to name
+                    found = None
+            made = made or found is not None
+            out.append(list(found) if found is not None else before[i + 1])
+        return out if made else None
+    return compute
+
+
+def _conv(L: dict[str, Any]) -> bool:
+    return L.get("type") == "conv2d"
+
+
+def _pool(L: dict[str, Any]) -> bool:
+    return L.get("type") in ("max-pool", "avg-pool")
+
+
+_LAYER_SHAPE_MISTAKES = (
+    Mistake("channels-from-input", compute=_each_layer(
+                lambda L, n: dict(L, out_channels=n[0], groups=1) if _conv(L) else None),
+            why="A conv layer outputs one channel per filter: C_out, not the input's channels."),
+    Mistake("same-ignores-stride", compute=_each_layer(
+                lambda L, n: dict(L, stride=1) if _conv(L) and L.get("padding") == "same" else None),
+            why='"Same" padding keeps the size only with stride 1; with stride s the output is ⌈n/s⌉.'),
+    Mistake("pool-stride-1", compute=_each_layer(lambda L, n: dict(L, stride=1) if _pool(L) and "stride" not in L else None),
+            why="A pooling layer's stride defaults to its kernel size (PyTorch): the windows do not overlap."),
+    Mistake("valid-padding", compute=_each_layer(
+                lambda L, n: dict(L, padding=0) if (_conv(L) or _pool(L)) and L.get("padding") == "same" else None),
+            why='"Same" pads the input so that the output is ⌈n/s⌉; you used no padding.'),
+    Mistake("no-plus-one", compute=_each_layer(
+                lambda L, n: dict(L, kernel_size=L["kernel_size"] + 1) if _conv(L) and L.get("padding") != "same"
+                and isinstance(L.get("kernel_size"), int) else None),
+            why="o = ⌊(n + 2p − k)/s⌋ + 1: the first window counts too (the +1)."),
+    Mistake("flattened", compute=_each_layer(lambda L, n: [n[0]] if L.get("type") == "global-avg-pool" else None),
+            why="Global average pooling (AdaptiveAvgPool2d(1)) keeps the axes: C×1×1; only flatten makes it [C]."),
+    Mistake("no-channels", compute=_each_layer(
+                lambda L, n: [int(n[1]) * int(n[2])] if L.get("type") == "flatten" and len(n) == 3 else None),
+            why="Flatten keeps every channel: F = C·H·W, not H·W."),
+)
+
 NETWORK_MISTAKES = {
     "output_shapes": (Mistake("padding-once", padding_sides=1, when=_padded_conv,
                               why="Padding p adds p on BOTH sides of each dimension: n + 2p."),
                       Mistake("flatten-before-pool", layers=_unpooled_flatten, when=_flatten_after_pool,
-                              why=_FLATTEN_WHY)),
+                              why=_FLATTEN_WHY)) + _LAYER_SHAPE_MISTAKES,
     "params": _PARAM_MISTAKES + (
         Mistake("pool-params", compute=lambda p, t: _pools_weighted(p, t).params, when=_plain_pools, why=_POOL_WHY),),
     "total_params": _PARAM_MISTAKES + (

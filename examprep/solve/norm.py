@@ -50,6 +50,12 @@ def _batch_norm_axis(p: dict[str, Any]) -> bool:
     return _rows(p) and bool(np.all(np.ptp(np.asarray(p["x"], dtype=float), axis=0) > 0))
 
 
+def _eps_shows(p: dict[str, Any]) -> bool:
+    """An ε large enough that where it goes shows in the output's third significant figure (not 10⁻⁵ beside
+    a σ near 1: both placements, and none, give the same output there)."""
+    return p["eps"] >= 1e-3
+
+
 LAYER_NORM_MISTAKES = {
     "mean": (Mistake("sum-not-mean", compute=lambda p, t: np.sum(np.asarray(p["x"], dtype=float), axis=-1),
                      why="μ is the mean: divide the sum by D."),
@@ -58,7 +64,13 @@ LAYER_NORM_MISTAKES = {
     "var": (Mistake("unbiased", variance="unbiased",
                     why="Layer norm uses the biased variance, dividing by D (as PyTorch), not D − 1."),
             Mistake("std-not-var", compute=lambda p, t: t.std, why="That is σ; the variance is σ².")),
-    "output": (Mistake("unbiased", variance="unbiased", why="Use the biased variance (divide by D) for σ."),
+    "output": (Mistake("inside-sqrt", eps_placement="inside-sqrt", when=_eps_shows,
+                       why="That is PyTorch's placement, ε inside the square root."),
+               Mistake("added-to-std", eps_placement="added-to-std", when=_eps_shows,
+                       why="That is the lecture's placement, ε added to σ."),
+               Mistake("no-eps", eps=0.0, when=_eps_shows,
+                       why="ε is not negligible here: keep it in the denominator, σ + ε or √(σ² + ε)."),
+               Mistake("unbiased", variance="unbiased", why="Use the biased variance (divide by D) for σ."),
                # the variance where the standard deviation belongs, and x where x − μ belongs (no ε in either)
                Mistake("divide-by-variance", compute=lambda p, t: _affine(t.centered / _per_row(t.var, p), p),
                        why="Divide by the standard deviation σ (+ ε), not by σ²."),
@@ -188,6 +200,25 @@ def _momentum_differs(p: dict[str, Any]) -> bool:
     return p["momentum"] != 0.5
 
 
+def _keras(p: dict[str, Any]) -> bool:
+    return p["momentum_convention"] == "keras"
+
+
+# The momentum read the other framework's way (a Keras problem's read as PyTorch's, with PyTorch's unbiased
+# variance update), and a Keras problem answered with PyTorch's own update.
+_MOMENTUM_REVERSED = Mistake(
+    "momentum-reversed", momentum_convention=lambda p: "pytorch" if _keras(p) else "keras",
+    running_var_update=lambda p: "unbiased" if _keras(p) else p["running_var_update"],
+    when=lambda p: _training(p) and _momentum_differs(p),
+    why="PyTorch's momentum weights the NEW batch value, (1 − m)·old + m·batch; Keras's weights the OLD value, "
+        "m·old + (1 − m)·batch.")
+_PYTORCH_MOMENTUM = Mistake(
+    "pytorch-momentum", momentum=0.1, momentum_convention="pytorch", running_var_update="unbiased",
+    when=lambda p: _training(p) and _keras(p),
+    why="That is PyTorch's update (momentum 0.1 on the batch, unbiased variance); Keras's momentum weights the old "
+        "value.")
+
+
 BATCH_NORM_MISTAKES = {
     "mean": (Mistake("over-channels", compute=lambda p, t: engine.layer_norm(p["x"]).mean, when=_two_d,
                      why="Batch norm averages each channel over the batch (down a column), not each example over its "
@@ -209,17 +240,16 @@ BATCH_NORM_MISTAKES = {
                Mistake("no-affine", compute=lambda p, t: t.x_hat,
                        when=lambda p: bool(np.any(np.asarray(p["gamma"]) != 1) or np.any(np.asarray(p["beta"]) != 0)),
                        why="Apply the learned scale and shift: y = γ x̂ + β.")),
-    "running_mean_new": (Mistake("momentum-reversed", momentum_convention="keras", when=lambda p: _training(p)
-                                 and _momentum_differs(p),
-                                 why="In PyTorch the momentum weights the NEW batch value: (1 − m)·old + m·batch. "
-                                     "Keras's momentum (0.99) weights the old value."),
+    "running_mean_new": (_MOMENTUM_REVERSED,
                          Mistake("batch-only", compute=lambda p, t: t.mean, when=_training,
-                                 why="The running mean moves only part of the way to the batch mean (by the momentum).")),
+                                 why="The running mean moves only part of the way to the batch mean (by the momentum)."),
+                         _PYTORCH_MOMENTUM),
     "running_var_new": (Mistake("biased-update", running_var_update="biased", when=_training,
                                 why="PyTorch updates the running variance with the UNBIASED batch variance, m/(m − 1)·σ²."),
-                        Mistake("momentum-reversed", momentum_convention="keras", when=lambda p: _training(p)
-                                and _momentum_differs(p),
-                                why="In PyTorch the momentum weights the NEW batch value: (1 − m)·old + m·batch.")),
+                        Mistake("unbiased-update", running_var_update="unbiased", when=lambda p: _training(p) and _keras(p),
+                                why="Keras updates the moving variance with the biased batch variance (÷ m); the unbiased "
+                                    "m/(m − 1)·σ² is PyTorch's."),
+                        _MOMENTUM_REVERSED, _PYTORCH_MOMENTUM),
     "grad_input": (Mistake("constant-statistics", compute=_frozen_statistics,
                            when=lambda p: _training(p) and p["grad_output"] is not None,
                            why="In training mode μ and σ² depend on every input of the batch: subtract the mean of δ "

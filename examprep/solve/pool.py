@@ -7,7 +7,7 @@ import numpy as np
 
 from examprep import engine
 from examprep.engine._core import Trace
-from examprep.solve.contract import Mistake, Param, Refusal, Step, Topic
+from examprep.solve.contract import Ecf, Mistake, Param, Refusal, Step, Topic, stated_params
 
 
 class MaxPoolSteps(NamedTuple):
@@ -94,6 +94,31 @@ def _ties(rule: str, field: str) -> Any:
     return compute
 
 
+def _swapped_sides(side: str) -> Any:
+    """The other side's padding where the two differ (the odd cell put first), else no mistake."""
+    other = "pad_after" if side == "pad_before" else "pad_before"
+    return lambda p, t: t[other] if np.any(np.asarray(t.pad_before) != np.asarray(t.pad_after)) else None
+
+
+def _all_after(side: str) -> Any:
+    """All of P at the end: nothing before, P = before + after after."""
+    return lambda p, t: (np.zeros_like(np.asarray(t.pad_before)) if side == "pad_before"
+                         else np.asarray(t.pad_before) + np.asarray(t.pad_after))
+
+
+def _pad_mistakes(side: str) -> tuple[Mistake, ...]:
+    return (Mistake("stride-1-padding", stride=1, grad_output=None, when=_same,
+                    why="With stride s the output is ⌈n/s⌉ and P = (o − 1)s + k − n; k − 1 is the padding of stride 1."),
+            Mistake("extra-before", compute=_swapped_sides(side), when=_same,
+                    why="TensorFlow puts the odd cell of padding at the END (bottom, right)."),
+            Mistake("all-after", compute=_all_after(side), when=_same,
+                    why="TensorFlow splits P between the two ends: ⌊P/2⌋ before, the rest after."))
+
+
+def _same(p: dict[str, Any]) -> bool:
+    return p["padding"] == "same"
+
+
 MAX_POOL_MISTAKES = {
     "output": (Mistake("average", when=lambda p: p["padding"] != "same",
                        compute=lambda p, t: engine.avg_pool(p["input"], p["kernel_size"], stride=p["stride"],
@@ -132,6 +157,17 @@ MAX_POOL_MISTAKES = {
                            why="Ties go to the first maximum in row-major order (PyTorch), not the last.")),
     "indices": (Mistake("ties-last", compute=_ties("last", "indices"), when=_plain_windows,
                         why="Ties go to the first maximum in row-major order, not the last."),),
+    # "same" padding's amounts, per spatial dimension: each mistake gives both sides (a part asking one
+    # side's [before, after] pair reads pad_before's and pad_after's values of one id)
+    "pad_before": _pad_mistakes("pad_before"),
+    "pad_after": _pad_mistakes("pad_after"),
+}
+
+
+# Each answer recomputed from the problem's own parameters (no earlier part to carry forward).
+MAX_POOL_ECF = {
+    "output": (Ecf("solve:max-pool", lambda p, t: stated_params("max-pool", p, drop=("grad_output",)), "output"),),
+    "grad_input": (Ecf("solve:max-pool", lambda p, t: stated_params("max-pool", p), "grad_input"),),
 }
 
 
@@ -147,6 +183,7 @@ MAX_POOL = Topic(
                               dilation=p["dilation"], ceil_mode=p["ceil_mode"], grad_output=p["grad_output"]),
     max_pool_steps,
     mistakes=MAX_POOL_MISTAKES,
+    ecf=MAX_POOL_ECF,
     conventions=lambda p: {"ties": "the first maximum in row-major order gets the gradient (PyTorch)",
                "padding": "TensorFlow \"same\": output ⌈n/s⌉, −∞ padding, the extra at the end"
                if p["padding"] == "same" else "−∞ (never selected)"},
@@ -205,14 +242,19 @@ AVG_POOL_MISTAKES = {
                            "without it only the input's own cells do."),
                Mistake("max-not-average", compute=lambda p, t: engine.max_pool(p["input"], p["kernel_size"],
                                                                              **_pool_kwargs(p)).output,
-                       why="Average pooling takes the mean of each window, not its maximum.")),
+                       why="Average pooling takes the mean of each window, not its maximum."),
+               Mistake("sum-not-mean", compute=lambda p, t: t.output * t.divisors,
+                       why="Average pooling divides each window's sum by its number of cells.")),
     "grad_input": (Mistake("max-routing", compute=_max_routing, when=_has_grad,
                            why="That is max-pooling's routing: average pooling spreads δ evenly, δ/N to every cell "
                                "of the window."),
                    Mistake("undivided", compute=_undivided, when=_has_grad,
                            why="Each cell gets δ divided by the window's size N: the average scales every input by 1/N."),
                    Mistake("padding-counted", count_include_pad=lambda p: not p["count_include_pad"], when=_padded,
-                           why="Divide by the same N as the forward pass (count_include_pad decides it).")),
+                           why="Divide by the same N as the forward pass (count_include_pad decides it)."),
+                   Mistake("delta-ignored", when=_has_grad,
+                           grad_output=lambda p: np.ones_like(np.asarray(p["grad_output"], dtype=float)).tolist(),
+                           why="Each cell receives its window's δ divided by N, not 1/N.")),
 }
 
 
