@@ -193,9 +193,25 @@ def _gru_candidate_args(p: dict[str, Any], t: Trace) -> dict[str, Any]:
 
 _GATE_TANH = "Gates use the sigmoid σ, not tanh."
 
+
+def _rz_swapped(name: str) -> Any:
+    """A stacked weight or bias of the problem with its r and z row blocks swapped (the cell read with
+    the rows [z; r; n]): None stays None."""
+    def swap(p: dict[str, Any]) -> Any:
+        rows, H = p[name], len(p["h"])
+        return None if rows is None else [*rows[H:2 * H], *rows[:H], *rows[2 * H:]]
+    return swap
+
+
+def _swapped_gates(why: str) -> Mistake:
+    return Mistake("swapped-gates", why=why, **{k: _rz_swapped(k) for k in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")})
+
+
 GRU_MISTAKES = {
-    "r": (Mistake("tanh-gate", why=_GATE_TANH, compute=lambda p, t: engine.activation("tanh", t.pre_r).output),),
-    "z": (Mistake("tanh-gate", why=_GATE_TANH, compute=lambda p, t: engine.activation("tanh", t.pre_z).output),),
+    "r": (_swapped_gates("Rows are stacked [r; z; n]: the first block of W_ih and W_hh is the reset gate."),
+          Mistake("tanh-gate", why=_GATE_TANH, compute=lambda p, t: engine.activation("tanh", t.pre_r).output)),
+    "z": (_swapped_gates("Rows are stacked [r; z; n]: the second block is the update gate."),
+          Mistake("tanh-gate", why=_GATE_TANH, compute=lambda p, t: engine.activation("tanh", t.pre_z).output)),
     "n": (Mistake("reset-before", reset="before",
                   why="In this convention the reset multiplies (W_hn h + b_hn), after the product — not h before it."),
           Mistake("reset-after", reset="after",

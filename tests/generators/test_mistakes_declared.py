@@ -29,7 +29,6 @@ NOT_YET: set[str] = {
     "cross-attention",
     "dense-backward",
     "dropout",
-    "gru-step",
     "layer-norm",
     "linear-regression",
     "logistic-regression",

@@ -165,6 +165,10 @@ def test_gru_mistakes_are_the_formulas_they_name():
                                _sigmoid(W[4:] @ x + b[4:] + r * (U[4:] @ h + c[4:])), rtol=1e-12)
     np.testing.assert_allclose(known.get("r", "tanh-gate").value, np.tanh(W[0:2] @ x + b[0:2] + U[0:2] @ h + c[0:2]),
                                rtol=1e-12)
+    # swapped-gates: the r and z row blocks read the other way round
+    np.testing.assert_allclose(known.get("r", "swapped-gates").value, _sigmoid(W[2:4] @ x + b[2:4] + U[2:4] @ h + c[2:4]),
+                               rtol=1e-12)
+    np.testing.assert_allclose(known.get("z", "swapped-gates").value, r, rtol=1e-12)
 
 
 def test_each_convention_is_computed_once(monkeypatch):
@@ -172,7 +176,7 @@ def test_each_convention_is_computed_once(monkeypatch):
     right = engine.gru_cell
 
     def counting(*args, **kwargs):
-        calls.append((kwargs["convention"], kwargs["reset"]))
+        calls.append((kwargs["convention"], kwargs["reset"], args[2] == GRU["weight_ih"]))
         return right(*args, **kwargs)
 
     monkeypatch.setattr(engine, "gru_cell", counting)
@@ -182,8 +186,9 @@ def test_each_convention_is_computed_once(monkeypatch):
         known.of(answer)
     known.trace(convention="pytorch")
     known.at(convention="pytorch").get("h_new", "lecture-blend")
-    assert sorted(calls) == sorted({("lecture", "after"), ("lecture", "before"), ("lecture", "none"),
-                                    ("pytorch", "after")})
+    # each convention once, and once the r and z row blocks swapped (swapped-gates, for r and z alike)
+    assert sorted(calls) == sorted({("lecture", "after", True), ("lecture", "before", True), ("lecture", "none", True),
+                                    ("pytorch", "after", True), ("lecture", "after", False)})
 
 
 def _answers(trace, names):

@@ -1,0 +1,110 @@
+"""Issue 37 item 1, recurrent topics: an authored question (`solve = "<topic>"`) with a built-in
+problem's own parameters gets the same known mistakes (ids, values, explanations) and ECF rules on
+the parts both ask as the built-in problem does — one test per (generator, solve topic) pair, each
+over every level and seeds 0–2, the generator's allow-listed slips (examprep.generators.slips) aside.
+
+A generator's part that asks a piece of an answer (a row of rnn-bptt's `hidden`, one step of a
+sequence) is compared with the question that asks that piece: the step's own cell, or the answer
+whose row it is."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from examprep import generators, solve
+from examprep.authoring import build_question, parse_question
+from examprep.generators.slips import SLIPS
+
+
+def authored(topic: str, params: dict, answers: list[str]):
+    """The Problem of a question file fixing ``params`` (those that are ``topic``'s) and asking each of
+    ``answers`` in a part ``a_<answer>`` (a part id may not be a parameter's name: rnn-bptt's ``cell``
+    is both)."""
+    names = {p.name for p in solve.get_topic(topic).params}
+    lines = ["[question]", 'id = "pair"', f'solve = "{topic}"', 'text = "Same parameters."', "[question.params]"]
+    lines += [f"{k} = {json.dumps(v)}" for k, v in params.items() if v is not None and k in names]
+    for a in answers:
+        lines += ["[[question.part]]", f'id = "a_{a}"', f'answer = "{a}"', f'prompt = "{a}?"']
+    return build_question(parse_question("\n".join(lines) + "\n", "pair.toml"), 0)
+
+
+def _numbers(v: Any) -> Any:
+    """A value with every number array flattened to a list of floats (a one-unit problem shows a
+    one-element vector as a number), other values (strings, references) as they are."""
+    if isinstance(v, dict):
+        return {k: _numbers(x) for k, x in v.items()}
+    try:
+        return np.asarray(v, dtype=float).ravel().tolist()
+    except (TypeError, ValueError):
+        return [_numbers(x) for x in v] if isinstance(v, list) else v
+
+
+def feedback(part, generator: str = "", refs: dict[str, str] | None = None):
+    """A part's mistakes as (id, explanation, value) less the generator's allow-listed slips, and its ECF
+    rule (op, arguments, output): a solve topic's arguments with its defaults filled in (a generator may
+    leave out a parameter at its default), references to ``a_<answer>`` written as ``refs[answer]``."""
+    slips = SLIPS.get(generator, {})
+    mistakes = [(m.id, m.explanation, _numbers(m.value)) for m in part.misconceptions if m.id not in slips]
+    rule = part.ecf_rule
+    if rule is None:
+        return mistakes, None
+    args = rule.args
+    if rule.op.startswith("solve:"):
+        args = solve.full_params(rule.op.removeprefix("solve:"), args)
+    text = json.dumps(args, sort_keys=True)
+    for answer, pid in (refs or {}).items():
+        text = text.replace(f'{{"$ref": "a_{answer}"}}', f'{{"$ref": "{pid}"}}')
+    return mistakes, (rule.op, _numbers(json.loads(text)), rule.output)
+
+
+def same(got, want) -> bool:
+    """Equal feedback: the same ids, explanations and ECF rules in the same order, values within 1e-12."""
+    def close(a, b):
+        if isinstance(a, dict) and isinstance(b, dict):
+            return a.keys() == b.keys() and all(close(a[k], b[k]) for k in a)
+        if isinstance(a, list) and isinstance(b, list) and all(isinstance(x, float) for x in a + b):
+            return len(a) == len(b) and np.allclose(a, b, rtol=1e-12, atol=1e-12)
+        if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+            return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b))
+        return a == b
+    return close(list(got[0]), list(want[0])) and close(got[1], want[1])
+
+
+def assert_same_feedback(generator: str, topic: str, parts: dict[str, str], levels=(1, 2, 3), seeds=range(3),
+                         free=(False, True)) -> int:
+    """Each built-in part named in ``parts`` (part id → the answer of ``topic`` it asks) gets, in a question
+    asking those answers with the problem's own parameters, the same feedback. Returns how many mistakes
+    were compared (not vacuous: the caller checks it)."""
+    gen = generators.get(generator)
+    mistakes = 0
+    for level in levels:
+        for cf in (free if gen.calculator_free else (False,)):
+            for seed in seeds:
+                built = generators.build(generator, seed, level, cf)
+                asked = {pid: a for pid, a in parts.items() if any(p.id == pid for p in built.parts)}
+                mine = authored(topic, built.params, list(asked.values()))
+                refs = {a: pid for pid, a in asked.items()}
+                for pid, a in asked.items():
+                    want = feedback(built.part(pid), generator)
+                    got = feedback(mine.part("a_" + a), generator, refs)
+                    assert same(got, want), (generator, level, cf, seed, pid, got, want)
+                    mistakes += len(want[0])
+    return mistakes
+
+
+def test_gru_step_and_the_gru_cell_topic_give_the_same_feedback():
+    assert assert_same_feedback("gru-step", "gru-cell", {"r": "r", "z": "z", "n": "n", "h_new": "h_new"}) > 3 * 3 * 2
+
+
+def test_gru_steps_pytorch_blend_is_the_gru_cell_topics_h_new_in_that_convention():
+    # level 3's second blend: the topic at convention "pytorch", whose table's lecture-blend the part names
+    for cf in (False, True):
+        for seed in range(3):
+            built = generators.build("gru-step", seed, 3, cf)
+            mine = authored("gru-cell", built.params | {"convention": "pytorch"}, ["z", "n", "h_new"])
+            want = feedback(built.part("h_new_pytorch"))
+            got = feedback(mine.part("a_h_new"), refs={"z": "z", "n": "n"})
+            assert got[1] == want[1] and got[1] is not None, (cf, seed)
+            assert want[0] == [m for m in got[0] if m[0] == "lecture-blend"] != [], (cf, seed)
