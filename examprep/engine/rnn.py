@@ -50,14 +50,18 @@ def rnn_cell(x, h, weight_ih, weight_hh, bias_ih=None, bias_hh=None, *, nonlinea
     return Trace(input_part=gi, hidden_part=gh, pre_activation=a, h_new=h_new)
 
 
-def lstm_cell(x, h, c, weight_ih, weight_hh, bias_ih=None, bias_hh=None) -> Trace:
+def lstm_cell(x, h, c, weight_ih, weight_hh, bias_ih=None, bias_hh=None, *, grad_c_new=None) -> Trace:
     """One LSTM step (Hochreiter & Schmidhuber 1997 with a forget gate; torch.nn.LSTMCell).
 
     Shapes: x (I,), h and c (H,), weight_ih (4H, I) and weight_hh (4H, H) with row blocks
     [i; f; g; o], biases (4H,).
     i = σ(·), f = σ(·), g = tanh(·), o = σ(·) of W_ih x + b_ih + W_hh h + b_hh (per block);
     c' = f ⊙ c + i ⊙ g;  h' = o ⊙ tanh(c').
-    Returns the pre-activations (pre_i, pre_f, pre_g, pre_o), i, f, g, o, c_new, tanh_c_new, h_new.
+    With grad_c_new = ∂L/∂c' (H,) and no gradient through h': the backward step along the cell state,
+    cell_gradient = ∂c'_k/∂c_k = f (c' is element-wise in c, and the gates do not depend on c) and
+    grad_c = ∂L/∂c = f ⊙ ∂L/∂c' (the constant error carousel; Gers, Schmidhuber & Cummins 2000).
+    Returns the pre-activations (pre_i, pre_f, pre_g, pre_o), i, f, g, o, c_new, tanh_c_new, h_new;
+    with grad_c_new also cell_gradient and grad_c.
     Raises ShapeError naming the argument whose shape is wrong.
     """
     x, h, w_ih, w_hh, b_ih, b_hh = _weights(x, h, weight_ih, weight_hh, bias_ih, bias_hh, 4, "i, f, g, o")
@@ -67,8 +71,11 @@ def lstm_cell(x, h, c, weight_ih, weight_hh, bias_ih=None, bias_hh=None) -> Trac
     i, f, g, o = sigmoid(pre_i), sigmoid(pre_f), np.tanh(pre_g), sigmoid(pre_o)
     c_new = f * c_arr + i * g
     tc = np.tanh(c_new)
-    return Trace(pre_i=pre_i, pre_f=pre_f, pre_g=pre_g, pre_o=pre_o, i=i, f=f, g=g, o=o,
-                 c_new=c_new, tanh_c_new=tc, h_new=o * tc)
+    trace = Trace(pre_i=pre_i, pre_f=pre_f, pre_g=pre_g, pre_o=pre_o, i=i, f=f, g=g, o=o,
+                  c_new=c_new, tanh_c_new=tc, h_new=o * tc)
+    if grad_c_new is not None:
+        trace.update(cell_gradient=f.copy(), grad_c=f * vector("grad_c_new", grad_c_new, h.shape[0]))
+    return trace
 
 
 GRU_CONVENTIONS = ("lecture", "pytorch")

@@ -8,6 +8,7 @@ import numpy as np
 
 from examprep import engine
 from examprep.engine import ops
+from examprep.engine.activations import tanh_derivative_from_output
 from examprep.engine._core import Trace, choice
 from examprep.solve.contract import Ecf, Mistake, Param, Ref, Step, Topic
 
@@ -92,6 +93,7 @@ class LSTMSteps(NamedTuple):
     candidate: Step                # g
     cell: Step                     # c_new
     hidden: Step                   # h_new
+    backward: Step | None          # cell_gradient, grad_c (with grad_c_new)
 
 
 def lstm_steps(p: dict[str, Any], t: Trace) -> LSTMSteps:
@@ -102,7 +104,11 @@ def lstm_steps(p: dict[str, Any], t: Trace) -> LSTMSteps:
              {"i": t.i, "f": t.f, "o": t.o}),
         Step("Candidate", r"g = \tanh(\cdot)", {"g": t.g}),
         Step("New cell state", r"c' = f \odot c + i \odot g", {"c_new": t.c_new}),
-        Step("New hidden state", r"h' = o \odot \tanh(c')", {"tanh_c_new": t.tanh_c_new, "h_new": t.h_new}))
+        Step("New hidden state", r"h' = o \odot \tanh(c')", {"tanh_c_new": t.tanh_c_new, "h_new": t.h_new}),
+        Step("Backwards along the cell state (no weight, no tanh on this path)",
+             r"\frac{\partial c'}{\partial c} = \mathrm{diag}(f),\quad "
+             r"\frac{\partial L}{\partial c} = f \odot \frac{\partial L}{\partial c'}",
+             {"cell_gradient": t.cell_gradient, "grad_c": t.grad_c}) if "grad_c" in t else None)
 
 
 def _act(name: str, x: Any) -> Any:
@@ -132,24 +138,41 @@ LSTM_MISTAKES = {
                       compute=lambda p, t: ops.multiply(t.o, t.c_new)),
               Mistake("tanh-outside", why="tanh applies to c' alone, then the output gate scales it.",
                       compute=lambda p, t: _act("tanh", ops.multiply(t.o, t.c_new)))),
+    # backwards along the cell state (with grad_c_new)
+    "cell_gradient": (Mistake("one", why="c' = f ⊙ c + i ⊙ g: the old state is scaled by f, so the derivative is f.",
+                              compute=lambda p, t: np.ones_like(t.f)),
+                      Mistake("tanh-slope", why="Along the cell path there is no tanh: ∂c'/∂c = f (tanh only enters h').",
+                              compute=lambda p, t: ops.multiply(t.f, tanh_derivative_from_output(t.tanh_c_new)))),
+    "grad_c": (Mistake("unchanged", why="The gradient is scaled by the forget gate on its way back: f ⊙ ∂L/∂c'.",
+                       compute=lambda p, t: np.asarray(p["grad_c_new"], dtype=float)),),
 }
 
 LSTM_ECF = {
-    **{k: (Ecf("solve:lstm-cell", lambda p, t: p, k),) for k in ("i", "f", "g", "o")},
+    # a gate from the forward step's parameters (∂L/∂c' is no input of the gates)
+    **{k: (Ecf("solve:lstm-cell", lambda p, t: {n: v for n, v in p.items() if n != "grad_c_new"}, k),)
+       for k in ("i", "f", "g", "o")},
     "c_new": (Ecf("lstm-cell-state", lambda p, t: {"f": Ref("f"), "c": np.asarray(p["c"], dtype=float), "i": Ref("i"),
                                                     "g": Ref("g")}),),
     "h_new": (Ecf("lstm-hidden", lambda p, t: {"o": Ref("o"), "c_new": Ref("c_new")}),),
+    "cell_gradient": (Ecf("scale", lambda p, t: {"x": Ref("f"), "factor": 1.0}),),
+    "grad_c": (Ecf("multiply", lambda p, t: {"a": Ref("cell_gradient"), "b": p["grad_c_new"]}),),
 }
+
+_LSTM_ANSWERS = ("i", "f", "g", "o", "c_new", "h_new", "cell_gradient", "grad_c")
 
 
 LSTM_CELL = Topic(
     "lstm-cell", "LSTM step",
     _RNN_PARAMS + (Param("c", "vector (H)"), Param("weight_ih", "matrix (4H×I), rows i, f, g, o"),
-                   Param("weight_hh", "matrix (4H×H)")) + _bias_params("4"),
-    ("i", "f", "g", "o", "c_new", "h_new"),
-    lambda p: engine.lstm_cell(p["x"], p["h"], p["c"], p["weight_ih"], p["weight_hh"], p["bias_ih"], p["bias_hh"]),
+                   Param("weight_hh", "matrix (4H×H)")) + _bias_params("4")
+    + (Param("grad_c_new", "∂L/∂c' (H), no gradient through h' (optional)", None),),
+    _LSTM_ANSWERS,
+    lambda p: engine.lstm_cell(p["x"], p["h"], p["c"], p["weight_ih"], p["weight_hh"], p["bias_ih"], p["bias_hh"],
+                               grad_c_new=p["grad_c_new"]),
     lstm_steps,
-    lambda p: {"layout": "rows i, f, g, o; two bias vectors (torch.nn.LSTMCell)"},
+    lambda p: {"layout": "rows i, f, g, o; two bias vectors (torch.nn.LSTMCell)"}
+    | ({} if p["grad_c_new"] is None else {"backward": "along the cell state: ∂c'/∂c = f, ∂L/∂c = f ⊙ ∂L/∂c'"}),
+    answer_names=lambda p, t: [n for n in _LSTM_ANSWERS if n in t],
     mistakes=LSTM_MISTAKES,
     ecf=LSTM_ECF,
 )

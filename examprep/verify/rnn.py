@@ -1,6 +1,6 @@
-"""Torch references of recurrent networks: nn.RNNCell, nn.LSTMCell, nn.GRUCell (the lecture's GRU blend
-and Cho's reset from torch ops), nn.RNN over a sequence with autograd Jacobians, the one-unit RNN's
-local derivatives."""
+"""Torch references of recurrent networks: nn.RNNCell, nn.LSTMCell (and its backward along the cell
+state, by autograd), nn.GRUCell (the lecture's GRU blend and Cho's reset from torch ops), nn.RNN over
+a sequence with autograd Jacobians, the one-unit RNN's local derivatives."""
 from __future__ import annotations
 
 import numpy as np
@@ -35,8 +35,15 @@ def ref_lstm_cell(p: dict) -> dict:
         h1, c1 = cell(x[None], (h[None], c[None]))
         gates = F.linear(x, cell.weight_ih, cell.bias_ih) + F.linear(h, cell.weight_hh, cell.bias_hh)
     i, f, g, o = gates.chunk(4)
-    return {"i": as_numpy(torch.sigmoid(i)), "f": as_numpy(torch.sigmoid(f)), "g": as_numpy(torch.tanh(g)),
-            "o": as_numpy(torch.sigmoid(o)), "c_new": as_numpy(c1[0]), "h_new": as_numpy(h1[0])}
+    out = {"i": as_numpy(torch.sigmoid(i)), "f": as_numpy(torch.sigmoid(f)), "g": as_numpy(torch.tanh(g)),
+           "o": as_numpy(torch.sigmoid(o)), "c_new": as_numpy(c1[0]), "h_new": as_numpy(h1[0])}
+    if p.get("grad_c_new") is not None:     # ∂c'/∂c by autograd's Jacobian (its diagonal), ∂L/∂c by autograd
+        c_new = lambda cc: cell(x[None], (h[None], cc[None]))[1][0]  # noqa: E731
+        out["cell_gradient"] = as_numpy(torch.diagonal(torch.autograd.functional.jacobian(c_new, c)))
+        cc = c.clone().requires_grad_(True)
+        (grad,) = torch.autograd.grad(c_new(cc), cc, tensor(p["grad_c_new"]))
+        out["grad_c"] = as_numpy(grad)
+    return out
 
 
 def ref_gru_cell(p: dict) -> dict:
@@ -121,6 +128,8 @@ def _random_cell(topic: str, rng: np.random.Generator) -> dict:
          "bias_ih": normal(rng, g * h), "bias_hh": normal(rng, g * h)}
     if topic == "lstm-cell":
         p["c"] = normal(rng, h)
+        if rng.random() < 0.5:
+            p["grad_c_new"] = normal(rng, h)
     if topic == "gru-cell":
         p.update(convention=pick(rng, ["lecture", "pytorch"]), reset=pick(rng, ["after", "before"]))
     if topic == "rnn-cell":

@@ -35,6 +35,8 @@ def _numbers(v: Any) -> Any:
     one-element vector as a number), other values (strings, references) as they are."""
     if isinstance(v, dict):
         return {k: _numbers(x) for k, x in v.items()}
+    if v is None or isinstance(v, str):
+        return v
     try:
         return np.asarray(v, dtype=float).ravel().tolist()
     except (TypeError, ValueError):
@@ -73,10 +75,11 @@ def same(got, want) -> bool:
 
 
 def assert_same_feedback(generator: str, topic: str, parts: dict[str, str], levels=(1, 2, 3), seeds=range(3),
-                         free=(False, True)) -> int:
+                         free=(False, True), given=lambda built: {}) -> int:
     """Each built-in part named in ``parts`` (part id → the answer of ``topic`` it asks) gets, in a question
-    asking those answers with the problem's own parameters, the same feedback. Returns how many mistakes
-    were compared (not vacuous: the caller checks it)."""
+    asking those answers with the problem's own parameters (and ``given(problem)``: a value its statement
+    gives that its parameters do not hold), the same feedback. Returns how many mistakes were compared
+    (not vacuous: the caller checks it)."""
     gen = generators.get(generator)
     mistakes = 0
     for level in levels:
@@ -84,7 +87,7 @@ def assert_same_feedback(generator: str, topic: str, parts: dict[str, str], leve
             for seed in seeds:
                 built = generators.build(generator, seed, level, cf)
                 asked = {pid: a for pid, a in parts.items() if any(p.id == pid for p in built.parts)}
-                mine = authored(topic, built.params, list(asked.values()))
+                mine = authored(topic, built.params | given(built), list(asked.values()))
                 refs = {a: pid for pid, a in asked.items()}
                 for pid, a in asked.items():
                     want = feedback(built.part(pid), generator)
@@ -108,3 +111,11 @@ def test_gru_steps_pytorch_blend_is_the_gru_cell_topics_h_new_in_that_convention
             got = feedback(mine.part("a_h_new"), refs={"z": "z", "n": "n"})
             assert got[1] == want[1] and got[1] is not None, (cf, seed)
             assert want[0] == [m for m in got[0] if m[0] == "lecture-blend"] != [], (cf, seed)
+
+
+def test_lstm_step_and_the_lstm_cell_topic_give_the_same_feedback():
+    def delta(built):      # level 3's ∂L/∂c', given in the statement: the grad_c part's ECF rule holds it
+        return {"grad_c_new": built.part("grad_c").ecf_rule.args["b"]} if built.difficulty == 3 else {}
+
+    answers = ("i", "f", "g", "o", "c_new", "h_new", "cell_gradient", "grad_c")
+    assert assert_same_feedback("lstm-step", "lstm-cell", {a: a for a in answers}, given=delta) > 3 * 3 * 2 * 6

@@ -104,6 +104,20 @@ def test_vanishing_gradient_with_small_weight_vanishes_like_w_to_the_t():
     assert t.gradient == 0.5**30 == t.bound
 
 
+@given(seed=SEEDS, h=st.integers(1, 3))
+def test_lstm_backward_along_the_cell_state_matches_finite_differences(seed, h):
+    rng = np.random.default_rng(seed)
+    x, h0, c = rng.standard_normal(2), rng.standard_normal(h), rng.standard_normal(h)
+    w_ih, w_hh, b = rng.standard_normal((4 * h, 2)), rng.standard_normal((4 * h, h)), rng.standard_normal(4 * h)
+    delta = rng.standard_normal(h)
+    t = engine.lstm_cell(x, h0, c, w_ih, w_hh, b, None, grad_c_new=delta)
+    c_new = lambda cc: engine.lstm_cell(x, h0, cc, w_ih, w_hh, b, None).c_new  # noqa: E731
+    jac = np.stack([numeric_grad(lambda v, i=i: c_new(v)[i], c) for i in range(h)])
+    close(np.diag(t.cell_gradient), jac)                     # c' is element-wise in c: a diagonal Jacobian
+    close(t.grad_c, numeric_grad(lambda v: float(delta @ c_new(v)), c))
+    assert "grad_c" not in engine.lstm_cell(x, h0, c, w_ih, w_hh, b, None)
+
+
 def test_rnn_and_lstm_ops_agree_with_the_cells():
     rng = np.random.default_rng(0)
     x, h, c = rng.standard_normal(2), rng.standard_normal(2), rng.standard_normal(2)

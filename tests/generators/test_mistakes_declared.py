@@ -33,7 +33,6 @@ NOT_YET: set[str] = {
     "linear-regression",
     "logistic-regression",
     "lora",
-    "lstm-step",
     "max-pool",
     "mlp-backprop",
     "mlp-regression",
