@@ -244,12 +244,21 @@ def gru_blend(h, z, n, convention="lecture") -> np.ndarray:
 
 
 def rnn_jacobian(h_new, weight_hh, nonlinearity="tanh") -> np.ndarray:
-    """∂h'/∂h = diag(φ'(a)) W_hh read off the new state: tanh' = 1 − h'², ReLU' = 1[h' > 0]."""
-    h, W = array("h_new", h_new, 1), array("weight_hh", weight_hh, 2)
-    if W.shape != (h.shape[0], h.shape[0]):
-        raise ShapeError(f"weight_hh: expected shape {h.shape[0]}×{h.shape[0]}, got {'×'.join(map(str, W.shape))}")
+    """∂h'/∂h = diag(φ'(a)) W_hh read off the new state: tanh' = 1 − h'², ReLU' = 1[h' > 0].
+
+    Given the states h_1 … h_T of a sequence (T×H, rows in time order) instead of one state: the
+    product backprop through time forms, ∂h_T/∂h_0 = diag(φ'_T) W_hh ⋯ diag(φ'_1) W_hh (rnn_unroll's
+    ``jacobian``)."""
+    h, W = array("h_new", h_new, (1, 2)), array("weight_hh", weight_hh, 2)
+    if W.shape != (h.shape[-1], h.shape[-1]):
+        raise ShapeError(f"weight_hh: expected shape {h.shape[-1]}×{h.shape[-1]}, got {'×'.join(map(str, W.shape))}")
     der = 1.0 - h**2 if nonlinearity == "tanh" else (h > 0).astype(float)
-    return der[:, None] * W
+    if h.ndim == 1:
+        return der[:, None] * W
+    total = der[0][:, None] * W
+    for d in der[1:]:
+        total = (d[:, None] * W) @ total
+    return total
 
 
 def rnn_local_derivatives(w, hidden, nonlinearity="tanh") -> np.ndarray:

@@ -42,6 +42,9 @@ def _transposed(m: Any) -> Any:
     return np.asarray(m, dtype=float).T.tolist()
 
 
+NO_RECURRENCE_WHY = "The previous state enters too: add W_hh h to W_ih x."
+
+
 def _square_asymmetric(p: dict[str, Any]) -> bool:
     w = np.asarray(p["weight_ih"], dtype=float)
     return w.shape[0] == w.shape[1] and not np.array_equal(w, w.T)
@@ -54,7 +57,7 @@ RNN_MISTAKES = {
         Mistake("one-bias", bias_hh=None, why="Both biases are added: b_ih and b_hh.")),
     "h_new": (
         Mistake("no-recurrence", weight_hh=lambda p: np.zeros_like(np.asarray(p["weight_hh"], dtype=float)).tolist(),
-                why="The previous state enters too: add W_hh h to W_ih x."),
+                why=NO_RECURRENCE_WHY),
         Mistake("sigmoid", why="A vanilla RNN squashes with tanh (range −1..1), not the sigmoid.",
                 compute=lambda p, t: engine.activation("sigmoid", t.pre_activation).output,
                 when=lambda p: p["nonlinearity"] == "tanh"),
@@ -321,6 +324,54 @@ def unroll_steps(p: dict[str, Any], t: Trace) -> UnrollSteps:
     return UnrollSteps(time_steps, jacobians, product, grad_h0)
 
 
+def _chain(matrices: Any) -> Any:
+    """The product of the matrices in the order given: M_1 M_2 ⋯ M_T."""
+    total = matrices[0]
+    for m in matrices[1:]:
+        total = total @ m
+    return total
+
+
+def _from_h0(p: dict[str, Any], t: Trace) -> Any:
+    """Every step restarted from h₀: h_t = φ(W_ih x_t + b_ih + W_hh h₀ + b_hh) (the first is the right one)."""
+    xs = np.asarray(p["x"], dtype=float)
+    xs = xs[:, None] if xs.ndim == 1 else xs
+    h0 = np.zeros(len(p["weight_hh"])) if p["h0"] is None else p["h0"]
+    return np.array([t.hidden[0]] + [engine.rnn_cell(x, h0, p["weight_ih"], p["weight_hh"], p["bias_ih"], p["bias_hh"],
+                                                     nonlinearity=p["nonlinearity"]).h_new for x in xs[1:]])
+
+
+# the same mistake in rnn-bptt's table (one wording)
+REUSE_H0_WHY = ("Each step continues from the previous step's state, not from h₀: the recurrence feeds each new state "
+                "into the next step.")
+
+RNN_UNROLL_MISTAKES = {
+    "hidden": (Mistake("reuse-h0", why=REUSE_H0_WHY, compute=_from_h0),
+               Mistake("no-recurrence", weight_hh=lambda p: np.zeros_like(np.asarray(p["weight_hh"], dtype=float)).tolist(),
+                       why=NO_RECURRENCE_WHY)),
+    "jacobian": (
+        Mistake("weights-only", compute=lambda p, t: _chain([np.asarray(p["weight_hh"], dtype=float)] * len(t.jacobians)),
+                why="Backwards through the nonlinearity multiply row i by φ'(a_i): each step's factor is diag(φ'(a_t)) W_hh."),
+        # diag(φ') on the wrong side of each factor: W_hh diag(φ'(a_t))
+        Mistake("columns-scaled", why="φ'(a_t) scales the rows (the output units), not the columns: diag(φ'(a_t)) W_hh.",
+                compute=lambda p, t: _chain([np.asarray(p["weight_hh"], dtype=float) * d[None, :]
+                                             for d in t.activation_derivatives[::-1]])),
+        Mistake("transposed", compute=lambda p, t: t.jacobian.T,
+                why="Row i holds the derivatives of unit i of the later state, ∂h_t,i/∂h_t−1,j = φ'(a_t,i) W_hh[i, j]: "
+                    "no transpose."),
+        Mistake("reversed-order", compute=lambda p, t: _chain(list(t.jacobians)), when=lambda p: np.shape(p["x"])[0] > 1,
+                why="The chain rule puts the latest step's Jacobian on the left: ∂h_T/∂h_0 = J_T ⋯ J_1, not J_1 ⋯ J_T.")),
+    "grad_h0": (Mistake("not-transposed", compute=lambda p, t: t.jacobian @ np.asarray(p["grad_output"], dtype=float),
+                        why="∂L/∂h_0 = (∂h_T/∂h_0)ᵀ δ: multiply δ by the transposed Jacobian."),),
+}
+
+RNN_UNROLL_ECF = {
+    "jacobian": (Ecf("rnn-jacobian", lambda p, t: {"h_new": Ref("hidden"), "weight_hh": p["weight_hh"],
+                                                   "nonlinearity": p["nonlinearity"]}),),
+    "grad_h0": (Ecf("matmul", lambda p, t: {"a": p["grad_output"], "b": Ref("jacobian")}),),
+}
+
+
 RNN_UNROLL = Topic(
     "rnn-unroll", "Vanilla RNN over a sequence: hidden states and the Jacobians of backprop through time",
     (Param("x", "matrix (T×I), one row per time step (a vector: T steps of one input)"),
@@ -336,6 +387,8 @@ RNN_UNROLL = Topic(
     lambda p: {"biases": "two bias vectors b_ih, b_hh (torch.nn.RNN)", "nonlinearity": str(p["nonlinearity"]),
                "jacobian": "∂h_t/∂h_{t−1} = diag(φ'(a_t)) W_hh (Pascanu et al. 2013)"},
     answer_names=lambda p, t: [n for n in ("hidden", "jacobian", "grad_h0") if n in t],
+    mistakes=RNN_UNROLL_MISTAKES,
+    ecf=RNN_UNROLL_ECF,
 )
 
 

@@ -119,3 +119,49 @@ def test_lstm_step_and_the_lstm_cell_topic_give_the_same_feedback():
 
     answers = ("i", "f", "g", "o", "c_new", "h_new", "cell_gradient", "grad_c")
     assert assert_same_feedback("lstm-step", "lstm-cell", {a: a for a in answers}, given=delta) > 3 * 3 * 2 * 6
+
+
+def test_rnn_step_and_the_rnn_cell_topic_give_the_same_feedback():
+    # levels 1 and 2: one step. An author cannot ask pre_activation (a worked step's value, not an answer
+    # of rnn-cell), so h_new's ECF rule, which reads the student's pre-activation, has no part to refer to
+    compared = 0
+    for level in (1, 2):
+        for cf in (False, True):
+            for seed in range(3):
+                built = generators.build("rnn-step", seed, level, cf)
+                mine = authored("rnn-cell", built.params, ["h_new"])
+                want, got = feedback(built.part("h_new"), "rnn-step"), feedback(mine.part("a_h_new"), "rnn-step")
+                assert want[1][0] == "solve:activation" and got[1] is None
+                assert same((got[0], None), (want[0], None)), (level, cf, seed)
+                compared += len(want[0])
+    assert compared > 2 * 2 * 3
+
+
+def test_rnn_steps_two_steps_are_rnn_cell_steps_and_its_jacobian_rnn_unrolls():
+    compared = 0
+    for cf in (False, True):
+        for seed in range(3):
+            built = generators.build("rnn-step", seed, 3, cf)
+            h1 = built.part("h_1").expected
+            steps = {"h_1": built.part("h_1").ecf_rule.args, "h_2": built.part("h_2").ecf_rule.args | {"h": h1}}
+            # each state is one rnn-cell step (the step before's state given); the generator leaves out no-tanh
+            # (its parts ask no pre-activation) and adds to h₂ the sequence's reuse-h0, rnn-unroll's
+            for pid, params in steps.items():
+                got = feedback(authored("rnn-cell", params, ["h_new"]).part("a_h_new"))[0]
+                want = feedback(built.part(pid))[0]
+                reuse = [m for m in want if m[0] == "reuse-h0"]
+                # a mistake with the value of an earlier one is dropped (the first explanation kept)
+                own = [m for m in got if m[0] != "no-tanh" and not any(np.allclose(m[2], r[2]) for r in reuse)]
+                assert same((reuse + own, None), (want, None)), (cf, seed, pid)
+                compared += len(want)
+            seq = authored("rnn-unroll", built.params, ["hidden"]).part("a_hidden")
+            reuse = [(i, why, v[2:]) for i, why, v in feedback(seq)[0] if i == "reuse-h0"]       # its row h₂
+            want = [m for m in feedback(built.part("h_2"))[0] if m[0] == "reuse-h0"]
+            # (dropped from h₂ where it is h₂ itself or another mistake's value: seed 0 without a calculator)
+            assert same((reuse, None), (want, None)) or not want and len(reuse) == 1, (cf, seed)
+            # ∂h₂/∂h₁: rnn-unroll's Jacobian over the second step alone, from h₁
+            last = authored("rnn-unroll", built.params | {"x": built.params["x"][1:], "h0": h1}, ["hidden", "jacobian"])
+            want = feedback(built.part("jacobian"))
+            assert same(feedback(last.part("a_jacobian"), refs={"hidden": "h_2"}), want), (cf, seed)
+            compared += len(want[0])
+    assert compared > 2 * 3 * 3

@@ -62,6 +62,19 @@ def test_rnn_unroll_jacobian_matches_finite_differences(seed, nl):
     close(t.grad_h0, jac.T @ g)
 
 
+@given(seed=SEEDS, nl=st.sampled_from(["tanh", "relu"]))
+def test_rnn_jacobian_of_a_sequences_states_is_the_product_by_finite_differences(seed, nl):
+    rng = np.random.default_rng(seed)
+    T, Hn = (int(v) for v in rng.integers(1, 4, 2))
+    x, h0, w_ih, w_hh = rng.standard_normal((T, 1)), rng.standard_normal(Hn), rng.standard_normal((Hn, 1)), \
+        rng.standard_normal((Hn, Hn))
+    t = engine.rnn_unroll(x, h0, w_ih, w_hh, nonlinearity=nl)
+    if nl == "relu" and np.any(np.abs(t.pre_activations) < 1e-4):
+        return                                   # a kink inside the finite-difference step
+    last = lambda h: engine.rnn_unroll(x, h, w_ih, w_hh, nonlinearity=nl).hidden[-1]  # noqa: E731
+    close(rnn.rnn_jacobian(t.hidden, w_hh, nl), np.stack([numeric_grad(lambda v, i=i: last(v)[i], h0) for i in range(Hn)]))
+
+
 def test_rnn_unroll_first_step_is_rnn_cell():
     p = {"x": [[1.0, -0.5]], "h0": [0.5, 0.0], "weight_ih": [[0.5, 1.0], [-1.0, 0.5]],
          "weight_hh": [[1.0, 0.0], [0.5, -0.5]], "bias_ih": [0.5, 0.0], "bias_hh": [0.0, -0.5]}

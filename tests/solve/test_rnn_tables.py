@@ -1,0 +1,64 @@
+"""The recurrent topics' known mistakes are the formulas they name, recomputed here in numpy from the
+equations (never through the engine): rnn-unroll's, lstm-cell's backward step along the cell state."""
+import numpy as np
+
+from examprep import solve
+
+UNROLL = {"x": [[1.0], [-0.5], [0.5]], "h0": [0.5, -1.0], "weight_ih": [[0.5], [-1.0]],
+          "weight_hh": [[1.0, -0.5], [0.5, 0.5]], "bias_ih": [0.5, -0.5], "grad_output": [1.0, -2.0]}
+
+
+def _unrolled(p, h0=None):
+    W, U, b = np.array(p["weight_ih"]), np.array(p["weight_hh"]), np.array(p["bias_ih"])
+    h = np.array(p["h0"] if h0 is None else h0)
+    hs = []
+    for x in np.array(p["x"]):
+        h = np.tanh(W @ x + b + U @ h)
+        hs.append(h)
+    return np.array(hs)
+
+
+def test_rnn_unroll_mistakes_are_the_formulas_they_name():
+    U, delta = np.array(UNROLL["weight_hh"]), np.array(UNROLL["grad_output"])
+    hs = _unrolled(UNROLL)
+    J = [np.diag(1 - h**2) @ U for h in hs]                       # ∂h_t/∂h_{t−1}
+    right = J[2] @ J[1] @ J[0]
+    known = solve.mistakes("rnn-unroll", UNROLL)
+    np.testing.assert_allclose(known.trace().jacobian, right, rtol=1e-12)
+    got = {m.id: np.asarray(m.value) for m in known.of("jacobian")}
+    assert list(got) == ["weights-only", "columns-scaled", "transposed", "reversed-order"]
+    np.testing.assert_allclose(got["weights-only"], U @ U @ U, rtol=1e-12)
+    cols = [U @ np.diag(1 - h**2) for h in hs]                     # φ' on the columns
+    np.testing.assert_allclose(got["columns-scaled"], cols[2] @ cols[1] @ cols[0], rtol=1e-12)
+    np.testing.assert_allclose(got["transposed"], right.T, rtol=1e-12)
+    np.testing.assert_allclose(got["reversed-order"], J[0] @ J[1] @ J[2], rtol=1e-12)
+    [m] = known.of("grad_h0")
+    assert m.id == "not-transposed"
+    np.testing.assert_allclose(m.value, right @ delta, rtol=1e-12)
+    hidden = {m.id: np.asarray(m.value) for m in known.of("hidden")}
+    x, W, b, h0 = np.array(UNROLL["x"]), np.array(UNROLL["weight_ih"]), np.array(UNROLL["bias_ih"]), np.array(UNROLL["h0"])
+    np.testing.assert_allclose(hidden["reuse-h0"], [np.tanh(W @ xt + b + U @ h0) for xt in x], rtol=1e-12)
+    np.testing.assert_allclose(hidden["no-recurrence"], [np.tanh(W @ xt + b) for xt in x], rtol=1e-12)
+
+
+def test_one_step_of_rnn_unroll_has_no_order_to_reverse():
+    one = UNROLL | {"x": [[1.0]]}
+    assert [m.id for m in solve.mistakes("rnn-unroll", one).of("jacobian")] == ["weights-only", "columns-scaled",
+                                                                                "transposed"]
+
+
+def test_lstm_backward_mistakes_are_the_formulas_they_name():
+    p = {"x": [1.0], "h": [0.5, -1.0], "c": [1.0, -0.5], "grad_c_new": [1.0, -2.0],
+         "weight_ih": [[0.5], [-1.0], [1.0], [0.5], [-0.5], [1.0], [0.5], [-1.0]], "weight_hh": [[0.0, 0.0]] * 8}
+    pre = np.array(p["weight_ih"])[:, 0]
+    sig = 1 / (1 + np.exp(-pre))
+    i, f, g = sig[0:2], sig[2:4], np.tanh(pre[4:6])
+    c_new = f * np.array(p["c"]) + i * g
+    known = solve.mistakes("lstm-cell", p)
+    got = {m.id: m.value for m in known.of("cell_gradient")}
+    np.testing.assert_allclose(known.trace().cell_gradient, f, rtol=1e-12)
+    np.testing.assert_allclose(got["one"], [1.0, 1.0])
+    np.testing.assert_allclose(got["tanh-slope"], f * (1 - np.tanh(c_new) ** 2), rtol=1e-12)
+    [m] = known.of("grad_c")
+    assert m.id == "unchanged" and np.allclose(m.value, p["grad_c_new"])
+    assert "grad_c" not in solve.answer_only("lstm-cell", {k: v for k, v in p.items() if k != "grad_c_new"})
