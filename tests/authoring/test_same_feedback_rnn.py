@@ -165,3 +165,55 @@ def test_rnn_steps_two_steps_are_rnn_cell_steps_and_its_jacobian_rnn_unrolls():
             assert same(feedback(last.part("a_jacobian"), refs={"hidden": "h_2"}), want), (cf, seed)
             compared += len(want[0])
     assert compared > 2 * 3 * 3
+
+
+def _row(mistakes, k: int, right, first=()):
+    """Row k of each mistake of a T×H answer, as a part asking that row shows them: after ``first`` (mistakes
+    of other tables listed before them), less a row that is the right one and a row another kept mistake gives."""
+    kept = list(first)
+    for i, why, v in mistakes:
+        row = np.asarray(v).reshape(-1, np.size(right))[k].tolist()
+        if not np.allclose(row, right, rtol=1e-9, atol=1e-12) and not any(np.allclose(row, m[2]) for m in kept):
+            kept.append((i, why, row))
+    return kept
+
+
+def _step_params(built, k: int) -> tuple[str, dict]:
+    """The cell topic and parameters of step k + 1 of an rnn-bptt problem: its input row, the state before."""
+    p = built.params
+    ans = solve.answer_only("rnn-bptt", p)
+    H = np.shape(p["weight_hh"])[1]
+    step = {"x": p["x"][k], "h": p["h0"] if k == 0 else np.ravel(ans["hidden"][0]).tolist(),
+            "weight_ih": p["weight_ih"], "weight_hh": p["weight_hh"], "bias_ih": p["bias_ih"]}
+    if p["cell"] == "lstm":
+        step["c"] = [0.0] * H if k == 0 else np.ravel(ans["cell"][0]).tolist()
+    return {"rnn": "rnn-cell", "gru": "gru-cell", "lstm": "lstm-cell"}[p["cell"]], step
+
+
+def test_rnn_bptt_and_its_topic_and_each_steps_cell_give_the_same_feedback():
+    compared = 0
+    for level in (1, 2, 3):
+        for seed in range(3):
+            built = generators.build("rnn-bptt", seed, level)
+            whole = {"grad_weight_hh": "grad_weight_hh", "grad_weight_ih": "grad_weight_ih", "grad_bias": "grad_bias_ih"}
+            whole = {pid: a for pid, a in whole.items() if any(p.id == pid for p in built.parts)}
+            mine = authored("rnn-bptt", built.params, ["hidden", "grad_h", *whole.values()])
+            for pid, a in whole.items():              # the answers asked whole
+                want = feedback(built.part(pid))
+                assert same(feedback(mine.part("a_" + a)), want), (level, seed, pid)
+                compared += len(want[0])
+            # ∂L/∂h₁: row 1 of grad_h
+            want = feedback(built.part("grad_h1"))
+            got = _row(feedback(mine.part("a_grad_h"))[0], 0, np.ravel(built.part("grad_h1").expected).tolist())
+            assert same((got, None), want), (level, seed)
+            # h_k: row k of hidden (h₂'s reuse-h0 after its step's own mistakes), then its step's cell topic's
+            hidden = feedback(mine.part("a_hidden"))[0]
+            for k, pid in enumerate(("h_1", "h_2")):
+                topic, params = _step_params(built, k)
+                cell = feedback(authored(topic, params, ["h_new"]).part("a_h_new"))[0]
+                right = np.ravel(built.part(pid).expected).tolist()
+                rows = _row([m for m in hidden if k == 0 or m[0] != "reuse-h0"], k, right)
+                expect = _row([m for m in hidden if k == 1 and m[0] == "reuse-h0"], k, right, _row(cell, 0, right, rows))
+                assert same((expect, None), (feedback(built.part(pid))[0], None)), (level, seed, pid)
+                compared += len(expect)
+    assert compared > 3 * 3 * 4

@@ -62,3 +62,45 @@ def test_lstm_backward_mistakes_are_the_formulas_they_name():
     [m] = known.of("grad_c")
     assert m.id == "unchanged" and np.allclose(m.value, p["grad_c_new"])
     assert "grad_c" not in solve.answer_only("lstm-cell", {k: v for k, v in p.items() if k != "grad_c_new"})
+
+
+BPTT = {"cell": "rnn", "x": [[1.0], [-0.5], [0.5]], "weight_ih": [[0.5], [-1.0]], "weight_hh": [[1.0, -0.5], [0.5, 0.5]],
+        "bias_ih": [0.5, -0.5], "h0": [0.5, -1.0], "grad_hidden": [[1.0, 0.0], [-0.5, 1.0], [1.0, 2.0]]}
+
+
+def test_rnn_bptt_mistakes_are_the_formulas_they_name():
+    U, delta = np.array(BPTT["weight_hh"]), np.array(BPTT["grad_hidden"])
+    hs = _unrolled(BPTT)
+    prev = np.vstack([BPTT["h0"], hs[:-1]])
+    # backwards by hand: ∂L/∂h_t = δ_t + W_hhᵀ (∂L/∂h_{t+1} ⊙ (1 − h_{t+1}²))
+    gh = np.zeros_like(hs)
+    gh[2] = delta[2]
+    for t in (1, 0):
+        gh[t] = delta[t] + U.T @ (gh[t + 1] * (1 - hs[t + 1] ** 2))
+    d = gh * (1 - hs**2)                                           # ∂L/∂a_t
+    known = solve.mistakes("rnn-bptt", BPTT)
+    np.testing.assert_allclose(known.trace().grad_h, gh, rtol=1e-12)
+    got = {m.id: np.asarray(m.value) for m in known.of("grad_h")}
+    np.testing.assert_allclose(got["no-recurrence"], delta, rtol=1e-12)
+    np.testing.assert_allclose(got["no-tanh-derivative"], [delta[0] + U.T @ gh[1], delta[1] + U.T @ gh[2], gh[2]],
+                               rtol=1e-12)
+    hh = {m.id: np.asarray(m.value) for m in known.of("grad_weight_hh")}
+    np.testing.assert_allclose(sum(np.outer(d[t], prev[t]) for t in range(3)), known.trace().grad_weight_hh, rtol=1e-12)
+    np.testing.assert_allclose(hh["current-state"], sum(np.outer(d[t], hs[t]) for t in range(3)), rtol=1e-12)
+    np.testing.assert_allclose(hh["last-step-only"], np.outer(d[2], prev[2]), rtol=1e-12)
+    bias = {m.id: np.asarray(m.value) for m in known.of("grad_bias_ih")}
+    np.testing.assert_allclose(bias["last-step-only"], d[2], rtol=1e-12)
+    np.testing.assert_allclose(bias["no-recurrence"], (delta * (1 - hs**2)).sum(axis=0), rtol=1e-12)
+    x, W, b, h0 = np.array(BPTT["x"]), np.array(BPTT["weight_ih"]), np.array(BPTT["bias_ih"]), np.array(BPTT["h0"])
+    [reuse] = [m.value for m in known.of("hidden") if m.id == "reuse-h0"]
+    np.testing.assert_allclose(reuse, [np.tanh(W @ xt + b + U @ h0) for xt in x], rtol=1e-12)
+
+
+def test_rnn_bptt_reuse_h0_restarts_an_lstms_cell_state_too():
+    p = {"cell": "lstm", "x": [[1.0], [-1.0]], "weight_ih": [[0.5], [-1.0], [1.0], [0.5]], "weight_hh": [[1.0], [0.5],
+                                                                                                          [-0.5], [1.0]],
+         "h0": [0.5], "c0": [-1.0], "grad_hidden": [1.0]}
+    [reuse] = [m.value for m in solve.mistakes("rnn-bptt", p).of("hidden") if m.id == "reuse-h0"]
+    pre = np.array(p["weight_ih"])[:, 0] * -1.0 + np.array(p["weight_hh"])[:, 0] * 0.5    # step 2 from h₀
+    i, f, g, o = 1 / (1 + np.exp(-pre[0])), 1 / (1 + np.exp(-pre[1])), np.tanh(pre[2]), 1 / (1 + np.exp(-pre[3]))
+    np.testing.assert_allclose(reuse[1], [o * np.tanh(f * -1.0 + i * g)], rtol=1e-12)
