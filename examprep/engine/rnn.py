@@ -13,7 +13,8 @@ import math
 import numpy as np
 
 from examprep.engine._core import Trace, array, choice, matrix, number, same_shape, shape_str, sigmoid, vector
-from examprep.errors import ShapeError
+from examprep.engine.optim import clip_by_norm
+from examprep.errors import ParamError, ShapeError
 
 
 def _weights(x, h, weight_ih, weight_hh, bias_ih, bias_hh, gates: int, rows: str):
@@ -186,17 +187,19 @@ def rnn_unroll(x, h0, weight_ih, weight_hh, bias_ih=None, bias_hh=None, *, nonli
     return trace
 
 
-def vanishing_gradient(w, x, *, u=1.0, h0=0.0, b=0.0, nonlinearity: str = "tanh") -> Trace:
+def vanishing_gradient(w, x, *, u=1.0, h0=0.0, b=0.0, nonlinearity: str = "tanh", max_norm=None) -> Trace:
     """The gradient ∂h_T/∂h_0 of a one-unit RNN: a product of T local derivatives w·φ'(a_t).
 
     h_t = φ(w h_{t−1} + u x_t + b);  ∂h_t/∂h_{t−1} = w φ'(a_t), so ∂h_T/∂h_0 = Π_t w φ'(a_t)
     (Bengio, Simard & Frasconi 1994; Pascanu et al. 2013, §2). Since tanh' ≤ 1 (and ReLU' ∈ {0, 1}),
     |∂h_T/∂h_0| ≤ |w|^T: with |w| < 1 the gradient vanishes geometrically in T; it can only
     explode when |w| > 1 (and then only where φ' stays near 1, e.g. ReLU with a_t > 0).
+    With max_norm c > 0: clipped, the gradient clipped by norm, g·min(1, c/|g|) (Pascanu et al. 2013,
+    §3.2; torch.nn.utils.clip_grad_norm_), the remedy for an exploding one.
     Shapes: w, u, h0, b numbers; x (T,) the inputs (T ≥ 1).
     Returns pre_activations (T,), hidden (T,), activation_derivatives φ'(a_t) (T,),
-    local_derivatives w·φ'(a_t) (T,), gradient (a number), bound |w|^T, steps T.
-    Raises ParamError for non-numbers, ShapeError for an empty or 2-D x.
+    local_derivatives w·φ'(a_t) (T,), gradient (a number), bound |w|^T, steps T; with max_norm clipped.
+    Raises ParamError for non-numbers and a max_norm ≤ 0, ShapeError for an empty or 2-D x.
     """
     nonlinearity = choice("nonlinearity", nonlinearity, RNN_NONLINEARITIES)
     w_, u_, h_, b_ = number("w", w), number("u", u), number("h0", h0), number("b", b)
@@ -215,8 +218,13 @@ def vanishing_gradient(w, x, *, u=1.0, h0=0.0, b=0.0, nonlinearity: str = "tanh"
         hidden.append(h)
         ders.append(d)
     local = w_ * np.array(ders)
-    return Trace(pre_activations=np.array(pre), hidden=np.array(hidden), activation_derivatives=np.array(ders),
-                 local_derivatives=local, gradient=float(np.prod(local)), bound=abs(w_) ** xs.size, steps=int(xs.size))
+    trace = Trace(pre_activations=np.array(pre), hidden=np.array(hidden), activation_derivatives=np.array(ders),
+                  local_derivatives=local, gradient=float(np.prod(local)), bound=abs(w_) ** xs.size, steps=int(xs.size))
+    if max_norm is not None:
+        if number("max_norm", max_norm) <= 0:
+            raise ParamError(f"max_norm: expected a positive number, got {max_norm!r}")
+        trace.update(clipped=clip_by_norm(trace.gradient, max_norm))
+    return trace
 
 
 # ---------------------------------------------- from a student's own gates and states (ECF rules)

@@ -10,4 +10,10 @@ SLIPS[generator][mistake id] = why it is a slip of the statement, not a mistake 
 from __future__ import annotations
 
 SLIPS: dict[str, dict[str, str]] = {
+    "vanishing-gradient": {
+        "explodes": "the other option of the statement's long_run choice (vanishes, explodes, stays moderate), "
+                    "chosen from the same gradient",
+        "bound-decides": "the other option of the statement's verdict choice (shrinks or grows), the bound |w|^T "
+                         "read as the gradient's size",
+    },
 }

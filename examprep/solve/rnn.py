@@ -400,6 +400,7 @@ class VanishingSteps(NamedTuple):
     local_derivatives: Step
     product: Step                  # ∂h_T/∂h_0
     bound: Step                    # |w|^T
+    clipped: Step | None           # with max_norm
 
 
 def vanishing_steps(p: dict[str, Any], t: Trace) -> VanishingSteps:
@@ -417,7 +418,9 @@ def vanishing_steps(p: dict[str, Any], t: Trace) -> VanishingSteps:
              rf"\frac{{\partial h_{{{T}}}}}{{\partial h_0}} = \prod_{{t=1}}^{{{T}}} w\, \phi'(a_t)",
              {"gradient": t.gradient}),
         Step("Bound: φ' ≤ 1, so the product is at most |w|^T in size",
-             rf"\left|\frac{{\partial h_{{{T}}}}}{{\partial h_0}}\right| \le |w|^{{{T}}}", {"bound": t.bound}))
+             rf"\left|\frac{{\partial h_{{{T}}}}}{{\partial h_0}}\right| \le |w|^{{{T}}}", {"bound": t.bound}),
+        Step("Clip by norm", r"g \leftarrow g \cdot \min\left(1, \frac{c}{\lVert g \rVert}\right)", {"clipped": t.clipped})
+        if "clipped" in t else None)
 
 
 def _tanh(p: dict[str, Any]) -> bool:
@@ -429,10 +432,8 @@ VANISHING_MISTAKES = {
     "local_derivatives": (
         Mistake("weights-only", why="Include the slope of tanh at each step: w·(1 − h_t²).", when=_tanh,
                 compute=lambda p, t: np.full(len(t.local_derivatives), float(p["w"]))),
-        Mistake("slope-only", why="The chain rule through a_t = w h_{t−1} + x_t brings the factor w.", when=_tanh,
-                compute=lambda p, t: t.activation_derivatives),
-        Mistake("slope-only", why="∂h_t/∂h_{t−1} = w·ReLU'(a_t): include the weight w.", when=lambda p: not _tanh(p),
-                compute=lambda p, t: t.activation_derivatives)),
+        Mistake("slope-only", why="∂h_t/∂h_{t−1} = w·φ'(a_t): the chain rule through a_t = w h_{t−1} + x_t brings the "
+                                  "factor w.", compute=lambda p, t: t.activation_derivatives)),
     "gradient": (
         Mistake("added", why="Backprop through time multiplies the local derivatives; it does not add them.",
                 compute=lambda p, t: ops.total(t.local_derivatives)),
@@ -443,27 +444,37 @@ VANISHING_MISTAKES = {
                 compute=lambda p, t: abs(p["w"]) * t.steps),
         Mistake("sigmoid-bound", why="tanh' ≤ 1 (σ' ≤ 1/4 is the sigmoid's): the bound is |w|^T.", when=_tanh,
                 compute=lambda p, t: float((abs(p["w"]) / 4) ** t.steps))),
+    "clipped": (Mistake("unclipped", why="Clipping rescales g to norm c when ‖g‖ > c: g·c/‖g‖.",
+                        compute=lambda p, t: t.gradient),),
 }
 
 VANISHING_ECF = {
-    "hidden": (Ecf("solve:vanishing-gradient", lambda p, t: p, "hidden"),),
+    # the forward pass from the parameters (the clipping is no input of it)
+    "hidden": (Ecf("solve:vanishing-gradient", lambda p, t: {n: v for n, v in p.items() if n != "max_norm"}, "hidden"),),
     "local_derivatives": (Ecf("rnn-local-derivatives", lambda p, t: {"w": p["w"], "hidden": Ref("hidden"),
                                                                      "nonlinearity": p["nonlinearity"]}),),
     "gradient": (Ecf("product", lambda p, t: {"values": Ref("local_derivatives")}),),
     "bound": (Ecf("power", lambda p, t: {"base": abs(p["w"]), "exponent": t.steps}),),
+    "clipped": (Ecf("clip-by-norm", lambda p, t: {"grad": Ref("gradient"), "max_norm": p["max_norm"]}),),
 }
+
+_VANISHING_ANSWERS = ("hidden", "local_derivatives", "gradient", "bound", "clipped")
 
 
 VANISHING_GRADIENT = Topic(
     "vanishing-gradient", "The vanishing (or exploding) gradient of a one-unit RNN: Π w·φ'(a_t)",
     (Param("w", "number: the recurrent weight"), Param("x", "vector (T): the inputs"),
      Param("u", "number: the input weight", 1.0), Param("h0", "number", 0.0), Param("b", "number", 0.0),
-     Param("nonlinearity", '"tanh" or "relu"', "tanh")),
-    ("hidden", "local_derivatives", "gradient", "bound"),
-    lambda p: engine.vanishing_gradient(p["w"], p["x"], u=p["u"], h0=p["h0"], b=p["b"], nonlinearity=p["nonlinearity"]),
+     Param("nonlinearity", '"tanh" or "relu"', "tanh"),
+     Param("max_norm", "number c > 0: the gradient clipped by norm, g·min(1, c/|g|) (optional)", None)),
+    _VANISHING_ANSWERS,
+    lambda p: engine.vanishing_gradient(p["w"], p["x"], u=p["u"], h0=p["h0"], b=p["b"], nonlinearity=p["nonlinearity"],
+                                        max_norm=p["max_norm"]),
     vanishing_steps,
     lambda p: {"recurrence": f"h_t = {p['nonlinearity']}(w h_(t−1) + u x_t + b)",
-               "gradient": "∂h_T/∂h_0 = Π_t w·φ'(a_t) (Pascanu et al. 2013)"},
+               "gradient": "∂h_T/∂h_0 = Π_t w·φ'(a_t) (Pascanu et al. 2013)"}
+    | ({} if p["max_norm"] is None else {"clipping": "by norm: g·min(1, c/‖g‖) (torch.nn.utils.clip_grad_norm_)"}),
+    answer_names=lambda p, t: [n for n in _VANISHING_ANSWERS if n in t],
     mistakes=VANISHING_MISTAKES,
     ecf=VANISHING_ECF,
 )

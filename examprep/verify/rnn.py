@@ -115,8 +115,17 @@ def ref_vanishing_gradient(p: dict) -> dict:
         hp = hp.reshape(1, 1).clone().requires_grad_(True)
         (d,) = torch.autograd.grad(cell(xt.reshape(1, 1), hp).sum(), hp)
         local.append(float(d))
-    return {"hidden": as_numpy(hidden), "local_derivatives": np.array(local), "gradient": float(g),
-            "bound": abs(float(p["w"])) ** len(xs)}
+    out = {"hidden": as_numpy(hidden), "local_derivatives": np.array(local), "gradient": float(g),
+           "bound": abs(float(p["w"])) ** len(xs)}
+    if p.get("max_norm") is not None:
+        # torch.nn.utils.clip_grad_norm_ on a parameter holding that gradient: its norm, and its rescaling
+        # g·c/‖g‖ where ‖g‖ > c (torch divides by ‖g‖ + 1e-6: the exact rule uses the norm it returns)
+        param = torch.nn.Parameter(torch.zeros(1, dtype=DTYPE))
+        param.grad = g.reshape(1).clone()
+        norm = float(torch.nn.utils.clip_grad_norm_([param], p["max_norm"]))
+        assert abs(float(param.grad) - float(g) * min(1.0, p["max_norm"] / (norm + 1e-6))) <= 1e-12 * abs(float(g))
+        out["clipped"] = float(g) * min(1.0, p["max_norm"] / norm) if norm > 0 else float(g)
+    return out
 
 
 def _random_cell(topic: str, rng: np.random.Generator) -> dict:
@@ -164,9 +173,12 @@ def random_vanishing_gradient(rng: np.random.Generator) -> dict:
     """A random valid vanishing-gradient instance."""
     ri = lambda lo, hi: int(rng.integers(lo, hi + 1))  # noqa: E731
     T = ri(1, 12)
-    return {"w": float(normal(rng, 1, scale=1.5)[0]), "x": normal(rng, T), "u": float(normal(rng, 1)[0]),
-            "h0": float(normal(rng, 1)[0]), "b": float(normal(rng, 1, scale=0.3)[0]),
-            "nonlinearity": pick(rng, ["tanh", "relu"])}
+    p = {"w": float(normal(rng, 1, scale=1.5)[0]), "x": normal(rng, T), "u": float(normal(rng, 1)[0]),
+         "h0": float(normal(rng, 1)[0]), "b": float(normal(rng, 1, scale=0.3)[0]),
+         "nonlinearity": pick(rng, ["tanh", "relu"])}
+    if rng.random() < 0.5:
+        p["max_norm"] = float(rng.choice([0.01, 0.5, 5.0]))
+    return p
 
 
 # this area's solve topics: each one's torch reference and random instances (gathered by verify/__init__.py)

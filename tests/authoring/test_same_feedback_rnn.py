@@ -217,3 +217,30 @@ def test_rnn_bptt_and_its_topic_and_each_steps_cell_give_the_same_feedback():
                 assert same((expect, None), (feedback(built.part(pid))[0], None)), (level, seed, pid)
                 compared += len(expect)
     assert compared > 3 * 3 * 4
+
+
+def test_vanishing_gradient_and_its_topic_give_the_same_feedback():
+    answers = {a: a for a in ("hidden", "local_derivatives", "gradient", "bound")}
+    assert assert_same_feedback("vanishing-gradient", "vanishing-gradient", answers) > 3 * 3 * 3
+
+
+def test_vanishing_gradients_twenty_steps_are_its_topic_over_twenty_inputs_clipped():
+    # level 2: the same network over the four inputs and sixteen 1s, clipped to norm 5 — every ReLU active,
+    # so ∂h_20/∂h_0 is also the topic's bound w^20, and the part has the bound's mistake and ECF rule
+    for seed in range(3):
+        built = generators.build("vanishing-gradient", seed, 2)
+        long = built.params | {"x": built.params["x"] + [1.0] * 16, "max_norm": 5.0}
+        mine = authored("vanishing-gradient", long, ["gradient", "bound", "clipped"])
+        assert mine.part("a_gradient").expected == mine.part("a_bound").expected == built.part("gradient_20").expected
+        assert same(feedback(mine.part("a_bound")), feedback(built.part("gradient_20"))), seed
+        assert same(feedback(mine.part("a_clipped"), refs={"gradient": "gradient_20"}), feedback(built.part("clipped")))
+        assert [m.id for m in built.part("clipped").misconceptions] == ["unclipped"]
+
+
+def test_an_authored_question_of_either_nonlinearity_gets_the_slope_mistakes_that_apply():
+    relu = authored("vanishing-gradient", {"w": 1.5, "x": [1.0, 2.0], "nonlinearity": "relu"}, ["local_derivatives"])
+    tanh = authored("vanishing-gradient", {"w": 0.5, "x": [1.0, 2.0], "nonlinearity": "tanh"}, ["local_derivatives"])
+    assert [m.id for m in relu.part("a_local_derivatives").misconceptions] == ["slope-only"]      # ReLU': every factor w
+    assert [m.id for m in tanh.part("a_local_derivatives").misconceptions] == ["weights-only", "slope-only"]
+    np.testing.assert_allclose(tanh.part("a_local_derivatives").misconceptions[1].value,
+                               [1 - np.tanh(1.0) ** 2, 1 - np.tanh(0.5 * np.tanh(1.0) + 2.0) ** 2], rtol=1e-12)

@@ -160,3 +160,11 @@ def test_gru_without_the_reset_gate_is_the_candidate_of_w_h_and_the_cell_otherwi
                                n, rtol=1e-12)
     with pytest.raises(ParamError, match="reset"):
         engine.rnn.gru_candidate(x, h, w_ih[4:], w_hh[4:], b_ih[4:], b_hh[4:], right.r, reset="sideways")
+
+
+def test_vanishing_gradient_clipped_by_norm_keeps_the_sign_and_caps_the_size():
+    t = engine.vanishing_gradient(2.0, [1.0] * 10, nonlinearity="relu", max_norm=5.0)    # ∂h/∂h_0 = 2^10
+    assert t.gradient == 1024.0 and t.clipped == 5.0
+    assert engine.vanishing_gradient(-0.5, [0.0] * 3, max_norm=5.0).clipped == -0.125        # within the norm: as it is
+    with pytest.raises(ParamError, match="max_norm"):
+        engine.vanishing_gradient(2.0, [1.0], max_norm=0)
