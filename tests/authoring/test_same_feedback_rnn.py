@@ -244,3 +244,20 @@ def test_an_authored_question_of_either_nonlinearity_gets_the_slope_mistakes_tha
     assert [m.id for m in tanh.part("a_local_derivatives").misconceptions] == ["weights-only", "slope-only"]
     np.testing.assert_allclose(tanh.part("a_local_derivatives").misconceptions[1].value,
                                [1 - np.tanh(1.0) ** 2, 1 - np.tanh(0.5 * np.tanh(1.0) + 2.0) ** 2], rtol=1e-12)
+
+
+def test_topics_no_generator_asks_give_an_authored_question_their_mistakes():
+    # teacher-forcing and rnn-unroll (asked whole by no generator): their tables' mistakes reach a question file
+    tf = authored("teacher-forcing", {"tokens": [5, 7, 9], "bos": 1, "eos": 2}, ["decoder_input", "labels"])
+    assert tf.part("a_decoder_input").expected == [1, 5, 7, 9]
+    assert {m.id: m.value for m in tf.part("a_decoder_input").misconceptions} == {"no-shift": [5, 7, 9]}
+    assert {m.id: m.value for m in tf.part("a_labels").misconceptions} == {"shifted-labels": [1, 5, 7, 9],
+                                                                          "no-eos": [5, 7, 9]}
+    seq = authored("rnn-unroll", {"x": [[1.0], [-0.5]], "h0": [0.5, -1.0], "weight_ih": [[0.5], [-1.0]],
+                                  "weight_hh": [[1.0, -0.5], [0.5, 0.5]], "grad_output": [1.0, -2.0]},
+                   ["hidden", "jacobian", "grad_h0"])
+    assert [m.id for m in seq.part("a_jacobian").misconceptions] == ["weights-only", "columns-scaled", "transposed",
+                                                                      "reversed-order"]
+    assert [m.id for m in seq.part("a_grad_h0").misconceptions] == ["not-transposed"]
+    assert (seq.part("a_jacobian").ecf_rule.op, seq.part("a_jacobian").ecf_rule.args["h_new"]) == \
+        ("rnn-jacobian", {"$ref": "a_hidden"})

@@ -104,3 +104,14 @@ def test_rnn_bptt_reuse_h0_restarts_an_lstms_cell_state_too():
     pre = np.array(p["weight_ih"])[:, 0] * -1.0 + np.array(p["weight_hh"])[:, 0] * 0.5    # step 2 from h₀
     i, f, g, o = 1 / (1 + np.exp(-pre[0])), 1 / (1 + np.exp(-pre[1])), np.tanh(pre[2]), 1 / (1 + np.exp(-pre[3]))
     np.testing.assert_allclose(reuse[1], [o * np.tanh(f * -1.0 + i * g)], rtol=1e-12)
+
+
+def test_teacher_forcing_mistakes_are_the_sequences_they_name():
+    # y = [5, 7, 9], bos 1, eos 2: the input [1, 5, 7, 9] and the labels [5, 7, 9, 2] (Vaswani et al. 2017, §3.1)
+    known = solve.mistakes("teacher-forcing", {"tokens": [5, 7, 9], "bos": 1, "eos": 2})
+    assert {m.id: m.value for m in known.of("decoder_input")} == {"no-shift": [5, 7, 9]}
+    assert {m.id: m.value for m in known.of("labels")} == {"shifted-labels": [1, 5, 7, 9], "no-eos": [5, 7, 9]}
+    # without an end token: the input [1, 5, 7] and the labels [5, 7, 9]
+    known = solve.mistakes("teacher-forcing", {"tokens": [5, 7, 9], "bos": 1})
+    assert {m.id: m.value for m in known.of("decoder_input")} == {"no-shift": [5, 7, 9], "kept-last": [1, 5, 7, 9]}
+    assert {m.id: m.value for m in known.of("labels")} == {"shifted-labels": [1, 5, 7]}

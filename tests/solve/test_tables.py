@@ -29,6 +29,8 @@ INSTANCES = [
     ("rnn-cell", {"x": [1.0, -0.5], "h": [0.5, 1.0], "weight_ih": [[0.5, 1.0], [-1.0, 0.5]],
                   "weight_hh": [[1.0, -0.5], [0.5, 0.5]], "bias_ih": [0.5, -1.0], "bias_hh": [1.0, 0.5]}),
     ("rnn-cell", {"x": [1.0], "h": [0.5], "weight_ih": [[2.0]], "weight_hh": [[-1.0]], "nonlinearity": "relu"}),
+    ("teacher-forcing", {"tokens": [5, 7, 9], "bos": 1, "eos": 2}),
+    ("teacher-forcing", {"tokens": [5, 7, 9], "bos": 1}),
     ("vanishing-gradient", {"w": 1.5, "x": [1.0, 0.5, 2.0], "nonlinearity": "relu", "max_norm": 1.0}),
     ("rnn-unroll", {"x": [[1.0], [-0.5], [0.5]], "h0": [0.5, -1.0], "weight_ih": [[0.5], [-1.0]],
                     "weight_hh": [[1.0, -0.5], [0.5, 0.5]], "bias_ih": [0.5, -0.5], "grad_output": [1.0, -2.0]}),
