@@ -58,7 +58,7 @@ def test_weight_gradients_are_the_sum_of_each_steps_share(seed):
     close(t.grad_weight_ih_steps.sum(axis=0), t.grad_weight_ih, rtol=1e-12, atol=1e-14)
 
 
-@settings(max_examples=20)
+@settings(max_examples=10)
 @given(seed=st.integers(0, 2**32 - 1), cell=st.sampled_from(["rnn", "lstm", "gru"]))
 def test_each_steps_share_is_the_gradient_of_that_steps_own_copy_of_the_weights(seed, cell):
     """torch: the unrolled cell with a separate copy of every weight and bias at each step (equal values);
