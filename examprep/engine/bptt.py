@@ -31,7 +31,8 @@ def rnn_bptt(cell: str, x, weight_ih, weight_hh, bias_ih=None, bias_hh=None, *, 
     Returns hidden (T, H) = h_1…h_T, cell (T, H; lstm), the per-step traces' pre-activations and gates
     (steps: a list of the cells' traces), grad_weight_ih, grad_weight_hh, grad_bias_ih, grad_bias_hh,
     grad_h0, grad_c0 (lstm), grad_x (T, I), grad_h (T, H): the total ∂L/∂h_t at each step, and
-    grad_weight_ih_steps, grad_weight_hh_steps (T, …): each step's share of the weight gradients.
+    grad_weight_ih_steps, grad_weight_hh_steps, grad_bias_ih_steps, grad_bias_hh_steps (T, …): each
+    step's share of the weight and bias gradients.
     Raises ShapeError naming the argument whose shape is wrong, ParamError for an option the cell
     does not have.
     """
@@ -147,7 +148,8 @@ def rnn_bptt(cell: str, x, weight_ih, weight_hh, bias_ih=None, bias_hh=None, *, 
     trace = Trace(steps=steps, hidden=np.array(hs), grad_weight_ih=contrib_ih.sum(axis=0),
                   grad_weight_hh=contrib_hh.sum(axis=0), grad_bias_ih=contrib_bih.sum(axis=0),
                   grad_bias_hh=contrib_bhh.sum(axis=0), grad_h0=grad_h0, grad_x=gx, grad_h=totals,
-                  grad_weight_ih_steps=contrib_ih, grad_weight_hh_steps=contrib_hh)
+                  grad_weight_ih_steps=contrib_ih, grad_weight_hh_steps=contrib_hh, grad_bias_ih_steps=contrib_bih,
+                  grad_bias_hh_steps=contrib_bhh)
     if cell == "lstm":
         trace.update(cell=np.array(cs), grad_c0=grad_c0)
     return trace

@@ -13,7 +13,8 @@ import math
 import numpy as np
 
 from examprep.engine._core import Trace, array, choice, matrix, number, same_shape, shape_str, sigmoid, vector
-from examprep.errors import ShapeError
+from examprep.engine.optim import clip_by_norm
+from examprep.errors import ParamError, ShapeError
 
 
 def _weights(x, h, weight_ih, weight_hh, bias_ih, bias_hh, gates: int, rows: str):
@@ -50,14 +51,18 @@ def rnn_cell(x, h, weight_ih, weight_hh, bias_ih=None, bias_hh=None, *, nonlinea
     return Trace(input_part=gi, hidden_part=gh, pre_activation=a, h_new=h_new)
 
 
-def lstm_cell(x, h, c, weight_ih, weight_hh, bias_ih=None, bias_hh=None) -> Trace:
+def lstm_cell(x, h, c, weight_ih, weight_hh, bias_ih=None, bias_hh=None, *, grad_c_new=None) -> Trace:
     """One LSTM step (Hochreiter & Schmidhuber 1997 with a forget gate; torch.nn.LSTMCell).
 
     Shapes: x (I,), h and c (H,), weight_ih (4H, I) and weight_hh (4H, H) with row blocks
     [i; f; g; o], biases (4H,).
     i = σ(·), f = σ(·), g = tanh(·), o = σ(·) of W_ih x + b_ih + W_hh h + b_hh (per block);
     c' = f ⊙ c + i ⊙ g;  h' = o ⊙ tanh(c').
-    Returns the pre-activations (pre_i, pre_f, pre_g, pre_o), i, f, g, o, c_new, tanh_c_new, h_new.
+    With grad_c_new = ∂L/∂c' (H,) and no gradient through h': the backward step along the cell state,
+    cell_gradient = ∂c'_k/∂c_k = f (c' is element-wise in c, and the gates do not depend on c) and
+    grad_c = ∂L/∂c = f ⊙ ∂L/∂c' (the constant error carousel; Gers, Schmidhuber & Cummins 2000).
+    Returns the pre-activations (pre_i, pre_f, pre_g, pre_o), i, f, g, o, c_new, tanh_c_new, h_new;
+    with grad_c_new also cell_gradient and grad_c.
     Raises ShapeError naming the argument whose shape is wrong.
     """
     x, h, w_ih, w_hh, b_ih, b_hh = _weights(x, h, weight_ih, weight_hh, bias_ih, bias_hh, 4, "i, f, g, o")
@@ -67,8 +72,11 @@ def lstm_cell(x, h, c, weight_ih, weight_hh, bias_ih=None, bias_hh=None) -> Trac
     i, f, g, o = sigmoid(pre_i), sigmoid(pre_f), np.tanh(pre_g), sigmoid(pre_o)
     c_new = f * c_arr + i * g
     tc = np.tanh(c_new)
-    return Trace(pre_i=pre_i, pre_f=pre_f, pre_g=pre_g, pre_o=pre_o, i=i, f=f, g=g, o=o,
-                 c_new=c_new, tanh_c_new=tc, h_new=o * tc)
+    trace = Trace(pre_i=pre_i, pre_f=pre_f, pre_g=pre_g, pre_o=pre_o, i=i, f=f, g=g, o=o,
+                  c_new=c_new, tanh_c_new=tc, h_new=o * tc)
+    if grad_c_new is not None:
+        trace.update(cell_gradient=f.copy(), grad_c=f * vector("grad_c_new", grad_c_new, h.shape[0]))
+    return trace
 
 
 GRU_CONVENTIONS = ("lecture", "pytorch")
@@ -179,17 +187,19 @@ def rnn_unroll(x, h0, weight_ih, weight_hh, bias_ih=None, bias_hh=None, *, nonli
     return trace
 
 
-def vanishing_gradient(w, x, *, u=1.0, h0=0.0, b=0.0, nonlinearity: str = "tanh") -> Trace:
+def vanishing_gradient(w, x, *, u=1.0, h0=0.0, b=0.0, nonlinearity: str = "tanh", max_norm=None) -> Trace:
     """The gradient ∂h_T/∂h_0 of a one-unit RNN: a product of T local derivatives w·φ'(a_t).
 
     h_t = φ(w h_{t−1} + u x_t + b);  ∂h_t/∂h_{t−1} = w φ'(a_t), so ∂h_T/∂h_0 = Π_t w φ'(a_t)
     (Bengio, Simard & Frasconi 1994; Pascanu et al. 2013, §2). Since tanh' ≤ 1 (and ReLU' ∈ {0, 1}),
     |∂h_T/∂h_0| ≤ |w|^T: with |w| < 1 the gradient vanishes geometrically in T; it can only
     explode when |w| > 1 (and then only where φ' stays near 1, e.g. ReLU with a_t > 0).
+    With max_norm c > 0: clipped, the gradient clipped by norm, g·min(1, c/|g|) (Pascanu et al. 2013,
+    §3.2; torch.nn.utils.clip_grad_norm_), the remedy for an exploding one.
     Shapes: w, u, h0, b numbers; x (T,) the inputs (T ≥ 1).
     Returns pre_activations (T,), hidden (T,), activation_derivatives φ'(a_t) (T,),
-    local_derivatives w·φ'(a_t) (T,), gradient (a number), bound |w|^T, steps T.
-    Raises ParamError for non-numbers, ShapeError for an empty or 2-D x.
+    local_derivatives w·φ'(a_t) (T,), gradient (a number), bound |w|^T, steps T; with max_norm clipped.
+    Raises ParamError for non-numbers and a max_norm ≤ 0, ShapeError for an empty or 2-D x.
     """
     nonlinearity = choice("nonlinearity", nonlinearity, RNN_NONLINEARITIES)
     w_, u_, h_, b_ = number("w", w), number("u", u), number("h0", h0), number("b", b)
@@ -208,8 +218,13 @@ def vanishing_gradient(w, x, *, u=1.0, h0=0.0, b=0.0, nonlinearity: str = "tanh"
         hidden.append(h)
         ders.append(d)
     local = w_ * np.array(ders)
-    return Trace(pre_activations=np.array(pre), hidden=np.array(hidden), activation_derivatives=np.array(ders),
-                 local_derivatives=local, gradient=float(np.prod(local)), bound=abs(w_) ** xs.size, steps=int(xs.size))
+    trace = Trace(pre_activations=np.array(pre), hidden=np.array(hidden), activation_derivatives=np.array(ders),
+                  local_derivatives=local, gradient=float(np.prod(local)), bound=abs(w_) ** xs.size, steps=int(xs.size))
+    if max_norm is not None:
+        if number("max_norm", max_norm) <= 0:
+            raise ParamError(f"max_norm: expected a positive number, got {max_norm!r}")
+        trace.update(clipped=clip_by_norm(trace.gradient, max_norm))
+    return trace
 
 
 # ---------------------------------------------- from a student's own gates and states (ECF rules)
@@ -237,12 +252,21 @@ def gru_blend(h, z, n, convention="lecture") -> np.ndarray:
 
 
 def rnn_jacobian(h_new, weight_hh, nonlinearity="tanh") -> np.ndarray:
-    """∂h'/∂h = diag(φ'(a)) W_hh read off the new state: tanh' = 1 − h'², ReLU' = 1[h' > 0]."""
-    h, W = array("h_new", h_new, 1), array("weight_hh", weight_hh, 2)
-    if W.shape != (h.shape[0], h.shape[0]):
-        raise ShapeError(f"weight_hh: expected shape {h.shape[0]}×{h.shape[0]}, got {'×'.join(map(str, W.shape))}")
+    """∂h'/∂h = diag(φ'(a)) W_hh read off the new state: tanh' = 1 − h'², ReLU' = 1[h' > 0].
+
+    Given the states h_1 … h_T of a sequence (T×H, rows in time order) instead of one state: the
+    product backprop through time forms, ∂h_T/∂h_0 = diag(φ'_T) W_hh ⋯ diag(φ'_1) W_hh (rnn_unroll's
+    ``jacobian``)."""
+    h, W = array("h_new", h_new, (1, 2)), array("weight_hh", weight_hh, 2)
+    if W.shape != (h.shape[-1], h.shape[-1]):
+        raise ShapeError(f"weight_hh: expected shape {h.shape[-1]}×{h.shape[-1]}, got {'×'.join(map(str, W.shape))}")
     der = 1.0 - h**2 if nonlinearity == "tanh" else (h > 0).astype(float)
-    return der[:, None] * W
+    if h.ndim == 1:
+        return der[:, None] * W
+    total = der[0][:, None] * W
+    for d in der[1:]:
+        total = (d[:, None] * W) @ total
+    return total
 
 
 def rnn_local_derivatives(w, hidden, nonlinearity="tanh") -> np.ndarray:

@@ -15,7 +15,7 @@ from examprep import solve
 from examprep.document import Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
 from examprep.exact import frac
-from examprep.problem import Misconception, Part, SolutionStep
+from examprep.problem import Part, SolutionStep
 
 
 def _update_half(x: list, h: list, w_ih: list, w_hh: list, b_ih: list, b_hh: list) -> bool:
@@ -67,12 +67,6 @@ def gru_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     if np.any(np.abs(g.z - 0.5) < 1e-12):
         raise Degenerate("z = 1/2 makes both blends equal")
     pt = known.trace(convention="pytorch")
-    # mixing up the r and z row blocks: the same cell on the swapped rows
-    swapped_rows = (np.concatenate([w_ih[H:2 * H], w_ih[:H], w_ih[2 * H:]]),
-                    np.concatenate([w_hh[H:2 * H], w_hh[:H], w_hh[2 * H:]]))
-    swapped_b = np.concatenate([b_ih[H:2 * H], b_ih[:H], b_ih[2 * H:]]), np.concatenate([b_hh[H:2 * H], b_hh[:H], b_hh[2 * H:]])
-    swapped = known.call({**params, "weight_ih": swapped_rows[0], "weight_hh": swapped_rows[1],
-                          "bias_ih": swapped_b[0], "bias_hh": swapped_b[1]})
     scalar = H == 1
     kind = "number" if scalar else "vector"
     val = (lambda v: float(np.asarray(v).ravel()[0])) if scalar else jsonable
@@ -93,13 +87,9 @@ def gru_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     asked = ("r", "z", "n", "h_new")
     parts = [
         Part("r", "The reset gate $r$.", kind, val(g.r), shape=shape, points=1, minutes=2.0 * H, exact=exact.get("r"),
-             misconceptions=(Misconception("swapped-gates", val(swapped.r),
-                                           "Rows are stacked [r; z; n]: the first block of W_ih and W_hh is the reset gate."),)
-             + known.of("r", val)),
+             misconceptions=known.of("r", val)),
         Part("z", "The update gate $z$.", kind, val(g.z), shape=shape, points=1, minutes=2.0 * H, exact=exact.get("z"),
-             misconceptions=(Misconception("swapped-gates", val(swapped.z),
-                                           "Rows are stacked [r; z; n]: the second block is the update gate."),)
-             + known.of("z", val)),
+             misconceptions=known.of("z", val)),
         Part("n", "The candidate state $n$.", kind, val(g.n), shape=shape, points=2, minutes=3.0 * H, exact=exact.get("n"),
              misconceptions=known.of("n", val), ecf_rule=solve.ecf("gru-cell", "n", params, g, asked)),
         Part("h_new", "The new hidden state $h'$ (lecture convention).", kind, val(g.h_new), shape=shape, points=2,

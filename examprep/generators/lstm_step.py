@@ -15,12 +15,10 @@ from fractions import Fraction
 import numpy as np
 
 from examprep import solve
-from examprep.engine import ops
-from examprep.engine.activations import tanh_derivative_from_output
 from examprep.document import Math, Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
 from examprep.exact import exp_term, frac
-from examprep.problem import Misconception, Part, EcfRule, SolutionStep
+from examprep.problem import Part, SolutionStep
 
 _GATES = ("i", "f", "g", "o")
 
@@ -115,30 +113,24 @@ def lstm_step(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     solution += steps_from(steps.cell, "c_new") + steps_from(steps.hidden, "h_new")
     if difficulty == 3:
         delta_c = rng.ints(-2, 2, (H,), nonzero=True)
-        grad_c = ops.multiply(t.f, delta_c)              # ∂L/∂c = f ⊙ ∂L/∂c' along the cell path
+        back = known.at(grad_c_new=jsonable(delta_c))      # the backward step along the cell state
+        bt = back.trace()
+        both = asked + ("cell_gradient", "grad_c")
         parts.append(Part("cell_gradient", r"The local derivative $\partial c'_k / \partial c_k$ for each unit.", "vector",
-                          jsonable(t.f), shape=(H,), points=1, minutes=1, exact=ex("f"),
-                          misconceptions=(Misconception("one", jsonable(np.ones(H)),
-                                                        "c' = f ⊙ c + i ⊙ g: the old state is scaled by f, "
-                                                        "so the derivative is f."),
-                                          Misconception("tanh-slope",
-                                                        jsonable(ops.multiply(t.f, tanh_derivative_from_output(t.tanh_c_new))),
-                                                        "Along the cell path there is no tanh: ∂c'/∂c = f "
-                                                        "(tanh only enters h').")),
-                          ecf_rule=EcfRule("scale", {"x": {"$ref": "f"}, "factor": 1.0})))
+                          jsonable(bt.cell_gradient), shape=(H,), points=1, minutes=1, exact=ex("f"),
+                          misconceptions=back.of("cell_gradient", jsonable),
+                          ecf_rule=solve.ecf("lstm-cell", "cell_gradient", back.params, bt, both, jsonable)))
         shown_dc = "[" + ", ".join(f"{v:g}" for v in delta_c) + "]"
         parts.append(Part("grad_c", rf"Given $\partial L / \partial c' = {shown_dc}$ (and no gradient through $h'$), "
-                          r"$\partial L / \partial c$.", "vector", jsonable(grad_c), shape=(H,), points=1, minutes=1,
+                          r"$\partial L / \partial c$.", "vector", jsonable(bt.grad_c), shape=(H,), points=1, minutes=1,
                           exact=[frac(Fraction(e) * int(d)) for e, d in zip(sig["f"], delta_c)] if calculator_free else None,
-                          misconceptions=(Misconception("unchanged", jsonable(delta_c.astype(float)),
-                                                        "The gradient is scaled by the forget gate on its way "
-                                                        "back: f ⊙ ∂L/∂c'."),),
-                          ecf_rule=EcfRule("multiply", {"a": {"$ref": "cell_gradient"}, "b": jsonable(delta_c)})))
+                          misconceptions=back.of("grad_c", jsonable),
+                          ecf_rule=solve.ecf("lstm-cell", "grad_c", back.params, bt, both, jsonable)))
         solution.append(SolutionStep("Gradient along the cell state", [
             Math(r"\frac{\partial c'}{\partial c} = \mathrm{diag}(f),\quad "
                  r"\frac{\partial L}{\partial c} = f \odot \frac{\partial L}{\partial c'}"),
-            Matrix("∂c'/∂c", jsonable(t.f))], "cell_gradient"))
-        solution.append(SolutionStep("Backwards one step", [Matrix("∂L/∂c", jsonable(grad_c)), Text(
+            Matrix("∂c'/∂c", jsonable(bt.cell_gradient))], "cell_gradient"))
+        solution.append(SolutionStep("Backwards one step", [Matrix("∂L/∂c", jsonable(bt.grad_c)), Text(
             "No weight matrix and no squashing slope on this path: with f near 1 the cell carries the gradient across "
             "many steps almost unchanged (the constant error carousel), unlike a vanilla RNN's product of w·tanh'.")],
             "grad_c"))

@@ -15,9 +15,8 @@ import numpy as np
 
 from examprep import solve
 from examprep.document import Matrix, Text
-from examprep.engine import ops
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, nice, step_per_part, steps_from, jsonable
-from examprep.problem import Misconception, Part, EcfRule
+from examprep.problem import Part, EcfRule
 from examprep.solve.contract import Step
 
 _ROWS = {"rnn": ["h"], "gru": ["r", "z", "n"], "lstm": ["i", "f", "g", "o"]}
@@ -49,10 +48,10 @@ def rnn_bptt(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     one = H == 1
     val = (lambda v: float(np.ravel(v)[0])) if one else jsonable
     kind, shape = ("number", None) if one else ("vector", (H,))
+    row = lambda k: lambda v: val(np.asarray(v)[k])  # noqa: E731   (h_k, ∂L/∂h_k: row k of a T×H answer)
     rows = [f"{g}{k + 1}" if H > 1 else g for g in _ROWS[cell] for k in range(H)]
     wfmt, wkind, wshape = _weight_form(t.grad_weight_hh.shape)
     ifmt, ikind, ishape = _weight_form(t.grad_weight_ih.shape)
-    own = grad_hidden[0] if grad_hidden.ndim == 2 else np.zeros(H)      # δ₁ from h₁'s own loss
     # each forward step's mistakes are its cell's (solve's rnn-cell, gru-cell, lstm-cell tables), one cell step each
     topic = {"rnn": "rnn-cell", "gru": "gru-cell", "lstm": "lstm-cell"}[cell]
     states = [h0, t.hidden[0]]
@@ -60,43 +59,26 @@ def rnn_bptt(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     step = [solve.mistakes(topic, _cell_params(cell, x[k], states[k], cells[k] if cells else None, w_ih, w_hh, b),
                            trace=cell_trace)        # the unrolled pass's own trace of that step: not computed again
             for k, cell_trace in enumerate(t.steps)]
-    restart = step[1].trace(h=jsonable(h0), **({"c": [0.0] * H} if cell == "lstm" else {}))
     parts = [
         Part("h_1", "The first hidden state $h_1$.", kind, val(t.hidden[0]), shape=shape, points=1, minutes=1.5 * H * G,
-             misconceptions=known.of("hidden", lambda v: val(np.asarray(v)[0])) + step[0].of("h_new", val)),
+             misconceptions=known.of("hidden", row(0)) + step[0].of("h_new", val)),
         Part("h_2", "The second hidden state $h_2$.", kind, val(t.hidden[1]), shape=shape, points=1, minutes=1.5 * H * G,
-             misconceptions=known.of("hidden", lambda v: val(np.asarray(v)[1])) + step[1].of("h_new", val) + (
-                 Misconception("reuse-h0", val(restart.h_new), "Step 2 continues from h₁ (and c₁): the recurrence feeds "
-                                                              "each new state into the next step."),),
+             misconceptions=known.of("hidden", row(1), skip={"reuse-h0"}) + step[1].of("h_new", val)
+             + (known.get("hidden", "reuse-h0", row(1)),),
              ecf_rule=_next_state(cell, x, w_ih, w_hh, b) if H > 1 else None),
     ]
-    grad_h1_mis = [Misconception("no-recurrence", val(own), "h₁ also reaches the loss through h₂: add what step 2 sends "
-                                                              "back, (∂h₂/∂h₁)ᵀ ∂L/∂h₂.")]
-    if cell == "rnn":
-        grad_h1_mis.append(Misconception("no-tanh-derivative", val(ops.add(own, ops.matmul(w_hh.T, gh[1]))),
-                                         "∂h₂/∂h₁ = diag(1 − h₂²) W_hh: multiply by tanh's derivative at step 2."))
     parts.append(Part("grad_h1", r"$\partial L / \partial h_1$, the gradient that reaches $h_1$.", kind, val(gh[0]),
-                      shape=shape, points=2, minutes=2.5 * H, misconceptions=tuple(grad_h1_mis),
+                      shape=shape, points=2, minutes=2.5 * H, misconceptions=known.of("grad_h", row(0)),
                       hint="∂L/∂h₁ = (its own loss's δ₁) + (∂h₂/∂h₁)ᵀ ∂L/∂h₂."))
-    hh_mis = known.of("grad_weight_hh", wfmt)
-    if cell == "rnn":
-        d = gh * (1 - np.asarray(t.hidden) ** 2)                 # ∂L/∂a_t of a tanh RNN, from the trace
-        current = ops.add(np.outer(d[0], t.hidden[0]), np.outer(d[1], t.hidden[1]))
-        hh_mis += (Misconception("current-state", wfmt(current), "W_hh multiplies the PREVIOUS state: step t's share "
-                                                                  "pairs ∂L/∂a_t with h_{t−1}, not h_t."),)
     blocks = f" (one entry per gate block, rows {', '.join(_ROWS[cell])})" if one and G > 1 else ""
     parts.append(Part("grad_weight_hh", r"$\partial L / \partial W_{hh}$, summed over both steps" + blocks + ".", wkind,
-                      wfmt(t.grad_weight_hh), shape=wshape, points=3, minutes=3 * G * H, misconceptions=hh_mis,
+                      wfmt(t.grad_weight_hh), shape=wshape, points=3, minutes=3 * G * H,
+                      misconceptions=known.of("grad_weight_hh", wfmt),
                       hint="Each step's share is ∂L/∂(pre-activation)_t times h_{t−1}ᵀ; add the shares of both steps."))
     if difficulty == 2:
-        d2 = gh[1] * (1 - np.asarray(t.hidden[1]) ** 2)          # the last step's share: ∂L/∂a₂
         parts.append(Part("grad_bias", r"$\partial L / \partial b$, summed over both steps.", "vector",
                           jsonable(t.grad_bias_ih), shape=(H,), points=1, minutes=1.5,
-                          misconceptions=(Misconception("last-step-only", jsonable(d2),
-                                                        "The bias acts at every step: add both steps' shares."),
-                                          Misconception("no-recurrence", jsonable(known.trace(truncation=1).grad_bias_ih),
-                                                        "Step 1's share must include what step 2 sends back through "
-                                                        "h₁."))))
+                          misconceptions=known.of("grad_bias_ih", jsonable)))
     else:
         parts.append(Part("grad_weight_ih", r"$\partial L / \partial W_{ih}$, summed over both steps" + blocks + ".",
                           ikind, ifmt(t.grad_weight_ih), shape=ishape, points=2, minutes=1.5 * G,

@@ -12,12 +12,11 @@ from __future__ import annotations
 import numpy as np
 
 from examprep import solve
-from examprep.engine.rnn import rnn_jacobian
 from examprep.document import Math, Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
 from examprep.values import allclose
 from examprep.exact import exp_term
-from examprep.problem import Misconception, Part, EcfRule, SolutionStep
+from examprep.problem import Part, EcfRule, SolutionStep
 
 
 def tanh_exact(a: float) -> str:
@@ -106,25 +105,19 @@ def _two_steps(rng: Stream, calculator_free: bool) -> Draft:
                          "bias_ih": jsonable(b), "bias_hh": [0.0] * H, "nonlinearity": nl}
     step1 = solve.mistakes("rnn-cell", cell(jsonable(h0), xs[0]))      # each step's mistakes, as one rnn-cell step
     step2 = solve.mistakes("rnn-cell", cell(jsonable(h1), xs[1]))
+    last = solve.mistakes("rnn-unroll", params | {"x": jsonable(xs[1:]), "h0": jsonable(h1)})
     parts = [
         Part("h_1", "The hidden state $h_1$ after the first input.", "vector", jsonable(h1), shape=(H,), points=2, minutes=3,
              misconceptions=step1.of("h_new", jsonable, skip={"no-tanh"}),
              ecf_rule=EcfRule("solve:rnn-cell", cell(jsonable(h0), xs[0]), "h_new")),
         Part("h_2", "The hidden state $h_2$ after the second input.", "vector", jsonable(h2), shape=(H,), points=2, minutes=3,
-             misconceptions=(Misconception("reuse-h0", jsonable(step2.trace(h=jsonable(h0)).h_new),
-                                           "Step 2 continues from h₁: the recurrence feeds each new state into the next step."),)
+             misconceptions=(unroll.get("hidden", "reuse-h0", lambda v: jsonable(np.asarray(v)[1])),)
              + step2.of("h_new", jsonable, skip={"no-tanh"}),
              ecf_rule=EcfRule("solve:rnn-cell", cell({"$ref": "h_1"}, xs[1]), "h_new")),
+        # ∂h₂/∂h₁: the Jacobian of the second step alone, rnn-unroll's over that one step from h₁
         Part("jacobian", r"The Jacobian $\partial h_2 / \partial h_1$ (2×2, rows: components of $h_2$).", "matrix",
-             jsonable(J2), shape=(H, H), points=3, minutes=4,
-             misconceptions=(Misconception("weights-only", jsonable(w_hh),
-                                           "Backwards through the nonlinearity multiply row i by φ'(a_i): diag(φ'(a₂)) W_hh."),
-                             # diag(φ') on the wrong side, W_hh diag(φ'(a₂)): the engine's Jacobian of W_hhᵀ, transposed
-                             Misconception("columns-scaled", jsonable(rnn_jacobian(h2, w_hh.T, nl).T),
-                                           "φ'(a₂) scales the rows (the output units), not the columns: diag(φ') W_hh."),
-                             Misconception("transposed", jsonable(J2.T),
-                                           "Row i holds ∂h₂ᵢ/∂h₁ⱼ = φ'(a₂ᵢ) W_hh[i, j]: no transpose.")),
-             ecf_rule=EcfRule("rnn-jacobian", {"h_new": {"$ref": "h_2"}, "weight_hh": jsonable(w_hh), "nonlinearity": nl})),
+             jsonable(J2), shape=(H, H), points=3, minutes=4, misconceptions=last.of("jacobian", jsonable),
+             ecf_rule=solve.ecf("rnn-unroll", "jacobian", last.params, last.trace(), {"hidden": "h_2"}, jsonable)),
     ]
     steps = solve.rnn.unroll_steps(unroll.params, u)
     solution = (steps_from(steps.time_steps[0], "h_1") + steps_from(steps.time_steps[1], "h_2")

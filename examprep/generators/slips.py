@@ -39,4 +39,10 @@ SLIPS: dict[str, dict[str, str]] = {
         "shrinks-with-heads": "an option of the depends_on_heads choice the statement offers (more heads, fewer "
                               "parameters): no count, so no param-count answer",
     },
+    "vanishing-gradient": {
+        "explodes": "the other option of the statement's long_run choice (vanishes, explodes, stays moderate), "
+                    "chosen from the same gradient",
+        "bound-decides": "the other option of the statement's verdict choice (shrinks or grows), the bound |w|^T "
+                         "read as the gradient's size",
+    },
 }

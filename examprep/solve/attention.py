@@ -437,6 +437,20 @@ def teacher_forcing_steps(p: dict[str, Any], t: Trace) -> TeacherForcingSteps:
              {"labels": t.labels}))
 
 
+TEACHER_FORCING_MISTAKES = {
+    "decoder_input": (
+        Mistake("no-shift", compute=lambda p, t: t.labels if p["eos"] is None else t.labels[:-1],
+                why="The input is the target shifted right by one behind the start token: fed the target itself, "
+                    "position t would read the token it must predict."),
+        Mistake("kept-last", compute=lambda p, t: t.decoder_input + t.labels[-1:], when=lambda p: p["eos"] is None,
+                why="Without an end token the input drops the last target token: one input position per label.")),
+    "labels": (
+        Mistake("shifted-labels", compute=lambda p, t: t.decoder_input,
+                why="The labels are the target itself, not shifted: position t predicts y_t from bos, y_1, …, y_{t−1}."),
+        Mistake("no-eos", eos=None, why="The end token goes at the end of the labels: the last position learns to stop.")),
+}
+
+
 TEACHER_FORCING = Topic(
     "teacher-forcing", "Teacher forcing: the right-shifted decoder input and the labels",
     (Param("tokens", "list of target tokens (strings or ids)"), Param("bos", "start token", "<go>"),
@@ -446,6 +460,7 @@ TEACHER_FORCING = Topic(
     teacher_forcing_steps,
     lambda p: {"shift": "right by one position (Vaswani et al. 2017, §3.1)",
                "eos": "none" if p["eos"] is None else f"{p['eos']} appended to the labels"},
+    mistakes=TEACHER_FORCING_MISTAKES,
 )
 
 

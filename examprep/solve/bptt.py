@@ -1,13 +1,16 @@
 """Solve topic of backpropagation through time: rnn-bptt (an RNN, LSTM or GRU over T steps)."""
 from __future__ import annotations
 
+import functools
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from examprep import engine
+from examprep.engine import ops
 from examprep.engine._core import Trace
 from examprep.solve.contract import Mistake, Param, Step, Topic
+from examprep.solve.rnn import REUSE_H0_WHY
 
 _CELL = {"rnn": r"h_t = \phi(W_{ih} x_t + b_{ih} + W_{hh} h_{t-1} + b_{hh})",
          "lstm": r"c_t = f_t \odot c_{t-1} + i_t \odot g_t,\ \ h_t = o_t \odot \tanh c_t",
@@ -59,8 +62,8 @@ def _several_steps(p: dict[str, Any]) -> bool:
 
 def _last_step_only(name: str) -> Mistake:
     return Mistake("last-step-only", compute=lambda p, t: t[f"{name}_steps"][-1], when=_several_steps,
-                   why="The same weights act at every step: sum the gradient contributions of all T steps, not only "
-                       "the last one.")
+                   why="The same weights and biases act at every step: sum the gradient contributions of all T steps, "
+                       "not only the last one.")
 
 
 def _no_recurrence() -> Mistake:
@@ -74,12 +77,74 @@ _OTHER_BLEND = Mistake("other-blend", convention=lambda p: "pytorch" if p["conve
                        why="Blend as this problem's convention says: the lecture's h' = (1 − z)⊙h + z⊙n, PyTorch's "
                            "h' = (1 − z)⊙n + z⊙h.")
 
+
+def _xs(p: dict[str, Any]) -> np.ndarray:
+    """x as T×I rows (a vector is T steps of one input)."""
+    v = np.asarray(p["x"], dtype=float)
+    return v[:, None] if v.ndim == 1 else v
+
+
+def _own(p: dict[str, Any], T: int, H: int) -> np.ndarray:
+    """grad_hidden as T×H rows: each step's own δ_t (an H-vector is the last step's, none is zeros)."""
+    if p["grad_hidden"] is None:
+        return np.zeros((T, H))
+    v = np.asarray(p["grad_hidden"], dtype=float)
+    return v if v.ndim == 2 else np.vstack([np.zeros((T - 1, H)), v[None]])
+
+
+def _step(p: dict[str, Any], x: Any, h: Any, c: Any) -> Trace:
+    """One step of the problem's cell from state h (and c)."""
+    w = (p["weight_ih"], p["weight_hh"], p["bias_ih"], p["bias_hh"])
+    if p["cell"] == "rnn":
+        return engine.rnn_cell(x, h, *w, nonlinearity=p["nonlinearity"])
+    if p["cell"] == "lstm":
+        return engine.lstm_cell(x, h, c, *w)
+    return engine.gru_cell(x, h, *w, convention=p["convention"], reset=p["reset"])
+
+
+def _from_h0(p: dict[str, Any], t: Trace) -> np.ndarray:
+    """Every step restarted from h₀ (and c₀); the first step is the right one."""
+    H = t.hidden.shape[1]
+    h0 = np.zeros(H) if p["h0"] is None else p["h0"]
+    c0 = np.zeros(H) if p["c0"] is None else p["c0"]
+    return np.array([t.hidden[0]] + [_step(p, x, h0, c0).h_new for x in _xs(p)[1:]])
+
+
+def _no_slope(p: dict[str, Any], t: Trace) -> np.ndarray:
+    """∂L/∂h_t = δ_t + W_hhᵀ ∂L/∂h_{t+1}: what step t + 1 sends back without its activation's slope."""
+    T, H = t.grad_h.shape
+    own, w_hh = _own(p, T, H), np.asarray(p["weight_hh"], dtype=float)
+    return np.array([ops.add(own[k], ops.matmul(w_hh.T, t.grad_h[k + 1])) for k in range(T - 1)] + [t.grad_h[-1]])
+
+
+def _current_state(p: dict[str, Any], t: Trace) -> Any:
+    """Σ_t ∂L/∂a_t h_tᵀ: each step's share paired with the state it makes, not the one it reads."""
+    hidden = np.asarray(t.hidden)
+    der = (1 - hidden**2 if p["nonlinearity"] == "tanh"
+           else np.array([(s.pre_activation > 0).astype(float) for s in t.steps]))
+    d = t.grad_h * der
+    return functools.reduce(ops.add, [np.outer(d[k], hidden[k]) for k in range(len(hidden))])
+
+
+_RNN = lambda p: p["cell"] == "rnn"  # noqa: E731
+
 RNN_BPTT_MISTAKES = {
-    "hidden": (_OTHER_BLEND,),
-    "grad_weight_hh": (_last_step_only("grad_weight_hh"), _no_recurrence(), _OTHER_BLEND),
+    "hidden": (_OTHER_BLEND, Mistake("reuse-h0", why=REUSE_H0_WHY, compute=_from_h0)),
+    "grad_h": (_no_recurrence(),
+               Mistake("no-tanh-derivative", compute=_no_slope, when=lambda p: _RNN(p) and _several_steps(p),
+                       why="∂h_{t+1}/∂h_t = diag(φ'(a_{t+1})) W_hh: multiply by the activation's derivative at the later "
+                           "step (tanh: 1 − h_{t+1}²).")),
+    "grad_weight_hh": (_last_step_only("grad_weight_hh"), _no_recurrence(), _OTHER_BLEND,
+                       Mistake("current-state", compute=_current_state, when=_RNN,
+                               why="W_hh multiplies the PREVIOUS state: step t's share pairs ∂L/∂a_t with h_{t−1}, not h_t.")),
     "grad_weight_ih": (_last_step_only("grad_weight_ih"), _no_recurrence(), _OTHER_BLEND),
+    "grad_bias_ih": (_last_step_only("grad_bias_ih"), _no_recurrence(), _OTHER_BLEND),
+    "grad_bias_hh": (_last_step_only("grad_bias_hh"), _no_recurrence(), _OTHER_BLEND),
     "grad_h0": (_OTHER_BLEND,),
 }
+
+_ANSWERS = ("hidden", "cell", "grad_h", "grad_weight_ih", "grad_weight_hh", "grad_bias_ih", "grad_bias_hh", "grad_h0",
+            "grad_c0", "grad_x")
 
 
 RNN_BPTT = Topic(
@@ -94,7 +159,7 @@ RNN_BPTT = Topic(
      Param("reset", '"after" or "before" (gru)', "after"),
      Param("grad_hidden", "T×H: ∂L/∂h_t from outside the recurrence; an H-vector is the last step alone", None),
      Param("truncation", "int: truncated BPTT, each loss flows back at most this many steps (default: all)", None)),
-    ("hidden", "cell", "grad_weight_ih", "grad_weight_hh", "grad_bias_ih", "grad_bias_hh", "grad_h0", "grad_c0", "grad_x"),
+    _ANSWERS,
     lambda p: engine.rnn_bptt(p["cell"], p["x"], p["weight_ih"], p["weight_hh"], p["bias_ih"], p["bias_hh"], h0=p["h0"],
                               c0=p["c0"], nonlinearity=p["nonlinearity"], convention=p["convention"], reset=p["reset"],
                               grad_hidden=p["grad_hidden"], truncation=p["truncation"]),
@@ -106,6 +171,5 @@ RNN_BPTT = Topic(
                            "gradient": "∂L/∂h_t from each step's own loss plus what the next step sends back; weight "
                                        "gradients summed over the steps"
                            + ("" if p["truncation"] is None else f"; truncated to {p['truncation']} step(s)")},
-    answer_names=lambda p, t: [n for n in ("hidden", "cell", "grad_weight_ih", "grad_weight_hh", "grad_bias_ih",
-                                           "grad_bias_hh", "grad_h0", "grad_c0", "grad_x") if n in t],
+    answer_names=lambda p, t: [n for n in _ANSWERS if n in t],
 )

@@ -8,6 +8,7 @@ import numpy as np
 
 from examprep import engine
 from examprep.engine import ops
+from examprep.engine.activations import tanh_derivative_from_output
 from examprep.engine._core import Trace, choice
 from examprep.solve.contract import Ecf, Mistake, Param, Ref, Step, Topic
 
@@ -41,6 +42,9 @@ def _transposed(m: Any) -> Any:
     return np.asarray(m, dtype=float).T.tolist()
 
 
+NO_RECURRENCE_WHY = "The previous state enters too: add W_hh h to W_ih x."
+
+
 def _square_asymmetric(p: dict[str, Any]) -> bool:
     w = np.asarray(p["weight_ih"], dtype=float)
     return w.shape[0] == w.shape[1] and not np.array_equal(w, w.T)
@@ -53,7 +57,7 @@ RNN_MISTAKES = {
         Mistake("one-bias", bias_hh=None, why="Both biases are added: b_ih and b_hh.")),
     "h_new": (
         Mistake("no-recurrence", weight_hh=lambda p: np.zeros_like(np.asarray(p["weight_hh"], dtype=float)).tolist(),
-                why="The previous state enters too: add W_hh h to W_ih x."),
+                why=NO_RECURRENCE_WHY),
         Mistake("sigmoid", why="A vanilla RNN squashes with tanh (range −1..1), not the sigmoid.",
                 compute=lambda p, t: engine.activation("sigmoid", t.pre_activation).output,
                 when=lambda p: p["nonlinearity"] == "tanh"),
@@ -92,6 +96,7 @@ class LSTMSteps(NamedTuple):
     candidate: Step                # g
     cell: Step                     # c_new
     hidden: Step                   # h_new
+    backward: Step | None          # cell_gradient, grad_c (with grad_c_new)
 
 
 def lstm_steps(p: dict[str, Any], t: Trace) -> LSTMSteps:
@@ -102,7 +107,11 @@ def lstm_steps(p: dict[str, Any], t: Trace) -> LSTMSteps:
              {"i": t.i, "f": t.f, "o": t.o}),
         Step("Candidate", r"g = \tanh(\cdot)", {"g": t.g}),
         Step("New cell state", r"c' = f \odot c + i \odot g", {"c_new": t.c_new}),
-        Step("New hidden state", r"h' = o \odot \tanh(c')", {"tanh_c_new": t.tanh_c_new, "h_new": t.h_new}))
+        Step("New hidden state", r"h' = o \odot \tanh(c')", {"tanh_c_new": t.tanh_c_new, "h_new": t.h_new}),
+        Step("Backwards along the cell state (no weight, no tanh on this path)",
+             r"\frac{\partial c'}{\partial c} = \mathrm{diag}(f),\quad "
+             r"\frac{\partial L}{\partial c} = f \odot \frac{\partial L}{\partial c'}",
+             {"cell_gradient": t.cell_gradient, "grad_c": t.grad_c}) if "grad_c" in t else None)
 
 
 def _act(name: str, x: Any) -> Any:
@@ -132,24 +141,41 @@ LSTM_MISTAKES = {
                       compute=lambda p, t: ops.multiply(t.o, t.c_new)),
               Mistake("tanh-outside", why="tanh applies to c' alone, then the output gate scales it.",
                       compute=lambda p, t: _act("tanh", ops.multiply(t.o, t.c_new)))),
+    # backwards along the cell state (with grad_c_new)
+    "cell_gradient": (Mistake("one", why="c' = f ⊙ c + i ⊙ g: the old state is scaled by f, so the derivative is f.",
+                              compute=lambda p, t: np.ones_like(t.f)),
+                      Mistake("tanh-slope", why="Along the cell path there is no tanh: ∂c'/∂c = f (tanh only enters h').",
+                              compute=lambda p, t: ops.multiply(t.f, tanh_derivative_from_output(t.tanh_c_new)))),
+    "grad_c": (Mistake("unchanged", why="The gradient is scaled by the forget gate on its way back: f ⊙ ∂L/∂c'.",
+                       compute=lambda p, t: np.asarray(p["grad_c_new"], dtype=float)),),
 }
 
 LSTM_ECF = {
-    **{k: (Ecf("solve:lstm-cell", lambda p, t: p, k),) for k in ("i", "f", "g", "o")},
+    # a gate from the forward step's parameters (∂L/∂c' is no input of the gates)
+    **{k: (Ecf("solve:lstm-cell", lambda p, t: {n: v for n, v in p.items() if n != "grad_c_new"}, k),)
+       for k in ("i", "f", "g", "o")},
     "c_new": (Ecf("lstm-cell-state", lambda p, t: {"f": Ref("f"), "c": np.asarray(p["c"], dtype=float), "i": Ref("i"),
                                                     "g": Ref("g")}),),
     "h_new": (Ecf("lstm-hidden", lambda p, t: {"o": Ref("o"), "c_new": Ref("c_new")}),),
+    "cell_gradient": (Ecf("scale", lambda p, t: {"x": Ref("f"), "factor": 1.0}),),
+    "grad_c": (Ecf("multiply", lambda p, t: {"a": Ref("cell_gradient"), "b": p["grad_c_new"]}),),
 }
+
+_LSTM_ANSWERS = ("i", "f", "g", "o", "c_new", "h_new", "cell_gradient", "grad_c")
 
 
 LSTM_CELL = Topic(
     "lstm-cell", "LSTM step",
     _RNN_PARAMS + (Param("c", "vector (H)"), Param("weight_ih", "matrix (4H×I), rows i, f, g, o"),
-                   Param("weight_hh", "matrix (4H×H)")) + _bias_params("4"),
-    ("i", "f", "g", "o", "c_new", "h_new"),
-    lambda p: engine.lstm_cell(p["x"], p["h"], p["c"], p["weight_ih"], p["weight_hh"], p["bias_ih"], p["bias_hh"]),
+                   Param("weight_hh", "matrix (4H×H)")) + _bias_params("4")
+    + (Param("grad_c_new", "∂L/∂c' (H), no gradient through h' (optional)", None),),
+    _LSTM_ANSWERS,
+    lambda p: engine.lstm_cell(p["x"], p["h"], p["c"], p["weight_ih"], p["weight_hh"], p["bias_ih"], p["bias_hh"],
+                               grad_c_new=p["grad_c_new"]),
     lstm_steps,
-    lambda p: {"layout": "rows i, f, g, o; two bias vectors (torch.nn.LSTMCell)"},
+    lambda p: {"layout": "rows i, f, g, o; two bias vectors (torch.nn.LSTMCell)"}
+    | ({} if p["grad_c_new"] is None else {"backward": "along the cell state: ∂c'/∂c = f, ∂L/∂c = f ⊙ ∂L/∂c'"}),
+    answer_names=lambda p, t: [n for n in _LSTM_ANSWERS if n in t],
     mistakes=LSTM_MISTAKES,
     ecf=LSTM_ECF,
 )
@@ -193,9 +219,25 @@ def _gru_candidate_args(p: dict[str, Any], t: Trace) -> dict[str, Any]:
 
 _GATE_TANH = "Gates use the sigmoid σ, not tanh."
 
+
+def _rz_swapped(name: str) -> Any:
+    """A stacked weight or bias of the problem with its r and z row blocks swapped (the cell read with
+    the rows [z; r; n]): None stays None."""
+    def swap(p: dict[str, Any]) -> Any:
+        rows, H = p[name], len(p["h"])
+        return None if rows is None else [*rows[H:2 * H], *rows[:H], *rows[2 * H:]]
+    return swap
+
+
+def _swapped_gates(why: str) -> Mistake:
+    return Mistake("swapped-gates", why=why, **{k: _rz_swapped(k) for k in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")})
+
+
 GRU_MISTAKES = {
-    "r": (Mistake("tanh-gate", why=_GATE_TANH, compute=lambda p, t: engine.activation("tanh", t.pre_r).output),),
-    "z": (Mistake("tanh-gate", why=_GATE_TANH, compute=lambda p, t: engine.activation("tanh", t.pre_z).output),),
+    "r": (_swapped_gates("Rows are stacked [r; z; n]: the first block of W_ih and W_hh is the reset gate."),
+          Mistake("tanh-gate", why=_GATE_TANH, compute=lambda p, t: engine.activation("tanh", t.pre_r).output)),
+    "z": (_swapped_gates("Rows are stacked [r; z; n]: the second block is the update gate."),
+          Mistake("tanh-gate", why=_GATE_TANH, compute=lambda p, t: engine.activation("tanh", t.pre_z).output)),
     "n": (Mistake("reset-before", reset="before",
                   why="In this convention the reset multiplies (W_hn h + b_hn), after the product — not h before it."),
           Mistake("reset-after", reset="after",
@@ -282,6 +324,54 @@ def unroll_steps(p: dict[str, Any], t: Trace) -> UnrollSteps:
     return UnrollSteps(time_steps, jacobians, product, grad_h0)
 
 
+def _chain(matrices: Any) -> Any:
+    """The product of the matrices in the order given: M_1 M_2 ⋯ M_T."""
+    total = matrices[0]
+    for m in matrices[1:]:
+        total = total @ m
+    return total
+
+
+def _from_h0(p: dict[str, Any], t: Trace) -> Any:
+    """Every step restarted from h₀: h_t = φ(W_ih x_t + b_ih + W_hh h₀ + b_hh) (the first is the right one)."""
+    xs = np.asarray(p["x"], dtype=float)
+    xs = xs[:, None] if xs.ndim == 1 else xs
+    h0 = np.zeros(len(p["weight_hh"])) if p["h0"] is None else p["h0"]
+    return np.array([t.hidden[0]] + [engine.rnn_cell(x, h0, p["weight_ih"], p["weight_hh"], p["bias_ih"], p["bias_hh"],
+                                                     nonlinearity=p["nonlinearity"]).h_new for x in xs[1:]])
+
+
+# the same mistake in rnn-bptt's table (one wording)
+REUSE_H0_WHY = ("Each step continues from the previous step's state, not from h₀: the recurrence feeds each new state "
+                "into the next step.")
+
+RNN_UNROLL_MISTAKES = {
+    "hidden": (Mistake("reuse-h0", why=REUSE_H0_WHY, compute=_from_h0),
+               Mistake("no-recurrence", weight_hh=lambda p: np.zeros_like(np.asarray(p["weight_hh"], dtype=float)).tolist(),
+                       why=NO_RECURRENCE_WHY)),
+    "jacobian": (
+        Mistake("weights-only", compute=lambda p, t: _chain([np.asarray(p["weight_hh"], dtype=float)] * len(t.jacobians)),
+                why="Backwards through the nonlinearity multiply row i by φ'(a_i): each step's factor is diag(φ'(a_t)) W_hh."),
+        # diag(φ') on the wrong side of each factor: W_hh diag(φ'(a_t))
+        Mistake("columns-scaled", why="φ'(a_t) scales the rows (the output units), not the columns: diag(φ'(a_t)) W_hh.",
+                compute=lambda p, t: _chain([np.asarray(p["weight_hh"], dtype=float) * d[None, :]
+                                             for d in t.activation_derivatives[::-1]])),
+        Mistake("transposed", compute=lambda p, t: t.jacobian.T,
+                why="Row i holds the derivatives of unit i of the later state, ∂h_t,i/∂h_t−1,j = φ'(a_t,i) W_hh[i, j]: "
+                    "no transpose."),
+        Mistake("reversed-order", compute=lambda p, t: _chain(list(t.jacobians)), when=lambda p: np.shape(p["x"])[0] > 1,
+                why="The chain rule puts the latest step's Jacobian on the left: ∂h_T/∂h_0 = J_T ⋯ J_1, not J_1 ⋯ J_T.")),
+    "grad_h0": (Mistake("not-transposed", compute=lambda p, t: t.jacobian @ np.asarray(p["grad_output"], dtype=float),
+                        why="∂L/∂h_0 = (∂h_T/∂h_0)ᵀ δ: multiply δ by the transposed Jacobian."),),
+}
+
+RNN_UNROLL_ECF = {
+    "jacobian": (Ecf("rnn-jacobian", lambda p, t: {"h_new": Ref("hidden"), "weight_hh": p["weight_hh"],
+                                                   "nonlinearity": p["nonlinearity"]}),),
+    "grad_h0": (Ecf("matmul", lambda p, t: {"a": p["grad_output"], "b": Ref("jacobian")}),),
+}
+
+
 RNN_UNROLL = Topic(
     "rnn-unroll", "Vanilla RNN over a sequence: hidden states and the Jacobians of backprop through time",
     (Param("x", "matrix (T×I), one row per time step (a vector: T steps of one input)"),
@@ -297,6 +387,8 @@ RNN_UNROLL = Topic(
     lambda p: {"biases": "two bias vectors b_ih, b_hh (torch.nn.RNN)", "nonlinearity": str(p["nonlinearity"]),
                "jacobian": "∂h_t/∂h_{t−1} = diag(φ'(a_t)) W_hh (Pascanu et al. 2013)"},
     answer_names=lambda p, t: [n for n in ("hidden", "jacobian", "grad_h0") if n in t],
+    mistakes=RNN_UNROLL_MISTAKES,
+    ecf=RNN_UNROLL_ECF,
 )
 
 
@@ -308,6 +400,7 @@ class VanishingSteps(NamedTuple):
     local_derivatives: Step
     product: Step                  # ∂h_T/∂h_0
     bound: Step                    # |w|^T
+    clipped: Step | None           # with max_norm
 
 
 def vanishing_steps(p: dict[str, Any], t: Trace) -> VanishingSteps:
@@ -325,7 +418,9 @@ def vanishing_steps(p: dict[str, Any], t: Trace) -> VanishingSteps:
              rf"\frac{{\partial h_{{{T}}}}}{{\partial h_0}} = \prod_{{t=1}}^{{{T}}} w\, \phi'(a_t)",
              {"gradient": t.gradient}),
         Step("Bound: φ' ≤ 1, so the product is at most |w|^T in size",
-             rf"\left|\frac{{\partial h_{{{T}}}}}{{\partial h_0}}\right| \le |w|^{{{T}}}", {"bound": t.bound}))
+             rf"\left|\frac{{\partial h_{{{T}}}}}{{\partial h_0}}\right| \le |w|^{{{T}}}", {"bound": t.bound}),
+        Step("Clip by norm", r"g \leftarrow g \cdot \min\left(1, \frac{c}{\lVert g \rVert}\right)", {"clipped": t.clipped})
+        if "clipped" in t else None)
 
 
 def _tanh(p: dict[str, Any]) -> bool:
@@ -337,10 +432,8 @@ VANISHING_MISTAKES = {
     "local_derivatives": (
         Mistake("weights-only", why="Include the slope of tanh at each step: w·(1 − h_t²).", when=_tanh,
                 compute=lambda p, t: np.full(len(t.local_derivatives), float(p["w"]))),
-        Mistake("slope-only", why="The chain rule through a_t = w h_{t−1} + x_t brings the factor w.", when=_tanh,
-                compute=lambda p, t: t.activation_derivatives),
-        Mistake("slope-only", why="∂h_t/∂h_{t−1} = w·ReLU'(a_t): include the weight w.", when=lambda p: not _tanh(p),
-                compute=lambda p, t: t.activation_derivatives)),
+        Mistake("slope-only", why="∂h_t/∂h_{t−1} = w·φ'(a_t): the chain rule through a_t = w h_{t−1} + x_t brings the "
+                                  "factor w.", compute=lambda p, t: t.activation_derivatives)),
     "gradient": (
         Mistake("added", why="Backprop through time multiplies the local derivatives; it does not add them.",
                 compute=lambda p, t: ops.total(t.local_derivatives)),
@@ -351,27 +444,37 @@ VANISHING_MISTAKES = {
                 compute=lambda p, t: abs(p["w"]) * t.steps),
         Mistake("sigmoid-bound", why="tanh' ≤ 1 (σ' ≤ 1/4 is the sigmoid's): the bound is |w|^T.", when=_tanh,
                 compute=lambda p, t: float((abs(p["w"]) / 4) ** t.steps))),
+    "clipped": (Mistake("unclipped", why="Clipping rescales g to norm c when ‖g‖ > c: g·c/‖g‖.",
+                        compute=lambda p, t: t.gradient),),
 }
 
 VANISHING_ECF = {
-    "hidden": (Ecf("solve:vanishing-gradient", lambda p, t: p, "hidden"),),
+    # the forward pass from the parameters (the clipping is no input of it)
+    "hidden": (Ecf("solve:vanishing-gradient", lambda p, t: {n: v for n, v in p.items() if n != "max_norm"}, "hidden"),),
     "local_derivatives": (Ecf("rnn-local-derivatives", lambda p, t: {"w": p["w"], "hidden": Ref("hidden"),
                                                                      "nonlinearity": p["nonlinearity"]}),),
     "gradient": (Ecf("product", lambda p, t: {"values": Ref("local_derivatives")}),),
     "bound": (Ecf("power", lambda p, t: {"base": abs(p["w"]), "exponent": t.steps}),),
+    "clipped": (Ecf("clip-by-norm", lambda p, t: {"grad": Ref("gradient"), "max_norm": p["max_norm"]}),),
 }
+
+_VANISHING_ANSWERS = ("hidden", "local_derivatives", "gradient", "bound", "clipped")
 
 
 VANISHING_GRADIENT = Topic(
     "vanishing-gradient", "The vanishing (or exploding) gradient of a one-unit RNN: Π w·φ'(a_t)",
     (Param("w", "number: the recurrent weight"), Param("x", "vector (T): the inputs"),
      Param("u", "number: the input weight", 1.0), Param("h0", "number", 0.0), Param("b", "number", 0.0),
-     Param("nonlinearity", '"tanh" or "relu"', "tanh")),
-    ("hidden", "local_derivatives", "gradient", "bound"),
-    lambda p: engine.vanishing_gradient(p["w"], p["x"], u=p["u"], h0=p["h0"], b=p["b"], nonlinearity=p["nonlinearity"]),
+     Param("nonlinearity", '"tanh" or "relu"', "tanh"),
+     Param("max_norm", "number c > 0: the gradient clipped by norm, g·min(1, c/|g|) (optional)", None)),
+    _VANISHING_ANSWERS,
+    lambda p: engine.vanishing_gradient(p["w"], p["x"], u=p["u"], h0=p["h0"], b=p["b"], nonlinearity=p["nonlinearity"],
+                                        max_norm=p["max_norm"]),
     vanishing_steps,
     lambda p: {"recurrence": f"h_t = {p['nonlinearity']}(w h_(t−1) + u x_t + b)",
-               "gradient": "∂h_T/∂h_0 = Π_t w·φ'(a_t) (Pascanu et al. 2013)"},
+               "gradient": "∂h_T/∂h_0 = Π_t w·φ'(a_t) (Pascanu et al. 2013)"}
+    | ({} if p["max_norm"] is None else {"clipping": "by norm: g·min(1, c/‖g‖) (torch.nn.utils.clip_grad_norm_)"}),
+    answer_names=lambda p, t: [n for n in _VANISHING_ANSWERS if n in t],
     mistakes=VANISHING_MISTAKES,
     ecf=VANISHING_ECF,
 )

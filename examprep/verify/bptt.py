@@ -1,6 +1,7 @@
 """Torch reference of backpropagation through time: the cells (nn.RNNCell, nn.LSTMCell, nn.GRUCell's
 kernels; the lecture's GRU blend and Cho's reset from torch ops) unrolled over the steps, the loss
-Σ_t grad_hidden_t · h_t, and autograd; truncated BPTT by detaching h (and c) after each window."""
+Σ_t grad_hidden_t · h_t, and autograd (∂L/∂h_t as the states' retained gradients); truncated BPTT by
+detaching h (and c) after each window."""
 from __future__ import annotations
 
 import numpy as np
@@ -44,7 +45,7 @@ def ref_rnn_bptt(p: dict) -> dict:
     k = p.get("truncation")
     act = torch.tanh if p.get("nonlinearity", "tanh") == "tanh" else torch.relu
     loss = 0
-    hidden, cells = [], []
+    hidden, cells, reach = [], [], []
     # with truncation k, the loss at step s sees the recurrence only from step s − k + 1: unroll one
     # window per loss (a fresh graph per window; the values equal the full unroll's)
     windows = [(0, T, None)] if k is None else [(max(s - k + 1, 0), s + 1, s) for s in range(T)]
@@ -61,6 +62,9 @@ def ref_rnn_bptt(p: dict) -> dict:
                 h = _gru(x[t], h, w_ih, w_hh, b_ih, b_hh, p.get("convention", "lecture"), p.get("reset", "after"))
             if t < start:
                 h, c = h.detach(), c.detach()
+            else:                       # ∂L/∂h_t: what reaches this window's h_t (summed over the windows)
+                h.retain_grad()
+                reach.append((t, h))
             if only is None:
                 hidden.append(h)
                 cells.append(c)
@@ -70,7 +74,11 @@ def ref_rnn_bptt(p: dict) -> dict:
                 cells.append(c)
                 loss = loss + (h * tensor(gh[t])).sum()
     loss.backward()
-    out = {"hidden": as_numpy(torch.stack(hidden)), "grad_weight_ih": as_numpy(w_ih.grad),
+    grad_h = np.zeros((T, H))
+    for t, h in reach:
+        if h.grad is not None:
+            grad_h[t] += as_numpy(h.grad)
+    out = {"hidden": as_numpy(torch.stack(hidden)), "grad_h": grad_h, "grad_weight_ih": as_numpy(w_ih.grad),
            "grad_weight_hh": as_numpy(w_hh.grad), "grad_bias_ih": as_numpy(b_ih.grad), "grad_bias_hh": as_numpy(b_hh.grad),
            "grad_h0": as_numpy(h0.grad) if h0.grad is not None else np.zeros(H),
            "grad_x": as_numpy(x.grad).reshape(np.shape(p["x"]) if np.ndim(p["x"]) == 2 else (T, 1))}

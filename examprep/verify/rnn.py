@@ -1,6 +1,6 @@
-"""Torch references of recurrent networks: nn.RNNCell, nn.LSTMCell, nn.GRUCell (the lecture's GRU blend
-and Cho's reset from torch ops), nn.RNN over a sequence with autograd Jacobians, the one-unit RNN's
-local derivatives."""
+"""Torch references of recurrent networks: nn.RNNCell, nn.LSTMCell (and its backward along the cell
+state, by autograd), nn.GRUCell (the lecture's GRU blend and Cho's reset from torch ops), nn.RNN over
+a sequence with autograd Jacobians, the one-unit RNN's local derivatives."""
 from __future__ import annotations
 
 import numpy as np
@@ -35,8 +35,15 @@ def ref_lstm_cell(p: dict) -> dict:
         h1, c1 = cell(x[None], (h[None], c[None]))
         gates = F.linear(x, cell.weight_ih, cell.bias_ih) + F.linear(h, cell.weight_hh, cell.bias_hh)
     i, f, g, o = gates.chunk(4)
-    return {"i": as_numpy(torch.sigmoid(i)), "f": as_numpy(torch.sigmoid(f)), "g": as_numpy(torch.tanh(g)),
-            "o": as_numpy(torch.sigmoid(o)), "c_new": as_numpy(c1[0]), "h_new": as_numpy(h1[0])}
+    out = {"i": as_numpy(torch.sigmoid(i)), "f": as_numpy(torch.sigmoid(f)), "g": as_numpy(torch.tanh(g)),
+           "o": as_numpy(torch.sigmoid(o)), "c_new": as_numpy(c1[0]), "h_new": as_numpy(h1[0])}
+    if p.get("grad_c_new") is not None:     # ∂c'/∂c by autograd's Jacobian (its diagonal), ∂L/∂c by autograd
+        c_new = lambda cc: cell(x[None], (h[None], cc[None]))[1][0]  # noqa: E731
+        out["cell_gradient"] = as_numpy(torch.diagonal(torch.autograd.functional.jacobian(c_new, c)))
+        cc = c.clone().requires_grad_(True)
+        (grad,) = torch.autograd.grad(c_new(cc), cc, tensor(p["grad_c_new"]))
+        out["grad_c"] = as_numpy(grad)
+    return out
 
 
 def ref_gru_cell(p: dict) -> dict:
@@ -108,8 +115,17 @@ def ref_vanishing_gradient(p: dict) -> dict:
         hp = hp.reshape(1, 1).clone().requires_grad_(True)
         (d,) = torch.autograd.grad(cell(xt.reshape(1, 1), hp).sum(), hp)
         local.append(float(d))
-    return {"hidden": as_numpy(hidden), "local_derivatives": np.array(local), "gradient": float(g),
-            "bound": abs(float(p["w"])) ** len(xs)}
+    out = {"hidden": as_numpy(hidden), "local_derivatives": np.array(local), "gradient": float(g),
+           "bound": abs(float(p["w"])) ** len(xs)}
+    if p.get("max_norm") is not None:
+        # torch.nn.utils.clip_grad_norm_ on a parameter holding that gradient: its norm, and its rescaling
+        # g·c/‖g‖ where ‖g‖ > c (torch divides by ‖g‖ + 1e-6: the exact rule uses the norm it returns)
+        param = torch.nn.Parameter(torch.zeros(1, dtype=DTYPE))
+        param.grad = g.reshape(1).clone()
+        norm = float(torch.nn.utils.clip_grad_norm_([param], p["max_norm"]))
+        assert abs(float(param.grad) - float(g) * min(1.0, p["max_norm"] / (norm + 1e-6))) <= 1e-12 * abs(float(g))
+        out["clipped"] = float(g) * min(1.0, p["max_norm"] / norm) if norm > 0 else float(g)
+    return out
 
 
 def _random_cell(topic: str, rng: np.random.Generator) -> dict:
@@ -121,6 +137,8 @@ def _random_cell(topic: str, rng: np.random.Generator) -> dict:
          "bias_ih": normal(rng, g * h), "bias_hh": normal(rng, g * h)}
     if topic == "lstm-cell":
         p["c"] = normal(rng, h)
+        if rng.random() < 0.5:
+            p["grad_c_new"] = normal(rng, h)
     if topic == "gru-cell":
         p.update(convention=pick(rng, ["lecture", "pytorch"]), reset=pick(rng, ["after", "before"]))
     if topic == "rnn-cell":
@@ -155,9 +173,12 @@ def random_vanishing_gradient(rng: np.random.Generator) -> dict:
     """A random valid vanishing-gradient instance."""
     ri = lambda lo, hi: int(rng.integers(lo, hi + 1))  # noqa: E731
     T = ri(1, 12)
-    return {"w": float(normal(rng, 1, scale=1.5)[0]), "x": normal(rng, T), "u": float(normal(rng, 1)[0]),
-            "h0": float(normal(rng, 1)[0]), "b": float(normal(rng, 1, scale=0.3)[0]),
-            "nonlinearity": pick(rng, ["tanh", "relu"])}
+    p = {"w": float(normal(rng, 1, scale=1.5)[0]), "x": normal(rng, T), "u": float(normal(rng, 1)[0]),
+         "h0": float(normal(rng, 1)[0]), "b": float(normal(rng, 1, scale=0.3)[0]),
+         "nonlinearity": pick(rng, ["tanh", "relu"])}
+    if rng.random() < 0.5:
+        p["max_norm"] = float(rng.choice([0.01, 0.5, 5.0]))
+    return p
 
 
 # this area's solve topics: each one's torch reference and random instances (gathered by verify/__init__.py)

@@ -62,13 +62,6 @@ def assert_same_feedback(generator: str, topic: str, answers: list[str], levels,
     assert compared, "no part with a known mistake compared"
 
 
-def test_vanishing_gradient_generator_and_topic_give_the_same_mistakes_and_ecf():
-    from examprep.generators.vanishing_gradient import SLIPS
-
-    assert_same_feedback("vanishing-gradient", "vanishing-gradient", ["hidden", "local_derivatives", "gradient", "bound"],
-                         levels=(1, 2, 3), slips=SLIPS)
-
-
 def test_lora_generator_and_topic_give_the_same_mistakes_and_ecf():
     from examprep.generators.lora import SLIPS
 
@@ -148,14 +141,6 @@ def test_an_authored_cross_attention_shape_question_gets_the_swapped_lengths_and
     assert (rule.op, rule.args["values"][:2]) == ("int-product", [3, 5])        # n queries × m keys
     one = authored("multi-head-shapes", {"n": 3, "d_model": 64, "num_heads": 1}, ["output_shape"])
     assert [m.id for m in one.part("output_shape").misconceptions] == []     # one head: both give the answer itself
-
-
-def test_an_authored_question_of_another_nonlinearity_gets_that_nonlinearitys_explanation():
-    relu = authored("vanishing-gradient", {"w": 1.5, "x": [1.0, 2.0], "nonlinearity": "relu"}, ["local_derivatives"])
-    tanh = authored("vanishing-gradient", {"w": 0.5, "x": [1.0, 2.0], "nonlinearity": "tanh"}, ["local_derivatives"])
-    assert [m.id for m in relu.part("local_derivatives").misconceptions] == ["slope-only"]
-    assert "ReLU'" in relu.part("local_derivatives").misconceptions[0].explanation
-    assert [m.id for m in tanh.part("local_derivatives").misconceptions] == ["weights-only", "slope-only"]
 
 
 @pytest.mark.parametrize("line", ['nonlinearity = "sigmoid"', "w = [1, 2]"])

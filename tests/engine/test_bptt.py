@@ -58,6 +58,34 @@ def test_weight_gradients_are_the_sum_of_each_steps_share(seed):
     close(t.grad_weight_ih_steps.sum(axis=0), t.grad_weight_ih, rtol=1e-12, atol=1e-14)
 
 
+@settings(max_examples=10)
+@given(seed=st.integers(0, 2**32 - 1), cell=st.sampled_from(["rnn", "lstm", "gru"]))
+def test_each_steps_share_is_the_gradient_of_that_steps_own_copy_of_the_weights(seed, cell):
+    """torch: the unrolled cell with a separate copy of every weight and bias at each step (equal values);
+    autograd's gradient of step t's copy is step t's share (GRU in PyTorch's convention, its own kernel)."""
+    torch = pytest.importorskip("torch")
+    p = _instance(np.random.default_rng(seed), cell)
+    kw = {"convention": "pytorch"} if cell == "gru" else {}
+    t = engine.rnn_bptt(cell, **{k: v for k, v in p.items() if not (k == "c0" and cell != "lstm")}, **kw)
+    names = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+    copies = [[torch.tensor(p[n], requires_grad=True) for n in names] for _ in range(len(p["x"]))]
+    h = torch.tensor(p["h0"])
+    c = torch.tensor(p["c0"]) if cell == "lstm" else None
+    loss = 0
+    for step, W in enumerate(copies):
+        xt = torch.tensor(p["x"][step])[None]
+        if cell == "rnn":
+            h = torch._VF.rnn_tanh_cell(xt, h[None], *W)[0]
+        elif cell == "lstm":
+            h, c = (v[0] for v in torch._VF.lstm_cell(xt, (h[None], c[None]), *W))
+        else:
+            h = torch._VF.gru_cell(xt, h[None], *W)[0]
+        loss = loss + (h * torch.tensor(p["grad_hidden"][step])).sum()
+    loss.backward()
+    for k, n in enumerate(names):
+        close(t[f"grad_{n}_steps"], np.stack([W[k].grad.numpy() for W in copies]), rtol=1e-10, atol=1e-12)
+
+
 @given(seed=st.integers(0, 2**32 - 1), k=st.integers(1, 3), cell=st.sampled_from(["rnn", "lstm"]))
 def test_truncated_bptt_equals_torch_detaching_the_state(seed, k, cell):
     torch = pytest.importorskip("torch")

@@ -62,6 +62,19 @@ def test_rnn_unroll_jacobian_matches_finite_differences(seed, nl):
     close(t.grad_h0, jac.T @ g)
 
 
+@given(seed=SEEDS, nl=st.sampled_from(["tanh", "relu"]))
+def test_rnn_jacobian_of_a_sequences_states_is_the_product_by_finite_differences(seed, nl):
+    rng = np.random.default_rng(seed)
+    T, Hn = (int(v) for v in rng.integers(1, 4, 2))
+    x, h0, w_ih, w_hh = rng.standard_normal((T, 1)), rng.standard_normal(Hn), rng.standard_normal((Hn, 1)), \
+        rng.standard_normal((Hn, Hn))
+    t = engine.rnn_unroll(x, h0, w_ih, w_hh, nonlinearity=nl)
+    if nl == "relu" and np.any(np.abs(t.pre_activations) < 1e-4):
+        return                                   # a kink inside the finite-difference step
+    last = lambda h: engine.rnn_unroll(x, h, w_ih, w_hh, nonlinearity=nl).hidden[-1]  # noqa: E731
+    close(rnn.rnn_jacobian(t.hidden, w_hh, nl), np.stack([numeric_grad(lambda v, i=i: last(v)[i], h0) for i in range(Hn)]))
+
+
 def test_rnn_unroll_first_step_is_rnn_cell():
     p = {"x": [[1.0, -0.5]], "h0": [0.5, 0.0], "weight_ih": [[0.5, 1.0], [-1.0, 0.5]],
          "weight_hh": [[1.0, 0.0], [0.5, -0.5]], "bias_ih": [0.5, 0.0], "bias_hh": [0.0, -0.5]}
@@ -104,6 +117,20 @@ def test_vanishing_gradient_with_small_weight_vanishes_like_w_to_the_t():
     assert t.gradient == 0.5**30 == t.bound
 
 
+@given(seed=SEEDS, h=st.integers(1, 3))
+def test_lstm_backward_along_the_cell_state_matches_finite_differences(seed, h):
+    rng = np.random.default_rng(seed)
+    x, h0, c = rng.standard_normal(2), rng.standard_normal(h), rng.standard_normal(h)
+    w_ih, w_hh, b = rng.standard_normal((4 * h, 2)), rng.standard_normal((4 * h, h)), rng.standard_normal(4 * h)
+    delta = rng.standard_normal(h)
+    t = engine.lstm_cell(x, h0, c, w_ih, w_hh, b, None, grad_c_new=delta)
+    c_new = lambda cc: engine.lstm_cell(x, h0, cc, w_ih, w_hh, b, None).c_new  # noqa: E731
+    jac = np.stack([numeric_grad(lambda v, i=i: c_new(v)[i], c) for i in range(h)])
+    close(np.diag(t.cell_gradient), jac)                     # c' is element-wise in c: a diagonal Jacobian
+    close(t.grad_c, numeric_grad(lambda v: float(delta @ c_new(v)), c))
+    assert "grad_c" not in engine.lstm_cell(x, h0, c, w_ih, w_hh, b, None)
+
+
 def test_rnn_and_lstm_ops_agree_with_the_cells():
     rng = np.random.default_rng(0)
     x, h, c = rng.standard_normal(2), rng.standard_normal(2), rng.standard_normal(2)
@@ -133,3 +160,11 @@ def test_gru_without_the_reset_gate_is_the_candidate_of_w_h_and_the_cell_otherwi
                                n, rtol=1e-12)
     with pytest.raises(ParamError, match="reset"):
         engine.rnn.gru_candidate(x, h, w_ih[4:], w_hh[4:], b_ih[4:], b_hh[4:], right.r, reset="sideways")
+
+
+def test_vanishing_gradient_clipped_by_norm_keeps_the_sign_and_caps_the_size():
+    t = engine.vanishing_gradient(2.0, [1.0] * 10, nonlinearity="relu", max_norm=5.0)    # ∂h/∂h_0 = 2^10
+    assert t.gradient == 1024.0 and t.clipped == 5.0
+    assert engine.vanishing_gradient(-0.5, [0.0] * 3, max_norm=5.0).clipped == -0.125        # within the norm: as it is
+    with pytest.raises(ParamError, match="max_norm"):
+        engine.vanishing_gradient(2.0, [1.0], max_norm=0)

@@ -1,7 +1,7 @@
 """Issue 37 item 1, as a rule: every known mistake a built-in generator emits is declared in a solve
 topic's table (same id, same explanation), so an authored question asking that answer gets it too;
 only the statement slips on examprep.generators.slips.SLIPS (40 at most, each with its reason) stay
-in generators. Built at every level, standard and calculator-free, seeds 0–2."""
+in generators. Built at every level, standard and (where the generator has one) calculator-free, seeds 0–2."""
 from __future__ import annotations
 
 import functools
@@ -22,22 +22,17 @@ NOT_YET: set[str] = {
     "attention-scores",
     "causal-mask",
     "cross-attention",
-    "gru-step",
     "lora",
-    "lstm-step",
     "multi-head",
     "positional-encoding",
-    "rnn-bptt",
-    "rnn-step",
     "rope",
     "scaling-law",
     "self-attention",
-    "vanishing-gradient",
 }
 
 # Solve topics no generator asks that have no table yet (issue 37 item 1): each leaves in the commit
 # that declares its mistakes. It only shrinks.
-BARE_NOT_YET = {"rnn-unroll", "teacher-forcing", "rope-score", "positional-encoding-relative"}
+BARE_NOT_YET = {"positional-encoding-relative", "rope-score"}
 
 
 @functools.cache

@@ -113,7 +113,7 @@ def test_list_json_keeps_answer_names_and_adds_each_answers_mistakes_and_ecf_rul
     assert gru["mistakes"]["h_new"][0] == {
         "id": "swapped-blend", "why": "You blended with z on the old state — that is PyTorch's convention; "
                                       "the lecture's is h' = (1 − z)⊙h + z⊙n."}
-    assert [m["id"] for m in gru["mistakes"]["r"]] == ["tanh-gate"]
+    assert [m["id"] for m in gru["mistakes"]["r"]] == ["swapped-gates", "tanh-gate"]
     assert gru["ecf"] == {"r": [], "z": [], "n": [{"op": "gru-candidate", "output": None}],
                           "h_new": [{"op": "gru-blend", "output": None}]}
     assert [m["id"] for m in listing["softmax"]["mistakes"]["probs"]] == ["exp-only", "sigmoid-each"]

@@ -21,13 +21,19 @@ GRU = {"x": [0.5, -1.0], "h": [1.0, -0.5], "weight_ih": [[0.5, 1.0], [-1.0, 0.5]
 INSTANCES = [
     ("gru-cell", GRU),
     ("gru-cell", GRU | {"convention": "pytorch", "reset": "before"}),
-    ("lstm-cell", {"x": [1.0], "h": [0.5, -1.0], "c": [1.0, -0.5], "bias_ih": [0.5, 0, -0.5, 0, 0.5, 1, -1, 0],
+    ("lstm-cell", {"x": [1.0], "h": [0.5, -1.0], "c": [1.0, -0.5], "grad_c_new": [1.0, -2.0],
+                   "bias_ih": [0.5, 0, -0.5, 0, 0.5, 1, -1, 0],
                    "weight_ih": [[0.5], [-1.0], [1.0], [0.5], [-0.5], [1.0], [0.5], [-1.0]],
                    "weight_hh": [[0.5, 1.0], [-1.0, 0.5], [0.5, 0.5], [1.0, -0.5], [-0.5, 1.0], [1.0, 1.0], [0.5, 0.0],
                                  [0.0, -0.5]]}),
     ("rnn-cell", {"x": [1.0, -0.5], "h": [0.5, 1.0], "weight_ih": [[0.5, 1.0], [-1.0, 0.5]],
                   "weight_hh": [[1.0, -0.5], [0.5, 0.5]], "bias_ih": [0.5, -1.0], "bias_hh": [1.0, 0.5]}),
     ("rnn-cell", {"x": [1.0], "h": [0.5], "weight_ih": [[2.0]], "weight_hh": [[-1.0]], "nonlinearity": "relu"}),
+    ("teacher-forcing", {"tokens": [5, 7, 9], "bos": 1, "eos": 2}),
+    ("teacher-forcing", {"tokens": [5, 7, 9], "bos": 1}),
+    ("vanishing-gradient", {"w": 1.5, "x": [1.0, 0.5, 2.0], "nonlinearity": "relu", "max_norm": 1.0}),
+    ("rnn-unroll", {"x": [[1.0], [-0.5], [0.5]], "h0": [0.5, -1.0], "weight_ih": [[0.5], [-1.0]],
+                    "weight_hh": [[1.0, -0.5], [0.5, 0.5]], "bias_ih": [0.5, -0.5], "grad_output": [1.0, -2.0]}),
     ("attention", {"query": [[1.0, 0.0, 2.0, 1.0], [0.0, 1.0, -1.0, 2.0], [1.0, 1.0, 0.0, -1.0]],
                    "key": [[1.0, 2.0, 0.0, -1.0], [0.0, 1.0, 1.0, 1.0], [2.0, 0.0, -1.0, 0.0]],
                    "value": [[1.0, 0.0], [0.0, 2.0], [-1.0, 1.0]], "causal": True}),
@@ -62,6 +68,9 @@ INSTANCES = [
     ("logistic-regression", {"X": [[1, 2], [3, -1], [0, 1]], "y": [1, 0, 1], "w": [0.5, -0.5], "b": 0.25, "lr": 0.1}),
     ("rnn-bptt", {"cell": "gru", "x": [[1.0], [-0.5]], "weight_ih": [[0.5], [1.0], [-1.0]], "weight_hh": [[1.0], [0.5], [0.5]],
                   "h0": [0.5], "grad_hidden": [[1.0], [-0.5]]}),
+    ("rnn-bptt", {"cell": "rnn", "x": [[1.0], [-0.5], [0.5]], "weight_ih": [[0.5], [-1.0]], "weight_hh": [[1.0, -0.5],
+                                                                                                   [0.5, 0.5]],
+                  "bias_ih": [0.5, -0.5], "h0": [0.5, -1.0], "grad_hidden": [[1.0, 0.0], [-0.5, 1.0], [1.0, 2.0]]}),
     ("self-attention", {"x": [[1, 0, 1, 0], [0, 1, 1, 1], [1, 1, 0, -1]], "w_query": [[1, 0, 1, 0], [0, 1, 0, 1],
                                                                                     [1, 1, 0, 0], [0, 0, 1, 1]],
                         "w_key": [[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1], [1, 0, 0, 1]],
@@ -172,6 +181,10 @@ def test_gru_mistakes_are_the_formulas_they_name():
                                _sigmoid(W[4:] @ x + b[4:] + r * (U[4:] @ h + c[4:])), rtol=1e-12)
     np.testing.assert_allclose(known.get("r", "tanh-gate").value, np.tanh(W[0:2] @ x + b[0:2] + U[0:2] @ h + c[0:2]),
                                rtol=1e-12)
+    # swapped-gates: the r and z row blocks read the other way round
+    np.testing.assert_allclose(known.get("r", "swapped-gates").value, _sigmoid(W[2:4] @ x + b[2:4] + U[2:4] @ h + c[2:4]),
+                               rtol=1e-12)
+    np.testing.assert_allclose(known.get("z", "swapped-gates").value, r, rtol=1e-12)
 
 
 def test_each_convention_is_computed_once(monkeypatch):
@@ -179,7 +192,7 @@ def test_each_convention_is_computed_once(monkeypatch):
     right = engine.gru_cell
 
     def counting(*args, **kwargs):
-        calls.append((kwargs["convention"], kwargs["reset"]))
+        calls.append((kwargs["convention"], kwargs["reset"], args[2] == GRU["weight_ih"]))
         return right(*args, **kwargs)
 
     monkeypatch.setattr(engine, "gru_cell", counting)
@@ -189,8 +202,9 @@ def test_each_convention_is_computed_once(monkeypatch):
         known.of(answer)
     known.trace(convention="pytorch")
     known.at(convention="pytorch").get("h_new", "lecture-blend")
-    assert sorted(calls) == sorted({("lecture", "after"), ("lecture", "before"), ("lecture", "none"),
-                                    ("pytorch", "after")})
+    # each convention once, and once the r and z row blocks swapped (swapped-gates, for r and z alike)
+    assert sorted(calls) == sorted({("lecture", "after", True), ("lecture", "before", True), ("lecture", "none", True),
+                                    ("pytorch", "after", True), ("lecture", "after", False)})
 
 
 def _answers(trace, names):
