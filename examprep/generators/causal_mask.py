@@ -81,7 +81,7 @@ def causal_mask(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                       misconceptions=known.of("weights", jsonable),
                       ecf_rule=solve.ecf("causal-mask", "weights", known.params, tr, asked),
                       hint="Masked scores become −∞, so e^(−∞) = 0; normalise the allowed entries of each row."))
-    steps = solve.attention.causal_mask_steps(known.params, tr)
+    steps = solve.decoder.causal_mask_steps(known.params, tr)
     solution = steps_from(steps.mask, "mask")
     if difficulty == 1:
         solution.append(SolutionStep("Count the masked entries: the strict upper triangle",
@@ -131,7 +131,7 @@ def causal_mask(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                  misconceptions=(Misconception("excluded-itself", t - 1, "Position t also attends to itself: positions 1 … t."),
                                  Misconception("no-mask", n, "The causal mask hides the later positions."))),
         ]
-        solution += steps_from(solve.attention.teacher_forcing_steps(forcing.params, tf), "decoder_input")
+        solution += steps_from(solve.decoder.teacher_forcing_steps(forcing.params, tf), "decoder_input")
         solution.append(SolutionStep("Decoder input, shown as text", [Matrix("decoder input", shifted)], "decoder_input"))
         solution.append(SolutionStep(f"Visible inputs at position {t}", [
             Text(f"Row {t} of the mask has ones in columns 1 … {t}: the inputs {', '.join(map(str, tf.decoder_input[:t]))} — "
@@ -152,7 +152,7 @@ def causal_mask(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                           misconceptions=(Misconception("bottom-right", int(tr.allowed[-1].sum()),
                                                         "That is the correct (bottom-right) count; top-left aligns "
                                                         "query i with key i."),)))
-        tl_steps = solve.attention.causal_mask_steps(known.params | {"alignment": "top-left"}, top_left)
+        tl_steps = solve.decoder.causal_mask_steps(known.params | {"alignment": "top-left"}, top_left)
         solution += steps_from(tl_steps.mask, "top_left_visible", "Top-left (wrong here): ")
         solution.append(SolutionStep("Why the alignment matters", [
             Text("Top-left alignment treats the new queries as positions 1 … n, hiding cached keys they are entitled to; "

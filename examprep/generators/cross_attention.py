@@ -118,7 +118,7 @@ def cross_attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draf
         Part("output", r"The output $O = \alpha V$.", "matrix", jsonable(tr.output), shape=tr.output.shape, points=2, minutes=2,
              exact=exact_o, misconceptions=o_mis, ecf_rule=solve.ecf("cross-attention", "output", known.params, tr, asked)),
     ]
-    steps = solve.attention.cross_attention_steps(known.params, tr)
+    steps = solve.decoder.cross_attention_steps(known.params, tr)
     solution = (steps_from(steps.query, "query") + steps_from(steps.key, "key") + steps_from(steps.value, "value")
                 + steps_from(steps.scores, "scores") + steps_from((steps.scale, steps.mask, steps.softmax), "weights"))
     if exact_w:
