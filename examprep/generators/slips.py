@@ -10,4 +10,8 @@ SLIPS[generator][mistake id] = why it is a slip of the statement, not a mistake 
 from __future__ import annotations
 
 SLIPS: dict[str, dict[str, str]] = {
+    "attention-scores": {
+        "bilinear": "an option of the statement's choice: which score form has no learned parameters",
+        "additive": "an option of the statement's choice: which score form has no learned parameters",
+    },
 }

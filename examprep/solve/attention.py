@@ -2,6 +2,7 @@
 causal-mask and teacher-forcing: solve/decoder.py)."""
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -51,7 +52,7 @@ def _scaled_dot(p: dict[str, Any]) -> bool:
 
 
 def _masked(p: dict[str, Any]) -> bool:
-    return _given(p, "mask") or bool(p["causal"])
+    return _given(p, "mask") or bool(p.get("causal"))
 
 
 def _by_columns(t: Trace) -> Any:
@@ -66,34 +67,144 @@ def _after_softmax(t: Trace) -> Any:
 
 _d_k = lambda p: 1.0 / len(np.atleast_2d(np.asarray(p["key"], dtype=float))[0])  # noqa: E731  (scale 1/d_k)
 
+
+def _queries(p: dict[str, Any]) -> int:
+    """How many queries: one for a vector (a decoder state attending the encoder states)."""
+    return len(np.atleast_2d(np.asarray(p["query"], dtype=float)))
+
+
+def _several_queries(p: dict[str, Any]) -> bool:
+    return _queries(p) > 1           # normalising over the queries needs more than one
+
+
+def _one_query(p: dict[str, Any]) -> bool:
+    """One query: the lecture's context vector c = Σ_j α_j h_j (Bahdanau; Luong), whose own mistakes
+    (weights by plain normalisation, raw scores or uniform weights) are declared for that form."""
+    return _queries(p) == 1
+
+
+def _dot_form(p: dict[str, Any]) -> bool:
+    return p["score"] in ("scaled-dot", "dot")
+
+
+def _unscaled_dot(p: dict[str, Any]) -> bool:
+    """A dot-product score with no scaling: the "dot" form, or scaled-dot at scale 1 (the lecture's
+    unprojected self-attention)."""
+    return (p["score"] == "dot" and p["scale"] in (None, 1.0)) or (p["score"] == "scaled-dot" and p["scale"] == 1.0)
+
+
+def _queries_are_keys(p: dict[str, Any]) -> bool:
+    """Queries equal to the keys (self-attention without projections): QKᵀ is symmetric, so its
+    transpose is no mistake."""
+    q, k = np.asarray(p["query"], dtype=float), np.asarray(p["key"], dtype=float)
+    return q.shape == k.shape and bool(np.array_equal(q, k))
+
+
+def _sum_not_dot(p: dict[str, Any], t: Trace) -> Any:
+    """Every entry of q_i and of k_j added, s_ij = Σ_k q_ik + Σ_k k_jk, instead of multiplied pairwise."""
+    q, k = np.atleast_2d(np.asarray(p["query"], dtype=float)), np.asarray(p["key"], dtype=float)
+    return np.add.outer(q.sum(axis=1), k.sum(axis=1)).reshape(np.shape(t.scores))
+
+
+def _additive_with(p: dict[str, Any], act: str) -> Any:
+    """vᵀ φ(W_k k_j + W_q q_i) with another φ ("identity": no tanh; "sigmoid"), through the engine's
+    dense layers and activations (the hand computation: each W_k k_j and W_q q_i once)."""
+    q2 = np.atleast_2d(np.asarray(p["query"], dtype=float))
+    v = np.asarray(p["v"], dtype=float)[None, :]
+    keys = [engine.dense(k, p["w_key"]).output for k in np.asarray(p["key"], dtype=float)]
+    rows = []
+    for q in q2:
+        query = engine.dense(q, p["w_query"]).output
+        pres = [k + query for k in keys]
+        rows.append([float(engine.dense(pre if act == "identity" else engine.activation(act, pre).output, v).output[0])
+                     for pre in pres])
+    out = np.array(rows)
+    return out[0] if np.ndim(p["query"]) == 1 else out
+
+
+def _linear_normalisation(t: Trace) -> Any:
+    """Each score divided by the row's sum, e_j / Σ_k e_k (no exponential); None where the sum is 0."""
+    s = t.scaled_scores
+    total = s.sum(axis=-1, keepdims=True)
+    return None if np.any(np.abs(total) <= 1e-9) else s / total
+
+
+_NO_FORM = {"score": "dot", "weight": None, "w_query": None, "w_key": None, "v": None}      # the plain dot product
+
 ATTENTION_MISTAKES = {
+    "scores": (
+        # the dot form names no scale (Luong's); the lecture's unprojected self-attention (scaled-dot at scale 1)
+        # asks its scores before any scale, where scaling them would be the next step's value
+        Mistake("scaled", compute=lambda p, t: ops.scale(t.scores, 1.0 / math.sqrt(np.shape(p["key"])[-1])),
+                when=lambda p: p["score"] == "dot" and p["scale"] is None,
+                why="The dot-product form here is unscaled: e_j = sᵀh_j."),
+        Mistake("sum-not-dot", compute=_sum_not_dot, when=_dot_form,
+                why="A dot product multiplies entries pairwise and adds them."),
+        Mistake("transposed-w", weight=lambda p: np.asarray(p["weight"], dtype=float).T.tolist(),
+                when=lambda p: p["score"] == "bilinear",
+                why="e_j = sᵀ W h_j: W multiplies h_j, and sᵀ the result — not sᵀWᵀh_j."),
+        Mistake("dot-only", score="dot", weight=None, when=lambda p: p["score"] == "bilinear",
+                why="The bilinear form puts W between s and h_j."),
+        Mistake("no-tanh", compute=lambda p, t: _additive_with(p, "identity"), when=lambda p: p["score"] == "additive",
+                why="Apply tanh to W₁h_j + W₂s before the dot product with v."),
+        Mistake("sigmoid", compute=lambda p, t: _additive_with(p, "sigmoid"), when=lambda p: p["score"] == "additive",
+                why="The nonlinearity is tanh, not σ."),
+        Mistake("swapped-weights", w_query=lambda p: p["w_key"], w_key=lambda p: p["w_query"],
+                when=lambda p: p["score"] == "additive",
+                why="W₁ multiplies the encoder state h_j and W₂ the decoder state s.")),
     "scaled_scores": (
         Mistake("no-scale", scale=1.0, when=_scaled_dot,
                 why="You forgot to divide by √d_k: scaled dot-product attention uses QKᵀ/√d_k."),
-        Mistake("divide-by-dk", scale=_d_k, when=_scaled_dot, why="You divided by d_k; the scale is 1/√d_k.")),
+        Mistake("divide-by-dk", scale=_d_k, when=_scaled_dot, why="You divided by d_k; the scale is 1/√d_k."),
+        Mistake("transposed", compute=lambda p, t: t.scaled_scores.T,
+                when=lambda p: np.ndim(p["query"]) == 2 and not _queries_are_keys(p),
+                why="Rows are queries and columns are keys: the score matrix is QKᵀ, not KQᵀ.")),
     "weights": (
-        Mistake("wrong-axis", compute=lambda p, t: _by_columns(t),
+        Mistake("wrong-axis", compute=lambda p, t: _by_columns(t), when=_several_queries,
                 why="You normalised each column (over the queries); softmax runs over the keys, along each row."),
         Mistake("no-scale", scale=1.0, when=_scaled_dot, why="You forgot to divide by √d_k before the softmax."),
         Mistake("divide-by-dk", scale=_d_k, when=_scaled_dot, why="You divided by d_k instead of √d_k."),
-        Mistake("scaled", scale=None, when=lambda p: p["score"] in ("scaled-dot", "dot") and p["scale"] == 1.0,
-                why="The lecture's unprojected self-attention uses e_ij = x_i·x_j with no 1/√d scaling."),
+        Mistake("scaled", score="scaled-dot", scale=None, when=_unscaled_dot,
+                why="This dot-product score is unscaled: no 1/√d scaling before the softmax."),
         Mistake("mask-after-softmax", compute=lambda p, t: _after_softmax(t), when=_masked,
                 why="You zeroed the masked weights after the softmax; set masked scores to −∞ before it so each row "
                     "still sums to 1."),
         Mistake("no-mask", compute=lambda p, t: engine.softmax(t.scaled_scores).probs, when=lambda p: bool(p["causal"]),
-                why="The causal mask stops token i attending to later tokens j > i.")),
+                why="The causal mask stops token i attending to later tokens j > i."),
+        Mistake("other-form", **_NO_FORM, when=lambda p: p["score"] in ("bilinear", "additive"),
+                why="Those are the weights of the dot-product scores; use this form's own scores."),
+        Mistake("linear-normalisation", compute=lambda p, t: _linear_normalisation(t), when=_one_query,
+                why="Softmax exponentiates first: α_j = e^{e_j} / Σ e^{e_k}, not e_j / Σ e_k.")),
     "output": (
-        Mistake("wrong-axis", compute=lambda p, t: ops.matmul(_by_columns(t), p["value"]),
+        Mistake("wrong-axis", compute=lambda p, t: ops.matmul(_by_columns(t), p["value"]), when=_several_queries,
                 why="Your weights were normalised over the queries (columns) instead of over the keys (rows)."),
         Mistake("no-scale", scale=1.0, when=_scaled_dot,
                 why="Your weights came from unscaled scores: divide QKᵀ by √d_k before the softmax."),
         Mistake("mask-after-softmax", compute=lambda p, t: ops.matmul(_after_softmax(t), p["value"]), when=_masked,
-                why="Your weights were masked after the softmax, so rows no longer sum to 1.")),
+                why="Your weights were masked after the softmax, so rows no longer sum to 1."),
+        Mistake("scores-as-weights", compute=lambda p, t: ops.matmul(t.scores, p["value"]), when=_one_query,
+                why="Weight the encoder states by the softmax weights α, not the raw scores."),
+        Mistake("uniform", when=_one_query,
+                compute=lambda p, t: np.broadcast_to(np.asarray(p["value"], dtype=float)[t.allowed.reshape(-1) > 0]
+                                                     .mean(axis=0), np.shape(t.output)),
+                why="The weights are not uniform: use α.")),
 }
 
+
+def _unmasked_one_query(p: dict[str, Any]) -> bool:
+    return _one_query(p) and not _masked(p)
+
+
 ATTENTION_ECF = {
+    # the bilinear and additive forms: the scores recomputed from the problem's parameters, or from the student's
+    # W where a part asks it (the reduced-rank W = u wᵀ); the dot forms' scores have no earlier answer to carry
+    "scores": (Ecf("solve:attention", lambda p, t: {**p, "weight": Ref("weight")}, "scores",
+                   when=lambda p: p.get("score") == "bilinear"),
+               Ecf("solve:attention", lambda p, t: p, "scores", when=lambda p: p.get("score") in ("bilinear", "additive"))),
     "weights": (Ecf("scaled-masked-softmax", lambda p, t: {"scores": Ref("scaled_scores"), "scale": 1.0, "allowed": t.allowed}),
+                # one query and no mask: no mask to carry
+                Ecf("scaled-masked-softmax", lambda p, t: {"scores": Ref("scores"), "scale": t.scale},
+                    when=_unmasked_one_query),
                 Ecf("scaled-masked-softmax", lambda p, t: {"scores": Ref("scores"), "scale": t.scale, "allowed": t.allowed})),
     "output": (Ecf("matmul", lambda p, t: {"a": Ref("weights"), "b": np.asarray(p["value"], dtype=float)}),),
 }

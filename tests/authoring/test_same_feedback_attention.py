@@ -1,0 +1,132 @@
+"""Issue 37 item 1, attention topics: an authored question (`solve = "<topic>"`) with a built-in
+problem's own parameters gets, on each part both ask, the same known mistakes (ids, values and
+explanations) and the same ECF rule as the built-in problem — one test per (generator, solve topic)
+pair, each over every level (standard and calculator-free) and seeds 0–2, the generator's allow-listed
+slips (examprep.generators.slips.SLIPS) aside. A part an authored question cannot ask (a worked-step
+value such as self-attention's `concat`, a parameter such as the reduced-rank W) is named where it
+changes a rule."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from examprep import generators, solve
+from examprep.authoring import build_question, parse_question
+from examprep.generators.slips import SLIPS
+
+SEEDS = range(3)
+
+
+def authored(topic: str, params: dict, answers: list[str]):
+    """The Problem of a question file asking ``answers`` of ``topic`` (each in a part of its own name)
+    with ``params`` fixed (those of the topic's parameters among them)."""
+    names = {p.name for p in solve.get_topic(topic).params}
+    lines = ["[question]", 'id = "pair"', f'solve = "{topic}"', 'text = "Same parameters."', "[question.params]"]
+    lines += [f"{k} = {json.dumps(v)}" for k, v in params.items() if v is not None and k in names]
+    for a in answers:
+        lines += ["[[question.part]]", f'answer = "{a}"', f'prompt = "{a}?"']
+    return build_question(parse_question("\n".join(lines) + "\n", "pair.toml"), 0)
+
+
+def feedback(part, slips=(), rename: dict | None = None):
+    """A part's mistakes as (id, value, explanation), its allow-listed slips aside, and its ECF rule as
+    (op, arguments, output): a solve topic's arguments with its defaults filled in (a generator may
+    leave a parameter at its default out), references to parts ``rename`` names written as the
+    names it gives."""
+    mistakes = [(m.id, m.value, m.explanation) for m in part.misconceptions if m.id not in slips]
+    rule = part.ecf_rule
+    if rule is None:
+        return mistakes, None
+    args = rule.args
+    if rule.op.startswith("solve:"):
+        args = solve.full_params(rule.op.removeprefix("solve:"), {k: v for k, v in args.items()})
+    text = json.dumps(args, sort_keys=True)
+    for old, new in (rename or {}).items():
+        text = text.replace(f'{{"$ref": "{old}"}}', f'{{"$ref": "{new}"}}')
+    return mistakes, (rule.op, text, rule.output)
+
+
+def assert_same(built_part, mine_part, where, slips=(), rename=None) -> int:
+    """The two parts' mistakes (ids and explanations equal, values within 1e-9) and ECF rules agree;
+    returns how many mistakes were compared."""
+    (want, want_rule), (got, got_rule) = feedback(built_part, slips, rename), feedback(mine_part, slips)
+    assert [(i, why) for i, _, why in got] == [(i, why) for i, _, why in want], where
+    for (i, a, _), (_, b, _) in zip(got, want):
+        if isinstance(a, str) or isinstance(b, str):
+            assert a == b, (where, i)
+        else:
+            np.testing.assert_allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float), rtol=1e-9, atol=1e-12,
+                                       err_msg=f"{where} {i}")
+    assert got_rule == want_rule, where
+    return len(want)
+
+
+def builds(name: str, levels=(1, 2, 3), seeds=SEEDS):
+    free = (False, True) if generators.get(name).calculator_free else (False,)
+    for level in levels:
+        for cf in free:
+            for seed in seeds:
+                yield f"{name} L{level}{'-cf' if cf else ''} s{seed}", generators.build(name, seed, level, cf)
+
+
+def test_attention_generator_and_the_attention_topic_give_the_same_feedback():
+    compared = 0
+    for where, built in builds("attention"):
+        asked = [p.id for p in built.parts]           # scores (unprojected) or scaled_scores, weights, output
+        mine = authored("attention", built.params, asked)
+        for pid in asked:
+            compared += assert_same(built.part(pid), mine.part(pid), f"{where} {pid}")
+    assert compared > 100
+
+
+def _form(params: dict) -> dict:
+    return {k: params[k] for k in ("score", "weight", "w_query", "w_key", "v") if params.get(k) is not None}
+
+
+def test_attention_scores_generators_score_weight_and_context_parts_and_the_attention_topic_give_the_same_feedback():
+    slips = SLIPS["attention-scores"]
+    compared = 0
+    for where, built in builds("attention-scores"):
+        base = {k: built.params[k] for k in ("query", "key", "value")}
+        form = _form(built.params)                    # the form the weights and context use
+        name = {"dot": "dot", "bilinear": "bilinear", "additive": "additive"}[form["score"]]
+        mine = authored("attention", base | form, ["scores", "weights", "output"])
+        compared += assert_same(built.part("weights"), mine.part("weights"), f"{where} weights", slips,
+                                rename={f"{name}_scores": "scores"})
+        compared += assert_same(built.part("context"), mine.part("output"), f"{where} context", slips)
+        compared += assert_same(built.part("dot_scores"), authored("attention", base | {"score": "dot"}, ["scores"])
+                                .part("scores"), f"{where} dot_scores", slips)
+        for pid, score in (("bilinear_scores", "bilinear"), ("additive_scores", "additive")):
+            if any(p.id == pid for p in built.parts):
+                own = {k: built.params[k] for k in ("weight", "w_query", "w_key", "v") if built.params.get(k) is not None}
+                scores = authored("attention", base | own | {"score": score}, ["scores"]).part("scores")
+                part = built.part(pid)
+                if part.ecf_rule is not None and "$ref" in json.dumps(part.ecf_rule.args):
+                    # level 3 asks W = u wᵀ first and the scores carry the student's W; a question file cannot
+                    # ask a parameter, so it gets the same rule on the problem's own W
+                    rule = part.ecf_rule
+                    assert rule.args["weight"] == {"$ref": "W"}
+                    given = type(rule)(rule.op, rule.args | {"weight": own["weight"]}, rule.output)
+                    part = type(part)(**{**part.__dict__, "ecf_rule": given})
+                compared += assert_same(part, scores, f"{where} {pid}", slips)
+    assert compared > 100
+
+
+@pytest.mark.parametrize("params,answer,want", [
+    # one query (the lecture's context vector): plain normalisation, raw scores, uniform weights; no column softmax
+    ({"query": [1.0, 0.0], "key": [[1.0, 0.0], [0.0, 1.0]], "value": [[2.0, 0.0], [0.0, 4.0]], "score": "dot"},
+     "output", {"scores-as-weights": [2.0, 0.0], "uniform": [1.0, 2.0]}),
+    # the same problem with two queries: the column softmax, and none of the context-vector mistakes
+    ({"query": [[1.0, 0.0], [0.0, 2.0]], "key": [[1.0, 0.0], [0.0, 1.0]], "value": [[2.0, 0.0], [0.0, 4.0]], "score": "dot"},
+     "output", None),
+])
+def test_the_context_vector_mistakes_are_declared_for_one_query(params, answer, want):
+    got = {m.id: m.value for m in solve.mistakes("attention", params).of(answer)}
+    if want is None:
+        assert "wrong-axis" in got and not {"scores-as-weights", "uniform"} & set(got)
+    else:
+        assert "wrong-axis" not in got
+        for k, v in want.items():
+            np.testing.assert_allclose(got[k], v)       # α = (1, 0)·… by hand: raw scores (1, 0) times V; V's mean
