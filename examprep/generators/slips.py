@@ -14,4 +14,11 @@ SLIPS: dict[str, dict[str, str]] = {
         "bilinear": "an option of the statement's choice: which score form has no learned parameters",
         "additive": "an option of the statement's choice: which score form has no learned parameters",
     },
+    "cross-attention": {
+        "swapped-roles": "the options of the statement's two choices: which of decoder and encoder output gives Q, K, V",
+    },
+    "multi-head": {
+        "projections": "an option of the statement's choice: which grows faster with n, the scores or the projections",
+        "alike": "an option of the statement's choice: which grows faster with n, the scores or the projections",
+    },
 }

@@ -9,7 +9,7 @@ import numpy as np
 
 from examprep import engine
 from examprep.engine import ops
-from examprep.engine._core import Trace
+from examprep.engine._core import Trace, integer
 from examprep.solve.contract import Ecf, Mistake, Param, Ref, Step, Topic
 from examprep.values import allclose
 
@@ -245,6 +245,7 @@ class MultiHeadSteps(NamedTuple):
     score_macs: Step               # all heads (and the weighted sum)
     projection_macs: Step
     memory: Step                   # the attention matrices' entries, bytes, MiB
+    growth: Step | None            # with growth_factor: the sequence k times longer
 
 
 def multi_head_steps(p: dict[str, Any], t: Trace) -> MultiHeadSteps:
@@ -270,7 +271,26 @@ def multi_head_steps(p: dict[str, Any], t: Trace) -> MultiHeadSteps:
         Step("Memory of the attention matrices",
              rf"{b}h \cdot n \cdot m \text{{ values}} \times \text{{bytes per value}},"
              r"\ 1\ \text{MiB} = 2^{20}\ \text{bytes}",
-             {"score_entries": t.score_entries, "score_bytes": t.score_bytes, "score_mib": t.score_mib}))
+             {"score_entries": t.score_entries, "score_bytes": t.score_bytes, "score_mib": t.score_mib}),
+        Step(f"Sequence {p['growth_factor']} times longer: the scores grow as n², the projections as n",
+             r"\frac{h (k n)(k m) d_k}{h\, n m\, d_k} = k^2,\ \ "
+             r"\frac{(2kn + 2km)\, d_{\text{model}}^2}{(2n + 2m)\, d_{\text{model}}^2} = k",
+             {"score_growth": t.score_growth, "projection_growth": t.projection_growth})
+        if p.get("growth_factor") is not None else None)
+
+
+def _multi_head(p: dict[str, Any]) -> Trace:
+    """The layer's shapes and counts; with growth_factor k, also how much the score and projection
+    multiply-adds grow when the sequence (n, and m if given) is k times longer."""
+    t = engine.multi_head_shapes(p["n"], p["d_model"], p["num_heads"], m=p["m"], batch=p["batch"],
+                                 bytes_per_value=p["bytes_per_value"])
+    k = p.get("growth_factor")
+    if k is None:
+        return t
+    k = integer("growth_factor", k, 1)
+    long = engine.multi_head_shapes(k * p["n"], p["d_model"], p["num_heads"], m=None if p["m"] is None else k * p["m"],
+                                    batch=p["batch"], bytes_per_value=p["bytes_per_value"])
+    return Trace(t, score_growth=long.score_macs // t.score_macs, projection_growth=long.projection_macs // t.projection_macs)
 
 
 def _self(p: dict[str, Any]) -> bool:
@@ -282,6 +302,7 @@ def _cross(p: dict[str, Any]) -> bool:
 
 
 _SWAPPED = {"n": lambda p: p["m"], "m": lambda p: p["n"]}      # queries and keys swapped (cross-attention)
+_OTHER_DTYPE = {2: 4, 4: 2}                                      # bfloat16/float16 ↔ float32
 
 MULTI_HEAD_MISTAKES = {
     "d_k": (Mistake("no-split", num_heads=1, why="The heads share d_model: d_k = d_model / h."),
@@ -295,7 +316,9 @@ MULTI_HEAD_MISTAKES = {
         Mistake("d-by-d", why="d_k × d_k would be QᵢᵀKᵢ (a sum over tokens); the scores QᵢKᵢᵀ are n × n.", when=_self,
                 compute=lambda p, t: [t.d_k, t.d_k]),
         Mistake("transposed", why="Rows are the decoder's queries, columns the encoder's keys: n × m.", when=_cross,
-                **_SWAPPED)),
+                **_SWAPPED),
+        Mistake("self-attention", m=None, when=_cross,
+                why="The keys are the m encoder positions, not the n decoder positions.")),
     "output_shape": (
         Mistake("encoder-length", why="One output row per query, that is per decoder position.", when=_cross, **_SWAPPED),
         Mistake("one-head", why="After concatenating the heads and W_O the width is d_model.",
@@ -307,15 +330,27 @@ MULTI_HEAD_MISTAKES = {
         Mistake("flops-not-macs", why="That counts FLOPs (2 per multiply-add); the question asks for multiply-adds.",
                 compute=lambda p, t: 2 * t.score_macs_per_head)),
     "score_macs": (
+        Mistake("one-head", why="That is one head's cost: all h heads compute scores.",
+                when=lambda p: p["num_heads"] > 1, compute=lambda p, t: t.score_macs // p["num_heads"]),
         Mistake("no-split", why="With d_k = d_model/h per head, all heads together cost n²·d_model.",
                 compute=lambda p, t: engine.multi_head_shapes(p["n"], p["d_model"], 1, m=p["m"], batch=p["batch"],
                                                               bytes_per_value=p["bytes_per_value"]).score_macs
                 * p["num_heads"]),),
     "score_entries": (
+        Mistake("one-head", num_heads=1, why="Each head has its own matrix of attention weights."),
+        Mistake("one-sequence", batch=1, why="Each sequence of the batch has its own matrices."),
         Mistake("n-by-dk", why="A score matrix is n × n (query × key), not n × d_k.",
                 compute=lambda p, t: p["batch"] * p["num_heads"] * p["n"] * t.d_k),),
     "score_mib": (
-        Mistake("decimal-megabytes", why="1 MiB = 2²⁰ = 1,048,576 bytes, not 10⁶.", compute=lambda p, t: t.score_bytes / 1e6),),
+        Mistake("decimal-megabytes", why="1 MiB = 2²⁰ = 1,048,576 bytes, not 10⁶.", compute=lambda p, t: t.score_bytes / 1e6),
+        Mistake("wrong-dtype", bytes_per_value=lambda p: _OTHER_DTYPE[p["bytes_per_value"]],
+                when=lambda p: p["bytes_per_value"] in _OTHER_DTYPE,
+                why="Use the stored dtype's size: 2 bytes a value in bfloat16, 4 in float32.")),
+    "score_growth": (
+        Mistake("linear", compute=lambda p, t: t.projection_growth,
+                why="The projections grow linearly (k×), but every query meets every key: the score cost grows as n², "
+                    "k²×."),
+        Mistake("cubic", compute=lambda p, t: p["growth_factor"] ** 3, why="d_k is fixed; only n × n grows: k², not k³.")),
 }
 
 
@@ -325,7 +360,8 @@ def _keys(p: dict[str, Any]) -> int:
 
 # the rules read the problem's parameters as given (a generator may leave m, batch and bytes_per_value at their defaults)
 MULTI_HEAD_ECF = {
-    "d_k": (Ecf("solve:multi-head-shapes", lambda p, t: p, "d_k"),),
+    # (the growth factor changes no d_k)
+    "d_k": (Ecf("solve:multi-head-shapes", lambda p, t: {k: v for k, v in p.items() if k != "growth_factor"}, "d_k"),),
     "score_macs_per_head": (Ecf("int-product", lambda p, t: {"values": [p["n"], _keys(p), Ref("d_k")]}),),
     "score_macs": (Ecf("int-product", lambda p, t: {"values": [Ref("score_macs_per_head"), p["num_heads"]]
                                                      + ([p["batch"]] if p.get("batch", 1) != 1 else [])}),),
@@ -335,21 +371,25 @@ MULTI_HEAD_ECF = {
 }
 
 
+_MULTI_HEAD_ANSWERS = ("d_k", "query_shape", "key_shape", "value_shape", "scores_shape", "head_output_shape",
+                       "output_shape", "score_macs_per_head", "score_macs", "weighted_sum_macs", "projection_macs",
+                       "score_entries", "score_bytes", "score_mib")
+
 MULTI_HEAD_SHAPES = Topic(
     "multi-head-shapes", "Shapes and cost of a multi-head attention layer",
     (Param("n", "int (queries: sequence length, or the decoder length in cross-attention)"),
      Param("d_model", "int"), Param("num_heads", "int (divides d_model)"),
      Param("m", "int (keys and values; = n for self-attention)", None),
-     Param("batch", "int (sequences)", 1), Param("bytes_per_value", "int (4 for float32)", 4)),
-    ("d_k", "query_shape", "key_shape", "value_shape", "scores_shape", "head_output_shape", "output_shape",
-     "score_macs_per_head", "score_macs", "weighted_sum_macs", "projection_macs", "score_entries", "score_bytes",
-     "score_mib"),
-    lambda p: engine.multi_head_shapes(p["n"], p["d_model"], p["num_heads"], m=p["m"], batch=p["batch"],
-                                       bytes_per_value=p["bytes_per_value"]),
+     Param("batch", "int (sequences)", 1), Param("bytes_per_value", "int (4 for float32)", 4),
+     Param("growth_factor", "int k (optional): the sequence k times longer (n, and m if given)", None)),
+    _MULTI_HEAD_ANSWERS + ("score_growth", "projection_growth"),
+    _multi_head,
     multi_head_steps,
     lambda p: {"d_k": "d_model / num_heads, and d_v = d_k (Vaswani et al. 2017; torch.nn.MultiheadAttention)",
                "shapes": "(rows, columns) with one row per token, per sequence",
                "cost": "multiply-adds (1 multiply-add = 2 FLOPs)"},
+    answer_names=lambda p, t: _MULTI_HEAD_ANSWERS + (("score_growth", "projection_growth")
+                                                     if p.get("growth_factor") is not None else ()),
     shapes=("query_shape", "key_shape", "value_shape", "scores_shape", "head_output_shape", "output_shape"),
     mistakes=MULTI_HEAD_MISTAKES,
     ecf=MULTI_HEAD_ECF,

@@ -10,6 +10,7 @@ from examprep.engine import ops
 from examprep.engine._core import Trace
 from examprep.solve.attention import _by_columns
 from examprep.solve.contract import Ecf, Mistake, Param, Ref, Step, Topic
+from examprep.values import allclose
 
 
 # ------------------------------------------------------------------------------- cross-attention
@@ -42,6 +43,18 @@ def cross_attention_steps(p: dict[str, Any], t: Trace) -> CrossAttentionSteps:
         Step("Weighted sum of the encoder values", r"o_i = \sum_j \alpha_{ij} v_j", {"output": t.output}))
 
 
+def _swapped_roles(p: dict[str, Any]) -> Trace:
+    """Cross-attention with the decoder and encoder swapped (queries from the encoder), no mask."""
+    return engine.cross_attention(p["encoder_output"], p["decoder_states"], p["w_query"], p["w_key"], p["w_value"],
+                                  scale=p["scale"], layout=p["layout"])
+
+
+def _unless_same_entries(value: Any, right: Any) -> Any:
+    """``value``, or None where its entries read row by row are those of ``right``."""
+    same = np.size(value) == np.size(right) and allclose(np.ravel(value), np.ravel(right))
+    return None if same else value
+
+
 CROSS_ATTENTION_MISTAKES = {
     "query": (Mistake("swapped-roles", decoder_states=lambda p: p["encoder_output"],
                       encoder_output=lambda p: p["decoder_states"], mask=None,
@@ -52,17 +65,20 @@ CROSS_ATTENTION_MISTAKES = {
     "value": (Mistake("swapped-roles", decoder_states=lambda p: p["encoder_output"],
                       encoder_output=lambda p: p["decoder_states"], mask=None,
                       why="The values come from the encoder output Z."),),
-    "scores": (Mistake("transposed", compute=lambda p, t: t.scores.T,
+    # a wrong-shape score matrix whose entries, read row by row, are the right ones cannot be told from the answer
+    # typed flat, so it diagnoses nothing: left out
+    "scores": (Mistake("transposed", compute=lambda p, t: _unless_same_entries(t.scores.T, t.scores),
                        why="Rows are queries (decoder), columns keys: QKᵀ, not KQᵀ."),
-               Mistake("swapped-roles", decoder_states=lambda p: p["encoder_output"],
-                       encoder_output=lambda p: p["decoder_states"], mask=None,
+               Mistake("swapped-roles", compute=lambda p, t: _unless_same_entries(_swapped_roles(p).scores, t.scores),
                        why="Queries from the decoder, keys from the encoder.")),
     "weights": (Mistake("no-scale", scale=1.0, when=lambda p: p["scale"] is None,
                         why="Divide the scores by √d_k before the softmax."),
                 Mistake("wrong-axis", compute=lambda p, t: _by_columns(t),
                         why="Each decoder position's weights (a row) sum to 1 over the encoder positions."),
-                Mistake("causal-in-cross", compute=lambda p, t: engine.attention(t.query, t.key, t.value, mask=p["mask"],
-                                                                                 causal=True, scale=p["scale"]).weights,
+                # declared where a (padding) mask is part of the problem: the mask a student may take for a causal one
+                Mistake("causal-in-cross", when=lambda p: p["mask"] is not None,
+                        compute=lambda p, t: engine.attention(t.query, t.key, t.value, mask=p["mask"], causal=True,
+                                                              scale=p["scale"]).weights,
                         why="Cross-attention has no causal mask: every decoder position may read the whole source."),
                 Mistake("padding-attended", mask=None, why="The padding position is masked: its weight is 0.")),
     "output": (Mistake("swapped-roles", decoder_states=lambda p: p["encoder_output"],

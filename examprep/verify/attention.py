@@ -72,14 +72,20 @@ def ref_multi_head_shapes(p: dict) -> dict:
         q_heads @ k_heads.transpose(-1, -2)
     score_macs = scores.get_total_flops() // 2
     w_typed = w.to(DTYPE_OF_BYTES[p.get("bytes_per_value", 4)])
-    return {"d_k": dk, "query_shape": list(q_heads.shape[-2:]), "key_shape": list(k_heads.shape[-2:]),
-            "value_shape": list(k_heads.shape[-2:]), "scores_shape": list(w.shape[-2:]),
-            "head_output_shape": [n, dk], "output_shape": list(out.shape[1:]),
-            "score_macs_per_head": per_head, "score_macs": score_macs,
-            "weighted_sum_macs": counts["aten.bmm"] // 2 - score_macs,
-            "projection_macs": (counts.get("aten.mm", 0) + counts.get("aten.addmm", 0)) // 2,
-            "score_entries": w_typed.numel(), "score_bytes": w_typed.numel() * w_typed.element_size(),
-            "score_mib": w_typed.numel() * w_typed.element_size() / 2 ** 20}
+    projection_macs = (counts.get("aten.mm", 0) + counts.get("aten.addmm", 0)) // 2
+    res = {"d_k": dk, "query_shape": list(q_heads.shape[-2:]), "key_shape": list(k_heads.shape[-2:]),
+           "value_shape": list(k_heads.shape[-2:]), "scores_shape": list(w.shape[-2:]),
+           "head_output_shape": [n, dk], "output_shape": list(out.shape[1:]),
+           "score_macs_per_head": per_head, "score_macs": score_macs,
+           "weighted_sum_macs": counts["aten.bmm"] // 2 - score_macs, "projection_macs": projection_macs,
+           "score_entries": w_typed.numel(), "score_bytes": w_typed.numel() * w_typed.element_size(),
+           "score_mib": w_typed.numel() * w_typed.element_size() / 2 ** 20}
+    k = p.get("growth_factor")
+    if k is not None:          # the same layer on sequences k times longer, counted by torch again
+        longer = ref_multi_head_shapes({**p, "n": k * n, "m": None if p.get("m") is None else k * m, "growth_factor": None})
+        res |= {"score_growth": longer["score_macs"] / score_macs,
+                "projection_growth": longer["projection_macs"] / projection_macs}
+    return res
 
 
 
@@ -113,6 +119,8 @@ def random_multi_head_shapes(rng: np.random.Generator) -> dict:
          "bytes_per_value": pick(rng, [2, 4, 8])}
     if rng.random() < 0.5:
         p["m"] = ri(1, 6)
+    if rng.random() < 0.3:
+        p["growth_factor"] = ri(1, 4)
     return p
 
 

@@ -114,6 +114,56 @@ def test_attention_scores_generators_score_weight_and_context_parts_and_the_atte
     assert compared > 100
 
 
+def test_cross_attention_generator_and_the_cross_attention_topic_give_the_same_feedback():
+    compared = 0
+    for where, built in builds("cross-attention", levels=(2, 3)):
+        asked = ["query", "key", "value", "scores", "weights", "output"]
+        mine = authored("cross-attention", built.params, asked)
+        for a in asked:
+            compared += assert_same(built.part(a), mine.part(a), f"{where} {a}", SLIPS["cross-attention"])
+    assert compared > 50
+
+
+def _shape_feedback(built, mine, topic, where, slips=()) -> int:
+    """Shape parts: a built-in one links to its answer by its generator's ``answers`` table, an authored
+    one by a recipe of its topic (docs/authoring.md); the mistakes agree."""
+    compared = 0
+    for part in built.parts:
+        link = (generators.get(built.generator).answers or (lambda p: {}))(built).get(part.id)
+        if link is None or part.ecf_rule is not None:
+            continue
+        assert link == (topic, part.id)
+        got = mine.part(part.id)
+        assert (got.ecf_rule.op, got.ecf_rule.output) == (f"solve:{topic}", part.id), where
+        compared += assert_same(part, type(got)(**{**got.__dict__, "ecf_rule": None}), f"{where} {part.id}", slips)
+    return compared
+
+
+ANSWERS = ("d_k", "query_shape", "scores_shape", "output_shape", "score_macs_per_head", "score_macs", "score_entries",
+           "score_mib", "score_growth")
+
+
+def test_multi_head_generator_and_the_multi_head_shapes_topic_give_the_same_feedback():
+    compared = 0
+    for where, built in builds("multi-head"):
+        ids = {("growth" if a == "score_growth" else a): a for a in ANSWERS}
+        asked = {pid: a for pid, a in ids.items() if any(q.id == pid for q in built.parts)}
+        mine = authored("multi-head-shapes", built.params, list(asked.values()))
+        compared += _shape_feedback(built, mine, "multi-head-shapes", where)
+        for pid, a in asked.items():
+            if built.part(pid).ecf_rule is not None or pid == "growth":
+                compared += assert_same(built.part(pid), mine.part(a), f"{where} {pid}", SLIPS["multi-head"])
+    assert compared > 40
+
+
+def test_cross_attention_generators_shape_parts_and_the_multi_head_shapes_topic_give_the_same_feedback():
+    compared = 0
+    for where, built in builds("cross-attention", levels=(1,), seeds=range(6)):
+        mine = authored("multi-head-shapes", built.params, ["scores_shape", "output_shape"])
+        compared += _shape_feedback(built, mine, "multi-head-shapes", where, SLIPS["cross-attention"])
+    assert compared >= 6 * 3
+
+
 @pytest.mark.parametrize("params,answer,want", [
     # one query (the lecture's context vector): plain normalisation, raw scores, uniform weights; no column softmax
     ({"query": [1.0, 0.0], "key": [[1.0, 0.0], [0.0, 1.0]], "value": [[2.0, 0.0], [0.0, 4.0]], "score": "dot"},
@@ -130,3 +180,24 @@ def test_the_context_vector_mistakes_are_declared_for_one_query(params, answer, 
         assert "wrong-axis" not in got
         for k, v in want.items():
             np.testing.assert_allclose(got[k], v)       # α = (1, 0)·… by hand: raw scores (1, 0) times V; V's mean
+
+
+def test_the_growth_of_the_score_cost_is_the_square_of_the_factor_and_the_projections_the_factor():
+    # n·m·d_model multiply-adds with n and m both k times longer: k²; (2n + 2m)·d_model²: k
+    p = solve.mistakes("multi-head-shapes", {"n": 3, "m": 5, "d_model": 8, "num_heads": 2, "growth_factor": 4})
+    assert (p.trace().score_growth, p.trace().projection_growth) == (16, 4)
+    assert {m.id: m.value for m in p.of("score_growth")} == {"linear": 4, "cubic": 64}
+
+
+def test_an_authored_cross_attention_shape_question_gets_the_swapped_and_self_attention_lengths_only():
+    p = authored("multi-head-shapes", {"n": 3, "m": 5, "d_model": 64, "num_heads": 4},
+                 ["d_k", "scores_shape", "output_shape", "score_macs_per_head"])
+    # by hand: the scores are n × m = 3 × 5; swapped 5 × 3; with the decoder's keys (self-attention) 3 × 3
+    assert {m.id: m.value for m in p.part("scores_shape").misconceptions} == {"transposed": [5, 3],
+                                                                              "self-attention": [3, 3]}
+    assert {m.id: m.value for m in p.part("output_shape").misconceptions} == {"encoder-length": [5, 64],
+                                                                              "one-head": [3, 16]}
+    rule = p.part("score_macs_per_head").ecf_rule
+    assert (rule.op, rule.args["values"][:2]) == ("int-product", [3, 5])        # n queries × m keys
+    one = authored("multi-head-shapes", {"n": 3, "d_model": 64, "num_heads": 1}, ["output_shape"])
+    assert [m.id for m in one.part("output_shape").misconceptions] == []     # one head: both give the answer itself
