@@ -7,7 +7,8 @@ import numpy as np
 
 from examprep import engine
 from examprep.engine import ops
-from examprep.engine._core import Trace
+from examprep.engine._core import Trace, integer
+from examprep.errors import ParamError
 from examprep.solve.attention import _by_columns
 from examprep.solve.contract import Ecf, Mistake, Param, Ref, Step, Topic
 from examprep.values import allclose
@@ -129,9 +130,11 @@ class CausalMaskSteps(NamedTuple):
     mask: Step                     # allowed and masked_count
     masked_scores: Step
     weights: Step
+    visible: Step                  # the keys one query may attend
 
 
 def causal_mask_steps(p: dict[str, Any], t: Trace) -> CausalMaskSteps:
+    row = _row(p, t)
     return CausalMaskSteps(
         Step("Causal mask: query i may attend key j only if " + ("j ≤ i" if p["alignment"] == "top-left" else "j ≤ i + m − n"),
              rf"M_{{ij}} = 1 \text{{ if }} {_ALIGN.get(p['alignment'], '')} \text{{ else }} 0",
@@ -139,7 +142,24 @@ def causal_mask_steps(p: dict[str, Any], t: Trace) -> CausalMaskSteps:
         Step("Masked scores: −∞ where the mask is 0", r"s_{ij} = -\infty \text{ where } M_{ij} = 0",
              {"masked_scores": t.masked_scores}),
         Step("Softmax of each row: e^(−∞) = 0, so masked weights are 0 and each row sums to 1",
-             r"\alpha_{ij} = \frac{e^{s_{ij}}}{\sum_{j' : M_{ij'} = 1} e^{s_{ij'}}}", {"weights": t.weights}))
+             r"\alpha_{ij} = \frac{e^{s_{ij}}}{\sum_{j' : M_{ij'} = 1} e^{s_{ij'}}}", {"weights": t.weights}),
+        Step(f"Keys query {row + 1} may attend: the ones in row {row + 1} of the mask", r"\sum_j M_{ij}",
+             {"visible": t.visible}))
+
+
+def _row(p: dict[str, Any], t: Trace) -> int:
+    """The 0-based row of the query ``position`` names (1-based; default the last query)."""
+    return len(t.allowed) - 1 if p.get("position") is None else p["position"] - 1
+
+
+def _causal(p: dict[str, Any]) -> Trace:
+    """The causal softmax, and how many keys the query at ``position`` may attend (its row of the mask)."""
+    t = engine.causal_softmax(p["scores"], alignment=p["alignment"], scale=p["scale"])
+    if p.get("position") is not None:
+        position = integer("position", p["position"], 1)
+        if position > len(t.allowed):
+            raise ParamError(f"position: expected a query row 1 … {len(t.allowed)}, got {position}")
+    return Trace(t, visible=int(t.allowed[_row(p, t)].sum()))
 
 
 def _square(p: dict[str, Any]) -> bool:
@@ -176,11 +196,29 @@ CAUSAL_MASK_MISTAKES = {
         Mistake("transposed-mask", when=lambda p: p["alignment"] == "top-left",
                 compute=lambda p, t: engine.masked_softmax(ops.scale(p["scores"], p["scale"]), t.allowed.T.astype(bool)),
                 why="You masked the past instead of the future.")),
+    # a decoder's self-attention in training (square scores): itself and the mask forgotten; with a cache (n < m
+    # keys): the other alignment
+    "visible": (
+        Mistake("excluded-itself", compute=lambda p, t: t.visible - 1, when=_square,
+                why="Position t also attends to itself: positions 1 … t."),
+        Mistake("no-mask", compute=lambda p, t: t.allowed.shape[1], when=_square,
+                why="The causal mask hides the later positions."),
+        Mistake("bottom-right", alignment="bottom-right", when=lambda p: not _square(p),
+                why="That is the bottom-right count; top-left aligns query i with key i."),
+        Mistake("top-left", alignment="top-left", when=lambda p: not _square(p),
+                why="The new tokens come last: query i sees keys j ≤ i + (m − n), not j ≤ i.")),
 }
 
+
+def _mask_params(p: dict[str, Any], t: Trace) -> dict[str, Any]:
+    """The mask's own parameters (the query a part asks about changes no mask)."""
+    return {k: v for k, v in p.items() if k != "position"}
+
+
+
 CAUSAL_MASK_ECF = {
-    "allowed": (Ecf("solve:causal-mask", lambda p, t: p, "allowed"),),
-    "masked_count": (Ecf("solve:causal-mask", lambda p, t: p, "masked_count"),),
+    "allowed": (Ecf("solve:causal-mask", _mask_params, "allowed"),),
+    "masked_count": (Ecf("solve:causal-mask", _mask_params, "masked_count"),),
     "weights": (Ecf("scaled-masked-softmax", lambda p, t: {"scores": np.asarray(p["scores"], dtype=float),
                                                            "scale": p["scale"], "allowed": Ref("allowed")}),),
 }
@@ -190,9 +228,10 @@ CAUSAL_MASK = Topic(
     "causal-mask", "Causal mask: masked scores and weights of a decoder's self-attention",
     (Param("scores", "matrix (n×m): rows queries, columns keys"),
      Param("alignment", '"top-left": j ≤ i (torch is_causal); or "bottom-right": j ≤ i + m − n (KV cache)', "top-left"),
-     Param("scale", "number applied before the mask", 1.0)),
-    ("allowed", "masked_scores", "weights", "masked_count"),
-    lambda p: engine.causal_softmax(p["scores"], alignment=p["alignment"], scale=p["scale"]),
+     Param("scale", "number applied before the mask", 1.0),
+     Param("position", "int (optional): the query row (1-based) whose visible keys are counted; default the last", None)),
+    ("allowed", "masked_scores", "weights", "masked_count", "visible"),
+    _causal,
     causal_mask_steps,
     mistakes=CAUSAL_MASK_MISTAKES,
     ecf=CAUSAL_MASK_ECF,
@@ -220,6 +259,23 @@ def teacher_forcing_steps(p: dict[str, Any], t: Trace) -> TeacherForcingSteps:
              {"labels": t.labels}))
 
 
+END = "[EOS]"          # the end token a left shift puts last where the problem names none
+
+
+TEACHER_FORCING_MISTAKES = {
+    "decoder_input": (
+        Mistake("no-shift", compute=lambda p, t: list(p["tokens"]),
+                why="Fed unshifted, position t would see the very token it must predict."),
+        Mistake("left-shift", compute=lambda p, t: [*p["tokens"][1:], END if p["eos"] is None else p["eos"]],
+                why="The input is shifted right: it starts with the start token.")),
+    "labels": (
+        Mistake("input-as-labels", compute=lambda p, t: list(t.decoder_input),
+                why="The labels are the targets themselves: position t is trained to predict y_t, not to repeat its input."),
+        Mistake("no-eos", compute=lambda p, t: list(p["tokens"]), when=lambda p: p["eos"] is not None,
+                why="With an end token the labels end with it: the model learns when to stop.")),
+}
+
+
 TEACHER_FORCING = Topic(
     "teacher-forcing", "Teacher forcing: the right-shifted decoder input and the labels",
     (Param("tokens", "list of target tokens (strings or ids)"), Param("bos", "start token", "<go>"),
@@ -229,4 +285,5 @@ TEACHER_FORCING = Topic(
     teacher_forcing_steps,
     lambda p: {"shift": "right by one position (Vaswani et al. 2017, §3.1)",
                "eos": "none" if p["eos"] is None else f"{p['eos']} appended to the labels"},
+    mistakes=TEACHER_FORCING_MISTAKES,
 )

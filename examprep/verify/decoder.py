@@ -38,8 +38,9 @@ def ref_causal_mask(p: dict) -> dict:
     eye = torch.eye(m, dtype=DTYPE)[None]
     weights = F.scaled_dot_product_attention(s[None], eye, eye, attn_mask=bias, scale=p.get("scale", 1.0))[0]
     allowed = bias._materialize()
+    row = n - 1 if p.get("position") is None else p["position"] - 1
     return {"allowed": as_numpy(allowed.long()), "weights": as_numpy(weights.nan_to_num(0.0)),
-            "masked_count": int((~allowed).sum())}
+            "masked_count": int((~allowed).sum()), "visible": int(allowed[row].sum())}
 
 def random_cross_attention(rng: np.random.Generator) -> dict:
     """A random valid cross-attention instance."""
@@ -60,8 +61,11 @@ def random_causal_mask(rng: np.random.Generator) -> dict:
     ri = lambda lo, hi: int(rng.integers(lo, hi + 1))  # noqa: E731
     n = ri(1, 5)
     m = n if rng.random() < 0.5 else ri(n, 6)
-    return {"scores": normal(rng, n, m, scale=2), "alignment": pick(rng, ["top-left", "bottom-right"]),
-            "scale": float(pick(rng, [1.0, 1.0, 0.5]))}
+    p = {"scores": normal(rng, n, m, scale=2), "alignment": pick(rng, ["top-left", "bottom-right"]),
+         "scale": float(pick(rng, [1.0, 1.0, 0.5]))}
+    if rng.random() < 0.5:
+        p["position"] = ri(1, n)
+    return p
 
 
 # this area's solve topics: each one's torch reference and random instances (gathered by verify/__init__.py)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from examprep import generators, solve
-from examprep.authoring import build_question, parse_question
+from examprep.authoring import QuestionError, build_question, parse_question
 from examprep.generators.slips import SLIPS
 
 SEEDS = range(3)
@@ -114,6 +114,38 @@ def test_attention_scores_generators_score_weight_and_context_parts_and_the_atte
     assert compared > 100
 
 
+def test_causal_mask_generator_and_the_causal_mask_topic_give_the_same_feedback():
+    compared = 0
+    for where, built in builds("causal-mask"):
+        p = built.params
+        params = {k: p[k] for k in ("scores", "alignment", "scale")} | ({"position": p["position"]} if "position" in p else {})
+        ids = {"mask": "allowed", "masked_count": "masked_count", "weights": "weights", "visible": "visible"}
+        asked = {pid: a for pid, a in ids.items() if any(q.id == pid for q in built.parts)}
+        mine = authored("causal-mask", params, list(asked.values()))
+        for pid, a in asked.items():
+            compared += assert_same(built.part(pid), mine.part(a), f"{where} {pid}", SLIPS["causal-mask"],
+                                    rename={"mask": "allowed"})
+        if any(q.id == "top_left_visible" for q in built.parts):     # the last query under torch's top-left mask
+            top_left = authored("causal-mask", params | {"alignment": "top-left"}, ["visible"])
+            compared += assert_same(built.part("top_left_visible"), top_left.part("visible"), f"{where} top-left")
+    assert compared > 50
+
+
+def test_causal_mask_generators_teacher_forcing_choice_lists_the_teacher_forcing_tables_mistakes():
+    """The decoder input is a list of tokens: a question file cannot ask it as a graded part (it has no
+    number), so the pair holds between the table and the built-in choice, written as text."""
+    for where, built in builds("causal-mask", levels=(2,)):
+        p = built.params
+        table = solve.mistakes("teacher-forcing", {"tokens": p["tokens"], "bos": p["bos"]})
+        want = [(m.id, " ".join(m.value), m.explanation) for m in table.of("decoder_input")]
+        part = built.part("decoder_input")
+        assert [(m.id, m.value, m.explanation) for m in part.misconceptions] == want, where
+        assert part.expected == " ".join(table.trace().decoder_input) and set(part.choices) == {part.expected,
+                                                                                                   *(w[1] for w in want)}
+    with pytest.raises(QuestionError, match="decoder_input is not a number, vector or matrix"):
+        authored("teacher-forcing", {"tokens": ["le", "chat", "dort"], "bos": "[GO]"}, ["decoder_input"])
+
+
 def test_cross_attention_generator_and_the_cross_attention_topic_give_the_same_feedback():
     compared = 0
     for where, built in builds("cross-attention", levels=(2, 3)):
@@ -180,6 +212,18 @@ def test_the_context_vector_mistakes_are_declared_for_one_query(params, answer, 
         assert "wrong-axis" not in got
         for k, v in want.items():
             np.testing.assert_allclose(got[k], v)       # α = (1, 0)·… by hand: raw scores (1, 0) times V; V's mean
+
+
+@pytest.mark.parametrize("alignment,visible", [("top-left", [1, 2]), ("bottom-right", [3, 4])])
+def test_the_keys_a_query_may_attend_are_its_row_of_the_mask(alignment, visible):
+    # two new queries against four keys, by hand: top-left j ≤ i; bottom-right j ≤ i + (m − n) = i + 2
+    # (torch's CausalBias counts the same in verify/decoder.py)
+    for position, want in zip((1, 2), visible):
+        t = solve.mistakes("causal-mask", {"scores": [[0.0] * 4] * 2, "alignment": alignment, "position": position})
+        assert t.trace().visible == want
+    mistakes = {m.id: m.value for m in solve.mistakes("causal-mask", {"scores": [[0.0] * 4] * 2,
+                                                                      "alignment": alignment}).of("visible")}
+    assert mistakes == ({"bottom-right": 4} if alignment == "top-left" else {"top-left": 2})
 
 
 def test_the_growth_of_the_score_cost_is_the_square_of_the_factor_and_the_projections_the_factor():
