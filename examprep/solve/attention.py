@@ -452,19 +452,51 @@ def _square_projection(p: dict[str, Any]) -> bool:
     return w.shape[0] == w.shape[1] and not allclose(w, w.T)
 
 
+def _square_not_symmetric(name: str) -> Any:
+    """A square weight that is not symmetric: its transpose is a wrong weight of the same shape."""
+    def when(p: dict[str, Any]) -> bool:
+        w = np.asarray(p[name], dtype=float)
+        return w.shape[0] == w.shape[1] and not allclose(w, w.T)
+    return when
+
+
+def _one_head_weights(p: dict[str, Any], t: Trace) -> Any:
+    """One head over all the columns (num_heads 1), its weights given for each of the problem's heads."""
+    one = engine.self_attention(p["x"], p["w_query"], p["w_key"], p["w_value"], num_heads=1, w_output=None,
+                                causal=p["causal"], mask=p["mask"], scale=p["scale"])
+    return np.stack([one.weights] * p["num_heads"])
+
+
+_several_heads = lambda p: p["num_heads"] > 1     # noqa: E731
+
 SELF_ATTENTION_MISTAKES = {
     "query": (Mistake("transposed-weight", compute=lambda p, t: ops.matmul(p["x"], np.asarray(p["w_query"], dtype=float).T),
-                      when=_square_projection, why="Q = X W_Q with W_Q as given (d_model×d_k): rows of X times W_Q."),),
+                      when=_square_projection, why="Q = X W_Q with W_Q as given (d_model×d_k): rows of X times W_Q."),
+              Mistake("key-weights", w_query=lambda p: p["w_key"], why="Queries use W_Q; W_K makes the keys.")),
+    "key": (Mistake("query-weights", w_key=lambda p: p["w_query"], why="Keys use W_K; W_Q makes the queries."),),
+    "value": (Mistake("transposed-weight", compute=lambda p, t: ops.matmul(p["x"], np.asarray(p["w_value"], dtype=float).T),
+                      when=_square_not_symmetric("w_value"), why="V = X W_V with W_V as given (d_model × d_v)."),),
     "scaled_scores": (
         Mistake("no-scale", scale=1.0, when=_self_scaled, why="Divide the scores by √d_k (the per-head key size)."),
         Mistake("full-d-k", scale=_full_dk, when=lambda p: _self_scaled(p) and p["num_heads"] > 1,
-                why="Each head scales by √(d_k/h), its own key size, not by the full √d_k.")),
+                why="Each head scales by √(d_k/h), its own key size, not by the full √d_k."),
+        Mistake("transposed", compute=lambda p, t: np.swapaxes(t.scaled_scores, -1, -2),
+                why="Rows are queries and columns keys: S = QKᵀ, not KQᵀ.")),
     "weights": (
         Mistake("wrong-axis", compute=lambda p, t: _self_by_columns(t),
                 why="Softmax runs over the keys, along each row; you normalised each column (over the queries)."),
         Mistake("no-scale", scale=1.0, when=_self_scaled, why="Scale the scores by 1/√d_k before the softmax."),
         Mistake("full-d-k", scale=_full_dk, when=lambda p: _self_scaled(p) and p["num_heads"] > 1,
-                why="Each head scales by √(d_k/h), its own key size, not by the full √d_k.")),
+                why="Each head scales by √(d_k/h), its own key size, not by the full √d_k."),
+        Mistake("one-head", compute=_one_head_weights, when=_several_heads,
+                why="Each head sees only its own block of columns: q and k of size d_k/h, not the whole rows.")),
+    # the heads concatenated (the output without W_O): a worked-step value the two-head problems ask
+    "concat": (
+        Mistake("no-scale", scale=1.0, when=_self_scaled, why="Your weights came from unscaled scores: divide by √d_k first."),
+        Mistake("full-d-k", scale=_full_dk, when=lambda p: _self_scaled(p) and p["num_heads"] > 1,
+                why="Each head scales by √(d_k/h), not by the full √d_k."),
+        Mistake("one-head", num_heads=1, when=_several_heads,
+                why="Each head attends with its own weights over its own block of V.")),
     "output": (
         Mistake("no-scale", scale=1.0, when=_self_scaled, why="Your weights came from unscaled scores: divide by √d_k first."),
         Mistake("no-output-projection", w_output=None, when=lambda p: p["w_output"] is not None,
@@ -477,6 +509,11 @@ SELF_ATTENTION_ECF = {
     "weights": (Ecf("scaled-masked-softmax", lambda p, t: {"scores": Ref("scaled_scores"), "scale": 1.0,
                                                           "allowed": np.broadcast_to(t.allowed, t.scaled_scores.shape)
                                                           .astype(int)}),),
+    # one head without W_O: O = αV from the student's weights and values; with W_O: their concatenation times W_O
+    "output": (Ecf("matmul", lambda p, t: {"a": Ref("weights"), "b": Ref("value")},
+                   when=lambda p: p.get("num_heads", 1) == 1 and p.get("w_output") is None),
+               Ecf("matmul", lambda p, t: {"a": Ref("concat"), "b": p["w_output"]},
+                   when=lambda p: p.get("w_output") is not None)),
 }
 
 

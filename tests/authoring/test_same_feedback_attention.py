@@ -196,6 +196,42 @@ def test_cross_attention_generators_shape_parts_and_the_multi_head_shapes_topic_
     assert compared >= 6 * 3
 
 
+def test_self_attention_generator_and_the_self_attention_topic_give_the_same_feedback():
+    compared = 0
+    for where, built in builds("self-attention"):
+        heads = built.params["num_heads"]
+        # with two heads scaled_scores and weights hold one matrix per head: no graded part of a question file
+        shared = ["query", "key", "value"] + (["scaled_scores", "weights", "output"] if heads == 1 else [])
+        mine = authored("self-attention", built.params, shared)
+        for a in shared:
+            compared += assert_same(built.part(a), mine.part(a), f"{where} {a}")
+        if heads == 1:
+            continue
+        table = solve.mistakes("self-attention", built.params)
+        for h in range(heads):               # one part per head: the table's weights, head h of each
+            part = built.part(f"weights_{h}")
+            got = {m.id: m for m in part.misconceptions}
+            kept = []
+            for m in table.of("weights"):
+                value = np.asarray(m.value)[h]
+                if m.id in got:
+                    assert got[m.id].explanation == m.explanation, where
+                    np.testing.assert_allclose(got[m.id].value, value, rtol=1e-12, err_msg=where)
+                    kept.append(value)
+                else:                    # left out by the framework: no different from the answer or a kept one
+                    assert any(np.allclose(value, v, atol=1e-3) for v in [part.expected, *kept]), (where, h, m.id)
+            assert list(got) == [m.id for m in table.of("weights") if m.id in got], where
+            compared += len(got)
+        if any(p.id == "output" for p in built.parts):
+            mine = authored("self-attention", built.params, ["output"])
+            # the output after W_O: the same mistakes; its rule carries the student's concatenation, a worked-step
+            # value (concat) a question file cannot ask, so the authored part has none
+            out = built.part("output")
+            assert out.ecf_rule.op == "matmul" and out.ecf_rule.args["a"] == {"$ref": "concat"}, where
+            compared += assert_same(type(out)(**{**out.__dict__, "ecf_rule": None}), mine.part("output"), f"{where} output")
+    assert compared > 100
+
+
 @pytest.mark.parametrize("params,answer,want", [
     # one query (the lecture's context vector): plain normalisation, raw scores, uniform weights; no column softmax
     ({"query": [1.0, 0.0], "key": [[1.0, 0.0], [0.0, 1.0]], "value": [[2.0, 0.0], [0.0, 4.0]], "score": "dot"},

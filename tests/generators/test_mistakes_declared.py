@@ -44,7 +44,6 @@ NOT_YET: set[str] = {
     "rnn-step",
     "rope",
     "scaling-law",
-    "self-attention",
     "softmax-cross-entropy",
     "vanishing-gradient",
 }
