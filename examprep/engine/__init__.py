@@ -1,7 +1,7 @@
 """The numeric engine: pure numpy functions, float64, no I/O, no randomness, no formatting.
 
 One module per subject area (softmax, activations, dense, residual, regression, conv, pool, network, rnn,
-bptt, norm, dropout, positions, attention, counts, optim); ops.py holds only generic arithmetic
+bptt, norm, dropout, positions, attention, decoder, counts, optim); ops.py holds only generic arithmetic
 for ECF rules.
 Each function checks its arguments (raising :class:`examprep.errors.ParamError` or
 :class:`~examprep.errors.ShapeError` with a one-line message naming the argument) and returns a
@@ -9,13 +9,11 @@ Each function checks its arguments (raising :class:`examprep.errors.ParamError` 
 """
 from examprep.engine._core import Trace
 from examprep.engine.activations import activation, max_derivative
-from examprep.engine.attention import (
-    attention, causal_mask, causal_softmax, cross_attention, masked_softmax, multi_head_shapes, self_attention,
-    teacher_forcing,
-)
+from examprep.engine.attention import attention, masked_softmax, multi_head_shapes, self_attention
 from examprep.engine.bptt import rnn_bptt
 from examprep.engine.conv import conv2d, conv_output_size, receptive_field, same_padding
 from examprep.engine.counts import lora, lora_memory, param_count, scaling_law, training_time
+from examprep.engine.decoder import causal_mask, causal_softmax, cross_attention, teacher_forcing
 from examprep.engine.dense import dense, mlp_backprop, mlp_regression
 from examprep.engine.dropout import dropout
 from examprep.engine.network import network_shapes

@@ -9,14 +9,11 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-import numpy as np
-
 from examprep import solve
-from examprep.engine import ops
 from examprep.document import Math, Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, exact_matmul, generator, steps_from, jsonable
 from examprep.exact import softmax_entry, weighted_sum
-from examprep.problem import Misconception, Part, SolutionStep
+from examprep.problem import Part, SolutionStep
 
 
 def _flat_scores(Q: list, K: list, causal: bool) -> bool:
@@ -63,21 +60,14 @@ def attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
               "scale": scale}
     known = solve.mistakes("attention", params)
     tr = known.trace()
-    s = tr.scale
     scaled, allowed = tr.scaled_scores, tr.allowed
     tokens = [f"t{i + 1}" for i in range(n)]
     keys = [f"s{j + 1}" for j in range(m)] if cross else tokens
 
-    # misconceptions: solve's table for attention, and two of this problem's own, through the engine
-    score_mis = list(known.of("scaled_scores", jsonable))
-    if variant == "qkv":
-        score_mis.append(Misconception("transposed",
-                                       jsonable(scaled.T) if n == m else jsonable(ops.scale(ops.matmul_bt(K, Q), s)),
-                                       "Rows are queries and columns are keys: the score matrix is QKᵀ, not KQᵀ."))
-    else:
-        # Σ_k x_ik + Σ_k x_jk: every entry of both rows added instead of multiplied pairwise
-        score_mis.append(Misconception("sum-not-dot", jsonable(np.add.outer(X.sum(1), X.sum(1))),
-                                       "A score is the dot product Σ_k x_ik x_jk, not the sum of all entries."))
+    # the qkv variant asks the contract's scaled_scores (QKᵀ/√d_k); the lecture's unprojected variant the unscaled
+    # scores e_ij (its scale is 1, so they are its scaled scores too, the value the weights' ECF rule reads)
+    score_id = "scaled_scores" if variant == "qkv" else "scores"
+    score_mis = known.of(score_id, jsonable)          # solve's table for attention, as for every other part
     weight_mis = known.of("weights", jsonable)
     out_mis = known.of("output", jsonable)
 
@@ -114,14 +104,11 @@ def attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         conventions = {"score": "unprojected dot product e_ij = x_i·x_j, no scaling", "softmax": "over j (each row)",
                        "mask": "causal: −∞ before the softmax for j > i" if causal else "none"}
     size = scaled.shape
-    # the qkv variant asks the contract's scaled_scores (QKᵀ/√d_k); the lecture's unprojected variant the unscaled
-    # scores e_ij (its scale is 1, so they are its scaled scores too, the value the weights' ECF rule reads)
-    score_id = "scaled_scores" if variant == "qkv" else "scores"
     asked = {"scaled_scores": score_id, "weights": "weights", "output": "output"}
     minutes = 1.0 + 0.5 * scaled.size
     parts = [
         Part(score_id, score_prompt, "matrix", jsonable(scaled), shape=size, points=2, minutes=round(minutes, 1),
-             exact=exact_s, misconceptions=tuple(score_mis),
+             exact=exact_s, misconceptions=score_mis,
              hint="Entry (i, j) is the dot product of query row i with key row j"
                   + (", divided by √d_k." if variant == "qkv" else ".")),
         Part("weights", rf"The attention weights ${w_label}$ (softmax of each row{', masked' if causal else ''}).", "matrix",

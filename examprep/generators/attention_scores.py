@@ -48,15 +48,6 @@ def _score_part(pid: str, prompt: str, value, mis: list, ecf_rule: EcfRule | Non
                 ecf_rule=ecf_rule)
 
 
-def _additive_by_hand(s, H, W1, W2, v, acts: tuple[str, ...]) -> dict[str, np.ndarray]:
-    """vᵀ φ(W₁h_j + W₂s) through the engine's dense layers and activations, for each φ in ``acts``
-    (mistaken ones: "identity", "sigmoid"); W₂s and each W₁h_j computed once for all of them."""
-    query = engine.dense(s, W2).output
-    pres = [engine.dense(h, W1).output + query for h in H]
-    return {act: np.array([float(engine.dense(pre if act == "identity" else engine.activation(act, pre).output,
-                                              v[None, :]).output[0]) for pre in pres]) for act in acts}
-
-
 @generator("attention-scores", title="Attention score forms: dot, bilinear, additive",
            syllabus="Attention: dot-product, bilinear, additive (Bahdanau) scores", version=1)
 def attention_scores(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
@@ -82,73 +73,66 @@ def attention_scores(rng: Stream, difficulty: int, calculator_free: bool) -> Dra
         _check_spread(_scores(sv, exact_matmul([[a] for a in u.tolist()], [w.tolist()]), hv))
         d_big, r = rng.choice([256, 512, 1024]), rng.choice([8, 16, 32])
     base = {"query": jsonable(s), "key": jsonable(H), "value": jsonable(H)}
-    known = solve.mistakes("attention", base | {"score": "dot"})       # every score form below, through the engine
+    # every score form below through the engine, its mistakes and ECF rules from attention's tables (the reduced-rank
+    # W = u wᵀ and its parameter count at level 3 excepted: see below)
+    known = solve.mistakes("attention", base | {"score": "dot"})
     dot = known.trace()
-    scaled = known.trace(score="scaled-dot")
     steps_of = lambda trace, **form: solve.attention.attention_steps(known.params | form, trace)  # noqa: E731
     statement = [Text("A decoder state $s$ (the query) attends three encoder states $h_1, h_2, h_3$ (rows of $H$; they are "
                       "both keys and values). The weights are $\\alpha = \\mathrm{softmax}(e)$ and the context vector is "
                       "$c = \\sum_j \\alpha_j h_j$. No scaling is applied to any score."),
                  Matrix("s", jsonable(s)), Matrix("H", jsonable(H), row_labels=["h1", "h2", "h3"])]
-    parts: list[Part] = [_score_part("dot_scores", "The dot-product scores " + FORM_TEXT["dot"] + ".", dot.scores, [
-        Misconception("scaled", jsonable(scaled.scaled_scores), "The dot-product form here is unscaled: e_j = sᵀh_j."),
-        Misconception("sum-not-dot", jsonable(H.sum(axis=1) + s.sum()),
-                      "A dot product multiplies entries pairwise and adds them.")])]
+    parts: list[Part] = [_score_part("dot_scores", "The dot-product scores " + FORM_TEXT["dot"] + ".", dot.scores,
+                                     known.of("scores", jsonable))]
     solution = steps_from(steps_of(dot).scores, "dot_scores", "Dot product: ")
     conventions = {"scores": "unscaled; softmax over the three encoder states", "context": "c = Σ_j α_j h_j"}
-    form = "dot"
+    form, form_known = "dot", known
     extra: dict = {}
 
     if difficulty == 1 or (difficulty == 2 and calculator_free):
-        bil = known.trace(score="bilinear", weight=jsonable(W))
+        bil_p = base | {"score": "bilinear", "weight": jsonable(W)}
+        bil_known = known.at(score="bilinear", weight=jsonable(W))
+        bil = bil_known.trace()
         _check_spread(dot.scores if difficulty == 1 else bil.scores)
-        parts.append(_score_part("bilinear_scores", "The bilinear scores " + FORM_TEXT["bilinear"] + ".", bil.scores, [
-            Misconception("transposed-w", jsonable(known.trace(score="bilinear", weight=jsonable(W.T)).scores),
-                          "e_j = sᵀ W h_j: W multiplies h_j, and sᵀ the result — not sᵀWᵀh_j."),
-            Misconception("dot-only", jsonable(dot.scores), "The bilinear form puts W between s and h_j.")],
-            EcfRule("solve:attention", base | {"score": "bilinear", "weight": jsonable(W)}, "scores")))
+        parts.append(_score_part("bilinear_scores", "The bilinear scores " + FORM_TEXT["bilinear"] + ".", bil.scores,
+                                 bil_known.of("scores", jsonable), solve.ecf("attention", "scores", bil_p, bil, {})))
         statement.append(Matrix("W", jsonable(W)))
         solution += steps_from(steps_of(bil, score="bilinear", weight=jsonable(W)).scores, "bilinear_scores", "Bilinear: ")
         extra = {"score": "bilinear", "weight": jsonable(W)}
-        form = "dot" if difficulty == 1 else "bilinear"
+        if difficulty == 2:
+            form, form_known = "bilinear", bil_known
     elif difficulty == 2:
         add_p = base | {"score": "additive", "w_query": jsonable(W2), "w_key": jsonable(W1), "v": jsonable(v)}
-        add = known.trace(**{k: add_p[k] for k in ("score", "w_query", "w_key", "v")})
+        add_known = known.at(**{k: add_p[k] for k in ("score", "w_query", "w_key", "v")})
+        add = add_known.trace()
         _check_spread(add.scores)
-        swapped = known.trace(score="additive", w_query=jsonable(W1), w_key=jsonable(W2), v=jsonable(v))
-        by_hand = _additive_by_hand(s, H, W1, W2, v, ("identity", "sigmoid"))
-        parts.append(_score_part("additive_scores", "The additive (Bahdanau) scores " + FORM_TEXT["additive"] + ".", add.scores, [
-            Misconception("no-tanh", jsonable(by_hand["identity"]),
-                          "Apply tanh to W₁h_j + W₂s before the dot product with v."),
-            Misconception("sigmoid", jsonable(by_hand["sigmoid"]), "The nonlinearity is tanh, not σ."),
-            Misconception("swapped-weights", jsonable(swapped.scores),
-                          "W₁ multiplies the encoder state h_j and W₂ the decoder state s.")],
-            EcfRule("solve:attention", add_p, "scores")))
+        parts.append(_score_part("additive_scores", "The additive (Bahdanau) scores " + FORM_TEXT["additive"] + ".", add.scores,
+                                 add_known.of("scores", jsonable), solve.ecf("attention", "scores", add_p, add, {})))
         statement += [Matrix("W_1", jsonable(W1)), Matrix("W_2", jsonable(W2)), Matrix("v", jsonable(v))]
         solution += steps_from(steps_of(add, **{k: add_p[k] for k in ("score", "w_query", "w_key", "v")}).scores,
                                "additive_scores", "Additive: ")
         extra = {k: add_p[k] for k in ("score", "w_query", "w_key", "v")}
-        form = "additive"
+        form, form_known = "additive", add_known
         conventions["additive"] = "W₁ on the encoder state h_j, W₂ on the decoder state s (the lecture's e = bᵀtanh(W₁h + W₂s))"
     else:
         W = ops.matmul([[x] for x in jsonable(u)], [jsonable(w)])     # u wᵀ, the outer product
         bil_p = base | {"score": "bilinear", "weight": jsonable(W)}
-        bil = known.trace(score="bilinear", weight=jsonable(W))
+        bil_known = known.at(score="bilinear", weight=jsonable(W))
+        bil = bil_known.trace()
         _check_spread(bil.scores)
         counts = engine.lora(d_big, d_big, r)           # the same low-rank bookkeeping: r(d + k) against d·k
         statement += [Matrix("u", jsonable(u)), Matrix("w", jsonable(w)),
                       Text(f"A reduced-rank bilinear score uses $W = u w^\\top$ (rank 1). For the counting part, take query "
                            f"and key size d = {d_big} and rank r = {r}: $W = U V^\\top$ with U and V of shape {d_big}×{r}.")]
+        # W = u wᵀ (an outer product no solve topic asks) and the count of its factors (lora's, whose table does
+        # not declare these two yet): inline, as is the choice below (examprep.generators.slips)
         parts += [
             Part("W", r"The matrix $W = u w^\top$.", "matrix", jsonable(W), shape=(2, 2), points=1, minutes=1,
                  misconceptions=(Misconception("inner-product", ops.dot(u, w), "u wᵀ is an outer product (a matrix), not uᵀw."),
                                  Misconception("transposed", jsonable(W.T), "Row i of u wᵀ is u_i times wᵀ.")),
                  ecf_rule=EcfRule("matmul", {"a": [[x] for x in jsonable(u)], "b": [jsonable(w)]})),
-            _score_part("bilinear_scores", r"The bilinear scores $e_j = s^\top W h_j$.", bil.scores, [
-                Misconception("transposed-w", jsonable(known.trace(score="bilinear", weight=jsonable(W.T)).scores),
-                              "e_j = sᵀ W h_j = (sᵀu)(wᵀh_j); with Wᵀ the roles of u and w swap."),
-                Misconception("dot-only", jsonable(dot.scores), "The bilinear form puts W between s and h_j.")],
-                EcfRule("solve:attention", base | {"score": "bilinear", "weight": {"$ref": "W"}}, "scores")),
+            _score_part("bilinear_scores", r"The bilinear scores $e_j = s^\top W h_j$.", bil.scores,
+                        bil_known.of("scores", jsonable), solve.ecf("attention", "scores", bil_p, bil, {"weight": "W"})),
             Part("factor_params", f"How many parameters does the rank-{r} factorisation of a {d_big}×{d_big} W have?",
                  "integer", counts.trainable_params, tolerance=EXACT, points=1, minutes=1,
                  misconceptions=(Misconception("full-matrix", counts.full_params,
@@ -169,10 +153,9 @@ def attention_scores(rng: Stream, difficulty: int, calculator_free: bool) -> Dra
             Text("Dot product: none (s and h must have the same size). Bilinear: W (d_q × d_k), or r(d_q + d_k) when "
                  "factorised. Additive: W₁, W₂ and v."), Matrix("no parameters", NO_PARAMS[0])], "no_params"))
         extra = {k: bil_p[k] for k in ("score", "weight")}
-        form = "bilinear"
-    # the weights and context of one form, then the misconceptions on them
-    att = dot if form == "dot" else bil if form == "bilinear" else add          # the form's trace, computed above
-    other = engine.softmax(dot.scores if form != "dot" else scaled.scaled_scores).probs
+        form, form_known = "bilinear", bil_known
+    # the weights and context of one form, with that form's mistakes
+    att = form_known.trace()                                                    # the form's trace, computed above
     exact_w = exact_c = None
     if calculator_free:
         exps = [Fraction(int(round(x))) for x in att.scores]
@@ -181,19 +164,11 @@ def attention_scores(rng: Stream, difficulty: int, calculator_free: bool) -> Dra
     name = {"dot": "dot-product", "bilinear": "bilinear", "additive": "additive"}[form]
     parts += [
         Part("weights", f"The attention weights $\\alpha$ from the {name} scores.", "vector", jsonable(att.weights), shape=(3,),
-             points=2, minutes=2, exact=exact_w,
-             misconceptions=(Misconception("other-form" if form != "dot" else "scaled", jsonable(other),
-                                           f"Use the {name} scores." if form != "dot" else "No 1/√d scaling in this form."),)
-             + ((Misconception("linear-normalisation", jsonable(att.scores / att.scores.sum()),
-                               "Softmax exponentiates first: α_j = e^{e_j} / Σ e^{e_k}, not e_j / Σ e_k."),)
-                if abs(att.scores.sum()) > 1e-9 else ()),
-             ecf_rule=EcfRule("scaled-masked-softmax", {"scores": {"$ref": f"{form}_scores"}, "scale": 1.0})),
+             points=2, minutes=2, exact=exact_w, misconceptions=form_known.of("weights", jsonable),
+             ecf_rule=solve.ecf("attention", "weights", form_known.params, att, {"scores": f"{form}_scores"})),
         Part("context", r"The context vector $c = \sum_j \alpha_j h_j$.", "vector", jsonable(att.output), shape=(2,), points=2,
-             minutes=2, exact=exact_c,
-             misconceptions=(Misconception("scores-as-weights", jsonable(ops.matmul(att.scores, H)),
-                                           "Weight the encoder states by the softmax weights α, not the raw scores."),
-                             Misconception("uniform", jsonable(H.mean(axis=0)), "The weights are not uniform: use α.")),
-             ecf_rule=solve.ecf("attention", "output", known.params, att, {"weights": "weights"})),
+             minutes=2, exact=exact_c, misconceptions=form_known.of("output", jsonable),
+             ecf_rule=solve.ecf("attention", "output", form_known.params, att, {"weights": "weights"})),
     ]
     wsteps = steps_of(att, **(extra if form != "dot" else {}))
     solution += steps_from(wsteps.softmax, "weights")

@@ -24,7 +24,7 @@ PREVENTS = ("attending to later positions", "attending to earlier positions", "a
 SENTENCES = (("je", "suis", "étudiant"), ("le", "chat", "dort"), ("il", "fait", "beau"), ("elle", "lit", "un", "livre"),
              ("nous", "aimons", "la", "musique"), ("the", "girl", "kicked", "the", "ball"), ("ich", "bin", "müde"),
              ("the", "cat", "sat", "down"))
-BOS, EOS = "[GO]", "[EOS]"
+BOS = "[GO]"
 
 
 def _exact_weights(scores: np.ndarray, allowed: np.ndarray) -> list:
@@ -81,7 +81,7 @@ def causal_mask(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                       misconceptions=known.of("weights", jsonable),
                       ecf_rule=solve.ecf("causal-mask", "weights", known.params, tr, asked),
                       hint="Masked scores become −∞, so e^(−∞) = 0; normalise the allowed entries of each row."))
-    steps = solve.attention.causal_mask_steps(known.params, tr)
+    steps = solve.decoder.causal_mask_steps(known.params, tr)
     solution = steps_from(steps.mask, "mask")
     if difficulty == 1:
         solution.append(SolutionStep("Count the masked entries: the strict upper triangle",
@@ -98,6 +98,7 @@ def causal_mask(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                           "$S = QK^\\top/\\sqrt{d_k}$ "
                           "are given (rows: queries, columns: keys). The causal mask lets query i attend key j only if "
                           "$j \\le i$.")]
+        # its options' explanations: the statement's own question (examprep.generators.slips)
         parts.append(Part("prevents", "In training, what does the causal mask prevent?", "choice", PREVENTS[0], tolerance=EXACT,
                           points=1, minutes=1, choices=PREVENTS,
                           misconceptions=(Misconception("past", PREVENTS[1], "The past is visible; the future is hidden."),
@@ -111,27 +112,22 @@ def causal_mask(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         tokens = list(rng.choice([s for s in SENTENCES if len(s) == n]))
         forcing = solve.mistakes("teacher-forcing", {"tokens": tokens, "bos": BOS})
         tf = forcing.trace()
-        shifted = " ".join(map(str, tf.decoder_input))
-        unshifted = " ".join(tokens)
-        left = " ".join(tokens[1:] + [EOS])
-        choices = tuple(rng.shuffle([shifted, unshifted, left]))
+        as_text = lambda tokens: " ".join(map(str, tokens))      # noqa: E731  (the choices show token lists as text)
+        shifted = as_text(tf.decoder_input)
+        input_mis = forcing.of("decoder_input", as_text)       # the unshifted and the left-shifted input
+        choices = tuple(rng.shuffle([shifted, *(m.value for m in input_mis)]))
         t = rng.integer(2, n)
+        row = known.at(position=t)
         statement = [Text(f"A decoder is trained with teacher forcing on the target sentence \"{' '.join(tokens)}\" (n = {n} "
                           f"tokens; the start token is {BOS}). Its masked self-attention scores are given (rows: queries, "
                           "columns: keys); query i may attend key j only if $j \\le i$.")]
         parts += [
             Part("decoder_input", "Which sequence is the decoder's input?", "choice", shifted, tolerance=EXACT, points=1,
-                 minutes=1, choices=choices,
-                 misconceptions=(Misconception("no-shift", unshifted,
-                                               "Fed unshifted, position t would see the very token it must predict."),
-                                 Misconception("left-shift", left,
-                                               "The input is shifted right: it starts with the start token."))),
-            Part("visible", f"The prediction at position {t} (1-based) may attend to how many decoder inputs?", "integer", t,
-                 tolerance=EXACT, points=1, minutes=1,
-                 misconceptions=(Misconception("excluded-itself", t - 1, "Position t also attends to itself: positions 1 … t."),
-                                 Misconception("no-mask", n, "The causal mask hides the later positions."))),
+                 minutes=1, choices=choices, misconceptions=input_mis),
+            Part("visible", f"The prediction at position {t} (1-based) may attend to how many decoder inputs?", "integer",
+                 row.trace().visible, tolerance=EXACT, points=1, minutes=1, misconceptions=row.of("visible")),
         ]
-        solution += steps_from(solve.attention.teacher_forcing_steps(forcing.params, tf), "decoder_input")
+        solution += steps_from(solve.decoder.teacher_forcing_steps(forcing.params, tf), "decoder_input")
         solution.append(SolutionStep("Decoder input, shown as text", [Matrix("decoder input", shifted)], "decoder_input"))
         solution.append(SolutionStep(f"Visible inputs at position {t}", [
             Text(f"Row {t} of the mask has ones in columns 1 … {t}: the inputs {', '.join(map(str, tf.decoder_input[:t]))} — "
@@ -146,13 +142,11 @@ def causal_mask(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                           f"cached and {n} new tokens are processed now, so n = {n} queries meet m = {m} keys; the new "
                           f"tokens are positions {m - n + 1} and {m}. The scaled scores are given (rows: the new queries, "
                           "columns: all keys). Causally, the token at position p may attend every position up to p.")]
-        tl_count = int(top_left.allowed[-1].sum())
+        tl_count = top_left.visible               # the last query's, as torch's top-left is_causal would have it
         parts.append(Part("top_left_visible", "With torch's is_causal=True (top-left alignment, j ≤ i), how many keys could "
                                               "the last query attend?", "integer", tl_count, tolerance=EXACT, points=1, minutes=1,
-                          misconceptions=(Misconception("bottom-right", int(tr.allowed[-1].sum()),
-                                                        "That is the correct (bottom-right) count; top-left aligns "
-                                                        "query i with key i."),)))
-        tl_steps = solve.attention.causal_mask_steps(known.params | {"alignment": "top-left"}, top_left)
+                          misconceptions=known.at(alignment="top-left").of("visible")))
+        tl_steps = solve.decoder.causal_mask_steps(known.params | {"alignment": "top-left"}, top_left)
         solution += steps_from(tl_steps.mask, "top_left_visible", "Top-left (wrong here): ")
         solution.append(SolutionStep("Why the alignment matters", [
             Text("Top-left alignment treats the new queries as positions 1 … n, hiding cached keys they are entitled to; "

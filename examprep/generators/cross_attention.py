@@ -13,24 +13,16 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-import numpy as np
 
 from examprep import solve
 from examprep.document import Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, exact_matmul, generator, steps_from, jsonable
-from examprep.values import allclose
 from examprep.exact import softmax_entry, weighted_sum
 from examprep.problem import EXACT, Misconception, Part, SolutionStep
 
 SOURCES = ("the decoder", "the encoder output")
 SENTENCES = (("the", "girl", "kicked", "the", "ball"), ("I", "am", "a", "student"), ("the", "cat", "sleeps"),
              ("we", "love", "music"), ("she", "reads", "a", "book"))
-
-
-def _same_entries(value, expected: np.ndarray) -> bool:
-    """A wrong-shape answer whose entries, read row by row, are the right ones: it cannot be told apart from the
-    answer typed flat, so it diagnoses nothing."""
-    return allclose(np.ravel(value), np.ravel(expected))
 
 
 def _shape(pid: str, prompt: str, value: list, mis: list) -> Part:
@@ -53,8 +45,6 @@ def _refuse_zero_or_flat(X: list, Z: list, W_Q: list, W_K: list, W_V: list, allo
 
 # the level-1 parts that ask multi-head-shapes' answers (the others carry solve recipes)
 _ANSWERS = {pid: ("multi-head-shapes", pid) for pid in ("scores_shape", "output_shape")}
-# The mistake this statement adds beyond the multi-head-shapes table (issue 37's allow-list):
-SLIPS = (("scores_shape", "self-attention"),)    # its wording names this sentence's m and the decoder's n
 
 
 @generator("cross-attention", title="Cross-attention: Q from the decoder, K and V from the encoder",
@@ -81,7 +71,6 @@ def cross_attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draf
     known = solve.mistakes("cross-attention", params)
     tr = known.trace()
     allowed = tr.allowed.astype(bool)
-    no_scale = known.trace(scale=1.0)
     enc = [f"s{j + 1}" for j in range(m)]
     dec = [f"t{i + 1}" for i in range(n)]
     exact_w = exact_o = None
@@ -93,13 +82,6 @@ def cross_attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draf
             exps = [Fraction(ints[i][j]) for j in idx]
             exact_w.append([softmax_entry(exps, idx.index(j)) if j in idx else "0" for j in range(m)])
             exact_o.append([weighted_sum(exps, [tr.value[j, c] for j in idx]) for c in range(tr.value.shape[1])])
-    # solve's table for cross-attention; the scale mistake worded for this problem's d_k = 4
-    w_mis = (Misconception("no-scale", jsonable(no_scale.weights), "Divide the scores by √d_k = 2 before the softmax."),
-             known.get("weights", "wrong-axis", jsonable))
-    o_mis = known.of("output", jsonable, skip={"padding-attended"})
-    if difficulty == 3:
-        w_mis += (known.get("weights", "causal-in-cross", jsonable), known.get("weights", "padding-attended", jsonable))
-        o_mis += (known.get("output", "padding-attended", jsonable),)
     asked = ("query", "key", "value", "scores", "weights", "output")
     parts = [
         Part("query", "The queries $Q = X W_Q$.", "matrix", jsonable(tr.query), shape=tr.query.shape, points=1, minutes=2,
@@ -110,15 +92,17 @@ def cross_attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draf
              misconceptions=known.of("value", jsonable)),
         Part("scores", r"The raw scores $Q K^\top$ (rows: decoder positions, columns: encoder positions).", "matrix",
              jsonable(tr.scores), shape=tr.scores.shape, points=1, minutes=2,
-             misconceptions=tuple(m for m in known.of("scores", jsonable) if not _same_entries(m.value, tr.scores)),
+             misconceptions=known.of("scores", jsonable),
              ecf_rule=solve.ecf("cross-attention", "scores", known.params, tr, asked)),
         Part("weights", r"The attention weights $\alpha = \mathrm{softmax}(QK^\top/\sqrt{d_k})$" + (", masked" if mask else "")
              + ", one row per decoder position.", "matrix", jsonable(tr.weights), shape=tr.weights.shape, points=2, minutes=4,
-             exact=exact_w, misconceptions=w_mis, ecf_rule=solve.ecf("cross-attention", "weights", known.params, tr, asked)),
+             exact=exact_w, misconceptions=known.of("weights", jsonable),
+             ecf_rule=solve.ecf("cross-attention", "weights", known.params, tr, asked)),
         Part("output", r"The output $O = \alpha V$.", "matrix", jsonable(tr.output), shape=tr.output.shape, points=2, minutes=2,
-             exact=exact_o, misconceptions=o_mis, ecf_rule=solve.ecf("cross-attention", "output", known.params, tr, asked)),
+             exact=exact_o, misconceptions=known.of("output", jsonable),
+             ecf_rule=solve.ecf("cross-attention", "output", known.params, tr, asked)),
     ]
-    steps = solve.attention.cross_attention_steps(known.params, tr)
+    steps = solve.decoder.cross_attention_steps(known.params, tr)
     solution = (steps_from(steps.query, "query") + steps_from(steps.key, "key") + steps_from(steps.value, "value")
                 + steps_from(steps.scores, "scores") + steps_from((steps.scale, steps.mask, steps.softmax), "weights"))
     if exact_w:
@@ -148,11 +132,10 @@ def _roles(rng: Stream) -> Draft:
     params = {"n": n, "m": m, "d_model": d, "num_heads": h}
     shapes = solve.mistakes("multi-head-shapes", params)
     mh = shapes.trace()
-    self_att = shapes.trace(m=None)                     # keys from the decoder too: self-attention
     statement = [Text(f"An encoder-decoder Transformer translates the {m}-token source sentence \"{' '.join(source)}\". The "
                       f"decoder has produced {n} tokens so far and its cross-attention layer ($d_{{model}}$ = {d}, "
                       f"{h} head{'s' if h > 1 else ''}, $d_k$ = {mh.d_k}) now runs on them.")]
-    parts = [
+    parts = [      # the two choices' explanations: the statement's own question (examprep.generators.slips)
         Part("queries_from", "The queries of cross-attention come from:", "choice", SOURCES[0], tolerance=EXACT, points=1,
              minutes=0.5, choices=SOURCES,
              misconceptions=(Misconception("swapped-roles", SOURCES[1],
@@ -162,9 +145,7 @@ def _roles(rng: Stream) -> Draft:
              misconceptions=(Misconception("swapped-roles", SOURCES[0],
                                            "Keys and values carry the source: they come from the encoder output."),)),
         _shape("scores_shape", "The shape of one head's score matrix $QK^\\top$.", mh.scores_shape,
-               [*shapes.of("scores_shape"),
-                Misconception("self-attention", self_att.scores_shape,
-                              f"The keys are the {m} encoder positions, not the {n} decoder positions.")]),
+               shapes.of("scores_shape")),
         _shape("output_shape", "The shape of the layer's output.", mh.output_shape,
                shapes.of("output_shape")),
     ]

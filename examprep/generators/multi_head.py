@@ -29,16 +29,6 @@ def _shape(pid: str, prompt: str, value: list, mis: list, ecf_rule: EcfRule | No
 
 _ANSWERS = {pid: ("multi-head-shapes", pid) for pid in ("query_shape", "scores_shape", "output_shape")}
 
-# The mistakes this statement adds beyond the multi-head-shapes table (issue 37's allow-list): their wording
-# names this problem's number of heads, sequences or bytes per value.
-SLIPS = (
-    ("output_shape", "one-head"),        # "concatenating {h} heads gives n × d_model"
-    ("score_macs", "one-head"),          # "All {h} heads compute scores."
-    ("score_entries", "one-head"),       # "Each of the {h} heads has its own n × n matrix."
-    ("score_entries", "one-sequence"),   # "Each of the {batch} sequences has its own matrices."
-    ("score_mib", "wrong-dtype"),        # "Each value takes {nbytes} bytes here." (another dtype's MiB)
-)
-
 
 @generator("multi-head", title="Multi-head attention: shapes and the O(n²·d) cost",
            syllabus="Transformer: multi-head attention, Q/K/V shapes, quadratic cost", version=1,
@@ -68,14 +58,13 @@ def multi_head(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                  _shape("scores_shape", r"The shape of one head's score matrix $Q_i K_i^\top$.", mh.scores_shape,
                         known.of("scores_shape")),
                  _shape("output_shape", "The shape of the layer's output (after concatenation and $W^O$).", mh.output_shape,
-                        [Misconception("one-head", mh.head_output_shape,
-                                       f"That is one head's output; concatenating {h} heads gives n × d_model."),
-                         *known.of("output_shape", skip=("one-head",))])]
+                        known.of("output_shape"))]
         solution += steps_from(steps.projections, "query_shape") + steps_from(steps.scores, "scores_shape")
         solution += steps_from(steps.output, "output_shape")
         return Draft(title="Shapes through a multi-head attention layer", params=params, statement=statement, parts=parts,
                      solution=solution, conventions=conventions)
     k = rng.choice([2, 4, 10])
+    longer = known.at(growth_factor=k)            # the same layer on a sequence k times longer
     long_ = known.trace(n=k * n)
     statement.append(Text("Count multiply-adds (one multiplication and one addition; 1 multiply-add = 2 FLOPs). "
                           f"Then the sequence becomes {k} times longer (n = {k * n})."))
@@ -88,15 +77,10 @@ def multi_head(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
              hint="n × n dot products, each of length d_k."),
         Part("score_macs", "The multiply-adds of the scores of all heads together.", "integer", mh.score_macs,
              tolerance=EXACT, points=1, minutes=1,
-             misconceptions=(Misconception("one-head", mh.score_macs_per_head, f"All {h} heads compute scores."),
-                             *known.of("score_macs")),
+             misconceptions=known.of("score_macs"),
              ecf_rule=solve.ecf("multi-head-shapes", "score_macs", params, mh, ASKED)),
         Part("growth", f"By what factor does that cost grow when the sequence is {k} times longer?", "integer",
-             long_.score_macs // mh.score_macs, tolerance=EXACT, points=1, minutes=1,
-             misconceptions=(Misconception("linear", long_.projection_macs // mh.projection_macs,
-                                           f"The projections grow linearly ({k}×), but every query meets every key: "
-                                           f"the score cost grows as n², {k}² = {k * k}×."),
-                             Misconception("cubic", k ** 3, "d_k is fixed; only n × n grows: k², not k³."))),
+             longer.trace().score_growth, tolerance=EXACT, points=1, minutes=1, misconceptions=longer.of("score_growth")),
     ]
     solution += steps_from(steps.score_macs_per_head, "score_macs_per_head") + steps_from(steps.score_macs, "score_macs")
     solution.append(SolutionStep(f"Sequence {k} times longer", [
@@ -118,9 +102,6 @@ def _memory(rng: Stream) -> Draft:
     params = {"n": n, "d_model": d, "num_heads": h, "batch": batch, "bytes_per_value": nbytes}
     known = solve.mistakes("multi-head-shapes", params)
     mh = known.trace()
-    one_head = known.trace(num_heads=1)
-    one_seq = known.trace(batch=1)
-    other_dtype = known.trace(bytes_per_value=6 - nbytes)
     steps = solve.attention.multi_head_steps(known.params, mh)
     statement = [Text(f"A training batch of {batch} sequences of n = {n} tokens goes through a self-attention layer with "
                       f"$d_{{model}}$ = {d} and h = {h} heads. The attention weights of every head are stored in {dtype} "
@@ -129,21 +110,16 @@ def _memory(rng: Stream) -> Draft:
     parts = [
         Part("score_entries", "How many attention weights (entries of the score matrices) does the batch store?", "integer",
              mh.score_entries, tolerance=EXACT, points=2, minutes=2,
-             misconceptions=(Misconception("one-head", one_head.score_entries,
-                                           f"Each of the {h} heads has its own n × n matrix."),
-                             Misconception("one-sequence", one_seq.score_entries,
-                                           f"Each of the {batch} sequences has its own matrices."),
-                             *known.of("score_entries")),
+             misconceptions=known.of("score_entries"),
              ecf_rule=solve.ecf("multi-head-shapes", "score_entries", params, mh, ASKED), hint="batch × heads × n × n."),
         Part("score_mib", "Their memory in MiB.", "number", mh.score_mib, points=1, minutes=1.5,
              exact=frac(Fraction(mh.score_bytes, 2 ** 20)),
-             misconceptions=(*known.of("score_mib"),
-                             Misconception("wrong-dtype", other_dtype.score_mib, f"Each value takes {nbytes} bytes here.")),
+             misconceptions=known.of("score_mib"),
              ecf_rule=solve.ecf("multi-head-shapes", "score_mib", params, mh, ASKED)),
         Part("faster",
              "As n grows, which grows faster: the attention scores (cost and memory) or the Q, K, V and output projections?",
              "choice", FASTER_CHOICES[0],
-             tolerance=EXACT, points=1, minutes=1, choices=FASTER_CHOICES,
+             tolerance=EXACT, points=1, minutes=1, choices=FASTER_CHOICES,   # its options: slips (generators.slips)
              misconceptions=(Misconception("projections", FASTER_CHOICES[1],
                                            "The projections are linear in n ((2n + 2m)·d²); the scores are n²·d."),
                              Misconception("alike", FASTER_CHOICES[2],

@@ -17,11 +17,10 @@ import numpy as np
 
 from examprep import solve
 from examprep.document import Matrix, Text
-from examprep.engine import ops
 from examprep.generators.framework import (Degenerate, Draft, Stream, exact_matmul, generator, step_per_part, steps_from,
                                           jsonable)
 from examprep.exact import softmax_entry, weighted_sum
-from examprep.problem import Misconception, Part, EcfRule, SolutionStep
+from examprep.problem import Part, SolutionStep
 
 
 def _exact_rows(scaled: np.ndarray, allowed: np.ndarray, values: np.ndarray) -> tuple[list, list]:
@@ -88,20 +87,16 @@ def self_attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draft
         for row, ok in zip(h_scores, t.allowed):
             if ok.sum() > 1 and not 0 < np.ptp(row[ok]) <= 4:
                 raise Degenerate("a row of equal scores (uniform weights), or one so spread that a weight is ~0")
-    single = known.trace(num_heads=1) if heads > 1 else None      # one head over all the columns
     cf = calculator_free
     tokens = [f"t{i + 1}" for i in range(n)]
     parts = [
         Part("query", r"The queries $Q = X W_Q$.", "matrix", jsonable(t.query), shape=t.query.shape, points=1,
-             minutes=0.3 * t.query.size, misconceptions=known.of("query", jsonable) + (
-                 Misconception("key-weights", jsonable(t.key), "Queries use W_Q; W_K makes the keys."),),
+             minutes=0.3 * t.query.size, misconceptions=known.of("query", jsonable),
              hint="Row i of Q is token i's row of X times W_Q."),
         Part("key", r"The keys $K = X W_K$.", "matrix", jsonable(t.key), shape=t.key.shape, points=1,
-             minutes=0.3 * t.key.size, misconceptions=(Misconception("query-weights", jsonable(t.query),
-                                                                      "Keys use W_K; W_Q makes the queries."),)),
+             minutes=0.3 * t.key.size, misconceptions=known.of("key", jsonable)),
         Part("value", r"The values $V = X W_V$.", "matrix", jsonable(t.value), shape=t.value.shape, points=1,
-             minutes=0.3 * t.value.size, misconceptions=(Misconception("transposed-weight", jsonable(ops.matmul(X, w_v.T)),
-                                                                        "V = X W_V with W_V as given (d_model × d_v)."),)),
+             minutes=0.3 * t.value.size, misconceptions=known.of("value", jsonable)),
     ]
     asked = {"query": "query", "key": "key", "value": "value"}
     steps = solve.attention.self_attention_steps(known.params, t)
@@ -114,16 +109,13 @@ def self_attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draft
             Part("scaled_scores", r"The scaled scores $S = QK^\top / \sqrt{d_k}$ (rows: queries, columns: keys).", "matrix",
                  jsonable(t.scaled_scores), shape=(n, n), points=2, minutes=3,
                  exact=[[str(int(round(v))) for v in row] for row in t.scaled_scores] if cf else None,
-                 misconceptions=known.of("scaled_scores", jsonable) + (
-                     Misconception("transposed", jsonable(t.scaled_scores.T),
-                                   "Rows are queries and columns keys: S = QKᵀ, not KQᵀ."),),
-                 ),
+                 misconceptions=known.of("scaled_scores", jsonable)),
             Part("weights", r"The attention weights $\alpha = \mathrm{softmax}(S)$ (each row).", "matrix", jsonable(t.weights),
                  shape=(n, n), points=2, minutes=3, exact=exact_w, misconceptions=known.of("weights", jsonable),
                  ecf_rule=solve.ecf("self-attention", "weights", known.params, t, asked)),
             Part("output", r"The output $O = \alpha V$.", "matrix", jsonable(t.output), shape=t.output.shape, points=2,
                  minutes=2, exact=exact_o, misconceptions=known.of("output", jsonable),
-                 ecf_rule=EcfRule("matmul", {"a": {"$ref": "weights"}, "b": {"$ref": "value"}})),
+                 ecf_rule=solve.ecf("self-attention", "output", known.params, t, asked)),
         ]
         solution += steps_from((steps.scores, steps.scale), "scaled_scores") + steps_from(steps.softmax, "weights")
         solution += steps_from(steps.heads, "output")
@@ -134,18 +126,13 @@ def self_attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draft
                               + (", causal" if difficulty == 3 else "") + ").", "matrix", jsonable(t.weights[h]),
                               shape=(n, n), points=2, minutes=1 + 0.5 * int(t.allowed.sum()),
                               exact=exact[h][0] if exact else None,
-                              misconceptions=known.of("weights", lambda v, h=h: jsonable(np.asarray(v)[h])) + (
-                                  Misconception("one-head", jsonable(single.weights),
-                                                f"Head {h} sees only its own block of columns: q and k of size "
-                                                "d_k/h = 1, not the whole rows."),),
+                              misconceptions=known.of("weights", lambda v, h=h: jsonable(np.asarray(v)[h])),
                               hint=f"Head {h} takes column {h} of Q, K and V; scale by 1/√(d_k/h) = 1."))
         concat_exact = ([[exact[h][1][i][0] for h in range(2)] for i in range(n)] if exact else None)
         parts.append(Part("concat", r"The heads' outputs concatenated, $[\alpha_0 V_0,\ \alpha_1 V_1]$ "
                           f"({n}×2).", "matrix", jsonable(t.concat), shape=(n, 2), points=2, minutes=0.8 * n,
                           exact=concat_exact,
-                          misconceptions=known.at(w_output=None).of("output", jsonable) + (
-                              Misconception("one-head", jsonable(single.concat), "Each head attends with its own weights "
-                                                                               "over its own block of V."),)))
+                          misconceptions=known.of("concat", jsonable)))
         solution += steps_from((steps.scores, steps.scale, steps.mask), None)
         solution += step_per_part(steps.softmax, {"weights[0]": "weights_0", "weights[1]": "weights_1"},
                                   titles={"weights[1]": "The same for head 1"})
@@ -154,7 +141,7 @@ def self_attention(rng: Stream, difficulty: int, calculator_free: bool) -> Draft
             parts.append(Part("output", r"The layer's output $O = [\alpha_0 V_0,\ \alpha_1 V_1]\, W_O$.", "matrix",
                               jsonable(t.output), shape=t.output.shape, points=2, minutes=0.8 * n,
                               misconceptions=known.of("output", jsonable),
-                              ecf_rule=EcfRule("matmul", {"a": {"$ref": "concat"}, "b": jsonable(w_o)})))
+                              ecf_rule=solve.ecf("self-attention", "output", known.params, t, {"concat": "concat"})))
             solution += step_per_part(steps.output, {"concat": "concat", "output": "output"},
                                       titles={"output": "Project with W_O"})
         else:

@@ -45,4 +45,20 @@ SLIPS: dict[str, dict[str, str]] = {
         "bound-decides": "the other option of the statement's verdict choice (shrinks or grows), the bound |w|^T "
                          "read as the gradient's size",
     },
+    "attention-scores": {
+        "bilinear": "an option of the statement's choice: which score form has no learned parameters",
+        "additive": "an option of the statement's choice: which score form has no learned parameters",
+    },
+    "causal-mask": {
+        "past": "an option of the statement's choice: what the causal mask prevents in training",
+        "padding": "an option of the statement's choice: what the causal mask prevents (the padding mask's job)",
+        "itself": "an option of the statement's choice: what the causal mask prevents (the diagonal stays allowed)",
+    },
+    "cross-attention": {
+        "swapped-roles": "the options of the statement's two choices: which of decoder and encoder output gives Q, K, V",
+    },
+    "multi-head": {
+        "projections": "an option of the statement's choice: which grows faster with n, the scores or the projections",
+        "alike": "an option of the statement's choice: which grows faster with n, the scores or the projections",
+    },
 }

@@ -8,8 +8,8 @@ topics real exams ask — the order `solve --list` shows and docs/topics.md (``r
 from these tables) documents.
 """
 from examprep.solve import (
-    activations, attention, bptt, conv, counts, dense, dropout, network, norm, optim, pool, positions, regression,
-    residual, rnn, softmax,
+    activations, attention, bptt, conv, counts, decoder, dense, dropout, network, norm, optim, pool, positions,
+    regression, residual, rnn, softmax,
 )
 from examprep.solve.batch import run_batch
 from examprep.solve.contract import (
@@ -25,7 +25,7 @@ register(
     rnn.RNN_CELL, rnn.LSTM_CELL, rnn.GRU_CELL, counts.PARAM_COUNT, norm.LAYER_NORM, positions.POSITIONAL_ENCODING,
     positions.ROPE, attention.ATTENTION, counts.LORA, counts.SCALING_LAW,
     residual.RESIDUAL, residual.RESIDUAL_STACK, rnn.RNN_UNROLL, rnn.VANISHING_GRADIENT,
-    attention.MULTI_HEAD_SHAPES, attention.CROSS_ATTENTION, attention.CAUSAL_MASK, attention.TEACHER_FORCING,
+    attention.MULTI_HEAD_SHAPES, decoder.CROSS_ATTENTION, decoder.CAUSAL_MASK, decoder.TEACHER_FORCING,
     positions.ROPE_SCORE, positions.POSITIONAL_ENCODING_RELATIVE, counts.LORA_MEMORY, counts.TRAINING_TIME,
     # the topics real exams ask (the contract's second table)
     pool.AVG_POOL, network.NETWORK_SHAPES, norm.BATCH_NORM, dropout.DROPOUT, dense.MLP_REGRESSION,

@@ -125,7 +125,7 @@ class Ecf:
     examprep.ecf operation, or ``solve:<topic>``) with ``args(p, t)`` built from the problem's
     parameters and trace, where a :class:`Ref` stands for an earlier part's answer; ``output`` picks
     one answer of a solve topic; ``when(p)`` (optional) limits the rule to the problems it holds for
-    (δ · dy/dx is ∂L/∂x for one feature only)."""
+    (δ · dy/dx is ∂L/∂x for one feature only; an output computed from W_O only where there is one)."""
 
     op: str
     args: Callable[[dict[str, Any], Trace], dict[str, Any]]
@@ -137,7 +137,8 @@ class Ecf:
         """The Recipe with each Ref(answer) replaced by ``{"$ref": parts[answer]}`` (None when a
         referenced answer is not asked: no part in ``parts``). An array in the arguments is a value
         in the form of the answers (a vector, or a number where a problem shows one-unit vectors as
-        numbers) and is written through ``fmt`` (default: as JSON lists)."""
+        numbers) and is written through ``fmt`` (default: as JSON lists). None too where ``when``
+        says the rule does not hold for ``p``."""
         from examprep.problem import EcfRule as Recipe
 
         if self.when is not None and not self.when(p):

@@ -1,5 +1,6 @@
-"""Torch references of attention: F.scaled_dot_product_attention (masks, CausalBias), the other score
-forms from torch ops, nn.MultiheadAttention on the meta device with torch's FLOP counter."""
+"""Torch references of attention: F.scaled_dot_product_attention (masks), the other score forms from
+torch ops, nn.MultiheadAttention on the meta device with torch's FLOP counter (the decoder's
+cross-attention and causal mask: verify/decoder.py)."""
 from __future__ import annotations
 
 import math
@@ -71,46 +72,22 @@ def ref_multi_head_shapes(p: dict) -> dict:
         q_heads @ k_heads.transpose(-1, -2)
     score_macs = scores.get_total_flops() // 2
     w_typed = w.to(DTYPE_OF_BYTES[p.get("bytes_per_value", 4)])
-    return {"d_k": dk, "query_shape": list(q_heads.shape[-2:]), "key_shape": list(k_heads.shape[-2:]),
-            "value_shape": list(k_heads.shape[-2:]), "scores_shape": list(w.shape[-2:]),
-            "head_output_shape": [n, dk], "output_shape": list(out.shape[1:]),
-            "score_macs_per_head": per_head, "score_macs": score_macs,
-            "weighted_sum_macs": counts["aten.bmm"] // 2 - score_macs,
-            "projection_macs": (counts.get("aten.mm", 0) + counts.get("aten.addmm", 0)) // 2,
-            "score_entries": w_typed.numel(), "score_bytes": w_typed.numel() * w_typed.element_size(),
-            "score_mib": w_typed.numel() * w_typed.element_size() / 2 ** 20}
+    projection_macs = (counts.get("aten.mm", 0) + counts.get("aten.addmm", 0)) // 2
+    res = {"d_k": dk, "query_shape": list(q_heads.shape[-2:]), "key_shape": list(k_heads.shape[-2:]),
+           "value_shape": list(k_heads.shape[-2:]), "scores_shape": list(w.shape[-2:]),
+           "head_output_shape": [n, dk], "output_shape": list(out.shape[1:]),
+           "score_macs_per_head": per_head, "score_macs": score_macs,
+           "weighted_sum_macs": counts["aten.bmm"] // 2 - score_macs, "projection_macs": projection_macs,
+           "score_entries": w_typed.numel(), "score_bytes": w_typed.numel() * w_typed.element_size(),
+           "score_mib": w_typed.numel() * w_typed.element_size() / 2 ** 20}
+    k = p.get("growth_factor")
+    if k is not None:          # the same layer on sequences k times longer, counted by torch again
+        longer = ref_multi_head_shapes({**p, "n": k * n, "m": None if p.get("m") is None else k * m, "growth_factor": None})
+        res |= {"score_growth": longer["score_macs"] / score_macs,
+                "projection_growth": longer["projection_macs"] / projection_macs}
+    return res
 
 
-def ref_cross_attention(p: dict) -> dict:
-    """Projections by torch (x @ W, or F.linear as nn.Linear), attention by scaled_dot_product_attention;
-    the weights are SDPA applied to the identity as values."""
-    x, z = tensor(p["decoder_states"]), tensor(p["encoder_output"])
-    proj = (lambda a, w: a @ tensor(w)) if p.get("layout", "x-w") == "x-w" else (lambda a, w: F.linear(a, tensor(w)))
-    q, k, v = proj(x, p["w_query"]), proj(z, p["w_key"]), proj(z, p["w_value"])
-    mask = None if p.get("mask") is None else tensor(p["mask"]).bool()
-    sdpa = lambda values: F.scaled_dot_product_attention(q[None], k[None], values[None], attn_mask=mask,  # noqa: E731
-                                                         scale=p.get("scale"))[0].nan_to_num(0.0)
-    scale = p.get("scale") if p.get("scale") is not None else 1 / math.sqrt(k.shape[-1])
-    return {"query": as_numpy(q), "key": as_numpy(k), "value": as_numpy(v), "scores": as_numpy(q @ k.T),
-            "scaled_scores": as_numpy(q @ k.T * scale),
-            "weights": as_numpy(sdpa(torch.eye(k.shape[0], dtype=DTYPE))), "output": as_numpy(sdpa(v))}
-
-
-def ref_causal_mask(p: dict) -> dict:
-    """torch's CausalBias (causal_upper_left = is_causal, causal_lower_right) given to
-    scaled_dot_product_attention with q = scores, k = v = I, so that q kᵀ = scores and the output
-    is the weight matrix."""
-    from torch.nn.attention.bias import causal_lower_right, causal_upper_left
-
-    s = tensor(p["scores"])
-    s = s[None] if s.ndim == 1 else s
-    n, m = s.shape
-    bias = (causal_upper_left if p.get("alignment", "top-left") == "top-left" else causal_lower_right)(n, m)
-    eye = torch.eye(m, dtype=DTYPE)[None]
-    weights = F.scaled_dot_product_attention(s[None], eye, eye, attn_mask=bias, scale=p.get("scale", 1.0))[0]
-    allowed = bias._materialize()
-    return {"allowed": as_numpy(allowed.long()), "weights": as_numpy(weights.nan_to_num(0.0)),
-            "masked_count": int((~allowed).sum())}
 
 
 def random_attention(rng: np.random.Generator) -> dict:
@@ -142,31 +119,11 @@ def random_multi_head_shapes(rng: np.random.Generator) -> dict:
          "bytes_per_value": pick(rng, [2, 4, 8])}
     if rng.random() < 0.5:
         p["m"] = ri(1, 6)
-    return p
-
-
-def random_cross_attention(rng: np.random.Generator) -> dict:
-    """A random valid cross-attention instance."""
-    ri = lambda lo, hi: int(rng.integers(lo, hi + 1))  # noqa: E731
-    n, m, dd, de, dk, dv = ri(1, 4), ri(1, 4), ri(1, 4), ri(1, 4), ri(1, 4), ri(1, 3)
-    layout = pick(rng, ["x-w", "linear"])
-    shape = (lambda a, b: (a, b)) if layout == "x-w" else (lambda a, b: (b, a))
-    p = {"decoder_states": normal(rng, n, dd), "encoder_output": normal(rng, m, de), "w_query": normal(rng, *shape(dd, dk)),
-         "w_key": normal(rng, *shape(de, dk)), "w_value": normal(rng, *shape(de, dv)), "layout": layout}
-    if rng.random() < 0.4:
-        p["mask"] = rng.integers(0, 2, (n, m)).tolist()
     if rng.random() < 0.3:
-        p["scale"] = float(pick(rng, [0.5, 1.0, 2.0]))
+        p["growth_factor"] = ri(1, 4)
     return p
 
 
-def random_causal_mask(rng: np.random.Generator) -> dict:
-    """A random valid causal-mask instance."""
-    ri = lambda lo, hi: int(rng.integers(lo, hi + 1))  # noqa: E731
-    n = ri(1, 5)
-    m = n if rng.random() < 0.5 else ri(n, 6)
-    return {"scores": normal(rng, n, m, scale=2), "alignment": pick(rng, ["top-left", "bottom-right"]),
-            "scale": float(pick(rng, [1.0, 1.0, 0.5]))}
 
 
 def ref_self_attention(p: dict) -> dict:
@@ -214,7 +171,5 @@ def random_self_attention(rng: np.random.Generator) -> dict:
 TOPICS = {
     "attention": Reference(ref_attention, random_attention),
     "multi-head-shapes": Reference(ref_multi_head_shapes, random_multi_head_shapes),
-    "cross-attention": Reference(ref_cross_attention, random_cross_attention),
-    "causal-mask": Reference(ref_causal_mask, random_causal_mask),
     "self-attention": Reference(ref_self_attention, random_self_attention),
 }

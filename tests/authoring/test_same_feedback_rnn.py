@@ -250,8 +250,9 @@ def test_topics_no_generator_asks_give_an_authored_question_their_mistakes():
     # teacher-forcing and rnn-unroll (asked whole by no generator): their tables' mistakes reach a question file
     tf = authored("teacher-forcing", {"tokens": [5, 7, 9], "bos": 1, "eos": 2}, ["decoder_input", "labels"])
     assert tf.part("a_decoder_input").expected == [1, 5, 7, 9]
-    assert {m.id: m.value for m in tf.part("a_decoder_input").misconceptions} == {"no-shift": [5, 7, 9]}
-    assert {m.id: m.value for m in tf.part("a_labels").misconceptions} == {"shifted-labels": [1, 5, 7, 9],
+    assert {m.id: m.value for m in tf.part("a_decoder_input").misconceptions} == {"no-shift": [5, 7, 9],
+                                                                                 "left-shift": [7, 9, 2]}
+    assert {m.id: m.value for m in tf.part("a_labels").misconceptions} == {"input-as-labels": [1, 5, 7, 9],
                                                                           "no-eos": [5, 7, 9]}
     seq = authored("rnn-unroll", {"x": [[1.0], [-0.5]], "h0": [0.5, -1.0], "weight_ih": [[0.5], [-1.0]],
                                   "weight_hh": [[1.0, -0.5], [0.5, 0.5]], "grad_output": [1.0, -2.0]},

@@ -116,31 +116,6 @@ def test_an_authored_positional_encoding_of_several_positions_gets_each_rows_swa
     assert np.allclose(got["no-frequencies"], [[np.sin(1), np.cos(1)] * 2, [np.sin(2), np.cos(2)] * 2])
 
 
-def test_multi_head_generator_and_the_multi_head_shapes_topic_give_the_same_mistakes_and_ecf():
-    from examprep.generators.multi_head import SLIPS
-
-    assert_same_feedback("multi-head", "multi-head-shapes",
-                         ["d_k", "query_shape", "scores_shape", "output_shape", "score_macs_per_head", "score_macs",
-                          "score_entries", "score_mib"], levels=(1, 2, 3), slips=SLIPS)
-
-
-def test_cross_attention_generators_shape_parts_and_the_multi_head_shapes_topic_give_the_same_mistakes():
-    from examprep.generators.cross_attention import SLIPS
-
-    assert_same_feedback("cross-attention", "multi-head-shapes", ["scores_shape", "output_shape"], levels=(1,),
-                         seeds=range(6), slips=SLIPS)
-
-
-def test_an_authored_cross_attention_shape_question_gets_the_swapped_lengths_and_no_self_attention_only_mistakes():
-    p = authored("multi-head-shapes", {"n": 3, "m": 5, "d_model": 64, "num_heads": 4},
-                 ["d_k", "scores_shape", "output_shape", "score_macs_per_head"])
-    assert {m.id: m.value for m in p.part("scores_shape").misconceptions} == {"transposed": [5, 3]}
-    assert {m.id: m.value for m in p.part("output_shape").misconceptions} == {"encoder-length": [5, 64],
-                                                                              "one-head": [3, 16]}
-    rule = p.part("score_macs_per_head").ecf_rule
-    assert (rule.op, rule.args["values"][:2]) == ("int-product", [3, 5])        # n queries × m keys
-    one = authored("multi-head-shapes", {"n": 3, "d_model": 64, "num_heads": 1}, ["output_shape"])
-    assert [m.id for m in one.part("output_shape").misconceptions] == []     # one head: both give the answer itself
 
 
 @pytest.mark.parametrize("line", ['nonlinearity = "sigmoid"', "w = [1, 2]"])

@@ -61,15 +61,17 @@ def test_spread_checked_before_the_engine_is_the_engines(s, H, W):
 
 
 def test_additive_scores_by_hand_follow_the_formula_for_each_nonlinearity():
-    """_additive_by_hand (the no-tanh and sigmoid mistakes) computes W₂s and each W₁h_j once for every φ
-    asked (issue 26): each φ's scores are vᵀ φ(W₁h_j + W₂s), written out here in numpy."""
-    from examprep.generators.attention_scores import _additive_by_hand
+    """The additive form's no-tanh and sigmoid mistakes (attention's table, solve/attention.py) are
+    vᵀ φ(W₁h_j + W₂s) with another φ, written out here in numpy, beside the right tanh scores."""
+    from examprep import solve
 
     s, H = np.array([1.0, -0.5]), np.array([[0.5, 1.0], [-1.0, 0.5], [1.0, 1.0]])
     W1, W2, v = np.array([[1.0, -0.5], [0.5, 0.5]]), np.array([[0.5, 1.0], [-1.0, 0.5]]), np.array([1.0, -2.0])
+    known = solve.mistakes("attention", {"query": s.tolist(), "key": H.tolist(), "value": H.tolist(), "score": "additive",
+                                         "w_query": W2.tolist(), "w_key": W1.tolist(), "v": v.tolist()})
+    got = {"tanh": known.trace().scores, "identity": known.get("scores", "no-tanh").value,
+           "sigmoid": known.get("scores", "sigmoid").value}
     phi = {"tanh": np.tanh, "identity": lambda a: a, "sigmoid": lambda a: 1 / (1 + np.exp(-a))}
-    got = _additive_by_hand(s, H, W1, W2, v, tuple(phi))
-    assert list(got) == list(phi)
     for act, f in phi.items():
         np.testing.assert_allclose(got[act], [v @ f(W1 @ h + W2 @ s) for h in H], rtol=1e-14)
     assert len({tuple(g.tolist()) for g in got.values()}) == 3

@@ -109,9 +109,9 @@ def test_rnn_bptt_reuse_h0_restarts_an_lstms_cell_state_too():
 def test_teacher_forcing_mistakes_are_the_sequences_they_name():
     # y = [5, 7, 9], bos 1, eos 2: the input [1, 5, 7, 9] and the labels [5, 7, 9, 2] (Vaswani et al. 2017, §3.1)
     known = solve.mistakes("teacher-forcing", {"tokens": [5, 7, 9], "bos": 1, "eos": 2})
-    assert {m.id: m.value for m in known.of("decoder_input")} == {"no-shift": [5, 7, 9]}
-    assert {m.id: m.value for m in known.of("labels")} == {"shifted-labels": [1, 5, 7, 9], "no-eos": [5, 7, 9]}
+    assert {m.id: m.value for m in known.of("decoder_input")} == {"no-shift": [5, 7, 9], "left-shift": [7, 9, 2]}
+    assert {m.id: m.value for m in known.of("labels")} == {"input-as-labels": [1, 5, 7, 9], "no-eos": [5, 7, 9]}
     # without an end token: the input [1, 5, 7] and the labels [5, 7, 9]
     known = solve.mistakes("teacher-forcing", {"tokens": [5, 7, 9], "bos": 1})
-    assert {m.id: m.value for m in known.of("decoder_input")} == {"no-shift": [5, 7, 9], "kept-last": [1, 5, 7, 9]}
-    assert {m.id: m.value for m in known.of("labels")} == {"shifted-labels": [1, 5, 7]}
+    assert {m.id: m.value for m in known.of("decoder_input")} == {"no-shift": [5, 7, 9]}      # ids: no "[EOS]" word
+    assert {m.id: m.value for m in known.of("labels")} == {"input-as-labels": [1, 5, 7]}
