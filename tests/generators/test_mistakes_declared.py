@@ -1,7 +1,7 @@
 """Issue 37 item 1, as a rule: every known mistake a built-in generator emits is declared in a solve
 topic's table (same id, same explanation), so an authored question asking that answer gets it too;
 only the statement slips on examprep.generators.slips.SLIPS (40 at most, each with its reason) stay
-in generators. Built at every level, standard and calculator-free, seeds 0–2."""
+in generators. Built at every level, standard and (where the generator has one) calculator-free, seeds 0–2."""
 from __future__ import annotations
 
 import functools
@@ -73,7 +73,7 @@ def declared() -> dict[str, set[str]]:
 def _emitted(name: str):
     gen = generators.get(name)
     for level in gen.levels:
-        for cf in (False, True):
+        for cf in ((False, True) if gen.calculator_free else (False,)):    # rope has no calculator-free variant
             for seed in SEEDS:
                 problem = generators.build(name, seed, level, cf)
                 for part in problem.parts:
