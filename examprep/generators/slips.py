@@ -10,4 +10,15 @@ SLIPS[generator][mistake id] = why it is a slip of the statement, not a mistake 
 from __future__ import annotations
 
 SLIPS: dict[str, dict[str, str]] = {
+    "lora": {
+        "one-per-layer": "the statement adapts W_Q and W_V of every layer; one per layer miscounts its wording",
+        "all-four": "the statement adapts W_Q and W_V only; adding W_K and W_O misreads its wording",
+        "unmerged": "a wrong option of the statement's merge-latency choice, worded by the statement",
+        "two-products": "a wrong option of the statement's merge-latency choice, worded by the statement",
+    },
+    "scaling-law": {
+        "wrong-direction": "a wrong option of the statement's regime choice (fewer or more tokens than compute-optimal)",
+        "ignores-ratio": "a wrong option of the statement's regime choice (about compute-optimal)",
+        "linear": "the statement's growth factor of the budget taken for N's: its own question, no topic's answer",
+    },
 }

@@ -10,6 +10,7 @@ import pytest
 
 from examprep import generators, solve
 from examprep.authoring import build_question, parse_question
+from examprep.generators.slips import SLIPS
 
 
 def authored(topic: str, params: dict, answers: list[str]):
@@ -32,33 +33,36 @@ def authored(topic: str, params: dict, answers: list[str]):
 
 
 def feedback(part, slips=()):
-    """A part's mistake ids (less the generator's allow-listed (part, mistake) slips) and its ECF rule (a
-    solve topic's arguments with its defaults filled in: a generator may leave out a parameter at its default)."""
+    """A part's mistake ids (less the generator's allow-listed slips: mistake ids, as generators/slips.py lists
+    them, or (part, mistake) pairs) and its ECF rule (a solve topic's arguments with its defaults filled in: a
+    generator may leave out a parameter at its default)."""
     rule = part.ecf_rule
     args = None if rule is None else rule.args
     if rule is not None and rule.op.startswith("solve:"):
         args = solve.full_params(rule.op.removeprefix("solve:"), args)
-    return ([m.id for m in part.misconceptions if (part.id, m.id) not in slips],
+    return ([m.id for m in part.misconceptions if (part.id, m.id) not in slips and m.id not in slips],
             None if rule is None else (rule.op, json.dumps(args, sort_keys=True), rule.output))
 
 
-def assert_same_feedback(generator: str, topic: str, answers: list[str], levels, seeds=range(3), slips=()):
+def assert_same_feedback(generator: str, topic: str, answers: list[str], levels, seeds=range(3), slips=(), also=(),
+                         free=(False,)):
+    """``also``: answers the authored question asks too, as the built-in problem does (an ECF rule refers to
+    them), without comparing them (the built-in problem asks them of another topic)."""
     compared = 0
-    for level in levels:
-        for seed in seeds:
-            built = generators.build(generator, seed, level)
-            asked = [a for a in answers if any(p.id == a for p in built.parts)]
-            mine = authored(topic, built.params, asked)
-            for a in asked:           # a slip's id aside on both sides: the table may declare it in other words
-                want, got = feedback(built.part(a), slips), feedback(mine.part(a), slips)
-                if want[1] is None and a in solve.get_topic(topic).shapes:
-                    # a shape part without an ECF rule: an authored one links to its topic's answer by a recipe
-                    # (docs/authoring.md), as the generator's `answers` table links the built-in one
-                    assert got[1][0] == f"solve:{topic}" and got[1][2] == a, (generator, level, seed, a)
-                    assert generators.get(generator).answers(built)[a] == (topic, a)
-                    got = (got[0], None)
-                assert got == want, (generator, level, seed, a)
-                compared += bool(want[0])
+    for level, seed, cf in ((lv, sd, cf) for lv in levels for sd in seeds for cf in free):
+        built = generators.build(generator, seed, level, cf)
+        asked = [a for a in answers if any(p.id == a for p in built.parts)]
+        mine = authored(topic, built.params, asked + [a for a in also if any(p.id == a for p in built.parts)])
+        for a in asked:           # a slip's id aside on both sides: the table may declare it in other words
+            want, got = feedback(built.part(a), slips), feedback(mine.part(a), slips)
+            if want[1] is None and a in solve.get_topic(topic).shapes:
+                # a shape part without an ECF rule: an authored one links to its topic's answer by a recipe
+                # (docs/authoring.md), as the generator's `answers` table links the built-in one
+                assert got[1][0] == f"solve:{topic}" and got[1][2] == a, (generator, level, seed, a)
+                assert generators.get(generator).answers(built)[a] == (topic, a)
+                got = (got[0], None)
+            assert got == want, (generator, level, seed, a)
+            compared += bool(want[0])
     assert compared, "no part with a known mistake compared"
 
 
@@ -70,13 +74,56 @@ def test_vanishing_gradient_generator_and_topic_give_the_same_mistakes_and_ecf()
 
 
 def test_lora_generator_and_topic_give_the_same_mistakes_and_ecf():
-    from examprep.generators.lora import SLIPS
+    assert_same_feedback("lora", "lora", ["trainable_params", "full_params", "fraction"], levels=(1, 2, 3),
+                         slips=SLIPS["lora"], free=(False, True))
 
-    assert_same_feedback("lora", "lora", ["trainable_params", "full_params", "fraction"], levels=(1, 2, 3), slips=SLIPS)
+
+def test_lora_generators_memory_parts_and_the_lora_memory_topic_give_the_same_mistakes_and_ecf():
+    assert_same_feedback("lora", "lora-memory", ["bytes_per_param", "saved_mib"], levels=(3,),
+                         also=["trainable_params", "full_params"], free=(False, True))
+
+
+def test_an_authored_lora_memory_question_gets_the_optimizers_own_mistakes():
+    # d = k = 64, r = 4, two matrices in bf16: full 2·4096, LoRA 2·4·128 = 1024 parameters
+    p = authored("lora-memory", {"d": 64, "k": 64, "r": 4, "num_matrices": 2, "bytes_per_value": 2,
+                                 "optimizer": "sgd-momentum"}, ["bytes_per_param", "saved_mib"])
+    assert p.part("bytes_per_param").expected == 2 * 2                             # gradient + momentum buffer
+    assert {m.id: m.value for m in p.part("bytes_per_param").misconceptions} == {"no-optimizer-states": 2}
+    saved = (2 * 4096 - 1024) * 4
+    assert p.part("saved_mib").expected == pytest.approx(saved / 2 ** 20)
+    got = {m.id: m.value for m in p.part("saved_mib").misconceptions}
+    assert got == pytest.approx({"decimal-megabytes": saved / 1e6, "lora-memory-not-saving": 1024 * 4 / 2 ** 20})
+    assert p.part("saved_mib").ecf_rule.op == "solve:lora-memory"      # its counts not asked: the topic's own rule
 
 
 def test_scaling_law_generator_and_topic_give_the_same_mistakes_and_ecf():
-    assert_same_feedback("scaling-law", "scaling-law", ["params", "tokens", "compute"], levels=(1, 2, 3))
+    assert_same_feedback("scaling-law", "scaling-law", ["params", "tokens", "compute"], levels=(1, 2, 3),
+                         free=(False, True))
+
+
+def test_scaling_law_generators_training_time_and_the_training_time_topic_give_the_same_mistakes_and_ecf():
+    compared = 0
+    for cf in (False, True):
+        unit = "seconds" if cf else "days"
+        for seed in range(3):
+            built = generators.build("scaling-law", seed, 3, cf)
+            mine = authored("training-time", built.params, ["compute", "throughput", unit])
+            assert feedback(mine.part("throughput")) == feedback(built.part("throughput")), (cf, seed)
+            want = feedback(built.part("time"))             # the time part asks the topic's days (seconds)
+            assert feedback(mine.part(unit)) == want, (cf, seed)
+            compared += len(want[0])
+    assert compared
+
+
+def test_an_authored_training_time_question_gets_each_mistakes_value():
+    # C = 6·1e9·2e10 = 1.2e20 FLOPs on 8 accelerators of 1e14 FLOP/s at 0.5: 3e5 s
+    p = authored("training-time", {"params": 1e9, "tokens": 2e10, "num_gpus": 8, "peak_flops": 1e14,
+                                   "utilization": 0.5}, ["seconds", "days"])
+    assert p.part("seconds").expected == pytest.approx(3e5)
+    assert {m.id: m.value for m in p.part("seconds").misconceptions} == pytest.approx(
+        {"ignored-utilization": 1.5e5, "forward-only": 1e5, "one-accelerator": 2.4e6})
+    assert {m.id: m.value for m in p.part("days").misconceptions}["hours-not-days"] == pytest.approx(3e5 / 3600)
+    assert p.part("days").ecf_rule.op == "solve:training-time"
 
 
 def test_rope_generator_and_topic_give_the_same_mistakes_and_ecf():
