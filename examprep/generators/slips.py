@@ -16,6 +16,19 @@ SLIPS: dict[str, dict[str, str]] = {
         "unmerged": "a wrong option of the statement's merge-latency choice, worded by the statement",
         "two-products": "a wrong option of the statement's merge-latency choice, worded by the statement",
     },
+    "positional-encoding": {
+        "pair-zero-frequency": "the statement's pair i read as pair 0: its own choice of which two entries to ask",
+        "shortest": "the statement asks the longest wavelength; the shortest answers another question",
+        "added-not-rotated": "the statement sets the sinusoidal code beside RoPE; adding it is its comparison",
+        "both": "a wrong option of the statement's depends-on choice, worded by the statement",
+        "position": "a wrong option of the statement's depends-on choice, worded by the statement",
+    },
+    "rope": {
+        "grows": "a wrong option of the statement's length choice, worded by the statement",
+        "shrinks": "a wrong option of the statement's length choice, worded by the statement",
+        "absolute": "a wrong option of the statement's depends-on choice, worded by the statement",
+        "sum": "a wrong option of the statement's depends-on choice, worded by the statement",
+    },
     "scaling-law": {
         "wrong-direction": "a wrong option of the statement's regime choice (fewer or more tokens than compute-optimal)",
         "ignores-ratio": "a wrong option of the statement's regime choice (about compute-optimal)",

@@ -140,15 +140,68 @@ def test_positional_encoding_generator_and_its_encoding_topic_give_the_same_mist
 
 
 def test_positional_encoding_generators_rope_part_and_the_rope_topic_share_their_ecf_the_statement_its_slips():
-    from examprep.generators.positional_encoding import SLIPS
-
     for seed in range(3):
         built = generators.build("positional-encoding", seed, 3)
         mine = authored("rope", built.params["rope"], ["output"])
-        ids, rule = feedback(built.part("rope"), SLIPS)
-        assert (ids, rule) == ([], feedback(mine.part("output"))[1]), seed
-        # the table's clockwise, named in this statement's own words; its degrees: a mistake this statement does not list
+        ids, rule = feedback(built.part("rope"), SLIPS["positional-encoding"])
+        assert (ids, rule) == (["clockwise"], feedback(mine.part("output"))[1]), seed
+        assert built.part("rope").misconceptions[0] == mine.part("output").misconceptions[0]      # value and words
+        # the table's degrees: a mistake this statement does not list
         assert [m.id for m in mine.part("output").misconceptions] == ["clockwise", "degrees"]
+
+
+def test_rope_generators_score_parts_and_the_rope_score_topic_give_the_same_mistakes_and_ecf():
+    assert_same_feedback("rope", "rope-score", ["query_rotated", "key_rotated", "score"], levels=(3,),
+                         slips=SLIPS["rope"])
+    for seed in range(3):     # the shifted score: the topic at m + shift, n + shift; the built-in lists unrotated only
+        built = generators.build("rope", seed, 3)
+        shift = built.params["shift"]
+        at = built.params | {"position_query": built.params["position_query"] + shift,
+                             "position_key": built.params["position_key"] + shift}
+        mine = authored("rope-score", at, ["score"]).part("score")
+        ids, rule = feedback(built.part("shifted_score"))
+        assert ids == ["unrotated"] and feedback(mine) == (["unrotated", "only-query-rotated"], rule), seed
+        assert mine.misconceptions[0] == built.part("shifted_score").misconceptions[0]
+
+
+def test_an_authored_rope_score_question_gets_each_mistakes_value():
+    # d = 2, θ = 1: q = e₁ at m = 1, k = e₂ at n = 2 (rotation by φ: (a, b) → (a cos φ − b sin φ, a sin φ + b cos φ))
+    p = authored("rope-score", {"query": [1.0, 0.0], "key": [0.0, 1.0], "position_query": 1, "position_key": 2},
+                 ["query_rotated", "key_rotated", "score"])
+    one = {a: {m.id: np.asarray(m.value) for m in p.part(a).misconceptions} for a in ("query_rotated", "key_rotated", "score")}
+    assert np.allclose(one["query_rotated"]["clockwise"], [np.cos(1), -np.sin(1)])
+    assert np.allclose(one["key_rotated"]["query-position"], [-np.sin(1), np.cos(1)])
+    assert np.allclose(one["score"]["unrotated"], 0.0) and np.allclose(one["score"]["only-query-rotated"], np.sin(1))
+    assert p.part("score").ecf_rule.op == "dot"
+
+
+def test_positional_encoding_generator_and_the_relative_topic_give_the_same_mistakes_and_ecf():
+    # level 2: PE(p), PE(p + k) and their dot product; the built-in asks the encodings of positional-encoding
+    # (its ECF rules that topic's), the same mistakes
+    for seed in range(3):
+        built = generators.build("positional-encoding", seed, 2)
+        mine = authored("positional-encoding-relative", built.params, ["encoding", "shifted", "dot"])
+        assert feedback(mine.part("dot")) == feedback(built.part("dot")), seed
+        for a in ("encoding", "shifted"):
+            assert mine.part(a).misconceptions == built.part(a).misconceptions, (seed, a)
+    # level 3: the longest wavelength, the last of the topic's wavelengths (offset 0), the statement's slips aside
+    for seed in range(3):
+        built = generators.build("positional-encoding", seed, 3)
+        mine = authored("positional-encoding-relative", {"position": built.params["position"], "offset": 0,
+                                                         "d_model": built.params["d_model"]}, ["wavelengths"])
+        ids, _ = feedback(built.part("longest_wavelength"), SLIPS["positional-encoding"])
+        assert ids == feedback(mine.part("wavelengths"))[0] == ["no-2pi"], seed
+        assert mine.part("wavelengths").misconceptions[0].value[-1] == built.part("longest_wavelength").misconceptions[0].value
+
+
+def test_an_authored_relative_question_gets_each_mistakes_value():
+    p = authored("positional-encoding-relative", {"position": 1, "offset": 2, "d_model": 4}, ["dot", "wavelengths"])
+    w = np.array([1.0, 0.01])                             # ω_i = 10000^(−2i/4)
+    got = {m.id: m.value for m in p.part("dot").misconceptions}
+    assert p.part("dot").expected == pytest.approx(np.cos(2 * w).sum())
+    assert got == pytest.approx({"cos-of-sum": np.cos(4 * w).sum(), "sines-only": (np.sin(w) * np.sin(3 * w)).sum()})
+    assert {m.id: m.value for m in p.part("wavelengths").misconceptions} == {"no-2pi": pytest.approx(list(1 / w))}
+    assert p.part("dot").ecf_rule.op == "solve:positional-encoding-relative"          # the encodings not asked
 
 
 def test_an_authored_rope_question_of_rows_gets_each_rows_clockwise_and_degrees_values():
