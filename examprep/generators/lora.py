@@ -15,19 +15,11 @@ from examprep import solve
 from examprep.document import Math, Matrix, Table, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from
 from examprep.exact import frac
-from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
+from examprep.problem import EXACT, Misconception, Part, SolutionStep
 
 MERGE_CHOICES = ("none", "grows with r", "doubles")
 ASKED = ("trainable_params", "full_params", "fraction")
 
-# The mistakes this statement adds beyond the lora topic's table (issue 37's allow-list): its W_Q and W_V of
-# every layer, counted as one matrix, one per layer or all four projections; their wording names the layers.
-SLIPS = (
-    ("trainable_params", "one-matrix"),      # one adapted matrix, not the 2L of W_Q and W_V
-    ("trainable_params", "one-per-layer"),   # W_Q or W_V, not both
-    ("trainable_params", "all-four"),        # W_K and W_O adapted too
-    ("full_params", "one-matrix"),           # full fine-tuning of one matrix, not 2L
-)
 
 
 @generator("lora", title="LoRA: trainable parameters and memory saved", syllabus="LoRA factorisation of weight updates",
@@ -48,9 +40,8 @@ def lora(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
     if lo.trainable_params >= lo.full_params:
         raise Degenerate("rank too large to save anything")
 
-    # the statement's slips (SLIPS): the adapted matrices counted per layer, one of them, or all four projections
-    one = known.trace(num_matrices=1)
-    per_matrix = one.trainable_params                                          # one matrix, not 2L
+    # the statement's slips (generators/slips.py): its W_Q and W_V of every layer counted one per layer or as
+    # all four projections
     one_per_layer = known.trace(num_matrices=max(num // 2, 1)).trainable_params
     all_four = known.trace(num_matrices=2 * num).trainable_params              # W_Q, W_K, W_V, W_O
 
@@ -67,9 +58,7 @@ def lora(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         what = f"all {num} adapted matrices together"
     trainable_mis = list(known.of("trainable_params"))
     if num > 1:
-        trainable_mis += [Misconception("one-matrix", per_matrix, f"That is one matrix; {num} matrices are adapted "
-                                                                  f"(W_Q and W_V in each of {layers} layers)."),
-                          Misconception("one-per-layer", one_per_layer, "Two matrices per layer are adapted: W_Q and W_V."),
+        trainable_mis += [Misconception("one-per-layer", one_per_layer, "Two matrices per layer are adapted: W_Q and W_V."),
                           Misconception("all-four", all_four, "Only W_Q and W_V are adapted, not W_K and W_O.")]
     fraction_exact = frac(Fraction(lo.trainable_params, lo.full_params))
     parts = [
@@ -78,10 +67,7 @@ def lora(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
              ecf_rule=solve.ecf("lora", "trainable_params", known.params, lo, ASKED),
              hint="Each adapted matrix trains B (d×r) and A (r×k): r(d + k)."),
         Part("full_params", f"The number of parameters full fine-tuning of {what} would train.", "integer", lo.full_params,
-             tolerance=EXACT, points=1, minutes=1,
-             misconceptions=((Misconception("one-matrix", one.full_params,
-                                            f"Full fine-tuning trains all {num} matrices."),) if num > 1 else ())
-             + known.of("full_params"),
+             tolerance=EXACT, points=1, minutes=1, misconceptions=known.of("full_params"),
              ecf_rule=solve.ecf("lora", "full_params", known.params, lo, ASKED)),
         Part("fraction", "The fraction of those parameters LoRA trains (trainable / full).", "number", lo.fraction,
              points=1, minutes=1, exact=fraction_exact if calculator_free else None,
@@ -99,32 +85,22 @@ def lora(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         mem_params = params | {"bytes_per_value": 4, "optimizer": "adam"}
         memory = solve.mistakes("lora-memory", mem_params)
         mem = memory.trace()
-        no_states = memory.trace(optimizer="sgd")
-        two_values = memory.trace(optimizer="sgd-momentum")
+        asked = ASKED + ("bytes_per_param",)
         statement.append(Text("Training uses Adam in float32 (4 bytes per value): for every trained parameter it keeps the "
                               "gradient and two moment estimates. Frozen weights and activations are needed either way; "
                               "count only gradients and optimizer states. 1 MiB = 2²⁰ bytes."))
         parts.append(Part("bytes_per_param", "Bytes of gradient and optimizer state kept per trained parameter.", "integer",
                           mem.bytes_per_param, tolerance=EXACT, points=1, minutes=1,
-                          misconceptions=(Misconception("no-optimizer-states", no_states.bytes_per_param,
-                                                        "Adam also keeps two moments (m and v) per parameter."),
-                                          Misconception("no-gradient", two_values.bytes_per_param,
-                                                        "Besides Adam's two moments, each trained parameter has a gradient.")),
-                          ecf_rule=EcfRule("solve:lora-memory", mem_params, "bytes_per_param")))
+                          misconceptions=memory.of("bytes_per_param"),
+                          ecf_rule=solve.ecf("lora-memory", "bytes_per_param", memory.params, mem, asked)))
         parts.append(Part("saved_mib", "The memory LoRA saves against full fine-tuning of the same matrices, in MiB.",
                           "number", mem.saved_mib, points=2, minutes=2,
                           exact=frac(Fraction(mem.saved_bytes, 2 ** 20)) if calculator_free else None,
-                          misconceptions=(Misconception("no-optimizer-states", no_states.saved_mib,
-                                                        "You counted the gradients only; Adam's two moments are saved too."),
-                                          Misconception("decimal-megabytes", mem.saved_bytes / 1e6,
-                                                        "1 MiB is 2²⁰ = 1,048,576 bytes, not 10⁶."),
-                                          Misconception("lora-memory-not-saving", mem.lora_training_bytes / 2 ** 20,
-                                                        "That is what LoRA still needs; the saving is full − LoRA.")),
-                          ecf_rule=EcfRule("difference-times", {"a": {"$ref": "full_params"}, "b": {"$ref": "trainable_params"},
-                                                             "factor": {"$ref": "bytes_per_param"}, "divisor": 2 ** 20})))
+                          misconceptions=memory.of("saved_mib"),
+                          ecf_rule=solve.ecf("lora-memory", "saved_mib", memory.params, mem, asked)))
         parts.append(Part("merge_latency", "After training, $BA$ is merged: $W = W_0 + BA$. The extra inference latency is:",
                           "choice", MERGE_CHOICES[0], tolerance=EXACT, points=1, minutes=1, choices=MERGE_CHOICES,
-                          misconceptions=(Misconception("unmerged", MERGE_CHOICES[1],
+                          misconceptions=(Misconception("unmerged", MERGE_CHOICES[1],     # the choices: SLIPS
                                                         "Merged, BA is part of W: one matrix product as before, no extra cost."),
                                           Misconception("two-products", MERGE_CHOICES[2],
                                                         "Only an unmerged adapter costs an extra product; merged, "

@@ -13,18 +13,9 @@ from examprep import engine, solve
 from examprep.engine import ops
 from examprep.document import Math, Matrix, Text
 from examprep.generators.framework import Draft, Stream, generator, steps_from, jsonable
-from examprep.generators.rope import clockwise
-from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
+from examprep.problem import EXACT, Misconception, Part, SolutionStep
 
 DEPENDS_CHOICES = ("only the offset k", "the position p and the offset k", "only the position p")
-
-
-# The mistakes this statement adds beyond the rope topic's table (issue 37's allow-list): its RoPE part
-# compares a 2-D rotation (θ₀ = 1 rad) with the sinusoidal code added at the input.
-SLIPS = (
-    ("rope", "clockwise"),            # worded for this 2-D comparison: "Rotate counter-clockwise by +mθ."
-    ("rope", "added-not-rotated"),    # the sinusoidal encoding added, the subject of this statement
-)
 
 
 @generator("positional-encoding", title="Sinusoidal positional encoding",
@@ -44,17 +35,11 @@ def positional_encoding(rng: Stream, difficulty: int, calculator_free: bool) -> 
     known = solve.mistakes("positional-encoding", params)
     pe = known.trace()
     steps = solve.positions.positional_encoding_steps(known.params, pe)
-    wide = known.trace(d_model=2 * d)                      # ω with exponent i/d: the missing 2
     statement = [Text(intro + f" Here $d_{{model}} = {d}$ and pos = {pos}.")]
     if difficulty == 1:
         parts = [
             Part("omega_1", r"The frequency $\omega_1$.", "number", float(pe.frequencies[1]), points=1, minutes=1,
-                 misconceptions=(Misconception("exponent-i-over-d", float(wide.frequencies[1]),
-                                               "ω_i = 10000^(−2i/d): keep the 2."),
-                                 Misconception("dimension-index", float(pe.frequencies[1] ** 2),
-                                               "i is the pair index: dimensions 2 and 3 share ω₁ = 10000^(−2/4)."),
-                                 Misconception("inverted", float(1 / pe.frequencies[1]),
-                                               "The exponent is negative: ω₁ = 1/100."))),
+                 misconceptions=known.of("frequencies", lambda v: float(v[1]))),
             Part("encoding", f"The encoding PE({pos}) (all {d} entries).", "vector", jsonable(pe.encoding), shape=(d,), points=3,
                  minutes=3, misconceptions=known.of("encoding", jsonable),
                  ecf_rule=solve.ecf("positional-encoding", "encoding", known.params, pe, ["encoding"])),
@@ -69,36 +54,34 @@ def positional_encoding(rng: Stream, difficulty: int, calculator_free: bool) -> 
     pair = pe.encoding[2 * i: 2 * i + 2]
     relative = solve.mistakes("positional-encoding-relative", {"position": pos, "offset": 0, "d_model": d})
     rel = relative.trace()
+    slowest = relative.of("wavelengths", lambda v: float(v[-1]))
     x = rng.ints(-2, 2, (2,), nonzero=True)
     m = rng.integer(1, 3)
     rp = {"x": jsonable(x), "position": m, "style": "interleaved"}
     rotated = solve.mistakes("rope", rp)
     rope_trace = rotated.trace()
     rope_out = rope_trace.output
-    added = ops.add(engine.positional_encoding(m, 2).encoding, x)
+    added = ops.add(engine.positional_encoding(m, 2).encoding, x)        # the statement's slip: added, not rotated
     statement.append(Text("Then compare with rotary embeddings: RoPE rotates a 2-D query q at position m by the angle m·θ₀ "
                           r"(θ₀ = 1 rad): $(a, b) \mapsto (a \cos m - b \sin m,\ a \sin m + b \cos m)$;" + f" here m = {m}."))
     statement.append(Matrix("q", jsonable(x)))
     parts = [
         Part("frequencies", r"The frequencies $\omega_0$, $\omega_1$, $\omega_2$, $\omega_3$.", "vector",
              jsonable(pe.frequencies), shape=(4,), points=1, minutes=1.5,
-             misconceptions=(Misconception("exponent-i-over-d", jsonable(wide.frequencies[:4]),
-                                           "ω_i = 10000^(−2i/d): keep the 2."),
-                             Misconception("inverted", jsonable(1 / pe.frequencies),
-                                           "The exponent is negative: the frequencies fall."))),
+             misconceptions=known.of("frequencies", jsonable, skip=("dimension-index",))),
         Part("pair", f"The entries PE({pos}, {2 * i}) and PE({pos}, {2 * i + 1}).", "vector", jsonable(pair), shape=(2,),
-             points=2, minutes=2, misconceptions=(Misconception("swapped-sin-cos", jsonable(pair[::-1]),
-                                                      "Even index: sine; odd index: cosine."),
-                                        Misconception("pair-zero-frequency", jsonable(pe.encoding[:2]),
+             points=2, minutes=2,
+             misconceptions=(known.get("encoding", "swapped-sin-cos", lambda v: jsonable(v[2 * i: 2 * i + 2])),
+                             # the statement's pair i read as pair 0: a slip (generators/slips.py)
+                             Misconception("pair-zero-frequency", jsonable(pe.encoding[:2]),
                                                       f"Dimensions {2 * i} and {2 * i + 1} belong to pair i = {i}, "
                                                       f"with ω_{i}."))),
         Part("longest_wavelength", "The longest wavelength $2π/\\omega_i$ among the pairs (in positions).", "number",
              float(rel.wavelengths[-1]), points=1, minutes=1,
-             misconceptions=(Misconception("no-2pi", float(1 / rel.frequencies[-1]),
-                                           "A sine of pos·ω repeats every 2π/ω positions."),
-                             Misconception("shortest", float(rel.wavelengths[0]), "That is the fastest pair (ω₀ = 1): 2π."))),
+             misconceptions=slowest + (Misconception("shortest", float(rel.wavelengths[0]),       # SLIPS
+                                                     "That is the fastest pair (ω₀ = 1): 2π."),)),
         Part("rope", "The rotated query RoPE(q, m).", "vector", jsonable(rope_out), shape=(2,), points=2, minutes=2,
-             misconceptions=(Misconception("clockwise", jsonable(clockwise(x, m)), "Rotate counter-clockwise by +mθ."),
+             misconceptions=(rotated.get("output", "clockwise", jsonable),
                              Misconception("added-not-rotated", jsonable(added),
                                            "Sinusoidal encodings are added to the embedding; RoPE rotates q instead.")),
              ecf_rule=solve.ecf("rope", "output", rp, rope_trace, ["output"])),
@@ -125,7 +108,6 @@ def _relative(rng: Stream, intro: str, conventions: dict) -> Draft:
     params = {"position": pos, "offset": k, "d_model": d}
     known = solve.mistakes("positional-encoding-relative", params)
     rel = known.trace()
-    added = known.trace(position=0, offset=2 * pos + k)      # Σ cos((2p + k)ω): cos(a + b) for cos(a − b)
     given = {"position": pos, "d_model": d}                 # the ECF rules name the parameters given (base: its default)
     encodings = solve.mistakes("positional-encoding", given)
     at_p, at_pk = encodings.trace(), encodings.trace(position=pos + k)
@@ -138,14 +120,11 @@ def _relative(rng: Stream, intro: str, conventions: dict) -> Draft:
              misconceptions=encodings.at(position=pos + k).of("encoding", jsonable),
              ecf_rule=solve.ecf("positional-encoding", "encoding", given | {"position": pos + k}, at_pk, ["encoding"])),
         Part("dot", f"The dot product PE({pos}) · PE({pos + k}).", "number", rel.dot, points=2, minutes=1.5,
-             misconceptions=(Misconception("cos-of-sum", added.dot,
-                                           "sin a sin b + cos a cos b = cos(a − b), not cos(a + b): Σ cos(k·ω_i)."),
-                             Misconception("sines-only", float(rel.encoding[0::2] @ rel.shifted[0::2]),
-                                           "Add the cosine products too.")),
-             ecf_rule=EcfRule("dot", {"a": {"$ref": "encoding"}, "b": {"$ref": "shifted"}})),
+             misconceptions=known.of("dot"),
+             ecf_rule=solve.ecf("positional-encoding-relative", "dot", known.params, rel, ["encoding", "shifted"])),
         Part("depends_on", "PE(p) · PE(p + k) depends on:", "choice", DEPENDS_CHOICES[0], tolerance=EXACT, points=1, minutes=1,
              choices=DEPENDS_CHOICES,
-             misconceptions=(Misconception("both", DEPENDS_CHOICES[1], "Each pair gives cos(k·ω_i): p cancels."),
+             misconceptions=(Misconception("both", DEPENDS_CHOICES[1], "Each pair gives cos(k·ω_i): p cancels."),   # SLIPS
                              Misconception("position", DEPENDS_CHOICES[2], "Each pair gives cos(k·ω_i), a function of k only."))),
     ]
     pe_steps = solve.positions.positional_encoding_steps

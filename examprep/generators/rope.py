@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from examprep import engine, solve
+from examprep import solve
 from examprep.document import Math, Matrix, Text
-from examprep.engine import ops
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from, jsonable
-from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
-from examprep.solve.positions import clockwise
+from examprep.problem import EXACT, Misconception, Part, SolutionStep
 
 LENGTH_CHOICES = ("unchanged", "grows with the position", "shrinks with the position")
 DEPENDS_CHOICES = ("only m − n", "m and n separately", "only m + n")
+ASKED = ("query_rotated", "key_rotated", "score")
 
 
 @generator("rope", title="Rotary position embedding (RoPE)", syllabus="Transformer: positional information, RoPE",
@@ -50,6 +49,7 @@ def rope(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                       misconceptions=out_mis, ecf_rule=solve.ecf("rope", "output", known.params, r, ["output"])),
                  Part("length", "Compared with x, the length of RoPE(x, m) is:", "choice", LENGTH_CHOICES[0], tolerance=EXACT,
                       points=1, minutes=0.5, choices=LENGTH_CHOICES,
+                      # the wrong options: statement slips (generators/slips.py)
                       misconceptions=(Misconception("grows", LENGTH_CHOICES[1], "A rotation keeps lengths: ‖R x‖ = ‖x‖."),
                                       Misconception("shrinks", LENGTH_CHOICES[2], "A rotation keeps lengths: ‖R x‖ = ‖x‖.")))]
         solution = steps_from(steps, "output")
@@ -58,12 +58,9 @@ def rope(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
             Matrix("‖RoPE(x, m)‖", float(np.linalg.norm(r.output))), Matrix("length", LENGTH_CHOICES[0])], "length"))
         return Draft(title="RoPE: rotate a 2-D vector", params=params, statement=statement, parts=parts, solution=solution,
                      conventions=conventions)
-    sqrt_base = known.trace(base=base ** 0.5)
-    angle_mis = (Misconception("exponent-j-over-d", jsonable(sqrt_base.angles), "θ_j = base^(−2j/d): the exponent has the 2."),
-                 Misconception("same-angle", [float(m)] * 2, "Each pair has its own frequency θ_j = base^(−2j/d)."))
     parts = [
         Part("angles", "The rotation angles $m\\theta_0$ and $m\\theta_1$ (radians).", "vector", jsonable(r.angles), shape=(2,),
-             points=1, minutes=1.5, misconceptions=angle_mis),
+             points=1, minutes=1.5, misconceptions=known.of("angles", jsonable)),
         Part("output", "The rotated vector RoPE(x, m).", "vector", jsonable(r.output), shape=(4,), points=3, minutes=4,
              misconceptions=out_mis, ecf_rule=solve.ecf("rope", "output", known.params, r, ["output"])),
     ]
@@ -83,31 +80,28 @@ def _score(rng: Stream) -> Draft:
     known = solve.mistakes("rope-score", params)
     rs = known.trace()
     shifted_p = params | {"position_query": m + shift, "position_key": n + shift}
-    sh = known.trace(position_query=m + shift, position_key=n + shift)
-    q_only = ops.dot(rs.query_rotated, k)
+    shifted = known.at(position_query=m + shift, position_key=n + shift)
+    sh = shifted.trace()
     statement = [Text("RoPE rotates the query at position m by the angle mθ and the key at position n by nθ (d = 2, so θ = 1 "
                       r"rad): $(a, b) \mapsto (a \cos\phi - b \sin\phi,\ a \sin\phi + b \cos\phi)$. The attention score is "
                       r"$q' \cdot k'$ (no scaling)." + f" Here m = {m} and n = {n}."),
                  Matrix("q", jsonable(q)), Matrix("k", jsonable(k))]
     parts = [
         Part("query_rotated", "The rotated query $q'$.", "vector", jsonable(rs.query_rotated), shape=(2,), points=1, minutes=2,
-             misconceptions=(Misconception("clockwise", jsonable(clockwise(q, m)), "Rotate counter-clockwise by +mθ."),),
-             ecf_rule=EcfRule("solve:rope-score", params, "query_rotated")),
+             misconceptions=known.of("query_rotated", jsonable),
+             ecf_rule=solve.ecf("rope-score", "query_rotated", params, rs, ASKED)),
         Part("key_rotated", "The rotated key $k'$.", "vector", jsonable(rs.key_rotated), shape=(2,), points=1, minutes=2,
-             misconceptions=(Misconception("query-position", jsonable(engine.rope(k, m).output),
-                                           "The key is rotated by its own position n, not the query's m."),),
-             ecf_rule=EcfRule("solve:rope-score", params, "key_rotated")),
+             misconceptions=known.of("key_rotated", jsonable),
+             ecf_rule=solve.ecf("rope-score", "key_rotated", params, rs, ASKED)),
         Part("score", "The score $q' \\cdot k'$.", "number", rs.score, points=1, minutes=1,
-             misconceptions=(Misconception("unrotated", rs.unrotated_score, "Use the rotated vectors q' and k'."),
-                             Misconception("only-query-rotated", q_only, "Both the query and the key are rotated.")),
-             ecf_rule=EcfRule("dot", {"a": {"$ref": "query_rotated"}, "b": {"$ref": "key_rotated"}})),
+             misconceptions=known.of("score"), ecf_rule=solve.ecf("rope-score", "score", params, rs, ASKED)),
         Part("shifted_score", f"The score when both tokens move {shift} positions later (m + {shift}, n + {shift}).", "number",
              sh.score, points=1, minutes=1,
-             misconceptions=(Misconception("unrotated", sh.unrotated_score, "Use the rotated vectors."),),
-             ecf_rule=EcfRule("solve:rope-score", shifted_p, "score")),
+             misconceptions=(shifted.get("score", "unrotated"),),
+             ecf_rule=solve.ecf("rope-score", "score", shifted_p, sh, ())),     # its own positions: not the parts' vectors
         Part("depends_on", "RoPE's score depends on the positions through:", "choice", DEPENDS_CHOICES[0], tolerance=EXACT,
              points=1, minutes=0.5, choices=DEPENDS_CHOICES,
-             misconceptions=(Misconception("absolute", DEPENDS_CHOICES[1],
+             misconceptions=(Misconception("absolute", DEPENDS_CHOICES[1],     # the wrong options: SLIPS
                                            "q'·k' = qᵀR((n − m)θ)k: only the offset m − n enters, as the shifted score shows."),
                              Misconception("sum", DEPENDS_CHOICES[2], "The rotations subtract: R(mθ)ᵀR(nθ) = R((n − m)θ)."))),
     ]

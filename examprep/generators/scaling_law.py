@@ -14,7 +14,7 @@ import math
 from examprep import solve
 from examprep.document import Math, Matrix, Table, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, nice, steps_from
-from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
+from examprep.problem import EXACT, Misconception, Part, SolutionStep
 
 OPTIMAL = ("params", "tokens")
 TRAINING_CHOICES = ("fewer tokens than compute-optimal", "about compute-optimal", "more tokens than compute-optimal")
@@ -60,10 +60,11 @@ def scaling_law(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
         wrong = [c for c in TRAINING_CHOICES if c != label]
         parts += [
             Part("tokens_per_param", "The number of training tokens per parameter, $D/N$.", "number", tpp, points=1,
-                 minutes=1, misconceptions=(Misconception("inverted", 1 / tpp, "That is N/D; tokens per parameter is D/N."),),
-                 ecf_rule=EcfRule("divide", {"a": float(tokens), "b": float(n_param)})),
+                 minutes=1, misconceptions=known.of("tokens_per_param_used"),
+                 ecf_rule=solve.ecf("scaling-law", "tokens_per_param_used", known.params, law, ["compute"])),
             Part("regime", "Compared with Chinchilla's compute-optimal 20 tokens per parameter, this model is trained on:",
                  "choice", label, tolerance=EXACT, points=1, minutes=1, choices=TRAINING_CHOICES,
+                 # the wrong options: statement slips (generators/slips.py)
                  misconceptions=tuple(Misconception("wrong-direction" if c != TRAINING_CHOICES[1] else "ignores-ratio", c,
                                                     "Compare D/N with 20: below 20 the model is large for its data "
                                                     "(under-trained), above 20 it has seen more tokens than "
@@ -90,24 +91,12 @@ def scaling_law(rng: Stream, difficulty: int, calculator_free: bool) -> Draft:
                           f"FLOPs utilisation (MFU) of {nice(util)} (the fraction of the peak actually achieved)."))
     statement.append(Table(["N (parameters)", "D (tokens)", "accelerators", "peak FLOP/s", "utilisation"],
                            [[f"${sci(n_param)}$", f"${sci(tokens)}$", gpus, f"${sci(peak)}$", nice(util)]]))
-    at_peak = timing.trace(utilization=1.0)
-    fwd = timing.call({"compute": law.compute / 3, "num_gpus": gpus, "peak_flops": peak, "utilization": util})
-    one = timing.trace(num_gpus=1)
-    pick = (lambda t: t.seconds) if calculator_free else (lambda t: t.days)
-    time_mis = [Misconception("ignored-utilization", pick(at_peak),
-                              f"The accelerators sustain only {nice(util)} of their peak: divide by the utilisation too."),
-                Misconception("forward-only", pick(fwd), "Training costs C = 6ND, not 2ND (forward only)."),
-                Misconception("one-accelerator", pick(one), f"The work is shared by {gpus} accelerators.")]
-    if not calculator_free:
-        time_mis.append(Misconception("hours-not-days", tt.hours, "That is hours; a day has 86,400 s."))
     parts += [
         Part("throughput", "The cluster's sustained throughput in FLOP/s.", "number", tt.throughput, points=1, minutes=1,
-             misconceptions=(Misconception("ignored-utilization", at_peak.throughput,
-                                           "The sustained throughput is the peak times the utilisation."),),
-             ecf_rule=EcfRule("solve:training-time", tparams, "throughput")),
-        Part("time", f"The training time in {unit}.", "number", value, points=2, minutes=2, misconceptions=tuple(time_mis),
-             ecf_rule=EcfRule("solve:training-time", {"compute": {"$ref": "compute"}, "num_gpus": gpus, "peak_flops": peak,
-                                                   "utilization": util}, unit)),
+             misconceptions=timing.of("throughput"),
+             ecf_rule=solve.ecf("training-time", "throughput", timing.params, tt, ["compute"])),
+        Part("time", f"The training time in {unit}.", "number", value, points=2, minutes=2, misconceptions=timing.of(unit),
+             ecf_rule=solve.ecf("training-time", unit, timing.params, tt, ["compute"])),
     ]
     tsteps = solve.counts.training_time_steps(timing.params, tt)
     solution += steps_from(tsteps.throughput, "throughput") + steps_from(tsteps.time, "time")
@@ -137,7 +126,7 @@ def _optimal(rng: Stream, calculator_free: bool, conventions: dict) -> Draft:
              misconceptions=known.of("tokens"), ecf_rule=solve.ecf("scaling-law", "tokens", known.params, law, OPTIMAL)),
         Part("growth", f"If the budget grows {growth}-fold, by what factor does the compute-optimal $N$ grow?", "number",
              bigger.params / law.params, points=1, minutes=1,
-             misconceptions=(Misconception("linear", float(growth),
+             misconceptions=(Misconception("linear", float(growth),      # the statement's growth factor: SLIPS
                                            f"N = √(C/120) grows as √C: a {growth}× budget gives √{growth} = "
                                            f"{nice(math.sqrt(growth))}× the parameters (and as many times the tokens)."),)),
     ]

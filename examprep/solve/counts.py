@@ -165,8 +165,11 @@ LORA_MISTAKES = {
                 compute=lambda p, t: p["d"] * p["k"] * p["r"] * p["num_matrices"]),
         Mistake("only-b", why="Both factors are trained: B (d×r) and A (r×k).",
                 compute=lambda p, t: engine.param_count("linear", in_features=p["r"], out_features=p["d"],
-                                                        bias=False)["count"] * p["num_matrices"])),
+                                                        bias=False)["count"] * p["num_matrices"]),
+        Mistake("one-matrix", num_matrices=1,
+                why="That is one adapted matrix's r(d + k); each of the adapted matrices has its own B and A.")),
     "full_params": (
+        Mistake("one-matrix", num_matrices=1, why="Full fine-tuning trains every adapted matrix, not one."),
         Mistake("sum-not-product", why="A d×k matrix has d·k entries, not d + k.",
                 compute=lambda p, t: (p["d"] + p["k"]) * p["num_matrices"]),),
     "fraction": (
@@ -245,6 +248,9 @@ SCALING_MISTAKES = {
     "tokens": (
         Mistake("divided", why="D = 20N: twenty tokens per parameter, not N/20.",
                 compute=lambda p, t: t.params / 20, when=_twenty_per_param),),
+    "tokens_per_param_used": (   # a worked-step value: D/N, against the compute-optimal ratio
+        Mistake("inverted", why="That is N/D; tokens per parameter is D/N.",
+                compute=lambda p, t: 1 / t.tokens_per_param_used),),
 }
 
 
@@ -259,6 +265,10 @@ SCALING_ECF = {
     # N is asked where only the budget C is given: D = t·N then carries a student's N forward
     "tokens": (Ecf("scale", lambda p, t: {"x": Ref("params"), "factor": float(p["tokens_per_param"])}),),
     "compute": (Ecf("solve:scaling-law", lambda p, t: _given_inputs(p), "compute"),),
+    # D/N of the student's own D and N where the problem asks them, else of the values it gives
+    "tokens_per_param_used": (Ecf("divide", lambda p, t: {"a": t.tokens if _given(p, "tokens") else Ref("tokens"),
+                                                         "b": t.params if _given(p, "params") else Ref("params")}),
+                              Ecf("divide", lambda p, t: {"a": t.tokens, "b": t.params})),
 }
 
 
@@ -303,21 +313,34 @@ def lora_memory_steps(p: dict[str, Any], t: Trace) -> LoraMemorySteps:
              {"saved_bytes": t.saved_bytes, "saved_mib": t.saved_mib}))
 
 
-_NO_STATES = Mistake("no-optimizer-states", optimizer="sgd",
-                     why="The optimizer keeps states for every trained value besides its gradient (Adam two moments, "
-                         "SGD with momentum one): (1 + states) values per parameter.")
+def _adam(p: dict[str, Any]) -> bool:
+    return p["optimizer"] == "adam"
+
 
 LORA_MEMORY_MISTAKES = {
-    **{a: LORA_MISTAKES[a] for a in ("trainable_params", "full_params", "fraction")},
-    "bytes_per_param": (_NO_STATES,
-                        Mistake("weights-counted", compute=lambda p, t: (t.values_per_param + 1) * p["bytes_per_value"],
-                                why="The frozen weights are kept by both and not counted: only each trained value's "
-                                    "gradient and optimizer states.")),
-    "full_training_bytes": (_NO_STATES,),
-    "lora_training_bytes": (_NO_STATES,),
-    "saved_bytes": (_NO_STATES,),
-    "saved_mib": (Mistake("decimal-megabytes", compute=lambda p, t: t.saved_bytes / 1e6,
-                          why="1 MiB is 2²⁰ = 1,048,576 bytes, not 10⁶."),),
+    **LORA_MISTAKES,                 # the parameter counts it shares with lora
+    "bytes_per_param": (
+        Mistake("no-optimizer-states", optimizer="sgd", when=_adam,
+                why="Adam also keeps two moments (m and v) per parameter."),
+        Mistake("no-optimizer-states", optimizer="sgd", when=lambda p: p["optimizer"] == "sgd-momentum",
+                why="SGD with momentum also keeps a momentum buffer per parameter."),
+        Mistake("no-gradient", optimizer="sgd-momentum", when=_adam,
+                why="Besides Adam's two moments, each trained parameter has a gradient.")),
+    "saved_mib": (
+        Mistake("no-optimizer-states", optimizer="sgd", when=_adam,
+                why="You counted the gradients only; Adam's two moments are saved too."),
+        Mistake("decimal-megabytes", why="1 MiB = 2²⁰ = 1,048,576 bytes, not 10⁶.", compute=lambda p, t: t.saved_bytes / 1e6),
+        Mistake("lora-memory-not-saving", why="That is what LoRA still needs; the saving is full − LoRA.",
+                compute=lambda p, t: t.lora_training_bytes / 2 ** 20)),
+}
+
+LORA_MEMORY_ECF = {
+    **{a: (Ecf("solve:lora-memory", lambda p, t: p, a),) for a in ("trainable_params", "full_params", "bytes_per_param")},
+    "fraction": LORA_ECF["fraction"],
+    # (full − LoRA) parameters × the student's bytes per parameter, from their own counts where asked
+    "saved_mib": (Ecf("difference-times", lambda p, t: {"a": Ref("full_params"), "b": Ref("trainable_params"),
+                                                        "factor": Ref("bytes_per_param"), "divisor": 2 ** 20}),
+                  Ecf("solve:lora-memory", lambda p, t: p, "saved_mib")),
 }
 
 
@@ -335,6 +358,7 @@ LORA_MEMORY = Topic(
                           "are the same for both and not counted",
                "optimizer": f"{p['optimizer']}", "bytes_per_value": str(p["bytes_per_value"])},
     mistakes=LORA_MEMORY_MISTAKES,
+    ecf=LORA_MEMORY_ECF,
 )
 
 
@@ -355,17 +379,42 @@ def training_time_steps(p: dict[str, Any], t: Trace) -> TrainingTimeSteps:
              {"seconds": t.seconds, "hours": t.hours, "days": t.days}))
 
 
-_SLOWER = (Mistake("peak-not-sustained", utilization=1.0,
-                   why="A cluster sustains only a fraction of its peak: throughput = GPUs × peak × utilization (MFU)."),
-           Mistake("one-gpu", num_gpus=1, why="The GPUs work in parallel: throughput is their number × peak × utilization."))
+def _time_mistakes(unit: str) -> tuple[Mistake, ...]:
+    """The known mistakes of the training time in ``unit`` (a trace field: seconds or days)."""
+    def forward_only(p: dict[str, Any], t: Trace) -> float:      # C = 2ND: the time of a third of the compute
+        return engine.training_time(compute=t.compute / 3, num_gpus=p["num_gpus"], peak_flops=p["peak_flops"],
+                                    utilization=p["utilization"])[unit]
+
+    return (Mistake("ignored-utilization", utilization=1.0,
+                    why="The accelerators sustain only a fraction of their peak (the utilisation): divide by it too."),
+            Mistake("forward-only", why="Training costs C = 6ND, not 2ND (forward only).", compute=forward_only,
+                    when=lambda p: not _given(p, "compute")),
+            Mistake("one-accelerator", num_gpus=1, why="The work is shared by all the accelerators: divide by their number."))
+
 
 TRAINING_TIME_MISTAKES = {
-    "compute": (Mistake("forward-only", compute=lambda p, t: t.compute / 3, when=lambda p: p["compute"] is None,
-                        why="2ND counts the forward pass only; the backward pass costs about twice as much: C = 6ND."),),
-    "throughput": _SLOWER,
-    "seconds": _SLOWER,
-    "days": _SLOWER + (Mistake("hours-not-days", compute=lambda p, t: t.hours,
-                               why="A day is 86,400 s: divide the hours by 24."),),
+    "compute": SCALING_MISTAKES["compute"],          # C = 6ND from N and D, as scaling-law computes it
+    "throughput": (Mistake("ignored-utilization", utilization=1.0,
+                           why="The sustained throughput is the peak times the utilisation."),),
+    "seconds": _time_mistakes("seconds"),
+    "days": _time_mistakes("days") + (Mistake("hours-not-days", why="That is hours; a day has 86,400 s.",
+                                              compute=lambda p, t: t.hours),),
+}
+
+
+def _cluster(p: dict[str, Any]) -> dict[str, Any]:
+    return {k: p[k] for k in ("num_gpus", "peak_flops", "utilization")}
+
+
+def _given_time(p: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in p.items() if v is not None}
+
+
+TRAINING_TIME_ECF = {
+    "throughput": (Ecf("solve:training-time", lambda p, t: _given_time(p), "throughput"),),
+    # the time of the student's own compute where the problem asks it (C = 6ND), else of the compute given
+    **{unit: (Ecf("solve:training-time", lambda p, t: {"compute": Ref("compute")} | _cluster(p), unit),
+              Ecf("solve:training-time", lambda p, t: _given_time(p), unit)) for unit in ("seconds", "days")},
 }
 
 
@@ -380,4 +429,5 @@ TRAINING_TIME = Topic(
     training_time_steps,
     lambda p: {"compute": "C = 6·N·D FLOPs (Kaplan et al. 2020)", "utilization": str(p["utilization"])},
     mistakes=TRAINING_TIME_MISTAKES,
+    ecf=TRAINING_TIME_ECF,
 )

@@ -6,8 +6,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from examprep import engine
+from examprep.engine import ops
 from examprep.engine._core import Trace
-from examprep.solve.contract import Ecf, Mistake, Param, Step, Topic
+from examprep.solve.contract import Ecf, Mistake, Param, Ref, Step, Topic
 
 _STYLES = {"interleaved": "pairs (x0,x1),(x2,x3),… (RoFormer)", "rotate-half": "pairs (x_j, x_{j+d/2}) (GPT-NeoX, Llama)"}
 
@@ -45,7 +46,18 @@ def _encoding_in_degrees(p: dict[str, Any], t: Trace) -> np.ndarray:
     return deg
 
 
+def _frequencies_without_the_2(p: dict[str, Any], t: Trace) -> np.ndarray:
+    """ω_i = base^(−i/d): the frequencies of an encoding twice as wide, the first d/2 of them."""
+    return engine.positional_encoding(p["position"], 2 * p["d_model"], base=p["base"]).frequencies[: len(t.frequencies)]
+
+
 POSITIONAL_ENCODING_MISTAKES = {
+    "frequencies": (   # a worked-step value the built-in problems ask
+        Mistake("exponent-i-over-d", why="ω_i = 10000^(−2i/d): keep the 2.", compute=_frequencies_without_the_2),
+        Mistake("dimension-index", why="i counts pairs, not dimensions: dimensions 2i and 2i + 1 share ω_i = 10000^(−2i/d).",
+                compute=lambda p, t: t.frequencies ** 2),           # the exponent −2·(2i)/d of dimension 2i
+        Mistake("inverted", why="The exponent is negative: the frequencies fall.", compute=lambda p, t: 1 / t.frequencies),
+    ),
     "encoding": (
         Mistake("swapped-sin-cos", why="Sine goes to the even indices 2i, cosine to the odd 2i + 1.",
                 compute=lambda p, t: _swap_pairs(t.encoding)),
@@ -119,10 +131,15 @@ def _rope_in_degrees(p: dict[str, Any], t: Trace) -> np.ndarray:
     return out
 
 
+_CLOCKWISE = "RoPE rotates counter-clockwise: (a, b) → (a cos mθ − b sin mθ, a sin mθ + b cos mθ)."
+
 ROPE_MISTAKES = {
+    "angles": (        # a worked-step value the built-in problems ask
+        Mistake("exponent-j-over-d", base=lambda p: p["base"] ** 0.5, why="θ_j = base^(−2j/d): the exponent has the 2."),
+        Mistake("same-angle", base=1, why="Each pair has its own frequency θ_j = base^(−2j/d)."),     # every θ_j = 1
+    ),
     "output": (
-        Mistake("clockwise", why="RoPE rotates counter-clockwise: (a, b) → (a cos mθ − b sin mθ, a sin mθ + b cos mθ).",
-                compute=lambda p, t: clockwise(p["x"], p["position"], p["base"], p["style"])),
+        Mistake("clockwise", why=_CLOCKWISE, compute=lambda p, t: clockwise(p["x"], p["position"], p["base"], p["style"])),
         Mistake("degrees", why="The angles m·θ_j are in radians, not degrees.", compute=_rope_in_degrees),
         Mistake("rotate-half", style="rotate-half", when=lambda p: np.shape(p["x"])[-1] > 2,
                 why="That pairs (x_j, x_{j+d/2}) as GPT-NeoX/Llama's rotate_half; here the pairs are interleaved "
@@ -161,6 +178,30 @@ def rope_score_steps(p: dict[str, Any], t: Trace) -> RopeScoreSteps:
              {"offset": t.offset, "score": t.score}))
 
 
+_UNROTATED = "Use the rotated vectors q' and k'."
+
+ROPE_SCORE_MISTAKES = {
+    "query_rotated": (
+        Mistake("clockwise", why=_CLOCKWISE,
+                compute=lambda p, t: clockwise(p["query"], p["position_query"], p["base"], p["style"])),),
+    "key_rotated": (
+        Mistake("query-position", position_key=lambda p: p["position_query"],
+                why="The key is rotated by its own position n, not the query's m."),),
+    "score": (
+        Mistake("unrotated", why=_UNROTATED, compute=lambda p, t: t.unrotated_score),
+        Mistake("only-query-rotated", why="Both the query and the key are rotated.",
+                compute=lambda p, t: ops.dot(t.query_rotated, p["key"]))),
+}
+
+ROPE_SCORE_ECF = {
+    "query_rotated": (Ecf("solve:rope-score", lambda p, t: p, "query_rotated"),),
+    "key_rotated": (Ecf("solve:rope-score", lambda p, t: p, "key_rotated"),),
+    # q'·k' of the student's own rotated vectors where asked, else the topic's own score
+    "score": (Ecf("dot", lambda p, t: {"a": Ref("query_rotated"), "b": Ref("key_rotated")}),
+              Ecf("solve:rope-score", lambda p, t: p, "score")),
+}
+
+
 ROPE_SCORE = Topic(
     "rope-score", "Attention score after rotary position embedding",
     (Param("query", "vector (even length)"), Param("key", "vector (same length)"),
@@ -171,6 +212,8 @@ ROPE_SCORE = Topic(
                                 style=p["style"]),
     rope_score_steps,
     lambda p: {"style": _STYLES.get(p["style"], ""), "frequencies": f"θ_j = {p['base']}^(−2j/d)"},
+    mistakes=ROPE_SCORE_MISTAKES,
+    ecf=ROPE_SCORE_ECF,
 )
 
 
@@ -191,6 +234,41 @@ def relative_steps(p: dict[str, Any], t: Trace) -> RelativeSteps:
              r"PE(p) \cdot PE(p + k) = \sum_i \cos(k\,\omega_i)", {"pair_terms": t.pair_terms, "dot": t.dot}))
 
 
+def _relative_encoding_mistakes(field: str) -> tuple[Mistake, ...]:
+    """positional-encoding's mistakes of PE(p) (``field`` "encoding") or PE(p + k) ("shifted")."""
+    def in_degrees(p: dict[str, Any], t: Trace) -> np.ndarray:
+        at = p["position"] + (p["offset"] if field == "shifted" else 0)
+        return _encoding_in_degrees(p, engine.positional_encoding(at, p["d_model"], base=p["base"]))
+
+    table = {m.id: m for m in POSITIONAL_ENCODING_MISTAKES["encoding"]}
+    return (Mistake("swapped-sin-cos", why=table["swapped-sin-cos"].why, compute=lambda p, t: _swap_pairs(t[field])),
+            Mistake("degrees", why=table["degrees"].why, compute=in_degrees),
+            Mistake("concatenated", why=table["concatenated"].why, compute=lambda p, t: _concatenated(t[field])),
+            Mistake("no-frequencies", base=1, why=table["no-frequencies"].why))
+
+
+RELATIVE_MISTAKES = {
+    "encoding": _relative_encoding_mistakes("encoding"),
+    "shifted": _relative_encoding_mistakes("shifted"),
+    "dot": (
+        # Σ cos((2p + k)·ω_i): the sum of the two angles, as the engine's Σ cos(k'·ω_i) with p = 0, k' = 2p + k
+        Mistake("cos-of-sum", position=0, offset=lambda p: 2 * p["position"] + p["offset"],
+                why="sin a sin b + cos a cos b = cos(a − b), not cos(a + b): Σ cos(k·ω_i)."),
+        Mistake("sines-only", why="Add the cosine products too.",
+                compute=lambda p, t: float(t.encoding[0::2] @ t.shifted[0::2]))),
+    "wavelengths": (
+        Mistake("no-2pi", why="A sine of pos·ω repeats every 2π/ω positions.", compute=lambda p, t: 1 / t.frequencies),),
+}
+
+RELATIVE_ECF = {
+    "encoding": (Ecf("solve:positional-encoding-relative", lambda p, t: p, "encoding"),),
+    "shifted": (Ecf("solve:positional-encoding-relative", lambda p, t: p, "shifted"),),
+    # the dot product of the student's own encodings where asked, else the topic's own
+    "dot": (Ecf("dot", lambda p, t: {"a": Ref("encoding"), "b": Ref("shifted")}),
+            Ecf("solve:positional-encoding-relative", lambda p, t: p, "dot")),
+}
+
+
 POSITIONAL_ENCODING_RELATIVE = Topic(
     "positional-encoding-relative", "Sinusoidal encodings at p and p + k: the dot product depends on k only",
     (Param("position", "int p"), Param("offset", "int k"), Param("d_model", "int (even)"), Param("base", "number", 10000)),
@@ -198,4 +276,6 @@ POSITIONAL_ENCODING_RELATIVE = Topic(
     lambda p: engine.positional_encoding_relative(p["position"], p["offset"], p["d_model"], base=p["base"]),
     relative_steps,
     lambda p: {"layout": "sin at even indices 2i, cos at odd 2i+1 (Vaswani et al. 2017)"},
+    mistakes=RELATIVE_MISTAKES,
+    ecf=RELATIVE_ECF,
 )

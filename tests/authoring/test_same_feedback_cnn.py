@@ -369,12 +369,14 @@ def test_an_authored_lora_memory_question_gets_the_counting_mistakes():
     full, lora = 1024 * 512, 8 * (1024 + 512)
     # Adam: gradient + two moments = 3 float32 values a trained parameter
     assert [p.expected for p in q.parts] == [12, (full - lora) * 12, pytest.approx((full - lora) * 12 / 2 ** 20)]
-    assert _feedback(q.part("p0")) == [("no-optimizer-states", 4), ("weights-counted", 16)]
-    assert _feedback(q.part("p1")) == [("no-optimizer-states", (full - lora) * 4)]
-    [(mid, mib)] = _feedback(q.part("p2"))
-    assert mid == "decimal-megabytes" and mib == pytest.approx((full - lora) * 12 / 1e6)
+    # forgetting Adam's two moments (the gradient alone, 4 B); forgetting the gradient (the moments alone, 8 B)
+    assert _feedback(q.part("p0")) == [("no-optimizer-states", 4), ("no-gradient", 8)]
+    assert _feedback(q.part("p1")) == []
+    assert _feedback(q.part("p2")) == [("no-optimizer-states", pytest.approx((full - lora) * 4 / 2 ** 20)),
+                                       ("decimal-megabytes", pytest.approx((full - lora) * 12 / 1e6)),
+                                       ("lora-memory-not-saving", pytest.approx(lora * 12 / 2 ** 20))]
     sgd = _authored("lora-memory", {"d": 1024, "k": 512, "r": 8, "optimizer": "sgd"}, ["bytes_per_param"])
-    assert _feedback(sgd.part("p0")) == [("weights-counted", 8)]       # no states to forget with plain SGD
+    assert _feedback(sgd.part("p0")) == []       # plain SGD: the gradient alone, no states to forget
 
 
 def test_an_authored_training_time_question_gets_the_throughput_mistakes():
@@ -384,10 +386,12 @@ def test_an_authored_training_time_question_gets_the_throughput_mistakes():
                   ["compute", "days"])
     c = 6 * n * d
     assert q.part("p0").expected == pytest.approx(c)
-    assert _feedback(q.part("p0")) == [("forward-only", pytest.approx(2 * n * d))]
+    assert _feedback(q.part("p0")) == [("forward-only", pytest.approx(2 * n * d)), ("no-factor", pytest.approx(n * d))]
     days = c / (8 * peak * 0.5) / 86400
     assert q.part("p1").expected == pytest.approx(days)
-    assert _feedback(q.part("p1")) == [("peak-not-sustained", pytest.approx(days / 2)),
-                                       ("one-gpu", pytest.approx(days * 8)), ("hours-not-days", pytest.approx(days * 24))]
+    assert _feedback(q.part("p1")) == [("ignored-utilization", pytest.approx(days / 2)),
+                                       ("forward-only", pytest.approx(days / 3)),
+                                       ("one-accelerator", pytest.approx(days * 8)), ("hours-not-days", pytest.approx(days * 24))]
+    assert q.part("p1").ecf_rule.args["compute"] == {"$ref": "p0"}          # the days of the student's own compute
     alone = _authored("training-time", {"compute": c, "peak_flops": peak}, ["days"])
     assert _feedback(alone.part("p0")) == [("hours-not-days", pytest.approx(c / peak / 3600))]   # one GPU at its peak
