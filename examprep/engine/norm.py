@@ -53,8 +53,8 @@ def layer_norm(x, gamma=1.0, beta=0.0, *, eps: float = 1e-5, eps_placement: str 
     eps = number("eps", eps)
     if eps < 0:
         raise ParamError(f"eps: expected a number ≥ 0, got {eps:g}")
-    g = array("gamma", gamma, (0, k))
-    b = array("beta", beta, (0, k))
+    g = array("gamma", gamma, (0, 1) if normalized_shape is None else None)
+    b = array("beta", beta, (0, 1) if normalized_shape is None else None)
     for name, arr in (("gamma", g), ("beta", b)):
         if arr.ndim == 1 and k == 1 and arr.shape[0] != d:
             raise ShapeError(f"{name}: expected a number or a vector of length {d}, got length {arr.shape[0]}")
