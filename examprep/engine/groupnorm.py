@@ -133,10 +133,11 @@ def instance_norm(x, weight=1.0, bias=0.0, *, eps: float = 1e-5, affine: bool = 
                              variance=variance, module="InstanceNorm2d")
 
 
-def group_norm_from_stats(x, mean, var, num_groups, eps=1e-5, weight=1.0, bias=0.0) -> np.ndarray:
+def group_norm_from_stats(x, mean, var, num_groups, eps=1e-5, weight=1.0, bias=0.0, channel=None) -> np.ndarray:
     """γ_c (x − μ_g)/√(σ²_g + ε) + β_c from given statistics, one per example and group of consecutive
     channels (an ECF rule: the output from a student's own μ and σ²). x (N, C, H, W) or (C, H, W); mean
-    and var (N, G) or (G,); num_groups = C is instance norm."""
+    and var (N, G) or (G,); num_groups = C is instance norm. channel (optional, one example only): that
+    channel's H×W plane alone, for a part that asks one channel."""
     X = array("x", x, (3, 4))
     x4 = X if X.ndim == 4 else X[None]
     n, c = x4.shape[:2]
@@ -153,4 +154,12 @@ def group_norm_from_stats(x, mean, var, num_groups, eps=1e-5, weight=1.0, bias=0
         x_hat = ((xg - mu.reshape(n, g, 1)) / np.sqrt(v.reshape(n, g, 1) + number("eps", eps))).reshape(x4.shape)
     shape = (1, c, 1, 1)
     out = _per_channel("weight", weight, c).reshape(shape) * x_hat + _per_channel("bias", bias, c).reshape(shape)
-    return out if X.ndim == 4 else out[0]
+    out = out if X.ndim == 4 else out[0]
+    if channel is None:
+        return out
+    if X.ndim == 4:
+        raise ShapeError("channel: picks a channel of one example (x C×H×W), not of a batch")
+    c_pick = integer("channel", channel, 0)
+    if c_pick >= c:
+        raise ParamError(f"channel: expected 0 … {c - 1}, got {c_pick}")
+    return out[c_pick]

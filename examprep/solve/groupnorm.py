@@ -14,6 +14,7 @@ import numpy as np
 from examprep import engine
 from examprep.engine._core import Trace
 from examprep.engine.groupnorm import group_norm, instance_norm
+from examprep.errors import ParamError
 from examprep.solve.contract import Ecf, Mistake, Param, Ref, Refusal, Step, Topic
 
 
@@ -84,6 +85,22 @@ def _call(p: dict[str, Any], x: Any = None, weight: Any = None, bias: Any = None
                       variance=p["variance"])
 
 
+def _defined(compute: Any) -> Any:
+    """A mistaken computation, or None (no mistake to name) where its grouping divides by zero: ε = 0 and
+    a group of equal values under the mistaken axes, though the problem's own groups vary."""
+    def safe(p: dict[str, Any], t: Trace) -> Any:
+        try:
+            return compute(p, t)
+        except ParamError:
+            return None
+    return safe
+
+
+def _regrouped(answer: str, num_groups: Any) -> Any:
+    """The answer with num_groups(p) groups instead of the problem's."""
+    return _defined(lambda p, t: _call(p, num_groups=num_groups(p))[answer])
+
+
 def _strided(p: dict[str, Any]) -> tuple[Trace, np.ndarray]:
     """The trace with group g holding channels g, g + G, g + 2G, … instead of consecutive ones, and the
     permutation that undoes it (read the output back in the problem's channel order)."""
@@ -103,21 +120,22 @@ def _strided_value(answer: str) -> Any:
     def compute(p: dict[str, Any], t: Trace) -> Any:
         s, back = _strided(p)
         return s[answer] if answer in ("mean", "var") else s[answer][..., back, :, :]
-    return compute
+    return _defined(compute)
 
 
 def _broadcast(answer: str, num_groups: Any) -> Any:
     """A statistic over other axes written into the problem's (N, G) table: one per example and group."""
     def compute(p: dict[str, Any], t: Trace) -> Any:
         return np.broadcast_to(np.asarray(_call(p, num_groups=num_groups(p))[answer])[..., :1], np.shape(t[answer])).copy()
-    return compute
+    return _defined(compute)
 
 
 def _one_group(answer: str) -> Any:
     """Instance norm's answer had all channels been normalised together (layer norm over C×H×W)."""
-    return lambda p, t: _call(p, num_groups=1)[answer]
+    return _regrouped(answer, lambda p: 1)
 
 
+@_defined
 def _batch_axis(p: dict[str, Any], t: Trace) -> Any:
     """Batch norm's axis: each channel over the batch and the positions."""
     bn = engine.batch_norm(p["x"], p["weight"], p["bias"], eps=p["eps"], variance=p["variance"])
@@ -128,7 +146,7 @@ def _batch_axis_stat(answer: str) -> Any:
     def compute(p: dict[str, Any], t: Trace) -> Any:
         bn = engine.batch_norm(p["x"], eps=p["eps"], variance=p["variance"])
         return np.broadcast_to(bn[answer], np.shape(t[answer])).copy()
-    return compute
+    return _defined(compute)
 
 
 def _several_groups(p: dict[str, Any]) -> bool:
@@ -193,20 +211,21 @@ GROUP_NORM_MISTAKES = {
             Mistake("std-not-var", compute=lambda p, t: t.std, why="That is √(σ² + ε); the variance is σ²."),
             Mistake("strided-groups", compute=_strided_value("var"), when=_several_groups,
                     why="A group is C/G CONSECUTIVE channels (channels 0…C/G − 1 form group 1), not every G-th channel.")),
-    "x_hat": (Mistake("layer-norm-axis", num_groups=1, when=_not_one_group,
+    "x_hat": (Mistake("layer-norm-axis", compute=_regrouped("x_hat", lambda p: 1), when=_not_one_group,
                       why="You normalised over all channels at once (layer norm, G = 1); group norm normalises each group "
                           "of C/G channels on its own."),
-              Mistake("instance-norm-axis", num_groups=_channels, when=_not_instance,
+              Mistake("instance-norm-axis", compute=_regrouped("x_hat", _channels), when=_not_instance,
                       why="You normalised each channel on its own (instance norm, G = C); group norm pools C/G channels "
                           "per group."),
               Mistake("unbiased", variance="unbiased", why=_UNBIASED)),
-    "output": (Mistake("layer-norm-axis", num_groups=1, when=_not_one_group,
+    "output": (Mistake("layer-norm-axis", compute=_regrouped("output", lambda p: 1), when=_not_one_group,
                        why="You normalised over all channels at once (layer norm, G = 1); group norm normalises each "
                            "group of C/G channels on its own."),
-               Mistake("instance-norm-axis", num_groups=_channels, when=_not_instance,
+               Mistake("instance-norm-axis", compute=_regrouped("output", _channels), when=_not_instance,
                        why="You normalised each channel on its own (instance norm, G = C); group norm pools C/G "
                            "channels per group."),
-               Mistake("channels-per-group", num_groups=lambda p: _channels(p) // _groups(p), when=_group_size_swapped,
+               Mistake("channels-per-group", compute=_regrouped("output", lambda p: _channels(p) // _groups(p)),
+                       when=_group_size_swapped,
                        why="num_groups is the NUMBER of groups G (torch.nn.GroupNorm(num_groups, num_channels)); each "
                            "group holds C/G channels."),
                Mistake("strided-groups", compute=_strided_value("output"), when=_several_groups,
@@ -222,10 +241,12 @@ GROUP_NORM_MISTAKES = {
     "grad_input": (Mistake("constant-statistics", compute=_constant_statistics, when=_with_grads,
                            why="μ and σ² depend on every value of the group: subtract the group means of x̂' and of "
                                "x̂'·x̂ (x̂ times it) before dividing by √(σ² + ε)."),
-                   Mistake("layer-norm-axis", num_groups=1, when=lambda p: _with_grads(p) and _not_one_group(p),
+                   Mistake("layer-norm-axis", compute=_regrouped("grad_input", lambda p: 1),
+                           when=lambda p: _with_grads(p) and _not_one_group(p),
                            why="The statistics, and so the gradient's means, are per group of C/G channels, not over all "
                                "channels."),
-                   Mistake("instance-norm-axis", num_groups=_channels, when=lambda p: _with_grads(p) and _not_instance(p),
+                   Mistake("instance-norm-axis", compute=_regrouped("grad_input", _channels),
+                           when=lambda p: _with_grads(p) and _not_instance(p),
                            why="The statistics, and so the gradient's means, pool the C/G channels of a group, not one "
                                "channel.")),
     "grad_weight": (Mistake("without-x-hat", compute=lambda p, t: t.grad_bias, when=_with_affine_grads,
@@ -253,8 +274,8 @@ INSTANCE_NORM_MISTAKES = {
             Mistake("batch-norm-axis", compute=_batch_axis_stat("var"), when=_several_batches,
                     why="That is each channel's variance over the whole batch (batch norm); instance norm takes each "
                         "example's channel on its own.")),
-    "x_hat": (Mistake("batch-norm-axis", compute=lambda p, t: engine.batch_norm(p["x"], eps=p["eps"],
-                                                                                variance=p["variance"]).x_hat,
+    "x_hat": (Mistake("batch-norm-axis", compute=_defined(lambda p, t: engine.batch_norm(p["x"], eps=p["eps"],
+                                                                                         variance=p["variance"]).x_hat),
                       when=_several_batches,
                       why="You normalised each channel over the whole batch (batch norm); instance norm normalises each "
                           "example's channel over its own positions."),
@@ -281,7 +302,8 @@ INSTANCE_NORM_MISTAKES = {
     "grad_input": (Mistake("constant-statistics", compute=_constant_statistics, when=_with_grads,
                            why="μ and σ² depend on every position of the channel: subtract the channel's means of x̂' "
                                "and of x̂'·x̂ before dividing by √(σ² + ε)."),
-                   Mistake("layer-norm-axis", compute=_one_group("grad_input"), when=lambda p: _with_grads(p) and _not_one_group(p),
+                   Mistake("layer-norm-axis", compute=_one_group("grad_input"),
+                           when=lambda p: _with_grads(p) and _not_one_group(p),
                            why="The statistics, and so the gradient's means, are per channel, not over all channels.")),
     "grad_weight": GROUP_NORM_MISTAKES["grad_weight"],
     "grad_bias": GROUP_NORM_MISTAKES["grad_bias"],
