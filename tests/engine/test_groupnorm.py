@@ -228,3 +228,15 @@ def test_batch_norm_statistics_gradients_by_the_staged_backward_pass():
     # channel 1: Σ x̂'(x − μ) = 2·(−2)·1 + 0 + (−2)·2·1 = −8, σ² = 8/3: ∂L/∂σ² = −8·(−½)(8/3)^(−3/2)
     assert t.grad_var[0] == pytest.approx(4 * (8 / 3 + eps) ** -1.5, rel=1e-12)
     assert t.grad_mean[0] == pytest.approx(0.0, abs=1e-12)        # Σ δγ = 0 in channel 1
+
+
+@pytest.mark.slow
+def test_sweep_of_many_random_instances_against_the_torch_modules():
+    """2,000 random instances per topic (shapes, groups, affine, variance, ε) against torch.nn.GroupNorm,
+    InstanceNorm2d, LayerNorm([C, H, W]) and BN's explicit-tensor autograd (the default run checks 100s
+    through hypothesis in tests/verify)."""
+    pytest.importorskip("torch")
+    from examprep.verify import verify
+
+    for check in verify(2000, seed=38, topics=["group-norm", "instance-norm", "layer-norm", "batch-norm"]):
+        assert check.passed, check.first_failure
