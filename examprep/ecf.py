@@ -11,6 +11,7 @@ import numpy as np
 from examprep.engine import ops
 from examprep.engine.activations import activation_backward, sigmoid_derivative_from_output, tanh_derivative_from_output
 from examprep.engine.attention import scaled_masked_softmax
+from examprep.engine.groupnorm import group_norm_from_stats
 from examprep.engine.network import layer_output_shape
 from examprep.engine.norm import batch_norm_from_stats, layer_norm_from_stats, running_update
 from examprep.engine.optim import clip_by_norm, sgd_step
@@ -41,7 +42,7 @@ OPS = {
     # norm, attention, network
     "layer-norm-from-stats": layer_norm_from_stats, "scaled-masked-softmax": scaled_masked_softmax,
     "layer-output-shape": layer_output_shape, "batch-norm-from-stats": batch_norm_from_stats,
-    "running-update": running_update,
+    "running-update": running_update, "group-norm-from-stats": group_norm_from_stats,
 }
 
 

@@ -1,7 +1,7 @@
 """The numeric engine: pure numpy functions, float64, no I/O, no randomness, no formatting.
 
 One module per subject area (softmax, activations, dense, residual, regression, conv, pool, network, rnn,
-bptt, norm, dropout, positions, attention, decoder, counts, optim); ops.py holds only generic arithmetic
+bptt, norm, groupnorm, dropout, positions, attention, decoder, counts, optim); ops.py holds only generic arithmetic
 for ECF rules.
 Each function checks its arguments (raising :class:`examprep.errors.ParamError` or
 :class:`~examprep.errors.ShapeError` with a one-line message naming the argument) and returns a
@@ -16,6 +16,7 @@ from examprep.engine.counts import lora, lora_memory, param_count, scaling_law, 
 from examprep.engine.decoder import causal_mask, causal_softmax, cross_attention, teacher_forcing
 from examprep.engine.dense import dense, mlp_backprop, mlp_regression
 from examprep.engine.dropout import dropout
+from examprep.engine.groupnorm import group_norm, instance_norm
 from examprep.engine.network import network_shapes
 from examprep.engine.norm import batch_norm, layer_norm
 from examprep.engine.optim import optimizer_step
@@ -28,7 +29,8 @@ from examprep.engine.softmax import cross_entropy, log_softmax, softmax
 
 __all__ = [
     "Trace", "activation", "attention", "avg_pool", "batch_norm", "causal_mask", "causal_softmax", "conv2d",
-    "conv_output_size", "cross_attention", "cross_entropy", "dense", "dropout", "gru_cell", "layer_norm",
+    "conv_output_size", "cross_attention", "cross_entropy", "dense", "dropout", "group_norm", "gru_cell",
+    "instance_norm", "layer_norm",
     "linear_regression", "log_softmax", "logistic_regression", "lora", "lora_memory", "lstm_cell", "masked_softmax",
     "max_derivative", "max_pool", "max_pool_backward", "mlp_backprop", "mlp_regression", "multi_head_shapes", "network_shapes",
     "optimizer_step", "param_count", "positional_encoding", "positional_encoding_relative", "receptive_field",

@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from examprep.engine._core import Trace, boolean, choice, int_tuple, integer, number
+from examprep.engine.norm import normalized_shape_of
 from examprep.errors import ParamError
 
 LAYERS = ("linear", "conv2d", "rnn", "lstm", "gru", "embedding", "batch-norm", "layer-norm", "multi-head-attention",
@@ -45,7 +46,8 @@ def param_count(layer: str, *, bias: bool = True, bidirectional: bool = False, n
 
     layer and sizes use PyTorch's names (torch.nn.Linear(in_features, out_features),
     Conv2d(in_channels, out_channels, kernel_size, groups), RNN/LSTM/GRU(input_size, hidden_size),
-    Embedding(num_embeddings, embedding_dim), BatchNorm2d(num_features), LayerNorm(normalized_shape),
+    Embedding(num_embeddings, embedding_dim), BatchNorm2d(num_features), LayerNorm(normalized_shape: an int or a
+    list such as [C, H, W], whose product D counts),
     MultiheadAttention(d_model, num_heads), TransformerEncoderLayer/DecoderLayer(d_model, num_heads,
     dim_feedforward=2048)); the count equals sum(p.numel() for p in module.parameters()).
     Recurrent layers with G gate blocks (RNN 1, LSTM 4: 3 gates + candidate, GRU 3: 2 gates +
@@ -123,7 +125,7 @@ def param_count(layer: str, *, bias: bool = True, bidirectional: bool = False, n
         c = integer("num_features", vals["num_features"], 1)
         breakdown = {"weight (γ)": c * affine, "bias (β)": c * affine}
     elif layer == "layer-norm":
-        d = integer("normalized_shape", vals["normalized_shape"], 1)
+        d = math.prod(normalized_shape_of(vals["normalized_shape"]))      # an int, or [C, H, W]: C·H·W values
         breakdown = {"weight (γ)": d * affine, "bias (β)": d * bias * affine}
     else:
         d, heads = integer("d_model", vals["d_model"], 1), integer("num_heads", vals["num_heads"], 1)

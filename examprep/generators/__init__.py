@@ -32,7 +32,7 @@ def all_generators() -> dict[str, Generator]:
     from examprep.generators import (  # noqa: F401  (imported to register)
         activation, additive_attention_from_model, attention, attention_from_model, attention_scores, avg_pool,
         batch_norm, causal_mask, conv2d, conv2d_channels, cross_attention, dense_backward, dropout, gru_from_model,
-        gru_step, layer_norm, linear_regression,
+        group_norm, gru_step, layer_norm, linear_regression,
         logistic_regression, lora, lstm_step, max_pool, mlp_backprop, mlp_regression, multi_head, network_shapes,
         optimizer_step, param_count, positional_encoding, receptive_field, residual, rnn_bptt, rnn_step, rope,
         scaling_law, self_attention, softmax_cross_entropy, vanishing_gradient,

@@ -8,8 +8,8 @@ topics real exams ask — the order `solve --list` shows and docs/topics.md (``r
 from these tables) documents.
 """
 from examprep.solve import (
-    activations, attention, bptt, conv, counts, decoder, dense, dropout, network, norm, optim, pool, positions,
-    regression, residual, rnn, softmax,
+    activations, attention, bptt, conv, counts, decoder, dense, dropout, groupnorm, network, norm, optim, pool,
+    positions, regression, residual, rnn, softmax,
 )
 from examprep.solve.batch import run_batch
 from examprep.solve.contract import (
@@ -30,6 +30,8 @@ register(
     # the topics real exams ask (the contract's second table)
     pool.AVG_POOL, network.NETWORK_SHAPES, norm.BATCH_NORM, dropout.DROPOUT, dense.MLP_REGRESSION,
     regression.LOGISTIC_REGRESSION, bptt.RNN_BPTT, attention.SELF_ATTENTION, optim.OPTIMIZER_STEP,
+    # the second sweep of real exams (issue 38)
+    groupnorm.GROUP_NORM, groupnorm.INSTANCE_NORM,
 )
 
 __all__ = [

@@ -52,6 +52,11 @@ def _spans_area(p: dict[str, Any]) -> bool:
     return any(v > 1 for v in (k if isinstance(k, (list, tuple)) else [k]))
 
 
+def _normalises_several_axes(p: dict[str, Any]) -> bool:
+    shape = p.get("normalized_shape")
+    return p["layer"] == "layer-norm" and p["affine"] and isinstance(shape, (list, tuple)) and len(shape) > 1
+
+
 # Per layer kind: one id may have two explanations (no-bias), each limited by `when` to its own layers.
 PARAM_COUNT_MISTAKES = {
     "count": (
@@ -102,6 +107,13 @@ PARAM_COUNT_MISTAKES = {
                 why="A decoder layer has a second attention sublayer: cross-attention over the encoder output."),
         Mistake("decoder-count", layer="transformer-decoder-layer", when=_is("transformer-encoder-layer"),
                 why="That is a decoder layer; an encoder layer has no cross-attention."),
+        # LayerNorm([C, H, W]) (issue 38): one γ and β per normalised VALUE, not per channel or per last-axis entry
+        Mistake("per-channel", normalized_shape=lambda p: p["normalized_shape"][0], when=_normalises_several_axes,
+                why="LayerNorm(normalized_shape) has a γ and a β for every value of the normalised shape "
+                    "(C·H·W each), not one per channel as BatchNorm and GroupNorm have."),
+        Mistake("last-axis-only", normalized_shape=lambda p: p["normalized_shape"][-1], when=_normalises_several_axes,
+                why="normalized_shape [C, H, W] normalises (and scales) over all three axes: γ and β have C·H·W "
+                    "entries each, not W."),
     ),
     "gates": (   # a worked-step value the recurrent problems ask (the gate blocks)
         Mistake("gates-only", compute=lambda p, t: t.gates - 1, when=_is("lstm"),
@@ -128,7 +140,8 @@ PARAM_COUNT = Topic(
      Param("num_layers", "int", 1), Param("framework", '"pytorch" or "keras"', "pytorch"),
      Param("reset_after", "bool (Keras GRU only: two bias vectors when true)", True),
      Param("affine", "bool (batch-norm, layer-norm: γ and β)", True))
-    + tuple(Param(n, "int (a size, by PyTorch's argument name)", None) for n in engine.counts.SIZE_NAMES),
+    + tuple(Param(n, "int or list of ints (LayerNorm's shape, e.g. [C, H, W]: C·H·W values)" if n == "normalized_shape"
+                  else "int (a size, by PyTorch's argument name)", None) for n in engine.counts.SIZE_NAMES),
     ("count",),
     _param_count,
     param_count_steps,

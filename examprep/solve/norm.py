@@ -29,9 +29,23 @@ def layer_norm_steps(p: dict[str, Any], t: Trace) -> LayerNormSteps:
         Step("Scale and shift", r"y = \gamma \odot \hat x + \beta", {"output": t.output}))
 
 
+def _norm_axes(p: dict[str, Any]) -> int:
+    """How many trailing axes of x layer norm normalises (1 without normalized_shape)."""
+    shape = p.get("normalized_shape")
+    return 1 if shape is None else len(shape) if isinstance(shape, (list, tuple)) else 1
+
+
 def _per_row(stat: Any, p: dict[str, Any]) -> Any:
     """A statistic (one per row) shaped to divide the rows of x."""
-    return np.atleast_1d(stat).reshape(-1, 1) if np.ndim(p["x"]) == 2 else stat
+    k = _norm_axes(p)
+    if np.ndim(p["x"]) == k:
+        return stat
+    return np.asarray(stat).reshape(np.shape(p["x"])[:-k] + (1,) * k)
+
+
+def _feature_sum(p: dict[str, Any]) -> Any:
+    """Σ x over the normalised axes (the mean's numerator)."""
+    return np.sum(np.asarray(p["x"], dtype=float), axis=tuple(range(-_norm_axes(p), 0)))
 
 
 def _affine(v: Any, p: dict[str, Any]) -> Any:
@@ -39,7 +53,7 @@ def _affine(v: Any, p: dict[str, Any]) -> Any:
 
 
 def _rows(p: dict[str, Any]) -> bool:
-    return np.ndim(p["x"]) == 2
+    return np.ndim(p["x"]) == 2 and _norm_axes(p) == 1
 
 
 def _given_affine(p: dict[str, Any]) -> bool:
@@ -57,7 +71,7 @@ def _eps_shows(p: dict[str, Any]) -> bool:
 
 
 LAYER_NORM_MISTAKES = {
-    "mean": (Mistake("sum-not-mean", compute=lambda p, t: np.sum(np.asarray(p["x"], dtype=float), axis=-1),
+    "mean": (Mistake("sum-not-mean", compute=lambda p, t: _feature_sum(p),
                      why="μ is the mean: divide the sum by D."),
              Mistake("over-tokens", compute=lambda p, t: np.asarray(p["x"], dtype=float).mean(axis=0), when=_rows,
                      why="Layer norm averages over each token's features (along a row), not over the tokens.")),
@@ -90,8 +104,13 @@ LAYER_NORM_MISTAKES = {
 LAYER_NORM_ECF = {
     "output": (Ecf("layer-norm-from-stats", lambda p, t: {"x": p["x"], "mean": Ref("mean"), "var": Ref("var"), "eps": p["eps"],
                                                           "eps_placement": p["eps_placement"], "gamma": p["gamma"],
-                                                          "beta": p["beta"]}),),
+                                                          "beta": p["beta"]} | _shape_arg(p)),),
 }
+
+
+def _shape_arg(p: dict[str, Any]) -> dict[str, Any]:
+    """normalized_shape for an ECF rule, only where given (the rules of the last-axis problems stay as they were)."""
+    return {} if p.get("normalized_shape") is None else {"normalized_shape": p["normalized_shape"]}
 
 
 LAYER_NORM = Topic(
@@ -99,10 +118,12 @@ LAYER_NORM = Topic(
     (Param("x", "vector or rows (over the last axis)"), Param("gamma", "number or vector", 1.0),
      Param("beta", "number or vector", 0.0), Param("eps", "number", 1e-5),
      Param("eps_placement", '"added-to-std" (lecture) or "inside-sqrt" (PyTorch)', "added-to-std"),
-     Param("variance", '"biased" or "unbiased"', "biased")),
+     Param("variance", '"biased" or "unbiased"', "biased"),
+     Param("normalized_shape", "int or list of ints, e.g. [C, H, W]: normalise over x's last len(normalized_shape) "
+           "axes, as torch.nn.LayerNorm (optional: the last axis)", None)),
     ("output", "mean", "var"),
     lambda p: engine.layer_norm(p["x"], p["gamma"], p["beta"], eps=p["eps"], eps_placement=p["eps_placement"],
-                                variance=p["variance"]),
+                                variance=p["variance"], normalized_shape=p["normalized_shape"]),
     layer_norm_steps,
     mistakes=LAYER_NORM_MISTAKES,
     ecf=LAYER_NORM_ECF,
@@ -110,7 +131,9 @@ LAYER_NORM = Topic(
                                  "inside-sqrt": "(x−μ)/√(σ²+ε), as torch.nn.LayerNorm"}.get(p["eps_placement"], ""),
                "variance": {"biased": "biased: divide by D (PyTorch)",
                             "unbiased": "unbiased: divide by D−1"}.get(p["variance"], ""),
-               "eps": str(p["eps"])},
+               "eps": str(p["eps"])} | ({} if p["normalized_shape"] is None else
+                                        {"axes": f"the last {_norm_axes(p)} axes of x, normalized_shape "
+                                                 f"{p['normalized_shape']} (D values each)"}),
     refuses=(Refusal("an unbiased variance over one feature", {"x": [1.0], "variance": "unbiased"}),),
 )
 
@@ -123,6 +146,7 @@ class BatchNormSteps(NamedTuple):
     affine: Step                   # output
     running: Step                  # running_mean_new, running_var_new
     grad_beta_gamma: Step | None   # with grad_output
+    grad_statistics: Step | None   # ∂L/∂σ², ∂L/∂μ
     grad_input: Step | None
 
 
@@ -146,12 +170,18 @@ def batch_norm_steps(p: dict[str, Any], t: Trace) -> BatchNormSteps:
                      {"mean": t.mean, "var": t.var})
         running = Step("Evaluation mode: the running statistics stay as they are", r"r \leftarrow r",
                        {"running_mean_new": t.running_mean_new, "running_var_new": t.running_var_new})
-    grads = (None, None)
+    grads = (None, None, None)
     if "grad_input" in t:
         grads = (Step("Gradients of γ and β (summed over " + axes + ")",
                       r"\frac{\partial L}{\partial \gamma_c} = \sum \delta\, \hat x,\ \ "
                       r"\frac{\partial L}{\partial \beta_c} = \sum \delta",
                       {"grad_gamma": t.grad_gamma, "grad_beta": t.grad_beta}),
+                 Step("Gradients of the statistics (μ and σ² as nodes of the graph; the term through σ² in ∂L/∂μ is "
+                      "0, as Σ(x − μ) = 0)" if p["training"] else "Gradients of the running statistics (constants for ∂L/∂x)",
+                      r"\frac{\partial L}{\partial \sigma^2} = \sum \delta\gamma\,(x - \mu)\cdot"
+                      r"\left(-\tfrac{1}{2}\right)(\sigma^2+\varepsilon)^{-3/2},\ \ "
+                      r"\frac{\partial L}{\partial \mu} = \sum \frac{-\delta\gamma}{\sqrt{\sigma^2+\varepsilon}}",
+                      {"grad_var": t.grad_var, "grad_mean": t.grad_mean}),
                  Step("Input gradient (μ and σ² depend on every x of the batch)" if p["training"]
                       else "Input gradient (the running statistics are constants)",
                       r"\frac{\partial L}{\partial x} = \frac{\gamma}{\sqrt{\sigma^2+\varepsilon}}\Big(\delta - \overline{\delta}"
@@ -219,6 +249,37 @@ _PYTORCH_MOMENTUM = Mistake(
         "value.")
 
 
+def _with_grads(p: dict[str, Any]) -> bool:
+    return p["grad_output"] is not None
+
+
+def _gamma_not_one(p: dict[str, Any]) -> bool:
+    return _with_grads(p) and bool(np.any(np.asarray(p["gamma"], dtype=float) != 1))
+
+
+def _values_per_channel(p: dict[str, Any]) -> int:
+    return np.size(p["x"]) // np.shape(p["x"])[1]
+
+
+# ∂L/∂μ and ∂L/∂σ² (issue 38): the chain rule through x̂ = (x − μ)/√(σ² + ε) with ∂L/∂x̂ = δγ
+STATISTICS_GRADIENT_MISTAKES = {
+    "grad_mean": (Mistake("without-gamma", gamma=1.0, when=_gamma_not_one,
+                          why="∂L/∂x̂ = δ·γ (y = γx̂ + β): carry γ into ∂L/∂μ = Σ −δγ/√(σ² + ε)."),
+                  Mistake("sign", compute=lambda p, t: -t.grad_mean, when=_with_grads,
+                          why="x̂ = (x − μ)/√(σ² + ε) falls as μ rises: ∂x̂/∂μ = −1/√(σ² + ε), so ∂L/∂μ = Σ −δγ/√(σ² + ε)."),
+                  Mistake("mean-not-sum", compute=lambda p, t: t.grad_mean / _values_per_channel(p), when=_with_grads,
+                          why="μ feeds every x̂ of its channel: ∂L/∂μ SUMS their contributions (the 1/m belongs to "
+                              "∂μ/∂x, not here).")),
+    "grad_var": (Mistake("without-gamma", gamma=1.0, when=_gamma_not_one,
+                         why="∂L/∂x̂ = δ·γ (y = γx̂ + β): carry γ into ∂L/∂σ²."),
+                 Mistake("no-half", compute=lambda p, t: 2 * t.grad_var, when=_with_grads,
+                         why="d/dσ² (σ² + ε)^(−1/2) = −½ (σ² + ε)^(−3/2): the ½ is missing."),
+                 Mistake("wrt-std", compute=lambda p, t: 2 * t.std * t.grad_var, when=_with_grads,
+                         why="That is ∂L/∂σ (σ = √(σ² + ε)) = 2σ·∂L/∂σ²; the question asks for ∂L/∂σ², "
+                             "Σ δγ(x − μ)·(−½)(σ² + ε)^(−3/2).")),
+}
+
+
 BATCH_NORM_MISTAKES = {
     "mean": (Mistake("over-channels", compute=lambda p, t: engine.layer_norm(p["x"]).mean, when=_two_d,
                      why="Batch norm averages each channel over the batch (down a column), not each example over its "
@@ -257,6 +318,7 @@ BATCH_NORM_MISTAKES = {
     "grad_gamma": (Mistake("without-x-hat", compute=lambda p, t: t.grad_beta,
                            when=lambda p: p["grad_output"] is not None,
                            why="∂L/∂γ = Σ δ·x̂: γ multiplies x̂, so its gradient carries x̂."),),
+    **STATISTICS_GRADIENT_MISTAKES,
 }
 
 
@@ -292,7 +354,8 @@ BATCH_NORM = Topic(
      Param("momentum_convention", '"pytorch" (momentum weights the batch) or "keras" (it weights the old value)',
            "pytorch"),
      Param("running_var_update", '"unbiased" (PyTorch) or "biased" (Keras) batch variance', "unbiased")),
-    ("output", "mean", "var", "x_hat", "running_mean_new", "running_var_new", "grad_input", "grad_gamma", "grad_beta"),
+    ("output", "mean", "var", "x_hat", "running_mean_new", "running_var_new", "grad_input", "grad_gamma", "grad_beta",
+     "grad_mean", "grad_var"),
     lambda p: engine.batch_norm(p["x"], p["gamma"], p["beta"], eps=p["eps"], training=p["training"],
                                 running_mean=p["running_mean"], running_var=p["running_var"], momentum=p["momentum"],
                                 grad_output=p["grad_output"], variance=p["variance"],
@@ -309,6 +372,6 @@ BATCH_NORM = Topic(
                                                                if p["momentum_convention"] == "pytorch"
                                                                else "new = m·running + (1 − m)·batch (Keras)")},
     answer_names=lambda p, t: [n for n in ("output", "mean", "var", "x_hat", "running_mean_new", "running_var_new",
-                                           "grad_input", "grad_gamma", "grad_beta") if n in t],
+                                           "grad_input", "grad_gamma", "grad_beta", "grad_mean", "grad_var") if n in t],
     refuses=(Refusal("training mode with one value per channel (no batch variance), as PyTorch", {"x": [[1.0, 2.0]]}),),
 )

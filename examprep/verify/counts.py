@@ -117,7 +117,8 @@ def random_param_count(rng: np.random.Generator) -> dict:
     elif layer == "embedding":
         p = {"layer": layer, "num_embeddings": ri(1, 100), "embedding_dim": ri(1, 32)}
     elif layer == "layer-norm":
-        p.update(normalized_shape=ri(1, 64), affine=bool(rng.random() < 0.8))
+        p.update(normalized_shape=ri(1, 64) if rng.random() < 0.7 else [ri(1, 8), ri(1, 8), ri(1, 8)],   # [C, H, W]
+                 affine=bool(rng.random() < 0.8))
     elif layer == "batch-norm":
         p = {"layer": layer, "num_features": ri(1, 64), "affine": bool(rng.random() < 0.8)}
     else:

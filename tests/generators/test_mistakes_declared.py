@@ -40,6 +40,7 @@ def declared() -> dict[str, set[str]]:
 def _emitted(name: str):
     gen = generators.get(name)
     for level in gen.levels:
+        for cf in ((False, True) if gen.calculator_free else (False,)):    # rope has no calculator-free variant
             for seed in SEEDS:
                 problem = generators.build(name, seed, level, cf)
                 for part in problem.parts:
