@@ -9,7 +9,7 @@ from these tables) documents.
 """
 from examprep.solve import (
     activations, attention, bptt, conv, counts, dense, dropout, network, norm, optim, pool, positions, regression, rnn,
-    softmax,
+    schedule, softmax,
 )
 from examprep.solve.batch import run_batch
 from examprep.solve.contract import (
@@ -30,6 +30,8 @@ register(
     # the topics real exams ask (the contract's second table)
     pool.AVG_POOL, network.NETWORK_SHAPES, norm.BATCH_NORM, dropout.DROPOUT, dense.MLP_REGRESSION,
     regression.LOGISTIC_REGRESSION, bptt.RNN_BPTT, attention.SELF_ATTENTION, optim.OPTIMIZER_STEP,
+    # issue 38: schedules and minimisation
+    schedule.LR_SCHEDULE,
 )
 
 __all__ = [
