@@ -18,6 +18,7 @@ from examprep.engine.conv import conv2d, conv_output_size, receptive_field, same
 from examprep.engine.counts import lora, lora_memory, param_count, scaling_law, training_time
 from examprep.engine.dense import dense, mlp_backprop, mlp_regression, residual_block, residual_stack
 from examprep.engine.dropout import dropout
+from examprep.engine.minimize import minimize
 from examprep.engine.network import network_shapes
 from examprep.engine.norm import batch_norm, layer_norm
 from examprep.engine.optim import optimizer_step
@@ -32,7 +33,7 @@ __all__ = [
     "Trace", "activation", "attention", "avg_pool", "batch_norm", "causal_mask", "causal_softmax", "conv2d",
     "conv_output_size", "cross_attention", "cross_entropy", "dense", "dropout", "gru_cell", "layer_norm",
     "linear_regression", "log_softmax", "logistic_regression", "lora", "lora_memory", "lr_schedule", "lstm_cell", "masked_softmax",
-    "max_pool", "max_pool_backward", "mlp_backprop", "mlp_regression", "multi_head_shapes", "network_shapes",
+    "max_pool", "max_pool_backward", "minimize", "mlp_backprop", "mlp_regression", "multi_head_shapes", "network_shapes",
     "optimizer_step", "param_count", "positional_encoding", "positional_encoding_relative", "receptive_field",
     "residual_block", "residual_stack", "rnn_bptt", "rnn_cell", "rnn_unroll", "rope", "rope_score", "same_padding",
     "scaling_law", "self_attention", "softmax", "teacher_forcing", "training_time", "vanishing_gradient",

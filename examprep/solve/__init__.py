@@ -8,8 +8,8 @@ topics real exams ask — the order `solve --list` shows and docs/topics.md (``r
 from these tables) documents.
 """
 from examprep.solve import (
-    activations, attention, bptt, conv, counts, dense, dropout, network, norm, optim, pool, positions, regression, rnn,
-    schedule, softmax,
+    activations, attention, bptt, conv, counts, dense, dropout, minimize, network, norm, optim, pool, positions, regression,
+    rnn, schedule, softmax,
 )
 from examprep.solve.batch import run_batch
 from examprep.solve.contract import (
@@ -31,7 +31,7 @@ register(
     pool.AVG_POOL, network.NETWORK_SHAPES, norm.BATCH_NORM, dropout.DROPOUT, dense.MLP_REGRESSION,
     regression.LOGISTIC_REGRESSION, bptt.RNN_BPTT, attention.SELF_ATTENTION, optim.OPTIMIZER_STEP,
     # issue 38: schedules and minimisation
-    schedule.LR_SCHEDULE,
+    schedule.LR_SCHEDULE, minimize.MINIMIZE,
 )
 
 __all__ = [
