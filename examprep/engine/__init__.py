@@ -32,9 +32,9 @@ from examprep.engine.softmax import cross_entropy, log_softmax, softmax
 __all__ = [
     "Trace", "activation", "attention", "avg_pool", "batch_norm", "causal_mask", "causal_softmax", "conv2d",
     "conv_output_size", "cross_attention", "cross_entropy", "dense", "dropout", "gru_cell", "layer_norm",
-    "linear_regression", "log_softmax", "logistic_regression", "lora", "lora_memory", "lr_schedule", "lstm_cell", "masked_softmax",
-    "max_pool", "max_pool_backward", "minimize", "mlp_backprop", "mlp_regression", "multi_head_shapes", "network_shapes",
-    "optimizer_step", "param_count", "positional_encoding", "positional_encoding_relative", "receptive_field",
+    "linear_regression", "log_softmax", "logistic_regression", "lora", "lora_memory", "lr_schedule", "lstm_cell",
+    "masked_softmax", "max_pool", "max_pool_backward", "minimize", "mlp_backprop", "mlp_regression", "multi_head_shapes",
+    "network_shapes", "optimizer_step", "param_count", "positional_encoding", "positional_encoding_relative", "receptive_field",
     "residual_block", "residual_stack", "rnn_bptt", "rnn_cell", "rnn_unroll", "rope", "rope_score", "same_padding",
     "scaling_law", "self_attention", "softmax", "teacher_forcing", "training_time", "vanishing_gradient",
 ]
