@@ -20,7 +20,7 @@ _MODEL_LOSS = {
                            r"\ z_n = w^\top x_n + b",
     "mlp": r"L = \frac{1}{N} \sum_n \tfrac12 \lVert \psi(W_2\, \varphi(W_1 x_n + b_1) + b_2) - y_n \rVert^2",
 }
-_UPDATE = {
+UPDATE = {   # each optimizer's step k, as torch.optim (and the look-ahead form)
     "sgd": r"p_k = p_{k-1} - \eta\, g_k",
     "momentum": r"v_k = \mu v_{k-1} + g_k\ (v_1 = g_1),\ \ p_k = p_{k-1} - \eta\, v_k",
     "nesterov": r"v_k = \mu v_{k-1} + g_k,\ \ p_k = p_{k-1} - \eta\, (g_k + \mu v_k)",
@@ -85,6 +85,7 @@ class MinimizeSteps(NamedTuple):
     objective: Step                # f (and, for an expression, each partial derivative)
     steps: list[Step]              # step k: the gradient it used and the parameters after it (a long run: some)
     result: Step                   # how many steps ran (and whether the tolerance was met), f at the end
+    trajectory: Step               # each parameter's value after each step (a column of params_per_step)
 
 
 def minimize_steps(p: dict[str, Any], t: Trace) -> MinimizeSteps:
@@ -99,7 +100,7 @@ def minimize_steps(p: dict[str, Any], t: Trace) -> MinimizeSteps:
     form = "look-ahead" if p["nesterov_form"] == "look-ahead" else p["optimizer"]
     decay = p["weight_decay"] not in (None, 0, 0.0) and p["optimizer"] != "adamw"
     formula = (r"g_k = \nabla f(p_{k-1})" + (r" + \lambda p_{k-1}" if decay else "") + r",\ \ "
-               if form != "look-ahead" else "") + _UPDATE[form]
+               if form != "look-ahead" else "") + UPDATE[form]
     n = int(t.steps_taken)
     shown = list(range(1, min(n, SHOWN_STEPS) + 1)) + ([n] if n > SHOWN_STEPS else [])
     at = " (the gradient at p − μv)" if form == "look-ahead" else ""
@@ -113,7 +114,9 @@ def minimize_steps(p: dict[str, Any], t: Trace) -> MinimizeSteps:
     values.update({s: t[s] for s in _STATE if s in t})
     title = (f"Stopped after {n} steps: the update fell below the tolerance" if t.get("converged") else
              f"After {n} steps" + (" (the tolerance was not met)" if "converged" in t else ""))
-    return MinimizeSteps(objective, steps, Step(title, r"p_T", values))
+    columns = {f"{name} after steps 1…{n}": t.params_per_step[:, i] for i, name in enumerate(names)}
+    return MinimizeSteps(objective, steps, Step(title, r"p_T", values),
+                         Step("The trajectory", r"p_1, p_2, \dots, p_T", columns))
 
 
 def _nesterov(p: dict[str, Any]) -> bool:
@@ -128,28 +131,32 @@ def _at_start(p: dict[str, Any], t: Trace) -> Any:
                                  weight_decay=p["weight_decay"], bias_correction=p["bias_correction"])
 
 
-_PARAM_MISTAKES = (
-    Mistake("gradient-at-start", compute=lambda p, t: _at_start(p, t).params_new,
-            when=lambda p: p["nesterov_form"] != "look-ahead" and p["tolerance"] is None and (p["steps"] or 0) > 1,
-            why="The gradient changes as the parameters move: evaluate ∇f again at the new parameters before "
-                "each step."),
-    Mistake("plain-momentum", optimizer="momentum", nesterov_form="pytorch", when=lambda p: p["optimizer"] == "nesterov",
-            why="Nesterov steps along g + μv, looking ahead, not along v."),
-    Mistake("other-nesterov-form", nesterov_form=lambda p: "pytorch" if p["nesterov_form"] == "look-ahead" else "look-ahead",
-            when=_nesterov,
-            why="torch's Nesterov keeps the look-ahead point as its parameters; the look-ahead form evaluates ∇f at "
-                "p − μv and moves p by v (Sutskever et al. 2013): the two trajectories differ."),
-    Mistake("no-bias-correction", bias_correction=False, when=lambda p: p["optimizer"] in ("adam", "adamw"),
-            why="Adam divides m and v by 1 − β₁ᵗ and 1 − β₂ᵗ: without it the first steps are far smaller than lr."),
-)
+def _param_mistakes(answer: str) -> tuple[Mistake, ...]:
+    """The mistakes of the parameters, after the last step (params_new) or after each (params_per_step)."""
+    return (
+        Mistake("gradient-at-start", compute=lambda p, t: _at_start(p, t)[answer],
+                when=lambda p: p["nesterov_form"] != "look-ahead" and p["tolerance"] is None and (p["steps"] or 0) > 1,
+                why="The gradient changes as the parameters move: evaluate ∇f again at the new parameters before "
+                    "each step."),
+        Mistake("plain-momentum", optimizer="momentum", nesterov_form="pytorch",
+                when=lambda p: p["optimizer"] == "nesterov",
+                why="Nesterov steps along g + μv, looking ahead, not along v."),
+        _OTHER_FORM,
+        Mistake("no-bias-correction", bias_correction=False, when=lambda p: p["optimizer"] in ("adam", "adamw"),
+                why="Adam divides m and v by 1 − β₁ᵗ and 1 − β₂ᵗ: without it the first steps are far smaller than lr."),
+    )
+
+
+_OTHER_FORM = Mistake(
+    "other-nesterov-form", nesterov_form=lambda p: "pytorch" if p["nesterov_form"] == "look-ahead" else "look-ahead",
+    when=_nesterov,
+    why="torch's Nesterov keeps the look-ahead point as its parameters; the look-ahead form evaluates ∇f at p − μv and "
+        "moves p by v (Sutskever et al. 2013): the two trajectories differ.")
 
 MINIMIZE_MISTAKES = {
-    "params_new": _PARAM_MISTAKES,
-    "losses": (Mistake("other-nesterov-form", nesterov_form=lambda p: "pytorch" if p["nesterov_form"] == "look-ahead"
-                       else "look-ahead", when=_nesterov,
-                       why="torch's Nesterov keeps the look-ahead point as its parameters; the look-ahead form "
-                           "evaluates ∇f at p − μv and moves p by v (Sutskever et al. 2013): the two trajectories "
-                           "differ."),),
+    "params_per_step": _param_mistakes("params_per_step"),
+    "params_new": _param_mistakes("params_new"),
+    "losses": (_OTHER_FORM,),
 }
 
 

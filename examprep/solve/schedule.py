@@ -10,17 +10,18 @@ from examprep import engine
 from examprep.engine._core import Trace
 from examprep.engine.schedule import scheduled_steps
 from examprep.solve.contract import Mistake, Param, Refusal, Step, Topic
+from examprep.solve.minimize import UPDATE
 
 _RATE = {
     "step-lr": r"\eta_t = \eta_0\, \gamma^{\lfloor t / \text{step\_size} \rfloor}",
-    "multi-step-lr": r"\eta_t = \eta_0\, \gamma^{\#\{m \in \text{milestones} : m \le t\}}",
+    "multi-step-lr": r"\eta_t = \eta_0\, \gamma^{k(t)},\ \ k(t) = \text{the number of milestones } m \le t",
     "exponential-lr": r"\eta_t = \eta_0\, \gamma^{t}",
     "cosine-annealing-lr": r"\eta_t = \eta_{\min} + \tfrac12 (\eta_0 - \eta_{\min}) \left(1 + \cos \frac{\pi t}{T_{\max}}\right)",
     "linear-warmup-cosine": r"\eta_t = \eta_0 \frac{t}{w}\ (t < w),\ \ \eta_{\min} + \tfrac12 (\eta_0 - \eta_{\min})"
                             r"\left(1 + \cos \frac{\pi (t - w)}{T - w}\right)\ (t \ge w)",
     "inverse-sqrt-warmup": r"\eta_t = \eta_0\, d_{\text{model}}^{-1/2} \min\left(s^{-1/2},\ s\, w^{-3/2}\right)",
-    "one-cycle-lr": r"\eta: \tfrac{\eta_{\max}}{\text{div}} \nearrow \eta_{\max} \text{ over } "
-                    r"p\,T - 1 \text{ steps, then } \searrow \tfrac{\eta_{\max}}{\text{div} \cdot \text{final\_div}}",
+    "one-cycle-lr": r"\eta: \frac{\eta_{\max}}{\text{div}} \to \eta_{\max} \text{ over } "
+                    r"p\,T - 1 \text{ steps, then } \to \frac{\eta_{\max}}{\text{div} \cdot \text{final\_div}}",
 }
 _STATE = ("velocity", "square_avg", "sum", "exp_avg", "exp_avg_sq")
 _NAMES = ("scheduler", "steps", "lr", "step_size", "gamma", "milestones", "T_max", "eta_min", "warmup_steps",
@@ -50,8 +51,8 @@ def schedule_steps(p: dict[str, Any], t: Trace) -> ScheduleSteps:
     state = None
     if "params_new" in t:
         for k, (row, rate) in enumerate(zip(np.atleast_2d(t.params_per_step), t.lrs), 1):
-            steps.append(Step(f"Step {k} ({p['optimizer']}) at rate η = {rate:.6g}", r"p_k = \text{update}(p_{k-1}, "
-                              r"g_k;\ \eta_{k-1})", {f"params_{k}": row}))
+            steps.append(Step(f"Step {k} ({p['optimizer']}) at the rate of step t = {k - 1}, η = {rate:.6g}",
+                              UPDATE[p["optimizer"]].replace(r"\eta", r"\eta_{k-1}"), {f"params_{k}": row}))
         kept = {n: t[n] for n in _STATE if n in t}
         state = Step("The optimizer's state after the last step", r"\text{state}", kept) if kept else None
     return ScheduleSteps(rates, steps, state)
