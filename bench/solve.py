@@ -6,7 +6,9 @@ Prints, in one run:
   reference implementations (examprep.verify) on the same params, and the ratio.
 
 The per-topic table adds the exam topics' cases (shared/cases/exam-topics.json, --extra), so every
-topic of the contract's two tables is measured; the end-to-end line stays on public.json.
+topic of the contract's two tables is measured; the end-to-end line runs public.json's cases mixed with
+the newer topics' cases kept here, in bench/cases/*.json (one file per issue), one of those to every
+few public lines in proportion to their numbers.
 
 Usage: python bench/solve.py [--lines 10000] [--cases PATH] [--extra PATH]
 Goal (issue 2): ≥ 2,000 solves/s end to end.
@@ -36,6 +38,8 @@ def main() -> None:
     if not args.cases.exists():
         sys.exit(f"no cases file at {args.cases}: pass --cases")
     cases = json.loads(args.cases.read_text())
+    newer = [c for path in sorted((ROOT / "bench" / "cases").glob("*.json")) for c in json.loads(path.read_text())]
+    cases = cases + newer
     feed = [json.dumps({"id": i, "topic": c["topic"], "params": c["params"]})
             for i, c in zip(range(args.lines), (cases * (args.lines // len(cases) + 1)))]
     text = "\n".join(feed) + "\n"

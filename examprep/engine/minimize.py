@@ -107,10 +107,12 @@ def _evaluated(fn: Callable[[], Any], p: np.ndarray, names: tuple[str, ...]) -> 
     at = ", ".join(f"{n} = {v:.6g}" for n, v in zip(names, p.tolist()))
     try:
         out = fn()
-    except (ValueError, ZeroDivisionError, OverflowError, TypeError) as err:
+    except OverflowError:
+        raise ParamError(f"lr: the run diverges: the objective overflows at {at}") from None
+    except (ValueError, ZeroDivisionError, TypeError) as err:
         raise ParamError(f"objective: undefined at {at} ({err})") from None
     if not np.all(np.isfinite(out)):
-        raise ParamError(f"objective: not finite at {at}")
+        raise ParamError(f"lr: the run diverges: the objective is not finite at {at}")
     return out
 
 
