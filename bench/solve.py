@@ -6,9 +6,9 @@ Prints, in one run:
   reference implementations (examprep.verify) on the same params, and the ratio.
 
 The per-topic table adds the exam topics' cases (shared/cases/exam-topics.json, --extra), so every
-topic of the contract's two tables is measured. The end-to-end line runs public.json mixed with the
-topics added since (bench/mix-*.json: one file per group of new topics, {"topic", "params"} each), so
-they count in the 2,000 solves/s too; both tables measure them.
+topic of the contract's two tables is measured. The end-to-end line runs public.json's cases mixed with
+the newer topics' cases kept here, in bench/cases/*.json (one file per group of new topics, {"topic",
+"params"} each), so they count in the 2,000 solves/s too; both tables measure them.
 
 Usage: python bench/solve.py [--lines 10000] [--cases PATH] [--extra PATH] [--mix PATH ...]
 Goal (issue 2): ≥ 2,000 solves/s end to end.
@@ -34,7 +34,7 @@ def main() -> None:
     ap.add_argument("--lines", type=int, default=10_000)
     ap.add_argument("--cases", type=Path, default=ROOT.parent / "shared" / "cases" / "public.json")
     ap.add_argument("--extra", type=Path, default=ROOT.parent / "shared" / "cases" / "exam-topics.json")
-    ap.add_argument("--mix", type=Path, nargs="*", default=sorted((ROOT / "bench").glob("mix-*.json")))
+    ap.add_argument("--mix", type=Path, nargs="*", default=sorted((ROOT / "bench" / "cases").glob("*.json")))
     args = ap.parse_args()
     if not args.cases.exists():
         sys.exit(f"no cases file at {args.cases}: pass --cases")

@@ -17,6 +17,7 @@ from examprep.engine.decoder import causal_mask, causal_softmax, cross_attention
 from examprep.engine.dense import dense, mlp_backprop, mlp_regression
 from examprep.engine.dropout import dropout
 from examprep.engine.groupnorm import group_norm, instance_norm
+from examprep.engine.minimize import minimize
 from examprep.engine.network import network_shapes
 from examprep.engine.norm import batch_norm, layer_norm
 from examprep.engine.optim import optimizer_step
@@ -25,15 +26,16 @@ from examprep.engine.positions import positional_encoding, positional_encoding_r
 from examprep.engine.regression import linear_regression, logistic_regression
 from examprep.engine.residual import residual_block, residual_stack
 from examprep.engine.rnn import gru_cell, lstm_cell, rnn_cell, rnn_unroll, vanishing_gradient
+from examprep.engine.schedule import lr_schedule
 from examprep.engine.softmax import cross_entropy, log_softmax, softmax
 
 __all__ = [
     "Trace", "activation", "attention", "avg_pool", "batch_norm", "causal_mask", "causal_softmax", "conv2d",
     "conv_output_size", "cross_attention", "cross_entropy", "dense", "dropout", "group_norm", "gru_cell",
-    "instance_norm", "layer_norm",
-    "linear_regression", "log_softmax", "logistic_regression", "lora", "lora_memory", "lstm_cell", "masked_softmax",
-    "max_derivative", "max_pool", "max_pool_backward", "mlp_backprop", "mlp_regression", "multi_head_shapes", "network_shapes",
-    "optimizer_step", "param_count", "positional_encoding", "positional_encoding_relative", "receptive_field",
+    "instance_norm", "layer_norm", "linear_regression", "log_softmax", "logistic_regression", "lora", "lora_memory",
+    "lr_schedule", "lstm_cell", "masked_softmax", "max_derivative", "max_pool", "max_pool_backward", "minimize",
+    "mlp_backprop", "mlp_regression", "multi_head_shapes", "network_shapes", "optimizer_step", "param_count",
+    "positional_encoding", "positional_encoding_relative", "receptive_field",
     "residual_block", "residual_stack", "rnn_bptt", "rnn_cell", "rnn_unroll", "rope", "rope_score", "same_padding",
     "scaling_law", "self_attention", "softmax", "teacher_forcing", "training_time", "vanishing_gradient",
 ]

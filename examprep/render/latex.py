@@ -15,6 +15,7 @@ _SYMBOLS = {
     r"\leftarrow": "←", r"\Rightarrow": "⇒", r"\mapsto": "↦", r"\top": "ᵀ", r"\in": "∈", r"\lceil": "⌈",
     r"\rceil": "⌉", r"\lfloor": "⌊", r"\rfloor": "⌋", r"\left": "", r"\right": "", r"\quad": "   ",
     r"\,": " ", r"\ ": " ", r"\mathbb{1}": "𝟙", r"\arg": "arg", r"\sin": "sin", r"\cos": "cos",
+    r"\pi": "π", r"\min": "min", r"\nabla": "∇", r"\to": "→", r"\lVert": "‖", r"\rVert": "‖",
 }
 _SUB = str.maketrans("0123456789+-=()aeijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ")
 _SUP = str.maketrans("0123456789+-=()inT", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁱⁿᵀ")

@@ -8,8 +8,8 @@ topics real exams ask — the order `solve --list` shows and docs/topics.md (``r
 from these tables) documents.
 """
 from examprep.solve import (
-    activations, attention, bptt, conv, counts, decoder, dense, dropout, groupnorm, network, norm, optim, pool,
-    positions, regression, residual, rnn, softmax,
+    activations, attention, bptt, conv, counts, decoder, dense, dropout, groupnorm, minimize, network, norm, optim,
+    pool, positions, regression, residual, rnn, schedule, softmax,
 )
 from examprep.solve.batch import run_batch
 from examprep.solve.contract import (
@@ -31,7 +31,7 @@ register(
     pool.AVG_POOL, network.NETWORK_SHAPES, norm.BATCH_NORM, dropout.DROPOUT, dense.MLP_REGRESSION,
     regression.LOGISTIC_REGRESSION, bptt.RNN_BPTT, attention.SELF_ATTENTION, optim.OPTIMIZER_STEP,
     # the second sweep of real exams (issue 38)
-    groupnorm.GROUP_NORM, groupnorm.INSTANCE_NORM,
+    groupnorm.GROUP_NORM, groupnorm.INSTANCE_NORM, schedule.LR_SCHEDULE, minimize.MINIMIZE,
 )
 
 __all__ = [

@@ -18,13 +18,13 @@ from typing import Any, Callable
 import numpy as np
 
 from examprep.verify import (
-    activations, attention, bptt, conv, counts, decoder, dense, dropout, groupnorm, network, norm, optim, pool,
-    positions, regression, residual, rnn, softmax,
+    activations, attention, bptt, conv, counts, decoder, dense, dropout, groupnorm, minimize, network, norm, optim,
+    pool, positions, regression, residual, rnn, schedule, softmax,
 )
 from examprep.verify._torch import Reference
 
-AREAS = (activations, attention, bptt, conv, counts, decoder, dense, dropout, groupnorm, network, norm, optim, pool,
-         positions, regression, residual, rnn, softmax)
+AREAS = (activations, attention, bptt, conv, counts, decoder, dense, dropout, groupnorm, minimize, network, norm, optim,
+         pool, positions, regression, residual, rnn, schedule, softmax)
 # each area's TOPICS table, gathered: adding a topic is a row in its area's table
 TOPICS: dict[str, Reference] = {topic: row for area in AREAS for topic, row in area.TOPICS.items()}
 REFERENCES: dict[str, Callable[[dict], dict]] = {topic: row.reference for topic, row in TOPICS.items()}
