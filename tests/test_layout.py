@@ -5,6 +5,7 @@ literal; generators build their solutions from named steps; the CLI's command mo
 the cli package that loads them. Read from the source with ast, so lazy (function-level) and
 TYPE_CHECKING imports count too."""
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -28,10 +29,16 @@ def package_files() -> list[Path]:
     return sorted(PACKAGE.rglob("*.py"))
 
 
+@functools.cache
+def parsed(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+@functools.cache
 def imports(path: Path) -> list[tuple[str, list[str], int]]:
     """Every import in a file, wherever it is (module level, inside a function, under TYPE_CHECKING):
     (module, names imported from it, line)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parsed(path)
     name = module_name(path) if ROOT in path.parents else path.stem
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out = []
@@ -205,3 +212,90 @@ def test_quiz_and_sheets_do_not_import_each_other():
                  if target == f"examprep.{other}" or target.startswith(f"examprep.{other}.")
                  or (target == "examprep" and other in names)]
         assert not found, f"examprep/{here} imports examprep/{other}: {found}"
+
+
+# ---- layers at package level ------------------------------------------------------------------------------------
+# Every top-level module and package of examprep/, lowest first (docs/code.md, "Layers", gives each tier's reason).
+# A package imports only packages of lower tiers, wherever the import is written (module top, a function,
+# TYPE_CHECKING); packages of one tier import none of each other.
+PACKAGE_LAYERS = (
+    ("examprep", "errors", "escape", "values", "decimal_comma", "exact", "publish", "bundled"),  # standard library only
+    ("fileio", "tomllines", "stream", "history", "keyfields"),   # base helpers built on those
+    ("review", "review_optimize"),          # FSRS scheduling over the progress store
+    ("document",),
+    ("problem",),
+    ("engine",),
+    ("solve",),
+    ("ecf",),
+    ("answers",),
+    ("generators",),
+    ("authoring",),
+    ("sources",),
+    ("render",),
+    ("keys",),                              # a key and its answer template (written with render's answer forms)
+    ("sheets", "train", "banks"),
+    ("scan",),                              # reads the pages a sheet printed into answer files for grading
+    ("grading",),                           # grades what a sheet gave out (its roster, its key)
+    ("quiz",),                              # grades each answer as `grade` does
+    ("verify", "deck"),
+    ("cli",),
+    ("__main__",),                          # `python -m examprep`: the CLI
+)
+# placed before they exist, so that their issues find their tier here
+PLANNED = {"scan": "issue 41: `examprep scan`", "banks": "issue 39 item 4: `examprep import`"}
+# (importing package, imported package): why a lower package may import a higher one. None today.
+LAYER_EXCEPTIONS: dict[tuple[str, str], str] = {}
+# broken rules left in the packages other work is editing now; each leaves this table when it is fixed
+PENDING_LAYERS = {
+    ("generators", "train"): "the model generators (attention_from_model, gru_from_model) read a checkpoint through "
+                             "examprep.train.stored, torch-free, with train's config, vocab, errors and rundir; those "
+                             "move below generators after issue 37 item 1's migration (generators/ is being edited)",
+}
+
+
+def package_of(module: str) -> str:
+    """The top-level module or package of examprep that ``module`` belongs to ("examprep" for the package itself)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def top_level_names() -> set[str]:
+    return ({"examprep"} | {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
+            | {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()})
+
+
+def imported_packages(target: str, names: list[str]) -> set[str]:
+    """The top-level modules of examprep that one import statement reaches (none for another library's)."""
+    if target == "examprep":
+        return {n if n in top_level_names() else "examprep" for n in names}
+    return {package_of(target)} if target.startswith("examprep.") else set()
+
+
+def upward_imports() -> dict[tuple[str, str], list[str]]:
+    """(importing package, imported package) -> where, for every import that breaks PACKAGE_LAYERS."""
+    tier = {name: i for i, names in enumerate(PACKAGE_LAYERS) for name in names}
+    found: dict[tuple[str, str], list[str]] = {}
+    for path in package_files():
+        here = package_of(module_name(path))
+        for target, names, line in imports(path):
+            for there in imported_packages(target, names):
+                if there != here and tier[there] >= tier[here]:
+                    found.setdefault((here, there), []).append(f"{path.relative_to(ROOT)}:{line}")
+    return found
+
+
+def test_every_top_level_module_of_examprep_has_a_layer():
+    placed = [name for names in PACKAGE_LAYERS for name in names]
+    assert len(placed) == len(set(placed)), "a name placed twice"
+    assert top_level_names() - set(placed) == set(), "place these in PACKAGE_LAYERS (and docs/code.md)"
+    assert set(placed) - top_level_names() <= set(PLANNED), "gone: take these out of PACKAGE_LAYERS"
+
+
+def test_no_package_imports_a_higher_or_a_peer_one():
+    found = upward_imports()
+    assert ("generators", "train") in found          # a lazy import counts: the pending one is inside functions
+    broken = {pair: where for pair, where in found.items() if pair not in LAYER_EXCEPTIONS and pair not in PENDING_LAYERS}
+    assert not broken, f"a package imports one of its own tier or a higher one (PACKAGE_LAYERS): {broken}"
+    stale = (set(LAYER_EXCEPTIONS) | set(PENDING_LAYERS)) - set(found)
+    assert not stale, f"fixed: take these out of LAYER_EXCEPTIONS / PENDING_LAYERS: {stale}"
+    assert all(reason.strip() for reason in (*LAYER_EXCEPTIONS.values(), *PENDING_LAYERS.values()))

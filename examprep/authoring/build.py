@@ -11,7 +11,7 @@ import numpy as np
 
 from examprep.authoring import expr
 from examprep.authoring.question import MAX_TRIES, QuestionError, QuestionSpec, draws, substitute
-from examprep.document import Matrix, Text
+from examprep.document import Matrix, Text, name_latex
 from examprep.errors import ParamError
 from examprep.problem import EXACT, SIGFIGS3, EcfRule, Misconception, Part, Problem, SolutionStep
 from examprep.values import latex_number, snap
@@ -40,8 +40,6 @@ def _inline(v: Any) -> str:
 def statement(text: str, values: dict[str, Any], labels: dict[str, str] | None = None) -> list:
     """The question's text as blocks: a number or a short vector (at most 6 entries) inline as math,
     a matrix or a longer vector as its name in the text and a Matrix block after the paragraph."""
-    from examprep.render.markdown import name_latex
-
     if not text.strip():
         return []
     labels = labels or {}

@@ -16,7 +16,7 @@ FILES = ("item-analysis.json", "item-analysis.csv", "analysis.pdf")
 def plan(data: ItemData, out_dir: str | Path, title: str = "Item analysis") -> tuple[dict[str, Any],
                                                                                    list[tuple[Path, bytes]]]:
     """The analysis and the files it writes in ``out_dir`` (nothing written yet)."""
-    from examprep.render.analysis import typst_source
+    from examprep.grading.analysis_text import typst_source
     from examprep.render.pdf import compile_pdf
 
     result = analyse(data)
@@ -81,8 +81,8 @@ def run_analyze(grades: str, out_dir: str | None, *, quiet: bool = False, no_col
     DIR (an earlier analysis there only replaced with ``force``)."""
     from rich.console import Console
 
-    from examprep.render.analysis import terminal_summary
-    from examprep.render.report import escape
+    from examprep.grading.analysis_text import terminal_summary
+    from examprep.grading.report_text import escape
     from examprep.render.terminal import console
 
     if out_dir is not None:                 # '' and '-' are refused, never taken as "no folder"

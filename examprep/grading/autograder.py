@@ -379,7 +379,7 @@ def results_for(key_path: str, submission: str, *, metadata: str | None = None, 
     from examprep import keys
     from examprep.answers.files import collect
     from examprep.grading.batch import grade_batch
-    from examprep.render.report import gradescope_json
+    from examprep.grading.report_text import gradescope_json
 
     key = keys.read_key(key_path)
     who = None

@@ -114,7 +114,7 @@ _MATCH = {"canvas": "ID, SIS User ID or SIS Login ID", "moodle": "the identifier
 def _csv(rows: list[list[str]], quote_all: bool = False) -> str:
     """The rows as CSV, every cell one a spreadsheet shows as text (a roster name "=HYPERLINK(…)"
     is never run as a formula; scores are never negative, so they are untouched)."""
-    from examprep.render.report import safe_cell
+    from examprep.grading.report_text import safe_cell
 
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\r\n", quoting=csv.QUOTE_ALL if quote_all else csv.QUOTE_MINIMAL)

@@ -148,7 +148,7 @@ def _text_cell(text: str) -> str:
     """A CSV cell of text a person reads and edits: its line breaks kept (the csv module quotes the
     cell), anything else unprintable escaped, and no leading = + - @ that a spreadsheet would run."""
     from examprep.answers.files import printable
-    from examprep.render.report import CELL_LIMIT
+    from examprep.grading.report_text import CELL_LIMIT
 
     text = "\n".join(printable(line) for line in str(text).replace("\r\n", "\n").split("\n"))
     if len(text) > CELL_LIMIT:
@@ -168,7 +168,7 @@ def template_text(results: list[Any]) -> str:
     """Every written part of every graded student that has an answer, one row each, with what they
     wrote and the prompt, the points column empty (a mark already merged is filled in)."""
     from examprep.answers import raw_text
-    from examprep.render.report import safe_cell
+    from examprep.grading.report_text import safe_cell
 
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")

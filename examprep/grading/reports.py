@@ -2,8 +2,8 @@
 graded with a progress bar, every output planned and checked (never onto an input) before any is
 written, and what the terminal shows (class table, feedback, warnings, what was written).
 
-The renderers (examprep.render.report) make the text of each report; this module decides which
-reports a run writes and where.
+The text of each report is made in examprep.grading.report_text; this module decides which reports
+a run writes and where.
 """
 from __future__ import annotations
 
@@ -199,33 +199,33 @@ def check_outputs_beside_submissions(submissions: list[str], outputs: Outputs) -
 def plan_files(batch: BatchResult, outputs: Outputs) -> list[tuple[Path, str]]:
     """Every file a run writes, with its text, named after the students (examprep.fileio.safe_name)."""
     from examprep.fileio import safe_name
-    from examprep.render import report
+    from examprep.grading import report_text
 
     results = batch.results
-    names = report.unique_names(results)
+    names = report_text.unique_names(results)
     planned: list[tuple[Path, str]] = []
     if outputs.marks_template:
         from examprep.grading.marks import template_text
 
         planned.append((Path(outputs.marks_template), template_text(results)))
     if outputs.csv and outputs.csv != "-":
-        planned.append((Path(outputs.csv), report.csv_text(results, batch.conflicts)))
+        planned.append((Path(outputs.csv), report_text.csv_text(results, batch.conflicts)))
     if outputs.json and outputs.json != "-":
-        planned.append((Path(outputs.json), report.json_text(batch) + "\n"))
+        planned.append((Path(outputs.json), report_text.json_text(batch) + "\n"))
     if outputs.report:
         for res, name in zip(results, names):
             planned.append((Path(outputs.report) / f"{name}.md",
-                            report.markdown_report(res, show_answers=outputs.show_answers) + "\n"))
+                            report_text.markdown_report(res, show_answers=outputs.show_answers) + "\n"))
         taken = {n.lower() for n in names}
         for c in batch.conflicts:           # no grade: the report says why, and how to settle it
             name = safe_name(c.student_id)
             name = name if name.lower() not in taken else f"{name}-conflict"
-            planned.append((Path(outputs.report) / f"{name}.md", report.conflict_markdown(c) + "\n"))
+            planned.append((Path(outputs.report) / f"{name}.md", report_text.conflict_markdown(c) + "\n"))
     if outputs.gradescope:
         for res, name in zip(results, names):
             folder = Path(outputs.gradescope) if len(results) == 1 else Path(outputs.gradescope) / name
-            data = report.gradescope_json(res, visibility=outputs.visibility, show_answers=outputs.show_answers)
-            planned.append((folder / "results.json", report.dump_json(data, indent=1) + "\n"))
+            data = report_text.gradescope_json(res, visibility=outputs.visibility, show_answers=outputs.show_answers)
+            planned.append((folder / "results.json", report_text.dump_json(data, indent=1) + "\n"))
     return planned
 
 
@@ -253,7 +253,7 @@ class _ProgressBar:
 
 def run_self_test(key: Any, out: Any) -> int:
     """`grade --self-test`: every check's failure on one line, then the verdict. Returns the exit code."""
-    from examprep.render.report import escape
+    from examprep.grading.report_text import escape
 
     checks, issues = self_test(key)
     for line in issues:
@@ -280,8 +280,8 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
 
     from examprep import keys
     from examprep.answers.files import collect
-    from examprep.render import report
-    from examprep.render.report import escape
+    from examprep.grading import report_text
+    from examprep.grading.report_text import escape
     from examprep.render.terminal import console
 
     outputs = outputs or Outputs()
@@ -386,9 +386,9 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
         planned += [(path, "") for path, _ in analysis[2]]
 
     if outputs.csv == "-":
-        print(report.csv_text(results, batch.conflicts), end="")
+        print(report_text.csv_text(results, batch.conflicts), end="")
     if outputs.json == "-":
-        print(report.json_text(batch))
+        print(report_text.json_text(batch))
     show_details = details if details is not None else len(results) == 1
     if not quiet and not outputs.to_stdout:
         from examprep.answers.parse import decimal_comma
@@ -397,7 +397,7 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
             _show_results(out, results, show_details=show_details, show_answers=outputs.show_answers, wide=wide,
                           conflicts=batch.conflicts)
     if analysis is not None and not quiet and not outputs.to_stdout:
-        from examprep.render.analysis import terminal_summary
+        from examprep.grading.analysis_text import terminal_summary
 
         out.print(terminal_summary(analysis[0], analysis[1].left_out, title=heading))
     for warning in batch.warnings:          # about the key: once, not per student
@@ -465,7 +465,7 @@ def plan_conflicts(batch: BatchResult, outputs: Outputs) -> tuple[Path, str] | N
     import csv
     import io
 
-    from examprep.render.report import safe_cell
+    from examprep.grading.report_text import safe_cell
 
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -504,25 +504,25 @@ def _plan_analysis(results: list[SubmissionResult], out_dir: str, heading: str) 
 
 def _show_results(out: Any, results: list[SubmissionResult], *, show_details: bool, show_answers: bool,
                   wide: bool, conflicts: Any = ()) -> None:
-    from examprep.render import report
+    from examprep.grading import report_text
 
     if show_details:
         for res in results:
-            out.print(report.feedback_view(res, show_answers=show_answers))
+            out.print(report_text.feedback_view(res, show_answers=show_answers))
     if len(results) > 1 or not show_details or conflicts:
-        table = report.class_table(results, width=out.width, wide=wide, conflicts=conflicts)
+        table = report_text.class_table(results, width=out.width, wide=wide, conflicts=conflicts)
         if wide:            # every column whole: as wide as it needs, the terminal wraps or `less -S` scrolls
             terminal_width = out.width
-            out.width = max(terminal_width, report.table_width(table))
+            out.width = max(terminal_width, report_text.table_width(table))
             out.print(table, crop=False)
             out.width = terminal_width
         else:
             out.print(table)
-        out.print(report.summary_view(results, width=out.width))
+        out.print(report_text.summary_view(results, width=out.width))
 
 
 def _say_written(err: Any, planned: list[tuple[Path, str]], outputs: Outputs, n: int, n_conflicts: int = 0) -> None:
-    from examprep.render.report import escape
+    from examprep.grading.report_text import escape
 
     for path, _ in planned:
         if not (outputs.report and path.suffix == ".md" or outputs.gradescope and path.name == "results.json"):

@@ -265,7 +265,7 @@ def print_summary(term: Terminal, summary: Summary) -> None:
 
 def exam_report(summary: Summary) -> Any:
     """The exam's graded report: the grader's per-part feedback view, with the key's answers."""
-    from examprep.render.report import feedback_view
+    from examprep.grading.report_text import feedback_view
 
     return feedback_view(summary.report, show_answers=True)
 

@@ -21,6 +21,7 @@ from typing import Any
 from examprep import escape
 from examprep.problem import Problem
 from examprep.render.moodle import _math_text, _statement_html, block_html, solution_html
+from examprep.values import fmt_number
 
 # Fixed ids (Anki's note type and deck ids are 64-bit integers chosen by the deck's author; a
 # changed id would make Anki import a second note type beside the first).
@@ -88,8 +89,6 @@ def concept_fields(concept: Any) -> list[str]:
         question += f'<ul class="examprep-choices">{items}</ul>'
         answer = f"{Problem.label(order.index(concept.answer))}) {_math_text(concept.choices[concept.answer])}"
     else:
-        from examprep.render.terminal import fmt_number
-
         answer = escape.html(fmt_number(concept.answer, 6))
     source = concept.source
     cite = f"{escape.html(source.lecture)} › {escape.html(source.section)}"

@@ -1,7 +1,6 @@
 """Terminal rendering with rich: worked solutions, matrices as aligned tables, topic lists."""
 from __future__ import annotations
 
-import math
 import os
 import textwrap
 from typing import Any
@@ -16,7 +15,7 @@ from rich.text import Text
 from examprep.problem import Problem
 from examprep.render import plural, shape_answer
 from examprep.render.latex import to_text
-from examprep.values import rounded, snap
+from examprep.values import fmt_number, snap
 
 
 def console(no_color: bool = False, *, markup: bool = True) -> Console:
@@ -25,24 +24,6 @@ def console(no_color: bool = False, *, markup: bool = True) -> Console:
     (the quiz's and a problem's output, where the text is a question's, a key's or a student's)."""
     return Console(no_color=no_color or bool(os.environ.get("NO_COLOR")), highlight=False,
                    soft_wrap=False, emoji=False, markup=markup)
-
-
-def fmt_number(x: Any, digits: int = 6) -> str:
-    """A number as a person writes it: integers plainly, floats to ``digits`` significant figures."""
-    if isinstance(x, bool):
-        return str(x).lower()
-    if isinstance(x, int):
-        return str(x)
-    if isinstance(x, str):
-        return x
-    if x is None:
-        return "-∞"      # the only undefined value we store: a masked score
-    f = float(x)
-    if math.isinf(f):
-        return "-∞" if f < 0 else "∞"
-    if math.isnan(f):
-        return "undefined"
-    return rounded(snap(f), digits)
 
 
 def value_renderable(value: Any, digits: int = 6, row_labels: list | None = None,

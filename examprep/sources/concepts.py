@@ -13,6 +13,7 @@ from examprep.document import Text as TextBlock
 from examprep.errors import ExamprepError
 from examprep.fileio import read_user_text
 from examprep.problem import EXACT, Misconception, Part, Problem, SolutionStep, Tolerance
+from examprep.values import fmt_number
 
 CONCEPT_TOPICS = ("rnn", "attention", "transformer", "llm", "cnn", "training")
 CONCEPT_KINDS = ("choice", "integer", "number")
@@ -240,8 +241,6 @@ def concept_problem(concept: Concept, seed: int, bank_version: int = 1) -> Probl
         kind = concept.kind
         mis = tuple(Misconception(f"{concept.id}#{k}", float(v) if kind == "number" else int(v), why)
                     for k, (v, why) in enumerate(concept.mistakes, 1))
-        from examprep.render.terminal import fmt_number
-
         answer_text = fmt_number(expected, 6)
     hint = concept.hint or f"See “{concept.source.section}” in {concept.source.lecture}."
     part = Part(id="answer", prompt="Your answer.", kind=kind, expected=expected, tolerance=concept.tolerance,

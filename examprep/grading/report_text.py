@@ -1,5 +1,7 @@
 """Grading reports: the class table and per-student feedback (terminal), a Markdown feedback file
-per student, Gradescope's results.json, and CSV/JSON exports. Renderers only read results.
+per student, Gradescope's results.json, and CSV/JSON exports. They only read results. Here, not in
+examprep.render, because they read grading's results: a renderer reads Problems and documents only,
+and render sits below grading (docs/code.md, "Layers").
 
 Output file names never use a student id raw: examprep.fileio.safe_name, the one name a student's
 files get everywhere (answer templates too).

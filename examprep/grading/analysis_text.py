@@ -3,7 +3,8 @@ and analysis.pdf, drawn with Typst's built-in shapes only (rect, circle, line, p
 from Typst's online registry, so it compiles offline as the sheets do).
 
 Both read the dict examprep.grading.analysis.analyse returns; an undefined statistic (None) is
-"undefined", never NaN.
+"undefined", never NaN. Here, beside the analysis, not in examprep.render: it reads grading's
+results, and render sits below grading (docs/code.md, "Layers").
 """
 from __future__ import annotations
 
