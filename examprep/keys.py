@@ -23,10 +23,17 @@ from pathlib import Path
 from typing import Any
 
 from examprep import __version__
+from examprep.answers import rule_text
+from examprep.answers.files import SubmissionError, decode, printable, shown, unprintable_char
+from examprep.answers.rules import key_part_error
+from examprep.ecf import check_values
 from examprep.errors import ExamprepError
-from examprep.fileio import atomic_write_text
+from examprep.fileio import OutputError, atomic_write_text, check_output_file, read_user_bytes, real_path
+from examprep.generators import mark_shapes
 from examprep.keyfields import key_field_error
-from examprep.problem import Problem
+from examprep.problem import KINDS, PartValueError, Problem
+from examprep.render import answer_form, decimal_comma as render_comma, decimals
+from examprep.render.terminal import inline
 
 KEY_FORMAT = 1
 
@@ -61,8 +68,6 @@ class Key:
 
     def check_values(self) -> dict[str, Any]:
         """The carried-forward rules' values on this key's own answers, computed now."""
-        from examprep.ecf import check_values
-
         return {"problems": check_values(self.problems),
                 "variants": {sid: check_values(ps) for sid, ps in self.variants.items()}}
 
@@ -80,9 +85,6 @@ def read_key(path: str | Path) -> Key:
 
     The text may be UTF-8 (with or without a BOM) or UTF-16; the file is never modified.
     """
-    from examprep.answers.files import SubmissionError, decode
-    from examprep.fileio import read_user_bytes
-
     p = Path(path)
     data = read_user_bytes(p, error=KeyFileError, kind="key file")
     try:
@@ -125,22 +127,16 @@ def read_key(path: str | Path) -> Key:
 def _marked(key: Key) -> Key:
     """The key with its tensor-shape parts marked from the solve tables (a key written before they
     were, too: its exam can be regraded with 10×26×26 read as a shape)."""
-    from examprep.generators import mark_shapes
-
     key.problems = [mark_shapes(problem) for problem in key.problems]
     key.variants = {sid: [mark_shapes(problem) for problem in ps] for sid, ps in key.variants.items()}
     return key
 
 
 def _printable(text: str) -> str:
-    from examprep.answers.files import printable
-
     return printable(text)
 
 
 def _shown(value: Any) -> str:
-    from examprep.answers.files import shown
-
     return shown(value)
 
 
@@ -242,8 +238,6 @@ def _check_problems(problems: list, path: Path, label: str) -> None:
 def _check_id(name: str, what: str) -> None:
     """An id is an address (q2.loss in answer files, CSV columns, reports): examprep never writes
     one with a control character (question files refuse them), and one would reach a terminal raw."""
-    from examprep.answers.files import unprintable_char
-
     bad = unprintable_char(name)
     if bad is not None:
         raise KeyFileError(f"{what} {_shown(name)} holds a control character ({_printable(bad)})")
@@ -251,8 +245,6 @@ def _check_id(name: str, what: str) -> None:
 
 def _check_part(part: dict, where: str) -> None:
     """One part's fields, as grading reads them."""
-    from examprep.problem import KINDS
-
     for name in PART_FIELDS:
         if name not in part:
             raise KeyFileError(f"{where}: damaged key: the part has no {name!r}")
@@ -324,8 +316,6 @@ def _check_misconception(m: Any, kind: str, where: str) -> None:
 
 def _problems(data: list, path: Path, label: str) -> list[Problem]:
     """Problems from a key's JSON; a part that cannot be made is named (q2.loss) with the reason."""
-    from examprep.problem import PartValueError
-
     out = []
     for n, d in enumerate(data, 1):
         try:
@@ -337,8 +327,6 @@ def _problems(data: list, path: Path, label: str) -> list[Problem]:
 
 def _check_parts(key: Key, path: Path) -> None:
     """Refuse, when it is read, a key that grading could not apply: one line naming the question and part."""
-    from examprep.answers.rules import key_part_error
-
     for label, problems in [("", key.problems), *((f"variant {sid}: ", ps) for sid, ps in key.variants.items())]:
         for n, problem in enumerate(problems, 1):
             for part in problem.parts:
@@ -361,11 +349,6 @@ def answer_template(problems: list[Problem], *, title: str = "", student_id: str
     each with a comment giving the prompt, the expected form and shape, and the tolerance.
     ``decimal_comma``: the header asks for decimal commas and ';' between list entries. ``sheet``:
     the id the sheet's copies print, on its own comment line (grading refuses a file of another)."""
-    from examprep.answers import rule_text
-    from examprep.render import answer_form, decimals
-    from examprep.render import decimal_comma as render_comma
-    from examprep.render.terminal import inline
-
     lines = [f"# examprep answer file{' — ' + title if title else ''}",
              *(["# This sheet uses DECIMAL COMMAS. Numbers: 0,245, -0,5, 1/3, 2e-3, 50%;",
                 "# exact forms: e^2/(1+e^2), ln 2, sqrt(2)/2; separate list entries with ';':",
@@ -401,8 +384,6 @@ def check_outputs(*, key: str | Path | None = None, template: str | Path | None 
     is refused, never created: a typo would scatter keys) and none of ``inputs`` (the question
     files being built: --force never replaces one, links followed). Raises OutputError naming the
     option."""
-    from examprep.fileio import OutputError, check_output_file, real_path
-
     read = {real_path(p) for p in inputs}
     for option, path in (("--key", key), ("--template", template)):
         if path is not None:
@@ -419,8 +400,6 @@ def save(problems: list[Problem], *, key: str | Path | None = None, template: st
     same file, or when one exists and ``force`` is not set (a filled-in answer file or the key a
     class is graded against must never be replaced by accident). Nothing is written then.
     """
-    from examprep.fileio import OutputError, real_path
-
     if key is not None and template is not None and real_path(key) == real_path(template):
         raise OutputError(f"--key and --template name the same file ({key})")
     if not force:

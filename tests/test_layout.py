@@ -299,3 +299,125 @@ def test_no_package_imports_a_higher_or_a_peer_one():
     stale = (set(LAYER_EXCEPTIONS) | set(PENDING_LAYERS)) - set(found)
     assert not stale, f"fixed: take these out of LAYER_EXCEPTIONS / PENDING_LAYERS: {stale}"
     assert all(reason.strip() for reason in (*LAYER_EXCEPTIONS.values(), *PENDING_LAYERS.values()))
+
+
+# ---- project imports at module top ---------------------------------------------------------------------------------
+# A function-level import of an examprep module is allowed only in these places, (importing module, imported
+# module) as fnmatch patterns, each for its start-up reason; and only where it keeps a heavy module (HEAVY below)
+# out of the importing module's own start-up. Everything else is imported at module top.
+LAZY_PROJECT_IMPORTS = {
+    ("examprep.cli.*", "examprep.*"):
+        "a command imports its feature's modules when it runs, so `examprep COMMAND --help` loads typer and the "
+        "command's options only (tests/cli/test_startup.py); the command table (cli/app.py) imports the command's "
+        "module itself only when the command runs",
+    ("examprep.render.exports", "examprep.render.*"):
+        "the table of export formats, which `examprep --help` and `sheet --help` list, imports a format's renderer "
+        "when its writer runs",
+}
+# left inside functions in the packages other work is editing now, with the reason
+PENDING_LAZY = {
+    "examprep.generators": "moved after issue 37 item 1's migration (generators/ is being edited)",
+    "examprep.solve": "moved after issue 37 item 1's migration (solve/ is being edited)",
+}
+# what a start-up must not load for nothing: numpy, sympy, torch, rich, typst, pypdf, the optional extras' libraries,
+# and the heavy parts of examprep and of typer that a help screen never needs (tests/cli/test_startup.py)
+HEAVY_LIBRARIES = ("numpy", "sympy", "torch", "safetensors", "sacrebleu", "rich", "typst", "pypdf", "fsrs", "genanki",
+                   "latex2mathml", "cv2", "segno", "pypdfium2", "markdown_it", "pygments", "typer.rich_utils", "pydantic")
+
+
+def function_level_imports(path: Path) -> list[tuple[str, list[str], int]]:
+    """The imports written inside a function (a method, a nested function, a lambda's body), as imports() gives them."""
+    tree = parsed(path)
+    lines = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            lines |= {n.lineno for n in ast.walk(node) if isinstance(n, (ast.Import, ast.ImportFrom))}
+    return [imp for imp in imports(path) if imp[2] in lines]
+
+
+def module_imports(path: Path) -> list[tuple[str, list[str], int]]:
+    """The imports that run when the module is imported: none inside a function or under TYPE_CHECKING."""
+    tree = parsed(path)
+    skipped = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) or (
+                isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)):
+            skipped |= {n.lineno for n in ast.walk(node) if isinstance(n, (ast.Import, ast.ImportFrom))}
+    return [imp for imp in imports(path) if imp[2] not in skipped]
+
+
+@functools.cache
+def _project_files() -> dict[str, Path]:
+    return {module_name(p): p for p in package_files()}
+
+
+@functools.cache
+def _loads_directly(name: str) -> tuple[str, ...]:
+    """The modules examprep's module ``name`` imports when it is imported (another library's: none)."""
+    files = _project_files()
+    if name not in files:
+        return ()
+    out = []
+    for target, names, _ in module_imports(files[name]):
+        out += [f"{target}.{n}" for n in names if f"{target}.{n}" in files] or [target]
+    return tuple(out)
+
+
+def loaded_by(modules: set[str]) -> set[str]:
+    """Every module that importing ``modules`` loads, read from the sources: examprep's modules (with the packages
+    they are in) and other libraries' modules by their dotted names and each prefix."""
+    seen: set[str] = set()
+    todo = list(modules)
+    while todo:
+        parts = todo.pop().split(".")
+        for k in range(1, len(parts) + 1):           # a module's packages load first
+            m = ".".join(parts[:k])
+            if m not in seen:
+                seen.add(m)
+                todo += _loads_directly(m)
+    return seen
+
+
+def heavy(modules: set[str]) -> set[str]:
+    from tests.cli.test_startup import HEAVY, TABLES
+
+    return {m for m in modules if m not in TABLES
+            and any(m == h or m.startswith(h + ".") for h in (*HEAVY_LIBRARIES, *HEAVY))}
+
+
+def lazy_project_imports() -> list[tuple[str, str, str]]:
+    """(importing module, imported module, where) for every function-level import of an examprep module."""
+    files = _project_files()
+    out = []
+    for name, path in files.items():
+        for target, names, line in function_level_imports(path):
+            if target == "examprep" or target.startswith("examprep."):
+                for t in [f"{target}.{n}" for n in names if f"{target}.{n}" in files] or [target]:
+                    out.append((name, t, f"{path.relative_to(ROOT)}:{line}"))
+    return out
+
+
+def test_project_imports_are_at_module_top_but_in_the_named_places():
+    from fnmatch import fnmatch
+
+    misplaced, for_nothing, used = [], [], set()
+    for here, there, where in lazy_project_imports():
+        if any(here == p or here.startswith(p + ".") for p in PENDING_LAZY):
+            used.add(next(p for p in PENDING_LAZY if here == p or here.startswith(p + ".")))
+            continue
+        places = [(a, b) for a, b in LAZY_PROJECT_IMPORTS if fnmatch(here, a) and fnmatch(there, b)]
+        used.update(places)
+        if not places:
+            misplaced.append(f"{where} ({there})")
+        elif not heavy(loaded_by({there})) - heavy(loaded_by({here})):
+            for_nothing.append(f"{where} ({there})")
+    assert not misplaced, f"import these at module top (or name the place in LAZY_PROJECT_IMPORTS): {misplaced}"
+    assert not for_nothing, f"these defer no heavy module: import them at module top: {for_nothing}"
+    assert not (set(LAZY_PROJECT_IMPORTS) | set(PENDING_LAZY)) - used, "no longer used: take these out"
+
+
+def test_the_start_up_reading_sees_what_a_module_loads():
+    assert {"numpy", "examprep.engine._core", "examprep.errors"} <= loaded_by({"examprep.engine.rnn"})
+    assert "torch" in heavy(loaded_by({"examprep.train.model"}))
+    assert not heavy(loaded_by({"examprep.cli.app"}))          # what `examprep --help` loads
+    assert any(there == "examprep.solve" for _, there, _ in lazy_project_imports())   # a pending one is seen

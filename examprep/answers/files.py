@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from examprep.answers.json_list import objects
 from examprep.answers.limits import (DEFAULT_LIMITS, MAX_CLASS_FILE_BYTES, MAX_CLASS_ROWS, MAX_KEYS, MAX_NESTING,
                                      MAX_NESTING_CEILING, MAX_SUBMISSION_BYTES, OPTIONS, Limits, SubmissionError,
                                      chunks_of, codec_of, decode, raise_hint, read_bytes, shape, text_stream, too_deep,
@@ -34,6 +35,7 @@ from examprep.answers.limits import (DEFAULT_LIMITS, MAX_CLASS_FILE_BYTES, MAX_C
 # the one rule for showing a file's text on a terminal and in messages, offered here too (many modules read it from here)
 from examprep.escape import excerpt, printable, shown, unprintable_char  # noqa: F401
 from examprep.fileio import not_regular, size_text
+from examprep.tomllines import explain
 
 # the names this module has always offered, now kept in examprep.answers.limits
 __all__ = ["DEFAULT_LIMITS", "MAX_CLASS_FILE_BYTES", "MAX_CLASS_ROWS", "MAX_KEYS", "MAX_NESTING", "MAX_SUBMISSION_BYTES",
@@ -149,8 +151,6 @@ def _read_toml(text: str, path: Path, limits: Limits = DEFAULT_LIMITS) -> list[S
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
-        from examprep.tomllines import explain
-
         raise SubmissionError(f"{path}: {explain(text, err)}") from None
     except (RecursionError, ValueError) as err:
         raise SubmissionError(f"{path}: invalid TOML: {_decoding_failure(err, limits)}") from None
@@ -200,8 +200,6 @@ def _read_json_list(stream: Any, path: Path, limits: Limits) -> tuple[list[Submi
     rules, memory for about one item): only the submissions are kept. An item over a limit of one
     submission is named and skipped; a file json.loads would refuse, an item nested too deeply or
     more than ``limits.class_rows`` items refuse the whole file."""
-    from examprep.answers.json_list import objects
-
     subs: list[Submission] = []
     errors: list[SubmissionError] = []
     try:

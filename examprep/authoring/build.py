@@ -9,11 +9,18 @@ from typing import Any
 
 import numpy as np
 
+from examprep import solve
+from examprep.answers.read import norm_choice
+from examprep.answers.result import to_array
 from examprep.authoring import expr
 from examprep.authoring.question import MAX_TRIES, QuestionError, QuestionSpec, draws, substitute
 from examprep.document import Matrix, Text, name_latex
-from examprep.errors import ParamError
+from examprep.errors import ExamprepError, ParamError
+from examprep.generators import nice
+from examprep.generators.framework import _differs, _identical, steps_from
 from examprep.problem import EXACT, SIGFIGS3, EcfRule, Misconception, Part, Problem, SolutionStep
+from examprep.solve.contract import jsonable
+from examprep.stream import Stream
 from examprep.values import latex_number, snap
 
 
@@ -86,10 +93,6 @@ def make_problem(spec: Any, seed: int, values: dict[str, Any]) -> tuple[Problem,
 
 
 def _make_problem(spec: Any, seed: int, values: dict[str, Any]) -> tuple[Problem, list[tuple[str, str]]]:
-    from examprep import solve
-    from examprep.generators.framework import steps_from
-    from examprep.solve.contract import jsonable
-
     notes: list[tuple[str, str]] = []
     parts: list[Part] = []
     solution: list[SolutionStep] = []
@@ -183,11 +186,6 @@ def _numeric_part(ps: Any, prompt: str, value: Any, known: Any, authored: Any, s
     (``known``), then the author's (``authored``, each (id, value, explanation, credit)) — less those
     that give the answer itself or that the tolerance cannot tell from it (a note says so); and, for
     a computed part, the worked step that shows its expression's value."""
-    from examprep.answers.result import to_array
-    from examprep.generators.framework import _differs, _identical
-    from examprep.solve.contract import jsonable
-    from examprep.values import snap
-
     what = ps.answer or f"value {ps.value!r}"
     kind = _kind(value)
     if kind is None or np.size(value) == 0:     # an empty list: no entry to grade (a key of "vector of 0")
@@ -238,8 +236,6 @@ def _authored(ps: Any, env: Any, known: Any, notes: list[tuple[str, str]]) -> li
     expression over the parameters and answers — those of the topic computed with the mistake's
     ``params`` where it gives them — or, with ``params`` alone, the part's own answer so computed.
     A mistake that cannot be computed for this draw is None, with a note."""
-    from examprep.errors import ExamprepError
-
     out = []
     for m in ps.mistakes:
         try:
@@ -257,16 +253,12 @@ def _authored(ps: Any, env: Any, known: Any, notes: list[tuple[str, str]]) -> li
 
 def _choice_order(spec: Any, ps: Any, seed: int) -> list[int]:
     """The order a choice part shows its options in for ``seed`` (indexes into ``ps.choices``)."""
-    from examprep.generators import Stream
-
     return Stream("question", spec.id, seed, "choices", ps.id).shuffle(range(len(ps.choices)))
 
 
 def choice_label(spec: Any, part_id: str, seed: int, text: str) -> str | None:
     """The label (a, b, …) that option ``text`` of choice part ``part_id`` has in variant ``seed``,
     or None where ``text`` is not one of its options (a question test may name an option by its text)."""
-    from examprep.answers.read import norm_choice
-
     ps = next(p for p in spec.parts if p.id == part_id)
     order = _choice_order(spec, ps, seed)
     for pos, orig in enumerate(order):
@@ -310,8 +302,6 @@ def _choice_part(spec: Any, ps: Any, prompt: str, seed: int) -> tuple[Part, Solu
 def _shapes_part(ps: Any, prompt: str, value: Any, known: Any) -> Part:
     """A part asking a whole list of shapes (Topic.shape_lists): kind "shapes", each shape exact, with
     the table's mistakes that give another list."""
-    from examprep.solve.contract import jsonable
-
     def shapes(v: Any) -> list[list[int]]:
         return [[int(s) for s in shape] for shape in jsonable(v)]
 
@@ -324,8 +314,6 @@ def _shapes_part(ps: Any, prompt: str, value: Any, known: Any) -> Part:
 
 def _short(v: Any, n: int = 50) -> str:
     """A value in a check's message: numbers to 4 significant figures, cut at ``n`` characters."""
-    from examprep.generators import nice
-
     def fmt(x: Any) -> str:
         if isinstance(x, list):
             return "[" + ", ".join(fmt(e) for e in x) + "]"

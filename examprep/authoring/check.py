@@ -13,6 +13,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from examprep.answers import check_part
+from examprep.authoring.build import build_question, choice_label, draft
+from examprep.authoring.question import load_question
+from examprep.errors import ExamprepError
+
 DRAWS = 50
 DEGENERATE_SHARE = 0.10
 REFUSED = re.compile(r"the engine refused (\d+) draw\(s\) before this one: (.*)", re.S)
@@ -61,9 +66,6 @@ class CheckResult:
 
 def check_question(path: str, draws: int = DRAWS, first_seed: int = 0) -> CheckResult:
     """Read the question (QuestionError for a bad file) and draw it with seeds first_seed, … ."""
-    from examprep.authoring.build import draft
-    from examprep.authoring.question import load_question
-
     spec = load_question(path)
     part_line = {p.id: p.line for p in spec.parts}
     grouped: dict[tuple[str, str], Finding] = {}
@@ -138,10 +140,6 @@ def _never_used(spec: Any, used: set[tuple[str, str]], graded: set[str], grouped
 def run_tests(spec: Any) -> list[Finding]:
     """The question's [[question.test]] tables, each graded as `examprep grade` grades the answer
     on the variant of its seed: a fatal Finding for each that does not hold."""
-    from examprep.answers import check_part
-    from examprep.authoring.build import build_question, choice_label
-    from examprep.errors import ExamprepError
-
     built: dict[int, Any] = {}
     out = []
     for i, t in enumerate(spec.tests, 1):

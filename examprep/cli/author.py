@@ -5,6 +5,7 @@ from typing import Optional
 import typer
 
 from examprep.cli.usage import paragraphs
+from examprep.errors import ExamprepError, ParamError, check_seed
 
 app = typer.Typer()
 
@@ -31,7 +32,6 @@ def check(
     import shutil
 
     from examprep.authoring.check import check_question, report_lines
-    from examprep.errors import ExamprepError, ParamError, check_seed
 
     if not 1 <= draws <= 10_000:
         raise ParamError(f"--draws: expected 1 to 10000, got {draws}")

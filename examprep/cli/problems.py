@@ -4,6 +4,8 @@ from typing import Optional
 
 import typer
 
+from examprep.errors import ParamError, missing_extra
+
 app = typer.Typer()
 
 
@@ -64,12 +66,9 @@ def generate(
     import secrets
 
     from examprep import keys
-    from examprep.errors import missing_extra
     from examprep.sources import build_many
 
     if as_json and markdown:                    # one output format on stdout: JSON alone was printed
-        from examprep.errors import ParamError
-
         raise ParamError("--json and --markdown: choose one (each prints the problems in its own format)")
     seed = secrets.randbelow(1_000_000) if seed is None else seed
     keys.check_outputs(key=key, template=template, force=force,      # before the work

@@ -5,6 +5,9 @@ from typing import Optional
 
 import typer
 
+from examprep.errors import ExamprepError, check_seed
+from examprep.train.options import quiet_waiting_threads
+
 app = typer.Typer()
 
 
@@ -22,9 +25,6 @@ def verify(
 ) -> None:
     """Check the numeric engine against torch on random instances of every topic torch computes
     (or, with --checkpoint, against a trained RNN encoder–decoder's modules on real inputs)."""
-    from examprep.errors import ExamprepError, check_seed
-    from examprep.train.options import quiet_waiting_threads
-
     if instances < 1:
         raise ExamprepError(f"--instances: expected a positive integer, got {instances}")
     check_seed(seed)

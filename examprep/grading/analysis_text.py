@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from examprep.answers.files import printable
 from examprep.grading.analysis import EASY, HARD, LOW_DISCRIMINATION, review_reasons
 from examprep.render.typst.latex import typst_string
 
@@ -38,8 +39,6 @@ def terminal_summary(result: dict[str, Any], left_out: list[str], *, title: str,
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
-
-    from examprep.answers.files import printable      # a title from a file never drives the terminal
 
     out: list[Any] = [Text(printable(title), style="bold"), Text(headline(result), style="bold")]
     review = to_review(result)

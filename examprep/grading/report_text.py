@@ -16,11 +16,14 @@ from typing import Any
 
 from examprep.answers import PartResult, raw_text
 from examprep.answers.files import printable
+from examprep.answers.parse import decimal_comma_on
+from examprep.answers.tokens import normalise
+from examprep.escape import markdown_cell, markdown_heading as heading, terminal
 from examprep.fileio import safe_name
 from examprep.grading.batch import BatchResult
 from examprep.grading.grade import SubmissionResult, address, summarise
 from examprep.problem import Problem
-from examprep.render import fmt_points, shape_answer
+from examprep.render import fmt_points, model_answer_text, shape_answer
 from examprep.values import rounded
 
 STATUS_STYLE = {"correct": "green", "ecf": "cyan", "misconception": "yellow", "wrong": "red", "blank": "dim",
@@ -34,8 +37,6 @@ HAND = ("pending", "marked")       # a written part's statuses: shown in summari
 def key_answer(part: Any) -> str:
     """The key's answer to a part as text: its exact form or value, or a written part's model answer."""
     if part.kind == "written":
-        from examprep.render import model_answer_text
-
         return model_answer_text(part)
     return part.exact or shape_answer(part) or fmt_value(part.expected)
 
@@ -56,8 +57,6 @@ def unique_names(results: list[SubmissionResult]) -> list[str]:
 def fmt_value(value: Any, digits: int = 4) -> str:
     """A parsed answer in one line: numbers to ``digits`` significant figures, lists bracketed;
     with decimal commas (examprep.answers.parse.decimal_comma) "0,5" and "[0,1; 0,9]"."""
-    from examprep.answers.parse import decimal_comma_on
-
     if decimal_comma_on() and isinstance(value, (float, list)):
         if isinstance(value, list):
             return "[" + "; ".join(fmt_value(v, digits) for v in value) + "]"
@@ -115,8 +114,6 @@ _LAYOUT = str.maketrans("", "", " ,*\t")
 def _reads_as(raw: str, value: Any, shown: str) -> bool:
     """Is the value just the raw text read back (so "read as" would only repeat it)? Unicode
     forms count as written (−0.5 is -0.5)."""
-    from examprep.answers.tokens import normalise
-
     if isinstance(value, str) and (raw == value.strip() or raw.endswith("…") and value.startswith(raw[:-1])):
         return True          # a written answer or a choice: the text itself (raw_text cuts a long one)
     raw = normalise(raw)
@@ -238,8 +235,6 @@ def conflict_markdown(conflict: Any) -> str:
 
 def escape(text: str) -> str:
     """Student text for rich markup: printable, with its square brackets escaped."""
-    from examprep.escape import terminal
-
     return terminal(text)
 
 
@@ -390,8 +385,6 @@ def _md(text: str) -> str:
     """Text from a student (or a file) inside Markdown: printable, on one line, and as
     examprep.escape.markdown_cell makes it: <script>, <img onerror=…> show as text, [x](javascript:…)
     is no link and a '|' does not split a table cell."""
-    from examprep.escape import markdown_cell
-
     return markdown_cell(printable(str(text).replace("\r\n", " ").replace("\n", " ")))
 
 
@@ -441,8 +434,6 @@ def _md_block(text: str) -> list[str]:
 def markdown_report(res: SubmissionResult, *, show_answers: bool = False) -> str:
     """A student's feedback as Markdown: score, then per question a table of parts; a long written
     answer is shown whole below its question's table (a table cell holds one line)."""
-    from examprep.escape import markdown_heading as heading
-
     lines = [f"# Feedback — {heading(res.student_id)}" + (f" ({heading(res.name)})" if res.name else ""), "",
              f"**Score: {_points(res.score)} / {_points(res.max_score)} ({res.percent:.0f}%)**", ""]
     if res.variant:

@@ -8,6 +8,8 @@ import sys
 import threading
 from typing import Any
 
+from examprep.render import terminal
+
 class TimeUp(Exception):
     """The exam's time ran out while a prompt was waiting."""
 
@@ -39,8 +41,6 @@ class Terminal:
     plain prompts, and each answer read is echoed so a piped transcript reads like a session."""
 
     def __init__(self, *, no_color: bool = False, interactive: bool | None = None, width: int | None = None):
-        from examprep.render import terminal
-
         self.console = terminal.console(no_color, markup=False)     # the text shown is questions' and students'
         if width is not None:
             self.console.width = width

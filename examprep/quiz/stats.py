@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from examprep.history import Attempt, History
+from examprep import generators
+from examprep.history import Attempt, History, misconception_stats, topic_stats
+from examprep.quiz.cards import unreviewable
 from examprep.sources.concepts import CONCEPT_PREFIX, packaged_bank
 from examprep.quiz.prompt import Terminal
 from examprep.quiz.views import bar, fmt_clock, fmt_duration, sparkline
 from examprep.render import plural
+from examprep.review import all_cards, topic_item
 
 def stats_data(history: History, *, now: float, topic: str | None = None, days: float | None = None) -> dict:
     """Progress as plain data (for the table and --json)."""
-    from examprep.history import misconception_stats, topic_stats
-    from examprep.review import all_cards, topic_item
-
     since = now - days * 86400 if days else None
     attempts = history.attempts(topic=topic, since=since)
     topics = topic_stats(attempts)
@@ -109,10 +109,6 @@ def print_due(term: Terminal, history: History, *, now: float, name_unreviewable
     from rich import box
     from rich.table import Table
     from rich.text import Text
-
-    from examprep import generators
-    from examprep.quiz.cards import unreviewable
-    from examprep.review import all_cards
 
     out = term.console
     cards = all_cards(history, now=now)

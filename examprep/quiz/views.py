@@ -5,12 +5,16 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from examprep.authoring.build import option_text
 from examprep.document import Text as TextBlock
+from examprep.grading.report_text import feedback_view
 from examprep.problem import Part, Problem
 from examprep.sources.concepts import CONCEPT_PREFIX, is_concept
 from examprep.quiz.outcomes import PartOutcome, ProblemOutcome, Summary
 from examprep.quiz.prompt import Terminal
 from examprep.render import fmt_points, plural, shape_answer
+from examprep.render.terminal import block_renderable, inline, value_renderable
+from examprep.review_optimize import MIN_TRAINING_REVIEWS, default_parameters
 
 def fmt_clock(seconds: float | None) -> str:
     """h:mm:ss (or m:ss under an hour)."""
@@ -42,8 +46,6 @@ def problem_panel(problem: Problem, number: int) -> Any:
     from rich.panel import Panel
     from rich.text import Text
 
-    from examprep.render.terminal import block_renderable, inline
-
     body = [block_renderable(b) for b in problem.statement]
     if problem.conventions:
         body.append(Text("Conventions: " + "; ".join(f"{k}: {v}" for k, v in problem.conventions.items()), style="dim"))
@@ -73,9 +75,6 @@ def _expected_renderable(part: Part) -> Any:
     """The key's answer as grade's --show-answers gives it: a shape as 16×24×24, a written part's
     model answer (it has no value to show)."""
     from rich.text import Text
-
-    from examprep.authoring.build import option_text
-    from examprep.render.terminal import inline, value_renderable
 
     if part.kind == "written":
         return Text("marked by hand; model answer: " + inline(part.model_answer))
@@ -131,8 +130,6 @@ def model_answer_view(part: Any) -> Any:
     from rich.panel import Panel
     from rich.text import Text
 
-    from examprep.render.terminal import inline
-
     body: list[Any] = [Text(inline(part.model_answer))]
     if part.rubric:
         body.append(Text("Rubric:", style="dim"))
@@ -156,8 +153,6 @@ def concept_explanation(problem: Problem) -> Any:
     from rich.console import Group
     from rich.panel import Panel
     from rich.text import Text
-
-    from examprep.render.terminal import inline
 
     lines = []
     for step in problem.solution:
@@ -265,8 +260,6 @@ def print_summary(term: Terminal, summary: Summary) -> None:
 
 def exam_report(summary: Summary) -> Any:
     """The exam's graded report: the grader's per-part feedback view, with the key's answers."""
-    from examprep.grading.report_text import feedback_view
-
     return feedback_view(summary.report, show_answers=True)
 
 
@@ -292,8 +285,6 @@ def print_optimization(term: Any, result: Any, *, path: Any, now: float) -> None
 
     from rich import box
     from rich.table import Table
-
-    from examprep.review_optimize import MIN_TRAINING_REVIEWS, default_parameters
 
     out = term.console
     in_use = (f"the parameters fitted on {datetime.fromtimestamp(result.previous_time):%Y-%m-%d}"

@@ -18,9 +18,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from examprep import escape
+from examprep import document as d, escape
 from examprep.problem import Problem
+from examprep.render import receptive_field_rows
 from examprep.render.moodle import _math_text, _statement_html, block_html, solution_html
+from examprep.stream import Stream
 from examprep.values import fmt_number
 
 # Fixed ids (Anki's note type and deck ids are 64-bit integers chosen by the deck's author; a
@@ -81,8 +83,6 @@ def concept_fields(concept: Any) -> list[str]:
     section, then the verbatim quote."""
     question = f"<p>{_math_text(concept.question)}</p>"
     if concept.kind == "choice":
-        from examprep.stream import Stream
-
         order = Stream("concept", concept.id, 0).shuffle(range(len(concept.choices)))
         items = "".join(f"<li>{Problem.label(pos)}) {_math_text(concept.choices[orig])}</li>"
                         for pos, orig in enumerate(order))
@@ -106,11 +106,8 @@ def figure_html(fig: Any) -> str:
     """A figure the worked solution draws (sheets.build.solution_extras): a heatmap as a shaded
     table, a receptive-field figure as the units each level reads, top layer first (as the
     Markdown sheet writes it)."""
-    from examprep import document as d
-
     if isinstance(fig, d.Heatmap):
         return block_html(fig)
-    from examprep.render import receptive_field_rows
 
     rows = [f"<li>{escape.html(row)}</li>" for row in receptive_field_rows(fig)]
     return ("<p><strong>Receptive field of the middle output</strong> (units it depends on, top layer first):</p>"

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from examprep.render.typst.latex import typst_string
+
 # Debian package → the files it installs that we pass to Typst (regular and bold, serif first)
 DEBIAN_FONTS = {
     "fonts-noto-cjk": ("/usr/share/fonts/opentype/noto/NotoSerifCJK-Regular.ttc",
@@ -70,8 +72,6 @@ def missing_glyphs(chars: Iterable[str], folder: str | None = None) -> set[str]:
     """The characters no font can show: the bundled fonts, plus those in ``folder``. Each is
     typeset alone on a page and compared, as an image, with a character no font has."""
     import typst
-
-    from examprep.render.typst.latex import typst_string
 
     chars = sorted(set(chars))
     if not chars:

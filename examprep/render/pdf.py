@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from examprep.errors import ExamprepError
+from examprep.fileio import atomic_write_bytes
+from examprep.render.typst.blocks import figure_source
 
 
 class TypstCompileError(ExamprepError):
@@ -201,9 +203,6 @@ def compile_png(source: str, ppi: int = 144) -> bytes:
 
 def write_figure(path: str | os.PathLike, title: str, blocks: list, footer: str | None = None) -> Path:
     """A figure of document blocks written atomically, as a PDF or (by the file's suffix) a PNG."""
-    from examprep.fileio import atomic_write_bytes
-    from examprep.render.typst.blocks import figure_source
-
     source = figure_source(title, blocks, footer)
     path = Path(path)
     return atomic_write_bytes(path, compile_png(source) if path.suffix.lower() == ".png" else compile_pdf(source))

@@ -12,9 +12,13 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from examprep import document as d
 from examprep.problem import Problem
-from examprep.render import plural, shape_answer
+from examprep.render import plural, prose_symbols, shape_answer
 from examprep.render.latex import to_text
+from examprep.render.worked import worked_steps
+from examprep.solve import REQUIRED, TOPICS
+from examprep.solve.reference import ecf_text
 from examprep.values import fmt_number, snap
 
 
@@ -78,8 +82,6 @@ def values_block(values: dict[str, Any]) -> Table:
 
 def print_solution(solution: Any, *, no_color: bool = False) -> None:
     """Print a solve.Solution: conventions, each step (formula and values), then the answer."""
-    from examprep.solve import TOPICS
-
     out = console(no_color)
     title = TOPICS[solution.topic].title if solution.topic in TOPICS else solution.topic
     out.print(Text(f"{solution.topic} — {title}", style="bold"))
@@ -102,9 +104,6 @@ def print_solution(solution: Any, *, no_color: bool = False) -> None:
 def print_topic_answers(t: Any, *, no_color: bool = False) -> None:
     """One solve topic for a question's author: its parameters, then each answer a part may name
     with its known mistakes (the feedback a student gets) and whether an ECF rule carries it."""
-    from examprep.solve import REQUIRED
-    from examprep.solve.reference import ecf_text
-
     out = console(no_color)
     out.print(Text.assemble((t.name, "bold cyan"), "  ", (t.title, "dim")))
     for p in t.params:
@@ -132,8 +131,6 @@ def print_topic_answers(t: Any, *, no_color: bool = False) -> None:
 
 def print_topic_list(topics: dict, *, no_color: bool = False) -> None:
     """The solve topics with their parameters (defaults in brackets) and answer names."""
-    from examprep.solve import REQUIRED
-
     out = console(no_color)
 
     def params(t: Any) -> str:
@@ -172,8 +169,6 @@ def inline(text: str) -> str:
     $W_{hn}$ prints)."""
     import re
 
-    from examprep.render import prose_symbols
-
     return re.sub(r"\$([^$]+)\$", lambda m: to_text(m.group(1)), prose_symbols(text))
 
 
@@ -182,8 +177,6 @@ def _label(name: str) -> str:
 
 
 def block_renderable(block: Any) -> Any:
-    from examprep import document as d
-
     if isinstance(block, d.Text):
         return Text(inline(block.text))
     if isinstance(block, d.Math):
@@ -314,7 +307,6 @@ def print_problem_line(problem: Any, *, number: int | None = None) -> None:
 
 def print_worked_solution(problem: Any, out: Console) -> None:
     steps = []
-    from examprep.render.worked import worked_steps
 
     for n, step in enumerate(worked_steps(problem), 1):
         steps.append(Text(f"Step {n}. {inline(step.title)}" + (f"  → part {step.part}" if step.part else ""), style="bold"))

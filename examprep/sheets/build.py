@@ -17,8 +17,10 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from examprep import generators
+from examprep.document import Heatmap, Matrix
 from examprep.errors import check_seed
-from examprep.render import plural
+from examprep.render import fonts, plural
 from examprep.sources import build_problems
 from examprep.sources.recipes import SheetError, SheetRecipe
 from examprep.sheets.variants import Student, check_pairing, check_secret, stretch_secret, variant_seed
@@ -147,9 +149,6 @@ def solution_extras(problems: list) -> dict[int, list]:
     matrix answer whose rows are probability distributions (attention weights, batched softmax),
     then the figures the problem's own generator draws (the receptive-field diagram of a conv/pool
     stack)."""
-    from examprep import generators
-    from examprep.document import Heatmap, Matrix
-
     out: dict[int, list] = {}
     for k, p in enumerate(problems):
         extras: list = []
@@ -215,7 +214,5 @@ def printed_texts(sheet: Sheet) -> dict[str, str]:
 def font_plan(sheet: Sheet):
     """The extra fonts the sheet's PDFs need and a warning for each name no font can show
     (examprep.render.fonts.plan)."""
-    from examprep.render import fonts
-
     return fonts.plan(printed_texts(sheet))
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from examprep.errors import ParamError
+
 
 @dataclass(frozen=True)
 class Item:
@@ -54,8 +56,6 @@ def duplicate_id_message(spec: Any, other: Any) -> str:
 
 def check_distinct_ids(items: Any) -> None:
     """ParamError (one line naming both files) for two question files with one id among ``items``."""
-    from examprep.errors import ParamError
-
     for k, item in enumerate(items):
         if getattr(item, "question", None) is not None:
             other = same_id_elsewhere(item.question, items[:k])

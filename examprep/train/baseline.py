@@ -21,6 +21,7 @@ from examprep.train.errors import ConfigError
 from examprep.train.config import TransformerConfig
 from examprep.train.layers import sinusoidal_table
 from examprep.train.model import EncoderDecoder
+from examprep.train.rnn import top_hidden
 
 
 class TorchTransformer(nn.Module):
@@ -166,8 +167,6 @@ def plain_rnn_loop(model, src: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tens
     attention kind, and additive attention's W_1 h_j recomputed at every step. The reference that
     bench/train_cpu.py times the model against; equal logits (tests/train/test_rnn.py)."""
     import torch.nn.functional as F
-
-    from examprep.train.rnn import top_hidden
 
     cfg = model.cfg
     scale = math.sqrt(cfg.d_model)

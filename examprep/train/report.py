@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from typing import Optional
 
+from examprep.document import Heatmap
+from examprep.render.terminal import block_renderable, console as make_console
+
 
 def describe_metrics(metrics: dict) -> str:
     if "masked_accuracy" in metrics:                     # a masked LM (examprep.train.mlm)
@@ -142,10 +145,6 @@ def print_attention(view, console=None) -> None:
     """The attention weights as examprep's terminal heatmap, after a title line: one row per output
     token (the step that produced it), one column per source token. The heatmap fits the console's
     width: two decimals, whole percentages or one shade character per source token."""
-    from examprep.document import Heatmap
-    from examprep.render.terminal import block_renderable
-    from examprep.render.terminal import console as make_console
-
     def label(tok: str) -> str:                       # word tokens carry their leading space
         return tok.strip() or "␣"
 
