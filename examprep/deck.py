@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shlex
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -117,8 +118,6 @@ def _described(item: Any, calculator_free: bool) -> tuple[str, str, tuple[int, .
 
 def _command(item: Any, problem: Any) -> str | None:
     """The command a question file's card shows to rebuild it (a generator's: the default)."""
-    import shlex
-
     if item.question is None:
         return None
     return f"examprep generate {shlex.quote(Path(item.question.source).name)} -s {problem.seed}"

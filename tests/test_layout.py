@@ -2,8 +2,9 @@
 part in an import cycle; one subject area has one name in every layer (engine/, solve/, verify/,
 generators/); torch is imported only under examprep/train and examprep/verify; registries are
 literal; generators build their solutions from named steps; the CLI's command modules never import
-the cli package that loads them. Read from the source with ast, so lazy (function-level) and
-TYPE_CHECKING imports count too."""
+the cli package that loads them; packages import only lower layers (PACKAGE_LAYERS); imports are at
+module top but in named places, for start-up time (docs/code.md, "Layers"). Read from the source
+with ast, so lazy (function-level) and TYPE_CHECKING imports count too."""
 import ast
 import functools
 from pathlib import Path
@@ -301,28 +302,47 @@ def test_no_package_imports_a_higher_or_a_peer_one():
     assert all(reason.strip() for reason in (*LAYER_EXCEPTIONS.values(), *PENDING_LAYERS.values()))
 
 
-# ---- project imports at module top ---------------------------------------------------------------------------------
-# A function-level import of an examprep module is allowed only in these places, (importing module, imported
-# module) as fnmatch patterns, each for its start-up reason; and only where it keeps a heavy module (HEAVY below)
-# out of the importing module's own start-up. Everything else is imported at module top.
+# ---- imports at module top ---------------------------------------------------------------------------------------
+# A function-level import of an examprep module is allowed only in these places, (importing module, imported module)
+# as fnmatch patterns, each for the start-up time of a help screen: each importing module is one that `examprep
+# --help` or an `examprep COMMAND --help` loads, and each import there defers a module that its start-up would not
+# load otherwise. Everything else is imported at module top.
 LAZY_PROJECT_IMPORTS = {
     ("examprep.cli.*", "examprep.*"):
-        "a command imports its feature's modules when it runs, so `examprep COMMAND --help` loads typer and the "
-        "command's options only (tests/cli/test_startup.py); the command table (cli/app.py) imports the command's "
-        "module itself only when the command runs",
+        "a command imports its feature when it runs, so `examprep COMMAND --help` loads typer and the command's "
+        "options only (tests/cli/test_startup.py); the command table (cli/app.py) imports a command's module only "
+        "when the command runs",
     ("examprep.render.exports", "examprep.render.*"):
         "the table of export formats, which `examprep --help` and `sheet --help` list, imports a format's renderer "
         "when its writer runs",
+    ("examprep.train.options", "examprep.*"):
+        "the trainer's options and limits make the help screens of train, translate, attention-map, fill-mask and "
+        "finetune; what its checks read (configurations, run directories, output paths) loads when a check runs",
 }
 # left inside functions in the packages other work is editing now, with the reason
 PENDING_LAZY = {
     "examprep.generators": "moved after issue 37 item 1's migration (generators/ is being edited)",
     "examprep.solve": "moved after issue 37 item 1's migration (solve/ is being edited)",
 }
-# what a start-up must not load for nothing: numpy, sympy, torch, rich, typst, pypdf, the optional extras' libraries,
-# and the heavy parts of examprep and of typer that a help screen never needs (tests/cli/test_startup.py)
-HEAVY_LIBRARIES = ("numpy", "sympy", "torch", "safetensors", "sacrebleu", "rich", "typst", "pypdf", "fsrs", "genanki",
-                   "latex2mathml", "cv2", "segno", "pypdfium2", "markdown_it", "pygments", "typer.rich_utils", "pydantic")
+# The other libraries a module may import inside a function, each for its start-up reason, and only where the
+# importing module does not load the library at its start-up anyway. Besides these, the places above may import any
+# library inside a function that their start-up would load otherwise (the standard library's json, for one).
+LAZY_LIBRARIES = {
+    "numpy": "~100 ms: the help screens, the CLI's tables and the torch-free checkpoint reader need none of it",
+    "sympy": "~0.5 s: only exact and symbolic answers need it",
+    "mpmath": "sympy's arbitrary precision: only numbers beyond a float's range need it",
+    "torch": "the train extra, seconds to import: only training, decoding and verifying load it",
+    "safetensors": "the train extra: only reading or writing a checkpoint's weights",
+    "sacrebleu": "the train extra: only a model's evaluation",
+    "rich": "the help screens are click's plain ones; rich loads when a command draws its output",
+    "typst": "the Typst compiler: only when a PDF is made",
+    "pypdf": "only a class PDF's join and --split's copies",
+    "fsrs": "the review scheduler: only when a card is rated or listed",
+    "fsrs_rs_python": "the FSRS optimizer (Rust): only `review --optimize`",
+    "genanki": "only `examprep anki`",
+    "latex2mathml": "only the QTI 2.1 export",
+    "readline": "importing it changes input() for the whole process: only an interactive quiz wants that",
+}
 
 
 def function_level_imports(path: Path) -> list[tuple[str, list[str], int]]:
@@ -378,11 +398,14 @@ def loaded_by(modules: set[str]) -> set[str]:
     return seen
 
 
-def heavy(modules: set[str]) -> set[str]:
-    from tests.cli.test_startup import HEAVY, TABLES
+@functools.cache
+def help_screens_load() -> frozenset[str]:
+    """The modules of examprep that a help screen loads: `examprep --help`'s and each `examprep COMMAND --help`'s
+    (the command table imports the command's module by name, which the sources do not show)."""
+    from examprep.cli.app import COMMANDS
 
-    return {m for m in modules if m not in TABLES
-            and any(m == h or m.startswith(h + ".") for h in (*HEAVY_LIBRARIES, *HEAVY))}
+    commands = {f"examprep.cli.{c.module}" for c in COMMANDS.values()}
+    return frozenset(m for m in loaded_by({"examprep.cli.app", *commands}) if m.startswith("examprep"))
 
 
 def lazy_project_imports() -> list[tuple[str, str, str]]:
@@ -397,27 +420,62 @@ def lazy_project_imports() -> list[tuple[str, str, str]]:
     return out
 
 
+def function_level_libraries() -> list[tuple[str, str, str]]:
+    """(importing module, imported library's top-level name, where) for every function-level import of another
+    library than examprep (the standard library's included)."""
+    out = []
+    for name, path in _project_files().items():
+        for target, _, line in function_level_imports(path):
+            if target and target != "examprep" and not target.startswith("examprep."):
+                out.append((name, target.split(".")[0], f"{path.relative_to(ROOT)}:{line}"))
+    return out
+
+
+def pending(module: str) -> str | None:
+    return next((p for p in PENDING_LAZY if module == p or module.startswith(p + ".")), None)
+
+
 def test_project_imports_are_at_module_top_but_in_the_named_places():
     from fnmatch import fnmatch
 
     misplaced, for_nothing, used = [], [], set()
     for here, there, where in lazy_project_imports():
-        if any(here == p or here.startswith(p + ".") for p in PENDING_LAZY):
-            used.add(next(p for p in PENDING_LAZY if here == p or here.startswith(p + ".")))
+        if pending(here):
+            used.add(pending(here))
             continue
         places = [(a, b) for a, b in LAZY_PROJECT_IMPORTS if fnmatch(here, a) and fnmatch(there, b)]
         used.update(places)
         if not places:
             misplaced.append(f"{where} ({there})")
-        elif not heavy(loaded_by({there})) - heavy(loaded_by({here})):
+        elif not loaded_by({there}) - loaded_by({here}):
             for_nothing.append(f"{where} ({there})")
     assert not misplaced, f"import these at module top (or name the place in LAZY_PROJECT_IMPORTS): {misplaced}"
-    assert not for_nothing, f"these defer no heavy module: import them at module top: {for_nothing}"
+    assert not for_nothing, f"these defer nothing the module does not load anyway: import them at its top: {for_nothing}"
     assert not (set(LAZY_PROJECT_IMPORTS) | set(PENDING_LAZY)) - used, "no longer used: take these out"
+    off_path = [here for here, _, _ in lazy_project_imports() if not pending(here) and here not in help_screens_load()]
+    assert not off_path, f"no help screen loads these: their imports go to module top: {off_path}"
+
+
+def test_other_libraries_are_imported_at_module_top_but_the_heavy_ones():
+    from fnmatch import fnmatch
+
+    misplaced, for_nothing = [], []
+    for here, library, where in function_level_libraries():
+        if pending(here):
+            continue
+        if library not in LAZY_LIBRARIES and not any(fnmatch(here, a) for a, _ in LAZY_PROJECT_IMPORTS):
+            misplaced.append(f"{where} ({library})")
+        elif library in loaded_by({here}):
+            for_nothing.append(f"{where} ({library})")
+    assert not misplaced, f"import these at module top (or give the library's reason in LAZY_LIBRARIES): {misplaced}"
+    assert not for_nothing, f"the module loads these at its start-up anyway: import them at module top: {for_nothing}"
+    assert {library for _, library, _ in function_level_libraries()} >= {"numpy", "sympy", "rich", "safetensors"}
 
 
 def test_the_start_up_reading_sees_what_a_module_loads():
     assert {"numpy", "examprep.engine._core", "examprep.errors"} <= loaded_by({"examprep.engine.rnn"})
-    assert "torch" in heavy(loaded_by({"examprep.train.model"}))
-    assert not heavy(loaded_by({"examprep.cli.app"}))          # what `examprep --help` loads
+    assert "torch" in loaded_by({"examprep.train.model"})
+    assert "numpy" not in loaded_by({"examprep.cli.app"})          # what `examprep --help` loads
+    assert {"examprep.cli.grade", "examprep.render.exports", "examprep.train.options"} <= help_screens_load()
+    assert "examprep.grading" not in help_screens_load()
     assert any(there == "examprep.solve" for _, there, _ in lazy_project_imports())   # a pending one is seen

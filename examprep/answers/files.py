@@ -19,6 +19,7 @@ import csv
 import io
 import itertools
 import json
+import os
 import re
 import stat
 import sys
@@ -361,8 +362,6 @@ def collect(paths: list[str | Path], linked: dict[Path, str] | None = None) -> t
     linked: where given, filled with a warning per file of a directory that is a hard link with
     names outside the directory (its link count, beyond its names in the folder): it is read (``cp -al``
     and deduplicating tools make honest ones), but it may be another file than the folder's own."""
-    import os
-
     files: list[Path] = []
     notes: list[str] = []
     seen: dict[Any, Path] = {}

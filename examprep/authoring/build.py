@@ -4,6 +4,7 @@ and ECF rule from the solve topic's tables), written parts with their model answ
 the topic's named worked steps."""
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -274,8 +275,6 @@ def option_text(part: Part) -> str | None:
     """The text of a question file's choice part's right option, read from the "a) …; b) …" list
     _choice_part writes after its prompt (a part keeps only the labels); None for a part whose
     options are not so listed (a generator's choices are their own text)."""
-    import re
-
     labels = [str(c) for c in part.choices]
     if not labels or not all(re.fullmatch(r"[a-z]", c) for c in labels) or str(part.expected) not in labels:
         return None

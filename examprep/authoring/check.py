@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -173,7 +174,6 @@ def report_lines(r: CheckResult, width: int | None = None) -> list[str]:
     lines = _report_lines(r)
     if width is None:
         return lines
-    import textwrap
 
     return [textwrap.fill(line, width=max(width, 40), subsequent_indent="  ", break_long_words=False,
                           break_on_hyphens=False) for line in lines]

@@ -1,5 +1,6 @@
 """`examprep check`: an instructor's question files, drawn many times and checked."""
 
+import shutil
 from typing import Optional
 
 import typer
@@ -29,8 +30,6 @@ def check(
     seed: Optional[int] = typer.Option(None, "--seed", "-s", help="First seed (default 0)."),
 ) -> None:
     """`examprep check` (its help is CHECK_HELP, one paragraph a line)."""
-    import shutil
-
     from examprep.authoring.check import check_question, report_lines
 
     if not 1 <= draws <= 10_000:

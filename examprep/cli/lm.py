@@ -8,7 +8,6 @@ import typer
 
 from examprep.errors import ExamprepError, Interrupted, check_seed
 from examprep.train.options import FinetuneOptions, parse_targets, quiet_waiting_threads, with_article
-from examprep.train.stored import read
 
 app = typer.Typer()
 DEFAULTS = FinetuneOptions()
@@ -93,6 +92,7 @@ def finetune(
     quiet_waiting_threads()
     from examprep.train.finetune import describe_counts, finetune as run, summary
     from examprep.train.report import RichReporter
+    from examprep.train.stored import read
 
     d_model = read(checkpoint).config.d_model
     result = run(options, reporter=RichReporter())

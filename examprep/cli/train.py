@@ -1,13 +1,13 @@
 """`examprep train`, `examprep translate` and `examprep attention-map`: the course's Transformer,
 trained, used and looked into (the work is in examprep.train, where torch is imported)."""
 
+import sys
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
 from examprep.errors import ExamprepError, Interrupted, check_seed, require_train
-from examprep.fileio import stdin_lines
 from examprep.train.options import (MAX_ALIGNMENT, MAX_BEAM, TrainOptions, check_architecture, check_attention_request,
                                     check_objective, parse_lengths, quiet_waiting_threads, resumed_model_kind)
 
@@ -125,9 +125,8 @@ def translate(
     """Translate with a trained model (greedy decoding with a KV cache, or beam search with --beam):
     one output line per TEXT, or per line of stdin with '-'. Characters the model never saw are read
     as unknown, with a warning."""
-    import sys
-
     quiet_waiting_threads()
+    from examprep.fileio import stdin_lines
     from examprep.train.report import print_attention
     from examprep.train.serve import Translator
 

@@ -1,12 +1,12 @@
 """`examprep verify`: the numeric engine against its torch references (examprep.verify)."""
 
+import json
 from pathlib import Path
 from typing import Optional
 
 import typer
 
 from examprep.errors import ExamprepError, check_seed
-from examprep.train.options import quiet_waiting_threads
 
 app = typer.Typer()
 
@@ -32,6 +32,8 @@ def verify(
     if checkpoint is not None and topic:
         raise ExamprepError("--topic: with --checkpoint the topics are the model's (its cells and attention); "
                             "give one or the other")
+    from examprep.train.options import quiet_waiting_threads
+
     quiet_waiting_threads()
     from examprep.render.terminal import console
     from examprep.train.distributed import one_thread
@@ -56,8 +58,6 @@ def verify(
 
 def _show(rows, as_json: bool, title: Optional[str], instances: int, seed: int, no_color: bool) -> None:
     if as_json:
-        import json
-
         typer.echo(json.dumps([{"topic": r.topic, "instances": r.instances, "max_abs_diff": r.max_abs_diff,
                                 "max_rel_diff": r.max_rel_diff, "failures": r.failures, "passed": r.passed,
                                 "first_failure": r.first_failure} for r in rows], default=str))

@@ -17,6 +17,8 @@ Written parts still pending (not yet marked) are left out, and named in ``left_o
 """
 from __future__ import annotations
 
+import csv
+import io
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -361,9 +363,6 @@ CSV_COLUMNS = ("item", "kind", "points", "difficulty", "discrimination", "blank"
 
 def csv_text(result: dict[str, Any]) -> str:
     """item-analysis.csv: one row per part, then one per question; an undefined value is empty."""
-    import csv
-    import io
-
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_COLUMNS)

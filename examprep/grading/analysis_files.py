@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from rich.console import Console
 
 from examprep.fileio import InputError, OutputError, check_output_folder, read_user_text, real_path, write_outputs
 from examprep.grading.analysis import ItemData, analyse, csv_text, from_grades
@@ -74,8 +75,6 @@ def run_analyze(grades: str, out_dir: str | None, *, quiet: bool = False, no_col
                 force: bool = False) -> int:
     """`examprep analyze GRADES.json [--out DIR] [--force]`: the summary on the terminal, the files in
     DIR (an earlier analysis there only replaced with ``force``)."""
-    from rich.console import Console
-
     if out_dir is not None:                 # '' and '-' are refused, never taken as "no folder"
         check_out_dir(out_dir, "--out", force=force)
     data, title = read_grades(grades)

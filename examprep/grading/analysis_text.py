@@ -10,6 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
 from examprep.answers.files import printable
 from examprep.grading.analysis import EASY, HARD, LOW_DISCRIMINATION, review_reasons
 from examprep.render.typst.latex import typst_string
@@ -36,10 +41,6 @@ def terminal_summary(result: dict[str, Any], left_out: list[str], *, title: str,
     """A rich Group: the headline (under ``title``, analysis.pdf's heading), the parts
     to review and why, the top misconceptions with their share among the top and bottom 27%, and the
     variant groups; each table capped at ``limit`` rows (the files hold everything)."""
-    from rich.console import Group
-    from rich.table import Table
-    from rich.text import Text
-
     out: list[Any] = [Text(printable(title), style="bold"), Text(headline(result), style="bold")]
     review = to_review(result)
     if review:
@@ -114,8 +115,6 @@ def typst_source(result: dict[str, Any], totals: list[float], title: str = "Item
 
 
 def _histogram(totals: list[float], points: float, width: float = 15.0, height: float = 5.0) -> str:
-    import numpy as np
-
     if not totals:
         return "No student."
     bins = 10

@@ -11,15 +11,20 @@ it is installed editable, else repacked from the installed files its RECORD list
 """
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import zipfile
+from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from packaging.requirements import Requirement
 
 import examprep
 from examprep import __version__, keys
@@ -106,10 +111,6 @@ ROSTER_FORMAT = "examprep-autograder-roster"
 def pinned_requirements(dist: str = "examprep") -> list[str]:
     """name==version of every installed dependency of ``dist`` (recursively, extras left out,
     markers evaluated for this interpreter)."""
-    from importlib import metadata
-
-    from packaging.requirements import Requirement
-
     seen: dict[str, str] = {}
     todo = [dist]
     while todo:
@@ -132,8 +133,6 @@ def pinned_requirements(dist: str = "examprep") -> list[str]:
 def build_wheel(tmp: Path) -> Path:
     """A wheel of the running examprep: built from its source tree (an editable install) with pip
     and setuptools, else repacked from the installed files."""
-    import shutil
-
     src = Path(examprep.__file__).resolve().parents[1]
     if (src / "pyproject.toml").is_file():
         tree = tmp / "src"
@@ -155,8 +154,6 @@ def build_wheel(tmp: Path) -> Path:
 
 
 def _repack(tmp: Path) -> Path:
-    from importlib import metadata
-
     dist = metadata.distribution("examprep")
     name = f"examprep-{dist.version}-py3-none-any.whl"
     path = tmp / name
@@ -415,8 +412,6 @@ def _zero(message: str, visibility: str) -> dict:
 def main(argv: list[str] | None = None) -> int:
     """The container's entry point: KEY SUBMISSION_DIR RESULTS_DIR [--metadata FILE] [--roster FILE]
     [--visibility V] [--show-answers]."""
-    import argparse
-
     ap = argparse.ArgumentParser(prog="python -m examprep.grading.autograder")
     ap.add_argument("key")
     ap.add_argument("submission")

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import gc
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from examprep.answers.files import DEFAULT_LIMITS, SubmissionError, collect, excerpt, read_file
@@ -163,8 +164,6 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
     Raises ParamError when ``paths`` holds no answer file at all, is the key itself, or is one
     answer file that cannot be graded (its reason: the wrong file was given; a usage error).
     """
-    from pathlib import Path
-
     pattern = id_pattern(id_from_filename)
     linked: dict[Path, str] = {}
     files, notes = collect(paths, linked=linked)
@@ -179,7 +178,6 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
                          "files (.toml, .json, .csv) or a directory of them")
     if not files:
         raise ParamError("no answer files to grade: give SUBMISSION files (.toml, .json, .csv) or a directory of them")
-    from dataclasses import replace
 
     drift = ecf_drift(key)
     settings = replace(settings or Settings(), ecf_off=frozenset(drift.parts))
@@ -262,8 +260,6 @@ def _whose(path: Any, pattern: Any) -> str:
 def _as_submitter(key: Any, sub: Any, student: str, shown: str) -> Any:
     """``sub`` as ``student``'s: a file cannot choose whose variant it is graded against. An id or
     variant code in it naming someone else is kept only in a warning."""
-    from dataclasses import replace
-
     code = str(key.variant_codes.get(student, student))
     named = sub.student_id if sub.id_from == "file" else ""
     why = ""

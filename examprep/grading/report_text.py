@@ -12,7 +12,15 @@ import csv
 import io
 import json
 import re
+import textwrap
 from typing import Any
+
+from rich import box
+from rich.console import Console, Group
+from rich.measure import Measurement
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
 
 from examprep.answers import PartResult, raw_text
 from examprep.answers.files import printable
@@ -171,9 +179,6 @@ def _flags_to_width(results: list[SubmissionResult], shown: list[SubmissionResul
 def table_width(table: Any, minimum: bool = False) -> int:
     """The columns a table needs: its natural width, or with ``minimum`` the least it can be
     squeezed to without cutting a cell that must stay whole."""
-    from rich.console import Console
-    from rich.measure import Measurement
-
     console = Console(width=100_000)
     m = Measurement.get(console, console.options, table)
     return m.minimum if minimum else m.maximum
@@ -181,9 +186,6 @@ def table_width(table: Any, minimum: bool = False) -> int:
 
 def _class_table(results: list[SubmissionResult], shown: list[SubmissionResult], per_question: bool,
                  id_width: int | None = None, flags_width: int = 15, conflicts: Any = ()) -> Any:
-    from rich import box
-    from rich.table import Table
-
     n_q = max((len(r.problems) for r in results), default=0) if per_question else 0
     table = Table(box=box.SIMPLE_HEAVY, title=f"{len(results)} submission{'s' if len(results) != 1 else ''}",
                   pad_edge=per_question)     # the compact table gives its edges' two columns to the ids
@@ -247,12 +249,6 @@ def _to_mark(res: SubmissionResult) -> str:
 def feedback_view(res: SubmissionResult, *, show_answers: bool = False) -> Any:
     """One student's feedback: per question, each part's result and score, the answer as read,
     then the feedback and (when wrong) the rule; the key's answer too with ``show_answers``."""
-    from rich import box
-    from rich.console import Group
-    from rich.panel import Panel
-    from rich.table import Table
-    from rich.text import Text
-
     blocks: list[Any] = []
     head = Text.assemble((printable(res.student_id), "bold"), (f"  {printable(res.name)}" if res.name else "", ""),
                          (f"  {_points(res.score)}/{_points(res.max_score)} ({res.percent:.0f}%)", "bold"),
@@ -299,10 +295,6 @@ def summary_view(results: list[SubmissionResult], top: int = 8, *, width: int | 
     """The class summary: mean per question, how the parts went (counts of each verdict), and
     the most frequent misconceptions with their explanations. Within ``width`` columns every
     header stays whole (question titles shorten first; see _summary_tables)."""
-    from rich import box
-    from rich.console import Group
-    from rich.table import Table
-
     questions, mis = summarise(results)
     blocks: list[Any] = _summary_tables(questions, width)
     if mis:
@@ -321,9 +313,6 @@ def summary_view(results: list[SubmissionResult], top: int = 8, *, width: int | 
 
 def _summary_table(questions: list[Any], statuses: list[str], question_width: int, *, mean: bool = True,
                    title: str = "class summary (parts per verdict)", caption: str | None = None) -> Any:
-    from rich import box
-    from rich.table import Table
-
     qt = Table(box=box.SIMPLE, title=title, title_justify="left", padding=(0, 1), caption=caption,
                caption_justify="left")
     qt.add_column("question", no_wrap=True, overflow="ellipsis", max_width=question_width)
@@ -424,8 +413,6 @@ def _whole_written(part: Any, r: PartResult) -> str | None:
 def _md_block(text: str) -> list[str]:
     """Text a student wrote as a fenced code block: verbatim (no Markdown, HTML or math is read from
     it, as in _md_code), its own lines kept, each wrapped at 100 characters for the reader."""
-    import textwrap
-
     lines = [w for line in text.splitlines() for w in (textwrap.wrap(printable(line), 100) or [""])]
     fence = "`" * max(3, max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
     return [f"{fence}text", *lines, fence]

@@ -7,10 +7,15 @@ a run writes and where.
 """
 from __future__ import annotations
 
+import csv
 import difflib
+import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from rich.console import Console
+from rich.progress import Progress
 
 from examprep import keys
 from examprep.answers import parse_tolerance
@@ -234,8 +239,6 @@ class _ProgressBar:
         if total < PROGRESS_FROM or not self.err.is_terminal:
             return
         if self.bar is None:
-            from rich.progress import Progress
-
             self.bar = Progress(console=self.err, transient=True)
             self.bar.start()
             self.task = self.bar.add_task("grading", total=total)
@@ -269,8 +272,6 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
     self-test failed. ``newest``, ``id_from_filename`` and ``outputs.roster``: how submissions are
     sorted out by student (examprep.grading.identity). Raises ExamprepError for a usage error.
     ``limits``: what one file may hold (examprep.answers.files.Limits; its defaults when None)."""
-    from rich.console import Console
-
     outputs = outputs or Outputs()
     settings = settings or Settings()
     out = console(no_color)
@@ -428,8 +429,6 @@ def plan_conflicts(batch: BatchResult, outputs: Outputs) -> tuple[Path, str] | N
         return None
     if path.exists() and not outputs.force:
         raise OutputError(f"{path}: already exists, of an earlier grading; use --force to replace it")
-    import csv
-    import io
 
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from examprep import __version__, ecf
 from examprep.answers import check_part as check
 from examprep.answers.figures import typed_to
@@ -75,8 +77,6 @@ def self_test(key: Any) -> tuple[int, list[str]]:
 
     Returns (checks run, failures as one line each naming the variant, address and what failed).
     """
-    import numpy as np
-
     sets = [("", key.problems)] + [(f"variant {sid}: ", ps) for sid, ps in key.variants.items()]
     checks = 0
     issues: list[str] = []

@@ -2,6 +2,7 @@
 concept questions, the due items of a review, and an exam (a sheet recipe's mix, or the topics')."""
 from __future__ import annotations
 
+import difflib
 import math
 import random
 import secrets
@@ -167,8 +168,6 @@ def plan_problems(opts: QuizOptions, history: History | None, *, now: float) -> 
 def plan_concepts(opts: QuizOptions, bank: ConceptBank, history: History | None, *, now: float) -> list[Problem]:
     """Concept questions: the topics' (sections') questions, weakest and due first, each at most
     once per session; choices shuffled afresh. Raises ParamError for an unknown section."""
-    import difflib
-
     sections = bank.topics()
     for t in opts.topics:
         if t not in sections:

@@ -8,6 +8,8 @@ import sys
 import threading
 from typing import Any
 
+from rich.text import Text
+
 from examprep.render import terminal
 
 class TimeUp(Exception):
@@ -82,8 +84,6 @@ class Terminal:
         the cursor was at the start of the line: Enter on an empty line then printed no newline
         and the next message or panel began on the prompt's line. The escape codes are wrapped
         in \\001…\\002 so readline does not count them as columns."""
-        from rich.text import Text
-
         with self.console.capture() as captured:
             self.console.print(Text(prompt, style="bold"), end="", markup=False, highlight=False)
         shown = captured.get()

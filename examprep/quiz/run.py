@@ -1,6 +1,7 @@
 """The quiz feature's entry points, one per command: plan, run, summarise."""
 from __future__ import annotations
 
+import json
 import math
 import time
 from typing import Any
@@ -120,8 +121,6 @@ NO_HISTORY = "No review history yet: --optimize learns from the reviews `exampre
 def run_optimize(*, reset: bool = False, no_color: bool = False, as_json: bool = False) -> int:
     """`examprep review --optimize [--reset]`: fit FSRS's parameters to the review log, or return to
     the defaults. Returns the exit code."""
-    import json
-
     term = Terminal(no_color=no_color)
     if not default_path().exists():        # never create a database just to find it empty
         if as_json:
@@ -157,8 +156,6 @@ def run_optimize(*, reset: bool = False, no_color: bool = False, as_json: bool =
 
 def run_due(*, no_color: bool = False, as_json: bool = False) -> None:
     """`examprep review --due`."""
-    import json
-
     with open_history() as history:
         now = time.time()
         if as_json:
@@ -175,8 +172,6 @@ def run_due(*, no_color: bool = False, as_json: bool = False) -> None:
 def run_stats(*, topic: str | None = None, days: float | None = None, no_color: bool = False,
               as_json: bool = False) -> None:
     """`examprep stats`."""
-    import json
-
     if days is not None and not 0 < days < math.inf:
         raise ParamError(f"--days: expected a positive number, got {days:g}")
     if topic:

@@ -26,6 +26,8 @@ import time
 from dataclasses import replace
 from typing import Any, Callable, Iterable
 
+import numpy as np
+
 from examprep.answers import AnswerParseError, check_part, shape_feedback
 from examprep.answers.rounding import Counted, RoundingChain
 from examprep.grading import address, grade_submission
@@ -65,8 +67,6 @@ def wrong_shape(part: Part, value: Any, raw: str = "") -> str | None:
     """Why a parsed vector or matrix answer has the wrong shape (None when it fits); such an
     answer is asked again rather than graded, like one that cannot be read. A shape that a known
     mistake produces (a transposed score matrix, say) is graded, so the mistake is diagnosed."""
-    import numpy as np
-
     if part.kind not in ("vector", "matrix") or value is None:
         return None
     want = tuple(part.shape) if part.shape else np.shape(part.expected)

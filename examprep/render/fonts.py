@@ -13,6 +13,7 @@ whose text the bundled fonts show is typeset exactly as before, whatever is inst
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import unicodedata
 from contextlib import contextmanager
@@ -62,7 +63,6 @@ def font_folder(files: Iterable[Path]) -> Iterator[str | None]:
             try:
                 link.symlink_to(f.resolve())
             except OSError:                  # no symlinks here: a copy does as well
-                import shutil
 
                 shutil.copyfile(f, link)
         yield folder

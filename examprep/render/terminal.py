@@ -2,13 +2,20 @@
 from __future__ import annotations
 
 import os
+import re
+import shutil
+import sys
 import textwrap
 from typing import Any
 
+import numpy as np
+import typer
 from rich import box
 from rich.console import Console, Group
+from rich.measure import Measurement
 from rich.padding import Padding
 from rich.panel import Panel
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -35,7 +42,6 @@ def value_renderable(value: Any, digits: int = 6, row_labels: list | None = None
     """A scalar as text, a vector as a one-row table, a matrix as an aligned table (float noise
     relative to the largest entry shows as 0: values.snap)."""
     try:
-        import numpy as np
         if isinstance(value, np.ndarray):
             value = value.tolist()
     except ImportError:  # pragma: no cover
@@ -44,7 +50,6 @@ def value_renderable(value: Any, digits: int = 6, row_labels: list | None = None
     if isinstance(value, (list, tuple)) and value and isinstance(value[0], (list, tuple)) and value[0] \
             and isinstance(value[0][0], (list, tuple)):
         # three or more axes (channels × H × W, heads × n × n): one labelled block per leading index
-        from rich.console import Group
         return Group(*(part for i, sub in enumerate(value)
                        for part in (Text(f"[{i}]", style="dim"), value_renderable(sub, digits))))
     if isinstance(value, (list, tuple)) and value and isinstance(value[0], (list, tuple)):
@@ -167,8 +172,6 @@ def inline(text: str) -> str:
     course writes them (d_k, h_{t−1}: examprep.render.prose_symbols), rewritten as the terminal
     prints all math (to_text: dₖ, hₜ₋₁; a subscript of several letters stays as written, W_hn, as
     $W_{hn}$ prints)."""
-    import re
-
     return re.sub(r"\$([^$]+)\$", lambda m: to_text(m.group(1)), prose_symbols(text))
 
 
@@ -262,8 +265,6 @@ class HeatmapView:
         return Group(*lines)
 
     def __rich_console__(self, console: Console, options: Any):
-        from rich.measure import Measurement
-
         for table in (self._table(False, 1), self._table(True, 1), self._table(True, 0)):
             if Measurement.get(console, options.update_width(10_000), table).maximum <= options.max_width:
                 yield table
@@ -300,8 +301,6 @@ def _problem_meta(problem: Any) -> str:
 def print_problem_line(problem: Any, *, number: int | None = None) -> None:
     """A problem written to a key but not shown (`generate --key` without --show): one plain line
     with its title and what rebuilds it (the seed, which is random when not given)."""
-    import typer
-
     typer.echo(f"{f'{number}. ' if number is not None else ''}{problem.title} — {_problem_meta(problem)}")
 
 
@@ -396,13 +395,7 @@ class StepProgress:
         self.unknown: set[str] = set()            # bar: the steps of unknown length still running
 
     def __enter__(self) -> "StepProgress":
-        import sys
-
         if sys.stderr.isatty():
-            from rich.console import Console
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                                       TimeRemainingColumn)
-
             self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                 TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
                                 console=Console(stderr=True), transient=True)
@@ -431,7 +424,6 @@ class StepProgress:
                 if step <= self.said.get(what, 0):
                     return
                 self.said[what] = step
-            import typer
 
             typer.echo(self.plain[what].format(done=done, total=total), err=True)
 
@@ -442,10 +434,6 @@ class StepProgress:
 
 def print_recipes(recipes: dict) -> None:
     """`examprep sheet --list`: each bundled recipe and its problems, wrapped at the terminal's width."""
-    import shutil
-
-    import typer
-
     width = max(40, shutil.get_terminal_size((80, 24)).columns) - 1
     for name, r in recipes.items():
         typer.echo(f"{name:<12} {r.title} — {plural(r.problem_count, 'problem')}{f', {r.minutes} min' if r.minutes else ''}")
@@ -463,8 +451,6 @@ def print_recipes(recipes: dict) -> None:
 
 def print_sheet_summary(result: Any) -> None:
     """What `examprep sheet` made: its warnings (stderr), then the sheet, its size and every file written."""
-    import typer
-
     for warning in result.warnings:
         typer.echo(f"warning: {warning}", err=True)
     sh = result.sheet

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import secrets
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -34,8 +35,6 @@ FRESH_SEED_BITS = 63              # a seed drawn for a sheet made without --seed
 def fresh_seed() -> int:
     """A sheet's seed when none is given: 63 random bits (never below PRINTED_SEED_LIMIT, a chance
     of one in 2³¹, so that it is never printed)."""
-    import secrets
-
     while (seed := secrets.randbits(FRESH_SEED_BITS)) < PRINTED_SEED_LIMIT:
         pass
     return seed

@@ -30,6 +30,8 @@ import hmac
 import io
 import os
 import re
+import secrets
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -229,8 +231,6 @@ def unmarked_warning(path: str | os.PathLike) -> str:
 
 def new_secret() -> str:
     """A fresh 256-bit secret as 64 hex digits (what `examprep secret` writes)."""
-    import secrets
-
     return secrets.token_hex(32)
 
 
@@ -272,8 +272,6 @@ def rebuild_command(*, recipe: str | None, topics: list[str] | None, count: int 
                     questions_dir: str | None = None, checkpoint: str | None = None) -> str:
     """The `examprep sheet` command line that rebuilds a class's sheet (the same variants) from its
     roster and secret file, wherever both are copied (--out left to the user)."""
-    import shlex
-
     args = ["examprep", "sheet"]
     for option, value in (("--recipe", recipe), ("--topics", ",".join(topics) if topics else None),
                           ("--count", count), ("--difficulty", difficulty), ("--seed", seed), ("--roster", roster),

@@ -2,8 +2,11 @@
 ``make_sheet`` is the `examprep sheet` command's one function."""
 from __future__ import annotations
 
+import hashlib
+import json
 import os
-from dataclasses import dataclass, field
+import stat
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from examprep import keys
@@ -207,8 +210,6 @@ MANIFEST = ".examprep-files.json"     # in the output directory: the files the l
 
 
 def _sha256(data: bytes) -> str:
-    import hashlib
-
     return hashlib.sha256(data).hexdigest()
 
 
@@ -221,8 +222,6 @@ def write_outputs(out_dir: Path, outputs: dict[str, bytes], force: bool, *, stal
     run without --force beside another one's outputs replaces none of them). ``stale``'s files (an
     earlier run's, proven ours) are left out of the new folder, or removed where it is written in
     place. ``private``: relative paths written 0600 (a secret)."""
-    import json
-
     check_output_dir(out_dir, list(outputs), force)
     stale = stale or Stale()
     listed = {rel: _sha256(data) for rel, data in outputs.items()}
@@ -254,8 +253,6 @@ def earlier_files(out_dir: Path) -> dict[str, str | None]:
     the SHA-256 its MANIFEST recorded, or None where it recorded none: a manifest from before the
     hashes, or, for a run made before there was one, the per-student files its key names
     (answers/ID.toml and each format's, blackboard/ID.txt). Paths that leave the directory are never included."""
-    import json
-
     try:
         listing = json.loads(read_user_text(out_dir / MANIFEST))
         files = listing["files"]
@@ -277,8 +274,6 @@ def _ours(out_dir: Path, rel: str, digest: str) -> bool:
     """Whether ``out_dir``/``rel`` is still the file an earlier run wrote: inside the folder, reached
     through real folders only (no link on the way), itself a regular file and not a link, and its
     SHA-256 still ``digest`` (a file the instructor edited since is theirs)."""
-    import stat
-
     parts = Path(rel).parts
     if not parts or Path(rel).is_absolute() or ".." in parts or rel == MANIFEST:
         return False
@@ -354,8 +349,6 @@ class Result:
 
 def _old_derivation(out_dir: Path, legacy: bool) -> str | None:
     """A warning when --force replaces a key whose variants were derived the other way."""
-    import json
-
     try:
         meta = json.loads((out_dir / "key.json").read_text(encoding="utf-8")).get("meta", {})
     except (OSError, ValueError, AttributeError):
@@ -381,8 +374,6 @@ def _earlier_seed(out_dir: Path, recipe_name: str | None = None) -> int | None:
 
 def _earlier_class(out_dir: Path, recipe_name: str | None = None) -> tuple[int | None, dict]:
     """(seed, variant codes by student id) of the class key in ``out_dir``, as _earlier_seed finds it."""
-    import json
-
     try:
         data = json.loads((out_dir / "key.json").read_text(encoding="utf-8"))
         meta, codes = data["meta"], data.get("variant_codes") or {}
@@ -422,8 +413,6 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
                 force: bool, title: str | None, course: str | None, legacy_secret: bool,
                 progress: Progress | None, decimal_comma: bool = False, split: bool = False,
                 questions_dir: str | None = None, checkpoint: str | None = None) -> Result:
-    from dataclasses import replace
-
     fmts = parse_formats(formats)
     if recipe and topics:
         raise ParamError("give either --recipe or --topics, not both")

@@ -35,7 +35,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -361,8 +361,6 @@ def load_recipe(spec: str, questions_dir: str | Path | None = None) -> SheetReci
 
 def with_difficulty(recipe: SheetRecipe, difficulty: int) -> SheetRecipe:
     """The recipe with every problem at ``difficulty``; ParamError if a topic lacks that level."""
-    from dataclasses import replace
-
     if difficulty not in (1, 2, 3):
         raise ParamError(f"--difficulty: expected 1, 2 or 3, got {difficulty}")
     for item in recipe.items:

@@ -8,6 +8,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.nn.attention.bias import causal_lower_right, causal_upper_left
+from torch.utils.flop_counter import FlopCounterMode
 
 from examprep.verify._torch import DTYPE, DTYPE_OF_BYTES, Reference, as_numpy, normal, pick, tensor
 
@@ -52,8 +54,6 @@ def ref_multi_head_shapes(p: dict) -> dict:
     """Runs torch.nn.MultiheadAttention on the meta device (shapes only, so long sequences cost nothing):
     shapes from its tensors, multiply-adds from torch's FlopCounterMode (FLOPs / 2), memory from the
     attention-weight tensor in the asked dtype."""
-    from torch.utils.flop_counter import FlopCounterMode
-
     n, d, h = p["n"], p["d_model"], p["num_heads"]
     m, b = p.get("m") or n, p.get("batch", 1)
     mha = nn.MultiheadAttention(d, h, batch_first=True, dtype=DTYPE, device="meta")
@@ -100,8 +100,6 @@ def ref_causal_mask(p: dict) -> dict:
     """torch's CausalBias (causal_upper_left = is_causal, causal_lower_right) given to
     scaled_dot_product_attention with q = scores, k = v = I, so that q kᵀ = scores and the output
     is the weight matrix."""
-    from torch.nn.attention.bias import causal_lower_right, causal_upper_left
-
     s = tensor(p["scores"])
     s = s[None] if s.ndim == 1 else s
     n, m = s.shape
