@@ -8,7 +8,7 @@ import functools
 
 import pytest
 
-from examprep import generators, solve
+from examprep import generators
 from examprep.generators.slips import SLIPS
 from examprep.solve.contract import TOPICS
 
