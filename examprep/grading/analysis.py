@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from examprep.answers.files import printable, shown
 from examprep.answers.result import STATUSES
+from examprep.escape import printable, shown
 from examprep.fileio import InputError
 
 TAIL = 0.27              # Kelley's upper and lower groups
