@@ -1,8 +1,6 @@
 """`examprep topics` and `examprep generate`: the problem generators and fresh problems."""
 
-import json
 import os
-import secrets
 from typing import Optional
 
 import typer
@@ -65,6 +63,8 @@ def generate(
                                                     "(without it, one line each: title, level, seed, points)."),
 ) -> None:
     """Generate fresh, hand-computable problems with worked solutions."""
+    import secrets                              # with hashlib and random: not for the help screen
+
     from examprep import keys
     from examprep.sources import build_many
 
@@ -91,6 +91,8 @@ def generate(
         for i, p in enumerate(problems):
             terminal.print_problem_line(p, number=i + 1 if numbered else None)
     elif as_json:
+        import json
+
         typer.echo(json.dumps([p.to_dict() for p in problems], ensure_ascii=False))
     elif markdown:
         from examprep.render.markdown import problem as problem_markdown

@@ -1,6 +1,5 @@
 """`examprep verify`: the numeric engine against its torch references (examprep.verify)."""
 
-import json
 from pathlib import Path
 from typing import Optional
 
@@ -58,6 +57,8 @@ def verify(
 
 def _show(rows, as_json: bool, title: Optional[str], instances: int, seed: int, no_color: bool) -> None:
     if as_json:
+        import json
+
         typer.echo(json.dumps([{"topic": r.topic, "instances": r.instances, "max_abs_diff": r.max_abs_diff,
                                 "max_rel_diff": r.max_rel_diff, "failures": r.failures, "passed": r.passed,
                                 "first_failure": r.first_failure} for r in rows], default=str))
