@@ -37,7 +37,7 @@ from examprep import ecf, generators  # noqa: E402
 from examprep.answers import check_part  # noqa: E402
 from examprep.grading import Settings, grade_batch, grade_submission  # noqa: E402
 from examprep.keys import Key, write_key  # noqa: E402
-from examprep.render import report  # noqa: E402
+from examprep.grading import report_text  # noqa: E402
 
 PARTS = 20
 
@@ -159,8 +159,8 @@ def run_size(problems, key_path, n, tmp: Path):
     batch = grade_batch(key, [str(folder)], Settings())
     t_grade = time.perf_counter() - t0
     t0 = time.perf_counter()
-    report.csv_text(batch.results)
-    report.json_text(batch)
+    report_text.csv_text(batch.results)
+    report_text.json_text(batch)
     t_out = time.perf_counter() - t0
     assert len(batch.results) == n and not batch.unreadable
     t0 = time.perf_counter()
@@ -258,8 +258,8 @@ def hostile_files(problems, tmp: Path):
         t_parse = time.perf_counter() - t0
         t0 = time.perf_counter()
         batch = grade_batch(key, [str(path)], Settings())
-        report.csv_text(batch.results)
-        report.json_text(batch)
+        report_text.csv_text(batch.results)
+        report_text.json_text(batch)
         t_grade = time.perf_counter() - t0
         verdict = "graded" if batch.results else "unreadable: " + batch.unreadable[0].split(": ", 1)[1][:40]
         rows.append((label, path.stat().st_size, t_grade, t_parse, verdict))

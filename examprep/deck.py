@@ -18,12 +18,19 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shlex
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from examprep import generators, sources
 from examprep.errors import ParamError, check_seed
+from examprep.fileio import atomic_write_bytes, check_output_file
+from examprep.render import anki as cards
+from examprep.sheets.build import solution_extras
+from examprep.sources import Item, check_distinct_ids, reference, require_models
+from examprep.sources.concepts import CONCEPT_TOPICS, packaged_bank
 
 DECK = "examprep"
 MAX_PROBLEMS = 50            # per topic: 50 × every topic is already ~1,750 cards
@@ -61,8 +68,6 @@ def deck_id(name: str) -> int:
 
 
 def _sections(sections: list[str] | None, bank: Any) -> list[str]:
-    from examprep.sources.concepts import CONCEPT_TOPICS
-
     if sections is None:
         return bank.topics()
     if not sections:
@@ -80,9 +85,6 @@ def _sections(sections: list[str] | None, bank: Any) -> list[str]:
 def _topics(topics: list[str] | None) -> list[Any]:
     """The source references (examprep.sources.Item) of the problem cards: every topic that needs no
     trained model, or those named, generators and question files alike."""
-    from examprep import generators
-    from examprep.sources import Item, check_distinct_ids, reference, require_models
-
     if topics is None:
         return [Item(g.name, g.levels[0]) for g in generators.load_all().values()]
     if not topics:
@@ -97,8 +99,6 @@ def _topics(topics: list[str] | None) -> list[Any]:
 def _check_level(items: list[Any], difficulty: int) -> None:
     """``--difficulty`` against the items' levels: a generator without it is refused; a question
     file has no levels (level 1), and a deck of question files alone refuses any other level."""
-    from examprep import generators
-
     for item in items:
         if item.generated:
             levels = generators.get(item.topic).levels
@@ -110,8 +110,6 @@ def _check_level(items: list[Any], difficulty: int) -> None:
 
 def _described(item: Any, calculator_free: bool) -> tuple[str, str, tuple[int, ...], bool]:
     """A problem deck's title, description, levels in turn and calculator-free flag."""
-    from examprep import generators
-
     if item.question is not None:
         return item.question.title, f"question file {Path(item.question.source).name}", (1,), False
     gen = generators.get(item.topic)
@@ -120,8 +118,6 @@ def _described(item: Any, calculator_free: bool) -> tuple[str, str, tuple[int, .
 
 def _command(item: Any, problem: Any) -> str | None:
     """The command a question file's card shows to rebuild it (a generator's: the default)."""
-    import shlex
-
     if item.question is None:
         return None
     return f"examprep generate {shlex.quote(Path(item.question.source).name)} -s {problem.seed}"
@@ -135,11 +131,6 @@ def build_package(*, topics: list[str] | None = None, sections: list[str] | None
     Raises ParamError (an unknown topic or section, a count or level out of range, a topic that
     needs a trained model) and ConceptBankError (a damaged concept bank)."""
     import genanki
-
-    from examprep import sources
-    from examprep.sources.concepts import packaged_bank
-    from examprep.render import anki as cards
-    from examprep.sheets.build import solution_extras
 
     if not 0 <= problems <= MAX_PROBLEMS:
         raise ParamError(f"--problems: expected 0 to {MAX_PROBLEMS} problems per topic, got {problems}")
@@ -194,8 +185,6 @@ def write_deck(out: str | os.PathLike, *, force: bool = False, now: float | None
 
     The output is checked before any work (a directory, a missing parent directory, an existing
     file without ``force``: OutputError naming --out)."""
-    from examprep.fileio import atomic_write_bytes, check_output_file
-
     if not str(out).strip():
         raise ParamError("--out: the path is empty; give the deck's file, e.g. --out examprep.apkg")
     if Path(out).suffix.lower() != ".apkg":

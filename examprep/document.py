@@ -6,6 +6,7 @@ Each block round-trips through JSON: ``to_dict`` adds a "type" tag, ``block_from
 """
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Union
 
@@ -97,3 +98,22 @@ def blocks_to_list(blocks: list[Block]) -> list[dict[str, Any]]:
 
 def blocks_from_list(items: list[dict[str, Any]]) -> list[Block]:
     return [block_from_dict(d) for d in items]
+
+
+_LATEX_NAMES = {"α": r"\alpha", "α (exact)": r"\alpha"}
+_SYMBOL = re.compile(r"([A-Za-z])(?:_([A-Za-z0-9]{1,2}))?('*)")
+
+
+def name_latex(name: str) -> str:
+    """A value's name (a Matrix block's, a question's parameter's) as LaTeX, for every renderer that
+    writes math: a symbol with a short subscript as a subscript (W_1 → W_{1}, W_ih → W_{ih}, as the
+    PDF prints it; once ``\\mathrm{W\\_1}``, which MathJax shows as a literal "W_1"), a list of
+    symbols each so, other names as upright words (grad_weight)."""
+    if name in _LATEX_NAMES:
+        return _LATEX_NAMES[name]
+    if name.startswith("\\"):
+        return name
+    symbols = [_SYMBOL.fullmatch(s) for s in name.split(", ")]
+    if all(symbols):
+        return ", ".join(f"{m.group(1)}{'_{' + m.group(2) + '}' if m.group(2) else ''}{m.group(3)}" for m in symbols)
+    return name if len(name) <= 2 else r"\mathrm{" + name.replace("_", r"\_") + "}"

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from examprep import solve
 from examprep.engine import ops
 from examprep.engine.activations import activation_backward, sigmoid_derivative_from_output, tanh_derivative_from_output
 from examprep.engine.attention import scaled_masked_softmax
@@ -65,8 +66,6 @@ def evaluate(rule: EcfRule, answers: dict[str, Any]) -> Any:
     """
     args = substitute(rule.args, answers)
     if rule.op.startswith("solve:"):
-        from examprep import solve
-
         out = solve.answer_only(rule.op[len("solve:"):], args)
         return out[rule.output] if rule.output else out
     return OPS[rule.op](**args)

@@ -2,6 +2,7 @@
 
 Each message says what was wrong, where (parameter, file, line, question) and what was expected.
 """
+from importlib.util import find_spec
 
 
 class ExamprepError(Exception):
@@ -68,8 +69,6 @@ def require_train(what: str) -> None:
     """MissingExtraError for ``what`` where one of the trainer's packages is not installed, found
     without importing it (torch's import takes seconds: a command checks this before it says it is
     loading anything)."""
-    from importlib.util import find_spec
-
     for name in TRAIN_PACKAGES:
         try:
             found = find_spec(name) is not None

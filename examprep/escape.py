@@ -13,12 +13,15 @@ helper per target format, used by every writer of that format.
 - ``printable`` / ``terminal``: text for a terminal or a plain-text report: control and format
   characters as escapes (\\x1b), typographic spaces (no-break, thin) as written, and for rich's
   markup, square brackets escaped.
+- ``excerpt`` / ``shown``: a short quotation of a file's text, or a value read from a file as an
+  error message names it; ``unprintable_char``: the character a one-line field may not hold.
 
 No examprep import: this is a base helper, below every renderer (DESIGN.md's layers).
 """
 from __future__ import annotations
 
 import html as _html
+import json
 import re
 import unicodedata
 from typing import Any
@@ -119,3 +122,37 @@ def terminal(text: Any) -> str:
     from rich.markup import escape          # lazy: rich is heavy, and `examprep --help` needs none of it
 
     return escape(printable(text))
+
+
+LINE_BREAKING = ("Cc", "Zl", "Zp")
+
+
+def unprintable_char(text: str, allowed: str = "") -> str | None:
+    """The first character of ``text`` that cannot be printed in a line of a sheet, an answer file,
+    an export or a terminal, or None: a control character (Unicode category Cc: NUL … US, DEL and
+    C1, so ESC, BEL, vertical tab, form feed) or a line or paragraph separator (Zl, Zp). ``allowed``:
+    characters a field may hold all the same ("\n\t" for text of several lines). The one rule for
+    text that examprep prints from what a user wrote (question files; keys' ids)."""
+    return next((c for c in text if c not in allowed and unicodedata.category(c) in LINE_BREAKING), None)
+
+
+def excerpt(text: Any, n: int = 40) -> str:
+    """A short quotation of text that came from a file: at most ``n`` characters, printable, in
+    quotes ('root:x:0:0:r…')."""
+    text = str(text)
+    return "'" + printable(text[:n]) + ("…" if len(text) > n else "") + "'"
+
+
+def shown(value: Any) -> str:
+    """A value read from a JSON file as an error message names it: as JSON ("one", -5, Infinity,
+    null, [-1], {"a": 1}), at most 40 characters, printable; a longer list as "a list of N", a
+    longer table as "a table"."""
+    if isinstance(value, str):                 # escaped as every excerpt is ("x\x1b[2J"), in JSON's quotes
+        return '"' + printable(value[:40]) + ("…" if len(value) > 40 else "") + '"'
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):            # not a JSON value (not reached for parsed JSON)
+        text = repr(value)
+    if isinstance(value, (list, dict)) and len(text) > 40:
+        return f"a list of {len(value)}" if isinstance(value, list) else "a table"
+    return printable(text if len(text) <= 40 else text[:40] + "…")

@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import os
 import re
+import signal
 import stat
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -305,16 +308,11 @@ class interrupts_held:
     milliseconds and must not stop half-way."""
 
     def __enter__(self) -> None:
-        import signal
-        import threading
-
         self.previous = None
         if threading.current_thread() is threading.main_thread():
             self.previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def __exit__(self, *exc: Any) -> None:
-        import signal
-
         if self.previous is not None:
             signal.signal(signal.SIGINT, self.previous)
 
@@ -345,8 +343,6 @@ def write_files(files: dict[Path, bytes], *, overwrite: bool = True, private: bo
     its own, and ``private`` (or a path in ``private_files``) makes 0600 either way.
     A target that is a symbolic link is written through: the file it points to gets the new
     content and the link stays (as an editor saves a linked file). Returns the targets, in order."""
-    import json
-
     temps: list[tuple[str, Path]] = []
     created: list[Path] = []
     swaps: list[tuple[Path, Path, Path | None]] = []      # (new folder, folder, aside)

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+import platformdirs
+
 from examprep.errors import ExamprepError
 
 SCHEMA_VERSION = 3
@@ -125,7 +127,6 @@ def home() -> Path:
     env = os.environ.get("EXAMPREP_HOME")
     if env:
         return Path(env).expanduser()
-    import platformdirs
 
     return Path(platformdirs.user_data_dir("examprep", appauthor=False))
 

@@ -16,6 +16,8 @@ import math
 import re
 from typing import Any, Callable
 
+from examprep.escape import printable, shown
+
 MAX_POINTS = 10_000            # points and minutes of one part: a sum of them stays finite and printable
 MAX_TOTAL = 1_000_000         # a whole sheet's
 MAX_WHOLE = 2 ** 64            # seeds, versions and levels are whole numbers below this
@@ -27,17 +29,9 @@ class FieldError(ValueError):
         self.path = path
 
 
-def _shown(value: Any) -> str:
-    from examprep.answers.files import shown
-
-    return shown(value)
-
-
 def join(path: str, name: str | int) -> str:
     if isinstance(name, int):
         return f"{path}[{name}]"
-    from examprep.answers.files import printable
-
     plain = re.fullmatch(r"[A-Za-z_][A-Za-z0-9_\-]*", name) is not None
     return (f"{path}.{name}" if path else name) if plain else f"{path}[\"{printable(name)}\"]"
 
@@ -67,14 +61,14 @@ def nonfinite(value: Any, path: str = "", infinite: bool = False) -> None:
         except OverflowError:
             ok = False
         if not ok:
-            raise FieldError(path, f"{_shown(value)} is not a finite number")
+            raise FieldError(path, f"{shown(value)} is not a finite number")
 
 
 # ------------------------------------------------------------------ the field kinds
 
 def text(v: Any, path: str) -> None:
     if not isinstance(v, str):
-        raise FieldError(path, f"must be text, got {_shown(v)}")
+        raise FieldError(path, f"must be text, got {shown(v)}")
 
 
 def optional_text(v: Any, path: str) -> None:
@@ -84,18 +78,18 @@ def optional_text(v: Any, path: str) -> None:
 
 def flag(v: Any, path: str) -> None:
     if not isinstance(v, bool):
-        raise FieldError(path, f"must be true or false, got {_shown(v)}")
+        raise FieldError(path, f"must be true or false, got {shown(v)}")
 
 
 def table(v: Any, path: str) -> None:
     if not isinstance(v, dict):
-        raise FieldError(path, f"must be a table, got {_shown(v)}")
+        raise FieldError(path, f"must be a table, got {shown(v)}")
 
 
 def whole(low: int) -> Callable[[Any, str], None]:
     def check(v: Any, path: str) -> None:
         if isinstance(v, bool) or not isinstance(v, int) or not low <= v < MAX_WHOLE:
-            raise FieldError(path, f"must be a whole number ≥ {low}, got {_shown(v)}")
+            raise FieldError(path, f"must be a whole number ≥ {low}, got {shown(v)}")
     return check
 
 
@@ -103,11 +97,11 @@ def at_most(limit: int) -> Callable[[Any, str], None]:
     """A number that must be finite, ≥ 0 and at most ``limit``."""
     def check(v: Any, path: str) -> None:
         if not _is_number(v):
-            raise FieldError(path, f"must be a number from 0 to {limit}, got {_shown(v)}")
+            raise FieldError(path, f"must be a number from 0 to {limit}, got {shown(v)}")
         if v > limit and math.isfinite(v):
-            raise FieldError(path, f"{_shown(v)} is over the {limit} limit (a number from 0 to {limit})")
+            raise FieldError(path, f"{shown(v)} is over the {limit} limit (a number from 0 to {limit})")
         if not 0 <= v <= limit:
-            raise FieldError(path, f"{_shown(v)} is not a finite number from 0 to {limit}")
+            raise FieldError(path, f"{shown(v)} is not a finite number from 0 to {limit}")
     return check
 
 
@@ -117,13 +111,13 @@ total = at_most(MAX_TOTAL)        # a sheet's points and minutes
 
 def number(v: Any, path: str) -> None:
     if not _is_number(v):
-        raise FieldError(path, f"must be a number, got {_shown(v)}")
+        raise FieldError(path, f"must be a number, got {shown(v)}")
 
 
 def list_of(item: Callable[[Any, str], None]) -> Callable[[Any, str], None]:
     def check(v: Any, path: str) -> None:
         if not isinstance(v, list):
-            raise FieldError(path, f"must be a list, got {_shown(v)}")
+            raise FieldError(path, f"must be a list, got {shown(v)}")
         for i, x in enumerate(v):
             item(x, join(path, i))
     return check
@@ -150,14 +144,14 @@ def cell(v: Any, path: str) -> None:
         for i, x in enumerate(v):
             cell(x, join(path, i))
     elif not (v is None or isinstance(v, str) or _is_number(v)):
-        raise FieldError(path, f"must be a number or text, got {_shown(v)}")
+        raise FieldError(path, f"must be a number or text, got {shown(v)}")
 
 
 def fields(spec: dict[str, tuple[Callable[[Any, str], None], bool]], what: str) -> Callable[[Any, str], None]:
     """A table with these fields (name → (check, required)); no others."""
     def check(v: Any, path: str) -> None:
         if not isinstance(v, dict):
-            raise FieldError(path, f"{what} must be a table, got {_shown(v)}")
+            raise FieldError(path, f"{what} must be a table, got {shown(v)}")
         for name, (inner, required) in spec.items():
             if name in v:
                 inner(v[name], join(path, name))
@@ -184,10 +178,10 @@ BLOCKS = {
 
 def block(v: Any, path: str) -> None:
     if not isinstance(v, dict):
-        raise FieldError(path, f"a block must be a table, got {_shown(v)}")
+        raise FieldError(path, f"a block must be a table, got {shown(v)}")
     kind = v.get("type")
     if not isinstance(kind, str) or kind not in BLOCKS:
-        raise FieldError(join(path, "type"), f"must be one of {', '.join(BLOCKS)}, got {_shown(kind)}")
+        raise FieldError(join(path, "type"), f"must be one of {', '.join(BLOCKS)}, got {shown(kind)}")
     fields({"type": (text, True), **BLOCKS[kind]}, f"a {kind} block")(v, path)
 
 
@@ -198,7 +192,7 @@ def _variables(v: Any, path: str) -> None:
     if isinstance(v, dict):
         table_of(text)(v, path)
     elif not isinstance(v, list):
-        raise FieldError(path, f"must be a list of names or a table of name → domain, got {_shown(v)}")
+        raise FieldError(path, f"must be a list of names or a table of name → domain, got {shown(v)}")
     else:
         list_of(text)(v, path)
 

@@ -23,10 +23,18 @@ from pathlib import Path
 from typing import Any
 
 from examprep import __version__
+from examprep.answers import rule_text
+from examprep.answers.files import SubmissionError, decode
+from examprep.answers.rules import key_part_error
+from examprep.ecf import check_values
 from examprep.errors import ExamprepError
-from examprep.fileio import atomic_write_text
+from examprep.escape import printable, shown, unprintable_char
+from examprep.fileio import OutputError, atomic_write_text, check_output_file, read_user_bytes, real_path
+from examprep.generators import mark_shapes
 from examprep.keyfields import key_field_error
-from examprep.problem import Problem
+from examprep.problem import KINDS, PartValueError, Problem
+from examprep.render import answer_form, decimal_comma as render_comma, decimals
+from examprep.render.terminal import inline
 
 KEY_FORMAT = 1
 
@@ -61,8 +69,6 @@ class Key:
 
     def check_values(self) -> dict[str, Any]:
         """The carried-forward rules' values on this key's own answers, computed now."""
-        from examprep.ecf import check_values
-
         return {"problems": check_values(self.problems),
                 "variants": {sid: check_values(ps) for sid, ps in self.variants.items()}}
 
@@ -80,9 +86,6 @@ def read_key(path: str | Path) -> Key:
 
     The text may be UTF-8 (with or without a BOM) or UTF-16; the file is never modified.
     """
-    from examprep.answers.files import SubmissionError, decode
-    from examprep.fileio import read_user_bytes
-
     p = Path(path)
     data = read_user_bytes(p, error=KeyFileError, kind="key file")
     try:
@@ -101,9 +104,9 @@ def read_key(path: str | Path) -> Key:
         raise KeyFileError(f"{p}: not an examprep key (write one with `examprep generate ... --key FILE`)")
     version = d.get("format_version")
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-        raise KeyFileError(f"{p}: damaged key: format_version must be a whole number ≥ 1, got {_shown(version)}")
+        raise KeyFileError(f"{p}: damaged key: format_version must be a whole number ≥ 1, got {shown(version)}")
     if version > KEY_FORMAT:
-        raise KeyFileError(f"{p}: format_version {_shown(version)}: key format is newer than this examprep reads "
+        raise KeyFileError(f"{p}: format_version {shown(version)}: key format is newer than this examprep reads "
                            f"({KEY_FORMAT}); upgrade examprep")
     _check_structure(d, p)
     wrong = key_field_error(d)
@@ -125,23 +128,9 @@ def read_key(path: str | Path) -> Key:
 def _marked(key: Key) -> Key:
     """The key with its tensor-shape parts marked from the solve tables (a key written before they
     were, too: its exam can be regraded with 10×26×26 read as a shape)."""
-    from examprep.generators import mark_shapes
-
     key.problems = [mark_shapes(problem) for problem in key.problems]
     key.variants = {sid: [mark_shapes(problem) for problem in ps] for sid, ps in key.variants.items()}
     return key
-
-
-def _printable(text: str) -> str:
-    from examprep.answers.files import printable
-
-    return printable(text)
-
-
-def _shown(value: Any) -> str:
-    from examprep.answers.files import shown
-
-    return shown(value)
 
 
 def _number(value: Any) -> bool:
@@ -182,10 +171,10 @@ def _check_structure(d: dict, path: Path) -> None:
     for name, kind in (("title", str), ("meta", dict), ("variants", dict), ("variant_codes", dict)):
         if name in d and not isinstance(d[name], kind):
             raise KeyFileError(f"{path}: damaged key: {name} must be {'text' if kind is str else 'a table'}, "
-                               f"got {_shown(d[name])}")
+                               f"got {shown(d[name])}")
     problems = d.get("problems")
     if not isinstance(problems, list):
-        raise KeyFileError(f"{path}: damaged key: problems must be a list of problems, got {_shown(problems)}")
+        raise KeyFileError(f"{path}: damaged key: problems must be a list of problems, got {shown(problems)}")
     variants = d.get("variants", {})
     if not problems and not variants:
         raise KeyFileError(f"{path}: damaged key: it has no problems (nothing to grade)")
@@ -193,139 +182,133 @@ def _check_structure(d: dict, path: Path) -> None:
     codes: dict[str, str] = {}
     for sid, code in d.get("variant_codes", {}).items():     # a code names one student's sheet: never two
         if not isinstance(code, str):
-            raise KeyFileError(f"{path}: variant_codes.{_printable(sid)}: must be text, got {_shown(code)}")
+            raise KeyFileError(f"{path}: variant_codes.{printable(sid)}: must be text, got {shown(code)}")
         if code in codes:
-            raise KeyFileError(f"{path}: damaged key: variant_codes: students {_printable(codes[code])} and "
-                               f"{_printable(sid)} have the same code {_shown(code)}")
+            raise KeyFileError(f"{path}: damaged key: variant_codes: students {printable(codes[code])} and "
+                               f"{printable(sid)} have the same code {shown(code)}")
         codes[code] = sid
     for sid, ps in variants.items():
         if not isinstance(ps, list) or not ps:
-            raise KeyFileError(f"{path}: damaged key: variant {_printable(sid)} must be a list of problems, got {_shown(ps)}")
-        _check_problems(ps, path, f"variant {_printable(sid)}: ")
+            raise KeyFileError(f"{path}: damaged key: variant {printable(sid)} must be a list of problems, got {shown(ps)}")
+        _check_problems(ps, path, f"variant {printable(sid)}: ")
 
 
 def _check_problems(problems: list, path: Path, label: str) -> None:
     for n, problem in enumerate(problems, 1):
         where = f"{path}: {label}q{n}"
         if not isinstance(problem, dict):
-            raise KeyFileError(f"{where}: damaged key: a problem must be a table, got {_shown(problem)}")
+            raise KeyFileError(f"{where}: damaged key: a problem must be a table, got {shown(problem)}")
         for name in PROBLEM_FIELDS:
             if name not in problem:
                 raise KeyFileError(f"{where}: damaged key: the problem has no {name!r}")
         for name in ("generator", "title"):
             if not isinstance(problem[name], str):
-                raise KeyFileError(f"{where}: {name} must be text, got {_shown(problem[name])}")
+                raise KeyFileError(f"{where}: {name} must be text, got {shown(problem[name])}")
         parts = problem["parts"]
         if not isinstance(parts, list) or not parts:
-            raise KeyFileError(f"{where}: parts must be a non-empty list of parts, got {_shown(parts)}")
+            raise KeyFileError(f"{where}: parts must be a non-empty list of parts, got {shown(parts)}")
         seen: set[str] = set()
         for part in parts:
             if not isinstance(part, dict):
-                raise KeyFileError(f"{where}: damaged key: a part must be a table, got {_shown(part)}")
+                raise KeyFileError(f"{where}: damaged key: a part must be a table, got {shown(part)}")
             if not isinstance(part.get("id"), str) or not part["id"].strip():
-                raise KeyFileError(f"{where}: a part's id must be non-empty text, got {_shown(part.get('id'))}")
+                raise KeyFileError(f"{where}: a part's id must be non-empty text, got {shown(part.get('id'))}")
             _check_id(part["id"], f"{where}: a part's id")
             if part["id"] in seen:
-                raise KeyFileError(f"{where}: two parts have the id {_shown(part['id'])}")
+                raise KeyFileError(f"{where}: two parts have the id {shown(part['id'])}")
             if not PART_ID.fullmatch(part["id"]):
                 raise KeyFileError(f"{where}: a part's id must be letters, digits and _ (not first a digit, at most 64), "
-                                   f"as q2.loss addresses it; got {_shown(part['id'])}")
+                                   f"as q2.loss addresses it; got {shown(part['id'])}")
             refs = part.get("depends_on", [])
             for ref in refs if isinstance(refs, list) else ():
                 if not isinstance(ref, str) or ref not in seen:    # an earlier part of this problem: never itself, a later one
-                    raise KeyFileError(f"{where}.{_printable(part['id'])}: depends_on {_shown(ref)} is not an earlier "
+                    raise KeyFileError(f"{where}.{printable(part['id'])}: depends_on {shown(ref)} is not an earlier "
                                        "part of this problem")
             seen.add(part["id"])
-            _check_part(part, f"{where}.{_printable(part['id'])}")
+            _check_part(part, f"{where}.{printable(part['id'])}")
 
 
 def _check_id(name: str, what: str) -> None:
     """An id is an address (q2.loss in answer files, CSV columns, reports): examprep never writes
     one with a control character (question files refuse them), and one would reach a terminal raw."""
-    from examprep.answers.files import unprintable_char
-
     bad = unprintable_char(name)
     if bad is not None:
-        raise KeyFileError(f"{what} {_shown(name)} holds a control character ({_printable(bad)})")
+        raise KeyFileError(f"{what} {shown(name)} holds a control character ({printable(bad)})")
 
 
 def _check_part(part: dict, where: str) -> None:
     """One part's fields, as grading reads them."""
-    from examprep.problem import KINDS
-
     for name in PART_FIELDS:
         if name not in part:
             raise KeyFileError(f"{where}: damaged key: the part has no {name!r}")
     kind = part["kind"]
     if kind not in KINDS:
-        raise KeyFileError(f"{where}: kind must be one of {', '.join(KINDS)}, got {_shown(kind)}")
+        raise KeyFileError(f"{where}: kind must be one of {', '.join(KINDS)}, got {shown(kind)}")
     for name in ("points", "minutes"):
         v = part[name]
         if not _number(v) or not math.isfinite(v) or v < 0:
-            raise KeyFileError(f"{where}: {name} must be a finite number ≥ 0, got {_shown(v)}")
+            raise KeyFileError(f"{where}: {name} must be a finite number ≥ 0, got {shown(v)}")
     if not isinstance(part["prompt"], str):
-        raise KeyFileError(f"{where}: prompt must be text, got {_shown(part['prompt'])}")
+        raise KeyFileError(f"{where}: prompt must be text, got {shown(part['prompt'])}")
     if not isinstance(part["tolerance"], dict):
-        raise KeyFileError(f"{where}: tolerance must be a table (rule, value, atol), got {_shown(part['tolerance'])}")
+        raise KeyFileError(f"{where}: tolerance must be a table (rule, value, atol), got {shown(part['tolerance'])}")
     expected, shape = part["expected"], part.get("shape")
     depth = {"vector": 1, "matrix": 2}.get(kind)
     if shape is not None and (not isinstance(shape, list) or len(shape) != (depth or len(shape)) or not shape or
                               not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in shape)):
         raise KeyFileError(f"{where}: shape must be a list of {depth or 'some'} positive whole "
-                           f"number{'s' if depth != 1 else ''}, got {_shown(shape)}")
+                           f"number{'s' if depth != 1 else ''}, got {shown(shape)}")
     if kind == "number" and not _number(expected):
-        raise KeyFileError(f"{where}: expected must be a number, got {_shown(expected)}")
+        raise KeyFileError(f"{where}: expected must be a number, got {shown(expected)}")
     if kind == "integer" and not (_number(expected) and (isinstance(expected, int) or expected.is_integer())):
-        raise KeyFileError(f"{where}: expected must be a whole number, got {_shown(expected)}")
+        raise KeyFileError(f"{where}: expected must be a whole number, got {shown(expected)}")
     if depth is not None:
         if not _is_array(expected, depth):
             raise KeyFileError(f"{where}: expected must be a {kind} ("
                                f"{'a list of numbers' if depth == 1 else 'rows of numbers, all of one length'}), "
-                               f"got {_shown(expected)}")
+                               f"got {shown(expected)}")
         got = [len(expected)] if depth == 1 else [len(expected), len(expected[0])]
         if shape is not None and shape != got:
             raise KeyFileError(f"{where}: expected has shape {got}, but shape says {shape}")
     if kind == "shapes" and not (isinstance(expected, list) and expected and all(_is_array(s, 1) for s in expected)):
-        raise KeyFileError(f"{where}: expected must be a list of shapes (lists of whole numbers), got {_shown(expected)}")
+        raise KeyFileError(f"{where}: expected must be a list of shapes (lists of whole numbers), got {shown(expected)}")
     if kind in ("expression", "choice") and not (isinstance(expected, str) and expected.strip()):
-        raise KeyFileError(f"{where}: expected must be non-empty text, got {_shown(expected)}")
+        raise KeyFileError(f"{where}: expected must be non-empty text, got {shown(expected)}")
     choices = part.get("choices", [])
     if not isinstance(choices, list) or not all(isinstance(c, str) for c in choices):
-        raise KeyFileError(f"{where}: choices must be a list of texts, got {_shown(choices)}")
+        raise KeyFileError(f"{where}: choices must be a list of texts, got {shown(choices)}")
     if kind == "choice" and expected not in choices:
-        raise KeyFileError(f"{where}: expected {_shown(expected)} is not one of the choices")
+        raise KeyFileError(f"{where}: expected {shown(expected)} is not one of the choices")
     misconceptions = part.get("misconceptions", [])
     if not isinstance(misconceptions, list):
-        raise KeyFileError(f"{where}: misconceptions must be a list, got {_shown(misconceptions)}")
+        raise KeyFileError(f"{where}: misconceptions must be a list, got {shown(misconceptions)}")
     for m in misconceptions:
         _check_misconception(m, kind, where)
 
 
 def _check_misconception(m: Any, kind: str, where: str) -> None:
     if not isinstance(m, dict):
-        raise KeyFileError(f"{where}: a misconception must be a table (id, value, explanation), got {_shown(m)}")
+        raise KeyFileError(f"{where}: a misconception must be a table (id, value, explanation), got {shown(m)}")
     if not isinstance(m.get("id"), str) or not m["id"]:
-        raise KeyFileError(f"{where}: a misconception's id must be non-empty text, got {_shown(m.get('id'))}")
+        raise KeyFileError(f"{where}: a misconception's id must be non-empty text, got {shown(m.get('id'))}")
     _check_id(m["id"], f"{where}: a misconception's id")
-    mid = _printable(m["id"])
+    mid = printable(m["id"])
     if not isinstance(m.get("explanation"), str):
-        raise KeyFileError(f"{where}: misconception {mid}: explanation must be text, got {_shown(m.get('explanation'))}")
+        raise KeyFileError(f"{where}: misconception {mid}: explanation must be text, got {shown(m.get('explanation'))}")
     if "value" not in m:
         raise KeyFileError(f"{where}: misconception {mid}: damaged key, it has no 'value'")
     value = m["value"]
     text_kind = kind in ("expression", "choice")
     if kind != "written" and not (isinstance(value, str) if text_kind else _is_numeric(value)):
         raise KeyFileError(f"{where}: misconception {mid}: value must be {'text' if text_kind else 'numeric'}, "
-                           f"got {_shown(value)}")
+                           f"got {shown(value)}")
     credit = m.get("credit", 0.0)
     if not _number(credit) or not 0 <= credit <= 1:
-        raise KeyFileError(f"{where}: misconception {mid}: credit must be a number from 0 to 1, got {_shown(credit)}")
+        raise KeyFileError(f"{where}: misconception {mid}: credit must be a number from 0 to 1, got {shown(credit)}")
 
 
 def _problems(data: list, path: Path, label: str) -> list[Problem]:
     """Problems from a key's JSON; a part that cannot be made is named (q2.loss) with the reason."""
-    from examprep.problem import PartValueError
-
     out = []
     for n, d in enumerate(data, 1):
         try:
@@ -337,8 +320,6 @@ def _problems(data: list, path: Path, label: str) -> list[Problem]:
 
 def _check_parts(key: Key, path: Path) -> None:
     """Refuse, when it is read, a key that grading could not apply: one line naming the question and part."""
-    from examprep.answers.rules import key_part_error
-
     for label, problems in [("", key.problems), *((f"variant {sid}: ", ps) for sid, ps in key.variants.items())]:
         for n, problem in enumerate(problems, 1):
             for part in problem.parts:
@@ -361,11 +342,6 @@ def answer_template(problems: list[Problem], *, title: str = "", student_id: str
     each with a comment giving the prompt, the expected form and shape, and the tolerance.
     ``decimal_comma``: the header asks for decimal commas and ';' between list entries. ``sheet``:
     the id the sheet's copies print, on its own comment line (grading refuses a file of another)."""
-    from examprep.answers import rule_text
-    from examprep.render import answer_form, decimals
-    from examprep.render import decimal_comma as render_comma
-    from examprep.render.terminal import inline
-
     lines = [f"# examprep answer file{' — ' + title if title else ''}",
              *(["# This sheet uses DECIMAL COMMAS. Numbers: 0,245, -0,5, 1/3, 2e-3, 50%;",
                 "# exact forms: e^2/(1+e^2), ln 2, sqrt(2)/2; separate list entries with ';':",
@@ -401,8 +377,6 @@ def check_outputs(*, key: str | Path | None = None, template: str | Path | None 
     is refused, never created: a typo would scatter keys) and none of ``inputs`` (the question
     files being built: --force never replaces one, links followed). Raises OutputError naming the
     option."""
-    from examprep.fileio import OutputError, check_output_file, real_path
-
     read = {real_path(p) for p in inputs}
     for option, path in (("--key", key), ("--template", template)):
         if path is not None:
@@ -419,8 +393,6 @@ def save(problems: list[Problem], *, key: str | Path | None = None, template: st
     same file, or when one exists and ``force`` is not set (a filled-in answer file or the key a
     class is graded against must never be replaced by accident). Nothing is written then.
     """
-    from examprep.fileio import OutputError, real_path
-
     if key is not None and template is not None and real_path(key) == real_path(template):
         raise OutputError(f"--key and --template name the same file ({key})")
     if not force:

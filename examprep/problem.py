@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from examprep.document import Block, blocks_from_list, blocks_to_list
+from examprep.escape import shown
 
 KINDS = ("number", "integer", "vector", "matrix", "expression", "choice", "written", "shapes")
 # A "written" part is answered in words and marked by hand: it has no expected value, but a model
@@ -107,8 +108,6 @@ class Tolerance:
         for name in ("value", "atol"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not _finite(v) or v < 0:
-                from examprep.answers.files import shown      # as a file's value is named: 10**400 shortened
-
                 raise ValueError(f"tolerance {self.rule}: {name} must be a finite number ≥ 0, got {shown(v)}")
         if self.rule == "sigfigs" and self.value != int(self.value):     # "to 2 significant figures" for 2.5
             raise ValueError(f"tolerance sigfigs: the figures must be a whole number, got {self.value!r}")

@@ -9,8 +9,14 @@ a command is about to write.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
+import shutil
+import socket
+import stat
+import time
 from pathlib import Path
 
 
@@ -33,9 +39,6 @@ IN_USE: set[str] = set()     # this process's temporaries and journals being wri
 
 
 def _host() -> str:
-    import hashlib
-    import socket
-
     return hashlib.sha1(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:6]
 
 
@@ -65,8 +68,6 @@ def _gone(pid: int, host: str, path: str) -> bool:
 
 
 def remove_tree(path: str | Path) -> None:
-    import shutil
-
     if os.path.islink(path) or not os.path.isdir(path):
         try:
             os.unlink(path)
@@ -82,9 +83,6 @@ def tidy_folder(folder: str | os.PathLike, *, now: float | None = None) -> list[
     were all written before the first rename, so the set becomes the new one, never a mix — and
     our own temporaries whose process has ended are removed (old-style ``.NAME.XXXXXXXX.tmp`` ones
     when over LEGACY_TEMP_AGE old). Returns one line per completed set. Never raises."""
-    import json
-    import time
-
     try:
         entries = list(os.scandir(folder))
     except OSError:
@@ -154,8 +152,6 @@ def carry_late(aside: Path, folder: Path, ours: set[str]) -> None:
 
 def _mine(path: str | Path, *, folder: bool) -> bool:
     """A file (or folder) of this user's, not a link."""
-    import stat
-
     st = os.lstat(path)
     kind = stat.S_ISDIR(st.st_mode) if folder else stat.S_ISREG(st.st_mode)
     return kind and (not hasattr(os, "geteuid") or st.st_uid == os.geteuid())
@@ -256,8 +252,6 @@ def same_folder(old: str | os.PathLike, new: Path) -> None:
     """Give ``new`` what ``old``, a folder, has besides its entries: mode, times, extended
     attributes (ACLs) and group. NotSwappable where ``old`` belongs to another user or its group
     cannot be given (the folder is then written in place, its owner untouched)."""
-    import shutil
-
     st = os.stat(old, follow_symlinks=False)
     if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
         raise NotSwappable(os.fspath(old))

@@ -30,6 +30,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from functools import cached_property
+from importlib.metadata import version
 from typing import Any, Iterable
 
 from examprep.history import History
@@ -100,8 +101,6 @@ def review_history(log: Iterable[tuple[str, float, int, Any]], *, rollover_hours
 
 
 def optimizer_name() -> str:
-    from importlib.metadata import version
-
     return f"fsrs-rs-python {version('fsrs-rs-python')}"
 
 

@@ -7,6 +7,8 @@ import re
 import tomllib
 from typing import Any
 
+from examprep.escape import printable
+
 
 class TomlError(ValueError):
     """Text that is not valid TOML: ``what`` went wrong, at ``line`` (None when unknown)."""
@@ -61,8 +63,6 @@ def explain(text: str, err: tomllib.TOMLDecodeError) -> str:
     mistake (an unmatched or missing quote, an answer not in quotes, a comma decimal, '=' missing,
     a key or a [table] written twice, a [header] not closed, a backslash), then tomllib's own words.
     Where tomllib names no line ("at end of document"), the first line with such a mistake is named."""
-    from examprep.escape import printable
-
     message = str(err)
     m = re.search(r"\(at line (\d+), column (\d+)\)", message)
     what = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", message)
@@ -146,8 +146,6 @@ def _line_mistake(line: str) -> str | None:
 
 def _short(text: str) -> str:
     """A piece of a student's line in a suggested fix: at most 30 characters, printable."""
-    from examprep.escape import printable
-
     return printable(text[:30]) + ("…" if len(text) > 30 else "")
 
 

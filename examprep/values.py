@@ -26,6 +26,24 @@ def rounded(x: float, digits: int) -> str:
     return f"{f:.{digits}g}"
 
 
+def fmt_number(x: Any, digits: int = 6) -> str:
+    """A number as a person writes it: integers plainly, floats to ``digits`` significant figures."""
+    if isinstance(x, bool):
+        return str(x).lower()
+    if isinstance(x, int):
+        return str(x)
+    if isinstance(x, str):
+        return x
+    if x is None:
+        return "-∞"      # the only undefined value we store: a masked score
+    f = float(x)
+    if math.isinf(f):
+        return "-∞" if f < 0 else "∞"
+    if math.isnan(f):
+        return "undefined"
+    return rounded(snap(f), digits)
+
+
 def latex_number(x: float, digits: int = 4) -> str:
     """A finite number as the documents print a value (statement, worked solution and answers
     alike): rounded() to ``digits`` significant figures after snap(), an exponent as LaTeX

@@ -160,7 +160,7 @@ def test_an_output_named_as_a_folder_or_empty_is_refused(tmp_path):
 @pytest.mark.parametrize("sid", ["s123", "Müller/1", "-rf", "..", "CON", "a b", "x" * 100, ""])
 def test_a_student_gets_the_same_file_name_on_a_sheet_and_in_the_grades(sid):
     """The answer template a sheet writes and the feedback file grading writes are named alike."""
-    from examprep.render.report import unique_names
+    from examprep.grading.report_text import unique_names
     from examprep.sheets.variants import Student
     from examprep.sheets.write import planned_paths
 

@@ -2,9 +2,11 @@
 part in an import cycle; one subject area has one name in every layer (engine/, solve/, verify/,
 generators/); torch is imported only under examprep/train and examprep/verify; registries are
 literal; generators build their solutions from named steps; the CLI's command modules never import
-the cli package that loads them. Read from the source with ast, so lazy (function-level) and
-TYPE_CHECKING imports count too."""
+the cli package that loads them; packages import only lower layers (PACKAGE_LAYERS); imports are at
+module top but in named places, for start-up time (docs/code.md, "Layers"). Read from the source
+with ast, so lazy (function-level) and TYPE_CHECKING imports count too."""
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -28,10 +30,16 @@ def package_files() -> list[Path]:
     return sorted(PACKAGE.rglob("*.py"))
 
 
+@functools.cache
+def parsed(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+@functools.cache
 def imports(path: Path) -> list[tuple[str, list[str], int]]:
     """Every import in a file, wherever it is (module level, inside a function, under TYPE_CHECKING):
     (module, names imported from it, line)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parsed(path)
     name = module_name(path) if ROOT in path.parents else path.stem
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out = []
@@ -205,3 +213,287 @@ def test_quiz_and_sheets_do_not_import_each_other():
                  if target == f"examprep.{other}" or target.startswith(f"examprep.{other}.")
                  or (target == "examprep" and other in names)]
         assert not found, f"examprep/{here} imports examprep/{other}: {found}"
+
+
+# ---- layers at package level ------------------------------------------------------------------------------------
+# Every top-level module and package of examprep/, lowest first (docs/code.md, "Layers", gives each tier's reason).
+# A package imports only packages of lower tiers, wherever the import is written (module top, a function,
+# TYPE_CHECKING); packages of one tier import none of each other.
+PACKAGE_LAYERS = (
+    ("examprep", "errors", "escape", "values", "decimal_comma", "exact", "publish", "bundled"),  # standard library only
+    ("fileio", "tomllines", "stream", "history", "keyfields", "expr"),   # base helpers built on those (expr: the safe evaluator)
+    ("review", "review_optimize"),          # FSRS scheduling over the progress store
+    ("document",),
+    ("problem",),
+    ("engine",),
+    ("solve",),
+    ("ecf",),
+    ("answers",),
+    ("generators",),
+    ("authoring",),
+    ("sources",),
+    ("render",),
+    ("keys",),                              # a key and its answer template (written with render's answer forms)
+    ("sheets", "train", "banks"),
+    ("scan",),                              # reads the pages a sheet printed into answer files for grading
+    ("grading",),                           # grades what a sheet gave out (its roster, its key)
+    ("quiz",),                              # grades each answer as `grade` does
+    ("verify", "deck"),
+    ("cli",),
+    ("__main__",),                          # `python -m examprep`: the CLI
+)
+# placed before they exist, so that their issues find their tier here
+PLANNED = {"scan": "issue 41: `examprep scan`", "banks": "issue 39 item 4: `examprep import`"}
+# (importing package, imported package): why a lower package may import a higher one. None today.
+LAYER_EXCEPTIONS: dict[tuple[str, str], str] = {}
+# broken rules left in the packages other work is editing now; each leaves this table when it is fixed
+PENDING_LAYERS = {
+    ("generators", "train"): "the model generators (attention_from_model, gru_from_model) read a checkpoint through "
+                             "examprep.train.stored, torch-free, with train's config, vocab, errors and rundir; those "
+                             "move below generators after issue 37 item 1's migration (generators/ is being edited)",
+}
+
+
+def package_of(module: str) -> str:
+    """The top-level module or package of examprep that ``module`` belongs to ("examprep" for the package itself)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def top_level_names() -> set[str]:
+    return ({"examprep"} | {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
+            | {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()})
+
+
+def imported_packages(target: str, names: list[str]) -> set[str]:
+    """The top-level modules of examprep that one import statement reaches (none for another library's)."""
+    if target == "examprep":
+        return {n if n in top_level_names() else "examprep" for n in names}
+    return {package_of(target)} if target.startswith("examprep.") else set()
+
+
+def upward_imports() -> dict[tuple[str, str], list[str]]:
+    """(importing package, imported package) -> where, for every import that breaks PACKAGE_LAYERS."""
+    tier = {name: i for i, names in enumerate(PACKAGE_LAYERS) for name in names}
+    found: dict[tuple[str, str], list[str]] = {}
+    for path in package_files():
+        here = package_of(module_name(path))
+        for target, names, line in imports(path):
+            for there in imported_packages(target, names):
+                if there != here and tier[there] >= tier[here]:
+                    found.setdefault((here, there), []).append(f"{path.relative_to(ROOT)}:{line}")
+    return found
+
+
+def test_every_top_level_module_of_examprep_has_a_layer():
+    placed = [name for names in PACKAGE_LAYERS for name in names]
+    assert len(placed) == len(set(placed)), "a name placed twice"
+    assert top_level_names() - set(placed) == set(), "place these in PACKAGE_LAYERS (and docs/code.md)"
+    assert set(placed) - top_level_names() <= set(PLANNED), "gone: take these out of PACKAGE_LAYERS"
+
+
+def test_no_package_imports_a_higher_or_a_peer_one():
+    found = upward_imports()
+    assert ("generators", "train") in found          # a lazy import counts: the pending one is inside functions
+    broken = {pair: where for pair, where in found.items() if pair not in LAYER_EXCEPTIONS and pair not in PENDING_LAYERS}
+    assert not broken, f"a package imports one of its own tier or a higher one (PACKAGE_LAYERS): {broken}"
+    stale = (set(LAYER_EXCEPTIONS) | set(PENDING_LAYERS)) - set(found)
+    assert not stale, f"fixed: take these out of LAYER_EXCEPTIONS / PENDING_LAYERS: {stale}"
+    assert all(reason.strip() for reason in (*LAYER_EXCEPTIONS.values(), *PENDING_LAYERS.values()))
+
+
+# ---- imports at module top ---------------------------------------------------------------------------------------
+# A function-level import of an examprep module is allowed only in these places, (importing module, imported module)
+# as fnmatch patterns, each for the start-up time of a help screen: each importing module is one that `examprep
+# --help` or an `examprep COMMAND --help` loads, and each import there defers a module that its start-up would not
+# load otherwise. Everything else is imported at module top.
+LAZY_PROJECT_IMPORTS = {
+    ("examprep.cli.*", "examprep.*"):
+        "a command imports its feature when it runs, so `examprep COMMAND --help` loads typer and the command's "
+        "options only (tests/cli/test_startup.py); the command table (cli/app.py) imports a command's module only "
+        "when the command runs",
+    ("examprep.render.exports", "examprep.render.*"):
+        "the table of export formats, which `examprep --help` and `sheet --help` list, imports a format's renderer "
+        "when its writer runs",
+    ("examprep.train.options", "examprep.*"):
+        "the trainer's options and limits make the help screens of train, translate, attention-map, fill-mask and "
+        "finetune; what its checks read (configurations, run directories, output paths) loads when a check runs",
+}
+# left inside functions in the packages other work is editing now (generators/, solve/): what is left there, by module
+_MIGRATION = "moved after issue 37 item 1's migration (generators/ and solve/ are being edited)"
+PENDING_LAZY = {
+    "examprep.generators": _MIGRATION + "; its registry imports every generator module when first asked for",
+    "examprep.generators.attention_from_model": _MIGRATION + "; with the checkpoint reader's move below generators",
+    "examprep.generators.gru_from_model": _MIGRATION + "; with the checkpoint reader's move below generators",
+    "examprep.generators.receptive_field": _MIGRATION,
+    "examprep.solve.contract": _MIGRATION,
+    "examprep.solve.reference": _MIGRATION,
+}
+# The other libraries a module may import inside a function, each for its start-up reason, and only where the
+# importing module does not load the library at its start-up anyway. Besides these, the places above may import any
+# library inside a function that their start-up would load otherwise (the standard library's json, for one).
+LAZY_LIBRARIES = {
+    "numpy": "~100 ms: the help screens, the CLI's tables and the torch-free checkpoint reader need none of it",
+    "sympy": "~0.5 s: only exact and symbolic answers need it",
+    "mpmath": "sympy's arbitrary precision: only numbers beyond a float's range need it",
+    "torch": "the train extra, seconds to import: only training, decoding and verifying load it",
+    "safetensors": "the train extra: only reading or writing a checkpoint's weights",
+    "sacrebleu": "the train extra: only a model's evaluation",
+    "rich": "the help screens are click's plain ones; rich loads when a command draws its output",
+    "typst": "the Typst compiler: only when a PDF is made",
+    "pypdf": "only a class PDF's join and --split's copies",
+    "fsrs": "the review scheduler: only when a card is rated or listed",
+    "fsrs_rs_python": "the FSRS optimizer (Rust): only `review --optimize`",
+    "genanki": "only `examprep anki`",
+    "latex2mathml": "only the QTI 2.1 export",
+    "readline": "importing it changes input() for the whole process: only an interactive quiz wants that",
+}
+
+
+@functools.cache
+def _import_lines(path: Path) -> tuple[frozenset[int], frozenset[int]]:
+    """The lines of the imports written inside a function (a method, a nested function, a lambda's body), and of
+    those under TYPE_CHECKING at module level; one walk of the tree."""
+    in_function, type_checking = set(), set()
+
+    def visit(node: ast.AST, function: bool, checking: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                (in_function if function else type_checking if checking else set()).add(child.lineno)
+            visit(child, function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)),
+                  checking or (isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test)))
+
+    visit(parsed(path), False, False)
+    return frozenset(in_function), frozenset(type_checking)
+
+
+def function_level_imports(path: Path) -> list[tuple[str, list[str], int]]:
+    """The imports written inside a function (a method, a nested function, a lambda's body), as imports() gives them."""
+    lines = _import_lines(path)[0]
+    return [imp for imp in imports(path) if imp[2] in lines]
+
+
+def module_imports(path: Path) -> list[tuple[str, list[str], int]]:
+    """The imports that run when the module is imported: none inside a function or under TYPE_CHECKING."""
+    skipped = _import_lines(path)[0] | _import_lines(path)[1]
+    return [imp for imp in imports(path) if imp[2] not in skipped]
+
+
+@functools.cache
+def _project_files() -> dict[str, Path]:
+    return {module_name(p): p for p in package_files()}
+
+
+@functools.cache
+def _loads_directly(name: str) -> tuple[str, ...]:
+    """The modules examprep's module ``name`` imports when it is imported (another library's: none)."""
+    files = _project_files()
+    if name not in files:
+        return ()
+    out = []
+    for target, names, _ in module_imports(files[name]):
+        out += [f"{target}.{n}" for n in names if f"{target}.{n}" in files] or [target]
+    return tuple(out)
+
+
+def loaded_by(modules: set[str]) -> set[str]:
+    """Every module that importing ``modules`` loads, read from the sources: examprep's modules (with the packages
+    they are in) and other libraries' modules by their dotted names and each prefix."""
+    return set().union(*(_loaded_by_one(m) for m in modules))
+
+
+@functools.cache
+def _loaded_by_one(module: str) -> frozenset[str]:
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        parts = todo.pop().split(".")
+        for k in range(1, len(parts) + 1):           # a module's packages load first
+            m = ".".join(parts[:k])
+            if m not in seen:
+                seen.add(m)
+                todo += _loads_directly(m)
+    return frozenset(seen)
+
+
+@functools.cache
+def help_screens_load() -> frozenset[str]:
+    """The modules of examprep that a help screen loads: `examprep --help`'s and each `examprep COMMAND --help`'s
+    (the command table imports the command's module by name, which the sources do not show)."""
+    from examprep.cli.app import COMMANDS
+
+    commands = {f"examprep.cli.{c.module}" for c in COMMANDS.values()}
+    return frozenset(m for m in loaded_by({"examprep.cli.app", *commands}) if m.startswith("examprep"))
+
+
+def lazy_project_imports() -> list[tuple[str, str, str]]:
+    """(importing module, imported module, where) for every function-level import of an examprep module."""
+    files = _project_files()
+    out = []
+    for name, path in files.items():
+        for target, names, line in function_level_imports(path):
+            if target == "examprep" or target.startswith("examprep."):
+                for t in [f"{target}.{n}" for n in names if f"{target}.{n}" in files] or [target]:
+                    out.append((name, t, f"{path.relative_to(ROOT)}:{line}"))
+    return out
+
+
+def function_level_libraries() -> list[tuple[str, str, str]]:
+    """(importing module, imported library's top-level name, where) for every function-level import of another
+    library than examprep (the standard library's included)."""
+    out = []
+    for name, path in _project_files().items():
+        for target, _, line in function_level_imports(path):
+            if target and target != "examprep" and not target.startswith("examprep."):
+                out.append((name, target.split(".")[0], f"{path.relative_to(ROOT)}:{line}"))
+    return out
+
+
+def pending(module: str) -> str | None:
+    return module if module in PENDING_LAZY else None
+
+
+def test_project_imports_are_at_module_top_but_in_the_named_places():
+    from fnmatch import fnmatch
+
+    misplaced, for_nothing, used = [], [], set()
+    for here, there, where in lazy_project_imports():
+        if pending(here):
+            used.add(pending(here))
+            continue
+        places = [(a, b) for a, b in LAZY_PROJECT_IMPORTS if fnmatch(here, a) and fnmatch(there, b)]
+        used.update(places)
+        if not places:
+            misplaced.append(f"{where} ({there})")
+        elif not loaded_by({there}) - loaded_by({here}):
+            for_nothing.append(f"{where} ({there})")
+    assert not misplaced, f"import these at module top (or name the place in LAZY_PROJECT_IMPORTS): {misplaced}"
+    assert not for_nothing, f"these defer nothing the module does not load anyway: import them at its top: {for_nothing}"
+    assert not (set(LAZY_PROJECT_IMPORTS) | set(PENDING_LAZY)) - used, "no longer used: take these out"
+    off_path = [here for here, _, _ in lazy_project_imports() if not pending(here) and here not in help_screens_load()]
+    assert not off_path, f"no help screen loads these: their imports go to module top: {off_path}"
+
+
+def test_other_libraries_are_imported_at_module_top_but_the_heavy_ones():
+    from fnmatch import fnmatch
+
+    misplaced, for_nothing = [], []
+    for here, library, where in function_level_libraries():
+        if pending(here):
+            continue
+        if library not in LAZY_LIBRARIES and not any(fnmatch(here, a) for a, _ in LAZY_PROJECT_IMPORTS):
+            misplaced.append(f"{where} ({library})")
+        elif library in loaded_by({here}):
+            for_nothing.append(f"{where} ({library})")
+    assert not misplaced, f"import these at module top (or give the library's reason in LAZY_LIBRARIES): {misplaced}"
+    assert not for_nothing, f"the module loads these at its start-up anyway: import them at module top: {for_nothing}"
+    assert {library for _, library, _ in function_level_libraries()} >= {"numpy", "sympy", "rich", "safetensors"}
+
+
+def test_the_start_up_reading_sees_what_a_module_loads():
+    assert {"numpy", "examprep.engine._core", "examprep.errors"} <= loaded_by({"examprep.engine.rnn"})
+    assert "torch" in loaded_by({"examprep.train.model"})
+    assert "numpy" not in loaded_by({"examprep.cli.app"})          # what `examprep --help` loads
+    assert {"examprep.cli.grade", "examprep.render.exports", "examprep.train.options"} <= help_screens_load()
+    assert "examprep.grading" not in help_screens_load()
+    assert any(there == "examprep.solve" for _, there, _ in lazy_project_imports())   # a pending one is seen

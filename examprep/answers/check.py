@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from examprep.answers.evaluate import evaluate, has_names
+from examprep.answers.figures import check_strict
 from examprep.answers.numeric import APPROX_RTOL, has_decimal
 from examprep.answers.parse import parse_text
 from examprep.answers.read import is_blank, norm_choice, parse_answer
@@ -75,8 +76,6 @@ def check_part(part: Part, raw: Any, earlier: dict[str, Any] | None = None, *, e
     if part.kind == "choice":
         return _check_choice(part, value, rule, raw)
     if tol.rule == "sigfigs-strict" and not part.variables:
-        from examprep.answers.figures import check_strict      # the figures as written, then the value
-
         return check_strict(part, raw, value, tol, rule, earlier if ecf else None, ecf_credit)
     if part.kind == "expression":
         return _check_expression(part, value, rule, raw, tol)

@@ -22,10 +22,11 @@ from typing import Any
 
 import numpy as np
 
+from examprep.answers.evaluate import evaluate
 from examprep.answers.parse import parse_text
 from examprep.answers.result import Expr, ecf_text, ecf_value, result, shape_feedback, to_array, where_text
 from examprep.answers.tokens import AnswerParseError
-from examprep.problem import Misconception, Part, Tolerance
+from examprep.problem import Misconception, Part, Tolerance, round_sigfigs
 
 _LITERAL = re.compile(r"(\d*)(?:\.(\d*))?(?:[eE][+-]?\d+)?")
 
@@ -86,8 +87,6 @@ def _power_of_ten(node: Any) -> int | None:
 def typed_to(value: Any, n: int) -> Any:
     """A value (number or nested lists) as a student writes it to exactly ``n`` significant figures:
     the expected value rounded as the strict rule rounds it ("0.0499", "1.0E+1"). For self-tests."""
-    from examprep.problem import round_sigfigs
-
     if isinstance(value, list):
         return "[" + ", ".join(typed_to(v, n) for v in value) + "]"
     if isinstance(value, str):
@@ -148,8 +147,6 @@ def check_strict(part: Part, raw: Any, value: Any, tol: Tolerance, rule: str, ea
     """Grade a readable answer under "sigfigs-strict": every entry written with exactly N figures
     and within half a unit of the expected value rounded to N figures; carried-forward values
     and misconceptions are recognised by their value. Returns a PartResult."""
-    from examprep.answers.evaluate import evaluate
-
     n = int(tol.value)
     if isinstance(value, Expr):
         value = evaluate(value.node)
@@ -206,7 +203,6 @@ def check_strict(part: Part, raw: Any, value: Any, tol: Tolerance, rule: str, ea
 
 
 def _misconceptionto_array(m: Misconception) -> np.ndarray | None:
-
     try:
         return to_array(m.value)
     except (TypeError, ValueError):

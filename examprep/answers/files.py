@@ -19,6 +19,7 @@ import csv
 import io
 import itertools
 import json
+import os
 import re
 import stat
 import sys
@@ -27,12 +28,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from examprep.answers.json_list import objects
 from examprep.answers.limits import (DEFAULT_LIMITS, MAX_CLASS_FILE_BYTES, MAX_CLASS_ROWS, MAX_KEYS, MAX_NESTING,
                                      MAX_NESTING_CEILING, MAX_SUBMISSION_BYTES, OPTIONS, Limits, SubmissionError,
                                      chunks_of, codec_of, decode, raise_hint, read_bytes, shape, text_stream, too_deep,
                                      too_many_keys, toml_precheck)
-from examprep.escape import printable  # noqa: F401 - the one rule for terminals, used from here by many modules
+# the one rule for showing a file's text on a terminal and in messages, offered here too (many modules read it from here)
+from examprep.escape import excerpt, printable, shown, unprintable_char  # noqa: F401
 from examprep.fileio import not_regular, size_text
+from examprep.tomllines import explain
 
 # the names this module has always offered, now kept in examprep.answers.limits
 __all__ = ["DEFAULT_LIMITS", "MAX_CLASS_FILE_BYTES", "MAX_CLASS_ROWS", "MAX_KEYS", "MAX_NESTING", "MAX_SUBMISSION_BYTES",
@@ -89,42 +93,6 @@ def template_mark(text: str) -> TemplateMark | None:
     sheet = _TEMPLATE_SHEET.search(comments.group(0)) if comments else None
     return TemplateMark((head.group(1) or "").strip(), questions, sheet.group(1) if sheet else "")
 
-
-
-LINE_BREAKING = ("Cc", "Zl", "Zp")
-
-
-def unprintable_char(text: str, allowed: str = "") -> str | None:
-    """The first character of ``text`` that cannot be printed in a line of a sheet, an answer file,
-    an export or a terminal, or None: a control character (Unicode category Cc: NUL … US, DEL and
-    C1, so ESC, BEL, vertical tab, form feed) or a line or paragraph separator (Zl, Zp). ``allowed``:
-    characters a field may hold all the same ("\n\t" for text of several lines). The one rule for
-    text that examprep prints from what a user wrote (question files; keys' ids)."""
-    import unicodedata
-
-    return next((c for c in text if c not in allowed and unicodedata.category(c) in LINE_BREAKING), None)
-
-
-def excerpt(text: Any, n: int = 40) -> str:
-    """A short quotation of text that came from a file: at most ``n`` characters, printable, in
-    quotes ('root:x:0:0:r…')."""
-    text = str(text)
-    return "'" + printable(text[:n]) + ("…" if len(text) > n else "") + "'"
-
-
-def shown(value: Any) -> str:
-    """A value read from a JSON file as an error message names it: as JSON ("one", -5, Infinity,
-    null, [-1], {"a": 1}), at most 40 characters, printable; a longer list as "a list of N", a
-    longer table as "a table"."""
-    if isinstance(value, str):                 # escaped as every excerpt is ("x\x1b[2J"), in JSON's quotes
-        return '"' + printable(value[:40]) + ("…" if len(value) > 40 else "") + '"'
-    try:
-        text = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):            # not a JSON value (not reached for parsed JSON)
-        text = repr(value)
-    if isinstance(value, (list, dict)) and len(text) > 40:
-        return f"a list of {len(value)}" if isinstance(value, list) else "a table"
-    return printable(text if len(text) <= 40 else text[:40] + "…")
 
 
 def _format_of(path: Path, text: str) -> str:
@@ -184,8 +152,6 @@ def _read_toml(text: str, path: Path, limits: Limits = DEFAULT_LIMITS) -> list[S
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
-        from examprep.tomllines import explain
-
         raise SubmissionError(f"{path}: {explain(text, err)}") from None
     except (RecursionError, ValueError) as err:
         raise SubmissionError(f"{path}: invalid TOML: {_decoding_failure(err, limits)}") from None
@@ -235,8 +201,6 @@ def _read_json_list(stream: Any, path: Path, limits: Limits) -> tuple[list[Submi
     rules, memory for about one item): only the submissions are kept. An item over a limit of one
     submission is named and skipped; a file json.loads would refuse, an item nested too deeply or
     more than ``limits.class_rows`` items refuse the whole file."""
-    from examprep.answers.json_list import objects
-
     subs: list[Submission] = []
     errors: list[SubmissionError] = []
     try:
@@ -398,8 +362,6 @@ def collect(paths: list[str | Path], linked: dict[Path, str] | None = None) -> t
     linked: where given, filled with a warning per file of a directory that is a hard link with
     names outside the directory (its link count, beyond its names in the folder): it is read (``cp -al``
     and deduplicating tools make honest ones), but it may be another file than the folder's own."""
-    import os
-
     files: list[Path] = []
     notes: list[str] = []
     seen: dict[Any, Path] = {}

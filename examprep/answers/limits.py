@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-from examprep.errors import ExamprepError
+from examprep.errors import ExamprepError, ParamError
 from examprep.fileio import open_user_file, read_user_bytes
 
 MAX_SUBMISSION_BYTES = 1_000_000          # one student's answers (a file, a CSV row, an item of a JSON list)
@@ -48,8 +48,6 @@ class Limits:
     nesting: int = MAX_NESTING
 
     def __post_init__(self) -> None:
-        from examprep.errors import ParamError
-
         for name, option in OPTIONS.items():
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -63,8 +61,6 @@ class Limits:
                      file_mb: float = MAX_SUBMISSION_BYTES / 1e6, keys: int = MAX_KEYS,
                      nesting: int = MAX_NESTING) -> Limits:
         """The limits as `grade` takes them: sizes in MB (10⁶ bytes), counts as numbers."""
-        from examprep.errors import ParamError
-
         sizes = {}
         for name, mb in (("class_bytes", class_mb), ("file_bytes", file_mb)):
             if not mb > 0 or mb == float("inf"):

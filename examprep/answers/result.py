@@ -9,11 +9,13 @@ from typing import Any
 
 import numpy as np
 
+from examprep import ecf
 from examprep.answers.parse import decimal_comma_on
 from examprep.answers.raw import raw_text
 from examprep.answers.tokens import DECIMAL_COMMA
 from examprep.errors import ExamprepError
 from examprep.problem import Misconception, Part
+from examprep.solve.contract import jsonable
 
 STATUSES = ("correct", "ecf", "misconception", "wrong", "blank", "unparseable", "pending", "marked")
 # "pending": a written part not yet marked by hand (0 points so far, never "wrong"); "marked": its
@@ -66,8 +68,6 @@ class PartResult:
         return self.score >= self.max_score - 1e-12
 
     def to_dict(self) -> dict[str, Any]:
-        from examprep.solve.contract import jsonable      # the one JSON converter (NaN, ±∞: None)
-
         value = self.value.text if isinstance(self.value, Expr) else self.value
         return {"part": self.part_id, "status": self.status, "score": round(self.score, 6),
                 "max_score": self.max_score, "raw": raw_text(self.raw), "value": jsonable(value),
@@ -125,7 +125,6 @@ def ecf_value(part: Part, earlier: dict[str, Any] | None) -> np.ndarray | None:
     refs = part.depends_on
     if not refs or any(earlier.get(r) is None or isinstance(earlier.get(r), (Expr, str)) for r in refs):
         return None
-    from examprep import ecf
 
     try:
         with np.errstate(all="ignore"):

@@ -4,16 +4,24 @@ and ECF rule from the solve topic's tables), written parts with their model answ
 the topic's named worked steps."""
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from examprep.authoring import expr
+from examprep import solve
+from examprep.answers.read import norm_choice
+from examprep.answers.result import to_array
+from examprep import expr
 from examprep.authoring.question import MAX_TRIES, QuestionError, QuestionSpec, draws, substitute
-from examprep.document import Matrix, Text
-from examprep.errors import ParamError
+from examprep.document import Matrix, Text, name_latex
+from examprep.errors import ExamprepError, ParamError
+from examprep.generators import nice
+from examprep.generators.framework import _differs, _identical, steps_from
 from examprep.problem import EXACT, SIGFIGS3, EcfRule, Misconception, Part, Problem, SolutionStep
+from examprep.solve.contract import jsonable
+from examprep.stream import Stream
 from examprep.values import latex_number, snap
 
 
@@ -40,8 +48,6 @@ def _inline(v: Any) -> str:
 def statement(text: str, values: dict[str, Any], labels: dict[str, str] | None = None) -> list:
     """The question's text as blocks: a number or a short vector (at most 6 entries) inline as math,
     a matrix or a longer vector as its name in the text and a Matrix block after the paragraph."""
-    from examprep.render.markdown import name_latex
-
     if not text.strip():
         return []
     labels = labels or {}
@@ -88,10 +94,6 @@ def make_problem(spec: Any, seed: int, values: dict[str, Any]) -> tuple[Problem,
 
 
 def _make_problem(spec: Any, seed: int, values: dict[str, Any]) -> tuple[Problem, list[tuple[str, str]]]:
-    from examprep import solve
-    from examprep.generators.framework import steps_from
-    from examprep.solve.contract import jsonable
-
     notes: list[tuple[str, str]] = []
     parts: list[Part] = []
     solution: list[SolutionStep] = []
@@ -185,11 +187,6 @@ def _numeric_part(ps: Any, prompt: str, value: Any, known: Any, authored: Any, s
     (``known``), then the author's (``authored``, each (id, value, explanation, credit)) — less those
     that give the answer itself or that the tolerance cannot tell from it (a note says so); and, for
     a computed part, the worked step that shows its expression's value."""
-    from examprep.answers.result import to_array
-    from examprep.generators.framework import _differs, _identical
-    from examprep.solve.contract import jsonable
-    from examprep.values import snap
-
     what = ps.answer or f"value {ps.value!r}"
     kind = _kind(value)
     if kind is None or np.size(value) == 0:     # an empty list: no entry to grade (a key of "vector of 0")
@@ -240,8 +237,6 @@ def _authored(ps: Any, env: Any, known: Any, notes: list[tuple[str, str]]) -> li
     expression over the parameters and answers — those of the topic computed with the mistake's
     ``params`` where it gives them — or, with ``params`` alone, the part's own answer so computed.
     A mistake that cannot be computed for this draw is None, with a note."""
-    from examprep.errors import ExamprepError
-
     out = []
     for m in ps.mistakes:
         try:
@@ -259,16 +254,12 @@ def _authored(ps: Any, env: Any, known: Any, notes: list[tuple[str, str]]) -> li
 
 def _choice_order(spec: Any, ps: Any, seed: int) -> list[int]:
     """The order a choice part shows its options in for ``seed`` (indexes into ``ps.choices``)."""
-    from examprep.generators import Stream
-
     return Stream("question", spec.id, seed, "choices", ps.id).shuffle(range(len(ps.choices)))
 
 
 def choice_label(spec: Any, part_id: str, seed: int, text: str) -> str | None:
     """The label (a, b, …) that option ``text`` of choice part ``part_id`` has in variant ``seed``,
     or None where ``text`` is not one of its options (a question test may name an option by its text)."""
-    from examprep.answers.read import norm_choice
-
     ps = next(p for p in spec.parts if p.id == part_id)
     order = _choice_order(spec, ps, seed)
     for pos, orig in enumerate(order):
@@ -284,8 +275,6 @@ def option_text(part: Part) -> str | None:
     """The text of a question file's choice part's right option, read from the "a) …; b) …" list
     _choice_part writes after its prompt (a part keeps only the labels); None for a part whose
     options are not so listed (a generator's choices are their own text)."""
-    import re
-
     labels = [str(c) for c in part.choices]
     if not labels or not all(re.fullmatch(r"[a-z]", c) for c in labels) or str(part.expected) not in labels:
         return None
@@ -312,8 +301,6 @@ def _choice_part(spec: Any, ps: Any, prompt: str, seed: int) -> tuple[Part, Solu
 def _shapes_part(ps: Any, prompt: str, value: Any, known: Any) -> Part:
     """A part asking a whole list of shapes (Topic.shape_lists): kind "shapes", each shape exact, with
     the table's mistakes that give another list."""
-    from examprep.solve.contract import jsonable
-
     def shapes(v: Any) -> list[list[int]]:
         return [[int(s) for s in shape] for shape in jsonable(v)]
 
@@ -326,8 +313,6 @@ def _shapes_part(ps: Any, prompt: str, value: Any, known: Any) -> Part:
 
 def _short(v: Any, n: int = 50) -> str:
     """A value in a check's message: numbers to 4 significant figures, cut at ``n`` characters."""
-    from examprep.generators import nice
-
     def fmt(x: Any) -> str:
         if isinstance(x, list):
             return "[" + ", ".join(fmt(e) for e in x) + "]"

@@ -10,8 +10,14 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 from dataclasses import dataclass, field
 from typing import Any
+
+from examprep.answers import check_part
+from examprep.authoring.build import build_question, choice_label, draft
+from examprep.authoring.question import load_question
+from examprep.errors import ExamprepError
 
 DRAWS = 50
 DEGENERATE_SHARE = 0.10
@@ -61,9 +67,6 @@ class CheckResult:
 
 def check_question(path: str, draws: int = DRAWS, first_seed: int = 0) -> CheckResult:
     """Read the question (QuestionError for a bad file) and draw it with seeds first_seed, … ."""
-    from examprep.authoring.build import draft
-    from examprep.authoring.question import load_question
-
     spec = load_question(path)
     part_line = {p.id: p.line for p in spec.parts}
     grouped: dict[tuple[str, str], Finding] = {}
@@ -138,10 +141,6 @@ def _never_used(spec: Any, used: set[tuple[str, str]], graded: set[str], grouped
 def run_tests(spec: Any) -> list[Finding]:
     """The question's [[question.test]] tables, each graded as `examprep grade` grades the answer
     on the variant of its seed: a fatal Finding for each that does not hold."""
-    from examprep.answers import check_part
-    from examprep.authoring.build import build_question, choice_label
-    from examprep.errors import ExamprepError
-
     built: dict[int, Any] = {}
     out = []
     for i, t in enumerate(spec.tests, 1):
@@ -175,7 +174,6 @@ def report_lines(r: CheckResult, width: int | None = None) -> list[str]:
     lines = _report_lines(r)
     if width is None:
         return lines
-    import textwrap
 
     return [textwrap.fill(line, width=max(width, 40), subsequent_indent="  ", break_long_words=False,
                           break_on_hyphens=False) for line in lines]

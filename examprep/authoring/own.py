@@ -10,7 +10,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from examprep.authoring import expr
+from examprep.answers.files import unprintable_char
+from examprep.answers.read import norm_choice
+from examprep import expr
 from examprep.tomllines import line_of as _line
 
 
@@ -88,8 +90,6 @@ def check_expression(source_text: str, what: str, params: dict[str, Any], topic:
 
 def read_choices(p: dict, where: str, at: Any, fail: Any) -> tuple[str, ...]:
     """A choice part's options: two to 26 different texts (told apart as a student types them)."""
-    from examprep.answers.read import norm_choice
-
     raw = p.get("choices")
     if raw is None:
         raise fail(f"{where} choices: a choice part lists its options, e.g. choices = [\"ReLU\", \"tanh\"]", at("kind"))
@@ -171,8 +171,6 @@ def read_mistakes(text: str, p: dict, where: str, indexes: list[int], head: int 
 
 def read_tests(text: str, raw: list, parts: list[Any], topic: Any, fail: Any) -> tuple[QuestionTest, ...]:
     """The file's [[question.test]] tables, checked against its parts (run by `examprep check`)."""
-    from examprep.answers.read import norm_choice
-
     out = []
     by_id = {s.id: s for s in parts}
     for i, t in enumerate(raw):
@@ -229,8 +227,6 @@ def printable_text(what: str, key: str, value: Any, fail: Any) -> None:
     sheet, answer file or export (XML refuses them) can print: the rule recipes' titles and
     --title follow (answers.files.unprintable_char), line breaks and tabs allowed where text runs
     over several lines."""
-    from examprep.answers.files import unprintable_char
-
     if isinstance(value, dict):
         for v in value.values():
             printable_text(what, key, v, fail)

@@ -7,7 +7,7 @@ beside the topic's steps in ``solve/<area>.py``) like every built-in problem.
     title = "Softmax of three logits"
     solve = "cross-entropy"                  # an `examprep solve` topic (optional: written parts only)
     text = "A classifier outputs the logits {logits} for one example of class {target}."
-    where = "distinct(logits)"               # redraw until it holds (see authoring/expr.py)
+    where = "distinct(logits)"               # redraw until it holds (see examprep/expr.py)
 
     [question.params]                        # fixed values, or draws from the question's seed
     logits = { integers = [-2, 3], size = 3 }
@@ -49,11 +49,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from examprep.authoring import expr
+from examprep import expr
 from examprep.authoring.own import (MistakeSpec, QuestionTest, check_expression, printable_text, read_choices,
                                     read_mistakes, read_tests, what_type)
-from examprep import tomllines
+from examprep import solve, tomllines
+from examprep.answers import parse_tolerance
 from examprep.errors import ExamprepError, ParamError
+from examprep.fileio import read_user_text
+from examprep.stream import Stream
+from examprep.tomllines import line_of
 
 MAX_TRIES = 1000          # draws tried before a `where` condition is declared impossible
 MAX_BOUND = 10**9         # |lo|, |hi| of a draw, and of a decimals draw's range in steps: hand-computable,
@@ -119,7 +123,7 @@ class PartSpec:
     rubric: tuple[str, ...] = ()
     hint: str = ""
     line: int | None = None
-    value: str = ""                # a computed part: its expression (authoring/expr.py) over parameters and answers
+    value: str = ""                # a computed part: its expression (examprep/expr.py) over parameters and answers
     value_line: int | None = None
     choices: tuple[str, ...] = ()  # a choice part: its options as written, and the correct one
     correct: str = ""
@@ -161,15 +165,11 @@ _DRAW_KEYS = {"integers": {"integers", "size", "nonzero", "name"}, "choice": {"c
 
 
 def _line(text: str, key: str, table: str | None = None, index: int = 0) -> int | None:
-    from examprep.tomllines import line_of
-
     return line_of(text, key, table, index)
 
 
 def load_question(path: str | Path) -> QuestionSpec:
     """A question file read and checked (QuestionError naming the file, line and key)."""
-    from examprep.fileio import read_user_text
-
     text = read_user_text(Path(path), str(path), error=QuestionError)
     return parse_question(text, str(path))
 
@@ -178,9 +178,6 @@ def parse_question(text: str, source: str) -> QuestionSpec:
     """A question from TOML text; ``source`` names it in messages. Checks everything that can be
     checked without drawing: keys and their types, the topic, answer names, tolerances, draws,
     placeholders, the condition's syntax and names, the topic's required parameters."""
-    from examprep import solve
-    from examprep.answers import parse_tolerance
-
     def fail(msg: str, line: int | None) -> QuestionError:
         return QuestionError(f"{source}{f':{line}' if line else ''}: {msg}")
 
@@ -497,8 +494,6 @@ def _draw(name: str, spec: Any, fail: Any) -> Draw:
 def draws(spec: QuestionSpec, seed: int) -> Any:
     """The question's parameter draws for ``seed`` that satisfy ``where``, in order (attempt 0, 1,
     …), as (values, attempt); QuestionError naming the ``where`` line after MAX_TRIES attempts."""
-    from examprep.generators import Stream
-
     tree = expr.parse(spec.where) if spec.where else None
     for attempt in range(MAX_TRIES):
         rng = Stream("question", spec.id, seed, attempt)

@@ -15,11 +15,14 @@ and file-system errors no command mapped. Commands raise; they never print error
 """
 from __future__ import annotations
 
+import errno
 import importlib
 import sys
+from difflib import get_close_matches
 from typing import Any, NamedTuple, Optional
 
 import typer
+from typer._click import exceptions as ce
 from typer.core import TyperGroup
 
 from examprep import __version__
@@ -138,10 +141,6 @@ class ExamprepGroup(TyperGroup):
             formatter.write_dl([(name, c.summary) for name, c in COMMANDS.items()])
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
-        from difflib import get_close_matches
-
-        from typer._click import exceptions as ce
-
         try:
             return self._click_resolve_command(ctx, args)
         except ce.UsageError as err:
@@ -160,10 +159,6 @@ class ExamprepGroup(TyperGroup):
 
     def main(self, args: Any = None, prog_name: Optional[str] = None, complete_var: Optional[str] = None,
              standalone_mode: bool = True, **extra: Any) -> Any:
-        import errno
-
-        from typer._click import exceptions as ce
-
         argv = list(sys.argv[1:] if args is None else args)
         try:
             code = super().main(args=args, prog_name=prog_name, complete_var=complete_var,

@@ -1,10 +1,12 @@
 """`examprep check`: an instructor's question files, drawn many times and checked."""
 
+import shutil
 from typing import Optional
 
 import typer
 
 from examprep.cli.usage import paragraphs
+from examprep.errors import ExamprepError, ParamError, check_seed
 
 app = typer.Typer()
 
@@ -28,10 +30,7 @@ def check(
     seed: Optional[int] = typer.Option(None, "--seed", "-s", help="First seed (default 0)."),
 ) -> None:
     """`examprep check` (its help is CHECK_HELP, one paragraph a line)."""
-    import shutil
-
     from examprep.authoring.check import check_question, report_lines
-    from examprep.errors import ExamprepError, ParamError, check_seed
 
     if not 1 <= draws <= 10_000:
         raise ParamError(f"--draws: expected 1 to 10000, got {draws}")

@@ -5,6 +5,7 @@ from typing import Optional
 import typer
 
 from examprep.cli.usage import paragraphs
+from examprep.errors import ParamError
 
 app = typer.Typer()
 
@@ -96,7 +97,6 @@ def grade(
 ) -> None:
     """`examprep grade` (its help is GRADE_HELP, one paragraph a line)."""
     from examprep.answers.files import Limits
-    from examprep.errors import ParamError
     from examprep.grading import Outputs, run_grade, settings_from
 
     if details and no_details:

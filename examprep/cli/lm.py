@@ -6,8 +6,8 @@ from typing import Optional
 
 import typer
 
-from examprep.errors import Interrupted
-from examprep.train.options import FinetuneOptions, quiet_waiting_threads, with_article
+from examprep.errors import ExamprepError, Interrupted, check_seed
+from examprep.train.options import FinetuneOptions, parse_targets, quiet_waiting_threads, with_article
 
 app = typer.Typer()
 DEFAULTS = FinetuneOptions()
@@ -22,8 +22,6 @@ def fill_mask(
     top_k: int = typer.Option(5, "--top-k", "-k", help=f"Words shown per [MASK] (1 to {MAX_TOP_K})."),
 ) -> None:
     """Fill in each [MASK] of TEXT: the masked LM's top-k words with their probabilities."""
-    from examprep.errors import ExamprepError
-
     if not 1 <= top_k <= MAX_TOP_K:
         raise ExamprepError(f"--top-k: expected a count from 1 to {MAX_TOP_K}, got {top_k}")
     if "[MASK]" not in text:
@@ -87,8 +85,6 @@ def finetune(
         corpus=str(corpus) if corpus else None, lr=lr, warmup=warmup, batch_tokens=batch_tokens, steps=steps,
         minutes=minutes, goal=goal, eval_every=eval_every, eval_size=eval_size, out=str(out), resume=resume,
         merge=merge, device=device, threads=threads, seed=seed)
-    from examprep.errors import check_seed
-    from examprep.train.options import parse_targets
 
     check_seed(seed)                            # before the base model is read
     if not full:

@@ -1,8 +1,11 @@
 """`examprep topics` and `examprep generate`: the problem generators and fresh problems."""
 
+import os
 from typing import Optional
 
 import typer
+
+from examprep.errors import ParamError, missing_extra
 
 app = typer.Typer()
 
@@ -60,16 +63,12 @@ def generate(
                                                     "(without it, one line each: title, level, seed, points)."),
 ) -> None:
     """Generate fresh, hand-computable problems with worked solutions."""
-    import os
-    import secrets
+    import secrets                              # with hashlib and random: not for the help screen
 
     from examprep import keys
-    from examprep.errors import missing_extra
     from examprep.sources import build_many
 
     if as_json and markdown:                    # one output format on stdout: JSON alone was printed
-        from examprep.errors import ParamError
-
         raise ParamError("--json and --markdown: choose one (each prints the problems in its own format)")
     seed = secrets.randbelow(1_000_000) if seed is None else seed
     keys.check_outputs(key=key, template=template, force=force,      # before the work

@@ -6,6 +6,7 @@ from typing import Optional
 import typer
 
 from examprep.cli.usage import paragraphs
+from examprep.errors import ParamError
 
 app = typer.Typer()
 
@@ -78,7 +79,6 @@ def review(
     no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour."),
 ) -> None:
     """Spaced review (FSRS): practise the topics, concepts and question files that are due, each with a new variant."""
-    from examprep.errors import ParamError
     from examprep.quiz import run_optimize, run_review
 
     if reset and not optimize:

@@ -5,6 +5,8 @@ from typing import Optional
 
 import typer
 
+from examprep.errors import ExamprepError
+
 app = typer.Typer()
 
 
@@ -24,7 +26,6 @@ def solve(
 ) -> None:
     """Compute an answer with its worked steps, straight from the numeric engine."""
     from examprep import solve as solver
-    from examprep.errors import ExamprepError
     from examprep.render import terminal
 
     if reference:

@@ -1,13 +1,15 @@
 """`examprep train`, `examprep translate` and `examprep attention-map`: the course's Transformer,
 trained, used and looked into (the work is in examprep.train, where torch is imported)."""
 
+import sys
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
-from examprep.errors import Interrupted, require_train
-from examprep.train.options import MAX_ALIGNMENT, MAX_BEAM, TrainOptions, quiet_waiting_threads
+from examprep.errors import ExamprepError, Interrupted, check_seed, require_train
+from examprep.train.options import (MAX_ALIGNMENT, MAX_BEAM, TrainOptions, check_architecture, check_attention_request,
+                                    check_objective, parse_lengths, quiet_waiting_threads, resumed_model_kind)
 
 app = typer.Typer()
 DEFAULTS = TrainOptions()           # the defaults shown in --help (examprep.train.options imports no torch)
@@ -72,9 +74,6 @@ def train(
     """Train the reference Transformer (or an RNN encoder–decoder): on a built-in task (default:
     dates) or a parallel corpus; or, with --arch encoder-only --objective mlm, a BERT-style masked
     LM on their sentences."""
-    from examprep.errors import check_seed
-    from examprep.train.options import check_architecture, check_objective, resumed_model_kind
-
     check_seed(seed)                    # before torch loads
     if resume:
         arch, objective = resumed_model_kind(out, arch, objective)
@@ -82,8 +81,6 @@ def train(
     check_architecture(arch, cell, attention, bidirectional)
     tokens = tokens or ("word" if objective == "mlm" else "char")
     if lengths is not None:
-        from examprep.train.options import parse_lengths
-
         parse_lengths(lengths, (task or "dates") if corpus is None else None)
     quiet_waiting_threads()
     from examprep.train.report import RichReporter, summary
@@ -128,12 +125,8 @@ def translate(
     """Translate with a trained model (greedy decoding with a KV cache, or beam search with --beam):
     one output line per TEXT, or per line of stdin with '-'. Characters the model never saw are read
     as unknown, with a warning."""
-    import sys
-
-    from examprep.errors import ExamprepError
-    from examprep.fileio import stdin_lines
-
     quiet_waiting_threads()
+    from examprep.fileio import stdin_lines
     from examprep.train.report import print_attention
     from examprep.train.serve import Translator
 
@@ -189,8 +182,6 @@ def attention_map(
     no_color: bool = typer.Option(False, "--no-color", help="Plain output without colour."),
 ) -> None:
     """Show a trained model's attention per layer and head (and the dates alignment rate)."""
-    from examprep.train.options import check_attention_request
-
     check_attention_request(text=text, kind=kind, alignment=alignment, out=out)
     require_train("examprep attention-map")      # before 'loading the model…': one line on the base install
     quiet_waiting_threads()

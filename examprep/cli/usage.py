@@ -4,10 +4,12 @@ made from the project's tables (the bundled recipes, the export formats), which 
 and `sheet --help` list without importing the sheets or the renderers."""
 from __future__ import annotations
 
+import inspect
 import re
+from difflib import SequenceMatcher
 from typing import Any
 
-from typer._click import Context, HelpFormatter
+from typer._click import Context, HelpFormatter, exceptions as ce
 
 from examprep.bundled import recipe_names
 from examprep.render.exports import DEFAULT_FORMATS, EXPORTS
@@ -30,8 +32,6 @@ _EXPECTED = {"int": "an integer", "float": "a number", "bool": "true or false", 
 def paragraphs(text: str) -> str:
     """A command's help text with each paragraph on one line: the help screen wraps a line to the
     terminal, but keeps a docstring's own line breaks inside a paragraph, breaking it mid-sentence."""
-    import inspect
-
     return "\n\n".join(" ".join(p.split()) for p in inspect.cleandoc(text).split("\n\n") if p.strip())
 
 
@@ -47,8 +47,6 @@ def _near_options(err: Any) -> list[str]:
     """The options a mistyped one may have meant: those it begins (--lr → --lr-factor) if any, else
     click's close matches, closest first (difflib's ratio: --recpie → --recipe before --force);
     --help only when that is what was begun."""
-    from difflib import SequenceMatcher
-
     typed = err.option_name
     ctx = getattr(err, "ctx", None)
     known = [o for p in (ctx.command.get_params(ctx) if ctx is not None else [])
@@ -60,8 +58,6 @@ def _near_options(err: Any) -> list[str]:
 
 def usage_line(err: Any) -> str:
     """One line for a value typer (or its click core) rejected: ``--opt: what was expected, got 'x'``."""
-    from typer._click import exceptions as ce
-
     if isinstance(err, ce.MissingParameter) and err.param is not None:
         kind = "option" if err.param.param_type_name == "option" else "argument"
         return f"{_option_name(err.param)}: missing {kind}; see --help"

@@ -5,6 +5,8 @@ from typing import Optional
 
 import typer
 
+from examprep.errors import ExamprepError, check_seed
+
 app = typer.Typer()
 
 
@@ -22,9 +24,6 @@ def verify(
 ) -> None:
     """Check the numeric engine against torch on random instances of every topic torch computes
     (or, with --checkpoint, against a trained RNN encoder–decoder's modules on real inputs)."""
-    from examprep.errors import ExamprepError, check_seed
-    from examprep.train.options import quiet_waiting_threads
-
     if instances < 1:
         raise ExamprepError(f"--instances: expected a positive integer, got {instances}")
     check_seed(seed)
@@ -32,6 +31,8 @@ def verify(
     if checkpoint is not None and topic:
         raise ExamprepError("--topic: with --checkpoint the topics are the model's (its cells and attention); "
                             "give one or the other")
+    from examprep.train.options import quiet_waiting_threads
+
     quiet_waiting_threads()
     from examprep.render.terminal import console
     from examprep.train.distributed import one_thread

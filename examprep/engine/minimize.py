@@ -37,7 +37,7 @@ _FUNCTIONS = ("exp", "log", "sqrt", "abs")
 
 
 def _to_sympy(node: ast.AST, symbols: dict[str, Any], sp: Any) -> Any:
-    """A sympy expression from a node of the safe evaluator's tree (authoring/expr.py's parse: numbers,
+    """A sympy expression from a node of the safe evaluator's tree (examprep/expr.py's parse: numbers,
     names, + − × ÷ **, and exp, log, sqrt, abs), built node by node: text never reaches sympify."""
     if isinstance(node, ast.Constant) and type(node.value) in (int, float):
         return sp.Integer(node.value) if type(node.value) is int else sp.Rational(repr(node.value))

@@ -17,14 +17,16 @@ Written parts still pending (not yet marked) are left out, and named in ``left_o
 """
 from __future__ import annotations
 
+import csv
+import io
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from examprep.answers.files import printable, shown
 from examprep.answers.result import STATUSES
+from examprep.escape import printable, shown
 from examprep.fileio import InputError
 
 TAIL = 0.27              # Kelley's upper and lower groups
@@ -361,9 +363,6 @@ CSV_COLUMNS = ("item", "kind", "points", "difficulty", "discrimination", "blank"
 
 def csv_text(result: dict[str, Any]) -> str:
     """item-analysis.csv: one row per part, then one per question; an undefined value is empty."""
-    import csv
-    import io
-
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_COLUMNS)

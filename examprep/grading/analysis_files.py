@@ -7,8 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from rich.console import Console
 
+from examprep.fileio import InputError, OutputError, check_output_folder, read_user_text, real_path, write_outputs
 from examprep.grading.analysis import ItemData, analyse, csv_text, from_grades
+from examprep.grading.analysis_text import terminal_summary, typst_source
+from examprep.grading.report_text import escape
+from examprep.render.pdf import compile_pdf
+from examprep.render.terminal import console
 
 FILES = ("item-analysis.json", "item-analysis.csv", "analysis.pdf")
 
@@ -16,9 +22,6 @@ FILES = ("item-analysis.json", "item-analysis.csv", "analysis.pdf")
 def plan(data: ItemData, out_dir: str | Path, title: str = "Item analysis") -> tuple[dict[str, Any],
                                                                                    list[tuple[Path, bytes]]]:
     """The analysis and the files it writes in ``out_dir`` (nothing written yet)."""
-    from examprep.render.analysis import typst_source
-    from examprep.render.pdf import compile_pdf
-
     result = analyse(data)
     totals = np.nansum(data.scores, axis=1).tolist() if data.scores.size else [0.0] * len(data.students)
     out = Path(out_dir)
@@ -31,8 +34,6 @@ def check_out_dir(out_dir: str | Path, option: str, *, force: bool) -> None:
     """Before the work: an earlier analysis in ``out_dir`` (any of FILES) is replaced only with
     ``force``, as `sheet` and `anki` replace their outputs; a path whose parent folder is missing
     is refused (a typo would scatter analyses). OutputError names the option and file."""
-    from examprep.fileio import OutputError, check_output_folder
-
     out = check_output_folder(str(out_dir), option)
     existing = [name for name in FILES if (out / name).exists()]
     if existing and not force:
@@ -49,15 +50,10 @@ def pdf_title(title: str | None, fallback: str) -> str:
 def write(planned: list[tuple[Path, bytes]], inputs: set[Path] = frozenset(), out_dir: str | Path | None = None) -> None:
     """Write the analysis's files after the checks every grading output gets (fileio.write_outputs),
     ``out_dir`` replaced whole (its other files carried over)."""
-    from examprep.fileio import write_outputs
-
     write_outputs(list(planned), set(inputs), [Path(out_dir)] if out_dir else [])
 
 
 def _load(path: str) -> Any:
-    from examprep.fileio import InputError
-    from examprep.fileio import read_user_text
-
     text = read_user_text(path)
     try:
         return json.loads(text)
@@ -79,19 +75,12 @@ def run_analyze(grades: str, out_dir: str | None, *, quiet: bool = False, no_col
                 force: bool = False) -> int:
     """`examprep analyze GRADES.json [--out DIR] [--force]`: the summary on the terminal, the files in
     DIR (an earlier analysis there only replaced with ``force``)."""
-    from rich.console import Console
-
-    from examprep.render.analysis import terminal_summary
-    from examprep.render.report import escape
-    from examprep.render.terminal import console
-
     if out_dir is not None:                 # '' and '-' are refused, never taken as "no folder"
         check_out_dir(out_dir, "--out", force=force)
     data, title = read_grades(grades)
     err = Console(stderr=True, no_color=no_color, highlight=False, soft_wrap=True)
     if out_dir:
         result, planned = plan(data, out_dir, title=pdf_title(title, Path(grades).name))
-        from examprep.fileio import real_path
 
         write(planned, {real_path(grades)}, out_dir)
     else:

@@ -11,17 +11,31 @@ it is installed editable, else repacked from the installed files its RECORD list
 """
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import zipfile
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from packaging.requirements import Requirement
+
+import examprep
+from examprep import __version__, keys
+from examprep.answers.files import collect
 from examprep.errors import ExamprepError, ParamError
+from examprep.fileio import atomic_write_bytes, atomic_write_text, read_user_bytes
+from examprep.grading.batch import grade_batch
+from examprep.grading.report_text import gradescope_json
+from examprep.grading.reports import VISIBILITIES
+from examprep.sheets.variants import read_roster
+from examprep.sources.recipes import SheetError
 
 
 class AutograderError(ExamprepError):
@@ -97,10 +111,6 @@ ROSTER_FORMAT = "examprep-autograder-roster"
 def pinned_requirements(dist: str = "examprep") -> list[str]:
     """name==version of every installed dependency of ``dist`` (recursively, extras left out,
     markers evaluated for this interpreter)."""
-    from importlib import metadata
-
-    from packaging.requirements import Requirement
-
     seen: dict[str, str] = {}
     todo = [dist]
     while todo:
@@ -123,10 +133,6 @@ def pinned_requirements(dist: str = "examprep") -> list[str]:
 def build_wheel(tmp: Path) -> Path:
     """A wheel of the running examprep: built from its source tree (an editable install) with pip
     and setuptools, else repacked from the installed files."""
-    import shutil
-
-    import examprep
-
     src = Path(examprep.__file__).resolve().parents[1]
     if (src / "pyproject.toml").is_file():
         tree = tmp / "src"
@@ -148,8 +154,6 @@ def build_wheel(tmp: Path) -> Path:
 
 
 def _repack(tmp: Path) -> Path:
-    from importlib import metadata
-
     dist = metadata.distribution("examprep")
     name = f"examprep-{dist.version}-py3-none-any.whl"
     path = tmp / name
@@ -185,9 +189,6 @@ def roster_mapping(key: Any, roster_path: str) -> dict[str, Any]:
     Gradescope submitter is matched on). Raises SheetError for a bad roster, one whose e-mails or
     sis_ids are not unique (a submitter would match two students) or one that shares no student
     with the key."""
-    from examprep.sources.recipes import SheetError
-    from examprep.sheets.variants import read_roster
-
     students = read_roster(roster_path)
     for what in ("email", "sis_id"):
         seen: dict[str, str] = {}
@@ -209,10 +210,6 @@ def build_zip(key_path: str, out: str, *, visibility: str = "visible", show_answ
     """Write the autograder zip; returns what it holds (for the summary). ``roster``: the class
     roster CSV; with a key of per-student variants its ids, e-mails and sis_ids are bundled as
     roster.json so that run_autograder can tell which student Gradescope says submitted."""
-    from examprep import __version__, keys
-    from examprep.fileio import atomic_write_bytes, read_user_bytes
-    from examprep.grading.reports import VISIBILITIES
-
     if visibility not in VISIBILITIES:
         raise ParamError(f"--visibility: expected one of {', '.join(VISIBILITIES)}, got {visibility!r}")
     check_out(key_path, out, force)
@@ -282,8 +279,6 @@ def read_metadata(path: str | None) -> list[dict[str, Any]]:
     {"id", "created_at", "assignment": {...}, "submission_method", "users": [{"email", "id", "name"}, ...]
     (several in a group submission), "previous_submissions": [...]}; Gradescope also gives each user
     the "sid" of its course roster. Raises Unidentified for a missing or unreadable file or no users."""
-    from examprep.fileio import read_user_bytes
-
     where = "Gradescope's submission metadata" + (f" ({path})" if path else "")
     tail = "this submission cannot be matched to a student's variant; nothing was graded: tell your instructor"
     if not path:
@@ -376,11 +371,6 @@ def results_for(key_path: str, submission: str, *, metadata: str | None = None, 
     see match_user); whom the file names does not count. No metadata, a submitter not on the roster
     and a group whose members have different variants are a 0 with that reason. A key with one
     common sheet needs neither."""
-    from examprep import keys
-    from examprep.answers.files import collect
-    from examprep.grading.batch import grade_batch
-    from examprep.render.report import gradescope_json
-
     key = keys.read_key(key_path)
     who = None
     if key.variants:
@@ -422,10 +412,6 @@ def _zero(message: str, visibility: str) -> dict:
 def main(argv: list[str] | None = None) -> int:
     """The container's entry point: KEY SUBMISSION_DIR RESULTS_DIR [--metadata FILE] [--roster FILE]
     [--visibility V] [--show-answers]."""
-    import argparse
-
-    from examprep.fileio import atomic_write_text
-
     ap = argparse.ArgumentParser(prog="python -m examprep.grading.autograder")
     ap.add_argument("key")
     ap.add_argument("submission")

@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import gc
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
+from examprep.answers.files import DEFAULT_LIMITS, SubmissionError, collect, excerpt, read_file
+from examprep.answers.parse import decimal_comma
+from examprep.errors import ParamError
 from examprep.grading.grade import Settings, SubmissionResult, address, grade_submission
+from examprep.grading.identity import id_pattern, sort_out
 from examprep.grading.selftest import ecf_drift
 from examprep.problem import Problem
 
@@ -39,8 +44,6 @@ def problems_for(key: Any, student_id: str, variant: str = "") -> tuple[list[Pro
     """The problems a student answered: their variant (by id, or by the variant code written in
     the submission), else the key's common problems. Returns (problems, variant, warning).
     Raises SubmissionError when the key has only variants and none is the student's."""
-    from examprep.answers.files import SubmissionError
-
     if key.variants:
         if student_id in key.variants:
             return key.variants[student_id], key.variant_codes.get(student_id, student_id), ""
@@ -161,12 +164,6 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
     Raises ParamError when ``paths`` holds no answer file at all, is the key itself, or is one
     answer file that cannot be graded (its reason: the wrong file was given; a usage error).
     """
-    from pathlib import Path
-
-    from examprep.answers.files import DEFAULT_LIMITS, collect, read_file
-    from examprep.errors import ParamError
-    from examprep.grading.identity import id_pattern, sort_out
-
     pattern = id_pattern(id_from_filename)
     linked: dict[Path, str] = {}
     files, notes = collect(paths, linked=linked)
@@ -181,7 +178,6 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
                          "files (.toml, .json, .csv) or a directory of them")
     if not files:
         raise ParamError("no answer files to grade: give SUBMISSION files (.toml, .json, .csv) or a directory of them")
-    from dataclasses import replace
 
     drift = ecf_drift(key)
     settings = replace(settings or Settings(), ecf_off=frozenset(drift.parts))
@@ -225,7 +221,6 @@ def grade_batch(key: Any, paths: list[str], settings: Settings | None = None, *,
         file_of.clear()
         notes += sorted_out.notes
         unreadable += sorted_out.unmatched
-        from examprep.answers.parse import decimal_comma
 
         with decimal_comma(bool(getattr(key, "meta", {}).get("decimal_comma"))):   # the sheet's setting, in its key
             _grade_all(key, sorted_out.subs, settings, results, unreadable, progress, other, unreadable_of)
@@ -265,8 +260,6 @@ def _whose(path: Any, pattern: Any) -> str:
 def _as_submitter(key: Any, sub: Any, student: str, shown: str) -> Any:
     """``sub`` as ``student``'s: a file cannot choose whose variant it is graded against. An id or
     variant code in it naming someone else is kept only in a warning."""
-    from dataclasses import replace
-
     code = str(key.variant_codes.get(student, student))
     named = sub.student_id if sub.id_from == "file" else ""
     why = ""
@@ -291,7 +284,6 @@ def _no_part_column(key: Any, path: Any, subs: list) -> str | None:
     columns = list(dict.fromkeys(c for s in subs for c in s.answers))
     if any(c in known for c in columns):
         return None
-    from examprep.answers.files import excerpt
 
     first = next((ps for ps in (key.problems, *key.variants.values()) if ps and ps[0].parts), None)
     example = address(1, first[0].parts[0].id) if first else "q1.a"
@@ -303,8 +295,6 @@ def _grade_all(key: Any, subs: list, settings: Settings | None, results: list, u
                progress: Any, other: list[str], unreadable_of: dict[str, str]) -> None:
     """Grade ``subs`` into ``results``; the unreadable ones go to ``unreadable`` (and to ``other``
     too when made for another sheet), and by student id to ``unreadable_of``."""
-    from examprep.answers.files import SubmissionError
-
     sets = question_sets(key) if key.variants else []
     for i, sub in enumerate(subs):
         before = other_sheet_before_variant(key, sub, sets)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from examprep.answers import PartResult, check_part
+from examprep.answers.files import excerpt
 from examprep.answers.rounding import RoundingChain
 from examprep.problem import Problem, Tolerance
 
@@ -173,8 +174,6 @@ def unknown_warnings(unknown: list[str], known: list[str]) -> list[str]:
     MAX_SUGGESTIONS; then one line counting the rest. Fuzzy matching costs a comparison with every
     known address, so a file of 66,741 made-up ids would take half a minute and fill a CSV cell
     with megabytes: the cap keeps both small."""
-    from examprep.answers.files import excerpt
-
     warnings = []
     for k in unknown[:MAX_SUGGESTIONS]:
         close = difflib.get_close_matches(k[:100], known, n=1, cutoff=0.6)

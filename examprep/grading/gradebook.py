@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from examprep.errors import ParamError
+from examprep.grading.report_text import safe_cell
 
 LMSES = ("canvas", "moodle", "blackboard", "brightspace")
 
@@ -114,8 +115,6 @@ _MATCH = {"canvas": "ID, SIS User ID or SIS Login ID", "moodle": "the identifier
 def _csv(rows: list[list[str]], quote_all: bool = False) -> str:
     """The rows as CSV, every cell one a spreadsheet shows as text (a roster name "=HYPERLINK(…)"
     is never run as a formula; scores are never negative, so they are untouched)."""
-    from examprep.render.report import safe_cell
-
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\r\n", quoting=csv.QUOTE_ALL if quote_all else csv.QUOTE_MINIMAL)
     w.writerows([[safe_cell(str(c)) for c in row] for row in rows])

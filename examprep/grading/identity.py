@@ -28,6 +28,7 @@ from typing import Any
 
 from examprep.answers.files import excerpt
 from examprep.errors import ParamError
+from examprep.grading.grade import flatten_answers
 
 MOODLE = re.compile(r"^(?P<name>.+?)_(?P<lms_id>\d+)_assignsubmission_[a-z]+_")
 CANVAS = re.compile(r"^(?P<name>[a-z0-9]+)(?P<late>_late)?_(?P<lms_id>\d+)_(?P<attachment>\d+)_")
@@ -180,8 +181,6 @@ def canonical(sub: Any) -> str:
     are. Each part's answer as text (a number as JSON writes it, a string stripped), by its address
     (q1.loss, nested tables flattened), blank answers left out: the file's format, key order,
     comments and layout do not count; 0.5 and 0.50 differ."""
-    from examprep.grading.grade import flatten_answers
-
     def text(value: Any) -> str:
         return value.strip() if isinstance(value, str) else json.dumps(value, sort_keys=True, default=repr)
 

@@ -20,7 +20,12 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any
 
+from examprep.answers import raw_text
+from examprep.answers.files import printable
 from examprep.errors import ExamprepError
+from examprep.fileio import read_user_text
+from examprep.grading.grade import address
+from examprep.grading.report_text import CELL_LIMIT, safe_cell
 
 COLUMNS = ("student_id", "part", "points", "comment")
 TEMPLATE_COLUMNS = ("student_id", "name", "part", "max_points", "points", "comment", "answer", "prompt")
@@ -42,8 +47,6 @@ class Mark:
 
 def read_marks(path: str) -> tuple[list[Mark], list[str]]:
     """The marks of a CSV file (MarksError for a bad header or value) and the rows left pending."""
-    from examprep.fileio import read_user_text
-
     text = read_user_text(path, f"--marks {path}", error=MarksError)
     reader = csv.reader(io.StringIO(text), strict=True)
     try:
@@ -147,9 +150,6 @@ def _no_comment(points: float, max_points: float) -> str:
 def _text_cell(text: str) -> str:
     """A CSV cell of text a person reads and edits: its line breaks kept (the csv module quotes the
     cell), anything else unprintable escaped, and no leading = + - @ that a spreadsheet would run."""
-    from examprep.answers.files import printable
-    from examprep.render.report import CELL_LIMIT
-
     text = "\n".join(printable(line) for line in str(text).replace("\r\n", "\n").split("\n"))
     if len(text) > CELL_LIMIT:
         text = text[:CELL_LIMIT - 1] + "…"
@@ -157,8 +157,6 @@ def _text_cell(text: str) -> str:
 
 
 def _indexed(res: Any) -> Any:
-    from examprep.grading.grade import address
-
     for pr in res.problems:
         for i, r in enumerate(pr.parts):
             yield address(pr.number, r.part_id), pr, i, r
@@ -167,9 +165,6 @@ def _indexed(res: Any) -> Any:
 def template_text(results: list[Any]) -> str:
     """Every written part of every graded student that has an answer, one row each, with what they
     wrote and the prompt, the points column empty (a mark already merged is filled in)."""
-    from examprep.answers import raw_text
-    from examprep.render.report import safe_cell
-
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(TEMPLATE_COLUMNS)

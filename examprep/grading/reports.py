@@ -2,20 +2,40 @@
 graded with a progress bar, every output planned and checked (never onto an input) before any is
 written, and what the terminal shows (class table, feedback, warnings, what was written).
 
-The renderers (examprep.render.report) make the text of each report; this module decides which
-reports a run writes and where.
+The text of each report is made in examprep.grading.report_text; this module decides which reports
+a run writes and where.
 """
 from __future__ import annotations
 
+import csv
 import difflib
+import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+from rich.progress import Progress
+
+from examprep import keys
+from examprep.answers import parse_tolerance
+from examprep.answers.files import SUFFIXES, collect
+from examprep.answers.parse import decimal_comma
 from examprep.errors import ParamError
+from examprep.fileio import (OutputError, check_output_file, check_output_folder, check_target, real_path, recover,
+                             safe_name, write_outputs)
+from examprep.grading import analysis_files, report_text
+from examprep.grading.analysis import item_data
+from examprep.grading.analysis_files import check_out_dir, pdf_title
+from examprep.grading.analysis_text import terminal_summary
 from examprep.grading.batch import BatchResult, grade_batch
-from examprep.grading.grade import Settings, SubmissionResult, address
+from examprep.grading.grade import Settings, SubmissionResult, address, summarise
+from examprep.grading.gradebook import build, check_lms
+from examprep.grading.marks import apply_marks, read_marks, template_text
+from examprep.grading.report_text import escape, safe_cell
 from examprep.grading.selftest import self_test
+from examprep.render.terminal import console
+from examprep.sheets.variants import read_roster
 
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 PROGRESS_FROM = 200          # submissions: a live bar on a terminal from this many
@@ -24,8 +44,6 @@ PROGRESS_FROM = 200          # submissions: a live bar on a terminal from this m
 def settings_from(*, no_ecf: bool = False, ecf_credit: float = 1.0, tolerance: list[str] | None = None) -> Settings:
     """The grading settings of the command's options: --no-ecf, --ecf-credit (0 to 1) and each
     --tolerance RULE:VALUE (every numeric part) or PART=RULE:VALUE. Raises ParamError."""
-    from examprep.answers import parse_tolerance
-
     if not 0 <= ecf_credit <= 1:            # NaN too
         raise ParamError(f"--ecf-credit: expected a number from 0 to 1, got {ecf_credit:g}")
     tolerances = {}
@@ -79,11 +97,7 @@ def check_replaced_outputs(outputs: Outputs) -> None:
     """Before any work: a marks template is filled in by hand, so an existing one is replaced only
     with --force, and never the --marks file being merged; an earlier --analysis is replaced only
     with --force too. Raises ExamprepError."""
-    from examprep.fileio import check_output_file, check_output_folder, real_path
-
     if outputs.analysis is not None:
-        from examprep.grading.analysis_files import check_out_dir
-
         check_out_dir(outputs.analysis, "--analysis", force=outputs.force)
     for option, folder in (("--report", outputs.report), ("--gradescope", outputs.gradescope)):
         if folder is not None:
@@ -105,8 +119,6 @@ def check_earlier_grades(outputs: Outputs, named_inputs: list[str]) -> None:
     named input — the key, a submission, --marks, --roster —, a folder, a device or pipe) come here
     too, --force or not, naming the option; an empty name, two options naming one file and a folder
     that does not exist are refused. Raises ExamprepError."""
-    from examprep.fileio import OutputError, check_target, real_path
-
     inputs = {real_path(p) for p in named_inputs if p}
     files = [("--csv", outputs.csv), ("--json", outputs.json)]
     if outputs.gradebook:
@@ -135,8 +147,6 @@ def check_earlier_feedback(planned: list[tuple[Path, str]], outputs: Outputs) ->
     (--gradescope) this run would write that already exist — an earlier grading's — are replaced
     only with --force, as grades files, an analysis and a sheet are; other files in the folders are
     never touched. Raises OutputError."""
-    from examprep.fileio import OutputError
-
     if outputs.force:
         return
     for option, folder in (("--report", outputs.report), ("--gradescope", outputs.gradescope)):
@@ -154,8 +164,6 @@ def _one_path_each(outputs: Outputs) -> None:
     folders (--report, --gradescope, --analysis) — on one path (links followed): a file and a folder
     of one name failed half-way, after the first was written; two folders mixed their files.
     Raises ParamError naming both options."""
-    from examprep.fileio import real_path
-
     named = [("--csv", outputs.csv), ("--json", outputs.json),
              ("--gradebook", outputs.gradebook[1] if outputs.gradebook else None),
              ("--marks-template", outputs.marks_template), ("--report", outputs.report),
@@ -175,9 +183,6 @@ def check_outputs_beside_submissions(submissions: list[str], outputs: Outputs) -
     student by the next `grade` of that folder (grades.json, item-analysis.csv, results.json…), so
     such an output is refused in one line. Sub-folders are not searched, so a folder inside is fine.
     Raises ParamError."""
-    from examprep.answers.files import SUFFIXES
-    from examprep.fileio import real_path
-
     folders = {real_path(s): s for s in submissions if Path(s).is_dir()}
     if not folders:
         return
@@ -198,34 +203,29 @@ def check_outputs_beside_submissions(submissions: list[str], outputs: Outputs) -
 
 def plan_files(batch: BatchResult, outputs: Outputs) -> list[tuple[Path, str]]:
     """Every file a run writes, with its text, named after the students (examprep.fileio.safe_name)."""
-    from examprep.fileio import safe_name
-    from examprep.render import report
-
     results = batch.results
-    names = report.unique_names(results)
+    names = report_text.unique_names(results)
     planned: list[tuple[Path, str]] = []
     if outputs.marks_template:
-        from examprep.grading.marks import template_text
-
         planned.append((Path(outputs.marks_template), template_text(results)))
     if outputs.csv and outputs.csv != "-":
-        planned.append((Path(outputs.csv), report.csv_text(results, batch.conflicts)))
+        planned.append((Path(outputs.csv), report_text.csv_text(results, batch.conflicts)))
     if outputs.json and outputs.json != "-":
-        planned.append((Path(outputs.json), report.json_text(batch) + "\n"))
+        planned.append((Path(outputs.json), report_text.json_text(batch) + "\n"))
     if outputs.report:
         for res, name in zip(results, names):
             planned.append((Path(outputs.report) / f"{name}.md",
-                            report.markdown_report(res, show_answers=outputs.show_answers) + "\n"))
+                            report_text.markdown_report(res, show_answers=outputs.show_answers) + "\n"))
         taken = {n.lower() for n in names}
         for c in batch.conflicts:           # no grade: the report says why, and how to settle it
             name = safe_name(c.student_id)
             name = name if name.lower() not in taken else f"{name}-conflict"
-            planned.append((Path(outputs.report) / f"{name}.md", report.conflict_markdown(c) + "\n"))
+            planned.append((Path(outputs.report) / f"{name}.md", report_text.conflict_markdown(c) + "\n"))
     if outputs.gradescope:
         for res, name in zip(results, names):
             folder = Path(outputs.gradescope) if len(results) == 1 else Path(outputs.gradescope) / name
-            data = report.gradescope_json(res, visibility=outputs.visibility, show_answers=outputs.show_answers)
-            planned.append((folder / "results.json", report.dump_json(data, indent=1) + "\n"))
+            data = report_text.gradescope_json(res, visibility=outputs.visibility, show_answers=outputs.show_answers)
+            planned.append((folder / "results.json", report_text.dump_json(data, indent=1) + "\n"))
     return planned
 
 
@@ -239,8 +239,6 @@ class _ProgressBar:
         if total < PROGRESS_FROM or not self.err.is_terminal:
             return
         if self.bar is None:
-            from rich.progress import Progress
-
             self.bar = Progress(console=self.err, transient=True)
             self.bar.start()
             self.task = self.bar.add_task("grading", total=total)
@@ -253,8 +251,6 @@ class _ProgressBar:
 
 def run_self_test(key: Any, out: Any) -> int:
     """`grade --self-test`: every check's failure on one line, then the verdict. Returns the exit code."""
-    from examprep.render.report import escape
-
     checks, issues = self_test(key)
     for line in issues:
         out.print(f"[red]FAIL[/] {escape(line)}")
@@ -276,14 +272,6 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
     self-test failed. ``newest``, ``id_from_filename`` and ``outputs.roster``: how submissions are
     sorted out by student (examprep.grading.identity). Raises ExamprepError for a usage error.
     ``limits``: what one file may hold (examprep.answers.files.Limits; its defaults when None)."""
-    from rich.console import Console
-
-    from examprep import keys
-    from examprep.answers.files import collect
-    from examprep.render import report
-    from examprep.render.report import escape
-    from examprep.render.terminal import console
-
     outputs = outputs or Outputs()
     settings = settings or Settings()
     out = console(no_color)
@@ -291,7 +279,6 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
     if outputs.visibility not in VISIBILITIES:
         raise ParamError(f"--gradescope-visibility: expected one of {', '.join(VISIBILITIES)}, "
                          f"got {outputs.visibility!r}")
-    from examprep.fileio import recover
 
     for note in recover([outputs.csv, outputs.json, outputs.report, outputs.gradescope, outputs.analysis,
                          outputs.marks_template, outputs.gradebook[1] if outputs.gradebook else None]):
@@ -320,19 +307,13 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
         raise ParamError(f"{submissions[0]}: no such answer file or folder")
     marks = None
     if outputs.marks:                         # read (and refused) before any grading
-        from examprep.grading.marks import read_marks
-
         marks = read_marks(outputs.marks)
     if outputs.csv == "-" and outputs.json == "-":
         raise ParamError("--csv - and --json - cannot both write to stdout")
     roster = None
     if outputs.gradebook:
-        from examprep.grading.gradebook import check_lms
-
         check_lms(outputs.gradebook[0])
     if outputs.roster:
-        from examprep.sheets.variants import read_roster
-
         roster = read_roster(outputs.roster)
 
     progress = _ProgressBar(err)
@@ -347,8 +328,6 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
         # one answer file, made for another sheet: the wrong KEY or file was given, a usage error
         raise ParamError(batch.other_sheet[0])
     if marks is not None:
-        from examprep.grading.marks import apply_marks
-
         n_marked = apply_marks(results, marks[0], outputs.marks)
         still = sum(1 for res in results for _, _, r in res.parts() if r.status == "pending")
         err.print(f"merged {n_marked} hand mark{'s' if n_marked != 1 else ''} from {escape(outputs.marks)}"
@@ -357,15 +336,12 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
     check_earlier_feedback(planned, outputs)
     book = None
     if outputs.gradebook:
-        from examprep.grading.gradebook import build
-
         book = build(outputs.gradebook[0], results, title=the_key.title or Path(key_path).stem, roster=roster,
                      conflicted=[c.student_id for c in batch.conflicts], unreadable=batch.unreadable_of)
         planned.append((Path(outputs.gradebook[1]), book.text))
     conflicts_list = plan_conflicts(batch, outputs)
     if conflicts_list is not None:
         planned.append(conflicts_list)
-    from examprep.fileio import real_path
 
     inputs = {real_path(p) for p in collect(submissions)[0] if p.exists()} | {real_path(key_path)}
     if outputs.roster:
@@ -374,11 +350,8 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
         inputs.add(real_path(outputs.marks))
     analysis = None
     if outputs.analysis:
-        from examprep.grading.analysis_files import pdf_title
-
         heading = pdf_title(the_key.title, Path(key_path).name)       # analysis.pdf's and the terminal's
         analysis = _plan_analysis(results, outputs.analysis, heading)
-    from examprep.fileio import write_outputs
 
     folders = [Path(f) for f in (outputs.report, outputs.gradescope, outputs.analysis) if f]
     write_outputs(planned + (analysis[2] if analysis is not None else []), inputs, folders)    # all checked, then written
@@ -386,19 +359,15 @@ def run_grade(key_path: str, submissions: list[str], *, self_test: bool = False,
         planned += [(path, "") for path, _ in analysis[2]]
 
     if outputs.csv == "-":
-        print(report.csv_text(results, batch.conflicts), end="")
+        print(report_text.csv_text(results, batch.conflicts), end="")
     if outputs.json == "-":
-        print(report.json_text(batch))
+        print(report_text.json_text(batch))
     show_details = details if details is not None else len(results) == 1
     if not quiet and not outputs.to_stdout:
-        from examprep.answers.parse import decimal_comma
-
         with decimal_comma(bool(the_key.meta.get("decimal_comma"))):      # values shown as the students write them
             _show_results(out, results, show_details=show_details, show_answers=outputs.show_answers, wide=wide,
                           conflicts=batch.conflicts)
     if analysis is not None and not quiet and not outputs.to_stdout:
-        from examprep.render.analysis import terminal_summary
-
         out.print(terminal_summary(analysis[0], analysis[1].left_out, title=heading))
     for warning in batch.warnings:          # about the key: once, not per student
         err.print(f"[yellow]warning[/]: {escape(key_path)}: {escape(warning)}")
@@ -459,13 +428,7 @@ def plan_conflicts(batch: BatchResult, outputs: Outputs) -> tuple[Path, str] | N
     if path is None or not batch.conflicts and not batch.unknown:
         return None
     if path.exists() and not outputs.force:
-        from examprep.fileio import OutputError
-
         raise OutputError(f"{path}: already exists, of an earlier grading; use --force to replace it")
-    import csv
-    import io
-
-    from examprep.render.report import safe_cell
 
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -490,10 +453,6 @@ def conflicts_file(outputs: Outputs) -> Path | None:
 def _plan_analysis(results: list[SubmissionResult], out_dir: str, heading: str) -> tuple[Any, Any, Any]:
     """(analysis, its ItemData, its planned files, analysis.pdf headed ``heading``) of a graded class,
     from the same records as grades.json."""
-    from examprep.grading import analysis_files
-    from examprep.grading.analysis import item_data
-    from examprep.grading.grade import summarise
-
     explanations: dict[str, str] = {}
     for _, m, _, e in summarise(results)[1]:       # as analyze reads grades.json's summary: the first wins
         explanations.setdefault(m, e)
@@ -504,26 +463,22 @@ def _plan_analysis(results: list[SubmissionResult], out_dir: str, heading: str) 
 
 def _show_results(out: Any, results: list[SubmissionResult], *, show_details: bool, show_answers: bool,
                   wide: bool, conflicts: Any = ()) -> None:
-    from examprep.render import report
-
     if show_details:
         for res in results:
-            out.print(report.feedback_view(res, show_answers=show_answers))
+            out.print(report_text.feedback_view(res, show_answers=show_answers))
     if len(results) > 1 or not show_details or conflicts:
-        table = report.class_table(results, width=out.width, wide=wide, conflicts=conflicts)
+        table = report_text.class_table(results, width=out.width, wide=wide, conflicts=conflicts)
         if wide:            # every column whole: as wide as it needs, the terminal wraps or `less -S` scrolls
             terminal_width = out.width
-            out.width = max(terminal_width, report.table_width(table))
+            out.width = max(terminal_width, report_text.table_width(table))
             out.print(table, crop=False)
             out.width = terminal_width
         else:
             out.print(table)
-        out.print(report.summary_view(results, width=out.width))
+        out.print(report_text.summary_view(results, width=out.width))
 
 
 def _say_written(err: Any, planned: list[tuple[Path, str]], outputs: Outputs, n: int, n_conflicts: int = 0) -> None:
-    from examprep.render.report import escape
-
     for path, _ in planned:
         if not (outputs.report and path.suffix == ".md" or outputs.gradescope and path.name == "results.json"):
             err.print(f"wrote {escape(str(path))}")

@@ -5,6 +5,14 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+import numpy as np
+
+from examprep import __version__, ecf
+from examprep.answers import check_part as check
+from examprep.answers.figures import typed_to
+from examprep.answers.result import to_array
+from examprep.answers.tolerances import entries_ok
+from examprep.ecf import check_value, same_check
 from examprep.grading.grade import address
 
 
@@ -21,9 +29,6 @@ def ecf_drift(key: Any) -> Drift:
     give today (examprep.ecf.same_check). A part whose stored value is missing or damaged
     counts as changed; the key is never refused. A key written before these values existed
     (ecf_check None) is not checked: nothing differs."""
-    from examprep import __version__
-    from examprep.ecf import check_value, same_check
-
     if key.ecf_check is None:
         return Drift([], set(), [])
     stored_sets = [("", key.problems, key.ecf_check.get("problems"))]
@@ -72,14 +77,6 @@ def self_test(key: Any) -> tuple[int, list[str]]:
 
     Returns (checks run, failures as one line each naming the variant, address and what failed).
     """
-    import numpy as np
-
-    from examprep import ecf
-    from examprep.answers import check_part as check
-    from examprep.answers.result import to_array
-    from examprep.answers.tolerances import entries_ok
-    from examprep.answers.figures import typed_to
-
     sets = [("", key.problems)] + [(f"variant {sid}: ", ps) for sid, ps in key.variants.items()]
     checks = 0
     issues: list[str] = []

@@ -22,9 +22,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
 
-from examprep.errors import ParamError
+from examprep.authoring import QuestionError, load_question, parse_question
+from examprep.authoring.question import text_sha256
+from examprep.errors import ExamprepError, ParamError
 from examprep.escape import printable
+from examprep.fileio import read_user_text
+from examprep.generators import canonical
 from examprep.history import CardFile, History
+from examprep.sources import Item, build
 
 QUESTION = "question:"          # examprep.authoring.question.PREFIX: an authored Problem's generator
 
@@ -56,9 +61,6 @@ def check_links(history: History, specs: Any) -> None:
     ANOTHER file that still holds a question of that id: the two would share one card, one
     schedule, and each practice would re-link it to the other file. A card whose file is gone or
     now holds another id is re-linked to the file practised, as before."""
-    from examprep.authoring import load_question
-    from examprep.errors import ExamprepError
-
     linked = history.card_files()
     for spec in specs:
         old = linked.get("topic:" + spec.generator)
@@ -90,9 +92,6 @@ def _ways_out(name: str, path: str | None = None) -> str:
 def draw(item: str, linked: CardFile | None, seed_of: Callable[[str], int]) -> Any:
     """The Problem a due question card is reviewed with, drawn from its file with
     ``seed_of(generator)``; or, when it cannot be, the one line that says why and what to do (str)."""
-    from examprep.authoring import QuestionError
-    from examprep.sources import Item, build
-
     spec = _spec(item, linked)
     if isinstance(spec, str):
         return spec
@@ -112,10 +111,6 @@ def blocked(item: str, linked: CardFile | None) -> str | None:
 
 def _spec(item: str, linked: CardFile | None) -> Any:
     """The QuestionSpec a card is drawn from, read from its file; or the line saying why not (str)."""
-    from examprep.authoring import QuestionError, parse_question
-    from examprep.authoring.question import text_sha256
-    from examprep.fileio import read_user_text
-
     name = card_name(item)
     if linked is None:
         return f"{name}: its question file is not known (practised before examprep kept it); " + _ways_out(name)
@@ -167,8 +162,6 @@ def unreviewable(history: History, cards: list[Any], *, topics: Any, concepts: A
 def resolve(history: History, name: str, option: str) -> str:
     """The item of the card ``name`` (as `examprep review --due` and these messages name it, or
     the item itself). ParamError naming the option when the schedule holds no such card."""
-    from examprep.generators import canonical
-
     items = [row[0] for row in history.cards()]
     for item in (name, f"topic:{name}", f"topic:{canonical(name.removeprefix('topic:'))}"):
         if item in items:
@@ -191,8 +184,6 @@ def relink(history: History, item: str, file: str, *, now: float) -> str:
     """`examprep review --relink CARD FILE`: review the card (its item, from resolve) from FILE as
     it is now, keeping its schedule. ParamError for a card that is not a question file's or a FILE
     holding another question; QuestionError (naming the line) for a FILE that is not a valid question."""
-    from examprep.authoring import load_question
-
     if not is_question_item(item):
         raise ParamError(f"--relink: {card_name(item)} is a built-in "
                          f"{'concept question' if item.startswith('concept:') else 'topic'}; only a question file's "

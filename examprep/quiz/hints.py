@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import re
 
+from examprep.answers import check_part
+from examprep.document import Math
 from examprep.problem import Part, Problem
+from examprep.render.latex import to_text
+from examprep.render.terminal import inline
 
 def hint_text(problem: Problem, part: Part, level: int) -> str:
     """First hint: the part's hint; second: the formula of its worked-solution step, cut before
     the first side that gives the answer away (see formula_hint)."""
-    from examprep.document import Math
-    from examprep.render.terminal import inline
-
     if level == 1 and part.hint:
         return "Hint: " + inline(part.hint)
     formulas = [formula_hint(part, b.latex) for s in problem.solution if s.part == part.id
@@ -52,9 +53,6 @@ def _sides(latex: str) -> tuple[list[str], list[str]]:
 
 def _gives_answer(part: Part, latex_side: str) -> bool:
     """Whether the grader would accept this side of a formula as the part's answer."""
-    from examprep.answers import check_part
-    from examprep.render.latex import to_text
-
     text = to_text(latex_side).strip()
     text = re.sub(r"\s*\(at .*$", "", text)                   # "1/4 (at x = 0)": the value is what counts
     for candidate in dict.fromkeys([text, "".join(_UNSUB.get(c, c) for c in text).replace("·", "*")]):
@@ -73,8 +71,6 @@ def formula_hint(part: Part, latex: str) -> str:
     the grader would accept as the answer (a derivation's result, a value such as "= 1/4"); for an
     expression part only "left = first right-hand side" (its later sides lead straight to the answer).
     Empty when nothing but the left-hand side would remain."""
-    from examprep.render.latex import to_text
-
     sides, relations = _sides(latex)
     keep = len(sides)
     if part.kind == "expression":

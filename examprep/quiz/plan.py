@@ -2,16 +2,21 @@
 concept questions, the due items of a review, and an exam (a sheet recipe's mix, or the topics')."""
 from __future__ import annotations
 
+import difflib
 import math
 import random
 import secrets
 from dataclasses import dataclass, field, replace
 
+from examprep import generators
 from examprep.errors import ParamError, check_seed
-from examprep.history import Attempt, CardFile, History
+from examprep.history import Attempt, CardFile, History, problem_groups
 from examprep.problem import Problem
-from examprep.sources import Item, build, build_problems, require_models
+from examprep.quiz.cards import check_links, draw, gone, is_question_item, links_of
+from examprep.review import due as due_cards
+from examprep.sources import Item, build, build_problems, check_distinct_ids, question_item, require_models
 from examprep.sources.concepts import ConceptBank, concept_problem
+from examprep.sources.recipes import bundled_recipes, load_recipe
 
 DEFAULT_COUNT = 10
 
@@ -52,8 +57,6 @@ def validate(opts: QuizOptions) -> None:
 
 def _problem_fractions(attempts: list[Attempt]) -> dict[str, list[tuple[int | None, float]]]:
     """Per topic, the (difficulty, fraction scored) of each attempted problem, oldest first."""
-    from examprep.history import problem_groups
-
     out: dict[str, list[tuple[int | None, float]]] = {}
     for g in problem_groups(attempts):
         possible = sum(a.max_score for a in g)
@@ -118,8 +121,6 @@ def drawable_topics(opts: QuizOptions, gens: dict, *, by_difficulty: bool = Fals
     """The generators a session may draw: the topics asked for (each once), or all of them, with a
     calculator-free variant when ``opts.calculator_free`` and (``by_difficulty``) the level asked
     for. A topic asked for by name that lacks one is an error; ParamError when none is left."""
-    from examprep import generators
-
     if opts.topics:
         names = list(dict.fromkeys(generators.get_drawable(t, "the quiz").name for t in opts.topics))
     else:
@@ -145,9 +146,6 @@ def plan_problems(opts: QuizOptions, history: History | None, *, now: float) -> 
     With ``opts.seed`` the problems are reproducible: topic order from the seed (given the
     history) and problem seeds seed, seed+1, …. Raises UnknownTopicError / ParamError.
     """
-    from examprep import generators
-    from examprep.review import due as due_cards
-
     gens = generators.load_all()
     names = drawable_topics(opts, gens, by_difficulty=True)
     attempts = history.attempts(kind="problem") if history else []
@@ -170,10 +168,6 @@ def plan_problems(opts: QuizOptions, history: History | None, *, now: float) -> 
 def plan_concepts(opts: QuizOptions, bank: ConceptBank, history: History | None, *, now: float) -> list[Problem]:
     """Concept questions: the topics' (sections') questions, weakest and due first, each at most
     once per session; choices shuffled afresh. Raises ParamError for an unknown section."""
-    import difflib
-
-    from examprep.review import due as due_cards
-
     sections = bank.topics()
     for t in opts.topics:
         if t not in sections:
@@ -204,10 +198,6 @@ def plan_review(history: History, bank: ConceptBank, *, count: int, now: float, 
     the question for each concept card, a new draw of each question file's card from its file
     (examprep.quiz.cards; ``files`` receives generator -> the file it was drawn from). Returns
     (problems, one line for each due item that cannot be reviewed: why, and what to do)."""
-    from examprep import generators
-    from examprep.quiz.cards import draw, gone, is_question_item
-    from examprep.review import due as due_cards
-
     gens = generators.load_all()
     fractions = _problem_fractions(history.attempts(kind="problem"))
     linked = history.card_files()
@@ -249,9 +239,6 @@ def plan_exam(opts: QuizOptions, history: History,
     variant; the time is the sum of the parts' estimates. ``opts.minutes`` overrides the time
     either way. ``files``: as exam_from_recipe's.
     """
-    from examprep import generators
-    from examprep.sources.recipes import bundled_recipes
-
     if not opts.recipe and not opts.topics and DEFAULT_RECIPE in bundled_recipes():
         opts = replace(opts, recipe=DEFAULT_RECIPE)
     if opts.recipe:
@@ -283,14 +270,10 @@ def exam_from_recipe(spec: str, history: History | None, *, seed: int | None, ca
     receives generator -> the question file of each ``question =`` item (its review card's).
     Raises SheetError for an unknown or bad recipe, ParamError for a model problem (the quiz
     takes no trained model)."""
-    from examprep.sources.recipes import load_recipe
-
     recipe = load_recipe(spec)
     require_models(recipe.items, "the quiz cannot take one; print the recipe with `examprep sheet --recipe "
                                  f"{spec} --checkpoint DIR`")
     if files is not None:
-        from examprep.quiz.cards import check_links, links_of
-
         specs = [item.question for item in recipe.items if item.question is not None]
         if history is not None:
             check_links(history, specs)
@@ -310,9 +293,6 @@ def plan_questions(opts: QuizOptions, files: dict[str, CardFile] | None = None,
     (a fresh seed when none is given). Every file is read first (QuestionError names its line).
     ``files`` receives generator -> the file, which its review card remembers; a file whose id's
     card is linked to another file of that id in ``history`` is refused (quiz.cards.check_links)."""
-    from examprep.quiz.cards import check_links, links_of
-    from examprep.sources import check_distinct_ids, question_item
-
     items = [question_item(path) for path in opts.questions]
     check_distinct_ids(items)
     if history is not None:

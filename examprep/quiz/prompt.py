@@ -8,6 +8,10 @@ import sys
 import threading
 from typing import Any
 
+from rich.text import Text
+
+from examprep.render import terminal
+
 class TimeUp(Exception):
     """The exam's time ran out while a prompt was waiting."""
 
@@ -39,8 +43,6 @@ class Terminal:
     plain prompts, and each answer read is echoed so a piped transcript reads like a session."""
 
     def __init__(self, *, no_color: bool = False, interactive: bool | None = None, width: int | None = None):
-        from examprep.render import terminal
-
         self.console = terminal.console(no_color, markup=False)     # the text shown is questions' and students'
         if width is not None:
             self.console.width = width
@@ -82,8 +84,6 @@ class Terminal:
         the cursor was at the start of the line: Enter on an empty line then printed no newline
         and the next message or panel began on the prompt's line. The escape codes are wrapped
         in \\001…\\002 so readline does not count them as columns."""
-        from rich.text import Text
-
         with self.console.capture() as captured:
             self.console.print(Text(prompt, style="bold"), end="", markup=False, highlight=False)
         shown = captured.get()

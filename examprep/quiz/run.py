@@ -1,12 +1,17 @@
 """The quiz feature's entry points, one per command: plan, run, summarise."""
 from __future__ import annotations
 
+import json
 import math
 import time
 from typing import Any
 
+from examprep import generators, review_optimize
 from examprep.errors import ParamError
-from examprep.history import CardFile, History, HistoryError
+from examprep.generators import canonical
+from examprep.history import CardFile, History, HistoryError, default_path
+from examprep.quiz import cards
+from examprep.quiz.cards import unreviewable
 from examprep.sources.concepts import packaged_bank
 from examprep.quiz.plan import (
     QuizOptions, plan_concepts, plan_exam, plan_problems, plan_questions, plan_review, validate,
@@ -14,7 +19,8 @@ from examprep.quiz.plan import (
 from examprep.quiz.prompt import Terminal
 from examprep.quiz.session import Session
 from examprep.quiz.stats import print_due, print_stats, stats_data
-from examprep.quiz.views import print_summary
+from examprep.quiz.views import print_optimization, print_summary
+from examprep.review import all_cards
 
 def open_history() -> History:
     return History()
@@ -94,8 +100,6 @@ def run_review(*, count: int = 20, calculator_free: bool = False, no_color: bool
 def run_cards(*, drop: list[str], relink: tuple[str, str] | None, no_color: bool = False) -> int:
     """`examprep review --drop CARD` and `--relink CARD FILE`: every card named is checked before
     any is changed (ParamError, exit 2, naming the one that is not in the schedule)."""
-    from examprep.quiz import cards
-
     term = Terminal(no_color=no_color)
     with open_history() as history:
         dropped = list(dict.fromkeys(cards.resolve(history, name, "--drop") for name in drop))
@@ -117,13 +121,6 @@ NO_HISTORY = "No review history yet: --optimize learns from the reviews `exampre
 def run_optimize(*, reset: bool = False, no_color: bool = False, as_json: bool = False) -> int:
     """`examprep review --optimize [--reset]`: fit FSRS's parameters to the review log, or return to
     the defaults. Returns the exit code."""
-    import json
-
-    from examprep import review_optimize
-    from examprep.quiz.views import print_optimization
-
-    from examprep.history import default_path
-
     term = Terminal(no_color=no_color)
     if not default_path().exists():        # never create a database just to find it empty
         if as_json:
@@ -159,12 +156,6 @@ def run_optimize(*, reset: bool = False, no_color: bool = False, as_json: bool =
 
 def run_due(*, no_color: bool = False, as_json: bool = False) -> None:
     """`examprep review --due`."""
-    import json
-
-    from examprep import generators
-    from examprep.quiz.cards import unreviewable
-    from examprep.review import all_cards
-
     with open_history() as history:
         now = time.time()
         if as_json:
@@ -181,20 +172,14 @@ def run_due(*, no_color: bool = False, as_json: bool = False) -> None:
 def run_stats(*, topic: str | None = None, days: float | None = None, no_color: bool = False,
               as_json: bool = False) -> None:
     """`examprep stats`."""
-    import json
-
     if days is not None and not 0 < days < math.inf:
         raise ParamError(f"--days: expected a positive number, got {days:g}")
     if topic:
-        from examprep.generators import canonical
-
         topic = canonical(topic)            # an alias's attempts are its generator's (gru-cell: gru-step)
     with open_history() as history:
         now = time.time()
         data = stats_data(history, now=now, topic=topic, days=days)
         if topic and not data["topics"]:
-            from examprep import generators
-
             if topic not in generators.all_generators():
                 generators.get(topic)          # raises UnknownTopicError with the closest names (exit 2)
         if as_json:

@@ -24,8 +24,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import Any, Callable, Iterable
 
+import numpy as np
+
+from examprep.answers import AnswerParseError, check_part, shape_feedback
+from examprep.answers.rounding import Counted, RoundingChain
+from examprep.grading import address, grade_submission
 from examprep.history import Attempt, CardFile, History
 from examprep.problem import Part, Problem
 from examprep.sources.concepts import ConceptBank, is_concept, item_of, stats_topic_of
@@ -34,17 +39,14 @@ from examprep.quiz.outcomes import PartOutcome, ProblemOutcome, Summary
 from examprep.quiz.prompt import COMMANDS, Quit, Terminal, TimeUp, command_or_answer
 from examprep.quiz.views import (answer_sheet, concept_explanation, exam_header, fmt_clock, model_answer_view,
                                  part_feedback, problem_panel, problem_result)
-
-if TYPE_CHECKING:
-    from examprep.answers.rounding import Counted, RoundingChain
+from examprep.render import terminal
+from examprep.review import rating, review
 
 
 def check(part: Part, raw: str, earlier: dict[str, Any], rounding_counted: Counted | None = None) -> Any:
     """The grading engine's verdict on one typed answer (error carried forward from the earlier
     parts' answers; rounding_counted as check_part's). Raises AnswerParseError when the text
     cannot be read."""
-    from examprep.answers import check_part
-
     return check_part(part, raw, earlier, ecf=True, rounding_counted=rounding_counted)
 
 
@@ -65,10 +67,6 @@ def wrong_shape(part: Part, value: Any, raw: str = "") -> str | None:
     """Why a parsed vector or matrix answer has the wrong shape (None when it fits); such an
     answer is asked again rather than graded, like one that cannot be read. A shape that a known
     mistake produces (a transposed score matrix, say) is graded, so the mistake is diagnosed."""
-    import numpy as np
-
-    from examprep.answers import shape_feedback
-
     if part.kind not in ("vector", "matrix") or value is None:
         return None
     want = tuple(part.shape) if part.shape else np.shape(part.expected)
@@ -138,7 +136,6 @@ class Session:
         """Update the item's review card from how the problem went."""
         if self.history is None or not outcome.complete:
             return
-        from examprep.review import rating, review
 
         fraction = outcome.score / outcome.points if outcome.points else 0.0
         r = rating(min(max(fraction, 0.0), 1.0), outcome.seconds, outcome.problem.minutes * 60,
@@ -198,9 +195,6 @@ class Session:
         return self.finish(outcomes, ended)
 
     def practise(self, outcome: ProblemOutcome, *, last: bool = False) -> None:
-        from examprep.answers.rounding import RoundingChain
-        from examprep.render import terminal
-
         problem = outcome.problem
         self.term.show(problem_panel(problem, outcome.number))
         earlier: dict[str, Any] = {}
@@ -241,8 +235,6 @@ class Session:
     def answer_part(self, outcome: ProblemOutcome, index: int, part: Part, earlier: dict[str, Any],
                     rounding: RoundingChain | None = None) -> str:
         """Prompt for one part until it is answered, skipped or revealed; record it."""
-        from examprep.answers import AnswerParseError
-
         problem = outcome.problem
         t0 = self.clock()
         hints = 0
@@ -411,8 +403,6 @@ class Session:
     def graded_so_far(problem: Problem, i: int, raw: str, answers: dict, n: int) -> Any:
         """Part ``i``'s verdict as `grade` gives it with ``raw`` and the answers given so far to the
         problem's earlier parts (grade_submission itself: the same reading, error carried forward)."""
-        from examprep.grading import address, grade_submission
-
         given = {address(1, p.id): answers[(n, p.id)] for p in problem.parts[:i] if (n, p.id) in answers}
         return grade_submission([problem], {**given, address(1, problem.parts[i].id): raw}).problems[0].parts[i]
 
@@ -445,8 +435,6 @@ class Session:
         exam ended early never got to the rest, which say nothing about the student (they went to
         the history as 0 %, failed and due). The grader's result still covers the whole exam, whose
         score is out of all its points. Returns (outcomes of the problems reached, the result)."""
-        from examprep.grading import address, grade_submission
-
         submission = {address(n, pid): raw for (n, pid), raw in answers.items()}
         result = grade_submission(problems, submission, student_id="you")
         for pr in result.problems:          # the student's own marks of their written parts

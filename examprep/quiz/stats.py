@@ -2,19 +2,24 @@
 due for review (`examprep stats`, `examprep review --due`)."""
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
-from examprep.history import Attempt, History
+from rich import box
+from rich.table import Table
+from rich.text import Text
+
+from examprep import generators
+from examprep.history import Attempt, History, misconception_stats, topic_stats
+from examprep.quiz.cards import unreviewable
 from examprep.sources.concepts import CONCEPT_PREFIX, packaged_bank
 from examprep.quiz.prompt import Terminal
 from examprep.quiz.views import bar, fmt_clock, fmt_duration, sparkline
 from examprep.render import plural
+from examprep.review import all_cards, topic_item
 
 def stats_data(history: History, *, now: float, topic: str | None = None, days: float | None = None) -> dict:
     """Progress as plain data (for the table and --json)."""
-    from examprep.history import misconception_stats, topic_stats
-    from examprep.review import all_cards, topic_item
-
     since = now - days * 86400 if days else None
     attempts = history.attempts(topic=topic, since=since)
     topics = topic_stats(attempts)
@@ -56,10 +61,6 @@ def _last_feedback(attempts: list[Attempt], topic: str, mid: str) -> str:
 
 
 def print_stats(term: Terminal, data: dict, *, now: float) -> None:
-    from rich import box
-    from rich.table import Table
-    from rich.text import Text
-
     out = term.console
     if not data["topics"]:
         if data.get("filtered"):
@@ -106,14 +107,6 @@ def print_due(term: Terminal, history: History, *, now: float, name_unreviewable
     question file missing or changed, its topic gone: examprep.quiz.cards.unreviewable) is not among
     those it practises: one line each says why and what to do (``name_unreviewable`` False: where
     `examprep review` has just said them)."""
-    from rich import box
-    from rich.table import Table
-    from rich.text import Text
-
-    from examprep import generators
-    from examprep.quiz.cards import unreviewable
-    from examprep.review import all_cards
-
     out = term.console
     cards = all_cards(history, now=now)
     due = [c for c in cards if c.due <= now]
@@ -159,8 +152,6 @@ def print_due(term: Terminal, history: History, *, now: float, name_unreviewable
                        "(`examprep quiz`, `examprep quiz --concepts`).", style="dim"))
     fitted = history.fsrs_parameters()
     if fitted and fitted["parameters"]:
-        from datetime import datetime
-
         out.print(Text(f"Scheduled with your own FSRS parameters, fitted on {datetime.fromtimestamp(fitted['time']):%Y-%m-%d} "
                        f"to {fitted['reviews']} reviews (`examprep review --optimize`).", style="dim"))
 

@@ -3,14 +3,26 @@ closing summary, and the small text bars and clocks they use (rich)."""
 from __future__ import annotations
 
 import math
+from datetime import datetime
 from typing import Any
 
+from rich import box
+from rich.console import Group
+from rich.padding import Padding
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from examprep.authoring.build import option_text
 from examprep.document import Text as TextBlock
+from examprep.grading.report_text import feedback_view
 from examprep.problem import Part, Problem
 from examprep.sources.concepts import CONCEPT_PREFIX, is_concept
 from examprep.quiz.outcomes import PartOutcome, ProblemOutcome, Summary
 from examprep.quiz.prompt import Terminal
 from examprep.render import fmt_points, plural, shape_answer
+from examprep.render.terminal import block_renderable, inline, value_renderable
+from examprep.review_optimize import MIN_TRAINING_REVIEWS, default_parameters
 
 def fmt_clock(seconds: float | None) -> str:
     """h:mm:ss (or m:ss under an hour)."""
@@ -37,13 +49,6 @@ def fmt_duration(seconds: float) -> str:
 
 def problem_panel(problem: Problem, number: int) -> Any:
     """The problem as a rich panel (statement, conventions, parts with their form and tolerance)."""
-    from rich import box
-    from rich.console import Group
-    from rich.panel import Panel
-    from rich.text import Text
-
-    from examprep.render.terminal import block_renderable, inline
-
     body = [block_renderable(b) for b in problem.statement]
     if problem.conventions:
         body.append(Text("Conventions: " + "; ".join(f"{k}: {v}" for k, v in problem.conventions.items()), style="dim"))
@@ -72,11 +77,6 @@ def _short_form(part: Part) -> str:
 def _expected_renderable(part: Part) -> Any:
     """The key's answer as grade's --show-answers gives it: a shape as 16×24×24, a written part's
     model answer (it has no value to show)."""
-    from rich.text import Text
-
-    from examprep.authoring.build import option_text
-    from examprep.render.terminal import inline, value_renderable
-
     if part.kind == "written":
         return Text("marked by hand; model answer: " + inline(part.model_answer))
     if shape_answer(part) is not None:
@@ -94,10 +94,6 @@ def _expected_renderable(part: Part) -> Any:
 def part_feedback(po: PartOutcome, *, show_expected: bool = True) -> Any:
     """One part's verdict: right (or right from the earlier answers), the misconception and its
     explanation, or the expected answer."""
-    from rich.console import Group
-    from rich.padding import Padding
-    from rich.text import Text
-
     pts = f"{fmt_points(po.score)}/{fmt_points(po.part.points)} pt"
     if po.status == "marked":
         return Text(f"✎ your mark · {pts}", style="bold cyan")
@@ -126,13 +122,6 @@ def part_feedback(po: PartOutcome, *, show_expected: bool = True) -> Any:
 
 def model_answer_view(part: Any) -> Any:
     """A written part's model answer and rubric, shown once the student has written theirs."""
-    from rich.console import Group
-    from rich.padding import Padding
-    from rich.panel import Panel
-    from rich.text import Text
-
-    from examprep.render.terminal import inline
-
     body: list[Any] = [Text(inline(part.model_answer))]
     if part.rubric:
         body.append(Text("Rubric:", style="dim"))
@@ -141,8 +130,6 @@ def model_answer_view(part: Any) -> Any:
 
 
 def problem_result(outcome: ProblemOutcome) -> Any:
-    from rich.text import Text
-
     style = "green" if outcome.score >= outcome.points - 1e-9 else ("yellow" if outcome.score > 0 else "red")
     what = "Question" if is_concept(outcome.problem) else "Problem"
     return Text(f"{what} {outcome.number}: {fmt_points(outcome.score)}/{plural(outcome.points, 'point')} in "
@@ -152,13 +139,6 @@ def problem_result(outcome: ProblemOutcome) -> Any:
 
 def concept_explanation(problem: Problem) -> Any:
     """A concept question's explanation, note and source, shown after every answer."""
-    from rich import box
-    from rich.console import Group
-    from rich.panel import Panel
-    from rich.text import Text
-
-    from examprep.render.terminal import inline
-
     lines = []
     for step in problem.solution:
         texts = " ".join(inline(b.text) for b in step.blocks if isinstance(b, TextBlock))
@@ -168,10 +148,6 @@ def concept_explanation(problem: Problem) -> Any:
 
 
 def exam_header(title: str, n: int, points: float, limit: str) -> Any:
-    from rich import box
-    from rich.panel import Panel
-    from rich.text import Text
-
     text = Text.assemble((f"{plural(n, 'problem')} · {points:g} points · time: {limit}\n", "bold"),
                          "No feedback until the end. Type `skip` (or Enter) to leave a part blank, q to submit early; "
                          "before submitting you can change any answer. Ctrl-C submits what you have.")
@@ -179,10 +155,6 @@ def exam_header(title: str, n: int, points: float, limit: str) -> Any:
 
 
 def answer_sheet(problems: list[Problem], answers: dict) -> Any:
-    from rich import box
-    from rich.table import Table
-    from rich.text import Text
-
     table = Table(box=box.SIMPLE, title="Your answers", title_justify="left")
     table.add_column("part", no_wrap=True)
     table.add_column("answer", overflow="fold")
@@ -195,10 +167,6 @@ def answer_sheet(problems: list[Problem], answers: dict) -> Any:
 
 def print_summary(term: Terminal, summary: Summary) -> None:
     """The closing summary: per-topic score, time, misconceptions, where the attempts went."""
-    from rich import box
-    from rich.table import Table
-    from rich.text import Text
-
     out = term.console
     outcomes = summary.outcomes
     exam = summary.mode == "exam"
@@ -265,8 +233,6 @@ def print_summary(term: Terminal, summary: Summary) -> None:
 
 def exam_report(summary: Summary) -> Any:
     """The exam's graded report: the grader's per-part feedback view, with the key's answers."""
-    from examprep.render.report import feedback_view
-
     return feedback_view(summary.report, show_answers=True)
 
 
@@ -288,13 +254,6 @@ def sparkline(values: list[float]) -> str:
 def print_optimization(term: Any, result: Any, *, path: Any, now: float) -> None:
     """What `examprep review --optimize` did (examprep.review_optimize.Optimization): the verdict,
     the review counts and log losses as a small table, and what happens next."""
-    from datetime import datetime
-
-    from rich import box
-    from rich.table import Table
-
-    from examprep.review_optimize import MIN_TRAINING_REVIEWS, default_parameters
-
     out = term.console
     in_use = (f"the parameters fitted on {datetime.fromtimestamp(result.previous_time):%Y-%m-%d}"
               if result.previous is not None and result.previous_time else "FSRS's default parameters")

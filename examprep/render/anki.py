@@ -18,9 +18,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from examprep import escape
+from examprep import document as d, escape
 from examprep.problem import Problem
+from examprep.render import receptive_field_rows
 from examprep.render.moodle import _math_text, _statement_html, block_html, solution_html
+from examprep.stream import Stream
+from examprep.values import fmt_number
 
 # Fixed ids (Anki's note type and deck ids are 64-bit integers chosen by the deck's author; a
 # changed id would make Anki import a second note type beside the first).
@@ -80,16 +83,12 @@ def concept_fields(concept: Any) -> list[str]:
     section, then the verbatim quote."""
     question = f"<p>{_math_text(concept.question)}</p>"
     if concept.kind == "choice":
-        from examprep.stream import Stream
-
         order = Stream("concept", concept.id, 0).shuffle(range(len(concept.choices)))
         items = "".join(f"<li>{Problem.label(pos)}) {_math_text(concept.choices[orig])}</li>"
                         for pos, orig in enumerate(order))
         question += f'<ul class="examprep-choices">{items}</ul>'
         answer = f"{Problem.label(order.index(concept.answer))}) {_math_text(concept.choices[concept.answer])}"
     else:
-        from examprep.render.terminal import fmt_number
-
         answer = escape.html(fmt_number(concept.answer, 6))
     source = concept.source
     cite = f"{escape.html(source.lecture)} › {escape.html(source.section)}"
@@ -107,11 +106,8 @@ def figure_html(fig: Any) -> str:
     """A figure the worked solution draws (sheets.build.solution_extras): a heatmap as a shaded
     table, a receptive-field figure as the units each level reads, top layer first (as the
     Markdown sheet writes it)."""
-    from examprep import document as d
-
     if isinstance(fig, d.Heatmap):
         return block_html(fig)
-    from examprep.render import receptive_field_rows
 
     rows = [f"<li>{escape.html(row)}</li>" for row in receptive_field_rows(fig)]
     return ("<p><strong>Receptive field of the middle output</strong> (units it depends on, top layer first):</p>"

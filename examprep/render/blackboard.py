@@ -19,6 +19,7 @@ from typing import Any
 
 from examprep import document as d
 from examprep import escape
+from examprep.fileio import safe_name
 from examprep.render import accepted, choices_shown, markdown, model_answer_text
 from examprep.render.lms import entries, is_numeric, number_text, part_letter, plain
 
@@ -109,8 +110,6 @@ def _chunks(name: str, rows: list[list[str]]) -> dict[str, bytes]:
 def files(sheet: Any) -> tuple[dict[str, bytes], list[str]]:
     """The sheet's upload files (``blackboard.txt``, or ``blackboard-1.txt``… past 250 rows; with
     variants ``blackboard/<student id>.txt``), and the warnings of parts left out."""
-    from examprep.fileio import safe_name
-
     warnings: list[str] = []
     out: dict[str, bytes] = {}
     if not sheet.variants:

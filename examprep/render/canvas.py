@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from examprep import escape
-from examprep.render import accepted, choices_shown, model_answer_text
+from examprep.render import accepted, choices_shown, model_answer_text, moodle
 from examprep.render.lms import entries, is_numeric, number_text, part_letter, zip_bytes
 
 QTI12 = "http://www.imsglobal.org/xsd/ims_qtiasiv1p2"
@@ -61,8 +61,6 @@ _SUPER = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 def _problem_questions(p: Any, number: int, warnings: list[str], where: str) -> list[Question]:
-    from examprep.render import moodle
-
     qs = [Question("text_only_question", f"q{number} {p.title}", 0.0,
                    moodle._statement_html(p))]
     first = True

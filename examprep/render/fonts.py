@@ -13,12 +13,15 @@ whose text the bundled fonts show is typeset exactly as before, whatever is inst
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import unicodedata
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
+
+from examprep.render.typst.latex import typst_string
 
 # Debian package → the files it installs that we pass to Typst (regular and bold, serif first)
 DEBIAN_FONTS = {
@@ -60,7 +63,6 @@ def font_folder(files: Iterable[Path]) -> Iterator[str | None]:
             try:
                 link.symlink_to(f.resolve())
             except OSError:                  # no symlinks here: a copy does as well
-                import shutil
 
                 shutil.copyfile(f, link)
         yield folder
@@ -70,8 +72,6 @@ def missing_glyphs(chars: Iterable[str], folder: str | None = None) -> set[str]:
     """The characters no font can show: the bundled fonts, plus those in ``folder``. Each is
     typeset alone on a page and compared, as an image, with a character no font has."""
     import typst
-
-    from examprep.render.typst.latex import typst_string
 
     chars = sorted(set(chars))
     if not chars:

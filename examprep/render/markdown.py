@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from examprep import document as d
+from examprep.document import name_latex
 from examprep.escape import markdown as esc
 from examprep.escape import markdown_cell as cell
 from examprep.escape import markdown_math as math_esc
@@ -52,26 +53,6 @@ def latex_value(values: Any, digits: int = 4) -> str:
     if isinstance(values, list):
         return r"\begin{bmatrix} " + " & ".join(number(v, digits) for v in values) + r" \end{bmatrix}"
     return number(values, digits)
-
-
-_NAMES = {"α": r"\alpha", "α (exact)": r"\alpha"}
-
-
-_SYMBOL = re.compile(r"([A-Za-z])(?:_([A-Za-z0-9]{1,2}))?('*)")
-
-
-def name_latex(name: str) -> str:
-    """A value's name as LaTeX: a symbol with a short subscript as a subscript (W_1 → W_{1},
-    W_ih → W_{ih}, as the PDF prints it; once ``\\mathrm{W\\_1}``, which MathJax shows as a literal
-    "W_1"), a list of symbols each so, other names as upright words (grad_weight)."""
-    if name in _NAMES:
-        return _NAMES[name]
-    if name.startswith("\\"):
-        return name
-    symbols = [_SYMBOL.fullmatch(s) for s in name.split(", ")]
-    if all(symbols):
-        return ", ".join(f"{m.group(1)}{'_{' + m.group(2) + '}' if m.group(2) else ''}{m.group(3)}" for m in symbols)
-    return name if len(name) <= 2 else r"\mathrm{" + name.replace("_", r"\_") + "}"
 
 
 def text(value: str) -> str:

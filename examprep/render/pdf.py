@@ -8,13 +8,24 @@ file identifiers from the content, so the same source gives byte-identical PDFs 
 """
 from __future__ import annotations
 
+import hashlib
+import importlib.machinery
+import io
+import json
+import multiprocessing
 import os
 import re
+import signal
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from examprep.errors import ExamprepError
+from examprep.fileio import atomic_write_bytes
+from examprep.render.typst.blocks import figure_source
 
 
 class TypstCompileError(ExamprepError):
@@ -56,9 +67,6 @@ def compile_copies(source: str, font_folder: str | None = None, *, split: bool =
     Copies start on odd pages, so copy k starts on page 1 + the sum of the earlier counts, each
     rounded up to an even number. Raises TypstCompileError as compile_pdf does.
     """
-    import json
-    import tempfile
-
     import typst
 
     with tempfile.TemporaryDirectory(prefix="examprep-sheet-") as tmp:
@@ -84,8 +92,6 @@ def compile_copies(source: str, font_folder: str | None = None, *, split: bool =
 def _pdf_id(*pieces: bytes) -> Any:
     """A PDF file identifier (its /ID pair) made from the content, as Typst makes its own: the same
     bytes in, the same identifier out, on any machine (pypdf would draw a random one)."""
-    import hashlib
-
     from pypdf.generic import ArrayObject, ByteStringObject
 
     digest = hashlib.sha256()
@@ -97,8 +103,6 @@ def _pdf_id(*pieces: bytes) -> Any:
 
 
 def _write(writer: Any, file_id: Any) -> bytes:
-    import io
-
     writer._ID = file_id          # pypdf has no public setter; tests/render/test_join.py checks the /ID written
     buffer = io.BytesIO()
     writer.write(buffer)
@@ -110,8 +114,6 @@ def split_pdf(pdf: bytes, pieces: list[tuple[range, str]], *, author: str) -> li
     are (pypdf: the same content streams, fonts and images, nothing typeset again), with that title,
     ``author`` as author, the source's language and PDF version. Deterministic: the same bytes for
     the same inputs."""
-    import io
-
     from pypdf import PdfReader, PdfWriter
     from pypdf.generic import NameObject
 
@@ -152,8 +154,6 @@ class PdfJoin:
 
     def add(self, pdf: bytes, bookmarks: list[tuple[str, int]] = ()) -> None:
         """Append the pages of ``pdf``; ``bookmarks``: (title, page index in ``pdf``) for the outline."""
-        import io
-
         from pypdf import PdfReader, PdfWriter
 
         reader = PdfReader(io.BytesIO(pdf))
@@ -201,9 +201,6 @@ def compile_png(source: str, ppi: int = 144) -> bytes:
 
 def write_figure(path: str | os.PathLike, title: str, blocks: list, footer: str | None = None) -> Path:
     """A figure of document blocks written atomically, as a PDF or (by the file's suffix) a PNG."""
-    from examprep.fileio import atomic_write_bytes
-    from examprep.render.typst.blocks import figure_source
-
     source = figure_source(title, blocks, footer)
     path = Path(path)
     return atomic_write_bytes(path, compile_png(source) if path.suffix.lower() == ".png" else compile_pdf(source))
@@ -252,9 +249,6 @@ class PdfWorkers:
     STARTUP_TIMEOUT = 120    # seconds for the first worker to answer (well under one on an idle machine)
 
     def __init__(self, workers: int | None = None, *, tasks: int = 0):
-        import multiprocessing
-        import os
-
         if workers is None:      # one per CPU this process may use, at most 8 (memory: ~0.6 GB each)
             cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 2)
             workers = max(2, min(cpus, 8))
@@ -279,7 +273,6 @@ class PdfWorkers:
                 self._stop()
                 raise OSError("the PDF worker processes did not start") from None
         except (OSError, ValueError, NotImplementedError, ImportError):     # no processes here: threads
-            from concurrent.futures import ThreadPoolExecutor
 
             self._restore_main()
             self._pool = None
@@ -295,17 +288,12 @@ class PdfWorkers:
         examprep again, from the current directory first: a folder named "examprep" there made
         every worker fail at start. The workers need nothing from __main__, so for the pool's life
         __main__ names examprep's own entry module, which multiprocessing then skips."""
-        import importlib.machinery
-        import sys
-
         main = sys.modules.get("__main__")
         if main is not None and getattr(main, "__spec__", None) is None:
             self._main_spec = None
             main.__spec__ = importlib.machinery.ModuleSpec("examprep.__main__", None)
 
     def _restore_main(self) -> None:
-        import sys
-
         if self._main_spec is not _MAIN_UNSET and "__main__" in sys.modules:
             sys.modules["__main__"].__spec__ = self._main_spec
             self._main_spec = _MAIN_UNSET
@@ -344,9 +332,6 @@ class PdfWorkers:
 def _start_worker(typst_threads: int | None = None) -> None:
     """A PDF worker's initializer: Ctrl-C is the parent's to handle; ``typst_threads``: the threads
     Typst lays out with (read when its first compile starts its thread pool; default: one per CPU)."""
-    import os
-    import signal
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if typst_threads:
         os.environ["RAYON_NUM_THREADS"] = str(typst_threads)
@@ -357,8 +342,6 @@ class _Pending:
     async_result: Any
 
     def result(self) -> Any:
-        import multiprocessing
-
         try:
             return self.async_result.get(timeout=PdfWorkers.TASK_TIMEOUT)
         except multiprocessing.TimeoutError:

@@ -1,22 +1,32 @@
 """Terminal rendering with rich: worked solutions, matrices as aligned tables, topic lists."""
 from __future__ import annotations
 
-import math
 import os
+import re
+import shutil
+import sys
 import textwrap
 from typing import Any
 
+import numpy as np
+import typer
 from rich import box
 from rich.console import Console, Group
+from rich.measure import Measurement
 from rich.padding import Padding
 from rich.panel import Panel
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 from rich.text import Text
 
+from examprep import document as d
 from examprep.problem import Problem
-from examprep.render import plural, shape_answer
+from examprep.render import plural, prose_symbols, shape_answer
 from examprep.render.latex import to_text
-from examprep.values import rounded, snap
+from examprep.render.worked import worked_steps
+from examprep.solve import REQUIRED, TOPICS
+from examprep.solve.reference import ecf_text
+from examprep.values import fmt_number, snap
 
 
 def console(no_color: bool = False, *, markup: bool = True) -> Console:
@@ -27,30 +37,11 @@ def console(no_color: bool = False, *, markup: bool = True) -> Console:
                    soft_wrap=False, emoji=False, markup=markup)
 
 
-def fmt_number(x: Any, digits: int = 6) -> str:
-    """A number as a person writes it: integers plainly, floats to ``digits`` significant figures."""
-    if isinstance(x, bool):
-        return str(x).lower()
-    if isinstance(x, int):
-        return str(x)
-    if isinstance(x, str):
-        return x
-    if x is None:
-        return "-∞"      # the only undefined value we store: a masked score
-    f = float(x)
-    if math.isinf(f):
-        return "-∞" if f < 0 else "∞"
-    if math.isnan(f):
-        return "undefined"
-    return rounded(snap(f), digits)
-
-
 def value_renderable(value: Any, digits: int = 6, row_labels: list | None = None,
                      col_labels: list | None = None) -> Any:
     """A scalar as text, a vector as a one-row table, a matrix as an aligned table (float noise
     relative to the largest entry shows as 0: values.snap)."""
     try:
-        import numpy as np
         if isinstance(value, np.ndarray):
             value = value.tolist()
     except ImportError:  # pragma: no cover
@@ -59,7 +50,6 @@ def value_renderable(value: Any, digits: int = 6, row_labels: list | None = None
     if isinstance(value, (list, tuple)) and value and isinstance(value[0], (list, tuple)) and value[0] \
             and isinstance(value[0][0], (list, tuple)):
         # three or more axes (channels × H × W, heads × n × n): one labelled block per leading index
-        from rich.console import Group
         return Group(*(part for i, sub in enumerate(value)
                        for part in (Text(f"[{i}]", style="dim"), value_renderable(sub, digits))))
     if isinstance(value, (list, tuple)) and value and isinstance(value[0], (list, tuple)):
@@ -97,8 +87,6 @@ def values_block(values: dict[str, Any]) -> Table:
 
 def print_solution(solution: Any, *, no_color: bool = False) -> None:
     """Print a solve.Solution: conventions, each step (formula and values), then the answer."""
-    from examprep.solve import TOPICS
-
     out = console(no_color)
     title = TOPICS[solution.topic].title if solution.topic in TOPICS else solution.topic
     out.print(Text(f"{solution.topic} — {title}", style="bold"))
@@ -121,9 +109,6 @@ def print_solution(solution: Any, *, no_color: bool = False) -> None:
 def print_topic_answers(t: Any, *, no_color: bool = False) -> None:
     """One solve topic for a question's author: its parameters, then each answer a part may name
     with its known mistakes (the feedback a student gets) and whether an ECF rule carries it."""
-    from examprep.solve import REQUIRED
-    from examprep.solve.reference import ecf_text
-
     out = console(no_color)
     out.print(Text.assemble((t.name, "bold cyan"), "  ", (t.title, "dim")))
     for p in t.params:
@@ -156,8 +141,6 @@ def print_topic_answers(t: Any, *, no_color: bool = False) -> None:
 
 def print_topic_list(topics: dict, *, no_color: bool = False) -> None:
     """The solve topics with their parameters (defaults in brackets) and answer names."""
-    from examprep.solve import REQUIRED
-
     out = console(no_color)
 
     def params(t: Any) -> str:
@@ -194,10 +177,6 @@ def inline(text: str) -> str:
     course writes them (d_k, h_{t−1}: examprep.render.prose_symbols), rewritten as the terminal
     prints all math (to_text: dₖ, hₜ₋₁; a subscript of several letters stays as written, W_hn, as
     $W_{hn}$ prints)."""
-    import re
-
-    from examprep.render import prose_symbols
-
     return re.sub(r"\$([^$]+)\$", lambda m: to_text(m.group(1)), prose_symbols(text))
 
 
@@ -206,8 +185,6 @@ def _label(name: str) -> str:
 
 
 def block_renderable(block: Any) -> Any:
-    from examprep import document as d
-
     if isinstance(block, d.Text):
         return Text(inline(block.text))
     if isinstance(block, d.Math):
@@ -293,8 +270,6 @@ class HeatmapView:
         return Group(*lines)
 
     def __rich_console__(self, console: Console, options: Any):
-        from rich.measure import Measurement
-
         for table in (self._table(False, 1), self._table(True, 1), self._table(True, 0)):
             if Measurement.get(console, options.update_width(10_000), table).maximum <= options.max_width:
                 yield table
@@ -331,14 +306,11 @@ def _problem_meta(problem: Any) -> str:
 def print_problem_line(problem: Any, *, number: int | None = None) -> None:
     """A problem written to a key but not shown (`generate --key` without --show): one plain line
     with its title and what rebuilds it (the seed, which is random when not given)."""
-    import typer
-
     typer.echo(f"{f'{number}. ' if number is not None else ''}{problem.title} — {_problem_meta(problem)}")
 
 
 def print_worked_solution(problem: Any, out: Console) -> None:
     steps = []
-    from examprep.render.worked import worked_steps
 
     for n, step in enumerate(worked_steps(problem), 1):
         steps.append(Text(f"Step {n}. {inline(step.title)}" + (f"  → part {step.part}" if step.part else ""), style="bold"))
@@ -428,13 +400,7 @@ class StepProgress:
         self.unknown: set[str] = set()            # bar: the steps of unknown length still running
 
     def __enter__(self) -> "StepProgress":
-        import sys
-
         if sys.stderr.isatty():
-            from rich.console import Console
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                                       TimeRemainingColumn)
-
             self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                 TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
                                 console=Console(stderr=True), transient=True)
@@ -463,7 +429,6 @@ class StepProgress:
                 if step <= self.said.get(what, 0):
                     return
                 self.said[what] = step
-            import typer
 
             typer.echo(self.plain[what].format(done=done, total=total), err=True)
 
@@ -474,10 +439,6 @@ class StepProgress:
 
 def print_recipes(recipes: dict) -> None:
     """`examprep sheet --list`: each bundled recipe and its problems, wrapped at the terminal's width."""
-    import shutil
-
-    import typer
-
     width = max(40, shutil.get_terminal_size((80, 24)).columns) - 1
     for name, r in recipes.items():
         typer.echo(f"{name:<12} {r.title} — {plural(r.problem_count, 'problem')}{f', {r.minutes} min' if r.minutes else ''}")
@@ -495,8 +456,6 @@ def print_recipes(recipes: dict) -> None:
 
 def print_sheet_summary(result: Any) -> None:
     """What `examprep sheet` made: its warnings (stderr), then the sheet, its size and every file written."""
-    import typer
-
     for warning in result.warnings:
         typer.echo(f"warning: {warning}", err=True)
     sh = result.sheet

@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import secrets
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from examprep import generators
+from examprep.document import Heatmap, Matrix
 from examprep.errors import check_seed
-from examprep.render import plural
+from examprep.render import fonts, plural
 from examprep.sources import build_problems
 from examprep.sources.recipes import SheetError, SheetRecipe
 from examprep.sheets.variants import Student, check_pairing, check_secret, stretch_secret, variant_seed
@@ -32,8 +35,6 @@ FRESH_SEED_BITS = 63              # a seed drawn for a sheet made without --seed
 def fresh_seed() -> int:
     """A sheet's seed when none is given: 63 random bits (never below PRINTED_SEED_LIMIT, a chance
     of one in 2³¹, so that it is never printed)."""
-    import secrets
-
     while (seed := secrets.randbits(FRESH_SEED_BITS)) < PRINTED_SEED_LIMIT:
         pass
     return seed
@@ -147,9 +148,6 @@ def solution_extras(problems: list) -> dict[int, list]:
     matrix answer whose rows are probability distributions (attention weights, batched softmax),
     then the figures the problem's own generator draws (the receptive-field diagram of a conv/pool
     stack)."""
-    from examprep import generators
-    from examprep.document import Heatmap, Matrix
-
     out: dict[int, list] = {}
     for k, p in enumerate(problems):
         extras: list = []
@@ -215,7 +213,5 @@ def printed_texts(sheet: Sheet) -> dict[str, str]:
 def font_plan(sheet: Sheet):
     """The extra fonts the sheet's PDFs need and a warning for each name no font can show
     (examprep.render.fonts.plan)."""
-    from examprep.render import fonts
-
     return fonts.plan(printed_texts(sheet))
 

@@ -30,10 +30,13 @@ import hmac
 import io
 import os
 import re
+import secrets
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from examprep.fileio import read_user_bytes, read_user_text
+from examprep.answers.files import excerpt, row_cell as cell, unprintable_char
+from examprep.fileio import check_output_file, read_user_bytes, read_user_text, write_files
 from examprep.render import plural
 from examprep.sources.recipes import SheetError
 
@@ -108,7 +111,6 @@ def read_roster(path: str | os.PathLike) -> list[Student]:
                                                  for names in (_EMAIL, _USERNAME, _SIS_ID, _LMS_ID))
     students, seen = [], {}
     lms_seen: dict[str, int] = {}
-    from examprep.answers.files import excerpt, row_cell as cell, unprintable_char
 
     for line, row in rows[1:]:
         extra = [c for c in row[len(header):] if c.strip()]
@@ -229,8 +231,6 @@ def unmarked_warning(path: str | os.PathLike) -> str:
 
 def new_secret() -> str:
     """A fresh 256-bit secret as 64 hex digits (what `examprep secret` writes)."""
-    import secrets
-
     return secrets.token_hex(32)
 
 
@@ -244,8 +244,6 @@ def write_secret(path: str | os.PathLike, *, force: bool = False) -> Path:
     """Write a new secret to ``path`` with SECRET_MARK (mode 0600, atomically).
     Refuses to replace an existing file unless ``force``: the variants of every sheet made with it
     hang on that file."""
-    from examprep.fileio import check_output_file, write_files
-
     target = check_output_file(path, "", force=force)
     return write_files({target: secret_file_bytes(new_secret())}, overwrite=force, private=True)[0]
 
@@ -264,8 +262,6 @@ def class_secret(out_dir: Path) -> tuple[bytes, bool, bool]:
 def save_class_secret(out_dir: Path, secret: bytes) -> Path:
     """Write a new class secret to ``out_dir``/SECRET_FILE (mode 0600, atomically, never over a
     file that appeared meanwhile; the folder made if need be, as the outputs' is)."""
-    from examprep.fileio import write_files
-
     return write_files({out_dir / SECRET_FILE: secret_file_bytes(secret.decode("ascii"))}, overwrite=False,
                        private=True)[0]
 
@@ -276,8 +272,6 @@ def rebuild_command(*, recipe: str | None, topics: list[str] | None, count: int 
                     questions_dir: str | None = None, checkpoint: str | None = None) -> str:
     """The `examprep sheet` command line that rebuilds a class's sheet (the same variants) from its
     roster and secret file, wherever both are copied (--out left to the user)."""
-    import shlex
-
     args = ["examprep", "sheet"]
     for option, value in (("--recipe", recipe), ("--topics", ",".join(topics) if topics else None),
                           ("--count", count), ("--difficulty", difficulty), ("--seed", seed), ("--roster", roster),

@@ -2,13 +2,20 @@
 ``make_sheet`` is the `examprep sheet` command's one function."""
 from __future__ import annotations
 
+import hashlib
+import json
 import os
-from dataclasses import dataclass, field
+import stat
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from examprep.errors import ParamError
-from examprep.fileio import OutputError, safe_name, write_files
+from examprep import keys
+from examprep.answers.files import unprintable_char
+from examprep.errors import ExamprepError, ParamError
+from examprep.fileio import OutputError, check_output_folder, read_user_text, real_path, recover, safe_name, write_files
+from examprep.render import fonts, pdf
 from examprep.render.exports import DEFAULT_FORMATS, EXPORTS, alias_of, format_names
+from examprep.render.typst.sheet import sheet_source
 from examprep.sheets.build import Progress, Sheet, build_sheet, font_plan, fresh_seed
 from examprep.sources import recipe_from_topics, with_checkpoint
 from examprep.sources.recipes import SheetError, bundled_recipes, load_recipe, with_difficulty
@@ -32,8 +39,6 @@ def render_outputs(sheet: Sheet, formats: tuple[str, ...] = DEFAULT_FORMATS,
     ``font_files``: extra fonts for the PDFs (default: font_plan's, for names the bundled fonts lack).
     Raises TypstCompileError (nothing is written) when Typst rejects a document.
     """
-    from examprep.render import fonts
-
     _check_lms(sheet, formats)
     if font_files is None:
         font_files = font_plan(sheet).files if "pdf" in formats else []
@@ -59,10 +64,6 @@ def _check_lms(sheet: Sheet, formats: tuple[str, ...]) -> None:
 
 def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress | None,
                     font_folder: str | None, split: bool = False, warnings: list[str] | None = None) -> dict[str, bytes]:
-    from examprep import keys
-    from examprep.render import pdf
-    from examprep.render.typst.sheet import sheet_source
-
     out: dict[str, bytes] = {}
     # The PDFs compile in worker processes while Python renders the rest. A long run of variants
     # compiles in chunks of PDF_CHUNK copies (Typst holds a document's whole layout in memory),
@@ -146,8 +147,6 @@ def _output_order(name: str) -> tuple[int, str]:
 
 
 def make_key(sheet: Sheet):
-    from examprep import keys
-
     r = sheet.recipe
     meta = {"sheet_id": sheet.sheet_id, "recipe": r.name, "recipe_source": r.source, "seed": sheet.seed,
             "course": r.course, "minutes": r.minutes, "points": sheet.copies[0].points,
@@ -187,8 +186,6 @@ def check_output_dir(out_dir: Path, paths: list[str], force: bool, inputs: list[
     """Refuse to overwrite (without ``force``) and fail early on a directory we cannot write; never,
     --force or not, an output on one of ``inputs`` (the recipe, roster, secret and question files
     being read); only the last folder of --out is made (a typo would scatter sheets)."""
-    from examprep.fileio import check_output_folder, real_path
-
     check_output_folder(str(out_dir), "--out")     # a file, a dangling link or loop, a missing parent, '-'
     read = {real_path(i): i for i in inputs}
     clash = next((p for p in paths if real_path(out_dir / p) in read), None)
@@ -213,8 +210,6 @@ MANIFEST = ".examprep-files.json"     # in the output directory: the files the l
 
 
 def _sha256(data: bytes) -> str:
-    import hashlib
-
     return hashlib.sha256(data).hexdigest()
 
 
@@ -227,8 +222,6 @@ def write_outputs(out_dir: Path, outputs: dict[str, bytes], force: bool, *, stal
     run without --force beside another one's outputs replaces none of them). ``stale``'s files (an
     earlier run's, proven ours) are left out of the new folder, or removed where it is written in
     place. ``private``: relative paths written 0600 (a secret)."""
-    import json
-
     check_output_dir(out_dir, list(outputs), force)
     stale = stale or Stale()
     listed = {rel: _sha256(data) for rel, data in outputs.items()}
@@ -260,11 +253,6 @@ def earlier_files(out_dir: Path) -> dict[str, str | None]:
     the SHA-256 its MANIFEST recorded, or None where it recorded none: a manifest from before the
     hashes, or, for a run made before there was one, the per-student files its key names
     (answers/ID.toml and each format's, blackboard/ID.txt). Paths that leave the directory are never included."""
-    import json
-
-    from examprep.errors import ExamprepError
-    from examprep.fileio import read_user_text       # a pipe named key.json is refused, never opened (a hang)
-
     try:
         listing = json.loads(read_user_text(out_dir / MANIFEST))
         files = listing["files"]
@@ -286,8 +274,6 @@ def _ours(out_dir: Path, rel: str, digest: str) -> bool:
     """Whether ``out_dir``/``rel`` is still the file an earlier run wrote: inside the folder, reached
     through real folders only (no link on the way), itself a regular file and not a link, and its
     SHA-256 still ``digest`` (a file the instructor edited since is theirs)."""
-    import stat
-
     parts = Path(rel).parts
     if not parts or Path(rel).is_absolute() or ".." in parts or rel == MANIFEST:
         return False
@@ -334,8 +320,6 @@ def stale_files(out_dir: Path, earlier: dict[str, str | None], outputs: dict[str
     """Sort the files an earlier run wrote (``earlier``) that this run does not write again: removed
     only when proven ours (_ours: inside the folder, no link, its hash unchanged), never one of
     ``keep`` (the inputs this run read); the rest kept and named."""
-    from examprep.fileio import real_path
-
     kept = {real_path(k) for k in keep}
     stale = Stale()
     for rel, digest in sorted(earlier.items()):
@@ -365,8 +349,6 @@ class Result:
 
 def _old_derivation(out_dir: Path, legacy: bool) -> str | None:
     """A warning when --force replaces a key whose variants were derived the other way."""
-    import json
-
     try:
         meta = json.loads((out_dir / "key.json").read_text(encoding="utf-8")).get("meta", {})
     except (OSError, ValueError, AttributeError):
@@ -392,8 +374,6 @@ def _earlier_seed(out_dir: Path, recipe_name: str | None = None) -> int | None:
 
 def _earlier_class(out_dir: Path, recipe_name: str | None = None) -> tuple[int | None, dict]:
     """(seed, variant codes by student id) of the class key in ``out_dir``, as _earlier_seed finds it."""
-    import json
-
     try:
         data = json.loads((out_dir / "key.json").read_text(encoding="utf-8"))
         meta, codes = data["meta"], data.get("variant_codes") or {}
@@ -433,8 +413,6 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
                 force: bool, title: str | None, course: str | None, legacy_secret: bool,
                 progress: Progress | None, decimal_comma: bool = False, split: bool = False,
                 questions_dir: str | None = None, checkpoint: str | None = None) -> Result:
-    from dataclasses import replace
-
     fmts = parse_formats(formats)
     if recipe and topics:
         raise ParamError("give either --recipe or --topics, not both")
@@ -448,7 +426,6 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
         if difficulty is not None:
             r = with_difficulty(r, difficulty)
     r = with_checkpoint(r, checkpoint)
-    from examprep.answers.files import unprintable_char
 
     for option, value in (("--title", title), ("--course", course)):
         bad = unprintable_char(value or "")
@@ -485,7 +462,6 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
                              "or --out another folder")
     inputs = [p for p in (recipe, roster, secret_file, *(getattr(i.question, "source", "") for i in r.items))
               if p and os.path.isfile(p)]
-    from examprep.fileio import recover
 
     recovered = recover([out_dir])           # a killed run's set completed, its temporaries removed
     check_output_dir(out_dir, planned_paths(students is not None, fmts, students, split), force, inputs)

@@ -8,6 +8,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from examprep import expr
 from examprep import engine
 from examprep.engine._core import Trace, number
 from examprep.engine.minimize import Objective, expression_objective, minimize, model_objective
@@ -38,9 +39,6 @@ SHOWN_STEPS = 5           # a long run's worked solution shows its first steps a
 @lru_cache(maxsize=512)
 def _tree(text: str) -> ast.Expression:
     # the safe evaluator's parser: Python's ast.parse (a tree, never evaluated) checked against its whitelist.
-    # Imported here: examprep.authoring sits above solve (issue 37 item 4 moves the evaluator down).
-    from examprep.authoring import expr
-
     try:
         return expr.parse(text)
     except expr.ExprError as err:

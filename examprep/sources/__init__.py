@@ -18,8 +18,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Callable
 
+from examprep import generators
+from examprep.authoring import build_question, load_question
+from examprep.authoring.question import with_points
 from examprep.errors import ParamError, check_seed
 from examprep.problem import Problem
+from examprep.sources.concepts import concept_problem, packaged_bank
 from examprep.sources.item import Item, check_distinct_ids, is_question_file
 from examprep.sources.recipes import MAX_PROBLEMS, SheetRecipe
 
@@ -38,8 +42,6 @@ def reference(name: str, *, difficulty: int = 1, count: int = 1, calculator_free
     """The Item a command-line topic names: a question file (FILE.toml, read now: QuestionError
     naming its line) or a generator (UnknownTopicError with the close names), with ``checkpoint``
     for a model problem. Levels and options are checked where the item is used."""
-    from examprep import generators
-
     if is_question_file(name):
         return question_item(name, count)
     gen = generators.get(name)
@@ -48,8 +50,6 @@ def reference(name: str, *, difficulty: int = 1, count: int = 1, calculator_free
 
 def question_item(path: str, count: int = 1) -> Item:
     """The Item of a question file, read now (QuestionError naming its line)."""
-    from examprep.authoring import load_question
-
     spec = load_question(path)
     return Item(spec.generator, 1, count, False, question=spec)
 
@@ -83,8 +83,6 @@ def recipe_from_topics(topics: list[str], *, count: int = 1, difficulty: int = 1
 def _generator_for(item: Item, difficulty: int, calculator_free: bool) -> Any:
     """The generator of a generated item, refused (naming the option) where it lacks the level or
     the calculator-free variant asked for."""
-    from examprep import generators
-
     gen = generators.get(item.topic)
     if difficulty not in gen.levels:
         raise ParamError(f"--difficulty: {gen.name} has levels {', '.join(map(str, gen.levels))}, got {difficulty}")
@@ -95,8 +93,6 @@ def _generator_for(item: Item, difficulty: int, calculator_free: bool) -> Any:
 
 def needs_model(item: Item) -> bool:
     """A model problem: its generator reads a trained model (attention-from-model and the like)."""
-    from examprep import generators
-
     return item.generated and bool(generators.get(item.topic).requires)
 
 
@@ -104,8 +100,6 @@ def with_checkpoint(recipe: SheetRecipe, checkpoint: str | None) -> SheetRecipe:
     """The recipe with ``checkpoint`` as the trained model of each of its model problems (`examprep
     sheet --checkpoint DIR`). ParamError for a model problem left without one, and for a
     ``checkpoint`` that no problem reads."""
-    from examprep import generators
-
     if checkpoint is not None and not any(needs_model(i) for i in recipe.items):
         models = ", ".join(name for name, gen in generators.all_generators().items() if gen.requires)
         raise ParamError(f"--checkpoint: none of the sheet's problems reads a trained model ({models} do)")
@@ -120,8 +114,6 @@ def require_models(items: Any, where: str) -> None:
     """ParamError for the first model problem without its trained model: ``where`` (the command)
     says how to give one ("give --checkpoint DIR"), or, for a command that cannot take one, how to
     practise the problem instead ("{name}" in it is the generator's name)."""
-    from examprep import generators
-
     for item in items:
         if needs_model(item) and not item.checkpoint:
             gen = generators.get(item.topic)
@@ -134,11 +126,6 @@ def build(item: Item, seed: int, calculator_free: bool = False) -> Problem:
     model problem, its checkpoint), a question file's or a concept question's; then the item's
     points and minutes. ``calculator_free``: asked by the sheet for every generated item (a
     generator's own flag is the item's)."""
-    from examprep import generators
-    from examprep.authoring import build_question
-    from examprep.authoring.question import with_points
-    from examprep.sources.concepts import concept_problem, packaged_bank
-
     if item.question is not None:
         problem = build_question(item.question, seed)
     elif item.concept is not None:

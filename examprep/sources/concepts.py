@@ -9,10 +9,14 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from examprep.answers import parse_tolerance
 from examprep.document import Text as TextBlock
 from examprep.errors import ExamprepError
 from examprep.fileio import read_user_text
 from examprep.problem import EXACT, Misconception, Part, Problem, SolutionStep, Tolerance
+from examprep.review import topic_item
+from examprep.stream import Stream
+from examprep.values import fmt_number
 
 CONCEPT_TOPICS = ("rnn", "attention", "transformer", "llm", "cnn", "training")
 CONCEPT_KINDS = ("choice", "integer", "number")
@@ -177,8 +181,6 @@ def _concept(q: dict, n: int, where: str, lectures: dict[str, str]) -> Concept:
         t = q.get("tolerance", {"rule": "sigfigs", "value": 3})
         try:
             if isinstance(t, str):          # "sigfigs-strict:3", read by the one parser of tolerance text
-                from examprep.answers import parse_tolerance
-
                 tol = parse_tolerance(t)
             else:
                 tol = Tolerance(t["rule"], float(t["value"]), float(t.get("atol", 1e-9)))
@@ -219,8 +221,6 @@ def _choice_index(label: Any, choices: tuple[str, ...], at: str, what: str) -> i
 def concept_problem(concept: Concept, seed: int, bank_version: int = 1) -> Problem:
     """A concept question as a one-part Problem; choices shown in an order drawn from ``seed``
     (relabelled a, b, c, …), so a review cannot be answered by remembering a letter."""
-    from examprep.stream import Stream
-
     part_kw: dict[str, Any] = {}
     statement: list = [TextBlock(concept.question)]
     order: list[int] = []
@@ -240,8 +240,6 @@ def concept_problem(concept: Concept, seed: int, bank_version: int = 1) -> Probl
         kind = concept.kind
         mis = tuple(Misconception(f"{concept.id}#{k}", float(v) if kind == "number" else int(v), why)
                     for k, (v, why) in enumerate(concept.mistakes, 1))
-        from examprep.render.terminal import fmt_number
-
         answer_text = fmt_number(expected, 6)
     hint = concept.hint or f"See “{concept.source.section}” in {concept.source.lecture}."
     part = Part(id="answer", prompt="Your answer.", kind=kind, expected=expected, tolerance=concept.tolerance,
@@ -262,8 +260,6 @@ def is_concept(problem: Problem) -> bool:
 
 
 def item_of(problem: Problem) -> str:
-    from examprep.review import topic_item
-
     return problem.generator if is_concept(problem) else topic_item(problem.generator)
 
 

@@ -4,7 +4,10 @@ the recipes hold Items, and reading a recipe (`sheet --list`) loads no generator
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+from examprep.errors import ParamError
 
 
 @dataclass(frozen=True)
@@ -35,8 +38,6 @@ def same_id_elsewhere(spec: Any, earlier: Any) -> Any:
     """The question (a QuestionSpec) among ``earlier`` Items' that has ``spec``'s id but is another
     file, or None: its id names its problems' generator (question:<id>), its Anki note's GUID, its
     review card and its keys, so two files under one id would be taken for each other."""
-    from pathlib import Path
-
     def place(s: Any) -> str:
         return str(Path(s.source).resolve()) if s.source else s.digest
 
@@ -54,8 +55,6 @@ def duplicate_id_message(spec: Any, other: Any) -> str:
 
 def check_distinct_ids(items: Any) -> None:
     """ParamError (one line naming both files) for two question files with one id among ``items``."""
-    from examprep.errors import ParamError
-
     for k, item in enumerate(items):
         if getattr(item, "question", None) is not None:
             other = same_id_elsewhere(item.question, items[:k])

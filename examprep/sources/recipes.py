@@ -35,15 +35,19 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from examprep.errors import ExamprepError, ParamError
 from examprep.fileio import read_user_text
-from examprep import tomllines
+from examprep import generators, tomllines
+from examprep.answers import parse_tolerance
+from examprep.answers.files import unprintable_char
+from examprep.authoring import QuestionError, load_question
 from examprep.bundled import recipe_texts as _bank_files     # bundled recipe names → TOML text
+from examprep.sources.concepts import concept_problem, packaged_bank
 from examprep.tomllines import line_of as _line_of
 from examprep.sources.item import Item, duplicate_id_message, same_id_elsewhere
 
@@ -95,8 +99,6 @@ def parse_recipe(text: str, source: str, default_name: str = "sheet", base: Path
     project or under ``questions_dir``: see question_path), an unknown concept, a pin the
     generator does not have or never draws.
     """
-    from examprep import generators
-
     def fail(msg: str, line: int | None) -> SheetError:
         return SheetError(f"{source}{f':{line}' if line else ''}: {msg}")
 
@@ -124,7 +126,6 @@ def parse_recipe(text: str, source: str, default_name: str = "sheet", base: Path
     if not title:
         raise fail("[sheet] title: give the sheet a title, e.g. title = \"Midterm practice\"",
                    _line_of(text, "title", "sheet") or _line_of(text, "", "sheet"))
-    from examprep.answers.files import unprintable_char
 
     for key in ("title", "course"):
         if unprintable_char(sheet.get(key, "")) is not None:
@@ -140,7 +141,6 @@ def parse_recipe(text: str, source: str, default_name: str = "sheet", base: Path
     def tolerance(spec: str | None, line: int | None) -> Any:
         # "sigfigs-strict:3": the rule of every number, vector and matrix part that is not exact by
         # its nature (the parts --tolerance RULE reaches), read by the one parser of tolerance text
-        from examprep.answers import parse_tolerance
 
         try:
             return None if spec is None else parse_tolerance(spec)
@@ -238,8 +238,6 @@ def _extras(entry: dict, where: str, at: Any, fail: Any) -> dict[str, Any]:
 
 def _check_points_fit(item: Any, where: str, at: Any, fail: Any) -> None:
     """An item's ``points`` gives every part at least half a point (parts are scaled in halves)."""
-    from examprep import generators
-
     if item.points is None:
         return
     if item.generated and generators.get(item.topic).requires:
@@ -247,8 +245,6 @@ def _check_points_fit(item: Any, where: str, at: Any, fail: Any) -> None:
     if item.question is not None:
         n = len(item.question.parts)
     elif item.concept is not None:
-        from examprep.sources.concepts import concept_problem, packaged_bank
-
         bank = packaged_bank()
         n = len(concept_problem(bank.questions[item.concept], 0, bank.version).parts)
     else:
@@ -262,8 +258,6 @@ def _check_points_fit(item: Any, where: str, at: Any, fail: Any) -> None:
 def _check_pins(name: str, level: int, cf: bool, pins: dict, seed: int | None, where: str, line: int | None,
                 fail: Any) -> None:
     """A pin the generator does not have, or that no draw keeps, refused now (naming the recipe's line)."""
-    from examprep import generators
-
     try:
         generators.build(name, seed or 0, level, cf, pins=pins)
     except ParamError as err:
@@ -284,8 +278,6 @@ def _authored(entry: dict, kind: str, where: str, at: Any, fail: Any, places: tu
         raise fail(f"{where} count: expected 1 to {MAX_PROBLEMS}, got {count}", at("count"))
     own = tolerance(entry.get("tolerance"), at("tolerance")) or sheet_tolerance
     if kind == "question":
-        from examprep.authoring import QuestionError, load_question
-
         try:
             path = question_path(entry["question"], *places)
         except SheetError as err:
@@ -295,7 +287,6 @@ def _authored(entry: dict, kind: str, where: str, at: Any, fail: Any, places: tu
         except QuestionError as err:
             raise fail(f"{where} question: {err}", at("question")) from None
         return Item(spec.generator, 1, count, False, own, question=spec, **extras)
-    from examprep.sources.concepts import packaged_bank
 
     bank = packaged_bank()
     cid = entry["concept"]
@@ -370,10 +361,6 @@ def load_recipe(spec: str, questions_dir: str | Path | None = None) -> SheetReci
 
 def with_difficulty(recipe: SheetRecipe, difficulty: int) -> SheetRecipe:
     """The recipe with every problem at ``difficulty``; ParamError if a topic lacks that level."""
-    from dataclasses import replace
-
-    from examprep import generators
-
     if difficulty not in (1, 2, 3):
         raise ParamError(f"--difficulty: expected 1, 2 or 3, got {difficulty}")
     for item in recipe.items:

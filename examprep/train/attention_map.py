@@ -14,9 +14,12 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 import torch
 
-from examprep.train.data import MONTHS, WEEKDAYS, _pad, make_example
+from examprep.document import Heatmap
+from examprep.errors import ExamprepError
+from examprep.train.data import MONTHS, WEEKDAYS, _pad, get_task, make_example
+from examprep.train.distributed import one_thread
 from examprep.train.model import keep_attention
-from examprep.train.options import with_article
+from examprep.train.options import ATTENTION_KINDS, with_article
 from examprep.train.serve import Translator
 
 FIELDS = ("year", "month", "day")
@@ -224,11 +227,6 @@ def attention_report(checkpoint: Path, text: str, *, kind: str = "cross", layer:
     dates alignment rate where it applies (reported to ``progress`` as it goes). Raises
     ExamprepError naming the option for a layer, head or kind this model does not have
     (CheckpointError for a bad checkpoint)."""
-    from examprep.document import Heatmap
-    from examprep.errors import ExamprepError
-    from examprep.train.distributed import one_thread
-    from examprep.train.options import ATTENTION_KINDS
-
     translator = Translator.load(checkpoint)
     with one_thread():
         att = model_attention(translator, text)
@@ -254,8 +252,6 @@ def attention_report(checkpoint: Path, text: str, *, kind: str = "cross", layer:
                           [[round(float(v), 4) for v in row] for row in m.weights[h]],
                           m.row_labels, m.col_labels) for h in heads])
     if alignment and translator.loaded.data.get("task") == "dates" and kind == "cross":
-        from examprep.train.data import get_task
-
         sources = [s for s, _ in get_task("dates").heldout_pairs(alignment, seed=1)]
         with one_thread():
             report.rates = alignment_rate(translator, sources, layer=layer % n_layers, progress=progress)

@@ -15,12 +15,14 @@ import warnings
 from typing import Optional
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from examprep.train.errors import ConfigError
 from examprep.train.config import TransformerConfig
 from examprep.train.layers import sinusoidal_table
 from examprep.train.model import EncoderDecoder
+from examprep.train.rnn import top_hidden
 
 
 class TorchTransformer(nn.Module):
@@ -165,10 +167,6 @@ def plain_rnn_loop(model, src: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tens
     nn.GRU/LSTM over the (unpadded) source, then the decoder called once per target token for every
     attention kind, and additive attention's W_1 h_j recomputed at every step. The reference that
     bench/train_cpu.py times the model against; equal logits (tests/train/test_rnn.py)."""
-    import torch.nn.functional as F
-
-    from examprep.train.rnn import top_hidden
-
     cfg = model.cfg
     scale = math.sqrt(cfg.d_model)
     annotations, final = model.encoder(model.dropout(model.src_embed(src) * scale))

@@ -24,7 +24,7 @@ from torch import Tensor, nn
 from examprep.train.config import TransformerConfig
 from examprep.train.errors import ConfigError
 from examprep.train.layers import CountsParams, Dropout, Encoder, Positions
-from examprep.train.vocab import PAD, SPECIALS, UNK, Vocab
+from examprep.train.vocab import BOS, EOS, PAD, SPECIALS, UNK, Vocab
 
 MASK = "[MASK]"
 MASK_ID = len(SPECIALS)                 # 5: the first id after the specials in a masked-LM vocabulary
@@ -154,8 +154,6 @@ def fill_mask(model: EncoderOnly, vocab: Vocab, text: str, top_k: int = 5) -> li
     word tokens: specials and [MASK] itself are never an answer). Word-level vocabularies hold a
     word with and without its leading space (" fatigué", "fatigué"); a word's probability is the
     sum of both."""
-    from examprep.train.vocab import BOS, EOS
-
     if not is_mlm_vocab(vocab):
         raise ConfigError("this checkpoint is not a masked language model (train one with "
                           "`examprep train --arch encoder-only --objective mlm`)")

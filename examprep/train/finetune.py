@@ -35,13 +35,16 @@ from examprep.errors import check_seed
 from examprep.train import checkpoint, stored
 from examprep.train.checkpoint import _plain_mode, _write_json, _write_torch, write_step
 from examprep.train.config import TransformerConfig
-from examprep.train.data import collate
+from examprep.train.data import collate, get_task
+from examprep.train.distributed import setup, teardown
 from examprep.train.errors import CheckpointError, ConfigError, DivergedError
 from examprep.train.evaluate import evaluate
 from examprep.train.lora import Adapted, add_adapters, check_rank, merge, parse_targets
 from examprep.train.options import FinetuneOptions, TrainOptions
-from examprep.train.report import Reporter
+from examprep.train.report import Reporter, describe_metrics
 from examprep.train.rundir import file_sha256, hash_problem, read_latest, remove_stale_temporaries
+from examprep.train.trainer import (_StopSignal, _build_data, _check_writable_dir, _rng_state, _set_rng_state,
+                                    smoothed_cross_entropy, stop_reason)
 
 ADAPTER_FORMAT, ADAPTER_VERSION = "examprep-lora", 1
 ADAPTER, ADAPTER_JSON = "adapter.safetensors", "adapter.json"
@@ -129,8 +132,6 @@ def plan(o: FinetuneOptions) -> Plan:
         task, corpus = (data.get("task") or "dates", None) if data.get("kind") != "corpus" else (None, data.get("corpus"))
     swap = bool(data.get("swap")) if o.swap is None else o.swap
     if task is not None:
-        from examprep.train.data import get_task
-
         t = get_task(task)
         lacking = sorted(set(t.alphabet) - set(base.source_vocab.tokens) - set(base.target_vocab.tokens))
         if base.source_vocab.level != "char" or lacking:
@@ -253,8 +254,6 @@ def load_adapted(path: Path | str, device: str | torch.device = "cpu") -> checkp
 # ------------------------------------------------------------------ the run
 
 def _data(p: Plan, o: FinetuneOptions, cfg: TransformerConfig, d):
-    from examprep.train.trainer import _build_data
-
     t = TrainOptions(task=p.task, corpus=p.corpus, swap=p.swap, tokens=p.base.source_vocab.level,
                      heldout=o.heldout, eval_size=o.eval_size, arch=cfg.arch, max_len=cfg.max_len,
                      share=cfg.share_embeddings, batch_tokens=o.batch_tokens, seed=o.seed)
@@ -270,10 +269,6 @@ def optimizer_bytes(opt: torch.optim.Optimizer) -> int:
 def finetune(o: FinetuneOptions, reporter: Optional[Reporter] = None) -> FinetuneResult:
     """Fine-tune as `o` says; raises TrainError subclasses for user errors (before any work for
     everything that needs no model)."""
-    from examprep.train.distributed import setup, teardown
-    from examprep.train.trainer import (_StopSignal, _check_writable_dir, _rng_state, _set_rng_state, smoothed_cross_entropy,
-                                        stop_reason)
-
     p = plan(o)
     reporter = reporter or Reporter()
     d = setup(o.device, o.threads)
@@ -417,7 +412,6 @@ def _write_merged(model, p: Plan, data, step: int, info: dict, metrics: dict) ->
 def summary(r: FinetuneResult, o: FinetuneOptions) -> str:
     why = {"steps": "reached --steps", "time": "used its time", "goal": "reached the goal",
            "interrupted": "interrupted"}[r.stopped]
-    from examprep.train.report import describe_metrics
 
     lines = [f"stopped at step {r.steps:,} ({why}) after {r.train_seconds:.1f} s of training"]
     if r.evals:

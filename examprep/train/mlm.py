@@ -26,7 +26,7 @@ from examprep.train.distributed import setup, teardown
 from examprep.train.errors import CheckpointError, ConfigError, CorpusError, DivergedError
 from examprep.train.model import build_model
 from examprep.train.config import TransformerConfig
-from examprep.train.options import TrainOptions, with_article
+from examprep.train.options import TrainOptions, check_objective, with_article
 from examprep.train.report import Reporter
 from examprep.train.trainer import (
     RunLog, TrainResult, _autocast, _check_options, _check_writable_dir, _rng_state,
@@ -199,8 +199,6 @@ class _MlmRun:
 def train_mlm(options: TrainOptions, reporter: Optional[Reporter] = None) -> TrainResult:
     """Masked-LM training as `options` say, in one process (CPU or one GPU). Raises TrainError
     subclasses for user errors."""
-    from examprep.train.options import check_objective
-
     check_objective(options.arch, options.objective)
     _check_options(options)
     d = setup(options.device, options.threads)

@@ -31,10 +31,12 @@ from typing import Iterator, Optional
 import torch
 from torch import Tensor, nn
 
+from examprep.train.bert import EncoderOnly
 from examprep.train.config import TransformerConfig
 from examprep.train.errors import ConfigError
 from examprep.train.layers import (CountsParams, Decoder, DecoderLayer, Dropout, Encoder, EncoderLayer, KVCache,
                                    MultiHeadAttention, Positions)
+from examprep.train.rnn import RNNSeq2Seq
 
 __all__ = ["DecoderOnly", "EncoderDecoder", "TransformerConfig", "build_model", "compile_layers", "keep_attention"]
 
@@ -176,11 +178,8 @@ def build_model(cfg: TransformerConfig) -> nn.Module:
     that does not fit in memory is a ConfigError naming its size."""
     try:
         if cfg.arch == "rnn-seq2seq":
-            from examprep.train.rnn import RNNSeq2Seq
-
             return RNNSeq2Seq(cfg)
         if cfg.arch == "encoder-only":
-            from examprep.train.bert import EncoderOnly     # the BERT-style model has a file of its own
             return EncoderOnly(cfg)
         return EncoderDecoder(cfg) if cfg.arch == "encoder-decoder" else DecoderOnly(cfg)
     except (RuntimeError, MemoryError) as err:

@@ -5,7 +5,14 @@ draws the bar on stderr. The bar counts steps when --steps is given, else second
 """
 from __future__ import annotations
 
+import time
 from typing import Optional
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from examprep.document import Heatmap
+from examprep.render.terminal import block_renderable, console as make_console
 
 
 def describe_metrics(metrics: dict) -> str:
@@ -46,10 +53,6 @@ class RichReporter(Reporter):
     `log_seconds` seconds instead."""
 
     def __init__(self, console=None, log_seconds: float = 10.0):
-        import time
-
-        from rich.console import Console
-
         self.console = console or Console(stderr=True)
         self.progress = None
         self.started = False          # step() does nothing before start()
@@ -58,8 +61,6 @@ class RichReporter(Reporter):
         self.last_log = self.clock()
 
     def start(self, title, total_steps, total_seconds, first_step):
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
         self.by_steps = total_steps is not None
         self.started = True
         if not self.console.is_terminal:
@@ -142,10 +143,6 @@ def print_attention(view, console=None) -> None:
     """The attention weights as examprep's terminal heatmap, after a title line: one row per output
     token (the step that produced it), one column per source token. The heatmap fits the console's
     width: two decimals, whole percentages or one shade character per source token."""
-    from examprep.document import Heatmap
-    from examprep.render.terminal import block_renderable
-    from examprep.render.terminal import console as make_console
-
     def label(tok: str) -> str:                       # word tokens carry their leading space
         return tok.strip() or "␣"
 

@@ -4,7 +4,9 @@ model generator reads checkpoints with numpy only; examprep.train.checkpoint use
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import shutil
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional
 
@@ -83,9 +85,6 @@ def remove_stale_temporaries(run_dir: Path | str) -> list[Path]:
     """Remove what an interrupted checkpoint write left in a run directory: `.step-N.tmp-PID`
     directories and `.latest.tmp-PID` files whose process is gone (or is this one). A live
     process's are kept: another writer may be at work. Returns what was removed."""
-    import os
-    import shutil
-
     removed = []
     try:
         entries = list(Path(run_dir).iterdir())
@@ -110,8 +109,6 @@ def remove_stale_temporaries(run_dir: Path | str) -> list[Path]:
 
 
 def _alive(pid: int) -> bool:
-    import os
-
     try:
         os.kill(pid, 0)
     except (ProcessLookupError, OverflowError):          # gone, or a number no process can have

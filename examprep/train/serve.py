@@ -12,6 +12,7 @@ from examprep.train.data import _pad, make_example
 from examprep.train.distributed import resolve_device
 from examprep.train.errors import ConfigError
 from examprep.train.evaluate import translate
+from examprep.train.finetune import is_adapter, load_adapted
 from examprep.train.model import keep_attention
 
 
@@ -42,8 +43,6 @@ class Translator:
 
     @classmethod
     def load(cls, path: Path | str, device: str = "cpu", max_tokens: Optional[int] = None) -> "Translator":
-        from examprep.train.finetune import is_adapter, load_adapted
-
         if is_adapter(path):                      # a LoRA adapter of `examprep finetune`: its base model with it
             return cls(load_adapted(path, resolve_device(device)), max_tokens)
         return cls(checkpoint.load(path, resolve_device(device)), max_tokens)

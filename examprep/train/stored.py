@@ -9,6 +9,7 @@ torch in generators). The state-dict names of examprep.train.model are written h
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -233,8 +234,6 @@ def read_weights(stored: Stored) -> Weights:
     """The weights of a checkpoint read by ``read``, with numpy (safetensors' numpy loader), as
     float64. Raises CheckpointError for a file that cannot be read, differs from the SHA-256 that
     config.json recorded, or holds NaN or infinity."""
-    import hashlib
-
     import numpy as np
     from safetensors import SafetensorError
     from safetensors.numpy import load_file

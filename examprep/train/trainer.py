@@ -22,6 +22,7 @@ import json
 import math
 import os
 import signal
+import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -31,6 +32,7 @@ from typing import Callable, Optional
 
 import torch
 import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel as DDP
 
 from examprep.errors import check_seed
 from examprep.train import checkpoint
@@ -226,8 +228,6 @@ def _check_writable_dir(run_dir: Path) -> None:
     """ConfigError (exit 2, as every command's unwritable output) unless files can be created in
     ``run_dir``: it is created with a probe file, and whatever this check created is removed again.
     (A directory under /proc, say, failed only when the first checkpoint was written, exit 4.)"""
-    import tempfile
-
     missing = [p for p in (run_dir, *run_dir.parents) if not os.path.lexists(p)]
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -444,7 +444,6 @@ class _Run:
     def _prepare_training_model(self) -> torch.nn.Module:
         train_model = self.model
         if self.d.enabled:
-            from torch.nn.parallel import DistributedDataParallel as DDP
             ids = [self.d.local_rank] if self.d.device.type == "cuda" else None
             train_model = DDP(self.model, device_ids=ids)
         if self.o.compile:

@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from examprep import solve
 from examprep.verify import (
     activations, attention, bptt, conv, counts, decoder, dense, dropout, groupnorm, minimize, network, norm, optim,
     pool, positions, regression, residual, rnn, schedule, softmax,
@@ -81,8 +82,6 @@ def verify(instances: int = 50, seed: int = 0, topics: list[str] | None = None,
 
     An engine error on a valid instance counts as a disagreement (reported in first_failure).
     """
-    from examprep import solve
-
     rng = np.random.default_rng(seed)
     rows = []
     for topic in topics or sorted(REFERENCES):

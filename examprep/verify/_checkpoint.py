@@ -22,6 +22,10 @@ from torch import nn
 
 from examprep import engine
 from examprep.errors import ExamprepError
+from examprep.train import checkpoint
+from examprep.train.data import BOS, EOS, get_task, read_corpus, split_heldout
+from examprep.train.evaluate import translate
+from examprep.train.model import keep_attention
 from examprep.verify import TopicCheck, _compare
 
 
@@ -42,8 +46,6 @@ class _Tally:
 
 def _sources(loaded, n: int, seed: int) -> list[str]:
     """n held-out sources of the run's own data."""
-    from examprep.train.data import get_task, read_corpus, split_heldout
-
     data = loaded.data
     if data.get("kind") == "task" or data.get("task"):
         lengths = loaded.meta.get("training", {}).get("lengths")
@@ -119,11 +121,6 @@ def verify_checkpoint(path: Path | str, instances: int = 50, seed: int = 0) -> l
     """Rows "<cell>-cell (encoder)", "<cell>-cell (decoder)" and "attention (<kind>)" of the
     checks above, over `instances` held-out sources. ExamprepError for a model that is not an
     rnn-seq2seq (the Transformer's layers are checked by `examprep verify`'s own topics)."""
-    from examprep.train import checkpoint
-    from examprep.train.data import BOS, EOS
-    from examprep.train.evaluate import translate
-    from examprep.train.model import keep_attention
-
     loaded = checkpoint.load(path)
     cfg = loaded.config
     if cfg.arch != "rnn-seq2seq":

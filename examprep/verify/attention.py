@@ -9,6 +9,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
 
 from examprep.verify._torch import DTYPE, DTYPE_OF_BYTES, Reference, as_numpy, normal, pick, tensor
 
@@ -53,8 +54,6 @@ def ref_multi_head_shapes(p: dict) -> dict:
     """Runs torch.nn.MultiheadAttention on the meta device (shapes only, so long sequences cost nothing):
     shapes from its tensors, multiply-adds from torch's FlopCounterMode (FLOPs / 2), memory from the
     attention-weight tensor in the asked dtype."""
-    from torch.utils.flop_counter import FlopCounterMode
-
     n, d, h = p["n"], p["d_model"], p["num_heads"]
     m, b = p.get("m") or n, p.get("batch", 1)
     mha = nn.MultiheadAttention(d, h, batch_first=True, dtype=DTYPE, device="meta")

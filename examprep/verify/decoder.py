@@ -7,6 +7,7 @@ import math
 import numpy as np
 import torch
 import torch.nn.functional as F
+from torch.nn.attention.bias import causal_lower_right, causal_upper_left
 
 from examprep.verify._torch import DTYPE, Reference, as_numpy, normal, pick, tensor
 
@@ -29,8 +30,6 @@ def ref_causal_mask(p: dict) -> dict:
     """torch's CausalBias (causal_upper_left = is_causal, causal_lower_right) given to
     scaled_dot_product_attention with q = scores, k = v = I, so that q kᵀ = scores and the output
     is the weight matrix."""
-    from torch.nn.attention.bias import causal_lower_right, causal_upper_left
-
     s = tensor(p["scores"])
     s = s[None] if s.ndim == 1 else s
     n, m = s.shape

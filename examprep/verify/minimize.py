@@ -10,6 +10,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from examprep import expr
 from examprep.verify._torch import ACTS, Reference, as_numpy, normal, pick, tensor
 
 _CLASSES = {"sgd": torch.optim.SGD, "momentum": torch.optim.SGD, "nesterov": torch.optim.SGD,
@@ -40,8 +41,6 @@ def _torch_value(node: ast.AST, env: dict[str, torch.Tensor]) -> torch.Tensor:
 def _loss_fn(p: dict):
     """f(w) on the flat parameter tensor w, in torch."""
     if p.get("model") is None:
-        from examprep.authoring import expr
-
         tree = expr.parse(p["objective"])
         names = list(p["params"])
         return lambda w: _torch_value(tree.body, {n: w[i] for i, n in enumerate(names)})

@@ -2,8 +2,8 @@
 runs (no eval, no attribute, no call but the listed functions, no runaway power)."""
 import pytest
 
-from examprep.authoring import expr
-from examprep.authoring.expr import ExprError, evaluate, names
+from examprep import expr
+from examprep.expr import ExprError, evaluate, names
 
 VALUES = {"logits": [1, -2, 3], "w": [[1, 2], [3, 4]], "t": 2, "p": 0.5}
 

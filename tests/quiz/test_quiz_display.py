@@ -11,7 +11,7 @@ from examprep.cli import app
 from examprep.problem import Part
 from examprep.quiz.outcomes import PartOutcome
 from examprep.quiz.views import part_feedback
-from examprep.render.report import key_answer
+from examprep.grading.report_text import key_answer
 
 runner = CliRunner()
 SOFTMAX = Path(str(resources.files("examprep") / "bank" / "questions" / "softmax-by-hand.toml"))

@@ -250,10 +250,10 @@ def test_unwritable_output_directory(tmp_path):
 
 
 def test_a_typst_error_is_reported_and_leaves_no_pdf(tmp_path, monkeypatch):
-    from examprep.render.typst import sheet as typst
+    from examprep.sheets import write
 
-    real = typst.sheet_source
-    monkeypatch.setattr(typst, "sheet_source", lambda *a, **k: real(*a, **k) + "\n#let broken = (\n")
+    real = write.sheet_source             # where the writer looks it up
+    monkeypatch.setattr(write, "sheet_source", lambda *a, **k: real(*a, **k) + "\n#let broken = (\n")
     out = tmp_path / "o"
     res = _run(["-r", "cnn", "--out", str(out)])
     assert res.exit_code == 1, res.output

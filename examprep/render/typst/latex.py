@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from examprep.escape import typst_string  # noqa: F401 - renderers import it from here too
+from examprep.render import decimals, prose_symbols
 
 
 class UnsupportedLatex(ValueError):
@@ -310,8 +311,6 @@ def latex_to_typst(latex: str, *, strict: bool = False) -> str:
     ``strict``: raise UnsupportedLatex for anything outside the subset (used by the tests);
     otherwise an unknown macro is printed upright by name, so a document still compiles.
     """
-    from examprep.render import decimals
-
     return decimals(_Parser(latex, strict).sequence().strip(), '#","')
 
 
@@ -322,7 +321,6 @@ _INLINE = re.compile(r"\$([^$]+)\$")
 def text(value: str, *, strict: bool = False) -> str:
     """Markup for a paragraph with ``$…$`` inline LaTeX: text as string literals, math converted."""
     out, pos = [], 0
-    from examprep.render import decimals
 
     for m in _INLINE.finditer(value):
         if m.start() > pos:
@@ -337,8 +335,6 @@ def text(value: str, *, strict: bool = False) -> str:
 def prose(value: str, *, strict: bool = False) -> str:
     """text() for a problem's own prose (statements, prompts, conventions, step titles, mistakes):
     the symbols it types (d_k, W_hn, C_out: examprep.render.prose_symbols) typeset as math too."""
-    from examprep.render import prose_symbols
-
     return text(prose_symbols(value), strict=strict)
 
 

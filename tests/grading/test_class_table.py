@@ -12,7 +12,7 @@ from examprep import generators
 from examprep.cli import app
 from examprep.grading import Settings, grade_batch
 from examprep.keys import Key, read_key, write_key
-from examprep.render.report import class_table, table_width
+from examprep.grading.report_text import class_table, table_width
 
 runner = CliRunner()
 IDS = ["ada.lovelace@example.edu", "bo", "cy", "di", "eve"]
@@ -151,7 +151,7 @@ def summary_headers(text):
 @pytest.mark.parametrize("width", [60, 80])
 def test_every_summary_header_is_whole_at_80_and_60_columns(midterm, width):
     # issue 36: at 80 columns the class summary's `todo` (and `hand`) headers were cut off
-    from examprep.render.report import SHORT, summary_view
+    from examprep.grading.report_text import SHORT, summary_view
 
     _, _, results = midterm
     text = render(summary_view(every_verdict(results), width=width), width)
@@ -163,7 +163,7 @@ def test_every_summary_header_is_whole_at_80_and_60_columns(midterm, width):
 
 
 def test_an_unused_verdict_leaves_a_narrow_summary_and_is_named(midterm):
-    from examprep.render.report import summary_view
+    from examprep.grading.report_text import summary_view
 
     _, _, results = midterm
     text = render(summary_view(results, width=60), 60)

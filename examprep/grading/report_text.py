@@ -1,5 +1,7 @@
 """Grading reports: the class table and per-student feedback (terminal), a Markdown feedback file
-per student, Gradescope's results.json, and CSV/JSON exports. Renderers only read results.
+per student, Gradescope's results.json, and CSV/JSON exports. They only read results. Here, not in
+examprep.render, because they read grading's results: a renderer reads Problems and documents only,
+and render sits below grading (docs/code.md, "Layers").
 
 Output file names never use a student id raw: examprep.fileio.safe_name, the one name a student's
 files get everywhere (answer templates too).
@@ -10,15 +12,26 @@ import csv
 import io
 import json
 import re
+import textwrap
 from typing import Any
+
+from rich import box
+from rich.console import Console, Group
+from rich.measure import Measurement
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
 
 from examprep.answers import PartResult, raw_text
 from examprep.answers.files import printable
+from examprep.answers.parse import decimal_comma_on
+from examprep.answers.tokens import normalise
+from examprep.escape import markdown_cell, markdown_heading as heading, terminal
 from examprep.fileio import safe_name
 from examprep.grading.batch import BatchResult
 from examprep.grading.grade import SubmissionResult, address, summarise
 from examprep.problem import Problem
-from examprep.render import fmt_points, shape_answer
+from examprep.render import fmt_points, model_answer_text, shape_answer
 from examprep.values import rounded
 
 STATUS_STYLE = {"correct": "green", "ecf": "cyan", "misconception": "yellow", "wrong": "red", "blank": "dim",
@@ -32,8 +45,6 @@ HAND = ("pending", "marked")       # a written part's statuses: shown in summari
 def key_answer(part: Any) -> str:
     """The key's answer to a part as text: its exact form or value, or a written part's model answer."""
     if part.kind == "written":
-        from examprep.render import model_answer_text
-
         return model_answer_text(part)
     return part.exact or shape_answer(part) or fmt_value(part.expected)
 
@@ -54,8 +65,6 @@ def unique_names(results: list[SubmissionResult]) -> list[str]:
 def fmt_value(value: Any, digits: int = 4) -> str:
     """A parsed answer in one line: numbers to ``digits`` significant figures, lists bracketed;
     with decimal commas (examprep.answers.parse.decimal_comma) "0,5" and "[0,1; 0,9]"."""
-    from examprep.answers.parse import decimal_comma_on
-
     if decimal_comma_on() and isinstance(value, (float, list)):
         if isinstance(value, list):
             return "[" + "; ".join(fmt_value(v, digits) for v in value) + "]"
@@ -113,8 +122,6 @@ _LAYOUT = str.maketrans("", "", " ,*\t")
 def _reads_as(raw: str, value: Any, shown: str) -> bool:
     """Is the value just the raw text read back (so "read as" would only repeat it)? Unicode
     forms count as written (−0.5 is -0.5)."""
-    from examprep.answers.tokens import normalise
-
     if isinstance(value, str) and (raw == value.strip() or raw.endswith("…") and value.startswith(raw[:-1])):
         return True          # a written answer or a choice: the text itself (raw_text cuts a long one)
     raw = normalise(raw)
@@ -172,9 +179,6 @@ def _flags_to_width(results: list[SubmissionResult], shown: list[SubmissionResul
 def table_width(table: Any, minimum: bool = False) -> int:
     """The columns a table needs: its natural width, or with ``minimum`` the least it can be
     squeezed to without cutting a cell that must stay whole."""
-    from rich.console import Console
-    from rich.measure import Measurement
-
     console = Console(width=100_000)
     m = Measurement.get(console, console.options, table)
     return m.minimum if minimum else m.maximum
@@ -182,9 +186,6 @@ def table_width(table: Any, minimum: bool = False) -> int:
 
 def _class_table(results: list[SubmissionResult], shown: list[SubmissionResult], per_question: bool,
                  id_width: int | None = None, flags_width: int = 15, conflicts: Any = ()) -> Any:
-    from rich import box
-    from rich.table import Table
-
     n_q = max((len(r.problems) for r in results), default=0) if per_question else 0
     table = Table(box=box.SIMPLE_HEAVY, title=f"{len(results)} submission{'s' if len(results) != 1 else ''}",
                   pad_edge=per_question)     # the compact table gives its edges' two columns to the ids
@@ -236,8 +237,6 @@ def conflict_markdown(conflict: Any) -> str:
 
 def escape(text: str) -> str:
     """Student text for rich markup: printable, with its square brackets escaped."""
-    from examprep.escape import terminal
-
     return terminal(text)
 
 
@@ -250,12 +249,6 @@ def _to_mark(res: SubmissionResult) -> str:
 def feedback_view(res: SubmissionResult, *, show_answers: bool = False) -> Any:
     """One student's feedback: per question, each part's result and score, the answer as read,
     then the feedback and (when wrong) the rule; the key's answer too with ``show_answers``."""
-    from rich import box
-    from rich.console import Group
-    from rich.panel import Panel
-    from rich.table import Table
-    from rich.text import Text
-
     blocks: list[Any] = []
     head = Text.assemble((printable(res.student_id), "bold"), (f"  {printable(res.name)}" if res.name else "", ""),
                          (f"  {_points(res.score)}/{_points(res.max_score)} ({res.percent:.0f}%)", "bold"),
@@ -302,10 +295,6 @@ def summary_view(results: list[SubmissionResult], top: int = 8, *, width: int | 
     """The class summary: mean per question, how the parts went (counts of each verdict), and
     the most frequent misconceptions with their explanations. Within ``width`` columns every
     header stays whole (question titles shorten first; see _summary_tables)."""
-    from rich import box
-    from rich.console import Group
-    from rich.table import Table
-
     questions, mis = summarise(results)
     blocks: list[Any] = _summary_tables(questions, width)
     if mis:
@@ -324,9 +313,6 @@ def summary_view(results: list[SubmissionResult], top: int = 8, *, width: int | 
 
 def _summary_table(questions: list[Any], statuses: list[str], question_width: int, *, mean: bool = True,
                    title: str = "class summary (parts per verdict)", caption: str | None = None) -> Any:
-    from rich import box
-    from rich.table import Table
-
     qt = Table(box=box.SIMPLE, title=title, title_justify="left", padding=(0, 1), caption=caption,
                caption_justify="left")
     qt.add_column("question", no_wrap=True, overflow="ellipsis", max_width=question_width)
@@ -388,8 +374,6 @@ def _md(text: str) -> str:
     """Text from a student (or a file) inside Markdown: printable, on one line, and as
     examprep.escape.markdown_cell makes it: <script>, <img onerror=…> show as text, [x](javascript:…)
     is no link and a '|' does not split a table cell."""
-    from examprep.escape import markdown_cell
-
     return markdown_cell(printable(str(text).replace("\r\n", " ").replace("\n", " ")))
 
 
@@ -429,8 +413,6 @@ def _whole_written(part: Any, r: PartResult) -> str | None:
 def _md_block(text: str) -> list[str]:
     """Text a student wrote as a fenced code block: verbatim (no Markdown, HTML or math is read from
     it, as in _md_code), its own lines kept, each wrapped at 100 characters for the reader."""
-    import textwrap
-
     lines = [w for line in text.splitlines() for w in (textwrap.wrap(printable(line), 100) or [""])]
     fence = "`" * max(3, max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
     return [f"{fence}text", *lines, fence]
@@ -439,8 +421,6 @@ def _md_block(text: str) -> list[str]:
 def markdown_report(res: SubmissionResult, *, show_answers: bool = False) -> str:
     """A student's feedback as Markdown: score, then per question a table of parts; a long written
     answer is shown whole below its question's table (a table cell holds one line)."""
-    from examprep.escape import markdown_heading as heading
-
     lines = [f"# Feedback — {heading(res.student_id)}" + (f" ({heading(res.name)})" if res.name else ""), "",
              f"**Score: {_points(res.score)} / {_points(res.max_score)} ({res.percent:.0f}%)**", ""]
     if res.variant:

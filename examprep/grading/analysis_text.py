@@ -3,12 +3,19 @@ and analysis.pdf, drawn with Typst's built-in shapes only (rect, circle, line, p
 from Typst's online registry, so it compiles offline as the sheets do).
 
 Both read the dict examprep.grading.analysis.analyse returns; an undefined statistic (None) is
-"undefined", never NaN.
+"undefined", never NaN. Here, beside the analysis, not in examprep.render: it reads grading's
+results, and render sits below grading (docs/code.md, "Layers").
 """
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from examprep.answers.files import printable
 from examprep.grading.analysis import EASY, HARD, LOW_DISCRIMINATION, review_reasons
 from examprep.render.typst.latex import typst_string
 
@@ -34,12 +41,6 @@ def terminal_summary(result: dict[str, Any], left_out: list[str], *, title: str,
     """A rich Group: the headline (under ``title``, analysis.pdf's heading), the parts
     to review and why, the top misconceptions with their share among the top and bottom 27%, and the
     variant groups; each table capped at ``limit`` rows (the files hold everything)."""
-    from rich.console import Group
-    from rich.table import Table
-    from rich.text import Text
-
-    from examprep.answers.files import printable      # a title from a file never drives the terminal
-
     out: list[Any] = [Text(printable(title), style="bold"), Text(headline(result), style="bold")]
     review = to_review(result)
     if review:
@@ -114,8 +115,6 @@ def typst_source(result: dict[str, Any], totals: list[float], title: str = "Item
 
 
 def _histogram(totals: list[float], points: float, width: float = 15.0, height: float = 5.0) -> str:
-    import numpy as np
-
     if not totals:
         return "No student."
     bins = 10

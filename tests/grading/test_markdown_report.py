@@ -7,7 +7,7 @@ from markdown_it import MarkdownIt
 from examprep.answers import check_part
 from examprep.grading.grade import ProblemResult, SubmissionResult
 from examprep.problem import Part, Problem, Tolerance
-from examprep.render.report import markdown_report
+from examprep.grading.report_text import markdown_report
 
 WRITTEN = Part("why", "Why?", "written", None, points=2, model_answer="p - y.")
 NUMBER = Part("loss", "The loss.", "number", 1 / 3, tolerance=Tolerance("sigfigs", 3))
