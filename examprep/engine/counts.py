@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from examprep.engine._core import Trace, boolean, choice, int_tuple, integer, number
+from examprep.engine._core import Trace, boolean, choice, int_tuple, integer, matrix, number
 from examprep.engine.norm import normalized_shape_of
 from examprep.errors import ParamError
 
@@ -146,18 +146,30 @@ def param_count(layer: str, *, bias: bool = True, bidirectional: bool = False, n
     return trace
 
 
-def lora(d: int, k: int, r: int, *, num_matrices: int = 1) -> Trace:
+def lora(d: int, k: int, r: int, *, num_matrices: int = 1, lora_B: Any = None, lora_A: Any = None,
+         lora_alpha: Any = None) -> Trace:
     """Trainable parameters of LoRA (Hu et al. 2021, §4.1): W = W_0 + B A with B (d×r), A (r×k).
 
     trainable_params = num_matrices · r · (d + k); full_params = num_matrices · d · k (what full
     fine-tuning of the same matrices trains); fraction = trainable / full.
-    Raises ParamError for sizes < 1.
+    Given the factors ``lora_B`` (d×r) and ``lora_A`` (r×k), named as PEFT's lora_B/lora_A weights,
+    also the update delta_weight = scaling · B A, with scaling = lora_alpha / r (Hu et al. §4.1; PEFT's
+    ``scaling``) where ``lora_alpha`` is given, else 1 (ΔW = BA as the paper first writes it).
+    Raises ParamError for sizes < 1, one factor without the other or a factor of another shape.
     """
     d, k, r = integer("d", d, 1), integer("k", k, 1), integer("r", r, 1)
     m = integer("num_matrices", num_matrices, 1)
     trainable, full = m * r * (d + k), m * d * k
+    out: dict[str, Any] = {}
+    if (lora_B is None) != (lora_A is None):
+        raise ParamError(f"{'lora_A' if lora_A is None else 'lora_B'}: give both factors (lora_B d×r and lora_A r×k), "
+                         "or neither")
+    if lora_B is not None:
+        b, a = matrix("lora_B", lora_B, (d, r)), matrix("lora_A", lora_A, (r, k))
+        scaling = 1.0 if lora_alpha is None else number("lora_alpha", lora_alpha) / r
+        out = {"scaling": scaling, "delta_weight": scaling * (b @ a)}
     return Trace(per_matrix=r * (d + k), trainable_params=trainable, full_params=full,
-                 fraction=trainable / full, saved_params=full - trainable)
+                 fraction=trainable / full, saved_params=full - trainable, **out)
 
 
 def scaling_law(*, params=None, tokens=None, compute=None, tokens_per_param: float = 20.0) -> Trace:

@@ -124,20 +124,19 @@ def attention_scores(rng: Stream, difficulty: int, calculator_free: bool) -> Dra
         statement += [Matrix("u", jsonable(u)), Matrix("w", jsonable(w)),
                       Text(f"A reduced-rank bilinear score uses $W = u w^\\top$ (rank 1). For the counting part, take query "
                            f"and key size d = {d_big} and rank r = {r}: $W = U V^\\top$ with U and V of shape {d_big}×{r}.")]
-        # W = u wᵀ (an outer product no solve topic asks) and the count of its factors (lora's, whose table does
-        # not declare these two yet): inline, as is the choice below (examprep.generators.slips)
+        # W = u wᵀ is LoRA's rank-1 update B A (B = u, A = wᵀ) and the factors' count is lora's: both with lora's
+        # mistakes; the choice's options are slips of this statement (examprep.generators.slips)
+        rank_one = solve.mistakes("lora", {"d": 2, "k": 2, "r": 1, "lora_B": [[x] for x in jsonable(u)],
+                                           "lora_A": [jsonable(w)]})
+        factors = solve.mistakes("lora", {"d": d_big, "k": d_big, "r": r})
         parts += [
             Part("W", r"The matrix $W = u w^\top$.", "matrix", jsonable(W), shape=(2, 2), points=1, minutes=1,
-                 misconceptions=(Misconception("inner-product", ops.dot(u, w), "u wᵀ is an outer product (a matrix), not uᵀw."),
-                                 Misconception("transposed", jsonable(W.T), "Row i of u wᵀ is u_i times wᵀ.")),
-                 ecf_rule=EcfRule("matmul", {"a": [[x] for x in jsonable(u)], "b": [jsonable(w)]})),
+                 misconceptions=rank_one.of("delta_weight", jsonable)),    # no earlier part: nothing to carry
             _score_part("bilinear_scores", r"The bilinear scores $e_j = s^\top W h_j$.", bil.scores,
                         bil_known.of("scores", jsonable), solve.ecf("attention", "scores", bil_p, bil, {"weight": "W"})),
             Part("factor_params", f"How many parameters does the rank-{r} factorisation of a {d_big}×{d_big} W have?",
                  "integer", counts.trainable_params, tolerance=EXACT, points=1, minutes=1,
-                 misconceptions=(Misconception("full-matrix", counts.full_params,
-                                               "That is the full d×d matrix; U and W have d·r each."),
-                                 Misconception("one-factor", counts.trainable_params // 2, "Both factors count: 2·d·r.")),
+                 misconceptions=factors.of("trainable_params"),
                  ecf_rule=EcfRule("solve:lora", {"d": d_big, "k": d_big, "r": r}, "trainable_params")),
             Part("no_params", "Which score form has no learned parameters?", "choice", NO_PARAMS[0], tolerance=EXACT, points=1,
                  minutes=0.5, choices=NO_PARAMS,

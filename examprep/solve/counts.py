@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from examprep import engine
 from examprep.engine._core import Trace
 from examprep.solve.contract import REQUIRED, Ecf, Mistake, Param, Ref, Refusal, Step, Topic, stated_params
@@ -162,6 +164,7 @@ class LoraSteps(NamedTuple):
     trainable_params: Step
     full_params: Step
     fraction: Step
+    delta_weight: Step | None          # where the factors are given
 
 
 def lora_steps(p: dict[str, Any], t: Trace) -> LoraSteps:
@@ -169,7 +172,11 @@ def lora_steps(p: dict[str, Any], t: Trace) -> LoraSteps:
         Step("Per adapted matrix: B (d×r) and A (r×k)", r"r(d + k)", {"per_matrix": t.per_matrix}),
         Step("Trainable parameters", r"\text{num\_matrices} \cdot r (d + k)", {"trainable_params": t.trainable_params}),
         Step("Full fine-tuning of the same matrices", r"\text{num\_matrices} \cdot d k", {"full_params": t.full_params}),
-        Step("Fraction trained", r"\frac{r(d+k)}{dk}", {"fraction": t.fraction, "saved_params": t.saved_params}))
+        Step("Fraction trained", r"\frac{r(d+k)}{dk}", {"fraction": t.fraction, "saved_params": t.saved_params}),
+        Step("The update: B (d×r) times A (r×k), scaled by α/r" if p["lora_alpha"] is not None else
+             "The update: B (d×r) times A (r×k), a d×k matrix of rank at most r",
+             r"\Delta W = \frac{\alpha}{r} B A" if p["lora_alpha"] is not None else r"\Delta W = B A",
+             {"scaling": t.scaling, "delta_weight": t.delta_weight}) if p["lora_B"] is not None else None)
 
 
 LORA_MISTAKES = {
@@ -180,7 +187,9 @@ LORA_MISTAKES = {
                 compute=lambda p, t: engine.param_count("linear", in_features=p["r"], out_features=p["d"],
                                                         bias=False)["count"] * p["num_matrices"]),
         Mistake("one-matrix", num_matrices=1,
-                why="That is one adapted matrix's r(d + k); each of the adapted matrices has its own B and A.")),
+                why="That is one adapted matrix's r(d + k); each of the adapted matrices has its own B and A."),
+        Mistake("full-matrix", compute=lambda p, t: t.full_params, when=lambda p: p["r"] > 1,   # r = 1: product-not-sum's d·k
+                why="That is the full d×k matrix's d·k; LoRA trains only its factors B (d×r) and A (r×k): r(d + k).")),
     "full_params": (
         Mistake("one-matrix", num_matrices=1, why="Full fine-tuning trains every adapted matrix, not one."),
         Mistake("sum-not-product", why="A d×k matrix has d·k entries, not d + k.",
@@ -190,6 +199,16 @@ LORA_MISTAKES = {
                 compute=lambda p, t: p["r"] / p["d"]),
         Mistake("inverted", why="That is full / trainable; the fraction is trainable / full.",
                 compute=lambda p, t: t.full_params / t.trainable_params)),
+    "delta_weight": (
+        Mistake("inner-product", compute=lambda p, t: t.scaling * float(np.asarray(p["lora_A"], dtype=float)[0]
+                                                                        @ np.asarray(p["lora_B"], dtype=float)[:, 0]),
+                when=lambda p: p["r"] == 1 and p["d"] == p["k"],
+                why="With r = 1, B A is the outer product b aᵀ (a d×k matrix), not the inner product aᵀb."),
+        Mistake("transposed", compute=lambda p, t: t.delta_weight.T, when=lambda p: p["d"] == p["k"],
+                why="Row i of B A is B's row i times A: (B A)_ij = Σ_r B_ir A_rj, not (B A)ᵀ."),
+        Mistake("no-scaling", compute=lambda p, t: t.delta_weight / t.scaling,
+                when=lambda p: p["lora_alpha"] is not None and p["lora_alpha"] != p["r"],
+                why="The update is scaled by α/r (Hu et al. 2021, §4.1): ΔW = (α/r)·B A.")),
 }
 
 LORA_ECF = {
@@ -202,11 +221,19 @@ LORA_ECF = {
 LORA = Topic(
     "lora", "LoRA trainable parameters",
     (Param("d", "int (out features)"), Param("k", "int (in features)"), Param("r", "int (rank)"),
-     Param("num_matrices", "int", 1)),
-    ("trainable_params", "full_params", "fraction"),
-    lambda p: engine.lora(p["d"], p["k"], p["r"], num_matrices=p["num_matrices"]),
+     Param("num_matrices", "int", 1),
+     Param("lora_B", "matrix d×r (optional, with lora_A): B, PEFT's lora_B weight", None),
+     Param("lora_A", "matrix r×k (optional, with lora_B): A, PEFT's lora_A weight", None),
+     Param("lora_alpha", "number α (optional): the update scaled by α/r, PEFT's lora_alpha; none: scaling 1", None)),
+    ("trainable_params", "full_params", "fraction", "delta_weight"),
+    lambda p: engine.lora(p["d"], p["k"], p["r"], num_matrices=p["num_matrices"], lora_B=p["lora_B"], lora_A=p["lora_A"],
+                          lora_alpha=p["lora_alpha"]),
     lora_steps,
-    lambda p: {"update": "W = W₀ + BA with B (d×r), A (r×k) (Hu et al. 2021)"},
+    lambda p: {"update": "W = W₀ + BA with B (d×r), A (r×k) (Hu et al. 2021)",
+               **({"scaling": "ΔW = (α/r)·B A (Hu et al. 2021 §4.1; PEFT's scaling)" if p["lora_alpha"] is not None
+                   else "ΔW = B A (scaling 1)"} if p["lora_B"] is not None else {})},
+    answer_names=lambda p, t: ("trainable_params", "full_params", "fraction")
+    + (("delta_weight",) if p["lora_B"] is not None else ()),
     mistakes=LORA_MISTAKES,
     ecf=LORA_ECF,
 )

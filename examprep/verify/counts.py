@@ -6,7 +6,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from examprep.verify._torch import DTYPE_OF_BYTES, Reference, pick
+from examprep.verify._torch import DTYPE, DTYPE_OF_BYTES, Reference, as_numpy, normal, pick, tensor
 
 
 def ref_param_count(p: dict) -> dict:
@@ -60,11 +60,27 @@ class _LoRALinear(nn.Module):
         self.lora_B = nn.Parameter(torch.zeros(d, r))
 
 
+    def forward(self, x: torch.Tensor, scaling: float = 1.0) -> torch.Tensor:
+        """PEFT's LoRA linear: base(x) + scaling · (x Aᵀ) Bᵀ."""
+        return self.base(x) + scaling * ((x @ self.lora_A.T) @ self.lora_B.T)
+
+
 def ref_lora(p: dict) -> dict:
+    """Counts from PEFT-style modules' trainable parameters; the update ΔW read off the module's output
+    on the identity (its rows are the inputs e_j), minus the frozen layer's: (x ↦ scaling·BAx)(I)ᵀ."""
     mods = [_LoRALinear(p["d"], p["k"], p["r"]) for _ in range(p.get("num_matrices", 1))]
     trainable = sum(q.numel() for m in mods for q in m.parameters() if q.requires_grad)
     full = sum(m.base.weight.numel() for m in mods)
-    return {"trainable_params": trainable, "full_params": full, "fraction": trainable / full}
+    out = {"trainable_params": trainable, "full_params": full, "fraction": trainable / full}
+    if p.get("lora_B") is not None:
+        mod = _LoRALinear(p["d"], p["k"], p["r"]).to(DTYPE)
+        with torch.no_grad():
+            mod.lora_B.copy_(tensor(p["lora_B"]))
+            mod.lora_A.copy_(tensor(p["lora_A"]))
+            eye = torch.eye(p["k"], dtype=DTYPE)
+            scaling = 1.0 if p.get("lora_alpha") is None else p["lora_alpha"] / p["r"]
+            out["delta_weight"] = as_numpy((mod(eye, scaling) - mod.base(eye)).T)
+    return out
 
 
 def _training_bytes(params: list, optimizer: str) -> int:
@@ -132,7 +148,12 @@ def random_param_count(rng: np.random.Generator) -> dict:
 def random_lora(rng: np.random.Generator) -> dict:
     """A random valid lora instance."""
     ri = lambda lo, hi: int(rng.integers(lo, hi + 1))  # noqa: E731
-    return {"d": ri(1, 64), "k": ri(1, 64), "r": ri(1, 8), "num_matrices": ri(1, 4)}
+    p = {"d": ri(1, 64), "k": ri(1, 64), "r": ri(1, 8), "num_matrices": ri(1, 4)}
+    if rng.random() < 0.5:                  # the update ΔW = (α/r)·B A of small factors
+        p |= {"d": ri(1, 4), "k": ri(1, 4), "r": ri(1, 3)}
+        p |= {"lora_B": normal(rng, p["d"], p["r"]), "lora_A": normal(rng, p["r"], p["k"]),
+              "lora_alpha": None if rng.random() < 0.5 else ri(1, 16)}
+    return p
 
 
 def random_lora_memory(rng: np.random.Generator) -> dict:

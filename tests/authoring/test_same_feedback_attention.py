@@ -12,6 +12,8 @@ import json
 import numpy as np
 import pytest
 
+from examprep.document import Matrix
+
 from examprep import generators, solve
 from examprep.authoring import QuestionError, build_question, parse_question
 from examprep.generators.slips import SLIPS
@@ -112,6 +114,22 @@ def test_attention_scores_generators_score_weight_and_context_parts_and_the_atte
                     part = type(part)(**{**part.__dict__, "ecf_rule": given})
                 compared += assert_same(part, scores, f"{where} {pid}", slips)
     assert compared > 100
+
+
+def test_attention_scores_low_rank_parts_and_the_lora_topic_give_the_same_feedback():
+    # level 3's W = u wᵀ is LoRA's rank-1 update B A (B = u as a column, A = wᵀ), and the count of a
+    # rank-r factorisation of a d×d W is lora's trainable_params: an authored lora question gets the same
+    compared = 0
+    for where, built in builds("attention-scores"):
+        if not any(p.id == "W" for p in built.parts):
+            continue
+        u, w = ({b.name: b.values for b in built.statement if isinstance(b, Matrix)}[n] for n in ("u", "w"))
+        update = authored("lora", {"d": 2, "k": 2, "r": 1, "lora_B": [[x] for x in u], "lora_A": [w]}, ["delta_weight"])
+        compared += assert_same(built.part("W"), update.part("delta_weight"), f"{where} W")
+        rule = built.part("factor_params").ecf_rule
+        count = authored("lora", {k: rule.args[k] for k in ("d", "k", "r")}, ["trainable_params"])
+        compared += assert_same(built.part("factor_params"), count.part("trainable_params"), f"{where} factor_params")
+    assert compared >= 20
 
 
 def test_causal_mask_generator_and_the_causal_mask_topic_give_the_same_feedback():
