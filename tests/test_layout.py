@@ -322,12 +322,8 @@ LAZY_PROJECT_IMPORTS = {
 # left inside functions in the packages other work is editing now (generators/, solve/): what is left there, by module
 _MIGRATION = "moved after issue 37 item 1's migration (generators/ and solve/ are being edited)"
 PENDING_LAZY = {
-    "examprep.generators": _MIGRATION + "; its registry imports every generator module when first asked for",
     "examprep.generators.attention_from_model": _MIGRATION + "; with the checkpoint reader's move below generators",
     "examprep.generators.gru_from_model": _MIGRATION + "; with the checkpoint reader's move below generators",
-    "examprep.generators.receptive_field": _MIGRATION,
-    "examprep.solve.contract": _MIGRATION,
-    "examprep.solve.reference": _MIGRATION,
 }
 # The other libraries a module may import inside a function, each for its start-up reason, and only where the
 # importing module does not load the library at its start-up anyway. Besides these, the places above may import any

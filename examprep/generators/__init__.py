@@ -8,15 +8,20 @@ figures.
 """
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 from typing import Any
+
+import numpy as np
 
 from examprep.errors import ParamError, UnknownTopicError
 from examprep.generators.framework import (
     REGISTRY, Degenerate, Draft, Generator, Stream, _check, generator, nice, steps_from,
 )
+from examprep import solve
 from examprep.problem import Problem
+from examprep.solve.contract import TOPICS, consulted_topics, jsonable
 
 __all__ = ["ALIASES", "REGISTRY", "Degenerate", "Draft", "Generator", "PinError", "Stream", "all_generators", "build",
            "canonical", "catalogue_json", "figures", "generator", "get", "get_drawable", "load_all", "mark_shapes", "nice",
@@ -24,25 +29,9 @@ __all__ = ["ALIASES", "REGISTRY", "Degenerate", "Draft", "Generator", "PinError"
 
 
 def all_generators() -> dict[str, Generator]:
-    """Every registered generator, those that need options (a checkpoint) included. The modules are
-    imported here, once, when first asked for (each registers itself on import)."""
-    global _LOADED
-    if _LOADED:                      # build() asks on every problem: the import statement is not free
-        return REGISTRY
-    from examprep.generators import (  # noqa: F401  (imported to register)
-        activation, additive_attention_from_model, attention, attention_from_model, attention_scores, avg_pool,
-        batch_norm, causal_mask, conv2d, conv2d_channels, cross_attention, dense_backward, dropout, gru_from_model,
-        group_norm, gru_step, layer_norm, linear_regression,
-        logistic_regression, lora, lstm_step, max_pool, mlp_backprop, mlp_regression, multi_head, network_shapes,
-        optimizer_step, param_count, positional_encoding, receptive_field, residual, rnn_bptt, rnn_step, rope,
-        scaling_law, self_attention, softmax_cross_entropy, vanishing_gradient,
-        lr_schedule, minimize,                 # issue 38
-    )
-    _LOADED = True
+    """Every registered generator, those that need options (a checkpoint) included (each module, imported at
+    the end of this one, registers itself)."""
     return REGISTRY
-
-
-_LOADED = False
 
 
 def load_all() -> dict[str, Generator]:
@@ -65,8 +54,6 @@ def solve_topics_of(name: str) -> list[str]:
     """The solve topics whose answers the generator ``name``'s problems ask (found by building one,
     level 1, seed 0); [] for a generator that needs a trained model. UnknownTopicError for a name
     that is not a generator."""
-    from examprep.solve.contract import consulted_topics
-
     gen = get(name)
     if gen.requires:
         return []
@@ -79,8 +66,6 @@ def topic_for_answers(name: str) -> Any:
     """The solve topic whose answers `examprep topics --answers NAME` lists: NAME itself, or, for a
     generator that `examprep topics` lists, the one solve topic its parts come from. UnknownTopicError
     (saying that --answers takes a solve topic, and which one a generator uses) otherwise."""
-    from examprep import solve
-
     try:
         return solve.get_topic(name)
     except UnknownTopicError as err:
@@ -175,10 +160,6 @@ class PinError(ParamError):
 
 def _same(got: Any, want: Any) -> bool:
     """A drawn parameter equals a pin (numbers to 1e-9, lists entry by entry)."""
-    import numpy as np
-
-    from examprep.solve.contract import jsonable
-
     got = jsonable(got)
     if isinstance(want, (list, int, float)) and not isinstance(want, bool) and not isinstance(got, (str, bool)):
         try:
@@ -191,8 +172,6 @@ def _same(got: Any, want: Any) -> bool:
 
 def catalogue_json(gens: dict[str, Generator]) -> str:
     """The generators as `examprep topics --json` prints them."""
-    import json
-
     return json.dumps([{"topic": g.name, "title": g.title, "syllabus": g.syllabus, "levels": list(g.levels),
                         "version": g.version, "calculator_free": g.calculator_free, "requires": list(g.requires)}
                        for g in gens.values()], ensure_ascii=False)
@@ -227,10 +206,6 @@ def mark_shapes(problem: Problem) -> Problem:
     whose answer is a shape reads 10×26×26 and says so in templates. Built-in Problems do not store
     the mark (their JSON never changes for it): a fresh one and one read from a key, old or new, are
     marked here alike. The same Problem when nothing changes."""
-    import dataclasses
-
-    from examprep.solve.contract import TOPICS
-
     links = answer_links(problem)
     marked = []
     for part in problem.parts:
@@ -242,3 +217,15 @@ def mark_shapes(problem: Problem) -> Problem:
     if all(a is b for a, b in zip(marked, problem.parts)):
         return problem
     return dataclasses.replace(problem, parts=marked)
+
+
+# The generator modules, last: each imports this package's names above and registers itself on import.
+from examprep.generators import (  # noqa: E402, F401  (imported to register: each module registers itself)
+    activation, additive_attention_from_model, attention, attention_from_model, attention_scores, avg_pool,
+    batch_norm, causal_mask, conv2d, conv2d_channels, cross_attention, dense_backward, dropout, gru_from_model,
+    group_norm, gru_step, layer_norm, linear_regression,
+    logistic_regression, lora, lstm_step, max_pool, mlp_backprop, mlp_regression, multi_head, network_shapes,
+    optimizer_step, param_count, positional_encoding, receptive_field, residual, rnn_bptt, rnn_step, rope,
+    scaling_law, self_attention, softmax_cross_entropy, vanishing_gradient,
+    lr_schedule, minimize,                 # issue 38
+)

@@ -8,7 +8,7 @@ All answers are integers, so every variant is calculator-free.
 from __future__ import annotations
 
 from examprep import engine, solve
-from examprep.document import Math, Matrix, Table, Text
+from examprep.document import Math, Matrix, ReceptiveFieldFigure, Table, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, steps_from
 from examprep.errors import ParamError
 from examprep.problem import EXACT, Part, Problem, EcfRule, SolutionStep
@@ -37,8 +37,6 @@ def receptive_field_figure(input_size: int, layers: list[dict]):
     m = 0…k−1, of the level below (PyTorch's indexing); the chosen output is the middle one.
     Returns a document.ReceptiveFieldFigure, or None for a stack too large to draw.
     """
-    from examprep.document import ReceptiveFieldFigure
-
     sizes = [int(input_size)]
     for L in layers:
         op = "pool" if L.get("type") == "max-pool" else "conv"

@@ -19,7 +19,7 @@ import json
 import math
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
@@ -27,8 +27,7 @@ from examprep.engine._core import Trace, all_finite
 from examprep.errors import ExamprepError, ParamError, UnknownTopicError
 from examprep.fileio import read_user_text
 
-if TYPE_CHECKING:       # imported where used: `examprep solve` needs neither (start-up time)
-    from examprep.problem import EcfRule as Recipe, Misconception
+from examprep.problem import EcfRule as Recipe, Misconception
 
 
 class _Required:
@@ -139,8 +138,6 @@ class Ecf:
         in the form of the answers (a vector, or a number where a problem shows one-unit vectors as
         numbers) and is written through ``fmt`` (default: as JSON lists). None too where ``when``
         says the rule does not hold for ``p``."""
-        from examprep.problem import EcfRule as Recipe
-
         if self.when is not None and not self.when(p):
             return None
         missing: list[str] = []
@@ -440,8 +437,6 @@ class Mistakes:
             field: str | None = None) -> Misconception:
         """One declared mistake of ``answer`` as a Misconception (value read from trace ``field``,
         default the answer itself, and shown through ``fmt``)."""
-        from examprep.problem import Misconception
-
         m = next((m for m in self.declared(answer) if m.id == mistake_id), None)
         if m is None:
             raise KeyError(f"{self.topic.name}: no mistake {mistake_id!r} declared for {answer!r}")
@@ -453,8 +448,6 @@ class Mistakes:
     def of(self, answer: str, fmt: Callable[[Any], Any] = lambda v: v, field: str | None = None,
            skip: Iterable[str] = ()) -> tuple[Misconception, ...]:
         """Every declared mistake of ``answer`` that is a mistake here, in declaration order."""
-        from examprep.problem import Misconception
-
         skip = set(skip)
         out = []
         for m in self.declared(answer):

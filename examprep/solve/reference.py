@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from examprep.errors import ExamprepError
-from examprep.solve.contract import REQUIRED, TOPICS, Mistake, Topic, jsonable, solve
+from examprep.solve.contract import REQUIRED, TOPICS, Mistake, Ref, Topic, jsonable, solve
 
 HEAD = """\
 # Solve topics: the reference
@@ -98,8 +98,6 @@ class _Any:
 def ecf_text(e: Any, code: str = "`") -> str:
     """`op` → `output` (from `a`, `b`): the earlier answers it reads tell two rules of one op apart;
     ``code``: the mark around names ("" on a terminal)."""
-    from examprep.solve.contract import Ref
-
     try:
         args = e.args(_Any(), _Any())
         refs = [v.answer for v in args.values() if isinstance(v, Ref)] if isinstance(args, dict) else []
