@@ -63,6 +63,10 @@ def read_moodle(root: Element, where: str) -> list[Imported]:
                         f"{', '.join(READERS)})"
         else:
             reader(q, el)
+            if kind not in ("calculated", "calculatedsimple", "cloze"):   # those mark their own placeholders
+                q.text = text_braces(q.text)
+        if any(local(f.tag) == "file" for f in el.iter()) and not q.skipped:
+            q.notes.append("embedded files (images are shown by their alt text)")
         if child(el, "generalfeedback") is not None and field_text(child(el, "generalfeedback")) and not q.skipped:
             q.notes.append("the general feedback (examprep's worked solution comes from the parts)")
         out.append(q)
@@ -232,7 +236,7 @@ def _cloze_answers(body: str) -> list[tuple[float, str, str]]:
                 grade, a = float(m.group(1)), a[m.end():]
         pieces = re.split(r"(?<!\\)#", a, maxsplit=1)
         value, why = pieces[0], pieces[1] if len(pieces) > 1 else ""
-        out.append((grade, value, _unescape(why).strip()))
+        out.append((grade, value, " ".join(_unescape(why).split())))
     return out
 
 
