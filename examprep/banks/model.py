@@ -106,7 +106,7 @@ def _toml(value: Any) -> str:
 def question_file(q: Imported, qid: str, source: str) -> str:
     """The question file's text: a header naming the source and what was not carried, then the tables."""
     lines = [f"# Imported by `examprep import` from {one_line(source)}: {one_line(q.name)}"]
-    lines += [f"# not carried: {one_line(n)}" for n in q.notes]
+    lines += [f"# carried without: {one_line(n)}" for n in q.notes]
     lines += ["", "[question]", f"id = {_toml(qid)}", f"title = {_toml(one_line(q.title) or qid)}",
               f"text = {_toml(q.text or one_line(q.title) or qid)}"]
     if q.params:

@@ -4,7 +4,7 @@ numerical → a computed part whose value is the 100 % answer, its tolerance an 
 other answers with feedback become its mistakes (a grade above 0 % their credit). multichoice with
 one right option → a choice part, each wrong option's feedback a mistake. truefalse → a choice of
 "True" and "False". shortanswer → a written part (examprep matches no text: the accepted answers
-become the rubric). calculated / calculatedsimple → the wildcards' datasets become drawn parameters
+become the rubric); essay → a written part, its grader information the model answer. calculated / calculatedsimple → the wildcards' datasets become drawn parameters
 (decimals 0: integers; otherwise decimals with step 10⁻ᵈ), the formula a computed part through
 ``banks.formula``; tolerance type relative → rtol, nominal → atol. cloze → one part per embedded
 field ({N:NUMERICAL:…}, {N:MULTICHOICE:…}, {N:SHORTANSWER:…}, and their short names), the field
@@ -161,6 +161,11 @@ def _shortanswer(q: Imported, el: Element) -> None:
     q.parts.append(written_part("Your answer.", right[0][1], rubric, points_of(_text(el, "defaultgrade") or 1, q)))
 
 
+def _essay(q: Imported, el: Element) -> None:
+    model = field_text(child(el, "graderinfo"))
+    q.parts.append(written_part("Your answer.", " ".join(model.split()), [], points_of(_text(el, "defaultgrade") or 1, q)))
+
+
 def _calculated(q: Imported, el: Element) -> None:
     if "{=" in q.text:
         q.skipped = "a {=…} formula in the text (examprep's text shows parameters, not formulas)"
@@ -301,4 +306,4 @@ def _text(el: Element, name: str) -> str:
 
 
 READERS = {"numerical": _numerical, "multichoice": _multichoice, "truefalse": _truefalse, "shortanswer": _shortanswer,
-           "calculated": _calculated, "calculatedsimple": _calculated, "cloze": _cloze}
+           "essay": _essay, "calculated": _calculated, "calculatedsimple": _calculated, "cloze": _cloze}

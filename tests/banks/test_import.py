@@ -38,7 +38,9 @@ def test_moodle_documented_examples(tmp_path):
         assert f"not carried: {name}: " in res.output and why in res.output
     assert "carried without: Cloze-a-layer.toml: " in res.output and "MULTIRESPONSE" in res.output
     files = imported(out)
-    assert len(files) == 6
+    assert len(files) == 7
+    essay = files["Essay-why-ReLU.toml"]["question"]["part"][0]
+    assert (essay["kind"], essay["points"]) == ("written", 3) and "does not vanish" in essay["model_answer"]
     num = files["Numerical-the-answer.toml"]["question"]
     assert num["part"][0] | {"mistake": None} == {"id": "answer", "prompt": "Your answer.", "value": "23",
                                                   "tolerance": "atol:0.1", "points": 2, "mistake": None}
