@@ -18,7 +18,7 @@ from pathlib import Path
 from examprep.authoring.question import QuestionError, parse_question
 from examprep.banks.model import Imported, question_file, slug
 from examprep.banks.moodle import read_moodle
-from examprep.banks.qti import read_canvas, read_item21, read_qti21
+from examprep.banks.qti import read_canvas, read_item21, read_qti21, read_questestinterop
 from examprep.banks.source import BankError, Package, local, parse_xml, read_source
 from examprep.fileio import OutputError, check_output_folder, write_outputs
 
@@ -53,8 +53,6 @@ def read_bank(package: Package) -> tuple[str, list[Imported]]:
     if tag == "assessmentItem":
         return "QTI 2.1", [read_item21(root, package.name)]
     if tag == "questestinterop":
-        from examprep.banks.qti import read_questestinterop
-
         return "Canvas QTI 1.2", read_questestinterop(root)
     raise BankError(f"{package.name}: <{tag}> is not a bank examprep reads (Moodle XML's <quiz>, QTI 2.1's "
                     "<assessmentItem> or package, a Canvas export)")

@@ -17,8 +17,6 @@ from typing import Any
 
 from examprep.answers.read import norm_choice
 
-MAX_TOML_NUMBER = 1e9          # authoring's bound on a fixed value or a draw's bound
-
 
 @dataclass
 class Imported:

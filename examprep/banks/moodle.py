@@ -4,8 +4,9 @@ numerical → a computed part whose value is the 100 % answer, its tolerance an 
 other answers with feedback become its mistakes (a grade above 0 % their credit). multichoice with
 one right option → a choice part, each wrong option's feedback a mistake. truefalse → a choice of
 "True" and "False". shortanswer → a written part (examprep matches no text: the accepted answers
-become the rubric); essay → a written part, its grader information the model answer. calculated / calculatedsimple → the wildcards' datasets become drawn parameters
-(decimals 0: integers; otherwise decimals with step 10⁻ᵈ), the formula a computed part through
+become the rubric); essay → a written part, its grader information the model answer. calculated /
+calculatedsimple → the wildcards' datasets become drawn parameters (decimals 0: integers;
+otherwise decimals with step 10⁻ᵈ), the formula a computed part through
 ``banks.formula``; tolerance type relative → rtol, nominal → atol. cloze → one part per embedded
 field ({N:NUMERICAL:…}, {N:MULTICHOICE:…}, {N:SHORTANSWER:…}, and their short names), the field
 replaced in the text by its part's label. Anything else is named as not carried.

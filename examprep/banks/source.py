@@ -8,6 +8,7 @@ a document type with entities (billion laughs, external entities) instead of exp
 """
 from __future__ import annotations
 
+import io
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -72,8 +73,6 @@ def _folder(folder: Path) -> Package:
 
 
 def _zip(path: str, data: bytes) -> Package:
-    import io
-
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         infos = archive.infolist()
