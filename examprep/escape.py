@@ -15,6 +15,8 @@ helper per target format, used by every writer of that format.
   markup, square brackets escaped.
 - ``excerpt`` / ``shown``: a short quotation of a file's text, or a value read from a file as an
   error message names it; ``unprintable_char``: the character a one-line field may not hold.
+- ``html_text``: the other way: untrusted HTML (an imported question bank's) reduced to plain text
+  (paragraphs, list items, MathJax's \\( \\) as $…$), before any writer escapes it for its format.
 
 No examprep import: this is a base helper, below every renderer (DESIGN.md's layers).
 """
@@ -24,6 +26,7 @@ import html as _html
 import json
 import re
 import unicodedata
+from html.parser import HTMLParser
 from typing import Any
 
 
@@ -156,3 +159,59 @@ def shown(value: Any) -> str:
     if isinstance(value, (list, dict)) and len(text) > 40:
         return f"a list of {len(value)}" if isinstance(value, list) else "a table"
     return printable(text if len(text) <= 40 else text[:40] + "…")
+
+
+_BLOCK_TAGS = frozenset({"p", "div", "br", "li", "ul", "ol", "tr", "table", "h1", "h2", "h3", "h4", "h5", "h6",
+                         "pre", "blockquote", "hr", "dt", "dd", "section", "article"})
+_DROPPED_TAGS = frozenset({"script", "style", "head", "title", "template", "object", "iframe", "svg"})
+_MATH_DELIMITERS = re.compile(r"\\\((.+?)\\\)|\\\[(.+?)\\\]|\$\$(.+?)\$\$", re.S)
+
+
+class _TextOf(HTMLParser):
+    """Collects the text of an HTML fragment: blocks become paragraph breaks, scripts and styles
+    are dropped, an image becomes its alt text in brackets; entities are decoded (Python's parser)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.out: list[str] = []
+        self.dropped = 0
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        if tag in _DROPPED_TAGS:
+            self.dropped += 1
+        elif tag in _BLOCK_TAGS:
+            self.out.append("\n\n" if tag != "li" else "\n\n- ")
+        elif tag == "img":
+            alt = dict(attrs).get("alt") or "image"
+            self.out.append(f"[{alt}]")
+
+    def handle_startendtag(self, tag: str, attrs: list) -> None:
+        self.handle_starttag(tag, attrs)
+        if tag in _DROPPED_TAGS:
+            self.dropped -= 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _DROPPED_TAGS:
+            self.dropped = max(0, self.dropped - 1)
+        elif tag in _BLOCK_TAGS:
+            self.out.append("\n\n")
+
+    def handle_data(self, data: str) -> None:
+        if not self.dropped:
+            self.out.append(data)
+
+
+def html_text(fragment: str) -> str:
+    """Plain text of untrusted HTML (a question bank's): tags removed (script and style with their
+    content), entities decoded, paragraphs separated by a blank line, spaces collapsed, control
+    characters removed, and MathJax's delimiters \\( \\), \\[ \\] and $$ $$ as $…$ (examprep's inline
+    math). The text is then escaped for its target by the helpers above, like any text a user wrote."""
+    parser = _TextOf()
+    parser.feed(str(fragment))
+    parser.close()
+    text = "".join(parser.out)
+    text = "".join(c if c == "\n" or unicodedata.category(c) not in LINE_BREAKING + ("Cf",) else " " for c in text)
+    text = _MATH_DELIMITERS.sub(lambda m: "$" + " ".join(next(g for g in m.groups() if g is not None).split()) + "$",
+                                text)
+    paragraphs = (" ".join(p.split()) for p in re.split(r"\n\s*\n", text))
+    return "\n\n".join(p for p in paragraphs if p)

@@ -45,6 +45,8 @@ COMMANDS: dict[str, Command] = {
     "generate": Command("problems", "Generate fresh, hand-computable problems with worked solutions."),
     "check": Command("author", "Draw each question file 50 times: degenerate draws, mistakes the tolerance cannot "
                                "tell apart."),
+    "import": Command("author", "Import a question bank (Moodle XML, a QTI 2.1 package, a Canvas export) as "
+                                "question files in DIR."),
     "grade": Command("grade", "Grade answer files against a key: scores, feedback, misconceptions, carried-forward "
                               "errors."),
     "analyze": Command("grade", "Item analysis of a graded class, from grades.json (no key or submissions needed)."),

@@ -47,3 +47,37 @@ def check(
             typer.echo(line)
         code = max(code, result.exit_code)
     raise typer.Exit(code)
+
+
+IMPORT_HELP = paragraphs("""Import a question bank (Moodle XML, a QTI 2.1 package, a Canvas export) as question files in DIR.
+
+    Moodle's numerical, multichoice, truefalse, shortanswer, calculated and cloze questions; QTI
+    2.1 items (zip or folder with imsmanifest.xml); Canvas's QTI 1.2 export. A calculated
+    question's wildcards become drawn parameters and its formula a computed part. What a question
+    file cannot hold is named per question on stderr and in the file's header
+    (docs/authoring.md, "Importing a bank").
+
+    Exit status: 0 every question carried whole; 1 some question not carried or carried without
+    something (the files of the others are written); 2 a bank that cannot be read (malformed XML,
+    entities, over 16 MB, not a bank) or a file in DIR that exists without --force: nothing is
+    written.""")
+
+
+@app.command("import", help=IMPORT_HELP)
+def import_bank(
+    bank: str = typer.Argument(..., help="A Moodle XML file, a QTI 2.1 package (zip or folder) or a Canvas export "
+                                         "(zip)."),
+    out: str = typer.Option(..., "--out", "-o", help="Folder for the question files (made if absent; its parent "
+                                                     "must exist)."),
+    force: bool = typer.Option(False, "--force", help="Replace question files of the same name in DIR."),
+) -> None:
+    """`examprep import` (its help is IMPORT_HELP)."""
+    from examprep.banks.importer import import_bank as run, report
+
+    result = run(bank, out, force=force)
+    lines, problems = report(result, out)
+    for line in problems:
+        typer.echo(line, err=True)
+    for line in lines:
+        typer.echo(line)
+    raise typer.Exit(result.exit_code)
