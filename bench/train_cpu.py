@@ -42,7 +42,7 @@ import torch  # noqa: E402
 
 from examprep.train.decode import greedy_encoder_decoder  # noqa: E402
 from examprep.train.flops import flops_per_step  # noqa: E402
-from examprep.train.config import TransformerConfig  # noqa: E402
+from examprep.checkpoints.config import TransformerConfig  # noqa: E402
 from examprep.train.baseline import TorchTransformer, matched_pair, plain_rnn_loop  # noqa: E402
 from examprep.train.model import build_model  # noqa: E402
 from examprep.train.trainer import smoothed_cross_entropy  # noqa: E402

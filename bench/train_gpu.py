@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 
 from examprep.train.flops import flops_per_step, formula, peak_flops  # noqa: E402
-from examprep.train.config import TransformerConfig  # noqa: E402
+from examprep.checkpoints.config import TransformerConfig  # noqa: E402
 from examprep.train.model import build_model, compile_layers  # noqa: E402
 from examprep.train.baseline import TorchTransformer  # noqa: E402
 

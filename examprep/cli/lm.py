@@ -92,7 +92,7 @@ def finetune(
     quiet_waiting_threads()
     from examprep.train.finetune import describe_counts, finetune as run, summary
     from examprep.train.report import RichReporter
-    from examprep.train.stored import read
+    from examprep.checkpoints.stored import read
 
     d_model = read(checkpoint).config.d_model
     result = run(options, reporter=RichReporter())

@@ -2,7 +2,7 @@
 RNN encoder–decoder (`examprep train --arch rnn-seq2seq --attention additive`) at its first output
 step, for a short input.
 
-The weights are read by the trainer's torch-free checkpoint reader (examprep.train.stored) and the
+The weights are read by the trainer's torch-free checkpoint reader (examprep.checkpoints.stored) and the
 model run in numpy with the engine's gru_cell / lstm_cell: the encoder's annotations h_j (S, D) and
 the decoder's first state s_0 = tanh(W_b [→h_S; ←h_1] + b_b) are the model's own, in full
 precision, as are the projections k_j = W_1 h_j and q = W_2 s_0 over all D dimensions. The problem

@@ -2,7 +2,7 @@
 encoder layer (`examprep train`, the dates task), for a short `dates` input, rounded to
 hand-computable values.
 
-The weights are read by the trainer's torch-free checkpoint reader (examprep.train.stored, which
+The weights are read by the trainer's torch-free checkpoint reader (examprep.checkpoints.stored, which
 knows the model's state-dict names) and the first layer's projections recomputed in numpy:
 x = E[token]·√D (+ the position table, or RoPE on q and k), LayerNorm first for a pre-norm model,
 q = x W_qᵀ + b_q, k = x W_kᵀ, v = x W_vᵀ + b_v, heads in blocks of D/H. A few of the head's
@@ -13,19 +13,18 @@ parameters, so a problem names the exact model it came from.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from examprep import engine, solve
 from examprep.engine import ops
+from examprep.checkpoints.errors import CheckpointError
+from examprep.checkpoints.stored import Weights, read_checkpoint
+from examprep.checkpoints.vocab import EOS
 from examprep.document import Matrix, Text
 from examprep.errors import ParamError
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, jsonable, plain_array, steps_from
 from examprep.problem import Misconception, Part, EcfRule
-
-if TYPE_CHECKING:
-    from examprep.train.stored import Weights
 
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 HINT = ("train one with `examprep train --out runs/dates` (the default dates model, about a minute on a CPU), "
@@ -34,11 +33,8 @@ HINT = ("train one with `examprep train --out runs/dates` (the default dates mod
 
 def load_checkpoint(path: str | Path) -> Weights:
     """A trained dates model's weights (numpy), read by the trainer's own checkpoint reader
-    (examprep.train.stored: config, vocabulary, SHA-256 and NaN checks). A damaged or foreign
+    (examprep.checkpoints.stored: config, vocabulary, SHA-256 and NaN checks). A damaged or foreign
     checkpoint is a ParamError naming the file, never a traceback."""
-    from examprep.train.errors import CheckpointError
-    from examprep.train.stored import read_checkpoint
-
     try:
         stored, weights = read_checkpoint(path)
     except CheckpointError as err:
@@ -56,9 +52,6 @@ def load_checkpoint(path: str | Path) -> Weights:
 def head_qkv(weights: Weights, text: str, head: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
     """Full-precision q, k, v (T, D/H) of ``head`` in the first encoder layer for ``text`` (+ <eos>),
     and the tokens (characters, then "<eos>")."""
-    from examprep.train.errors import CheckpointError
-    from examprep.train.vocab import EOS
-
     cfg, vocab = weights.stored.config, weights.stored.source_vocab
     if vocab.level != "char":
         raise ParamError(f"--checkpoint: attention-from-model needs a character-level model trained on the dates "

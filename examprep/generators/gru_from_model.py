@@ -2,7 +2,7 @@
 encoder–decoder (`examprep train --arch rnn-seq2seq --cell gru`), reading one token of a short
 input, with the state the model itself reached on the tokens before it.
 
-The weights are read by the trainer's torch-free checkpoint reader (examprep.train.stored) and the
+The weights are read by the trainer's torch-free checkpoint reader (examprep.checkpoints.stored) and the
 encoder run in numpy with the engine's gru_cell (PyTorch's convention, as torch.nn.GRU computes):
 x = E[token]·√D, h = the forward state after the earlier tokens. The step is then reduced to a
 hand-computable slice: a few of the cell's hidden units (the rows of each gate block and the
@@ -13,11 +13,13 @@ checkpoint's SHA-256 is part of the parameters, so a problem names the exact mod
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from examprep import engine, solve
+from examprep.checkpoints.errors import CheckpointError
+from examprep.checkpoints.stored import Weights, read_checkpoint
+from examprep.checkpoints.vocab import EOS, SPECIALS, UNK
 from examprep.document import Matrix, Text
 from examprep.errors import ParamError
 from examprep.fileio import read_user_text
@@ -25,20 +27,14 @@ from examprep.generators.framework import Degenerate, Draft, Stream, generator, 
 from examprep.values import allclose
 from examprep.problem import Part
 
-if TYPE_CHECKING:
-    from examprep.train.stored import Weights
-
 HINT = ("train one with `examprep train --arch rnn-seq2seq --cell gru --task reverse --out runs/gru` "
         "(a few minutes on a CPU), then pass --checkpoint runs/gru")
 
 
 def load_rnn(path: str | Path, generator_name: str, *, cell: str | None = None,
              attention: str | None = None) -> Weights:
-    """A trained rnn-seq2seq model's weights (numpy) through examprep.train.stored (config,
+    """A trained rnn-seq2seq model's weights (numpy) through examprep.checkpoints.stored (config,
     vocabulary, SHA-256 and NaN checks); ParamError naming the file or what the model lacks."""
-    from examprep.train.errors import CheckpointError
-    from examprep.train.stored import read_checkpoint
-
     try:
         stored, weights = read_checkpoint(path)
     except CheckpointError as err:
@@ -59,8 +55,6 @@ def draw_source(rng: Stream, weights: Weights, lo: int, hi: int) -> tuple[list[i
     """A short input of lo…hi tokens, as ids and text: a source sentence of the model's own corpus
     when the file is still there (its vocabulary covers it), else tokens of its source vocabulary
     (a built-in task's inputs are random strings anyway). The text encodes back to the same ids."""
-    from examprep.train.vocab import SPECIALS, UNK
-
     vocab, data = weights.stored.source_vocab, weights.stored.data
     corpus = data.get("corpus")
     if corpus:
@@ -88,8 +82,6 @@ def encoder_states(weights: Weights, ids: list[int]) -> tuple[np.ndarray, list]:
     """The encoder over `ids` + <eos> in numpy, as examprep.train.rnn runs it: annotations (S, D),
     [→h_j; ←h_j] of the top layer, and per layer and direction the list of (x_t, h_{t−1}, h_t[, c])
     of every step (forward order for both directions' own reading order)."""
-    from examprep.train.vocab import EOS
-
     cfg = weights.stored.config
     x = weights.embedding("source")[[*ids, EOS]] * np.sqrt(cfg.d_model)
     hidden = cfg.d_model // 2 if cfg.bidirectional else cfg.d_model

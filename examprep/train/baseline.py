@@ -18,8 +18,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from examprep.train.errors import ConfigError
-from examprep.train.config import TransformerConfig
+from examprep.checkpoints.errors import ConfigError
+from examprep.checkpoints.config import TransformerConfig
 from examprep.train.layers import sinusoidal_table
 from examprep.train.model import EncoderDecoder
 from examprep.train.rnn import top_hidden

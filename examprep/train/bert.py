@@ -21,10 +21,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from examprep.train.config import TransformerConfig
-from examprep.train.errors import ConfigError
+from examprep.checkpoints.config import TransformerConfig
+from examprep.checkpoints.errors import ConfigError
 from examprep.train.layers import CountsParams, Dropout, Encoder, Positions
-from examprep.train.vocab import BOS, EOS, PAD, SPECIALS, UNK, Vocab
+from examprep.checkpoints.vocab import BOS, EOS, PAD, SPECIALS, UNK, Vocab
 
 MASK = "[MASK]"
 MASK_ID = len(SPECIALS)                 # 5: the first id after the specials in a masked-LM vocabulary

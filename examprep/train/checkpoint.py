@@ -34,12 +34,12 @@ import torch
 
 from examprep.errors import ExamprepError
 from examprep.fileio import atomic_write_text, refuse_special
-from examprep.train.config import TransformerConfig
-from examprep.train.errors import CheckpointError, ConfigError, WriteError
+from examprep.checkpoints.config import TransformerConfig
+from examprep.checkpoints.errors import CheckpointError, ConfigError, WriteError
 from examprep.train.model import build_model
-from examprep.train.rundir import file_sha256, hash_problem, nonfinite_tensor, read_latest, remove_stale_temporaries
-from examprep.train.stored import FILES, FORMAT, VERSION, WEIGHTS, mismatch, read, resolve  # noqa: F401  (the API)
-from examprep.train.vocab import Vocab
+from examprep.checkpoints.rundir import file_sha256, hash_problem, nonfinite_tensor, read_latest, remove_stale_temporaries
+from examprep.checkpoints.stored import FILES, FORMAT, VERSION, WEIGHTS, mismatch, read, resolve  # noqa: F401  (the API)
+from examprep.checkpoints.vocab import Vocab
 
 
 @dataclass
@@ -192,7 +192,7 @@ def load_for_resume(out: Optional[Path | str]) -> Loaded:
 
 def load(path: Path | str, device: str | torch.device = "cpu") -> Loaded:
     """Load a checkpoint (run or step directory) and check that config, vocabulary and weights fit:
-    examprep.train.stored reads and checks the files, torch builds the model and loads the weights."""
+    examprep.checkpoints.stored reads and checks the files, torch builds the model and loads the weights."""
     from safetensors import SafetensorError
     from safetensors.torch import load_model, safe_open
 

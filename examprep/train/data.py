@@ -31,10 +31,10 @@ import torch
 from torch import Tensor
 
 from examprep.fileio import read_user_bytes
-from examprep.train.errors import ConfigError, CorpusError
-from examprep.train.config import SEQ2SEQ
+from examprep.checkpoints.errors import ConfigError, CorpusError
+from examprep.checkpoints.config import SEQ2SEQ
 from examprep.train.options import parse_lengths
-from examprep.train.vocab import BOS, EOS, LEVELS, PAD, SEP, SPECIALS, UNK, Vocab, normalize  # noqa: F401  (the data's tokens)
+from examprep.checkpoints.vocab import BOS, EOS, LEVELS, PAD, SEP, SPECIALS, UNK, Vocab, normalize  # noqa: F401  (the data's tokens)
 
 HELDOUT_PER_MILLE = 50                    # built-in tasks: 5% of sources are held out
 

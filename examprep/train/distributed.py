@@ -15,7 +15,7 @@ from typing import Iterator, Optional
 import torch
 import torch.distributed as dist
 
-from examprep.train.errors import DeviceError
+from examprep.checkpoints.errors import DeviceError
 
 DEVICES = ("auto", "cpu", "cuda")
 

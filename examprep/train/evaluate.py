@@ -16,7 +16,7 @@ from torch import nn
 
 from examprep.train.beam import (DecoderOnlyStepper, EncoderDecoderStepper, RNNStepper, beam_search,
                                  greedy_rnn)
-from examprep.train.config import SEQ2SEQ
+from examprep.checkpoints.config import SEQ2SEQ
 from examprep.train.data import BOS, EOS, PAD, Vocab, _pad, make_example, normalize, prompt
 from examprep.train.decode import greedy_decoder_only, greedy_encoder_decoder, strip
 

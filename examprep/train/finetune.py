@@ -32,17 +32,18 @@ from typing import Optional
 import torch
 
 from examprep.errors import check_seed
-from examprep.train import checkpoint, stored
+from examprep.checkpoints import stored
+from examprep.train import checkpoint
 from examprep.train.checkpoint import _plain_mode, _write_json, _write_torch, write_step
-from examprep.train.config import TransformerConfig
+from examprep.checkpoints.config import TransformerConfig
 from examprep.train.data import collate, get_task
 from examprep.train.distributed import setup, teardown
-from examprep.train.errors import CheckpointError, ConfigError, DivergedError
+from examprep.checkpoints.errors import CheckpointError, ConfigError, DivergedError
 from examprep.train.evaluate import evaluate
 from examprep.train.lora import Adapted, add_adapters, check_rank, merge, parse_targets
 from examprep.train.options import FinetuneOptions, TrainOptions
 from examprep.train.report import Reporter, describe_metrics
-from examprep.train.rundir import file_sha256, hash_problem, read_latest, remove_stale_temporaries
+from examprep.checkpoints.rundir import file_sha256, hash_problem, read_latest, remove_stale_temporaries
 from examprep.train.trainer import (_StopSignal, _build_data, _check_writable_dir, _rng_state, _set_rng_state,
                                     smoothed_cross_entropy, stop_reason)
 

@@ -12,8 +12,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from examprep.train.config import TransformerConfig
-from examprep.train.errors import ConfigError
+from examprep.checkpoints.config import TransformerConfig
+from examprep.checkpoints.errors import ConfigError
 
 # --------------------------------------------------------------------------- positions
 

@@ -22,7 +22,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils import parametrize
 
-from examprep.train.errors import ConfigError
+from examprep.checkpoints.errors import ConfigError
 from examprep.train.layers import MultiHeadAttention
 
 from examprep.train.options import LORA_TARGETS as TARGETS, check_rank, parse_targets  # noqa: F401  (the API)

@@ -23,9 +23,9 @@ from examprep.train import checkpoint
 from examprep.train.bert import MASK_ID, masked_accuracy, mask_tokens, mlm_vocab
 from examprep.train.data import BOS, EOS, PAD, CorpusStream, Example, _bucket, _pad, get_task, read_corpus
 from examprep.train.distributed import setup, teardown
-from examprep.train.errors import CheckpointError, ConfigError, CorpusError, DivergedError
+from examprep.checkpoints.errors import CheckpointError, ConfigError, CorpusError, DivergedError
 from examprep.train.model import build_model
-from examprep.train.config import TransformerConfig
+from examprep.checkpoints.config import TransformerConfig
 from examprep.train.options import TrainOptions, check_objective, with_article
 from examprep.train.report import Reporter
 from examprep.train.trainer import (

@@ -1,6 +1,6 @@
 """The Transformer of "Attention Is All You Need" (Vaswani et al. 2017), and its decoder-only cousin.
 
-The two models, read with examprep.train.config (the configuration) and examprep.train.layers
+The two models, read with examprep.checkpoints.config (the configuration) and examprep.train.layers
 (positions, attention, the feed-forward block, the encoder and decoder layers). Shapes use B batch,
 S source length, T target length, H heads, D d_model, Dh = D / H per head, V vocabulary.
 
@@ -32,8 +32,8 @@ import torch
 from torch import Tensor, nn
 
 from examprep.train.bert import EncoderOnly
-from examprep.train.config import TransformerConfig
-from examprep.train.errors import ConfigError
+from examprep.checkpoints.config import TransformerConfig
+from examprep.checkpoints.errors import ConfigError
 from examprep.train.layers import (CountsParams, Decoder, DecoderLayer, Dropout, Encoder, EncoderLayer, KVCache,
                                    MultiHeadAttention, Positions)
 from examprep.train.rnn import RNNSeq2Seq

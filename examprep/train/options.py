@@ -101,7 +101,7 @@ def parse_lengths(text: str, task: Optional[str]) -> tuple[int, int]:
 def check_architecture(arch: str, cell: Optional[str], attention: Optional[str], bidirectional: bool = True) -> None:
     """The architecture options that only make sense together, checked before any work (and
     before torch loads): --cell, --attention and --unidirectional belong to --arch rnn-seq2seq."""
-    from examprep.train.config import ARCHS, CELLS, RNN_ATTENTION
+    from examprep.checkpoints.config import ARCHS, CELLS, RNN_ATTENTION
 
     if arch not in ARCHS:
         raise ExamprepError(f"--arch: expected {', '.join(ARCHS)}, got {arch!r}")
@@ -125,7 +125,7 @@ def resumed_model_kind(out: Optional[Path], arch: str, objective: str) -> tuple[
     checkpoint saved them, or as given when there is none to read (the trainer then says why)."""
     import json
 
-    from examprep.train.rundir import read_latest
+    from examprep.checkpoints.rundir import read_latest
 
     step_dir = read_latest(out)[0] if out is not None else None
     try:
@@ -146,7 +146,7 @@ def with_article(arch: str) -> str:
 def check_objective(arch: str, objective: str) -> None:
     """--objective against --arch, before torch loads: a masked LM reads the whole sentence, so it
     is encoder-only, and an encoder alone has no decoder to translate with."""
-    from examprep.train.errors import ConfigError
+    from examprep.checkpoints.errors import ConfigError
 
     if objective not in ("seq2seq", "mlm"):
         raise ConfigError(f"--objective {objective!r} is not one of seq2seq, mlm")
@@ -192,7 +192,7 @@ LORA_TARGETS = ("q", "k", "v", "o")
 
 def parse_targets(text: str) -> tuple[str, ...]:
     """"q,v" -> ("q", "v"); ConfigError naming an unknown, repeated or missing target."""
-    from examprep.train.errors import ConfigError
+    from examprep.checkpoints.errors import ConfigError
 
     names = [t.strip() for t in text.split(",")]
     if not text.strip() or any(not t for t in names):
@@ -209,7 +209,7 @@ def parse_targets(text: str) -> tuple[str, ...]:
 
 def check_rank(rank: int, d_model: int) -> None:
     """A LoRA rank must be in 1 … min(d, k) = d_model (the adapted matrices are d_model × d_model)."""
-    from examprep.train.errors import ConfigError
+    from examprep.checkpoints.errors import ConfigError
 
     if rank < 1:
         raise ConfigError(f"--lora-rank must be at least 1, got {rank}")

@@ -38,8 +38,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from examprep.train.config import TransformerConfig
-from examprep.train.errors import ConfigError
+from examprep.checkpoints.config import TransformerConfig
+from examprep.checkpoints.errors import ConfigError
 from examprep.train.layers import Dropout
 
 State = Union[Tensor, tuple[Tensor, Tensor]]     # GRU: h (L, B, D); LSTM: (h, c)

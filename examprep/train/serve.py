@@ -10,7 +10,7 @@ import torch
 from examprep.train import checkpoint
 from examprep.train.data import _pad, make_example
 from examprep.train.distributed import resolve_device
-from examprep.train.errors import ConfigError
+from examprep.checkpoints.errors import ConfigError
 from examprep.train.evaluate import translate
 from examprep.train.finetune import is_adapter, load_adapted
 from examprep.train.model import keep_attention

@@ -41,10 +41,10 @@ from examprep.train.data import (
     split_heldout, task_vocab,
 )
 from examprep.train.distributed import Dist, setup, teardown
-from examprep.train.errors import ConfigError, DeviceError, DivergedError, WriteError
+from examprep.checkpoints.errors import ConfigError, DeviceError, DivergedError, WriteError
 from examprep.train.evaluate import evaluate
 from examprep.train.flops import flops_per_step, peak_flops
-from examprep.train.config import TransformerConfig
+from examprep.checkpoints.config import TransformerConfig
 from examprep.train.model import build_model
 from examprep.train.options import KEPT_ON_RESUME, PRECISIONS, TrainOptions, check_architecture
 from examprep.train.report import Reporter

@@ -8,9 +8,9 @@ from examprep.cli import app
 from examprep.train import checkpoint
 from examprep.train.bert import (FIRST_WORD, MASK, MASK_ID, encode_with_masks, fill_mask, mask_tokens,
                                  mlm_vocab)
-from examprep.train.config import TransformerConfig
+from examprep.checkpoints.config import TransformerConfig
 from examprep.train.model import build_model
-from examprep.train.vocab import BOS, EOS, PAD, UNK
+from examprep.checkpoints.vocab import BOS, EOS, PAD, UNK
 
 runner = CliRunner()
 TINY = ["--arch", "encoder-only", "--objective", "mlm", "--d-model", "32", "--layers", "1", "--heads", "4",

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from examprep.cli import app
 from examprep.train import checkpoint
-from examprep.train.errors import CheckpointError
+from examprep.checkpoints.errors import CheckpointError
 from examprep.train.report import summary
 from examprep.train.trainer import TrainOptions, TrainResult, train
 
@@ -168,11 +168,11 @@ def test_after_ctrl_c_the_held_out_line_says_which_step_it_measured():
 @pytest.mark.parametrize("positions,norm,share", [("rope", "post", "all"), ("learned", "pre", "none"),
                                                   ("sinusoidal", "post", "output")])
 def test_the_torch_free_reader_names_exist_in_the_models_state_dict(positions, norm, share):
-    """examprep.train.stored.Weights writes the state-dict names once (the generators read a model
+    """examprep.checkpoints.stored.Weights writes the state-dict names once (the generators read a model
     through it, never by hard-coded names): every name it reads is one the torch model has."""
-    from examprep.train.config import TransformerConfig
+    from examprep.checkpoints.config import TransformerConfig
     from examprep.train.model import build_model
-    from examprep.train.stored import Weights
+    from examprep.checkpoints.stored import Weights
 
     cfg = TransformerConfig(src_vocab_size=12, tgt_vocab_size=12 if share == "all" else 14, d_model=8, n_heads=2,
                             d_ff=16, n_encoder_layers=2, n_decoder_layers=1, positions=positions, norm=norm,
@@ -188,7 +188,7 @@ def test_the_torch_free_reader_names_exist_in_the_models_state_dict(positions, n
 def test_the_torch_free_reader_reads_the_numbers_torch_loads(tiny_dates):
     import numpy as np
 
-    from examprep.train.stored import read_checkpoint
+    from examprep.checkpoints.stored import read_checkpoint
 
     stored, weights = read_checkpoint(tiny_dates)
     model = checkpoint.load(tiny_dates).model

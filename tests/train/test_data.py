@@ -11,7 +11,7 @@ from examprep.train.data import (
     BOS, EOS, PAD, SEP, TASKS, CorpusStream, TaskStream, Vocab, collate, get_task, make_example,
     read_corpus, split_heldout, task_vocab,
 )
-from examprep.train.errors import ConfigError, CorpusError
+from examprep.checkpoints.errors import ConfigError, CorpusError
 
 # Every source format of `dates`, as strptime patterns (an independent reading of the sources).
 STRPTIME = ["%d %b %Y", "%d %B %Y", "%B %d, %Y", "%b %d, %Y", "%d/%m/%Y", "%d.%m.%Y", "%Y/%m/%d",

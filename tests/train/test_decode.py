@@ -96,7 +96,7 @@ def test_decoding_stops_at_eos_and_pads_finished_rows():
 
 
 def test_the_cache_refuses_to_overflow():
-    from examprep.train.errors import ConfigError
+    from examprep.checkpoints.errors import ConfigError
     from examprep.train.layers import KVCache
 
     cache = KVCache(capacity=3)

@@ -8,8 +8,8 @@ import pytest
 import torch
 from hypothesis import given, strategies as st
 
-from examprep.train.errors import ConfigError
-from examprep.train.config import TransformerConfig
+from examprep.checkpoints.errors import ConfigError
+from examprep.checkpoints.config import TransformerConfig
 from examprep.train.layers import Dropout, apply_rope, attend, dropout, rope_tables, sinusoidal_table
 from examprep.train.model import EncoderDecoder, build_model, keep_attention
 from examprep.train.baseline import TorchTransformer, copy_into, matched_pair

@@ -13,7 +13,7 @@ import torch.nn.functional as F
 from examprep.engine.attention import attention as engine_attention
 from examprep.train import checkpoint
 from examprep.train.data import PAD
-from examprep.train.errors import ConfigError
+from examprep.checkpoints.errors import ConfigError
 from examprep.train.model import build_model, keep_attention
 from examprep.train.trainer import RunLog, TrainOptions, train
 

@@ -118,7 +118,7 @@ def test_the_from_model_generators_are_listed_but_never_drawn_by_quiz_or_sheets(
 
 
 def test_a_corpus_models_problems_read_a_sentence_of_its_corpus(tmp_path):
-    from examprep.train.vocab import Vocab
+    from examprep.checkpoints.vocab import Vocab
 
     corpus = tmp_path / "pairs.tsv"
     pairs = [("I am tired.", "Je suis fatigué."), ("We won.", "Nous avons gagné."), ("Go.", "Va !")]

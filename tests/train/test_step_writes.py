@@ -9,7 +9,7 @@ import pytest
 
 from examprep.train import checkpoint
 from examprep.train.data import TASKS, task_vocab
-from examprep.train.errors import WriteError
+from examprep.checkpoints.errors import WriteError
 from examprep.train.finetune import save_adapter
 from examprep.train.lora import add_adapters
 from examprep.train.model import build_model

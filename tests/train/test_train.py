@@ -11,7 +11,7 @@ import torch
 from examprep.train import checkpoint
 from examprep.train.data import BOS, EOS, TASKS, collate, make_example, task_vocab
 from examprep.train.decode import greedy_encoder_decoder, strip
-from examprep.train.errors import CheckpointError, ConfigError, CorpusError, DeviceError, DivergedError, WriteError
+from examprep.checkpoints.errors import CheckpointError, ConfigError, CorpusError, DeviceError, DivergedError, WriteError
 from examprep.train.evaluate import corpus_bleu, evaluate, translate
 from examprep.train.model import build_model
 from examprep.train.trainer import RunLog, TrainOptions, smoothed_cross_entropy, train

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from examprep.train.config import TransformerConfig
-from examprep.train.errors import CheckpointError, ConfigError
-from examprep.train.rundir import hash_problem, nonfinite_tensor, read_latest
-from examprep.train.vocab import Vocab
+from examprep.checkpoints.config import TransformerConfig
+from examprep.checkpoints.errors import CheckpointError, ConfigError
+from examprep.checkpoints.rundir import hash_problem, nonfinite_tensor, read_latest
+from examprep.checkpoints.vocab import Vocab
 
 FORMAT, VERSION = "examprep-transformer", 1
 FILES = ("model.safetensors", "config.json", "vocab.json")

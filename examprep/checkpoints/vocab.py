@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from examprep.train.errors import ConfigError
+from examprep.checkpoints.errors import ConfigError
 
 PAD, BOS, EOS, UNK, SEP = 0, 1, 2, 3, 4
 SPECIALS = ("<pad>", "<bos>", "<eos>", "<unk>", "<sep>")

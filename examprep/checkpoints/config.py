@@ -1,13 +1,13 @@
 """The model's configuration: everything that fixes the shapes and the computation of a model,
 saved as config.json and checked when read back (importable without torch: the checkpoint reader
-of examprep.train.stored and the generators use it)."""
+of examprep.checkpoints.stored and the generators use it)."""
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, fields
 from typing import Optional
 
-from examprep.train.errors import ConfigError
+from examprep.checkpoints.errors import ConfigError
 
 ARCHS = ("encoder-decoder", "decoder-only", "rnn-seq2seq", "encoder-only")
 SEQ2SEQ = ("encoder-decoder", "rnn-seq2seq")     # the architectures with an encoder and a decoder
