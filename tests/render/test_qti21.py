@@ -90,7 +90,8 @@ def _check_item(root: ET.Element, problem) -> None:
     """The responses hold the answers; the scoring rules add up to the problem's points; every
     numeric interval is examprep's own: its edges accepted, a little beyond them refused."""
     decls = {d.get("identifier"): d for d in root.findall("q:responseDeclaration", NS)}
-    rules = root.findall("q:responseProcessing/q:responseCondition/q:responseIf", NS)
+    rules = [r for r in root.findall("q:responseProcessing/q:responseCondition/q:responseIf", NS)
+             if r.find("q:setOutcomeValue[@identifier='SCORE']", NS) is not None]    # the others: known mistakes
     tests = {}
     total = 0.0
     for r in rules:

@@ -1,0 +1,125 @@
+"""Known mistakes in the LMS exports, read back by parsers written here (xml.etree, not the
+exporters' code): for each mistake a response condition can catch, a response carrying its wrong
+value (the right value elsewhere) triggers exactly that mistake's explanation, the text the grade
+report shows; the right answer triggers none; a mistake within tolerance of the answer is left out."""
+import io
+import zipfile
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from examprep import sheets
+from examprep.render import choices_shown, qti21
+
+QTI = {"q": qti21.QTI}
+# a matrix, a vector, a choice, scalars and integers with known mistakes
+TOPICS = ["attention", "attention-scores", "causal-mask", "softmax-cross-entropy", "receptive-field", "lora", "gru-step"]
+
+
+def _flat(v):
+    return [x for y in v for x in _flat(y)] if isinstance(v, list) else [v]
+
+
+@pytest.fixture(scope="module")
+def sheet():
+    return sheets.build_sheet(sheets.recipe_from_topics(TOPICS, count=1, difficulty=1), 3)
+
+
+def _within(value: float, base: float, lo: float, hi: float) -> bool:
+    return base - lo <= value <= base + hi
+
+
+# ------------------------------------------------------------------ a QTI 2.1 response processor
+
+def _eval(e: ET.Element, responses: dict, outcomes: dict):
+    """The value of one QTI 2.1 expression (the operators the items use), per the QTI 2.1 spec."""
+    tag = e.tag.split("}")[1]
+    if tag == "baseValue":
+        return float(e.text) if e.get("baseType") == "float" else e.text
+    if tag == "variable":
+        name = e.get("identifier")
+        return responses[name] if name in responses else outcomes.get(name)
+    args = [_eval(c, responses, outcomes) for c in e]
+    if tag == "and":
+        return all(args)
+    if tag == "sum":
+        return sum(args)
+    if tag == "multiple":
+        return [x for a in args for x in (a if isinstance(a, list) else [a] if a is not None else [])]
+    if tag == "match":
+        return args[0] == args[1]
+    if tag == "stringMatch":
+        return args[0] is not None and str(args[0]).lower() == str(args[1]).lower()
+    if tag == "equal":
+        if args[0] is None:
+            return False
+        if e.get("toleranceMode") == "exact":
+            return float(args[0]) == float(args[1])
+        lo, hi = (float(t) for t in e.get("tolerance").split())
+        return _within(float(args[0]), float(args[1]), lo, hi)
+    raise AssertionError(f"operator {tag} not expected in an item")
+
+
+def _process(item: ET.Element, responses: dict) -> dict:
+    outcomes = {"SCORE": 0.0, "FEEDBACK": None}
+    for step in item.find("q:responseProcessing", QTI):
+        tag = step.tag.split("}")[1]
+        branches = [step] if tag == "setOutcomeValue" else [
+            b for b in step if _eval(b[0], responses, outcomes)][:1]
+        for b in branches:
+            for s in ([b] if tag == "setOutcomeValue" else b[1:]):
+                outcomes[s.get("identifier")] = _eval(s[0], responses, outcomes)
+    return outcomes
+
+
+def _shown(item: ET.Element, outcomes: dict) -> list[str]:
+    return [" ".join(m.itertext()).strip() for m in item.findall("q:modalFeedback", QTI)
+            if m.get("identifier") in (outcomes["FEEDBACK"] or []) and m.get("identifier") != "SOLUTION"]
+
+
+def _right(item: ET.Element) -> dict:
+    return {d.get("identifier"): (float(v.text) if d.get("baseType") == "float" else v.text)
+            for d in item.findall("q:responseDeclaration", QTI) for v in d.findall("q:correctResponse/q:value", QTI)}
+
+
+def _ids(i: int, part) -> list[str]:
+    letter = "RESPONSE_" + chr(ord("A") + i)
+    e = part.expected
+    if isinstance(e, list) and e and isinstance(e[0], list):
+        return [f"{letter}_{r + 1}_{c + 1}" for r, row in enumerate(e) for c in range(len(row))]
+    if isinstance(e, list):
+        return [f"{letter}_{r + 1}" for r in range(len(e))]
+    return [letter]
+
+
+def test_qti21_each_known_mistake_triggers_its_explanation(sheet):
+    z = zipfile.ZipFile(io.BytesIO(qti21.package(sheet)))
+    tied = 0
+    seen = set()
+    for k, p in enumerate(sheet.copies[0].problems, 1):
+        item = ET.fromstring(z.read(f"items/q{k}.xml"))
+        right = _right(item)
+        out = _process(item, right)
+        assert out["SCORE"] == pytest.approx(sum(x.points for x in p.parts if x.kind != "written"))
+        assert out["FEEDBACK"] == ["SOLUTION"]           # the right answer: the worked solution only
+        for i, part in enumerate(p.parts):
+            for m in part.misconceptions:
+                responses = dict(right)
+                if part.kind == "choice":
+                    if m.value not in choices_shown(part):
+                        continue
+                    responses[_ids(i, part)[0]] = f"C{choices_shown(part).index(m.value) + 1}"
+                elif part.kind in ("number", "integer", "vector", "matrix"):
+                    wrong = _flat(m.value)
+                    ids = _ids(i, part)
+                    if all(part.tolerance.accepts(w, v) or w == v for w, v in zip(wrong, _flat(part.expected))):
+                        assert m.explanation not in _shown(item, _process(item, responses))
+                        continue                    # within tolerance: cannot be told apart, left out
+                    responses.update(zip(ids, (float(w) for w in wrong)))
+                else:
+                    continue
+                shown = _shown(item, _process(item, responses))
+                assert m.explanation in shown, (p.generator, part.id, m.id)
+                tied += 1
+                seen.add(part.kind)
+    assert tied >= 10 and {"choice", "number", "integer", "vector", "matrix"} <= seen, (tied, seen)
