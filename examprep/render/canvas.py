@@ -20,12 +20,12 @@ from __future__ import annotations
 import hashlib
 import math
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from examprep import escape
 from examprep.render import accepted, choices_shown, model_answer_text, moodle
-from examprep.render.lms import entries, is_numeric, number_text, part_letter, zip_bytes
+from examprep.render.lms import entries, is_numeric, mistakes, number_text, part_letter, zip_bytes
 
 QTI12 = "http://www.imsglobal.org/xsd/ims_qtiasiv1p2"
 CCCV = "http://canvas.instructure.com/xsd/cccv1p0"
@@ -41,7 +41,9 @@ class Question:
     points: float
     html: str
     expected: Any = None      # numerical: (value, lo, hi); choice: (options, right); short answer: text
-    feedback: str = ""
+    feedback: str = ""        # general feedback (the worked solution), shown after any answer
+    incorrect: str = ""       # shown after a wrong answer: the known mistakes of a numerical answer
+    option_feedback: dict[int, str] = field(default_factory=dict)    # choice index → its known mistake
 
 
 def _scale(part: Any) -> tuple[int, str | None]:
@@ -74,8 +76,10 @@ def _problem_questions(p: Any, number: int, warnings: list[str], where: str) -> 
                                feedback=f"<p>Model answer and rubric: {escape.html(model_answer_text(part))}</p>"))
         elif part.kind == "choice":
             opts = choices_shown(part)
+            picked = {opts.index(m.choice): f"<p>{escape.html(m.explanation)}</p>"
+                      for m in mistakes(part)[0] if m.choice in opts}
             qs.append(Question("multiple_choice_question", f"q{number} ({letter})", part.points, prompt,
-                               (opts, opts.index(str(part.expected))), feedback))
+                               (opts, opts.index(str(part.expected))), feedback, option_feedback=picked))
         elif is_numeric(part):
             power, refused = _scale(part)
             if refused:
@@ -85,18 +89,31 @@ def _problem_questions(p: Any, number: int, warnings: list[str], where: str) -> 
             f = 10.0 ** power
             note = (f" <strong>Type the value × 10{str(power).translate(_SUPER)}</strong> "
                     f"(for 3.2 × 10{str(-power).translate(_SUPER)}, type 3.2).") if power else ""
+            known = mistakes(part)[0]
             for e in ents:
                 where_in = f" Entry {e.label()}." if e.index else ""
                 value = e.expected * f
                 text = prompt + (f"<p>{where_in}{note}</p>" if where_in or note else "")
                 qs.append(Question("numerical_question", f"q{number} ({letter}){e.label()}", part.points / len(ents),
-                                   text, (value, value - e.bound * f, value + e.bound * f), feedback))
+                                   text, (value, value - e.bound * f, value + e.bound * f), feedback,
+                                   _mistake_list(known, e.index, f)))
                 feedback = ""
         else:
             qs.append(Question("short_answer_question", f"q{number} ({letter})", part.points, prompt,
                                str(part.exact or part.expected), feedback))
         first = False
     return qs
+
+
+def _mistake_list(known: list, index: tuple[int, ...], f: float) -> str:
+    """The incorrect-answer feedback of one numerical entry: each known mistake that gives this
+    entry a wrong value, with that value (4 significant figures, as typed) and its explanation.
+    Canvas cannot tie feedback to a wrong value: every answer of a numerical question is a correct one."""
+    rows = [(value * f, m.explanation) for m in known for e, value, _ in m.values if e.index == index]
+    if not rows:
+        return ""
+    items = "".join(f"<li>{escape.html(f'{v:.4g}')}: {escape.html(why)}</li>" for v, why in rows)
+    return f"<p>Known mistakes and the values they give:</p><ul>{items}</ul>"
 
 
 # ------------------------------------------------------------------------------ QTI 1.2 XML
@@ -161,6 +178,10 @@ def _item(section: ET.Element, q: Question, ident: str) -> None:
         cond = _sub(proc, "respcondition", **{"continue": "Yes"})
         _sub(_sub(cond, "conditionvar"), "other")
         _sub(cond, "displayfeedback", feedbacktype="Response", linkrefid="general_fb")
+    for k, _ in sorted(q.option_feedback.items()):        # as Canvas exports an answer's comment
+        cond = _sub(proc, "respcondition", **{"continue": "Yes"})
+        _sub(_sub(cond, "conditionvar"), "varequal", choice_ids[k], respident="response1")
+        _sub(cond, "displayfeedback", feedbacktype="Response", linkrefid=f"{choice_ids[k]}_fb")
     if q.kind != "essay_question":
         cond = _sub(proc, "respcondition", **{"continue": "No"})
         var = _sub(cond, "conditionvar")
@@ -176,9 +197,17 @@ def _item(section: ET.Element, q: Question, ident: str) -> None:
         else:
             _sub(var, "varequal", q.expected, respident="response1")
         _sub(cond, "setvar", "100", action="Set", varname="SCORE")
+    if q.incorrect:                  # reached only when the correct condition (continue="No") did not hold
+        cond = _sub(proc, "respcondition", **{"continue": "Yes"})
+        _sub(_sub(cond, "conditionvar"), "other")
+        _sub(cond, "displayfeedback", feedbacktype="Response", linkrefid="general_incorrect_fb")
     if q.feedback:
         fb = _sub(item, "itemfeedback", ident="general_fb")
         _material(_sub(fb, "flow_mat"), q.feedback)
+    if q.incorrect:
+        _material(_sub(_sub(item, "itemfeedback", ident="general_incorrect_fb"), "flow_mat"), q.incorrect)
+    for k, text in sorted(q.option_feedback.items()):
+        _material(_sub(_sub(item, "itemfeedback", ident=f"{choice_ids[k]}_fb"), "flow_mat"), text)
 
 
 def assessment_xml(title: str, ident: str, questions: list[Question]) -> bytes:

@@ -2,14 +2,18 @@
 exporters' code): for each mistake a response condition can catch, a response carrying its wrong
 value (the right value elsewhere) triggers exactly that mistake's explanation, the text the grade
 report shows; the right answer triggers none; a mistake within tolerance of the answer is left out."""
+import html
 import io
 import zipfile
 import xml.etree.ElementTree as ET
 
 import pytest
+from text2qti.config import Config
+from text2qti.qti import QTI as QTI12Writer
+from text2qti.quiz import Quiz
 
 from examprep import sheets
-from examprep.render import choices_shown, qti21
+from examprep.render import canvas, choices_shown, qti21
 
 QTI = {"q": qti21.QTI}
 # a matrix, a vector, a choice, scalars and integers with known mistakes
@@ -123,3 +127,106 @@ def test_qti21_each_known_mistake_triggers_its_explanation(sheet):
                 tied += 1
                 seen.add(part.kind)
     assert tied >= 10 and {"choice", "number", "integer", "vector", "matrix"} <= seen, (tied, seen)
+
+
+# ------------------------------------------------------------------ a QTI 1.2 (Canvas) processor
+
+Q12 = {"q": "http://www.imsglobal.org/xsd/ims_qtiasiv1p2"}
+
+
+def _holds(cond: ET.Element, response: str) -> bool:
+    tag = cond.tag.split("}")[1]
+    if tag == "conditionvar":
+        return all(_holds(c, response) for c in cond)
+    if tag == "other":
+        return True
+    if tag in ("or", "and"):
+        return (any if tag == "or" else all)(_holds(c, response) for c in cond)
+    if tag == "varequal":
+        try:
+            return float(response) == float(cond.text)
+        except ValueError:
+            return response == cond.text
+    if tag in ("vargte", "varlte"):
+        return float(response) >= float(cond.text) if tag == "vargte" else float(response) <= float(cond.text)
+    raise AssertionError(f"condition {tag} not expected")
+
+
+def _canvas_feedback(item: ET.Element, response: str) -> tuple[float, list[str]]:
+    """QTI 1.2 response processing as Canvas runs it: conditions in order, a held one with
+    continue="No" ends it; the score and the texts of the feedback shown."""
+    score, shown = 0.0, []
+    for cond in item.findall("q:resprocessing/q:respcondition", Q12):
+        if not _holds(cond.find("q:conditionvar", Q12), response):
+            continue
+        for s in cond.findall("q:setvar", Q12):
+            score = float(s.text)
+        for d in cond.findall("q:displayfeedback", Q12):
+            fb = item.find(f"q:itemfeedback[@ident='{d.get('linkrefid')}']", Q12)
+            shown.append((d.get("linkrefid"), fb.findtext(".//q:mattext", namespaces=Q12)))
+        if cond.get("continue") == "No":
+            break
+    return score, shown
+
+
+def test_canvas_lists_each_numeric_mistake_and_ties_each_option_mistake(sheet):
+    data, _ = canvas.package(sheet)
+    z = zipfile.ZipFile(io.BytesIO(data))
+    [name] = [n for n in z.namelist() if n.count("/") == 1 and not n.endswith("assessment_meta.xml")]
+    items = ET.fromstring(z.read(name)).findall(".//q:item", Q12)
+    by_title = {i.get("title"): i for i in items}
+    checked = set()
+    for k, p in enumerate(sheet.copies[0].problems, 1):
+        for i, part in enumerate(p.parts):
+            letter = chr(ord("a") + i)
+            for m in part.misconceptions:
+                if part.kind == "choice" and m.value in choices_shown(part):
+                    item = by_title[f"q{k} ({letter})"]
+                    ids = [r.get("ident") for r in item.iterfind(".//q:response_label", Q12)]
+                    score, shown = _canvas_feedback(item, ids[choices_shown(part).index(m.value)])
+                    assert score == 0 and html.unescape(f"<p>{m.explanation}</p>") in [
+                        html.unescape(t) for _, t in shown], (p.generator, m.id)
+                    checked.add("choice")
+                elif part.kind in ("number", "integer", "vector", "matrix"):
+                    exp, wrong = _flat(part.expected), _flat(m.value)
+                    for n, (v, w) in enumerate(zip(exp, wrong)):
+                        if part.tolerance.accepts(w, v) or w == v:
+                            continue
+                        item = [it for t, it in by_title.items() if t.startswith(f"q{k} ({letter})")][n]
+                        score, shown = _canvas_feedback(item, repr(float(w)))
+                        assert score == 0, (p.generator, m.id)     # the wrong value scores nothing ...
+                        incorrect = dict(shown).get("general_incorrect_fb", "")
+                        assert html.escape(m.explanation, quote=False) in incorrect.replace("&#x27;", "'"), (
+                            p.generator, m.id)             # ... and the incorrect feedback names the mistake
+                        assert f"{w:.4g}" in incorrect
+                        score, shown = _canvas_feedback(item, repr(float(v)))
+                        assert score == 100 and "general_incorrect_fb" not in dict(shown)
+                        checked.add(part.kind)
+    assert {"choice", "number", "integer", "vector", "matrix"} <= checked, checked
+
+
+def test_canvas_incorrect_feedback_is_built_as_text2qti_builds_it(sheet):
+    """text2qti's "-" (incorrect-answer) feedback: the same conditions and feedback blocks."""
+    source = "Quiz title: T\n\nTitle: num\nPoints: 2\n1.  What?\n... Worked.\n-   Mistakes.\n=   0.3775 +- 0.0005\n"
+    theirs = _zip_files(QTI12Writer(Quiz(source, config=Config(), source_name="t")))
+    ref = ET.fromstring([b for n, b in theirs if n.count("/") == 1 and n.endswith(".xml")
+                         and not n.endswith("assessment_meta.xml")][0]).find(".//q:item", Q12)
+    data, _ = canvas.package(sheet)
+    z = zipfile.ZipFile(io.BytesIO(data))
+    [name] = [n for n in z.namelist() if n.count("/") == 1 and not n.endswith("assessment_meta.xml")]
+    mine = [i for i in ET.fromstring(z.read(name)).iterfind(".//q:item", Q12)
+            if i.find("q:itemfeedback[@ident='general_incorrect_fb']", Q12) is not None
+            and i.find("q:itemfeedback[@ident='general_fb']", Q12) is not None]
+    assert mine and _tags(mine[0].find("q:resprocessing", Q12)) == _tags(ref.find("q:resprocessing", Q12))
+    assert ([f.get("ident") for f in mine[0].findall("q:itemfeedback", Q12)]
+            == [f.get("ident") for f in ref.findall("q:itemfeedback", Q12)])
+
+
+def _zip_files(qti) -> list[tuple[str, bytes]]:
+    z = zipfile.ZipFile(io.BytesIO(qti.zip_bytes()))
+    return [(n, z.read(n)) for n in z.namelist()]
+
+
+def _tags(e: ET.Element) -> list:
+    return [(c.tag, c.get("continue"), c.find("q:displayfeedback", Q12) is not None and
+             c.find("q:displayfeedback", Q12).get("linkrefid")) for c in e]
