@@ -12,7 +12,9 @@ below 1e-4 (text2qti refuses them), so a part with a non-zero answer, range end 
 value that is not finite is refused with a warning naming it. Choices are
 ``multiple_choice_question``s, exact expressions ``short_answer_question``s (the canonical form),
 written parts ``essay_question``s whose general feedback holds the model answer and rubric. Math is
-LaTeX between \\( \\), which Canvas's MathJax renders. With per-student variants, each student's
+LaTeX between \\( \\), which Canvas's MathJax renders. Known mistakes: a choice's is its option's answer feedback;
+Canvas counts every answer of a numerical question as correct, so a number's mistakes are listed
+(value and explanation) in the question's incorrect-answer feedback. With per-student variants, each student's
 variant is its own quiz, titled with the variant code.
 """
 from __future__ import annotations
