@@ -12,17 +12,21 @@ below 1e-4 (text2qti refuses them), so a part with a non-zero answer, range end 
 value that is not finite is refused with a warning naming it. Choices are
 ``multiple_choice_question``s, exact expressions ``short_answer_question``s (the canonical form),
 written parts ``essay_question``s whose general feedback holds the model answer and rubric. Math is
-LaTeX between \\( \\), which Canvas's MathJax renders. Known mistakes: a choice's is its option's answer feedback;
+LaTeX between \\( \\), which Canvas's MathJax renders. With per-student variants, one quiz of
+question groups: each question of the sheet a group holding that question of every variant (its
+problem's statement included), from which Canvas draws one per student at random; item
+identifiers and titles carry the variant code. Known mistakes: a choice's is its option's answer feedback;
 Canvas counts every answer of a numerical question as correct, so a number's mistakes are listed
-(value and explanation) in the question's incorrect-answer feedback. With per-student variants, each student's
-variant is its own quiz, titled with the variant code.
+(value and explanation) in the question's incorrect-answer feedback. With --canvas-per-student (the
+sheet's canvas_per_student), each student's variant is its own quiz, titled with the variant code.
 """
 from __future__ import annotations
 
 import hashlib
 import math
+import re
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from examprep import escape
@@ -212,7 +216,11 @@ def _item(section: ET.Element, q: Question, ident: str) -> None:
         _material(_sub(_sub(item, "itemfeedback", ident=f"{choice_ids[k]}_fb"), "flow_mat"), text)
 
 
-def assessment_xml(title: str, ident: str, questions: list[Question]) -> bytes:
+def assessment_xml(title: str, ident: str, questions: list[Question],
+                   groups: list[tuple[str, list[tuple[str, Question]]]] | None = None) -> bytes:
+    """One quiz: its questions in order, or ``groups`` (title, [(variant code, question)]): one
+    question group each, from which Canvas draws one item per student, as Canvas exports a
+    question group (selection_number 1, points_per_item) and R/exams' exams2canvas writes one."""
     ET.register_namespace("", QTI12)
     root = ET.Element(f"{{{QTI12}}}questestinterop", {
         f"{{{XSI}}}schemaLocation": f"{QTI12} http://www.imsglobal.org/xsd/ims_qtiasiv1p2p1.xsd"})
@@ -224,6 +232,13 @@ def assessment_xml(title: str, ident: str, questions: list[Question]) -> bytes:
     section = _sub(a, "section", ident="root_section")
     for k, q in enumerate(questions):
         _item(section, q, _ident(ident, str(k)))
+    for gtitle, members in groups or []:
+        g = _sub(section, "section", ident=_ident(ident, "group", gtitle), title=gtitle)
+        sel = _sub(_sub(g, "selection_ordering"), "selection")
+        _sub(sel, "selection_number", "1")
+        _sub(_sub(sel, "selection_extension"), "points_per_item", f"{members[0][1].points:g}")
+        for code, q in members:
+            _item(g, q, f"{_ident(ident, gtitle)}_{re.sub(r'[^A-Za-z0-9_-]', '-', code)}")
     return _xml(root)
 
 
@@ -274,11 +289,44 @@ def _xml(root: ET.Element) -> bytes:
     return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="utf-8", xml_declaration=False) + b"\n"
 
 
+def _grouped(sheet: Any, warnings: list[str]) -> list[tuple[str, list[tuple[str, Question]]]]:
+    """A class's variants as question groups: one per question of the sheet ("q3 (a)[1, 2]"), holding
+    that question of every variant (once per variant code). Each item carries its problem's
+    statement, since Canvas draws each group's item on its own: a text-only stem could come from
+    another variant than the questions after it."""
+    groups: dict[str, dict[str, Question]] = {}
+    for c in sheet.copies:
+        for k, p in enumerate(c.problems, 1):
+            qs = _problem_questions(p, k, warnings, f"variant {c.code}")
+            stem = qs[0].html
+            for q in qs[1:]:
+                groups.setdefault(q.title, {}).setdefault(c.code, replace(
+                    q, title=f"{q.title} (variant {c.code})", html=stem + q.html))
+    out = []
+    for title, members in groups.items():
+        points = {q.points for q in members.values()}
+        if len(points) > 1:
+            warnings.append(f"canvas: {title} is worth {' or '.join(f'{x:g}' for x in sorted(points))} points in "
+                            f"different variants; its group gives each the first one's")
+        out.append((title, list(members.items())))
+    return out
+
+
 def package(sheet: Any) -> tuple[bytes, list[str]]:
-    """The sheet as a Canvas QTI zip, and the warnings of parts left out."""
+    """The sheet as a Canvas QTI zip, and the warnings of parts left out. With per-student variants:
+    one quiz of question groups (Canvas draws a variant per question per student), or, with the
+    sheet's canvas_per_student, one quiz per student's variant."""
     warnings: list[str] = []
-    copies = [("", sheet.copies[0].problems)] if not sheet.variants else [(c.code, c.problems) for c in sheet.copies]
     base = _ident(getattr(sheet, "printed_id", None) or sheet.recipe.title)
+    if sheet.variants and not getattr(sheet, "canvas_per_student", False):
+        ident = _ident(base, "groups")
+        groups = _grouped(sheet, warnings)
+        files = {f"{ident}/{ident}.xml": assessment_xml(sheet.recipe.title, ident, [], groups),
+                 f"{ident}/assessment_meta.xml": meta_xml(sheet.recipe.title, ident,
+                                                          sum(m[0][1].points for _, m in groups))}
+        warnings = [" ".join(w.split()) for w in dict.fromkeys(warnings)]
+        return zip_bytes({"imsmanifest.xml": manifest_xml(base, [ident])} | files), warnings
+    copies = [("", sheet.copies[0].problems)] if not sheet.variants else [(c.code, c.problems) for c in sheet.copies]
     files: dict[str, bytes] = {}
     quizzes = []
     for code, problems in copies:
