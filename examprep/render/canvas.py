@@ -68,7 +68,7 @@ def _scale(part: Any) -> tuple[int, str | None]:
 _SUPER = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
-def _problem_questions(p: Any, number: int, warnings: list[str], where: str) -> list[Question]:
+def problem_questions(p: Any, number: int, warnings: list[str], where: str) -> list[Question]:
     qs = [Question("text_only_question", f"q{number} {p.title}", 0.0,
                    moodle._statement_html(p))]
     first = True
@@ -297,7 +297,7 @@ def _grouped(sheet: Any, warnings: list[str]) -> list[tuple[str, list[tuple[str,
     groups: dict[str, dict[str, Question]] = {}
     for c in sheet.copies:
         for k, p in enumerate(c.problems, 1):
-            qs = _problem_questions(p, k, warnings, f"variant {c.code}")
+            qs = problem_questions(p, k, warnings, f"variant {c.code}")
             stem = qs[0].html
             for q in qs[1:]:
                 groups.setdefault(q.title, {}).setdefault(c.code, replace(
@@ -333,7 +333,7 @@ def package(sheet: Any) -> tuple[bytes, list[str]]:
         ident = _ident(base, code)
         title = sheet.recipe.title + (f" — variant {code}" if code else "")
         questions = [q for k, p in enumerate(problems, 1)
-                     for q in _problem_questions(p, k, warnings, f"variant {code}" if code else "")]
+                     for q in problem_questions(p, k, warnings, f"variant {code}" if code else "")]
         quizzes.append(ident)
         files[f"{ident}/{ident}.xml"] = assessment_xml(title, ident, questions)
         files[f"{ident}/assessment_meta.xml"] = meta_xml(title, ident, sum(q.points for q in questions))

@@ -230,3 +230,59 @@ def _zip_files(qti) -> list[tuple[str, bytes]]:
 def _tags(e: ET.Element) -> list:
     return [(c.tag, c.get("continue"), c.find("q:displayfeedback", Q12) is not None and
              c.find("q:displayfeedback", Q12).get("linkrefid")) for c in e]
+
+
+# ------------------------------------------------------------------ Blackboard's pool package
+
+def _bb_html(item: ET.Element, ident: str) -> str:
+    return html.unescape("".join(item.find(f"itemfeedback[@ident='{ident}']").itertext()))
+
+
+def _bb_verdict(item: ET.Element, response: str) -> str:
+    """Which feedback Blackboard shows: a Numeric question's answer is its range (vargte to varlte,
+    the exact value varequal inside it, as Blackboard's own exports and R/exams' write it); a
+    choice's, its option's ident."""
+    var = item.find("resprocessing/respcondition[@title='correct']/conditionvar")
+    if item.findtext("itemmetadata/bbmd_questiontype") == "Numeric":
+        lo, hi, exact = (float(var.findtext(t)) for t in ("vargte", "varlte", "varequal"))
+        assert lo <= exact <= hi
+        return "correct" if lo <= float(response) <= hi else "incorrect"
+    return "correct" if var.findtext("varequal") == response else "incorrect"
+
+
+def test_blackboard_pool_carries_points_and_each_known_mistake(sheet):
+    from examprep.render import blackboard_pool
+
+    data, warnings = blackboard_pool.package(sheet)
+    z = zipfile.ZipFile(io.BytesIO(data))
+    assert z.read(".bb-package-info") == b"cx.package.info.version=6.0\n"
+    man = ET.fromstring(z.read("imsmanifest.xml"))
+    bb = "{http://www.blackboard.com/content-packaging/}"
+    [res] = man.findall("resources/resource")
+    assert res.get("type") == "assessment/x-bb-qti-pool" and res.get(f"{bb}file") == "res00001.dat"
+    items = ET.fromstring(z.read("res00001.dat")).findall("assessment/section/item")
+    points = [float(i.find("resprocessing/outcomes/decvar").get("maxvalue")) for i in items]
+    assert points == [float(i.findtext("itemmetadata/qmd_absolutescore_max")) for i in items]
+    assert sum(points) == pytest.approx(sum(p.points for p in sheet.copies[0].problems)) and warnings == []
+    checked = set()
+    for k, p in enumerate(sheet.copies[0].problems, 1):
+        for i, part in enumerate(p.parts):
+            mine = [it for it in items if it.get("title").startswith(f"q{k} ({chr(ord('a') + i)})")]
+            for m in part.misconceptions:
+                if part.kind == "choice" and m.value in choices_shown(part):
+                    [item] = mine
+                    ids = [r.get("ident") for r in item.iterfind(".//response_label")]
+                    assert _bb_verdict(item, ids[choices_shown(part).index(m.value)]) == "incorrect"
+                    assert f"{m.value}: {m.explanation}" in _bb_html(item, "incorrect")
+                    checked.add("choice")
+                elif part.kind in ("number", "integer", "vector", "matrix"):
+                    for item, v, w in zip(mine, _flat(part.expected), _flat(m.value)):
+                        if part.tolerance.accepts(w, v) or w == v:
+                            continue
+                        assert _bb_verdict(item, repr(float(w))) == "incorrect", (p.generator, m.id)
+                        assert m.explanation in _bb_html(item, "incorrect") and f"{w:.4g}" in _bb_html(item, "incorrect")
+                        assert _bb_verdict(item, repr(float(v))) == "correct"
+                        checked.add(part.kind)
+        first = next(it for it in items if it.get("title").startswith(f"q{k} "))
+        assert "Worked solution" in _bb_html(first, "correct") or "Step 1" in _bb_html(first, "correct")
+    assert {"choice", "number", "integer", "vector", "matrix"} <= checked, checked

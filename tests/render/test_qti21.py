@@ -302,7 +302,7 @@ def test_a_mistyped_format_names_the_right_one(tmp_path):
 
 
 def test_every_lms_file_is_refused_overwriting_without_force(tmp_path):
-    args = ["sheet", "--recipe", "cnn", "--seed", "3", "--format", "qti21,canvas,blackboard", "--out", str(tmp_path / "o")]
+    args = ["sheet", "--recipe", "cnn", "--seed", "3", "--format", "qti21,canvas,blackboard-txt", "--out", str(tmp_path / "o")]
     assert CliRunner().invoke(app, args).exit_code == 0
     before = {p.name: p.read_bytes() for p in (tmp_path / "o").iterdir()}
     assert {"qti21.zip", "canvas.zip", "blackboard.txt"} <= set(before)
