@@ -493,7 +493,8 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
         rebuild = rebuild_command(recipe=recipe, topics=topics, count=count, difficulty=difficulty, seed=seed,
                                   roster=roster, secret_file=secret_file, title=title, course=course,
                                   decimal_comma=decimal_comma, formats=formats, split=split,
-                                  questions_dir=questions_dir, checkpoint=checkpoint)
+                                  questions_dir=questions_dir, checkpoint=checkpoint,
+                                  canvas_per_student=canvas_per_student)
         notes.append(class_secret_note(secret_file, new_secret, seed_from, rebuild))
     stale = stale_files(out_dir, earlier_files(out_dir), outputs, keep=inputs) if force else Stale()
     written = write_outputs(out_dir, outputs, force, stale=stale)

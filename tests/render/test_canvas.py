@@ -288,6 +288,12 @@ def test_sheet_command_says_canvas_draws_variants_at_random(tmp_path):
     res = CliRunner().invoke(app, ["sheet", "--recipe", "cnn", "--seed", "3", "--format", "canvas",
                                    "--canvas-per-student", "--out", str(tmp_path / "p")])
     assert res.exit_code == 2 and "--canvas-per-student" in res.output and "--roster" in res.output
+    res = CliRunner().invoke(app, ["sheet", "--recipe", "cnn", "--seed", "3", "--format", "canvas", "--roster",
+                                   str(roster), "--canvas-per-student", "--out", str(tmp_path / "q")])
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "draws a variant" not in text and "--canvas-per-student" in text      # the rebuild command keeps it
+    assert len([n for n in zipfile.ZipFile(tmp_path / "q" / "canvas.zip").namelist() if n.endswith("meta.xml")]) == 2
 
 
 def test_sheet_command_writes_the_zip(tmp_path):
