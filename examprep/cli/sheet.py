@@ -39,6 +39,10 @@ def sheet(
     split: bool = typer.Option(False, "--split",
                                help="With --roster: each student's copy as a PDF of its own too, "
                                     "problems/ID.pdf and solutions/ID.pdf (to e-mail or upload)."),
+    canvas_per_student: bool = typer.Option(False, "--canvas-per-student",
+                                            help="With --roster and --format canvas: one quiz per student (their "
+                                                 "printed variant, assigned by hand) instead of one quiz whose "
+                                                 "questions Canvas draws from the variants at random."),
     list_recipes: bool = typer.Option(False, "--list", help="List the bundled recipes and exit."),
     questions_dir: Optional[str] = typer.Option(None, "--questions-dir", metavar="DIR",
                                                 help="A folder a recipe's question files may also come from (by "
@@ -64,7 +68,7 @@ def sheet(
             seed=seed, roster=roster, secret_file=secret_file,
             formats=formats, out=out, force=force, title=title, course=course, legacy_secret=legacy_secret,
             progress=progress, decimal_comma=decimal_comma, split=split, questions_dir=questions_dir,
-            checkpoint=checkpoint)
+            checkpoint=checkpoint, canvas_per_student=canvas_per_student)
     print_sheet_summary(result)
 
 

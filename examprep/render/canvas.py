@@ -12,20 +12,26 @@ below 1e-4 (text2qti refuses them), so a part with a non-zero answer, range end 
 value that is not finite is refused with a warning naming it. Choices are
 ``multiple_choice_question``s, exact expressions ``short_answer_question``s (the canonical form),
 written parts ``essay_question``s whose general feedback holds the model answer and rubric. Math is
-LaTeX between \\( \\), which Canvas's MathJax renders. With per-student variants, each student's
-variant is its own quiz, titled with the variant code.
+LaTeX between \\( \\), which Canvas's MathJax renders. With per-student variants, one quiz of
+question groups: each question of the sheet a group holding that question of every variant (its
+problem's statement included), from which Canvas draws one per student at random; item
+identifiers and titles carry the variant code. Known mistakes: a choice's is its option's answer feedback;
+Canvas counts every answer of a numerical question as correct, so a number's mistakes are listed
+(value and explanation) in the question's incorrect-answer feedback. With --canvas-per-student (the
+sheet's canvas_per_student), each student's variant is its own quiz, titled with the variant code.
 """
 from __future__ import annotations
 
 import hashlib
 import math
+import re
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from examprep import escape
 from examprep.render import accepted, choices_shown, model_answer_text, moodle
-from examprep.render.lms import entries, is_numeric, number_text, part_letter, zip_bytes
+from examprep.render.lms import entries, is_numeric, mistakes, number_text, part_letter, zip_bytes
 
 QTI12 = "http://www.imsglobal.org/xsd/ims_qtiasiv1p2"
 CCCV = "http://canvas.instructure.com/xsd/cccv1p0"
@@ -41,7 +47,9 @@ class Question:
     points: float
     html: str
     expected: Any = None      # numerical: (value, lo, hi); choice: (options, right); short answer: text
-    feedback: str = ""
+    feedback: str = ""        # general feedback (the worked solution), shown after any answer
+    incorrect: str = ""       # shown after a wrong answer: the known mistakes of a numerical answer
+    option_feedback: dict[int, str] = field(default_factory=dict)    # choice index → its known mistake
 
 
 def _scale(part: Any) -> tuple[int, str | None]:
@@ -60,7 +68,7 @@ def _scale(part: Any) -> tuple[int, str | None]:
 _SUPER = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
-def _problem_questions(p: Any, number: int, warnings: list[str], where: str) -> list[Question]:
+def problem_questions(p: Any, number: int, warnings: list[str], where: str) -> list[Question]:
     qs = [Question("text_only_question", f"q{number} {p.title}", 0.0,
                    moodle._statement_html(p))]
     first = True
@@ -74,8 +82,10 @@ def _problem_questions(p: Any, number: int, warnings: list[str], where: str) -> 
                                feedback=f"<p>Model answer and rubric: {escape.html(model_answer_text(part))}</p>"))
         elif part.kind == "choice":
             opts = choices_shown(part)
+            picked = {opts.index(m.choice): f"<p>{escape.html(m.explanation)}</p>"
+                      for m in mistakes(part)[0] if m.choice in opts}
             qs.append(Question("multiple_choice_question", f"q{number} ({letter})", part.points, prompt,
-                               (opts, opts.index(str(part.expected))), feedback))
+                               (opts, opts.index(str(part.expected))), feedback, option_feedback=picked))
         elif is_numeric(part):
             power, refused = _scale(part)
             if refused:
@@ -85,18 +95,31 @@ def _problem_questions(p: Any, number: int, warnings: list[str], where: str) -> 
             f = 10.0 ** power
             note = (f" <strong>Type the value × 10{str(power).translate(_SUPER)}</strong> "
                     f"(for 3.2 × 10{str(-power).translate(_SUPER)}, type 3.2).") if power else ""
+            known = mistakes(part)[0]
             for e in ents:
                 where_in = f" Entry {e.label()}." if e.index else ""
                 value = e.expected * f
                 text = prompt + (f"<p>{where_in}{note}</p>" if where_in or note else "")
                 qs.append(Question("numerical_question", f"q{number} ({letter}){e.label()}", part.points / len(ents),
-                                   text, (value, value - e.bound * f, value + e.bound * f), feedback))
+                                   text, (value, value - e.bound * f, value + e.bound * f), feedback,
+                                   _mistake_list(known, e.index, f)))
                 feedback = ""
         else:
             qs.append(Question("short_answer_question", f"q{number} ({letter})", part.points, prompt,
                                str(part.exact or part.expected), feedback))
         first = False
     return qs
+
+
+def _mistake_list(known: list, index: tuple[int, ...], f: float) -> str:
+    """The incorrect-answer feedback of one numerical entry: each known mistake that gives this
+    entry a wrong value, with that value (4 significant figures, as typed) and its explanation.
+    Canvas cannot tie feedback to a wrong value: every answer of a numerical question is a correct one."""
+    rows = [(value * f, m.explanation) for m in known for e, value, _ in m.values if e.index == index]
+    if not rows:
+        return ""
+    items = "".join(f"<li>{escape.html(f'{v:.4g}')}: {escape.html(why)}</li>" for v, why in rows)
+    return f"<p>Known mistakes and the values they give:</p><ul>{items}</ul>"
 
 
 # ------------------------------------------------------------------------------ QTI 1.2 XML
@@ -161,6 +184,10 @@ def _item(section: ET.Element, q: Question, ident: str) -> None:
         cond = _sub(proc, "respcondition", **{"continue": "Yes"})
         _sub(_sub(cond, "conditionvar"), "other")
         _sub(cond, "displayfeedback", feedbacktype="Response", linkrefid="general_fb")
+    for k, _ in sorted(q.option_feedback.items()):        # as Canvas exports an answer's comment
+        cond = _sub(proc, "respcondition", **{"continue": "Yes"})
+        _sub(_sub(cond, "conditionvar"), "varequal", choice_ids[k], respident="response1")
+        _sub(cond, "displayfeedback", feedbacktype="Response", linkrefid=f"{choice_ids[k]}_fb")
     if q.kind != "essay_question":
         cond = _sub(proc, "respcondition", **{"continue": "No"})
         var = _sub(cond, "conditionvar")
@@ -176,12 +203,24 @@ def _item(section: ET.Element, q: Question, ident: str) -> None:
         else:
             _sub(var, "varequal", q.expected, respident="response1")
         _sub(cond, "setvar", "100", action="Set", varname="SCORE")
+    if q.incorrect:                  # reached only when the correct condition (continue="No") did not hold
+        cond = _sub(proc, "respcondition", **{"continue": "Yes"})
+        _sub(_sub(cond, "conditionvar"), "other")
+        _sub(cond, "displayfeedback", feedbacktype="Response", linkrefid="general_incorrect_fb")
     if q.feedback:
         fb = _sub(item, "itemfeedback", ident="general_fb")
         _material(_sub(fb, "flow_mat"), q.feedback)
+    if q.incorrect:
+        _material(_sub(_sub(item, "itemfeedback", ident="general_incorrect_fb"), "flow_mat"), q.incorrect)
+    for k, text in sorted(q.option_feedback.items()):
+        _material(_sub(_sub(item, "itemfeedback", ident=f"{choice_ids[k]}_fb"), "flow_mat"), text)
 
 
-def assessment_xml(title: str, ident: str, questions: list[Question]) -> bytes:
+def assessment_xml(title: str, ident: str, questions: list[Question],
+                   groups: list[tuple[str, list[tuple[str, Question]]]] | None = None) -> bytes:
+    """One quiz: its questions in order, or ``groups`` (title, [(variant code, question)]): one
+    question group each, from which Canvas draws one item per student, as Canvas exports a
+    question group (selection_number 1, points_per_item) and R/exams' exams2canvas writes one."""
     ET.register_namespace("", QTI12)
     root = ET.Element(f"{{{QTI12}}}questestinterop", {
         f"{{{XSI}}}schemaLocation": f"{QTI12} http://www.imsglobal.org/xsd/ims_qtiasiv1p2p1.xsd"})
@@ -193,6 +232,13 @@ def assessment_xml(title: str, ident: str, questions: list[Question]) -> bytes:
     section = _sub(a, "section", ident="root_section")
     for k, q in enumerate(questions):
         _item(section, q, _ident(ident, str(k)))
+    for gtitle, members in groups or []:
+        g = _sub(section, "section", ident=_ident(ident, "group", gtitle), title=gtitle)
+        sel = _sub(_sub(g, "selection_ordering"), "selection")
+        _sub(sel, "selection_number", "1")
+        _sub(_sub(sel, "selection_extension"), "points_per_item", f"{members[0][1].points:g}")
+        for code, q in members:
+            _item(g, q, f"{_ident(ident, gtitle)}_{re.sub(r'[^A-Za-z0-9_-]', '-', code)}")
     return _xml(root)
 
 
@@ -243,18 +289,51 @@ def _xml(root: ET.Element) -> bytes:
     return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="utf-8", xml_declaration=False) + b"\n"
 
 
+def _grouped(sheet: Any, warnings: list[str]) -> list[tuple[str, list[tuple[str, Question]]]]:
+    """A class's variants as question groups: one per question of the sheet ("q3 (a)[1, 2]"), holding
+    that question of every variant (once per variant code). Each item carries its problem's
+    statement, since Canvas draws each group's item on its own: a text-only stem could come from
+    another variant than the questions after it."""
+    groups: dict[str, dict[str, Question]] = {}
+    for c in sheet.copies:
+        for k, p in enumerate(c.problems, 1):
+            qs = problem_questions(p, k, warnings, f"variant {c.code}")
+            stem = qs[0].html
+            for q in qs[1:]:
+                groups.setdefault(q.title, {}).setdefault(c.code, replace(
+                    q, title=f"{q.title} (variant {c.code})", html=stem + q.html))
+    out = []
+    for title, members in groups.items():
+        points = {q.points for q in members.values()}
+        if len(points) > 1:
+            warnings.append(f"canvas: {title} is worth {' or '.join(f'{x:g}' for x in sorted(points))} points in "
+                            f"different variants; its group gives each the first one's")
+        out.append((title, list(members.items())))
+    return out
+
+
 def package(sheet: Any) -> tuple[bytes, list[str]]:
-    """The sheet as a Canvas QTI zip, and the warnings of parts left out."""
+    """The sheet as a Canvas QTI zip, and the warnings of parts left out. With per-student variants:
+    one quiz of question groups (Canvas draws a variant per question per student), or, with the
+    sheet's canvas_per_student, one quiz per student's variant."""
     warnings: list[str] = []
-    copies = [("", sheet.copies[0].problems)] if not sheet.variants else [(c.code, c.problems) for c in sheet.copies]
     base = _ident(getattr(sheet, "printed_id", None) or sheet.recipe.title)
+    if sheet.variants and not getattr(sheet, "canvas_per_student", False):
+        ident = _ident(base, "groups")
+        groups = _grouped(sheet, warnings)
+        files = {f"{ident}/{ident}.xml": assessment_xml(sheet.recipe.title, ident, [], groups),
+                 f"{ident}/assessment_meta.xml": meta_xml(sheet.recipe.title, ident,
+                                                          sum(m[0][1].points for _, m in groups))}
+        warnings = [" ".join(w.split()) for w in dict.fromkeys(warnings)]
+        return zip_bytes({"imsmanifest.xml": manifest_xml(base, [ident])} | files), warnings
+    copies = [("", sheet.copies[0].problems)] if not sheet.variants else [(c.code, c.problems) for c in sheet.copies]
     files: dict[str, bytes] = {}
     quizzes = []
     for code, problems in copies:
         ident = _ident(base, code)
         title = sheet.recipe.title + (f" — variant {code}" if code else "")
         questions = [q for k, p in enumerate(problems, 1)
-                     for q in _problem_questions(p, k, warnings, f"variant {code}" if code else "")]
+                     for q in problem_questions(p, k, warnings, f"variant {code}" if code else "")]
         quizzes.append(ident)
         files[f"{ident}/{ident}.xml"] = assessment_xml(title, ident, questions)
         files[f"{ident}/assessment_meta.xml"] = meta_xml(title, ident, sum(q.points for q in questions))

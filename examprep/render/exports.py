@@ -54,6 +54,13 @@ def _canvas(sheet: Any) -> Written:
 
 
 def _blackboard(sheet: Any) -> Written:
+    from examprep.render import blackboard_pool
+
+    data, warnings = blackboard_pool.package(sheet)      # warnings: parts it cannot take
+    return {"blackboard.zip": data}, warnings
+
+
+def _blackboard_txt(sheet: Any) -> Written:
     from examprep.render import blackboard
 
     return blackboard.files(sheet)      # a long file split (blackboard-1.txt…); warnings: choices past 20
@@ -69,8 +76,10 @@ EXPORTS: dict[str, Export] = {e.name: e for e in (
     Export("qti21", "an IMS QTI 2.1 package for OpenOLAT, ILIAS, Inspera, Blackboard", ("qti21.zip",), _qti21,
            aliases=("qti", "qti2"), lms=True),
     Export("canvas", "Canvas's QTI 1.2 zip", ("canvas.zip",), _canvas, aliases=("qti12",), lms=True),
-    Export("blackboard", "Blackboard's Upload Questions file", ("blackboard.txt",), _blackboard, aliases=("bb",),
-           lms=True, student_files="blackboard/{id}.txt"),
+    Export("blackboard", "Blackboard's pool package, with points and feedback", ("blackboard.zip",), _blackboard,
+           aliases=("bb",), lms=True),
+    Export("blackboard-txt", "Blackboard's Upload Questions file (no points or feedback)", ("blackboard.txt",),
+           _blackboard_txt, aliases=("bb-txt",), lms=True, student_files="blackboard/{id}.txt"),
 )}
 DEFAULT_FORMATS = ("pdf", "md")
 

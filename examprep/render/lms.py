@@ -123,3 +123,49 @@ def zip_bytes(files: dict[str, bytes]) -> bytes:
             info.external_attr = 0o644 << 16
             z.writestr(info, data)
     return buf.getvalue()
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A known mistake of a part as an LMS can test for it: the entries where its value differs
+    from the answer, each with the wrong value and the absolute error accepted around it (never
+    reaching the correct range), or, for a choice part, the option it picks (``choice``)."""
+
+    id: str
+    explanation: str
+    values: tuple[tuple[Entry, float, float], ...] = ()      # (entry, wrong value, bound)
+    choice: str | None = None
+
+
+def mistakes(part: Any) -> tuple[list[Mistake], list[str]]:
+    """The part's known mistakes that a response condition can catch, and a note for each one
+    that none can (a value within tolerance of the answer, or not of the part's shape)."""
+    found: list[Mistake] = []
+    skipped: list[str] = []
+    for m in part.misconceptions:
+        if part.kind == "choice":
+            if isinstance(m.value, str) and m.value != str(part.expected):
+                found.append(Mistake(m.id, m.explanation, choice=m.value))
+            else:
+                skipped.append(f"mistake {m.id} of part ({part.id}) is not another option")
+            continue
+        if not is_numeric(part):
+            skipped.append(f"mistake {m.id} of part ({part.id}) is not a number")
+            continue
+        ents = entries(part)
+        wrong = flat(m.value)
+        if len(wrong) != len(ents) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in wrong):
+            skipped.append(f"mistake {m.id} of part ({part.id}) is not a value of the part's shape")
+            continue
+        vals = []
+        for e, v in zip(ents, wrong):
+            gap = abs(float(v) - e.expected)
+            if gap <= e.bound or gap == 0:
+                continue                      # this entry of the mistake is right (or within tolerance)
+            bound = 0.0 if e.bound == 0 else min(float(part.tolerance.bound(float(v))), (gap - e.bound) / 2)
+            vals.append((e, float(v), bound))
+        if vals:
+            found.append(Mistake(m.id, m.explanation, tuple(vals)))
+        else:
+            skipped.append(f"mistake {m.id} of part ({part.id}) is within tolerance of the answer")
+    return found, skipped

@@ -11,7 +11,8 @@ examprep's few units in the last place of float noise — the closest stricter r
 (stricter: examprep also accepts equivalent forms), written parts ``extendedTextInteraction``s
 with the model answer and rubric in a ``rubricBlock`` for the scorer. Math is MathML made by
 latex2mathml from the LaTeX examprep's other renderers print; the worked solution is the
-item's modal feedback.
+item's modal feedback, and each known mistake a response condition that adds its own modal
+feedback (the grade report's explanation) to FEEDBACK (cardinality multiple).
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from examprep.exact import is_exact_form
 from examprep.problem import Problem
 from examprep.render import accepted, choices_shown, markdown
 from examprep.render.worked import worked_steps
-from examprep.render.lms import Slot, entries, is_numeric, part_letter, question_name, slots, zip_bytes
+from examprep.render.lms import Slot, entries, is_numeric, mistakes, part_letter, question_name, slots, zip_bytes
 
 QTI = "http://www.imsglobal.org/xsd/imsqti_v2p1"
 CP = "http://www.imsglobal.org/xsd/imscp_v1p1"
@@ -245,6 +246,31 @@ def _written_part(body: ET.Element, item: ET.Element, part: Any, i: int, top: ET
             _el(ul, "li", text=line)
 
 
+def _mistake(item: ET.Element, rp: ET.Element, part: Any, m: Any, i: int, k: int) -> None:
+    """A known mistake of part i: the response that makes it adds MISTAKE_X_k to FEEDBACK (a value:
+    every entry where the mistake differs from the answer within its own bound, which never reaches
+    the correct range; a choice: the option it picks), shown as modal feedback with its explanation."""
+    ident = f"MISTAKE_{part_letter(i).upper()}_{k}"
+    options = choices_shown(part) if m.choice is not None else []
+    if m.choice is not None and m.choice not in options:
+        return
+    cond = _el(_el(rp, "responseCondition"), "responseIf")
+    if m.choice is not None:
+        test = _el(cond, "match")
+        _el(test, "variable", {"identifier": response_id(i)})
+        _el(test, "baseValue", {"baseType": "identifier"}, f"C{options.index(m.choice) + 1}")
+    else:
+        test = _el(cond, "and")
+        for e, value, bound in m.values:
+            test.append(_equal(response_id(i, e.index), value, bound))
+    add = _el(_el(cond, "setOutcomeValue", {"identifier": "FEEDBACK"}), "multiple")
+    _el(add, "variable", {"identifier": "FEEDBACK"})
+    _el(add, "baseValue", {"baseType": "identifier"}, ident)
+    modal = _el(item, "modalFeedback", {"outcomeIdentifier": "FEEDBACK", "showHide": "show", "identifier": ident,
+                                        "title": f"Known mistake in ({part_letter(i)})"})
+    _el(modal, "p", text=m.explanation)
+
+
 def _solution(parent: ET.Element, problem: Any) -> None:
     _el(parent, "h4", text="Worked solution")
     for n, step in enumerate(worked_steps(problem), 1):
@@ -292,13 +318,16 @@ def item_xml(problem: Any, identifier: str, title: str) -> ET.Element:
         decl = _el(item, "outcomeDeclaration", {"identifier": ident, "cardinality": "single", "baseType": base})
         value = "0" if ident == "SCORE" else f"{float(problem.points):g}"
         _el(_el(decl, "defaultValue"), "value", text=value)
-    _el(item, "outcomeDeclaration", {"identifier": "FEEDBACK", "cardinality": "single", "baseType": "identifier"})
+    _el(item, "outcomeDeclaration", {"identifier": "FEEDBACK", "cardinality": "multiple", "baseType": "identifier"})
     item.append(body)
     rp = _el(item, "responseProcessing")
     for test, points in rules:
         _rule(rp, test, points)
-    fb = _el(rp, "setOutcomeValue", {"identifier": "FEEDBACK"})
+    fb = _el(_el(rp, "setOutcomeValue", {"identifier": "FEEDBACK"}), "multiple")
     _el(fb, "baseValue", {"baseType": "identifier"}, "SOLUTION")
+    for i, part in enumerate(problem.parts):
+        for k, m in enumerate(mistakes(part)[0], 1):
+            _mistake(item, rp, part, m, i, k)
     modal = _el(item, "modalFeedback", {"outcomeIdentifier": "FEEDBACK", "showHide": "show",
                                         "identifier": "SOLUTION", "title": "Worked solution"})
     _solution(modal, problem)
@@ -377,8 +406,11 @@ form (case-insensitive): stricter than examprep, which also accepts equivalent f
 A "to N significant figures, written with exactly N" part is checked on its value only: QTI
 cannot see how many figures were written. Written parts are extended-text responses marked by
 hand; their model answers and rubrics are in a rubricBlock shown to scorers.
-Known mistakes (misconceptions) and their feedback are not exported; the worked solution is each
-item's modal feedback. Math is MathML (made with latex2mathml).
+Each known mistake (a value or option examprep names when grading) is a response condition: the
+response that makes it shows a modal feedback with the explanation examprep's grade report gives
+(a value is matched within its own bound, which never reaches the correct range; a mistake within
+tolerance of the answer cannot be told apart and is left out). The worked solution is each item's
+modal feedback too. Math is MathML (made with latex2mathml).
 """
 
 

@@ -82,6 +82,7 @@ class Sheet:
     copies: list[Copy]
     variants: bool = False
     legacy: bool = False           # variants derived the old way (--legacy-secret)
+    canvas_per_student: bool = False   # an export choice: Canvas gets one quiz per student (--canvas-per-student)
 
     @property
     def sheet_id(self) -> str:

@@ -390,7 +390,8 @@ def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, co
                secret_file: str | None = None, formats: str | None = None, out: str | None = None,
                force: bool = False, title: str | None = None, course: str | None = None,
                legacy_secret: bool = False, progress: Progress | None = None, decimal_comma: bool = False,
-               split: bool = False, questions_dir: str | None = None, checkpoint: str | None = None) -> Result:
+               split: bool = False, questions_dir: str | None = None, checkpoint: str | None = None,
+               canvas_per_student: bool = False) -> Result:
     """The `examprep sheet` command: validate everything, build, render in memory, then write.
 
     ``seed`` None: a fresh one (build.fresh_seed), which the copies never print.
@@ -403,7 +404,8 @@ def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, co
         return _make_sheet(recipe=recipe, topics=topics, count=count, difficulty=difficulty, seed=seed, roster=roster,
                            secret_file=secret_file, formats=formats, out=out, force=force, title=title, course=course,
                            legacy_secret=legacy_secret, progress=progress, decimal_comma=decimal_comma,
-                           split=split, questions_dir=questions_dir, checkpoint=checkpoint)
+                           split=split, questions_dir=questions_dir, checkpoint=checkpoint,
+                           canvas_per_student=canvas_per_student)
     except KeyboardInterrupt:     # the workers are stopped and the temporaries removed on the way here
         raise KeyboardInterrupt("nothing was written") from None
 
@@ -412,7 +414,8 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
                 seed: int | None, roster: str | None, secret_file: str | None, formats: str | None, out: str | None,
                 force: bool, title: str | None, course: str | None, legacy_secret: bool,
                 progress: Progress | None, decimal_comma: bool = False, split: bool = False,
-                questions_dir: str | None = None, checkpoint: str | None = None) -> Result:
+                questions_dir: str | None = None, checkpoint: str | None = None,
+                canvas_per_student: bool = False) -> Result:
     fmts = parse_formats(formats)
     if recipe and topics:
         raise ParamError("give either --recipe or --topics, not both")
@@ -445,6 +448,8 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
         raise ParamError("--split writes one PDF per student: give --roster too")
     if split and "pdf" not in fmts:
         raise ParamError("--split writes one PDF per student: add pdf to --format")
+    if canvas_per_student and (students is None or "canvas" not in fmts):
+        raise ParamError("--canvas-per-student writes one Canvas quiz per student: give --roster and --format canvas")
     if legacy_secret and not secret_file:
         raise SheetError("--legacy-secret goes with --roster and --secret-file (it regenerates old variants)")
     if out is not None and not out.strip():
@@ -475,10 +480,11 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
         seed_from = "new" if seed is None else "key"
     seed = fresh_seed() if seed is None else seed
     sheet = build_sheet(r, seed, roster=students, secret=secret, legacy=legacy_secret, progress=progress)
+    sheet = replace(sheet, canvas_per_student=canvas_per_student)
     fonts = font_plan(sheet) if "pdf" in fmts else None
     warnings += fonts.warnings if fonts else []
     outputs = render_outputs(sheet, fmts, progress, fonts.files if fonts else [], split=split, warnings=warnings)
-    notes = []
+    notes = [CANVAS_GROUPS_NOTE] if sheet.variants and "canvas" in fmts and not canvas_per_student else []
     if sheet.variants and any(earlier_codes.get(c.student.id, c.code) != c.code for c in sheet.copies):
         seed_from = "key, other secret"     # that key was made with --secret-file: its variants are not these
     if own_secret:
@@ -487,12 +493,19 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
         rebuild = rebuild_command(recipe=recipe, topics=topics, count=count, difficulty=difficulty, seed=seed,
                                   roster=roster, secret_file=secret_file, title=title, course=course,
                                   decimal_comma=decimal_comma, formats=formats, split=split,
-                                  questions_dir=questions_dir, checkpoint=checkpoint)
+                                  questions_dir=questions_dir, checkpoint=checkpoint,
+                                  canvas_per_student=canvas_per_student)
         notes.append(class_secret_note(secret_file, new_secret, seed_from, rebuild))
     stale = stale_files(out_dir, earlier_files(out_dir), outputs, keep=inputs) if force else Stale()
     written = write_outputs(out_dir, outputs, force, stale=stale)
     return Result(sheet, out_dir, written, warnings + stale.warnings(out_dir), [out_dir / rel for rel in stale.remove],
                   notes)
+
+
+CANVAS_GROUPS_NOTE = ("canvas.zip is ONE quiz: each question is a group holding every student's variant, and "
+                      "Canvas draws a variant per question per student at random, so a student's online quiz is "
+                      "not their printed copy (item titles carry the variant code, to map results to the key); "
+                      "--canvas-per-student writes one quiz per student instead")
 
 
 def parse_formats(spec: str | None) -> tuple[str, ...]:

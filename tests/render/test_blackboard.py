@@ -111,7 +111,7 @@ def test_variants_get_a_file_each(tmp_path):
     res = CliRunner().invoke(app, ["secret", str(tmp_path / "s.txt")])
     assert res.exit_code == 0
     res = CliRunner().invoke(app, ["sheet", "--recipe", "cnn", "--seed", "2", "--roster", str(tmp_path / "roster.csv"),
-                                   "--secret-file", str(tmp_path / "s.txt"), "--format", "blackboard",
+                                   "--secret-file", str(tmp_path / "s.txt"), "--format", "blackboard-txt",
                                    "--out", str(tmp_path / "o")])
     assert res.exit_code == 0, res.output
     for sid in ("a1", "b2"):
@@ -122,7 +122,7 @@ def test_variants_get_a_file_each(tmp_path):
 
 
 def test_sheet_command_writes_the_file(tmp_path):
-    res = CliRunner().invoke(app, ["sheet", "--recipe", "cnn", "--seed", "3", "--format", "blackboard",
+    res = CliRunner().invoke(app, ["sheet", "--recipe", "cnn", "--seed", "3", "--format", "blackboard-txt",
                                    "--out", str(tmp_path / "o")])
     assert res.exit_code == 0, res.output
     assert parse((tmp_path / "o" / "blackboard.txt").read_bytes())

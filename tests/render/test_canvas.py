@@ -16,6 +16,7 @@ from text2qti.quiz import Quiz
 from typer.testing import CliRunner
 
 from examprep import generators, sheets
+from examprep.sheets import variants
 from examprep.cli import app
 from examprep.problem import Tolerance
 from examprep.render import canvas
@@ -102,6 +103,19 @@ def _strip_feedback(item: ET.Element) -> ET.Element:
     return item
 
 
+def _without_incorrect(item: ET.Element) -> ET.Element:
+    """The item without its incorrect-answer feedback (the known mistakes; tests/render/test_lms_mistakes.py
+    compares that with text2qti's "-" feedback)."""
+    item = ET.fromstring(ET.tostring(item))
+    proc = item.find("q:resprocessing", NS)
+    for cond in list(proc if proc is not None else []):
+        if cond.find("q:displayfeedback[@linkrefid='general_incorrect_fb']", NS) is not None:
+            proc.remove(cond)
+    for fb in item.findall("q:itemfeedback[@ident='general_incorrect_fb']", NS):
+        item.remove(fb)
+    return item
+
+
 def test_every_question_kind_is_built_as_text2qti_builds_it(text2qti_items, midterm):
     theirs, _ = text2qti_items
     _, z, _ = midterm
@@ -114,7 +128,7 @@ def test_every_question_kind_is_built_as_text2qti_builds_it(text2qti_items, midt
         ref = theirs[kind]
         with_feedback = [i for i in items if i.find("q:itemfeedback", NS) is not None]
         if kind != "text_only_question":            # a worked solution, as text2qti's "..." general feedback
-            assert with_feedback and _skeleton(with_feedback[0]) == _skeleton(ref)
+            assert with_feedback and _skeleton(_without_incorrect(with_feedback[0])) == _skeleton(ref)
         for item in items:
             assert _skeleton(_strip_feedback(item)) == _skeleton(_strip_feedback(ref)), kind
 
@@ -222,14 +236,63 @@ def test_a_part_canvas_cannot_take_is_refused_with_a_warning_naming_it(tmp_path)
     assert [_type(i) for i in _items(root)] == ["text_only_question"]
 
 
-def test_variants_are_one_quiz_each():
-    roster = [sheets.Student("a1", "A"), sheets.Student("b2", "B")]
+@pytest.fixture(scope="module")
+def class_sheet():
+    roster = [sheets.Student("a1", "A"), sheets.Student("b2", "B"), sheets.Student("c3", "C")]
     secret = b"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
-    sheet = sheets.build_sheet(sheets.load_recipe("cnn"), 1, roster=roster, secret=secret)
+    return sheets.build_sheet(sheets.load_recipe("cnn"), 1, roster=roster, secret=secret)
+
+
+def test_canvas_per_student_gives_one_quiz_each(class_sheet):
+    sheet = replace(class_sheet, canvas_per_student=True)
     z = zipfile.ZipFile(io.BytesIO(canvas.package(sheet)[0]))
     roots = _assessment(z)
     titles = sorted(r.find("q:assessment", NS).get("title") for r in roots)
     assert titles == sorted(f"CNN practice sheet — variant {c.code}" for c in sheet.copies)
+
+
+def test_a_class_is_one_quiz_of_question_groups_drawing_one_variant_each(class_sheet):
+    """As Canvas exports a question group (and R/exams' exams2canvas writes one): a section with
+    selection_number 1 and points_per_item, its items one per variant, identified by the code."""
+    z = zipfile.ZipFile(io.BytesIO(canvas.package(class_sheet)[0]))
+    [root] = _assessment(z)
+    top = root.find("q:assessment/q:section", NS)
+    groups = top.findall("q:section", NS)
+    assert top.findall("q:item", NS) == [] and groups
+    codes = {c.code for c in class_sheet.copies}
+    total = 0.0
+    for g in groups:
+        assert g.findtext("q:selection_ordering/q:selection/q:selection_number", namespaces=NS) == "1"
+        per_item = float(g.findtext(".//q:selection_extension/q:points_per_item", namespaces=NS))
+        items = g.findall("q:item", NS)
+        assert {i.get("ident").rsplit("_", 1)[1] for i in items} == codes      # every variant, by its code
+        for item in items:
+            code = item.get("ident").rsplit("_", 1)[1]
+            assert item.get("title").endswith(f"(variant {code})")
+            points = [f.findtext("q:fieldentry", namespaces=NS) for f in item.iterfind(".//q:qtimetadatafield", NS)
+                      if f.findtext("q:fieldlabel", namespaces=NS) == "points_possible"]
+            assert float(points[0]) == per_item
+        total += per_item
+    # each group draws one item: the quiz is worth the sheet's points (every part Canvas can take)
+    assert total == pytest.approx(sum(p.points for p in class_sheet.copies[0].problems))
+    meta = ET.fromstring(z.read(next(n for n in z.namelist() if n.endswith("assessment_meta.xml"))))
+    assert float(meta.findtext("{http://canvas.instructure.com/xsd/cccv1p0}points_possible")) == pytest.approx(total)
+
+
+def test_sheet_command_says_canvas_draws_variants_at_random(tmp_path):
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id,name\na1,A\nb2,B\n", encoding="utf-8")
+    res = CliRunner().invoke(app, ["sheet", "-t", "softmax-cross-entropy", "--seed", "3", "--format", "canvas", "--roster",
+                                   str(roster), "--out", str(tmp_path / "o")])
+    assert res.exit_code == 0, res.output
+    assert "Canvas draws a variant per question per student at random" in " ".join(res.output.split())
+    res = CliRunner().invoke(app, ["sheet", "-t", "softmax-cross-entropy", "--seed", "3", "--format", "canvas",
+                                   "--canvas-per-student", "--out", str(tmp_path / "p")])
+    assert res.exit_code == 2 and "--canvas-per-student" in res.output and "--roster" in res.output
+    rebuild = variants.rebuild_command(recipe=None, topics=["softmax-cross-entropy"], count=None, difficulty=None,
+                                       seed=3, roster="r.csv", secret_file="s.hex", title=None, course=None,
+                                       decimal_comma=False, formats="canvas", canvas_per_student=True)
+    assert rebuild.endswith("--canvas-per-student")     # the class's rebuild command keeps the choice
 
 
 def test_sheet_command_writes_the_zip(tmp_path):

@@ -66,7 +66,7 @@ def exported(tmp_path_factory):
     d = tmp_path_factory.mktemp("evil")
     (d / "evil.toml").write_text(QUESTION)
     (d / "recipe.toml").write_text('[sheet]\ntitle = "Injected"\n\n[[problem]]\nquestion = "evil.toml"\n')
-    res = CliRunner().invoke(app, ["sheet", "-r", str(d / "recipe.toml"), "-f", "pdf,md,moodle,qti21,canvas,blackboard",
+    res = CliRunner().invoke(app, ["sheet", "-r", str(d / "recipe.toml"), "-f", "pdf,md,moodle,qti21,canvas,blackboard-txt",
                                    "--out", str(d / "o"), "-s", "1"])
     assert res.exit_code == 0, res.output
     return d / "o"

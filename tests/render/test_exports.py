@@ -55,7 +55,7 @@ def test_a_format_added_to_the_table_alone_is_named_by_the_help_screens(tmp_path
         res = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, timeout=60,
                              env={"COLUMNS": "200", "PATH": "", "PYTHONPATH": str(Path(__file__).parents[2])})
         assert res.returncode == 0, res.stderr
-        assert "blackboard, fake." in _flat(res.stdout), res.stdout
+        assert "blackboard-txt, fake." in _flat(res.stdout), res.stdout
     assert "fake (a fake LMS file) [default: pdf,md]" in _flat(res.stdout)
 
 
@@ -77,12 +77,12 @@ def test_an_unknown_format_is_refused_naming_every_format_and_the_one_it_may_mea
     with pytest.raises(ParamError) as err:
         parse_formats("pdf,nope")
     assert str(err.value) == ("--format: unknown format 'nope'; choose from "
-                              "pdf, md, moodle, qti21, canvas, blackboard, fake")
+                              "pdf, md, moodle, qti21, canvas, blackboard, blackboard-txt, fake")
     with pytest.raises(ParamError, match=r"unknown format 'phony'; did you mean fake\?"):
         parse_formats("phony")
     with pytest.raises(ParamError, match=r"unknown format 'markdown'; did you mean md\?"):
         parse_formats("markdown")
-    with pytest.raises(ParamError, match="give one or more of pdf, md, moodle, qti21, canvas, blackboard, fake"):
+    with pytest.raises(ParamError, match="give one or more of pdf, md, moodle, qti21, canvas, blackboard, blackboard-txt, fake"):
         parse_formats(" , ")
 
 

@@ -322,7 +322,7 @@ def _class_run(tmp_path, roster: str, *extra: str):
 
 def test_force_over_a_roster_run_leaves_exactly_the_new_runs_files(tmp_path):
     out = tmp_path / "o"
-    assert _class_run(tmp_path, ROSTER, "-f", "pdf,md,blackboard", "--split").exit_code == 0
+    assert _class_run(tmp_path, ROSTER, "-f", "pdf,md,blackboard-txt", "--split").exit_code == 0
     (out / "notes.txt").write_text("mine")                       # the user's own files stay
     (out / "answers" / "README.txt").write_text("mine too")
     (out / "answers" / "s103.toml").write_text("# marked by hand\n")       # edited since: no longer ours

@@ -21,7 +21,7 @@ from tests.sheets.helpers import pdf_text
 
 runner = CliRunner()
 SEED = 0x5EED_C0DE_1234_5678          # 63 bits, as a fresh draw gives
-FORMATS = "pdf,md,moodle,qti21,canvas,blackboard"
+FORMATS = "pdf,md,moodle,qti21,canvas,blackboard,blackboard-txt"
 
 
 def _reference_id(name: str, seed: int) -> str:
@@ -94,7 +94,7 @@ def test_the_keys_seed_rebuilds_the_same_files(fresh, tmp_path):
     assert res.exit_code == 0, res.output
     # (qti21.zip is left out: a second QTI export in one process writes "ns0:" prefixes, since the
     # Canvas export re-registers ElementTree's default namespace; a fresh process writes the same bytes)
-    for name in ("key.json", "problems.md", "solutions.md", "answers.toml", "moodle.xml", "blackboard.txt",
+    for name in ("key.json", "problems.md", "solutions.md", "answers.toml", "moodle.xml", "blackboard.txt", "blackboard.zip",
                  "canvas.zip"):
         assert (tmp_path / "r" / name).read_bytes() == (out / name).read_bytes(), name
     key = keys.read_key(out / "key.json")
