@@ -36,6 +36,7 @@ __all__ = [
     "lr_schedule", "lstm_cell", "masked_softmax", "max_derivative", "max_pool", "max_pool_backward", "minimize",
     "mlp_backprop", "mlp_regression", "multi_head_shapes", "network_shapes", "optimizer_step", "param_count",
     "positional_encoding", "positional_encoding_relative", "receptive_field",
-    "residual_block", "residual_stack", "rnn_bptt", "rnn_bptt_output", "rnn_cell", "rnn_unroll", "rope", "rope_score", "same_padding",
+    "residual_block", "residual_stack", "rnn_bptt", "rnn_bptt_output", "rnn_cell", "rnn_unroll", "rope", "rope_score",
+    "same_padding",
     "scaling_law", "self_attention", "softmax", "teacher_forcing", "training_time", "vanishing_gradient",
 ]

@@ -198,8 +198,8 @@ def rnn_bptt_output(cell: str, x, target, weight_ih, weight_hh, weight_y, bias_i
     hs = forward.hidden
     T, H = hs.shape
     W_y = matrix("weight_y", weight_y, (None, H))
-    O = W_y.shape[0]
-    b_y = np.zeros(O) if bias_y is None else vector("bias_y", bias_y, O)
+    n_out = W_y.shape[0]
+    b_y = np.zeros(n_out) if bias_y is None else vector("bias_y", bias_y, n_out)
     z = hs @ W_y.T + b_y
     y = z if psi == "identity" else sigmoid(z) if psi == "sigmoid" else np.tanh(z)
     der = np.ones_like(z) if psi == "identity" else y * (1 - y) if psi == "sigmoid" else 1 - y**2
@@ -207,23 +207,23 @@ def rnn_bptt_output(cell: str, x, target, weight_ih, weight_hh, weight_y, bias_i
         idx = np.asarray(array("target", target, (0, 1))).reshape(-1)
         if idx.shape[0] != T:
             raise ShapeError(f"target: expected {T} class indices (one per step), got {idx.shape[0]}")
-        if np.any(idx != np.round(idx)) or np.any(idx < 0) or np.any(idx >= O):
-            raise ParamError(f"target: expected class indices in [0, {O}) (weight_y has {O} rows), got {idx.tolist()}")
-        onehot = np.eye(O)[idx.astype(int)]
+        if np.any(idx != np.round(idx)) or np.any(idx < 0) or np.any(idx >= n_out):
+            raise ParamError(f"target: expected class indices in [0, {n_out}) (weight_y has {n_out} rows), got {idx.tolist()}")
+        onehot = np.eye(n_out)[idx.astype(int)]
         shifted = z - z.max(axis=1, keepdims=True)
         logp = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
         losses = -(onehot * logp).sum(axis=1)
         g_y = np.exp(logp) - onehot
     else:
         tgt = array("target", target, (1, 2))
-        if tgt.ndim == 1 and O == 1:
+        if tgt.ndim == 1 and n_out == 1:
             tgt = tgt[:, None]
-        if tgt.shape != (T, O):
-            raise ShapeError(f"target: expected {T}×{O} (one row per step, one value per output), got {shape_str(tgt.shape)}")
+        if tgt.shape != (T, n_out):
+            raise ShapeError(f"target: expected {T}×{n_out} (one row per step, one value per output), got {shape_str(tgt.shape)}")
         scale = 0.5 if loss == "half-sse" else 1.0
         losses = scale * ((y - tgt) ** 2).sum(axis=1)
         g_y = 2 * scale * (y - tgt)
-    count = (T if loss == "cross-entropy" else T * O) if reduction == "mean" else 1
+    count = (T if loss == "cross-entropy" else T * n_out) if reduction == "mean" else 1
     losses, g_y = losses / count, g_y / count
     g_z = g_y * der
     own = g_z @ W_y

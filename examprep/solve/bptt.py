@@ -187,8 +187,8 @@ def _reduction(p: dict[str, Any]) -> str:
 def _averaged_over_more_than_one(p: dict[str, Any]) -> bool:
     """A mean divides by something other than 1: several steps (or output units for a squared loss)."""
     T = np.shape(p["x"])[0] if np.ndim(p["x"]) >= 1 else 1
-    O = np.shape(p["weight_y"])[0]
-    return T > 1 or (O > 1 and p["loss"] != "cross-entropy")
+    n_out = np.shape(p["weight_y"])[0]
+    return T > 1 or (n_out > 1 and p["loss"] != "cross-entropy")
 
 
 _SUM_VS_MEAN = Mistake("sum-vs-mean", reduction=lambda p: "mean" if _reduction(p) == "sum" else "sum",

@@ -116,8 +116,8 @@ def ref_rnn_bptt_output(p: dict) -> dict:
     xs = np.asarray(p["x"], dtype=float)
     T = (xs[:, None] if xs.ndim == 1 else xs).shape[0]
     w_y = tensor(p["weight_y"], grad=True)
-    O = w_y.shape[0]
-    b_y = tensor(p["bias_y"] if p.get("bias_y") is not None else np.zeros(O), grad=True)
+    n_out = w_y.shape[0]
+    b_y = tensor(p["bias_y"] if p.get("bias_y") is not None else np.zeros(n_out), grad=True)
     loss_kind = p.get("loss", "half-sse")
     reduction = p.get("reduction") or ("sum" if loss_kind == "half-sse" else "mean")
     psi = {"identity": lambda v: v, "sigmoid": torch.sigmoid, "tanh": torch.tanh}[p.get("output_activation", "identity")]
@@ -130,7 +130,7 @@ def ref_rnn_bptt_output(p: dict) -> dict:
         if loss_kind == "cross-entropy":
             idx = torch.tensor(np.asarray(p["target"]).reshape(-1).astype(int))
             return y, torch.nn.functional.cross_entropy(y, idx, reduction=reduction)
-        target = tensor(np.asarray(p["target"], dtype=float).reshape(T, O))
+        target = tensor(np.asarray(p["target"], dtype=float).reshape(T, n_out))
         scale = 0.5 if loss_kind == "half-sse" else 1.0
         return y, scale * torch.nn.functional.mse_loss(y, target, reduction=reduction)
 
@@ -160,7 +160,7 @@ def _full_graph(p: dict, head) -> dict:
     b_hh = tensor(p["bias_hh"] if p.get("bias_hh") is not None else zeros, grad=True)
     h = tensor(p["h0"] if p.get("h0") is not None else np.zeros(H), grad=True)
     c = tensor(p["c0"] if p.get("c0") is not None else np.zeros(H), grad=True)
-    h0, c0 = h, c
+    h0 = h
     act = torch.tanh if p.get("nonlinearity", "tanh") == "tanh" else torch.relu
     hs = []
     for xt in tensor(xs):
@@ -185,15 +185,15 @@ def random_rnn_bptt_output(rng: np.random.Generator) -> dict:
     p.pop("grad_hidden")
     T = np.shape(p["x"])[0]
     H = np.shape(p["weight_hh"])[1]
-    O = int(rng.integers(1, 4))
+    n_out = int(rng.integers(1, 4))
     loss = pick(rng, ["half-sse", "mse", "cross-entropy"])
-    p.update(weight_y=normal(rng, O, H), bias_y=normal(rng, O), loss=loss)
+    p.update(weight_y=normal(rng, n_out, H), bias_y=normal(rng, n_out), loss=loss)
     if rng.random() < 0.5:
         p["reduction"] = pick(rng, ["sum", "mean"])
     if loss == "cross-entropy":
-        p["target"] = [int(v) for v in rng.integers(0, O, T)]
+        p["target"] = [int(v) for v in rng.integers(0, n_out, T)]
     else:
-        p["target"] = normal(rng, T, O)
+        p["target"] = normal(rng, T, n_out)
         p["output_activation"] = pick(rng, ["identity", "sigmoid", "tanh"])
     return p
 

@@ -38,43 +38,43 @@ def test_the_walkthrough_exactly_by_sympy():
     close(a["grad_h"][0], [float(sp.diff(L_h1, h).subs(at | {h: h1.subs(at)}))], rtol=1e-12, atol=0)
 
 
-def _instance(rng, cell, T, H, O, loss):
+def _instance(rng, cell, T, H, n_out, loss):
     g = {"rnn": 1, "lstm": 4, "gru": 3}[cell]
     p = {"cell": cell, "x": rng.standard_normal((T, 2)), "weight_ih": rng.standard_normal((g * H, 2)),
          "weight_hh": rng.standard_normal((g * H, H)), "bias_ih": rng.standard_normal(g * H),
-         "bias_hh": rng.standard_normal(g * H), "h0": rng.standard_normal(H), "weight_y": rng.standard_normal((O, H)),
-         "bias_y": rng.standard_normal(O), "loss": loss}
-    p["target"] = rng.integers(0, O, T) if loss == "cross-entropy" else rng.standard_normal((T, O))
+         "bias_hh": rng.standard_normal(g * H), "h0": rng.standard_normal(H), "weight_y": rng.standard_normal((n_out, H)),
+         "bias_y": rng.standard_normal(n_out), "loss": loss}
+    p["target"] = rng.integers(0, n_out, T) if loss == "cross-entropy" else rng.standard_normal((T, n_out))
     return p
 
 
 _CASES = dict(seed=st.integers(0, 2**32 - 1), cell=st.sampled_from(["rnn", "lstm", "gru"]), T=st.integers(1, 3),
-              H=st.integers(1, 2), O=st.integers(1, 3), loss=st.sampled_from(["half-sse", "mse", "cross-entropy"]),
+              H=st.integers(1, 2), n_out=st.integers(1, 3), loss=st.sampled_from(["half-sse", "mse", "cross-entropy"]),
               reduction=st.sampled_from([None, "sum", "mean"]), psi=st.sampled_from(["identity", "sigmoid", "tanh"]))
 
 
 @settings(max_examples=6, deadline=None)
 @given(**_CASES)
-def test_every_answer_against_torch_nn_modules(seed, cell, T, H, O, loss, reduction, psi):
-    _against_torch(seed, cell, T, H, O, loss, reduction, psi)
+def test_every_answer_against_torch_nn_modules(seed, cell, T, H, n_out, loss, reduction, psi):
+    _against_torch(seed, cell, T, H, n_out, loss, reduction, psi)
 
 
 @pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(**_CASES)
-def test_every_answer_against_torch_nn_modules_sweep(seed, cell, T, H, O, loss, reduction, psi):
-    _against_torch(seed, cell, T, H, O, loss, reduction, psi)
+def test_every_answer_against_torch_nn_modules_sweep(seed, cell, T, H, n_out, loss, reduction, psi):
+    _against_torch(seed, cell, T, H, n_out, loss, reduction, psi)
 
 
-def _against_torch(seed, cell, T, H, O, loss, reduction, psi):
+def _against_torch(seed, cell, T, H, n_out, loss, reduction, psi):
     torch = pytest.importorskip("torch")
     if loss == "cross-entropy":
         psi = "identity"
-    p = _instance(np.random.default_rng(seed), cell, T, H, O, loss)
+    p = _instance(np.random.default_rng(seed), cell, T, H, n_out, loss)
     kw = {"convention": "pytorch"} if cell == "gru" else {}    # nn.GRU's blend
     t = engine.rnn_bptt_output(**p, output_activation=psi, reduction=reduction, **kw)
     rnn = {"rnn": torch.nn.RNN, "lstm": torch.nn.LSTM, "gru": torch.nn.GRU}[cell](2, H, dtype=torch.float64)
-    lin = torch.nn.Linear(H, O, dtype=torch.float64)
+    lin = torch.nn.Linear(H, n_out, dtype=torch.float64)
     with torch.no_grad():
         for mod, names in ((rnn, ("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0")), (lin, ("weight", "bias"))):
             for n, v in zip(names, (("weight_ih", "weight_hh", "bias_ih", "bias_hh") if mod is rnn else ("weight_y", "bias_y"))):
