@@ -10,7 +10,7 @@ Each function checks its arguments (raising :class:`examprep.errors.ParamError` 
 from examprep.engine._core import Trace
 from examprep.engine.activations import activation, max_derivative
 from examprep.engine.attention import attention, masked_softmax, multi_head_shapes, self_attention
-from examprep.engine.bptt import rnn_bptt
+from examprep.engine.bptt import rnn_bptt, rnn_bptt_output
 from examprep.engine.conv import conv2d, conv_output_size, receptive_field, same_padding
 from examprep.engine.counts import lora, lora_memory, param_count, scaling_law, training_time
 from examprep.engine.decoder import causal_mask, causal_softmax, cross_attention, teacher_forcing
@@ -36,6 +36,7 @@ __all__ = [
     "lr_schedule", "lstm_cell", "masked_softmax", "max_derivative", "max_pool", "max_pool_backward", "minimize",
     "mlp_backprop", "mlp_regression", "multi_head_shapes", "network_shapes", "optimizer_step", "param_count",
     "positional_encoding", "positional_encoding_relative", "receptive_field",
-    "residual_block", "residual_stack", "rnn_bptt", "rnn_cell", "rnn_unroll", "rope", "rope_score", "same_padding",
+    "residual_block", "residual_stack", "rnn_bptt", "rnn_bptt_output", "rnn_cell", "rnn_unroll", "rope", "rope_score",
+    "same_padding",
     "scaling_law", "self_attention", "softmax", "teacher_forcing", "training_time", "vanishing_gradient",
 ]

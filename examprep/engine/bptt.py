@@ -1,9 +1,10 @@
-"""Backpropagation through time for RNN, LSTM and GRU cells unrolled over a sequence (Werbos 1990)."""
+"""Backpropagation through time for RNN, LSTM and GRU cells unrolled over a sequence (Werbos 1990),
+alone or with an output layer and a loss on every step."""
 from __future__ import annotations
 
 import numpy as np
 
-from examprep.engine._core import Trace, array, choice, integer, matrix, shape_str, vector
+from examprep.engine._core import Trace, array, choice, integer, matrix, shape_str, sigmoid, vector
 from examprep.engine.rnn import GRU_CONVENTIONS, GRU_RESETS, gru_cell, lstm_cell, rnn_cell
 from examprep.errors import ParamError, ShapeError
 
@@ -152,4 +153,83 @@ def rnn_bptt(cell: str, x, weight_ih, weight_hh, bias_ih=None, bias_hh=None, *, 
                   grad_bias_hh_steps=contrib_bhh)
     if cell == "lstm":
         trace.update(cell=np.array(cs), grad_c0=grad_c0)
+    return trace
+
+
+OUTPUT_LOSSES = ("half-sse", "mse", "cross-entropy")
+OUTPUT_ACTIVATIONS = ("identity", "sigmoid", "tanh")
+LOSS_REDUCTIONS = ("sum", "mean")
+_DEFAULT_REDUCTION = {"half-sse": "sum", "mse": "mean", "cross-entropy": "mean"}
+
+
+def rnn_bptt_output(cell: str, x, target, weight_ih, weight_hh, weight_y, bias_ih=None, bias_hh=None, bias_y=None, *,
+                    h0=None, c0=None, nonlinearity: str = "tanh", convention: str = "lecture", reset: str = "after",
+                    output_activation: str = "identity", loss: str = "half-sse", reduction: str | None = None,
+                    truncation=None) -> Trace:
+    """A recurrent cell unrolled over T steps with an output layer y_t = ψ(W_y h_t + b_y) and a loss on
+    every step, and all its gradients by backpropagation through time.
+
+    The cell, x, h0, c0, its weights and options are rnn_bptt's. weight_y (O, H), bias_y (O,) (zeros
+    when omitted). output_activation ψ: "identity", "sigmoid" or "tanh" (cross-entropy takes logits:
+    identity only).
+    loss (over every step and output unit; reduction None takes the loss's usual one):
+      "half-sse"      ½ Σ_t Σ_k (y_tk − target_tk)², reduction "sum" (default); "mean" divides by T·O;
+      "mse"           torch.nn.MSELoss: Σ_t Σ_k (y_tk − target_tk)² / (T·O) ("mean", default) or the sum;
+      "cross-entropy" torch.nn.CrossEntropyLoss over the T steps as a batch: target holds T class
+                      indices, loss = (1/T) Σ_t −log softmax(y_t)[target_t] ("mean", default) or the sum.
+    target: (T, O) for the squared losses (a T-vector when O = 1), T class indices for cross-entropy.
+    Backward: ∂L/∂y_t from the loss, ∂L/∂(W_y h_t + b_y) = ∂L/∂y_t ⊙ ψ', ∂L/∂W_y = Σ_t (that) h_tᵀ,
+    ∂L/∂b_y its sum over t, and δ_t = W_yᵀ (that) is the gradient each step's own loss sends into h_t;
+    then rnn_bptt with grad_hidden = δ (each ∂L/∂h_t adds what step t + 1 sends back).
+    Returns rnn_bptt's trace plus output (T, O) = y_t, logits (T, O) = W_y h_t + b_y, loss, losses (T,):
+    each step's share of the loss, grad_output (T, O) = ∂L/∂y_t, grad_logits (T, O), grad_w_y,
+    grad_b_y, grad_hidden_own (T, H) = δ_t, and grad_w_y_steps (T, O, H): each step's share of grad_w_y.
+    Raises ShapeError naming the argument whose shape is wrong, ParamError for a class index outside
+    [0, O) or an option the loss does not take.
+    """
+    loss = choice("loss", loss, OUTPUT_LOSSES)
+    psi = choice("output_activation", output_activation, OUTPUT_ACTIVATIONS)
+    reduction = _DEFAULT_REDUCTION[loss] if reduction is None else choice("reduction", reduction, LOSS_REDUCTIONS)
+    if loss == "cross-entropy" and psi != "identity":
+        raise ParamError("output_activation: cross-entropy takes the logits W_y h + b_y (softmax is in the loss): "
+                         "use \"identity\"")
+    forward = rnn_bptt(cell, x, weight_ih, weight_hh, bias_ih, bias_hh, h0=h0, c0=c0, nonlinearity=nonlinearity,
+                       convention=convention, reset=reset)
+    hs = forward.hidden
+    T, H = hs.shape
+    W_y = matrix("weight_y", weight_y, (None, H))
+    n_out = W_y.shape[0]
+    b_y = np.zeros(n_out) if bias_y is None else vector("bias_y", bias_y, n_out)
+    z = hs @ W_y.T + b_y
+    y = z if psi == "identity" else sigmoid(z) if psi == "sigmoid" else np.tanh(z)
+    der = np.ones_like(z) if psi == "identity" else y * (1 - y) if psi == "sigmoid" else 1 - y**2
+    if loss == "cross-entropy":
+        idx = np.asarray(array("target", target, (0, 1))).reshape(-1)
+        if idx.shape[0] != T:
+            raise ShapeError(f"target: expected {T} class indices (one per step), got {idx.shape[0]}")
+        if np.any(idx != np.round(idx)) or np.any(idx < 0) or np.any(idx >= n_out):
+            raise ParamError(f"target: expected class indices in [0, {n_out}) (weight_y has {n_out} rows), got {idx.tolist()}")
+        onehot = np.eye(n_out)[idx.astype(int)]
+        shifted = z - z.max(axis=1, keepdims=True)
+        logp = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+        losses = -(onehot * logp).sum(axis=1)
+        g_y = np.exp(logp) - onehot
+    else:
+        tgt = array("target", target, (1, 2))
+        if tgt.ndim == 1 and n_out == 1:
+            tgt = tgt[:, None]
+        if tgt.shape != (T, n_out):
+            raise ShapeError(f"target: expected {T}×{n_out} (one row per step, one value per output), got {shape_str(tgt.shape)}")
+        scale = 0.5 if loss == "half-sse" else 1.0
+        losses = scale * ((y - tgt) ** 2).sum(axis=1)
+        g_y = 2 * scale * (y - tgt)
+    count = (T if loss == "cross-entropy" else T * n_out) if reduction == "mean" else 1
+    losses, g_y = losses / count, g_y / count
+    g_z = g_y * der
+    own = g_z @ W_y
+    trace = rnn_bptt(cell, x, weight_ih, weight_hh, bias_ih, bias_hh, h0=h0, c0=c0, nonlinearity=nonlinearity,
+                     convention=convention, reset=reset, grad_hidden=own, truncation=truncation)
+    steps_w_y = g_z[:, :, None] * hs[:, None, :]
+    trace.update(output=y, logits=z, loss=float(losses.sum()), losses=losses, grad_output=g_y, grad_logits=g_z,
+                 grad_w_y=steps_w_y.sum(axis=0), grad_b_y=g_z.sum(axis=0), grad_hidden_own=own, grad_w_y_steps=steps_w_y)
     return trace

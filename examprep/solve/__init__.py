@@ -31,7 +31,7 @@ register(
     pool.AVG_POOL, network.NETWORK_SHAPES, norm.BATCH_NORM, dropout.DROPOUT, dense.MLP_REGRESSION,
     regression.LOGISTIC_REGRESSION, bptt.RNN_BPTT, attention.SELF_ATTENTION, optim.OPTIMIZER_STEP,
     # the second sweep of real exams (issue 38)
-    groupnorm.GROUP_NORM, groupnorm.INSTANCE_NORM, schedule.LR_SCHEDULE, minimize.MINIMIZE,
+    groupnorm.GROUP_NORM, groupnorm.INSTANCE_NORM, schedule.LR_SCHEDULE, minimize.MINIMIZE, bptt.RNN_BPTT_OUTPUT,
 )
 
 __all__ = [

@@ -1,4 +1,5 @@
-"""Solve topic of backpropagation through time: rnn-bptt (an RNN, LSTM or GRU over T steps)."""
+"""Solve topics of backpropagation through time: rnn-bptt (an RNN, LSTM or GRU over T steps) and
+rnn-bptt-output (the same with an output layer y_t = ψ(W_y h_t + b_y) and a loss on every step)."""
 from __future__ import annotations
 
 import functools
@@ -9,7 +10,8 @@ import numpy as np
 from examprep import engine
 from examprep.engine import ops
 from examprep.engine._core import Trace
-from examprep.solve.contract import Mistake, Param, Step, Topic
+from examprep.errors import ParamError
+from examprep.solve.contract import Mistake, Param, Refusal, Step, Topic
 from examprep.solve.rnn import REUSE_H0_WHY
 
 _CELL = {"rnn": r"h_t = \phi(W_{ih} x_t + b_{ih} + W_{hh} h_{t-1} + b_{hh})",
@@ -113,7 +115,8 @@ def _from_h0(p: dict[str, Any], t: Trace) -> np.ndarray:
 def _no_slope(p: dict[str, Any], t: Trace) -> np.ndarray:
     """∂L/∂h_t = δ_t + W_hhᵀ ∂L/∂h_{t+1}: what step t + 1 sends back without its activation's slope."""
     T, H = t.grad_h.shape
-    own, w_hh = _own(p, T, H), np.asarray(p["weight_hh"], dtype=float)
+    own = t.grad_hidden_own if "grad_hidden_own" in t else _own(p, T, H)
+    w_hh = np.asarray(p["weight_hh"], dtype=float)
     return np.array([ops.add(own[k], ops.matmul(w_hh.T, t.grad_h[k + 1])) for k in range(T - 1)] + [t.grad_h[-1]])
 
 
@@ -172,4 +175,141 @@ RNN_BPTT = Topic(
                                        "gradients summed over the steps"
                            + ("" if p["truncation"] is None else f"; truncated to {p['truncation']} step(s)")},
     answer_names=lambda p, t: [n for n in _ANSWERS if n in t],
+)
+
+
+# rnn-bptt-output: the same cells with an output layer and a stated loss on every step
+
+def _reduction(p: dict[str, Any]) -> str:
+    return p["reduction"] or engine.bptt._DEFAULT_REDUCTION[p["loss"]]
+
+
+def _averaged_over_more_than_one(p: dict[str, Any]) -> bool:
+    """A mean divides by something other than 1: several steps (or output units for a squared loss)."""
+    T = np.shape(p["x"])[0] if np.ndim(p["x"]) >= 1 else 1
+    n_out = np.shape(p["weight_y"])[0]
+    return T > 1 or (n_out > 1 and p["loss"] != "cross-entropy")
+
+
+_SUM_VS_MEAN = Mistake("sum-vs-mean", reduction=lambda p: "mean" if _reduction(p) == "sum" else "sum",
+                       when=_averaged_over_more_than_one,
+                       why="Reduce the per-step losses as the question states: a mean divides the sum over the steps "
+                           "(and, for MSE, over the output units too) by their count, and so does every gradient; a sum "
+                           "does not.")
+
+
+def _no_output_derivative(p: dict[str, Any], t: Trace) -> np.ndarray:
+    """Σ_t ∂L/∂y_t h_tᵀ: the output activation's slope ψ' left out."""
+    return functools.reduce(ops.add, [np.outer(t.grad_output[k], t.hidden[k]) for k in range(len(t.hidden))])
+
+
+_NO_PSI = Mistake("no-output-derivative", compute=_no_output_derivative,
+                  when=lambda p: p["output_activation"] != "identity",
+                  why="y_t = ψ(W_y h_t + b_y): multiply ∂L/∂y_t by ψ' (σ: y(1 − y), tanh: 1 − y²) before pairing it "
+                      "with h_tᵀ.")
+
+RNN_BPTT_OUTPUT_MISTAKES = {
+    "hidden": RNN_BPTT_MISTAKES["hidden"],
+    "loss": (_SUM_VS_MEAN,),
+    "grad_output": (_SUM_VS_MEAN,),
+    "grad_w_y": (_last_step_only("grad_w_y"), _NO_PSI, _SUM_VS_MEAN),
+    "grad_b_y": (Mistake("last-step-only", compute=lambda p, t: t.grad_logits[-1], when=_several_steps,
+                         why="b_y acts at every step: sum ∂L/∂(W_y h_t + b_y) over all T steps, not only the last."),
+                 _SUM_VS_MEAN),
+    "grad_h": RNN_BPTT_MISTAKES["grad_h"] + (_SUM_VS_MEAN,),
+    "grad_weight_hh": RNN_BPTT_MISTAKES["grad_weight_hh"] + (_SUM_VS_MEAN,),
+    "grad_weight_ih": RNN_BPTT_MISTAKES["grad_weight_ih"],
+    "grad_bias_ih": RNN_BPTT_MISTAKES["grad_bias_ih"],
+    "grad_bias_hh": RNN_BPTT_MISTAKES["grad_bias_hh"],
+    "grad_h0": RNN_BPTT_MISTAKES["grad_h0"],
+}
+
+_OUTPUT_ANSWERS = ("hidden", "cell", "output", "loss", "grad_output", "grad_w_y", "grad_b_y", "grad_h", "grad_weight_ih",
+                   "grad_weight_hh", "grad_bias_ih", "grad_bias_hh", "grad_h0", "grad_c0", "grad_x")
+
+_PSI = {"identity": r"y_t = W_y h_t + b_y", "sigmoid": r"y_t = \sigma(W_y h_t + b_y)",
+        "tanh": r"y_t = \tanh(W_y h_t + b_y)"}
+_LOSS = {("half-sse", "sum"): r"L = \tfrac12 \sum_t \sum_k (y_{tk} - \hat y_{tk})^2",
+         ("half-sse", "mean"): r"L = \tfrac{1}{2TO} \sum_t \sum_k (y_{tk} - \hat y_{tk})^2",
+         ("mse", "mean"): r"L = \tfrac{1}{TO} \sum_t \sum_k (y_{tk} - \hat y_{tk})^2",
+         ("mse", "sum"): r"L = \sum_t \sum_k (y_{tk} - \hat y_{tk})^2",
+         ("cross-entropy", "mean"): r"L = -\tfrac1T \sum_t \log \mathrm{softmax}(y_t)_{c_t}",
+         ("cross-entropy", "sum"): r"L = -\sum_t \log \mathrm{softmax}(y_t)_{c_t}"}
+
+
+class BPTTOutputSteps(NamedTuple):
+    forward: list[Step]            # one per time step: h_t (and c_t)
+    output: Step                   # y_t for every step
+    loss: Step
+    grad_output: Step              # ∂L/∂y_t, and δ_t = W_yᵀ(∂L/∂y_t ⊙ ψ')
+    output_layer: Step             # grad_w_y, grad_b_y
+    backward: list[Step]           # from t = T down to 1: the gradient reaching h_t
+    weights: Step
+    biases: Step
+    inputs: Step
+
+
+def bptt_output_steps(p: dict[str, Any], t: Trace) -> BPTTOutputSteps:
+    inner = bptt_steps(p, t)
+    T = len(t.hidden)
+    return BPTTOutputSteps(
+        inner.forward,
+        Step("Outputs at every step", _PSI[p["output_activation"]], {"output": t.output}),
+        Step("The loss over all steps" + ("" if T == 1 else f" (step shares {', '.join(f'{v:.4g}' for v in t.losses)})"),
+             _LOSS[(p["loss"], _reduction(p))], {"loss": t.loss}),
+        Step("What each step's own loss sends into h_t", r"\delta_t = W_y^\top \left(\frac{\partial L}{\partial y_t} "
+             r"\odot \psi'\right)", {"grad_output": t.grad_output, "grad_hidden_own": t.grad_hidden_own}),
+        Step("Output-layer gradients, summed over the steps",
+             r"\frac{\partial L}{\partial W_y} = \sum_t \left(\frac{\partial L}{\partial y_t} \odot \psi'\right) h_t^\top,"
+             r"\ \frac{\partial L}{\partial b_y} = \sum_t \frac{\partial L}{\partial y_t} \odot \psi'",
+             {"grad_w_y": t.grad_w_y, "grad_b_y": t.grad_b_y}),
+        inner.backward, inner.weights, inner.biases, inner.inputs)
+
+
+_REFUSAL_EXAMPLE = {"cell": "rnn", "x": [[1.0], [0.5]], "weight_ih": [[0.5]], "weight_hh": [[-1.0]], "weight_y": [[2.0]],
+                    "target": [[1.0], [0.0]]}
+
+
+def _check_output(p: dict[str, Any]) -> None:
+    if p["grad_hidden"] is not None:
+        raise ParamError("grad_hidden: rnn-bptt-output derives ∂L/∂h_t from its output layer and loss; "
+                                "use rnn-bptt to give it directly")
+
+
+RNN_BPTT_OUTPUT = Topic(
+    "rnn-bptt-output", "Backpropagation through time with an output layer and a loss on every step",
+    RNN_BPTT.params[:-2] + (
+        Param("weight_y", "matrix (O×H): the output layer y_t = ψ(W_y h_t + b_y)"),
+        Param("bias_y", "vector (O); zeros when omitted", None),
+        Param("output_activation", '"identity", "sigmoid" or "tanh" (ψ; cross-entropy: identity)', "identity"),
+        Param("loss", '"half-sse" (½Σ(y − target)²), "mse" (torch.nn.MSELoss) or "cross-entropy" '
+                      "(torch.nn.CrossEntropyLoss over the steps)", "half-sse"),
+        Param("target", "T×O targets (a T-vector when O = 1); T class indices for cross-entropy"),
+        Param("reduction", '"sum" or "mean" over the steps (mse: over the T·O values); default: half-sse sums, '
+                           "mse and cross-entropy average", None),
+        Param("grad_hidden", "not taken: ∂L/∂h_t comes from the output layer (refused)", None),
+        RNN_BPTT.params[-1]),
+    _OUTPUT_ANSWERS,
+    lambda p: engine.rnn_bptt_output(
+        p["cell"], p["x"], p["target"], p["weight_ih"], p["weight_hh"], p["weight_y"], p["bias_ih"], p["bias_hh"],
+        p["bias_y"], h0=p["h0"], c0=p["c0"], nonlinearity=p["nonlinearity"], convention=p["convention"],
+        reset=p["reset"], output_activation=p["output_activation"], loss=p["loss"], reduction=p["reduction"],
+        truncation=p["truncation"]),
+    bptt_output_steps,
+    mistakes=RNN_BPTT_OUTPUT_MISTAKES,
+    check=_check_output,
+    conventions=lambda p: RNN_BPTT.conventions(p) | {
+        "output": _PSI[p["output_activation"]].replace("\\sigma", "σ").replace("\\tanh", "tanh"),
+        "loss": {"half-sse": "½Σ(y − target)²", "mse": "squared error (torch.nn.MSELoss)",
+                 "cross-entropy": "cross-entropy of softmax(y_t) per step (torch.nn.CrossEntropyLoss)"}[p["loss"]]
+        + ("; summed over the steps" if _reduction(p) == "sum" else
+           "; averaged over the steps" + (" and output units" if p["loss"] != "cross-entropy" else ""))},
+    answer_names=lambda p, t: [n for n in _OUTPUT_ANSWERS if n in t],
+    refuses=(Refusal("grad_hidden: the output layer and the loss give ∂L/∂h_t (rnn-bptt takes it directly)",
+                     _REFUSAL_EXAMPLE | {"grad_hidden": [1.0]}),
+             Refusal("an output activation other than identity with cross-entropy (the loss takes the logits)",
+                     _REFUSAL_EXAMPLE | {"loss": "cross-entropy", "target": [0, 1], "output_activation": "sigmoid",
+                                         "weight_y": [[1.0], [-1.0]]}),
+             Refusal("a class index outside [0, O)", _REFUSAL_EXAMPLE | {"loss": "cross-entropy", "target": [0, 2],
+                                                                         "weight_y": [[1.0], [-1.0]]})),
 )

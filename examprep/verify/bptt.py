@@ -108,7 +108,98 @@ def random_rnn_bptt(rng: np.random.Generator) -> dict:
     return p
 
 
+def ref_rnn_bptt_output(p: dict) -> dict:
+    """The output layer and the loss from torch.nn.functional (mse_loss, cross_entropy) on the states
+    of ref_rnn_bptt's unroll. Without truncation one autograd graph runs from the loss to every weight
+    (∂L/∂h_t as the states' retained gradients); with truncation autograd gives each step's own δ_t =
+    ∂L/∂h_t with the states held fixed, and ref_rnn_bptt's windows take it back through time."""
+    xs = np.asarray(p["x"], dtype=float)
+    T = (xs[:, None] if xs.ndim == 1 else xs).shape[0]
+    w_y = tensor(p["weight_y"], grad=True)
+    n_out = w_y.shape[0]
+    b_y = tensor(p["bias_y"] if p.get("bias_y") is not None else np.zeros(n_out), grad=True)
+    loss_kind = p.get("loss", "half-sse")
+    reduction = p.get("reduction") or ("sum" if loss_kind == "half-sse" else "mean")
+    psi = {"identity": lambda v: v, "sigmoid": torch.sigmoid, "tanh": torch.tanh}[p.get("output_activation", "identity")]
+    plain = {k: v for k, v in p.items() if k not in ("weight_y", "bias_y", "target", "loss", "reduction",
+                                                     "output_activation", "truncation", "grad_hidden")}
+    states = tensor(ref_rnn_bptt(plain)["hidden"], grad=True)         # h_t held fixed: the own δ_t
+
+    def head(h):
+        y = psi(h @ w_y.T + b_y)
+        if loss_kind == "cross-entropy":
+            idx = torch.tensor(np.asarray(p["target"]).reshape(-1).astype(int))
+            return y, torch.nn.functional.cross_entropy(y, idx, reduction=reduction)
+        target = tensor(np.asarray(p["target"], dtype=float).reshape(T, n_out))
+        scale = 0.5 if loss_kind == "half-sse" else 1.0
+        return y, scale * torch.nn.functional.mse_loss(y, target, reduction=reduction)
+
+    y, loss = head(states)
+    y.retain_grad()
+    loss.backward()
+    own = as_numpy(states.grad)
+    out = ref_rnn_bptt(plain | {"grad_hidden": own.tolist(), "truncation": p.get("truncation")})
+    out.update(output=as_numpy(y.detach()), loss=loss.item(), grad_output=as_numpy(y.grad),
+               grad_w_y=as_numpy(w_y.grad).copy(), grad_b_y=as_numpy(b_y.grad).copy())
+    if p.get("truncation") is None:     # the whole graph at once, loss → output layer → recurrence
+        full = _full_graph(plain, head)
+        out.update(full)
+    return out
+
+
+def _full_graph(p: dict, head) -> dict:
+    """One autograd graph from the loss through the output layer and the unrolled cell (nn.RNNCell,
+    LSTMCell kernels, the GRU of _gru) to every weight."""
+    cell = p["cell"]
+    xs = np.asarray(p["x"], dtype=float)
+    xs = xs[:, None] if xs.ndim == 1 else xs
+    w_ih, w_hh = tensor(p["weight_ih"], grad=True), tensor(p["weight_hh"], grad=True)
+    H = w_hh.shape[1]
+    zeros = np.zeros(_G[cell] * H)
+    b_ih = tensor(p["bias_ih"] if p.get("bias_ih") is not None else zeros, grad=True)
+    b_hh = tensor(p["bias_hh"] if p.get("bias_hh") is not None else zeros, grad=True)
+    h = tensor(p["h0"] if p.get("h0") is not None else np.zeros(H), grad=True)
+    c = tensor(p["c0"] if p.get("c0") is not None else np.zeros(H), grad=True)
+    h0 = h
+    act = torch.tanh if p.get("nonlinearity", "tanh") == "tanh" else torch.relu
+    hs = []
+    for xt in tensor(xs):
+        if cell == "rnn":
+            h = act(w_ih @ xt + b_ih + w_hh @ h + b_hh)
+        elif cell == "lstm":
+            h, c = (v[0] for v in torch._VF.lstm_cell(xt[None], (h[None], c[None]), w_ih, w_hh, b_ih, b_hh))
+        else:
+            h = _gru(xt, h, w_ih, w_hh, b_ih, b_hh, p.get("convention", "lecture"), p.get("reset", "after"))
+        h.retain_grad()
+        hs.append(h)
+    _, loss = head(torch.stack(hs))
+    loss.backward()
+    return {"grad_h": np.array([as_numpy(v.grad) for v in hs]), "grad_weight_ih": as_numpy(w_ih.grad),
+            "grad_weight_hh": as_numpy(w_hh.grad), "grad_bias_ih": as_numpy(b_ih.grad),
+            "grad_bias_hh": as_numpy(b_hh.grad), "grad_h0": as_numpy(h0.grad)}
+
+
+def random_rnn_bptt_output(rng: np.random.Generator) -> dict:
+    """A random valid rnn-bptt-output instance: every cell, loss, reduction and output activation."""
+    p = random_rnn_bptt(rng)
+    p.pop("grad_hidden")
+    T = np.shape(p["x"])[0]
+    H = np.shape(p["weight_hh"])[1]
+    n_out = int(rng.integers(1, 4))
+    loss = pick(rng, ["half-sse", "mse", "cross-entropy"])
+    p.update(weight_y=normal(rng, n_out, H), bias_y=normal(rng, n_out), loss=loss)
+    if rng.random() < 0.5:
+        p["reduction"] = pick(rng, ["sum", "mean"])
+    if loss == "cross-entropy":
+        p["target"] = [int(v) for v in rng.integers(0, n_out, T)]
+    else:
+        p["target"] = normal(rng, T, n_out)
+        p["output_activation"] = pick(rng, ["identity", "sigmoid", "tanh"])
+    return p
+
+
 # this area's solve topics: each one's torch reference and random instances (gathered by verify/__init__.py)
 TOPICS = {
     "rnn-bptt": Reference(ref_rnn_bptt, random_rnn_bptt),
+    "rnn-bptt-output": Reference(ref_rnn_bptt_output, random_rnn_bptt_output),
 }
