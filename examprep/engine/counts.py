@@ -40,8 +40,21 @@ def _mha(d: int, heads: int, bias: bool) -> dict[str, int]:
             "out_proj.weight (W_O)": d * d, "out_proj.bias": d * bias}
 
 
+PROJECTION_BIASES = ("q_bias", "k_bias", "v_bias", "out_bias")
+
+
+def _mha_per_projection(d: int, heads: int, flags: dict[str, bool]) -> dict[str, int]:
+    """Multi-head attention with a bias flag per projection (GPT-2's fused qkv without one, say)."""
+    full = _mha(d, heads, True)
+    return {"in_proj_weight (W_Q, W_K, W_V)": full["in_proj_weight (W_Q, W_K, W_V)"],
+            **{f"{x}_proj.bias": d * flags[f"{x}_bias"] for x in "qkv"},
+            "out_proj.weight (W_O)": d * d, "out_proj.bias": d * flags["out_bias"]}
+
+
 def param_count(layer: str, *, bias: bool = True, bidirectional: bool = False, num_layers: int = 1,
-                framework: str = "pytorch", reset_after: bool = True, affine: bool = True, **sizes: Any) -> Trace:
+                framework: str = "pytorch", reset_after: bool = True, affine: bool = True, q_bias: bool | None = None,
+                k_bias: bool | None = None, v_bias: bool | None = None, out_bias: bool | None = None,
+                **sizes: Any) -> Trace:
     """Number of learnable parameters of a layer, as the framework's module counts them.
 
     layer and sizes use PyTorch's names (torch.nn.Linear(in_features, out_features),
@@ -55,6 +68,9 @@ def param_count(layer: str, *, bias: bool = True, bidirectional: bool = False, n
     framework "keras" has one, G·H·(I + H) + G·H, except a Keras GRU with reset_after=True (its
     default) which keeps two. Layer l > 0 of a stack reads H·directions inputs.
     bias=False drops every bias (for Transformer layers also LayerNorm's, as PyTorch ≥ 2.1).
+    Multi-head attention takes a bias flag per projection, q_bias, k_bias, v_bias and out_bias (each as
+    ``bias`` where not given): GPT-2 small's attention counted with qkv without bias and out_proj with one
+    (d = 768) has 3·768² + 768² + 768 = 2,360,064; Whisper's key projection has none.
     Normalisation layers: γ and β, 2C (batch-norm) or 2D (layer-norm; D only with bias=False); affine=False
     (BatchNorm's affine, LayerNorm's elementwise_affine) has none. Batch norm's running mean and variance
     are buffers, not parameters: 2C in every framework (Keras's summary lists 4C, 2C of them non-trainable).
@@ -83,6 +99,11 @@ def param_count(layer: str, *, bias: bool = True, bidirectional: bool = False, n
             raise ParamError("reset_after: applies to a Keras GRU only")
     elif bidirectional:
         raise ParamError("bidirectional: applies to rnn, lstm and gru only")
+    flags = {n: v for n, v in (("q_bias", q_bias), ("k_bias", k_bias), ("v_bias", v_bias), ("out_bias", out_bias))
+             if v is not None}
+    if flags and layer != "multi-head-attention":
+        raise ParamError(f"{next(iter(flags))}: a bias flag per projection applies to multi-head-attention only")
+    flags = {n: boolean(n, flags.get(n, bias)) for n in PROJECTION_BIASES} if flags else {}
     if not affine and layer not in ("batch-norm", "layer-norm"):
         raise ParamError("affine: applies to batch-norm and layer-norm only")
     if layer == "batch-norm" and not bias:
@@ -130,7 +151,7 @@ def param_count(layer: str, *, bias: bool = True, bidirectional: bool = False, n
     else:
         d, heads = integer("d_model", vals["d_model"], 1), integer("num_heads", vals["num_heads"], 1)
         if layer == "multi-head-attention":
-            breakdown = _mha(d, heads, bias)
+            breakdown = _mha_per_projection(d, heads, flags) if flags else _mha(d, heads, bias)
         else:
             ff = integer("dim_feedforward", vals["dim_feedforward"], 1)
             attn = sum(_mha(d, heads, bias).values())

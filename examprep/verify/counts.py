@@ -40,6 +40,10 @@ def ref_param_count(p: dict) -> dict:
         m = nn.BatchNorm2d(p["num_features"], affine=p.get("affine", True))
     elif layer == "layer-norm":
         m = nn.LayerNorm(p["normalized_shape"], elementwise_affine=p.get("affine", True), bias=bias)
+    elif layer == "multi-head-attention" and any(p.get(f"{x}_bias") is not None for x in ("q", "k", "v", "out")):
+        # a bias flag per projection: the four projections as nn.Linear modules (GPT-2's, Whisper's layout)
+        m = nn.ModuleList(nn.Linear(d, d, bias=bias if p.get(f"{x}_bias") is None else p[f"{x}_bias"])
+                          for x in ("q", "k", "v", "out"))
     elif layer == "multi-head-attention":
         m = nn.MultiheadAttention(d, p["num_heads"], bias=bias)
     elif layer == "transformer-encoder-layer":
@@ -124,6 +128,8 @@ def random_param_count(rng: np.random.Generator) -> dict:
     else:
         h = ri(1, 4)
         p.update(d_model=h * ri(1, 8), num_heads=h)
+        if layer == "multi-head-attention" and rng.random() < 0.5:
+            p.update({f"{x}_bias": bool(rng.random() < 0.5) for x in ("q", "k", "v", "out") if rng.random() < 0.7})
         if layer.startswith("transformer"):
             p["dim_feedforward"] = ri(1, 64)
     return p
