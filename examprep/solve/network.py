@@ -35,17 +35,17 @@ _FLOPS = {"macs": r"\text{FLOPs} = \text{MACs}", "2macs": r"\text{FLOPs} = 2 \cd
 
 def network_steps(p: dict[str, Any], t: Trace) -> NetworkSteps:
     steps = []
-    prev = list(p["input_shape"])
-    for name, layer, shape, params, macs in zip(t.layer_names, p["layers"], t.output_shapes, t.params, t.macs):
+    for name, layer, read, shape, params, macs in zip(t.layer_names, p["layers"], t.input_shapes, t.output_shapes,
+                                                      t.params, t.macs):
+        prev = " + ".join(_shape(s) for s in read) if layer.get("type") == "add" else " ⊕ ".join(map(_shape, read))
         formula = _RULE.get(layer.get("type"), r"\text{shape unchanged, no parameters}")
         if isinstance(layer, dict) and layer.get("padding") == "same":
             same = r"o = \left\lceil \frac{n}{s} \right\rceil \text{ (TensorFlow's same)},\ \ "
             formula = same + formula.split(r",\ \ ")[-1]
         if layer.get("type") == "batch-norm" and p["framework"] == "keras":
             formula = r"\text{params} = 4C\ (\gamma, \beta, \text{moving mean and variance})"
-        steps.append(Step(f"{name}: {_shape(prev)} → {_shape(shape)}", formula,
+        steps.append(Step(f"{name}: {prev} → {_shape(shape)}", formula,
                           {"output_shape": shape, "params": params, "macs": macs}))
-        prev = shape
     memory = Step(f"Activation memory ({p['dtype']}: {t.bytes_per_value} bytes a value, batch {p['batch_size']})",
                   r"\text{count} = N \prod \text{shape},\ \text{bytes} = \text{count} \cdot b"
                   + (r",\ \text{the input counted too}" if p["count_input"] else "")
