@@ -8,13 +8,14 @@ from examprep.engine.conv import pool_output_size, same_padding
 from examprep.errors import ParamError, ShapeError
 
 LAYER_TYPES = ("conv2d", "max-pool", "avg-pool", "global-avg-pool", "batch-norm", "relu", "sigmoid", "tanh",
-               "dropout", "flatten", "linear", "add", "concat")
+               "dropout", "flatten", "linear", "add", "concat", "locally-connected")
 MERGES = ("add", "concat")            # layers that read two or more named inputs (a residual sum, a channel concat)
 FLOPS_CONVENTIONS = ("macs", "2macs", "macs+bias")
 DTYPE_BYTES = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "int8": 1}
 TRAINING_CONVENTIONS = ("cs231n",)
 _KEYS = {
-    "conv2d": {"out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias"},
+    "conv2d": {"out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias", "connection_table"},
+    "locally-connected": {"out_channels", "kernel_size", "stride", "bias"},
     "max-pool": {"kernel_size", "stride", "padding", "dilation", "ceil_mode"},
     "avg-pool": {"kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"},
     "linear": {"out_features", "bias"},
@@ -74,6 +75,22 @@ def _inputs(where: str, layer: dict, i: int, index: dict[str, int]) -> list[int 
     return out
 
 
+def _table(where: str, table, c_in: int, c_out: int, groups: int) -> list[int]:
+    """A partial connection table (LeNet-5's C3): for each output map, the input channels it reads.
+    Returns how many each reads."""
+    if groups != 1:
+        raise ParamError(f"{where}: connection_table and groups do not go together")
+    if not isinstance(table, (list, tuple)) or len(table) != c_out:
+        raise ParamError(f"{where}.connection_table: expected {c_out} lists (one per output map) of input channels")
+    reads = []
+    for o, row in enumerate(table):
+        if (not isinstance(row, (list, tuple)) or not row or len(set(row)) != len(row)
+                or not all(type(c) is int and 0 <= c < c_in for c in row)):
+            raise ParamError(f"{where}.connection_table[{o}]: expected distinct input channels in 0..{c_in - 1}, got {row!r}")
+        reads.append(len(row))
+    return reads
+
+
 def _merge(where: str, kind: str, shapes: list[list[int]]) -> list[int]:
     """add: every input the same shape; concat: the same but for the channel axis (dim 0), channels summed."""
     text = ", ".join("[" + ", ".join(map(str, s)) + "]" for s in shapes)
@@ -103,6 +120,10 @@ def network_shapes(input_shape, layers, *, framework: str = "pytorch", count_inp
               counts its moving mean and variance too, 4C, as Keras's model summary total does
       relu, sigmoid, tanh, dropout: shape unchanged, no parameters
       flatten → [C·H·W];  linear {out_features, bias (true)} on [F]: params F·out (+ out), MACs F·out
+      conv2d's connection_table: for each output map the input channels it reads (LeNet-5's C3: 1,516
+              parameters); params Σ|row|·kH·kW (+ C_out), MACs output positions · Σ|row|·kH·kW
+      locally-connected {out_channels, kernel_size, stride (1), bias (true)}: Keras's LocallyConnected2D,
+              valid padding, an unshared kernel and bias at each output position: o_h·o_w·(C_out·C_in·kH·kW + C_out)
       add {inputs: [names]} → the common shape of its inputs (a residual sum; no parameters, no MACs)
       concat {inputs: [names]} → the inputs joined along the channels (DenseNet, Inception): C = ΣC_i
     A graph: a layer reads the layer before it (the chain form), or the layers its "inputs" names (each
@@ -165,11 +186,11 @@ def network_shapes(input_shape, layers, *, framework: str = "pytorch", count_inp
         n_params = n_macs = n_extra = 0
         if kind in MERGES:
             shape = _merge(where, kind, read[-1])
-        if kind in ("conv2d", "max-pool", "avg-pool", "global-avg-pool"):
+        if kind in ("conv2d", "locally-connected", "max-pool", "avg-pool", "global-avg-pool"):
             if len(shape) != 3:
                 raise ShapeError(f"{where}: expects a C×H×W input, got [{', '.join(map(str, shape))}] "
                                  "(it comes after a flatten or linear layer)")
-        if kind == "conv2d":
+        if kind in ("conv2d", "locally-connected"):
             c_in = shape[0]
             for key in ("out_channels", "kernel_size"):
                 if key not in layer:
@@ -202,10 +223,16 @@ def network_shapes(input_shape, layers, *, framework: str = "pytorch", count_inp
                                          "the output would be empty")
                     out_hw.append((span - eff) // s[j] + 1)
             per_out = ((c_in // groups) if count_input_channels else 1) * k[0] * k[1]
-            n_params = c_out * per_out + (c_out if bias else 0)
+            reads = [c_in // groups] * c_out        # the input channels each output map reads
+            if "connection_table" in layer:
+                reads = _table(where, layer["connection_table"], c_in, c_out, groups)
+                per_out = sum(reads) // c_out if count_input_channels else k[0] * k[1]
+            n_params = (sum(reads) * k[0] * k[1] if count_input_channels else c_out * per_out) + (c_out if bias else 0)
             shape = [c_out] + out_hw
-            n_macs = c_out * out_hw[0] * out_hw[1] * (c_in // groups) * k[0] * k[1]
+            n_macs = out_hw[0] * out_hw[1] * sum(reads) * k[0] * k[1]
             n_extra = c_out * out_hw[0] * out_hw[1] if bias else 0      # torchinfo: the bias's adds
+            if kind == "locally-connected":        # Keras's LocallyConnected2D: weights (and a bias) per position
+                n_params = out_hw[0] * out_hw[1] * n_params
         elif kind in ("max-pool", "avg-pool"):
             if "kernel_size" not in layer:
                 raise ParamError(f"{where}: missing kernel_size")

@@ -28,6 +28,8 @@ _RULE = {"conv2d": r"o = \left\lfloor \frac{n + 2p - d(k-1) - 1}{s} \right\rfloo
          "global-avg-pool": r"C \times 1 \times 1", "batch-norm": r"\text{params} = 2C\ (\gamma, \beta)",
          "flatten": r"F = C \cdot H \cdot W", "linear": r"\text{params} = F_{in} F_{out} + F_{out}",
          "add": r"\text{the common shape of its inputs (a sum; no parameters)}",
+         "locally-connected": r"o = \left\lfloor \frac{n - k}{s} \right\rfloor + 1,\ \ "
+                              r"\text{params} = o_h o_w (C_{out} C_{in} k_h k_w + C_{out})\ \text{(unshared)}",
          "concat": r"C = \textstyle\sum_i C_i \text{ (joined along the channels; no parameters)}"}
 _FLOPS = {"macs": r"\text{FLOPs} = \text{MACs}", "2macs": r"\text{FLOPs} = 2 \cdot \text{MACs}",
           "macs+bias": r"\text{mult-adds} = \text{MACs} + \text{bias adds (torchinfo; batch norm } 2C)"}
@@ -42,6 +44,8 @@ def network_steps(p: dict[str, Any], t: Trace) -> NetworkSteps:
         if isinstance(layer, dict) and layer.get("padding") == "same":
             same = r"o = \left\lceil \frac{n}{s} \right\rceil \text{ (TensorFlow's same)},\ \ "
             formula = same + formula.split(r",\ \ ")[-1]
+        if layer.get("type") == "conv2d" and "connection_table" in layer:
+            formula = r"\text{params} = \textstyle\sum_o |\text{table}_o| \, k_h k_w + C_{out}\ \text{(partial connections)}"
         if layer.get("type") == "batch-norm" and p["framework"] == "keras":
             formula = r"\text{params} = 4C\ (\gamma, \beta, \text{moving mean and variance})"
         steps.append(Step(f"{name}: {prev} → {_shape(shape)}", formula,
@@ -299,7 +303,8 @@ NETWORK_SHAPES = Topic(
     "network-shapes", "A network's layer-by-layer output shapes, parameters and multiply–accumulates",
     (Param("input_shape", "[C, H, W] (one example, channels first), or [F] for an MLP"),
      Param("layers", 'list of {"type": conv2d | max-pool | avg-pool | global-avg-pool | batch-norm | relu | sigmoid | tanh | '
-                     'dropout | flatten | linear | add | concat, and its options by PyTorch\'s names; a graph: "name" '
+                     'dropout | flatten | linear | add | concat | locally-connected, and its options by PyTorch\'s '
+                     'names (conv2d\'s "connection_table": the input channels of each output map); a graph: "name" '
                      'and "inputs" (names of earlier layers or "input"; without it, the layer before)}'),
      Param("framework", '"pytorch", or "keras" (BatchNorm counted 4C, as Keras\'s summary)', "pytorch"),
      Param("flops_convention", '"macs" (FLOPs = MACs), "2macs", or "macs+bias" (torchinfo\'s mult-adds)', "macs"),

@@ -10,8 +10,46 @@ from torch.utils.flop_counter import FlopCounterMode
 from examprep.verify._torch import DTYPE, Reference, pick, tf_same
 
 
+class _Table(nn.Module):
+    """A partially connected conv (LeNet-5's C3): one single-map nn.Conv2d per output map on its table's channels."""
+
+    def __init__(self, layer: dict, x: torch.Tensor):
+        super().__init__()
+        self.rows = layer["connection_table"]
+        self.convs = nn.ModuleList(nn.Conv2d(len(r), 1, layer["kernel_size"], layer.get("stride", 1),
+                                             layer.get("padding", 0), bias=layer.get("bias", True), dtype=DTYPE)
+                                   for r in self.rows)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.cat([conv(x[list(r)]) for conv, r in zip(self.convs, self.rows)], dim=0)
+
+
+class _LocallyConnected(nn.Module):
+    """Keras's LocallyConnected2D (valid padding): an unshared kernel and bias at each output position,
+    on torch's unfold."""
+
+    def __init__(self, layer: dict, x: torch.Tensor):
+        super().__init__()
+        k, s = layer["kernel_size"], layer.get("stride", 1)
+        self.k, self.s = (k, k) if isinstance(k, int) else tuple(k), s
+        oh, ow = ((x.shape[j + 1] - self.k[j]) // s + 1 for j in range(2))
+        self.out = (layer["out_channels"], oh, ow)
+        self.weight = nn.Parameter(torch.zeros(oh * ow, layer["out_channels"], x.shape[0] * self.k[0] * self.k[1],
+                                               dtype=DTYPE))
+        self.bias = nn.Parameter(torch.zeros(self.out, dtype=DTYPE)) if layer.get("bias", True) else None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        cols = nn.functional.unfold(x[None], self.k, stride=self.s)[0].T[:, :, None]     # positions × C·k·k × 1
+        y = torch.bmm(self.weight, cols)[:, :, 0].T.reshape(self.out)
+        return y if self.bias is None else y + self.bias
+
+
 def _module(layer: dict, x: torch.Tensor) -> nn.Module:
     kind = layer["type"]
+    if kind == "conv2d" and "connection_table" in layer:
+        return _Table(layer, x)
+    if kind == "locally-connected":
+        return _LocallyConnected(layer, x)
     if kind == "conv2d":
         k = layer["kernel_size"]
         k = (k, k) if isinstance(k, int) else tuple(k)
@@ -77,8 +115,9 @@ def ref_network_shapes(p: dict) -> dict:
         if layer["type"] == "batch-norm" and p.get("framework", "pytorch") == "keras":
             count += sum(b.numel() for name, b in m.named_buffers() if name.startswith("running_"))
         params.append(count)
-        macs.append(counter.get_total_flops() // 2 if layer["type"] in ("conv2d", "linear") else 0)
-        adds.append(_mult_adds(m, layer["type"], x) if layer["type"] in ("conv2d", "linear", "batch-norm") else 0)
+        macs.append(counter.get_total_flops() // 2 if layer["type"] in ("conv2d", "linear", "locally-connected") else 0)
+        adds.append(_mult_adds(m, layer["type"], x) if layer["type"] in ("conv2d", "linear", "batch-norm") else
+                    macs[-1] + (x.numel() if layer.get("bias", True) else 0) if layer["type"] == "locally-connected" else 0)
     convention = p.get("flops_convention", "macs")
     flops = {"macs": macs, "2macs": [2 * v for v in macs], "macs+bias": adds}[convention]
     batch = p.get("batch_size", 1)
@@ -105,6 +144,13 @@ def random_network_shapes(rng: np.random.Generator) -> dict:
         layers.append({"type": pick(rng, ["relu", "tanh", "sigmoid"])})
         if rng.random() < 0.6:
             layers.append({"type": pick(rng, ["max-pool", "avg-pool"]), "kernel_size": 2})
+    if rng.random() < 0.3:             # a locally connected layer, or a partial connection table (LeNet's C3)
+        layers.append({"type": "locally-connected", "out_channels": ri(1, 4), "kernel_size": ri(1, 3),
+                       "stride": ri(1, 2), "bias": bool(rng.random() < 0.7)})
+    elif rng.random() < 0.3:
+        c_in = next(L["out_channels"] for L in reversed(layers) if L["type"] == "conv2d")
+        layers.append({"type": "conv2d", "out_channels": (c := ri(1, 4)), "kernel_size": ri(1, 3), "padding": ri(0, 1),
+                       "connection_table": [sorted({int(v) for v in rng.integers(0, c_in, ri(1, c_in))}) for _ in range(c)]})
     layers.append(pick(rng, [{"type": "flatten"}, {"type": "global-avg-pool"}]))
     if layers[-1]["type"] == "global-avg-pool":
         layers.append({"type": "flatten"})

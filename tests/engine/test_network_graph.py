@@ -165,3 +165,30 @@ def test_bad_conventions_are_refused():
         engine.network_shapes([3], [{"type": "linear", "out_features": 2}], flops_convention="flops")
     with pytest.raises(ParamError, match="dtype"):
         engine.network_shapes([3], [{"type": "linear", "out_features": 2}], dtype="fp8")
+
+
+LENET_C3 = [[0, 1, 2], [1, 2, 3], [2, 3, 4], [3, 4, 5], [0, 4, 5], [0, 1, 5], [0, 1, 2, 3], [1, 2, 3, 4], [2, 3, 4, 5],
+            [0, 3, 4, 5], [0, 1, 4, 5], [0, 1, 2, 5], [0, 1, 3, 4], [1, 2, 4, 5], [0, 2, 3, 5], [0, 1, 2, 3, 4, 5]]
+
+
+def test_lenet5_c3_partial_connection_table():
+    # LeCun et al. 1998, Table I: C3 has 1,516 trainable parameters and 151,600 connections (bias included)
+    t = engine.network_shapes([6, 14, 14], [{"type": "conv2d", "out_channels": 16, "kernel_size": 5,
+                                              "connection_table": LENET_C3}], flops_convention="macs+bias")
+    convs = [nn.Conv2d(len(row), 1, 5) for row in LENET_C3]
+    assert t.params == [sum(q.numel() for m in convs for q in m.parameters())] == [1516]
+    assert t.output_shapes == [[16, 10, 10]] and t.total_flops == 151_600
+    with pytest.raises(ParamError, match=r"connection_table\[1\]: expected distinct input channels in 0..5"):
+        engine.network_shapes([6, 14, 14], [{"type": "conv2d", "out_channels": 2, "kernel_size": 5,
+                                              "connection_table": [[0], [6]]}])
+
+
+def test_locally_connected_as_keras_counts_it():
+    # Keras's LocallyConnected2D(filters 2, kernel 3) on 4×6×6 (channels first): 4×4 positions, each with its own
+    # 2·4·3·3 weights and 2 biases: 16·(72 + 2) = 1,184
+    t = engine.network_shapes([4, 6, 6], [{"type": "locally-connected", "out_channels": 2, "kernel_size": 3}])
+    x = torch.randn(4, 6, 6, dtype=torch.float64)
+    w, b = torch.randn(16, 2, 36, dtype=torch.float64), torch.randn(2, 4, 4, dtype=torch.float64)
+    y = torch.einsum("poc,cp->op", w, nn.functional.unfold(x[None], 3)[0]).reshape(2, 4, 4) + b
+    assert t.output_shapes == [list(y.shape)] and t.params == [w.numel() + b.numel()] == [1184]
+    assert t.macs == [w.numel()]
