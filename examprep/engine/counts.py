@@ -6,11 +6,12 @@ import math
 from typing import Any
 
 from examprep.engine._core import Trace, boolean, choice, int_tuple, integer, number
+from examprep.engine.network import network_shapes
 from examprep.engine.norm import normalized_shape_of
 from examprep.errors import ParamError
 
 LAYERS = ("linear", "conv2d", "rnn", "lstm", "gru", "embedding", "batch-norm", "layer-norm", "multi-head-attention",
-          "transformer-encoder-layer", "transformer-decoder-layer")
+          "transformer-encoder-layer", "transformer-decoder-layer", "network")
 
 # Sizes each layer needs (PyTorch's argument names) and those with a default.
 _NEEDS = {
@@ -25,6 +26,7 @@ _NEEDS = {
     "multi-head-attention": ("d_model", "num_heads"),
     "transformer-encoder-layer": ("d_model", "num_heads"),
     "transformer-decoder-layer": ("d_model", "num_heads"),
+    "network": ("input_shape", "layers"),           # network-shapes' graph or chain: its total parameters
 }
 _OPTIONAL = {"conv2d": {"groups": 1},
              "transformer-encoder-layer": {"dim_feedforward": 2048},
@@ -74,6 +76,8 @@ def param_count(layer: str, *, bias: bool = True, bidirectional: bool = False, n
     Normalisation layers: γ and β, 2C (batch-norm) or 2D (layer-norm; D only with bias=False); affine=False
     (BatchNorm's affine, LayerNorm's elementwise_affine) has none. Batch norm's running mean and variance
     are buffers, not parameters: 2C in every framework (Keras's summary lists 4C, 2C of them non-trainable).
+    layer "network": input_shape and layers as network-shapes takes them (a chain or a graph with add and
+    concat); the count is its total parameters, the breakdown per named layer.
     num_layers stacks identical layers (Transformer layers: nn.TransformerEncoder without a final norm).
     Returns count, breakdown (name → count), and gates for recurrent layers.
     Raises ParamError for an unknown layer, a missing or unknown size, sizes < 1, or num_heads not
@@ -112,7 +116,12 @@ def param_count(layer: str, *, bias: bool = True, bidirectional: bool = False, n
         raise ParamError("framework: Keras has no built-in Transformer layer; use \"pytorch\"")
     breakdown: dict[str, int] = {}
     trace = Trace()
-    if layer == "linear":
+    if layer == "network":
+        if not bias:
+            raise ParamError("bias: a network's layers give their own bias (each conv2d's and linear's \"bias\")")
+        net = network_shapes(vals["input_shape"], vals["layers"], framework=framework)
+        breakdown = dict(zip(net.layer_names, net.params))
+    elif layer == "linear":
         i, o = integer("in_features", vals["in_features"], 1), integer("out_features", vals["out_features"], 1)
         breakdown = {"weight": o * i, "bias": o * bias}
     elif layer == "conv2d":

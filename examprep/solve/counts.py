@@ -149,6 +149,10 @@ PARAM_COUNT_MISTAKES = {
 }
 
 
+_SIZE_TEXT = {"normalized_shape": "int or list of ints (LayerNorm's shape, e.g. [C, H, W]: C·H·W values)",
+              "input_shape": "network: [C, H, W] or [F], as network-shapes",
+              "layers": "network: its layers as network-shapes takes them (a chain, or a graph with add and concat)"}
+
 PARAM_COUNT_ECF = {"count": (Ecf("solve:param-count", lambda p, t: stated_params("param-count", p), "count"),)}
 
 
@@ -161,8 +165,7 @@ PARAM_COUNT = Topic(
      Param("affine", "bool (batch-norm, layer-norm: γ and β)", True))
     + tuple(Param(n, f"bool (multi-head-attention: the {w} projection's bias; default: bias)", None)
             for n, w in zip(engine.counts.PROJECTION_BIASES, ("query", "key", "value", "output")))
-    + tuple(Param(n, "int or list of ints (LayerNorm's shape, e.g. [C, H, W]: C·H·W values)" if n == "normalized_shape"
-                  else "int (a size, by PyTorch's argument name)", None) for n in engine.counts.SIZE_NAMES),
+    + tuple(Param(n, _SIZE_TEXT.get(n, "int (a size, by PyTorch's argument name)"), None) for n in engine.counts.SIZE_NAMES),
     ("count",),
     _param_count,
     param_count_steps,

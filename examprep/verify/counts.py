@@ -7,9 +7,12 @@ import torch
 from torch import nn
 
 from examprep.verify._torch import DTYPE_OF_BYTES, Reference, pick
+from examprep.verify.network import random_network_shapes, ref_network_shapes
 
 
 def ref_param_count(p: dict) -> dict:
+    if p["layer"] == "network":          # the network run as torch modules (verify/network.py)
+        return {"count": ref_network_shapes({**p, "framework": p.get("framework", "pytorch")})["total_params"]}
     """Counts sum(p.numel()) of the real torch module (PyTorch) or Keras's documented formulas."""
     layer = p["layer"]
     bias = p.get("bias", True)
@@ -104,6 +107,9 @@ def ref_lora_memory(p: dict) -> dict:
 
 def random_param_count(rng: np.random.Generator) -> dict:
     """A random valid param-count instance."""
+    if rng.random() < 0.1:
+        net = random_network_shapes(rng)
+        return {"layer": "network", "input_shape": net["input_shape"], "layers": net["layers"], "framework": net["framework"]}
     ri = lambda lo, hi: int(rng.integers(lo, hi + 1))  # noqa: E731
     layer = pick(rng, ["linear", "conv2d", "rnn", "lstm", "gru", "embedding", "layer-norm", "batch-norm",
                         "multi-head-attention", "transformer-encoder-layer", "transformer-decoder-layer"])

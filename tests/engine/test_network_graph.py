@@ -192,3 +192,11 @@ def test_locally_connected_as_keras_counts_it():
     y = torch.einsum("poc,cp->op", w, nn.functional.unfold(x[None], 3)[0]).reshape(2, 4, 4) + b
     assert t.output_shapes == [list(y.shape)] and t.params == [w.numel() + b.numel()] == [1184]
     assert t.macs == [w.numel()]
+
+
+def test_param_count_takes_a_network():
+    # param-count's layer "network": network-shapes' total, per named layer; ResNet-50 as torchvision counts it
+    t = engine.param_count("network", input_shape=[3, 224, 224], layers=resnet50_spec())
+    assert t["count"] == 25_557_032 and t["breakdown"]["conv1"] == 64 * 3 * 7 * 7
+    with pytest.raises(ParamError, match="bias: a network's layers give their own bias"):
+        engine.param_count("network", input_shape=[3], layers=[{"type": "linear", "out_features": 2}], bias=False)
