@@ -6,11 +6,12 @@ import math
 from typing import Any
 
 from examprep.engine._core import Trace, boolean, choice, int_tuple, integer, matrix, number
+from examprep.engine.network import network_shapes
 from examprep.engine.norm import normalized_shape_of
 from examprep.errors import ParamError
 
 LAYERS = ("linear", "conv2d", "rnn", "lstm", "gru", "embedding", "batch-norm", "layer-norm", "multi-head-attention",
-          "transformer-encoder-layer", "transformer-decoder-layer")
+          "transformer-encoder-layer", "transformer-decoder-layer", "network")
 
 # Sizes each layer needs (PyTorch's argument names) and those with a default.
 _NEEDS = {
@@ -25,6 +26,7 @@ _NEEDS = {
     "multi-head-attention": ("d_model", "num_heads"),
     "transformer-encoder-layer": ("d_model", "num_heads"),
     "transformer-decoder-layer": ("d_model", "num_heads"),
+    "network": ("input_shape", "layers"),           # network-shapes' graph or chain: its total parameters
 }
 _OPTIONAL = {"conv2d": {"groups": 1},
              "transformer-encoder-layer": {"dim_feedforward": 2048},
@@ -40,8 +42,21 @@ def _mha(d: int, heads: int, bias: bool) -> dict[str, int]:
             "out_proj.weight (W_O)": d * d, "out_proj.bias": d * bias}
 
 
+PROJECTION_BIASES = ("q_bias", "k_bias", "v_bias", "out_bias")
+
+
+def _mha_per_projection(d: int, heads: int, flags: dict[str, bool]) -> dict[str, int]:
+    """Multi-head attention with a bias flag per projection (GPT-2's fused qkv without one, say)."""
+    full = _mha(d, heads, True)
+    return {"in_proj_weight (W_Q, W_K, W_V)": full["in_proj_weight (W_Q, W_K, W_V)"],
+            **{f"{x}_proj.bias": d * flags[f"{x}_bias"] for x in "qkv"},
+            "out_proj.weight (W_O)": d * d, "out_proj.bias": d * flags["out_bias"]}
+
+
 def param_count(layer: str, *, bias: bool = True, bidirectional: bool = False, num_layers: int = 1,
-                framework: str = "pytorch", reset_after: bool = True, affine: bool = True, **sizes: Any) -> Trace:
+                framework: str = "pytorch", reset_after: bool = True, affine: bool = True, q_bias: bool | None = None,
+                k_bias: bool | None = None, v_bias: bool | None = None, out_bias: bool | None = None,
+                **sizes: Any) -> Trace:
     """Number of learnable parameters of a layer, as the framework's module counts them.
 
     layer and sizes use PyTorch's names (torch.nn.Linear(in_features, out_features),
@@ -55,9 +70,14 @@ def param_count(layer: str, *, bias: bool = True, bidirectional: bool = False, n
     framework "keras" has one, G·H·(I + H) + G·H, except a Keras GRU with reset_after=True (its
     default) which keeps two. Layer l > 0 of a stack reads H·directions inputs.
     bias=False drops every bias (for Transformer layers also LayerNorm's, as PyTorch ≥ 2.1).
+    Multi-head attention takes a bias flag per projection, q_bias, k_bias, v_bias and out_bias (each as
+    ``bias`` where not given): GPT-2 small's attention counted with qkv without bias and out_proj with one
+    (d = 768) has 3·768² + 768² + 768 = 2,360,064; Whisper's key projection has none.
     Normalisation layers: γ and β, 2C (batch-norm) or 2D (layer-norm; D only with bias=False); affine=False
     (BatchNorm's affine, LayerNorm's elementwise_affine) has none. Batch norm's running mean and variance
     are buffers, not parameters: 2C in every framework (Keras's summary lists 4C, 2C of them non-trainable).
+    layer "network": input_shape and layers as network-shapes takes them (a chain or a graph with add and
+    concat); the count is its total parameters, the breakdown per named layer.
     num_layers stacks identical layers (Transformer layers: nn.TransformerEncoder without a final norm).
     Returns count, breakdown (name → count), and gates for recurrent layers.
     Raises ParamError for an unknown layer, a missing or unknown size, sizes < 1, or num_heads not
@@ -83,6 +103,11 @@ def param_count(layer: str, *, bias: bool = True, bidirectional: bool = False, n
             raise ParamError("reset_after: applies to a Keras GRU only")
     elif bidirectional:
         raise ParamError("bidirectional: applies to rnn, lstm and gru only")
+    flags = {n: v for n, v in (("q_bias", q_bias), ("k_bias", k_bias), ("v_bias", v_bias), ("out_bias", out_bias))
+             if v is not None}
+    if flags and layer != "multi-head-attention":
+        raise ParamError(f"{next(iter(flags))}: a bias flag per projection applies to multi-head-attention only")
+    flags = {n: boolean(n, flags.get(n, bias)) for n in PROJECTION_BIASES} if flags else {}
     if not affine and layer not in ("batch-norm", "layer-norm"):
         raise ParamError("affine: applies to batch-norm and layer-norm only")
     if layer == "batch-norm" and not bias:
@@ -91,7 +116,12 @@ def param_count(layer: str, *, bias: bool = True, bidirectional: bool = False, n
         raise ParamError("framework: Keras has no built-in Transformer layer; use \"pytorch\"")
     breakdown: dict[str, int] = {}
     trace = Trace()
-    if layer == "linear":
+    if layer == "network":
+        if not bias:
+            raise ParamError("bias: a network's layers give their own bias (each conv2d's and linear's \"bias\")")
+        net = network_shapes(vals["input_shape"], vals["layers"], framework=framework)
+        breakdown = dict(zip(net.layer_names, net.params))
+    elif layer == "linear":
         i, o = integer("in_features", vals["in_features"], 1), integer("out_features", vals["out_features"], 1)
         breakdown = {"weight": o * i, "bias": o * bias}
     elif layer == "conv2d":
@@ -130,7 +160,7 @@ def param_count(layer: str, *, bias: bool = True, bidirectional: bool = False, n
     else:
         d, heads = integer("d_model", vals["d_model"], 1), integer("num_heads", vals["num_heads"], 1)
         if layer == "multi-head-attention":
-            breakdown = _mha(d, heads, bias)
+            breakdown = _mha_per_projection(d, heads, flags) if flags else _mha(d, heads, bias)
         else:
             ff = integer("dim_feedforward", vals["dim_feedforward"], 1)
             attn = sum(_mha(d, heads, bias).values())

@@ -1,15 +1,21 @@
 """A network's layer-by-layer output shapes, parameters and multiply-accumulates (the exam's fill-in table)."""
 from __future__ import annotations
 
+import math
 
 from examprep.engine._core import Trace, boolean, choice, int_tuple, integer, number
 from examprep.engine.conv import pool_output_size, same_padding
 from examprep.errors import ParamError, ShapeError
 
 LAYER_TYPES = ("conv2d", "max-pool", "avg-pool", "global-avg-pool", "batch-norm", "relu", "sigmoid", "tanh",
-               "dropout", "flatten", "linear")
+               "dropout", "flatten", "linear", "add", "concat", "locally-connected")
+MERGES = ("add", "concat")            # layers that read two or more named inputs (a residual sum, a channel concat)
+FLOPS_CONVENTIONS = ("macs", "2macs", "macs+bias")
+DTYPE_BYTES = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "int8": 1}
+TRAINING_CONVENTIONS = ("cs231n",)
 _KEYS = {
-    "conv2d": {"out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias"},
+    "conv2d": {"out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias", "connection_table"},
+    "locally-connected": {"out_channels", "kernel_size", "stride", "bias"},
     "max-pool": {"kernel_size", "stride", "padding", "dilation", "ceil_mode"},
     "avg-pool": {"kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"},
     "linear": {"out_features", "bias"},
@@ -38,8 +44,68 @@ def _bool(where: str, key: str, value) -> bool:
     return boolean(f"{where}.{key}", value)
 
 
+def _inputs(where: str, layer: dict, i: int, index: dict[str, int]) -> list[int | None]:
+    """The layers a layer reads, as indices into shapes (None: the network's input). No "inputs": the
+    layer before (a chain); "inputs": names of earlier layers, or "input"."""
+    kind = layer["type"]
+    if "inputs" not in layer:
+        if kind in MERGES:
+            raise ParamError(f"{where}: needs \"inputs\", the names of the two or more layers it merges")
+        return [i - 1 if i else None]
+    names = layer["inputs"]
+    if isinstance(names, str):
+        names = [names]
+    if not isinstance(names, (list, tuple)) or not names or not all(isinstance(n, str) for n in names):
+        raise ParamError(f"{where}.inputs: expected a list of layer names (or \"input\"), got {names!r}")
+    if kind in MERGES and len(names) < 2:
+        raise ParamError(f"{where}.inputs: {kind} merges two or more layers, got {len(names)}")
+    if kind not in MERGES and len(names) != 1:
+        raise ParamError(f"{where}.inputs: a {kind} layer reads one input, got {len(names)}")
+    out = []
+    for n in names:
+        if n == "input":
+            out.append(None)
+        elif index.get(n, -1) >= 0:
+            out.append(index[n])
+        elif n in index:
+            raise ParamError(f"{where}.inputs: {n!r} names two layers; give them different names")
+        else:
+            raise ParamError(f"{where}.inputs: {n!r} names no earlier layer (the names so far: "
+                             f"{', '.join(['input', *index]) or 'input'})")
+    return out
+
+
+def _table(where: str, table, c_in: int, c_out: int, groups: int) -> list[int]:
+    """A partial connection table (LeNet-5's C3): for each output map, the input channels it reads.
+    Returns how many each reads."""
+    if groups != 1:
+        raise ParamError(f"{where}: connection_table and groups do not go together")
+    if not isinstance(table, (list, tuple)) or len(table) != c_out:
+        raise ParamError(f"{where}.connection_table: expected {c_out} lists (one per output map) of input channels")
+    reads = []
+    for o, row in enumerate(table):
+        if (not isinstance(row, (list, tuple)) or not row or len(set(row)) != len(row)
+                or not all(type(c) is int and 0 <= c < c_in for c in row)):
+            raise ParamError(f"{where}.connection_table[{o}]: expected distinct input channels in 0..{c_in - 1}, got {row!r}")
+        reads.append(len(row))
+    return reads
+
+
+def _merge(where: str, kind: str, shapes: list[list[int]]) -> list[int]:
+    """add: every input the same shape; concat: the same but for the channel axis (dim 0), channels summed."""
+    text = ", ".join("[" + ", ".join(map(str, s)) + "]" for s in shapes)
+    if kind == "add":
+        if any(s != shapes[0] for s in shapes):
+            raise ShapeError(f"{where}: add needs inputs of one shape, got {text}")
+        return list(shapes[0])
+    if any(len(s) != len(shapes[0]) or s[1:] != shapes[0][1:] for s in shapes):
+        raise ShapeError(f"{where}: concat joins along the channels; the other sizes must agree, got {text}")
+    return [sum(s[0] for s in shapes)] + list(shapes[0][1:])
+
+
 def network_shapes(input_shape, layers, *, framework: str = "pytorch", count_input_channels: bool = True,
-                   padding_sides: int = 2) -> Trace:
+                   padding_sides: int = 2, flops_convention: str = "macs", dtype: str = "float32",
+                   batch_size: int = 1, count_input: bool = True, training_convention: str = "cs231n") -> Trace:
     """Output shape, parameter count and multiply–accumulates of each layer of a CNN/MLP.
 
     input_shape: [C, H, W] (one example, PyTorch's channels-first layout), or [F] for an MLP.
@@ -54,25 +120,49 @@ def network_shapes(input_shape, layers, *, framework: str = "pytorch", count_inp
               counts its moving mean and variance too, 4C, as Keras's model summary total does
       relu, sigmoid, tanh, dropout: shape unchanged, no parameters
       flatten → [C·H·W];  linear {out_features, bias (true)} on [F]: params F·out (+ out), MACs F·out
+      conv2d's connection_table: for each output map the input channels it reads (LeNet-5's C3: 1,516
+              parameters); params Σ|row|·kH·kW (+ C_out), MACs output positions · Σ|row|·kH·kW
+      locally-connected {out_channels, kernel_size, stride (1), bias (true)}: Keras's LocallyConnected2D,
+              valid padding, an unshared kernel and bias at each output position: o_h·o_w·(C_out·C_in·kH·kW + C_out)
+      add {inputs: [names]} → the common shape of its inputs (a residual sum; no parameters, no MACs)
+      concat {inputs: [names]} → the inputs joined along the channels (DenseNet, Inception): C = ΣC_i
+    A graph: a layer reads the layer before it (the chain form), or the layers its "inputs" names (each
+    an earlier layer's "name", or "input" for the network's input); the network's output is the last layer.
+    flops_convention: "macs" (flops = MACs), "2macs" (a multiply and an add each: 2·MACs), "macs+bias"
+    (torchinfo's mult-adds: a conv's (weights + bias)·H_out·W_out, a linear layer's weights + bias, batch
+    norm's 2C; others 0).
+    Activation memory (the values a layer outputs): activation_count = batch_size · output elements per
+    layer; total_activation_count adds them (and the input, count_input true, as the CS231n notes count
+    VGG's memory); activation_bytes = count · bytes of dtype; training_activation_bytes under the
+    training_convention "cs231n": every output kept for backward and a gradient of the same size, 2× the
+    forward total ("only forward! ~*2 for bwd").
     Mistaken methods a misconception needs (the defaults are right): count_input_channels false gives a
     conv kernel C_out·kH·kW weights (the input channels forgotten); padding_sides 1 counts a conv's
     padding on one side only, out = ⌊(n + p − d(k − 1) − 1)/s⌋ + 1.
-    Returns output_shapes (after each layer), params, macs (per layer), total_params, total_macs,
-    and layer_names ("conv2d 1", …) for a worked table.
+    Returns output_shapes (after each layer), params, macs, flops, activation_count, activation_bytes
+    (per layer), their totals (total_params, total_macs, total_flops, total_activation_count,
+    total_activation_bytes), training_activation_bytes, layer_names ("conv2d 1", …) for a worked table and
+    input_shapes (the shapes each layer reads).
     Raises ParamError/ShapeError naming the layer (its index and type) whose options are wrong or
     whose output would have no size.
     """
     framework = choice("framework", framework, ("pytorch", "keras"))
+    flops_convention = choice("flops_convention", flops_convention, FLOPS_CONVENTIONS)
+    value_bytes = DTYPE_BYTES[choice("dtype", dtype, tuple(DTYPE_BYTES))]
+    batch_size = integer("batch_size", batch_size, 1)
+    count_input = boolean("count_input", count_input)
+    choice("training_convention", training_convention, TRAINING_CONVENTIONS)
     count_input_channels = boolean("count_input_channels", count_input_channels)
     if padding_sides not in (1, 2):
         raise ParamError(f"padding_sides: expected 1 or 2, got {padding_sides!r}")
     if not isinstance(input_shape, (list, tuple)) or len(input_shape) not in (1, 3):
         raise ShapeError(f"input_shape: expected [C, H, W] (or [F] for an MLP), got {input_shape!r}")
-    shape = [integer(f"input_shape[{i}]", v, 1) for i, v in enumerate(input_shape)]
+    first = [integer(f"input_shape[{i}]", v, 1) for i, v in enumerate(input_shape)]
     if not isinstance(layers, (list, tuple)) or not layers:
         raise ParamError("layers: expected a non-empty list of {\"type\": …} objects")
-    shapes, params, macs, names = [], [], [], []
+    shapes, params, macs, flops, names, read = [], [], [], [], [], []
     counter: dict[str, int] = {}
+    index: dict[str, int] = {}
     for i, layer in enumerate(layers):
         if not isinstance(layer, dict) or "type" not in layer:
             raise ParamError(f"layers[{i}]: expected an object with a \"type\" ({', '.join(LAYER_TYPES)}), got {layer!r}")
@@ -80,19 +170,27 @@ def network_shapes(input_shape, layers, *, framework: str = "pytorch", count_inp
         if type(kind) is not str or kind not in LAYER_TYPES:
             kind = choice(f"layers[{i}].type", kind, LAYER_TYPES)
         where = f"layers[{i}] ({kind})"
-        unknown = set(layer) - {"type", "name"} - _KEYS.get(kind, set())
+        unknown = set(layer) - {"type", "name", "inputs"} - _KEYS.get(kind, set())
         if unknown:
             allowed = sorted(_KEYS.get(kind, set()))
             raise ParamError(f"{where}: unknown option {sorted(unknown)[0]!r}"
                              + (f" (it takes {', '.join(allowed)})" if allowed else " (it takes no options)"))
         counter[kind] = counter.get(kind, 0) + 1
         names.append(layer.get("name") or f"{kind} {counter[kind]}")
-        n_params = n_macs = 0
-        if kind in ("conv2d", "max-pool", "avg-pool", "global-avg-pool"):
+        if names[-1] == "input":
+            raise ParamError(f"{where}: the name \"input\" is the network's input; name the layer otherwise")
+        sources = _inputs(where, layer, i, index)
+        index[names[-1]] = -1 if names[-1] in index else i      # a name two layers share is no input
+        read.append([list(first) if j is None else list(shapes[j]) for j in sources])
+        shape = read[-1][0]
+        n_params = n_macs = n_extra = 0
+        if kind in MERGES:
+            shape = _merge(where, kind, read[-1])
+        if kind in ("conv2d", "locally-connected", "max-pool", "avg-pool", "global-avg-pool"):
             if len(shape) != 3:
                 raise ShapeError(f"{where}: expects a C×H×W input, got [{', '.join(map(str, shape))}] "
                                  "(it comes after a flatten or linear layer)")
-        if kind == "conv2d":
+        if kind in ("conv2d", "locally-connected"):
             c_in = shape[0]
             for key in ("out_channels", "kernel_size"):
                 if key not in layer:
@@ -125,9 +223,16 @@ def network_shapes(input_shape, layers, *, framework: str = "pytorch", count_inp
                                          "the output would be empty")
                     out_hw.append((span - eff) // s[j] + 1)
             per_out = ((c_in // groups) if count_input_channels else 1) * k[0] * k[1]
-            n_params = c_out * per_out + (c_out if bias else 0)
+            reads = [c_in // groups] * c_out        # the input channels each output map reads
+            if "connection_table" in layer:
+                reads = _table(where, layer["connection_table"], c_in, c_out, groups)
+                per_out = sum(reads) // c_out if count_input_channels else k[0] * k[1]
+            n_params = (sum(reads) * k[0] * k[1] if count_input_channels else c_out * per_out) + (c_out if bias else 0)
             shape = [c_out] + out_hw
-            n_macs = c_out * out_hw[0] * out_hw[1] * (c_in // groups) * k[0] * k[1]
+            n_macs = out_hw[0] * out_hw[1] * sum(reads) * k[0] * k[1]
+            n_extra = c_out * out_hw[0] * out_hw[1] if bias else 0      # torchinfo: the bias's adds
+            if kind == "locally-connected":        # Keras's LocallyConnected2D: weights (and a bias) per position
+                n_params = out_hw[0] * out_hw[1] * n_params
         elif kind in ("max-pool", "avg-pool"):
             if "kernel_size" not in layer:
                 raise ParamError(f"{where}: missing kernel_size")
@@ -147,6 +252,7 @@ def network_shapes(input_shape, layers, *, framework: str = "pytorch", count_inp
                 shapes.append(list(shape))
                 params.append(0)
                 macs.append(0)
+                flops.append(0)
                 continue
             p = _pair(where, "padding", 0 if padding == "valid" else padding, 0)
             out_hw = []
@@ -163,6 +269,7 @@ def network_shapes(input_shape, layers, *, framework: str = "pytorch", count_inp
             shape = [shape[0], 1, 1]
         elif kind == "batch-norm":
             n_params = (4 if framework == "keras" else 2) * shape[0]
+            n_extra = 2 * shape[0]                                        # torchinfo: γ and β, once per example
         elif kind == "flatten":
             size = 1
             for v in shape:
@@ -178,6 +285,7 @@ def network_shapes(input_shape, layers, *, framework: str = "pytorch", count_inp
             bias = _bool(where, "bias", layer.get("bias", True))
             n_params = shape[0] * out_f + (out_f if bias else 0)
             n_macs = shape[0] * out_f
+            n_extra = out_f if bias else 0
             shape = [out_f]
         elif kind == "dropout" and "p" in layer:
             pv = number(f"{where}.p", layer["p"])
@@ -186,8 +294,15 @@ def network_shapes(input_shape, layers, *, framework: str = "pytorch", count_inp
         shapes.append(list(shape))
         params.append(n_params)
         macs.append(n_macs)
-    return Trace(layer_names=names, output_shapes=shapes, params=params, macs=macs, total_params=sum(params),
-                 total_macs=sum(macs))
+        flops.append(2 * n_macs if flops_convention == "2macs" else
+                     n_macs + n_extra if flops_convention == "macs+bias" else n_macs)
+    counts = [batch_size * math.prod(s) for s in shapes]
+    total_count = sum(counts) + (batch_size * math.prod(first) if count_input else 0)
+    return Trace(layer_names=names, input_shapes=read, output_shapes=shapes, params=params, macs=macs, flops=flops,
+                 total_params=sum(params), total_macs=sum(macs), total_flops=sum(flops), activation_count=counts,
+                 activation_bytes=[c * value_bytes for c in counts], total_activation_count=total_count,
+                 total_activation_bytes=total_count * value_bytes, training_activation_bytes=2 * total_count * value_bytes,
+                 bytes_per_value=value_bytes)
 
 
 def layer_output_shape(input_shape, layer) -> list[int]:

@@ -32,7 +32,8 @@ def param_count_steps(p: dict[str, Any], t: Trace) -> ParamCountSteps:
 def _param_count(p: dict[str, Any]) -> Trace:
     return engine.param_count(p["layer"], bias=p["bias"], bidirectional=p["bidirectional"],
                               num_layers=p["num_layers"], framework=p["framework"], reset_after=p["reset_after"],
-                              affine=p["affine"], **{n: p[n] for n in engine.counts.SIZE_NAMES if p.get(n) is not None})
+                              affine=p["affine"], **{n: p[n] for n in engine.counts.SIZE_NAMES if p.get(n) is not None},
+                              **{n: p[n] for n in engine.counts.PROJECTION_BIASES if p.get(n) is not None})
 
 
 def _is(*layers: str, framework: str | None = None) -> Any:
@@ -52,6 +53,16 @@ def _spans_area(p: dict[str, Any]) -> bool:
     a problem shows as such (conv2d-channels): forgetting C_in is no slip one makes there."""
     k = p["kernel_size"]
     return any(v > 1 for v in (k if isinstance(k, (list, tuple)) else [k]))
+
+
+def _per_projection(p: dict[str, Any]) -> bool:
+    return p["layer"] == "multi-head-attention" and any(p.get(n) is not None for n in engine.counts.PROJECTION_BIASES)
+
+
+def _some_unbiased(p: dict[str, Any], value: bool = True) -> bool:
+    """Some projection's bias flag (as given, else ``bias``) is not ``value``: true for ``value`` true when
+    one projection lacks a bias."""
+    return any((p[n] if p.get(n) is not None else p["bias"]) != value for n in engine.counts.PROJECTION_BIASES)
 
 
 def _normalises_several_axes(p: dict[str, Any]) -> bool:
@@ -97,8 +108,16 @@ PARAM_COUNT_MISTAKES = {
         Mistake("full-size-heads", compute=lambda p, t: _param_count({**p, "num_heads": 1})["count"] * p["num_heads"],
                 when=lambda p: _is("multi-head-attention")(p) and p["num_heads"] > 1,
                 why="Each head projects to d_k = d/h, so the heads together still use d×d per projection."),
-        Mistake("no-bias", bias=False, when=_is("multi-head-attention"),
+        Mistake("no-bias", bias=False, when=lambda p: _is("multi-head-attention")(p) and not _per_projection(p),
                 why="Each of the four projections has a bias of length d."),
+        Mistake("all-biases", compute=lambda p, t: _param_count({**p, **dict.fromkeys(engine.counts.PROJECTION_BIASES),
+                                                                  "bias": True})["count"],
+                when=lambda p: _per_projection(p) and _some_unbiased(p),
+                why="Only the projections with a bias have one: count d biases for each of those, none for the others."),
+        Mistake("no-bias", compute=lambda p, t: _param_count({**p, **dict.fromkeys(engine.counts.PROJECTION_BIASES),
+                                                               "bias": False})["count"],
+                when=lambda p: _per_projection(p) and not _some_unbiased(p, False),
+                why="The projections with a bias add d parameters each."),
         Mistake("no-layer-norms", compute=lambda p, t: t["count"] - sum(v for k, v in t.breakdown.items()
                                                                          if k.startswith("norm")),
                 when=_is("transformer-encoder-layer", "transformer-decoder-layer"),
@@ -132,6 +151,10 @@ PARAM_COUNT_MISTAKES = {
 }
 
 
+_SIZE_TEXT = {"normalized_shape": "int or list of ints (LayerNorm's shape, e.g. [C, H, W]: C·H·W values)",
+              "input_shape": "network: [C, H, W] or [F], as network-shapes",
+              "layers": "network: its layers as network-shapes takes them (a chain, or a graph with add and concat)"}
+
 PARAM_COUNT_ECF = {"count": (Ecf("solve:param-count", lambda p, t: stated_params("param-count", p), "count"),)}
 
 
@@ -142,8 +165,9 @@ PARAM_COUNT = Topic(
      Param("num_layers", "int", 1), Param("framework", '"pytorch" or "keras"', "pytorch"),
      Param("reset_after", "bool (Keras GRU only: two bias vectors when true)", True),
      Param("affine", "bool (batch-norm, layer-norm: γ and β)", True))
-    + tuple(Param(n, "int or list of ints (LayerNorm's shape, e.g. [C, H, W]: C·H·W values)" if n == "normalized_shape"
-                  else "int (a size, by PyTorch's argument name)", None) for n in engine.counts.SIZE_NAMES),
+    + tuple(Param(n, f"bool (multi-head-attention: the {w} projection's bias; default: bias)", None)
+            for n, w in zip(engine.counts.PROJECTION_BIASES, ("query", "key", "value", "output")))
+    + tuple(Param(n, _SIZE_TEXT.get(n, "int (a size, by PyTorch's argument name)"), None) for n in engine.counts.SIZE_NAMES),
     ("count",),
     _param_count,
     param_count_steps,

@@ -7,9 +7,12 @@ import torch
 from torch import nn
 
 from examprep.verify._torch import DTYPE, DTYPE_OF_BYTES, Reference, as_numpy, normal, pick, tensor
+from examprep.verify.network import random_network_shapes, ref_network_shapes
 
 
 def ref_param_count(p: dict) -> dict:
+    if p["layer"] == "network":          # the network run as torch modules (verify/network.py)
+        return {"count": ref_network_shapes({**p, "framework": p.get("framework", "pytorch")})["total_params"]}
     """Counts sum(p.numel()) of the real torch module (PyTorch) or Keras's documented formulas."""
     layer = p["layer"]
     bias = p.get("bias", True)
@@ -40,6 +43,10 @@ def ref_param_count(p: dict) -> dict:
         m = nn.BatchNorm2d(p["num_features"], affine=p.get("affine", True))
     elif layer == "layer-norm":
         m = nn.LayerNorm(p["normalized_shape"], elementwise_affine=p.get("affine", True), bias=bias)
+    elif layer == "multi-head-attention" and any(p.get(f"{x}_bias") is not None for x in ("q", "k", "v", "out")):
+        # a bias flag per projection: the four projections as nn.Linear modules (GPT-2's, Whisper's layout)
+        m = nn.ModuleList(nn.Linear(d, d, bias=bias if p.get(f"{x}_bias") is None else p[f"{x}_bias"])
+                          for x in ("q", "k", "v", "out"))
     elif layer == "multi-head-attention":
         m = nn.MultiheadAttention(d, p["num_heads"], bias=bias)
     elif layer == "transformer-encoder-layer":
@@ -116,6 +123,9 @@ def ref_lora_memory(p: dict) -> dict:
 
 def random_param_count(rng: np.random.Generator) -> dict:
     """A random valid param-count instance."""
+    if rng.random() < 0.1:
+        net = random_network_shapes(rng)
+        return {"layer": "network", "input_shape": net["input_shape"], "layers": net["layers"], "framework": net["framework"]}
     ri = lambda lo, hi: int(rng.integers(lo, hi + 1))  # noqa: E731
     layer = pick(rng, ["linear", "conv2d", "rnn", "lstm", "gru", "embedding", "layer-norm", "batch-norm",
                         "multi-head-attention", "transformer-encoder-layer", "transformer-decoder-layer"])
@@ -140,6 +150,8 @@ def random_param_count(rng: np.random.Generator) -> dict:
     else:
         h = ri(1, 4)
         p.update(d_model=h * ri(1, 8), num_heads=h)
+        if layer == "multi-head-attention" and rng.random() < 0.5:
+            p.update({f"{x}_bias": bool(rng.random() < 0.5) for x in ("q", "k", "v", "out") if rng.random() < 0.7})
         if layer.startswith("transformer"):
             p["dim_feedforward"] = ri(1, 64)
     return p

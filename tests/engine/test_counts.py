@@ -3,8 +3,10 @@ step), scaling laws and training time in exact arithmetic."""
 import sympy as sp
 from hypothesis import given, strategies as st
 import pytest
+from torch import nn
 
 from examprep import engine, solve
+from examprep.errors import ParamError
 
 
 @given(C=st.integers(1, 10**6))
@@ -98,3 +100,19 @@ def test_depthwise_separable_counts():
     dw = engine.param_count("conv2d", in_channels=32, out_channels=32, kernel_size=3, groups=32)["count"]
     pw = engine.param_count("conv2d", in_channels=32, out_channels=64, kernel_size=1)["count"]
     assert (dw, pw) == (32 * 9 + 32, 32 * 64 + 64)
+
+
+def test_attention_bias_per_projection_gpt2_small():
+    # GPT-2 small's attention block (d = 768, 12 heads) counted with qkv without bias and out_proj with bias
+    # (issue 38 item 8): 2,360,064, against four torch.nn.Linear modules
+    t = engine.param_count("multi-head-attention", d_model=768, num_heads=12, bias=False, out_bias=True)
+    mods = [nn.Linear(768, 768, bias=False) for _ in range(3)] + [nn.Linear(768, 768)]
+    assert t["count"] == sum(q.numel() for m in mods for q in m.parameters()) == 2_360_064
+    # Whisper's attention: the key projection alone without a bias
+    w = engine.param_count("multi-head-attention", d_model=8, num_heads=2, k_bias=False)
+    assert w["count"] == 4 * 8 * 8 + 3 * 8 and w["breakdown"]["q_proj.bias"] == 8 and "k_proj.bias" not in w["breakdown"]
+    assert engine.param_count("multi-head-attention", d_model=8, num_heads=2)["count"] == \
+        engine.param_count("multi-head-attention", d_model=8, num_heads=2, q_bias=True, k_bias=True, v_bias=True,
+                           out_bias=True)["count"]
+    with pytest.raises(ParamError, match="q_bias: a bias flag per projection applies to multi-head-attention only"):
+        engine.param_count("linear", in_features=2, out_features=2, q_bias=False)
