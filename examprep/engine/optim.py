@@ -166,6 +166,9 @@ def given_state(s: Settings, p: np.ndarray, state, initial_accumulator_value=Non
         if key in ("sum", "square_avg", "exp_avg_sq", "exp_inf", "acc_delta") and np.any(v < 0):
             raise ParamError(f"state.{key}: expected values ≥ 0 (a running sum or average of squares)")
         out["velocity" if key == "momentum_buffer" and s.optimizer in ("momentum", "nesterov") else key] = v.astype(float)
+    if s.optimizer == "rmsprop" and "grad_avg" in state and np.any(out["square_avg"] < out["grad_avg"] ** 2):
+        raise ParamError("state.square_avg: expected square_avg ≥ grad_avg² (centered RMSprop's variance is their "
+                         "difference)")
     return out, step
 
 
