@@ -299,6 +299,6 @@ def optimizer_step(optimizer: str, params, grads, *, lr, momentum=None, betas=No
     out = dict(st)
     if "velocity" in out:
         out["momentum_buffer"] = out["velocity"]
-    if s.optimizer != "sgd":
+    if "step" in STATE_KEYS[s.optimizer]:
         out["step"] = step0 + len(g_all)
     return Trace(params_per_step=np.array(history), params_new=p, **out, **extra)
