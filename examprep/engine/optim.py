@@ -220,6 +220,7 @@ def optimizer_update(s: Settings, p: np.ndarray, g0: np.ndarray, state: dict[str
         delta = np.sqrt(state["acc_delta"] + e) / np.sqrt(sq + e) * g
         state["square_avg"], state["acc_delta"] = sq, r * state["acc_delta"] + (1 - r) * delta * delta
         p = p - eta * delta
+        extra = {"delta": delta}
     elif optimizer == "adamax":
         b1, b2 = s.beta1, s.beta2
         m = b1 * state["exp_avg"] + (1 - b1) * g

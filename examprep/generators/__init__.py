@@ -36,7 +36,7 @@ def all_generators() -> dict[str, Generator]:
         logistic_regression, lora, lstm_step, max_pool, mlp_backprop, mlp_regression, multi_head, network_shapes,
         optimizer_step, param_count, positional_encoding, receptive_field, residual, rnn_bptt, rnn_step, rope,
         scaling_law, self_attention, softmax_cross_entropy, vanishing_gradient,
-        lr_schedule, minimize,                 # issue 38
+        lr_schedule, minimize, optimizer_state,                 # issue 38
     )
     _LOADED = True
     return REGISTRY

@@ -56,6 +56,9 @@ def _formula(p: dict[str, Any]) -> str:
         lambda x: rf"(\sqrt{{{x}}} + \epsilon)")
     if name == "momentum" and p.get("velocity_convention") == "lr-inside":
         return r"v \leftarrow \mu v - \eta\, g,\ \ p \leftarrow p + v"
+    if name == "momentum" and "momentum_buffer" in (p.get("state") or {}):
+        return r"v \leftarrow \mu v + (1 - \text{dampening})\, g,\ \ p \leftarrow p - \eta\, v" if p.get(
+            "dampening") else r"v \leftarrow \mu v + g,\ \ p \leftarrow p - \eta\, v"
     if name == "rmsprop":
         s_ = r"s - \bar g^2" if p.get("centered") else "s"
         out = r"s \leftarrow \alpha s + (1 - \alpha) g^2,\ "
@@ -68,7 +71,9 @@ def _formula(p: dict[str, Any]) -> str:
     if name in ("adam", "adamw"):
         head = r"p \leftarrow p - \eta \lambda p,\ " if name == "adamw" else ""
         return head + (r"m \leftarrow \beta_1 m + (1 - \beta_1) g,\ v \leftarrow \beta_2 v + (1 - \beta_2) g^2,\ "
-                       r"p \leftarrow p - \eta\, \frac{m / (1 - \beta_1^t)}{" + root(_V_HAT) + "}")
+                       r"p \leftarrow p - \eta\, \frac{m / (1 - \beta_1^t)}{" + (
+                           root(_V_HAT) if p.get("eps_placement") == "inside" else rf"\sqrt{{{_V_HAT}}} + \epsilon")
+                       + "}")
     return _UPDATE[name]
 
 
@@ -83,13 +88,21 @@ def optimizer_steps(p: dict[str, Any], t: Trace) -> OptimizerSteps:
         state = {n: t[n] for n in _STATE.get(name, ()) if n in t}
         return OptimizerSteps(steps, Step("The optimizer's state after the last step", r"\text{state}", state)
                               if state else None)
+    counted = name in ("adam", "adamw", "adamax")           # the step count enters the update
     taken = int((p.get("state") or {}).get("step", 0))
-    given = Step(f"The given state: {taken} step(s) already taken (torch's step), so the next update is "
-                 f"t = step + 1 = {taken + 1}", r"t = \text{step} + 1", dict(p["state"])) if p.get("state") else None
+    if not p.get("state"):
+        given = None
+    elif counted:
+        given = Step(f"The given state: {taken} step(s) already taken (torch's step), so the next update is "
+                     f"t = step + 1 = {taken + 1}", r"t = \text{step} + 1", dict(p["state"]))
+    else:
+        given = Step("The given state (torch's keys), where this optimizer goes on from", "", dict(p["state"]))
+    last = {k: t[k] for k in ("bias_correction1", "bias_correction2", "exp_avg_hat", "exp_avg_sq_hat", "delta") if k in t}
     steps = ([given] if given else []) + [
-        Step(f"Step t = {taken + k}" + (" (bias correction 1 − β₁ᵗ" + (", 1 − β₂ᵗ)" if name != "adamax" else ")")
-                                        if name in ("adam", "adamw", "adamax") else ""),
-             formula, {f"params_{k}": row}) for k, row in enumerate(rows, 1)]
+        Step((f"Step t = {taken + k}" + " (bias correction 1 − β₁ᵗ" + (", 1 − β₂ᵗ)" if name != "adamax" else ")"))
+             if counted else f"Step {k}", formula,
+             (({"t": taken + k} if counted else {}) | last if k == len(rows) else {}) | {f"params_{k}": row})
+        for k, row in enumerate(rows, 1)]
     state = {n: t[n] for n in _GIVEN_STATE.get(name, ()) if n in t}
     return OptimizerSteps(steps, Step("The optimizer's state after the last step (torch's keys)", r"\text{state}",
                                       state) if state else None)
@@ -113,7 +126,8 @@ def _decayed(p: dict[str, Any]) -> bool:
 
 
 def _plain_momentum(p: dict[str, Any]) -> bool:
-    return p["optimizer"] == "momentum" and not p["dampening"] and not p["weight_decay"]
+    return (p["optimizer"] == "momentum" and not p["dampening"] and not p["weight_decay"] and p.get("state") is None
+            and p.get("velocity_convention", "torch") == "torch")
 
 
 def _ascent(p: dict[str, Any], t: Trace) -> np.ndarray:
@@ -280,6 +294,8 @@ OPTIMIZER_STEP_MISTAKES = {
                 why="m goes on from the given exp_avg.")),
 }
 
+
+OPTIMIZER_STEP_MISTAKES["momentum_buffer"] = OPTIMIZER_STEP_MISTAKES["velocity"]     # torch's name of the velocity
 
 _ANSWERS = ("params_per_step", "params_new", "velocity", "momentum_buffer", "square_avg", "grad_avg", "sum", "exp_avg",
             "exp_avg_sq", "exp_inf", "acc_delta", "step")
