@@ -227,5 +227,5 @@ from examprep.generators import (  # noqa: E402, F401  (imported to register: ea
     logistic_regression, lora, lstm_step, max_pool, mlp_backprop, mlp_regression, multi_head, network_shapes,
     optimizer_step, param_count, positional_encoding, receptive_field, residual, rnn_bptt, rnn_step, rope,
     scaling_law, self_attention, softmax_cross_entropy, vanishing_gradient,
-    lr_schedule, minimize, network_graph, rnn_bptt_output,        # issue 38
+    lr_schedule, minimize, network_graph, optimizer_state, rnn_bptt_output,        # issue 38
 )
