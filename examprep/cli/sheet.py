@@ -39,6 +39,9 @@ def sheet(
     split: bool = typer.Option(False, "--split",
                                help="With --roster: each student's copy as a PDF of its own too, "
                                     "problems/ID.pdf and solutions/ID.pdf (to e-mail or upload)."),
+    solutions: bool = typer.Option(False, "--solutions",
+                                   help="With --roster: typeset each student's worked solutions too (solutions.pdf, "
+                                        "and solutions/ID.pdf with --split); a common sheet always has them."),
     list_recipes: bool = typer.Option(False, "--list", help="List the bundled recipes and exit."),
     questions_dir: Optional[str] = typer.Option(None, "--questions-dir", metavar="DIR",
                                                 help="A folder a recipe's question files may also come from (by "
@@ -58,13 +61,13 @@ def sheet(
     if list_recipes:
         print_recipes(sheets.bundled_recipes())
         return
-    with StepProgress() as progress:
+    with StepProgress(lines=4) as progress:
         result = sheets.make_sheet(
             recipe=recipe, topics=topics, count=count, difficulty=difficulty,
             seed=seed, roster=roster, secret_file=secret_file,
             formats=formats, out=out, force=force, title=title, course=course, legacy_secret=legacy_secret,
             progress=progress, decimal_comma=decimal_comma, split=split, questions_dir=questions_dir,
-            checkpoint=checkpoint)
+            checkpoint=checkpoint, solutions=solutions)
     print_sheet_summary(result)
 
 

@@ -268,7 +268,7 @@ def save_class_secret(out_dir: Path, secret: bytes) -> Path:
 
 def rebuild_command(*, recipe: str | None, topics: list[str] | None, count: int | None, difficulty: int | None,
                     seed: int, roster: str, secret_file: str, title: str | None, course: str | None,
-                    decimal_comma: bool, formats: str | None, split: bool = False,
+                    decimal_comma: bool, formats: str | None, split: bool = False, solutions: bool = False,
                     questions_dir: str | None = None, checkpoint: str | None = None) -> str:
     """The `examprep sheet` command line that rebuilds a class's sheet (the same variants) from its
     roster and secret file, wherever both are copied (--out left to the user)."""
@@ -283,6 +283,8 @@ def rebuild_command(*, recipe: str | None, topics: list[str] | None, count: int 
         args.append("--decimal-comma")
     if split:
         args.append("--split")
+    if solutions:
+        args.append("--solutions")
     return shlex.join(args)
 
 
