@@ -326,7 +326,8 @@ def test_force_over_a_roster_run_leaves_exactly_the_new_runs_files(tmp_path):
     (out / "notes.txt").write_text("mine")                       # the user's own files stay
     (out / "answers" / "README.txt").write_text("mine too")
     (out / "answers" / "s103.toml").write_text("# marked by hand\n")       # edited since: no longer ours
-    res = _class_run(tmp_path, "student_id,name\ns101,Ada Lovelace\ns104,Edsger Dijkstra\n", "-f", "pdf", "--solutions", "--force")
+    res = _class_run(tmp_path, "student_id,name\ns101,Ada Lovelace\ns104,Edsger Dijkstra\n", "-f", "pdf", "--solutions",
+                     "--force")
     assert res.exit_code == 0, res.output
     fresh = tmp_path / "fresh"
     assert _run(["-r", "cnn", "-s", "3", "--roster", str(tmp_path / "roster.csv"), "--secret-file",
