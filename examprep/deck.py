@@ -17,9 +17,12 @@ command gives the same problems.
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import shlex
 import tempfile
+import time
+import zipfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -180,8 +183,9 @@ def build_package(*, topics: list[str] | None = None, sections: list[str] | None
 
 def write_deck(out: str | os.PathLike, *, force: bool = False, now: float | None = None, **options: Any) -> DeckSummary:
     """Build the deck (``build_package``'s options) and write it to ``out`` atomically. ``now``
-    (Unix seconds, default the clock) is the notes' modification time: Anki's importer updates a
-    note already in the collection when the imported one is newer.
+    (Unix seconds, default ``content_time``) is the notes' modification time: Anki's importer
+    updates a note already in the collection when the imported one is newer. The same options and
+    sources give the same bytes (genanki's ids start at ``now``; the zip's entry times are ``now``).
 
     The output is checked before any work (a directory, a missing parent directory, an existing
     file without ``force``: OutputError naming --out)."""
@@ -192,10 +196,44 @@ def write_deck(out: str | os.PathLike, *, force: bool = False, now: float | None
                          f"--out {Path(out).with_suffix('.apkg') if Path(out).suffix else str(out) + '.apkg'}")
     target = check_output_file(out, "--out", force=force)
     package, summary = build_package(**options)
+    if now is None:
+        now = content_time(options.get("topics"))
     with tempfile.TemporaryDirectory(prefix="examprep-anki-") as tmp:
         staged = Path(tmp) / "deck.apkg"
         package.write_to_file(str(staged), timestamp=now)
-        data = staged.read_bytes()
+        data = _hermetic_zip(staged.read_bytes(), now)
     atomic_write_bytes(target, data)
     summary.path, summary.bytes = target, len(data)
     return summary
+
+
+def content_time(topics: list[str] | None = None) -> float:
+    """The deck's modification time when none is given: ``SOURCE_DATE_EPOCH`` where it is set (the
+    reproducible-builds convention, https://reproducible-builds.org/specs/source-date-epoch/),
+    otherwise the newest modification time of what the cards are made from (examprep's own files
+    and the question files named in ``topics``), whole seconds. Rebuilding from the same sources
+    gives the same bytes; updating examprep or a question file gives a newer time, so Anki's
+    importer (which updates a note only when the imported one is newer) takes the revised cards."""
+    env = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if env.isdigit():
+        return float(env)
+    package = Path(__file__).resolve().parent
+    newest = max(p.stat().st_mtime for p in package.rglob("*") if p.suffix in (".py", ".toml", ".json", ".typ", ".md"))
+    for name in topics or []:
+        path = Path(name)
+        if path.suffix == ".toml" and path.is_file():
+            newest = max(newest, path.stat().st_mtime)
+    return float(int(newest))
+
+
+def _hermetic_zip(data: bytes, now: float) -> bytes:
+    """genanki's .apkg with every zip entry stamped ``now`` (zipfile stamps the clock or the
+    staged file's time): the same entries, names, order and compression, so a rebuild is byte-identical."""
+    stamp = time.gmtime(max(now, 315_532_800))[:6]          # a zip date starts in 1980
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as src, zipfile.ZipFile(out, "w") as dst:
+        for info in src.infolist():
+            entry = zipfile.ZipInfo(info.filename, date_time=stamp)
+            entry.compress_type, entry.external_attr = info.compress_type, 0o644 << 16
+            dst.writestr(entry, src.read(info))
+    return out.getvalue()

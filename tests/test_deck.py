@@ -241,3 +241,28 @@ def test_a_bad_question_file_or_a_model_problem_is_one_line(tmp_path, topics, me
     res = runner.invoke(app, ["anki", "--out", str(out), "--topics", topics, "--sections", "none"])
     assert res.exit_code == 2 and message in res.output and res.output.count("\n") == 1, res.output
     assert not out.exists()
+
+
+def test_a_rebuild_is_byte_identical(tmp_path, monkeypatch):
+    """Two builds from the same sources are the same bytes (genanki's ids and times, the zip's entry
+    times), with the default time (the sources' newest) and with SOURCE_DATE_EPOCH; Anki imports the
+    result with that modification time."""
+    import time as clock
+
+    first, second = tmp_path / "first.apkg", tmp_path / "second.apkg"
+    write_deck(first, topics=["softmax-cross-entropy"], sections=["llm"], problems=1)
+    real = clock.time
+    monkeypatch.setattr(clock, "time", lambda: real() + 86_400)   # a day later, by the clock
+    write_deck(second, topics=["softmax-cross-entropy"], sections=["llm"], problems=1)
+    assert first.read_bytes() == second.read_bytes()
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(int(T0)))
+    write_deck(first, topics=["softmax-cross-entropy"], sections=["llm"], problems=1, force=True)
+    write_deck(second, topics=["softmax-cross-entropy"], sections=["llm"], problems=1, force=True)
+    assert first.read_bytes() == second.read_bytes()
+    col = collection(tmp_path)
+    try:
+        import_deck(col, first)
+        mods = {col.get_note(n).mod for n in col.find_notes("deck:examprep")}
+        assert mods == {int(T0)}
+    finally:
+        col.close()

@@ -161,9 +161,12 @@ def gradescope_autograder(
     """`examprep gradescope-autograder` (its help is AUTOGRADER_HELP, one paragraph a line)."""
     from rich.console import Console
 
-    from examprep.grading.autograder import autograder_notes, build_zip
+    from examprep.grading.autograder import WHEEL_STEP, autograder_notes, build_zip
+    from examprep.render.terminal import StepProgress
 
-    info = build_zip(key, out, visibility=visibility, show_answers=show_answers, force=force, roster=roster)
+    with StepProgress(plain={WHEEL_STEP: WHEEL_STEP + " (a few seconds)…"}) as progress:
+        info = build_zip(key, out, visibility=visibility, show_answers=show_answers, force=force, roster=roster,
+                         progress=progress)
     console = Console(stderr=True, highlight=False, markup=False, emoji=False)   # paths and ids as written
     console.print(
         f"wrote {out}: setup.sh, run_autograder, key.json ({info['parts']} parts, {info['points']:g} points), "

@@ -43,6 +43,9 @@ def sheet(
                                             help="With --roster and --format canvas: one quiz per student (their "
                                                  "printed variant, assigned by hand) instead of one quiz whose "
                                                  "questions Canvas draws from the variants at random."),
+    solutions: bool = typer.Option(False, "--solutions",
+                                   help="With --roster: typeset each student's worked solutions too (solutions.pdf, "
+                                        "and solutions/ID.pdf with --split); a common sheet always has them."),
     list_recipes: bool = typer.Option(False, "--list", help="List the bundled recipes and exit."),
     questions_dir: Optional[str] = typer.Option(None, "--questions-dir", metavar="DIR",
                                                 help="A folder a recipe's question files may also come from (by "
@@ -62,13 +65,13 @@ def sheet(
     if list_recipes:
         print_recipes(sheets.bundled_recipes())
         return
-    with StepProgress() as progress:
+    with StepProgress(lines=4) as progress:
         result = sheets.make_sheet(
             recipe=recipe, topics=topics, count=count, difficulty=difficulty,
             seed=seed, roster=roster, secret_file=secret_file,
             formats=formats, out=out, force=force, title=title, course=course, legacy_secret=legacy_secret,
             progress=progress, decimal_comma=decimal_comma, split=split, questions_dir=questions_dir,
-            checkpoint=checkpoint, canvas_per_student=canvas_per_student)
+            checkpoint=checkpoint, canvas_per_student=canvas_per_student, solutions=solutions)
     print_sheet_summary(result)
 
 

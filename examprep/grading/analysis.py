@@ -13,6 +13,9 @@ The statistics (classical test theory, as Moodle's quiz statistics and auto-mult
 - misconceptions: the three most frequent, with their share among the top and the bottom 27% of
   students by total (round(0.27 n), at least one; ties keep grades.json's order).
 A statistic that is undefined (one student, zero variance, a part nobody has) is None, never NaN.
+A part or question answered by fewer than MIN_ANSWERS students (a part only one variant has, a
+small class) is "too few answers": its statistics are reported but never flagged hard, easy or
+non-separating; its question's row (which groups every variant's parts) is the one to read.
 Written parts still pending (not yet marked) are left out, and named in ``left_out``.
 """
 from __future__ import annotations
@@ -33,6 +36,7 @@ TAIL = 0.27              # Kelley's upper and lower groups
 GROUP_MIN = 10           # students per variant group before two groups are compared
 GROUP_FLAG = 0.15        # a difference in difficulty between groups of one question worth a look
 HARD, EASY, LOW_DISCRIMINATION = 0.2, 0.95, 0.2     # the item map's review zones
+MIN_ANSWERS = 5          # students with a part before its difficulty and discrimination are judged
 
 
 @dataclass
@@ -277,8 +281,8 @@ def _item(name_key: str, name: str, score: np.ndarray, top: np.ndarray, totals: 
     difficulty = float(np.nanmean(frac)) if has.any() and np.isfinite(frac).any() else None
     x = score[has]
     discrimination = pearson(x, totals[has] - x)
-    return {name_key: name, "points": points, "difficulty": _num(difficulty), "discrimination": _num(discrimination),
-            "blank": blank, "unreadable": unreadable,
+    return {name_key: name, "points": points, "answers": int(has.sum()), "difficulty": _num(difficulty),
+            "discrimination": _num(discrimination), "blank": blank, "unreadable": unreadable,
             "misconceptions": _misconceptions(mistakes, has, top_i, bottom_i, explanations)}
 
 
@@ -308,8 +312,9 @@ def analyse(data: ItemData) -> dict[str, Any]:
                 merged.setdefault(m, []).extend(ids)
         questions.append(_item("question", q, qs, qm, totals, sum(data.blank[j] for j in cols),
                                sum(data.unreadable[j] for j in cols), merged, top_i, bottom_i, data.explanations))
-    return {"students": n, "mean": _num(mean), "sd": _num(sd), "alpha": _num(alpha), "sem": _num(sem),
-            "parts": parts, "questions": questions, "groups": groups(data)}
+    parts = [{"part": p["part"], "question": data.question_of[j], **p} for j, p in enumerate(parts)]
+    return {"students": n, "min_answers": MIN_ANSWERS, "mean": _num(mean), "sd": _num(sd), "alpha": _num(alpha),
+            "sem": _num(sem), "parts": parts, "questions": questions, "groups": groups(data)}
 
 
 def groups(data: ItemData) -> list[dict[str, Any]]:
@@ -341,7 +346,12 @@ def groups(data: ItemData) -> list[dict[str, Any]]:
 
 
 def review_reasons(item: dict[str, Any]) -> list[str]:
-    """Why a part (or question) is worth a look: the item map's review zones."""
+    """Why a part (or question) is worth a look: the item map's review zones; below MIN_ANSWERS
+    answers only "too few answers" (no zone is judged on so few students)."""
+    answers = item.get("answers", MIN_ANSWERS)
+    if answers < MIN_ANSWERS:
+        grouped = f"; read {item['question']}, which groups its variants" if item.get("question") else ""
+        return [f"too few answers ({answers} < {MIN_ANSWERS}){grouped}"]
     why = []
     d, r = item["difficulty"], item["discrimination"]
     if d is not None and d < HARD:
@@ -357,7 +367,7 @@ def review_reasons(item: dict[str, Any]) -> list[str]:
     return why
 
 
-CSV_COLUMNS = ("item", "kind", "points", "difficulty", "discrimination", "blank", "unreadable",
+CSV_COLUMNS = ("item", "kind", "points", "answers", "difficulty", "discrimination", "blank", "unreadable",
                *(f"{f}_{i}" for i in (1, 2, 3) for f in ("misconception", "count", "top_share", "bottom_share")))
 
 
@@ -368,7 +378,7 @@ def csv_text(result: dict[str, Any]) -> str:
     w.writerow(CSV_COLUMNS)
     for kind, key, items in (("part", "part", result["parts"]), ("question", "question", result["questions"])):
         for it in items:
-            row = [it[key], kind, f"{it['points']:g}", _cell(it["difficulty"]), _cell(it["discrimination"]),
+            row = [it[key], kind, f"{it['points']:g}", it["answers"], _cell(it["difficulty"]), _cell(it["discrimination"]),
                    it["blank"], it["unreadable"]]
             for i in range(3):
                 m = it["misconceptions"][i] if i < len(it["misconceptions"]) else None

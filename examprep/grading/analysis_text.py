@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from examprep.answers.files import printable
-from examprep.grading.analysis import EASY, HARD, LOW_DISCRIMINATION, review_reasons
+from examprep.grading.analysis import EASY, HARD, LOW_DISCRIMINATION, MIN_ANSWERS, review_reasons
 from examprep.render.typst.latex import typst_string
 
 UNDEFINED = "undefined"
@@ -102,7 +102,8 @@ def typst_source(result: dict[str, Any], totals: list[float], title: str = "Item
              f"#{_s(headline(result))}\n",
              "Difficulty is the mean fraction of a part's points earned; discrimination the correlation of a "
              "part's score with the total of the other parts (item–rest). Parts in a shaded zone "
-             f"(difficulty below {HARD} or above {EASY}, discrimination below {LOW_DISCRIMINATION}) are worth a look.\n"]
+             f"(difficulty below {HARD} or above {EASY}, discrimination below {LOW_DISCRIMINATION}) are worth a look; "
+             f"a part fewer than {MIN_ANSWERS} students answered is \"too few answers\" instead, and left off the map.\n"]
     if left_out:
         lines.append(f"#{_s('Left out until marked (written parts pending): ' + ', '.join(left_out))}\n")
     lines += ["== Totals", _histogram(totals, sum(p["points"] for p in result["parts"])),
@@ -169,9 +170,12 @@ def _item_map(parts: list[dict[str, Any]], width: float = 14.0, height: float = 
     out.append(f"  #place(dx: {x(0):.3f}cm, dy: {height + 0.55:.3f}cm, box(width: {width}cm, align(center, "
                "text(size: 8pt)[difficulty (fraction of points earned)])))")
     out.append(f"  #place(dx: {x(0) + 0.15:.3f}cm, dy: 0.1cm, text(size: 8pt)[discrimination (item–rest r)])")
-    undefined = []
+    undefined, few = [], []
     for p in parts:
         d, r = p["difficulty"], p["discrimination"]
+        if p.get("answers", MIN_ANSWERS) < MIN_ANSWERS:
+            few.append(p["part"])
+            continue
         if d is None or r is None:
             undefined.append(p["part"])
             continue
@@ -184,6 +188,9 @@ def _item_map(parts: list[dict[str, Any]], width: float = 14.0, height: float = 
     out.append("]")
     if undefined:
         note = "Not on the map (difficulty or discrimination undefined): " + ", ".join(undefined)
+        out.append(f"\n#text(size: 8pt)[#{_s(note)}]")
+    if few:
+        note = f"Not on the map (too few answers, fewer than {MIN_ANSWERS}): " + ", ".join(few)
         out.append(f"\n#text(size: 8pt)[#{_s(note)}]")
     return "\n".join(out)
 

@@ -22,7 +22,7 @@ import tempfile
 import zipfile
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from packaging.requirements import Requirement
 
@@ -205,11 +205,16 @@ def roster_mapping(key: Any, roster_path: str) -> dict[str, Any]:
                                                   for st in students]}
 
 
+WHEEL_STEP = "building examprep's wheel"
+
+
 def build_zip(key_path: str, out: str, *, visibility: str = "visible", show_answers: bool = False,
-              force: bool = False, roster: str | None = None) -> dict[str, Any]:
+              force: bool = False, roster: str | None = None,
+              progress: Callable[[str, int, int | None], None] | None = None) -> dict[str, Any]:
     """Write the autograder zip; returns what it holds (for the summary). ``roster``: the class
     roster CSV; with a key of per-student variants its ids, e-mails and sis_ids are bundled as
-    roster.json so that run_autograder can tell which student Gradescope says submitted."""
+    roster.json so that run_autograder can tell which student Gradescope says submitted.
+    ``progress(WHEEL_STEP, 0, None)`` is called before the wheel is built (seconds), after every check."""
     if visibility not in VISIBILITIES:
         raise ParamError(f"--visibility: expected one of {', '.join(VISIBILITIES)}, got {visibility!r}")
     check_out(key_path, out, force)
@@ -219,6 +224,8 @@ def build_zip(key_path: str, out: str, *, visibility: str = "visible", show_answ
     problems = key.problems or next(iter(key.variants.values()), [])
     n_parts = sum(len(p.parts) for p in problems)
     points = sum(p.points for p in problems)
+    if progress:
+        progress(WHEEL_STEP, 0, None)
     with tempfile.TemporaryDirectory() as tmp:
         wheel = build_wheel(Path(tmp))
         wheel_bytes = wheel.read_bytes()

@@ -268,7 +268,7 @@ def save_class_secret(out_dir: Path, secret: bytes) -> Path:
 
 def rebuild_command(*, recipe: str | None, topics: list[str] | None, count: int | None, difficulty: int | None,
                     seed: int, roster: str, secret_file: str, title: str | None, course: str | None,
-                    decimal_comma: bool, formats: str | None, split: bool = False,
+                    decimal_comma: bool, formats: str | None, split: bool = False, solutions: bool = False,
                     questions_dir: str | None = None, checkpoint: str | None = None,
                     canvas_per_student: bool = False) -> str:
     """The `examprep sheet` command line that rebuilds a class's sheet (the same variants) from its
@@ -286,6 +286,8 @@ def rebuild_command(*, recipe: str | None, topics: list[str] | None, count: int 
         args.append("--split")
     if canvas_per_student:
         args.append("--canvas-per-student")
+    if solutions:
+        args.append("--solutions")
     return shlex.join(args)
 
 

@@ -27,11 +27,13 @@ PDF_CHUNK = 8          # copies per Typst compile: bounds memory; chunks are joi
 
 def render_outputs(sheet: Sheet, formats: tuple[str, ...] = DEFAULT_FORMATS,
                    progress: Progress | None = None, font_files: list | None = None,
-                   split: bool = False, warnings: list[str] | None = None) -> dict[str, bytes]:
+                   split: bool = False, warnings: list[str] | None = None,
+                   solutions: bool = True) -> dict[str, bytes]:
     """Every output file of the sheet, rendered in memory: relative path → bytes.
 
     Always the key (``key.json``) and answer template(s); each format adds the files its row of
-    examprep.render.exports.EXPORTS names (pdf: problems.pdf and solutions.pdf, typeset here).
+    examprep.render.exports.EXPORTS names (pdf: problems.pdf and solutions.pdf, typeset here;
+    ``solutions`` False: problems.pdf alone, the worked solutions not typeset).
     ``warnings``: the formats' warnings (parts an LMS cannot take) are appended to it.
     ``split`` (variants with "pdf"): each student's copy as a PDF of its own too,
     problems/<id>.pdf and solutions/<id>.pdf (ids made safe as the answer templates' are).
@@ -44,7 +46,7 @@ def render_outputs(sheet: Sheet, formats: tuple[str, ...] = DEFAULT_FORMATS,
         font_files = font_plan(sheet).files if "pdf" in formats else []
     with fonts.font_folder(font_files) as folder:
         return _render_outputs(sheet, formats, progress, folder, split and sheet.variants and "pdf" in formats,
-                               [] if warnings is None else warnings)
+                               [] if warnings is None else warnings, solutions)
 
 
 def _check_lms(sheet: Sheet, formats: tuple[str, ...]) -> None:
@@ -63,7 +65,8 @@ def _check_lms(sheet: Sheet, formats: tuple[str, ...]) -> None:
 
 
 def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress | None,
-                    font_folder: str | None, split: bool = False, warnings: list[str] | None = None) -> dict[str, bytes]:
+                    font_folder: str | None, split: bool = False, warnings: list[str] | None = None,
+                    solutions: bool = True) -> dict[str, bytes]:
     out: dict[str, bytes] = {}
     # The PDFs compile in worker processes while Python renders the rest. A long run of variants
     # compiles in chunks of PDF_CHUNK copies (Typst holds a document's whole layout in memory),
@@ -71,14 +74,15 @@ def _render_outputs(sheet: Sheet, formats: tuple[str, ...], progress: Progress |
     # Each chunk also reads back its copies' page counts, from which --split cuts each student's
     # pages out of the chunk in the same worker (no second layout).
     groups = [sheet.copies[i:i + PDF_CHUNK] for i in range(0, len(sheet.copies), PDF_CHUNK)]
-    with pdf.PdfWorkers(tasks=2 * len(groups) if "pdf" in formats else 0) as pool:
+    documents = [(n, s) for n, s in (("solutions.pdf", True), ("problems.pdf", False)) if solutions or not s]
+    with pdf.PdfWorkers(tasks=len(documents) * len(groups) if "pdf" in formats else 0) as pool:
         chunks: dict[str, list] = {}
         if "pdf" in formats:
             # the solutions first: their chunks take about three times as long, and with the short
             # ones last the workers finish together instead of one waiting on the other
-            for name, solutions in (("solutions.pdf", True), ("problems.pdf", False)):
-                title = sheet.recipe.title + (" — solutions" if solutions else "")
-                chunks[name] = [pool.submit(pdf.compile_copies, sheet_source(sheet, solutions=solutions, copies=g),
+            for name, worked in documents:
+                title = sheet.recipe.title + (" — solutions" if worked else "")
+                chunks[name] = [pool.submit(pdf.compile_copies, sheet_source(sheet, solutions=worked, copies=g),
                                             font_folder, split=split, titles=[_copy_title(title, c) for c in g],
                                             author=sheet.recipe.course or "examprep")
                                 for g in groups]
@@ -165,7 +169,7 @@ def make_key(sheet: Sheet):
 
 
 def planned_paths(sheet_variants: bool, formats: tuple[str, ...], roster: list[Student] | None = None,
-                  split: bool = False) -> list[str]:
+                  split: bool = False, solutions: bool = True) -> list[str]:
     """The relative paths a sheet will write (checked for overwrites before anything is built)."""
     paths = ["key.json"]
     if sheet_variants and roster is not None:
@@ -173,12 +177,12 @@ def planned_paths(sheet_variants: bool, formats: tuple[str, ...], roster: list[S
     else:
         paths.append("answers.toml")
     if "pdf" in formats and split and sheet_variants and roster is not None:
-        paths += [f"{kind}/{safe_name(s.id)}.pdf" for kind in ("problems", "solutions") for s in roster]
+        paths += [f"{kind}/{safe_name(s.id)}.pdf" for kind in ("problems", "solutions")[:1 + solutions] for s in roster]
     for export in (EXPORTS[f] for f in formats):
         if export.student_files and sheet_variants and roster is not None:
             paths += [export.student_files.format(id=safe_name(s.id)) for s in roster]
         else:      # a long Blackboard file is split (blackboard-1.txt…): write_outputs checks those
-            paths += export.files
+            paths += [f for f in export.files if solutions or f != "solutions.pdf"]
     return sorted(paths, key=_output_order)
 
 
@@ -391,10 +395,12 @@ def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, co
                force: bool = False, title: str | None = None, course: str | None = None,
                legacy_secret: bool = False, progress: Progress | None = None, decimal_comma: bool = False,
                split: bool = False, questions_dir: str | None = None, checkpoint: str | None = None,
-               canvas_per_student: bool = False) -> Result:
+               canvas_per_student: bool = False, solutions: bool = False) -> Result:
     """The `examprep sheet` command: validate everything, build, render in memory, then write.
 
-    ``seed`` None: a fresh one (build.fresh_seed), which the copies never print.
+    ``seed`` None: a fresh one (build.fresh_seed), which the copies never print. ``solutions``: a
+    class build (``roster``) typesets its per-student worked solutions (solutions.pdf, and
+    solutions/ID.pdf with ``split``) only when asked; a common sheet always has its solutions.
 
     Raises ExamprepError subclasses (usage: ParamError; recipe, roster, secret: SheetError;
     output: OutputError; Typst: TypstCompileError) before anything is written. Ctrl-C stops it
@@ -405,7 +411,7 @@ def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, co
                            secret_file=secret_file, formats=formats, out=out, force=force, title=title, course=course,
                            legacy_secret=legacy_secret, progress=progress, decimal_comma=decimal_comma,
                            split=split, questions_dir=questions_dir, checkpoint=checkpoint,
-                           canvas_per_student=canvas_per_student)
+                           canvas_per_student=canvas_per_student, solutions=solutions)
     except KeyboardInterrupt:     # the workers are stopped and the temporaries removed on the way here
         raise KeyboardInterrupt("nothing was written") from None
 
@@ -415,7 +421,7 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
                 force: bool, title: str | None, course: str | None, legacy_secret: bool,
                 progress: Progress | None, decimal_comma: bool = False, split: bool = False,
                 questions_dir: str | None = None, checkpoint: str | None = None,
-                canvas_per_student: bool = False) -> Result:
+                canvas_per_student: bool = False, solutions: bool = False) -> Result:
     fmts = parse_formats(formats)
     if recipe and topics:
         raise ParamError("give either --recipe or --topics, not both")
@@ -444,6 +450,7 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
     if decimal_comma:
         r = replace(r, decimal_comma=True)
     students = read_roster(roster) if roster else None
+    solutions = solutions or students is None        # a class's worked solutions only on request
     if split and students is None:
         raise ParamError("--split writes one PDF per student: give --roster too")
     if split and "pdf" not in fmts:
@@ -469,7 +476,7 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
               if p and os.path.isfile(p)]
 
     recovered = recover([out_dir])           # a killed run's set completed, its temporaries removed
-    check_output_dir(out_dir, planned_paths(students is not None, fmts, students, split), force, inputs)
+    check_output_dir(out_dir, planned_paths(students is not None, fmts, students, split, solutions), force, inputs)
     warnings = ([LEGACY_WARNING] if legacy_secret else [] if marked else [unmarked_warning(secret_file)]) + recovered
     if students is not None and force:
         replaced = _old_derivation(out_dir, legacy_secret)
@@ -483,8 +490,12 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
     sheet = replace(sheet, canvas_per_student=canvas_per_student)
     fonts = font_plan(sheet) if "pdf" in fmts else None
     warnings += fonts.warnings if fonts else []
-    outputs = render_outputs(sheet, fmts, progress, fonts.files if fonts else [], split=split, warnings=warnings)
+    outputs = render_outputs(sheet, fmts, progress, fonts.files if fonts else [], split=split, warnings=warnings,
+                             solutions=solutions)
     notes = [CANVAS_GROUPS_NOTE] if sheet.variants and "canvas" in fmts and not canvas_per_student else []
+    if students is not None and not solutions and "pdf" in fmts:
+        notes.append("no solutions.pdf: a class's per-student worked solutions are typeset only with --solutions "
+                     "(key.json holds every student's answers)")
     if sheet.variants and any(earlier_codes.get(c.student.id, c.code) != c.code for c in sheet.copies):
         seed_from = "key, other secret"     # that key was made with --secret-file: its variants are not these
     if own_secret:
@@ -493,6 +504,7 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
         rebuild = rebuild_command(recipe=recipe, topics=topics, count=count, difficulty=difficulty, seed=seed,
                                   roster=roster, secret_file=secret_file, title=title, course=course,
                                   decimal_comma=decimal_comma, formats=formats, split=split,
+                                  solutions=solutions and students is not None,
                                   questions_dir=questions_dir, checkpoint=checkpoint,
                                   canvas_per_student=canvas_per_student)
         notes.append(class_secret_note(secret_file, new_secret, seed_from, rebuild))

@@ -283,3 +283,44 @@ def test_a_grades_file_with_impossible_scores_is_refused_naming_the_cell(edit, m
     with pytest.raises(InputError, match=message) as info:
         from_grades({"format": "examprep-grades", "submissions": subs}, "g.json")
     assert str(info.value).startswith("g.json: ") and "\n" not in str(info.value)
+
+
+def test_a_part_too_few_students_answered_is_too_few_answers_not_hard():
+    """q2's variant y (one student of twelve) has part c, which that student missed: below
+    MIN_ANSWERS it is "too few answers" (pointing to q2, whose row groups both variants), never
+    "hard"; q2's own row is computed over all twelve, checked here with numpy."""
+    from examprep.grading.analysis import MIN_ANSWERS, review_reasons
+    from examprep.grading.analysis_text import terminal_summary, typst_source
+
+    assert MIN_ANSWERS == 5
+    rng = np.random.default_rng(7)
+    n = 12
+    M = np.column_stack([rng.integers(0, 3, n), rng.integers(0, 2, n), np.zeros(n)]).astype(float)
+    P = [2, 1, 1]
+    variants = {(i, "q2"): "y" if i == 0 else "x" for i in range(n)}
+    subs = grades(M, P, parts=["q1.a", "q2.b", "q2.c"], variants=variants)
+    for i, sub in enumerate(subs):                      # b only in variant x, c only in variant y
+        q2 = sub["problems"][1]
+        q2["parts"] = [p for p in q2["parts"] if (p["part"] == "c") == (i == 0)]
+    r = analyse(item_data(subs))
+    assert r["min_answers"] == MIN_ANSWERS
+    part = {p["part"]: p for p in r["parts"]}
+    assert [part[a]["answers"] for a in ("q1.a", "q2.b", "q2.c")] == [12, 11, 1]
+    assert part["q2.c"]["difficulty"] == 0.0                       # reported, but not judged
+    why = review_reasons(part["q2.c"])
+    assert why == ["too few answers (1 < 5); read q2, which groups its variants"]
+    assert not any("hard" in w or "easy" in w for w in why)
+    q2 = next(q for q in r["questions"] if q["question"] == "q2")
+    earned = np.where(np.arange(n) == 0, M[:, 2], M[:, 1])          # each student's own variant's part
+    assert q2["answers"] == n and q2["difficulty"] == pytest.approx((earned / 1.0).mean(), abs=1e-4)
+    assert not any(w.startswith("too few") for w in review_reasons(q2))
+    rows = csv_text(r).splitlines()
+    assert rows[0].split(",")[3] == "answers"
+    assert {row.split(",")[0]: row.split(",")[3] for row in rows[1:4]} == {"q1.a": "12", "q2.b": "11", "q2.c": "1"}
+    from rich.console import Console
+    import io
+    console = Console(width=100, record=True, file=io.StringIO())
+    console.print(terminal_summary(r, [], title="t"))
+    shown = console.export_text()
+    assert "too few answers (1 < 5)" in shown
+    assert "Not on the map (too few answers, fewer than 5): q2.c" in typst_source(r, list(M.sum(axis=1)))

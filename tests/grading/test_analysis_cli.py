@@ -48,10 +48,11 @@ def strict_load(path):
 def test_grade_analysis_writes_the_files_with_the_issues_schema(graded):
     d, key, res = graded
     r = strict_load(d / "an" / "item-analysis.json")
-    assert list(r) == ["students", "mean", "sd", "alpha", "sem", "parts", "questions", "groups"]
+    assert list(r) == ["students", "min_answers", "mean", "sd", "alpha", "sem", "parts", "questions", "groups"]
     assert r["students"] == STUDENTS
     for p in r["parts"]:
-        assert list(p) == ["part", "points", "difficulty", "discrimination", "blank", "unreadable", "misconceptions"]
+        assert list(p) == ["part", "question", "points", "answers", "difficulty", "discrimination", "blank",
+                           "unreadable", "misconceptions"]
         assert len(p["misconceptions"]) <= 3
         for m in p["misconceptions"]:
             assert set(m) == {"misconception", "count", "explanation", "top_share", "bottom_share"}

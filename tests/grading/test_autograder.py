@@ -44,6 +44,8 @@ def tree(tmp_path_factory):
     assert res.exit_code == 0, res.output
     res = run("gradescope-autograder", d / "key.json", "--out", d / "autograder.zip")
     assert res.exit_code == 0, res.output
+    # its seconds-long step says so (StepProgress: one plain line without a terminal)
+    assert res.stderr.startswith("building examprep's wheel (a few seconds)…\nwrote "), res.stderr
     root = d / "autograder"
     for sub in ("source", "submission", "results"):
         (root / sub).mkdir(parents=True)

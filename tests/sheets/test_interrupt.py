@@ -71,6 +71,8 @@ def test_ctrl_c_during_the_pdfs_stops_everything_and_writes_nothing(tmp_path):
 
 
 def test_long_sheets_report_their_progress(tmp_path):
+    """A class build reports each variant and PDF part; without solutions=True it typesets the
+    problems alone (no per-student worked solutions: one document's chunks and join)."""
     from examprep import sheets
 
     (tmp_path / "roster.csv").write_text("id\n" + "".join(f"s{i}\n" for i in range(10)))
@@ -82,8 +84,9 @@ def test_long_sheets_report_their_progress(tmp_path):
     parts = [s for s in seen if s[0] == "PDF parts"]
     assert variants == [("variants", n, 10) for n in range(1, 11)]
     chunks = -(-10 // sheets.PDF_CHUNK)
-    total = 2 * chunks + 2                             # problems and solutions chunks, then their two joins
+    total = chunks + 1                                 # the problems' chunks, then their join
     assert parts == [("PDF parts", n, total) for n in range(1, total + 1)]
+    assert (tmp_path / "o" / "problems.pdf").is_file() and not (tmp_path / "o" / "solutions.pdf").exists()
 
 
 KILLED_AT_RENAME = """

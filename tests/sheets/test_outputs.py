@@ -322,15 +322,16 @@ def _class_run(tmp_path, roster: str, *extra: str):
 
 def test_force_over_a_roster_run_leaves_exactly_the_new_runs_files(tmp_path):
     out = tmp_path / "o"
-    assert _class_run(tmp_path, ROSTER, "-f", "pdf,md,blackboard-txt", "--split").exit_code == 0
+    assert _class_run(tmp_path, ROSTER, "-f", "pdf,md,blackboard-txt", "--split", "--solutions").exit_code == 0
     (out / "notes.txt").write_text("mine")                       # the user's own files stay
     (out / "answers" / "README.txt").write_text("mine too")
     (out / "answers" / "s103.toml").write_text("# marked by hand\n")       # edited since: no longer ours
-    res = _class_run(tmp_path, "student_id,name\ns101,Ada Lovelace\ns104,Edsger Dijkstra\n", "-f", "pdf", "--force")
+    res = _class_run(tmp_path, "student_id,name\ns101,Ada Lovelace\ns104,Edsger Dijkstra\n", "-f", "pdf", "--solutions",
+                     "--force")
     assert res.exit_code == 0, res.output
     fresh = tmp_path / "fresh"
     assert _run(["-r", "cnn", "-s", "3", "--roster", str(tmp_path / "roster.csv"), "--secret-file",
-                 str(tmp_path / "secret.txt"), "-f", "pdf", "--out", str(fresh)]).exit_code == 0
+                 str(tmp_path / "secret.txt"), "-f", "pdf", "--solutions", "--out", str(fresh)]).exit_code == 0
     assert _files(out) == sorted(_files(fresh) + ["notes.txt", "answers/README.txt", "answers/s103.toml"])
     assert not (out / "blackboard").exists() and not (out / "problems").exists()     # emptied folders go too
     assert "removed 12 files of the run this one replaced: answers/s102.toml, blackboard/s101.txt, blackboard/s102.txt, …" \

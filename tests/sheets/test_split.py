@@ -32,7 +32,8 @@ def split_class(tmp_path_factory):
     (tmp / "secret.txt").write_text(SECRET)
     out = tmp / "class"
     res = runner.invoke(app, ["sheet", "-r", "cnn", "-s", "4", "--roster", str(tmp / "roster.csv"),
-                              "--secret-file", str(tmp / "secret.txt"), "-f", "pdf", "--split", "--out", str(out)])
+                              "--secret-file", str(tmp / "secret.txt"), "-f", "pdf", "--split", "--solutions",
+                              "--out", str(out)])
     assert res.exit_code == 0, res.output
     sheet = sheets.build_sheet(sheets.load_recipe("cnn"), 4, roster=sheets.read_roster(tmp / "roster.csv"),
                                secret=SECRET.strip().encode())
