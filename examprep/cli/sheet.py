@@ -39,6 +39,9 @@ def sheet(
     split: bool = typer.Option(False, "--split",
                                help="With --roster: each student's copy as a PDF of its own too, "
                                     "problems/ID.pdf and solutions/ID.pdf (to e-mail or upload)."),
+    scannable: bool = typer.Option(False, "--scannable",
+                                   help="Also answer-sheets.pdf (QR code, markers, bubbles and boxes per copy) and "
+                                        "scan-layout.json, for `examprep scan` (needs the extra 'scan')."),
     list_recipes: bool = typer.Option(False, "--list", help="List the bundled recipes and exit."),
     questions_dir: Optional[str] = typer.Option(None, "--questions-dir", metavar="DIR",
                                                 help="A folder a recipe's question files may also come from (by "
@@ -64,7 +67,7 @@ def sheet(
             seed=seed, roster=roster, secret_file=secret_file,
             formats=formats, out=out, force=force, title=title, course=course, legacy_secret=legacy_secret,
             progress=progress, decimal_comma=decimal_comma, split=split, questions_dir=questions_dir,
-            checkpoint=checkpoint)
+            checkpoint=checkpoint, scannable=scannable)
     print_sheet_summary(result)
 
 

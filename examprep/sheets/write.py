@@ -14,6 +14,7 @@ from examprep.answers.files import unprintable_char
 from examprep.errors import ExamprepError, ParamError
 from examprep.fileio import OutputError, check_output_folder, read_user_text, real_path, recover, safe_name, write_files
 from examprep.render import fonts, pdf
+from examprep.render.scannable import SCANNABLE_FILES, scannable_check, scannable_outputs
 from examprep.render.exports import DEFAULT_FORMATS, EXPORTS, alias_of, format_names
 from examprep.render.typst.sheet import sheet_source
 from examprep.sheets.build import Progress, Sheet, build_sheet, font_plan, fresh_seed
@@ -390,7 +391,8 @@ def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, co
                secret_file: str | None = None, formats: str | None = None, out: str | None = None,
                force: bool = False, title: str | None = None, course: str | None = None,
                legacy_secret: bool = False, progress: Progress | None = None, decimal_comma: bool = False,
-               split: bool = False, questions_dir: str | None = None, checkpoint: str | None = None) -> Result:
+               split: bool = False, questions_dir: str | None = None, checkpoint: str | None = None,
+               scannable: bool = False) -> Result:
     """The `examprep sheet` command: validate everything, build, render in memory, then write.
 
     ``seed`` None: a fresh one (build.fresh_seed), which the copies never print.
@@ -403,7 +405,7 @@ def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, co
         return _make_sheet(recipe=recipe, topics=topics, count=count, difficulty=difficulty, seed=seed, roster=roster,
                            secret_file=secret_file, formats=formats, out=out, force=force, title=title, course=course,
                            legacy_secret=legacy_secret, progress=progress, decimal_comma=decimal_comma,
-                           split=split, questions_dir=questions_dir, checkpoint=checkpoint)
+                           split=split, questions_dir=questions_dir, checkpoint=checkpoint, scannable=scannable)
     except KeyboardInterrupt:     # the workers are stopped and the temporaries removed on the way here
         raise KeyboardInterrupt("nothing was written") from None
 
@@ -412,8 +414,10 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
                 seed: int | None, roster: str | None, secret_file: str | None, formats: str | None, out: str | None,
                 force: bool, title: str | None, course: str | None, legacy_secret: bool,
                 progress: Progress | None, decimal_comma: bool = False, split: bool = False,
-                questions_dir: str | None = None, checkpoint: str | None = None) -> Result:
+                questions_dir: str | None = None, checkpoint: str | None = None, scannable: bool = False) -> Result:
     fmts = parse_formats(formats)
+    if scannable:
+        scannable_check()
     if recipe and topics:
         raise ParamError("give either --recipe or --topics, not both")
     if topics:
@@ -464,7 +468,8 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
               if p and os.path.isfile(p)]
 
     recovered = recover([out_dir])           # a killed run's set completed, its temporaries removed
-    check_output_dir(out_dir, planned_paths(students is not None, fmts, students, split), force, inputs)
+    check_output_dir(out_dir, planned_paths(students is not None, fmts, students, split)
+                     + (list(SCANNABLE_FILES) if scannable else []), force, inputs)
     warnings = ([LEGACY_WARNING] if legacy_secret else [] if marked else [unmarked_warning(secret_file)]) + recovered
     if students is not None and force:
         replaced = _old_derivation(out_dir, legacy_secret)
@@ -478,6 +483,8 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
     fonts = font_plan(sheet) if "pdf" in fmts else None
     warnings += fonts.warnings if fonts else []
     outputs = render_outputs(sheet, fmts, progress, fonts.files if fonts else [], split=split, warnings=warnings)
+    if scannable:
+        outputs.update(scannable_outputs(sheet))
     notes = []
     if sheet.variants and any(earlier_codes.get(c.student.id, c.code) != c.code for c in sheet.copies):
         seed_from = "key, other secret"     # that key was made with --secret-file: its variants are not these
