@@ -1,0 +1,125 @@
+"""Real pixels: a scannable class sheet is rendered with pypdfium2, bubbles are filled with pen-like
+marks at the layout's positions, pages are distorted (rotation, 180° flips, scale, blur, noise, JPEG)
+and scanned back; the answers must equal what was filled, doubtful marks must go to review."""
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+cv2 = pytest.importorskip("cv2", reason="needs the optional extra 'scan' (opencv-python-headless)")
+pdfium = pytest.importorskip("pypdfium2", reason="needs the optional extra 'scan' (pypdfium2)")
+pytest.importorskip("segno", reason="needs the optional extra 'scan' (segno)")
+import numpy as np  # noqa: E402
+
+from examprep import sheets  # noqa: E402
+from examprep.scan import run_scan  # noqa: E402
+
+DPI = 150
+
+
+@pytest.fixture(scope="session")
+def class_sheet(tmp_path_factory):
+    d = tmp_path_factory.mktemp("scan")
+    roster = d / "roster.csv"
+    roster.write_text("id,name\n" + "".join(f"s{k:02d},Student {k}\n" for k in range(1, 11)))
+    sheets.make_sheet(topics=["activation", "network-shapes", "optimizer-step"], seed=3, roster=str(roster),
+                      formats="md", out=str(d / "class"), scannable=True)
+    layout = json.loads((d / "class" / "scan-layout.json").read_text())
+    pdf = pdfium.PdfDocument(str(d / "class" / "answer-sheets.pdf"))
+    pages = [pdf[i].render(scale=DPI / 72, grayscale=True).to_numpy().copy() for i in range(len(pdf))]
+    return d, layout, pages
+
+
+def _bubbles_for(field, value):
+    """Which bubbles a student fills to write ``value`` (written here from the sheet's printed rules)."""
+    cols = {}
+    for x, y, col, v in field["bubbles"]:
+        cols.setdefault(col, {})[v] = (x, y)
+    if field["kind"] == "choice":
+        return [cols["choice"][value]]
+    out = []
+    if value.startswith("-"):
+        out.append(cols["sign"]["-"])
+        value = value[1:]
+    mant, _, exp = value.partition("e")
+    digits = mant.replace(".", "")
+    for i, dgt in enumerate(digits, 1):
+        out.append(cols[f"d{i}"][dgt])
+    if "." in mant:
+        out.append(cols["point"][str(mant.index("."))])
+    if exp:
+        if exp.startswith("-"):
+            out.append(cols["esign"]["-"])
+            exp = exp[1:]
+        out.append(cols["e"][exp])
+    return out
+
+
+def _pen(img, x, y, fill=1.0, level=40):
+    s = DPI / 72
+    cv2.circle(img, (round(x * s), round(y * s)), max(1, round(4.6 * s * fill)), level, -1)
+
+
+def _answers(field, k):
+    """A student's answer for a field: a value the grid can hold, different per student."""
+    if field["kind"] == "choice":
+        return "ab"[k % 2]
+    if field["kind"] == "integer":
+        return str(100 + 37 * k)
+    return f"{'-' if k % 2 else ''}{k % 9 + 1}.{(7 * k) % 10}{(3 * k) % 10}" + (f"e-{k % 3}" if k % 3 else "")
+
+
+def _distort(img, rng, angle, flip, scale, sigma, quality):
+    h, w = img.shape
+    m = cv2.getRotationMatrix2D((w / 2, h / 2), angle + (180 if flip else 0), scale)
+    out = cv2.warpAffine(img, m, (w, h), borderValue=30)           # a dark scanner margin
+    if sigma:
+        out = cv2.GaussianBlur(out, (0, 0), sigma)
+    out = np.clip(out + rng.normal(0, 6, out.shape), 0, 255).astype(np.uint8)
+    return cv2.imdecode(cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, quality])[1], cv2.IMREAD_GRAYSCALE)
+
+
+def _fill_class(layout, pages, rng):
+    """Each student's pages filled; the values expected per student."""
+    per_copy = layout["pages"]
+    filled, expected = [], {}
+    for c, copy in enumerate(layout["copies"]):
+        sid = copy["student_id"]
+        expected[sid] = {}
+        for p in range(1, per_copy + 1):
+            img = pages[c * per_copy + p - 1].copy()
+            for f in layout["fields"]:
+                if f["page"] != p or f["kind"] == "box":
+                    continue
+                value = _answers(f, c + 1)
+                expected[sid][f["address"]] = value
+                for x, y in _bubbles_for(f, value):
+                    _pen(img, x, y, fill=rng.uniform(0.85, 1.0))
+            filled.append(img)
+    return filled, expected
+
+
+def test_class_of_ten_scanned_grades_as_typed(class_sheet, tmp_path):
+    d, layout, pages = class_sheet
+    rng = np.random.default_rng(0)
+    filled, expected = _fill_class(layout, pages, rng)
+    scans = tmp_path / "scans"
+    scans.mkdir()
+    for i, img in enumerate(filled, 1):     # distortions within the stated bounds, one page each
+        out = _distort(img, rng, angle=rng.uniform(-3, 3), flip=i % 4 == 0, scale=rng.uniform(0.95, 1.05),
+                       sigma=rng.uniform(0, 1), quality=int(rng.integers(60, 95)))
+        cv2.imwrite(str(scans / f"page{i}.png"), out)
+    result = run_scan([str(scans)], str(d / "class" / "key.json"), str(tmp_path / "out"))
+    assert result.pages == len(filled)
+    assert result.review == [], result.review
+    import tomllib
+    read_right = total = 0
+    for sid, values in expected.items():
+        answers = tomllib.loads((tmp_path / "out" / "answers" / f"{sid}.toml").read_text())
+        for address, value in values.items():
+            q, part = address.split(".", 1)
+            total += 1
+            got = answers[q][part]
+            read_right += (got == value) if not value[-1].isdigit() else float(got) == float(value)
+    assert read_right == total
