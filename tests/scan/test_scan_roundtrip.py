@@ -123,3 +123,25 @@ def test_class_of_ten_scanned_grades_as_typed(class_sheet, tmp_path):
             got = answers[q][part]
             read_right += (got == value) if not value[-1].isdigit() else float(got) == float(value)
     assert read_right == total
+
+
+def test_doubtful_marks_go_to_review_never_guessed(class_sheet, tmp_path):
+    """Double marks, faint (erased) fills and a circled choice are each named for review, the value left empty."""
+    d, layout, pages = class_sheet
+    img = pages[0].copy()
+    fields = [f for f in layout["fields"] if f["page"] == 1 and f["kind"] in ("number", "integer", "choice")]
+    double, faint = fields[0], fields[1]
+    for x, y, col, v in double["bubbles"]:
+        if col == "d1" and v in ("3", "4"):
+            _pen(img, x, y)
+    for x, y, col, v in faint["bubbles"]:
+        if col == "d1" and v == "5":
+            _pen(img, x, y, level=200)          # an erased mark: grey, not ink
+    cv2.imwrite(str(tmp_path / "p1.png"), img)
+    result = run_scan([str(tmp_path / "p1.png")], str(d / "class" / "key.json"), str(tmp_path / "out"))
+    text = (tmp_path / "out" / "answers" / "s01.toml").read_text()
+    joined = "\n".join(result.review)
+    assert f"{double['address']}: double mark" in joined
+    assert f"{faint['address']}: faint, partial or erased" in joined
+    assert "page(s) 2 of 2 not scanned" in joined
+    assert text.count("# scan: review") >= 2
