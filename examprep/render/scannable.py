@@ -16,10 +16,12 @@ page and page count, the layout fingerprint, the variant code and a checksum.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 from dataclasses import dataclass
 
 from examprep.errors import ExamprepError
+from examprep.render.pdf import compile_pdf
 
 PAGE_W, PAGE_H = 595.28, 841.89          # A4 in points
 MARKER = 16.0                             # side of the four corner squares
@@ -206,8 +208,6 @@ def parse_payload(text: str) -> PageId | None:
 
 def _qr_svg(payload: str) -> str:
     """The QR code as SVG (segno: the scan extra; nothing fetched)."""
-    import io
-
     try:
         import segno
     except ImportError:
@@ -287,8 +287,6 @@ def scannable_check() -> None:
 def scannable_outputs(sheet) -> dict[str, bytes]:
     """The answer pages of every copy (answer-sheets.pdf) and their layout (scan-layout.json).
     The problems PDF is not touched: a sheet printed without --scannable is the same byte for byte."""
-    from examprep.render.pdf import compile_pdf
-
     copies = [{"student_id": c.student.id if c.student else "", "name": (c.student.name if c.student else "") or "",
                "code": c.code} for c in sheet.copies]
     layout = build_layout(sheet.copies[0].problems, sheet.printed_id, copies, id_grid=not sheet.variants)

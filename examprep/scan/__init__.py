@@ -6,15 +6,21 @@
 """
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from examprep import keys
 from examprep.errors import ExamprepError
 from examprep.fileio import read_user_text, safe_name, write_files
 from examprep.render.scannable import Layout, ScanExtraMissing
+from examprep.scan.annotate import annotate
+from examprep.scan.read import read_page
 
 SUFFIXES = (".pdf", ".png", ".jpg", ".jpeg", ".tif", ".tiff")
 MAX_BYTES = 200 * 2 ** 20          # one scan file
@@ -57,7 +63,6 @@ def scan_files(specs: list[str]) -> list[Path]:
 def pages_of(path: Path, problems: list[str]):
     """(source label, grayscale page) one at a time; a file over the limits is named in ``problems``."""
     import cv2
-    import numpy as np
 
     if path.stat().st_size > MAX_BYTES:
         problems.append(f"{path}: over {MAX_BYTES // 2 ** 20} MiB, skipped")
@@ -119,8 +124,6 @@ def run_scan(scans: list[str], key_path: str, out: str, *, layout_path: str | No
              progress=None) -> ScanResult:
     """The `examprep scan` command's one function (see the module docstring)."""
     _need_extra()
-    from examprep.scan.annotate import annotate
-    from examprep.scan.read import read_page
 
     key = keys.read_key(key_path)
     layout_file = Path(layout_path) if layout_path else Path(key_path).parent / "scan-layout.json"
@@ -265,9 +268,6 @@ def answer_file(key, layout: Layout, s: Student, out_dir: Path) -> tuple[str, li
 
 
 def marks_csv(rows: list) -> str:
-    import csv
-    import io
-
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["student_id", "name", "part", "points", "comment", "answer"])

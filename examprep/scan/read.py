@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from examprep.render.scannable import MARKER, MARKERS, QR_SIZE, QR_X, QR_Y, R, Field, Layout, PageId, parse_payload
+from examprep.render.scannable import MARKER, MARKERS, QR_SIZE, QR_X, QR_Y, R, Field, PageId, parse_payload
 
 MARKED, EMPTY, SHADE = 0.45, 0.12, 0.12     # inner-disc ink fraction: marked / empty; mean darkness: faint
 RING = 0.22                                 # ink fraction in the ring around a bubble: circled

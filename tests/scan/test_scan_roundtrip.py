@@ -2,8 +2,6 @@
 marks at the layout's positions, pages are distorted (rotation, 180° flips, scale, blur, noise, JPEG)
 and scanned back; the answers must equal what was filled, doubtful marks must go to review."""
 import json
-import math
-from pathlib import Path
 
 import pytest
 
