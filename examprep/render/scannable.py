@@ -154,13 +154,14 @@ def build_layout(problems: list, sheet: str, copies: list[dict], id_grid: bool) 
         for i, part in enumerate(problem.parts):
             address, label = f"q{n}.{part.id}", f"{n}({chr(97 + i) if i < 26 else i})"
             kind = field_kind(part)
-            if kind == "choice":
-                labels = [chr(97 + k) for k in range(len(part.choices))]
-                w, h = len(labels) * STEP, LABEL + STEP
-                p, fx, fy = place(max(w, 60.0), h)
-                fields.append(Field(address, kind, p, fx, fy, w, h, label,
-                                    tuple(Bubble(fx + R + k * STEP, fy + LABEL + R, "choice", v)
-                                          for k, v in enumerate(labels))))
+            if kind == "choice":               # one row per choice, its text beside it (per copy)
+                n_choices = len(part.choices)
+                x = RIGHT + 1
+                p, fx, fy = place(RIGHT - LEFT, LABEL + n_choices * STEP)
+                x = RIGHT + 1
+                fields.append(Field(address, kind, p, fx, fy, RIGHT - LEFT, LABEL + n_choices * STEP, label,
+                                    tuple(Bubble(fx + R, fy + LABEL + R + k * STEP, "choice", chr(97 + k))
+                                          for k in range(n_choices))))
             elif kind in ("integer", "number"):
                 cols = _columns(kind)
                 p, fx, fy = place(len(cols) * STEP, LABEL + 10 * STEP)
@@ -232,9 +233,10 @@ def _at(x: float, y: float, body: str) -> str:
     return f"#place(top + left, dx: {x:.2f}pt, dy: {y:.2f}pt, {body})"
 
 
-def typst_source(layout: Layout, title: str) -> str:
+def typst_source(layout: Layout, title: str, choices: list[dict[str, tuple]] | None = None) -> str:
     """Typst source of every copy's answer pages (absolute positions: what the layout says is
-    where the ink is). ``title`` is printed as text, never markup."""
+    where the ink is). ``title`` is printed as text, never markup. ``choices``: per copy, each choice
+    part's texts by address (printed beside its bubbles: a variant's texts may differ, never their count)."""
     out = [f"#set page(width: {PAGE_W}pt, height: {PAGE_H}pt, margin: 0pt)", "#set text(size: 8pt)"]
     first = True
     for c, copy in enumerate(layout.copies, 1):
@@ -260,6 +262,10 @@ def typst_source(layout: Layout, title: str) -> str:
                 if f.kind == "box":
                     out.append(_at(f.x, f.y + LABEL, f"rect(width: {f.w:.2f}pt, height: {f.h - LABEL:.2f}pt, "
                                                      "stroke: 0.8pt + black)"))
+                texts = (choices[c - 1] if choices else {}).get(f.address, ())
+                for k, b in enumerate(f.bubbles if f.kind == "choice" else ()):
+                    if k < len(texts):
+                        out.append(_at(b.x + 2 * R, b.y - R + 1, f"text(size: 7pt, {_typst_string(texts[k])})"))
                 for b in f.bubbles:
                     out.append(_at(b.x - R, b.y - R, f"circle(radius: {R}pt, stroke: 0.5pt + luma(120))"))
                     out.append(_at(b.x - R, b.y - R, f"box(width: {2 * R}pt, height: {2 * R}pt, align(center + horizon, "
@@ -290,5 +296,7 @@ def scannable_outputs(sheet) -> dict[str, bytes]:
     copies = [{"student_id": c.student.id if c.student else "", "name": (c.student.name if c.student else "") or "",
                "code": c.code} for c in sheet.copies]
     layout = build_layout(sheet.copies[0].problems, sheet.printed_id, copies, id_grid=not sheet.variants)
-    return {"answer-sheets.pdf": compile_pdf(typst_source(layout, sheet.recipe.title)),
+    choices = [{f"q{n}.{part.id}": tuple(part.choices) for n, p in enumerate(c.problems, 1) for part in p.parts
+                if field_kind(part) == "choice"} for c in sheet.copies]
+    return {"answer-sheets.pdf": compile_pdf(typst_source(layout, sheet.recipe.title, choices)),
             "scan-layout.json": layout.to_json().encode()}

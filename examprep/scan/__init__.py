@@ -232,6 +232,7 @@ def answer_file(key, layout: Layout, s: Student, out_dir: Path) -> tuple[str, li
     if problems is None:
         problems = next(iter(key.variants.values()))
     reads = {f.address: f for reads in s.pages.values() for f in reads}
+    parts = {f"q{n}.{part.id}": part for n, p in enumerate(problems, 1) for part in p.parts}
     text = keys.answer_template(problems, title=key.title, student_id=s.student_id, name=s.name, sheet=layout.sheet)
     lines, table, rows, notes = [], "", [], []
     seen = ", ".join(map(str, sorted(s.pages))) or "none"
@@ -262,7 +263,10 @@ def answer_file(key, layout: Layout, s: Student, out_dir: Path) -> tuple[str, li
                         line += f"  {REVIEW_MARK}: type the answer from {crop}"
                         notes.append(f"{s.student_id} {address}: type the answer from {crop}")
             elif f.value:
-                line = f"{m.group(1)} = {json.dumps(f.value)}  # scanned, confidence {f.confidence:.2f}"
+                value = f.value
+                if parts[address].kind == "choice":          # the bubble's letter → the choice as printed
+                    value = parts[address].choices[ord(value) - 97]
+                line = f"{m.group(1)} = {json.dumps(value)}  # scanned, confidence {f.confidence:.2f}"
         lines.append(line)
     return "\n".join(lines) + "\n", rows, notes
 

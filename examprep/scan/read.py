@@ -48,14 +48,25 @@ class PageRead:
 
 def find_qr(gray: np.ndarray) -> tuple[str, np.ndarray] | None:
     """The QR code's text and its four corners (QR's own order: top-left, top-right, bottom-right,
-    bottom-left of the code, whatever the page's rotation), or None."""
+    bottom-left of the code, whatever the page's rotation), or None.
+
+    Looked for where it is printed first (the top-left corner, or the bottom-right of a page scanned
+    upside down), in a copy about 830 pixels wide (3 pixels a module at least): a tenth of the time
+    of the whole page at full resolution; then the other corners, the whole page, full resolution."""
     cv2 = cv2_module()
     detector = cv2.QRCodeDetector()
-    for scale in (1.0, 0.5, 1.5):
-        img = gray if scale == 1.0 else cv2.resize(gray, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+    h, w = gray.shape
+    small = min(1.0, 830 / w)
+    ch, cw = h // 3, w // 2
+    tries = [(0, 0, ch, cw, small), (h - ch, w - cw, ch, cw, small), (0, w - cw, ch, cw, small),
+             (h - ch, 0, ch, cw, small), (0, 0, h, w, small), (0, 0, h, w, 1.0)]
+    for y0, x0, hh, ww, scale in tries:
+        img = gray[y0:y0 + hh, x0:x0 + ww]
+        if scale != 1.0:
+            img = cv2.resize(img, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
         text, points, _ = detector.detectAndDecode(img)
         if text and points is not None:
-            return text, points.reshape(4, 2) / scale
+            return text, points.reshape(4, 2) / scale + (x0, y0)
     return None
 
 
@@ -205,7 +216,7 @@ def read_page(gray: np.ndarray, layout_for, source: str) -> PageRead:
     if isinstance(layout, str):
         page.problem = layout
         return page
-    paper = float(np.percentile(gray, 90))
+    paper = float(np.percentile(gray[::4, ::4], 90))     # the paper's grey (every 16th pixel: enough)
     ink = 0.55 * paper
     h = align(gray, qr[1], ink)
     if h is None:

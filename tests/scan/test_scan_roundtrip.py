@@ -1,7 +1,11 @@
 """Real pixels: a scannable class sheet is rendered with pypdfium2, bubbles are filled with pen-like
 marks at the layout's positions, pages are distorted (rotation, 180° flips, scale, blur, noise, JPEG)
 and scanned back; the answers must equal what was filled, doubtful marks must go to review."""
+import csv
+import io
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -21,7 +25,7 @@ def class_sheet(tmp_path_factory):
     d = tmp_path_factory.mktemp("scan")
     roster = d / "roster.csv"
     roster.write_text("id,name\n" + "".join(f"s{k:02d},Student {k}\n" for k in range(1, 11)))
-    sheets.make_sheet(topics=["activation", "network-shapes", "optimizer-step"], seed=3, roster=str(roster),
+    sheets.make_sheet(topics=["activation", "causal-mask"], seed=3, roster=str(roster),
                       formats="md", out=str(d / "class"), scannable=True)
     layout = json.loads((d / "class" / "scan-layout.json").read_text())
     pdf = pdfium.PdfDocument(str(d / "class" / "answer-sheets.pdf"))
@@ -59,8 +63,20 @@ def _pen(img, x, y, fill=1.0, level=40):
     cv2.circle(img, (round(x * s), round(y * s)), max(1, round(4.6 * s * fill)), level, -1)
 
 
-def _answers(field, k):
-    """A student's answer for a field: a value the grid can hold, different per student."""
+def _right(field, part):
+    """The key's answer as a student fills the grid: 3 significant figures, ±d.dd×10^±e."""
+    if field["kind"] == "choice":
+        return "abcd"[part["choices"].index(part["expected"])]
+    if field["kind"] == "integer":
+        return str(int(part["expected"]))
+    mantissa, exponent = f"{float(part['expected']):.2e}".split("e")
+    return mantissa + (f"e{int(exponent)}" if int(exponent) else "")
+
+
+def _answers(field, k, part):
+    """Student k's answer: the key's for odd k, else a value the grid can hold, different per student."""
+    if k % 2:
+        return _right(field, part)
     if field["kind"] == "choice":
         return "ab"[k % 2]
     if field["kind"] == "integer":
@@ -78,7 +94,7 @@ def _distort(img, rng, angle, flip, scale, sigma, quality):
     return cv2.imdecode(cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, quality])[1], cv2.IMREAD_GRAYSCALE)
 
 
-def _fill_class(layout, pages, rng):
+def _fill_class(layout, pages, rng, key):
     """Each student's pages filled; the values expected per student."""
     per_copy = layout["pages"]
     filled, expected = [], {}
@@ -90,7 +106,9 @@ def _fill_class(layout, pages, rng):
             for f in layout["fields"]:
                 if f["page"] != p or f["kind"] == "box":
                     continue
-                value = _answers(f, c + 1)
+                q, part_id = f["address"].split(".", 1)
+                part = next(pt for pt in key["variants"][sid][int(q[1:]) - 1]["parts"] if pt["id"] == part_id)
+                value = _answers(f, c + 1, part)
                 expected[sid][f["address"]] = value
                 for x, y in _bubbles_for(f, value):
                     _pen(img, x, y, fill=rng.uniform(0.85, 1.0))
@@ -101,26 +119,48 @@ def _fill_class(layout, pages, rng):
 def test_class_of_ten_scanned_grades_as_typed(class_sheet, tmp_path):
     d, layout, pages = class_sheet
     rng = np.random.default_rng(0)
-    filled, expected = _fill_class(layout, pages, rng)
+    key = d / "class" / "key.json"
+    filled, expected = _fill_class(layout, pages, rng, json.loads(key.read_text()))
     scans = tmp_path / "scans"
     scans.mkdir()
     for i, img in enumerate(filled, 1):     # distortions within the stated bounds, one page each
         out = _distort(img, rng, angle=rng.uniform(-3, 3), flip=i % 4 == 0, scale=rng.uniform(0.95, 1.05),
                        sigma=rng.uniform(0, 1), quality=int(rng.integers(60, 95)))
         cv2.imwrite(str(scans / f"page{i}.png"), out)
-    result = run_scan([str(scans)], str(d / "class" / "key.json"), str(tmp_path / "out"))
+    result = run_scan([str(scans)], str(key), str(tmp_path / "out"))
     assert result.pages == len(filled)
     assert result.review == [], result.review
-    import tomllib
-    read_right = total = 0
+    # the typed answer files of the same answers (choices typed as their text) grade the same
+    problems = json.loads(key.read_text())["variants"]
+    typed = tmp_path / "typed"
+    typed.mkdir()
     for sid, values in expected.items():
-        answers = tomllib.loads((tmp_path / "out" / "answers" / f"{sid}.toml").read_text())
-        for address, value in values.items():
+        lines, table = [f'student_id = "{sid}"', f'name = "Student {int(sid[1:])}"'], ""
+        for address, value in sorted(values.items()):
             q, part = address.split(".", 1)
-            total += 1
-            got = answers[q][part]
-            read_right += (got == value) if not value[-1].isdigit() else float(got) == float(value)
-    assert read_right == total
+            if q != table:
+                lines.append(f"[{q}]")
+                table = q
+            spec = next(pt for pt in problems[sid][int(q[1:]) - 1]["parts"] if pt["id"] == part)
+            text = spec["choices"][ord(value) - 97] if spec["kind"] == "choice" else value
+            lines.append(f"{part} = {json.dumps(text)}")
+        (typed / f"{sid}.toml").write_text("\n".join(lines) + "\n")
+
+    def grades(folder):
+        run = subprocess.run([sys.executable, "-m", "examprep", "grade", str(key), str(folder), "--csv", "-",
+                              "--no-details"], capture_output=True, text=True, check=True)
+        rows = csv.DictReader(io.StringIO(run.stdout))
+        return sorted(tuple((k, v) for k, v in row.items() if not v.endswith(".toml")) for row in rows)
+
+    scanned = grades(tmp_path / "out" / "answers")
+    assert len(scanned) == 10
+    assert scanned == grades(typed)
+    variants = json.loads(key.read_text())["variants"]
+    for row in map(dict, scanned):         # who filled the key's answers earns every bubbled part's points
+        if int(row["student_id"][1:]) % 2:
+            bubbled = sum(pt["points"] for p in variants[row["student_id"]] for pt in p["parts"]
+                          if pt["kind"] in ("number", "integer", "choice"))
+            assert float(row["total"]) == pytest.approx(bubbled)
 
 
 def test_doubtful_marks_go_to_review_never_guessed(class_sheet, tmp_path):
