@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from examprep import keys
+from examprep.answers.files import SCAN_REVIEW
 from examprep.errors import ExamprepError
 from examprep.fileio import read_user_text, safe_name, write_files
 from examprep.render.scannable import Layout, ScanExtraMissing
@@ -27,7 +28,6 @@ MAX_BYTES = 200 * 2 ** 20          # one scan file
 MAX_PIXELS = 60_000_000            # one page image (a decompression bomb is named and skipped)
 MAX_PAGES = 2000                   # one PDF
 DPI = 200
-REVIEW_MARK = "# scan: review"     # what grade looks for in an answer file (values left for a person)
 
 
 class ScanError(ExamprepError):
@@ -248,9 +248,9 @@ def answer_file(key, layout: Layout, s: Student, out_dir: Path) -> tuple[str, li
             address = f"{table}.{part}"
             f = reads.get(address)
             if f is None:
-                line += f"  {REVIEW_MARK}: its page was not scanned"
+                line += f"  {SCAN_REVIEW}: its page was not scanned"
             elif f.review:
-                line += f"  {REVIEW_MARK}: {f.review}"
+                line += f"  {SCAN_REVIEW}: {f.review}"
                 notes.append(f"{s.student_id} {address}: {f.review} (pages/, left empty)")
             elif f.crop is not None:
                 if f.ink == "written":
@@ -260,7 +260,7 @@ def answer_file(key, layout: Layout, s: Student, out_dir: Path) -> tuple[str, li
                         line = f'{m.group(1)} = {json.dumps("[on paper: " + crop + "]")}  # scanned: marked by hand'
                         rows.append((s.student_id, s.name, address, crop))
                     else:
-                        line += f"  {REVIEW_MARK}: type the answer from {crop}"
+                        line += f"  {SCAN_REVIEW}: type the answer from {crop}"
                         notes.append(f"{s.student_id} {address}: type the answer from {crop}")
             elif f.value:
                 value = f.value

@@ -183,3 +183,6 @@ def test_doubtful_marks_go_to_review_never_guessed(class_sheet, tmp_path):
     assert f"{faint['address']}: faint, partial or erased" in joined
     assert "page(s) 2 of 2 not scanned" in joined
     assert text.count("# scan: review") >= 2
+    run = subprocess.run([sys.executable, "-m", "examprep", "grade", str(d / "class" / "key.json"),
+                          str(tmp_path / "out" / "answers" / "s01.toml")], capture_output=True, text=True)
+    assert "left for review by `examprep scan`" in run.stdout + run.stderr
