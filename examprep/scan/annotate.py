@@ -28,11 +28,15 @@ def annotate(page, width: int = 900) -> bytes:
             colour = COLOURS.get(state)
             if colour:
                 cv2.circle(img, (int(x * f), int(y * f)), max(4, int(8 * f * 2)), colour, 2)
-        if read.marks:
+        if read.marks:          # the value or REVIEW over the field's label, cut to its width (summary.md: in full)
             x, y, _ = read.marks[0]
-            text = f"{read.address}: " + (f"REVIEW {read.review}" if read.review else (read.value or "blank"))
-            cv2.putText(img, text, (int(x * f) - 4, int(y * f) - 14), cv2.FONT_HERSHEY_SIMPLEX, 0.4,
-                        (0, 0, 230) if read.review else (0, 120, 0), 1)
+            span = max(m[0] for m in read.marks) - x
+            text = "REVIEW: " + read.review if read.review else f"read {read.value or '(blank)'}"
+            text = text[:max(8, int((span * f + 30) / 7))]
+            org = (int(x * f) - 6, int(y * f) - 12)
+            (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, 0.4, 1)
+            cv2.rectangle(img, (org[0] - 1, org[1] - th - 2), (org[0] + tw + 1, org[1] + 3), (255, 255, 255), -1)
+            cv2.putText(img, text, org, cv2.FONT_HERSHEY_SIMPLEX, 0.4, (0, 0, 230) if read.review else (0, 120, 0), 1)
     banner = (f"{page.source}: " + (f"NOT READ: {page.problem}" if page.problem else
                                    f"sheet {page.page_id.sheet} copy {page.page_id.copy} page {page.page_id.page}"
                                    f"/{page.page_id.pages}"))
