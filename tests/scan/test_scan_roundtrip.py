@@ -186,3 +186,46 @@ def test_doubtful_marks_go_to_review_never_guessed(class_sheet, tmp_path):
     run = subprocess.run([sys.executable, "-m", "examprep", "grade", str(d / "class" / "key.json"),
                           str(tmp_path / "out" / "answers" / "s01.toml")], capture_output=True, text=True)
     assert "left for review by `examprep scan`" in run.stdout + run.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("inside", [True, False], ids=["inside-bounds", "beyond-bounds"])
+def test_distortions_drawn_by_hypothesis_never_misread(class_sheet, tmp_path_factory, inside):
+    """Inside the bounds (rotation ≤ 3°, flips, scale 95–105 %, blur σ ≤ 1, JPEG ≥ 60) every field of
+    the first student is read right; beyond them (rotation to 8°, blur to 2.5, JPEG to 25) a field may
+    be flagged (left empty) or the page refused, but a value read is the value filled."""
+    from hypothesis import HealthCheck, given, settings, strategies as st
+
+    d, layout, pages = class_sheet
+    key = json.loads((d / "class" / "key.json").read_text())
+    filled, expected = _fill_class(dict(layout, copies=layout["copies"][:1]), pages, np.random.default_rng(2), key)
+    values = expected[layout["copies"][0]["student_id"]]
+    hi_angle, hi_sigma, lo_quality = (3.0, 1.0, 60) if inside else (8.0, 2.5, 25)
+
+    @settings(derandomize=True, max_examples=6, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(angle=st.floats(-hi_angle, hi_angle), flip=st.booleans(), scale=st.floats(0.95, 1.05),
+           sigma=st.floats(0, hi_sigma), quality=st.integers(lo_quality, 95), seed=st.integers(0, 2 ** 16))
+    def check(angle, flip, scale, sigma, quality, seed):
+        rng = np.random.default_rng(seed)
+        tmp = tmp_path_factory.mktemp("hyp")
+        for i, img in enumerate(filled, 1):
+            cv2.imwrite(str(tmp / f"p{i}.png"), _distort(img, rng, angle, flip, scale, sigma, quality))
+        result = run_scan([str(tmp)], str(d / "class" / "key.json"), str(tmp / "out"))
+        if inside:
+            assert result.review == [], result.review
+        answers = {}
+        if result.students:
+            import tomllib
+            answers = tomllib.loads((tmp / "out" / "answers" / f"{result.students[0].student_id}.toml").read_text())
+        for address, value in values.items():
+            q, part = address.split(".", 1)
+            got = answers.get(q, {}).get(part, "")
+            if got == "" and not inside:
+                continue                            # flagged or its page refused: allowed beyond the bounds
+            spec = next(pt for pt in key["variants"][result.students[0].student_id][int(q[1:]) - 1]["parts"]
+                        if pt["id"] == part)
+            want = spec["choices"][ord(value) - 97] if spec["kind"] == "choice" else value
+            assert got == want if spec["kind"] == "choice" else float(got) == float(want), (address, got, want)
+
+    check()
