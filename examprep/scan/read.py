@@ -58,8 +58,8 @@ def find_qr(gray: np.ndarray) -> tuple[str, np.ndarray] | None:
     h, w = gray.shape
     small = min(1.0, 830 / w)
     ch, cw = h // 3, w // 2
-    tries = [(0, 0, ch, cw, small), (h - ch, w - cw, ch, cw, small), (0, w - cw, ch, cw, small),
-             (h - ch, 0, ch, cw, small), (0, 0, h, w, small), (0, 0, h, w, 1.0)]
+    tries = [(0, 0, ch, cw, small), (h - ch, w - cw, ch, cw, small), (0, 0, ch, cw, 1.0), (h - ch, w - cw, ch, cw, 1.0),
+             (0, w - cw, ch, cw, small), (h - ch, 0, ch, cw, small), (0, 0, h, w, small), (0, 0, h, w, 1.0)]
     for y0, x0, hh, ww, scale in tries:
         img = gray[y0:y0 + hh, x0:x0 + ww]
         if scale != 1.0:

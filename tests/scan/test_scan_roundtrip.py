@@ -16,6 +16,7 @@ import numpy as np  # noqa: E402
 
 from examprep import sheets  # noqa: E402
 from examprep.scan import run_scan  # noqa: E402
+from examprep.sheets.variants import secret_file_bytes  # noqa: E402
 
 DPI = 150
 
@@ -25,7 +26,9 @@ def class_sheet(tmp_path_factory):
     d = tmp_path_factory.mktemp("scan")
     roster = d / "roster.csv"
     roster.write_text("id,name\n" + "".join(f"s{k:02d},Student {k}\n" for k in range(1, 11)))
-    sheets.make_sheet(topics=["activation", "causal-mask"], seed=3, roster=str(roster),
+    secret = d / "secret.txt"          # fixed: the same variants (and QR codes) on every run
+    secret.write_bytes(secret_file_bytes("d1f3d7c25acde7be066b729a63b7c68bd20e43fbbfef4701e287e2f4d75e736d"))
+    sheets.make_sheet(topics=["activation", "causal-mask"], seed=3, roster=str(roster), secret_file=str(secret),
                       formats="md", out=str(d / "class"), scannable=True)
     layout = json.loads((d / "class" / "scan-layout.json").read_text())
     pdf = pdfium.PdfDocument(str(d / "class" / "answer-sheets.pdf"))
