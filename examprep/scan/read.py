@@ -67,6 +67,13 @@ def find_qr(gray: np.ndarray) -> tuple[str, np.ndarray] | None:
         text, points, _ = detector.detectAndDecode(img)
         if text and points is not None:
             return text, points.reshape(4, 2) / scale + (x0, y0)
+    # a blurred, noisy, compressed scan: binarised (Otsu), and OpenCV's other detector (ArUco-based)
+    for y0, x0, hh, ww, _ in tries[2:4] + tries[4:6]:
+        img = cv2.threshold(gray[y0:y0 + hh, x0:x0 + ww], 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)[1]
+        for det in (detector, cv2.QRCodeDetectorAruco()):
+            text, points, _ = det.detectAndDecode(img)
+            if text and points is not None:
+                return text, points.reshape(4, 2) + (x0, y0)
     return None
 
 
