@@ -6,7 +6,8 @@ import typer
 
 app = typer.Typer()
 
-HELP = ("Read scanned answer sheets (from `sheet --scannable`) into one answer file per student.\n\n"
+HELP = ("Read scanned answer sheets (from `sheet --scannable`) into one answer file per student, with crops and a "
+        "review list.\n\n"
         "SCANS are PDFs, PNG/JPEG/TIFF images or folders of them. Writes OUT/answers/ID.toml (grade them with "
         "`examprep grade KEY OUT/answers`), OUT/crops/ (boxes), OUT/pages/ (annotated pages), OUT/marks.csv "
         "and OUT/summary.md and .json with the review list. Nothing uncertain is guessed. Needs the extra 'scan'.")
