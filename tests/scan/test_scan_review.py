@@ -140,3 +140,19 @@ def test_without_the_extra_one_line_names_it(monkeypatch, tmp_path):
         sheets.make_sheet(topics=["activation"], seed=1, formats="md", out=str(tmp_path / "x"), scannable=True)
     assert "optional extra 'scan'" in str(err.value) and "\n" not in str(err.value)
     assert not (tmp_path / "x").exists()
+
+
+def test_multipage_tiff_and_natural_order(common_sheet, tmp_path):
+    from examprep.scan import scan_files
+
+    d, layout, pages = common_sheet
+    images = [p.copy() for p in pages]
+    _fill_id(images[0], _field(layout, "id"), "42")
+    assert cv2.imwritemulti(str(tmp_path / "class.tif"), images)
+    result = run_scan([str(tmp_path / "class.tif")], str(d / "sheet" / "key.json"), str(tmp_path / "out"))
+    assert result.pages == len(pages) and [s.student_id for s in result.students] == ["42"]
+    assert sorted(result.students[0].pages) == list(range(1, layout["pages"] + 1))
+    for name in ("page10.png", "page2.png", "page1.png"):
+        (tmp_path / "f" / name).parent.mkdir(exist_ok=True)
+        (tmp_path / "f" / name).write_bytes(b"")
+    assert [p.name for p in scan_files([str(tmp_path / "f")])] == ["page1.png", "page2.png", "page10.png"]
