@@ -341,6 +341,9 @@ LAZY_LIBRARIES = {
     "fsrs_rs_python": "the FSRS optimizer (Rust): only `review --optimize`",
     "genanki": "only `examprep anki`",
     "latex2mathml": "only the QTI 2.1 export",
+    "cv2": "the scan extra (optional), ~0.3 s: only `examprep scan`, which names the extra when it is missing",
+    "segno": "the scan extra (optional): only `sheet --scannable`, which names the extra when it is missing",
+    "pypdfium2": "the scan extra (optional): only `examprep scan` renders scanned PDFs",
     "readline": "importing it changes input() for the whole process: only an interactive quiz wants that",
 }
 

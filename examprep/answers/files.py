@@ -44,6 +44,7 @@ __all__ = ["DEFAULT_LIMITS", "MAX_CLASS_FILE_BYTES", "MAX_CLASS_ROWS", "MAX_KEYS
            "printable", "read_bytes", "read_file", "shown", "template_mark", "unprintable_char"]
 
 SUFFIXES = (".toml", ".json", ".csv", ".tsv")
+SCAN_REVIEW = "# scan: review"     # examprep scan's comment beside a value it left for a person
 ID_COLUMNS = ("student_id", "student id", "id", "student", "username", "email", "email address", "sis user id")
 NAME_COLUMNS = ("name", "full name", "student name")
 _ADDRESS = re.compile(r"^q\d+\.")
@@ -326,7 +327,12 @@ def read_file(path: str | Path, limits: Limits = DEFAULT_LIMITS) -> tuple[list[S
         fmt = _format_of(p, text)
         if fmt == "csv":
             return _read_csv(text, p, limits)
-        return (_read_toml(text, p, limits) if fmt == "toml" else _read_json(text, p, limits)), []
+        subs = _read_toml(text, p, limits) if fmt == "toml" else _read_json(text, p, limits)
+        left = text.count(SCAN_REVIEW)
+        for sub in subs if left else ():
+            sub.warnings.append(f"{p}: {left} value{'s' if left > 1 else ''} left for review by `examprep scan` "
+                                f"(lines marked '{SCAN_REVIEW}'): graded as blank until typed in")
+        return subs, []
     except SubmissionError as err:
         return [], [err]
 

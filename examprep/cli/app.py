@@ -53,6 +53,8 @@ COMMANDS: dict[str, Command] = {
     "gradescope-autograder": Command("grade", "Write the autograder zip of a key for a Gradescope programming "
                                               "assignment."),
     "sheet": Command("sheet", SHEET_SUMMARY),
+    "scan": Command("scan", "Read scanned answer sheets (from `sheet --scannable`) into one answer file per "
+                            "student, with crops and a review list."),
     "secret": Command("sheet", "Write a new 256-bit random secret (hex) for per-student variants: "
                                "`sheet --secret-file FILE`."),
     "quiz": Command("quiz", "Practise: a fresh problem at a time, checked at once, with hints and worked solutions."),

@@ -46,6 +46,9 @@ def sheet(
     solutions: bool = typer.Option(False, "--solutions",
                                    help="With --roster: typeset each student's worked solutions too (solutions.pdf, "
                                         "and solutions/ID.pdf with --split); a common sheet always has them."),
+    scannable: bool = typer.Option(False, "--scannable",
+                                   help="Also answer-sheets.pdf (QR code, markers, bubbles and boxes per copy) and "
+                                        "scan-layout.json, for `examprep scan` (needs the extra 'scan')."),
     list_recipes: bool = typer.Option(False, "--list", help="List the bundled recipes and exit."),
     questions_dir: Optional[str] = typer.Option(None, "--questions-dir", metavar="DIR",
                                                 help="A folder a recipe's question files may also come from (by "
@@ -71,7 +74,7 @@ def sheet(
             seed=seed, roster=roster, secret_file=secret_file,
             formats=formats, out=out, force=force, title=title, course=course, legacy_secret=legacy_secret,
             progress=progress, decimal_comma=decimal_comma, split=split, questions_dir=questions_dir,
-            checkpoint=checkpoint, canvas_per_student=canvas_per_student, solutions=solutions)
+            checkpoint=checkpoint, canvas_per_student=canvas_per_student, solutions=solutions, scannable=scannable)
     print_sheet_summary(result)
 
 

@@ -14,6 +14,7 @@ from examprep.answers.files import unprintable_char
 from examprep.errors import ExamprepError, ParamError
 from examprep.fileio import OutputError, check_output_folder, read_user_text, real_path, recover, safe_name, write_files
 from examprep.render import fonts, pdf
+from examprep.render.scannable import SCANNABLE_FILES, scannable_check, scannable_outputs
 from examprep.render.exports import DEFAULT_FORMATS, EXPORTS, alias_of, format_names
 from examprep.render.typst.sheet import sheet_source
 from examprep.sheets.build import Progress, Sheet, build_sheet, font_plan, fresh_seed
@@ -395,7 +396,7 @@ def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, co
                force: bool = False, title: str | None = None, course: str | None = None,
                legacy_secret: bool = False, progress: Progress | None = None, decimal_comma: bool = False,
                split: bool = False, questions_dir: str | None = None, checkpoint: str | None = None,
-               canvas_per_student: bool = False, solutions: bool = False) -> Result:
+               canvas_per_student: bool = False, solutions: bool = False, scannable: bool = False) -> Result:
     """The `examprep sheet` command: validate everything, build, render in memory, then write.
 
     ``seed`` None: a fresh one (build.fresh_seed), which the copies never print. ``solutions``: a
@@ -411,7 +412,7 @@ def make_sheet(*, recipe: str | None = None, topics: list[str] | None = None, co
                            secret_file=secret_file, formats=formats, out=out, force=force, title=title, course=course,
                            legacy_secret=legacy_secret, progress=progress, decimal_comma=decimal_comma,
                            split=split, questions_dir=questions_dir, checkpoint=checkpoint,
-                           canvas_per_student=canvas_per_student, solutions=solutions)
+                           canvas_per_student=canvas_per_student, solutions=solutions, scannable=scannable)
     except KeyboardInterrupt:     # the workers are stopped and the temporaries removed on the way here
         raise KeyboardInterrupt("nothing was written") from None
 
@@ -421,8 +422,10 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
                 force: bool, title: str | None, course: str | None, legacy_secret: bool,
                 progress: Progress | None, decimal_comma: bool = False, split: bool = False,
                 questions_dir: str | None = None, checkpoint: str | None = None,
-                canvas_per_student: bool = False, solutions: bool = False) -> Result:
+                canvas_per_student: bool = False, solutions: bool = False, scannable: bool = False) -> Result:
     fmts = parse_formats(formats)
+    if scannable:
+        scannable_check()
     if recipe and topics:
         raise ParamError("give either --recipe or --topics, not both")
     if topics:
@@ -476,7 +479,8 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
               if p and os.path.isfile(p)]
 
     recovered = recover([out_dir])           # a killed run's set completed, its temporaries removed
-    check_output_dir(out_dir, planned_paths(students is not None, fmts, students, split, solutions), force, inputs)
+    check_output_dir(out_dir, planned_paths(students is not None, fmts, students, split, solutions)
+                     + (list(SCANNABLE_FILES) if scannable else []), force, inputs)
     warnings = ([LEGACY_WARNING] if legacy_secret else [] if marked else [unmarked_warning(secret_file)]) + recovered
     if students is not None and force:
         replaced = _old_derivation(out_dir, legacy_secret)
@@ -492,6 +496,8 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
     warnings += fonts.warnings if fonts else []
     outputs = render_outputs(sheet, fmts, progress, fonts.files if fonts else [], split=split, warnings=warnings,
                              solutions=solutions)
+    if scannable:
+        outputs.update(scannable_outputs(sheet))
     notes = [CANVAS_GROUPS_NOTE] if sheet.variants and "canvas" in fmts and not canvas_per_student else []
     if students is not None and not solutions and "pdf" in fmts:
         notes.append("no solutions.pdf: a class's per-student worked solutions are typeset only with --solutions "
