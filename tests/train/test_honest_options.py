@@ -21,19 +21,17 @@ def _losses(out):
 def test_mlm_trains_in_the_precision_it_records(tmp_path):
     corpus = _corpus(tmp_path)
     runs = {}
-    for precision in ("auto", "fp32", "bf16"):
+    for precision in ("auto", "bf16"):                               # two tiny runs: ~1 s on an idle machine
         out = tmp_path / precision
         res = run("train", *TINY, "--corpus", corpus, "--steps", "2", "--eval-every", "2",
                   "--precision", precision, "--out", out)
         assert res.exit_code == 0, res.output
         runs[precision] = out
     assert _training(runs["auto"])["precision"] == "fp32"           # auto on a CPU: what ran
-    assert _training(runs["fp32"])["precision"] == "fp32"
     assert _training(runs["bf16"])["precision"] == "bf16"
     assert _training(runs["bf16"])["compile"] is False
-    assert _losses(runs["auto"]) == _losses(runs["fp32"])
-    assert _losses(runs["bf16"]) != _losses(runs["fp32"])           # bf16 autocast really ran
-    assert _losses(runs["bf16"]) == pytest.approx(_losses(runs["fp32"]), rel=0.05)
+    assert _losses(runs["bf16"]) != _losses(runs["auto"])           # bf16 autocast really ran
+    assert _losses(runs["bf16"]) == pytest.approx(_losses(runs["auto"]), rel=0.05)
 
 
 def test_seq2seq_records_the_resolved_precision(tmp_path):
