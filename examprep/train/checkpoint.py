@@ -167,8 +167,9 @@ def save(run_dir: Path | str, step: int, model: torch.nn.Module, source_vocab: V
 
 
 def _stored_tensors(model: torch.nn.Module) -> dict:
-    """The state dict with each tied matrix (one tensor under several names) once, under the first of its names in sorted order (the
-    name safetensors' save_model keeps, so load_model reads old and new files alike).
+    """The state dict with each tied matrix (one tensor under several names) once, under the first of
+    its names in sorted order (the name safetensors' save_model keeps, so load_model reads old and new
+    files alike).
 
     save_model would also record every dropped name in the file's metadata, a map that safetensors
     writes in an order drawn afresh in each process: identical weights gave different bytes, hence
