@@ -25,7 +25,7 @@ from examprep.errors import ParamError
 from examprep.fileio import read_user_text
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, jsonable, plain_array, steps_from
 from examprep.values import allclose
-from examprep.problem import Part
+from examprep.problem import Part, SolutionStep
 
 HINT = ("train one with `examprep train --arch rnn-seq2seq --cell gru --task reverse --out runs/gru` "
         "(a few minutes on a CPU), then pass --checkpoint runs/gru")
@@ -115,6 +115,20 @@ def decoder_start(weights: Weights, finals: list) -> np.ndarray:
     return np.tanh(w @ np.concatenate([h for h, _ in finals]) + b)
 
 
+def _models_own_step(units: list, own: np.ndarray, sliced, hidden: int, d_model: int) -> SolutionStep:
+    """The model's own h′ at the kept units, beside the slice's: the slice drops the other units' and
+    input dimensions' terms, so its answer may be far from, even of the opposite sign to, the model's."""
+    sliced = np.atleast_1d(np.asarray(sliced, dtype=float))
+    pairs = ", ".join(f"unit {u}: {own[u]:.3f}" for u in units)
+    flipped = [u for u, s in zip(units, sliced) if np.sign(s) != np.sign(own[u]) and own[u] != 0]
+    note = (f" The slice's answer has the opposite sign at unit{'s' if len(flipped) > 1 else ''} "
+            f"{', '.join(map(str, flipped))}: the dropped terms outweigh the kept ones there."
+            if flipped else " The slice keeps the model's signs; the dropped terms change the size.")
+    return SolutionStep("The model's own h′", [Text(
+        f"With all {hidden} hidden units and all {d_model} input dimensions, unrounded, the model's own h′ is "
+        f"{pairs}.{note}")])
+
+
 @generator("gru-from-model", title="One GRU step of a trained model",
            syllabus="RNN/GRU: gates and forward step in a trained model", version=1,
            calculator_free=False, requires=("checkpoint",), requires_hint=HINT)
@@ -129,6 +143,7 @@ def gru_from_model(rng: Stream, difficulty: int, calculator_free: bool, options:
     h_full = np.zeros(hidden)
     for v in x_full[:t]:
         h_full = engine.gru_cell(v, h_full, w.weight_ih, w.weight_hh, w.bias_ih, w.bias_hh, convention="pytorch").h_new
+    own = engine.gru_cell(x_full[t], h_full, w.weight_ih, w.weight_hh, w.bias_ih, w.bias_hh, convention="pytorch").h_new
     units_n, dims_n = {1: (1, 1), 2: (2, 2), 3: (2, 3)}[difficulty]
     units = sorted(rng.sample(range(hidden), units_n))
     dims = sorted(np.argsort(-np.abs(x_full[t]))[:dims_n].tolist())
@@ -179,7 +194,7 @@ def gru_from_model(rng: Stream, difficulty: int, calculator_free: bool, options:
     ]
     steps = solve.rnn.gru_steps(params, g)
     solution = (steps_from(steps.reset, "r") + steps_from(steps.update, "z") + steps_from(steps.candidate, "n")
-                + steps_from(steps.blend, "h_new"))
+                + steps_from(steps.blend, "h_new") + [_models_own_step(units, own, g.h_new, hidden, cfg.d_model)])
     return Draft(title="One GRU step of a trained model",
                  params={"checkpoint_sha256": trained.sha256, "text": text, "position": t, "units": units,
                          "input_dims": dims, **params},

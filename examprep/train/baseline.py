@@ -18,9 +18,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from examprep.checkpoints.errors import ConfigError
 from examprep.checkpoints.config import TransformerConfig
-from examprep.train.layers import sinusoidal_table
+from examprep.checkpoints.errors import ConfigError
+from examprep.train.layers import promoted, sinusoidal_table
 from examprep.train.model import EncoderDecoder
 from examprep.train.rnn import top_hidden
 
@@ -53,7 +53,8 @@ class TorchTransformer(nn.Module):
             self.lm_head.weight = self.tgt_embed.weight
 
     def _embed(self, emb: nn.Embedding, tokens: Tensor) -> Tensor:
-        return self.dropout(emb(tokens) * math.sqrt(self.cfg.d_model) + self.pe[: tokens.shape[1]])
+        x = emb(tokens) * math.sqrt(self.cfg.d_model)
+        return self.dropout(x + self.pe[: tokens.shape[1]].to(promoted(x.dtype)))
 
     def encode(self, src: Tensor) -> tuple[Tensor, Tensor]:
         pad = src == self.cfg.pad_id

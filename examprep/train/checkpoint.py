@@ -146,14 +146,14 @@ def latest(run_dir: Path | str) -> Optional[Path]:
 def save(run_dir: Path | str, step: int, model: torch.nn.Module, source_vocab: Vocab,
          target_vocab: Vocab, meta: dict, trainer_state: Optional[dict] = None, keep: int = 2) -> Path:
     """Write step `step` of a run; returns the step directory. Raises WriteError (nothing lost)."""
-    from safetensors.torch import save_model
+    from safetensors.torch import save_file
 
     previous = latest(run_dir)
     if previous is not None and previous.name == f"step-{step:06d}":
         return previous                                   # this very state is already saved
 
     def write(tmp: Path) -> None:
-        save_model(model, str(tmp / "model.safetensors"), metadata={"format": FORMAT})
+        save_file(_stored_tensors(model), str(tmp / "model.safetensors"), metadata={"format": FORMAT})
         _plain_mode(tmp / "model.safetensors")
         _write_json(tmp / "vocab.json", {"source": source_vocab.to_dict(), "target": target_vocab.to_dict()})
         if trainer_state is not None:
@@ -164,6 +164,24 @@ def save(run_dir: Path | str, step: int, model: torch.nn.Module, source_vocab: V
                                           "model": model.cfg.to_dict(), **meta, "files": files})
 
     return write_step(run_dir, step, "checkpoint", write, keep)
+
+
+def _stored_tensors(model: torch.nn.Module) -> dict:
+    """The state dict with each tied matrix (one tensor under several names) once, under the first of
+    its names in sorted order (the name safetensors' save_model keeps, so load_model reads old and new
+    files alike).
+
+    save_model would also record every dropped name in the file's metadata, a map that safetensors
+    writes in an order drawn afresh in each process: identical weights gave different bytes, hence
+    different SHA-256s (issue 40). The metadata keeps one key, so the header has one order; the
+    ties themselves follow from config.json's share_embeddings."""
+    state = model.state_dict()
+    groups: dict[tuple, list[str]] = {}
+    for name, tensor in state.items():
+        same = (tensor.device, tensor.data_ptr(), tensor.dtype, tuple(tensor.shape), tensor.stride())
+        groups.setdefault(same, []).append(name)
+    kept = sorted(min(names) for names in groups.values())
+    return {name: state[name].detach().contiguous() for name in kept}
 
 
 def _reason(err: BaseException) -> str:

@@ -24,14 +24,22 @@ def sinusoidal_table(max_len: int, d_model: int) -> Tensor:
     table = torch.zeros(max_len, d_model, dtype=torch.float64)
     table[:, 0::2] = torch.sin(pos * inv_freq)
     table[:, 1::2] = torch.cos(pos * inv_freq)[:, : d_model // 2]
-    return table.float()
+    return table                                  # float64: used at the input's precision (promoted)
 
 
 def rope_tables(max_len: int, d_head: int, base: float) -> tuple[Tensor, Tensor]:
-    """cos and sin of pos·θ_j with θ_j = base^(-2j/Dh), j < Dh/2 (Su et al. 2021). Each (max_len, Dh/2)."""
+    """cos and sin of pos·θ_j with θ_j = base^(-2j/Dh), j < Dh/2 (Su et al. 2021). Each (max_len, Dh/2),
+    float64: used at the input's precision (promoted)."""
     inv_freq = torch.pow(base, -torch.arange(0, d_head, 2, dtype=torch.float64) / d_head)
     angles = torch.arange(max_len, dtype=torch.float64)[:, None] * inv_freq
-    return torch.cos(angles).float(), torch.sin(angles).float()
+    return torch.cos(angles), torch.sin(angles)
+
+
+def promoted(dtype: torch.dtype) -> torch.dtype:
+    """The precision a table or a softmax is used at for inputs of ``dtype``: at least float32 (bf16
+    and fp16 inputs are promoted), float64 kept; never a downcast (issue 40: float64 models went
+    through float32 here)."""
+    return torch.promote_types(dtype, torch.float32)
 
 
 def apply_rope(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
@@ -41,6 +49,7 @@ def apply_rope(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
     their difference.
     """
     x1, x2 = x.chunk(2, dim=-1)
+    cos, sin = cos.to(promoted(x.dtype)), sin.to(promoted(x.dtype))
     return torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1).type_as(x)
 
 
@@ -68,7 +77,7 @@ class Positions(nn.Module):
     def add(self, x: Tensor, positions: Tensor) -> Tensor:
         """x (B, T, D) plus the vectors of `positions` (T,) or (B, T); RoPE adds nothing here."""
         if self.kind == "sinusoidal":
-            return x + self.table[positions]
+            return x + self.table[positions].to(promoted(x.dtype))
         if self.kind == "learned":
             return x + self.table(positions)
         return x
@@ -156,7 +165,7 @@ def attend(q: Tensor, k: Tensor, v: Tensor, *, mask: Optional[Tensor] = None, ca
     scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(q.shape[-1]))
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
-    weights = torch.softmax(scores.float(), dim=-1).type_as(q)
+    weights = torch.softmax(scores.to(promoted(scores.dtype)), dim=-1).type_as(q)
     weights = dropout(weights, dropout_p)
     return weights @ v, (weights if need_weights else None)
 

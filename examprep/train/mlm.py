@@ -29,7 +29,7 @@ from examprep.checkpoints.config import TransformerConfig
 from examprep.train.options import TrainOptions, check_objective, with_article
 from examprep.train.report import Reporter
 from examprep.train.trainer import (
-    RunLog, TrainResult, _autocast, _check_options, _check_writable_dir, _rng_state,
+    RunLog, TrainResult, _autocast, _check_options, _resolve_precision, _check_writable_dir, _rng_state,
     _set_rng_state, _StopSignal, noam_lr, open_run, smoothed_cross_entropy, stop_reason,
 )
 
@@ -56,6 +56,7 @@ def sentences_of(o: TrainOptions) -> tuple[list[str], list[str]]:
 class _MlmRun:
     def __init__(self, o: TrainOptions, reporter: Reporter, device: torch.device):
         self.reporter, self.device = reporter, device
+        self.precision = _resolve_precision(o.precision, device)
         o, resumed, self.run_dir = open_run(o)
         if resumed and resumed.config.arch != "encoder-only":
             raise CheckpointError(f"--resume: {resumed.path} is {with_article(resumed.config.arch)} checkpoint, not a masked LM")
@@ -106,7 +107,8 @@ class _MlmRun:
         data = {"kind": "corpus" if o.corpus else "task", "task": None if o.corpus else (o.task or "dates"),
                 "corpus": str(Path(o.corpus).resolve()) if o.corpus else None, "swap": False,
                 "objective": "mlm", "max_target_tokens": None}
-        return {"data": data, "training": asdict(o), "metrics": metrics or {}}
+        # What ran: the precision `auto` resolved to; compiling is carried out (issue 40 item 1).
+        return {"data": data, "training": {**asdict(o), "precision": self.precision}, "metrics": metrics or {}}
 
     def _evaluate(self) -> dict:
         return {**masked_accuracy(self.model, self.heldout), "sentences": self.heldout_sentences,
@@ -134,7 +136,9 @@ class _MlmRun:
         self.reporter.note(f"{len(self.vocab):,} tokens ({o.tokens} level), {self.model.num_params():,} "
                            f"parameters; {self.heldout_sentences:,} {self.split} sentences for evaluation")
         self.reporter.start(title, o.steps, seconds_total, step)
-        amp = _autocast(self.device, "fp32")
+        amp = _autocast(self.device, self.precision)
+        # The compiled wrapper serves the training steps only; evaluation runs the plain module.
+        train_model = torch.compile(self.model) if o.compile else self.model
         losses, evals, train_seconds, window = [], [], 0.0, [0, 0.0]
         stopped = goal_step = goal_seconds = None
         try:
@@ -150,7 +154,7 @@ class _MlmRun:
                         group["lr"] = lr
                     where = labels != PAD
                     with amp:
-                        logits = self.model(inputs, where)
+                        logits = train_model(inputs, where)
                     chosen = int(where.sum())
                     loss_sum = smoothed_cross_entropy(logits, labels[where], o.label_smoothing)
                     (loss_sum / max(chosen, 1)).backward()

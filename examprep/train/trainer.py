@@ -419,7 +419,8 @@ class _Run:
                 "task": None if self.data.is_corpus else (o.task or "dates"),
                 "corpus": str(Path(o.corpus).resolve()) if o.corpus else None,
                 "swap": o.swap, "max_target_tokens": self.data.max_target_tokens}
-        return {"data": data, "training": asdict(o), "metrics": metrics or {}}
+        # What ran: the precision `auto` resolved to (issue 40: config.json recorded what was asked).
+        return {"data": data, "training": {**asdict(o), "precision": self.precision}, "metrics": metrics or {}}
 
     def _save(self, step: int, metrics: Optional[dict] = None) -> Path:
         for p in self.model.parameters():

@@ -3,6 +3,7 @@ torch model's, their answers are torch's on the slice they state, and they stay 
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -133,3 +134,31 @@ def test_a_corpus_models_problems_read_a_sentence_of_its_corpus(tmp_path):
     texts = {generators.build(name, seed, 1, options={"checkpoint": str(tmp_path / "run")}).params["text"]
              for name in NAMES for seed in range(4)}
     assert texts <= french and len(texts) > 1
+
+
+def test_gru_from_model_shows_the_models_own_h_new(gru_run):
+    """Issue 40 item 6: the sliced answer can have the opposite sign to the model's real value, so
+    the solution ends with the model's own h′ at the kept units, here from torch.nn.GRU itself."""
+    run, model = gru_run
+    vocab = task_vocab(TASKS["reverse"])
+    for seed in range(1, 6):
+        p = generators.build("gru-from-model", seed, 2, options={"checkpoint": str(run)})
+        ids = vocab.encode(p.params["text"])[: p.params["position"] + 1]
+        hidden = model.encoder.hidden_size                    # layer 0, forward direction, as torch runs it
+        gru = torch.nn.GRU(model.cfg.d_model, hidden, batch_first=True)
+        with torch.no_grad():
+            for name in ("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"):
+                getattr(gru, name).copy_(getattr(model.encoder, name))
+            x = model.src_embed(torch.tensor([ids])) * np.sqrt(model.cfg.d_model)
+            out, _ = gru(x)
+        own = out[0, -1].double().numpy()                     # h′ at step t
+        last = p.solution[-1].to_dict()
+        assert last["title"] == "The model's own h′"
+        text = last["blocks"][0]["text"]
+        shown = {int(u): float(v) for u, v in re.findall(r"unit (\d+): (-?\d+\.\d+)", text)}
+        assert sorted(shown) == p.params["units"], text
+        for u, value in shown.items():                        # three decimals of float64; torch's float32
+            assert abs(value - own[u]) <= 0.0005 + 1e-5, (seed, u, text)
+        sliced = np.atleast_1d({part.id: part.expected for part in p.parts}["h_new"])
+        flipped = [u for u, s in zip(p.params["units"], sliced) if np.sign(s) != np.sign(own[u])]
+        assert ("opposite sign" in text) == bool(flipped)

@@ -125,16 +125,16 @@ def test_weights_gone_bad_are_never_saved(tmp_path):
 def test_a_failed_write_is_a_clear_error_and_the_previous_checkpoint_stays(tmp_path, monkeypatch):
     import safetensors.torch
 
-    real = safetensors.torch.save_model
+    real = safetensors.torch.save_file
     calls = []
 
-    def flaky(model, filename, metadata=None, **kw):
+    def flaky(tensors, filename, metadata=None, **kw):
         calls.append(filename)
         if len(calls) == 2:
             raise OSError(28, "No space left on device")
-        return real(model, filename, metadata=metadata, **kw)
+        return real(tensors, filename, metadata=metadata, **kw)
 
-    monkeypatch.setattr(safetensors.torch, "save_model", flaky)
+    monkeypatch.setattr(safetensors.torch, "save_file", flaky)
     with pytest.raises(WriteError, match="No space left on device; the previous checkpoint .*step-000004 is kept"):
         train(_options(tmp_path, steps=12, save_every=4))
     run = tmp_path / "run"
@@ -150,12 +150,12 @@ def test_a_safetensors_write_error_is_a_one_line_write_error_and_leaves_no_tempo
     vocab = task_vocab(TASKS["copy"])
     model = build_model(small_config(src_vocab_size=len(vocab), tgt_vocab_size=len(vocab)))
 
-    def full(model, filename, metadata=None, **kw):
+    def full(tensors, filename, metadata=None, **kw):
         open(filename, "wb").write(b"half")
         raise SafetensorError('Error while serializing: IoError(Os { code: 28, kind: StorageFull, '
                               'message: "No space left on device" })')
 
-    monkeypatch.setattr(safetensors.torch, "save_model", full)
+    monkeypatch.setattr(safetensors.torch, "save_file", full)
     with pytest.raises(WriteError) as err:
         checkpoint.save(tmp_path / "run", 50, model, vocab, vocab, {})
     assert str(err.value) == (f"could not write checkpoint {tmp_path / 'run' / 'step-000050'}: No space left "
