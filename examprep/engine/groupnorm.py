@@ -12,16 +12,10 @@ from __future__ import annotations
 import numpy as np
 
 from examprep.engine._core import Trace, array, boolean, choice, integer, number, shape_str
+from examprep.engine.norm import per_channel
 from examprep.errors import ParamError, ShapeError
 
 VARIANCES = ("biased", "unbiased")
-
-
-def _per_channel(name: str, value, c: int) -> np.ndarray:
-    arr = array(name, value, (0, 1))
-    if arr.ndim == 1 and arr.shape[0] != c:
-        raise ShapeError(f"{name}: expected a number or {c} values (one per channel), got {arr.shape[0]}")
-    return np.broadcast_to(arr, (c,)).astype(float)
 
 
 def _normalise_groups(x, num_groups: int, weight, bias, *, eps, affine, grad_output, variance: str,
@@ -39,8 +33,8 @@ def _normalise_groups(x, num_groups: int, weight, bias, *, eps, affine, grad_out
         raise ParamError(f"eps: expected a number ≥ 0, got {eps:g}")
     affine = boolean("affine", affine)
     variance = choice("variance", variance, VARIANCES)
-    w = _per_channel("weight", weight, c)
-    b = _per_channel("bias", bias, c)
+    w = per_channel("weight", weight, c)
+    b = per_channel("bias", bias, c)
     if not affine and (np.any(w != 1) or np.any(b != 0)):
         raise ParamError(f"weight, bias: affine is false, so {module} has no weight or bias; leave them out or set "
                          "affine true")
@@ -153,7 +147,7 @@ def group_norm_from_stats(x, mean, var, num_groups, eps=1e-5, weight=1.0, bias=0
     with np.errstate(divide="ignore", invalid="ignore"):
         x_hat = ((xg - mu.reshape(n, g, 1)) / np.sqrt(v.reshape(n, g, 1) + number("eps", eps))).reshape(x4.shape)
     shape = (1, c, 1, 1)
-    out = _per_channel("weight", weight, c).reshape(shape) * x_hat + _per_channel("bias", bias, c).reshape(shape)
+    out = per_channel("weight", weight, c).reshape(shape) * x_hat + per_channel("bias", bias, c).reshape(shape)
     out = out if X.ndim == 4 else out[0]
     if channel is None:
         return out

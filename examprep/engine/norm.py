@@ -106,7 +106,8 @@ def layer_norm_from_stats(x, mean, var, eps=1e-5, eps_placement="added-to-std", 
         return array("gamma", gamma) * (X - mu) / denom + array("beta", beta)
 
 
-def _per_channel(name: str, value, c: int) -> np.ndarray:
+def per_channel(name: str, value, c: int) -> np.ndarray:
+    """A per-channel parameter (γ, β, a running statistic): one number for every channel, or C values."""
     arr = array(name, value, (0, 1))
     if arr.ndim == 1 and arr.shape[0] != c:
         raise ShapeError(f"{name}: expected a number or {c} values (one per channel), got {arr.shape[0]}")
@@ -159,10 +160,10 @@ def batch_norm(x, gamma=1.0, beta=0.0, *, eps: float = 1e-5, training: bool = Tr
     momentum = number("momentum", momentum)
     if not 0 <= momentum <= 1:
         raise ParamError(f"momentum: expected a number in [0, 1], got {momentum:g}")
-    g = _per_channel("gamma", gamma, c)
-    b = _per_channel("beta", beta, c)
-    rm = _per_channel("running_mean", running_mean, c)
-    rv = _per_channel("running_var", running_var, c)
+    g = per_channel("gamma", gamma, c)
+    b = per_channel("beta", beta, c)
+    rm = per_channel("running_mean", running_mean, c)
+    rv = per_channel("running_var", running_var, c)
     if np.any(rv < 0):
         raise ParamError("running_var: a variance cannot be negative")
     shape = (1, c) + (1,) * (xa.ndim - 2)
@@ -231,10 +232,10 @@ def batch_norm_from_stats(x, mean, var, eps=1e-5, gamma=1.0, beta=0.0) -> np.nda
     X = array("x", x, (2, 4))
     c = X.shape[1]
     shape = (1, c) + (1,) * (X.ndim - 2)
-    mu, v = _per_channel("mean", mean, c).reshape(shape), _per_channel("var", var, c).reshape(shape)
+    mu, v = per_channel("mean", mean, c).reshape(shape), per_channel("var", var, c).reshape(shape)
     if np.any(v < 0):
         raise ParamError("var: a variance cannot be negative")
-    g, b = _per_channel("gamma", gamma, c).reshape(shape), _per_channel("beta", beta, c).reshape(shape)
+    g, b = per_channel("gamma", gamma, c).reshape(shape), per_channel("beta", beta, c).reshape(shape)
     with np.errstate(divide="ignore", invalid="ignore"):
         return g * (X - mu) / np.sqrt(v + number("eps", eps)) + b
 
