@@ -10,7 +10,9 @@ HELP = ("Read scanned answer sheets (from `sheet --scannable`) into one answer f
         "review list.\n\n"
         "SCANS are PDFs, PNG/JPEG/TIFF images or folders of them. Writes OUT/answers/ID.toml (grade them with "
         "`examprep grade KEY OUT/answers`), OUT/crops/ (boxes), OUT/pages/ (annotated pages), OUT/marks.csv "
-        "and OUT/summary.md and .json with the review list. Nothing uncertain is guessed. Needs the extra 'scan'.")
+        "and OUT/summary.md and .json with the review list. Nothing uncertain is guessed. Needs the extra 'scan'.\n\n"
+        "Exit status: 0 answer files written (items for review listed in the summary); 1 no page was read as a "
+        "page of this sheet (the summary says why); 2 bad input (nothing written).")
 
 
 @app.command(help=HELP)
@@ -28,6 +30,10 @@ def scan(
             typer.echo(f"  {done} {what} read", err=True)
 
     result = run_scan(scans, key, out, layout_path=layout, force=force, progress=progress)
-    typer.echo(f"read {result.pages} pages: {len(result.students)} students, {len(result.review)} items for review "
+    typer.echo(f"read {result.pages} page(s): {len(result.students)} student(s), {len(result.review)} item(s) for review "
                f"(see {result.out}/summary.md)")
+    if not result.students:      # no page was read as a page of this sheet: nothing to grade
+        typer.echo(f"error: no answer file written: no page was read as a page of this sheet "
+                   f"(see {result.out}/summary.md)", err=True)
+        raise typer.Exit(1)
     typer.echo(f"grade them: examprep grade {key} {result.out}/answers")

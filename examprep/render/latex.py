@@ -16,7 +16,7 @@ _SYMBOLS = {
     r"\rceil": "⌉", r"\lfloor": "⌊", r"\rfloor": "⌋", r"\left": "", r"\right": "", r"\quad": "   ",
     r"\,": " ", r"\ ": " ", r"\mathbb{1}": "𝟙", r"\arg": "arg", r"\sin": "sin", r"\cos": "cos",
     r"\pi": "π", r"\min": "min", r"\nabla": "∇", r"\to": "→", r"\lVert": "‖", r"\rVert": "‖",
-    r"\rho": "ρ", r"\Delta": "Δ", r"\bar": "",
+    r"\rho": "ρ", r"\Delta": "Δ", r"\bar": "", r"\psi": "ψ", r"\cdots": "⋯",
 }
 _SUB = str.maketrans("0123456789+-=()aeijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ")
 _SUP = str.maketrans("0123456789+-=()inT", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁱⁿᵀ")

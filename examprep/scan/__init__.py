@@ -57,6 +57,8 @@ def scan_files(specs: list[str]) -> list[Path]:
             out.append(p)
         else:
             raise ScanError(f"{spec}: no such file or folder")
+    if not out:
+        raise ScanError(f"{' '.join(specs)}: no scans there (PDF, PNG, JPEG or TIFF files); nothing was read")
     return out
 
 

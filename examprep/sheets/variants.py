@@ -270,7 +270,7 @@ def rebuild_command(*, recipe: str | None, topics: list[str] | None, count: int 
                     seed: int, roster: str, secret_file: str, title: str | None, course: str | None,
                     decimal_comma: bool, formats: str | None, split: bool = False, solutions: bool = False,
                     questions_dir: str | None = None, checkpoint: str | None = None,
-                    canvas_per_student: bool = False) -> str:
+                    canvas_per_student: bool = False, scannable: bool = False) -> str:
     """The `examprep sheet` command line that rebuilds a class's sheet (the same variants) from its
     roster and secret file, wherever both are copied (--out left to the user)."""
     args = ["examprep", "sheet"]
@@ -288,6 +288,8 @@ def rebuild_command(*, recipe: str | None, topics: list[str] | None, count: int 
         args.append("--canvas-per-student")
     if solutions:
         args.append("--solutions")
+    if scannable:
+        args.append("--scannable")
     return shlex.join(args)
 
 

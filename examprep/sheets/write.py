@@ -512,7 +512,7 @@ def _make_sheet(*, recipe: str | None, topics: list[str] | None, count: int | No
                                   decimal_comma=decimal_comma, formats=formats, split=split,
                                   solutions=solutions and students is not None,
                                   questions_dir=questions_dir, checkpoint=checkpoint,
-                                  canvas_per_student=canvas_per_student)
+                                  canvas_per_student=canvas_per_student, scannable=scannable)
         notes.append(class_secret_note(secret_file, new_secret, seed_from, rebuild))
     stale = stale_files(out_dir, earlier_files(out_dir), outputs, keep=inputs) if force else Stale()
     written = write_outputs(out_dir, outputs, force, stale=stale)

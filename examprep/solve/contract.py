@@ -447,12 +447,17 @@ class Mistakes:
 
     def of(self, answer: str, fmt: Callable[[Any], Any] = lambda v: v, field: str | None = None,
            skip: Iterable[str] = ()) -> tuple[Misconception, ...]:
-        """Every declared mistake of ``answer`` that is a mistake here, in declaration order."""
+        """Every declared mistake of ``answer`` that is a mistake here, in declaration order. One whose
+        wrong computation the engine refuses (padding forgotten before a residual add makes the two
+        inputs' shapes differ) is no value a student could write here: left out."""
         skip = set(skip)
         out = []
         for m in self.declared(answer):
             if m.id not in skip:
-                value = self.value(m, field or answer)
+                try:
+                    value = self.value(m, field or answer)
+                except ParamError:
+                    continue
                 if value is not None:
                     out.append(Misconception(m.id, fmt(value), m.why))
         return tuple(out)

@@ -5,6 +5,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 cv2 = pytest.importorskip("cv2", reason="needs the optional extra 'scan' (opencv-python-headless)")
@@ -156,3 +157,28 @@ def test_multipage_tiff_and_natural_order(common_sheet, tmp_path):
         (tmp_path / "f" / name).parent.mkdir(exist_ok=True)
         (tmp_path / "f" / name).write_bytes(b"")
     assert [p.name for p in scan_files([str(tmp_path / "f")])] == ["page1.png", "page2.png", "page10.png"]
+
+
+def _scan_cli(*args):
+    return subprocess.run([sys.executable, "-m", "examprep", "scan", *args], capture_output=True, text=True)
+
+
+def test_pages_of_no_sheet_write_no_answer_file_exit_1_and_suggest_no_grade(common_sheet, tmp_path):
+    d, _, _ = common_sheet
+    noise = (np.random.default_rng(0).random((400, 300)) * 255).astype(np.uint8)
+    cv2.imwrite(str(tmp_path / "noise.png"), noise)
+    (tmp_path / "fake.pdf").write_text("not a pdf")
+    for scan in ("noise.png", "fake.pdf"):
+        run = _scan_cli(str(tmp_path / scan), "--key", str(d / "sheet" / "key.json"), "--out", str(tmp_path / scan[:4]))
+        assert run.returncode == 1, run.stderr
+        assert "no answer file written" in run.stderr and "Traceback" not in run.stderr
+        assert "grade them" not in run.stdout
+        assert (tmp_path / scan[:4] / "summary.md").is_file()        # the reason is in the summary
+
+
+def test_a_folder_without_scans_is_refused_in_one_line(common_sheet, tmp_path):
+    d, _, _ = common_sheet
+    (tmp_path / "empty").mkdir()
+    run = _scan_cli(str(tmp_path / "empty"), "--key", str(d / "sheet" / "key.json"), "--out", str(tmp_path / "o"))
+    assert run.returncode == 2 and run.stderr.count("\n") == 1 and "no scans there" in run.stderr
+    assert not (tmp_path / "o").exists()

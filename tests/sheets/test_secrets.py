@@ -323,3 +323,13 @@ def test_secret_and_generate_never_replace_a_pipe_even_with_force(tmp_path, monk
         assert result.exit_code == 2 and "is not a regular file" in result.output, (args, result.output)
     assert sorted(os.listdir()) == ["k.json", "pipe", "pipe.apkg", "pipe.zip"]
     assert all(stat.S_ISFIFO(os.stat(p).st_mode) for p in ("pipe", "pipe.apkg", "pipe.zip"))
+
+
+def test_the_rebuild_command_keeps_what_changes_the_outputs():
+    """--solutions, --scannable and --canvas-per-student each change what a rebuild writes: kept."""
+    from examprep.sheets.variants import rebuild_command
+
+    command = rebuild_command(recipe="cnn", topics=None, count=None, difficulty=None, seed=3, roster="r.csv",
+                              secret_file="s.hex", title=None, course=None, decimal_comma=False, formats="pdf,canvas",
+                              solutions=True, scannable=True, canvas_per_student=True)
+    assert command.split()[-3:] == ["--canvas-per-student", "--solutions", "--scannable"]
