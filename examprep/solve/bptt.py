@@ -229,6 +229,12 @@ _OUTPUT_ANSWERS = ("hidden", "cell", "output", "loss", "grad_output", "grad_w_y"
 
 _PSI = {"identity": r"y_t = W_y h_t + b_y", "sigmoid": r"y_t = \sigma(W_y h_t + b_y)",
         "tanh": r"y_t = \tanh(W_y h_t + b_y)"}
+
+
+def _psi(p: dict[str, Any]) -> str:
+    """The output layer's formula as the problem has it: without b_y where it has no output bias."""
+    text = _PSI[p["output_activation"]]
+    return text if p["bias_y"] is not None else text.replace(" + b_y", "")
 _LOSS = {("half-sse", "sum"): r"L = \tfrac12 \sum_t \sum_k (y_{tk} - \hat y_{tk})^2",
          ("half-sse", "mean"): r"L = \tfrac{1}{2TO} \sum_t \sum_k (y_{tk} - \hat y_{tk})^2",
          ("mse", "mean"): r"L = \tfrac{1}{TO} \sum_t \sum_k (y_{tk} - \hat y_{tk})^2",
@@ -254,7 +260,7 @@ def bptt_output_steps(p: dict[str, Any], t: Trace) -> BPTTOutputSteps:
     T = len(t.hidden)
     return BPTTOutputSteps(
         inner.forward,
-        Step("Outputs at every step", _PSI[p["output_activation"]], {"output": t.output}),
+        Step("Outputs at every step", _psi(p), {"output": t.output}),
         Step("The loss over all steps" + ("" if T == 1 else f" (step shares {', '.join(f'{v:.4g}' for v in t.losses)})"),
              _LOSS[(p["loss"], _reduction(p))], {"loss": t.loss}),
         Step("What each step's own loss sends into h_t", r"\delta_t = W_y^\top \left(\frac{\partial L}{\partial y_t} "
@@ -299,7 +305,7 @@ RNN_BPTT_OUTPUT = Topic(
     mistakes=RNN_BPTT_OUTPUT_MISTAKES,
     check=_check_output,
     conventions=lambda p: RNN_BPTT.conventions(p) | {
-        "output": _PSI[p["output_activation"]].replace("\\sigma", "σ").replace("\\tanh", "tanh"),
+        "output": _psi(p).replace("\\sigma", "σ").replace("\\tanh", "tanh"),
         "loss": {"half-sse": "½Σ(y − target)²", "mse": "squared error (torch.nn.MSELoss)",
                  "cross-entropy": "cross-entropy of softmax(y_t) per step (torch.nn.CrossEntropyLoss)"}[p["loss"]]
         + ("; summed over the steps" if _reduction(p) == "sum" else
