@@ -254,8 +254,6 @@ PACKAGE_LAYERS = (
 PLANNED = {"scan": "issue 41: `examprep scan`", "banks": "issue 39 item 4: `examprep import`"}
 # (importing package, imported package): why a lower package may import a higher one. None today.
 LAYER_EXCEPTIONS: dict[tuple[str, str], str] = {}
-# broken rules left in the packages other work is editing now; each leaves this table when it is fixed
-PENDING_LAYERS: dict[tuple[str, str], str] = {}
 
 
 def package_of(module: str) -> str:
@@ -298,11 +296,11 @@ def test_every_top_level_module_of_examprep_has_a_layer():
 
 def test_no_package_imports_a_higher_or_a_peer_one():
     found = upward_imports()
-    broken = {pair: where for pair, where in found.items() if pair not in LAYER_EXCEPTIONS and pair not in PENDING_LAYERS}
+    broken = {pair: where for pair, where in found.items() if pair not in LAYER_EXCEPTIONS}
     assert not broken, f"a package imports one of its own tier or a higher one (PACKAGE_LAYERS): {broken}"
-    stale = (set(LAYER_EXCEPTIONS) | set(PENDING_LAYERS)) - set(found)
-    assert not stale, f"fixed: take these out of LAYER_EXCEPTIONS / PENDING_LAYERS: {stale}"
-    assert all(reason.strip() for reason in (*LAYER_EXCEPTIONS.values(), *PENDING_LAYERS.values()))
+    stale = set(LAYER_EXCEPTIONS) - set(found)
+    assert not stale, f"fixed: take these out of LAYER_EXCEPTIONS: {stale}"
+    assert all(reason.strip() for reason in LAYER_EXCEPTIONS.values())
 
 
 # ---- imports at module top ---------------------------------------------------------------------------------------
@@ -322,8 +320,6 @@ LAZY_PROJECT_IMPORTS = {
         "the trainer's options and limits make the help screens of train, translate, attention-map, fill-mask and "
         "finetune; what its checks read (configurations, run directories, output paths) loads when a check runs",
 }
-# function-level project imports left to move, by module, each with its reason (none left: keep it so)
-PENDING_LAZY: dict[str, str] = {}
 # The other libraries a module may import inside a function, each for its start-up reason, and only where the
 # importing module does not load the library at its start-up anyway. Besides these, the places above may import any
 # library inside a function that their start-up would load otherwise (the standard library's json, for one).
@@ -447,18 +443,11 @@ def function_level_libraries() -> list[tuple[str, str, str]]:
     return out
 
 
-def pending(module: str) -> str | None:
-    return module if module in PENDING_LAZY else None
-
-
 def test_project_imports_are_at_module_top_but_in_the_named_places():
     from fnmatch import fnmatch
 
     misplaced, for_nothing, used = [], [], set()
     for here, there, where in lazy_project_imports():
-        if pending(here):
-            used.add(pending(here))
-            continue
         places = [(a, b) for a, b in LAZY_PROJECT_IMPORTS if fnmatch(here, a) and fnmatch(there, b)]
         used.update(places)
         if not places:
@@ -467,8 +456,8 @@ def test_project_imports_are_at_module_top_but_in_the_named_places():
             for_nothing.append(f"{where} ({there})")
     assert not misplaced, f"import these at module top (or name the place in LAZY_PROJECT_IMPORTS): {misplaced}"
     assert not for_nothing, f"these defer nothing the module does not load anyway: import them at its top: {for_nothing}"
-    assert not (set(LAZY_PROJECT_IMPORTS) | set(PENDING_LAZY)) - used, "no longer used: take these out"
-    off_path = [here for here, _, _ in lazy_project_imports() if not pending(here) and here not in help_screens_load()]
+    assert not set(LAZY_PROJECT_IMPORTS) - used, "no longer used: take these out"
+    off_path = [here for here, _, _ in lazy_project_imports() if here not in help_screens_load()]
     assert not off_path, f"no help screen loads these: their imports go to module top: {off_path}"
 
 
@@ -477,8 +466,6 @@ def test_other_libraries_are_imported_at_module_top_but_the_heavy_ones():
 
     misplaced, for_nothing = [], []
     for here, library, where in function_level_libraries():
-        if pending(here):
-            continue
         if library not in LAZY_LIBRARIES and not any(fnmatch(here, a) for a, _ in LAZY_PROJECT_IMPORTS):
             misplaced.append(f"{where} ({library})")
         elif library in loaded_by({here}):
