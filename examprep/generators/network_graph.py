@@ -16,7 +16,6 @@ from typing import Any
 
 from examprep import solve
 from examprep.document import Table, Text
-from examprep.errors import ExamprepError
 from examprep.generators.framework import Draft, Stream, generator, steps_from
 from examprep.problem import EXACT, Misconception, Part
 
@@ -61,18 +60,10 @@ def _config(layer: dict[str, Any]) -> str:
     return f"reads {reads}"
 
 
-def _of(known: solve.Mistakes, answer: str, read=int, right: Any = None) -> tuple[Misconception, ...]:
-    """The table's mistakes of ``answer`` (``read`` takes the value a part asks from it); a mistaken method
-    the engine refuses for this block (padding counted once makes the add's inputs differ) names none."""
-    out = []
-    for m in known.declared(answer):
-        try:
-            value = known.value(m, answer)
-        except ExamprepError:
-            continue
-        if value is not None and read(value) != right:
-            out.append(Misconception(m.id, read(value), m.why))
-    return tuple(out)
+def _of(known: solve.Mistakes, answer: str, read, right: Any) -> tuple[Misconception, ...]:
+    """The table's mistakes of ``answer`` as the part reads it (``read``), those that read as the right
+    value aside (Mistakes.of leaves out a method the engine refuses for this block)."""
+    return tuple(m for m in known.of(answer, read) if m.value != right)
 
 
 @generator("network-graph", title="A residual or concat block: shapes, parameters and activation memory",

@@ -17,7 +17,7 @@ from examprep import solve
 from examprep.document import Math, Table, Text
 from examprep.errors import ExamprepError
 from examprep.generators.framework import Degenerate, Draft, Stream, generator, step_per_part, steps_from
-from examprep.problem import EXACT, Misconception, Part, EcfRule, SolutionStep
+from examprep.problem import EXACT, Part, EcfRule, SolutionStep
 
 _ACTIVATIONS = ("relu", "sigmoid", "tanh", "dropout")
 
@@ -143,21 +143,6 @@ def _arithmetic(layer: dict[str, Any], before: list[int], after: list[int], coun
 _POOL_KINDS = ("max-pool", "avg-pool", "global-avg-pool")
 
 
-def _per_layer(known: solve.Mistakes, answer: str, i: int, fmt) -> tuple[Misconception, ...]:
-    """The table's mistakes of ``answer`` read at layer i (each computed once through the engine for the
-    whole network; a mistaken method the engine refuses here, say padding counted once on a tiny input,
-    names no mistake)."""
-    out = []
-    for m in known.declared(answer):
-        try:
-            value = known.value(m, answer)
-        except ExamprepError:
-            continue
-        if value is not None:
-            out.append(Misconception(m.id, fmt(value[i]), m.why))
-    return tuple(out)
-
-
 @generator("network-shapes", title="A network's output shapes and parameters, layer by layer",
            syllabus="CNNs: output shape and parameter count of every layer (the fill-in table)", version=1,
            answers=_answers)
@@ -188,7 +173,7 @@ def network_shapes(rng: Stream, difficulty: int, calculator_free: bool) -> Draft
         part_of[i] = {}
         if ask_shape:
             pid = _shape_part(layer)
-            mis = _per_layer(known, "output_shapes", i, list)
+            mis = known.of("output_shapes", lambda v, i=i: list(v[i]))
             parts.append(Part(pid, f"Output shape of {name}, as " + ("[F]." if len(shapes[i]) == 1 else "[C, H, W]."),
                               "vector", list(shapes[i]), tolerance=EXACT, shape=(len(shapes[i]),), points=1,
                               minutes=1.5 if layer["type"] == "conv2d" else 1.0, misconceptions=mis,
@@ -205,7 +190,7 @@ def network_shapes(rng: Stream, difficulty: int, calculator_free: bool) -> Draft
             parts.append(Part(pid, f"Number of parameters of {name}.", "integer", int(counts[i]), tolerance=EXACT,
                               points=0.5 if kind in ("max-pool", "avg-pool") else 1,
                               minutes=0.5 if kind in ("max-pool", "avg-pool") else 1.5 if kind == "conv2d" else 1.0,
-                              misconceptions=_per_layer(known, "params", i, int),
+                              misconceptions=known.of("params", lambda v, i=i: int(v[i])),
                               ecf_rule=EcfRule("solve:network-shapes", {"input_shape": prev, "layers": [layer]},
                                             "total_params") if prev else None,
                               hint="Weights and biases: conv C_out·(C_in/groups)·k·k + C_out; linear F_in·F_out + F_out; "
