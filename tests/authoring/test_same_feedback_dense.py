@@ -15,13 +15,27 @@ from examprep import generators, solve
 from examprep.authoring import build_question, parse_question
 
 
+def toml_value(v) -> str:
+    """A parameter's value as TOML: JSON for numbers, strings and lists of them; inline tables for
+    dicts (keys quoted: a state key or a layer's field may hold any character)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{json.dumps(str(k))} = {toml_value(x)}" for k, x in v.items()) + " }"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    return json.dumps(v)
+
+
 def question_text(topic: str, params: dict, answers: list[str]) -> str:
     """A question file fixing ``params`` (JSON values are TOML values here: numbers, strings, lists; None
     leaves a parameter at its default) and asking ``answers`` of ``topic``, each in a part ``a_<answer>``
     (a part id may not be a parameter's name: linear-regression's ``loss`` is both)."""
     lines = ["[question]", 'id = "pair"', 'title = "Pair"', f'solve = "{topic}"', 'text = "Solve it."', "",
              "[question.params]"]
-    lines += [f"{k} = {json.dumps(v)}" for k, v in params.items() if v is not None]
+    # a table is a draw: a fixed table (an optimizer's state, minimize's start) is written { value = … }
+    lines += [f"{json.dumps(k)} = {toml_value({'value': v} if isinstance(v, dict) else v)}"
+              for k, v in params.items() if v is not None]
     for a in answers:
         lines += ["", "[[question.part]]", f'id = "a_{a}"', f'answer = "{a}"', f'prompt = "{a}"']
     return "\n".join(lines) + "\n"

@@ -6,35 +6,15 @@ topic the same known mistakes (ids, explanations, values) and the same ECF rule.
 output, one step of a trajectory) is not an answer of the topic and is not compared."""
 from __future__ import annotations
 
-import json
 
 from examprep import generators, solve
 from examprep.authoring import build_question, parse_question
 
-from tests.authoring.test_same_feedback_dense import feedback
-
-
-def toml_value(v) -> str:
-    """A parameter's value as TOML: JSON for numbers, strings and lists of them; inline tables for
-    dicts (keys quoted: a state key or a parameter name may hold any character)."""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, dict):
-        return "{ " + ", ".join(f"{json.dumps(str(k))} = {toml_value(x)}" for k, x in v.items()) + " }"
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(toml_value(x) for x in v) + "]"
-    return json.dumps(v)
+from tests.authoring.test_same_feedback_dense import feedback, question_text
 
 
 def authored(topic: str, params: dict, answers: list[str]):
-    lines = ["[question]", 'id = "pair"', 'title = "Pair"', f'solve = "{topic}"', 'text = "Solve it."', "",
-             "[question.params]"]
-    # a table is a draw: a fixed table (an optimizer's state, minimize's start) is written { value = … }
-    lines += [f"{json.dumps(k)} = {toml_value({'value': v} if isinstance(v, dict) else v)}"
-              for k, v in params.items() if v is not None]
-    for a in answers:
-        lines += ["", "[[question.part]]", f'id = "a_{a}"', f'answer = "{a}"', f'prompt = "{a}"']
-    return build_question(parse_question("\n".join(lines) + "\n", "pair.toml"), 0)
+    return build_question(parse_question(question_text(topic, params, answers), "pair.toml"), 0)
 
 
 def compare(name: str, topic_of, params_of=lambda b: b.params, seeds=range(3)) -> int:
