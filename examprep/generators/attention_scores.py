@@ -15,8 +15,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from examprep import engine, solve
-from examprep.engine import ops
+from examprep import solve
 from examprep.document import Math, Matrix, Text
 from examprep.generators.framework import Degenerate, Draft, Stream, exact_matmul, generator, steps_from, jsonable
 from examprep.exact import softmax_entry, weighted_sum
@@ -115,20 +114,20 @@ def attention_scores(rng: Stream, difficulty: int, calculator_free: bool) -> Dra
         form, form_known = "additive", add_known
         conventions["additive"] = "W₁ on the encoder state h_j, W₂ on the decoder state s (the lecture's e = bᵀtanh(W₁h + W₂s))"
     else:
-        W = ops.matmul([[x] for x in jsonable(u)], [jsonable(w)])     # u wᵀ, the outer product
+        # W = u wᵀ is LoRA's rank-1 update B A (B = u, A = wᵀ) and the factors' count is lora's: both asked with
+        # lora's mistakes; the choice's options are slips of this statement (examprep.generators.slips)
+        rank_one = solve.mistakes("lora", {"d": 2, "k": 2, "r": 1, "lora_B": [[x] for x in jsonable(u)],
+                                           "lora_A": [jsonable(w)]})
+        W = rank_one.trace().delta_weight                              # u wᵀ, the outer product
         bil_p = base | {"score": "bilinear", "weight": jsonable(W)}
         bil_known = known.at(score="bilinear", weight=jsonable(W))
         bil = bil_known.trace()
         _check_spread(bil.scores)
-        counts = engine.lora(d_big, d_big, r)           # the same low-rank bookkeeping: r(d + k) against d·k
+        factors = solve.mistakes("lora", {"d": d_big, "k": d_big, "r": r})
+        counts = factors.trace()                         # the same low-rank bookkeeping: r(d + k) against d·k
         statement += [Matrix("u", jsonable(u)), Matrix("w", jsonable(w)),
                       Text(f"A reduced-rank bilinear score uses $W = u w^\\top$ (rank 1). For the counting part, take query "
                            f"and key size d = {d_big} and rank r = {r}: $W = U V^\\top$ with U and V of shape {d_big}×{r}.")]
-        # W = u wᵀ is LoRA's rank-1 update B A (B = u, A = wᵀ) and the factors' count is lora's: both with lora's
-        # mistakes; the choice's options are slips of this statement (examprep.generators.slips)
-        rank_one = solve.mistakes("lora", {"d": 2, "k": 2, "r": 1, "lora_B": [[x] for x in jsonable(u)],
-                                           "lora_A": [jsonable(w)]})
-        factors = solve.mistakes("lora", {"d": d_big, "k": d_big, "r": r})
         parts += [
             Part("W", r"The matrix $W = u w^\top$.", "matrix", jsonable(W), shape=(2, 2), points=1, minutes=1,
                  misconceptions=rank_one.of("delta_weight", jsonable)),    # no earlier part: nothing to carry
