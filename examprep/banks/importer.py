@@ -7,15 +7,19 @@ questions are QTI 1.2 <questestinterop>). Each question file is parsed by the au
 carried, with its reason. All files are then written at once (fileio.write_outputs: atomically,
 all or none); an existing file in the folder is refused unless ``force``.
 
-Exit status (``Result.exit_code``): 0 every question carried whole; 1 some question skipped or
-carried without something (each named on stderr); 2 a bank that cannot be read (nothing written).
+Each written question is drawn for a few seeds: one whose part no draw can grade (a Moodle formula
+dividing by zero for its datasets) is written, faithful to the bank, and named as not usable.
+
+Exit status (``Result.exit_code``): 0 every question carried whole and usable; 1 some question
+skipped, carried without something or not usable (each named on stderr); 2 a bank that cannot be read (nothing written).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from examprep.authoring.question import QuestionError, parse_question
+from examprep.authoring.build import draft
+from examprep.authoring.question import QuestionError, QuestionSpec, parse_question
 from examprep.banks.model import Imported, question_file, slug
 from examprep.banks.moodle import read_moodle
 from examprep.banks.qti import read_canvas, read_item21, read_qti21, read_questestinterop
@@ -31,11 +35,12 @@ class Result:
     written: list[Path] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)     # (question, why)
     partial: list[tuple[str, list[str]]] = field(default_factory=list)   # (file, what was not carried)
+    unusable: list[tuple[str, list[str]]] = field(default_factory=list)  # (file, why no draw grades)
     total: int = 0
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.skipped or self.partial else 0
+        return 1 if self.skipped or self.partial or self.unusable else 0
 
 
 def read_bank(package: Package) -> tuple[str, list[Imported]]:
@@ -79,7 +84,7 @@ def import_bank(path: str, out: str, *, force: bool = False) -> Result:
         target = folder / f"{qid}.toml"
         text = question_file(q, qid, Path(path).name)
         try:
-            parse_question(text, str(target))
+            spec = parse_question(text, str(target))
         except QuestionError as err:            # what the authoring parser refuses is not carried, by name
             result.skipped.append((q.name, str(err).split(": ", 1)[-1]))
             continue
@@ -90,17 +95,40 @@ def import_bank(path: str, out: str, *, force: bool = False) -> Result:
         planned.append((target, text))
         if q.notes:
             result.partial.append((target.name, q.notes))
+        faults = ungradable(spec)
+        if faults:
+            result.unusable.append((target.name, faults))
     write_outputs(planned, {Path(path)})
     result.written = [p for p, _ in planned]
     return result
+
+
+TRIAL_DRAWS = 5
+
+
+def ungradable(spec: QuestionSpec) -> list[str]:
+    """What makes an imported question unusable as carried: a part no draw of the first
+    TRIAL_DRAWS seeds can grade (a formula that divides by zero for its datasets, say). The file is
+    still written, faithful to the bank, and named so that its author fixes it: `examprep check`
+    says the same over 50 draws."""
+    failing: dict[str, list[int]] = {}
+    for seed in range(TRIAL_DRAWS):
+        _, notes = draft(spec, seed)
+        for part_id, note in notes:
+            if note.startswith("cannot be graded"):
+                failing.setdefault(f"part {part_id} {note}", []).append(seed)
+    return [f"{what} (seeds {', '.join(map(str, seeds))} of 0-{TRIAL_DRAWS - 1}); `examprep check` calls it not usable"
+            for what, seeds in failing.items()]
 
 
 def report(result: Result, out: str) -> tuple[list[str], list[str]]:
     """(stdout lines, stderr lines) of an import."""
     err = [f"not carried: {name}: {why}" for name, why in result.skipped]
     err += [f"carried without: {name}: {'; '.join(notes)}" for name, notes in result.partial]
+    err += [f"written but not usable: {name}: {'; '.join(faults)}" for name, faults in result.unusable]
     line = (f"{result.fmt}: {len(result.written)} of {result.total} questions written to {out}"
             + (f"; {len(result.skipped)} not carried, {len(result.partial)} carried without something "
-               "(listed above; each file's header names it)" if err else "")
+               "(listed above; each file's header names it)" if result.skipped or result.partial else "")
+            + (f"; {len(result.unusable)} written but not usable (listed above)" if result.unusable else "")
             + ("; run `examprep check` on them" if result.written else ""))
     return [line], err

@@ -140,3 +140,28 @@ def test_our_exports_round_trip(tmp_path, fmt, target):
     assert numbers == pytest.approx(want[:2], rel=1e-12)
     assert choices == [want[2]]                         # our exports carry the choice's label as the option
     assert run("check", *sorted((tmp_path / "in").glob("*.toml"))).exit_code == 0
+
+
+def test_formula_no_draw_can_grade_is_written_and_named(tmp_path):
+    """A calculated question whose formula divides by zero for every value of its datasets is
+    carried (the file is faithful to the bank) but named as not usable, with exit 1: an import
+    that said 0 here left the instructor to find it at `examprep check` or at a sheet."""
+    dataset = ("<dataset_definition><status><text>private</text></status><name><text>{}</text></name>"
+               "<type>calculated</type><distribution><text>uniform</text></distribution><minimum><text>1</text>"
+               "</minimum><maximum><text>9</text></maximum><decimals><text>0</text></decimals><itemcount>0"
+               "</itemcount><dataset_items></dataset_items><number_of_items>0</number_of_items></dataset_definition>")
+    bank = tmp_path / "bank.xml"
+    bank.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?><quiz><question type="calculated"><name><text>divzero</text></name>'
+        '<questiontext format="html"><text>Compute {a}/({b}-{b}).</text></questiontext>'
+        '<answer fraction="100"><text>{a}/({b}-{b})</text><tolerance>0.01</tolerance><tolerancetype>1'
+        '</tolerancetype></answer><dataset_definitions>' + dataset.format("a") + dataset.format("b")
+        + '</dataset_definitions></question></quiz>', encoding="utf-8")
+    before = bank.read_bytes()
+    res = run("import", bank, "--out", tmp_path / "out")
+    assert res.exit_code == 1, res.output
+    assert "written but not usable: divzero.toml: part answer cannot be graded" in res.output
+    assert "division by zero" in res.output and "Traceback" not in res.output
+    assert (tmp_path / "out" / "divzero.toml").exists() and bank.read_bytes() == before
+    check = run("check", tmp_path / "out" / "divzero.toml")
+    assert check.exit_code == 1 and "not usable" in check.output
