@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import math
+import os
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +55,19 @@ def read_run(path: Path | str) -> Run:
                [{"step": r["step"], **r["eval"]} for r in records if "eval" in r])
 
 
+def labels(runs: Sequence[Run]) -> tuple[str, list[str]]:
+    """(the directory every run is in, or "", each run's name within it): runs/lora and runs/full
+    are shown as lora and full, under runs/. One run keeps its path as given."""
+    parents = [os.path.dirname(os.path.normpath(r.name)) for r in runs]
+    try:
+        common = os.path.commonpath(parents) if len(runs) > 1 and all(parents) else ""
+    except ValueError:                                 # absolute and relative paths mixed
+        common = ""
+    if not common:
+        return "", [r.name for r in runs]
+    return common, [os.path.relpath(os.path.normpath(r.name), common) for r in runs]
+
+
 def panels_for(runs: Sequence[Run], metrics: Optional[Sequence[str]] = None) -> list[str]:
     """The panels to draw: `metrics` as given (ExamprepError for one no run logs), or the default
     panels and every run's task metric."""
@@ -86,6 +100,7 @@ def figure(runs: Sequence[Run], metrics: Optional[Sequence[str]] = None):
 
         matplotlib.use("Agg")
         from matplotlib.figure import Figure
+        from matplotlib.ticker import LogFormatter
     except ImportError:
         raise MissingExtraError(f"examprep runs --out needs matplotlib (not installed): {INSTALL_TRAIN}") from None
     columns = 1 if len(panels) == 1 else 2
@@ -93,26 +108,31 @@ def figure(runs: Sequence[Run], metrics: Optional[Sequence[str]] = None):
     fig = Figure(figsize=(WIDTH_IN, ROW_IN * rows), dpi=DPI, layout="constrained")
     axes = fig.subplots(rows, columns, squeeze=False).ravel()
     colours = [f"C{i % 10}" for i in range(len(runs))]
+    common, names = labels(runs)
     for ax, key in zip(axes, panels):
         ax.set_title(TITLES.get(key, key), fontsize=10)
         ax.set_xlabel("step", fontsize=9)
         ax.tick_params(labelsize=8)
         ax.grid(True, alpha=0.3)
-        for run, colour in zip(runs, colours):
+        for run, name, colour in zip(runs, names, colours):
             steps, values = _series(run, key)
             if not steps:
                 continue
             marker = "o" if key not in STEP_PANELS and len(steps) <= 30 else None
-            ax.plot(steps, values, color=colour, linewidth=1.2, marker=marker, markersize=3, label=run.name)
+            ax.plot(steps, values, color=colour, linewidth=1.2, marker=marker, markersize=3, label=name)
             if key == "loss":
                 nll_steps, nll = _series(run, "nll")
                 ax.plot(nll_steps, nll, color=colour, linewidth=1.0, linestyle="--")
         if key == "perplexity" and ax.has_data():
             ax.set_yscale("log")
+            for axis_set in (ax.yaxis.set_major_formatter, ax.yaxis.set_minor_formatter):   # 2, 3, 5, not 2×10⁰
+                axis_set(LogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
+            ax.tick_params(which="both", labelsize=8)
     for ax in axes[len(panels):]:
         fig.delaxes(ax)
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", ncols=min(len(runs), 3),
-               fontsize=9, frameon=False)
+    title = f"runs in {common}{os.sep}" if common else ""
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", ncols=min(len(runs), 4),
+               fontsize=9, frameon=False, title=title or None, title_fontsize=9, alignment="center")
     return fig
 
 
@@ -143,16 +163,18 @@ def table(runs: Sequence[Run]):
     sacrebleu gives it (0-100)."""
     from rich.table import Table
 
-    t = Table(box=None, pad_edge=False, padding=(0, 1))
+    common, names = labels(runs)
+    t = Table(box=None, pad_edge=False, padding=(0, 1), title=f"runs in {common}{os.sep}" if common else None,
+              title_justify="left")
     t.add_column("run", overflow="fold")
     for name in ("steps", "loss", "NLL", "held-out", "ppl"):
         t.add_column(name, justify="right", no_wrap=True)
     t.add_column("metric", no_wrap=True)
     for name in ("last", "best", "tok/s"):
         t.add_column(name, justify="right", no_wrap=True)
-    for run in runs:
+    for run, name in zip(runs, names):
         s = summary(run)
-        t.add_row(s["run"], f"{s['steps']:,}", _fmt(s["loss"]), _fmt(s["nll"]), _fmt(s["heldout_loss"]),
+        t.add_row(name, f"{s['steps']:,}", _fmt(s["loss"]), _fmt(s["nll"]), _fmt(s["heldout_loss"]),
                   _fmt(s["perplexity"], 1), SHORT.get(s["metric"], s["metric"] or "-"),
                   _metric(s["metric"], s["last"]), _metric(s["metric"], s["best"]),
                   f"{s['tokens_per_s'] / 1e3:,.1f}k" if s["tokens_per_s"] is not None else "-")

@@ -54,7 +54,9 @@ def test_the_default_figure_has_the_loss_heldout_perplexity_and_metric_panels(lo
                       "held-out perplexity", "exact match"]
     assert [len(ax.get_lines()) for ax in fig.axes] == [4, 2, 2, 2]          # loss and NLL of each run
     assert fig.axes[2].get_yscale() == "log"
-    assert [t.get_text() for t in fig.legends[0].get_texts()] == [str(p) for p in lora_full]
+    legend = fig.legends[0]
+    assert [t.get_text() for t in legend.get_texts()] == ["lora", "full"]         # named within their directory
+    assert legend.get_title().get_text() == f"runs in {lora_full[0].parent}/"
 
 
 def test_runs_out_writes_a_png_of_the_figures_size(lora_full, tmp_path):
