@@ -7,7 +7,7 @@ from typing import List, Optional
 import typer
 
 from examprep.errors import ExamprepError
-from examprep.fileio import InputError, OutputError
+from examprep.fileio import InputError, OutputError, atomic_write_bytes, check_output_file
 
 app = typer.Typer()
 
@@ -26,7 +26,6 @@ def runs(
 ) -> None:
     """Compare runs: the curves of their log.jsonl (training loss and NLL, held-out loss, perplexity,
     the task metric) drawn into a PNG, or a table of each run's last and best values."""
-    from examprep.fileio import atomic_write_bytes, check_output_file
     from examprep.train.curves import figure, png_bytes, read_run, table
     from examprep.train.runlog import RunLogError
 

@@ -161,7 +161,7 @@ class _MlmRun:
                     chosen = int(where.sum())
                     loss_sum = smoothed_cross_entropy(logits, labels[where], o.label_smoothing)
                     with torch.no_grad():       # the unsmoothed NLL of the same logits, for the log
-                        nll_sum = smoothed_cross_entropy(logits, labels[where], 0.0) if o.label_smoothing else loss_sum
+                        nll_sum = smoothed_cross_entropy(logits, labels[where], 0.0) if o.label_smoothing else loss_sum.detach()
                     (loss_sum / max(chosen, 1)).backward()
                     torch.nn.utils.clip_grad_norm_(self.model.parameters(), o.clip)
                     opt.step()
