@@ -2,7 +2,7 @@
 in examprep.train.curves; neither torch nor, without --out, matplotlib is imported)."""
 
 from pathlib import Path
-from typing import List, Optional
+from typing import Optional
 
 import typer
 
@@ -14,11 +14,11 @@ app = typer.Typer()
 
 @app.command()
 def runs(
-    run_dirs: List[Path] = typer.Argument(..., metavar="RUN...",
-                                          help="Run directories of `examprep train` or `examprep finetune`."),
+    run_dirs: list[str] = typer.Argument(..., metavar="RUN...",
+                                         help="Run directories of `examprep train` or `examprep finetune`."),
     out: Optional[Path] = typer.Option(None, "--out", metavar="FILE.png",
                                        help="Draw the curves into this PNG [default: a table on the terminal]."),
-    metric: Optional[List[str]] = typer.Option(
+    metric: Optional[list[str]] = typer.Option(
         None, "--metric", metavar="NAME",
         help="A panel to draw (repeatable): loss, nll, lr, tokens_per_s or an evaluation's field such as "
              "heldout_loss, perplexity, exact_match, bleu [default: loss, heldout_loss, perplexity and the task metric]."),

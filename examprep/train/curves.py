@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from examprep.errors import ExamprepError, MissingExtraError
-from examprep.train.runlog import STEP_FIELDS, read_log
+from examprep.train.runlog import LOG, STEP_FIELDS, read_log
 
 DEFAULT_PANELS = ("loss", "heldout_loss", "perplexity")
 STEP_PANELS = ("loss", "nll", "lr", "tokens_per_s")
@@ -51,7 +51,10 @@ class Run:
 def read_run(path: Path | str) -> Run:
     """A run directory's log, checked (RunLogError naming the file and line)."""
     records = read_log(path)
-    return Run(str(path), [r for r in records if "eval" not in r],
+    name = os.fspath(path)
+    if Path(path).name == LOG and not Path(path).is_dir():      # RUN/log.jsonl given: the run is RUN
+        name = os.path.dirname(name) or "."
+    return Run(name, [r for r in records if "eval" not in r],
                [{"step": r["step"], **r["eval"]} for r in records if "eval" in r])
 
 
