@@ -76,6 +76,9 @@ COMMANDS: dict[str, Command] = {
     "finetune": Command("lm", "Fine-tune a trained model with LoRA (Hu et al. 2021): freeze it, train low-rank "
                               "adapters on the chosen projections, save only the adapters (or, with --full, train "
                               "every weight)."),
+    "runs": Command("runs", "Compare runs: the curves of their log.jsonl (training loss and NLL, held-out loss, "
+                            "perplexity, the task metric) drawn into a PNG, or a table of each run's last and best "
+                            "values."),
     "anki": Command("anki", "Write an Anki deck: concept questions and worked problems as flash cards (MathJax "
                             "math)."),
 }

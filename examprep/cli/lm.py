@@ -77,6 +77,8 @@ def finetune(
     device: str = typer.Option(DEFAULTS.device, "--device", help="auto, cpu or cuda."),
     threads: int = typer.Option(0, "--threads", help="CPU threads; 0: the cores other programs leave free."),
     seed: int = typer.Option(DEFAULTS.seed, "--seed", help="Seed of the data and of the adapters' A."),
+    tensorboard: bool = typer.Option(False, "--tensorboard",
+                                     help="Also write log.jsonl's scalars to OUT/tensorboard (needs the tensorboard extra)."),
 ) -> None:
     """Fine-tune a trained model with LoRA (Hu et al. 2021): freeze it, train low-rank adapters on the
     chosen projections, save only the adapters (or, with --full, train every weight)."""
@@ -84,11 +86,15 @@ def finetune(
         checkpoint=str(checkpoint), rank=lora_rank, alpha=lora_alpha, targets=targets, full=full, task=task,
         corpus=str(corpus) if corpus else None, lr=lr, warmup=warmup, batch_tokens=batch_tokens, steps=steps,
         minutes=minutes, goal=goal, eval_every=eval_every, eval_size=eval_size, out=str(out), resume=resume,
-        merge=merge, device=device, threads=threads, seed=seed)
+        merge=merge, device=device, threads=threads, seed=seed, tensorboard=tensorboard)
 
     check_seed(seed)                            # before the base model is read
     if not full:
         parse_targets(targets)                  # before torch loads; the rest is checked before any work
+    if tensorboard:
+        from examprep.train.runlog import check_tensorboard
+
+        check_tensorboard()
     quiet_waiting_threads()
     from examprep.train.finetune import describe_counts, finetune as run, summary
     from examprep.train.report import RichReporter

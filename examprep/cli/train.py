@@ -70,6 +70,8 @@ def train(
     out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="Run directory [default: runs/NAME-TIME]."),
     resume: bool = typer.Option(False, "--resume", help="Continue the run in --out from its latest checkpoint."),
     seed: int = typer.Option(DEFAULTS.seed, "--seed", help="Seed of the data and of the initial weights."),
+    tensorboard: bool = typer.Option(False, "--tensorboard",
+                                     help="Also write log.jsonl's scalars to OUT/tensorboard (needs the tensorboard extra)."),
 ) -> None:
     """Train the reference Transformer (or an RNN encoder–decoder): on a built-in task (default:
     dates) or a parallel corpus; or, with --arch encoder-only --objective mlm, a BERT-style masked
@@ -82,6 +84,10 @@ def train(
     tokens = tokens or ("word" if objective == "mlm" else "char")
     if lengths is not None:
         parse_lengths(lengths, (task or "dates") if corpus is None else None)
+    if tensorboard:
+        from examprep.train.runlog import check_tensorboard
+
+        check_tensorboard()             # before torch loads
     quiet_waiting_threads()
     from examprep.train.report import RichReporter, summary
     from examprep.train.trainer import train as run_training
@@ -95,7 +101,7 @@ def train(
         goal=goal, batch_tokens=batch_tokens, lr_factor=lr_factor, warmup=warmup,
         label_smoothing=label_smoothing, eval_every=eval_every, eval_size=eval_size, max_len=max_len,
         device=device, threads=threads, precision=precision,
-        compile=compile, out=str(out) if out else None, resume=resume, seed=seed)
+        compile=compile, out=str(out) if out else None, resume=resume, seed=seed, tensorboard=tensorboard)
     if objective == "mlm":
         from examprep.train.mlm import summary as mlm_summary, train_mlm
 

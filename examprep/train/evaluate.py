@@ -2,6 +2,8 @@
 
 Metrics
 - token accuracy: teacher-forced argmax against the target tokens (EOS included);
+- held-out loss: teacher-forced cross-entropy per target token (EOS included, padding left out,
+  never label-smoothed), from the same forward pass; perplexity = exp(held-out loss);
 - exact match: the greedy output equals the target text;
 - BLEU: sacrebleu's corpus BLEU (13a tokenization) of the greedy outputs, for corpora;
 - chrF: sacrebleu's corpus chrF (character 6-grams, β = 2) of the same outputs, for corpora.
@@ -12,6 +14,7 @@ import contextlib
 from typing import Sequence
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from examprep.train.beam import (DecoderOnlyStepper, EncoderDecoderStepper, RNNStepper, beam_search,
@@ -19,6 +22,7 @@ from examprep.train.beam import (DecoderOnlyStepper, EncoderDecoderStepper, RNNS
 from examprep.checkpoints.config import SEQ2SEQ
 from examprep.train.data import BOS, EOS, PAD, Vocab, _pad, make_example, normalize, prompt
 from examprep.train.decode import greedy_decoder_only, greedy_encoder_decoder, strip
+from examprep.train.runlog import perplexity
 
 
 def _chunks(n: int, size: int):
@@ -81,16 +85,19 @@ def _beam(model: nn.Module, rows: list[list[int]], beam: int, max_new_tokens: in
 
 
 @torch.no_grad()
-def token_accuracy(model: nn.Module, pairs: Sequence[tuple[str, str]], source_vocab: Vocab,
+def teacher_forced(model: nn.Module, pairs: Sequence[tuple[str, str]], source_vocab: Vocab,
                    target_vocab: Vocab, *, batch_size: int = 500,
-                   autocast: contextlib.AbstractContextManager | None = None) -> float:
-    """Share of target tokens (EOS included) that the teacher-forced argmax gets right."""
+                   autocast: contextlib.AbstractContextManager | None = None) -> dict:
+    """{"token_accuracy", "heldout_loss"} of one teacher-forced pass: the share of target tokens (EOS
+    included) whose argmax is right, and the mean cross-entropy (nats) per target token, padding
+    left out, no label smoothing."""
     was_training = model.training
     model.eval()
     device = model.lm_head.weight.device
     arch = model.cfg.arch
     examples = [make_example(source_vocab.encode(s), target_vocab.encode(t), arch) for s, t in pairs]
     right = total = 0
+    loss = 0.0
     try:
         for chunk in _chunks(len(examples), batch_size):
             batch = [examples[i] for i in chunk]
@@ -103,15 +110,18 @@ def token_accuracy(model: nn.Module, pairs: Sequence[tuple[str, str]], source_vo
             taught = target != PAD
             right += int(((logits.argmax(-1) == target) & taught).sum())
             total += int(taught.sum())
+            loss += float(F.cross_entropy(logits.flatten(0, 1).float(), target.flatten(), ignore_index=PAD,
+                                          reduction="sum"))
     finally:
         model.train(was_training)
-    return right / max(total, 1)
+    return {"token_accuracy": right / max(total, 1), "heldout_loss": loss / max(total, 1)}
 
 
 def evaluate(model: nn.Module, pairs: Sequence[tuple[str, str]], source_vocab: Vocab,
              target_vocab: Vocab, *, max_new_tokens: int, bleu: bool = False,
              autocast: contextlib.AbstractContextManager | None = None) -> dict:
-    """{"pairs", "sources", "token_accuracy", "exact_match"[, "bleu"]} on (source, target) pairs.
+    """{"pairs", "sources", "token_accuracy", "heldout_loss", "perplexity", "exact_match"[, "bleu",
+    "chrf"]} on (source, target) pairs.
 
     A source with several targets (Tatoeba has several translations of many sentences) is
     translated once and scored against all of them: exact match if the output is any of them, and
@@ -126,9 +136,10 @@ def evaluate(model: nn.Module, pairs: Sequence[tuple[str, str]], source_vocab: V
     metrics = {
         "pairs": len(pairs),
         "sources": len(refs),
-        "token_accuracy": token_accuracy(model, pairs, source_vocab, target_vocab, autocast=autocast),
+        **teacher_forced(model, pairs, source_vocab, target_vocab, autocast=autocast),
         "exact_match": sum(h in r for h, r in zip(hyps, refs)) / max(len(refs), 1),
     }
+    metrics["perplexity"] = perplexity(metrics["heldout_loss"])
     if bleu:
         metrics["bleu"] = corpus_bleu(hyps, refs)
         metrics["chrf"] = corpus_chrf(hyps, refs)

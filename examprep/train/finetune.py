@@ -43,6 +43,7 @@ from examprep.train.evaluate import evaluate
 from examprep.train.lora import Adapted, add_adapters, check_rank, merge, parse_targets
 from examprep.train.options import FinetuneOptions, TrainOptions
 from examprep.train.report import Reporter, describe_metrics
+from examprep.train.runlog import RunLog, check_tensorboard, eval_record, step_record
 from examprep.checkpoints.rundir import file_sha256, hash_problem, read_latest, remove_stale_temporaries
 from examprep.train.trainer import (_StopSignal, _build_data, _check_writable_dir, _rng_state, _set_rng_state,
                                     smoothed_cross_entropy, stop_reason)
@@ -271,6 +272,8 @@ def finetune(o: FinetuneOptions, reporter: Optional[Reporter] = None) -> Finetun
     """Fine-tune as `o` says; raises TrainError subclasses for user errors (before any work for
     everything that needs no model)."""
     p = plan(o)
+    if o.tensorboard:
+        check_tensorboard()
     reporter = reporter or Reporter()
     d = setup(o.device, o.threads)
     try:
@@ -338,6 +341,8 @@ def finetune(o: FinetuneOptions, reporter: Optional[Reporter] = None) -> Finetun
                          "corpus": str(Path(p.corpus).resolve()) if p.corpus else None, "swap": p.swap,
                          "max_target_tokens": data.max_target_tokens},
                 "training": asdict(o)}
+        # RUN/log.jsonl, as `train` writes it (examprep.train.runlog); the loss here is unsmoothed: loss = nll
+        log = RunLog(p.run_dir, step if state is not None else None, o.tensorboard)
         try:
             with _StopSignal() as stop:
                 while stopped is None:
@@ -362,6 +367,7 @@ def finetune(o: FinetuneOptions, reporter: Optional[Reporter] = None) -> Finetun
                     elapsed = time.perf_counter() - t0
                     train_seconds += elapsed
                     losses.append(loss)
+                    log.write([step_record(step, loss, loss, lr, batch.global_tokens / max(elapsed, 1e-9))])
                     reporter.step(step, train_seconds, loss, batch.global_tokens / max(elapsed, 1e-9), None, lr)
                     stopped = stop_reason(stop.requested, step, o.steps, train_seconds, seconds_total)
                     metrics = None
@@ -370,6 +376,7 @@ def finetune(o: FinetuneOptions, reporter: Optional[Reporter] = None) -> Finetun
                                               max_new_tokens=data.max_target_tokens, bleu=data.is_corpus),
                                    "split": data.split}
                         evals.append({"step": step, "train_seconds": train_seconds, **metrics})
+                        log.write([eval_record(step, train_seconds, metrics, "bleu" if data.is_corpus else "exact_match")])
                         reporter.evaluation(step, train_seconds, metrics)
                         if goal is not None and goal_step is None and metrics["exact_match"] >= goal:
                             goal_step, goal_seconds, stopped = step, train_seconds, stopped or "goal"
@@ -384,6 +391,7 @@ def finetune(o: FinetuneOptions, reporter: Optional[Reporter] = None) -> Finetun
                             last = save_adapter(p.run_dir, step, adapted, {**info, "metrics": metrics or {}}, tstate)
         finally:
             reporter.close()
+            log.close()
         merged = None
         if o.merge and not o.full:
             merged = _write_merged(model, p, data, step, info, evals[-1] if evals else {})

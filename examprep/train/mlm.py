@@ -28,8 +28,9 @@ from examprep.train.model import build_model
 from examprep.checkpoints.config import TransformerConfig
 from examprep.train.options import TrainOptions, check_objective, with_article
 from examprep.train.report import Reporter
+from examprep.train.runlog import RunLog, eval_record, step_record
 from examprep.train.trainer import (
-    RunLog, TrainResult, _autocast, _check_options, _resolve_precision, _check_writable_dir, _rng_state,
+    TrainResult, _autocast, _check_options, _resolve_precision, _check_writable_dir, _rng_state,
     _set_rng_state, _StopSignal, noam_lr, open_run, smoothed_cross_entropy, stop_reason,
 )
 
@@ -111,7 +112,9 @@ class _MlmRun:
         return {"data": data, "training": {**asdict(o), "precision": self.precision}, "metrics": metrics or {}}
 
     def _evaluate(self) -> dict:
-        return {**masked_accuracy(self.model, self.heldout), "sentences": self.heldout_sentences,
+        scores = masked_accuracy(self.model, self.heldout)
+        # the run log's held-out loss: the unsmoothed cross-entropy per masked token
+        return {**scores, "heldout_loss": scores["masked_loss"], "sentences": self.heldout_sentences,
                 "split": self.split}
 
     def run(self) -> TrainResult:
@@ -131,7 +134,7 @@ class _MlmRun:
             raise ConfigError(f"the checkpoint is at step {step}; give --steps above it to train on")
         first_step, tokens_before = step + 1, tokens_seen
         seconds_total = o.minutes * 60 if o.minutes else (None if o.steps else 60.0)
-        log = RunLog(self.run_dir, step if self.state is not None else None)
+        log = RunLog(self.run_dir, step if self.state is not None else None, o.tensorboard)
         title = f"masked LM on {'corpus ' + Path(o.corpus).name if o.corpus else 'task ' + (o.task or 'dates')}"
         self.reporter.note(f"{len(self.vocab):,} tokens ({o.tokens} level), {self.model.num_params():,} "
                            f"parameters; {self.heldout_sentences:,} {self.split} sentences for evaluation")
@@ -157,6 +160,8 @@ class _MlmRun:
                         logits = train_model(inputs, where)
                     chosen = int(where.sum())
                     loss_sum = smoothed_cross_entropy(logits, labels[where], o.label_smoothing)
+                    with torch.no_grad():       # the unsmoothed NLL of the same logits, for the log
+                        nll_sum = smoothed_cross_entropy(logits, labels[where], 0.0) if o.label_smoothing else loss_sum.detach()
                     (loss_sum / max(chosen, 1)).backward()
                     torch.nn.utils.clip_grad_norm_(self.model.parameters(), o.clip)
                     opt.step()
@@ -173,7 +178,7 @@ class _MlmRun:
                     window[0] += tokens
                     window[1] += elapsed
                     losses.append(loss)
-                    log.write([{"step": step, "loss": loss, "lr": lr}])
+                    log.write([step_record(step, loss, float(nll_sum) / max(chosen, 1), lr, tokens / max(elapsed, 1e-9))])
                     self.reporter.step(step, train_seconds, loss, window[0] / max(window[1], 1e-9), None, lr)
                     window = [0, 0.0]
                     stopped = stop_reason(stop.requested, step, o.steps, train_seconds, seconds_total)
@@ -181,7 +186,7 @@ class _MlmRun:
                     if step % o.eval_every == 0 or stopped in ("steps", "time"):
                         metrics = self._evaluate()
                         evals.append({"step": step, "train_seconds": train_seconds, **metrics})
-                        log.write([{"step": step, "eval": {"train_seconds": train_seconds, **metrics}}])
+                        log.write([eval_record(step, train_seconds, metrics, "masked_accuracy")])
                         self.reporter.evaluation(step, train_seconds, metrics)
                         if self.goal is not None and goal_step is None and metrics["masked_accuracy"] >= self.goal:
                             goal_step, goal_seconds = step, train_seconds

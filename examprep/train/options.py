@@ -69,6 +69,7 @@ class TrainOptions:
     compile: bool = False
     out: Optional[str] = None
     resume: bool = False
+    tensorboard: bool = False                  # also write the log's scalars to OUT/tensorboard (examprep.train.runlog)
 
 
 # Options a resumed run takes from its checkpoint (the rest come from the new command line).
@@ -184,6 +185,7 @@ class FinetuneOptions:
     out: Optional[str] = None
     resume: bool = False
     merge: bool = False                        # also write OUT/merged, a plain checkpoint with B·A·α/r added
+    tensorboard: bool = False                  # also write the log's scalars to OUT/tensorboard (examprep.train.runlog)
 
 
 # `examprep finetune`: the projections LoRA may adapt in every attention block

@@ -18,7 +18,6 @@ non-finite loss (stops without saving; the last good checkpoint stays).
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import os
 import signal
@@ -41,13 +40,14 @@ from examprep.train.data import (
     split_heldout, task_vocab,
 )
 from examprep.train.distributed import Dist, setup, teardown
-from examprep.checkpoints.errors import ConfigError, DeviceError, DivergedError, WriteError
+from examprep.checkpoints.errors import ConfigError, DeviceError, DivergedError
 from examprep.train.evaluate import evaluate
 from examprep.train.flops import flops_per_step, peak_flops
 from examprep.checkpoints.config import TransformerConfig
 from examprep.train.model import build_model
 from examprep.train.options import KEPT_ON_RESUME, PRECISIONS, TrainOptions, check_architecture
 from examprep.train.report import Reporter
+from examprep.train.runlog import RunLog, eval_record, step_record
 
 
 MAX_BATCH_TOKENS = 10_000_000     # beyond any one machine's memory for a step
@@ -95,41 +95,6 @@ def stop_reason(interrupted: bool, step: int, steps: Optional[int], train_second
     if seconds_total is not None and train_seconds >= seconds_total:
         return "time"
     return None
-
-
-class RunLog:
-    """RUN/log.jsonl: one JSON object per line, {"step", "loss", "lr"} for every step and
-    {"step", "eval": {...}} for every evaluation, appended by the main process as training goes.
-    A resumed run first drops the lines after its checkpoint's step, so the log is one curve."""
-
-    def __init__(self, run_dir: Path, resumed_step: Optional[int]):
-        self.path = run_dir / "log.jsonl"
-        try:
-            run_dir.mkdir(parents=True, exist_ok=True)
-            if resumed_step is not None and self.path.exists():
-                kept = [line for line in self.path.read_text(encoding="utf-8").splitlines()
-                        if line.strip() and json.loads(line)["step"] <= resumed_step]
-                self.path.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
-            elif resumed_step is None and self.path.exists():
-                self.path.unlink()                # a fresh run in a directory without checkpoints
-            self.file = open(self.path, "a", encoding="utf-8")
-        except OSError as err:
-            raise WriteError(f"cannot write the training log {self.path}: {err.strerror}") from None
-
-    def write(self, records: list[dict]) -> None:
-        try:
-            self.file.write("".join(json.dumps(r) + "\n" for r in records))
-            self.file.flush()
-        except OSError as err:
-            raise WriteError(f"cannot write the training log {self.path}: {err.strerror}") from None
-
-    def close(self) -> None:
-        self.file.close()
-
-    @staticmethod
-    def read(run_dir: Path | str) -> list[dict]:
-        path = Path(run_dir) / "log.jsonl"
-        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 class _StopSignal:
@@ -465,6 +430,8 @@ class _Run:
             else:
                 logits = train_model(batch.inp)
         loss_sum = smoothed_cross_entropy(logits, batch.out, o.label_smoothing)
+        with torch.no_grad():       # the unsmoothed NLL of the same logits, for the log (no second forward)
+            self.nll_sums[step] = smoothed_cross_entropy(logits, batch.out, 0.0) if o.label_smoothing else loss_sum.detach()
         (loss_sum * (d.world / batch.global_targets)).backward()
         grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), o.clip)
         self.optimizer.step()
@@ -492,6 +459,7 @@ class _Run:
         wall_start = time.perf_counter()
         self.optimizer = self._optimizer()
         self.tokens_seen, self.last_checkpoint = 0, None
+        self.nll_sums: dict = {}                 # step -> unsmoothed loss sum on the device, until read out
         step = 0
         if self.state is not None:
             self.optimizer.load_state_dict(self.state["optimizer"])
@@ -510,7 +478,7 @@ class _Run:
         train_model = self._prepare_training_model()
         amp = _autocast(d.device, self.precision)
         peak = peak_flops(torch.cuda.get_device_name(d.device)) if d.device.type == "cuda" else None
-        log = RunLog(self.run_dir, step if self.state is not None else None) if d.main else None
+        log = RunLog(self.run_dir, step if self.state is not None else None, o.tensorboard) if d.main else None
 
         title = f"corpus {Path(o.corpus).name}" if o.corpus else f"task {o.task or 'dates'}"
         self.reporter.start(f"training {title}", steps_total, seconds_total, step)
@@ -544,6 +512,7 @@ class _Run:
                             train_seconds + time.perf_counter() - t0 >= seconds_total
                         n = len(pending)
                         values = d.sum([float(x) for _, x, _, _ in pending] + [float(g) for _, _, g, _ in pending]
+                                       + [float(self.nll_sums.pop(s)) for s, _, _, _ in pending]
                                        + [float(stop.requested), float(time_up and d.main)])
                         if d.device.type == "cuda":
                             torch.cuda.synchronize(d.device)
@@ -551,12 +520,13 @@ class _Run:
                         checked = self._check([(s, x, g, t) for (s, _, _, t), x, g
                                                in zip(pending, values[:n], values[n:2 * n])])
                         losses += checked
-                        if log is not None:
-                            log.write([{"step": s, "loss": x, "lr": noam_lr(s, self.cfg.d_model, o.warmup, o.lr_factor)}
-                                       for (s, _, _, _), x in zip(pending, checked)])
-                        pending.clear()
                         train_seconds += elapsed
                         window_seconds += elapsed
+                        if log is not None:
+                            rate = window_tokens / max(window_seconds, 1e-9)
+                            log.write([step_record(s, x, nll / t, noam_lr(s, self.cfg.d_model, o.warmup, o.lr_factor), rate)
+                                       for (s, _, _, t), x, nll in zip(pending, checked, values[2 * n:3 * n])])
+                        pending.clear()
                         self.reporter.step(step, train_seconds, losses[-1], window_tokens / max(window_seconds, 1e-9),
                                            window_flops / window_seconds / peak if peak else None,
                                            noam_lr(step, self.cfg.d_model, o.warmup, o.lr_factor))
@@ -578,7 +548,8 @@ class _Run:
                         if d.main:
                             metrics = self._evaluate()
                             evals.append({"step": step, "train_seconds": train_seconds, **metrics})
-                            log.write([{"step": step, "eval": {"train_seconds": train_seconds, **metrics}}])
+                            log.write([eval_record(step, train_seconds, metrics,
+                                                   "bleu" if self.data.is_corpus else "exact_match")])
                             self.reporter.evaluation(step, train_seconds, metrics)
                             reached = float(self.goal is not None and metrics["exact_match"] >= self.goal)
                         if d.broadcast([reached])[0] > 0 and goal_step is None:

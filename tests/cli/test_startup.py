@@ -9,7 +9,7 @@ import pytest
 
 from examprep.cli.app import COMMANDS
 
-HEAVY = ("numpy", "sympy", "torch", "safetensors", "sacrebleu", "typst", "fsrs",
+HEAVY = ("numpy", "sympy", "torch", "safetensors", "sacrebleu", "typst", "fsrs", "matplotlib", "tensorboard",
          # typer's rich help (rich's console, markdown and syntax machinery: markdown_it, pygments) and its
          # pydantic coercion, which a help screen never needs
          "rich", "markdown_it", "pygments", "typer.rich_utils", "pydantic", "pydantic_core",
