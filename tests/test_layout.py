@@ -330,6 +330,7 @@ LAZY_LIBRARIES = {
     "torch": "the train extra, seconds to import: only training, decoding and verifying load it",
     "safetensors": "the train extra: only reading or writing a checkpoint's weights",
     "sacrebleu": "the train extra: only a model's evaluation",
+    "tokenizers": "the tokenizers extra (optional): only a BPE vocabulary being learned or read (--tokens bpe)",
     "rich": "the help screens are click's plain ones; rich loads when a command draws its output",
     "typst": "the Typst compiler: only when a PDF is made",
     "pypdf": "only a class PDF's join and --split's copies",
