@@ -108,8 +108,6 @@ class BPEVocab(Vocab):
     def __eq__(self, other: object) -> bool:
         return isinstance(other, BPEVocab) and self.text == other.text
 
-    __hash__ = None  # type: ignore[assignment]
-
     def tokenize(self, text: str) -> list[str]:
         """The pieces of ``text``; an unknown character is given as itself (not "<unk>"), so that a
         caller can name what the vocabulary lacks."""

@@ -26,7 +26,7 @@ from examprep.train.data import corpus_vocabs, split_heldout
 from examprep.train.options import TrainOptions
 from examprep.train.trainer import train
 
-from .helpers import PYTHON, REPO, small_config
+from .helpers import PYTHON, REPO, TATOEBA, small_config
 
 pytest.importorskip("tokenizers", reason="--tokens bpe needs the tokenizers extra: pip install -e '.[tokenizers]'")
 
@@ -121,6 +121,18 @@ def test_any_text_in_the_corpus_alphabet_decodes_to_itself_normalised(vocab, tex
     ids = vocab.encode(text)
     assert UNK not in ids
     assert vocab.decode(ids) == prepare(text) == " ".join(text.replace("▁", " ").split())
+
+
+@pytest.mark.skipif(not TATOEBA.exists(), reason=f"{TATOEBA} is absent (../shared is not beside this clone)")
+def test_every_tatoeba_sentence_decodes_to_itself():
+    from examprep.train.data import read_corpus
+
+    pairs = read_corpus(TATOEBA, swap=True).pairs
+    source, target = corpus_vocabs(pairs, "bpe", joint=False, bpe_vocab=1000)
+    for vocab, texts in ((source, [s for s, _ in pairs]), (target, [t for _, t in pairs])):
+        ids = [vocab.encode(t) for t in texts]
+        assert [vocab.decode(i) for i in ids] == texts and all(UNK not in i for i in ids)
+        assert sum(map(len, ids)) < sum(len(t.split()) for t in texts) * 2     # subwords: under 2 per word
 
 
 def test_an_unseen_character_is_unknown_and_named_as_itself(vocab):
