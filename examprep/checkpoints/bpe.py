@@ -149,7 +149,7 @@ class BPEVocab(Vocab):
         learned = json.loads(tokenizer.to_str())["model"]
         vocab = {t: i for i, t in enumerate(SPECIALS)}
         clash = sorted(set(vocab) & set(learned["vocab"]))
-        if clash:                                  # a special's spelling learned as a piece: cannot be
+        if clash:                                  # a special's spelling learned as a piece would have two ids
             raise ConfigError(f"the corpus's BPE learned the piece {clash[0]!r}, the spelling of a special token")
         vocab.update({t: i + len(SPECIALS) for t, i in learned["vocab"].items()})
         merges = [tuple(m.split(" ", 1)) if isinstance(m, str) else tuple(m) for m in learned["merges"]]
