@@ -331,6 +331,7 @@ LAZY_LIBRARIES = {
     "safetensors": "the train extra: only reading or writing a checkpoint's weights",
     "sacrebleu": "the train extra: only a model's evaluation",
     "matplotlib": "the train extra, ~0.3 s: only `examprep runs --out` draws curves; its table needs none of it",
+    "tokenizers": "the tokenizers extra (optional): only a BPE vocabulary being learned or read (--tokens bpe)",
     "rich": "the help screens are click's plain ones; rich loads when a command draws its output",
     "typst": "the Typst compiler: only when a PDF is made",
     "pypdf": "only a class PDF's join and --split's copies",

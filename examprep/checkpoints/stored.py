@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from examprep.checkpoints.bpe import BPEVocab, FILES as BPE_FILES
 from examprep.checkpoints.config import TransformerConfig
 from examprep.checkpoints.errors import CheckpointError, ConfigError
 from examprep.checkpoints.rundir import hash_problem, nonfinite_tensor, read_latest
@@ -89,7 +90,7 @@ def read(path: Path | str) -> Stored:
     if missing:
         raise CheckpointError(f"checkpoint {step_dir} is missing {', '.join(missing)}")
     meta = read_json(step_dir / "config.json")
-    problem = hash_problem(step_dir, meta, ["vocab.json"])    # the weights: where they are read
+    problem = hash_problem(step_dir, meta, ["vocab.json", *BPE_FILES.values()])   # the weights: where they are read
     if problem is not None:
         raise CheckpointError(problem)
     if meta.get("format") != FORMAT:
@@ -116,7 +117,7 @@ def read(path: Path | str) -> Stored:
         raise CheckpointError(f"{step_dir / 'config.json'}: bad model config: {err}") from None
     vocabs = read_json(step_dir / "vocab.json")
     try:
-        src_vocab, tgt_vocab = Vocab.from_dict(vocabs["source"]), Vocab.from_dict(vocabs["target"])
+        src_vocab, tgt_vocab = read_vocab(step_dir, vocabs["source"]), read_vocab(step_dir, vocabs["target"])
     except (KeyError, TypeError, AttributeError, ConfigError) as err:
         raise CheckpointError(f"{step_dir / 'vocab.json'}: bad vocabulary: {err}") from None
     if (len(src_vocab), len(tgt_vocab)) != (cfg.src_vocab_size, cfg.tgt_vocab_size):
@@ -124,6 +125,14 @@ def read(path: Path | str) -> Stored:
                               f"target tokens but config.json says {cfg.src_vocab_size} and "
                               f"{cfg.tgt_vocab_size}")
     return Stored(step_dir, meta, cfg, src_vocab, tgt_vocab)
+
+
+def read_vocab(step_dir: Path, data: dict) -> Vocab:
+    """One side of vocab.json: a char or word vocabulary as it stands there, or a BPE vocabulary
+    read from the tokenizer file it names, which must have the SHA-256 vocab.json recorded."""
+    if isinstance(data, dict) and data.get("level") == BPEVocab.levels[0]:
+        return BPEVocab.load(step_dir, data)
+    return Vocab.from_dict(data)
 
 
 def mismatch(step_dir: Path, what: str) -> CheckpointError:
@@ -264,4 +273,4 @@ def read_checkpoint(path: Path | str) -> tuple[Stored, Weights]:
 
 
 __all__ = ["FILES", "FORMAT", "VERSION", "RNNLayer", "SelfAttention", "Stored", "Weights", "read", "read_checkpoint",
-           "read_json", "read_weights", "resolve"]
+           "read_json", "read_vocab", "read_weights", "resolve"]

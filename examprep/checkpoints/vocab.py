@@ -13,6 +13,7 @@ from examprep.checkpoints.errors import ConfigError
 PAD, BOS, EOS, UNK, SEP = 0, 1, 2, 3, 4
 SPECIALS = ("<pad>", "<bos>", "<eos>", "<unk>", "<sep>")
 LEVELS = ("char", "word")
+TOKEN_LEVELS = LEVELS + ("bpe",)      # --tokens: bpe is examprep.checkpoints.bpe's BPEVocab
 
 _WORD = re.compile(r"\s*(?:\w+|[^\w\s])")
 
@@ -29,9 +30,11 @@ class Vocab:
     restores the spacing of normalized text exactly, French spaces before "!" included.
     """
 
+    levels = LEVELS                   # the levels this class reads (a subclass: its own)
+
     def __init__(self, tokens: Sequence[str], level: str):
-        if level not in LEVELS:
-            raise ConfigError(f"token level {level!r} is not one of {', '.join(LEVELS)}")
+        if level not in self.levels:
+            raise ConfigError(f"token level {level!r} is not one of {', '.join(self.levels)}")
         if tuple(tokens[: len(SPECIALS)]) != SPECIALS:
             raise ConfigError(f"a vocabulary must start with {', '.join(SPECIALS)}")
         self.level = level
@@ -67,6 +70,11 @@ class Vocab:
         kept = sorted((t for t, c in counts.items() if c >= min_count and t not in SPECIALS),
                       key=lambda t: (-counts[t], t))
         return cls(list(SPECIALS) + kept, level)
+
+    def files(self) -> dict[str, str]:
+        """The files a checkpoint keeps beside vocab.json for this vocabulary, by name: none here (a BPE
+        vocabulary keeps its tokenizer.json)."""
+        return {}
 
     def to_dict(self) -> dict:
         return {"level": self.level, "tokens": self.tokens}

@@ -9,7 +9,7 @@ import typer
 
 from examprep.errors import ExamprepError, Interrupted, check_seed, require_train
 from examprep.train.options import (MAX_ALIGNMENT, MAX_BEAM, TrainOptions, check_architecture, check_attention_request,
-                                    check_objective, parse_lengths, quiet_waiting_threads, resumed_model_kind)
+                                    check_objective, check_tokens, parse_lengths, quiet_waiting_threads, resumed_model_kind)
 
 app = typer.Typer()
 DEFAULTS = TrainOptions()           # the defaults shown in --help (examprep.train.options imports no torch)
@@ -22,7 +22,11 @@ def train(
                                           help="Parallel corpus, one 'source<TAB>target[<TAB>…]' per line (UTF-8)."),
     swap: bool = typer.Option(False, "--swap", help="Corpus: translate the second column into the first."),
     tokens: Optional[str] = typer.Option(
-        None, "--tokens", help="Corpus vocabulary: char or word [default: char; word for --objective mlm]."),
+        None, "--tokens", help="Corpus vocabulary: char, word or bpe (subwords learned on the training pairs; "
+                               "the tokenizers extra) [default: char; word for --objective mlm]."),
+    bpe_vocab: Optional[int] = typer.Option(
+        None, "--bpe-vocab", metavar="N",
+        help="--tokens bpe: tokens in each BPE vocabulary, the 5 special tokens included [default: 1000]."),
     lengths: Optional[str] = typer.Option(None, "--lengths", metavar="MIN-MAX",
                                           help="reverse, sort, copy: string lengths [default: 4-16]."),
     heldout: float = typer.Option(DEFAULTS.heldout, "--heldout", help="Corpus: share of sources held out for evaluation."),
@@ -82,6 +86,7 @@ def train(
     check_objective(arch, objective)
     check_architecture(arch, cell, attention, bidirectional)
     tokens = tokens or ("word" if objective == "mlm" else "char")
+    check_tokens(tokens, bpe_vocab, objective, corpus is not None, resume)
     if lengths is not None:
         parse_lengths(lengths, (task or "dates") if corpus is None else None)
     if tensorboard:
@@ -101,7 +106,8 @@ def train(
         goal=goal, batch_tokens=batch_tokens, lr_factor=lr_factor, warmup=warmup,
         label_smoothing=label_smoothing, eval_every=eval_every, eval_size=eval_size, max_len=max_len,
         device=device, threads=threads, precision=precision,
-        compile=compile, out=str(out) if out else None, resume=resume, seed=seed, tensorboard=tensorboard)
+        compile=compile, out=str(out) if out else None, resume=resume, seed=seed, tensorboard=tensorboard,
+        bpe_vocab=bpe_vocab)
     if objective == "mlm":
         from examprep.train.mlm import summary as mlm_summary, train_mlm
 
@@ -151,7 +157,7 @@ def translate(
                                     f"translate, or '-' to read lines from stdin")
     translator = Translator.load(checkpoint, device=device, max_tokens=max_tokens)
     outputs = translator.translate(texts, beam=beam)
-    kind = "characters" if translator.loaded.source_vocab.level == "char" else "words"
+    kind = "words" if translator.loaded.source_vocab.level == "word" else "characters"   # bpe: unseen characters
     # an output line is empty when the model ends at once, as an untrained one does: said on stderr,
     # once for the lot when no input got a token, so that stdout keeps one line per input
     silent = [text for text, output in zip(texts, outputs) if text.strip() and not output]

@@ -8,6 +8,8 @@ A run directory holds step directories and a pointer to the newest complete one:
                                  "training": {...}, "metrics": {...},
                                  "files": {"model.safetensors": SHA-256, "vocab.json": …, "trainer.pt": …}}
         vocab.json              {"source": {"level", "tokens"}, "target": {...}}
+                                (bpe: {"level", "file", "sha256", "size"}, the file beside it)
+        tokenizer.json          --tokens bpe: the BPE tokenizer (tokenizer-source/-target.json unshared)
         trainer.pt              optimizer state, RNG states, counters (for --resume)
 
 A step directory is written under a temporary name (.step-000800.tmp-PID) and renamed when
@@ -89,6 +91,13 @@ def _write_json(path: Path, data: dict) -> None:
         os.fsync(f.fileno())
 
 
+def _write_text(path: Path, text: str) -> None:
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+
+
 def _write_torch(path: Path, state: dict) -> None:
     with open(path, "wb") as f:
         torch.save(state, f)
@@ -156,9 +165,12 @@ def save(run_dir: Path | str, step: int, model: torch.nn.Module, source_vocab: V
         save_file(_stored_tensors(model), str(tmp / "model.safetensors"), metadata={"format": FORMAT})
         _plain_mode(tmp / "model.safetensors")
         _write_json(tmp / "vocab.json", {"source": source_vocab.to_dict(), "target": target_vocab.to_dict()})
+        tokenizers = {**source_vocab.files(), **target_vocab.files()}     # a BPE vocabulary's tokenizer.json
+        for name, text in tokenizers.items():
+            _write_text(tmp / name, text)
         if trainer_state is not None:
             _write_torch(tmp / "trainer.pt", trainer_state)
-        files = {f: file_sha256(tmp / f) for f in ("model.safetensors", "vocab.json", "trainer.pt")
+        files = {f: file_sha256(tmp / f) for f in ("model.safetensors", "vocab.json", *sorted(tokenizers), "trainer.pt")
                  if (tmp / f).exists()}
         _write_json(tmp / "config.json", {"format": FORMAT, "version": VERSION, "step": step,
                                           "model": model.cfg.to_dict(), **meta, "files": files})

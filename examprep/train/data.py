@@ -34,7 +34,8 @@ from examprep.fileio import read_user_bytes
 from examprep.checkpoints.errors import ConfigError, CorpusError
 from examprep.checkpoints.config import SEQ2SEQ
 from examprep.train.options import parse_lengths
-from examprep.checkpoints.vocab import BOS, EOS, LEVELS, PAD, SEP, SPECIALS, UNK, Vocab, normalize  # noqa: F401  (the data's tokens)
+from examprep.checkpoints.bpe import DEFAULT_SIZE as BPE_DEFAULT_SIZE, pair_vocabs
+from examprep.checkpoints.vocab import BOS, EOS, LEVELS, PAD, SEP, SPECIALS, TOKEN_LEVELS, UNK, Vocab, normalize  # noqa: F401  (the data's tokens)
 
 HELDOUT_PER_MILLE = 50                    # built-in tasks: 5% of sources are held out
 
@@ -237,6 +238,21 @@ def read_corpus(path: Path | str, swap: bool = False) -> Corpus:
     if not pairs:
         raise CorpusError(f"corpus {path} has no 'source<TAB>target' line; {corpus.describe_skipped()}")
     return corpus
+
+
+def corpus_vocabs(train_pairs: Sequence[tuple[str, str]], tokens: str, *, joint: bool, min_count: int = 1,
+                  bpe_vocab: Optional[int] = None) -> tuple[Vocab, Vocab]:
+    """(source, target) vocabularies of a corpus, built from its *training* pairs only (held-out
+    pairs never shape them): char or word level (min_count: rarer words become <unk>), or BPE
+    (examprep.checkpoints.bpe, bpe_vocab tokens). ``joint`` (shared embeddings, decoder-only): one
+    vocabulary over both sides, the same object twice; else one per side."""
+    if tokens == "bpe":
+        return pair_vocabs(train_pairs, bpe_vocab or BPE_DEFAULT_SIZE, joint)
+    if joint:
+        vocab = Vocab.build([t for p in train_pairs for t in p], tokens, min_count)
+        return vocab, vocab
+    return (Vocab.build([s for s, _ in train_pairs], tokens, min_count),
+            Vocab.build([t for _, t in train_pairs], tokens, min_count))
 
 
 def split_heldout(pairs: Sequence[tuple[str, str]], per_mille: int) -> tuple[list, list]:

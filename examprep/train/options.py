@@ -70,13 +70,14 @@ class TrainOptions:
     out: Optional[str] = None
     resume: bool = False
     tensorboard: bool = False                  # also write the log's scalars to OUT/tensorboard (examprep.train.runlog)
+    bpe_vocab: Optional[int] = None            # --tokens bpe: tokens in each BPE vocabulary (None: bpe.DEFAULT_SIZE)
 
 
 # Options a resumed run takes from its checkpoint (the rest come from the new command line).
 KEPT_ON_RESUME = ("task", "corpus", "swap", "tokens", "min_count", "heldout", "eval_size", "lengths", "arch",
                   "objective", "cell", "attention", "bidirectional", "d_model", "layers", "heads", "d_ff", "dropout",
                   "norm", "final_norm", "positions", "share", "activation", "max_len", "batch_tokens",
-                  "lr_factor", "warmup", "label_smoothing", "clip", "weight_decay", "seed")
+                  "lr_factor", "warmup", "label_smoothing", "clip", "weight_decay", "seed", "bpe_vocab")
 
 
 MAX_TASK_LENGTH = 200
@@ -156,6 +157,32 @@ def check_objective(arch: str, objective: str) -> None:
                           f"sides of a gap, which {with_article(arch)} model's causal decoder cannot")
     if objective == "seq2seq" and arch == "encoder-only":
         raise ConfigError("--arch encoder-only has no decoder to translate with; add --objective mlm")
+
+
+def check_tokens(tokens: str, bpe_vocab: Optional[int], objective: str, corpus: bool, resume: bool = False) -> None:
+    """--tokens and --bpe-vocab, before torch loads: BPE is learned from a corpus for the translation
+    models and needs the tokenizers library; --bpe-vocab sizes it and nothing else. On --resume the
+    run's own tokens are kept, so only the level's spelling is checked."""
+    from examprep.checkpoints.bpe import LEVEL, MIN_SIZE, require
+    from examprep.checkpoints.errors import ConfigError
+    from examprep.checkpoints.vocab import TOKEN_LEVELS
+
+    if tokens not in TOKEN_LEVELS:
+        raise ConfigError(f"--tokens {tokens!r} is not one of {', '.join(TOKEN_LEVELS)}")
+    if resume:
+        return
+    if bpe_vocab is not None and tokens != LEVEL:
+        raise ConfigError(f"--bpe-vocab {bpe_vocab} sizes a BPE vocabulary: it needs --tokens bpe, not --tokens {tokens}")
+    if tokens != LEVEL:
+        return
+    if objective == "mlm":
+        raise ConfigError("--tokens bpe is for the translation models; --objective mlm reads char or word tokens")
+    if not corpus:
+        raise ConfigError("--tokens bpe learns its subwords from a corpus: give --corpus FILE (the built-in tasks "
+                          "are read character by character)")
+    if bpe_vocab is not None and bpe_vocab < MIN_SIZE:
+        raise ConfigError(f"--bpe-vocab must be at least {MIN_SIZE} (the 5 special tokens and a character), got {bpe_vocab}")
+    require()
 
 
 @dataclass

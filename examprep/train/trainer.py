@@ -36,7 +36,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 from examprep.errors import check_seed
 from examprep.train import checkpoint
 from examprep.train.data import (
-    PAD, CorpusStream, TaskStream, Vocab, collate, get_task, make_example, read_corpus,
+    PAD, TOKEN_LEVELS, CorpusStream, TaskStream, Vocab, collate, corpus_vocabs, get_task, make_example, read_corpus,
     split_heldout, task_vocab,
 )
 from examprep.train.distributed import Dist, setup, teardown
@@ -150,8 +150,8 @@ def _check_options(o: TrainOptions) -> None:
         raise ConfigError(f"--label-smoothing must be in [0, 1), got {o.label_smoothing}")
     if not 0.0 <= o.heldout < 1.0:
         raise ConfigError(f"--heldout must be in [0, 1), got {o.heldout}")
-    if o.tokens not in ("char", "word"):
-        raise ConfigError(f"--tokens {o.tokens!r} is not one of char, word")
+    if o.tokens not in TOKEN_LEVELS:
+        raise ConfigError(f"--tokens {o.tokens!r} is not one of {', '.join(TOKEN_LEVELS)}")
     if o.batch_tokens > MAX_BATCH_TOKENS:
         raise ConfigError(f"--batch-tokens {o.batch_tokens} is more than the {MAX_BATCH_TOKENS:,} tokens a "
                           f"step can hold in memory; use a smaller --batch-tokens")
@@ -241,13 +241,8 @@ def _build_data(o: TrainOptions, d: Dist, vocabs: Optional[tuple[Vocab, Vocab]])
     if not heldout:
         heldout, split = train_pairs, "training"     # --heldout 0: evaluate on the training pairs
         notes.append("no held-out pairs: evaluating on the training pairs")
-    if vocabs:
-        src_vocab, tgt_vocab = vocabs
-    elif joint:
-        src_vocab = tgt_vocab = Vocab.build([t for p in train_pairs for t in p], o.tokens, o.min_count)
-    else:
-        src_vocab = Vocab.build([s for s, _ in train_pairs], o.tokens, o.min_count)
-        tgt_vocab = Vocab.build([t for _, t in train_pairs], o.tokens, o.min_count)
+    src_vocab, tgt_vocab = vocabs or corpus_vocabs(train_pairs, o.tokens, joint=joint, min_count=o.min_count,
+                                                   bpe_vocab=o.bpe_vocab)
     examples, too_long = [], 0
     for s, t in train_pairs:
         e = make_example(src_vocab.encode(s), tgt_vocab.encode(t), o.arch)
