@@ -26,7 +26,7 @@ from examprep.checkpoints.errors import CheckpointError, ConfigError, CorpusErro
 from examprep.train.model import build_model
 from examprep.checkpoints.config import TransformerConfig
 from examprep.train.options import TrainOptions, check_objective, with_article
-from examprep.train.report import Reporter
+from examprep.train.report import Reporter, describe_best
 from examprep.train.controls import recorded, resume_options
 from examprep.train.precision import bf16_slower_note, compiled_graphs, make_scaler
 from examprep.train.schedule import lr_at
@@ -267,6 +267,8 @@ def summary(result: TrainResult) -> str:
            "interrupted": "interrupted"}[result.stopped]
     lines = [f"stopped at step {result.steps:,} ({why}) after {result.train_seconds:.1f} s of training, "
              f"{result.tokens_per_second / 1e3:,.1f}k tokens/s"]
+    if result.compile_seconds:
+        lines.append(f"compiling took {result.compile_seconds:.1f} s, not counted as training (nor in --minutes)")
     if result.evals:
         last = result.evals[-1]
         lines.append(f"{last['split']}: masked-token accuracy {100 * last['masked_accuracy']:.1f}% on "
@@ -274,6 +276,8 @@ def summary(result: TrainResult) -> str:
                      f"(at step {last['step']:,})")
     if result.checkpoint is not None:
         lines.append(f"checkpoint: {result.checkpoint}")
+        if result.best:
+            lines.append(describe_best(result.run_dir, result.best))
         if result.stopped == "interrupted":
             lines.append(f"continue with: examprep train --out {result.run_dir} --resume")
         lines.append(f"try it: examprep fill-mask --checkpoint {result.run_dir} \"... {'[MASK]'} ...\"")

@@ -40,12 +40,13 @@ def matmul_seconds(dtype: torch.dtype, size: int = PROBE_SIZE, rounds: int = PRO
     return best
 
 
-def bf16_slower_note(precision: str, device: torch.device, probe=matmul_seconds) -> Optional[str]:
+def bf16_slower_note(precision: str, device: torch.device, probe=None) -> Optional[str]:
     """A one-line note when --precision bf16 runs on a CPU that multiplies bf16 matrices more slowly
     than fp32 ones (no native bf16: autocast then costs time and saves nothing); None otherwise.
     It only informs: training goes on in bf16 as asked."""
     if precision != "bf16" or device.type != "cpu":
         return None
+    probe = probe or matmul_seconds
     fp32, bf16 = probe(torch.float32), probe(torch.bfloat16)
     if bf16 <= fp32:
         return None
