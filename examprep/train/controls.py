@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Optional
 
 from examprep.checkpoints.errors import ConfigError
+from examprep.checkpoints.rundir import read_latest
 from examprep.errors import check_seed
 from examprep.train.options import KEPT_ON_RESUME, KEPT_UNLESS_GIVEN, PRECISIONS, TrainOptions, check_architecture
 from examprep.train.schedule import DECAYING, SCHEDULES
@@ -34,8 +35,6 @@ def given_options(o: TrainOptions) -> frozenset:
 def stored_training(out: Optional[str]) -> Optional[dict]:
     """The "training" options in the config.json of a run's latest checkpoint, or None when there is
     none to read (the trainer's loader then says why, with the checkpoint's own checks)."""
-    from examprep.checkpoints.rundir import read_latest
-
     step_dir = read_latest(out)[0] if out is not None else None
     if step_dir is None:
         return None

@@ -178,7 +178,8 @@ class _MlmRun:
                     else:
                         opt.step()
                     opt.zero_grad(set_to_none=True)
-                    if o.compile and compiled_graphs() > graphs:      # this step compiled: its time is apart
+                    compiled = o.compile and compiled_graphs() > graphs
+                    if compiled:                      # this step compiled: its time (and tokens) are apart
                         if self.device.type == "cuda":
                             torch.cuda.synchronize(self.device)
                         self.compile_seconds += time.perf_counter() - t0
@@ -187,12 +188,13 @@ class _MlmRun:
                     if not math.isfinite(loss):
                         raise DivergedError(f"the loss became {loss} at step {step}; stopped without saving, the "
                                             f"last good checkpoint {last or '(none yet)'} is kept; try a lower "
-                                            f"--lr-factor")
+                                            f"--lr-factor (--lr)")
                     elapsed = time.perf_counter() - t0
                     train_seconds += elapsed
                     tokens = int((batch != 0).sum())
                     tokens_seen += tokens
-                    window[0] += tokens
+                    tokens_before += tokens if compiled else 0
+                    window[0] += 0 if compiled else tokens
                     window[1] += elapsed
                     losses.append(loss)
                     log.write([{"step": step, "loss": loss, "lr": lr}])

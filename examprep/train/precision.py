@@ -56,6 +56,4 @@ def bf16_slower_note(precision: str, device: torch.device, probe=None) -> Option
 
 def compiled_graphs() -> int:
     """How many graphs torch.compile (dynamo) has built in this process so far."""
-    from torch._dynamo.utils import counters
-
-    return int(counters["stats"]["unique_graphs"])
+    return int(torch._dynamo.utils.counters["stats"]["unique_graphs"])     # torch loads _dynamo on first use

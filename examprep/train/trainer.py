@@ -347,7 +347,7 @@ class _Run:
             if not bool(torch.isfinite(p).all()):
                 raise DivergedError(f"the weights hold NaN or inf at step {step}; nothing saved, the last "
                                     f"good checkpoint {self.last_checkpoint or '(none yet)'} is kept; "
-                                    f"try a lower --lr-factor or --precision fp32")
+                                    f"try a lower --lr-factor (--lr) or --precision fp32")
         state = {"step": step, "optimizer": self.optimizer.state_dict(), "rng": _rng_state(self.d.device),
                  "tokens_seen": self.tokens_seen, **({"scaler": self.scaler.state_dict()} if self.scaler else {})}
         self.last_checkpoint = checkpoint.save(self.run_dir, step, self.model, self.data.source_vocab,
@@ -433,7 +433,7 @@ class _Run:
                 what, value = ("loss", loss) if not math.isfinite(loss) else ("gradient norm", norm)
                 raise DivergedError(f"the {what} became {value} at step {step}; stopped without saving, the "
                                     f"last good checkpoint {self.last_checkpoint or '(none yet)'} is kept; "
-                                    f"try a lower --lr-factor or --precision fp32")
+                                    f"try a lower --lr-factor (--lr) or --precision fp32")
             losses.append(loss)
         return losses
 
@@ -479,14 +479,16 @@ class _Run:
                     step += 1
                     t0 = time.perf_counter()
                     loss_sum, grad_norm, micros = self._step(step, train_model, amp)
+                    batch = micros[0]                   # the counts of the whole step are in each
                     if o.compile and compiled_graphs() > graphs:      # this step compiled: its time is apart
                         if d.device.type == "cuda":
                             torch.cuda.synchronize(d.device)
                         self.compile_seconds += time.perf_counter() - t0
                         t0, graphs = time.perf_counter(), compiled_graphs()
-                    batch = micros[0]                   # the counts of the whole step are in each
+                        tokens_before += batch.global_tokens          # nor its tokens in tokens/s
+                    else:
+                        window_tokens += batch.global_tokens
                     pending.append((step, loss_sum, grad_norm, batch.global_targets))
-                    window_tokens += batch.global_tokens
                     self.tokens_seen += batch.global_tokens
                     if peak is not None:
                         for b in micros:
