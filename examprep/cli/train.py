@@ -99,8 +99,10 @@ def train(
 ) -> None:
     """Train the reference Transformer (or an RNN encoder–decoder): on a built-in task (default:
     dates) or a parallel corpus; or, with --arch encoder-only --objective mlm, a BERT-style masked
-    LM on their sentences. --resume keeps the run's options; the run controls (--steps, --minutes,
-    --goal, --eval-every, --threads, the schedule and the options after --batch-tokens) change only
+    LM on their sentences.
+
+    --resume keeps the run's options; the run controls (--steps, --minutes, --goal, --eval-every,
+    --threads, the schedule, --clip, --weight-decay, --grad-accum, --save-every, --keep) change only
     where given again."""
     check_seed(seed)                    # before torch loads
     if resume:
