@@ -101,9 +101,7 @@ def train(
     dates) or a parallel corpus; or, with --arch encoder-only --objective mlm, a BERT-style masked
     LM on their sentences.
 
-    --resume keeps the run's options; the run controls (--steps, --minutes, --goal, --eval-every,
-    --threads, the schedule, --clip, --weight-decay, --grad-accum, --save-every, --keep) change only
-    where given again."""
+    --resume keeps the run's options; its controls (--steps, --minutes, --goal, --eval-every, --threads, the schedule, --clip, --weight-decay, --grad-accum, --save-every, --keep) change only where given again."""  # noqa: E501
     check_seed(seed)                    # before torch loads
     if resume:
         arch, objective = resumed_model_kind(out, arch, objective)
