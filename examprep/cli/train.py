@@ -7,6 +7,7 @@ from typing import List, Optional
 
 import typer
 
+from examprep.cli.usage import paragraphs
 from examprep.errors import ExamprepError, Interrupted, check_seed, require_train
 from examprep.train.controls import check_schedule
 from examprep.train.schedule import DEFAULT_PEAK_LR
@@ -26,7 +27,16 @@ def given_on_command_line(ctx: typer.Context) -> frozenset:
                      if source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT", "PROMPT"))
 
 
-@app.command()
+TRAIN_HELP = paragraphs("""Train the reference Transformer (or an RNN encoder–decoder): on a built-in task (default:
+    dates) or a parallel corpus; or, with --arch encoder-only --objective mlm, a BERT-style masked
+    LM on their sentences.
+
+    --resume keeps the run's options; its controls (--steps, --minutes, --goal, --eval-every,
+    --threads, the schedule, --clip, --weight-decay, --grad-accum, --save-every, --keep) change only
+    where given again.""")
+
+
+@app.command(help=TRAIN_HELP)
 def train(
     ctx: typer.Context,
     task: Optional[str] = typer.Option(None, "--task", help="Built-in task: dates (default), reverse, sort, copy."),
@@ -97,11 +107,6 @@ def train(
     resume: bool = typer.Option(False, "--resume", help="Continue the run in --out from its latest checkpoint."),
     seed: int = typer.Option(DEFAULTS.seed, "--seed", help="Seed of the data and of the initial weights."),
 ) -> None:
-    """Train the reference Transformer (or an RNN encoder–decoder): on a built-in task (default:
-    dates) or a parallel corpus; or, with --arch encoder-only --objective mlm, a BERT-style masked
-    LM on their sentences.
-
-    --resume keeps the run's options; its controls (--steps, --minutes, --goal, --eval-every, --threads, the schedule, --clip, --weight-decay, --grad-accum, --save-every, --keep) change only where given again."""  # noqa: E501
     check_seed(seed)                    # before torch loads
     if resume:
         arch, objective = resumed_model_kind(out, arch, objective)
