@@ -37,7 +37,7 @@ def describe_best(run_dir, best: dict) -> str:
     name = {"exact_match": "exact match", "bleu": "BLEU", "masked_accuracy": "masked-token accuracy"}.get(
         best["metric"], best["metric"])
     value = f"{best['value']:.1f}" if best["metric"] == "bleu" else f"{100 * best['value']:.2f}%"
-    return f"best: {run_dir}/best (step {best['step']:,}, held-out {name} {value})"
+    return f"best: {run_dir}/best (step {best['step']:,}, {name} {value})"
 
 
 class Reporter:
