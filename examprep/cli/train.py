@@ -7,7 +7,10 @@ from typing import List, Optional
 
 import typer
 
+from examprep.cli.usage import paragraphs
 from examprep.errors import ExamprepError, Interrupted, check_seed, require_train
+from examprep.train.controls import check_schedule
+from examprep.train.schedule import DEFAULT_PEAK_LR
 from examprep.train.options import (MAX_ALIGNMENT, MAX_BEAM, TrainOptions, check_architecture, check_attention_request,
                                     check_objective, check_tokens, parse_lengths, quiet_waiting_threads, resumed_model_kind)
 
@@ -15,8 +18,27 @@ app = typer.Typer()
 DEFAULTS = TrainOptions()           # the defaults shown in --help (examprep.train.options imports no torch)
 
 
-@app.command()
+def given_on_command_line(ctx: typer.Context) -> frozenset:
+    """The TrainOptions fields the user named (click's parameter sources): what --resume takes
+    from the command line instead of the checkpoint."""
+    sources = {name: ctx.get_parameter_source(name) for name in ctx.params}
+    # by name: typer may bring its own copy of click, whose ParameterSource is another class
+    return frozenset(name for name, source in sources.items()
+                     if source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT", "PROMPT"))
+
+
+TRAIN_HELP = paragraphs("""Train the reference Transformer (or an RNN encoder–decoder): on a built-in task (default:
+    dates) or a parallel corpus; or, with --arch encoder-only --objective mlm, a BERT-style masked
+    LM on their sentences.
+
+    --resume keeps the run's options; its controls (--steps, --minutes, --goal, --eval-every,
+    --threads, the schedule, --clip, --weight-decay, --grad-accum, --save-every, --keep) change only
+    where given again.""")
+
+
+@app.command(help=TRAIN_HELP)
 def train(
+    ctx: typer.Context,
     task: Optional[str] = typer.Option(None, "--task", help="Built-in task: dates (default), reverse, sort, copy."),
     corpus: Optional[Path] = typer.Option(None, "--corpus", metavar="FILE",
                                           help="Parallel corpus, one 'source<TAB>target[<TAB>…]' per line (UTF-8)."),
@@ -59,17 +81,31 @@ def train(
         None, "--goal", help="Stop at this held-out exact match [default: 0.995 for tasks, off for corpora; 0: off]."),
     batch_tokens: int = typer.Option(DEFAULTS.batch_tokens, "--batch-tokens",
                                      help="Source + target tokens per step, all processes together."),
-    lr_factor: float = typer.Option(DEFAULTS.lr_factor, "--lr-factor", help="Scale of the paper's learning-rate schedule."),
-    warmup: int = typer.Option(DEFAULTS.warmup, "--warmup", help="Warm-up steps of the schedule."),
+    lr_schedule: str = typer.Option(DEFAULTS.lr_schedule, "--lr-schedule",
+                                    help="noam (the paper's), cosine, linear (both decay to 0 over --steps) or constant."),
+    lr: Optional[float] = typer.Option(None, "--lr", help="Peak learning rate of cosine, linear and constant "
+                                                          f"[default: {DEFAULT_PEAK_LR:g}]; not for noam."),
+    lr_factor: float = typer.Option(DEFAULTS.lr_factor, "--lr-factor", help="noam: scale of the paper's schedule."),
+    warmup: int = typer.Option(DEFAULTS.warmup, "--warmup", help="Warm-up steps of the schedule (linear up to the peak)."),
+    weight_decay: float = typer.Option(DEFAULTS.weight_decay, "--weight-decay",
+                                       help="AdamW's decoupled weight decay (matrices only)."),
+    clip: float = typer.Option(DEFAULTS.clip, "--clip", help="Clip the gradients' global norm to this (0: off)."),
+    grad_accum: int = typer.Option(DEFAULTS.grad_accum, "--grad-accum", metavar="N",
+                                   help="Compute each step's batch in N micro-batches (less memory, the same update)."),
     label_smoothing: float = typer.Option(DEFAULTS.label_smoothing, "--label-smoothing", help="ε of label smoothing."),
     eval_every: int = typer.Option(DEFAULTS.eval_every, "--eval-every", help="Steps between evaluations (and checkpoints)."),
+    save_every: Optional[int] = typer.Option(None, "--save-every",
+                                             help="Steps between checkpoints [default: at every evaluation]."),
+    keep: int = typer.Option(DEFAULTS.keep, "--keep", metavar="N",
+                             help="Step checkpoints kept (RUN/best, the best evaluation's, is kept beside them)."),
     eval_size: int = typer.Option(DEFAULTS.eval_size, "--eval-size", help="Built-in tasks: held-out examples to evaluate on."),
     max_len: int = typer.Option(DEFAULTS.max_len, "--max-len",
                                 help="Longest sequence in tokens; longer corpus pairs are left out."),
     device: str = typer.Option(DEFAULTS.device, "--device", help="auto, cpu or cuda."),
     threads: int = typer.Option(0, "--threads",
                                 help="CPU threads; 0: the cores other programs leave free (at least 1)."),
-    precision: str = typer.Option(DEFAULTS.precision, "--precision", help="auto (bf16 on CUDA, else fp32), fp32 or bf16."),
+    precision: str = typer.Option(DEFAULTS.precision, "--precision",
+                                  help="auto (bf16 on CUDA, else fp32), fp32, bf16, or fp16 (CUDA, with loss scaling)."),
     compile: bool = typer.Option(False, "--compile", help="torch.compile the model."),
     out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="Run directory [default: runs/NAME-TIME]."),
     resume: bool = typer.Option(False, "--resume", help="Continue the run in --out from its latest checkpoint."),
@@ -77,9 +113,6 @@ def train(
     tensorboard: bool = typer.Option(False, "--tensorboard",
                                      help="Also write log.jsonl's scalars to OUT/tensorboard (needs the tensorboard extra)."),
 ) -> None:
-    """Train the reference Transformer (or an RNN encoder–decoder): on a built-in task (default:
-    dates) or a parallel corpus; or, with --arch encoder-only --objective mlm, a BERT-style masked
-    LM on their sentences."""
     check_seed(seed)                    # before torch loads
     if resume:
         arch, objective = resumed_model_kind(out, arch, objective)
@@ -87,6 +120,9 @@ def train(
     check_architecture(arch, cell, attention, bidirectional)
     tokens = tokens or ("word" if objective == "mlm" else "char")
     check_tokens(tokens, bpe_vocab, objective, corpus is not None, resume)
+    if not resume:
+        check_schedule(TrainOptions(lr_schedule=lr_schedule, lr=lr, warmup=warmup, steps=steps,
+                                    given=given_on_command_line(ctx)))      # before torch loads
     if lengths is not None:
         parse_lengths(lengths, (task or "dates") if corpus is None else None)
     if tensorboard:
@@ -103,11 +139,12 @@ def train(
         arch=arch, objective=objective, cell=cell, attention=attention, bidirectional=bidirectional,
         d_model=d_model, layers=layers, heads=heads, d_ff=d_ff, dropout=dropout, norm=norm,
         final_norm=final_norm, positions=positions, share=share, steps=steps, minutes=minutes,
-        goal=goal, batch_tokens=batch_tokens, lr_factor=lr_factor, warmup=warmup,
+        goal=goal, batch_tokens=batch_tokens, lr_schedule=lr_schedule, lr=lr, lr_factor=lr_factor, warmup=warmup,
+        weight_decay=weight_decay, clip=clip, grad_accum=grad_accum, save_every=save_every, keep=keep,
         label_smoothing=label_smoothing, eval_every=eval_every, eval_size=eval_size, max_len=max_len,
         device=device, threads=threads, precision=precision,
         compile=compile, out=str(out) if out else None, resume=resume, seed=seed, tensorboard=tensorboard,
-        bpe_vocab=bpe_vocab)
+        bpe_vocab=bpe_vocab, given=given_on_command_line(ctx))
     if objective == "mlm":
         from examprep.train.mlm import summary as mlm_summary, train_mlm
 

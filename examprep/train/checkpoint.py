@@ -11,12 +11,15 @@ A run directory holds step directories and a pointer to the newest complete one:
                                 (bpe: {"level", "file", "sha256", "size"}, the file beside it)
         tokenizer.json          --tokens bpe: the BPE tokenizer (tokenizer-source/-target.json unshared)
         trainer.pt              optimizer state, RNG states, counters (for --resume)
+    RUN/best/                   the step of the best held-out metric so far, without trainer.pt;
+                                its config.json says which ("best": {"step", "metric", "value"})
 
 A step directory is written under a temporary name (.step-000800.tmp-PID) and renamed when
 complete, then `latest` is replaced; so a crash, a full disk or Ctrl-C at any moment leaves the
 previous checkpoint intact and `latest` always names a complete one. A write killed half-way
 leaves its temporary directory, which the next run or --resume removes. Older step directories
-beyond `keep` are removed.
+beyond `keep` are removed. RUN/best is written the same way (.best.tmp-PID, then swapped in; a
+swap cut short is undone by the next run).
 
 Loading checks every file against the SHA-256 that config.json recorded (checkpoints written
 before the hashes still load) and refuses weights holding NaN or infinity: a damaged checkpoint is
@@ -155,27 +158,83 @@ def latest(run_dir: Path | str) -> Optional[Path]:
 def save(run_dir: Path | str, step: int, model: torch.nn.Module, source_vocab: Vocab,
          target_vocab: Vocab, meta: dict, trainer_state: Optional[dict] = None, keep: int = 2) -> Path:
     """Write step `step` of a run; returns the step directory. Raises WriteError (nothing lost)."""
-    from safetensors.torch import save_file
-
     previous = latest(run_dir)
     if previous is not None and previous.name == f"step-{step:06d}":
         return previous                                   # this very state is already saved
 
     def write(tmp: Path) -> None:
-        save_file(_stored_tensors(model), str(tmp / "model.safetensors"), metadata={"format": FORMAT})
-        _plain_mode(tmp / "model.safetensors")
-        _write_json(tmp / "vocab.json", {"source": source_vocab.to_dict(), "target": target_vocab.to_dict()})
-        tokenizers = {**source_vocab.files(), **target_vocab.files()}     # a BPE vocabulary's tokenizer.json
-        for name, text in tokenizers.items():
-            _write_text(tmp / name, text)
-        if trainer_state is not None:
-            _write_torch(tmp / "trainer.pt", trainer_state)
-        files = {f: file_sha256(tmp / f) for f in ("model.safetensors", "vocab.json", *sorted(tokenizers), "trainer.pt")
-                 if (tmp / f).exists()}
-        _write_json(tmp / "config.json", {"format": FORMAT, "version": VERSION, "step": step,
-                                          "model": model.cfg.to_dict(), **meta, "files": files})
+        _write_checkpoint(tmp, step, model, source_vocab, target_vocab, meta, trainer_state)
 
     return write_step(run_dir, step, "checkpoint", write, keep)
+
+
+def _write_checkpoint(tmp: Path, step: int, model: torch.nn.Module, source_vocab: Vocab, target_vocab: Vocab,
+                      meta: dict, trainer_state: Optional[dict]) -> None:
+    from safetensors.torch import save_file
+
+    save_file(_stored_tensors(model), str(tmp / "model.safetensors"), metadata={"format": FORMAT})
+    _plain_mode(tmp / "model.safetensors")
+    _write_json(tmp / "vocab.json", {"source": source_vocab.to_dict(), "target": target_vocab.to_dict()})
+    tokenizers = {**source_vocab.files(), **target_vocab.files()}     # a BPE vocabulary's tokenizer.json
+    for name, text in tokenizers.items():
+        _write_text(tmp / name, text)
+    if trainer_state is not None:
+        _write_torch(tmp / "trainer.pt", trainer_state)
+    files = {f: file_sha256(tmp / f) for f in ("model.safetensors", "vocab.json", *sorted(tokenizers), "trainer.pt")
+             if (tmp / f).exists()}
+    _write_json(tmp / "config.json", {"format": FORMAT, "version": VERSION, "step": step,
+                                      "model": model.cfg.to_dict(), **meta, "files": files})
+
+
+BEST = "best"
+
+
+def save_best(run_dir: Path | str, step: int, model: torch.nn.Module, source_vocab: Vocab, target_vocab: Vocab,
+              meta: dict) -> Path:
+    """Write RUN/best, a checkpoint directory (no trainer.pt: it is for translating, not resuming)
+    that `translate`, `attention-map` and the other readers take as --checkpoint RUN/best. Written
+    under .best.tmp-PID and swapped in; WriteError (the previous best kept) when that fails."""
+    from safetensors import SafetensorError
+
+    run_dir = Path(run_dir)
+    final, tmp, old = run_dir / BEST, run_dir / f".{BEST}.tmp-{os.getpid()}", run_dir / f".{BEST}.old-{os.getpid()}"
+    try:
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        _write_checkpoint(tmp, step, model, source_vocab, target_vocab, meta, None)
+        _fsync_dir(tmp)
+        if final.exists():
+            os.replace(final, old)
+        os.replace(tmp, final)
+        _fsync_dir(run_dir)
+    except (OSError, RuntimeError, SafetensorError, ExamprepError) as err:
+        shutil.rmtree(tmp, ignore_errors=True)
+        restore_best(run_dir)
+        raise WriteError(f"could not write the best checkpoint {final}: {_reason(err)}; the previous one is kept") \
+            from None
+    shutil.rmtree(old, ignore_errors=True)
+    return final
+
+
+def restore_best(run_dir: Path | str) -> None:
+    """Undo a swap of RUN/best cut short: the previous best back in place, the leftovers removed."""
+    run_dir = Path(run_dir)
+    olds = sorted(run_dir.glob(f".{BEST}.old-*"))
+    if olds and not (run_dir / BEST).exists():
+        os.replace(olds[-1], run_dir / BEST)
+        olds = olds[:-1]
+    for leftover in [*olds, *run_dir.glob(f".{BEST}.tmp-*")]:
+        shutil.rmtree(leftover, ignore_errors=True)
+
+
+def read_best(run_dir: Path | str) -> Optional[dict]:
+    """RUN/best's {"step", "metric", "value"}, or None when the run has none (or it cannot be read)."""
+    restore_best(run_dir)
+    try:
+        best = json.loads((Path(run_dir) / BEST / "config.json").read_text(encoding="utf-8")).get("best")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return best if isinstance(best, dict) and {"step", "metric", "value"} <= set(best) else None
 
 
 def _stored_tensors(model: torch.nn.Module) -> dict:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 import random
 import time
-from dataclasses import asdict
 from pathlib import Path
 from typing import Optional
 
@@ -27,11 +26,14 @@ from examprep.checkpoints.errors import CheckpointError, ConfigError, CorpusErro
 from examprep.train.model import build_model
 from examprep.checkpoints.config import TransformerConfig
 from examprep.train.options import TrainOptions, check_objective, with_article
-from examprep.train.report import Reporter
+from examprep.train.report import Reporter, describe_best
 from examprep.train.runlog import RunLog, eval_record, step_record
+from examprep.train.controls import recorded, resume_options
+from examprep.train.precision import bf16_slower_note, compiled_graphs, make_scaler
+from examprep.train.schedule import lr_at
 from examprep.train.trainer import (
     TrainResult, _autocast, _check_options, _resolve_precision, _check_writable_dir, _rng_state,
-    _set_rng_state, _StopSignal, noam_lr, open_run, smoothed_cross_entropy, stop_reason,
+    _set_rng_state, _StopSignal, open_run, smoothed_cross_entropy, stop_reason,
 )
 
 TASK_PAIRS = 20_000            # built-in task: pairs drawn for the sentences
@@ -98,6 +100,12 @@ class _MlmRun:
         self.model.to(device).train()
         self.heldout = [(inputs.to(device), labels.to(device)) for inputs, labels in self.heldout]
         self.goal = o.goal if o.goal else None
+        slower = bf16_slower_note(self.precision, device)
+        if slower:
+            reporter.note(slower)
+        self.scaler = make_scaler(self.precision, device)
+        self.best = checkpoint.read_best(self.run_dir) if resumed else None
+        self.compile_seconds = 0.0
 
     def _fixed_masks(self, rows: list[list[int]], size: int = 256) -> list:
         g = torch.Generator().manual_seed(10_007 + self.o.seed)
@@ -109,7 +117,10 @@ class _MlmRun:
                 "corpus": str(Path(o.corpus).resolve()) if o.corpus else None, "swap": False,
                 "objective": "mlm", "max_target_tokens": None}
         # What ran: the precision `auto` resolved to; compiling is carried out (issue 40 item 1).
-        return {"data": data, "training": {**asdict(o), "precision": self.precision}, "metrics": metrics or {}}
+        threads = torch.get_num_threads() if self.device.type == "cpu" else o.threads
+        return {"data": data, "training": recorded(o, precision=self.precision, threads=threads),
+                "metrics": metrics or {}, "compile_seconds": round(self.compile_seconds, 3),
+                **({"best": self.best} if self.best else {})}
 
     def _evaluate(self) -> dict:
         scores = masked_accuracy(self.model, self.heldout)
@@ -127,6 +138,9 @@ class _MlmRun:
         step, tokens_seen, last = 0, 0, None
         if self.state is not None:
             opt.load_state_dict(self.state["optimizer"])
+            opt.param_groups[0]["weight_decay"] = o.weight_decay         # given again, or the run's own
+            if self.scaler and "scaler" in self.state:
+                self.scaler.load_state_dict(self.state["scaler"])
             step, tokens_seen = int(self.state["step"]), int(self.state.get("tokens_seen", 0))
             _set_rng_state(self.state["rng"], self.device)
             last = checkpoint.latest(self.run_dir)
@@ -142,6 +156,7 @@ class _MlmRun:
         amp = _autocast(self.device, self.precision)
         # The compiled wrapper serves the training steps only; evaluation runs the plain module.
         train_model = torch.compile(self.model) if o.compile else self.model
+        graphs = compiled_graphs() if o.compile else 0
         losses, evals, train_seconds, window = [], [], 0.0, [0, 0.0]
         stopped = goal_step = goal_seconds = None
         try:
@@ -152,30 +167,37 @@ class _MlmRun:
                     batch = _pad([e.inp for e in self.stream.examples(step)])
                     g = torch.Generator().manual_seed((o.seed * 1_000_003 + step) % 2**64)     # a seed up to 2**63
                     inputs, labels = (t.to(self.device) for t in mask_tokens(batch, len(self.vocab), g))
-                    lr = noam_lr(step, self.cfg.d_model, o.warmup, o.lr_factor)
+                    lr = lr_at(step, schedule=o.lr_schedule, warmup=o.warmup, d_model=self.cfg.d_model,
+                               lr_factor=o.lr_factor, lr=o.lr, steps=o.steps)
                     for group in opt.param_groups:
                         group["lr"] = lr
-                    where = labels != PAD
-                    with amp:
-                        logits = train_model(inputs, where)
-                    chosen = int(where.sum())
-                    loss_sum = smoothed_cross_entropy(logits, labels[where], o.label_smoothing)
-                    with torch.no_grad():       # the unsmoothed NLL of the same logits, for the log
-                        nll_sum = smoothed_cross_entropy(logits, labels[where], 0.0) if o.label_smoothing else loss_sum.detach()
-                    (loss_sum / max(chosen, 1)).backward()
-                    torch.nn.utils.clip_grad_norm_(self.model.parameters(), o.clip)
-                    opt.step()
+                    loss_sum, nll_sum, chosen = self._accumulate(train_model, inputs, labels, amp)
+                    if self.scaler:
+                        self.scaler.unscale_(opt)
+                    torch.nn.utils.clip_grad_norm_(self.model.parameters(), o.clip if o.clip > 0 else math.inf)
+                    if self.scaler:
+                        self.scaler.step(opt)          # skipped when fp16 overflowed; the scale then drops
+                        self.scaler.update()
+                    else:
+                        opt.step()
                     opt.zero_grad(set_to_none=True)
-                    loss = float(loss_sum.detach()) / max(chosen, 1)
+                    compiled = o.compile and compiled_graphs() > graphs
+                    if compiled:                      # this step compiled: its time (and tokens) are apart
+                        if self.device.type == "cuda":
+                            torch.cuda.synchronize(self.device)
+                        self.compile_seconds += time.perf_counter() - t0
+                        t0, graphs = time.perf_counter(), compiled_graphs()
+                    loss = float(loss_sum) / max(chosen, 1)
                     if not math.isfinite(loss):
                         raise DivergedError(f"the loss became {loss} at step {step}; stopped without saving, the "
                                             f"last good checkpoint {last or '(none yet)'} is kept; try a lower "
-                                            f"--lr-factor")
+                                            f"--lr-factor (--lr)")
                     elapsed = time.perf_counter() - t0
                     train_seconds += elapsed
                     tokens = int((batch != 0).sum())
                     tokens_seen += tokens
-                    window[0] += tokens
+                    tokens_before += tokens if compiled else 0
+                    window[0] += 0 if compiled else tokens
                     window[1] += elapsed
                     losses.append(loss)
                     log.write([step_record(step, loss, float(nll_sum) / max(chosen, 1), lr, tokens / max(elapsed, 1e-9))])
@@ -188,27 +210,56 @@ class _MlmRun:
                         evals.append({"step": step, "train_seconds": train_seconds, **metrics})
                         log.write([eval_record(step, train_seconds, metrics, "masked_accuracy")])
                         self.reporter.evaluation(step, train_seconds, metrics)
+                        if self.best is None or metrics["masked_accuracy"] > self.best["value"]:
+                            self.best = {"step": step, "metric": "masked_accuracy", "value": metrics["masked_accuracy"]}
+                            checkpoint.save_best(self.run_dir, step, self.model, self.vocab, self.vocab,
+                                                 self._meta(metrics))
                         if self.goal is not None and goal_step is None and metrics["masked_accuracy"] >= self.goal:
                             goal_step, goal_seconds = step, train_seconds
                             stopped = stopped or "goal"
                     if step % (o.save_every or o.eval_every) == 0 or stopped:
                         state = {"step": step, "optimizer": opt.state_dict(), "rng": _rng_state(self.device),
-                                 "tokens_seen": tokens_seen}
+                                 "tokens_seen": tokens_seen,
+                                 **({"scaler": self.scaler.state_dict()} if self.scaler else {})}
                         last = checkpoint.save(self.run_dir, step, self.model, self.vocab, self.vocab,
-                                               self._meta(metrics), state)
+                                               self._meta(metrics), state, keep=o.keep)
         finally:
             self.reporter.close()
             log.close()
         return TrainResult(run_dir=self.run_dir, checkpoint=last, first_step=first_step, steps=step, losses=losses,
                            evals=evals, train_seconds=train_seconds, wall_seconds=time.perf_counter() - wall_start,
                            tokens_per_second=(tokens_seen - tokens_before) / max(train_seconds, 1e-9),
-                           stopped=stopped, goal=self.goal, goal_step=goal_step, goal_seconds=goal_seconds)
+                           stopped=stopped, goal=self.goal, goal_step=goal_step, goal_seconds=goal_seconds,
+                           compile_seconds=self.compile_seconds, best=self.best)
+
+    def _accumulate(self, train_model, inputs: torch.Tensor, labels: torch.Tensor, amp) -> tuple:
+        """Forward and backward over the step's masked batch in --grad-accum micro-batches of rows,
+        each loss sum divided by the masked tokens of the whole batch; (loss sum, unsmoothed NLL sum, masked tokens)."""
+        where = labels != PAD
+        chosen = int(where.sum())
+        loss_sum = torch.zeros((), device=self.device)
+        nll_sum = torch.zeros((), device=self.device)
+        for rows in torch.arange(inputs.shape[0]).tensor_split(self.o.grad_accum):
+            if len(rows) == 0:
+                continue
+            micro_in, micro_labels, micro_where = inputs[rows], labels[rows], where[rows]
+            with amp:
+                logits = train_model(micro_in, micro_where)
+            micro_sum = smoothed_cross_entropy(logits, micro_labels[micro_where], self.o.label_smoothing)
+            with torch.no_grad():       # the unsmoothed NLL of the same logits, for the run log
+                nll_sum += (smoothed_cross_entropy(logits, micro_labels[micro_where], 0.0)
+                            if self.o.label_smoothing else micro_sum.detach())
+            scaled = micro_sum / max(chosen, 1)
+            (self.scaler.scale(scaled) if self.scaler else scaled).backward()
+            loss_sum += micro_sum.detach()
+        return loss_sum, nll_sum, chosen
 
 
 def train_mlm(options: TrainOptions, reporter: Optional[Reporter] = None) -> TrainResult:
     """Masked-LM training as `options` say, in one process (CPU or one GPU). Raises TrainError
     subclasses for user errors."""
     check_objective(options.arch, options.objective)
+    options = resume_options(options)        # --resume: the run's own options, its thread count among them
     _check_options(options)
     d = setup(options.device, options.threads)
     try:
@@ -225,6 +276,8 @@ def summary(result: TrainResult) -> str:
            "interrupted": "interrupted"}[result.stopped]
     lines = [f"stopped at step {result.steps:,} ({why}) after {result.train_seconds:.1f} s of training, "
              f"{result.tokens_per_second / 1e3:,.1f}k tokens/s"]
+    if result.compile_seconds:
+        lines.append(f"compiling took {result.compile_seconds:.1f} s, not counted as training (nor in --minutes)")
     if result.evals:
         last = result.evals[-1]
         lines.append(f"{last['split']}: masked-token accuracy {100 * last['masked_accuracy']:.1f}% on "
@@ -232,6 +285,8 @@ def summary(result: TrainResult) -> str:
                      f"(at step {last['step']:,})")
     if result.checkpoint is not None:
         lines.append(f"checkpoint: {result.checkpoint}")
+        if result.best:
+            lines.append(describe_best(result.run_dir, result.best))
         if result.stopped == "interrupted":
             lines.append(f"continue with: examprep train --out {result.run_dir} --resume")
         lines.append(f"try it: examprep fill-mask --checkpoint {result.run_dir} \"... {'[MASK]'} ...\"")

@@ -10,7 +10,7 @@ from typing import Optional
 
 from examprep.errors import ExamprepError
 
-PRECISIONS = ("auto", "fp32", "bf16")
+PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 
 
 @dataclass
@@ -50,8 +50,11 @@ class TrainOptions:
     max_len: int = 256
     # optimisation
     batch_tokens: int = 6000                   # source + target tokens per step, all processes together
-    lr_factor: float = 0.5                     # dates: the goal without dips (0.7 dipped to 91% with 2+2 layers)
+    lr_schedule: str = "noam"                  # noam, cosine, linear or constant (examprep.train.schedule)
+    lr: Optional[float] = None                 # peak rate of cosine, linear, constant (None: 1e-3); not noam's
+    lr_factor: float = 0.5                     # noam: dates' goal without dips (0.7 dipped to 91% with 2+2 layers)
     warmup: int = 200
+    grad_accum: int = 1                        # micro-batches per step (the step's batch split; the same update)
     label_smoothing: float = 0.1
     clip: float = 1.0
     weight_decay: float = 0.01
@@ -62,6 +65,7 @@ class TrainOptions:
     goal: Optional[float] = None               # None: 0.995 exact match for tasks, off for corpora
     eval_every: int = 50
     save_every: Optional[int] = None           # default: at every evaluation
+    keep: int = 2                              # step checkpoints kept (RUN/best is kept beside them)
     log_every: Optional[int] = None            # steps between loss read-outs; default 1 on CPU, 10 on CUDA
     device: str = "auto"
     threads: Optional[int] = None              # CPU: None leaves torch's setting, 0 chooses by load, n sets n
@@ -71,13 +75,18 @@ class TrainOptions:
     resume: bool = False
     tensorboard: bool = False                  # also write the log's scalars to OUT/tensorboard (examprep.train.runlog)
     bpe_vocab: Optional[int] = None            # --tokens bpe: tokens in each BPE vocabulary (None: bpe.DEFAULT_SIZE)
+    given: Optional[frozenset] = None          # the options named on the command line; None: those that
+                                               # differ from these defaults (a caller's TrainOptions)
 
 
 # Options a resumed run takes from its checkpoint (the rest come from the new command line).
 KEPT_ON_RESUME = ("task", "corpus", "swap", "tokens", "min_count", "heldout", "eval_size", "lengths", "arch",
                   "objective", "cell", "attention", "bidirectional", "d_model", "layers", "heads", "d_ff", "dropout",
                   "norm", "final_norm", "positions", "share", "activation", "max_len", "batch_tokens",
-                  "lr_factor", "warmup", "label_smoothing", "clip", "weight_decay", "seed", "bpe_vocab")
+                  "label_smoothing", "seed", "bpe_vocab")
+# ... and these unless they are given again (issue 40 item 5); --steps and --minutes go together.
+KEPT_UNLESS_GIVEN = ("goal", "eval_every", "steps", "minutes", "threads", "lr_schedule", "lr", "lr_factor", "warmup",
+                     "clip", "weight_decay", "grad_accum", "save_every", "keep")
 
 
 MAX_TASK_LENGTH = 200

@@ -32,6 +32,14 @@ def describe_metrics(metrics: dict) -> str:
     return " · ".join(parts) + f" on {where}"
 
 
+def describe_best(run_dir, best: dict) -> str:
+    """The summary's line on RUN/best: which step and metric it holds."""
+    name = {"exact_match": "exact match", "bleu": "BLEU", "masked_accuracy": "masked-token accuracy"}.get(
+        best["metric"], best["metric"])
+    value = f"{best['value']:.1f}" if best["metric"] == "bleu" else f"{100 * best['value']:.2f}%"
+    return f"best: {run_dir}/best (step {best['step']:,}, {name} {value})"
+
+
 class Reporter:
     """Receives the trainer's events and shows nothing."""
 
@@ -117,6 +125,8 @@ def summary(result) -> str:
            "interrupted": "interrupted"}[result.stopped]
     lines = [f"stopped at step {result.steps:,} ({why}) after {result.train_seconds:.1f} s of training "
              f"({result.wall_seconds:.1f} s with evaluation), {result.tokens_per_second / 1e3:,.1f}k tokens/s"]
+    if getattr(result, "compile_seconds", 0.0):
+        lines.append(f"compiling took {result.compile_seconds:.1f} s, not counted as training (nor in --minutes)")
     if result.evals:
         last = result.evals[-1]
         if last.get("step", result.steps) == result.steps:
@@ -132,6 +142,8 @@ def summary(result) -> str:
             lines.append(f"goal {100 * result.goal:.1f}% exact match not reached")
     if result.checkpoint is not None:
         lines.append(f"checkpoint: {result.checkpoint}")
+        if getattr(result, "best", None):
+            lines.append(describe_best(result.run_dir, result.best))
         if result.stopped == "interrupted":
             lines.append(f"continue with: examprep train --out {result.run_dir} --resume")
         else:

@@ -9,22 +9,22 @@ their count. Under DDP each process divides its sum by the global count times th
 processes, because DDP averages gradients: the update is then the same as one process taking the
 whole batch.
 
-Learning rate (paper §5.3): lr(step) = factor · d_model^-0.5 · min(step^-0.5, step · warmup^-1.5).
+Learning rate: --lr-schedule noam (paper §5.3, the default), cosine, linear or constant
+(examprep.train.schedule). --grad-accum N computes each step's batch in N micro-batches whose loss
+sums are all divided by the step's taught positions: the same update as the whole batch at once.
 
 Stopping: --steps (total, counted across resumes), --minutes (of training in this session,
-evaluation excluded), --goal (held-out exact match), Ctrl-C/SIGTERM (saves, then stops), or a
+evaluation and compiling excluded), --goal (held-out exact match), Ctrl-C/SIGTERM (saves, then stops), or a
 non-finite loss (stops without saving; the last good checkpoint stays).
 """
 from __future__ import annotations
 
 import contextlib
 import math
-import os
 import signal
-import tempfile
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Callable, Optional
@@ -33,10 +33,9 @@ import torch
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-from examprep.errors import check_seed
 from examprep.train import checkpoint
 from examprep.train.data import (
-    PAD, TOKEN_LEVELS, CorpusStream, TaskStream, Vocab, collate, corpus_vocabs, get_task, make_example, read_corpus,
+    PAD, CorpusStream, TaskStream, Vocab, collate, corpus_vocabs, get_task, make_example, read_corpus,
     split_heldout, task_vocab,
 )
 from examprep.train.distributed import Dist, setup, teardown
@@ -45,13 +44,13 @@ from examprep.train.evaluate import evaluate
 from examprep.train.flops import flops_per_step, peak_flops
 from examprep.checkpoints.config import TransformerConfig
 from examprep.train.model import build_model
-from examprep.train.options import KEPT_ON_RESUME, PRECISIONS, TrainOptions, check_architecture
+from examprep.train.controls import check_options as _check_options, check_writable_dir as _check_writable_dir
+from examprep.train.controls import merge_resumed, recorded, resume_options
+from examprep.train.options import TrainOptions
 from examprep.train.report import Reporter
+from examprep.train.precision import bf16_slower_note, check_precision_device, compiled_graphs, make_scaler
 from examprep.train.runlog import RunLog, eval_record, step_record
-
-
-MAX_BATCH_TOKENS = 10_000_000     # beyond any one machine's memory for a step
-MAX_THREADS_PER_CORE = 4          # --threads above this many per core is a typo, not a setting
+from examprep.train.schedule import lr_at, noam_lr  # noqa: F401  (noam_lr: the API)
 
 
 @dataclass
@@ -70,12 +69,8 @@ class TrainResult:
     goal_step: Optional[int] = None
     goal_seconds: Optional[float] = None
     is_main: bool = True               # False on the other processes of a torchrun job
-
-
-def noam_lr(step: int, d_model: int, warmup: int, factor: float) -> float:
-    """The paper's schedule: linear warm-up for `warmup` steps, then decay as 1/√step."""
-    step = max(step, 1)
-    return factor * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
+    compile_seconds: float = 0.0       # steps that compiled (torch.compile), apart from train_seconds
+    best: Optional[dict] = None        # RUN/best: {"step", "metric", "value"}
 
 
 def smoothed_cross_entropy(logits: torch.Tensor, targets: torch.Tensor, smoothing: float) -> torch.Tensor:
@@ -133,103 +128,17 @@ class _Data:
     split: str = "held-out"            # what `heldout` holds: "held-out" pairs, or the "training" pairs
 
 
-def _check_options(o: TrainOptions) -> None:
-    check_architecture(o.arch, o.cell, o.attention, o.bidirectional)
-    if o.task is not None and o.corpus is not None:
-        raise ConfigError("give either --task or --corpus, not both")
-    if o.precision not in PRECISIONS:
-        raise ConfigError(f"--precision {o.precision!r} is not one of {', '.join(PRECISIONS)}")
-    if o.steps is not None and o.steps < 1:
-        raise ConfigError(f"--steps must be at least 1, got {o.steps}")
-    if o.minutes is not None and not (math.isfinite(o.minutes) and o.minutes > 0):
-        raise ConfigError(f"--minutes must be a finite positive number, got {o.minutes}")
-    for name in ("batch_tokens", "warmup", "eval_every", "eval_size"):
-        if getattr(o, name) < 1:
-            raise ConfigError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(o, name)}")
-    if not 0.0 <= o.label_smoothing < 1.0:
-        raise ConfigError(f"--label-smoothing must be in [0, 1), got {o.label_smoothing}")
-    if not 0.0 <= o.heldout < 1.0:
-        raise ConfigError(f"--heldout must be in [0, 1), got {o.heldout}")
-    if o.tokens not in TOKEN_LEVELS:
-        raise ConfigError(f"--tokens {o.tokens!r} is not one of {', '.join(TOKEN_LEVELS)}")
-    if o.batch_tokens > MAX_BATCH_TOKENS:
-        raise ConfigError(f"--batch-tokens {o.batch_tokens} is more than the {MAX_BATCH_TOKENS:,} tokens a "
-                          f"step can hold in memory; use a smaller --batch-tokens")
-    if not (o.lr_factor > 0 and math.isfinite(o.lr_factor)):
-        raise ConfigError(f"--lr-factor must be a finite positive number, got {o.lr_factor}")
-    if o.goal is not None and not 0.0 <= o.goal <= 1.0:
-        raise ConfigError(f"--goal must be in (0, 1] (held-out exact match; 0: off), got {o.goal}")
-    check_seed(o.seed)
-    if o.threads is not None:
-        most = MAX_THREADS_PER_CORE * (os.cpu_count() or 1)
-        if o.threads < 0:
-            raise ConfigError(f"--threads must be at least 0 (0: choose by load), got {o.threads}")
-        if o.threads > most:
-            raise ConfigError(f"--threads {o.threads} is more than {most} ({MAX_THREADS_PER_CORE} per core "
-                              f"of the {os.cpu_count() or 1} here); use at most {most}, or 0 to choose by load")
-    if o.out is not None:
-        _check_out(o.out)
-
-
-def _check_out(out: str) -> None:
-    """A run directory whose path the file system cannot hold is an error before any work."""
-    path = Path(out)
-    for part in path.parts:
-        try:
-            longest = os.pathconf(_existing_parent(path), "PC_NAME_MAX")
-        except (OSError, ValueError):
-            longest = 255
-        if len(os.fsencode(part)) > longest:
-            shown = part if len(part) <= 40 else part[:40] + "…"
-            raise ConfigError(f"--out: the name {shown!r} is {len(os.fsencode(part))} bytes long; this file "
-                              f"system allows at most {longest}: choose a shorter --out")
-    try:
-        path.exists()
-    except OSError as err:
-        raise ConfigError(f"--out {out}: {err.strerror or err}") from None
-
-
-def _check_writable_dir(run_dir: Path) -> None:
-    """ConfigError (exit 2, as every command's unwritable output) unless files can be created in
-    ``run_dir``: it is created with a probe file, and whatever this check created is removed again.
-    (A directory under /proc, say, failed only when the first checkpoint was written, exit 4.)"""
-    missing = [p for p in (run_dir, *run_dir.parents) if not os.path.lexists(p)]
-    try:
-        run_dir.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=".probe-", dir=run_dir)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as err:
-        blocker = next((p for p in run_dir.parents if p.exists() and not p.is_dir()), None)
-        why = f"{blocker} is a file, not a directory" if blocker else (err.strerror or str(err))
-        raise ConfigError(f"--out {run_dir}: cannot write a run directory there ({why})") from None
-    finally:
-        for p in missing:                        # deepest first
-            try:
-                p.rmdir()
-            except OSError:
-                pass
-
-
-def _existing_parent(path: Path) -> Path:
-    for parent in [path, *path.parents]:
-        try:
-            if parent.exists():
-                return parent
-        except OSError:
-            continue
-    return Path(".")
-
-
 def _build_data(o: TrainOptions, d: Dist, vocabs: Optional[tuple[Vocab, Vocab]]) -> _Data:
     joint = o.arch == "decoder-only" or o.share == "all"
     if o.corpus is None:
         task = get_task(o.task or "dates", o.lengths)
         vocab = vocabs[0] if vocabs else task_vocab(task)
         stream = TaskStream(task, vocab, o.arch, o.batch_tokens, o.seed)
-        if stream.batch_size < d.world:
+        if stream.batch_size < d.world * o.grad_accum:
+            parts = f"the {d.world} processes" if o.grad_accum == 1 else \
+                f"the {d.world * o.grad_accum} micro-batches of {d.world} process(es) × --grad-accum {o.grad_accum}"
             raise ConfigError(f"--batch-tokens {o.batch_tokens} gives {stream.batch_size} examples per "
-                              f"step, fewer than the {d.world} processes")
+                              f"step, fewer than {parts}")
         return _Data(stream, task.heldout_pairs(o.eval_size, o.seed), vocab, vocab,
                      task.max_target_chars + 1, False)
     corpus = read_corpus(o.corpus, swap=o.swap)
@@ -252,7 +161,7 @@ def _build_data(o: TrainOptions, d: Dist, vocabs: Optional[tuple[Vocab, Vocab]])
             examples.append(e)
     if too_long:
         notes.append(f"left out {too_long} training pair(s) longer than --max-len {o.max_len} tokens")
-    stream = CorpusStream(examples, o.batch_tokens, o.seed, min_examples=d.world)
+    stream = CorpusStream(examples, o.batch_tokens, o.seed, min_examples=d.world * o.grad_accum)
     longest = max(sum(1 for x in e.out if x != PAD) for e in examples)
     return _Data(stream, heldout, src_vocab, tgt_vocab, longest + 8, True, notes, split)
 
@@ -268,12 +177,13 @@ def _model_config(o: TrainOptions, data: _Data) -> TransformerConfig:
 
 
 def _autocast(device: torch.device, precision: str):
-    if precision == "bf16":
-        return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
+    if precision in ("bf16", "fp16"):
+        return torch.autocast(device_type=device.type, dtype=torch.bfloat16 if precision == "bf16" else torch.float16)
     return contextlib.nullcontext()
 
 
 def _resolve_precision(choice: str, device: torch.device) -> str:
+    check_precision_device(choice, device)
     if choice == "auto":
         return "bf16" if device.type == "cuda" and torch.cuda.is_bf16_supported() else "fp32"
     if choice == "bf16" and device.type == "cuda" and not torch.cuda.is_bf16_supported():
@@ -304,8 +214,7 @@ def open_run(o: TrainOptions) -> tuple[TrainOptions, Optional[checkpoint.Loaded]
     resumed = None
     if o.resume:
         resumed = checkpoint.load_for_resume(o.out)
-        saved = resumed.meta.get("training", {})
-        o = TrainOptions(**{**asdict(o), **{k: saved[k] for k in KEPT_ON_RESUME if k in saved}})
+        o = merge_resumed(o, resumed.meta.get("training", {}))     # as resume_options did, before torch's set-up
     elif o.out is not None and checkpoint.latest(o.out) is not None:
         raise ConfigError(f"{o.out} already holds a checkpoint; add --resume to continue it or choose another --out")
     run_dir = Path(o.out) if o.out else _default_out(o)
@@ -318,6 +227,7 @@ def train(options: TrainOptions, reporter: Optional[Reporter] = None,
           on_step: Optional[Callable[[int, torch.nn.Module], None]] = None) -> TrainResult:
     """Train as `options` say; returns what happened. on_step(step, model) runs after every
     optimizer step (tests use it to interfere). Raises TrainError subclasses for user errors."""
+    options = resume_options(options)        # --resume: the run's own options, its thread count among them
     _check_options(options)
     d = setup(options.device, options.threads)
     try:
@@ -346,6 +256,12 @@ class _Run:
         if d.device.type == "cpu":
             self.reporter.note(f"training on the CPU with {torch.get_num_threads()} thread(s)"
                                + (f" in each of {d.world} processes" if d.enabled else ""))
+        slower = bf16_slower_note(self.precision, d.device)
+        if slower:
+            self.reporter.note(slower)
+        self.scaler = make_scaler(self.precision, d.device)
+        self.ddp, self.compile_seconds = None, 0.0
+        self.best = checkpoint.read_best(self.run_dir) if resumed else None
         if resumed:
             self.cfg = resumed.config
             self.model = resumed.model
@@ -379,20 +295,37 @@ class _Run:
                 "task": None if self.data.is_corpus else (o.task or "dates"),
                 "corpus": str(Path(o.corpus).resolve()) if o.corpus else None,
                 "swap": o.swap, "max_target_tokens": self.data.max_target_tokens}
-        # What ran: the precision `auto` resolved to (issue 40: config.json recorded what was asked).
-        return {"data": data, "training": {**asdict(o), "precision": self.precision}, "metrics": metrics or {}}
+        # What ran: the precision `auto` resolved to (issue 40: config.json recorded what was asked),
+        # the thread count (a resumed run takes it again: the weights depend on it).
+        threads = torch.get_num_threads() if self.d.device.type == "cpu" else o.threads
+        return {"data": data, "training": recorded(o, precision=self.precision, threads=threads),
+                "metrics": metrics or {}, "compile_seconds": round(self.compile_seconds, 3),
+                **({"best": self.best} if self.best else {})}
 
     def _save(self, step: int, metrics: Optional[dict] = None) -> Path:
         for p in self.model.parameters():
             if not bool(torch.isfinite(p).all()):
                 raise DivergedError(f"the weights hold NaN or inf at step {step}; nothing saved, the last "
                                     f"good checkpoint {self.last_checkpoint or '(none yet)'} is kept; "
-                                    f"try a lower --lr-factor or --precision fp32")
+                                    f"try a lower --lr-factor (--lr) or --precision fp32")
         state = {"step": step, "optimizer": self.optimizer.state_dict(), "rng": _rng_state(self.d.device),
-                 "tokens_seen": self.tokens_seen}
+                 "tokens_seen": self.tokens_seen, **({"scaler": self.scaler.state_dict()} if self.scaler else {})}
         self.last_checkpoint = checkpoint.save(self.run_dir, step, self.model, self.data.source_vocab,
-                                               self.data.target_vocab, self._meta(metrics), state)
+                                               self.data.target_vocab, self._meta(metrics), state, keep=self.o.keep)
         return self.last_checkpoint
+
+    def _keep_best(self, step: int, metrics: dict) -> None:
+        """RUN/best: the model of the best held-out metric so far (exact match; BLEU for corpora)."""
+        name = "bleu" if "bleu" in metrics else "exact_match"
+        if self.best is None or metrics[name] > self.best["value"]:
+            self.best = {"step": step, "metric": name, "value": metrics[name]}
+            checkpoint.save_best(self.run_dir, step, self.model, self.data.source_vocab, self.data.target_vocab,
+                                 self._meta(metrics))
+
+    def _lr(self, step: int) -> float:
+        o = self.o
+        return lr_at(step, schedule=o.lr_schedule, warmup=o.warmup, d_model=self.cfg.d_model, lr_factor=o.lr_factor,
+                     lr=o.lr, steps=o.steps)
 
     def _evaluate(self) -> dict:
         metrics = evaluate(self.model, self.data.heldout, self.data.source_vocab, self.data.target_vocab,
@@ -406,7 +339,7 @@ class _Run:
         train_model = self.model
         if self.d.enabled:
             ids = [self.d.local_rank] if self.d.device.type == "cuda" else None
-            train_model = DDP(self.model, device_ids=ids)
+            train_model = self.ddp = DDP(self.model, device_ids=ids)
         if self.o.compile:
             # The compiled wrapper serves the training steps only; evaluation and decoding (other
             # shapes, a KV cache) run the plain module, which compiling does not change.
@@ -414,26 +347,45 @@ class _Run:
         return train_model
 
     def _step(self, step: int, train_model: torch.nn.Module, amp) -> tuple:
-        """One optimizer step; returns (loss sum, gradient norm, batch), the first two on the device."""
-        o, d = self.o, self.d
-        batch = collate(self.data.stream.examples(step), d.rank, d.world).to(d.device)
+        """One optimizer step; returns (loss sum, gradient norm, micro-batches), the first two on the
+        device. --grad-accum N: the step's examples in N micro-batches (this process's share cut N
+        ways), each loss sum divided by the whole step's taught positions, so the gradients add up to
+        those of the whole batch; DDP averages over processes only at the last micro-batch."""
+        o, d, n = self.o, self.d, self.o.grad_accum
+        examples = self.data.stream.examples(step)
+        micros = [collate(examples, d.rank * n + k, d.world * n).to(d.device) for k in range(n)]
         for group in self.optimizer.param_groups:
-            group["lr"] = noam_lr(step, self.cfg.d_model, o.warmup, o.lr_factor)
-        with amp:
-            if self.cfg.arch != "decoder-only":
-                logits = train_model(batch.src, batch.inp, src_padded=batch.src_padded)
-            else:
-                logits = train_model(batch.inp)
-        loss_sum = smoothed_cross_entropy(logits, batch.out, o.label_smoothing)
-        with torch.no_grad():       # the unsmoothed NLL of the same logits, for the log (no second forward)
-            self.nll_sums[step] = smoothed_cross_entropy(logits, batch.out, 0.0) if o.label_smoothing else loss_sum.detach()
-        (loss_sum * (d.world / batch.global_targets)).backward()
-        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), o.clip)
-        self.optimizer.step()
+            group["lr"] = self._lr(step)
+        loss_sum = nll_sum = 0.0
+        for k, batch in enumerate(micros):
+            sync = self.ddp.no_sync() if self.ddp is not None and k < n - 1 else contextlib.nullcontext()
+            with sync:
+                with amp:
+                    if self.cfg.arch != "decoder-only":
+                        logits = train_model(batch.src, batch.inp, src_padded=batch.src_padded)
+                    else:
+                        logits = train_model(batch.inp)
+                micro_sum = smoothed_cross_entropy(logits, batch.out, o.label_smoothing)
+                with torch.no_grad():       # the unsmoothed NLL of the same logits, for the log (no second forward)
+                    nll_sum = nll_sum + (smoothed_cross_entropy(logits, batch.out, 0.0) if o.label_smoothing
+                                         else micro_sum.detach())
+                scaled = micro_sum * (d.world / batch.global_targets)
+                (self.scaler.scale(scaled) if self.scaler else scaled).backward()
+            loss_sum = loss_sum + micro_sum.detach()
+        if self.scaler:
+            self.scaler.unscale_(self.optimizer)
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), o.clip if o.clip > 0 else math.inf)
+        if self.scaler:
+            self.scaler.step(self.optimizer)         # skipped when fp16 overflowed; the scale then drops
+            self.scaler.update()
+            grad_norm = torch.nan_to_num(grad_norm, nan=0.0, posinf=0.0)
+        else:
+            self.optimizer.step()
+        self.nll_sums[step] = nll_sum
         self.optimizer.zero_grad(set_to_none=True)
         if self.on_step is not None:
             self.on_step(step, self.model)
-        return loss_sum.detach(), grad_norm.detach(), batch
+        return loss_sum, grad_norm.detach(), micros
 
     def _check(self, pending: list[tuple[int, float, float, int]]) -> list[float]:
         """Per-token losses of the pending steps (step, loss sum, gradient norm, taught tokens);
@@ -445,7 +397,7 @@ class _Run:
                 what, value = ("loss", loss) if not math.isfinite(loss) else ("gradient norm", norm)
                 raise DivergedError(f"the {what} became {value} at step {step}; stopped without saving, the "
                                     f"last good checkpoint {self.last_checkpoint or '(none yet)'} is kept; "
-                                    f"try a lower --lr-factor or --precision fp32")
+                                    f"try a lower --lr-factor (--lr) or --precision fp32")
             losses.append(loss)
         return losses
 
@@ -458,6 +410,9 @@ class _Run:
         step = 0
         if self.state is not None:
             self.optimizer.load_state_dict(self.state["optimizer"])
+            self.optimizer.param_groups[0]["weight_decay"] = o.weight_decay     # given again, or the run's own
+            if self.scaler and "scaler" in self.state:
+                self.scaler.load_state_dict(self.state["scaler"])
             step = int(self.state["step"])
             self.tokens_seen = int(self.state.get("tokens_seen", 0))
             _set_rng_state(self.state["rng"], d.device)
@@ -474,6 +429,7 @@ class _Run:
         amp = _autocast(d.device, self.precision)
         peak = peak_flops(torch.cuda.get_device_name(d.device)) if d.device.type == "cuda" else None
         log = RunLog(self.run_dir, step if self.state is not None else None, o.tensorboard) if d.main else None
+        graphs = compiled_graphs() if o.compile else 0
 
         title = f"corpus {Path(o.corpus).name}" if o.corpus else f"task {o.task or 'dates'}"
         self.reporter.start(f"training {title}", steps_total, seconds_total, step)
@@ -487,13 +443,22 @@ class _Run:
                 while stopped is None:
                     step += 1
                     t0 = time.perf_counter()
-                    loss_sum, grad_norm, batch = self._step(step, train_model, amp)
+                    loss_sum, grad_norm, micros = self._step(step, train_model, amp)
+                    batch = micros[0]                   # the counts of the whole step are in each
+                    if o.compile and compiled_graphs() > graphs:      # this step compiled: its time is apart
+                        if d.device.type == "cuda":
+                            torch.cuda.synchronize(d.device)
+                        self.compile_seconds += time.perf_counter() - t0
+                        t0, graphs = time.perf_counter(), compiled_graphs()
+                        tokens_before += batch.global_tokens          # nor its tokens in tokens/s
+                    else:
+                        window_tokens += batch.global_tokens
                     pending.append((step, loss_sum, grad_norm, batch.global_targets))
-                    window_tokens += batch.global_tokens
                     self.tokens_seen += batch.global_tokens
                     if peak is not None:
-                        src_len = batch.src.shape[1] if batch.src is not None else 0
-                        window_flops += flops_per_step(self.model, batch.inp.shape[0], src_len, batch.inp.shape[1])
+                        for b in micros:
+                            src_len = b.src.shape[1] if b.src is not None else 0
+                            window_flops += flops_per_step(self.model, b.inp.shape[0], src_len, b.inp.shape[1])
 
                     at_eval = step % o.eval_every == 0
                     at_save = step % save_every == 0
@@ -519,12 +484,12 @@ class _Run:
                         window_seconds += elapsed
                         if log is not None:
                             rate = window_tokens / max(window_seconds, 1e-9)
-                            log.write([step_record(s, x, nll / t, noam_lr(s, self.cfg.d_model, o.warmup, o.lr_factor), rate)
+                            log.write([step_record(s, x, nll / t, self._lr(s), rate)
                                        for (s, _, _, t), x, nll in zip(pending, checked, values[2 * n:3 * n])])
                         pending.clear()
                         self.reporter.step(step, train_seconds, losses[-1], window_tokens / max(window_seconds, 1e-9),
                                            window_flops / window_seconds / peak if peak else None,
-                                           noam_lr(step, self.cfg.d_model, o.warmup, o.lr_factor))
+                                           self._lr(step))
                         window_tokens, window_seconds, window_flops = 0, 0.0, 0.0
                         if values[-2] > 0:
                             stopped = "interrupted"
@@ -546,6 +511,7 @@ class _Run:
                             log.write([eval_record(step, train_seconds, metrics,
                                                    "bleu" if self.data.is_corpus else "exact_match")])
                             self.reporter.evaluation(step, train_seconds, metrics)
+                            self._keep_best(step, metrics)
                             reached = float(self.goal is not None and metrics["exact_match"] >= self.goal)
                         if d.broadcast([reached])[0] > 0 and goal_step is None:
                             goal_step, goal_seconds = step, train_seconds
@@ -563,4 +529,4 @@ class _Run:
             wall_seconds=time.perf_counter() - wall_start,
             tokens_per_second=(self.tokens_seen - tokens_before) / max(train_seconds, 1e-9),
             stopped=stopped, goal=self.goal, goal_step=goal_step, goal_seconds=goal_seconds,
-            is_main=d.main)
+            is_main=d.main, compile_seconds=self.compile_seconds, best=self.best)

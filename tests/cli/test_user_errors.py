@@ -65,7 +65,7 @@ REJECTED_BY_TYPER = [
     # the closest option first (issue 36: --recpie suggested --force before --recipe)
     (["sheet", "--recpie", "midterm"], "error: --recpie: no such option; did you mean --recipe or --checkpoint or --force?"),
     # an option the typed one begins is what was meant; --help is offered only when begun
-    (["train", "--lr", "0.1"], "error: --lr: no such option; did you mean --lr-factor? (see --help)"),
+    (["train", "--lr-sched", "cosine"], "error: --lr-sched: no such option; did you mean --lr-schedule? (see --help)"),
     (["grade", "k", "--hlp"], "error: --hlp: no such option; did you mean --help? (see --help)"),
     (["translate"], "error: TEXT...: missing argument"),
     (["translate", "hi"], "error: --checkpoint: missing option"),

@@ -260,8 +260,8 @@ def test_bad_options_are_clear_errors(tmp_path):
         train(_options(tmp_path, steps=2, corpus="x.tsv"))
     with pytest.raises(CorpusError, match="none.tsv: no such file"):
         train(_options(tmp_path, task=None, steps=2, corpus=str(tmp_path / "none.tsv")))
-    with pytest.raises(ConfigError, match="--precision 'fp16'"):
-        train(_options(tmp_path, steps=2, precision="fp16"))
+    with pytest.raises(ConfigError, match="--precision 'fp8'"):
+        train(_options(tmp_path, steps=2, precision="fp8"))
     with pytest.raises(ConfigError, match="not divisible"):
         train(_options(tmp_path, steps=2, d_model=30))
 
