@@ -26,6 +26,8 @@ def describe_metrics(metrics: dict) -> str:
         parts.append(f"BLEU {metrics['bleu']:.1f}")
     if "chrf" in metrics:
         parts.append(f"chrF {metrics['chrf']:.1f}")
+    if "heldout_loss" in metrics:                        # unsmoothed, per target token (the run log's)
+        parts.append(f"loss {metrics['heldout_loss']:.3f} (ppl {metrics['perplexity']:.2f})")
     where = f"{metrics['pairs']:,} {metrics.get('split', 'held-out')} pairs"
     if metrics.get("sources", metrics["pairs"]) != metrics["pairs"]:
         where += f" ({metrics['sources']:,} sources)"

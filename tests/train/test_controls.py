@@ -5,6 +5,7 @@ and the one-line refusals of options that do not go together."""
 from __future__ import annotations
 
 import json
+import math
 import warnings
 
 import pytest
@@ -128,7 +129,8 @@ def test_grad_accum_steps_like_the_whole_batch(tmp_path):
 def test_save_every_keep_and_the_best_checkpoint(tmp_path, monkeypatch):
     scores = iter([0.5, 0.25, 0.75, 0.5])                 # held-out exact match at steps 2, 4, 6, 8
     monkeypatch.setattr(trainer._Run, "_evaluate", lambda self: {
-        "pairs": 8, "sources": 8, "token_accuracy": 0.5, "exact_match": next(scores), "split": "held-out"})
+        "pairs": 8, "sources": 8, "token_accuracy": 0.5, "exact_match": next(scores), "split": "held-out",
+        "heldout_loss": 1.0, "perplexity": math.e})
     weights = {}
     res = train(_options(tmp_path, steps=8, eval_every=2, save_every=3, keep=3, goal=0.0),
                 on_step=lambda step, model: weights.__setitem__(step, {k: v.clone() for k, v in

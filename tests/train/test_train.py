@@ -239,10 +239,13 @@ def test_without_a_terminal_the_reporter_prints_plain_lines_and_no_live_bar():
     reporter.start("training task dates", 10, None, 0)
     reporter.step(5, 1.0, 2.5, 12345.0, None, 1e-3)
     reporter.evaluation(10, 2.0, {"token_accuracy": 0.5, "exact_match": 0.25, "pairs": 40})
+    reporter.evaluation(12, 2.5, {"token_accuracy": 0.5, "exact_match": 0.25, "pairs": 40,
+                                  "heldout_loss": 0.5, "perplexity": 1.6487212707})
     reporter.close()
     assert out.getvalue().splitlines() == [
         "step 5 · 1s: loss 2.500 · 12.3k tok/s · lr 1.00e-03",
-        "step 10 (2.0s): token acc 50.00% · exact 25.00% on 40 held-out pairs"]
+        "step 10 (2.0s): token acc 50.00% · exact 25.00% on 40 held-out pairs",
+        "step 12 (2.5s): token acc 50.00% · exact 25.00% · loss 0.500 (ppl 1.65) on 40 held-out pairs"]
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
