@@ -33,7 +33,6 @@ from examprep.fileio import InputError, read_user_text
 LOG = "log.jsonl"
 TENSORBOARD = "tensorboard"
 STEP_FIELDS = ("step", "loss", "nll", "lr", "tokens_per_s")
-EVAL_FIELDS = ("heldout_loss", "perplexity", "metric", "train_seconds", "split")
 INSTALL_TENSORBOARD = "pip install -e '.[tensorboard]'"
 
 
@@ -179,5 +178,5 @@ def _summary_writer(log_dir: Path, resumed_step: Optional[int]):
     return SummaryWriter(str(log_dir), purge_step=None if resumed_step is None else resumed_step + 1)
 
 
-__all__ = ["EVAL_FIELDS", "LOG", "STEP_FIELDS", "RunLog", "RunLogError", "check_tensorboard", "eval_record",
+__all__ = ["LOG", "STEP_FIELDS", "RunLog", "RunLogError", "check_tensorboard", "eval_record",
            "perplexity", "read_log", "step_record"]
