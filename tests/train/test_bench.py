@@ -17,11 +17,16 @@ def test_cpu_benchmark_runs_and_reports_every_figure(tmp_path):
                          timeout=300)
     assert res.returncode == 0, res.stderr
     result = json.loads(out.read_text())
-    assert set(result["train"]) == {"ours", "nn.Transformer"}
-    assert all(r["tokens_per_s"] > 0 and 0 < r["matmul_share"] for r in result["train"].values())
+    assert set(result["train"]) == set(result["train_ratio"]) == {"0.1", "0.0"}    # both dropouts, one run
+    for rows in result["train"].values():
+        assert set(rows) == {"ours", "nn.Transformer"}
+        assert all(r["tokens_per_s"] > 0 and 0 < r["matmul_share"] for r in rows.values())
+    assert result["train_goal"] == {"0.1": 1.4, "0.0": 1.15}
+    assert "ratio ours / nn.Transformer at dropout 0.1" in res.stdout
+    assert "ratio ours / nn.Transformer at dropout 0.0" in res.stdout
     assert set(result["decode"]) == {"ours, KV cache", "ours, no cache", "nn.Transformer"}
     assert result["decode_same_tokens"] is True                 # same weights: the same greedy tokens
-    assert "ratio ours / nn.Transformer" in res.stdout and "identical tokens: yes" in res.stdout
+    assert "identical tokens: yes" in res.stdout
     assert set(result["rnn"]) == {"additive", "dot", "none"}
     assert all(r["ours_tokens_per_s"] > 0 and r["plain_tokens_per_s"] > 0 for r in result["rnn"].values())
     assert "ratio ours / plain" in res.stdout
