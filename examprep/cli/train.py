@@ -33,7 +33,7 @@ TRAIN_HELP = paragraphs("""Train the reference Transformer (or an RNN encoder–
 
     --resume keeps the run's options; its controls (--steps, --minutes, --goal, --eval-every,
     --threads, the schedule, --clip, --weight-decay, --grad-accum, --save-every, --keep) change only
-    where given again.""")
+    where given again; a model or data option given again with another value is an error.""")
 
 
 @app.command(help=TRAIN_HELP)
@@ -123,7 +123,7 @@ def train(
     if not resume:
         check_schedule(TrainOptions(lr_schedule=lr_schedule, lr=lr, warmup=warmup, steps=steps,
                                     given=given_on_command_line(ctx)))      # before torch loads
-    if lengths is not None:
+    if lengths is not None and not resume:         # a resumed run keeps its lengths (and its task)
         parse_lengths(lengths, (task or "dates") if corpus is None else None)
     if tensorboard:
         from examprep.train.runlog import check_tensorboard

@@ -51,6 +51,7 @@ def merge_resumed(o: TrainOptions, saved: dict) -> TrainOptions:
     (KEPT_ON_RESUME), the run controls (KEPT_UNLESS_GIVEN) from it unless given again. --steps and
     --minutes go together (either given replaces both); a schedule given again drops the stored
     --lr and --lr-factor that belonged to the old one."""
+    check_kept_not_changed(o, saved)
     given = given_options(o)
     if "steps" in given or "minutes" in given:
         given |= {"steps", "minutes"}
@@ -59,6 +60,35 @@ def merge_resumed(o: TrainOptions, saved: dict) -> TrainOptions:
     kept = {k: saved[k] for k in KEPT_ON_RESUME if k in saved}
     kept.update({k: saved[k] for k in KEPT_UNLESS_GIVEN if k not in given and k in saved})
     return replace(o, **kept, given=given_options(o))
+
+
+def check_kept_not_changed(o: TrainOptions, saved: dict) -> None:
+    """ConfigError (one line) for a model or data option named on the command line of --resume with
+    another value than the run's: the run keeps its own, so the new value would be silently ignored
+    (a user who resumes with --tokens word would train the run's BPE model on). Named again with the
+    run's own value, it is accepted."""
+    for name in KEPT_ON_RESUME:
+        if o.given is None or name not in o.given or name not in saved:
+            continue
+        new, old = getattr(o, name), saved[name]
+        if new == old or (name == "corpus" and new and old and _same_file(new, old)):
+            continue
+        flag = "--" + name.replace("_", "-")
+        asked, trained = ((flag, f"{'with' if old else 'without'} {flag}") if isinstance(new, bool) else
+                          (f"{flag} {_shown(new)}", f"with {flag} {_shown(old)}"))
+        raise ConfigError(f"{asked}: the run in {o.out} was trained {trained}, and --resume keeps the model's and "
+                          f"the data's options; leave {flag} out, or train a new run in another --out")
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _shown(value) -> str:
+    return "(its default)" if value is None else str(value)
 
 
 def resume_options(o: TrainOptions) -> TrainOptions:
