@@ -101,6 +101,13 @@ def resume_options(o: TrainOptions) -> TrainOptions:
     return replace(o, given=given_options(o))
 
 
+def diverged_advice(o: TrainOptions, precision: str) -> str:
+    """What a diverged run's message suggests: a lower rate by the option its schedule takes (noam's
+    --lr-factor, the others' --lr: naming the other is refused), and fp32 where it ran in less."""
+    rate = "--lr-factor" if o.lr_schedule == "noam" else "--lr"
+    return f"try a lower {rate}" + (" or --precision fp32" if precision != "fp32" else "")
+
+
 def check_schedule(o: TrainOptions) -> None:
     """--lr-schedule with --lr, --lr-factor, --warmup and --steps: the peak rate belongs to cosine,
     linear and constant, the factor to noam, and a decaying schedule needs to know the run's end."""
