@@ -9,7 +9,7 @@ import typer
 
 from examprep.cli.usage import paragraphs
 from examprep.errors import ExamprepError, Interrupted, check_seed, require_train
-from examprep.train.controls import check_schedule
+from examprep.train.controls import check_kept_not_changed, check_schedule
 from examprep.train.schedule import DEFAULT_PEAK_LR
 from examprep.train.options import (MAX_ALIGNMENT, MAX_BEAM, TrainOptions, check_architecture, check_attention_request,
                                     check_objective, check_tokens, parse_lengths, quiet_waiting_threads, resumed_model_kind)
@@ -115,7 +115,10 @@ def train(
 ) -> None:
     check_seed(seed)                    # before torch loads
     if resume:
-        arch, objective = resumed_model_kind(out, arch, objective)
+        kept = dict(zip(("arch", "objective"), resumed_model_kind(out, arch, objective)))
+        check_kept_not_changed(TrainOptions(arch=arch, objective=objective, out=str(out),
+                                            given=given_on_command_line(ctx)), kept)
+        arch, objective = kept["arch"], kept["objective"]
     check_objective(arch, objective)
     check_architecture(arch, cell, attention, bidirectional)
     tokens = tokens or ("word" if objective == "mlm" else "char")

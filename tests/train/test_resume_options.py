@@ -122,6 +122,8 @@ def test_bf16_slower_than_fp32_on_this_cpu_is_said_once(tmp_path, monkeypatch, b
     (["--d-model", "64"], "--d-model 64: the run in {out} was trained with --d-model 32"),
     (["--swap"], "--swap: the run in {out} was trained without --swap"),
     (["--lengths", "3-5"], "--lengths 3-5: the run in {out} was trained with --lengths (its default)"),
+    (["--objective", "mlm"], "--objective mlm: the run in {out} was trained with --objective seq2seq"),
+    (["--arch", "rnn-seq2seq"], "--arch rnn-seq2seq: the run in {out} was trained with --arch encoder-decoder"),
 ])
 def test_resume_refuses_a_changed_model_or_data_option_instead_of_ignoring_it(tmp_path, args, message):
     """--resume keeps the run's model and data options; one named again with another value used to
