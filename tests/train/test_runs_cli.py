@@ -156,3 +156,16 @@ def test_a_last_line_cut_short_by_a_kill_is_left_out_and_the_run_still_drawn(tmp
     row = res.output.splitlines()[-1].split()
     assert row[1] == "10"                               # steps: the ten whole records
     assert (run / "log.jsonl").read_bytes() == whole + b'{"step": 11, "loss": 0.8'     # input not modified
+
+
+def test_a_run_named_twice_is_shown_once_with_a_warning(lora_full, tmp_path):
+    """runs/lora runs/lora (or runs/lora/log.jsonl beside it) drew two curves of one run in two
+    colours and two identical rows, as if two runs had agreed exactly."""
+    lora, full = lora_full
+    res = invoke("runs", lora, full, lora / "log.jsonl", tmp_path / "." / "lora")
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    rows = [line.split()[0] for line in lines[next(i for i, line in enumerate(lines) if line.startswith("run ")) + 1:]]
+    assert rows == ["lora", "full"]
+    assert res.stderr.splitlines() == [f"warning: {lora / 'log.jsonl'} is {lora} again; shown once",
+                                       f"warning: {tmp_path / '.' / 'lora'} is {lora} again; shown once"]
