@@ -32,7 +32,7 @@ TRAIN_HELP = paragraphs("""Train the reference Transformer (or an RNN encoder–
     LM on their sentences.
 
     --resume keeps the run's options; its controls (--steps, --minutes, --goal, --eval-every,
-    --threads, the schedule, --clip, --weight-decay, --grad-accum, --save-every, --keep) change only
+    --threads, the schedule, --clip, --weight-decay, --grad-accum, --save-every, --keep, --precision) change only
     where given again; a model or data option given again with another value is an error.""")
 
 

@@ -142,3 +142,18 @@ def test_resume_refuses_a_changed_model_or_data_option_instead_of_ignoring_it(tm
                                                "and the data's options; leave " + args[0] + " out, or train a new "
                                                "run in another --out"], res.output
     assert sorted((p.name, p.read_bytes()) for p in (out / "step-000010").iterdir()) == before
+
+
+def test_resume_keeps_the_precision_the_run_trained_in_unless_given_again():
+    """A bf16 run resumed without --precision went on in fp32 (the default, auto, resolved again),
+    and an fp16 run on CUDA in bf16, its GradScaler's state dropped. config.json records the
+    precision that ran; the resumed run keeps it, or takes the one given again."""
+    from examprep.train.controls import merge_resumed
+
+    saved = {"precision": "bf16", "steps": 4, "task": "reverse"}
+    kept = merge_resumed(TrainOptions(out="run", resume=True, steps=6, given=frozenset({"out", "resume", "steps"})),
+                         saved)
+    assert (kept.precision, kept.steps) == ("bf16", 6)
+    given = merge_resumed(TrainOptions(out="run", resume=True, precision="fp32",
+                                       given=frozenset({"out", "resume", "precision"})), saved)
+    assert (given.precision, given.steps) == ("fp32", 4)
