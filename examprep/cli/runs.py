@@ -1,6 +1,7 @@
 """`examprep runs`: compare runs by their log.jsonl, as curves in a PNG or as a table (the work is
 in examprep.train.curves; neither torch nor, without --out, matplotlib is imported)."""
 
+import os
 from pathlib import Path
 from typing import Optional
 
@@ -35,8 +36,13 @@ def runs(
         if out.suffix.lower() != ".png":
             raise OutputError(f"--out {out}: expected a .png file name")
         check_output_file(out, "--out", force=force)
-    read, bad = [], []
+    read, bad, seen = [], [], {}
     for run_dir in run_dirs:
+        same = os.path.realpath(Path(run_dir).parent if Path(run_dir).name == "log.jsonl" else run_dir)
+        if same in seen:                # one run named twice: one row, one curve (two of a colour misled)
+            typer.echo(f"warning: {run_dir} is {seen[same]} again; shown once", err=True)
+            continue
+        seen[same] = run_dir
         try:
             read.append(read_run(run_dir))
         except RunLogError as err:

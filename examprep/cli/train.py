@@ -9,7 +9,7 @@ import typer
 
 from examprep.cli.usage import paragraphs
 from examprep.errors import ExamprepError, Interrupted, check_seed, require_train
-from examprep.train.controls import check_schedule
+from examprep.train.controls import check_kept_not_changed, check_schedule
 from examprep.train.schedule import DEFAULT_PEAK_LR
 from examprep.train.options import (MAX_ALIGNMENT, MAX_BEAM, TrainOptions, check_architecture, check_attention_request,
                                     check_objective, check_tokens, parse_lengths, quiet_waiting_threads, resumed_model_kind)
@@ -32,8 +32,8 @@ TRAIN_HELP = paragraphs("""Train the reference Transformer (or an RNN encoder–
     LM on their sentences.
 
     --resume keeps the run's options; its controls (--steps, --minutes, --goal, --eval-every,
-    --threads, the schedule, --clip, --weight-decay, --grad-accum, --save-every, --keep) change only
-    where given again.""")
+    --threads, the schedule, --clip, --weight-decay, --grad-accum, --save-every, --keep, --precision) change only
+    where given again; a model or data option given again with another value is an error.""")
 
 
 @app.command(help=TRAIN_HELP)
@@ -115,7 +115,10 @@ def train(
 ) -> None:
     check_seed(seed)                    # before torch loads
     if resume:
-        arch, objective = resumed_model_kind(out, arch, objective)
+        kept = dict(zip(("arch", "objective"), resumed_model_kind(out, arch, objective)))
+        check_kept_not_changed(TrainOptions(arch=arch, objective=objective, out=str(out),
+                                            given=given_on_command_line(ctx)), kept)
+        arch, objective = kept["arch"], kept["objective"]
     check_objective(arch, objective)
     check_architecture(arch, cell, attention, bidirectional)
     tokens = tokens or ("word" if objective == "mlm" else "char")
@@ -123,7 +126,7 @@ def train(
     if not resume:
         check_schedule(TrainOptions(lr_schedule=lr_schedule, lr=lr, warmup=warmup, steps=steps,
                                     given=given_on_command_line(ctx)))      # before torch loads
-    if lengths is not None:
+    if lengths is not None and not resume:         # a resumed run keeps its lengths (and its task)
         parse_lengths(lengths, (task or "dates") if corpus is None else None)
     if tensorboard:
         from examprep.train.runlog import check_tensorboard

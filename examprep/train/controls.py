@@ -51,6 +51,7 @@ def merge_resumed(o: TrainOptions, saved: dict) -> TrainOptions:
     (KEPT_ON_RESUME), the run controls (KEPT_UNLESS_GIVEN) from it unless given again. --steps and
     --minutes go together (either given replaces both); a schedule given again drops the stored
     --lr and --lr-factor that belonged to the old one."""
+    check_kept_not_changed(o, saved)
     given = given_options(o)
     if "steps" in given or "minutes" in given:
         given |= {"steps", "minutes"}
@@ -61,6 +62,35 @@ def merge_resumed(o: TrainOptions, saved: dict) -> TrainOptions:
     return replace(o, **kept, given=given_options(o))
 
 
+def check_kept_not_changed(o: TrainOptions, saved: dict) -> None:
+    """ConfigError (one line) for a model or data option named on the command line of --resume with
+    another value than the run's: the run keeps its own, so the new value would be silently ignored
+    (a user who resumes with --tokens word would train the run's BPE model on). Named again with the
+    run's own value, it is accepted."""
+    for name in KEPT_ON_RESUME:
+        if o.given is None or name not in o.given or name not in saved:
+            continue
+        new, old = getattr(o, name), saved[name]
+        if new == old or (name == "corpus" and new and old and _same_file(new, old)):
+            continue
+        flag = "--" + name.replace("_", "-")
+        asked, trained = ((flag, f"{'with' if old else 'without'} {flag}") if isinstance(new, bool) else
+                          (f"{flag} {_shown(new)}", f"with {flag} {_shown(old)}"))
+        raise ConfigError(f"{asked}: the run in {o.out} was trained {trained}, and --resume keeps the model's and "
+                          f"the data's options; leave {flag} out, or train a new run in another --out")
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _shown(value) -> str:
+    return "(its default)" if value is None else str(value)
+
+
 def resume_options(o: TrainOptions) -> TrainOptions:
     """--resume: the options merged with those of the run's latest checkpoint (unchanged when there
     is none to read); otherwise `o` with what was given recorded."""
@@ -69,6 +99,13 @@ def resume_options(o: TrainOptions) -> TrainOptions:
         if saved is not None:
             return merge_resumed(o, saved)
     return replace(o, given=given_options(o))
+
+
+def diverged_advice(o: TrainOptions, precision: str) -> str:
+    """What a diverged run's message suggests: a lower rate by the option its schedule takes (noam's
+    --lr-factor, the others' --lr: naming the other is refused), and fp32 where it ran in less."""
+    rate = "--lr-factor" if o.lr_schedule == "noam" else "--lr"
+    return f"try a lower {rate}" + (" or --precision fp32" if precision != "fp32" else "")
 
 
 def check_schedule(o: TrainOptions) -> None:

@@ -255,6 +255,18 @@ def load_adapted(path: Path | str, device: str | torch.device = "cpu") -> checkp
 
 # ------------------------------------------------------------------ the run
 
+def _check_resumed_kind(step_dir: Path, run_dir: Path, full: bool) -> None:
+    """--resume with the run's own kind: --full on a LoRA run (an adapter in its step directory) or
+    LoRA on a --full run (a whole model there) is one line saying which the run is."""
+    adapter = (step_dir / ADAPTER_JSON).is_file()
+    if full and adapter:
+        raise ConfigError(f"--resume --full: {run_dir} is a LoRA run ({step_dir.name} holds an adapter); resume it "
+                          f"without --full, or fine-tune every weight into another --out")
+    if not full and not adapter and (step_dir / "config.json").is_file():
+        raise ConfigError(f"--resume: {run_dir} is a --full run ({step_dir.name} holds a whole model); add --full, or "
+                          f"train an adapter into another --out")
+
+
 def _data(p: Plan, o: FinetuneOptions, cfg: TransformerConfig, d):
     t = TrainOptions(task=p.task, corpus=p.corpus, swap=p.swap, tokens=p.base.source_vocab.level,
                      heldout=o.heldout, eval_size=o.eval_size, arch=cfg.arch, max_len=cfg.max_len,
@@ -286,6 +298,7 @@ def finetune(o: FinetuneOptions, reporter: Optional[Reporter] = None) -> Finetun
             start_dir = read_latest(p.run_dir)[0]
             if start_dir is None:
                 raise CheckpointError(f"--resume: {p.run_dir} holds nothing to resume")
+            _check_resumed_kind(start_dir, p.run_dir, o.full)
         if o.full:
             loaded = checkpoint.load(start_dir or p.base.path, d.device)
             if start_dir is not None:

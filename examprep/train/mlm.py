@@ -28,7 +28,7 @@ from examprep.checkpoints.config import TransformerConfig
 from examprep.train.options import TrainOptions, check_objective, with_article
 from examprep.train.report import Reporter, describe_best
 from examprep.train.runlog import RunLog, eval_record, step_record
-from examprep.train.controls import recorded, resume_options
+from examprep.train.controls import diverged_advice, recorded, resume_options
 from examprep.train.precision import bf16_slower_note, compiled_graphs, make_scaler
 from examprep.train.schedule import lr_at
 from examprep.train.trainer import (
@@ -190,8 +190,8 @@ class _MlmRun:
                     loss = float(loss_sum) / max(chosen, 1)
                     if not math.isfinite(loss):
                         raise DivergedError(f"the loss became {loss} at step {step}; stopped without saving, the "
-                                            f"last good checkpoint {last or '(none yet)'} is kept; try a lower "
-                                            f"--lr-factor (--lr)")
+                                            f"last good checkpoint {last or '(none yet)'} is kept; "
+                                            f"{diverged_advice(o, self.precision)}")
                     elapsed = time.perf_counter() - t0
                     train_seconds += elapsed
                     tokens = int((batch != 0).sum())

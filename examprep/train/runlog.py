@@ -75,9 +75,9 @@ class RunLog:
         try:
             run_dir.mkdir(parents=True, exist_ok=True)
             if resumed_step is not None and self.path.exists():
-                kept = [line for line in self.path.read_text(encoding="utf-8").splitlines()
-                        if line.strip() and json.loads(line)["step"] <= resumed_step]
-                self.path.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
+                kept = [r for r in _records(self.path, read_user_text(self.path, error=RunLogError))
+                        if r["step"] <= resumed_step]
+                self.path.write_text("".join(json.dumps(r) + "\n" for r in kept), encoding="utf-8")
             elif resumed_step is None and self.path.exists():
                 self.path.unlink()                # a fresh run in a directory without checkpoints
             if tensorboard:
@@ -127,21 +127,31 @@ def read_log(run: Path | str) -> list[dict]:
         raise RunLogError(f"{run}: no such run directory")
     if run.is_dir() and not path.exists():
         raise RunLogError(f"{run}: no {LOG} here (not a run directory of examprep train or finetune)")
-    text = read_user_text(path, error=RunLogError)
+    records = _records(path, read_user_text(path, error=RunLogError))
+    if not records:
+        raise RunLogError(f"{path}: no steps logged yet")
+    return records
+
+
+def _records(path: Path, text: str) -> list[dict]:
+    """The records of a log's text, each checked (RunLogError naming the file and the line). A last
+    line without its newline that is not JSON is the one being written when the run was killed
+    (kill -9, a power cut): it is left out, as the resumed run will write that step again."""
+    lines = text.splitlines()
     records = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             record = json.loads(line)
         except ValueError as err:
+            if number == len(lines) and not text.endswith("\n"):
+                break                                   # cut short by a kill while it was written
             raise RunLogError(f"{path}: line {number}: not JSON ({getattr(err, 'msg', err)})") from None
         problem = _record_problem(record)
         if problem:
             raise RunLogError(f"{path}: line {number}: {problem}")
         records.append(record)
-    if not records:
-        raise RunLogError(f"{path}: no steps logged yet")
     return records
 
 

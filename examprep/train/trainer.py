@@ -45,7 +45,7 @@ from examprep.train.flops import flops_per_step, peak_flops
 from examprep.checkpoints.config import TransformerConfig
 from examprep.train.model import build_model
 from examprep.train.controls import check_options as _check_options, check_writable_dir as _check_writable_dir
-from examprep.train.controls import merge_resumed, recorded, resume_options
+from examprep.train.controls import diverged_advice, merge_resumed, recorded, resume_options
 from examprep.train.options import TrainOptions
 from examprep.train.report import Reporter
 from examprep.train.precision import bf16_slower_note, check_precision_device, compiled_graphs, make_scaler
@@ -307,7 +307,7 @@ class _Run:
             if not bool(torch.isfinite(p).all()):
                 raise DivergedError(f"the weights hold NaN or inf at step {step}; nothing saved, the last "
                                     f"good checkpoint {self.last_checkpoint or '(none yet)'} is kept; "
-                                    f"try a lower --lr-factor (--lr) or --precision fp32")
+                                    f"{diverged_advice(self.o, self.precision)}")
         state = {"step": step, "optimizer": self.optimizer.state_dict(), "rng": _rng_state(self.d.device),
                  "tokens_seen": self.tokens_seen, **({"scaler": self.scaler.state_dict()} if self.scaler else {})}
         self.last_checkpoint = checkpoint.save(self.run_dir, step, self.model, self.data.source_vocab,
@@ -397,7 +397,7 @@ class _Run:
                 what, value = ("loss", loss) if not math.isfinite(loss) else ("gradient norm", norm)
                 raise DivergedError(f"the {what} became {value} at step {step}; stopped without saving, the "
                                     f"last good checkpoint {self.last_checkpoint or '(none yet)'} is kept; "
-                                    f"try a lower --lr-factor (--lr) or --precision fp32")
+                                    f"{diverged_advice(self.o, self.precision)}")
             losses.append(loss)
         return losses
 

@@ -246,3 +246,22 @@ def test_commands_that_need_a_model_name_an_adapter_directory_as_one(base, tmp_p
         assert res.exit_code == 2 and "is a LoRA adapter (examprep finetune), not a model checkpoint" in res.stderr, \
             (args, res.output)
         assert len(res.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("held, flags, message", [
+    ("adapter.json", ["--full"], "is a LoRA run (step-000004 holds an adapter); resume it without --full"),
+    ("config.json", ["--lora-rank", "2"], "is a --full run (step-000004 holds a whole model); add --full"),
+])
+def test_resume_of_the_other_kind_of_finetune_run_says_which_it_is(base, tmp_path, held, flags, message):
+    """--full --resume on a LoRA run used to say its step directory 'holds no checkpoint … train one
+    with examprep train', and LoRA on a --full run 'holds no LoRA adapter … write one with examprep
+    finetune'. The run directory is written here; the refusal comes before its files are read."""
+    out = tmp_path / "ft"
+    (out / "step-000004").mkdir(parents=True)
+    (out / "step-000004" / held).write_text("{}", encoding="utf-8")
+    (out / "latest").write_text("step-000004\n", encoding="utf-8")
+    res = run("finetune", "-c", base, *flags, *FT, "--steps", "8", "--out", out, "--resume")
+    assert res.exit_code == 2 and res.stderr.strip() == f"error: --resume{' --full' * (held == 'adapter.json')}: " \
+        f"{out} {message}, or " + ("fine-tune every weight into another --out" if held == "adapter.json" else
+                                    "train an adapter into another --out"), res.stderr
+    assert (out / "step-000004" / held).read_text(encoding="utf-8") == "{}"

@@ -115,3 +115,45 @@ def test_bf16_slower_than_fp32_on_this_cpu_is_said_once(tmp_path, monkeypatch, b
     if expected:
         assert said[0] == ("--precision bf16: this CPU multiplies bf16 matrices 2.0x slower than fp32 (a 256x256 "
                            "matmul); fp32 may train faster here")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--tokens", "word"], "--tokens word: the run in {out} was trained with --tokens bpe"),
+    (["--d-model", "64"], "--d-model 64: the run in {out} was trained with --d-model 32"),
+    (["--swap"], "--swap: the run in {out} was trained without --swap"),
+    (["--lengths", "3-5"], "--lengths 3-5: the run in {out} was trained with --lengths (its default)"),
+    (["--objective", "mlm"], "--objective mlm: the run in {out} was trained with --objective seq2seq"),
+    (["--arch", "rnn-seq2seq"], "--arch rnn-seq2seq: the run in {out} was trained with --arch encoder-decoder"),
+])
+def test_resume_refuses_a_changed_model_or_data_option_instead_of_ignoring_it(tmp_path, args, message):
+    """--resume keeps the run's model and data options; one named again with another value used to
+    be dropped without a word (--tokens word trained the BPE model on). The run directory is written
+    here, config.json's "training" only: the refusal comes before any checkpoint is loaded."""
+    out = tmp_path / "run"
+    (out / "step-000010").mkdir(parents=True)
+    (out / "latest").write_text("step-000010\n", encoding="utf-8")
+    training = {"corpus": "pairs.tsv", "swap": False, "tokens": "bpe", "d_model": 32, "lengths": None,
+                "arch": "encoder-decoder", "objective": "seq2seq"}
+    (out / "step-000010" / "config.json").write_text(json.dumps({"training": training}), encoding="utf-8")
+    before = sorted((p.name, p.read_bytes()) for p in (out / "step-000010").iterdir())
+    res = runner.invoke(app, ["train", "--out", str(out), "--resume", "--steps", "20", *args])
+    assert res.exit_code == 2, res.output
+    assert res.output.strip().splitlines() == [f"error: {message.format(out=out)}, and --resume keeps the model's "
+                                               "and the data's options; leave " + args[0] + " out, or train a new "
+                                               "run in another --out"], res.output
+    assert sorted((p.name, p.read_bytes()) for p in (out / "step-000010").iterdir()) == before
+
+
+def test_resume_keeps_the_precision_the_run_trained_in_unless_given_again():
+    """A bf16 run resumed without --precision went on in fp32 (the default, auto, resolved again),
+    and an fp16 run on CUDA in bf16, its GradScaler's state dropped. config.json records the
+    precision that ran; the resumed run keeps it, or takes the one given again."""
+    from examprep.train.controls import merge_resumed
+
+    saved = {"precision": "bf16", "steps": 4, "task": "reverse"}
+    kept = merge_resumed(TrainOptions(out="run", resume=True, steps=6, given=frozenset({"out", "resume", "steps"})),
+                         saved)
+    assert (kept.precision, kept.steps) == ("bf16", 6)
+    given = merge_resumed(TrainOptions(out="run", resume=True, precision="fp32",
+                                       given=frozenset({"out", "resume", "precision"})), saved)
+    assert (given.precision, given.steps) == ("fp32", 4)

@@ -151,3 +151,18 @@ def test_runs_tabulates_every_kind_of_run_in_80_columns(runs, monkeypatch):
     for kind, run_dir in runs.items():
         last = [r for r in read(run_dir) if "eval" in r][-1]["eval"]
         assert f"{last['heldout_loss']:.3f}" in next(line for line in res.output.splitlines() if line.startswith(kind))
+
+
+def test_resuming_a_run_killed_while_it_wrote_its_log_drops_the_cut_line(tmp_path):
+    """kill -9 in the middle of an append leaves a last line without its end: the resumed run keeps
+    the records up to its checkpoint and drops the cut one (it used to stop on a JSONDecodeError
+    traceback). RunLog is opened as the trainers open it on --resume."""
+    from examprep.train.runlog import RunLog, step_record
+
+    records = [step_record(s, 2.0 / s, 1.9 / s, 1e-3, 1000.0) for s in (1, 2, 3)]
+    (tmp_path / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records) + '{"step": 4, "lo',
+                                        encoding="utf-8")
+    log = RunLog(tmp_path, resumed_step=2)
+    log.write([step_record(3, 0.5, 0.4, 1e-3, 1000.0)])
+    log.close()
+    assert read(tmp_path) == [*records[:2], step_record(3, 0.5, 0.4, 1e-3, 1000.0)]

@@ -141,3 +141,31 @@ def test_the_table_imports_neither_torch_nor_matplotlib(lora_full):
              "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'matplotlib', 'sympy')))")
     res = subprocess.run([sys.executable, "-c", probe, *map(str, lora_full)], capture_output=True, text=True, timeout=60)
     assert res.stdout.strip().splitlines()[-1] == "[]", res.stdout + res.stderr
+
+
+def test_a_last_line_cut_short_by_a_kill_is_left_out_and_the_run_still_drawn(tmp_path, monkeypatch):
+    """A run killed (kill -9) while it appended a record leaves that line without its end: the
+    records before it are the run's curve, as the resumed run writes that step again; a bad line
+    that ends with its newline is still an error (the case above)."""
+    run = write_run(tmp_path / "killed", rate=0.05, steps=10)
+    whole = (run / "log.jsonl").read_bytes()
+    (run / "log.jsonl").write_bytes(whole + b'{"step": 11, "loss": 0.8')
+    monkeypatch.chdir(tmp_path)
+    res = invoke("runs", "killed")
+    assert res.exit_code == 0, res.output
+    row = res.output.splitlines()[-1].split()
+    assert row[1] == "10"                               # steps: the ten whole records
+    assert (run / "log.jsonl").read_bytes() == whole + b'{"step": 11, "loss": 0.8'     # input not modified
+
+
+def test_a_run_named_twice_is_shown_once_with_a_warning(lora_full, tmp_path):
+    """runs/lora runs/lora (or runs/lora/log.jsonl beside it) drew two curves of one run in two
+    colours and two identical rows, as if two runs had agreed exactly."""
+    lora, full = lora_full
+    res = invoke("runs", lora, full, lora / "log.jsonl", tmp_path / "." / "lora")
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    rows = [line.split()[0] for line in lines[next(i for i, line in enumerate(lines) if line.startswith("run ")) + 1:]]
+    assert rows == ["lora", "full"]
+    assert res.stderr.splitlines() == [f"warning: {lora / 'log.jsonl'} is {lora} again; shown once",
+                                       f"warning: {tmp_path / '.' / 'lora'} is {lora} again; shown once"]

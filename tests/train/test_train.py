@@ -111,6 +111,21 @@ def test_a_nan_loss_stops_with_a_message_and_keeps_the_last_good_checkpoint(tmp_
     assert all(bool(torch.isfinite(p).all()) for p in loaded.model.parameters())
 
 
+@pytest.mark.parametrize("schedule, advice", [({}, "try a lower --lr-factor$"),
+                                               ({"lr_schedule": "constant", "lr": 1e-3, "lr_factor": TrainOptions().lr_factor},
+                                                "try a lower --lr$")])
+def test_a_diverged_run_advises_the_rate_option_its_schedule_takes(tmp_path, schedule, advice):
+    """A cosine/linear/constant run refuses --lr-factor, so its divergence names --lr (and noam's
+    --lr-factor); an fp32 run is not told to try --precision fp32."""
+    def poison(step, model):
+        if step == 2:
+            with torch.no_grad():
+                model.lm_head.weight[5, 0] = float("nan")
+
+    with pytest.raises(DivergedError, match=advice):
+        train(_options(tmp_path, steps=4, precision="fp32", **schedule), on_step=poison)
+
+
 def test_weights_gone_bad_are_never_saved(tmp_path):
     def poison(step, model):
         if step == 10:
