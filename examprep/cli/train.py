@@ -32,7 +32,7 @@ TRAIN_HELP = paragraphs("""Train the reference Transformer (or an RNN encoder–
     LM on their sentences.
 
     --resume keeps the run's options; its controls (--steps, --minutes, --goal, --eval-every,
-    --threads, the schedule, --clip, --weight-decay, --grad-accum, --save-every, --keep, --precision) change only
+    --threads, the schedule, --clip, --weight-decay, --grad-accum, --save-every, --keep, --precision, --compile) change only
     where given again; a model or data option given again with another value is an error.""")
 
 
@@ -106,7 +106,7 @@ def train(
                                 help="CPU threads; 0: the cores other programs leave free (at least 1)."),
     precision: str = typer.Option(DEFAULTS.precision, "--precision",
                                   help="auto (bf16 on CUDA, else fp32), fp32, bf16, or fp16 (CUDA, with loss scaling)."),
-    compile: bool = typer.Option(False, "--compile", help="torch.compile the model."),
+    compile: bool = typer.Option(False, "--compile/--no-compile", help="torch.compile the model (--resume keeps the run's choice)."),
     out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="Run directory [default: runs/NAME-TIME]."),
     resume: bool = typer.Option(False, "--resume", help="Continue the run in --out from its latest checkpoint."),
     seed: int = typer.Option(DEFAULTS.seed, "--seed", help="Seed of the data and of the initial weights."),

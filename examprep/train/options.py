@@ -86,7 +86,8 @@ KEPT_ON_RESUME = ("task", "corpus", "swap", "tokens", "min_count", "heldout", "e
                   "label_smoothing", "seed", "bpe_vocab")
 # ... and these unless they are given again (issue 40 item 5); --steps and --minutes go together.
 KEPT_UNLESS_GIVEN = ("goal", "eval_every", "steps", "minutes", "threads", "lr_schedule", "lr", "lr_factor", "warmup",
-                     "clip", "weight_decay", "grad_accum", "save_every", "keep", "precision")
+                     "clip", "weight_decay", "grad_accum", "save_every", "keep", "precision",
+                     "compile")
 
 
 MAX_TASK_LENGTH = 200

@@ -157,3 +157,27 @@ def test_resume_keeps_the_precision_the_run_trained_in_unless_given_again():
     given = merge_resumed(TrainOptions(out="run", resume=True, precision="fp32",
                                        given=frozenset({"out", "resume", "precision"})), saved)
     assert (given.precision, given.steps) == ("fp32", 4)
+
+
+
+def test_resume_keeps_compile_unless_given_again_and_no_compile_turns_it_off():
+    """A --compile run resumed without --compile went on uncompiled, config.json saying false;
+    --no-compile is the way to turn it off on resume (a flag alone could never be unset)."""
+    import typer.main
+
+    from examprep.cli import app
+    from examprep.cli.train import given_on_command_line
+    from examprep.train.controls import merge_resumed
+
+    saved = {"compile": True, "steps": 4, "task": "reverse"}
+    kept = merge_resumed(TrainOptions(out="run", resume=True, steps=6, given=frozenset({"out", "resume", "steps"})),
+                         saved)
+    assert (kept.compile, kept.steps) == (True, 6)
+    group = typer.main.get_command(app)
+    for args, compiled in ((["--out", "run", "--resume", "--no-compile"], False), (["--out", "run", "--resume"], True)):
+        parent = group.make_context("examprep", ["train", *args])
+        name, command, rest = group.resolve_command(parent, [*getattr(parent, "_protected_args", []), *parent.args])
+        ctx = command.make_context(name, rest, parent=parent)
+        resumed = merge_resumed(TrainOptions(out="run", resume=True, compile=ctx.params["compile"],
+                                             given=given_on_command_line(ctx)), saved)
+        assert resumed.compile is compiled, args
