@@ -4,19 +4,17 @@ resumed run keeps from its checkpoint (read from config.json here, so that the t
 to the run's before torch does any work)."""
 from __future__ import annotations
 
-import json
 import math
 import os
 import tempfile
 from dataclasses import asdict, fields, replace
 from pathlib import Path
-from typing import Optional
 
 from examprep.checkpoints.errors import ConfigError
-from examprep.checkpoints.rundir import read_latest
 from examprep.checkpoints.vocab import TOKEN_LEVELS
 from examprep.errors import check_seed
-from examprep.train.options import KEPT_ON_RESUME, KEPT_UNLESS_GIVEN, PRECISIONS, TrainOptions, check_architecture
+from examprep.train.options import (KEPT_ON_RESUME, KEPT_UNLESS_GIVEN, PRECISIONS, TrainOptions, check_architecture,
+                                    stored_training)
 from examprep.train.schedule import DECAYING, SCHEDULES
 
 MAX_BATCH_TOKENS = 10_000_000     # beyond any one machine's memory for a step
@@ -31,19 +29,6 @@ def given_options(o: TrainOptions) -> frozenset:
         return frozenset(o.given)
     default = TrainOptions()
     return frozenset(f.name for f in fields(o) if f.name != "given" and getattr(o, f.name) != getattr(default, f.name))
-
-
-def stored_training(out: Optional[str]) -> Optional[dict]:
-    """The "training" options in the config.json of a run's latest checkpoint, or None when there is
-    none to read (the trainer's loader then says why, with the checkpoint's own checks)."""
-    step_dir = read_latest(out)[0] if out is not None else None
-    if step_dir is None:
-        return None
-    try:
-        saved = json.loads((step_dir / "config.json").read_text(encoding="utf-8")).get("training")
-    except (OSError, ValueError, AttributeError):
-        return None
-    return saved if isinstance(saved, dict) else None
 
 
 def merge_resumed(o: TrainOptions, saved: dict) -> TrainOptions:

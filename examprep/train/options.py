@@ -132,20 +132,28 @@ def check_architecture(arch: str, cell: Optional[str], attention: Optional[str],
                                 f"not {arch}")
 
 
-def resumed_model_kind(out: Optional[Path], arch: str, objective: str) -> tuple[str, str]:
-    """--resume keeps the run's architecture and objective: (arch, objective) as its latest
-    checkpoint saved them, or as given when there is none to read (the trainer then says why)."""
+def stored_training(out: Optional[Path | str]) -> Optional[dict]:
+    """The "training" options in the config.json of a run's latest checkpoint, or None when there is
+    none to read (the trainer's loader then says why, with the checkpoint's own checks). Torch-free:
+    --resume reads them before torch does any work."""
     import json
 
     from examprep.checkpoints.rundir import read_latest
 
     step_dir = read_latest(out)[0] if out is not None else None
+    if step_dir is None:
+        return None
     try:
-        saved = json.loads((step_dir / "config.json").read_text(encoding="utf-8")).get("training", {})
-    except (AttributeError, TypeError, OSError, ValueError):
-        return arch, objective
-    if not isinstance(saved, dict):
-        return arch, objective
+        saved = json.loads((step_dir / "config.json").read_text(encoding="utf-8")).get("training")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return saved if isinstance(saved, dict) else None
+
+
+def resumed_model_kind(out: Optional[Path], arch: str, objective: str) -> tuple[str, str]:
+    """--resume keeps the run's architecture and objective: (arch, objective) as its latest
+    checkpoint saved them, or as given when there is none to read (the trainer then says why)."""
+    saved = stored_training(out) or {}
     return str(saved.get("arch", arch)), str(saved.get("objective", objective))
 
 
