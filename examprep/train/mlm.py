@@ -29,7 +29,7 @@ from examprep.train.options import TrainOptions, check_objective, with_article
 from examprep.train.report import Reporter, describe_best
 from examprep.train.runlog import RunLog, eval_record, step_record
 from examprep.train.controls import diverged_advice, recorded, resume_options
-from examprep.train.precision import bf16_slower_note, compiled_graphs, make_scaler
+from examprep.train.precision import bf16_slower_note, compiled_graphs, make_scaler, optimizer_step
 from examprep.train.schedule import lr_at
 from examprep.train.trainer import (
     TrainResult, _autocast, _check_options, _resolve_precision, _check_writable_dir, _rng_state,
@@ -172,14 +172,7 @@ class _MlmRun:
                     for group in opt.param_groups:
                         group["lr"] = lr
                     loss_sum, nll_sum, chosen = self._accumulate(train_model, inputs, labels, amp)
-                    if self.scaler:
-                        self.scaler.unscale_(opt)
-                    torch.nn.utils.clip_grad_norm_(self.model.parameters(), o.clip if o.clip > 0 else math.inf)
-                    if self.scaler:
-                        self.scaler.step(opt)          # skipped when fp16 overflowed; the scale then drops
-                        self.scaler.update()
-                    else:
-                        opt.step()
+                    optimizer_step(opt, self.model.parameters(), o.clip, self.scaler)
                     opt.zero_grad(set_to_none=True)
                     compiled = o.compile and compiled_graphs() > graphs
                     if compiled:                      # this step compiled: its time (and tokens) are apart

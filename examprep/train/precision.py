@@ -3,6 +3,7 @@ scaler, a note when bf16 is slower than fp32 on this CPU, and how many graphs to
 built (a step that built one is timed as compiling, not training)."""
 from __future__ import annotations
 
+import math
 import time
 from typing import Optional
 
@@ -27,6 +28,23 @@ def make_scaler(precision: str, device: torch.device) -> Optional[torch.amp.Grad
         return None
     return torch.amp.GradScaler(device.type)
 
+
+
+def optimizer_step(optimizer: torch.optim.Optimizer, parameters, clip: float,
+                   scaler: Optional[torch.amp.GradScaler]) -> torch.Tensor:
+    """Clip the gradients' global norm to `clip` (0: no clipping) and step. With a GradScaler the
+    gradients are unscaled first and a step whose gradients overflowed in fp16 is skipped (the
+    scale then drops); its norm is returned as 0, not inf, as it is no divergence. Returns the
+    norm before clipping, on the device."""
+    if scaler:
+        scaler.unscale_(optimizer)
+    norm = torch.nn.utils.clip_grad_norm_(parameters, clip if clip > 0 else math.inf)
+    if scaler:
+        scaler.step(optimizer)
+        scaler.update()
+        return torch.nan_to_num(norm, nan=0.0, posinf=0.0)
+    optimizer.step()
+    return norm
 
 def matmul_seconds(dtype: torch.dtype, size: int = PROBE_SIZE, rounds: int = PROBE_ROUNDS) -> float:
     """The best of `rounds` timings of one size×size matmul in `dtype` (after one warm-up)."""

@@ -48,7 +48,8 @@ from examprep.train.controls import check_options as _check_options, check_writa
 from examprep.train.controls import diverged_advice, merge_resumed, recorded, resume_options
 from examprep.train.options import TrainOptions
 from examprep.train.report import Reporter
-from examprep.train.precision import bf16_slower_note, check_precision_device, compiled_graphs, make_scaler
+from examprep.train.precision import (bf16_slower_note, check_precision_device, compiled_graphs, make_scaler,
+                                     optimizer_step)
 from examprep.train.runlog import RunLog, eval_record, step_record
 from examprep.train.schedule import lr_at, noam_lr  # noqa: F401  (noam_lr: the API)
 
@@ -372,15 +373,7 @@ class _Run:
                 scaled = micro_sum * (d.world / batch.global_targets)
                 (self.scaler.scale(scaled) if self.scaler else scaled).backward()
             loss_sum = loss_sum + micro_sum.detach()
-        if self.scaler:
-            self.scaler.unscale_(self.optimizer)
-        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), o.clip if o.clip > 0 else math.inf)
-        if self.scaler:
-            self.scaler.step(self.optimizer)         # skipped when fp16 overflowed; the scale then drops
-            self.scaler.update()
-            grad_norm = torch.nan_to_num(grad_norm, nan=0.0, posinf=0.0)
-        else:
-            self.optimizer.step()
+        grad_norm = optimizer_step(self.optimizer, self.model.parameters(), o.clip, self.scaler)
         self.nll_sums[step] = nll_sum
         self.optimizer.zero_grad(set_to_none=True)
         if self.on_step is not None:
