@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from examprep.errors import ExamprepError, MissingExtraError
-from examprep.train.runlog import LOG, STEP_FIELDS, read_log
+from examprep.train.runlog import LOG, STEP_FIELDS, is_number, read_log
 
 DEFAULT_PANELS = ("loss", "heldout_loss", "perplexity")
 STEP_PANELS = ("loss", "nll", "lr", "tokens_per_s")
@@ -85,7 +85,7 @@ def panels_for(runs: Sequence[Run], metrics: Optional[Sequence[str]] = None) -> 
 
 
 def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return is_number(value) and math.isfinite(value)
 
 
 def _series(run: Run, key: str) -> tuple[list[int], list[float]]:

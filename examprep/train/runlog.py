@@ -108,8 +108,8 @@ class RunLog:
 
     @staticmethod
     def read(run_dir: Path | str) -> list[dict]:
-        path = Path(run_dir) / LOG
-        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        """The records of RUN/log.jsonl, checked as `examprep runs` reads them (read_log)."""
+        return read_log(run_dir)
 
 
 class RunLogError(InputError):
@@ -155,7 +155,8 @@ def _records(path: Path, text: str) -> list[dict]:
     return records
 
 
-def _number(value) -> bool:
+def is_number(value) -> bool:
+    """A JSON number of the log (not a bool)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -170,7 +171,7 @@ def _record_problem(record) -> str:
             return "\"eval\" must be an object"
         return ""
     for name in STEP_FIELDS[1:]:
-        if name in record and not _number(record[name]):
+        if name in record and not is_number(record[name]):
             return f"\"{name}\" must be a number, got {record[name]!r}"
     if "loss" not in record:
         return "neither a step (\"loss\") nor an evaluation (\"eval\")"
@@ -188,5 +189,5 @@ def _summary_writer(log_dir: Path, resumed_step: Optional[int]):
     return SummaryWriter(str(log_dir), purge_step=None if resumed_step is None else resumed_step + 1)
 
 
-__all__ = ["LOG", "STEP_FIELDS", "RunLog", "RunLogError", "check_tensorboard", "eval_record",
+__all__ = ["LOG", "STEP_FIELDS", "RunLog", "RunLogError", "check_tensorboard", "eval_record", "is_number",
            "perplexity", "read_log", "step_record"]

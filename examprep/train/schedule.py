@@ -29,17 +29,12 @@ def noam_lr(step: int, d_model: int, warmup: int, factor: float) -> float:
     return factor * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
 
 
-def peak_lr(schedule: str, lr: Optional[float]) -> float:
-    """The peak rate of a cosine, linear or constant schedule: --lr, or DEFAULT_PEAK_LR."""
-    return DEFAULT_PEAK_LR if lr is None else lr
-
-
 def lr_at(step: int, *, schedule: str, warmup: int, d_model: int = 0, lr_factor: float = 0.0,
           lr: Optional[float] = None, steps: Optional[int] = None) -> float:
     """The learning rate of step `step` (1-based) under --lr-schedule `schedule`."""
     if schedule == "noam":
         return noam_lr(step, d_model, warmup, lr_factor)
-    peak = peak_lr(schedule, lr)
+    peak = DEFAULT_PEAK_LR if lr is None else lr
     if step <= warmup:
         return peak * step / warmup
     if schedule == "constant":
